@@ -1,0 +1,156 @@
+import { randomUUID } from 'node:crypto';
+import { API_PREFIX, type ApiRequest, type ApiResponse, type Balance, type ErrorEnvelope, type Impact, type ListParams, type Offset, type OffsetList, type PurchaseParams, type Quote } from '../api/types.js';
+import { CarbonApiError, CarbonConnectionError, WaitTimeoutError } from './errors.js';
+import { DEFAULT_RETRY, type Outcome, type RetryPolicy, retryDelay } from './retry.js';
+import type { Transport } from './transport.js';
+
+export interface ClientOptions {
+  apiKey: string;
+  transport: Transport;
+  retry?: Partial<RetryPolicy>;
+  /** Replaced in tests to skip real waiting. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** A purchase and how it came back. */
+export interface Purchase {
+  offset: Offset;
+  /** True when the service returned an earlier purchase made with the same Idempotency-Key. */
+  replayed: boolean;
+  /** The key the purchase was made with: pass it again to retry safely. */
+  idempotencyKey: string;
+}
+
+export interface WaitOptions {
+  timeoutMs?: number;
+  intervalMs?: number;
+  /** Called with each state seen while waiting. */
+  onPoll?: (offset: Offset) => void;
+}
+
+const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The typed client over a Transport: the same for the in-process model and the HTTP API.
+ * It authenticates, generates an Idempotency-Key for every purchase (reused on each retry),
+ * retries what is safe to retry, and turns error envelopes into CarbonApiError.
+ */
+export class CarbonClient {
+  private readonly policy: RetryPolicy;
+  private readonly sleep: (ms: number) => Promise<void>;
+
+  constructor(private readonly options: ClientOptions) {
+    this.policy = { ...DEFAULT_RETRY, ...options.retry };
+    this.sleep = options.sleep ?? sleepFor;
+  }
+
+  close(): void {
+    this.options.transport.close?.();
+  }
+
+  /** What a purchase would buy and cost. Buys nothing. */
+  async quote(params: PurchaseParams): Promise<Quote> {
+    return (await this.send<Quote>('POST', '/quotes', { body: params })).body;
+  }
+
+  /** Buys offsets. Without `idempotencyKey` a fresh one is generated; retries reuse it. */
+  async buy(params: PurchaseParams, options: { idempotencyKey?: string } = {}): Promise<Purchase> {
+    const idempotencyKey = options.idempotencyKey ?? randomUUID();
+    const response = await this.send<Offset>('POST', '/offsets', { body: params, headers: { 'idempotency-key': idempotencyKey } });
+    return { offset: response.body, replayed: response.headers['idempotent-replayed'] === 'true', idempotencyKey };
+  }
+
+  /** One page of offsets, newest first. */
+  async list(params: ListParams = {}): Promise<OffsetList> {
+    const query: Record<string, string> = {};
+    if (params.limit !== undefined) query.limit = String(params.limit);
+    if (params.starting_after !== undefined) query.starting_after = params.starting_after;
+    if (params.reference !== undefined) query.reference = params.reference;
+    return (await this.send<OffsetList>('GET', '/offsets', { query })).body;
+  }
+
+  /** Every offset, newest first, one page at a time: memory stays flat however many there are. */
+  async *listAll(params: Omit<ListParams, 'starting_after'> = {}): AsyncGenerator<Offset> {
+    let startingAfter: string | undefined;
+    for (;;) {
+      const page = await this.list({ limit: 100, ...params, ...(startingAfter === undefined ? {} : { starting_after: startingAfter }) });
+      yield* page.data;
+      const last = page.data.at(-1);
+      if (!page.has_more || last === undefined) return;
+      startingAfter = last.id;
+    }
+  }
+
+  async get(id: string): Promise<Offset> {
+    return (await this.send<Offset>('GET', `/offsets/${encodeURIComponent(id)}`)).body;
+  }
+
+  async balance(): Promise<Balance> {
+    return (await this.send<Balance>('GET', '/balance')).body;
+  }
+
+  async impact(): Promise<Impact> {
+    return (await this.send<Impact>('GET', '/impact')).body;
+  }
+
+  /** Polls an offset until it is placed or refunded; WaitTimeoutError when time runs out first. */
+  async waitUntilSettled(id: string, options: WaitOptions = {}): Promise<Offset> {
+    const { timeoutMs = 120_000, intervalMs = 1_000, onPoll } = options;
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const offset = await this.get(id);
+      onPoll?.(offset);
+      if (offset.status !== 'processing') return offset;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new WaitTimeoutError(offset);
+      await this.sleep(Math.min(intervalMs, left));
+    }
+  }
+
+  private async send<T>(
+    method: string,
+    path: string,
+    extra: { body?: unknown; query?: Record<string, string>; headers?: Record<string, string> } = {},
+  ): Promise<ApiResponse<T>> {
+    const request: ApiRequest = {
+      method,
+      path: `${API_PREFIX}${path}`,
+      query: extra.query ?? {},
+      headers: {
+        authorization: `Bearer ${this.options.apiKey}`,
+        ...(extra.body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...extra.headers,
+      },
+      body: extra.body === undefined ? '' : JSON.stringify(extra.body),
+    };
+    for (let attempt = 1; ; attempt++) {
+      let outcome: Outcome;
+      let failure: Error;
+      try {
+        const response = await this.options.transport.request(request);
+        if (response.status < 400) return response as ApiResponse<T>;
+        const error = toApiError(response);
+        outcome = { kind: 'response', status: response.status, code: error.code, ...(error.retryAfter === undefined ? {} : { retryAfter: error.retryAfter }) };
+        failure = error;
+      } catch (err) {
+        if (!(err instanceof CarbonConnectionError)) throw err;
+        outcome = { kind: 'network' };
+        failure = err;
+      }
+      const delay = retryDelay(outcome, attempt, this.policy);
+      if (delay === null) throw failure;
+      await this.sleep(delay);
+    }
+  }
+}
+
+function toApiError(response: ApiResponse): CarbonApiError {
+  const envelope = response.body as Partial<ErrorEnvelope> | undefined;
+  const body = envelope?.error;
+  if (body && typeof body.code === 'string' && typeof body.message === 'string') return new CarbonApiError(response.status, body, response.headers);
+  return new CarbonApiError(
+    response.status,
+    { type: 'api_error', code: 'unexpected_response', message: `The server answered ${response.status} without an error envelope.` },
+    response.headers,
+  );
+}

@@ -1,0 +1,67 @@
+import type { ApiErrorBody, ErrorEnvelope, ErrorType, Offset } from '../api/types.js';
+
+/** Every error the client throws. */
+export class CarbonError extends Error {
+  override name = 'CarbonError';
+}
+
+/**
+ * The API answered with the error envelope. Carries the envelope's fields and the HTTP
+ * status, so a caller can branch on `code` and a CLI can map `status` to an exit code.
+ */
+export class CarbonApiError extends CarbonError {
+  override name = 'CarbonApiError';
+  readonly type: ErrorType;
+  readonly code: string;
+  readonly param: string | undefined;
+  readonly balanceCents: number | undefined;
+  readonly requiredCents: number | undefined;
+  readonly requestId: string | undefined;
+  /** Seconds from `Retry-After`, on a 429. */
+  readonly retryAfter: number | undefined;
+
+  constructor(
+    readonly status: number,
+    readonly body: ApiErrorBody,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(body.message);
+    this.type = body.type;
+    this.code = body.code;
+    this.param = body.param;
+    this.balanceCents = body.balance_cents;
+    this.requiredCents = body.required_cents;
+    this.requestId = headers['request-id'];
+    const retry = headers['retry-after'];
+    this.retryAfter = retry !== undefined && /^\d+$/.test(retry) ? Number(retry) : undefined;
+  }
+
+  /** The envelope as the API sent it. */
+  toJSON(): ErrorEnvelope {
+    return { error: this.body };
+  }
+}
+
+/** The request never got an answer: refused, reset, timed out, or the server is unreachable. */
+export class CarbonConnectionError extends CarbonError {
+  override name = 'CarbonConnectionError';
+  constructor(
+    message: string,
+    override readonly cause?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** `waitUntilSettled` gave up while the offset was still processing. */
+export class WaitTimeoutError extends CarbonError {
+  override name = 'WaitTimeoutError';
+  constructor(readonly offset: Offset) {
+    super(`Offset ${offset.id} is still ${offset.status} after the wait timed out.`);
+  }
+}
+
+/** The client was set up wrongly (no key, a key sent where it should not go). */
+export class CarbonConfigError extends CarbonError {
+  override name = 'CarbonConfigError';
+}

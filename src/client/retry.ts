@@ -1,0 +1,38 @@
+/**
+ * When and how long to wait before trying a request again: stripe-node's rules. Network
+ * failures, 409s other than a reused key, 429 and 5xx are retried; everything else is an
+ * answer. Each wait doubles from `baseDelayMs` up to `maxDelayMs`, less up to a quarter at
+ * random (jitter, so parallel clients do not retry in step); a `Retry-After` is honoured
+ * when it is within `maxRetryAfterSeconds`, and a longer one ends the retries.
+ */
+export interface RetryPolicy {
+  maxRetries: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  maxRetryAfterSeconds: number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = {
+  maxRetries: 2,
+  baseDelayMs: 500,
+  maxDelayMs: 8_000,
+  maxRetryAfterSeconds: 60,
+};
+
+export type Outcome = { kind: 'network' } | { kind: 'response'; status: number; code?: string; retryAfter?: number };
+
+/** Milliseconds to wait before retry number `attempt` (1-based), or null to stop. */
+export function retryDelay(outcome: Outcome, attempt: number, policy: RetryPolicy, random: () => number = Math.random): number | null {
+  if (attempt > policy.maxRetries) return null;
+  if (outcome.kind === 'response') {
+    const { status, code } = outcome;
+    const retryable = status === 429 || status >= 500 || (status === 409 && code !== 'idempotency_key_reused');
+    if (!retryable) return null;
+  }
+  const backoff = Math.min(policy.baseDelayMs * 2 ** (attempt - 1), policy.maxDelayMs) * (1 - random() * 0.25);
+  if (outcome.kind === 'response' && outcome.retryAfter !== undefined) {
+    if (outcome.retryAfter > policy.maxRetryAfterSeconds) return null;
+    return Math.max(outcome.retryAfter * 1000, backoff);
+  }
+  return Math.round(backoff);
+}

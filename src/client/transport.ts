@@ -1,0 +1,29 @@
+import type { ApiRequest, ApiResponse } from '../api/types.js';
+
+/** Carries one API request to the service and brings back its response. */
+export interface Transport {
+  request(request: ApiRequest): Promise<ApiResponse>;
+  /** Releases what the transport holds (a database handle, sockets). */
+  close?(): void;
+}
+
+/** Anything that answers an ApiRequest synchronously: the in-process service model. */
+export interface RequestHandler {
+  handle(request: ApiRequest): ApiResponse;
+}
+
+/** The local engine: calls the service model in this process. Same requests, same answers. */
+export class LocalTransport implements Transport {
+  constructor(
+    private readonly handler: RequestHandler,
+    private readonly onClose: () => void = () => {},
+  ) {}
+
+  async request(request: ApiRequest): Promise<ApiResponse> {
+    return this.handler.handle(request);
+  }
+
+  close(): void {
+    this.onClose();
+  }
+}

@@ -1,0 +1,16 @@
+/**
+ * carbon as a library: the same typed client the CLI uses, over the in-process model or HTTP.
+ *
+ *   import { CarbonClient, openLocal } from 'carbon-offsets-cli';
+ *   const { client } = openLocal('/tmp/carbon');          // the local model, zero config
+ *   const { offset } = await client.buy({ kg: 500 });
+ */
+export * from './api/types.js';
+export { CarbonClient, type ClientOptions, type Purchase, type WaitOptions } from './client/client.js';
+export { CarbonApiError, CarbonConfigError, CarbonConnectionError, CarbonError, WaitTimeoutError } from './client/errors.js';
+export { LocalTransport, type Transport } from './client/transport.js';
+export { DEFAULT_RETRY, type RetryPolicy } from './client/retry.js';
+export { OffsetsService, type ServiceOptions } from './service/service.js';
+export { Sandbox, type DefaultKey, type SandboxKey, type SandboxStatus } from './service/sandbox.js';
+export { LedgerError } from './service/ledger.js';
+export { openLocal } from './client/local.js';

@@ -1,0 +1,53 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Mode } from '../api/types.js';
+
+/** The service-specific key prefix; keys read `ck_test_…` and `ck_live_…`. */
+export const KEY_PREFIX = 'ck';
+const KEY_PATTERN = /^ck_(test|live)_[A-Za-z0-9]{32}$/;
+const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** Random base62 text; 62 does not divide 256, so bytes ≥ 248 are skipped to stay uniform. */
+export function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const b of randomBytes(length * 2)) {
+      if (b < 248) out += BASE62[b % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+export function newApiKey(mode: Mode): string {
+  return `${KEY_PREFIX}_${mode}_${randomBase62(32)}`;
+}
+
+/** The mode a well-formed key names, or null for anything that is not a key of ours. */
+export function keyMode(key: string): Mode | null {
+  const m = KEY_PATTERN.exec(key);
+  return m ? (m[1] as Mode) : null;
+}
+
+/** Keys are stored as SHA-256 digests: the ledger never holds a usable key. */
+export function hashKey(key: string): Buffer {
+  return createHash('sha256').update(key).digest();
+}
+
+export function sameHash(a: Buffer, b: Buffer): boolean {
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * A key as it may be shown anywhere: its prefix and mode, then its last four characters.
+ * Anything that does not look like a key shows only its length, never its text.
+ */
+export function maskKey(key: string): string {
+  const m = /^([a-z]+)_(test|live)_(.*)$/.exec(key);
+  if (m && m[3] !== undefined && m[3].length >= 12) return maskedKey(m[1]!, m[2] as Mode, m[3].slice(-4));
+  return `[${key.length}-character key]`;
+}
+
+/** The shown form of a key known only by its mode and last four characters. */
+export function maskedKey(prefix: string, mode: Mode, last4: string): string {
+  return `${prefix}_${mode}_…${last4}`;
+}

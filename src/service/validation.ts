@@ -1,0 +1,122 @@
+import { LIMITS, type PurchaseParams } from '../api/types.js';
+import { ApiError, validationError } from './errors.js';
+import { parseJsonBody } from './json.js';
+
+/** The validated body of POST /offsets and POST /quotes. */
+export interface PurchaseRequest {
+  kg?: number;
+  amount_cents?: number;
+  reference: string | null;
+}
+
+const PURCHASE_FIELDS = new Set(['kg', 'amount_cents', 'reference']);
+
+function isWholeNumber(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value);
+}
+
+/** Characters as a person counts them: code points, so an emoji is one. */
+function charLength(s: string): number {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+}
+
+function checkReference(value: unknown, param: string): string {
+  if (typeof value !== 'string') throw validationError(param, `${param} must be a string.`);
+  const n = charLength(value);
+  if (n < 1 || n > LIMITS.referenceMax) {
+    throw validationError(param, `${param} must be 1 to ${LIMITS.referenceMax} characters long.`);
+  }
+  return value;
+}
+
+function checkInteger(value: unknown, param: string, min: number, max: number): number {
+  if (!isWholeNumber(value) || value < min || value > max) {
+    throw validationError(param, `${param} must be a whole number from ${min.toLocaleString('en-US')} to ${max.toLocaleString('en-US')}.`);
+  }
+  return value;
+}
+
+/**
+ * Parses and validates a purchase or quote body. Unparseable JSON is a 400; anything wrong
+ * inside a well-formed body is a 422 naming the field. `null` counts as absent, matching the
+ * way `requested` reports the field that was not used.
+ */
+export function parsePurchaseBody(raw: string): PurchaseRequest {
+  const parsed = parseJsonBody(raw);
+  if (!parsed.ok) throw new ApiError('invalid_json', `Invalid request body: ${parsed.reason}.`);
+  const body = parsed.value;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new ApiError('invalid_json', 'Invalid request body: expected a JSON object.');
+  }
+  const fields = body as Record<string, unknown>;
+  for (const name of Object.keys(fields)) {
+    if (!PURCHASE_FIELDS.has(name)) throw validationError(name, `Received unknown parameter: ${name}.`);
+  }
+  return validatePurchase(fields as PurchaseParams & Record<string, unknown>);
+}
+
+export function validatePurchase(fields: Record<string, unknown>): PurchaseRequest {
+  const hasKg = fields.kg !== undefined && fields.kg !== null;
+  const hasAmount = fields.amount_cents !== undefined && fields.amount_cents !== null;
+  if (hasKg && hasAmount) {
+    throw validationError('amount_cents', 'Give exactly one of kg or amount_cents, not both.');
+  }
+  if (!hasKg && !hasAmount) {
+    throw validationError('kg', 'Give exactly one of kg or amount_cents.');
+  }
+  const reference =
+    fields.reference === undefined || fields.reference === null ? null : checkReference(fields.reference, 'reference');
+  return hasKg
+    ? { kg: checkInteger(fields.kg, 'kg', LIMITS.kgMin, LIMITS.kgMax), reference }
+    : { amount_cents: checkInteger(fields.amount_cents, 'amount_cents', LIMITS.amountCentsMin, LIMITS.amountCentsMax), reference };
+}
+
+const LIST_PARAMS = new Set(['limit', 'starting_after', 'reference']);
+
+export interface ValidListQuery {
+  limit: number;
+  starting_after: string | null;
+  reference: string | null;
+}
+
+/** Validates GET /offsets query parameters (strings, as a URL carries them). */
+export function parseListQuery(query: Record<string, string | string[] | undefined>): ValidListQuery {
+  const single: Record<string, string> = {};
+  for (const [name, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    if (!LIST_PARAMS.has(name)) throw validationError(name, `Received unknown parameter: ${name}.`);
+    if (Array.isArray(value)) throw validationError(name, `${name} may be given only once.`);
+    single[name] = value;
+  }
+  let limit: number = LIMITS.listLimitDefault;
+  if (single.limit !== undefined) {
+    const n = /^\d{1,4}$/.test(single.limit) ? Number(single.limit) : NaN;
+    limit = checkInteger(n, 'limit', LIMITS.listLimitMin, LIMITS.listLimitMax);
+  }
+  const startingAfter = single.starting_after;
+  if (startingAfter !== undefined && (startingAfter.length === 0 || startingAfter.length > 255)) {
+    throw validationError('starting_after', 'starting_after must be an offset ID.');
+  }
+  return {
+    limit,
+    starting_after: startingAfter ?? null,
+    reference: single.reference === undefined ? null : checkReference(single.reference, 'reference'),
+  };
+}
+
+/** Idempotency-Key: 1 to 255 visible ASCII characters (what an HTTP header can carry intact). */
+export function checkIdempotencyKey(value: string | undefined, required: boolean): string | null {
+  if (value === undefined) {
+    if (required) throw new ApiError('idempotency_key_missing', 'An Idempotency-Key header is required for this request.');
+    return null;
+  }
+  if (value.length < 1 || value.length > LIMITS.idempotencyKeyMax || !/^[\x21-\x7e]+$/.test(value)) {
+    throw new ApiError(
+      'idempotency_key_invalid',
+      `The Idempotency-Key header must be 1 to ${LIMITS.idempotencyKeyMax} visible ASCII characters.`,
+    );
+  }
+  return value;
+}
