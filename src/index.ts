@@ -9,6 +9,7 @@ export * from './api/types.js';
 export { CarbonClient, type ClientOptions, type Purchase, type WaitOptions } from './client/client.js';
 export { CarbonApiError, CarbonConfigError, CarbonConnectionError, CarbonError, WaitTimeoutError } from './client/errors.js';
 export { LocalTransport, type Transport } from './client/transport.js';
+export { HttpTransport, type HttpTransportOptions } from './client/http-transport.js';
 export { DEFAULT_RETRY, type RetryPolicy } from './client/retry.js';
 export { OffsetsService, type ServiceOptions } from './service/service.js';
 export { Sandbox, type DefaultKey, type SandboxKey, type SandboxStatus } from './service/sandbox.js';

@@ -1,0 +1,93 @@
+import { API_PREFIX, type ApiRequest, type ApiResponse } from '../api/types.js';
+import { CarbonConfigError, CarbonConnectionError } from './errors.js';
+import type { Transport } from './transport.js';
+
+export interface HttpTransportOptions {
+  /** The API's base address, ending in `/api/v1`. */
+  baseUrl: string;
+  /** Per-request timeout; a request that takes longer is a network failure (and retried). */
+  timeoutMs?: number;
+  /** Allow sending keys over plain http:// to a host that is not loopback. */
+  allowInsecureHttp?: boolean;
+  fetch?: typeof fetch;
+}
+
+/** True for localhost, 127.0.0.0/8 and ::1: plain HTTP there never leaves the machine. */
+export function isLoopback(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h);
+}
+
+/** The remote engine: the API over HTTP(S) with fetch. */
+export class HttpTransport implements Transport {
+  readonly baseUrl: string;
+  private readonly timeoutMs: number;
+  private readonly fetchImpl: typeof fetch;
+
+  constructor(options: HttpTransportOptions) {
+    let url: URL;
+    try {
+      url = new URL(options.baseUrl);
+    } catch {
+      throw new CarbonConfigError(`The base URL ${JSON.stringify(options.baseUrl)} is not a URL; expected e.g. https://api.example.com/api/v1.`);
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+      throw new CarbonConfigError(`The base URL must use https:// (or http:// to a loopback address), not ${url.protocol}`);
+    }
+    if (url.protocol === 'http:' && !isLoopback(url.hostname) && !options.allowInsecureHttp) {
+      throw new CarbonConfigError(
+        `Refusing to send an API key over plain http:// to ${url.host}. Use https://, or allow it explicitly with --allow-insecure-http (CARBON_ALLOW_INSECURE_HTTP=1).`,
+      );
+    }
+    this.baseUrl = url.href.replace(/\/+$/, '');
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.fetchImpl = options.fetch ?? fetch;
+  }
+
+  async request(request: ApiRequest): Promise<ApiResponse> {
+    const relative = request.path.startsWith(API_PREFIX) ? request.path.slice(API_PREFIX.length) : request.path;
+    const search = new URLSearchParams();
+    for (const [name, value] of Object.entries(request.query)) {
+      for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) search.append(name, v);
+    }
+    const qs = search.toString();
+    const url = `${this.baseUrl}${relative}${qs ? `?${qs}` : ''}`;
+    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'carbon-cli' };
+    for (const [name, value] of Object.entries(request.headers)) if (value !== undefined) headers[name] = value;
+
+    let response: Response;
+    let text: string;
+    try {
+      response = await this.fetchImpl(url, {
+        method: request.method,
+        headers,
+        ...(request.body === '' ? {} : { body: request.body }),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      text = await response.text();
+    } catch (err) {
+      const reason = err instanceof Error && err.name === 'TimeoutError' ? `timed out after ${this.timeoutMs} ms` : describeCause(err);
+      throw new CarbonConnectionError(`Could not reach ${new URL(this.baseUrl).origin}: ${reason}.`, err);
+    }
+    const responseHeaders: Record<string, string> = {};
+    response.headers.forEach((value, name) => {
+      responseHeaders[name] = value;
+    });
+    let body: unknown;
+    try {
+      body = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    if (body === undefined && response.status < 400) {
+      throw new CarbonConnectionError(`${new URL(this.baseUrl).origin} answered ${response.status} with a body that is not JSON; is the base URL right?`);
+    }
+    return { status: response.status, headers: responseHeaders, body };
+  }
+}
+
+function describeCause(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  if (cause?.code) return cause.code === 'ECONNREFUSED' ? 'connection refused' : cause.code;
+  return err instanceof Error ? err.message : String(err);
+}
