@@ -4,7 +4,7 @@ import { hashKey, keyMode, randomBase62, sameHash } from './keys.js';
 import { type AccountRow, type KeyRow, Ledger, type OffsetRow, storageError } from './ledger.js';
 import { price } from './pricing.js';
 import { RateLimiter } from './rate-limit.js';
-import { checkIdempotencyKey, parseListQuery, parsePurchaseBody } from './validation.js';
+import { checkIdempotencyKey, parseListQuery, parsePurchaseBody, rejectQuery } from './validation.js';
 
 export interface ServiceOptions {
   /** Wall-clock milliseconds; the account's sandbox clock offset is added on top. */
@@ -86,7 +86,7 @@ export class OffsetsService {
     const single = path === null ? null : /^\/offsets\/([^/]+)$/.exec(path);
     if (single) {
       if (method !== 'GET') throw allow('GET');
-      return this.getOffset(req, decodeURIComponent(single[1]!));
+      return this.getOffset(req, single[1]!);
     }
     throw new ApiError('route_missing', `Unrecognized request URL (${method} ${req.path}). The API lives under ${API_PREFIX}.`);
   }
@@ -127,6 +127,7 @@ export class OffsetsService {
     if (caller.key.permission !== 'purchase') {
       throw new ApiError('insufficient_permissions', 'This API key is read-only; buying offsets needs a key with purchase access.');
     }
+    rejectQuery(req.query);
     const idempotencyKey = checkIdempotencyKey(req.headers['idempotency-key'], true);
     const request = parsePurchaseBody(req.body);
     this.ledger.settleDue(caller.now);
@@ -138,6 +139,7 @@ export class OffsetsService {
 
   private createQuote(req: ApiRequest): ApiResponse<Quote> {
     const { mode, account } = this.authenticate(req);
+    rejectQuery(req.query);
     checkIdempotencyKey(req.headers['idempotency-key'], false);
     const request = parsePurchaseBody(req.body);
     const { kg, amount_cents: amount } = price(request, account.rate);
@@ -173,16 +175,20 @@ export class OffsetsService {
     return ok({ object: 'list', data: rows.map((r) => this.toOffset(r)), has_more: hasMore });
   }
 
-  private getOffset(req: ApiRequest, id: string): ApiResponse<Offset> {
+  /** `segment` is the raw path segment; one that is not valid percent-encoding names no offset. */
+  private getOffset(req: ApiRequest, segment: string): ApiResponse<Offset> {
     const { mode, now } = this.authenticate(req);
+    rejectQuery(req.query);
     this.ledger.settleDue(now);
-    const row = this.ledger.offset(mode, id);
-    if (!row) throw new ApiError('resource_missing', `No such offset: '${id}'.`, { param: 'id' });
+    const id = decodePathSegment(segment);
+    const row = id === null ? undefined : this.ledger.offset(mode, id);
+    if (!row) throw new ApiError('resource_missing', `No such offset: '${id ?? segment}'.`, { param: 'id' });
     return ok(this.toOffset(row));
   }
 
   private getBalance(req: ApiRequest): ApiResponse<Balance> {
     const { mode, account } = this.authenticate(req);
+    rejectQuery(req.query);
     return ok({
       object: 'balance',
       livemode: mode === 'live',
@@ -194,6 +200,7 @@ export class OffsetsService {
 
   private getImpact(req: ApiRequest): ApiResponse<Impact> {
     const { mode, now } = this.authenticate(req);
+    rejectQuery(req.query);
     this.ledger.settleDue(now);
     return ok({ object: 'impact', livemode: mode === 'live', ...this.ledger.impact(mode) });
   }
@@ -215,6 +222,15 @@ export class OffsetsService {
       created: new Date(row.created_ms).toISOString(),
       placed: row.placed_ms === null ? null : new Date(row.placed_ms).toISOString(),
     };
+  }
+}
+
+/** A path segment decoded, or null when it is not valid percent-encoding (`%ZZ`). */
+function decodePathSegment(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
   }
 }
 

@@ -106,6 +106,16 @@ export function parseListQuery(query: Record<string, string | string[] | undefin
   };
 }
 
+/**
+ * Operations other than the list take no query parameters: any one given is an unknown
+ * parameter, a 422 naming it, exactly as an unknown body field is.
+ */
+export function rejectQuery(query: Record<string, string | string[] | undefined>): void {
+  for (const [name, value] of Object.entries(query)) {
+    if (value !== undefined) throw validationError(name, `Received unknown parameter: ${name}.`);
+  }
+}
+
 /** Idempotency-Key: 1 to 255 visible ASCII characters (what an HTTP header can carry intact). */
 export function checkIdempotencyKey(value: string | undefined, required: boolean): string | null {
   if (value === undefined) {

@@ -1,0 +1,141 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ApiErrorBody, ApiRequest, ApiResponse, Mode } from '../../src/api/types.js';
+import { expect } from 'vitest';
+import { Sandbox } from '../../src/service/sandbox.js';
+import type { OffsetsService } from '../../src/service/service.js';
+
+/** A fixed starting instant, so timestamps in assertions are predictable. */
+export const T0 = Date.UTC(2030, 0, 15, 12, 0, 0, 0);
+
+export interface CallOptions {
+  /** The API key; `null` sends no Authorization header. Defaults to the world's test key. */
+  key?: string | null;
+  /** An object is sent as JSON; a string is sent as is. */
+  body?: unknown;
+  headers?: Record<string, string>;
+  query?: Record<string, string | string[]>;
+  /** Shorthand for the Idempotency-Key header. */
+  idem?: string;
+}
+
+/** One sandbox on a temporary data directory, its service, and a clock the test controls. */
+export interface World {
+  dir: string;
+  sandbox: Sandbox;
+  service: OffsetsService;
+  keys: { test: string; live: string; readOnly: string };
+  /** The injected wall clock, in milliseconds; assign to move or freeze time. */
+  clock: { now: number };
+  call<T = unknown>(method: string, path: string, options?: CallOptions): ApiResponse<T>;
+  /** A purchase that must succeed (fresh Idempotency-Key unless one is given). */
+  buy(body: Record<string, unknown>, options?: CallOptions): ApiResponse<OffsetBody>;
+  /** The ledger's raw rows, for checks the API cannot make. */
+  rows<T>(sql: string, ...params: unknown[]): T[];
+  close(): void;
+}
+
+/** The Offset as the tests read it. */
+export interface OffsetBody {
+  object: 'offset';
+  id: string;
+  livemode: boolean;
+  status: 'processing' | 'placed' | 'refunded';
+  kg: number;
+  amount_cents: number;
+  currency: string;
+  rate_millicents_per_kg: number;
+  requested: { kg: number | null; amount_cents: number | null };
+  reference: string | null;
+  certificate_url: string | null;
+  created: string;
+  placed: string | null;
+}
+
+let counter = 0;
+
+export function tempDir(prefix = 'carbon-svc-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/**
+ * Opens a sandbox in a fresh temporary directory. `memory: true` keeps the ledger in memory
+ * (same code paths, no WAL file), which the property tests use to stay fast.
+ */
+export function openWorld(options: { memory?: boolean; start?: number; dir?: string; publicBaseUrl?: string } = {}): World {
+  const dir = options.dir ?? tempDir();
+  const ownDir = options.dir === undefined;
+  const clock = { now: options.start ?? T0 };
+  const sandbox = options.memory ? Sandbox.memory(dir, () => clock.now) : Sandbox.open(dir, () => clock.now);
+  const service = sandbox.service(options.publicBaseUrl === undefined ? {} : { publicBaseUrl: options.publicBaseUrl });
+  const keys = {
+    test: sandbox.defaultKey('test')!,
+    live: sandbox.defaultKey('live')!,
+    readOnly: sandbox.defaultKey('read_only')!,
+  };
+  const call = <T>(method: string, path: string, o: CallOptions = {}): ApiResponse<T> => {
+    const headers: Record<string, string> = {};
+    const key = o.key === undefined ? keys.test : o.key;
+    if (key !== null) headers.authorization = `Bearer ${key}`;
+    if (o.idem !== undefined) headers['idempotency-key'] = o.idem;
+    Object.assign(headers, o.headers);
+    const body = o.body === undefined ? '' : typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
+    if (body !== '') headers['content-type'] ??= 'application/json';
+    const request: ApiRequest = { method, path: path.startsWith('/api/') ? path : `/api/v1${path}`, query: o.query ?? {}, headers, body };
+    return service.handle(request) as ApiResponse<T>;
+  };
+  const world: World = {
+    dir,
+    sandbox,
+    service,
+    keys,
+    clock,
+    call,
+    buy(body, o = {}) {
+      const res = call<OffsetBody>('POST', '/offsets', { idem: `idem-${process.pid}-${++counter}`, ...o, body });
+      if (res.status !== 201) throw new Error(`purchase failed: ${res.status} ${JSON.stringify(res.body)}`);
+      return res;
+    },
+    rows<T>(sql: string, ...params: unknown[]): T[] {
+      return sandbox.ledger.db.prepare(sql).all(...params) as T[];
+    },
+    close() {
+      sandbox.close();
+      if (ownDir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return world;
+}
+
+/** The error object of an error response, after checking that the envelope has the spec's shape. */
+export function errorOf(res: ApiResponse): ApiErrorBody {
+  const body = res.body as { error?: ApiErrorBody };
+  if (!body || typeof body !== 'object' || !body.error) throw new Error(`not an error envelope: ${JSON.stringify(res.body)}`);
+  return body.error;
+}
+
+/** Asserts status, code and (when given) param of an error response; returns the error object. */
+export function expectError(res: ApiResponse, status: number, code: string, param?: string): ApiErrorBody {
+  const err = errorOf(res);
+  expect({ status: res.status, code: err.code, param: err.param }, err.message).toEqual({ status, code, param });
+  expect(typeof err.message === 'string' && err.message.length > 0).toBe(true);
+  return err;
+}
+
+export function lm(mode: Mode): number {
+  return mode === 'live' ? 1 : 0;
+}
+
+/** Sum of a mode's ledger entries by kind. */
+export function entrySums(world: World, mode: Mode): { topup: number; charge: number; refund: number; total: number } {
+  const rows = world.rows<{ kind: string; s: number }>(
+    'SELECT kind, SUM(amount_cents) AS s FROM entries WHERE livemode = ? GROUP BY kind',
+    lm(mode),
+  );
+  const by = Object.fromEntries(rows.map((r) => [r.kind, r.s]));
+  const topup = by.topup ?? 0;
+  const charge = by.charge ?? 0;
+  const refund = by.refund ?? 0;
+  return { topup, charge, refund, total: topup + charge + refund };
+}
