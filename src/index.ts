@@ -13,5 +13,5 @@ export { HttpTransport, type HttpTransportOptions } from './client/http-transpor
 export { DEFAULT_RETRY, type RetryPolicy } from './client/retry.js';
 export { OffsetsService, type ServiceOptions } from './service/service.js';
 export { Sandbox, type DefaultKey, type SandboxKey, type SandboxStatus } from './service/sandbox.js';
-export { LedgerError } from './service/ledger.js';
+export { LedgerError } from './service/ledger-error.js';
 export { openLocal } from './client/local.js';

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Mode } from '../api/types.js';
 import { ApiError } from './errors.js';
+import { LedgerError } from './ledger-error.js';
 import { hashKey, newApiKey, randomBase62 } from './keys.js';
 import { price } from './pricing.js';
 import type { PurchaseRequest } from './validation.js';
@@ -89,17 +90,6 @@ export const DEFAULTS = {
   rateLimitWindowMs: 1000,
 } as const;
 
-/** A storage failure a person can act on: which file, and what to do. */
-export class LedgerError extends Error {
-  constructor(
-    message: string,
-    readonly path: string,
-    readonly hint: string,
-  ) {
-    super(message);
-  }
-}
-
 const SCHEMA_VERSION = 1;
 
 const SCHEMA = `
@@ -171,6 +161,7 @@ CREATE TABLE api_keys (
 `;
 
 export const LEDGER_FILE = 'ledger.db';
+export { LedgerError };
 
 function lm(mode: Mode): number {
   return mode === 'live' ? 1 : 0;

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { LIMITS, type Mode } from '../api/types.js';
 import { ApiError, validationError } from './errors.js';
 import { KEY_PREFIX, maskedKey } from './keys.js';
-import { type AccountRow, type AccountStatus, type ImpactRow, Ledger, LedgerError, type NewKey, type Permission } from './ledger.js';
+import { type AccountRow, type AccountStatus, type ImpactRow, Ledger, type NewKey, type Permission } from './ledger.js';
+import { LedgerError } from './ledger-error.js';
 import { OffsetsService, type ServiceOptions } from './service.js';
 import type { Offset } from '../api/types.js';
 
@@ -157,12 +158,19 @@ export class Sandbox {
   /** Rejects an offset waiting for review: it is refunded. */
   reject(id: string): Offset {
     const row = this.ledger.offset(this.modeOf(id), id);
-    if (row?.review !== 'pending') throw validationError('id', `Offset ${id} is not waiting for review.`);
+    if (!row) throw new ApiError('resource_missing', `No such offset: '${id}'.`, { param: 'id' });
+    if (row.review !== 'pending') throw validationError('id', `Offset ${id} is not waiting for review.`);
     return this.service().toOffset(this.ledger.refund(id, this.now(), 'rejected'));
   }
 
-  /** The order could not be placed: processing → refunded, the charge returned. */
+  /**
+   * The order could not be placed: processing → refunded, the charge returned. Placements that
+   * are due by the model's clock are applied first, so an offset that is already placed (though
+   * nobody has read it since) cannot be failed: the answer does not depend on whether a read
+   * happened in between.
+   */
   fail(id: string): Offset {
+    this.ledger.settleDue(this.now());
     return this.service().toOffset(this.ledger.refund(id, this.now()));
   }
 
@@ -184,6 +192,7 @@ export class Sandbox {
   }
 
   status(): SandboxStatus {
+    this.ledger.settleDue(this.now());
     const { clock_offset_ms, ...account } = this.ledger.account();
     return {
       account,

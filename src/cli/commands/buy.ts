@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import type { Purchase } from '../../client/client.js';
+import { CarbonApiError, CarbonConnectionError } from '../../client/errors.js';
+import type { Context } from '../context.js';
+import { CliError, usage } from '../errors.js';
+import { EXIT } from '../exit-codes.js';
+import { numberOption, purchaseParams, type PurchaseFlags } from '../options.js';
+import { dollars, kg } from '../render/format.js';
+import { printOffset } from './wait.js';
+
+export interface BuyFlags extends PurchaseFlags {
+  idempotencyKey?: string;
+  wait?: boolean;
+  maxCents?: string;
+  yes?: boolean;
+}
+
+/**
+ * Buys offsets. The purchase itself is one API call; a quote comes first only when something
+ * must be known before spending: a --max-cents ceiling, or a person confirming a live purchase.
+ */
+export async function buy(ctx: Context, flags: BuyFlags): Promise<Purchase> {
+  const params = purchaseParams(flags);
+  const maxCents = flags.maxCents === undefined ? undefined : numberOption(flags.maxCents, '--max-cents');
+  if (maxCents !== undefined && !(Number.isSafeInteger(maxCents) && maxCents >= 0)) throw usage('--max-cents must be a whole number of cents.');
+  const confirm = ctx.settings.mode === 'live' && !flags.yes && ctx.out.stderrInteractive && Boolean(process.stdin.isTTY);
+  const client = await ctx.client();
+
+  if (maxCents !== undefined || confirm) {
+    const quote = await client.quote(params);
+    if (maxCents !== undefined && quote.amount_cents > maxCents) {
+      throw new CliError(
+        `This purchase would cost ${quote.amount_cents} cents (${dollars(quote.amount_cents)}), more than --max-cents ${maxCents}; nothing was bought.`,
+        EXIT.usage,
+        'max_cents_exceeded',
+      );
+    }
+    if (confirm) {
+      const { confirmPrompt } = await import('../prompt.js');
+      const ok = await confirmPrompt(
+        ctx.out,
+        `Buy ${kg(quote.kg)} for ${dollars(quote.amount_cents)} from the LIVE balance (${dollars(quote.available_cents)})?`,
+      );
+      if (!ok) throw new CliError('Cancelled; nothing was bought.', EXIT.failure, 'cancelled');
+    }
+  }
+  // Generated here rather than in the client so that a failure can tell the user the key to
+  // retry with: the same key can never buy twice.
+  const idempotencyKey = flags.idempotencyKey ?? randomUUID();
+  try {
+    return await client.buy(params, { idempotencyKey });
+  } catch (err) {
+    const unknownOutcome = err instanceof CarbonConnectionError || (err instanceof CarbonApiError && err.status >= 500);
+    if (!unknownOutcome) throw err;
+    throw new CliError(
+      `${err.message} The purchase may or may not have been made.`,
+      EXIT.failure,
+      err instanceof CarbonApiError ? err.code : 'connection_error',
+      `Retry safely with --idempotency-key ${idempotencyKey}: a key that bought once returns that purchase and never buys again.`,
+    );
+  }
+}
+
+export async function run(ctx: Context, flags: BuyFlags): Promise<void> {
+  const purchase = await buy(ctx, flags);
+  const { offset } = purchase;
+  if (!ctx.out.json) {
+    const paint = await ctx.paint('stderr');
+    const what = `${kg(offset.kg)} for ${dollars(offset.amount_cents)}`;
+    ctx.out.info(
+      purchase.replayed
+        ? `${paint.yellow('↺')} Already bought with this idempotency key: ${what} (${offset.id}); nothing new was charged.`
+        : `${paint.green('✓')} Bought ${what} (${offset.livemode ? paint.red('live') : paint.cyan('test')} mode).`,
+    );
+  }
+  await printOffset(ctx, await ctx.client(), offset, Boolean(flags.wait));
+}

@@ -1,0 +1,82 @@
+import type { ListParams, Offset } from '../../api/types.js';
+import type { Context } from '../context.js';
+import { usage } from '../errors.js';
+import { numberOption } from '../options.js';
+import {
+  csvHeader, csvRow, LIST_COLUMNS, offsetCells, offsetRow, offsetStreamRow, streamHeader,
+} from '../render/resources.js';
+
+export type ListFormat = 'table' | 'plain' | 'json' | 'csv';
+export const LIST_FORMATS: readonly ListFormat[] = ['table', 'plain', 'json', 'csv'];
+
+export interface ListFlags {
+  limit?: string;
+  startingAfter?: string;
+  reference?: string;
+  all?: boolean;
+  format?: string;
+}
+
+/** The format: --format if given, --json, else a table on a terminal and plain rows in a pipe. */
+function chooseFormat(ctx: Context, flags: ListFlags): ListFormat {
+  if (flags.format !== undefined) {
+    if (!LIST_FORMATS.includes(flags.format as ListFormat)) throw usage(`--format must be one of ${LIST_FORMATS.join(', ')}, not "${flags.format}".`);
+    if (ctx.out.json && flags.format !== 'json') throw usage(`--json and --format ${flags.format} disagree; give one.`);
+    return flags.format as ListFormat;
+  }
+  if (ctx.out.json) return 'json';
+  return ctx.out.interactive ? 'table' : 'plain';
+}
+
+export async function run(ctx: Context, flags: ListFlags): Promise<void> {
+  const format = chooseFormat(ctx, flags);
+  const params: ListParams = {};
+  if (flags.limit !== undefined) params.limit = numberOption(flags.limit, '--limit');
+  if (flags.reference !== undefined) params.reference = flags.reference;
+  if (flags.startingAfter !== undefined) {
+    if (flags.all) throw usage('--all walks every page itself; leave out --starting-after.');
+    params.starting_after = flags.startingAfter;
+  }
+  const client = await ctx.client();
+  const paint = await ctx.paint();
+
+  if (!flags.all) {
+    const page = await client.list(params);
+    if (format === 'json') return ctx.out.jsonDocument(page);
+    if (format === 'csv') return void ctx.out.stdout.write(csvHeader() + page.data.map(csvRow).join(''));
+    if (format === 'plain') return void (page.data.length > 0 && ctx.out.stdout.write(page.data.map((o) => `${offsetRow(o)}\n`).join('')));
+    if (page.data.length === 0) return ctx.out.info('No offsets yet. Buy some with `carbon buy --kg 500`.');
+    const { default: Table } = await import('cli-table3');
+    const table = new Table({
+      head: LIST_COLUMNS.map((c) => paint.dim(c)),
+      style: { head: [], border: [], compact: true, 'padding-left': 0, 'padding-right': 2 },
+      chars: { top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '', left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: '' },
+      colAligns: ['left', 'left', 'right', 'right', 'left', 'left'],
+    });
+    for (const o of page.data) table.push(offsetCells(o, paint));
+    ctx.out.data(table.toString());
+    const last = page.data.at(-1);
+    if (page.has_more && last) ctx.out.info(paint.dim(`More offsets: carbon list --starting-after ${last.id}  (or --all)`));
+    return;
+  }
+
+  // --all streams: one page in memory at a time (--limit sets the page size), rows written as they arrive.
+  const write = (text: string) => ctx.out.stdout.write(text);
+  const line: (o: Offset) => string =
+    format === 'json' ? (o) => `${JSON.stringify(o)}\n`
+    : format === 'csv' ? csvRow
+    : format === 'plain' ? (o) => `${offsetRow(o)}\n`
+    : (o) => `${offsetStreamRow(o, paint)}\n`;
+  if (format === 'csv') write(csvHeader());
+  if (format === 'table') write(`${streamHeader(paint)}\n`);
+  let batch = '';
+  let n = 0;
+  for await (const offset of client.listAll(params)) {
+    batch += line(offset);
+    if (++n % 100 === 0) {
+      write(batch);
+      batch = '';
+    }
+  }
+  if (batch) write(batch);
+}

@@ -1,0 +1,51 @@
+import type { Offset } from '../../api/types.js';
+import type { CarbonClient } from '../../client/client.js';
+import { WaitTimeoutError } from '../../client/errors.js';
+import type { Context } from '../context.js';
+import { printResource } from '../print.js';
+
+export const DEFAULT_WAIT_SECONDS = 120;
+
+/**
+ * Waits until an offset is placed or refunded, with an ora spinner when stderr is a terminal
+ * (and nothing at all otherwise). WaitTimeoutError propagates: main.ts turns it into exit 8.
+ */
+export async function waitForOffset(ctx: Context, client: CarbonClient, offset: Offset): Promise<Offset> {
+  if (offset.status !== 'processing') return offset;
+  const timeoutMs = (ctx.settings.timeoutSeconds ?? DEFAULT_WAIT_SECONDS) * 1000;
+  let spinner: { text: string; stop(): void; succeed(t: string): void; warn(t: string): void } | undefined;
+  if (ctx.out.stderrInteractive && !ctx.out.json) {
+    const { default: ora } = await import('ora');
+    spinner = ora({ text: `Waiting for ${offset.id} to be placed…`, stream: ctx.out.stderr, color: 'green', isEnabled: true }).start();
+  }
+  try {
+    const settled = await client.waitUntilSettled(offset.id, {
+      timeoutMs,
+      intervalMs: 500,
+      onPoll: (o) => {
+        if (spinner) spinner.text = `Waiting for ${o.id} to be placed… (${o.status})`;
+      },
+    });
+    if (settled.status === 'placed') spinner?.succeed(`${settled.id} placed`);
+    else spinner?.warn(`${settled.id} ${settled.status}`);
+    return settled;
+  } finally {
+    spinner?.stop();
+  }
+}
+
+/**
+ * Prints an offset, after waiting for it to settle when asked. On a timeout the offset is still
+ * printed (it exists, and a script needs its id) before the error goes on to become exit 8.
+ */
+export async function printOffset(ctx: Context, client: CarbonClient, offset: Offset, wait: boolean): Promise<void> {
+  let shown = offset;
+  try {
+    if (wait) shown = await waitForOffset(ctx, client, offset);
+  } catch (err) {
+    if (err instanceof WaitTimeoutError) await printResource(ctx, err.offset);
+    throw err;
+  }
+  await printResource(ctx, shown);
+  if (shown.status === 'refunded') ctx.out.warn(`${shown.id} was refunded: the order could not be placed and the charge was returned.`);
+}

@@ -1,0 +1,153 @@
+import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Mode } from '../api/types.js';
+import { EXIT } from './exit-codes.js';
+import { CliError, usage } from './errors.js';
+
+/** One profile: the keys and the endpoint a team or an environment uses. */
+export interface Profile {
+  test_key?: string;
+  live_key?: string;
+  /** The mode used when neither --live nor --test is given; test unless set. */
+  mode?: Mode;
+  /** The remote API; absent means the local engine. */
+  base_url?: string;
+}
+
+export interface ConfigData {
+  /** The profile used when neither --profile nor CARBON_PROFILE names one. */
+  current_profile?: string;
+  profiles?: Record<string, Profile>;
+}
+
+export const CONFIG_FILE = 'config.json';
+export const DEFAULT_PROFILE = 'default';
+
+/** The settable keys, as typed on the command line, and the profile field each sets. */
+export const CONFIG_KEYS = {
+  'test-key': 'test_key',
+  'live-key': 'live_key',
+  mode: 'mode',
+  'base-url': 'base_url',
+} as const satisfies Record<string, keyof Profile>;
+
+export type ConfigKey = keyof typeof CONFIG_KEYS;
+
+export function isConfigKey(name: string): name is ConfigKey {
+  return Object.hasOwn(CONFIG_KEYS, name);
+}
+
+/**
+ * Reads config.json directly: the read path runs on every command, and a plain JSON read costs
+ * nothing next to loading conf's schema validator. Writes go through conf (see writeConfig).
+ */
+export function readConfig(configDir: string): ConfigData {
+  const path = join(configDir, CONFIG_FILE);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw brokenConfig(path, (err as Error).message);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (err) {
+    throw brokenConfig(path, `it is not valid JSON (${(err as Error).message})`);
+  }
+  const problem = checkConfig(data);
+  if (problem) throw brokenConfig(path, problem);
+  return data as ConfigData;
+}
+
+function brokenConfig(path: string, reason: string): CliError {
+  return new CliError(
+    `The config file ${path} cannot be used: ${reason}.`,
+    EXIT.failure,
+    'config_error',
+    `Fix it by hand, or move it aside and set your keys again with \`carbon config set\`.`,
+  );
+}
+
+/** A shape check for hand-edited files; returns what is wrong, or null. */
+function checkConfig(data: unknown): string | null {
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) return 'it is not a JSON object';
+  const { current_profile, profiles } = data as Record<string, unknown>;
+  if (current_profile !== undefined && typeof current_profile !== 'string') return '"current_profile" is not a string';
+  if (profiles === undefined) return null;
+  if (profiles === null || typeof profiles !== 'object' || Array.isArray(profiles)) return '"profiles" is not an object';
+  for (const [name, profile] of Object.entries(profiles)) {
+    if (profile === null || typeof profile !== 'object' || Array.isArray(profile)) return `profile "${name}" is not an object`;
+    for (const [field, value] of Object.entries(profile)) {
+      if (!Object.values(CONFIG_KEYS).includes(field as keyof Profile)) return `profile "${name}" has an unknown field "${field}"`;
+      if (typeof value !== 'string') return `profile "${name}" field "${field}" is not a string`;
+    }
+    const mode = (profile as Profile).mode;
+    if (mode !== undefined && mode !== 'test' && mode !== 'live') return `profile "${name}" has mode "${mode}"; expected test or live`;
+  }
+  return null;
+}
+
+/** Checks a value before it is stored, so a typo fails now rather than at the next purchase. */
+export function checkConfigValue(key: ConfigKey, value: string): string {
+  switch (key) {
+    case 'mode':
+      if (value !== 'test' && value !== 'live') throw usage(`mode must be test or live, not "${value}".`);
+      return value;
+    case 'test-key':
+    case 'live-key': {
+      const mode = key === 'test-key' ? 'test' : 'live';
+      if (!new RegExp(`^[a-z]+_${mode}_[A-Za-z0-9]{12,}$`).test(value)) {
+        throw usage(`${key} must be a ${mode} key (it starts with your service prefix and _${mode}_).`);
+      }
+      return value;
+    }
+    case 'base-url': {
+      let url: URL;
+      try {
+        url = new URL(value);
+      } catch {
+        throw usage(`base-url must be a URL such as https://api.example.com/api/v1, not "${value}".`);
+      }
+      if (url.protocol !== 'https:' && url.protocol !== 'http:') throw usage('base-url must be an http(s) URL.');
+      return value.replace(/\/+$/, '');
+    }
+  }
+}
+
+/**
+ * Changes the config through conf: its atomic writes and schema validation are its real job.
+ * Loaded only here, so commands that only read never pay for it. The directory is 0700 and
+ * the file 0600: it holds API keys.
+ */
+export async function writeConfig(configDir: string, change: (data: ConfigData) => ConfigData): Promise<ConfigData> {
+  const current = readConfig(configDir);
+  const next = change(structuredClone(current));
+  mkdirSync(configDir, { recursive: true, mode: 0o700 });
+  const { default: Conf } = await import('conf');
+  const profileSchema = {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      test_key: { type: 'string' },
+      live_key: { type: 'string' },
+      mode: { enum: ['test', 'live'] },
+      base_url: { type: 'string' },
+    },
+  };
+  const store = new Conf<ConfigData>({
+    cwd: configDir,
+    configName: 'config',
+    projectName: 'carbon',
+    configFileMode: 0o600,
+    serialize: (value) => `${JSON.stringify(value, null, 2)}\n`,
+    schema: {
+      current_profile: { type: 'string' },
+      profiles: { type: 'object', additionalProperties: profileSchema },
+    },
+  });
+  store.store = next;
+  chmodSync(store.path, 0o600);
+  return next;
+}

@@ -1,0 +1,94 @@
+import type { CarbonClient } from '../client/client.js';
+import type { Sandbox } from '../service/sandbox.js';
+import { EXIT } from './exit-codes.js';
+import { CliError } from './errors.js';
+import type { Output } from './output.js';
+import type { Paint } from './render/resources.js';
+import type { Settings } from './settings.js';
+
+/**
+ * What a command is handed (wrangler's habit): settings, output, and the engine, created on
+ * first use and only as far as the command needs. Nothing here is a module-level singleton,
+ * so a test can build a Context with its own streams and environment.
+ */
+export class Context {
+  private openSandbox: Sandbox | undefined;
+  private openClient: CarbonClient | undefined;
+
+  constructor(
+    readonly settings: Settings,
+    readonly out: Output,
+    readonly env: NodeJS.ProcessEnv = process.env,
+  ) {}
+
+  /** The typed client on the configured engine: the local model, or the API over HTTP. */
+  async client(): Promise<CarbonClient> {
+    if (this.openClient) return this.openClient;
+    const s = this.settings;
+    const { CarbonClient } = await import('../client/client.js');
+    const retry = { maxRetries: s.maxRetries };
+    if (s.engine === 'remote') {
+      if (s.apiKey === undefined) {
+        throw new CliError(
+          `No ${s.mode} API key for ${s.baseUrl}.`,
+          EXIT.auth,
+          'api_key_missing',
+          `Set CARBON_API_KEY, or run \`carbon config set ${s.mode}-key <KEY>${s.profileName === 'default' ? '' : ` --profile ${s.profileName}`}\`.`,
+        );
+      }
+      const { HttpTransport } = await import('../client/http-transport.js');
+      const transport = new HttpTransport({
+        baseUrl: s.baseUrl!,
+        allowInsecureHttp: s.allowInsecureHttp,
+        ...(s.timeoutSeconds === undefined ? {} : { timeoutMs: s.timeoutSeconds * 1000 }),
+      });
+      this.openClient = new CarbonClient({ apiKey: s.apiKey, transport, retry });
+    } else {
+      const sandbox = await this.sandbox();
+      const apiKey = s.apiKey ?? sandbox.defaultKey(s.mode);
+      if (apiKey === undefined) {
+        throw new CliError(
+          `The local sandbox has no ${s.mode} key.`,
+          EXIT.auth,
+          'api_key_missing',
+          'Create one with `carbon sandbox keys create' + (s.mode === 'live' ? ' --live`' : '`') + ', or start over with `carbon sandbox reset`.',
+        );
+      }
+      const { LocalTransport } = await import('../client/transport.js');
+      this.openClient = new CarbonClient({ apiKey, transport: new LocalTransport(sandbox.service()), retry });
+    }
+    return this.openClient;
+  }
+
+  /** The local model's sandbox on this machine's data directory. Refused on the remote engine. */
+  async sandbox(): Promise<Sandbox> {
+    if (this.openSandbox) return this.openSandbox;
+    const { Sandbox } = await import('../service/sandbox.js');
+    this.openSandbox = Sandbox.open(this.settings.paths.dataDir);
+    return this.openSandbox;
+  }
+
+  /** Refuses sandbox operations when the engine is remote: they act on this machine's model only. */
+  requireLocal(what: string): void {
+    if (this.settings.engine === 'remote') {
+      throw new CliError(
+        `${what} acts on the local model, but this command is set to use the remote API at ${this.settings.baseUrl}.`,
+        EXIT.usage,
+        'usage_error',
+        'Add --local to act on this machine\'s model (the one `carbon serve` serves from the same CARBON_HOME).',
+      );
+    }
+  }
+
+  /** Colours for stdout (or stderr), chalk when on; loaded only when a person will read the output. */
+  async paint(stream: 'stdout' | 'stderr' = 'stdout'): Promise<Paint> {
+    const on = stream === 'stdout' ? this.out.color : this.out.stderrColor;
+    const { makePaint } = await import('./render/paint.js');
+    return makePaint(on);
+  }
+
+  close(): void {
+    this.openClient?.close();
+    this.openSandbox?.close();
+  }
+}

@@ -1,0 +1,22 @@
+import { EXIT, type ExitCode } from './exit-codes.js';
+
+/**
+ * An error the CLI reports itself (bad flags, missing configuration): one line on stderr and
+ * its exit code. API errors keep their own class; main.ts maps both.
+ */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: ExitCode = EXIT.usage,
+    /** The envelope code used for `--json` errors. */
+    readonly code = exitCode === EXIT.usage ? 'usage_error' : 'cli_error',
+    /** A second line: what to do about it. */
+    readonly hint?: string,
+  ) {
+    super(message);
+  }
+}
+
+export function usage(message: string, hint?: string): CliError {
+  return new CliError(message, EXIT.usage, 'usage_error', hint);
+}

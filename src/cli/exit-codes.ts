@@ -1,0 +1,46 @@
+/**
+ * The documented exit codes (README, `carbon --help`). Stable: scripts branch on them.
+ */
+export const EXIT = {
+  ok: 0,
+  /** Unexpected failure, server error, or network failure after retries. */
+  failure: 1,
+  /** Bad options or arguments; 400; 422 validation_error / amount_too_small. */
+  usage: 2,
+  /** 402 insufficient_balance. */
+  insufficientBalance: 3,
+  /** 401, 403: authentication, permissions, inactive account. */
+  auth: 4,
+  /** 404 resource_missing. */
+  notFound: 5,
+  /** 409 idempotency_key_reused. */
+  conflict: 6,
+  /** 429 rate_limited, after retries. */
+  rateLimited: 7,
+  /** --wait timed out with the offset still processing. */
+  waitTimeout: 8,
+} as const;
+
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** The exit code for an API status. */
+export function exitCodeForStatus(status: number): ExitCode {
+  if (status === 400 || status === 413 || status === 422 || status === 405) return EXIT.usage;
+  if (status === 402) return EXIT.insufficientBalance;
+  if (status === 401 || status === 403) return EXIT.auth;
+  if (status === 404) return EXIT.notFound;
+  if (status === 409) return EXIT.conflict;
+  if (status === 429) return EXIT.rateLimited;
+  return EXIT.failure;
+}
+
+export const EXIT_CODES_HELP = `Exit codes:
+  0  success
+  1  unexpected failure, server error, or network failure after retries
+  2  usage: bad options or arguments, 400, 422 validation_error / amount_too_small
+  3  402 insufficient_balance
+  4  401, 403: authentication, permissions, inactive account
+  5  404 resource_missing
+  6  409 idempotency_key_reused
+  7  429 rate_limited after retries
+  8  --wait timed out with the offset still processing`;

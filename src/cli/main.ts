@@ -1,0 +1,33 @@
+import { CommanderError } from 'commander';
+import { EXIT } from './exit-codes.js';
+import { activeContext, buildProgram } from './program.js';
+import { reportError } from './report-error.js';
+
+/** Runs the CLI and exits with the documented code: the one place that ends the process. */
+export async function main(argv: string[]): Promise<never> {
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    // The reader went away (`carbon list --all | head`): stop quietly, as a Unix tool does.
+    if (err.code === 'EPIPE') process.exit(EXIT.ok);
+  });
+  const program = buildProgram();
+  program.exitOverride();
+  let code: number = EXIT.ok;
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      const shown = ['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(err.code);
+      code = shown ? EXIT.ok : EXIT.usage;
+    } else {
+      code = reportError(err, { json: argv.includes('--json'), env: process.env, stderr: process.stderr });
+    }
+  }
+  try {
+    activeContext?.close();
+  } catch {
+    // Closing a handle cannot change what the command did.
+  }
+  process.exit(code);
+}
+
+await main(process.argv.slice(2));

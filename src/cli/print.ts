@@ -1,0 +1,26 @@
+import type { Balance, Impact, Offset, Quote } from '../api/types.js';
+import type { Context } from './context.js';
+import {
+  balanceCard, balancePlain, impactCard, impactPlain, offsetCard, offsetPlain, quoteCard, quotePlain, type Paint,
+} from './render/resources.js';
+
+type Renderers<T> = { card: (value: T, paint: Paint) => string; plain: (value: T) => string };
+
+const RENDERERS = {
+  offset: { card: offsetCard, plain: offsetPlain } as Renderers<Offset>,
+  quote: { card: quoteCard, plain: quotePlain } as Renderers<Quote>,
+  balance: { card: balanceCard, plain: balancePlain } as Renderers<Balance>,
+  impact: { card: impactCard, plain: impactPlain } as Renderers<Impact>,
+};
+
+type Resource = Offset | Quote | Balance | Impact;
+
+/**
+ * Prints one resource the way the reader wants it: --json, the API's object exactly; a terminal,
+ * a card; a pipe, plain `field<TAB>value` lines.
+ */
+export async function printResource(ctx: Context, value: Resource): Promise<void> {
+  if (ctx.out.json) return ctx.out.jsonDocument(value);
+  const r = RENDERERS[value.object] as Renderers<Resource>;
+  ctx.out.data(ctx.out.interactive ? r.card(value, await ctx.paint()) : r.plain(value));
+}

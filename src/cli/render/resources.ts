@@ -1,0 +1,212 @@
+import type { Balance, Impact, Offset, Quote } from '../../api/types.js';
+import { dollars, grouped, kg, oneLine, ratePerKg, truncate, when } from './format.js';
+
+/**
+ * Resources as text. Each resource has two renderings: a card for a terminal (label, value)
+ * and plain `field<TAB>value` lines with the API's own field names and raw values for pipes.
+ * A Paint is chalk when colour is on, identity functions when it is off.
+ */
+export interface Paint {
+  bold(s: string): string;
+  dim(s: string): string;
+  green(s: string): string;
+  yellow(s: string): string;
+  red(s: string): string;
+  cyan(s: string): string;
+}
+
+export const noPaint: Paint = { bold: (s) => s, dim: (s) => s, green: (s) => s, yellow: (s) => s, red: (s) => s, cyan: (s) => s };
+
+export function statusText(status: Offset['status'], paint: Paint): string {
+  if (status === 'placed') return paint.green(status);
+  if (status === 'refunded') return paint.red(status);
+  return paint.yellow(status);
+}
+
+export function modeText(livemode: boolean, paint: Paint): string {
+  return livemode ? paint.red('live') : paint.cyan('test');
+}
+
+function card(rows: Array<[string, string]>, paint: Paint): string {
+  const width = Math.max(...rows.map(([label]) => label.length));
+  return `${rows.map(([label, value]) => `${paint.dim(label.padEnd(width))}  ${value}`).join('\n')}\n`;
+}
+
+/** Plain rows: field TAB value, raw API values, null as the empty string. */
+export function plainFields(fields: Array<[string, string | number | boolean | null]>): string {
+  return `${fields.map(([k, v]) => `${k}\t${v === null ? '' : oneLine(String(v))}`).join('\n')}\n`;
+}
+
+export function offsetCard(o: Offset, paint: Paint): string {
+  return card(
+    [
+      ['id', paint.bold(o.id)],
+      ['status', statusText(o.status, paint)],
+      ['mode', modeText(o.livemode, paint)],
+      ['kg', kg(o.kg)],
+      ['amount', dollars(o.amount_cents)],
+      ['rate', ratePerKg(o.rate_millicents_per_kg)],
+      ['requested', o.requested.kg !== null ? kg(o.requested.kg) : dollars(o.requested.amount_cents ?? 0)],
+      ['reference', o.reference === null ? paint.dim('—') : oneLine(o.reference)],
+      ['created', when(o.created)],
+      ['placed', o.placed === null ? paint.dim('—') : when(o.placed)],
+      ['certificate', o.certificate_url ?? paint.dim('—')],
+    ],
+    paint,
+  );
+}
+
+export function offsetPlain(o: Offset): string {
+  return plainFields([
+    ['id', o.id],
+    ['status', o.status],
+    ['livemode', o.livemode],
+    ['kg', o.kg],
+    ['amount_cents', o.amount_cents],
+    ['currency', o.currency],
+    ['rate_millicents_per_kg', o.rate_millicents_per_kg],
+    ['requested_kg', o.requested.kg],
+    ['requested_amount_cents', o.requested.amount_cents],
+    ['reference', o.reference],
+    ['created', o.created],
+    ['placed', o.placed],
+    ['certificate_url', o.certificate_url],
+  ]);
+}
+
+export function quoteCard(q: Quote, paint: Paint): string {
+  return card(
+    [
+      ['buys', kg(q.kg)],
+      ['costs', paint.bold(dollars(q.amount_cents))],
+      ['rate', ratePerKg(q.rate_millicents_per_kg)],
+      ['mode', modeText(q.livemode, paint)],
+      ['balance', dollars(q.available_cents)],
+      ['covered', q.sufficient_balance ? paint.green('yes') : paint.red(`no: ${dollars(q.amount_cents - q.available_cents)} short`)],
+      ['review', q.requires_review ? paint.yellow(q.livemode ? 'yes: it would wait for review' : 'yes (above the review limit; test offsets are not held)') : 'no'],
+    ],
+    paint,
+  );
+}
+
+export function quotePlain(q: Quote): string {
+  return plainFields(Object.entries(q).filter(([k]) => k !== 'object') as Array<[string, string | number | boolean]>);
+}
+
+export function balanceCard(b: Balance, paint: Paint): string {
+  return card(
+    [
+      ['available', paint.bold(dollars(b.available_cents))],
+      ['mode', modeText(b.livemode, paint)],
+      ['rate', ratePerKg(b.rate_millicents_per_kg)],
+      ['buys', `${kg(Math.floor((b.available_cents * 1000) / b.rate_millicents_per_kg))} at this rate`],
+    ],
+    paint,
+  );
+}
+
+export function balancePlain(b: Balance): string {
+  return plainFields(Object.entries(b).filter(([k]) => k !== 'object') as Array<[string, string | number | boolean]>);
+}
+
+export function impactCard(i: Impact, paint: Paint): string {
+  return card(
+    [
+      ['placed', paint.bold(paint.green(kg(i.placed_kg)))],
+      ['processing', kg(i.processing_kg)],
+      ['total', kg(i.placed_kg + i.processing_kg)],
+      ['offsets', grouped(i.offsets)],
+      ['mode', modeText(i.livemode, paint)],
+    ],
+    paint,
+  );
+}
+
+export function impactPlain(i: Impact): string {
+  return plainFields(Object.entries(i).filter(([k]) => k !== 'object') as Array<[string, string | number | boolean]>);
+}
+
+/** The columns of a list, in order; shared by the table, plain rows and the streaming view. */
+export const LIST_COLUMNS = ['ID', 'STATUS', 'KG', 'AMOUNT', 'REFERENCE', 'CREATED'] as const;
+
+/** One plain row of a list: raw values, tab-separated, nothing truncated. */
+export function offsetRow(o: Offset): string {
+  return [o.id, o.status, o.kg, o.amount_cents, o.reference === null ? '' : oneLine(o.reference), o.created].join('\t');
+}
+
+/** One row of a list for a terminal, as table cells. */
+export function offsetCells(o: Offset, paint: Paint): string[] {
+  return [
+    o.id,
+    statusText(o.status, paint),
+    grouped(o.kg),
+    dollars(o.amount_cents),
+    o.reference === null ? paint.dim('—') : truncate(oneLine(o.reference), 32),
+    when(o.created),
+  ];
+}
+
+/** A fixed-width row for streaming a long list to a terminal, where a table cannot wait for every row. */
+export function offsetStreamRow(o: Offset, paint: Paint): string {
+  const pad = (s: string, n: number, visible = s.length) => s + ' '.repeat(Math.max(0, n - visible));
+  const ref = o.reference === null ? '—' : truncate(oneLine(o.reference), 32);
+  return [
+    pad(o.id, 29),
+    pad(statusText(o.status, paint), 11, o.status.length),
+    grouped(o.kg).padStart(9),
+    dollars(o.amount_cents).padStart(13),
+    '  ' + pad(ref, 33),
+    when(o.created),
+  ].join(' ');
+}
+
+export function streamHeader(paint: Paint): string {
+  return paint.dim(`${'ID'.padEnd(29)} ${'STATUS'.padEnd(11)} ${'KG'.padStart(9)} ${'AMOUNT'.padStart(13)}   ${'REFERENCE'.padEnd(33)} CREATED`);
+}
+
+/** CSV columns: every field of an offset, flattened, with the API's names. */
+export const CSV_COLUMNS = [
+  'id',
+  'status',
+  'livemode',
+  'kg',
+  'amount_cents',
+  'currency',
+  'rate_millicents_per_kg',
+  'requested_kg',
+  'requested_amount_cents',
+  'reference',
+  'created',
+  'placed',
+  'certificate_url',
+] as const;
+
+/** RFC 4180: quote a field when it holds a comma, a quote or a line break; double the quotes. */
+function csvField(value: string | number | boolean | null): string {
+  if (value === null) return '';
+  const s = String(value);
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+export function csvHeader(): string {
+  return `${CSV_COLUMNS.join(',')}\r\n`;
+}
+
+export function csvRow(o: Offset): string {
+  const values = [
+    o.id,
+    o.status,
+    o.livemode,
+    o.kg,
+    o.amount_cents,
+    o.currency,
+    o.rate_millicents_per_kg,
+    o.requested.kg,
+    o.requested.amount_cents,
+    o.reference,
+    o.created,
+    o.placed,
+    o.certificate_url,
+  ];
+  return `${values.map(csvField).join(',')}\r\n`;
+}

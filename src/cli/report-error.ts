@@ -1,0 +1,75 @@
+import type { Writable } from 'node:stream';
+import type { ErrorEnvelope } from '../api/types.js';
+import { CarbonApiError, CarbonConfigError, CarbonConnectionError, WaitTimeoutError } from '../client/errors.js';
+import { LedgerError } from '../service/ledger-error.js';
+import { CliError } from './errors.js';
+import { EXIT, exitCodeForStatus } from './exit-codes.js';
+import { dollars } from './render/format.js';
+
+interface Reported {
+  exitCode: number;
+  envelope: ErrorEnvelope;
+  /** One line for a person; an API error keeps its message and names its param. */
+  line: string;
+}
+
+/** What to do about an API error, when there is something to say. */
+function apiHint(err: CarbonApiError): string {
+  switch (err.code) {
+    case 'insufficient_balance':
+      return ` Balance ${dollars(err.balanceCents ?? 0)}, this purchase ${dollars(err.requiredCents ?? 0)}; top up (local model: \`carbon sandbox topup 250\`).`;
+    case 'rate_limited':
+      return err.retryAfter === undefined ? '' : ` Retry after ${err.retryAfter} s.`;
+    case 'api_key_missing':
+    case 'api_key_invalid':
+    case 'api_key_revoked':
+      return ' Check CARBON_API_KEY or `carbon config list`.';
+    default:
+      return '';
+  }
+}
+
+function classify(err: unknown): Reported {
+  const envelope = (type: ErrorEnvelope['error']['type'], code: string, message: string): ErrorEnvelope => ({ error: { type, code, message } });
+  if (err instanceof CarbonApiError) {
+    const param = err.param === undefined ? '' : ` (param: ${err.param})`;
+    return { exitCode: exitCodeForStatus(err.status), envelope: err.toJSON(), line: `${err.message}${param}${apiHint(err)}` };
+  }
+  if (err instanceof CliError) {
+    const type = err.exitCode === EXIT.usage ? 'invalid_request_error' : err.exitCode === EXIT.auth ? 'authentication_error' : 'api_error';
+    return { exitCode: err.exitCode, envelope: envelope(type, err.code, err.message), line: err.hint ? `${err.message} ${err.hint}` : err.message };
+  }
+  if (err instanceof WaitTimeoutError) {
+    return { exitCode: EXIT.waitTimeout, envelope: envelope('api_error', 'wait_timeout', err.message), line: `${err.message} Follow it with \`carbon show ${err.offset.id} --wait\`.` };
+  }
+  if (err instanceof CarbonConnectionError) {
+    return { exitCode: EXIT.failure, envelope: envelope('api_error', 'connection_error', err.message), line: err.message };
+  }
+  if (err instanceof CarbonConfigError) {
+    return { exitCode: EXIT.usage, envelope: envelope('invalid_request_error', 'config_error', err.message), line: err.message };
+  }
+  if (err instanceof LedgerError) {
+    return { exitCode: EXIT.failure, envelope: envelope('api_error', 'storage_error', err.message), line: `${err.message} ${err.hint}` };
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return {
+    exitCode: EXIT.failure,
+    envelope: envelope('api_error', 'unexpected_error', message),
+    line: `Unexpected error: ${message} (run with CARBON_DEBUG=1 for details)`,
+  };
+}
+
+/**
+ * Reports a failed command on stderr, as one line (or, with --json, the error envelope as one
+ * JSON line), and returns its exit code. No stack trace unless CARBON_DEBUG=1.
+ */
+export function reportError(err: unknown, io: { json: boolean; env: NodeJS.ProcessEnv; stderr: Writable & { isTTY?: boolean } }): number {
+  const r = classify(err);
+  if (io.json) io.stderr.write(`${JSON.stringify(r.envelope)}\n`);
+  else {
+    const color = Boolean(io.stderr.isTTY) && !io.env.NO_COLOR;
+    io.stderr.write(`${color ? '\u001b[31merror:\u001b[39m' : 'error:'} ${r.line.replace(/\s*\n\s*/g, ' ')}\n`);
+  }
+  if (io.env.CARBON_DEBUG === '1' && err instanceof Error && err.stack) io.stderr.write(`${err.stack}\n`);
+  return r.exitCode;
+}

@@ -1,0 +1,102 @@
+import type { Mode } from '../api/types.js';
+import { type ConfigData, DEFAULT_PROFILE, type Profile, readConfig } from './config-store.js';
+import { usage } from './errors.js';
+import { type CarbonPaths, resolvePaths } from './paths.js';
+
+/** The options every command accepts (defined once on the program in main.ts). */
+export interface GlobalOptions {
+  json?: boolean;
+  profile?: string;
+  live?: boolean;
+  test?: boolean;
+  local?: boolean;
+  apiKey?: string;
+  baseUrl?: string;
+  color?: boolean;
+  maxRetries?: string;
+  timeout?: string;
+  allowInsecureHttp?: boolean;
+}
+
+export type Engine = 'local' | 'remote';
+export type KeySource = 'flag' | 'env' | 'profile' | 'sandbox';
+
+/** Everything a command needs to know about where and how to talk to the API. */
+export interface Settings {
+  paths: CarbonPaths;
+  config: ConfigData;
+  profileName: string;
+  profile: Profile;
+  mode: Mode;
+  engine: Engine;
+  /** Set for the remote engine. */
+  baseUrl: string | null;
+  /** Undefined on the local engine means "the sandbox's own key for the mode". */
+  apiKey: string | undefined;
+  apiKeySource: KeySource;
+  maxRetries: number;
+  /** Seconds: each HTTP request's timeout, and how long --wait waits. */
+  timeoutSeconds: number | undefined;
+  allowInsecureHttp: boolean;
+}
+
+const modeOfKey = (key: string): Mode | null => (/^[a-z]+_(test|live)_/.exec(key)?.[1] as Mode | undefined) ?? null;
+
+function wholeNumber(value: string, name: string, min: number, max: number): number {
+  const n = /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!(n >= min && n <= max)) throw usage(`${name} must be a whole number from ${min} to ${max}, not "${value}".`);
+  return n;
+}
+
+/**
+ * Resolves settings with one precedence for everything: flag > environment > profile > default.
+ * With no configuration at all: the local engine, test mode, the model's own keys.
+ */
+export function resolveSettings(opts: GlobalOptions, env: NodeJS.ProcessEnv = process.env): Settings {
+  const paths = resolvePaths(env);
+  const config = readConfig(paths.configDir);
+  const profileName = opts.profile ?? env.CARBON_PROFILE ?? config.current_profile ?? DEFAULT_PROFILE;
+  const profile = config.profiles?.[profileName];
+  if (profile === undefined && (opts.profile !== undefined || env.CARBON_PROFILE !== undefined) && profileName !== DEFAULT_PROFILE) {
+    throw usage(`No profile named "${profileName}".`, 'List profiles with `carbon config list`; create one with `carbon config set --profile NAME ...`.');
+  }
+
+  if (opts.live && opts.test) throw usage('Give --live or --test, not both.');
+  const envKey = env.CARBON_API_KEY || undefined;
+  const flagMode: Mode | null = opts.live ? 'live' : opts.test ? 'test' : null;
+  const explicitKey = opts.apiKey ?? envKey;
+  const explicitKeyMode = explicitKey === undefined ? null : modeOfKey(explicitKey);
+  if (explicitKey !== undefined && explicitKeyMode === null) {
+    throw usage(`The API key from ${opts.apiKey !== undefined ? '--api-key' : 'CARBON_API_KEY'} is not a test or live key (expected PREFIX_test_… or PREFIX_live_…).`);
+  }
+  if (flagMode !== null && explicitKeyMode !== null && flagMode !== explicitKeyMode) {
+    throw usage(`--${flagMode} was given, but the API key from ${opts.apiKey !== undefined ? '--api-key' : 'CARBON_API_KEY'} is a ${explicitKeyMode} key.`);
+  }
+  const mode: Mode = flagMode ?? explicitKeyMode ?? profile?.mode ?? 'test';
+
+  let apiKey: string | undefined;
+  let apiKeySource: KeySource;
+  if (opts.apiKey !== undefined) [apiKey, apiKeySource] = [opts.apiKey, 'flag'];
+  else if (envKey !== undefined) [apiKey, apiKeySource] = [envKey, 'env'];
+  else if (profile?.[mode === 'live' ? 'live_key' : 'test_key'] !== undefined) {
+    [apiKey, apiKeySource] = [profile[mode === 'live' ? 'live_key' : 'test_key'], 'profile'];
+  } else [apiKey, apiKeySource] = [undefined, 'sandbox'];
+
+  const baseUrl = opts.local ? null : (opts.baseUrl ?? (env.CARBON_BASE_URL || undefined) ?? profile?.base_url ?? null);
+  const maxRetriesText = opts.maxRetries ?? (env.CARBON_MAX_RETRIES || undefined);
+  const timeoutText = opts.timeout ?? (env.CARBON_TIMEOUT || undefined);
+  return {
+    paths,
+    config,
+    profileName,
+    profile: profile ?? {},
+    mode,
+    engine: baseUrl === null ? 'local' : 'remote',
+    baseUrl,
+    apiKey,
+    apiKeySource,
+    maxRetries: maxRetriesText === undefined ? 2 : wholeNumber(maxRetriesText, '--max-retries', 0, 10),
+    timeoutSeconds: timeoutText === undefined ? undefined : wholeNumber(timeoutText, '--timeout', 1, 86_400),
+    allowInsecureHttp: Boolean(opts.allowInsecureHttp) || env.CARBON_ALLOW_INSECURE_HTTP === '1',
+  };
+}
