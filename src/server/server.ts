@@ -1,0 +1,467 @@
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { API_PREFIX, type ApiErrorBody, type ApiRequest, type ApiResponse, type ErrorType } from '../api/types.js';
+import { ApiError, type ErrorCode } from '../service/errors.js';
+import { maskKey, randomBase62 } from '../service/keys.js';
+import { LedgerError } from '../service/ledger.js';
+import { Sandbox } from '../service/sandbox.js';
+import type { OffsetsService } from '../service/service.js';
+import { certificateNotFoundPage, certificatePage } from './certificate.js';
+
+/**
+ * `carbon serve`: the service model on a port. This file is only an adapter between node:http
+ * and `service.handle()`; auth, validation, idempotency and the error envelope stay in the
+ * service, so a served sandbox answers exactly as the in-process engine does. What only a
+ * server has (a body limit, timeouts, malformed requests, shutdown, certificate pages) lives here.
+ */
+
+export interface ServeOptions {
+  /** Interface to bind; the CLI passes 127.0.0.1. */
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** The data directory (shared with the local engine). */
+  dataDir: string;
+  /** Origin for certificate URLs; default http://HOST:PORT. */
+  publicUrl?: string;
+  /** Access log and lifecycle lines (the CLI passes a stderr writer). */
+  log?: (line: string) => void;
+  /** Largest request body accepted; default 64 KiB. A larger one is 413 `body_too_large`. */
+  bodyLimitBytes?: number;
+  /** Time allowed to receive a request's headers; default 10 s (slow-loris defence). */
+  headersTimeoutMs?: number;
+  /** Time allowed to receive a whole request, body included; default 30 s. */
+  requestTimeoutMs?: number;
+  /** How long an idle keep-alive connection is kept; default 5 s. */
+  keepAliveTimeoutMs?: number;
+  /** On close(), requests still in flight after this long are cut off; default 10 s. */
+  shutdownGraceMs?: number;
+}
+
+export interface RunningServer {
+  /** The API's base address: http://host:port/api/v1. */
+  url: string;
+  /** http://host:port */
+  origin: string;
+  host: string;
+  port: number;
+  dataDir: string;
+  /** The sandbox the server serves (its keys, for the banner). Closed by close(). */
+  sandbox: Sandbox;
+  /** Requests being received or answered right now. */
+  inFlight(): number;
+  /** Graceful: stop accepting, finish requests in flight, then close the ledger. Idempotent. */
+  close(): Promise<void>;
+  /** Like close(), but cuts requests in flight off at once (a second Ctrl-C). */
+  terminate(): Promise<void>;
+}
+
+export const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024;
+const DEFAULTS = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  shutdownGraceMs: 10_000,
+} as const;
+
+/**
+ * Codes only a server can give: the request never became an ApiRequest. The service's table
+ * (src/service/errors.ts) has the rest, including `body_too_large`; openapi.yaml lists these too.
+ */
+const SERVER_ERRORS = {
+  malformed_request: { status: 400, type: 'invalid_request_error' },
+  request_timeout: { status: 408, type: 'invalid_request_error' },
+  headers_too_large: { status: 431, type: 'invalid_request_error' },
+} as const satisfies Record<string, { status: number; type: ErrorType }>;
+type ServerErrorCode = keyof typeof SERVER_ERRORS;
+
+const CERTIFICATE_PATH = /^\/certificates\/([^/?]+)$/;
+const CERTIFICATE_ID = /^cert_[0-9a-f]{24}$/;
+
+/** Header names as the spec writes them (`Request-Id`), for people reading curl -i. */
+function canonicalHeader(name: string): string {
+  return name.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
+}
+
+function newRequestId(): string {
+  return `req_${randomBase62(14)}`;
+}
+
+function envelope(code: ErrorCode | ServerErrorCode, message: string): { status: number; body: { error: ApiErrorBody } } {
+  if (code in SERVER_ERRORS) {
+    const { status, type } = SERVER_ERRORS[code as ServerErrorCode];
+    return { status, body: { error: { type, code, message } } };
+  }
+  const err = new ApiError(code as ErrorCode, message);
+  return { status: err.status, body: { error: err.toBody() } };
+}
+
+/** What the access log shows for a request's key: masked, never the key itself. */
+function keyLabel(authorization: string | undefined): string {
+  if (authorization === undefined || authorization.trim() === '') return '-';
+  const m = /^Bearer +(\S+) *$/i.exec(authorization);
+  return m?.[1] === undefined ? '[not a bearer key]' : maskKey(m[1]);
+}
+
+/** The path for the log: bounded, and printable (a raw request line can carry odd bytes). */
+function logPath(path: string): string {
+  const clean = path.replace(/[^\x21-\x7e]/g, '?');
+  return clean.length > 200 ? `${clean.slice(0, 200)}…` : clean;
+}
+
+/** Splits a request target into the path (raw, still percent-encoded) and its query. */
+export function parseTarget(target: string): { path: string; query: Record<string, string | string[] | undefined> } {
+  // An absolute-form target (`GET http://host/api/v1/balance`) is legal HTTP/1.1; keep its path.
+  const origin = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(target);
+  const rest = origin ? target.slice(origin[0].length) || '/' : target;
+  const hash = rest.indexOf('#');
+  const noHash = hash === -1 ? rest : rest.slice(0, hash);
+  const q = noHash.indexOf('?');
+  const path = q === -1 ? noHash : noHash.slice(0, q);
+  // No prototype: a parameter named `__proto__` must stay a parameter (and be refused by name).
+  const query: Record<string, string | string[] | undefined> = Object.create(null) as Record<string, string | string[] | undefined>;
+  if (q !== -1) {
+    for (const [name, value] of new URLSearchParams(noHash.slice(q + 1))) {
+      const prior = query[name];
+      query[name] = prior === undefined ? value : Array.isArray(prior) ? [...prior, value] : [prior, value];
+    }
+  }
+  return { path, query };
+}
+
+type BodyResult = { kind: 'ok'; body: Buffer } | { kind: 'too_large' } | { kind: 'aborted' };
+
+/** Reads the body up to `limit` bytes; past it, stops keeping bytes and says so. */
+function readBody(req: IncomingMessage, limit: number): Promise<BodyResult> {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > limit) {
+    return Promise.resolve({ kind: 'too_large' });
+  }
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (result: BodyResult) => {
+      if (done) return;
+      done = true;
+      req.off('data', onData);
+      resolve(result);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        chunks.length = 0;
+        finish({ kind: 'too_large' });
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.on('end', () => finish({ kind: 'ok', body: Buffer.concat(chunks) }));
+    req.on('error', () => finish({ kind: 'aborted' }));
+    req.on('close', () => finish({ kind: 'aborted' }));
+  });
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Starts serving the sandbox in `dataDir`. Resolves once listening; rejects if the port or the ledger cannot be had. */
+export async function startServer(options: ServeOptions): Promise<RunningServer> {
+  const log = options.log ?? (() => {});
+  const bodyLimit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+  const headersTimeout = options.headersTimeoutMs ?? DEFAULTS.headersTimeoutMs;
+  const requestTimeout = Math.max(options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs, headersTimeout);
+  const keepAliveTimeout = options.keepAliveTimeoutMs ?? DEFAULTS.keepAliveTimeoutMs;
+  const graceMs = options.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs;
+
+  // Opened first: a data directory that cannot be used should fail the start, not the first request.
+  const sandbox = Sandbox.open(options.dataDir);
+  let service: OffsetsService | null = null;
+  let closing = false;
+  let ledgerClosed = false;
+  let inFlight = 0;
+
+  const server: Server = createServer({
+    headersTimeout,
+    requestTimeout,
+    keepAliveTimeout,
+    // The timeouts above are enforced by a periodic sweep; its default (30 s) would let them run long.
+    connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(headersTimeout / 4))),
+    // A request without Host is harmless here; let it reach the envelope instead of Node's bare 400.
+    requireHostHeader: false,
+  });
+  server.setTimeout(requestTimeout + keepAliveTimeout + 60_000);
+
+  function send(res: ServerResponse, status: number, headers: Record<string, string>, body: string, contentType: string): void {
+    if (res.headersSent || res.destroyed) return;
+    res.statusCode = status;
+    for (const [name, value] of Object.entries(headers)) res.setHeader(canonicalHeader(name), value);
+    res.setHeader('Content-Type', contentType);
+    res.setHeader('Content-Length', Buffer.byteLength(body));
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    if (closing) res.setHeader('Connection', 'close');
+    res.end(body);
+  }
+
+  function sendJson(res: ServerResponse, response: ApiResponse): void {
+    send(res, response.status, response.headers, JSON.stringify(response.body), 'application/json');
+  }
+
+  function sendError(res: ServerResponse, code: ErrorCode | ServerErrorCode, message: string, headers: Record<string, string> = {}): void {
+    const { status, body } = envelope(code, message);
+    sendJson(res, { status, headers: { 'request-id': newRequestId(), ...headers }, body });
+  }
+
+  /** Answers anything the service itself could not: a storage failure or a bug. Logged, never shown. */
+  function sendFailure(res: ServerResponse, err: unknown): void {
+    const requestId = newRequestId();
+    if (err instanceof LedgerError) {
+      log(`error ${requestId}: ${err.message} ${err.hint}`);
+      // Storage trouble (locked, full, unwritable) is a state of the service, not of the request.
+      const { status, body } = envelope('service_unavailable', 'The service cannot reach its ledger right now. Try again shortly.');
+      sendJson(res, { status, headers: { 'request-id': requestId, 'retry-after': '1' }, body });
+      return;
+    }
+    log(`error ${requestId}: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
+    const { status, body } = envelope('internal_error', 'The server failed to answer this request. It has been logged.');
+    sendJson(res, { status, headers: { 'request-id': requestId }, body });
+  }
+
+  function index(res: ServerResponse): void {
+    sendJson(res, {
+      status: 200,
+      headers: { 'request-id': newRequestId() },
+      body: {
+        object: 'api',
+        name: 'carbon offsets sandbox',
+        version: 'v1',
+        base_url: running.url,
+        documentation: 'openapi.yaml in the carbon repository describes every operation.',
+        endpoints: [
+          `POST ${API_PREFIX}/offsets`,
+          `GET ${API_PREFIX}/offsets`,
+          `GET ${API_PREFIX}/offsets/{id}`,
+          `POST ${API_PREFIX}/quotes`,
+          `GET ${API_PREFIX}/balance`,
+          `GET ${API_PREFIX}/impact`,
+          'GET /certificates/{certificate_id}',
+        ],
+      },
+    });
+  }
+
+  function certificate(res: ServerResponse, svc: OffsetsService, id: string): void {
+    let certId = id;
+    try {
+      certId = decodeURIComponent(id);
+    } catch {
+      // Not valid percent-encoding: it names no certificate; shown escaped as it came.
+    }
+    const row = CERTIFICATE_ID.test(certId) ? svc.ledger.offsetByCertificate(certId) : undefined;
+    const offset = row === undefined ? undefined : svc.toOffset(row);
+    const headers = {
+      'request-id': newRequestId(),
+      // The page is static HTML: no script, no outside resource, only its own inline style.
+      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+      'referrer-policy': 'no-referrer',
+    };
+    if (offset === undefined || offset.status !== 'placed' || !offset.livemode) {
+      send(res, 404, headers, certificateNotFoundPage(certId), 'text/html; charset=utf-8');
+      return;
+    }
+    send(res, 200, headers, certificatePage(offset, certId), 'text/html; charset=utf-8');
+  }
+
+  async function onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = performance.now();
+    const method = req.method ?? 'GET';
+    const { path, query } = parseTarget(req.url ?? '/');
+    inFlight++;
+    res.on('close', () => {
+      inFlight--;
+      const ms = (performance.now() - started).toFixed(1);
+      const status = res.writableFinished ? String(res.statusCode) : `${res.headersSent ? res.statusCode : '-'} (aborted)`;
+      const requestId = res.getHeader('request-id');
+      log(`${new Date().toISOString()} ${method} ${logPath(path)} ${status} ${ms}ms key=${keyLabel(req.headers.authorization)}${typeof requestId === 'string' ? ` ${requestId}` : ''}`);
+      // Shutting down: a connection whose request just ended is idle now; let it go.
+      if (closing) server.closeIdleConnections();
+    });
+
+    const result = await readBody(req, bodyLimit);
+    if (result.kind === 'aborted') return;
+    if (result.kind === 'too_large') {
+      // Stop keeping bytes; answer, close the connection, and drain briefly so the client can
+      // read the 413 rather than a reset (a reset can overtake an answer still in flight).
+      res.setHeader('Connection', 'close');
+      sendError(res, 'body_too_large', `The request body is larger than ${bodyLimit} bytes.`);
+      req.resume();
+      res.on('finish', () => setTimeout(() => req.socket.destroy(), 1_000).unref());
+      return;
+    }
+    let body: string;
+    try {
+      body = utf8.decode(result.body);
+    } catch {
+      sendError(res, 'invalid_json', 'Invalid request body: it is not valid UTF-8.');
+      return;
+    }
+
+    const svc = service;
+    if (svc === null || ledgerClosed) {
+      sendError(res, 'service_unavailable', 'The server is shutting down.', { 'retry-after': '1' });
+      return;
+    }
+    const upper = method.toUpperCase();
+    try {
+      const cert = CERTIFICATE_PATH.exec(path);
+      if (cert && (upper === 'GET' || upper === 'HEAD')) {
+        certificate(res, svc, cert[1]!);
+        return;
+      }
+      if ((path === '/' || path === API_PREFIX || path === `${API_PREFIX}/`) && (upper === 'GET' || upper === 'HEAD')) {
+        index(res);
+        return;
+      }
+      const headers: Record<string, string | undefined> = {};
+      for (const [name, value] of Object.entries(req.headers)) {
+        headers[name] = Array.isArray(value) ? value.join(', ') : value;
+      }
+      const request: ApiRequest = { method, path, query, headers, body };
+      sendJson(res, svc.handle(request));
+    } catch (err) {
+      sendFailure(res, err);
+    }
+  }
+
+  const handleRequest = (req: IncomingMessage, res: ServerResponse) => {
+    onRequest(req, res).catch((err: unknown) => sendFailure(res, err));
+  };
+  server.on('request', handleRequest);
+
+  // `Expect: 100-continue`: refuse an oversized body before the client sends it.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    const declared = req.headers['content-length'];
+    if (declared === undefined || !/^\d+$/.test(declared) || Number(declared) <= bodyLimit) res.writeContinue();
+    handleRequest(req, res);
+  });
+
+  // Requests Node could not parse, or that timed out: answered in the envelope, then closed.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    const current = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
+    if (err.code === 'ECONNRESET' || !socket.writable || current?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    const [code, message]: [ServerErrorCode, string] =
+      err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? ['request_timeout', 'The request was not received in time.']
+        : err.code === 'HPE_HEADER_OVERFLOW'
+          ? ['headers_too_large', 'The request headers are too large.']
+          : ['malformed_request', 'The request is not valid HTTP.'];
+    const { status, body } = envelope(code, message);
+    const json = JSON.stringify(body);
+    const requestId = newRequestId();
+    const reason = status === 408 ? 'Request Timeout' : status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n` +
+        `Request-Id: ${requestId}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${json}`,
+    );
+    setTimeout(() => socket.destroy(), 1_000).unref();
+    log(`${new Date().toISOString()} - - ${status} key=- ${requestId} (${err.code ?? err.message})`);
+  });
+
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port, options.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (err) {
+    sandbox.close();
+    throw err;
+  }
+  server.on('error', (err) => log(`server error: ${err.message}`));
+
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : options.port;
+  const hostForUrl = options.host.includes(':') ? `[${options.host}]` : options.host;
+  const origin = `http://${hostForUrl}:${port}`;
+  service = sandbox.service({ publicBaseUrl: options.publicUrl ?? origin });
+
+  let closed: Promise<void> | null = null;
+  const running: RunningServer = {
+    url: `${origin}${API_PREFIX}`,
+    origin,
+    host: options.host,
+    port,
+    dataDir: options.dataDir,
+    sandbox,
+    inFlight: () => inFlight,
+    close() {
+      closed ??= new Promise<void>((resolve) => {
+        closing = true;
+        log(inFlight > 0 ? `shutting down: finishing ${inFlight} request(s) in flight` : 'shutting down');
+        const force = setTimeout(() => {
+          log(`shutdown: cutting off ${inFlight} request(s) still in flight after ${graceMs} ms`);
+          server.closeAllConnections();
+        }, graceMs);
+        force.unref();
+        server.close(() => {
+          clearTimeout(force);
+          ledgerClosed = true;
+          try {
+            sandbox.close();
+          } catch (err) {
+            log(`error closing the ledger: ${err instanceof Error ? err.message : String(err)}`);
+          }
+          log('closed');
+          resolve();
+        });
+        server.closeIdleConnections();
+      });
+      return closed;
+    },
+    terminate() {
+      const done = running.close();
+      server.closeAllConnections();
+      return done;
+    },
+  };
+  log(`listening on ${running.url} (data: ${options.dataDir})`);
+  return running;
+}
+
+/**
+ * Closes `server` gracefully on SIGINT or SIGTERM; a second signal cuts requests in flight off
+ * at once. The process then ends on its own once nothing is left open (no process.exit here:
+ * the CLI owns the exit). Returns a function that removes the handlers.
+ */
+export function closeOnSignals(
+  server: RunningServer,
+  options: { signals?: NodeJS.Signals[]; log?: (line: string) => void; onClosed?: () => void } = {},
+): () => void {
+  const signals = options.signals ?? ['SIGINT', 'SIGTERM'];
+  let count = 0;
+  const handler = (signal: NodeJS.Signals) => {
+    count++;
+    if (count === 1) {
+      options.log?.(`${signal}: closing (send it again to stop at once)`);
+      void server.close().then(() => {
+        remove();
+        options.onClosed?.();
+      });
+    } else {
+      options.log?.(`${signal}: stopping now`);
+      void server.terminate();
+    }
+  };
+  const remove = () => {
+    for (const s of signals) process.off(s, handler);
+  };
+  for (const s of signals) process.on(s, handler);
+  return remove;
+}
