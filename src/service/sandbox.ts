@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { LIMITS, type Mode } from '../api/types.js';
 import { ApiError, validationError } from './errors.js';
 import { KEY_PREFIX, maskedKey } from './keys.js';
-import { type AccountRow, type AccountStatus, type ImpactRow, Ledger, type NewKey, type Permission } from './ledger.js';
+import { type AccountRow, type AccountStatus, type ImpactRow, Ledger, type NewKey, type OffsetRow, type Permission } from './ledger.js';
 import { LedgerError } from './ledger-error.js';
 import { OffsetsService, type ServiceOptions } from './service.js';
 import type { Offset } from '../api/types.js';
@@ -45,6 +45,9 @@ export interface SandboxStatus {
 }
 
 export class Sandbox {
+  /** The options of the last service() made, so the offsets approve/reject/fail return match what it serves. */
+  private serviceOptions: Omit<ServiceOptions, 'clock'> = {};
+
   private constructor(
     readonly dir: string,
     readonly ledger: Ledger,
@@ -68,7 +71,13 @@ export class Sandbox {
 
   /** The service model over this sandbox's ledger. */
   service(options: Omit<ServiceOptions, 'clock'> = {}): OffsetsService {
+    this.serviceOptions = options;
     return new OffsetsService(this.ledger, { ...options, clock: this.clock });
+  }
+
+  /** Renders ledger rows as the service does (certificate URLs on the same public base URL). */
+  private toOffset(row: OffsetRow): Offset {
+    return new OffsetsService(this.ledger, { ...this.serviceOptions, clock: this.clock }).toOffset(row);
   }
 
   private now(): number {
@@ -152,7 +161,7 @@ export class Sandbox {
 
   /** Approves an offset waiting for review: it is placed now. */
   approve(id: string): Offset {
-    return this.service().toOffset(this.ledger.approve(id, this.now()));
+    return this.toOffset(this.ledger.approve(id, this.now()));
   }
 
   /** Rejects an offset waiting for review: it is refunded. */
@@ -160,7 +169,7 @@ export class Sandbox {
     const row = this.ledger.offset(this.modeOf(id), id);
     if (!row) throw new ApiError('resource_missing', `No such offset: '${id}'.`, { param: 'id' });
     if (row.review !== 'pending') throw validationError('id', `Offset ${id} is not waiting for review.`);
-    return this.service().toOffset(this.ledger.refund(id, this.now(), 'rejected'));
+    return this.toOffset(this.ledger.refund(id, this.now(), 'rejected'));
   }
 
   /**
@@ -171,7 +180,7 @@ export class Sandbox {
    */
   fail(id: string): Offset {
     this.ledger.settleDue(this.now());
-    return this.service().toOffset(this.ledger.refund(id, this.now()));
+    return this.toOffset(this.ledger.refund(id, this.now()));
   }
 
   private modeOf(id: string): Mode {
