@@ -18,6 +18,8 @@ export interface CallOptions {
   query?: Record<string, string | string[]>;
   /** Shorthand for the Idempotency-Key header. */
   idem?: string;
+  /** Send the path as given; otherwise `/api/v1` is put in front of paths not starting with `/api/`. */
+  raw?: boolean;
 }
 
 /** One sandbox on a temporary data directory, its service, and a clock the test controls. */
@@ -82,7 +84,7 @@ export function openWorld(options: { memory?: boolean; start?: number; dir?: str
     Object.assign(headers, o.headers);
     const body = o.body === undefined ? '' : typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
     if (body !== '') headers['content-type'] ??= 'application/json';
-    const request: ApiRequest = { method, path: path.startsWith('/api/') ? path : `/api/v1${path}`, query: o.query ?? {}, headers, body };
+    const request: ApiRequest = { method, path: o.raw || path.startsWith('/api/') ? path : `/api/v1${path}`, query: o.query ?? {}, headers, body };
     return service.handle(request) as ApiResponse<T>;
   };
   const world: World = {
