@@ -1,4 +1,5 @@
 import { CommanderError } from 'commander';
+import { usage } from './errors.js';
 import { EXIT } from './exit-codes.js';
 import { activeContext, buildProgram } from './program.js';
 import { reportError } from './report-error.js';
@@ -10,14 +11,20 @@ export async function main(argv: string[]): Promise<never> {
     if (err.code === 'EPIPE') process.exit(EXIT.ok);
   });
   const program = buildProgram();
-  program.exitOverride();
   let code: number = EXIT.ok;
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (err) {
     if (err instanceof CommanderError) {
       const shown = ['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(err.code);
-      code = shown ? EXIT.ok : EXIT.usage;
+      // A usage error from commander is reported like every other error: one line, or the envelope.
+      code = shown
+        ? EXIT.ok
+        : reportError(usage(err.message.replace(/^error: /, ''), '(add --help for usage)'), {
+            json: argv.includes('--json'),
+            env: process.env,
+            stderr: process.stderr,
+          });
     } else {
       code = reportError(err, { json: argv.includes('--json'), env: process.env, stderr: process.stderr });
     }

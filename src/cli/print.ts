@@ -24,3 +24,13 @@ export async function printResource(ctx: Context, value: Resource): Promise<void
   const r = RENDERERS[value.object] as Renderers<Resource>;
   ctx.out.data(ctx.out.interactive ? r.card(value, await ctx.paint()) : r.plain(value));
 }
+
+/**
+ * Prints any object the same three ways: --json the object itself, a card on a terminal, plain
+ * `field<TAB>value` lines in a pipe. Without renderers, the value is one of the API's resources.
+ */
+export async function print<T>(ctx: Context, value: T, card?: (value: T, paint: Paint) => string, plain?: (value: T) => string): Promise<void> {
+  if (card === undefined || plain === undefined) return printResource(ctx, value as Resource);
+  if (ctx.out.json) return ctx.out.jsonDocument(value);
+  ctx.out.data(ctx.out.interactive ? card(value, await ctx.paint()) : plain(value));
+}

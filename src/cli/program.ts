@@ -1,4 +1,4 @@
-import { Command, Option } from 'commander';
+import { Argument, Command, Option } from 'commander';
 import pkg from '../../package.json' with { type: 'json' };
 import type { Context } from './context.js';
 import { EXIT_CODES_HELP } from './exit-codes.js';
@@ -12,25 +12,32 @@ import type { GlobalOptions } from './settings.js';
 type Handler = (ctx: Context, ...args: never[]) => Promise<void>;
 type Loader = () => Promise<{ run: Handler }>;
 
+/**
+ * 'api' commands resolve every setting (keys, engine, retries). 'config' commands only need to
+ * know where the config lives and which profile is meant: a broken CARBON_API_KEY or a profile
+ * that does not exist yet must not stop `carbon config` from inspecting or fixing things.
+ */
+type SettingsKind = 'api' | 'config';
+
 /** The context of the command that ran, so main() can release its engine whatever happened. */
 export let activeContext: Context | undefined;
 
 /** Wraps a lazily loaded command: builds the context, runs it, and leaves errors to main(). */
-function action(load: Loader) {
+function action(load: Loader, kind: SettingsKind = 'api') {
   return async (...args: unknown[]) => {
     const command = args.at(-1) as Command;
     const globals = command.optsWithGlobals<GlobalOptions & Record<string, unknown>>();
     const positionals = args.slice(0, -2);
-    const [{ run }, { Context }, { Output }, { resolveSettings }] = await Promise.all([
+    const [{ run }, { Context }, { Output }, { resolveSettings, resolveConfigSettings }] = await Promise.all([
       load(),
       import('./context.js'),
       import('./output.js'),
       import('./settings.js'),
     ]);
     const out = new Output({ json: Boolean(globals.json), ...(globals.color === false ? { color: false } : {}) });
-    const ctx = new Context(resolveSettings(globals), out);
+    const ctx = new Context(kind === 'config' ? resolveConfigSettings(globals) : resolveSettings(globals), out);
     activeContext = ctx;
-    if (ctx.settings.apiKeySource === 'flag') {
+    if (ctx.settings.apiKeySource === 'flag' || (kind === 'config' && globals.apiKey !== undefined)) {
       out.warn('an API key given with --api-key can be read by other users (ps) and stays in shell history; prefer CARBON_API_KEY or `carbon config set`.');
     }
     await (run as (ctx: Context, ...rest: unknown[]) => Promise<void>)(ctx, ...positionals, command.opts());
@@ -39,8 +46,18 @@ function action(load: Loader) {
 
 const examples = (...lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
 
+/** Picks one export of a command module as its `run` (sandbox and config have several). */
+const pick = <M extends Record<string, unknown>>(load: () => Promise<M>, name: keyof M & string): Loader =>
+  async () => ({ run: (await load())[name] as Handler });
+
 export function buildProgram(): Command {
   const program = new Command('carbon')
+    // Set before any subcommand is created: subcommands copy these settings when they are made.
+    // Without it a usage error in `carbon buy --nope` called process.exit(1) from inside commander
+    // (exit 1 instead of the documented 2, and past main.ts). main.ts reports the error itself,
+    // as one line (or the JSON envelope), so commander prints nothing of its own.
+    .exitOverride()
+    .configureOutput({ outputError: () => {} })
     .description('Buy carbon offsets from a prepaid balance: from the live API, or from a full local model of it.')
     .version(pkg.version, '-v, --version', 'print the version')
     .option('--json', 'print the API\'s JSON object (errors: the JSON envelope on stderr)')
@@ -54,7 +71,6 @@ export function buildProgram(): Command {
     .option('--timeout <seconds>', 'per request timeout, and how long --wait waits (env CARBON_TIMEOUT)')
     .option('--allow-insecure-http', 'allow sending the key over http:// to a non-loopback host')
     .option('--no-color', 'no colour (also NO_COLOR=1)')
-    .showHelpAfterError('(run with --help for usage)')
     .addHelpText(
       'after',
       `${examples('carbon buy --kg 500', 'carbon quote --amount 12.50', 'carbon list --json | jq \'.data[].id\'', 'carbon balance')}
@@ -114,6 +130,164 @@ ${EXIT_CODES_HELP}
     .description('kg offset through the API, for the key\'s mode')
     .addHelpText('after', examples('carbon impact', 'carbon impact --live --json'))
     .action(action(() => import('./commands/impact.js')));
+
+  // carbon config: profiles in config.json. Settings resolve leniently here (see SettingsKind).
+  const configModule = () => import('./commands/config.js');
+  const config = program
+    .command('config')
+    .description('profiles: keys, mode and base URL (in $CARBON_HOME/config.json, readable by you only)')
+    .addHelpText('after', `
+Keys: test-key, live-key, mode (test|live), base-url. Every subcommand acts on the profile named by
+--profile or CARBON_PROFILE, else the current one ("default" unless \`carbon config use\` chose another).
+${examples('carbon config set test-key ck_test_…', 'carbon config set --profile staging base-url https://api.example.com/api/v1', 'carbon config use staging', 'carbon config list')}`);
+  config
+    .command('set')
+    .description('set a key of the profile (a value of - reads it from stdin)')
+    .argument('<key>', 'test-key, live-key, mode or base-url')
+    .argument('<value>', 'the value; - reads it from stdin')
+    .addHelpText('after', examples('carbon config set test-key ck_test_…', 'carbon config set mode live', 'pass show carbon/live | carbon config set live-key -'))
+    .action(action(pick(configModule, 'set'), 'config'));
+  config
+    .command('get')
+    .description('print one key of the profile (API keys masked unless --reveal); exit 5 when unset')
+    .argument('<key>', 'test-key, live-key, mode or base-url')
+    .option('--reveal', 'print an API key in full')
+    .addHelpText('after', examples('carbon config get base-url', 'carbon config get mode --json | jq -r .value'))
+    .action(action(pick(configModule, 'get'), 'config'));
+  config
+    .command('unset')
+    .description('remove a key from the profile')
+    .argument('<key>', 'test-key, live-key, mode or base-url')
+    .addHelpText('after', examples('carbon config unset base-url', 'carbon config unset live-key --profile staging'))
+    .action(action(pick(configModule, 'unset'), 'config'));
+  config
+    .command('list')
+    .description('every profile, API keys masked')
+    .addHelpText('after', examples('carbon config list', 'carbon config list --json | jq .profiles'))
+    .action(action(pick(configModule, 'list'), 'config'));
+  config
+    .command('use')
+    .description('make a profile the current one')
+    .argument('<profile>', 'the profile\'s name')
+    .addHelpText('after', examples('carbon config use staging', 'carbon config use default'))
+    .action(action(pick(configModule, 'use'), 'config'));
+
+  // carbon sandbox: the local model's developer page and back office. Refused on the remote engine.
+  const sandboxModule = () => import('./commands/sandbox.js');
+  const sandbox = program
+    .command('sandbox')
+    .description('drive the local model: top-ups, keys, account, review, failures, clock, reset')
+    .addHelpText('after', `
+These act on this machine's model (the one \`carbon serve\` serves from the same CARBON_HOME), never
+on a remote API; with a base URL configured, add --local.
+${examples('carbon sandbox status', 'carbon sandbox topup 250 --live', 'carbon sandbox clock advance 2m', 'carbon sandbox keys --reveal --json | jq -r \'.[] | select(.default=="test") | .secret\'')}`);
+  sandbox
+    .command('status')
+    .description('account, rate, limits, clock, balances and impact')
+    .addHelpText('after', examples('carbon sandbox status', 'carbon sandbox status --json | jq .balances'))
+    .action(action(pick(sandboxModule, 'status')));
+  sandbox
+    .command('topup')
+    .description('add to the balance of the mode (--live or --test); the smallest top-up is $250')
+    .argument('[dollars]', 'dollars, such as 250 or 250.00')
+    .option('--cents <n>', 'the amount in cents instead')
+    .addHelpText('after', examples('carbon sandbox topup 250', 'carbon sandbox topup 1000 --live', 'carbon sandbox topup --cents 25000 --json | jq .available_cents'))
+    .action(action(pick(sandboxModule, 'topup')));
+  const keys = sandbox
+    .command('keys')
+    .description('API keys: list (masked unless --reveal), create, revoke')
+    .addHelpText('after', examples('carbon sandbox keys', 'carbon sandbox keys create --live', 'carbon sandbox keys revoke key_…'));
+  keys
+    .command('list', { isDefault: true })
+    .description('every key, masked unless --reveal')
+    .option('--reveal', 'print the keys in full')
+    .addHelpText('after', examples('carbon sandbox keys', 'carbon sandbox keys --reveal --json | jq -r \'.[] | select(.default=="test") | .secret\''))
+    .action(action(pick(sandboxModule, 'keysList')));
+  keys
+    .command('create')
+    .description('create a key of the mode (--live or --test) and print it in full, once')
+    .option('--read-only', 'reads only: purchases get 403 insufficient_permissions')
+    .addHelpText('after', examples('carbon sandbox keys create', 'KEY=$(carbon sandbox keys create --live)', 'carbon sandbox keys create --read-only --json | jq -r .secret'))
+    .action(action(pick(sandboxModule, 'keysCreate')));
+  keys
+    .command('revoke')
+    .description('revoke a key: it gets 401 from now on')
+    .argument('<id>', 'the key\'s id (key_…), from `carbon sandbox keys`')
+    .addHelpText('after', examples('carbon sandbox keys revoke key_…'))
+    .action(action(pick(sandboxModule, 'keysRevoke')));
+  sandbox
+    .command('account')
+    .description('set the account\'s standing: suspended or unapproved accounts get 403 api_access_inactive')
+    .addArgument(new Argument('<status>', 'the new standing').choices(['active', 'suspended', 'unapproved']))
+    .addHelpText('after', examples('carbon sandbox account suspended', 'carbon sandbox account active'))
+    .action(action(pick(sandboxModule, 'accountStatus')));
+  sandbox
+    .command('rate')
+    .description('set the rate, in thousandths of a cent per kg (4000 = $0.04/kg)')
+    .argument('<millicents>', 'millicents per kg')
+    .addHelpText('after', examples('carbon sandbox rate 4000', 'carbon sandbox rate 4125 --json'))
+    .action(action(pick(sandboxModule, 'rate')));
+  sandbox
+    .command('review-limit')
+    .description('set the automatic review limit: larger live purchases wait for review')
+    .argument('<dollars>', 'dollars, such as 5000; 0 reviews every live purchase')
+    .addHelpText('after', examples('carbon sandbox review-limit 5000', 'carbon sandbox review-limit 0'))
+    .action(action(pick(sandboxModule, 'reviewLimit')));
+  sandbox
+    .command('rate-limit')
+    .description('allow N requests per window per key (429 rate_limited beyond), or off')
+    .argument('<n|off>', 'requests per window, or off')
+    .option('--window <duration>', 'the window, such as 1s or 1m (default: unchanged, 1s at first)')
+    .addHelpText('after', examples('carbon sandbox rate-limit 5 --window 1s', 'carbon sandbox rate-limit 0', 'carbon sandbox rate-limit off'))
+    .action(action(pick(sandboxModule, 'rateLimit')));
+  sandbox
+    .command('review')
+    .description('approve (placed now) or reject (refunded) a live offset waiting for review')
+    .addArgument(new Argument('<decision>', 'approve or reject').choices(['approve', 'reject']))
+    .argument('<id>', 'the offset id (off_…)')
+    .addHelpText('after', examples('carbon sandbox review approve off_…', 'carbon sandbox review reject off_… --json | jq .status'))
+    .action(action(pick(sandboxModule, 'review')));
+  sandbox
+    .command('fail')
+    .description('the order could not be placed: a processing offset is refunded')
+    .argument('<id>', 'the offset id (off_…)')
+    .addHelpText('after', examples('carbon sandbox fail off_…'))
+    .action(action(pick(sandboxModule, 'fail')));
+  const clock = sandbox
+    .command('clock')
+    .description('the model\'s clock: show it, or move it forward to fire placements')
+    .addHelpText('after', examples('carbon sandbox clock', 'carbon sandbox clock advance 2m'));
+  clock
+    .command('show', { isDefault: true })
+    .description('the model\'s time, and how far ahead of real time it is')
+    .addHelpText('after', examples('carbon sandbox clock', 'carbon sandbox clock --json | jq -r .now'))
+    .action(action(pick(sandboxModule, 'clockShow')));
+  clock
+    .command('advance')
+    .description('move the clock forward (test offsets place after 3 s, live after 60 s)')
+    .argument('<duration>', 'such as 90s, 15m, 2h, 1d or 1h30m')
+    .addHelpText('after', examples('carbon sandbox clock advance 90s', 'carbon sandbox clock advance 1d --json'))
+    .action(action(pick(sandboxModule, 'clockAdvance')));
+  sandbox
+    .command('reset')
+    .description('delete every offset, balance and key and start over (asks first on a terminal)')
+    .option('-y, --yes', 'do not ask (required when there is no terminal)')
+    .addHelpText('after', examples('carbon sandbox reset', 'carbon sandbox reset --yes --json | jq .balances'))
+    .action(action(pick(sandboxModule, 'reset')));
+
+  program
+    .command('serve')
+    .description('serve the local model as the HTTP API (a stateful sandbox on a port)')
+    .option('--host <host>', 'interface to listen on', '127.0.0.1')
+    .option('--port <port>', 'port; 0 picks a free one', '4010')
+    .option('--public-url <url>', 'origin used in certificate URLs (default http://HOST:PORT)')
+    .option('--show-keys', 'print the sandbox\'s keys in full (masked otherwise)')
+    .addHelpText('after', `
+On start: a banner on stderr, and one JSON line on stdout for scripts:
+  {"url":"http://127.0.0.1:4010/api/v1","test_key":"ck_test_…abcd","read_only_key":…,"live_key":…,"pid":1234}
+Stops gracefully on Ctrl-C (SIGINT) or SIGTERM, finishing requests in flight, and exits 0.
+${examples('carbon serve', 'carbon serve --port 0 --show-keys | head -1 | jq -r .url', 'CARBON_BASE_URL=http://127.0.0.1:4010/api/v1 CARBON_API_KEY=ck_test_… carbon buy --kg 500')}`)
+    .action(action(() => import('./commands/serve.js')));
 
   return program;
 }

@@ -1,6 +1,7 @@
 import type { Writable } from 'node:stream';
 import type { ErrorEnvelope } from '../api/types.js';
 import { CarbonApiError, CarbonConfigError, CarbonConnectionError, WaitTimeoutError } from '../client/errors.js';
+import { ApiError } from '../service/errors.js';
 import { LedgerError } from '../service/ledger-error.js';
 import { CliError } from './errors.js';
 import { EXIT, exitCodeForStatus } from './exit-codes.js';
@@ -34,6 +35,13 @@ function classify(err: unknown): Reported {
   if (err instanceof CarbonApiError) {
     const param = err.param === undefined ? '' : ` (param: ${err.param})`;
     return { exitCode: exitCodeForStatus(err.status), envelope: err.toJSON(), line: `${err.message}${param}${apiHint(err)}` };
+  }
+  if (err instanceof ApiError) {
+    // The sandbox's own operations (top-up, keys, review…) throw the model's errors directly:
+    // there is no HTTP response in between, but the same status decides the exit code.
+    const body = err.toBody();
+    const param = body.param === undefined ? '' : ` (param: ${body.param})`;
+    return { exitCode: exitCodeForStatus(err.status), envelope: { error: body }, line: `${err.message}${param}` };
   }
   if (err instanceof CliError) {
     const type = err.exitCode === EXIT.usage ? 'invalid_request_error' : err.exitCode === EXIT.auth ? 'authentication_error' : 'api_error';

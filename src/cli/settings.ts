@@ -52,12 +52,21 @@ function wholeNumber(value: string, name: string, min: number, max: number): num
  * Resolves settings with one precedence for everything: flag > environment > profile > default.
  * With no configuration at all: the local engine, test mode, the model's own keys.
  */
-export function resolveSettings(opts: GlobalOptions, env: NodeJS.ProcessEnv = process.env): Settings {
+export function resolveSettings(
+  opts: GlobalOptions,
+  env: NodeJS.ProcessEnv = process.env,
+  options: { allowMissingProfile?: boolean } = {},
+): Settings {
   const paths = resolvePaths(env);
   const config = readConfig(paths.configDir);
-  const profileName = opts.profile ?? env.CARBON_PROFILE ?? config.current_profile ?? DEFAULT_PROFILE;
+  const profileName = opts.profile ?? (env.CARBON_PROFILE || undefined) ?? config.current_profile ?? DEFAULT_PROFILE;
   const profile = config.profiles?.[profileName];
-  if (profile === undefined && (opts.profile !== undefined || env.CARBON_PROFILE !== undefined) && profileName !== DEFAULT_PROFILE) {
+  if (
+    profile === undefined &&
+    !options.allowMissingProfile &&
+    (opts.profile !== undefined || env.CARBON_PROFILE) &&
+    profileName !== DEFAULT_PROFILE
+  ) {
     throw usage(`No profile named "${profileName}".`, 'List profiles with `carbon config list`; create one with `carbon config set --profile NAME ...`.');
   }
 
@@ -99,4 +108,15 @@ export function resolveSettings(opts: GlobalOptions, env: NodeJS.ProcessEnv = pr
     timeoutSeconds: timeoutText === undefined ? undefined : wholeNumber(timeoutText, '--timeout', 1, 86_400),
     allowInsecureHttp: Boolean(opts.allowInsecureHttp) || env.CARBON_ALLOW_INSECURE_HTTP === '1',
   };
+}
+
+/**
+ * Settings for `carbon config`: where the config lives and which profile is meant, nothing more.
+ * Keys, the engine and retries are left out on purpose, so a bad CARBON_API_KEY or a profile
+ * that does not exist yet (`config set --profile staging …` creates it) cannot stop the command
+ * that is there to inspect and fix them.
+ */
+export function resolveConfigSettings(opts: GlobalOptions, env: NodeJS.ProcessEnv = process.env): Settings {
+  const { CARBON_API_KEY: _key, CARBON_BASE_URL: _url, CARBON_MAX_RETRIES: _retries, CARBON_TIMEOUT: _timeout, ...rest } = env;
+  return resolveSettings(opts.profile === undefined ? { local: true } : { profile: opts.profile, local: true }, rest, { allowMissingProfile: true });
 }

@@ -1,0 +1,153 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { maskKey } from '../../service/keys.js';
+import {
+  CONFIG_FILE, CONFIG_KEYS, checkConfigValue, type ConfigData, type ConfigKey, DEFAULT_PROFILE, isConfigKey, type Profile, writeConfig,
+} from '../config-store.js';
+import type { Context } from '../context.js';
+import { CliError, usage } from '../errors.js';
+import { EXIT } from '../exit-codes.js';
+
+/**
+ * `carbon config`: the profiles in config.json. Every subcommand acts on the profile the global
+ * --profile / CARBON_PROFILE names, else the current one. Keys are masked in everything printed
+ * (`get --reveal` is the one deliberate exception), so `config list` can be pasted into a ticket.
+ */
+
+const KEY_NAMES = Object.keys(CONFIG_KEYS) as ConfigKey[];
+const isSecret = (key: ConfigKey) => key === 'test-key' || key === 'live-key';
+
+function configKey(name: string): ConfigKey {
+  if (!isConfigKey(name)) throw usage(`Unknown config key "${name}"; the keys are ${KEY_NAMES.join(', ')}.`);
+  return name;
+}
+
+/** A value as it may be printed: API keys masked. */
+function shown(key: ConfigKey, value: string): string {
+  return isSecret(key) ? maskKey(value) : value;
+}
+
+/** A profile with its keys masked, using the API's snake_case field names (as in config.json). */
+function maskedProfile(profile: Profile): Profile {
+  const out: Profile = { ...profile };
+  if (out.test_key !== undefined) out.test_key = maskKey(out.test_key);
+  if (out.live_key !== undefined) out.live_key = maskKey(out.live_key);
+  return out;
+}
+
+function currentProfile(config: ConfigData): string {
+  return config.current_profile ?? DEFAULT_PROFILE;
+}
+
+function profileLabel(ctx: Context): string {
+  return ctx.settings.profileName === DEFAULT_PROFILE ? 'profile default' : `profile ${ctx.settings.profileName}`;
+}
+
+/** `-` reads the value from stdin (`pass show carbon/test | carbon config set test-key -`): no key in shell history. */
+function readValue(value: string): string {
+  if (value !== '-') return value;
+  const text = readFileSync(0, 'utf8').trim();
+  if (text === '') throw usage('No value on stdin.');
+  return text;
+}
+
+export async function set(ctx: Context, name: string, rawValue: string): Promise<void> {
+  const key = configKey(name);
+  const value = checkConfigValue(key, readValue(rawValue));
+  const profileName = ctx.settings.profileName;
+  await writeConfig(ctx.settings.paths.configDir, (data) => {
+    const profiles = data.profiles ?? {};
+    profiles[profileName] = { ...profiles[profileName], [CONFIG_KEYS[key]]: value };
+    return { ...data, profiles };
+  });
+  ctx.out.info(`Set ${key} of ${profileLabel(ctx)} to ${shown(key, value)}.`);
+}
+
+export async function get(ctx: Context, name: string, flags: { reveal?: boolean }): Promise<void> {
+  const key = configKey(name);
+  const value = ctx.settings.config.profiles?.[ctx.settings.profileName]?.[CONFIG_KEYS[key]];
+  if (value === undefined) {
+    // Exit 5, "not found", so a script can test for it: `carbon config get base-url || …`.
+    throw new CliError(`${key} is not set in ${profileLabel(ctx)}.`, EXIT.notFound, 'config_key_unset', `Set it with \`carbon config set ${key} VALUE\`.`);
+  }
+  const printed = flags.reveal ? value : shown(key, value);
+  if (ctx.out.json) return ctx.out.jsonDocument({ profile: ctx.settings.profileName, key, value: printed });
+  ctx.out.data(printed);
+}
+
+export async function unset(ctx: Context, name: string): Promise<void> {
+  const key = configKey(name);
+  const profileName = ctx.settings.profileName;
+  let had = false;
+  await writeConfig(ctx.settings.paths.configDir, (data) => {
+    const profile = data.profiles?.[profileName];
+    if (profile?.[CONFIG_KEYS[key]] !== undefined) {
+      had = true;
+      delete profile[CONFIG_KEYS[key]];
+    }
+    return data;
+  });
+  ctx.out.info(had ? `Removed ${key} from ${profileLabel(ctx)}.` : `${key} was not set in ${profileLabel(ctx)}; nothing to remove.`);
+}
+
+export async function use(ctx: Context, profileName: string): Promise<void> {
+  const exists = ctx.settings.config.profiles?.[profileName] !== undefined;
+  // A typo here would silently switch every later command to an empty profile (the local
+  // engine, no keys); so only a profile that exists, or the default, can be made current.
+  if (!exists && profileName !== DEFAULT_PROFILE) {
+    throw usage(`No profile named "${profileName}".`, `Create it with \`carbon config set --profile ${profileName} test-key KEY\` (or base-url, mode, live-key).`);
+  }
+  await writeConfig(ctx.settings.paths.configDir, (data) => ({ ...data, current_profile: profileName }));
+  ctx.out.info(`Now using profile ${profileName}.`);
+  if (ctx.env.CARBON_PROFILE) ctx.out.warn(`CARBON_PROFILE=${ctx.env.CARBON_PROFILE} is set in this environment and still wins over the current profile.`);
+}
+
+/** What `config list --json` prints: every profile, keys masked. */
+export interface ConfigListing {
+  config_file: string;
+  current_profile: string;
+  /** The profile this command resolved to (--profile / CARBON_PROFILE / current). */
+  selected_profile: string;
+  profiles: Record<string, Profile>;
+}
+
+export function listing(ctx: Context): ConfigListing {
+  const { config } = ctx.settings;
+  const profiles = Object.fromEntries(Object.entries(config.profiles ?? {}).map(([name, p]) => [name, maskedProfile(p)]));
+  return {
+    config_file: join(ctx.settings.paths.configDir, CONFIG_FILE),
+    current_profile: currentProfile(config),
+    selected_profile: ctx.settings.profileName,
+    profiles,
+  };
+}
+
+export async function list(ctx: Context): Promise<void> {
+  const l = listing(ctx);
+  if (ctx.out.json) return ctx.out.jsonDocument(l);
+  const entries = Object.entries(l.profiles);
+  const fields = (p: Profile) => KEY_NAMES.filter((k) => p[CONFIG_KEYS[k]] !== undefined).map((k) => [k, p[CONFIG_KEYS[k]]!] as const);
+  if (!ctx.out.interactive) {
+    // Plain rows for scripts: profile, key, value; masked like everything else.
+    const rows = entries.flatMap(([name, p]) => fields(p).map(([k, v]) => `${name}\t${k}\t${v}\n`));
+    if (rows.length > 0) ctx.out.stdout.write(rows.join(''));
+  } else if (entries.length === 0) {
+    ctx.out.info(`No profiles in ${l.config_file}: the local engine in test mode, with the sandbox's own keys.`);
+    ctx.out.info('Point at an API with `carbon config set base-url URL` and `carbon config set test-key KEY`.');
+  } else {
+    const paint = await ctx.paint();
+    const lines: string[] = [];
+    for (const [name, p] of entries) {
+      const marks = [name === l.current_profile && 'current', name === l.selected_profile && name !== l.current_profile && 'selected'].filter(Boolean);
+      lines.push(`${paint.bold(name)}${marks.length > 0 ? paint.dim(` (${marks.join(', ')})`) : ''}`);
+      const f = fields(p);
+      if (f.length === 0) lines.push(paint.dim('  (empty)'));
+      for (const [k, v] of f) lines.push(`  ${paint.dim(k.padEnd(8))}  ${v}`);
+    }
+    ctx.out.data(lines.join('\n'));
+    ctx.out.info(paint.dim(l.config_file));
+  }
+  for (const name of ['CARBON_API_KEY', 'CARBON_BASE_URL'] as const) {
+    if (ctx.env[name]) ctx.out.info(`note: ${name} is set in this environment and overrides the profile.`);
+  }
+}

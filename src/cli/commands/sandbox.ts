@@ -1,0 +1,211 @@
+import type { Balance, Mode, Offset } from '../../api/types.js';
+import type { Sandbox } from '../../service/sandbox.js';
+import type { Context } from '../context.js';
+import { CliError, usage } from '../errors.js';
+import { EXIT } from '../exit-codes.js';
+import { print } from '../print.js';
+import { dollars, parseDollars, parseDuration } from '../render/format.js';
+import type { Paint } from '../render/resources.js';
+import {
+  accountCard, accountPlain, clockCard, clockPlain, KEY_COLUMNS, keyCard, keyCells, keyPlain, keyRow, type ShownKey,
+  type SandboxAccount, type SandboxClock, statusCard, statusPlain,
+} from '../render/sandbox.js';
+
+/**
+ * `carbon sandbox …`: what the real service does on its developer page or behind the scenes
+ * (top-ups, keys, account standing, review, failed orders, the clock), on this machine's local
+ * model, the one `carbon serve` serves from the same CARBON_HOME. Each subcommand prints the
+ * object it changed: --json the object itself, a card on a terminal, `field<TAB>value` in a pipe.
+ */
+
+async function open(ctx: Context, what: string): Promise<Sandbox> {
+  ctx.requireLocal(`carbon sandbox ${what}`);
+  return ctx.sandbox();
+}
+
+/** A success note for people, on stderr; silent with --json (the object on stdout says it all). */
+async function note(ctx: Context, text: (paint: Paint) => string): Promise<void> {
+  if (ctx.out.json) return;
+  ctx.out.info(text(await ctx.paint('stderr')));
+}
+
+function wholeNumber(value: string, what: string): number {
+  if (!/^\d+$/.test(value.trim())) throw usage(`${what} must be a whole number, not "${value}".`);
+  return Number(value);
+}
+
+function durationArg(value: string, what: string): number {
+  const ms = parseDuration(value);
+  if (ms === null) throw usage(`${what} must be a duration such as 90s, 15m, 2h, 1d or 1h30m, not "${value}".`);
+  return ms;
+}
+
+function account(sandbox: Sandbox): SandboxAccount {
+  return sandbox.status().account;
+}
+
+function clock(sandbox: Sandbox): SandboxClock {
+  return sandbox.status().clock;
+}
+
+export async function status(ctx: Context): Promise<void> {
+  const sandbox = await open(ctx, 'status');
+  await print(ctx, sandbox.status(), statusCard, statusPlain);
+}
+
+export async function topup(ctx: Context, amount: string | undefined, flags: { cents?: string }): Promise<void> {
+  if ((amount === undefined) === (flags.cents === undefined)) {
+    throw usage('Give the amount in dollars (`carbon sandbox topup 250`) or in cents (`--cents 25000`), one of the two.');
+  }
+  let cents: number;
+  if (flags.cents !== undefined) cents = wholeNumber(flags.cents, '--cents');
+  else {
+    const parsed = parseDollars(amount!);
+    if (parsed === null) throw usage(`The top-up must be dollars with at most two decimals, such as 250 or 250.00, not "${amount}".`);
+    cents = parsed;
+  }
+  const sandbox = await open(ctx, 'topup');
+  const mode: Mode = ctx.settings.mode;
+  const available = sandbox.topUp(mode, cents);
+  // The API's own Balance object, so `carbon sandbox topup 250 --json | jq .available_cents`
+  // reads like `carbon balance --json`.
+  const balance: Balance = {
+    object: 'balance',
+    livemode: mode === 'live',
+    available_cents: available,
+    currency: 'usd',
+    rate_millicents_per_kg: account(sandbox).rate,
+  };
+  await note(ctx, (p) => `${p.green('✓')} Topped up ${dollars(cents)} (${mode === 'live' ? p.red('live') : p.cyan('test')} balance).`);
+  await print(ctx, balance);
+}
+
+/** The keys as printed: masked, or (--reveal) with the full text this machine keeps for each. */
+function shownKeys(sandbox: Sandbox, reveal: boolean): ShownKey[] {
+  return sandbox.keys().map((k) => {
+    if (!reveal) return k;
+    const secret = sandbox.secret(k.id);
+    return secret === undefined ? k : { ...k, secret };
+  });
+}
+
+export async function keysList(ctx: Context, flags: { reveal?: boolean }): Promise<void> {
+  const sandbox = await open(ctx, 'keys');
+  const keys = shownKeys(sandbox, Boolean(flags.reveal));
+  if (ctx.out.json) return ctx.out.jsonDocument(keys);
+  if (!ctx.out.interactive) {
+    if (keys.length > 0) ctx.out.stdout.write(keys.map((k) => `${keyRow(k)}\n`).join(''));
+    return;
+  }
+  const paint = await ctx.paint();
+  const { default: Table } = await import('cli-table3');
+  const table = new Table({
+    head: KEY_COLUMNS.map((c) => paint.dim(c)),
+    style: { head: [], border: [], compact: true, 'padding-left': 0, 'padding-right': 2 },
+    chars: { top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '', left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: '' },
+  });
+  for (const k of keys) table.push(keyCells(k, paint));
+  ctx.out.data(table.toString());
+  if (!flags.reveal) ctx.out.info(paint.dim('Keys are masked; add --reveal to print them in full.'));
+}
+
+export async function keysCreate(ctx: Context, flags: { readOnly?: boolean }): Promise<void> {
+  const sandbox = await open(ctx, 'keys create');
+  const created = sandbox.createKey(ctx.settings.mode, flags.readOnly ? 'read_only' : 'purchase');
+  const key = sandbox.keys().find((k) => k.id === created.id)!;
+  const shown: ShownKey = { ...key, secret: created.secret };
+  if (ctx.out.json) return ctx.out.jsonDocument(shown);
+  const paint = await ctx.paint('stderr');
+  ctx.out.info(
+    `${paint.green('✓')} Created ${key.mode} key ${key.id} with ${key.permission === 'read_only' ? 'read-only' : 'purchase'} access. ` +
+      'It is printed in full only here (and by `carbon sandbox keys --reveal` on this machine).',
+  );
+  // The full key alone on stdout, so `KEY=$(carbon sandbox keys create)` captures it.
+  ctx.out.data(created.secret);
+}
+
+export async function keysRevoke(ctx: Context, id: string): Promise<void> {
+  const sandbox = await open(ctx, 'keys revoke');
+  sandbox.revokeKey(id);
+  const key = sandbox.keys().find((k) => k.id === id)!;
+  await note(ctx, (p) =>
+    `${p.green('✓')} Revoked ${id}.` +
+      (key.default === null ? '' : ` It was the sandbox's default ${key.default.replace('_', '-')} key: local commands that use it now get 401 (exit 4); \`carbon sandbox keys create\` makes a new one.`),
+  );
+  await print(ctx, key as ShownKey, keyCard, keyPlain);
+}
+
+export const ACCOUNT_STATUSES = ['active', 'suspended', 'unapproved'] as const;
+
+export async function accountStatus(ctx: Context, value: string): Promise<void> {
+  if (!(ACCOUNT_STATUSES as readonly string[]).includes(value)) throw usage(`The account status is one of ${ACCOUNT_STATUSES.join(', ')}, not "${value}".`);
+  const sandbox = await open(ctx, 'account');
+  sandbox.setStatus(value as (typeof ACCOUNT_STATUSES)[number]);
+  await note(ctx, (p) => `${p.green('✓')} The account is ${value}${value === 'active' ? '' : ': every request now gets 403 api_access_inactive (exit 4)'}.`);
+  await print(ctx, account(sandbox), accountCard, accountPlain);
+}
+
+export async function rate(ctx: Context, value: string): Promise<void> {
+  const millicents = wholeNumber(value, 'The rate (millicents per kg)');
+  const sandbox = await open(ctx, 'rate');
+  sandbox.setRate(millicents);
+  await print(ctx, account(sandbox), accountCard, accountPlain);
+}
+
+export async function reviewLimit(ctx: Context, value: string): Promise<void> {
+  const cents = parseDollars(value);
+  if (cents === null) throw usage(`The review limit must be dollars with at most two decimals, such as 5000 or 0, not "${value}".`);
+  const sandbox = await open(ctx, 'review-limit');
+  sandbox.setReviewLimit(cents);
+  await print(ctx, account(sandbox), accountCard, accountPlain);
+}
+
+export async function rateLimit(ctx: Context, value: string, flags: { window?: string }): Promise<void> {
+  const requests = value === 'off' ? null : wholeNumber(value, 'The rate limit (requests per window, or off)');
+  const windowMs = flags.window === undefined ? undefined : durationArg(flags.window, '--window');
+  const sandbox = await open(ctx, 'rate-limit');
+  // Without --window the current window stays: `rate-limit 10` after `--window 1m` means 10 a minute.
+  sandbox.setRateLimit(requests, windowMs ?? account(sandbox).rate_limit_window_ms);
+  await print(ctx, account(sandbox), accountCard, accountPlain);
+}
+
+export async function review(ctx: Context, decision: string, id: string): Promise<void> {
+  if (decision !== 'approve' && decision !== 'reject') throw usage(`The decision is approve or reject, not "${decision}".`);
+  const sandbox = await open(ctx, 'review');
+  const offset: Offset = decision === 'approve' ? sandbox.approve(id) : sandbox.reject(id);
+  await note(ctx, (p) => (decision === 'approve' ? `${p.green('✓')} Approved ${id}: placed.` : `${p.yellow('✓')} Rejected ${id}: refunded, the charge returned.`));
+  await print(ctx, offset);
+}
+
+export async function fail(ctx: Context, id: string): Promise<void> {
+  const sandbox = await open(ctx, 'fail');
+  const offset = sandbox.fail(id);
+  await note(ctx, (p) => `${p.yellow('✓')} ${id} could not be placed: refunded, the charge returned.`);
+  await print(ctx, offset);
+}
+
+export async function clockShow(ctx: Context): Promise<void> {
+  const sandbox = await open(ctx, 'clock');
+  await print(ctx, clock(sandbox), clockCard, clockPlain);
+}
+
+export async function clockAdvance(ctx: Context, value: string): Promise<void> {
+  const ms = durationArg(value, 'The duration');
+  const sandbox = await open(ctx, 'clock advance');
+  sandbox.advanceClock(ms);
+  await print(ctx, clock(sandbox), clockCard, clockPlain);
+}
+
+export async function reset(ctx: Context, flags: { yes?: boolean }): Promise<void> {
+  const sandbox = await open(ctx, 'reset');
+  if (!flags.yes) {
+    const what = `every offset, balance and key of the local sandbox in ${sandbox.dir}`;
+    // A script is never prompted: without a terminal to ask on, only --yes may delete.
+    if (!(process.stdin.isTTY && ctx.out.stderrInteractive)) throw usage(`carbon sandbox reset deletes ${what}.`, 'Add --yes to do it without a prompt.');
+    const { confirmPrompt } = await import('../prompt.js');
+    if (!(await confirmPrompt(ctx.out, `Delete ${what}?`))) throw new CliError('Cancelled; nothing was deleted.', EXIT.failure, 'cancelled');
+  }
+  sandbox.reset();
+  await note(ctx, (p) => `${p.green('✓')} The sandbox starts over: a fresh account with new test, live and read-only keys.`);
+  await print(ctx, sandbox.status(), statusCard, statusPlain);
+}

@@ -1,0 +1,118 @@
+import type { Sandbox } from '../../service/sandbox.js';
+import { maskKey } from '../../service/keys.js';
+import type { Context } from '../context.js';
+import { CliError, usage } from '../errors.js';
+import { EXIT } from '../exit-codes.js';
+
+export interface ServeFlags {
+  host?: string;
+  port?: string;
+  publicUrl?: string;
+  showKeys?: boolean;
+}
+
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 4010;
+
+/** The line a script reads from stdout (exactly one), to learn where the server is and its keys. */
+export interface ServeReady {
+  url: string;
+  test_key: string | null;
+  read_only_key: string | null;
+  live_key: string | null;
+  pid: number;
+}
+
+function port(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_PORT;
+  const n = /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!(n >= 0 && n <= 65_535)) throw usage(`--port must be a port number from 0 to 65535 (0 picks a free one), not "${value}".`);
+  return n;
+}
+
+function publicUrl(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw usage(`--public-url must be a URL such as https://sandbox.example.com, not "${value}".`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw usage('--public-url must be an http(s) URL.');
+  return value.replace(/\/+$/, '');
+}
+
+const isLoopback = (host: string) => host === 'localhost' || host === '::1' || /^127\./.test(host);
+
+/**
+ * The key the banner shows for a role: the account's starting key while it is active, else the
+ * newest active key with that mode and access (the starting one may have been revoked), else none.
+ */
+export function keyFor(sandbox: Sandbox, role: 'test' | 'live' | 'read_only'): string | null {
+  const keys = sandbox.keys().filter((k) => k.revoked === null);
+  const starting = keys.find((k) => k.default === role);
+  const match = (k: (typeof keys)[number]) =>
+    role === 'read_only' ? k.permission === 'read_only' && k.mode === 'test' : k.permission === 'purchase' && k.mode === role;
+  const chosen = starting ?? keys.filter(match).at(-1);
+  return chosen === undefined ? null : (sandbox.secret(chosen.id) ?? null);
+}
+
+/**
+ * `carbon serve`: the local model as the HTTP API, from the same data directory as the local
+ * engine. Resolves when SIGINT or SIGTERM has closed the server gracefully; main.ts then exits 0.
+ */
+export async function run(ctx: Context, flags: ServeFlags): Promise<void> {
+  const host = flags.host ?? DEFAULT_HOST;
+  const options = { host, port: port(flags.port), publicUrl: publicUrl(flags.publicUrl) };
+  const { startServer, closeOnSignals } = await import('../../server/server.js');
+  const log = (line: string) => ctx.out.info(line);
+  let server: Awaited<ReturnType<typeof startServer>>;
+  try {
+    server = await startServer({
+      host: options.host,
+      port: options.port,
+      dataDir: ctx.settings.paths.dataDir,
+      ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
+      log,
+    });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') {
+      throw new CliError(`Port ${options.port} on ${host} is already in use.`, EXIT.failure, 'address_in_use', 'Pick another with --port, or --port 0 for a free one.');
+    }
+    if (code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+      throw new CliError(`Cannot listen on ${host}:${options.port} (${code}).`, EXIT.failure, 'listen_failed', 'Try --host 127.0.0.1 and a port above 1023.');
+    }
+    throw err;
+  }
+
+  // Registered before anything is printed: a script that reads the line and signals at once
+  // must get a graceful close, not Node's default death by signal.
+  const closed = new Promise<void>((resolve) => closeOnSignals(server, { log, onClosed: resolve }));
+
+  const full = {
+    test: keyFor(server.sandbox, 'test'),
+    read_only: keyFor(server.sandbox, 'read_only'),
+    live: keyFor(server.sandbox, 'live'),
+  };
+  const show = (key: string | null) => (key === null ? null : flags.showKeys ? key : maskKey(key));
+  const ready: ServeReady = { url: server.url, test_key: show(full.test), read_only_key: show(full.read_only), live_key: show(full.live), pid: process.pid };
+
+  const paint = await ctx.paint('stderr');
+  const example = `CARBON_BASE_URL=${server.url} CARBON_API_KEY=${full.test === null ? '<test key>' : flags.showKeys ? full.test : '$(carbon sandbox keys --reveal --json | jq -r \'.[] | select(.default=="test") | .secret\')'} carbon buy --kg 500`;
+  const lines = [
+    '',
+    `${paint.green('●')} carbon sandbox API at ${paint.bold(server.url)}`,
+    `  test key       ${ready.test_key ?? paint.dim('none (carbon sandbox keys create)')}`,
+    `  read-only key  ${ready.read_only_key ?? paint.dim('none (carbon sandbox keys create --read-only)')}`,
+    `  live key       ${ready.live_key ?? paint.dim('none (carbon sandbox keys create --live)')}`,
+  ];
+  if (!flags.showKeys) lines.push(paint.dim('  (masked: add --show-keys, or run `carbon sandbox keys --reveal` with the same CARBON_HOME)'));
+  lines.push(`  data           ${ctx.settings.paths.dataDir}`, '', `  Try: ${example}`, paint.dim('  Ctrl-C stops it.'), '');
+  ctx.out.info(lines.join('\n'));
+  if (!isLoopback(host)) ctx.out.warn(`serving on ${host}, not a loopback address: anyone who can reach it can use the sandbox's keys.`);
+  // The one line of data: what a script needs to drive the server.
+  ctx.out.stdout.write(`${JSON.stringify(ready)}\n`);
+
+  await closed;
+}

@@ -1,0 +1,145 @@
+import type { SandboxKey, SandboxStatus } from '../../service/sandbox.js';
+import { dollars, grouped, kg, ratePerKg, when } from './format.js';
+import { modeText, type Paint, plainFields } from './resources.js';
+
+/**
+ * The sandbox's objects as text: a card for a terminal, `field<TAB>value` lines (raw values,
+ * the JSON's own names, dotted for nesting) for a pipe. Pure: values in, text out.
+ */
+
+export type SandboxAccount = SandboxStatus['account'];
+export interface SandboxClock {
+  now: string;
+  offset_ms: number;
+}
+
+/** 90000 → "1m30s"; 0 → "0s". For people; the JSON keeps milliseconds. */
+export function duration(ms: number): string {
+  if (ms === 0) return '0s';
+  const units: Array<[string, number]> = [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000], ['ms', 1]];
+  let rest = ms;
+  let out = '';
+  for (const [unit, size] of units) {
+    const n = Math.floor(rest / size);
+    if (n > 0) {
+      out += `${n}${unit}`;
+      rest -= n * size;
+    }
+  }
+  return out;
+}
+
+function card(rows: Array<[string, string]>, paint: Paint): string {
+  const width = Math.max(...rows.map(([label]) => label.length));
+  return `${rows.map(([label, value]) => `${paint.dim(label.padEnd(width))}  ${value}`).join('\n')}\n`;
+}
+
+function accountStatusText(status: SandboxAccount['status'], paint: Paint): string {
+  return status === 'active' ? paint.green(status) : paint.red(status);
+}
+
+function rateLimitText(a: SandboxAccount): string {
+  return a.rate_limit_requests === null ? 'off' : `${grouped(a.rate_limit_requests)} requests per ${duration(a.rate_limit_window_ms)} per key`;
+}
+
+function accountRows(a: SandboxAccount, paint: Paint): Array<[string, string]> {
+  return [
+    ['account', accountStatusText(a.status, paint)],
+    ['rate', ratePerKg(a.rate)],
+    ['review limit', `${dollars(a.review_limit_cents)} (larger live purchases wait for review)`],
+    ['rate limit', rateLimitText(a)],
+  ];
+}
+
+export function accountCard(a: SandboxAccount, paint: Paint): string {
+  return card(accountRows(a, paint), paint);
+}
+
+export function accountPlain(a: SandboxAccount): string {
+  return plainFields(Object.entries(a) as Array<[string, string | number | null]>);
+}
+
+export function clockCard(c: SandboxClock, paint: Paint): string {
+  return card([['now', when(c.now)], ['ahead by', c.offset_ms === 0 ? 'nothing (real time)' : duration(c.offset_ms)]], paint);
+}
+
+export function clockPlain(c: SandboxClock): string {
+  return plainFields([['now', c.now], ['offset_ms', c.offset_ms]]);
+}
+
+export function statusCard(s: SandboxStatus, paint: Paint): string {
+  const impact = (m: 'test' | 'live') => `${kg(s.impact[m].placed_kg)} placed, ${kg(s.impact[m].processing_kg)} processing, ${grouped(s.impact[m].offsets)} offsets`;
+  return card(
+    [
+      ...accountRows(s.account, paint),
+      ['clock', `${when(s.clock.now)}${s.clock.offset_ms === 0 ? '' : paint.dim(` (${duration(s.clock.offset_ms)} ahead)`)}`],
+      [`balance ${modeText(false, paint)}`, dollars(s.balances.test)],
+      [`balance ${modeText(true, paint)}`, dollars(s.balances.live)],
+      [`impact ${modeText(false, paint)}`, impact('test')],
+      [`impact ${modeText(true, paint)}`, impact('live')],
+    ],
+    paint,
+  );
+}
+
+export function statusPlain(s: SandboxStatus): string {
+  const fields: Array<[string, string | number | null]> = [
+    ...(Object.entries(s.account).map(([k, v]) => [`account.${k}`, v]) as Array<[string, string | number | null]>),
+    ['clock.now', s.clock.now],
+    ['clock.offset_ms', s.clock.offset_ms],
+    ['balances.test', s.balances.test],
+    ['balances.live', s.balances.live],
+  ];
+  for (const mode of ['test', 'live'] as const) {
+    for (const [k, v] of Object.entries(s.impact[mode])) fields.push([`impact.${mode}.${k}`, v]);
+  }
+  return plainFields(fields);
+}
+
+/** A key as printed: masked, or with its full text when the user asked to reveal it. */
+export type ShownKey = SandboxKey & { secret?: string };
+
+export const KEY_COLUMNS = ['ID', 'KEY', 'MODE', 'ACCESS', 'DEFAULT', 'CREATED', 'REVOKED'] as const;
+
+/** One plain row: raw values, tab-separated, the full key in place of the masked one when revealed. */
+export function keyRow(k: ShownKey): string {
+  return [k.id, k.secret ?? k.masked, k.mode, k.permission, k.default ?? '', k.created, k.revoked ?? ''].join('\t');
+}
+
+export function keyCells(k: ShownKey, paint: Paint): string[] {
+  return [
+    k.id,
+    k.revoked === null ? (k.secret ?? k.masked) : paint.dim(k.secret ?? k.masked),
+    modeText(k.mode === 'live', paint),
+    k.permission === 'read_only' ? 'read-only' : 'purchase',
+    k.default ?? paint.dim('—'),
+    when(k.created),
+    k.revoked === null ? paint.dim('—') : paint.red(when(k.revoked)),
+  ];
+}
+
+export function keyCard(k: ShownKey, paint: Paint): string {
+  return card(
+    [
+      ['id', paint.bold(k.id)],
+      ['key', k.secret ?? k.masked],
+      ['mode', modeText(k.mode === 'live', paint)],
+      ['access', k.permission === 'read_only' ? 'read-only' : 'purchase'],
+      ['created', when(k.created)],
+      ['revoked', k.revoked === null ? paint.dim('—') : paint.red(when(k.revoked))],
+    ],
+    paint,
+  );
+}
+
+export function keyPlain(k: ShownKey): string {
+  return plainFields([
+    ['id', k.id],
+    ['key', k.secret ?? k.masked],
+    ['mode', k.mode],
+    ['permission', k.permission],
+    ['default', k.default],
+    ['created', k.created],
+    ['revoked', k.revoked],
+  ]);
+}
