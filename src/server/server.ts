@@ -320,7 +320,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         certificate(res, svc, cert[1]!);
         return;
       }
-      if ((path === '/' || path === API_PREFIX || path === `${API_PREFIX}/`) && (upper === 'GET' || upper === 'HEAD')) {
+      // Only at `/`: under /api/v1 everything is the service's, so both engines answer alike.
+      if (path === '/' && (upper === 'GET' || upper === 'HEAD')) {
         index(res);
         return;
       }

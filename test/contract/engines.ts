@@ -1,0 +1,168 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { API_PREFIX, type ApiRequest, type ApiResponse } from '../../src/api/types.js';
+import { CarbonClient } from '../../src/client/client.js';
+import { HttpTransport } from '../../src/client/http-transport.js';
+import type { RetryPolicy } from '../../src/client/retry.js';
+import { LocalTransport, type Transport } from '../../src/client/transport.js';
+import { Sandbox } from '../../src/service/sandbox.js';
+import type { Exchange } from '../support/openapi.js';
+import { type ServerProcess, startServerProcess } from '../support/server-process.js';
+
+/**
+ * The two engines the contract suite runs on. Each is a data directory with the service behind
+ * a Transport: in this process (`local`), or a `carbon serve` child process over HTTP (`http`).
+ * Sandbox operations (top-ups, the clock, failures, the rate limit) go through a second
+ * `Sandbox.open` on the same directory, as `carbon sandbox …` in another shell would: the
+ * service re-reads the account on every request, so this works across processes.
+ */
+
+export type EngineKind = 'local' | 'http';
+
+export interface RawRequest {
+  method: string;
+  /** Relative to /api/v1 (`/offsets`), or absolute from the origin when it does not start with `/`… use `fullPath`. */
+  path: string;
+  /** Use this path as is, without the /api/v1 prefix. */
+  fullPath?: boolean;
+  query?: Record<string, string | string[]>;
+  headers?: Record<string, string>;
+  /** `undefined` sends the default key; `null` sends no Authorization header. */
+  key?: string | null;
+  /** A string is sent as is; anything else as JSON. */
+  body?: unknown;
+}
+
+export interface Keys {
+  test: string;
+  live: string;
+  readOnly: string;
+}
+
+export interface ClientSettings {
+  retry?: Partial<RetryPolicy>;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export interface Engine {
+  kind: EngineKind;
+  dataDir: string;
+  /** The origin certificate URLs point at. */
+  origin: string;
+  /** A handle on the same data directory, for sandbox operations. */
+  sandbox: Sandbox;
+  /** The account's starting keys (they change on reset). */
+  keys(): Keys;
+  /** A typed client with the given key; no retries unless asked for, so errors show at once. */
+  client(key: string, settings?: ClientSettings): CarbonClient;
+  /** One request as given, through the same transport; the default key is the test key. */
+  raw<T = unknown>(request: RawRequest): Promise<ApiResponse<T>>;
+  /** Every response the engine gave, for the OpenAPI check. */
+  exchanges: Exchange[];
+  /** Back to a fresh account (new keys, a fresh balance, no offsets, the clock at zero offset). */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+/** Wraps a transport to keep a copy of every exchange. */
+class RecordingTransport implements Transport {
+  constructor(
+    private readonly inner: Transport,
+    private readonly log: Exchange[],
+  ) {}
+
+  async request(request: ApiRequest): Promise<ApiResponse> {
+    const response = await this.inner.request(request);
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(response.headers)) headers[name.toLowerCase()] = value;
+    this.log.push({ method: request.method, path: request.path, status: response.status, headers, body: response.body });
+    return response;
+  }
+}
+
+function toApiRequest(r: RawRequest, defaultKey: string): ApiRequest {
+  const headers: Record<string, string> = {};
+  const key = r.key === undefined ? defaultKey : r.key;
+  if (key !== null) headers.authorization = `Bearer ${key}`;
+  let body = '';
+  if (r.body !== undefined) {
+    body = typeof r.body === 'string' ? r.body : JSON.stringify(r.body);
+    headers['content-type'] = 'application/json';
+  }
+  for (const [name, value] of Object.entries(r.headers ?? {})) headers[name.toLowerCase()] = value;
+  return { method: r.method, path: r.fullPath ? r.path : `${API_PREFIX}${r.path}`, query: r.query ?? {}, headers, body };
+}
+
+function readKeys(sandbox: Sandbox): Keys {
+  const test = sandbox.defaultKey('test');
+  const live = sandbox.defaultKey('live');
+  const readOnly = sandbox.defaultKey('read_only');
+  if (!test || !live || !readOnly) throw new Error('the sandbox is missing a starting key');
+  return { test, live, readOnly };
+}
+
+function makeEngine(
+  kind: EngineKind,
+  dataDir: string,
+  origin: string,
+  transport: Transport,
+  stop: () => Promise<void>,
+): Engine {
+  const sandbox = Sandbox.open(dataDir);
+  const exchanges: Exchange[] = [];
+  const recording = new RecordingTransport(transport, exchanges);
+  let keys = readKeys(sandbox);
+  return {
+    kind,
+    dataDir,
+    origin,
+    sandbox,
+    exchanges,
+    keys: () => keys,
+    client: (key, settings = {}) =>
+      new CarbonClient({
+        apiKey: key,
+        transport: recording,
+        retry: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 5, ...settings.retry },
+        ...(settings.sleep ? { sleep: settings.sleep } : {}),
+      }),
+    raw: async <T>(request: RawRequest) => (await recording.request(toApiRequest(request, keys.test))) as ApiResponse<T>,
+    reset() {
+      sandbox.reset();
+      keys = readKeys(sandbox);
+    },
+    async close() {
+      sandbox.close();
+      await stop();
+    },
+  };
+}
+
+/** The in-process engine: the service over its own handle on the data directory. */
+export async function startLocalEngine(): Promise<Engine> {
+  const home = mkdtempSync(join(tmpdir(), 'carbon-contract-local-'));
+  const dataDir = join(home, 'data');
+  const serving = Sandbox.open(dataDir);
+  const origin = 'http://127.0.0.1:4010';
+  const transport = new LocalTransport(serving.service({ publicBaseUrl: origin }));
+  return makeEngine('local', dataDir, origin, transport, async () => {
+    serving.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+}
+
+/** The served engine: a `carbon serve` child process, reached over HTTP. */
+export async function startHttpEngine(): Promise<Engine & { server: ServerProcess }> {
+  const server = await startServerProcess();
+  const transport = new HttpTransport({ baseUrl: server.url, timeoutMs: 10_000 });
+  const engine = makeEngine('http', server.dataDir, server.origin, transport, async () => {
+    const { code, signal } = await server.stop('SIGTERM');
+    if (code !== 0) throw new Error(`the server exited with ${code ?? signal}; stderr:\n${server.stderr()}`);
+  });
+  return Object.assign(engine, { server });
+}
+
+export function startEngine(kind: EngineKind): Promise<Engine> {
+  return kind === 'local' ? startLocalEngine() : startHttpEngine();
+}

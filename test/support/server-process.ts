@@ -1,0 +1,174 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ServeOptions } from '../../src/server/server.js';
+
+/**
+ * A `carbon serve` in a child process, for tests that need a real server across a process
+ * boundary (the contract suite's HTTP side, SIGTERM). Two ways to start it:
+ *
+ * - `binary`: `node bin/carbon.js serve --host 127.0.0.1 --port 0` with CARBON_HOME set, exactly
+ *   as a user runs it (needs `npm run build`; it prints one JSON line with the URL on stdout).
+ * - `bundle`: src/server/server.ts bundled with esbuild into a temporary directory and started
+ *   by a tiny script. Always the current source, no build step; it also takes ServeOptions
+ *   the CLI has no flags for (small timeouts, a small body limit).
+ *
+ * Both use the same layout: CARBON_HOME=<home>, data directory <home>/data (as the CLI does).
+ */
+
+export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export type ServerLauncher = 'binary' | 'bundle';
+
+export interface ServerProcess {
+  url: string;
+  origin: string;
+  home: string;
+  dataDir: string;
+  child: ChildProcess;
+  launcher: ServerLauncher;
+  /** Everything the server wrote to stderr so far (the access log). */
+  stderr(): string;
+  /** Sends `signal` and waits for the exit; SIGKILL after `timeoutMs`. */
+  stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export interface StartOptions {
+  /** A home to reuse; a fresh temporary one otherwise (removed by stop()). */
+  home?: string;
+  launcher?: ServerLauncher;
+  /** Only for the bundle launcher: extra ServeOptions. */
+  serve?: Partial<Omit<ServeOptions, 'log' | 'dataDir' | 'host' | 'port'>>;
+  /** How long to wait for the server to say it is listening. */
+  startTimeoutMs?: number;
+}
+
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
+/**
+ * Which launcher tests use unless told: CARBON_TEST_SERVER=binary|bundle, else the binary when
+ * the CLI has been built with a `serve` command, else the bundle.
+ */
+export function defaultLauncher(): ServerLauncher {
+  const chosen = process.env.CARBON_TEST_SERVER;
+  if (chosen === 'binary' || chosen === 'bundle') return chosen;
+  return existsSync(join(REPO_ROOT, 'dist', 'cli.js')) && existsSync(join(REPO_ROOT, 'src', 'cli', 'commands', 'serve.ts')) ? 'binary' : 'bundle';
+}
+
+let bundle: Promise<string> | null = null;
+
+/** Builds src/server/server.ts and its runner script once per test process; returns the runner's path. */
+function serverBundle(): Promise<string> {
+  bundle ??= (async () => {
+    const { build } = await import('esbuild');
+    const dir = mkdtempSync(join(tmpdir(), 'carbon-serve-bundle-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    // better-sqlite3 is native: keep it external, by absolute path, since the bundle lives outside the repo.
+    const sqlite = createRequire(join(REPO_ROOT, 'package.json')).resolve('better-sqlite3');
+    await build({
+      entryPoints: [join(REPO_ROOT, 'src/server/server.ts')],
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      outfile: join(dir, 'server.mjs'),
+      logLevel: 'warning',
+      plugins: [{ name: 'native-external', setup: (b) => void b.onResolve({ filter: /^better-sqlite3$/ }, () => ({ path: sqlite, external: true })) }],
+    });
+    const runner = join(dir, 'run.mjs');
+    writeFileSync(
+      runner,
+      `import { closeOnSignals, startServer } from './server.mjs';
+const log = (line) => process.stderr.write(line + '\\n');
+const extra = JSON.parse(process.env.CARBON_TEST_SERVE_OPTIONS || '{}');
+const server = await startServer({ host: '127.0.0.1', port: 0, dataDir: process.env.CARBON_TEST_DATA_DIR, log, ...extra });
+process.stdout.write(JSON.stringify({ url: server.url, origin: server.origin, data_dir: server.dataDir, pid: process.pid }) + '\\n');
+closeOnSignals(server, { log });
+`,
+    );
+    return runner;
+  })();
+  return bundle;
+}
+
+/** Starts a server child process and resolves once it prints its URL. */
+export async function startServerProcess(options: StartOptions = {}): Promise<ServerProcess> {
+  const launcher = options.launcher ?? defaultLauncher();
+  const ownHome = options.home === undefined;
+  const home = options.home ?? mkdtempSync(join(tmpdir(), 'carbon-serve-'));
+  const dataDir = join(home, 'data');
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+
+  const env: NodeJS.ProcessEnv = { ...process.env, CARBON_HOME: home, NO_COLOR: '1', FORCE_COLOR: '0' };
+  let args: string[];
+  if (launcher === 'binary') {
+    if (options.serve && Object.keys(options.serve).length > 0) throw new Error('serve options need the bundle launcher');
+    args = [join(REPO_ROOT, 'bin', 'carbon.js'), 'serve', '--host', '127.0.0.1', '--port', '0'];
+  } else {
+    args = [await serverBundle()];
+    env.CARBON_TEST_DATA_DIR = dataDir;
+    env.CARBON_TEST_SERVE_OPTIONS = JSON.stringify(options.serve ?? {});
+  }
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'], cwd: REPO_ROOT });
+  live.add(child);
+  let err = '';
+  let out = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => {
+      live.delete(child);
+      resolve({ code, signal });
+    }),
+  );
+
+  const started = await new Promise<{ url: string; origin?: string; data_dir?: string }>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the server (${launcher}) did not start within ${options.startTimeoutMs ?? 20_000} ms; stderr:\n${err}`));
+    }, options.startTimeoutMs ?? 20_000);
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      for (const line of out.split('\n').slice(0, -1)) {
+        try {
+          const parsed = JSON.parse(line) as { url?: unknown };
+          if (typeof parsed.url === 'string') {
+            clearTimeout(timer);
+            resolve(parsed as { url: string });
+            return;
+          }
+        } catch {
+          // Not the JSON line; keep reading.
+        }
+      }
+    });
+    void exited.then(({ code, signal }) => {
+      clearTimeout(timer);
+      reject(new Error(`the server (${launcher}) exited (${code ?? signal}) before listening; stderr:\n${err}`));
+    });
+  });
+
+  const origin = started.origin ?? new URL(started.url).origin;
+  return {
+    url: started.url,
+    origin,
+    home,
+    dataDir: started.data_dir ?? dataDir,
+    child,
+    launcher,
+    stderr: () => err,
+    async stop(signal = 'SIGTERM', timeoutMs = 10_000) {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      const result = await exited;
+      clearTimeout(timer);
+      if (ownHome) rmSync(home, { recursive: true, force: true });
+      return result;
+    },
+  };
+}
