@@ -1,0 +1,179 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, inject } from 'vitest';
+import { maskKey } from '../../src/service/keys.js';
+
+/**
+ * Runs the built binary as a user or a script would: a fresh CARBON_HOME, an environment with
+ * nothing of the developer's (no CARBON_*, no colour variables unless a test sets them), stdout
+ * and stderr as pipes (so: not a terminal), and the outcome as {stdout, stderr, exitCode}.
+ */
+
+export interface Run {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+}
+
+export interface RunOptions {
+  /** CARBON_HOME; required so that no test can touch the developer's real config. */
+  home: string;
+  /** Added to the base environment; undefined removes a variable. */
+  env?: Record<string, string | undefined>;
+  /** Written to stdin, which is then closed. Without it stdin is closed at once. */
+  input?: string;
+  /** Milliseconds before the command is killed (and the test fails on its output). */
+  timeout?: number;
+}
+
+export const BIN = (): string => inject('carbonBin');
+
+/** The environment every run starts from: enough to run node, and nothing that changes carbon. */
+export function baseEnv(home: string, extra: Record<string, string | undefined> = {}): Record<string, string> {
+  const env: Record<string, string | undefined> = {
+    PATH: process.env.PATH,
+    HOME: home,
+    LANG: 'C.UTF-8',
+    TMPDIR: process.env.TMPDIR ?? tmpdir(),
+    CARBON_HOME: home,
+    FORCE_COLOR: '0',
+    ...extra,
+  };
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
+export async function carbon(args: string[], options: RunOptions): Promise<Run> {
+  const r = await execa(process.execPath, [BIN(), ...args], {
+    env: baseEnv(options.home, options.env),
+    extendEnv: false,
+    reject: false,
+    stripFinalNewline: false,
+    ...(options.input === undefined ? { stdin: 'ignore' as const } : { input: options.input }),
+    timeout: options.timeout ?? 20_000,
+    forceKillAfterDelay: 1_000,
+  });
+  if (r.timedOut) throw new Error(`carbon ${args.join(' ')} timed out\nstdout: ${String(r.stdout)}\nstderr: ${String(r.stderr)}`);
+  return { stdout: String(r.stdout), stderr: String(r.stderr), exitCode: r.exitCode ?? -1 };
+}
+
+/** Quotes one word for sh -c. */
+export const sh = (word: string): string => `'${word.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * Runs the binary on a pseudo-terminal (util-linux `script`): stdin, stdout and stderr are all a
+ * TTY, as for a person at a terminal. The two streams arrive merged, with \r\n line ends.
+ */
+export async function carbonTty(args: string[], options: RunOptions): Promise<{ output: string; exitCode: number }> {
+  const command = [process.execPath, BIN(), ...args].map(sh).join(' ');
+  const r = await execa('script', ['-qec', command, '/dev/null'], {
+    env: baseEnv(options.home, { TERM: 'xterm-256color', COLUMNS: '160', ...options.env }),
+    extendEnv: false,
+    reject: false,
+    input: options.input ?? '',
+    timeout: options.timeout ?? 20_000,
+    forceKillAfterDelay: 1_000,
+  });
+  if (r.timedOut) throw new Error(`carbon ${args.join(' ')} (terminal) timed out\noutput: ${String(r.stdout)}`);
+  return { output: String(r.stdout).replace(/\r\n/g, '\n'), exitCode: r.exitCode ?? -1 };
+}
+
+/** A run that must succeed; its failure shows what the command said. */
+export async function ok(args: string[], options: RunOptions): Promise<Run> {
+  const r = await carbon(args, options);
+  if (r.exitCode !== 0) throw new Error(`carbon ${args.join(' ')} exited ${r.exitCode}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  return r;
+}
+
+/** A run that must succeed with --json; returns the parsed document. */
+export async function json<T = Record<string, unknown>>(args: string[], options: RunOptions): Promise<T> {
+  const r = await ok([...args, '--json'], options);
+  return JSON.parse(r.stdout) as T;
+}
+
+/** Fresh CARBON_HOME directories, removed after the file's tests. */
+export function homes(): () => string {
+  const made: string[] = [];
+  afterAll(() => {
+    for (const dir of made) rmSync(dir, { recursive: true, force: true });
+  });
+  return () => {
+    const dir = mkdtempSync(join(tmpdir(), 'carbon-e2e-'));
+    made.push(dir);
+    return dir;
+  };
+}
+
+/** The sandbox's full keys in `home`, as the CLI reveals them. */
+export async function sandboxKeys(home: string): Promise<{ test: string; live: string; readOnly: string; all: Array<Record<string, unknown>> }> {
+  const keys = await json<Array<{ default: string | null; secret: string }>>(['sandbox', 'keys', '--reveal'], { home });
+  const find = (role: string) => keys.find((k) => k.default === role)!.secret;
+  return { test: find('test'), live: find('live'), readOnly: find('read_only'), all: keys };
+}
+
+/** Every full key the sandbox of `home` holds, for "no full key in this output" checks. */
+export async function fullKeys(home: string): Promise<string[]> {
+  const keys = await json<Array<{ secret?: string }>>(['sandbox', 'keys', '--reveal'], { home });
+  return keys.map((k) => k.secret).filter((k): k is string => k !== undefined);
+}
+
+/** Asserts no full key appears in `text` (each may appear only masked). */
+export function leakedKeys(text: string, keys: string[]): string[] {
+  return keys.filter((k) => text.includes(k) || text.includes(k.slice(8, 28)));
+}
+
+export { maskKey };
+
+/** A minimal RFC 4180 reader: quoted fields, doubled quotes, commas and line breaks inside quotes. */
+export function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i]!;
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"';
+        i += 2;
+        continue;
+      }
+      if (c === '"') quoted = false;
+      else field += c;
+      i++;
+      continue;
+    }
+    if (c === '"' && field === '') quoted = true;
+    else if (c === ',') {
+      row.push(field);
+      field = '';
+    } else if (c === '\r' && text[i + 1] === '\n') {
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = '';
+      i++;
+    } else if (c === '\n') {
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = '';
+    } else if (c === '"') throw new Error(`a quote inside an unquoted field at ${i}`);
+    else field += c;
+    i++;
+  }
+  if (quoted) throw new Error('unterminated quoted field');
+  if (field !== '' || row.length > 0) {
+    row.push(field);
+    rows.push(row);
+  }
+  return rows;
+}
+
+/** Strips ANSI escape sequences (colour, cursor moves). */
+export const plain = (text: string): string => text.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '');
+
+/** Has ANSI colour sequences. */
+export const coloured = (text: string): boolean => /\u001b\[\d+(;\d+)*m/.test(text);
