@@ -1,0 +1,52 @@
+# bash completion for carbon                                    -*- shell-script -*-
+#
+# Install (either):
+#   carbon completion bash > ~/.local/share/bash-completion/completions/carbon
+#   echo 'source <(carbon completion bash)' >> ~/.bashrc
+#
+# Works with or without the bash-completion package. What to offer comes from
+# `carbon __complete -- WORD... CURRENT`, which prints one candidate per line as
+# VALUE or VALUE<TAB>DESCRIPTION, and nothing at all on any error.
+
+_carbon() {
+    local -a words=()
+    local i n word joined=0
+
+    # Bash splits `--format=csv` into `--format`, `=`, `csv` (COMP_WORDBREAKS);
+    # put such words back together so carbon sees what was typed.
+    # (Plain indexes rather than words[-1]: this also runs in bash 3.2.)
+    for ((i = 1; i <= COMP_CWORD; i++)); do
+        word=${COMP_WORDS[i]}
+        n=${#words[@]}
+        if [[ $word == "=" ]] && ((n > 0)) && [[ ${words[n-1]} == -* && ${words[n-1]} != *=* ]]; then
+            words[n-1]+="="
+            joined=1
+        elif ((joined)); then
+            words[n-1]+=$word
+            joined=0
+        else
+            words+=("$word")
+        fi
+    done
+    local cur=${words[${#words[@]}-1]}
+
+    local out
+    out=$(command carbon __complete -- "${words[@]}" 2>/dev/null) || return 0
+
+    # A `--option=` prefix is not part of the word bash replaces when `=` breaks words.
+    local strip=""
+    if [[ $cur == --*=* && $COMP_WORDBREAKS == *"="* ]]; then
+        strip=${cur%%=*}=
+    fi
+
+    COMPREPLY=()
+    local line value
+    while IFS= read -r line; do
+        value=${line%%$'\t'*}
+        [[ -n $value && $value == "$cur"* ]] || continue
+        COMPREPLY+=("${value#"$strip"}")
+    done <<<"$out"
+    return 0
+}
+
+complete -F _carbon carbon

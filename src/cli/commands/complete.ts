@@ -1,0 +1,356 @@
+import type { Argument, Command, Option } from 'commander';
+import type { GlobalOptions } from '../settings.js';
+import { SHELLS } from './completion.js';
+
+/**
+ * `carbon __complete -- WORD… CURRENT` (hidden): the one brain behind the bash, zsh and fish
+ * scripts in completions/. It gets the words typed after `carbon` (the last one is the word
+ * being completed, possibly empty) and prints what may come next, one per line, as
+ * `VALUE<TAB>DESCRIPTION` (the description is optional; bash drops it, zsh and fish show it).
+ * The shells filter by what was typed; this prints every candidate for the position.
+ *
+ * It reads the command tree from commander at run time, so a command or option added to
+ * program.ts completes with no change here or in any script. Values come from, in order: an
+ * option's or argument's commander choices (`--format`), then the small table of dynamic
+ * sources below (offset ids from the configured engine, profile names from the config file,
+ * config keys, shells).
+ *
+ * Completion must never break a shell: any error prints nothing and exits 0, and the whole
+ * answer is bounded in time.
+ */
+
+export interface Candidate {
+  value: string;
+  description?: string;
+}
+
+/** Where values that are not in the command tree come from; tests pass their own. */
+export interface Sources {
+  /** The newest offset ids on the engine the typed global options select. */
+  offsetIds(globals: GlobalOptions): Promise<Candidate[]>;
+  /** The profiles in the config file. */
+  profiles(globals: GlobalOptions): Promise<Candidate[]>;
+  /** The keys `carbon config set` accepts. */
+  configKeys(): Promise<Candidate[]>;
+  /** The local model's API key ids (never the keys). */
+  keyIds(globals: GlobalOptions): Promise<Candidate[]>;
+}
+
+type Source = keyof Sources;
+/** A source, a fixed list, or a list that depends on the command's earlier arguments. */
+type Entry = Source | readonly string[] | ((args: readonly string[]) => readonly string[]);
+
+/**
+ * Values by position: "COMMAND PATH <argument>" or "COMMAND PATH --option"; `*` matches any
+ * command. Anything with commander choices (`list --format`, `sandbox account <status>`) needs
+ * no entry; a position with neither offers nothing (free text such as --reference).
+ */
+const DYNAMIC: Readonly<Record<string, Entry>> = {
+  '* --profile': 'profiles',
+  'show <id>': 'offsetIds',
+  'list --starting-after': 'offsetIds',
+  'completion <shell>': SHELLS,
+  'sandbox review <id>': 'offsetIds',
+  'sandbox fail <id>': 'offsetIds',
+  'sandbox keys revoke <id>': 'keyIds',
+  'sandbox rate-limit <n|off>': ['off'],
+  'config set <key>': 'configKeys',
+  'config get <key>': 'configKeys',
+  'config unset <key>': 'configKeys',
+  'config set <value>': ([key]) => (key === 'mode' ? ['test', 'live'] : []),
+  'config use <profile>': 'profiles',
+};
+
+/** The newest offsets offered for `show`: enough to pick a recent one, few enough to be quick. */
+export const OFFSET_ID_LIMIT = 20;
+/** The whole answer, engine included, must come within this. */
+export const DEADLINE_MS = 3000;
+
+interface Position {
+  command: Command;
+  /** Subcommand names from the program down to `command`. */
+  path: string[];
+  globals: GlobalOptions & Record<string, unknown>;
+  used: Set<Option>;
+  positionals: number;
+  /** The command's arguments typed so far. */
+  args: string[];
+  afterDashDash: boolean;
+  /** `carbon help …`: the next words name commands. */
+  helpMode: boolean;
+  /** The option whose value is the current word. */
+  pending: Option | undefined;
+}
+
+const findCommand = (cmd: Command, name: string): Command | undefined =>
+  cmd.commands.find((c) => c.name() === name || c.aliases().includes(name));
+
+/** The option `name` (long or short) on the command or any command above it (global options). */
+function findOption(cmd: Command, name: string): Option | undefined {
+  for (let c: Command | null = cmd; c !== null; c = c.parent) {
+    const found = c.options.find((o) => o.long === name || o.short === name);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+const takesValue = (o: Option): boolean => o.required || o.optional;
+const isOptionWord = (w: string): boolean => w.length > 1 && w.startsWith('-');
+
+/** Follows the words typed before the current one through the command tree, as commander would. */
+function locate(program: Command, prior: readonly string[]): Position {
+  const pos: Position = {
+    command: program, path: [], globals: {}, used: new Set(), positionals: 0, args: [], afterDashDash: false, helpMode: false, pending: undefined,
+  };
+  for (let i = 0; i < prior.length; i++) {
+    const word = prior[i]!;
+    if (!pos.afterDashDash && word === '--') {
+      pos.afterDashDash = true;
+      continue;
+    }
+    if (!pos.afterDashDash && isOptionWord(word)) {
+      const eq = word.startsWith('--') ? word.indexOf('=') : -1;
+      const name = eq === -1 ? word : word.slice(0, eq);
+      const option = findOption(pos.command, name);
+      if (option === undefined) continue;
+      pos.used.add(option);
+      let value: unknown = option.negate ? false : true;
+      if (eq !== -1) value = word.slice(eq + 1);
+      else if (takesValue(option)) {
+        const next = prior[i + 1];
+        if (next === undefined) pos.pending = option;
+        else if (option.required || !isOptionWord(next)) {
+          value = next;
+          i++;
+        }
+      }
+      if (isGlobal(program, option)) pos.globals[option.attributeName()] = value;
+      continue;
+    }
+    if (pos.helpMode) {
+      const sub = findCommand(pos.command, word);
+      if (sub) pos.command = sub;
+      continue;
+    }
+    const sub = !pos.afterDashDash && pos.positionals === 0 ? findCommand(pos.command, word) : undefined;
+    if (sub) {
+      pos.command = sub;
+      pos.path.push(sub.name());
+      pos.args = [];
+      pos.positionals = 0;
+    } else if (word === 'help' && pos.positionals === 0 && pos.command.commands.length > 0) {
+      pos.helpMode = true;
+    } else {
+      pos.positionals++;
+      pos.args.push(word);
+    }
+  }
+  return pos;
+}
+
+const isGlobal = (program: Command, option: Option): boolean => program.options.includes(option);
+
+/** One line of help text, as a description. */
+const describe = (text: string | undefined): string | undefined => {
+  const line = text?.split('\n')[0]?.trim();
+  return line ? line : undefined;
+};
+
+function subcommands(cmd: Command): Candidate[] {
+  const help = cmd.createHelp();
+  return help.visibleCommands(cmd).map((c) => ({ value: c.name(), description: describe(c.summary() || c.description()) }));
+}
+
+/** Commander's private bookkeeping, read only: the default subcommand and the version flag. */
+interface CommanderInternals {
+  _defaultCommandName?: string | null;
+  _versionOptionName?: string;
+}
+
+function options(pos: Position): Candidate[] {
+  const cmd = pos.command;
+  const help = cmd.createHelp();
+  help.showGlobalOptions = true;
+  const all = [...help.visibleOptions(cmd)];
+  // `carbon sandbox keys --reveal` runs the default subcommand (`keys list`): offer its options too.
+  const defaultName = (cmd as unknown as CommanderInternals)._defaultCommandName;
+  const fallback = pos.positionals === 0 && defaultName ? findCommand(cmd, defaultName) : undefined;
+  if (fallback) all.push(...help.visibleOptions(fallback));
+  let root = cmd;
+  while (root.parent) root = root.parent;
+  // --version belongs to `carbon` alone.
+  const version = (root as unknown as CommanderInternals)._versionOptionName;
+  all.push(...help.visibleGlobalOptions(cmd).filter((o) => version === undefined || o.attributeName() !== version));
+  const seen = new Set<string>();
+  const out: Candidate[] = [];
+  for (const o of all) {
+    if (pos.used.has(o) && !o.variadic) continue;
+    const value = o.long ?? o.short;
+    if (value === undefined || seen.has(value)) continue;
+    seen.add(value);
+    out.push({ value, description: describe(o.description) });
+  }
+  return out;
+}
+
+/** The dynamic source or fixed list for a position key such as "show <id>", if any. */
+function dynamic(path: readonly string[], what: string): Entry | undefined {
+  return DYNAMIC[`${path.join(' ')} ${what}`] ?? DYNAMIC[`* ${what}`];
+}
+
+async function valuesFrom(entry: Entry | undefined, choices: readonly string[] | undefined, pos: Position, sources: Sources): Promise<Candidate[]> {
+  if (choices !== undefined && choices.length > 0) return choices.map((value) => ({ value }));
+  if (entry === undefined) return [];
+  if (typeof entry === 'function') return entry(pos.args).map((value) => ({ value }));
+  if (typeof entry !== 'string') return entry.map((value) => ({ value }));
+  return entry === 'configKeys' ? sources.configKeys() : sources[entry](pos.globals);
+}
+
+function optionValues(option: Option, pos: Position, sources: Sources): Promise<Candidate[]> {
+  return valuesFrom(dynamic(pos.path, option.long ?? option.short ?? ''), option.argChoices, pos, sources);
+}
+
+function argumentValues(pos: Position, sources: Sources): Promise<Candidate[]> | undefined {
+  const args = pos.command.registeredArguments;
+  const last = args.at(-1);
+  const arg: Argument | undefined = args[pos.positionals] ?? (last?.variadic ? last : undefined);
+  if (arg === undefined) return undefined;
+  return valuesFrom(dynamic(pos.path, `<${arg.name()}>`), arg.argChoices, pos, sources);
+}
+
+/** What may come at the current word: the heart of `__complete`, free of I/O but `sources`. */
+export async function candidates(program: Command, words: readonly string[], sources: Sources): Promise<Candidate[]> {
+  const current = words.at(-1) ?? '';
+  const pos = locate(program, words.slice(0, -1));
+
+  const out: Candidate[] = [];
+  if (pos.pending) {
+    out.push(...(await optionValues(pos.pending, pos, sources)));
+    // An option with an optional value may also be followed by anything else.
+    if (pos.pending.required) return out;
+  }
+  if (!pos.afterDashDash && current.startsWith('--') && current.includes('=')) {
+    const name = current.slice(0, current.indexOf('='));
+    const option = findOption(pos.command, name);
+    if (option === undefined || !takesValue(option)) return [];
+    return (await optionValues(option, pos, sources)).map((c) => ({ ...c, value: `${name}=${c.value}` }));
+  }
+  if (!pos.afterDashDash && current.startsWith('-')) return [...out, ...options(pos)];
+  if (pos.helpMode) return subcommands(pos.command);
+
+  if (pos.positionals === 0 && !pos.afterDashDash && pos.command.commands.length > 0) out.push(...subcommands(pos.command));
+  const values = argumentValues(pos, sources);
+  if (values !== undefined) out.push(...(await values));
+  // A command that takes nothing more: its options are all that can come next.
+  if (out.length === 0 && values === undefined && pos.command.commands.length === 0 && !pos.afterDashDash) out.push(...options(pos));
+  return out;
+}
+
+/** The protocol's lines: `VALUE` or `VALUE<TAB>DESCRIPTION`, nothing that could split a line. */
+export function formatCandidates(list: readonly Candidate[]): string {
+  const clean = (s: string) => s.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
+  return list
+    .filter((c) => c.value !== '' && !/[\u0000-\u001f\u007f]/.test(c.value))
+    .map((c) => (c.description ? `${c.value}\t${clean(c.description)}\n` : `${c.value}\n`))
+    .join('');
+}
+
+/**
+ * Runs `use` with a Context on the engine the typed global options select, quietly: its output
+ * goes nowhere, no retries, a short timeout, and on the local engine only when the model already
+ * exists (completing a word never provisions one). Resolves to [] when there is nothing to ask.
+ */
+async function onEngine(
+  globals: GlobalOptions,
+  env: NodeJS.ProcessEnv,
+  use: (ctx: import('../context.js').Context) => Promise<Candidate[]>,
+  { localOnly = false } = {},
+): Promise<Candidate[]> {
+  const [{ resolveSettings }, { Context }, { Output }, { existsSync }, { join }, { Writable }] = await Promise.all([
+    import('../settings.js'),
+    import('../context.js'),
+    import('../output.js'),
+    import('node:fs'),
+    import('node:path'),
+    import('node:stream'),
+  ]);
+  const resolved = resolveSettings(globals, env);
+  if (resolved.engine === 'remote' && localOnly) return [];
+  if (resolved.engine === 'local') {
+    const { LEDGER_FILE } = await import('../../service/ledger.js');
+    if (!existsSync(join(resolved.paths.dataDir, LEDGER_FILE))) return [];
+  }
+  const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
+  const settings = { ...resolved, maxRetries: 0, timeoutSeconds: DEADLINE_MS / 1000 };
+  const ctx = new Context(settings, new Output({ stdout: sink, stderr: sink, json: true, env }), env);
+  try {
+    return await use(ctx);
+  } finally {
+    ctx.close();
+  }
+}
+
+/** The real sources: the config file and the engine the settings select. */
+export function realSources(env: NodeJS.ProcessEnv = process.env): Sources {
+  return {
+    offsetIds: (globals) =>
+      onEngine(globals, env, async (ctx) => {
+        const page = await (await ctx.client()).list({ limit: OFFSET_ID_LIMIT });
+        const { kg, oneLine } = await import('../render/format.js');
+        return page.data.map((o) => ({
+          value: o.id,
+          description: [kg(o.kg), o.status, o.created.slice(0, 10), o.reference === null ? '' : oneLine(o.reference)].filter(Boolean).join(' · '),
+        }));
+      }),
+    keyIds: (globals) =>
+      onEngine(
+        globals,
+        env,
+        async (ctx) =>
+          (await ctx.sandbox())
+            .keys()
+            .filter((k) => k.revoked === null)
+            .map((k) => ({ value: k.id, description: `${k.masked} · ${k.permission}${k.default ? ` · default ${k.default}` : ''}` })),
+        { localOnly: true },
+      ),
+    async profiles() {
+      const [{ readConfig }, { resolvePaths }] = await Promise.all([import('../config-store.js'), import('../paths.js')]);
+      const config = readConfig(resolvePaths(env).configDir);
+      return Object.entries(config.profiles ?? {}).map(([name, p]) => ({
+        value: name,
+        // Never a key: only where the profile points and in which mode.
+        description: [name === config.current_profile ? 'current' : '', p.mode ?? 'test', p.base_url ?? 'local model'].filter(Boolean).join(' · '),
+      }));
+    },
+    async configKeys() {
+      const { CONFIG_KEYS } = await import('../config-store.js');
+      return Object.keys(CONFIG_KEYS).map((value) => ({ value }));
+    },
+  };
+}
+
+/** Resolves to `fallback` if `work` takes longer than `ms`. */
+async function within<T>(work: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(fallback), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The hidden command's action: prints the candidates, or nothing at all on any error. */
+export async function run(command: Command): Promise<void> {
+  try {
+    let program = command;
+    while (program.parent) program = program.parent;
+    const found = await within(candidates(program, command.args, realSources()), DEADLINE_MS, []);
+    process.stdout.write(formatCandidates(found));
+  } catch {
+    // Completion never prints an error into someone's prompt.
+  }
+}
