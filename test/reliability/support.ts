@@ -1,0 +1,444 @@
+/**
+ * What the reliability tests share: running the built binary, serving a data directory from a
+ * child process (so it can be killed), and reading the ledger straight from the SQLite file to
+ * check that the money adds up. Everything stays on loopback and in temporary directories.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const CACHE = join(ROOT, 'node_modules', '.cache', 'carbon-reliability');
+
+/**
+ * The built binary under test: a private copy of bin/, dist/ and package.json taken once per
+ * test file, so that a rebuild running beside the suite (which empties dist/) cannot pull chunks
+ * from under a process in flight. It sits inside the repository so that better-sqlite3 resolves
+ * from the project's node_modules, exactly as for bin/carbon.js.
+ */
+export let BIN = join(ROOT, 'bin', 'carbon.js');
+let snapshot: string | undefined;
+
+/** Fails early, and clearly, when the binary has not been built (`npm run build`); takes the copy. */
+export function requireBuilt(): void {
+  if (snapshot !== undefined) return;
+  for (let attempt = 1; ; attempt++) {
+    if (!existsSync(join(ROOT, 'dist', 'cli.js'))) {
+      if (attempt < 20) {
+        spawnSync('sleep', ['0.5']);
+        continue;
+      }
+      throw new Error('dist/cli.js is missing: run `npm run build` before the reliability tests.');
+    }
+    const dir = join(CACHE, `app-${process.pid}-${Date.now().toString(36)}`);
+    try {
+      mkdirSync(dir, { recursive: true });
+      for (const part of ['bin', 'dist', 'package.json']) cpSync(join(ROOT, part), join(dir, part), { recursive: true });
+      const bin = join(dir, 'bin', 'carbon.js');
+      if (spawnSync(process.execPath, [bin, '--version'], { timeout: 10_000 }).status !== 0) throw new Error('the copy does not run');
+      snapshot = dir;
+      BIN = bin;
+      return;
+    } catch (err) {
+      rmSync(dir, { recursive: true, force: true });
+      if (attempt >= 20) throw err;
+      spawnSync('sleep', ['0.5']);
+    }
+  }
+}
+
+const homes: string[] = [];
+
+/** A fresh CARBON_HOME (removed by cleanupHomes). `sub` names a directory inside it that does not exist yet. */
+export function tempHome(prefix = 'carbon-rel-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  homes.push(dir);
+  return dir;
+}
+
+/** Removes the temporary homes and this file's copy of the binary. */
+export function cleanupHomes(): void {
+  for (const dir of homes.splice(0)) rmSync(dir, { recursive: true, force: true });
+  if (snapshot !== undefined) rmSync(snapshot, { recursive: true, force: true });
+  rmSync(RUNNER, { force: true });
+  snapshot = undefined;
+}
+
+/** The environment a child gets: this one without any CARBON_* setting, colour off, plus `extra`. */
+export function childEnv(home: string, extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('CARBON_') && k !== 'FORCE_COLOR' && k !== 'NO_COLOR') env[k] = v;
+  env.CARBON_HOME = home;
+  env.NO_COLOR = '1';
+  for (const [k, v] of Object.entries(extra)) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  return env;
+}
+
+export interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  pid: number;
+}
+
+export interface RunOptions {
+  env?: Record<string, string | undefined>;
+  /** Killed (and reported as timedOut) after this long; default 20 s. Never a hang. */
+  timeoutMs?: number;
+  /** Called once the process exists, e.g. to kill it at a chosen moment. */
+  onSpawn?: (child: ChildProcess) => void;
+  /** Run as this uid/gid (root only). */
+  uid?: number;
+  gid?: number;
+  input?: string;
+}
+
+/** Runs `node bin/carbon.js ...args` with CARBON_HOME=home; resolves when it has exited. */
+export function runCli(home: string, args: string[], options: RunOptions = {}): Promise<RunResult> {
+  return runNode([BIN, ...args], childEnv(home, options.env), options);
+}
+
+export function runNode(argv: string[], env: NodeJS.ProcessEnv, options: RunOptions = {}): Promise<RunResult> {
+  return new Promise((resolvePromise) => {
+    const child = spawn(process.execPath, argv, {
+      env,
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      ...(options.uid === undefined ? {} : { uid: options.uid }),
+      ...(options.gid === undefined ? {} : { gid: options.gid }),
+    });
+    let stdout = '';
+    let stderr = '';
+    let timedOut = false;
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    if (options.input !== undefined) child.stdin!.end(options.input);
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, options.timeoutMs ?? 20_000);
+    options.onSpawn?.(child);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolvePromise({ code, signal, stdout, stderr, timedOut, pid: child.pid ?? -1 });
+    });
+  });
+}
+
+/** Runs `fn` over `items` with at most `limit` at a time; results in input order. */
+export async function pool<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+/** A small seeded PRNG (mulberry32): runs are random but repeatable from the printed seed. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------------------------------------
+// The data directory
+// ---------------------------------------------------------------------------------------------
+
+export const dataDir = (home: string) => join(home, 'data');
+export const ledgerPath = (home: string) => join(dataDir(home), 'ledger.db');
+
+export interface SandboxKeys {
+  test: string;
+  live: string;
+  readOnly: string;
+  all: string[];
+}
+
+/** The full keys the sandbox handed out (sandbox-keys.json, the developer page's stand-in). */
+export function sandboxKeys(home: string): SandboxKeys {
+  const file = JSON.parse(readFileSync(join(dataDir(home), 'sandbox-keys.json'), 'utf8')) as {
+    defaults: Record<string, string>;
+    secrets: Record<string, string>;
+  };
+  const secret = (which: string) => file.secrets[file.defaults[which]!]!;
+  return { test: secret('test'), live: secret('live'), readOnly: secret('read_only'), all: Object.values(file.secrets) };
+}
+
+/** Creates the sandbox (ledger and keys) the way the CLI does on first use, and returns its keys. */
+export async function provision(home: string): Promise<SandboxKeys> {
+  const r = await runCli(home, ['balance', '--json']);
+  if (r.code !== 0) throw new Error(`carbon balance failed (${r.code}): ${r.stderr}`);
+  return sandboxKeys(home);
+}
+
+/** Opens the ledger file directly (not through carbon); the caller closes it. */
+export function openLedger(home: string, options: { readonly?: boolean } = {}): Database.Database {
+  return new Database(ledgerPath(home), { fileMustExist: true, readonly: options.readonly ?? false });
+}
+
+export interface OffsetFact {
+  id: string;
+  livemode: number;
+  status: string;
+  kg: number;
+  amount_cents: number;
+  reference: string | null;
+}
+
+export interface LedgerFacts {
+  integrity: string;
+  balances: Record<number, number>;
+  offsets: OffsetFact[];
+  byId: Map<string, OffsetFact>;
+  topups: Record<number, number>;
+  charges: Record<number, number>;
+  refunds: Record<number, number>;
+  /** Every way in which the ledger does not add up; empty when it is exact. */
+  problems: string[];
+}
+
+/**
+ * Reads the whole ledger and checks it: `PRAGMA integrity_check`, and for each mode
+ * balance = top-ups − charges + refunds, each offset charged exactly once at its amount, refunded
+ * once exactly when it is refunded, no entry without its offset, impact totals matching the
+ * offsets, and no balance below zero.
+ */
+export function readLedger(home: string): LedgerFacts {
+  const db = openLedger(home);
+  try {
+    const integrity = (db.pragma('integrity_check') as Array<{ integrity_check: string }>).map((r) => r.integrity_check).join('; ');
+    const balances: Record<number, number> = {};
+    for (const r of db.prepare('SELECT livemode, available_cents FROM balances').all() as Array<{ livemode: number; available_cents: number }>) {
+      balances[r.livemode] = r.available_cents;
+    }
+    const offsets = db.prepare('SELECT id, livemode, status, kg, amount_cents, reference FROM offsets ORDER BY seq').all() as OffsetFact[];
+    const entries = db.prepare('SELECT livemode, kind, amount_cents, offset_id FROM entries ORDER BY seq').all() as Array<{
+      livemode: number;
+      kind: 'topup' | 'charge' | 'refund';
+      amount_cents: number;
+      offset_id: string | null;
+    }>;
+    const impact = db.prepare('SELECT livemode, placed_kg, processing_kg, offsets FROM impact').all() as Array<{
+      livemode: number;
+      placed_kg: number;
+      processing_kg: number;
+      offsets: number;
+    }>;
+    const problems: string[] = [];
+    if (integrity !== 'ok') problems.push(`integrity_check: ${integrity}`);
+    const sum = (): Record<number, number> => ({ 0: 0, 1: 0 });
+    const topups = sum();
+    const charges = sum();
+    const refunds = sum();
+    const byId = new Map(offsets.map((o) => [o.id, o]));
+    const chargesOf = new Map<string, number[]>();
+    const refundsOf = new Map<string, number[]>();
+    for (const e of entries) {
+      if (e.kind === 'topup') topups[e.livemode] = (topups[e.livemode] ?? 0) + e.amount_cents;
+      if (e.kind === 'charge') charges[e.livemode] = (charges[e.livemode] ?? 0) - e.amount_cents;
+      if (e.kind === 'refund') refunds[e.livemode] = (refunds[e.livemode] ?? 0) + e.amount_cents;
+      if (e.kind !== 'topup') {
+        const o = e.offset_id === null ? undefined : byId.get(e.offset_id);
+        if (!o) problems.push(`${e.kind} entry for a missing offset ${e.offset_id}`);
+        else if (o.livemode !== e.livemode) problems.push(`${e.kind} entry of ${o.id} in the wrong mode`);
+        const map = e.kind === 'charge' ? chargesOf : refundsOf;
+        if (e.offset_id !== null) map.set(e.offset_id, [...(map.get(e.offset_id) ?? []), e.amount_cents]);
+      }
+    }
+    for (const mode of [0, 1]) {
+      const expected = (topups[mode] ?? 0) - (charges[mode] ?? 0) + (refunds[mode] ?? 0);
+      if (balances[mode] !== expected) problems.push(`mode ${mode}: balance ${balances[mode]} ≠ top-ups − charges + refunds = ${expected}`);
+      if ((balances[mode] ?? 0) < 0) problems.push(`mode ${mode}: negative balance`);
+      const live = offsets.filter((o) => o.livemode === mode && o.status !== 'refunded');
+      const row = impact.find((r) => r.livemode === mode);
+      const placed = live.filter((o) => o.status === 'placed').reduce((s, o) => s + o.kg, 0);
+      const processing = live.filter((o) => o.status === 'processing').reduce((s, o) => s + o.kg, 0);
+      if (!row || row.offsets !== live.length || row.placed_kg !== placed || row.processing_kg !== processing) {
+        problems.push(`mode ${mode}: impact ${JSON.stringify(row)} ≠ offsets ${live.length}, placed ${placed} kg, processing ${processing} kg`);
+      }
+    }
+    for (const o of offsets) {
+      const c = chargesOf.get(o.id) ?? [];
+      if (c.length !== 1 || c[0] !== -o.amount_cents) problems.push(`offset ${o.id}: charges ${JSON.stringify(c)} for ${o.amount_cents} cents`);
+      const r = refundsOf.get(o.id) ?? [];
+      const want = o.status === 'refunded' ? [o.amount_cents] : [];
+      if (JSON.stringify(r) !== JSON.stringify(want)) problems.push(`offset ${o.id} (${o.status}): refunds ${JSON.stringify(r)}`);
+    }
+    return { integrity, balances, offsets, byId, topups, charges, refunds, problems };
+  } finally {
+    db.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A served data directory, in a child process
+// ---------------------------------------------------------------------------------------------
+
+let serveCommand: boolean | undefined;
+
+/** Whether the binary has `carbon serve` (else a bundled runner of startServer stands in). */
+export function hasServeCommand(): boolean {
+  serveCommand ??= spawnSync(process.execPath, [BIN, 'serve', '--help'], { env: childEnv(tempHome()), timeout: 10_000 }).status === 0;
+  return serveCommand;
+}
+
+const RUNNER = join(CACHE, `serve-runner-${process.pid}.mjs`);
+
+/** Bundles test/reliability/serve-runner.ts with esbuild (only when `carbon serve` is missing). */
+async function buildRunner(): Promise<string> {
+  const { build } = await import('esbuild');
+  mkdirSync(dirname(RUNNER), { recursive: true });
+  await build({
+    entryPoints: [join(ROOT, 'test', 'reliability', 'serve-runner.ts')],
+    outfile: RUNNER,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    external: ['better-sqlite3'],
+    logLevel: 'warning',
+  });
+  return RUNNER;
+}
+
+export interface Served {
+  url: string;
+  origin: string;
+  child: ChildProcess;
+  /** Everything the server wrote to stdout and stderr so far (the access log included). */
+  output(): string;
+  /** SIGKILL, and wait for the process to be gone. */
+  kill(): Promise<void>;
+  /** SIGTERM (a graceful close), and wait. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Serves `home`'s data directory on a free loopback port from a child process: `carbon serve
+ * --port 0` when the binary has it, else the bundled runner. Resolves once the JSON line with
+ * "url" has been printed on stdout.
+ */
+export async function serve(home: string, options: { env?: Record<string, string | undefined>; args?: string[] } = {}): Promise<Served> {
+  const argv = hasServeCommand() ? [BIN, 'serve', '--port', '0', ...(options.args ?? [])] : [await buildRunner()];
+  const child = spawn(process.execPath, argv, { env: childEnv(home, { CARBON_DATA_DIR: dataDir(home), ...options.env }), stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let stdoutBuffer = '';
+  const exited = new Promise<void>((r) => child.on('exit', () => r()));
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the server did not start in 15 s:\n${out}`)), 15_000);
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      stdoutBuffer += d;
+      for (const line of stdoutBuffer.split('\n').slice(0, -1)) {
+        try {
+          const parsed = JSON.parse(line) as { url?: string };
+          if (typeof parsed.url === 'string') {
+            clearTimeout(timer);
+            resolveUrl(parsed.url);
+          }
+        } catch {
+          // Not the JSON line.
+        }
+      }
+      stdoutBuffer = stdoutBuffer.slice(stdoutBuffer.lastIndexOf('\n') + 1);
+    });
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`the server exited (${code ?? signal}) before printing its url:\n${out}`));
+    });
+  });
+  const stopWith = async (signal: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    await exited;
+  };
+  return { url, origin: new URL(url).origin, child, output: () => out, kill: () => stopWith('SIGKILL'), stop: () => stopWith('SIGTERM') };
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP
+// ---------------------------------------------------------------------------------------------
+
+export interface HttpResult {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+  json: unknown;
+}
+
+/** One request with fetch; a network failure resolves as status 0 with the error's text. */
+export async function http(
+  url: string,
+  options: { method?: string; key?: string; idem?: string; body?: string; headers?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<HttpResult> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
+  if (options.idem !== undefined) headers['idempotency-key'] = options.idem;
+  if (options.body !== undefined) headers['content-type'] ??= 'application/json';
+  try {
+    const res = await fetch(url, {
+      method: options.method ?? (options.body === undefined ? 'GET' : 'POST'),
+      headers,
+      ...(options.body === undefined ? {} : { body: options.body }),
+      signal: AbortSignal.timeout(options.timeoutMs ?? 15_000),
+    });
+    const text = await res.text();
+    const out: Record<string, string> = {};
+    res.headers.forEach((v, k) => (out[k] = v));
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return { status: res.status, headers: out, text, json };
+  } catch (err) {
+    return { status: 0, headers: {}, text: String((err as Error).cause ?? err), json: undefined };
+  }
+}
+
+/** Matches a JavaScript stack frame, the sign of a stack trace shown to a caller. */
+export const STACK_FRAME = /\n\s+at .+(:\d+:\d+\)?|\(native\)|\(node:)/;
+
+/** The id a `carbon buy --json` printed on stdout, or undefined. */
+export function printedOffsetId(stdout: string): string | undefined {
+  try {
+    const o = JSON.parse(stdout) as { object?: string; id?: string };
+    return o.object === 'offset' && typeof o.id === 'string' ? o.id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The error envelope a `--json` command printed on stderr (its last JSON line), or undefined. */
+export function printedError(stderr: string): { type: string; code: string; message: string; [k: string]: unknown } | undefined {
+  for (const line of stderr.trim().split('\n').reverse()) {
+    try {
+      const e = (JSON.parse(line) as { error?: { type: string; code: string; message: string } }).error;
+      if (e) return e;
+    } catch {
+      // a warning line
+    }
+  }
+  return undefined;
+}
