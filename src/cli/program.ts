@@ -289,6 +289,34 @@ Stops gracefully on Ctrl-C (SIGINT) or SIGTERM, finishing requests in flight, an
 ${examples('carbon serve', 'carbon serve --port 0 --show-keys | head -1 | jq -r .url', 'CARBON_BASE_URL=http://127.0.0.1:4010/api/v1 CARBON_API_KEY=ck_test_… carbon buy --kg 500')}`)
     .action(action(() => import('./commands/serve.js')));
 
+  // ── Shell completion: commands/completion.ts prints completions/*, commands/complete.ts answers the scripts.
+  // Neither needs settings or an engine up front, so a broken config never breaks them.
+  program
+    .command('completion')
+    .description('print the completion script for bash, zsh or fish')
+    .argument('<shell>', 'bash, zsh or fish')
+    .addHelpText(
+      'after',
+      `${examples(
+        'carbon completion bash > ~/.local/share/bash-completion/completions/carbon',
+        'carbon completion zsh > "${fpath[1]}/_carbon"   # any directory on $fpath, before compinit',
+        'carbon completion fish > ~/.config/fish/completions/carbon.fish',
+        'source <(carbon completion bash)                # or zsh, for this shell only',
+      )}
+Completes commands, options, option values (--format, --profile names, ...) and, for
+\`carbon show\`, the newest offset ids. Open a new shell after installing.
+`,
+    )
+    .action(async (shell: string) => (await import('./commands/completion.js')).run(shell));
+  program
+    .command('__complete', { hidden: true })
+    .description('used by the completion scripts: the candidates for the word being completed')
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .action(async (_options: unknown, command: Command) => (await import('./commands/complete.js')).run(command));
+  // ── end of shell completion
+
   return program;
 }
 
