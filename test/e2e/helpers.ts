@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -177,3 +177,96 @@ export const plain = (text: string): string => text.replace(/\u001b\[[0-9;?]*[A-
 
 /** Has ANSI colour sequences. */
 export const coloured = (text: string): boolean => /\u001b\[\d+(;\d+)*m/.test(text);
+
+/**
+ * Runs a shell pipeline as a user types it (`carbon list --json | jq …`): `carbon` on PATH is a
+ * wrapper around the built binary. Returns the pipeline's outcome (bash with pipefail).
+ */
+export async function pipeline(script: string, options: RunOptions): Promise<Run> {
+  const dir = mkdtempSync(join(tmpdir(), 'carbon-e2e-bin-'));
+  try {
+    writeFileSync(join(dir, 'carbon'), `#!/bin/sh\nexec ${sh(process.execPath)} ${sh(BIN())} "$@"\n`, { mode: 0o755 });
+    const env = baseEnv(options.home, { ...options.env, PATH: `${dir}:${process.env.PATH}` });
+    const r = await execa('bash', ['-o', 'pipefail', '-c', script], {
+      env,
+      extendEnv: false,
+      reject: false,
+      stripFinalNewline: false,
+      ...(options.input === undefined ? { stdin: 'ignore' as const } : { input: options.input }),
+      timeout: options.timeout ?? 30_000,
+    });
+    if (r.timedOut) throw new Error(`${script} timed out`);
+    return { stdout: String(r.stdout), stderr: String(r.stderr), exitCode: r.exitCode ?? -1 };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export interface Served {
+  url: string;
+  /** The one JSON line `carbon serve` printed on stdout. */
+  ready: { url: string; test_key: string | null; read_only_key: string | null; live_key: string | null; pid: number };
+  /** Everything on stderr so far (banner, access log). */
+  stderr(): string;
+  /** Everything on stdout so far. */
+  stdout(): string;
+  /** Sends a signal and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<{ exitCode: number | undefined; signal: string | undefined }>;
+}
+
+const servers = new Set<Served>();
+afterAll(async () => {
+  // A server left running by a failed test is stopped here, never left behind.
+  await Promise.all([...servers].map((s) => s.stop('SIGKILL')));
+});
+
+/** `carbon serve --port 0 …` in `home`, as a child process; resolves once its JSON line is out. */
+export async function serve(home: string, args: string[] = [], env: Record<string, string | undefined> = {}): Promise<Served> {
+  const child = execa(process.execPath, [BIN(), 'serve', '--port', '0', ...args], {
+    env: baseEnv(home, env),
+    extendEnv: false,
+    reject: false,
+    stdin: 'ignore',
+    buffer: false,
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const line = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`carbon serve printed no line in 15 s\nstderr: ${err}`)), 15_000);
+    const check = () => {
+      const nl = out.indexOf('\n');
+      if (nl !== -1) {
+        clearTimeout(timer);
+        resolve(out.slice(0, nl));
+      }
+    };
+    child.stdout!.on('data', check);
+    void child.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`carbon serve exited before it was ready\nstderr: ${err}`));
+    });
+  });
+  const ready = JSON.parse(line) as Served['ready'];
+  let stopped: Promise<{ exitCode: number | undefined; signal: string | undefined }> | undefined;
+  const served: Served = {
+    url: ready.url,
+    ready,
+    stderr: () => err,
+    stdout: () => out,
+    stop(signal = 'SIGTERM') {
+      stopped ??= (async () => {
+        child.kill(signal);
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        const r = await child;
+        clearTimeout(timer);
+        servers.delete(served);
+        return { exitCode: r.exitCode, signal: r.signal };
+      })();
+      return stopped;
+    },
+  };
+  servers.add(served);
+  return served;
+}

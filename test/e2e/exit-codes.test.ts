@@ -1,0 +1,214 @@
+import { createServer } from 'node:net';
+import { describe, expect, test } from 'vitest';
+import { carbon, homes, json, ok, type Run, type RunOptions, sandboxKeys, serve } from './helpers.js';
+
+/**
+ * Each documented exit code from a real cause, on both engines: the local model in-process, and
+ * the remote engine over HTTP to a `carbon serve` of the same CARBON_HOME (so `carbon sandbox …`
+ * drives the served model too). Every failure also shows the error contract: nothing on stdout,
+ * one line on stderr, and with --json one error envelope line.
+ */
+
+const newHome = homes();
+
+type Engine = 'local' | 'remote';
+
+interface World {
+  home: string;
+  /** Runs a command on the engine under test (a test key unless `key` says otherwise). */
+  run(args: string[], options?: { key?: 'test' | 'live' | 'read_only'; env?: Record<string, string> }): Promise<Run>;
+  /** Runs a sandbox (admin) command on the local model of the same CARBON_HOME. */
+  admin(args: string[]): Promise<Run>;
+}
+
+async function world(engine: Engine): Promise<World> {
+  const home = newHome();
+  const admin = (args: string[]) => ok(args, { home });
+  if (engine === 'local') {
+    return {
+      home,
+      admin,
+      run: async (args, o = {}) => {
+        const keys = o.key === undefined || o.key === 'test' ? undefined : await sandboxKeys(home);
+        const env: RunOptions['env'] = { ...o.env };
+        if (o.key === 'live') env.CARBON_API_KEY = keys!.live;
+        if (o.key === 'read_only') env.CARBON_API_KEY = keys!.readOnly;
+        return carbon(args, { home, env });
+      },
+    };
+  }
+  const server = await serve(home);
+  const keys = await sandboxKeys(home);
+  return {
+    home,
+    admin,
+    run: (args, o = {}) =>
+      carbon(args, {
+        home,
+        env: {
+          CARBON_BASE_URL: server.url,
+          CARBON_API_KEY: o.key === 'live' ? keys.live : o.key === 'read_only' ? keys.readOnly : keys.test,
+          ...o.env,
+        },
+      }),
+  };
+}
+
+/** The error contract of a failed command, in both forms. */
+async function expectFailure(w: World, args: string[], code: number, errorCode: string, options: Parameters<World['run']>[1] = {}): Promise<string> {
+  const human = await w.run(args, options);
+  expect(human.exitCode, human.stderr).toBe(code);
+  expect(human.stdout).toBe('');
+  const lines = human.stderr.trimEnd().split('\n');
+  expect(lines.filter((l) => !l.startsWith('warning:')), human.stderr).toHaveLength(1);
+  expect(human.stderr).toMatch(/^error: /m);
+  expect(human.stderr).not.toMatch(/^\s+at /m);
+
+  const machine = await w.run([...args, '--json'], options);
+  expect(machine.exitCode).toBe(code);
+  expect(machine.stdout).toBe('');
+  const envelope = machine.stderr.trimEnd().split('\n').filter((l) => !l.startsWith('warning:'));
+  expect(envelope).toHaveLength(1);
+  const parsed = JSON.parse(envelope[0]!) as { error: { type: string; code: string; message: string } };
+  expect(parsed.error.code).toBe(errorCode);
+  expect(typeof parsed.error.message).toBe('string');
+  return human.stderr;
+}
+
+/** A loopback port with nothing listening: bound, then released. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe.each<Engine>(['local', 'remote'])('exit codes, %s engine', (engine) => {
+  test('0: a purchase', async () => {
+    const w = await world(engine);
+    const r = await w.run(['buy', '--kg', '500', '--json']);
+    expect(r.exitCode).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ object: 'offset', kg: 500, amount_cents: 2000, livemode: false, status: 'processing' });
+  });
+
+  test('2: bad options, a 400 and 422s (validation_error with its param, amount_too_small)', async () => {
+    const w = await world(engine);
+    expect(await expectFailure(w, ['buy'], 2, 'usage_error')).toContain('--kg');
+    await expectFailure(w, ['buy', '--kg', '5', '--amount-cents', '5'], 2, 'usage_error');
+    await expectFailure(w, ['buy', '--kg', 'lots'], 2, 'usage_error');
+    await expectFailure(w, ['buy', '--kg', '5', '--nope'], 2, 'usage_error');
+    await expectFailure(w, ['show'], 2, 'usage_error');
+    await expectFailure(w, ['list', '--format', 'xml'], 2, 'usage_error');
+    expect(await expectFailure(w, ['buy', '--kg', '0'], 2, 'validation_error')).toContain('(param: kg)');
+    expect(await expectFailure(w, ['quote', '--kg', '1000001'], 2, 'validation_error')).toContain('(param: kg)');
+    expect(await expectFailure(w, ['buy', '--amount-cents', '1'], 2, 'amount_too_small')).toContain('(param: amount_cents)');
+    await expectFailure(w, ['list', '--limit', '101'], 2, 'validation_error');
+    // 400: an Idempotency-Key longer than 255 characters.
+    await expectFailure(w, ['buy', '--kg', '1', '--idempotency-key', 'k'.repeat(256)], 2, 'idempotency_key_invalid');
+    // Nothing was bought by any of them.
+    expect((await json(['impact'], { home: w.home })).offsets).toBe(0);
+  });
+
+  test('3: 402 insufficient_balance, with the balance and the cost', async () => {
+    const w = await world(engine);
+    const line = await expectFailure(w, ['buy', '--kg', '1000000'], 3, 'insufficient_balance');
+    expect(line).toContain('Balance $1,000.00, this purchase $40,000.00');
+    const r = await w.run(['buy', '--kg', '1000000', '--json']);
+    expect(JSON.parse(r.stderr).error).toMatchObject({ balance_cents: 100_000, required_cents: 4_000_000 });
+  });
+
+  test('4: a revoked key (401), a suspended account and a read-only key (403)', async () => {
+    const w = await world(engine);
+    await expectFailure(w, ['buy', '--kg', '1'], 4, 'insufficient_permissions', { key: 'read_only' });
+    await w.admin(['sandbox', 'account', 'suspended']);
+    await expectFailure(w, ['balance'], 4, 'api_access_inactive');
+    await w.admin(['sandbox', 'account', 'active']);
+    expect((await w.run(['balance'])).exitCode).toBe(0);
+    const keys = await json<Array<{ id: string; default: string | null }>>(['sandbox', 'keys'], { home: w.home });
+    await w.admin(['sandbox', 'keys', 'revoke', keys.find((k) => k.default === 'test')!.id]);
+    await expectFailure(w, ['balance'], 4, 'api_key_revoked');
+  });
+
+  test('5: an unknown offset', async () => {
+    const w = await world(engine);
+    expect(await expectFailure(w, ['show', 'off_doesnotexist0000000000'], 5, 'resource_missing')).toContain('off_doesnotexist');
+  });
+
+  test('6: the same --idempotency-key with a different body; the same body replays', async () => {
+    const w = await world(engine);
+    const first = await w.run(['buy', '--kg', '10', '--idempotency-key', 'order-42', '--json']);
+    expect(first.exitCode).toBe(0);
+    const replay = await w.run(['buy', '--kg', '10', '--idempotency-key', 'order-42']);
+    expect(replay.exitCode).toBe(0);
+    expect(replay.stderr).toContain('Already bought with this idempotency key');
+    expect(replay.stdout).toContain(`id\t${JSON.parse(first.stdout).id}`);
+    await expectFailure(w, ['buy', '--kg', '11', '--idempotency-key', 'order-42'], 6, 'idempotency_key_reused');
+    expect((await json(['impact'], { home: w.home })).offsets).toBe(1);
+  });
+
+  test('7: rate limited, no retries left', async () => {
+    const w = await world(engine);
+    await w.admin(['sandbox', 'rate-limit', '0']);
+    const line = await expectFailure(w, ['balance', '--max-retries', '0'], 7, 'rate_limited');
+    expect(line).toMatch(/Retry after \d+ s/);
+  });
+
+  test('8: --wait times out on a live purchase still processing; the offset is still printed', async () => {
+    const w = await world(engine);
+    await w.admin(['sandbox', 'topup', '250', '--live']);
+    const started = Date.now();
+    const r = await w.run(['buy', '--kg', '10', '--wait', '--timeout', '1', '--json'], { key: 'live' });
+    expect(r.exitCode, r.stderr).toBe(8);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    // The purchase happened: a script needs its id to follow it (`carbon show ID --wait`).
+    const offset = JSON.parse(r.stdout);
+    expect(offset).toMatchObject({ object: 'offset', livemode: true, status: 'processing' });
+    expect(JSON.parse(r.stderr.trim()).error.code).toBe('wait_timeout');
+    const human = await w.run(['show', offset.id, '--wait', '--timeout', '1'], { key: 'live' });
+    expect(human.exitCode).toBe(8);
+    expect(human.stderr.trim().split('\n')).toHaveLength(1);
+    expect(human.stderr).toContain(`carbon show ${offset.id} --wait`);
+  });
+});
+
+describe('exit 1', () => {
+  test('the remote engine pointed at a closed loopback port, no retries', async () => {
+    const home = newHome();
+    const port = await closedPort();
+    const env = { CARBON_BASE_URL: `http://127.0.0.1:${port}/api/v1`, CARBON_API_KEY: `ck_test_${'a'.repeat(32)}` };
+    for (const args of [['balance', '--max-retries', '0'], ['balance', '--max-retries', '0', '--json']]) {
+      const r = await carbon(args, { home, env });
+      expect(r.exitCode).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    }
+    const r = await carbon(['buy', '--kg', '5', '--max-retries', '0'], { home, env });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toMatch(/Retry safely with --idempotency-key [0-9a-f-]{36}/);
+  });
+
+  test('a config file that is not JSON', async () => {
+    const home = newHome();
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(`${home}/config.json`, '{ not json');
+    const r = await carbon(['balance'], { home });
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain('config.json cannot be used');
+  });
+});
+
+describe('stack traces', () => {
+  test('only with CARBON_DEBUG=1', async () => {
+    const home = newHome();
+    const quiet = await carbon(['show', 'off_nope'], { home });
+    expect(quiet.stderr).not.toMatch(/^\s+at /m);
+    const debug = await carbon(['show', 'off_nope'], { home, env: { CARBON_DEBUG: '1' } });
+    expect(debug.exitCode).toBe(5);
+    expect(debug.stdout).toBe('');
+    expect(debug.stderr).toMatch(/^error: No such offset/m);
+    expect(debug.stderr).toMatch(/^\s+at /m);
+  });
+});
