@@ -361,6 +361,14 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         : err.code === 'HPE_HEADER_OVERFLOW'
           ? ['headers_too_large', 'The request headers are too large.']
           : ['malformed_request', 'The request is not valid HTTP.'];
+    if (current !== undefined) {
+      // A request is under way (its body broke off or took too long): answer through its
+      // response, so the access log still has exactly one line for it.
+      current.setHeader('Connection', 'close');
+      current.on('finish', () => setTimeout(() => socket.destroy(), 1_000).unref());
+      sendError(current, code, message);
+      return;
+    }
     const { status, body } = envelope(code, message);
     const json = JSON.stringify(body);
     const requestId = newRequestId();

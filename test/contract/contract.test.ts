@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ApiErrorBody, ApiResponse, Offset, OffsetList } from '../../src/api/types.js';
 import { CarbonApiError } from '../../src/client/errors.js';
 import { OpenApiValidator } from '../support/openapi.js';
+import { defaultLauncher } from '../support/server-process.js';
 import { type Engine, type EngineKind, startEngine } from './engines.js';
 
 /**
@@ -11,7 +12,11 @@ import { type Engine, type EngineKind, startEngine } from './engines.js';
  * review limit 500000 cents, no rate limit.
  */
 
-const ENGINES: EngineKind[] = ['local', 'http'];
+// The HTTP side's title says which `carbon serve` runs: the built binary, or the current source bundled.
+const ENGINES: { kind: EngineKind; label: string }[] = [
+  { kind: 'local', label: 'in-process (LocalTransport)' },
+  { kind: 'http', label: `HTTP to a carbon serve child process (${defaultLauncher()})` },
+];
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -32,7 +37,7 @@ async function apiError(promise: Promise<unknown>): Promise<CarbonApiError> {
   throw new Error('expected a CarbonApiError, but the call succeeded');
 }
 
-describe.each(ENGINES)('contract over the %s engine', (kind) => {
+describe.each(ENGINES)('contract: $label', ({ kind }) => {
   let e: Engine;
   const key = () => e.keys();
   const test = () => e.client(key().test);

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,14 +51,26 @@ process.once('exit', () => {
   for (const child of live) child.kill('SIGKILL');
 });
 
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
 /**
- * Which launcher tests use unless told: CARBON_TEST_SERVER=binary|bundle, else the binary when
- * the CLI has been built with a `serve` command, else the bundle.
+ * Which launcher tests use unless told: CARBON_TEST_SERVER=binary|bundle; else the binary when
+ * the built CLI is at least as new as every source file (as after `npm test`'s build), else the
+ * bundle: a stale dist/ would test yesterday's server.
  */
 export function defaultLauncher(): ServerLauncher {
   const chosen = process.env.CARBON_TEST_SERVER;
   if (chosen === 'binary' || chosen === 'bundle') return chosen;
-  return existsSync(join(REPO_ROOT, 'dist', 'cli.js')) && existsSync(join(REPO_ROOT, 'src', 'cli', 'commands', 'serve.ts')) ? 'binary' : 'bundle';
+  const cli = join(REPO_ROOT, 'dist', 'cli.js');
+  if (!existsSync(cli) || !existsSync(join(REPO_ROOT, 'src', 'cli', 'commands', 'serve.ts'))) return 'bundle';
+  return statSync(cli).mtimeMs >= newestMtime(join(REPO_ROOT, 'src')) ? 'binary' : 'bundle';
 }
 
 let bundle: Promise<string> | null = null;
