@@ -1,0 +1,198 @@
+import { readFileSync } from 'node:fs';
+import { beforeAll, describe, expect, test } from 'vitest';
+import pkg from '../../package.json' with { type: 'json' };
+import { carbon, coloured, homes, json, ok, pipeline } from './helpers.js';
+
+/**
+ * Every command with --json (one JSON document, the API's object) and without it in a pipe
+ * (plain tab-separated rows, no colour), from a zero-configuration CARBON_HOME; jq pipelines
+ * over --json; --help with an example everywhere; --version.
+ */
+
+const newHome = homes();
+
+test('zero configuration: carbon buy --kg 500 exits 0 on the local engine in test mode', async () => {
+  const home = newHome();
+  const r = await carbon(['buy', '--kg', '500'], { home });
+  expect(r.exitCode).toBe(0);
+  expect(r.stderr).toBe('✓ Bought 500 kg for $20.00 (test mode).\n');
+  const fields = Object.fromEntries(r.stdout.trimEnd().split('\n').map((l) => l.split('\t') as [string, string]));
+  expect(fields).toMatchObject({ status: 'processing', livemode: 'false', kg: '500', amount_cents: '2000', currency: 'usd', requested_kg: '500', reference: '', placed: '' });
+  expect(fields.id).toMatch(/^off_/);
+  expect(coloured(r.stdout + r.stderr)).toBe(false);
+  // No config file was needed or written; the ledger lives under CARBON_HOME/data.
+  expect(() => readFileSync(`${home}/config.json`)).toThrow();
+  expect(readFileSync(`${home}/data/sandbox-keys.json`, 'utf8')).toContain('ck_test_');
+});
+
+describe('each command, --json and plain', () => {
+  let home: string;
+  let offsetId: string;
+  beforeAll(async () => {
+    home = newHome();
+    offsetId = (await json<{ id: string }>(['buy', '--kg', '250', '--reference', 'seed'], { home })).id;
+  });
+
+  /** Plain output: tab-separated, no colour, no table borders, and never JSON. */
+  function expectPlain(stdout: string): string[][] {
+    expect(stdout).not.toBe('');
+    expect(coloured(stdout)).toBe(false);
+    expect(stdout.trimStart()).not.toMatch(/^[{[]/);
+    expect(stdout).not.toMatch(/[│─┌└]/);
+    return stdout.trimEnd().split('\n').map((l) => l.split('\t'));
+  }
+
+  const cases: Array<{ name: string; args: () => string[]; object: Record<string, unknown> | 'array'; plain: (rows: string[][]) => void }> = [
+    {
+      name: 'buy --kg 10',
+      args: () => ['buy', '--kg', '10'],
+      object: { object: 'offset', kg: 10, amount_cents: 40 },
+      plain: (rows) => expect(rows).toContainEqual(['kg', '10']),
+    },
+    {
+      name: 'quote --amount 12.50',
+      args: () => ['quote', '--amount', '12.50'],
+      object: { object: 'quote', kg: 312, amount_cents: 1248, sufficient_balance: true, requires_review: false },
+      plain: (rows) => expect(rows).toContainEqual(['amount_cents', '1248']),
+    },
+    {
+      name: 'list',
+      args: () => ['list'],
+      object: { object: 'list', has_more: false },
+      plain: (rows) => {
+        expect(rows.length).toBeGreaterThanOrEqual(1);
+        for (const row of rows) expect(row).toHaveLength(6);
+      },
+    },
+    {
+      name: 'show offsetId',
+      args: () => ['show', offsetId],
+      object: { object: 'offset', reference: 'seed' },
+      plain: (rows) => expect(rows).toContainEqual(['reference', 'seed']),
+    },
+    {
+      name: 'balance',
+      args: () => ['balance'],
+      object: { object: 'balance', livemode: false, currency: 'usd', rate_millicents_per_kg: 4000 },
+      plain: (rows) => expect(rows).toContainEqual(['rate_millicents_per_kg', '4000']),
+    },
+    {
+      name: 'impact',
+      args: () => ['impact'],
+      object: { object: 'impact', livemode: false },
+      plain: (rows) => expect(rows.map((r) => r[0])).toEqual(['livemode', 'placed_kg', 'processing_kg', 'offsets']),
+    },
+    {
+      name: 'sandbox status',
+      args: () => ['sandbox', 'status'],
+      object: { account: { status: 'active', rate: 4000 } },
+      plain: (rows) => expect(rows).toContainEqual(['account.status', 'active']),
+    },
+    {
+      name: 'sandbox clock',
+      args: () => ['sandbox', 'clock'],
+      object: { offset_ms: 0 },
+      plain: (rows) => expect(rows).toContainEqual(['offset_ms', '0']),
+    },
+    {
+      name: 'sandbox keys',
+      args: () => ['sandbox', 'keys'],
+      object: 'array',
+      plain: (rows) => {
+        expect(rows).toHaveLength(3);
+        for (const row of rows) expect(row[1]).toMatch(/^ck_(test|live)_…[A-Za-z0-9]{4}$/);
+      },
+    },
+    {
+      name: 'config list',
+      args: () => ['config', 'list'],
+      object: { current_profile: 'default', profiles: {} },
+      // No profiles: nothing to list, so nothing on stdout (the JSON form says so explicitly).
+      plain: () => {},
+    },
+  ];
+
+  test.each(cases.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+    const machine = await ok([...c.args(), '--json'], { home });
+    const doc = JSON.parse(machine.stdout);
+    if (c.object === 'array') expect(Array.isArray(doc)).toBe(true);
+    else expect(doc).toMatchObject(c.object);
+    // One document: JSON.parse would have thrown on anything after it; and stderr has no data.
+    expect(machine.stderr).not.toContain('{');
+
+    const human = await ok(c.args(), { home });
+    if (c.args()[0] === 'config') expect(human.stdout).toBe('');
+    else c.plain(expectPlain(human.stdout));
+  });
+});
+
+describe('jq pipelines over --json', () => {
+  let home: string;
+  beforeAll(async () => {
+    home = newHome();
+    for (const kg of [100, 200, 300]) await ok(['buy', '--kg', String(kg), '--reference', `trip-${kg}`], { home });
+  });
+
+  test.each([
+    ['carbon balance --json | jq .available_cents', '97600\n'],
+    ["carbon list --json | jq -r '.data[].kg'", '300\n200\n100\n'],
+    ["carbon list --json | jq '.data | length'", '3\n'],
+    ["carbon list --all --json | jq -s 'map(.kg) | add'", '600\n'],
+    ["carbon list --reference trip-200 --json | jq -r '.data[0].reference'", 'trip-200\n'],
+    ['carbon quote --amount-cents 1250 --json | jq .kg', '312\n'],
+    ['carbon impact --json | jq .offsets', '3\n'],
+    ["carbon show $(carbon list --json | jq -r '.data[0].id') --json | jq .kg", '300\n'],
+    ['carbon sandbox status --json | jq .balances.test', '97600\n'],
+    ['carbon buy --kg 5 --json | jq -r .status', 'processing\n'],
+  ])('%s', async (script, expected) => {
+    const r = await pipeline(script, { home });
+    expect(r.stderr).not.toMatch(/error/i);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe(expected);
+  });
+
+  test('a failure in a pipeline: the exit code survives pipefail and jq reads nothing', async () => {
+    const r = await pipeline('carbon show off_missing --json | jq .id', { home });
+    expect(r.exitCode).toBe(5);
+    expect(r.stdout).toBe('');
+    expect(JSON.parse(r.stderr.trim()).error.code).toBe('resource_missing');
+  });
+
+  test('list --all piped into head stops quietly (EPIPE), exit 0', async () => {
+    const r = await pipeline('carbon list --all | head -1', { home });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout.split('\n')[0]).toMatch(/^off_\S+\tprocessing\t\d+\t/);
+    expect(r.stderr).toBe('');
+  });
+});
+
+describe('help and version', () => {
+  const home = () => newHome();
+
+  test('carbon --version', async () => {
+    const r = await ok(['--version'], { home: home() });
+    expect(r.stdout).toBe(`${pkg.version}\n`);
+  });
+
+  test('carbon --help lists the commands, the environment and the exit codes', async () => {
+    const r = await ok(['--help'], { home: home() });
+    for (const word of ['buy', 'quote', 'list', 'show', 'balance', 'impact', 'config', 'sandbox', 'serve', 'CARBON_HOME', 'Exit codes:']) {
+      expect(r.stdout).toContain(word);
+    }
+    for (let code = 0; code <= 8; code++) expect(r.stdout).toMatch(new RegExp(`^  ${code}  \\S`, 'm'));
+  });
+
+  const commands = [
+    'buy', 'quote', 'list', 'show', 'balance', 'impact', 'serve',
+    'config', 'config set', 'config get', 'config unset', 'config list', 'config use',
+    'sandbox', 'sandbox status', 'sandbox topup', 'sandbox keys', 'sandbox keys list', 'sandbox keys create', 'sandbox keys revoke',
+    'sandbox account', 'sandbox rate', 'sandbox review-limit', 'sandbox rate-limit', 'sandbox review', 'sandbox fail',
+    'sandbox clock', 'sandbox clock show', 'sandbox clock advance', 'sandbox reset',
+  ];
+  test.each(commands)('carbon %s --help has an example', async (command) => {
+    const r = await ok([...command.split(' '), '--help'], { home: home() });
+    expect(r.stdout).toMatch(new RegExp(`^Usage: carbon ${command.split(' ')[0]}`));
+    expect(r.stdout).toMatch(/Examples:\n {2}\$ carbon /);
+    expect(r.stderr).toBe('');
+  });
+});
