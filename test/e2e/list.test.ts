@@ -1,0 +1,124 @@
+import { join } from 'node:path';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { openLocal } from '../../src/client/local.js';
+import { carbon, homes, ok, parseCsv, pipeline } from './helpers.js';
+
+/**
+ * `carbon list --all` walks every page (250 offsets: three pages of the default 100, or many
+ * small ones with --limit) and streams them newest first with no duplicates; `--format csv`
+ * is RFC 4180 that a CSV reader reads back, a reference with a comma, quotes and a newline
+ * included.
+ */
+
+const newHome = homes();
+const TRICKY = 'Flight LHR→JFK, "economy"\nreturn leg';
+const N = 250;
+
+let home: string;
+/** Ids in the order they were bought (oldest first). */
+const bought: string[] = [];
+
+beforeAll(async () => {
+  home = newHome();
+  // Seeded through the library on the same data directory (250 CLI runs would take ~40 s);
+  // everything read back below goes through the built binary.
+  const { client } = openLocal(join(home, 'data'));
+  try {
+    for (let i = 0; i < N; i++) {
+      const reference = i === 7 ? TRICKY : i % 50 === 0 ? 'batch-a' : null;
+      const { offset } = await client.buy({ kg: 1 + (i % 9), ...(reference === null ? {} : { reference }) });
+      bought.push(offset.id);
+    }
+  } finally {
+    client.close();
+  }
+}, 60_000);
+
+describe('list --all', () => {
+  test('--json: NDJSON, one offset a line, every offset once, newest first', async () => {
+    const r = await ok(['list', '--all', '--json'], { home });
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(N);
+    const offsets = lines.map((l) => JSON.parse(l) as { object: string; id: string; created: string });
+    for (const o of offsets) expect(o.object).toBe('offset');
+    const ids = offsets.map((o) => o.id);
+    expect(new Set(ids).size).toBe(N);
+    expect(ids).toEqual([...bought].reverse());
+    for (let i = 1; i < offsets.length; i++) expect(offsets[i]!.created <= offsets[i - 1]!.created).toBe(true);
+  });
+
+  test('--limit sets the page size: 36 pages of 7 give the same 250, in the same order', async () => {
+    const r = await ok(['list', '--all', '--limit', '7', '--json'], { home });
+    expect(r.stdout.trimEnd().split('\n').map((l) => (JSON.parse(l) as { id: string }).id)).toEqual([...bought].reverse());
+  });
+
+  test('plain rows: 250 tab-separated lines; a reference with a newline stays on its row', async () => {
+    const r = await ok(['list', '--all'], { home });
+    const rows = r.stdout.trimEnd().split('\n').map((l) => l.split('\t'));
+    expect(rows).toHaveLength(N);
+    for (const row of rows) expect(row).toHaveLength(6);
+    expect(rows.find((row) => row[0] === bought[7])![4]).toBe('Flight LHR→JFK, "economy" return leg');
+  });
+
+  test('--reference filters across pages', async () => {
+    const r = await ok(['list', '--all', '--reference', 'batch-a', '--limit', '2', '--json'], { home });
+    const ids = r.stdout.trimEnd().split('\n').map((l) => (JSON.parse(l) as { id: string }).id);
+    expect(ids).toEqual([200, 150, 100, 50, 0].map((i) => bought[i]));
+  });
+
+  test('jq counts the stream', async () => {
+    const r = await pipeline("carbon list --all --json | jq -s 'length'", { home });
+    expect(r.stdout).toBe(`${N}\n`);
+  });
+
+  test('--all with --starting-after is refused (exit 2)', async () => {
+    const r = await carbon(['list', '--all', '--starting-after', bought[5]!], { home });
+    expect(r.exitCode).toBe(2);
+    expect(r.stdout).toBe('');
+  });
+});
+
+describe('one page at a time', () => {
+  test('--limit and --starting-after follow has_more to the end', async () => {
+    const seen: string[] = [];
+    let after: string | undefined;
+    for (let page = 0; page < 10; page++) {
+      const args = ['list', '--limit', '100', '--json', ...(after === undefined ? [] : ['--starting-after', after])];
+      const list = JSON.parse((await ok(args, { home })).stdout) as { data: Array<{ id: string }>; has_more: boolean };
+      seen.push(...list.data.map((o) => o.id));
+      if (!list.has_more) break;
+      after = list.data.at(-1)!.id;
+    }
+    expect(seen).toEqual([...bought].reverse());
+  });
+});
+
+describe('--format csv', () => {
+  test('a CSV reader reads back every offset, the tricky reference exactly', async () => {
+    const r = await ok(['list', '--all', '--format', 'csv'], { home });
+    expect(r.stdout.endsWith('\r\n')).toBe(true);
+    const rows = parseCsv(r.stdout);
+    const [header, ...data] = rows;
+    expect(header).toEqual([
+      'id', 'status', 'livemode', 'kg', 'amount_cents', 'currency', 'rate_millicents_per_kg',
+      'requested_kg', 'requested_amount_cents', 'reference', 'created', 'placed', 'certificate_url',
+    ]);
+    expect(data).toHaveLength(N);
+    for (const row of data) expect(row).toHaveLength(header!.length);
+    const byId = new Map(data.map((row) => [row[0], Object.fromEntries(header!.map((h, i) => [h, row[i]]))]));
+    expect([...byId.keys()]).toEqual([...bought].reverse());
+    const tricky = byId.get(bought[7]!)!;
+    expect(tricky.reference).toBe(TRICKY);
+    expect(tricky).toMatchObject({ kg: '8', amount_cents: '32', currency: 'usd', livemode: 'false', requested_amount_cents: '' });
+    expect(byId.get(bought[0]!)!.reference).toBe('batch-a');
+    expect(byId.get(bought[1]!)!.reference).toBe('');
+  });
+
+  test('one page as CSV, and --json with --format csv disagree (exit 2)', async () => {
+    const page = parseCsv((await ok(['list', '--limit', '3', '--format', 'csv'], { home })).stdout);
+    expect(page).toHaveLength(4);
+    const r = await carbon(['list', '--format', 'csv', '--json'], { home });
+    expect(r.exitCode).toBe(2);
+    expect(r.stdout).toBe('');
+  });
+});
