@@ -1,0 +1,171 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { CarbonClient } from '../../src/client/client.js';
+import { CarbonApiError, CarbonConnectionError } from '../../src/client/errors.js';
+import { HttpTransport } from '../../src/client/http-transport.js';
+import { type RunningServer, startServer } from '../../src/server/server.js';
+import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
+
+/**
+ * A lost response must never buy twice: a proxy between the client and `carbon serve` drops
+ * connections after the server has done the work, answers 503, or answers 429. The client's
+ * retries reuse the purchase's Idempotency-Key, so each buy ends with exactly one purchase,
+ * or with the right error once retries run out.
+ */
+
+let server: RunningServer;
+let dir: string;
+let proxy: FaultProxy;
+let key: string;
+let waits: number[];
+
+const BUY = { method: 'POST', path: '/api/v1/offsets' };
+
+function client(maxRetries: number): CarbonClient {
+  return new CarbonClient({
+    apiKey: key,
+    transport: new HttpTransport({ baseUrl: proxy.url, timeoutMs: 5_000 }),
+    retry: { maxRetries, baseDelayMs: 1, maxDelayMs: 5 },
+    // Record the waits instead of sleeping them: Retry-After: 1 would otherwise cost a second each.
+    sleep: async (ms) => void waits.push(ms),
+  });
+}
+
+/** The ledger's view, read directly: what was really bought. */
+function purchases(): { offsets: number; balance: number } {
+  const status = server.sandbox.status();
+  return { offsets: status.impact.test.offsets, balance: status.balances.test };
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'carbon-fault-'));
+  server = await startServer({ host: '127.0.0.1', port: 0, dataDir: dir });
+});
+
+afterAll(async () => {
+  await server?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+beforeEach(() => {
+  server.sandbox.reset();
+  key = server.sandbox.defaultKey('test')!;
+  waits = [];
+});
+
+afterEach(async () => {
+  await proxy?.close();
+});
+
+describe('buying through faults', () => {
+  it('a dropped response is retried with the same key: one purchase, reported as a replay', async () => {
+    proxy = await startFaultProxy({ target: server.url, plan: ['drop', 'drop'], only: BUY });
+    const result = await client(2).buy({ kg: 100 });
+    expect(result.replayed).toBe(true);
+    expect(result.offset).toMatchObject({ object: 'offset', kg: 100, amount_cents: 400 });
+    expect(purchases()).toEqual({ offsets: 1, balance: 100_000 - 400 });
+    expect(proxy.requests.map((r) => r.fault)).toEqual(['drop', 'drop', 'forward']);
+    const keys = new Set(proxy.requests.map((r) => r.idempotencyKey));
+    expect(keys.size).toBe(1);
+    expect([...keys][0]).toBe(result.idempotencyKey);
+  });
+
+  it('a 503 is retried: one purchase', async () => {
+    proxy = await startFaultProxy({ target: server.url, plan: ['503', '503'], only: BUY });
+    const result = await client(2).buy({ kg: 5 });
+    expect(result.replayed).toBe(false);
+    expect(purchases()).toEqual({ offsets: 1, balance: 100_000 - 20 });
+    expect(proxy.requests).toHaveLength(3);
+    expect(waits).toHaveLength(2);
+  });
+
+  it('a 429 is retried after Retry-After: one purchase', async () => {
+    proxy = await startFaultProxy({ target: server.url, plan: [{ status: 429, retryAfter: 2 }], only: BUY });
+    const result = await client(2).buy({ kg: 5 });
+    expect(result.replayed).toBe(false);
+    expect(purchases().offsets).toBe(1);
+    expect(waits).toEqual([2_000]);
+  });
+
+  it('a mix of every fault still ends with one purchase', async () => {
+    proxy = await startFaultProxy({ target: server.url, plan: ['drop', '503', '429', 'drop', '500'], only: BUY });
+    const result = await client(5).buy({ kg: 7, reference: 'mixed' });
+    expect(result.replayed).toBe(true);
+    expect(purchases()).toEqual({ offsets: 1, balance: 100_000 - 28 });
+    expect(proxy.requests).toHaveLength(6);
+    expect(new Set(proxy.requests.map((r) => r.idempotencyKey)).size).toBe(1);
+  });
+
+  it('reads through the proxy are untouched when only purchases are faulted', async () => {
+    proxy = await startFaultProxy({ target: server.url, plan: () => 'drop', only: BUY });
+    const c = client(0);
+    expect((await c.balance()).available_cents).toBe(100_000);
+    expect((await c.list()).data).toEqual([]);
+    expect(proxy.requests.map((r) => r.fault)).toEqual(['forward', 'forward']);
+  });
+});
+
+describe('when retries run out', () => {
+  it('dropped every time: CarbonConnectionError, yet the purchase happened exactly once', async () => {
+    proxy = await startFaultProxy({ target: server.url, plan: () => 'drop', only: BUY });
+    const err = await client(2).buy({ kg: 9 }, { idempotencyKey: 'lost-forever' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CarbonConnectionError);
+    expect(proxy.requests).toHaveLength(3);
+    expect(purchases()).toEqual({ offsets: 1, balance: 100_000 - 36 });
+    // Retrying later with the same key finds it, and does not buy again.
+    proxy.setPlan([]);
+    const later = await client(0).buy({ kg: 9 }, { idempotencyKey: 'lost-forever' });
+    expect(later.replayed).toBe(true);
+    expect(purchases().offsets).toBe(1);
+  });
+
+  it('503 every time: CarbonApiError 503 service_unavailable, nothing bought', async () => {
+    proxy = await startFaultProxy({ target: server.url, plan: () => '503', only: BUY });
+    const err = await client(2).buy({ kg: 9 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CarbonApiError);
+    expect(err).toMatchObject({ status: 503, code: 'service_unavailable', type: 'api_error' });
+    expect(proxy.requests).toHaveLength(3);
+    expect(purchases()).toEqual({ offsets: 0, balance: 100_000 });
+  });
+
+  it('429 every time: CarbonApiError 429 rate_limited with retryAfter, nothing bought', async () => {
+    proxy = await startFaultProxy({ target: server.url, plan: () => '429', only: BUY });
+    const err = await client(3).buy({ kg: 9 }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 429, code: 'rate_limited', retryAfter: 1 });
+    expect(waits).toEqual([1_000, 1_000, 1_000]);
+    expect(purchases().offsets).toBe(0);
+  });
+
+  it('a Retry-After beyond the cap is not waited for', async () => {
+    proxy = await startFaultProxy({ target: server.url, plan: [{ status: 429, retryAfter: 3_600 }], only: BUY });
+    const err = await client(3).buy({ kg: 9 }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 429, retryAfter: 3_600 });
+    expect(waits).toEqual([]);
+    expect(proxy.requests).toHaveLength(1);
+  });
+
+  it('the real server’s 429 is retried the same way', async () => {
+    proxy = await startFaultProxy({ target: server.url, plan: [] });
+    server.sandbox.setRateLimit(0);
+    const err = await client(1).buy({ kg: 1 }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 429, code: 'rate_limited' });
+    expect(waits).toHaveLength(1);
+    expect(waits[0]).toBeGreaterThanOrEqual(1_000);
+    expect(purchases().offsets).toBe(0);
+  });
+});
+
+describe('the fault proxy', () => {
+  it('forwards to loopback only', async () => {
+    await expect(startFaultProxy({ target: 'http://192.0.2.1:80/api/v1', plan: [] })).rejects.toThrow(/loopback/);
+  });
+
+  it('answers 502 in the envelope when the server is gone', async () => {
+    proxy = await startFaultProxy({ target: 'http://127.0.0.1:9/api/v1', plan: [] });
+    const r = await fetch(`${proxy.url}/balance`);
+    expect(r.status).toBe(502);
+    expect(((await r.json()) as { error: { code: string } }).error.code).toBe('internal_error');
+  });
+});
