@@ -1,0 +1,181 @@
+import { statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { carbon, fullKeys, homes, json, leakedKeys, maskKey, ok, sandboxKeys } from './helpers.js';
+
+/**
+ * `carbon config`: profiles, precedence, masked keys, the 0600 file in a 0700 directory, and the
+ * warning for a key given as a flag.
+ */
+
+const newHome = homes();
+const FAKE_TEST = `ck_test_${'A1b2C3d4'.repeat(4)}`;
+const FAKE_LIVE = `ck_live_${'Z9y8X7w6'.repeat(4)}`;
+
+describe('set, get, unset, list, use', () => {
+  test('a round trip on the default profile', async () => {
+    const home = newHome();
+    const set = await ok(['config', 'set', 'test-key', FAKE_TEST], { home });
+    expect(set.stdout).toBe('');
+    expect(set.stderr).toBe(`Set test-key of profile default to ${maskKey(FAKE_TEST)}.\n`);
+    expect(set.stderr).not.toContain('warning');
+
+    expect((await ok(['config', 'get', 'test-key'], { home })).stdout).toBe(`${maskKey(FAKE_TEST)}\n`);
+    expect((await ok(['config', 'get', 'test-key', '--reveal'], { home })).stdout).toBe(`${FAKE_TEST}\n`);
+    expect(await json(['config', 'get', 'test-key'], { home })).toEqual({ profile: 'default', key: 'test-key', value: maskKey(FAKE_TEST) });
+
+    await ok(['config', 'set', 'mode', 'live'], { home });
+    await ok(['config', 'set', 'base-url', 'https://api.example.com/api/v1/'], { home });
+    expect((await ok(['config', 'get', 'base-url'], { home })).stdout).toBe('https://api.example.com/api/v1\n');
+
+    await ok(['config', 'unset', 'base-url'], { home });
+    const unset = await carbon(['config', 'get', 'base-url'], { home });
+    expect(unset.exitCode).toBe(5);
+    expect(unset.stdout).toBe('');
+    expect(unset.stderr).toBe('error: base-url is not set in profile default. Set it with `carbon config set base-url VALUE`.\n');
+  });
+
+  test('a value from stdin with -', async () => {
+    const home = newHome();
+    await ok(['config', 'set', 'live-key', '-'], { home, input: `${FAKE_LIVE}\n` });
+    expect((await ok(['config', 'get', 'live-key', '--reveal'], { home })).stdout).toBe(`${FAKE_LIVE}\n`);
+  });
+
+  test('profiles: --profile and CARBON_PROFILE create and select; use switches; list masks every key', async () => {
+    const home = newHome();
+    await ok(['config', 'set', 'test-key', FAKE_TEST], { home });
+    await ok(['config', 'set', '--profile', 'staging', 'base-url', 'http://127.0.0.1:9/api/v1'], { home });
+    await ok(['config', 'set', 'live-key', FAKE_LIVE], { home, env: { CARBON_PROFILE: 'staging' } });
+
+    const listing = await json<{ current_profile: string; profiles: Record<string, Record<string, string>> }>(['config', 'list'], { home });
+    expect(listing.current_profile).toBe('default');
+    expect(listing.profiles).toEqual({
+      default: { test_key: maskKey(FAKE_TEST) },
+      staging: { base_url: 'http://127.0.0.1:9/api/v1', live_key: maskKey(FAKE_LIVE) },
+    });
+    const plain = await ok(['config', 'list'], { home });
+    expect(plain.stdout).toBe(
+      `default\ttest-key\t${maskKey(FAKE_TEST)}\nstaging\tlive-key\t${maskKey(FAKE_LIVE)}\nstaging\tbase-url\thttp://127.0.0.1:9/api/v1\n`,
+    );
+    for (const out of [JSON.stringify(listing), plain.stdout, plain.stderr]) expect(leakedKeys(out, [FAKE_TEST, FAKE_LIVE])).toEqual([]);
+
+    const typo = await carbon(['config', 'use', 'stagign'], { home });
+    expect(typo.exitCode).toBe(2);
+    expect(typo.stderr).toContain('No profile named "stagign"');
+
+    await ok(['config', 'use', 'staging'], { home });
+    expect((await json<{ current_profile: string }>(['config', 'list'], { home })).current_profile).toBe('staging');
+    expect((await ok(['config', 'get', 'base-url'], { home })).stdout).toBe('http://127.0.0.1:9/api/v1\n');
+    // The current profile points at a remote API (a closed port): commands now go there.
+    const remote = await carbon(['balance', '--max-retries', '0'], { home });
+    expect(remote.exitCode).toBe(4); // staging has no test key: refused before any request
+    expect(remote.stderr).toContain('No test API key for http://127.0.0.1:9/api/v1');
+    // --local forces the local model whatever the profile says.
+    // (staging has no test key, so the sandbox's own key is used.)
+    expect((await carbon(['balance', '--local'], { home })).exitCode).toBe(0);
+    // Back on default, whose test key the sandbox never issued: 401 from the local model.
+    expect((await carbon(['balance', '--profile', 'default'], { home })).exitCode).toBe(4);
+    await ok(['config', 'use', 'default'], { home });
+  });
+
+  test('an unknown profile named on an API command is a usage error', async () => {
+    const home = newHome();
+    const r = await carbon(['balance', '--profile', 'nope'], { home });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain('No profile named "nope"');
+  });
+
+  test('bad keys and values are refused before they are stored', async () => {
+    const home = newHome();
+    for (const [args, message] of [
+      [['config', 'set', 'colour', 'red'], 'Unknown config key "colour"'],
+      [['config', 'set', 'mode', 'sideways'], 'mode must be test or live'],
+      [['config', 'set', 'test-key', FAKE_LIVE], 'test-key must be a test key'],
+      [['config', 'set', 'base-url', 'not a url'], 'base-url must be a URL'],
+    ] as const) {
+      const r = await carbon([...args], { home });
+      expect(r.exitCode).toBe(2);
+      expect(r.stderr).toContain(message);
+      expect(leakedKeys(r.stderr, [FAKE_LIVE])).toEqual([]);
+    }
+    expect(() => statSync(join(home, 'config.json'))).toThrow();
+  });
+
+  test('config commands still work when CARBON_API_KEY is broken, so it can be inspected', async () => {
+    const home = newHome();
+    const r = await carbon(['config', 'list'], { home, env: { CARBON_API_KEY: 'garbage' } });
+    expect(r.exitCode).toBe(0);
+    expect(r.stderr).toContain('CARBON_API_KEY is set in this environment');
+    expect((await carbon(['balance'], { home, env: { CARBON_API_KEY: 'garbage' } })).exitCode).toBe(2);
+  });
+});
+
+describe('files', () => {
+  test('the config file is 0600 in a 0700 directory created for it', async () => {
+    const home = join(newHome(), 'fresh', 'carbon-home');
+    await ok(['config', 'set', 'test-key', FAKE_TEST], { home });
+    expect(statSync(join(home, 'config.json')).mode & 0o777).toBe(0o600);
+    expect(statSync(home).mode & 0o777).toBe(0o700);
+    // Still 0600 after a rewrite.
+    await ok(['config', 'set', 'mode', 'test'], { home });
+    expect(statSync(join(home, 'config.json')).mode & 0o777).toBe(0o600);
+  });
+
+  test('a hand-broken config is reported, not thrown', async () => {
+    const home = newHome();
+    writeFileSync(join(home, 'config.json'), JSON.stringify({ profiles: { default: { test_key: 5 } } }));
+    const r = await carbon(['config', 'list'], { home });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain('field "test_key" is not a string');
+  });
+});
+
+describe('keys in use', () => {
+  test('a configured key is used (it survives revoking the sandbox default), and is never printed in full', async () => {
+    const home = newHome();
+    const created = await json<{ id: string; secret: string }>(['sandbox', 'keys', 'create'], { home });
+    await ok(['config', 'set', 'test-key', created.secret], { home });
+    const keys = await sandboxKeys(home);
+    const defaultId = (keys.all.find((k) => k.default === 'test') as { id: string }).id;
+    await ok(['sandbox', 'keys', 'revoke', defaultId], { home });
+    expect((await ok(['balance'], { home })).exitCode).toBe(0);
+
+    const all = await fullKeys(home);
+    const outputs = [
+      await ok(['config', 'list'], { home }),
+      await ok(['config', 'list', '--json'], { home }),
+      await ok(['config', 'get', 'test-key'], { home }),
+      await ok(['sandbox', 'keys'], { home }),
+      await ok(['sandbox', 'keys', '--json'], { home }),
+    ];
+    for (const r of outputs) expect(leakedKeys(r.stdout + r.stderr, all)).toEqual([]);
+  });
+
+  test('--api-key works with a warning; errors never echo the key', async () => {
+    const home = newHome();
+    const keys = await sandboxKeys(home);
+    const r = await ok(['balance', '--api-key', keys.test], { home });
+    expect(r.stderr).toMatch(/^warning: an API key given with --api-key can be read by other users/m);
+    expect(r.stderr).toContain('CARBON_API_KEY');
+    expect(leakedKeys(r.stdout + r.stderr, [keys.test])).toEqual([]);
+
+    // The env var gets no warning.
+    expect((await ok(['balance'], { home, env: { CARBON_API_KEY: keys.test } })).stderr).toBe('');
+
+    const unknown = `ck_test_${'Q'.repeat(32)}`;
+    for (const key of [unknown, 'not-a-key-at-all-but-secret']) {
+      for (const extra of [[], ['--json']]) {
+        const failed = await carbon(['balance', '--api-key', key, ...extra], { home });
+        expect([2, 4]).toContain(failed.exitCode);
+        expect(failed.stdout).toBe('');
+        expect(failed.stderr).not.toContain(key);
+      }
+    }
+    const id = (keys.all.find((k) => k.default === 'test') as { id: string }).id;
+    await ok(['sandbox', 'keys', 'revoke', id], { home });
+    const revoked = await carbon(['balance', '--api-key', keys.test], { home });
+    expect(revoked.exitCode).toBe(4);
+    expect(leakedKeys(revoked.stderr, [keys.test])).toEqual([]);
+  });
+});
