@@ -14,8 +14,8 @@ import { type Engine, type EngineKind, startEngine } from './engines.js';
 
 // The HTTP side's title says which `carbon serve` runs: the built binary, or the current source bundled.
 const ENGINES: { kind: EngineKind; label: string }[] = [
-  { kind: 'local', label: 'in-process (LocalTransport)' },
-  { kind: 'http', label: `HTTP to a carbon serve child process (${defaultLauncher()})` },
+  { kind: 'local', label: 'local' },
+  { kind: 'http', label: `http (carbon serve ${defaultLauncher()})` },
 ];
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
