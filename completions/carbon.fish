@@ -8,6 +8,8 @@
 # nothing at all on any error.
 
 function __carbon_complete
+    # Not installed (or not on PATH here): offer nothing rather than an error in the prompt.
+    command -q carbon; or return 0
     # The words after `carbon` before the cursor's word, then that word (possibly empty).
     set -l words (commandline -opc)[2..-1]
     set -l current (commandline -ct)

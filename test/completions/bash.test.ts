@@ -1,0 +1,105 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Fixture, FORMATS, LIST_OPTIONS, makeFixture, TOP_COMMANDS } from './fixture.js';
+import { carbon, lines, run, SCRIPT } from './helpers.js';
+
+/**
+ * completions/carbon.bash in a real bash: sourced, then `_carbon` called the way bash calls it
+ * on TAB (COMP_WORDS split as bash splits them, `=` being a word break), COMPREPLY printed.
+ * Plain bash first; then through the bash-completion package's loader, as installed.
+ */
+
+const BASH_COMPLETION = '/usr/share/bash-completion/bash_completion';
+
+/**
+ * Loads the script (a path; `printed` for `source <(carbon completion bash)`; `loader` for
+ * bash-completion's on-demand loader), completes the words after it, prints COMPREPLY.
+ */
+const HARNESS = [
+  'load=$1; shift',
+  'if [[ $load == printed ]]; then source <(carbon completion bash)',
+  `elif [[ $load == loader ]]; then source ${BASH_COMPLETION}; _completion_loader carbon`,
+  'else source "$load"; fi',
+  '[[ $(complete -p carbon) == "complete -F _carbon carbon" ]] || { echo "not registered" >&2; exit 3; }',
+  'COMP_WORDS=("$@")',
+  'COMP_CWORD=$(($# - 1))',
+  'COMP_LINE="$*"',
+  'COMP_POINT=${#COMP_LINE}',
+  'COMPREPLY=()',
+  '_carbon carbon "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"',
+  'status=$?',
+  '(( ${#COMPREPLY[@]} == 0 )) || printf "%s\\n" "${COMPREPLY[@]}"',
+  'exit $status',
+].join('\n');
+
+let fx: Fixture;
+beforeAll(async () => {
+  fx = await makeFixture();
+}, 180_000);
+afterAll(() => fx?.sandbox.cleanup());
+
+async function complete(words: string[], load: string = SCRIPT.bash): Promise<string[]> {
+  const r = await run(fx.sandbox, 'bash', ['--norc', '--noprofile', '-c', HARNESS, 'bash', load, 'carbon', ...words]);
+  expect(r.stderr).toBe('');
+  expect(r.exitCode).toBe(0);
+  return lines(r.stdout);
+}
+
+describe('bash', () => {
+  it('is valid bash', async () => {
+    const r = await run(fx.sandbox, 'bash', ['-n', SCRIPT.bash]);
+    expect(r).toMatchObject({ exitCode: 0, stderr: '' });
+  });
+
+  it('offers the subcommands, filtered by what was typed', async () => {
+    expect(await complete([''])).toEqual(expect.arrayContaining(TOP_COMMANDS));
+    expect(await complete(['sh'])).toEqual(['show']);
+    expect(await complete(['config', ''])).toEqual(expect.arrayContaining(['set', 'get', 'unset', 'list', 'use']));
+    expect(await complete(['sandbox', 'cl'])).toEqual(['clock']);
+  });
+
+  it('offers the options of a command', async () => {
+    const options = await complete(['list', '--']);
+    expect(options).toEqual(expect.arrayContaining([...LIST_OPTIONS, '--json', '--profile', '--help']));
+    expect(options).not.toContain('--kg');
+    expect(await complete(['buy', '--id'])).toEqual(['--idempotency-key']);
+  });
+
+  it('offers --format values, after a space and after = (which bash splits off)', async () => {
+    expect(await complete(['list', '--format', ''])).toEqual(FORMATS);
+    expect(await complete(['list', '--format', 'c'])).toEqual(['csv']);
+    expect(await complete(['list', '--format', '='])).toEqual(FORMATS);
+    expect(await complete(['list', '--format', '=', 'j'])).toEqual(['json']);
+  });
+
+  it('offers shells and profiles', async () => {
+    expect(await complete(['completion', ''])).toEqual(['bash', 'zsh', 'fish']);
+    expect(await complete(['--profile', 'st'])).toEqual(['staging']);
+  });
+
+  it('offers the offset ids for show after a purchase, newest first', async () => {
+    expect(await complete(['show', ''])).toEqual(fx.offsetIds);
+    expect(await complete(['show', fx.offsetIds[1]!.slice(0, 8)])).toEqual(expect.arrayContaining([fx.offsetIds[1]]));
+  });
+
+  it('works the same from `source <(carbon completion bash)`', async () => {
+    expect(await complete(['list', '--format', ''], 'printed')).toEqual(FORMATS);
+  });
+
+  it('leaves the prompt alone when carbon fails: no reply, no output, status 0', async () => {
+    const r = await run(fx.sandbox, 'bash', ['--norc', '--noprofile', '-c', HARNESS, 'bash', SCRIPT.bash, 'carbon', 'show', ''], {
+      // No carbon on PATH at all.
+      PATH: '/usr/bin:/bin',
+    });
+    expect(r).toEqual({ stdout: '', stderr: '', exitCode: 0 });
+  });
+
+  it.skipIf(!existsSync(BASH_COMPLETION))('loads from ~/.local/share/bash-completion/completions/carbon through bash-completion', async () => {
+    const dir = join(fx.sandbox.env.XDG_DATA_HOME!, 'bash-completion', 'completions');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'carbon'), (await carbon(fx.sandbox, ['completion', 'bash'])).stdout);
+    expect(await complete(['list', '--format', ''], 'loader')).toEqual(FORMATS);
+    expect(await complete(['show', ''], 'loader')).toEqual(fx.offsetIds);
+  });
+});

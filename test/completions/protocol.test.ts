@@ -1,0 +1,104 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Fixture, FORMATS, makeFixture, TOP_COMMANDS } from './fixture.js';
+import { carbon, makeSandbox, SCRIPT, values } from './helpers.js';
+
+/** The built binary's side: `carbon completion SHELL` and the `carbon __complete` protocol. */
+
+let fx: Fixture;
+beforeAll(async () => {
+  fx = await makeFixture();
+}, 180_000);
+afterAll(() => fx?.sandbox.cleanup());
+
+describe('carbon completion SHELL', () => {
+  it.each(['bash', 'zsh', 'fish'] as const)('prints completions/ for %s byte for byte, and nothing on stderr', async (shell) => {
+    const r = await carbon(fx.sandbox, ['completion', shell]);
+    expect(r.exitCode).toBe(0);
+    expect(r.stderr).toBe('');
+    // execa strips the final newline; the files end with exactly one.
+    expect(`${r.stdout}\n`).toBe(readFileSync(SCRIPT[shell], 'utf8'));
+  });
+
+  it('refuses an unknown shell with a usage error (exit 2), nothing on stdout', async () => {
+    const r = await carbon(fx.sandbox, ['completion', 'powershell']);
+    expect(r.exitCode).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/bash, zsh, fish, not "powershell"/);
+    const missing = await carbon(fx.sandbox, ['completion']);
+    expect(missing.exitCode).toBe(2);
+    expect(missing.stdout).toBe('');
+  });
+
+  it('explains how to install each script', async () => {
+    const r = await carbon(fx.sandbox, ['completion', '--help']);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toContain('carbon completion bash > ~/.local/share/bash-completion/completions/carbon');
+    expect(r.stdout).toContain('_carbon');
+    expect(r.stdout).toContain('carbon completion fish > ~/.config/fish/completions/carbon.fish');
+  });
+
+  it('is listed in carbon --help; the helper is not', async () => {
+    const r = await carbon(fx.sandbox, ['--help']);
+    expect(r.stdout).toMatch(/^\s+completion <shell>/m);
+    expect(r.stdout).not.toContain('__complete');
+  });
+});
+
+describe('carbon __complete', () => {
+  it('prints VALUE<TAB>DESCRIPTION lines for the commands', async () => {
+    const r = await carbon(fx.sandbox, ['__complete', '--', '']);
+    expect(r.exitCode).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(values(r.stdout)).toEqual(expect.arrayContaining(TOP_COMMANDS));
+    expect(r.stdout).toMatch(/^buy\tbuy offsets, charged to the balance$/m);
+  });
+
+  it('offers --format values and profiles from the config file', async () => {
+    expect(values((await carbon(fx.sandbox, ['__complete', '--', 'list', '--format', ''])).stdout)).toEqual(FORMATS);
+    const profiles = await carbon(fx.sandbox, ['__complete', '--', '--profile', '']);
+    expect(values(profiles.stdout)).toEqual(['default', 'staging']);
+    // Where a profile points, never its keys.
+    expect(profiles.stdout).toMatch(/^staging\tlive · https:\/\/api\.example\.com\/api\/v1$/m);
+  });
+
+  it('offers the newest offset ids for show, from the local model, quickly', async () => {
+    const started = Date.now();
+    const r = await carbon(fx.sandbox, ['__complete', '--', 'show', '']);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(r.exitCode).toBe(0);
+    expect(values(r.stdout)).toEqual(fx.offsetIds);
+    expect(r.stdout).toMatch(new RegExp(`^${fx.offsetIds[0]}\\t20 kg · \\w+ · \\d{4}-\\d\\d-\\d\\d$`, 'm'));
+  });
+
+  it('prints nothing and exits 0 when anything goes wrong', async () => {
+    // A profile that does not exist, a key that is not a key, an API nobody answers.
+    for (const [args, env] of [
+      [['--profile', 'nope', 'show', ''], {}],
+      [['show', ''], { CARBON_API_KEY: 'not-a-key' }],
+      [['show', ''], { CARBON_BASE_URL: 'http://127.0.0.1:9/api/v1', CARBON_API_KEY: 'ck_test_0123456789abcdef' }],
+      [['--profile', 'staging', 'show', ''], {}],
+    ] as const) {
+      const r = await carbon(fx.sandbox, ['__complete', '--', ...args], env);
+      expect({ args, ...r }).toEqual({ args, stdout: '', stderr: '', exitCode: 0 });
+    }
+  });
+
+  it('prints nothing and exits 0 on a broken config file, and creates no local model', async () => {
+    const sandbox = makeSandbox();
+    try {
+      expect((await carbon(sandbox, ['__complete', '--', 'show', ''])).stdout).toBe('');
+      expect(existsSync(join(sandbox.home, 'data'))).toBe(false);
+      writeFileSync(join(sandbox.home, 'config.json'), '{ not json');
+      for (const words of [['show', ''], ['--profile', '']]) {
+        const r = await carbon(sandbox, ['__complete', '--', ...words]);
+        expect(r).toEqual({ stdout: '', stderr: '', exitCode: 0 });
+      }
+      // Commands still complete: they come from the command tree, not the config.
+      expect(values((await carbon(sandbox, ['__complete', '--', 'sh'])).stdout)).toContain('show');
+    } finally {
+      sandbox.cleanup();
+    }
+  });
+});
