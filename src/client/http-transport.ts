@@ -86,8 +86,25 @@ export class HttpTransport implements Transport {
   }
 }
 
+/** What people can act on, for the codes undici and the OS give. */
+const CAUSES: Record<string, string> = {
+  ECONNREFUSED: 'connection refused (is the server running?)',
+  ECONNRESET: 'the connection was reset',
+  EPIPE: 'the connection was closed while sending',
+  ETIMEDOUT: 'the connection timed out',
+  ENOTFOUND: 'the host name was not found',
+  EAI_AGAIN: 'the host name could not be resolved right now',
+  EHOSTUNREACH: 'the host is unreachable',
+  ENETUNREACH: 'the network is unreachable',
+  // The server (or something between) closed the connection before the response was complete.
+  UND_ERR_SOCKET: 'the connection closed before a response arrived',
+  UND_ERR_CONNECT_TIMEOUT: 'the connection timed out',
+  UND_ERR_HEADERS_TIMEOUT: 'no response headers arrived in time',
+  UND_ERR_BODY_TIMEOUT: 'the response body stopped arriving',
+};
+
 function describeCause(err: unknown): string {
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-  if (cause?.code) return cause.code === 'ECONNREFUSED' ? 'connection refused' : cause.code;
+  if (cause?.code) return CAUSES[cause.code] ?? cause.code;
   return err instanceof Error ? err.message : String(err);
 }

@@ -32,7 +32,7 @@ export function retryDelay(outcome: Outcome, attempt: number, policy: RetryPolic
   const backoff = Math.min(policy.baseDelayMs * 2 ** (attempt - 1), policy.maxDelayMs) * (1 - random() * 0.25);
   if (outcome.kind === 'response' && outcome.retryAfter !== undefined) {
     if (outcome.retryAfter > policy.maxRetryAfterSeconds) return null;
-    return Math.max(outcome.retryAfter * 1000, backoff);
+    return Math.round(Math.max(outcome.retryAfter * 1000, backoff));
   }
   return Math.round(backoff);
 }

@@ -112,6 +112,7 @@ describe('when retries run out', () => {
     proxy = await startFaultProxy({ target: server.url, plan: () => 'drop', only: BUY });
     const err = await client(2).buy({ kg: 9 }, { idempotencyKey: 'lost-forever' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CarbonConnectionError);
+    expect((err as Error).message).toMatch(/connection closed before a response arrived/);
     expect(proxy.requests).toHaveLength(3);
     expect(purchases()).toEqual({ offsets: 1, balance: 100_000 - 36 });
     // Retrying later with the same key finds it, and does not buy again.
