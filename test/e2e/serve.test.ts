@@ -1,0 +1,100 @@
+import { describe, expect, test } from 'vitest';
+import { carbon, homes, json, leakedKeys, maskKey, ok, sandboxKeys, serve } from './helpers.js';
+
+/**
+ * `carbon serve` as a user runs it: one JSON line on stdout, a banner on stderr with masked keys,
+ * the CLI's remote engine driven against it, state shared with the local engine of the same
+ * CARBON_HOME, and a graceful exit 0 on SIGTERM or SIGINT.
+ */
+
+const newHome = homes();
+
+interface Offset {
+  id: string;
+  kg: number;
+  reference: string | null;
+}
+
+describe('carbon serve', () => {
+  test('prints one JSON line and a masked banner, serves the CLI, shares state, exits 0 on SIGTERM', async () => {
+    const home = newHome();
+    const server = await serve(home);
+    const keys = await sandboxKeys(home);
+
+    expect(server.ready.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/v1$/);
+    expect(Number(new URL(server.ready.url).port)).toBeGreaterThan(0);
+    expect(server.ready).toEqual({
+      url: server.ready.url,
+      test_key: maskKey(keys.test),
+      read_only_key: maskKey(keys.readOnly),
+      live_key: maskKey(keys.live),
+      pid: expect.any(Number),
+    });
+    const banner = server.stderr();
+    expect(banner).toContain(`carbon sandbox API at ${server.url}`);
+    expect(banner).toContain(`test key       ${maskKey(keys.test)}`);
+    expect(banner).toContain(`read-only key  ${maskKey(keys.readOnly)}`);
+    expect(banner).toMatch(new RegExp(`Try: CARBON_BASE_URL=${server.url.replace(/[./]/g, '\\$&')} CARBON_API_KEY=\\S.* carbon buy --kg 500`));
+
+    const remote = { home, env: { CARBON_BASE_URL: server.url, CARBON_API_KEY: keys.test } };
+    const bought = await json<Offset>(['buy', '--kg', '500', '--reference', 'through-serve'], remote);
+    expect(bought).toMatchObject({ kg: 500, reference: 'through-serve' });
+    expect((await json<{ data: Offset[] }>(['list'], remote)).data.map((o) => o.id)).toEqual([bought.id]);
+    expect((await json<Offset>(['show', bought.id], remote)).id).toBe(bought.id);
+    expect(await json(['balance'], remote)).toMatchObject({ object: 'balance', available_cents: 98_000 });
+    expect(await json(['impact'], remote)).toMatchObject({ object: 'impact', offsets: 1 });
+    const plain = await ok(['show', bought.id], remote);
+    expect(plain.stdout).toContain(`id\t${bought.id}\n`);
+
+    // The same ledger: the purchase shows on the local engine, and a local top-up is served.
+    const local = await ok(['list', '--local'], { home, env: { CARBON_BASE_URL: server.url } });
+    expect(local.stdout).toContain(`${bought.id}\tprocessing\t500\t2000\tthrough-serve\t`);
+    await ok(['sandbox', 'topup', '250'], { home });
+    expect(await json(['balance'], remote)).toMatchObject({ available_cents: 123_000 });
+
+    // The access log masks the key; no full key anywhere in what the server printed.
+    expect(server.stderr()).toMatch(/POST \/api\/v1\/offsets 201 .* key=ck_test_…/);
+    expect(leakedKeys(server.stderr() + server.stdout(), keys.all.map((k) => k.secret as string))).toEqual([]);
+
+    const stopped = await server.stop('SIGTERM');
+    expect(stopped.exitCode).toBe(0);
+    expect(server.stderr()).toContain('SIGTERM: closing');
+    expect(server.stdout().split('\n').filter(Boolean)).toHaveLength(1);
+  });
+
+  test('--show-keys prints the keys in full; SIGINT also exits 0', async () => {
+    const home = newHome();
+    const server = await serve(home, ['--show-keys']);
+    const keys = await sandboxKeys(home);
+    expect(server.ready).toMatchObject({ test_key: keys.test, read_only_key: keys.readOnly, live_key: keys.live });
+    expect(server.stderr()).toContain(`CARBON_API_KEY=${keys.test} carbon buy --kg 500`);
+    expect((await server.stop('SIGINT')).exitCode).toBe(0);
+  });
+
+  test('a revoked starting key is not advertised: the newest active key of the role is', async () => {
+    const home = newHome();
+    const keys = await sandboxKeys(home);
+    const created = await json<{ secret: string }>(['sandbox', 'keys', 'create'], { home });
+    await ok(['sandbox', 'keys', 'revoke', (keys.all.find((k) => k.default === 'test') as { id: string }).id], { home });
+    const server = await serve(home, ['--show-keys']);
+    expect(server.ready.test_key).toBe(created.secret);
+    expect((await server.stop()).exitCode).toBe(0);
+  });
+
+  test('a port in use is exit 1 with one line; a bad port is exit 2', async () => {
+    const home = newHome();
+    const server = await serve(home);
+    const port = new URL(server.url).port;
+    const busy = await carbon(['serve', '--port', port], { home });
+    expect(busy.exitCode).toBe(1);
+    expect(busy.stdout).toBe('');
+    expect(busy.stderr).toBe(`error: Port ${port} on 127.0.0.1 is already in use. Pick another with --port, or --port 0 for a free one.\n`);
+    for (const bad of ['65536', 'http', '-1']) {
+      const r = await carbon(['serve', '--port', bad], { home });
+      expect(r.exitCode, bad).toBe(2);
+      expect(r.stdout).toBe('');
+    }
+    expect((await carbon(['serve', '--port', '0', '--public-url', 'ftp://x'], { home })).exitCode).toBe(2);
+    expect((await server.stop()).exitCode).toBe(0);
+  });
+});
