@@ -5,6 +5,7 @@ import { ApiError } from '../service/errors.js';
 import { LedgerError } from '../service/ledger-error.js';
 import { CliError } from './errors.js';
 import { EXIT, exitCodeForStatus } from './exit-codes.js';
+import { colorOn } from './output.js';
 import { dollars } from './render/format.js';
 
 interface Reported {
@@ -44,7 +45,11 @@ function classify(err: unknown): Reported {
     return { exitCode: exitCodeForStatus(err.status), envelope: { error: body }, line: `${err.message}${param}` };
   }
   if (err instanceof CliError) {
-    const type = err.exitCode === EXIT.usage ? 'invalid_request_error' : err.exitCode === EXIT.auth ? 'authentication_error' : 'api_error';
+    const type =
+      err.exitCode === EXIT.usage ? 'invalid_request_error'
+      : err.exitCode === EXIT.auth ? 'authentication_error'
+      : err.exitCode === EXIT.rateLimited ? 'rate_limit_error'
+      : 'api_error';
     return { exitCode: err.exitCode, envelope: envelope(type, err.code, err.message), line: err.hint ? `${err.message} ${err.hint}` : err.message };
   }
   if (err instanceof WaitTimeoutError) {
@@ -71,11 +76,14 @@ function classify(err: unknown): Reported {
  * Reports a failed command on stderr, as one line (or, with --json, the error envelope as one
  * JSON line), and returns its exit code. No stack trace unless CARBON_DEBUG=1.
  */
-export function reportError(err: unknown, io: { json: boolean; env: NodeJS.ProcessEnv; stderr: Writable & { isTTY?: boolean } }): number {
+export function reportError(
+  err: unknown,
+  io: { json: boolean; env: NodeJS.ProcessEnv; stderr: Writable & { isTTY?: boolean }; /** false for --no-color. */ color?: boolean },
+): number {
   const r = classify(err);
   if (io.json) io.stderr.write(`${JSON.stringify(r.envelope)}\n`);
   else {
-    const color = Boolean(io.stderr.isTTY) && !io.env.NO_COLOR;
+    const color = colorOn(Boolean(io.stderr.isTTY), io.env, io.color);
     io.stderr.write(`${color ? '\u001b[31merror:\u001b[39m' : 'error:'} ${r.line.replace(/\s*\n\s*/g, ' ')}\n`);
   }
   if (io.env.CARBON_DEBUG === '1' && err instanceof Error && err.stack) io.stderr.write(`${err.stack}\n`);

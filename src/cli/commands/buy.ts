@@ -3,7 +3,7 @@ import type { Purchase } from '../../client/client.js';
 import { CarbonApiError, CarbonConnectionError } from '../../client/errors.js';
 import type { Context } from '../context.js';
 import { CliError, usage } from '../errors.js';
-import { EXIT } from '../exit-codes.js';
+import { EXIT, exitCodeForStatus } from '../exit-codes.js';
 import { numberOption, purchaseParams, type PurchaseFlags } from '../options.js';
 import { dollars, kg } from '../render/format.js';
 import { printOffset } from './wait.js';
@@ -50,11 +50,17 @@ export async function buy(ctx: Context, flags: BuyFlags): Promise<Purchase> {
   try {
     return await client.buy(params, { idempotencyKey });
   } catch (err) {
-    const unknownOutcome = err instanceof CarbonConnectionError || (err instanceof CarbonApiError && err.status >= 500);
+    if (!(err instanceof CarbonConnectionError || err instanceof CarbonApiError)) throw err;
+    // The outcome is unknown when the last attempt got no answer or a 5xx; and also when it was
+    // refused for a reason the client retries (429, a 409 other than a reused key), because an
+    // earlier attempt whose answer was lost may have bought. Either way, say the key to retry with.
+    const retriedRefusal =
+      err instanceof CarbonApiError && ctx.settings.maxRetries > 0 && (err.status === 429 || (err.status === 409 && err.code !== 'idempotency_key_reused'));
+    const unknownOutcome = err instanceof CarbonConnectionError || err.status >= 500 || retriedRefusal;
     if (!unknownOutcome) throw err;
     throw new CliError(
-      `${err.message} The purchase may or may not have been made.`,
-      EXIT.failure,
+      `${err.message} The purchase may or may not have been made${retriedRefusal ? ' (an earlier attempt may have gone through)' : ''}.`,
+      err instanceof CarbonApiError ? exitCodeForStatus(err.status) : EXIT.failure,
       err instanceof CarbonApiError ? err.code : 'connection_error',
       `Retry safely with --idempotency-key ${idempotencyKey}: a key that bought once returns that purchase and never buys again.`,
     );
