@@ -1,0 +1,484 @@
+#!/usr/bin/env node
+// `npm run bench`: measures every target of issue 5 against a reference measured in the same
+// run, and prints one table. Plain Node ESM, so it runs on the built dist/ without a TS step.
+//
+// The machine this runs on is small and shared: every comparison is a ratio of figures measured
+// side by side, interleaved, with many repetitions, and judged on medians.
+//
+//   node bench/run.mjs [--only startup,throughput,scale,streaming,serving] [--offsets N]
+//                      [--rounds N] [--json FILE] [--check]
+//
+// --check exits 1 when a target falls short (the default is to report and exit 0).
+// Loopback only; every child process and temporary directory is removed at the end.
+import { spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import Database from 'better-sqlite3';
+import { seedOffsets } from './lib/seed.mjs';
+import { median, quantile } from './lib/stats.mjs';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const NODE = process.execPath;
+const SECTIONS = ['startup', 'throughput', 'scale', 'streaming', 'serving'];
+
+const { values: opts } = parseArgs({
+  options: {
+    only: { type: 'string' },
+    offsets: { type: 'string', default: '1000000' },
+    rounds: { type: 'string', default: '30' },
+    json: { type: 'string' },
+    check: { type: 'boolean', default: false },
+  },
+});
+const only = new Set(opts.only ? opts.only.split(',') : SECTIONS);
+for (const s of only) if (!SECTIONS.includes(s)) throw new Error(`--only: unknown section ${s} (${SECTIONS.join(', ')})`);
+const BIG = Number(opts.offsets);
+const SMALL = 1_000;
+const ROUNDS = Number(opts.rounds);
+
+// ---------------------------------------------------------------------------------------------
+// Housekeeping: one temporary root, every child tracked, both removed however the run ends.
+
+const TMP = mkdtempSync(join(process.env.BENCH_TMPDIR ?? os.tmpdir(), 'carbon-bench-'));
+// The CLI under test: built from the current source into a snapshot of its own (bin/, dist/,
+// package.json for "type": "module"), inside the repository so that node_modules resolves, and
+// out of reach of a concurrent `npm run build` that empties dist/ while the bench runs.
+mkdirSync(join(ROOT, '.bench-tmp'), { recursive: true });
+const SNAPSHOT = mkdtempSync(join(ROOT, '.bench-tmp', 'run-'));
+const children = new Set();
+let cleaned = false;
+function cleanup() {
+  if (cleaned) return;
+  cleaned = true;
+  for (const child of children) child.kill('SIGKILL');
+  rmSync(TMP, { recursive: true, force: true });
+  rmSync(SNAPSHOT, { recursive: true, force: true });
+}
+process.on('exit', cleanup);
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    cleanup();
+    process.exit(130);
+  });
+}
+
+const log = (line) => process.stderr.write(`${line}\n`);
+
+cpSync(join(ROOT, 'bin'), join(SNAPSHOT, 'bin'), { recursive: true });
+cpSync(join(ROOT, 'package.json'), join(SNAPSHOT, 'package.json'));
+const built = spawnSync(NODE, [join(ROOT, 'scripts', 'build.mjs'), '--outdir', join(SNAPSHOT, 'dist')], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+if (built.status !== 0) {
+  cleanup();
+  throw new Error('the build failed');
+}
+const BIN = join(SNAPSHOT, 'bin', 'carbon.js');
+const DIST_INDEX = join(SNAPSHOT, 'dist', 'index.js');
+
+/** The environment a user with no configuration has, with CARBON_HOME pointing at `home`. */
+function envFor(home, extra = {}) {
+  const env = { ...process.env, CARBON_HOME: home, NO_COLOR: '1', ...extra };
+  for (const name of ['CARBON_API_KEY', 'CARBON_BASE_URL', 'CARBON_PROFILE', 'CARBON_MAX_RETRIES', 'CARBON_TIMEOUT', 'CARBON_DEBUG', 'FORCE_COLOR', 'NODE_OPTIONS']) {
+    if (!(name in extra)) delete env[name];
+  }
+  return env;
+}
+
+/** Runs the CLI once, synchronously, and returns its stdout; throws on a non-zero exit. */
+function carbon(home, args, { input } = {}) {
+  const r = spawnSync(NODE, [BIN, ...args], { env: envFor(home), encoding: 'utf8', input, maxBuffer: 64 * 1024 * 1024 });
+  if (r.status !== 0) throw new Error(`carbon ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return r.stdout;
+}
+
+/** A fresh home whose ledger exists (the first command provisions it), plus `offsets` seeded ones. */
+function makeHome(name, offsets) {
+  const home = join(TMP, name);
+  mkdirSync(home);
+  carbon(home, ['balance', '--json']);
+  const t = performance.now();
+  const ids = offsets > 0 ? seedOffsets(join(home, 'data'), offsets) : {};
+  return { home, ids, seedMs: performance.now() - t };
+}
+
+/**
+ * Wall time of each command, interleaved: every round runs each command once, starting at a
+ * different one each round, so drift in the machine's load falls on all of them alike.
+ */
+function timeInterleaved(commands, rounds, warmup = 3) {
+  const times = commands.map(() => []);
+  for (let r = -warmup; r < rounds; r++) {
+    for (let k = 0; k < commands.length; k++) {
+      const i = (k + Math.max(r, 0)) % commands.length;
+      const c = commands[i];
+      const t0 = performance.now();
+      const p = spawnSync(c.argv[0], c.argv.slice(1), { env: c.env, stdio: ['ignore', 'ignore', 'pipe'] });
+      const ms = performance.now() - t0;
+      if (p.status !== 0) throw new Error(`${c.name} exited ${p.status}: ${p.stderr}`);
+      if (r >= 0) times[i].push(ms);
+    }
+  }
+  return times;
+}
+
+const rows = [];
+/** One line of the table. `higher`: the figure must be at least the goal (else at most). */
+function row(section, what, figure, reference, ratio, goal, pass, note = '') {
+  rows.push({ section, what, figure, reference, ratio, goal, pass, note });
+}
+const ms = (x) => `${x.toFixed(1)} ms`;
+const perSec = (x) => `${Math.round(x).toLocaleString('en-US')}/s`;
+const times = (x) => `${x.toFixed(2)}×`;
+const mb = (kb) => `${(kb / 1024).toFixed(1)} MB`;
+
+// ---------------------------------------------------------------------------------------------
+// 1. Start-up: balance --json on a warm local data directory, --help, --version vs node -e 0.
+
+function startup() {
+  log(`start-up: ${ROUNDS} interleaved rounds`);
+  const { home } = makeHome('startup', 0);
+  const env = envFor(home);
+  const balance = JSON.parse(carbon(home, ['balance', '--json']));
+  if (balance.object !== 'balance') throw new Error('carbon balance --json did not print a balance');
+  const commands = [
+    { name: 'node -e 0', argv: [NODE, '-e', '0'], env },
+    { name: 'carbon balance --json', argv: [NODE, BIN, 'balance', '--json'], env },
+    { name: 'carbon --help', argv: [NODE, BIN, '--help'], env },
+    { name: 'carbon --version', argv: [NODE, BIN, '--version'], env },
+  ];
+  const t = timeInterleaved(commands, ROUNDS);
+  const base = median(t[0]);
+  for (let i = 1; i < commands.length; i++) {
+    const m = median(t[i]);
+    row('1 start-up', commands[i].name, ms(m), `node -e 0: ${ms(base)}`, m / base, '≤ 1.30×', m / base <= 1.3,
+      `p25–p75 ${quantile(t[i], 0.25).toFixed(0)}–${quantile(t[i], 0.75).toFixed(0)} ms`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Purchase throughput through CarbonClient on the in-process transport, one durable
+//    transaction per buy. Reference: bare better-sqlite3 commits on the same disk and pragmas.
+
+async function throughput() {
+  log('purchase throughput: in-process client');
+  const { openLocal } = await import(pathToFileURL(DIST_INDEX).href);
+  const dir = join(TMP, 'throughput', 'data');
+  const { client, sandbox } = openLocal(dir);
+  sandbox.topUp('test', 100_000_000_000);
+
+  const raw = new Database(join(TMP, 'throughput', 'raw.db'));
+  raw.pragma('journal_mode = WAL');
+  raw.pragma('synchronous = NORMAL');
+  raw.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)');
+  const insert = raw.prepare('INSERT INTO t (v) VALUES (?)');
+  const rawCommit = raw.transaction((v) => insert.run(v));
+
+  const buyFor = async (msLimit) => {
+    let n = 0;
+    const t0 = performance.now();
+    let t = t0;
+    while (t - t0 < msLimit) {
+      for (let i = 0; i < 100; i++) await client.buy({ kg: 1 });
+      n += 100;
+      t = performance.now();
+    }
+    return (n * 1000) / (t - t0);
+  };
+  const rawFor = (msLimit) => {
+    let n = 0;
+    const t0 = performance.now();
+    let t = t0;
+    while (t - t0 < msLimit) {
+      for (let i = 0; i < 100; i++) rawCommit.immediate('x');
+      n += 100;
+      t = performance.now();
+    }
+    return (n * 1000) / (t - t0);
+  };
+  await buyFor(1000);
+  rawFor(300);
+  const buys = [];
+  const raws = [];
+  for (let r = 0; r < 5; r++) {
+    buys.push(await buyFor(1500));
+    raws.push(rawFor(500));
+  }
+  const last = (await client.list({ limit: 1 })).data[0];
+  if (last?.object !== 'offset' || last.kg !== 1) throw new Error('the last purchase is not in the ledger');
+  client.close();
+  raw.close();
+  const b = median(buys);
+  const rw = median(raws);
+  row('2 throughput', 'client.buy() in-process', perSec(b), `bare SQLite commit: ${perSec(rw)}`, b / rw, '≥ 5,000/s', b >= 5000,
+    'WAL, synchronous=NORMAL, one IMMEDIATE transaction per buy');
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. Scale: the same commands on a ledger of BIG offsets vs one of 1,000.
+
+function scale(small, big) {
+  log(`scale: ${BIG.toLocaleString('en-US')} vs ${SMALL.toLocaleString('en-US')} offsets, ${Math.ceil(ROUNDS / 2)} rounds`);
+  const commands = (ids) => [
+    ['list --limit 10', ['list', '--limit', '10']],
+    ['show <id>', ['show', ids.middle]],
+    ['balance', ['balance']],
+    ['impact', ['impact']],
+    ['list --limit 10 --starting-after <id>', ['list', '--limit', '10', '--starting-after', ids.middle]],
+  ];
+  // The figures must be right before their times mean anything.
+  for (const [h, n] of [[small, SMALL], [big, BIG]]) {
+    const impact = JSON.parse(carbon(h.home, ['impact', '--json']));
+    if (impact.offsets !== n) throw new Error(`impact.offsets is ${impact.offsets}, expected ${n}`);
+    const shown = JSON.parse(carbon(h.home, ['show', h.ids.middle, '--json']));
+    if (shown.id !== h.ids.middle) throw new Error('show returned another offset');
+    const page = JSON.parse(carbon(h.home, ['list', '--limit', '10', '--starting-after', h.ids.middle, '--json']));
+    if (page.data.length !== 10 || page.data[0].id === h.ids.middle) throw new Error('the page after the cursor is wrong');
+  }
+  const list = [];
+  const smallCmds = commands(small.ids);
+  const bigCmds = commands(big.ids);
+  for (let i = 0; i < smallCmds.length; i++) {
+    list.push({ name: `${smallCmds[i][0]} @small`, argv: [NODE, BIN, ...smallCmds[i][1]], env: envFor(small.home) });
+    list.push({ name: `${bigCmds[i][0]} @big`, argv: [NODE, BIN, ...bigCmds[i][1]], env: envFor(big.home) });
+  }
+  const t = timeInterleaved(list, Math.ceil(ROUNDS / 2), 2);
+  for (let i = 0; i < smallCmds.length; i++) {
+    const s = median(t[2 * i]);
+    const b = median(t[2 * i + 1]);
+    const name = smallCmds[i][0];
+    row('3 scale', `carbon ${name}`, `${ms(b)} @${short(BIG)}`, `${ms(s)} @1k`, b / s, '≤ 1.20×', b / s <= 1.2,
+      i === smallCmds.length - 1 ? 'extra: the cursor is found by key' : '');
+  }
+}
+const short = (n) => (n >= 1e6 ? `${n / 1e6}M` : n >= 1e3 ? `${n / 1e3}k` : String(n));
+
+// ---------------------------------------------------------------------------------------------
+// 4. Streaming: list --all --json over BIG offsets into /dev/null; peak RSS and offsets/s.
+
+function peakRss(pid) {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Runs `node -r peak-rss.cjs <args>` with stdout into /dev/null: wall ms and peak RSS in kB. */
+function measured(args, env) {
+  const rssFile = join(TMP, `rss-${randomUUID()}`);
+  const devNull = openSync('/dev/null', 'w');
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn(NODE, ['-r', join(ROOT, 'bench', 'lib', 'peak-rss.cjs'), ...args], {
+      env: { ...env, BENCH_RSS_FILE: rssFile },
+      stdio: ['ignore', devNull, 'pipe'],
+    });
+    children.add(child);
+    closeSync(devNull);
+    let stderr = '';
+    let polled = 0;
+    child.stderr.on('data', (d) => (stderr += d));
+    const poll = setInterval(() => (polled = Math.max(polled, peakRss(child.pid))), 25);
+    child.on('exit', (code) => {
+      const wall = performance.now() - t0;
+      clearInterval(poll);
+      children.delete(child);
+      if (code !== 0) return reject(new Error(`${args.join(' ')} exited ${code}: ${stderr}`));
+      const reported = existsSync(rssFile) ? Number(readFileSync(rssFile, 'utf8')) : 0;
+      resolve({ wall, rssKb: Math.max(reported, polled) });
+    });
+  });
+}
+
+async function streaming(small, big) {
+  log(`streaming: list --all --json over ${BIG.toLocaleString('en-US')} offsets`);
+  // Right before fast: every offset once, newest first, one JSON object per line.
+  const lines = carbon(small.home, ['list', '--all', '--json']).trimEnd().split('\n');
+  if (lines.length !== SMALL || new Set(lines.map((l) => JSON.parse(l).id)).size !== SMALL) {
+    throw new Error(`list --all --json printed ${lines.length} lines for ${SMALL} offsets`);
+  }
+  const base = [];
+  const runs = [];
+  for (let r = 0; r < 2; r++) {
+    base.push(await measured(['-e', '0'], envFor(big.home)));
+    runs.push(await measured([BIN, 'list', '--all', '--json'], envFor(big.home)));
+  }
+  const rss = Math.max(...runs.map((x) => x.rssKb));
+  const baseRss = median(base.map((x) => x.rssKb));
+  const rate = median(runs.map((x) => (BIG * 1000) / x.wall));
+  row('4 streaming', `list --all --json, ${short(BIG)} offsets: peak RSS`, mb(rss), `node -e 0: ${mb(baseRss)}`, rss / baseRss, '< 150 MB', rss < 150 * 1024,
+    'the larger of the 2 runs');
+  row('4 streaming', `list --all --json, ${short(BIG)} offsets: rate`, perSec(rate), `${(median(runs.map((x) => x.wall)) / 1000).toFixed(1)} s wall`, null, '≥ 50,000/s', rate >= 50_000,
+    'into /dev/null, start-up included');
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. Serving: GET /balance on carbon serve vs a bare node:http server, same load tool and
+//    connections; POST /offsets with fresh idempotency keys.
+
+/** Starts a child that prints one JSON line with "url" on stdout; resolves with it. */
+function startListening(args, env, name) {
+  return new Promise((resolve, reject) => {
+    const logFile = join(TMP, `${name}.log`);
+    const err = openSync(logFile, 'w');
+    const child = spawn(NODE, args, { env, stdio: ['ignore', 'pipe', err] });
+    closeSync(err);
+    children.add(child);
+    let out = '';
+    const timer = setTimeout(() => fail(new Error(`${name} did not start in 20 s`)), 20_000);
+    const fail = (e) => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`${e.message}\n${readFileSync(logFile, 'utf8').slice(-2000)}`));
+    };
+    child.on('exit', (code) => fail(new Error(`${name} exited ${code} before it listened`)));
+    child.stdout.on('data', (d) => {
+      out += d;
+      const nl = out.indexOf('\n');
+      if (nl === -1) return;
+      clearTimeout(timer);
+      child.removeAllListeners('exit');
+      try {
+        resolve({ child, ready: JSON.parse(out.slice(0, nl)) });
+      } catch (e) {
+        fail(e);
+      }
+    });
+  });
+}
+
+function stop(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const force = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    child.once('exit', () => {
+      clearTimeout(force);
+      children.delete(child);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+async function serving() {
+  log('serving: autocannon against carbon serve and a bare node:http server');
+  const { default: autocannon } = await import('autocannon');
+  const connections = 10;
+  const load = async (options) => {
+    const result = await autocannon({ connections, pipelining: 1, ...options });
+    if (result.errors > 0 || result.non2xx > 0 || result.timeouts > 0) {
+      throw new Error(`${options.url}: ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`);
+    }
+    return { rps: result.requests.average, p99: result.latency.p99, total: result.requests.total };
+  };
+  const home = join(TMP, 'serve');
+  mkdirSync(home);
+  const serve = await startListening([BIN, 'serve', '--port', '0', '--show-keys'], envFor(home), 'carbon-serve');
+  const bare = await startListening([join(ROOT, 'bench', 'lib', 'bare-server.mjs')], envFor(home), 'bare-server');
+  try {
+    const key = serve.ready.test_key;
+    if (typeof key !== 'string') throw new Error('carbon serve did not print a test key');
+    const headers = { authorization: `Bearer ${key}` };
+    const balanceUrl = `${serve.ready.url}/balance`;
+    const check = await fetch(balanceUrl, { headers });
+    if (check.status !== 200 || (await check.json()).object !== 'balance') throw new Error('GET /balance did not answer a balance');
+
+    const seconds = 4;
+    await load({ url: bare.ready.url, headers, duration: 1 });
+    await load({ url: balanceUrl, headers, duration: 1 });
+    const bareRuns = [];
+    const serveRuns = [];
+    for (let r = 0; r < 3; r++) {
+      bareRuns.push(await load({ url: bare.ready.url, headers, duration: seconds }));
+      serveRuns.push(await load({ url: balanceUrl, headers, duration: seconds }));
+    }
+    const s = median(serveRuns.map((x) => x.rps));
+    const b = median(bareRuns.map((x) => x.rps));
+    row('5 serving', 'GET /api/v1/balance', `${perSec(s)} (p99 ${median(serveRuns.map((x) => x.p99))} ms)`,
+      `bare node:http: ${perSec(b)} (p99 ${median(bareRuns.map((x) => x.p99))} ms)`, s / b, '≥ 0.60×', s / b >= 0.6,
+      `autocannon, ${connections} connections, 3 × ${seconds} s each, interleaved`);
+
+    // Fresh idempotency keys: every request is a new purchase. Enough balance for all of them.
+    const { openLocal } = await import(pathToFileURL(DIST_INDEX).href);
+    const local = openLocal(join(home, 'data'));
+    local.sandbox.topUp('test', 100_000_000_000);
+    const before = local.sandbox.status().impact.test.offsets;
+    local.client.close();
+    const post = {
+      url: `${serve.ready.url}/offsets`,
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ kg: 1 }),
+      requests: [{ setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'idempotency-key': randomUUID() } }) }],
+    };
+    await load({ ...post, duration: 1 });
+    const postRuns = [];
+    for (let r = 0; r < 2; r++) postRuns.push(await load({ ...post, duration: seconds }));
+    const impact = await (await fetch(`${serve.ready.url}/impact`, { headers })).json();
+    const sent = postRuns.reduce((n, x) => n + x.total, 0);
+    if (impact.offsets - before < sent) throw new Error(`${sent} purchases answered 201 but only ${impact.offsets - before} offsets were added`);
+    const p = median(postRuns.map((x) => x.rps));
+    row('5 serving', 'POST /api/v1/offsets (fresh keys)', `${perSec(p)} (p99 ${median(postRuns.map((x) => x.p99))} ms)`, '—', null, '≥ 2,000/s', p >= 2000,
+      `each a new purchase; ${impact.offsets - before} offsets added`);
+  } finally {
+    await Promise.all([stop(serve.child), stop(bare.child)]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function machine() {
+  const cpuinfo = existsSync('/proc/cpuinfo') ? readFileSync('/proc/cpuinfo', 'utf8') : '';
+  const model = /model name\s*:\s*(.*)/.exec(cpuinfo)?.[1] ?? os.cpus()[0]?.model ?? 'unknown';
+  const git = spawnSync('git', ['describe', '--always', '--dirty'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim();
+  return { cpus: os.availableParallelism(), model, node: process.version, platform: `${os.platform()} ${os.release()}`, git };
+}
+
+function printTable() {
+  const header = ['target', 'measured', 'figure', 'reference (same run)', 'ratio', 'goal', 'result'];
+  const body = rows.map((r) => [r.section, r.what, r.figure, r.reference, r.ratio === null ? '—' : times(r.ratio), r.goal, r.pass ? 'pass' : 'FALLS SHORT']);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
+  const line = (cells) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+  console.log(line(header));
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const b of body) console.log(line(b));
+  const notes = rows.filter((r) => r.note);
+  if (notes.length) {
+    console.log('');
+    for (const r of notes) console.log(`- ${r.what}: ${r.note}`);
+  }
+}
+
+const started = performance.now();
+const info = machine();
+const loadBefore = os.loadavg();
+log(`carbon bench: ${info.model}, ${info.cpus} CPUs, node ${info.node}, ${info.git}; temp ${TMP}`);
+try {
+  if (only.has('startup')) startup();
+  if (only.has('throughput')) await throughput();
+  if (only.has('scale') || only.has('streaming')) {
+    log(`seeding ${SMALL.toLocaleString('en-US')} and ${BIG.toLocaleString('en-US')} offsets`);
+    const small = makeHome('small', SMALL);
+    const big = makeHome('big', BIG);
+    log(`seeded ${BIG.toLocaleString('en-US')} offsets in ${(big.seedMs / 1000).toFixed(1)} s`);
+    if (only.has('scale')) scale(small, big);
+    if (only.has('streaming')) await streaming(small, big);
+  }
+  if (only.has('serving')) await serving();
+} finally {
+  cleanup();
+}
+const totalS = (performance.now() - started) / 1000;
+const loadAfter = os.loadavg();
+console.log(`\ncarbon bench — ${new Date().toISOString()}`);
+console.log(`machine: ${info.model}, ${info.cpus} CPUs (nproc), node ${info.node}, ${info.platform}; commit ${info.git}`);
+console.log(`load average (1 min): ${loadBefore[0].toFixed(2)} at start, ${loadAfter[0].toFixed(2)} at end; bench took ${totalS.toFixed(0)} s\n`);
+printTable();
+if (opts.json) writeFileSync(opts.json, `${JSON.stringify({ machine: info, loadBefore, loadAfter, seconds: totalS, rows }, null, 2)}\n`);
+const short_ = rows.filter((r) => !r.pass);
+if (opts.check && short_.length > 0) process.exitCode = 1;
