@@ -40,9 +40,10 @@ const STYLE = `
   body { margin: 0; background: #e9e6da; color: var(--ink); font: 16px/1.5 Georgia, 'Times New Roman', serif; }
   main { max-width: 46rem; margin: 2.5rem auto; padding: 3rem 3.5rem; background: var(--paper);
          border: 1px solid var(--rule); box-shadow: 0 0.5rem 1.5rem rgba(0,0,0,0.08); }
-  .seal { width: 4.5rem; height: 4.5rem; border-radius: 50%; border: 3px double var(--accent); color: var(--accent);
-          display: flex; align-items: center; justify-content: center; font: bold 0.8rem/1.1 system-ui, sans-serif;
-          text-align: center; letter-spacing: 0.05em; float: right; }
+  .seal { width: 5rem; height: 5rem; border-radius: 50%; border: 3px double var(--accent); color: var(--accent);
+          display: grid; place-content: center; gap: 0.15rem; font: bold 0.7rem/1 system-ui, sans-serif;
+          text-align: center; letter-spacing: 0.08em; float: right; margin: 0 0 1rem 1.5rem; }
+  .seal span:first-child { font-size: 1.05rem; letter-spacing: 0; }
   .kicker { font: 600 0.8rem system-ui, sans-serif; letter-spacing: 0.18em; text-transform: uppercase; color: var(--accent); margin: 0; }
   h1 { font-size: 2rem; margin: 0.3rem 0 1.5rem; font-weight: normal; }
   .amount { font-size: 3rem; line-height: 1.1; margin: 0; color: var(--accent); }
@@ -86,9 +87,9 @@ ${body}
 export function certificatePage(offset: Offset, certificateId: string): string {
   const placed = offset.placed ?? offset.created;
   const kg = offset.kg.toLocaleString('en-US');
-  const body = `<div class="seal" aria-hidden="true">CO<sub>2</sub><br>RETIRED</div>
+  const body = `<div class="seal" aria-hidden="true"><span>CO<sub>2</sub></span><span>RETIRED</span></div>
 <p class="kicker">Carbon offset certificate</p>
-<h1>Certificate of carbon removal purchase</h1>
+<h1>Carbon credits bought and retired</h1>
 <p class="amount">${escapeHtml(kg)} <small>kg of CO<sub>2</sub></small></p>
 <p class="lede">Carbon credits for ${escapeHtml(kg)} kg (${escapeHtml(formatTonnes(offset.kg))} t) of carbon dioxide were bought and retired on
 <time datetime="${escapeHtml(placed)}">${escapeHtml(formatDate(placed))}</time>.</p>

@@ -1,0 +1,68 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Offset } from '../../src/api/types.js';
+import { type RunningServer, startServer } from '../../src/server/server.js';
+
+/**
+ * The certificate page of a placed live offset, opened in headless Chromium as a person would:
+ * a screenshot and a printed PDF. Skipped where no Chromium is installed (Debian: `apt-get
+ * install chromium`); CARBON_SCREENSHOT_DIR keeps the files for a look.
+ */
+
+const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p) => existsSync(p));
+const run = promisify(execFile);
+
+describe.skipIf(CHROMIUM === undefined)('certificate page in headless Chromium', () => {
+  let server: RunningServer;
+  let dir: string;
+  let out: string;
+  let url: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'carbon-shot-'));
+    out = process.env.CARBON_SCREENSHOT_DIR ?? join(dir, 'out');
+    server = await startServer({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'data') });
+    const live = server.sandbox.defaultKey('live')!;
+    server.sandbox.topUp('live', 1_000_000);
+    const headers = { authorization: `Bearer ${live}`, 'idempotency-key': 'shot' };
+    const bought = (await (await fetch(`${server.url}/offsets`, { method: 'POST', headers, body: '{"kg": 2500, "reference": "PRIVATE-LABEL"}' })).json()) as Offset;
+    server.sandbox.advanceClock(60_000);
+    const placed = (await (await fetch(`${server.url}/offsets/${bought.id}`, { headers })).json()) as Offset;
+    url = placed.certificate_url!;
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const chromium = (args: string[]) =>
+    run(CHROMIUM!, ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-dev-shm-usage', `--user-data-dir=${join(dir, 'profile')}`, ...args], {
+      timeout: 60_000,
+    });
+
+  it('renders: a screenshot of the page', async () => {
+    const png = join(out, 'certificate.png');
+    await run('mkdir', ['-p', out]);
+    await chromium([`--screenshot=${png}`, '--window-size=1000,1000', '--hide-scrollbars', url]);
+    const bytes = readFileSync(png);
+    expect(bytes.subarray(1, 4).toString('latin1')).toBe('PNG');
+    // A blank page compresses to almost nothing; a rendered certificate does not.
+    expect(bytes.length).toBeGreaterThan(20_000);
+  }, 90_000);
+
+  it('prints: a PDF with the kg and without the reference', async () => {
+    const pdf = join(out, 'certificate.pdf');
+    await run('mkdir', ['-p', out]);
+    await chromium([`--print-to-pdf=${pdf}`, '--no-pdf-header-footer', url]);
+    const bytes = readFileSync(pdf);
+    expect(bytes.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    const dom = (await chromium(['--dump-dom', url])).stdout;
+    expect(dom).toContain('2,500');
+    expect(dom).not.toContain('PRIVATE-LABEL');
+  }, 90_000);
+});
