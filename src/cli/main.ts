@@ -11,6 +11,12 @@ export async function main(argv: string[]): Promise<never> {
     if (err.code === 'EPIPE') process.exit(EXIT.ok);
   });
   const program = buildProgram();
+  const io = {
+    json: argv.includes('--json'),
+    env: process.env,
+    stderr: process.stderr,
+    ...(argv.includes('--no-color') ? { color: false } : {}),
+  };
   let code: number = EXIT.ok;
   try {
     await program.parseAsync(argv, { from: 'user' });
@@ -20,13 +26,9 @@ export async function main(argv: string[]): Promise<never> {
       // A usage error from commander is reported like every other error: one line, or the envelope.
       code = shown
         ? EXIT.ok
-        : reportError(usage(err.message.replace(/^error: /, ''), '(add --help for usage)'), {
-            json: argv.includes('--json'),
-            env: process.env,
-            stderr: process.stderr,
-          });
+        : reportError(usage(err.message.replace(/^error: /, ''), '(add --help for usage)'), io);
     } else {
-      code = reportError(err, { json: argv.includes('--json'), env: process.env, stderr: process.stderr });
+      code = reportError(err, io);
     }
   }
   try {

@@ -10,6 +10,18 @@ export interface OutputOptions {
 }
 
 /**
+ * Whether to colour a stream, by the usual conventions: --no-color and NO_COLOR (non-empty) turn
+ * it off; FORCE_COLOR turns it on, except FORCE_COLOR=0 or false, which turn it off (as chalk
+ * and Node read it); otherwise colour only on a terminal.
+ */
+export function colorOn(isTTY: boolean, env: NodeJS.ProcessEnv, flag?: boolean): boolean {
+  if (flag === false) return false;
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
+  if (env.FORCE_COLOR !== undefined) return env.FORCE_COLOR !== '0' && env.FORCE_COLOR !== 'false';
+  return isTTY;
+}
+
+/**
  * All output goes through here: data to stdout, everything a person reads to stderr. It decides,
  * once, what kind of reader is on each stream (gh's rules): a terminal gets tables and colour,
  * anything else plain tab-separated rows; NO_COLOR and --no-color turn colour off, FORCE_COLOR on.
@@ -31,10 +43,8 @@ export class Output {
     this.stderr = options.stderr ?? process.stderr;
     this.interactive = Boolean(this.stdout.isTTY);
     this.stderrInteractive = Boolean(this.stderr.isTTY);
-    const forced = env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '0' && env.FORCE_COLOR !== 'false';
-    const allowed = options.color !== false && (env.NO_COLOR === undefined || env.NO_COLOR === '');
-    this.color = allowed && (forced || this.interactive);
-    this.stderrColor = allowed && (forced || this.stderrInteractive);
+    this.color = colorOn(this.interactive, env, options.color);
+    this.stderrColor = colorOn(this.stderrInteractive, env, options.color);
     this.json = Boolean(options.json);
   }
 

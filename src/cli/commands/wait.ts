@@ -14,7 +14,10 @@ export async function waitForOffset(ctx: Context, client: CarbonClient, offset: 
   if (offset.status !== 'processing') return offset;
   const timeoutMs = (ctx.settings.timeoutSeconds ?? DEFAULT_WAIT_SECONDS) * 1000;
   let spinner: { text: string; stop(): void; succeed(t: string): void; warn(t: string): void } | undefined;
-  if (ctx.out.stderrInteractive && !ctx.out.json) {
+  // A terminal that reports 0 columns (a pty nobody sized: `script` in CI, some `docker exec -t`)
+  // makes ora count Infinity lines to clear, and its clear() then never returns: no spinner there.
+  const columns = (ctx.out.stderr as { columns?: number }).columns;
+  if (ctx.out.stderrInteractive && !ctx.out.json && columns !== 0) {
     const { default: ora } = await import('ora');
     spinner = ora({ text: `Waiting for ${offset.id} to be placed…`, stream: ctx.out.stderr, color: 'green', isEnabled: true }).start();
   }
