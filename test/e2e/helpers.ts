@@ -65,10 +65,15 @@ export const sh = (word: string): string => `'${word.replace(/'/g, `'\\''`)}'`;
  * Runs the binary on a pseudo-terminal (util-linux `script`): stdin, stdout and stderr are all a
  * TTY, as for a person at a terminal. The two streams arrive merged, with \r\n line ends.
  */
-export async function carbonTty(args: string[], options: RunOptions): Promise<{ output: string; exitCode: number }> {
-  const command = [process.execPath, BIN(), ...args].map(sh).join(' ');
+export async function carbonTty(
+  args: string[],
+  options: RunOptions & { /** The terminal's width; 0 leaves the pty unsized, as `script` makes it without a terminal. */ columns?: number },
+): Promise<{ output: string; exitCode: number }> {
+  const columns = options.columns ?? 120;
+  const binary = [process.execPath, BIN(), ...args].map(sh).join(' ');
+  const command = columns === 0 ? binary : `stty cols ${columns} rows 40; exec ${binary}`;
   const r = await execa('script', ['-qec', command, '/dev/null'], {
-    env: baseEnv(options.home, { TERM: 'xterm-256color', COLUMNS: '160', ...options.env }),
+    env: baseEnv(options.home, { TERM: 'xterm-256color', ...options.env }),
     extendEnv: false,
     reject: false,
     input: options.input ?? '',

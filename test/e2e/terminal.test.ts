@@ -1,0 +1,173 @@
+import { beforeAll, describe, expect, test } from 'vitest';
+import { carbon, carbonTty, coloured, homes, json, ok, plain } from './helpers.js';
+
+/**
+ * A person at a terminal: the binary on a pseudo-terminal (util-linux `script`), so stdin, stdout
+ * and stderr are all TTYs. Cards and tables, colour and how NO_COLOR / FORCE_COLOR / --no-color
+ * change it, the live-purchase confirmation, and the reset prompt. (The pipe side of each is in
+ * the other files: every run there has stdout and stderr as pipes.)
+ */
+
+const newHome = homes();
+/** The base env sets FORCE_COLOR=0 for pipes; a terminal test starts from no colour variable at all. */
+const TTY = { FORCE_COLOR: undefined };
+
+describe('cards and tables', () => {
+  let home: string;
+  beforeAll(async () => {
+    home = newHome();
+    for (let i = 0; i < 12; i++) await ok(['buy', '--kg', String(100 + i), '--reference', `trip-${i}`], { home });
+  });
+
+  test('balance: a card with dollars, in colour', async () => {
+    const r = await carbonTty(['balance'], { home, env: TTY });
+    expect(r.exitCode).toBe(0);
+    expect(coloured(r.output)).toBe(true);
+    const text = plain(r.output);
+    // 12 purchases of 100 to 111 kg: 1,266 kg at $0.04.
+    expect(text).toMatch(/^available {2}\$949\.36$/m);
+    expect(text).toMatch(/^mode {7}test$/m);
+    expect(text).toMatch(/^rate {7}\$0\.04\/kg$/m);
+    expect(text).not.toContain('\t');
+  });
+
+  test('list: a table of 10 with separators and dollars, and a hint for the next page', async () => {
+    const r = await carbonTty(['list'], { home, env: TTY });
+    expect(r.exitCode).toBe(0);
+    const text = plain(r.output);
+    expect(text).toMatch(/^ID\s+STATUS\s+KG\s+AMOUNT\s+REFERENCE\s+CREATED/m);
+    expect(text.match(/^off_\S+\s+(processing|placed)\s+\d+\s+\$4\.\d\d\s+trip-\d+\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC *$/gm)).toHaveLength(10);
+    expect(text).toMatch(/More offsets: carbon list --starting-after off_\S+ {2}\(or --all\)/);
+  });
+
+  test('quote, impact, show: cards', async () => {
+    const quote = plain((await carbonTty(['quote', '--kg', '1500'], { home, env: TTY })).output);
+    expect(quote).toMatch(/^buys +1,500 kg$/m);
+    expect(quote).toMatch(/^costs +\$60\.00$/m);
+    expect(quote).toMatch(/^covered +yes$/m);
+    const impact = plain((await carbonTty(['impact'], { home, env: TTY })).output);
+    expect(impact).toMatch(/^total +1,266 kg$/m);
+    const id = (await json<{ data: Array<{ id: string }> }>(['list'], { home })).data[0]!.id;
+    const show = plain((await carbonTty(['show', id], { home, env: TTY })).output);
+    expect(show).toMatch(new RegExp(`^id +${id}$`, 'm'));
+    expect(show).toMatch(/^reference +trip-11$/m);
+  });
+
+  test('sandbox status and keys, config list', async () => {
+    const status = plain((await carbonTty(['sandbox', 'status'], { home, env: TTY })).output);
+    expect(status).toMatch(/^account +active$/m);
+    expect(status).toMatch(/^rate limit +off$/m);
+    const keys = plain((await carbonTty(['sandbox', 'keys'], { home, env: TTY })).output);
+    expect(keys).toMatch(/^ID\s+KEY\s+MODE\s+ACCESS/m);
+    expect(keys).toMatch(/ck_test_…\w{4}\s+test\s+read-only/);
+    expect(keys).toContain('Keys are masked; add --reveal');
+    await ok(['config', 'set', 'mode', 'test'], { home });
+    const config = plain((await carbonTty(['config', 'list'], { home, env: TTY })).output);
+    expect(config).toMatch(/^default \(current\)\n {2}mode +test$/m);
+  });
+});
+
+describe('colour', () => {
+  let home: string;
+  beforeAll(async () => {
+    home = newHome();
+  });
+
+  test.each([
+    ['NO_COLOR=1', { NO_COLOR: '1' }, []],
+    ['--no-color', {}, ['--no-color']],
+    ['FORCE_COLOR=0', { FORCE_COLOR: '0' }, []],
+  ])('%s turns colour off on a terminal, errors included', async (_name, env, flags) => {
+    const card = await carbonTty(['balance', ...flags], { home, env: { ...TTY, ...env } });
+    expect(card.exitCode).toBe(0);
+    expect(plain(card.output)).toMatch(/^available/m);
+    expect(coloured(card.output)).toBe(false);
+    const error = await carbonTty(['show', 'off_missing', ...flags], { home, env: { ...TTY, ...env } });
+    expect(error.exitCode).toBe(5);
+    expect(error.output).toMatch(/^error: No such offset/m);
+    expect(coloured(error.output)).toBe(false);
+  });
+
+  test('the error line is red on a terminal by default', async () => {
+    const error = await carbonTty(['show', 'off_missing'], { home, env: TTY });
+    expect(error.output).toContain('\u001b[31merror:\u001b[39m No such offset');
+  });
+
+  test('FORCE_COLOR=1 colours a pipe (stderr notes and errors); stdout rows stay plain; NO_COLOR and --no-color still win', async () => {
+    const forced = await carbon(['buy', '--kg', '1'], { home, env: { FORCE_COLOR: '1' } });
+    expect(forced.exitCode).toBe(0);
+    expect(coloured(forced.stderr)).toBe(true);
+    expect(forced.stdout).toMatch(/^id\toff_/);
+    expect(coloured((await carbon(['show', 'off_missing'], { home, env: { FORCE_COLOR: '1' } })).stderr)).toBe(true);
+    expect(coloured((await carbon(['buy', '--kg', '1'], { home, env: { FORCE_COLOR: '1', NO_COLOR: '1' } })).stderr)).toBe(false);
+    expect(coloured((await carbon(['buy', '--kg', '1', '--no-color'], { home, env: { FORCE_COLOR: '1' } })).stderr)).toBe(false);
+    expect(coloured((await carbon(['show', 'off_missing', '--no-color'], { home, env: { FORCE_COLOR: '1' } })).stderr)).toBe(false);
+  });
+});
+
+describe('prompts', () => {
+  test('a live purchase asks on a terminal; n cancels (exit 1, nothing bought), y buys, --yes skips', async () => {
+    const home = newHome();
+    await ok(['sandbox', 'topup', '250', '--live'], { home });
+    const no = await carbonTty(['buy', '--kg', '100', '--live'], { home, env: TTY, input: 'n\n' });
+    expect(plain(no.output)).toContain('Buy 100 kg for $4.00 from the LIVE balance ($250.00)? [y/N]');
+    expect(no.exitCode).toBe(1);
+    expect(plain(no.output)).toContain('error: Cancelled; nothing was bought.');
+    expect((await json(['impact', '--live'], { home })).offsets).toBe(0);
+
+    const yes = await carbonTty(['buy', '--kg', '100', '--live'], { home, env: TTY, input: 'y\n' });
+    expect(yes.exitCode).toBe(0);
+    expect(plain(yes.output)).toMatch(/Bought 100 kg for \$4\.00 \(live mode\)/);
+
+    const skipped = await carbonTty(['buy', '--kg', '100', '--live', '--yes'], { home, env: TTY });
+    expect(skipped.exitCode).toBe(0);
+    expect(plain(skipped.output)).not.toContain('[y/N]');
+    expect((await json(['impact', '--live'], { home })).offsets).toBe(2);
+  });
+
+  test('without a terminal a live purchase is never prompted and never hangs', async () => {
+    const home = newHome();
+    await ok(['sandbox', 'topup', '250', '--live'], { home });
+    const started = Date.now();
+    // stdin is an open pipe nobody writes to: a prompt would wait forever (until the 20 s kill).
+    const r = await carbon(['buy', '--kg', '100', '--live'], { home, input: '' });
+    expect(r.exitCode).toBe(0);
+    expect(r.stderr).not.toContain('[y/N]');
+    expect(Date.now() - started).toBeLessThan(10_000);
+    // Not enough balance: still no prompt, just the 402.
+    const poor = await carbon(['buy', '--kg', '1000000', '--live'], { home });
+    expect(poor.exitCode).toBe(3);
+  });
+
+  test('sandbox reset asks on a terminal: n keeps everything, y starts over', async () => {
+    const home = newHome();
+    const offset = await json<{ id: string }>(['buy', '--kg', '10'], { home });
+    const no = await carbonTty(['sandbox', 'reset'], { home, env: TTY, input: 'n\n' });
+    expect(no.exitCode).toBe(1);
+    expect(plain(no.output)).toMatch(/Delete every offset, balance and key of the local sandbox in \S+\? \[y\/N\]/);
+    expect((await ok(['show', offset.id], { home })).exitCode).toBe(0);
+    const yes = await carbonTty(['sandbox', 'reset'], { home, env: TTY, input: 'y\n' });
+    expect(yes.exitCode).toBe(0);
+    expect((await carbon(['show', offset.id], { home })).exitCode).toBe(5);
+  });
+});
+
+describe('spinner', () => {
+  test('--wait on a terminal shows a spinner and ends placed', async () => {
+    const home = newHome();
+    const r = await carbonTty(['buy', '--kg', '10', '--wait', '--timeout', '15'], { home, env: TTY, timeout: 25_000 });
+    expect(r.exitCode).toBe(0);
+    const text = plain(r.output);
+    expect(text).toMatch(/Waiting for off_\S+ to be placed/);
+    expect(text).toMatch(/off_\S+ placed/);
+    expect(text).toMatch(/^status +placed$/m);
+  });
+
+  test('a terminal that reports 0 columns gets no spinner, and --wait still ends (ora would loop forever)', async () => {
+    const home = newHome();
+    const r = await carbonTty(['buy', '--kg', '10', '--wait', '--timeout', '15'], { home, env: TTY, columns: 0, timeout: 25_000 });
+    expect(r.exitCode).toBe(0);
+    expect(plain(r.output)).not.toContain('Waiting for');
+    expect(plain(r.output)).toMatch(/^status +placed$/m);
+  });
+});
