@@ -1,0 +1,81 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { colorOn } from '../../src/cli/output.js';
+import { resolveConfigSettings, resolveSettings, type GlobalOptions } from '../../src/cli/settings.js';
+
+/** Settings precedence (flag > environment > profile > default) and the colour rule, as tables. */
+
+const home = mkdtempSync(join(tmpdir(), 'carbon-settings-'));
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+const TEST_A = `ck_test_${'a'.repeat(32)}`;
+const TEST_B = `ck_test_${'b'.repeat(32)}`;
+const LIVE_A = `ck_live_${'a'.repeat(32)}`;
+const LIVE_ENV = `ck_live_${'e'.repeat(32)}`;
+
+writeFileSync(
+  join(home, 'config.json'),
+  JSON.stringify({
+    current_profile: 'default',
+    profiles: {
+      default: { test_key: TEST_A, live_key: LIVE_A },
+      staging: { test_key: TEST_B, mode: 'live', base_url: 'https://staging.example.com/api/v1' },
+    },
+  }),
+);
+
+type Expect = Partial<{ profileName: string; mode: string; engine: string; baseUrl: string | null; apiKey: string | undefined; apiKeySource: string; maxRetries: number }>;
+
+describe('resolveSettings', () => {
+  const cases: Array<[string, GlobalOptions, Record<string, string>, Expect]> = [
+    ['defaults: local, test, the profile key', {}, {}, { profileName: 'default', mode: 'test', engine: 'local', baseUrl: null, apiKey: TEST_A, apiKeySource: 'profile', maxRetries: 2 }],
+    ['--live picks the live key', { live: true }, {}, { mode: 'live', apiKey: LIVE_A }],
+    ['CARBON_API_KEY beats the profile, and its prefix sets the mode', {}, { CARBON_API_KEY: LIVE_ENV }, { mode: 'live', apiKey: LIVE_ENV, apiKeySource: 'env' }],
+    ['--api-key beats CARBON_API_KEY', { apiKey: TEST_B }, { CARBON_API_KEY: LIVE_ENV }, { mode: 'test', apiKey: TEST_B, apiKeySource: 'flag' }],
+    ['a profile sets mode and base URL', { profile: 'staging' }, {}, { profileName: 'staging', mode: 'live', engine: 'remote', baseUrl: 'https://staging.example.com/api/v1', apiKey: undefined, apiKeySource: 'sandbox' }],
+    ['CARBON_PROFILE selects, --profile beats it', { profile: 'default' }, { CARBON_PROFILE: 'staging' }, { profileName: 'default' }],
+    ['--test beats the profile mode', { profile: 'staging', test: true }, {}, { mode: 'test', apiKey: TEST_B }],
+    ['--local beats a base URL', { profile: 'staging', local: true }, {}, { engine: 'local', baseUrl: null }],
+    ['CARBON_BASE_URL beats the profile, --base-url beats it', { baseUrl: 'http://127.0.0.1:1/api/v1' }, { CARBON_BASE_URL: 'http://127.0.0.1:2/api/v1' }, { engine: 'remote', baseUrl: 'http://127.0.0.1:1/api/v1' }],
+    ['CARBON_MAX_RETRIES, --max-retries beats it', { maxRetries: '0' }, { CARBON_MAX_RETRIES: '5' }, { maxRetries: 0 }],
+    ['an empty CARBON_PROFILE is unset', {}, { CARBON_PROFILE: '' }, { profileName: 'default' }],
+  ];
+  test.each(cases)('%s', (_name, opts, env, expected) => {
+    expect(resolveSettings(opts, { CARBON_HOME: home, ...env })).toMatchObject(expected);
+  });
+
+  test.each<[string, GlobalOptions, Record<string, string>, RegExp]>([
+    ['--live and --test', { live: true, test: true }, {}, /--live or --test, not both/],
+    ['--live with a test key', { live: true }, { CARBON_API_KEY: TEST_B }, /is a test key/],
+    ['a key that is no key', {}, { CARBON_API_KEY: 'nope' }, /not a test or live key/],
+    ['an unknown profile, named', { profile: 'nope' }, {}, /No profile named "nope"/],
+    ['--max-retries out of range', { maxRetries: '11' }, {}, /--max-retries must be a whole number from 0 to 10/],
+  ])('refused: %s', (_name, opts, env, message) => {
+    expect(() => resolveSettings(opts, { CARBON_HOME: home, ...env })).toThrow(message);
+  });
+
+  test('config commands resolve a profile that does not exist yet, whatever the key variables say', () => {
+    const s = resolveConfigSettings({ profile: 'new' }, { CARBON_HOME: home, CARBON_API_KEY: 'nope', CARBON_MAX_RETRIES: 'x', CARBON_BASE_URL: 'bad' });
+    expect(s).toMatchObject({ profileName: 'new', profile: {}, engine: 'local' });
+  });
+});
+
+describe('colorOn', () => {
+  test.each<[boolean, Record<string, string>, boolean | undefined, boolean]>([
+    [true, {}, undefined, true],
+    [false, {}, undefined, false],
+    [true, { NO_COLOR: '1' }, undefined, false],
+    [true, { NO_COLOR: '' }, undefined, true],
+    [true, {}, false, false],
+    [false, { FORCE_COLOR: '1' }, undefined, true],
+    [false, { FORCE_COLOR: '' }, undefined, true],
+    [true, { FORCE_COLOR: '0' }, undefined, false],
+    [true, { FORCE_COLOR: 'false' }, undefined, false],
+    [false, { FORCE_COLOR: '1', NO_COLOR: '1' }, undefined, false],
+    [false, { FORCE_COLOR: '1' }, false, false],
+  ])('tty=%s env=%o flag=%s → %s', (tty, env, flag, expected) => {
+    expect(colorOn(tty, env, flag)).toBe(expected);
+  });
+});
