@@ -168,7 +168,14 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Starts serving the sandbox in `dataDir`. Resolves once listening; rejects if the port or the ledger cannot be had. */
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
-  const log = options.log ?? (() => {});
+  // A log that fails (stderr closed under us) must not take a request, or the server, down with it.
+  const log = (line: string): void => {
+    try {
+      options.log?.(line);
+    } catch {
+      // Nowhere left to report it.
+    }
+  };
   const bodyLimit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   const headersTimeout = options.headersTimeoutMs ?? DEFAULTS.headersTimeoutMs;
   const requestTimeout = Math.max(options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs, headersTimeout);

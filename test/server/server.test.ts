@@ -338,6 +338,18 @@ describe('carbon serve: the access log', () => {
     await shutdown(h);
   });
 
+  it('a log that throws does not break the server', async () => {
+    const h = await serve({
+      log: () => {
+        throw new Error('stderr is gone');
+      },
+    });
+    expect((await call(h, 'GET', '/api/v1/balance')).status).toBe(200);
+    expect((await rawExchange(h.port, 'GARBAGE\r\n\r\n')).status).toBe(400);
+    expect((await call(h, 'GET', '/api/v1/impact')).status).toBe(200);
+    await shutdown(h);
+  });
+
   it('logs a malformed request and a body too large too, once each', async () => {
     const h = await serve({ bodyLimitBytes: 10 });
     await rawExchange(h.port, 'GARBAGE\r\n\r\n');
