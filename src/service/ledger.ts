@@ -92,6 +92,15 @@ export const DEFAULTS = {
 
 const SCHEMA_VERSION = 1;
 
+/**
+ * How long a write waits for another process's lock before failing with "locked": 5 s, or
+ * CARBON_BUSY_TIMEOUT_MS (whole milliseconds), which lets tests and impatient scripts wait less.
+ */
+function busyTimeoutMs(): number {
+  const raw = process.env.CARBON_BUSY_TIMEOUT_MS;
+  return raw !== undefined && /^\d{1,7}$/.test(raw) ? Number(raw) : 5000;
+}
+
 const SCHEMA = `
 CREATE TABLE account (
   id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -263,7 +272,7 @@ export class Ledger {
 
   private static init(db: Database.Database, path: string, provision: (keys: NewKey[]) => void): Ledger {
     try {
-      db.pragma('busy_timeout = 5000');
+      db.pragma(`busy_timeout = ${busyTimeoutMs()}`);
       if (path !== ':memory:') {
         db.pragma('journal_mode = WAL');
         // NORMAL in WAL mode: a commit survives any process crash (kill -9 included); an OS
