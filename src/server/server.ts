@@ -1,7 +1,7 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { API_PREFIX, type ApiErrorBody, type ApiRequest, type ApiResponse, type ErrorType } from '../api/types.js';
+import { API_PREFIX, type ApiErrorBody, type ApiRequest, type ApiResponse } from '../api/types.js';
 import { ApiError, type ErrorCode } from '../service/errors.js';
 import { maskKey, randomBase62 } from '../service/keys.js';
 import { LedgerError } from '../service/ledger.js';
@@ -65,17 +65,6 @@ const DEFAULTS = {
   shutdownGraceMs: 10_000,
 } as const;
 
-/**
- * Codes only a server can give: the request never became an ApiRequest. The service's table
- * (src/service/errors.ts) has the rest, including `body_too_large`; openapi.yaml lists these too.
- */
-const SERVER_ERRORS = {
-  malformed_request: { status: 400, type: 'invalid_request_error' },
-  request_timeout: { status: 408, type: 'invalid_request_error' },
-  headers_too_large: { status: 431, type: 'invalid_request_error' },
-} as const satisfies Record<string, { status: number; type: ErrorType }>;
-type ServerErrorCode = keyof typeof SERVER_ERRORS;
-
 const CERTIFICATE_PATH = /^\/certificates\/([^/?]+)$/;
 const CERTIFICATE_ID = /^cert_[0-9a-f]{24}$/;
 
@@ -88,12 +77,8 @@ function newRequestId(): string {
   return `req_${randomBase62(14)}`;
 }
 
-function envelope(code: ErrorCode | ServerErrorCode, message: string): { status: number; body: { error: ApiErrorBody } } {
-  if (code in SERVER_ERRORS) {
-    const { status, type } = SERVER_ERRORS[code as ServerErrorCode];
-    return { status, body: { error: { type, code, message } } };
-  }
-  const err = new ApiError(code as ErrorCode, message);
+function envelope(code: ErrorCode, message: string): { status: number; body: { error: ApiErrorBody } } {
+  const err = new ApiError(code, message);
   return { status: err.status, body: { error: err.toBody() } };
 }
 
@@ -216,7 +201,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     send(res, response.status, response.headers, JSON.stringify(response.body), 'application/json');
   }
 
-  function sendError(res: ServerResponse, code: ErrorCode | ServerErrorCode, message: string, headers: Record<string, string> = {}): void {
+  function sendError(res: ServerResponse, code: ErrorCode, message: string, headers: Record<string, string> = {}): void {
     const { status, body } = envelope(code, message);
     sendJson(res, { status, headers: { 'request-id': newRequestId(), ...headers }, body });
   }
@@ -362,7 +347,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       socket.destroy();
       return;
     }
-    const [code, message]: [ServerErrorCode, string] =
+    const [code, message]: [ErrorCode, string] =
       err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? ['request_timeout', 'The request was not received in time.']
         : err.code === 'HPE_HEADER_OVERFLOW'

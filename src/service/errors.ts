@@ -25,8 +25,11 @@ export const ERROR_CODES = {
   method_not_allowed: { status: 405, type: 'invalid_request_error' },
   // 409
   idempotency_key_reused: { status: 409, type: 'invalid_request_error' },
-  // 413 (served only: the HTTP adapter's body limit)
+  // Served only: what the HTTP adapter answers before a request reaches the model.
+  malformed_request: { status: 400, type: 'invalid_request_error' },
+  request_timeout: { status: 408, type: 'invalid_request_error' },
   body_too_large: { status: 413, type: 'invalid_request_error' },
+  headers_too_large: { status: 431, type: 'invalid_request_error' },
   // 422
   validation_error: { status: 422, type: 'invalid_request_error' },
   amount_too_small: { status: 422, type: 'invalid_request_error' },

@@ -66,9 +66,11 @@ export class OffsetsService {
 
   private route(req: ApiRequest): ApiResponse {
     const path = req.path.startsWith(`${API_PREFIX}/`) ? req.path.slice(API_PREFIX.length) : null;
-    const method = req.method.toUpperCase();
+    // HEAD is GET without the body (node:http drops it), as HTTP expects wherever GET works.
+    const asked = req.method.toUpperCase();
+    const method = asked === 'HEAD' ? 'GET' : asked;
     const allow = (methods: string): ApiError =>
-      new ApiError('method_not_allowed', `${method} is not allowed on ${req.path}; use ${methods}.`, {}, { allow: methods });
+      new ApiError('method_not_allowed', `${asked} is not allowed on ${req.path}; use ${methods}.`, {}, { allow: methods });
 
     if (path === '/offsets') {
       if (method === 'POST') return this.createOffset(req);

@@ -21,7 +21,10 @@ const DOCUMENTED: Record<string, [number, string]> = {
   route_missing: [404, 'invalid_request_error'],
   method_not_allowed: [405, 'invalid_request_error'],
   idempotency_key_reused: [409, 'invalid_request_error'],
+  malformed_request: [400, 'invalid_request_error'],
+  request_timeout: [408, 'invalid_request_error'],
   body_too_large: [413, 'invalid_request_error'],
+  headers_too_large: [431, 'invalid_request_error'],
   validation_error: [422, 'invalid_request_error'],
   amount_too_small: [422, 'invalid_request_error'],
   rate_limited: [429, 'rate_limit_error'],
@@ -99,8 +102,8 @@ function trigger(code: string): ApiResponse {
   }
 }
 
-/** Codes only the HTTP adapter (413) or an unexpected failure (5xx) produce: never from handle(). */
-const NOT_FROM_HANDLE = new Set(['body_too_large', 'internal_error', 'service_unavailable']);
+/** Codes only the HTTP adapter (400/408/413/431) or an unexpected failure (5xx) produce: never from handle(). */
+const NOT_FROM_HANDLE = new Set(['malformed_request', 'request_timeout', 'body_too_large', 'headers_too_large', 'internal_error', 'service_unavailable']);
 
 describe('the type↔code table', () => {
   test('the model’s table is exactly the documented one', () => {
