@@ -36,7 +36,18 @@ export async function main(argv: string[]): Promise<never> {
   } catch {
     // Closing a handle cannot change what the command did.
   }
+  // process.exit() drops output still queued for a slow pipe reader (`carbon list --all --json | jq`
+  // lost its last offsets under load), so wait until both streams have handed everything over.
+  await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
   process.exit(code);
+}
+
+/** Resolves once everything written so far to `stream` has been handed to the OS (or it failed). */
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.destroyed || stream.writableLength === 0) return resolve();
+    stream.write('', () => resolve());
+  });
 }
 
 await main(process.argv.slice(2));

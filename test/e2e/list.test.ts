@@ -66,8 +66,10 @@ describe('list --all', () => {
     expect(ids).toEqual([200, 150, 100, 50, 0].map((i) => bought[i]));
   });
 
-  test('jq counts the stream', async () => {
-    const r = await pipeline("carbon list --all --json | jq -s 'length'", { home });
+  test('jq counts the stream, even when it starts reading late (nothing is lost at exit)', async () => {
+    // ~100 KiB, more than a pipe holds: a late reader once lost the tail to process.exit().
+    const r = await pipeline("carbon list --all --json | (sleep 1; jq -s 'length')", { home });
+    expect(r.stderr).toBe('');
     expect(r.stdout).toBe(`${N}\n`);
   });
 

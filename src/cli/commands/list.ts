@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import type { ListParams, Offset } from '../../api/types.js';
 import type { Context } from '../context.js';
 import { usage } from '../errors.js';
@@ -61,22 +62,26 @@ export async function run(ctx: Context, flags: ListFlags): Promise<void> {
   }
 
   // --all streams: one page in memory at a time (--limit sets the page size), rows written as they arrive.
-  const write = (text: string) => ctx.out.stdout.write(text);
+  // Backpressure: when the reader is slower than the ledger, wait for it rather than queue every
+  // remaining page in memory (constant memory is the point of streaming).
+  const write = async (text: string): Promise<void> => {
+    if (!ctx.out.stdout.write(text)) await once(ctx.out.stdout, 'drain');
+  };
   const line: (o: Offset) => string =
     format === 'json' ? (o) => `${JSON.stringify(o)}\n`
     : format === 'csv' ? csvRow
     : format === 'plain' ? (o) => `${offsetRow(o)}\n`
     : (o) => `${offsetStreamRow(o, paint)}\n`;
-  if (format === 'csv') write(csvHeader());
-  if (format === 'table') write(`${streamHeader(paint)}\n`);
+  if (format === 'csv') await write(csvHeader());
+  if (format === 'table') await write(`${streamHeader(paint)}\n`);
   let batch = '';
   let n = 0;
   for await (const offset of client.listAll(params)) {
     batch += line(offset);
     if (++n % 100 === 0) {
-      write(batch);
+      await write(batch);
       batch = '';
     }
   }
-  if (batch) write(batch);
+  if (batch) await write(batch);
 }
