@@ -122,6 +122,25 @@ export function checkConfigValue(key: ConfigKey, value: string): string {
  * the file 0600: it holds API keys.
  */
 export async function writeConfig(configDir: string, change: (data: ConfigData) => ConfigData): Promise<ConfigData> {
+  try {
+    return await writeConfigFile(configDir, change);
+  } catch (err) {
+    // A full disk, a read-only or foreign directory: say which file, and that it was left as it was
+    // (conf writes a temporary file and renames it into place, so a failed write changes nothing).
+    const code = (err as NodeJS.ErrnoException).code;
+    if (typeof code !== 'string' || !/^E[A-Z]+$/.test(code)) throw err;
+    throw new CliError(
+      `The config file ${join(configDir, CONFIG_FILE)} could not be written (${(err as Error).message}).`,
+      EXIT.failure,
+      'config_error',
+      code === 'ENOSPC'
+        ? 'Free some space and try again; the file was not changed.'
+        : `Check the permissions of ${configDir}, or set CARBON_HOME to a writable directory; the file was not changed.`,
+    );
+  }
+}
+
+async function writeConfigFile(configDir: string, change: (data: ConfigData) => ConfigData): Promise<ConfigData> {
   const current = readConfig(configDir);
   const next = change(structuredClone(current));
   mkdirSync(configDir, { recursive: true, mode: 0o700 });
