@@ -1,0 +1,363 @@
+/**
+ * Storage faults: a damaged ledger, a locked ledger, a read-only data directory, a full disk, and
+ * a config or keys file broken by hand. Each gives a clear one-line error naming the file and
+ * what to do, exit 1 (or, from `carbon serve`, a 503 the client can retry), and nothing
+ * half-written: the files keep their bytes, the ledger adds up, nothing is charged.
+ *
+ * The read-only directory and the full disk use a small tmpfs (`mount -t tmpfs`), which needs
+ * root (CI runs as root); elsewhere those two tests are skipped and say why.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import {
+  cleanupHomes, dataDir, http, ledgerPath, printedError, printedOffsetId, provision, readLedger, requireBuilt, ROOT, runCli, serve,
+  tempHome,
+} from './support.js';
+
+beforeAll(requireBuilt);
+afterAll(cleanupHomes);
+
+const sha = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
+
+/** The one line a person reads (warnings aside). */
+function errorLine(stderr: string): string {
+  const lines = stderr.trim().split('\n').filter((l) => !l.startsWith('warning:'));
+  expect(lines, stderr).toHaveLength(1);
+  expect(lines[0]).toMatch(/^error: /);
+  return lines[0]!;
+}
+
+/** Runs `args` twice, as text and as --json, and checks the storage error both ways. */
+async function expectStorageError(home: string, args: string[], file: string, says: RegExp, env: Record<string, string> = {}) {
+  const text = await runCli(home, args, { env });
+  expect(text.code, text.stderr).toBe(1);
+  expect(text.stdout).toBe('');
+  const line = errorLine(text.stderr);
+  expect(line).toContain(file);
+  expect(line).toMatch(says);
+  const json = await runCli(home, [...args, '--json'], { env });
+  expect(json.code, json.stderr).toBe(1);
+  expect(json.stdout).toBe('');
+  const err = printedError(json.stderr);
+  expect(err?.code).toBe('storage_error');
+  expect(err?.message).toContain(file);
+  return line;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+describe('a damaged ledger', () => {
+  test('not a database at all: every command says which file and what to do, and leaves it alone', async () => {
+    const home = tempHome();
+    await provision(home);
+    writeFileSync(ledgerPath(home), 'this is not a database, it was overwritten by mistake\n'.repeat(100));
+    const before = sha(ledgerPath(home));
+    for (const args of [['balance'], ['buy', '--kg', '1'], ['list']]) {
+      await expectStorageError(home, args, ledgerPath(home), /damaged.*Move it aside/);
+    }
+    expect(sha(ledgerPath(home))).toBe(before);
+  });
+
+  test('damaged pages: the same clear error, no purchase half-made', async () => {
+    const home = tempHome();
+    await provision(home);
+    for (let i = 0; i < 3; i++) expect((await runCli(home, ['buy', '--kg', '5'])).code).toBe(0);
+    const bytes = readFileSync(ledgerPath(home));
+    // Keep the header page (it says "SQLite format 3"); overwrite every table page after it.
+    bytes.fill(0xab, 4096);
+    writeFileSync(ledgerPath(home), bytes);
+    const before = sha(ledgerPath(home));
+    for (const args of [['buy', '--kg', '1'], ['balance']]) {
+      await expectStorageError(home, args, ledgerPath(home), /damaged \(database disk image is malformed\).*Move it aside/);
+    }
+    expect(sha(ledgerPath(home))).toBe(before);
+  });
+
+  test('carbon serve on a damaged ledger refuses to start, with the same one line', async () => {
+    const home = tempHome();
+    await provision(home);
+    writeFileSync(ledgerPath(home), 'garbage');
+    const r = await runCli(home, ['serve', '--port', '0']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(errorLine(r.stderr)).toContain(ledgerPath(home));
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
+/** A process that holds the ledger's lock until it is killed. */
+async function holdLock(path: string, how: 'write' | 'exclusive-mode'): Promise<ChildProcess> {
+  const script = `
+    const db = new (require('better-sqlite3'))(process.argv[1]);
+    if (process.argv[2] === 'exclusive-mode') { db.pragma('locking_mode = EXCLUSIVE'); db.exec('BEGIN EXCLUSIVE'); db.exec('COMMIT'); }
+    else db.exec('BEGIN EXCLUSIVE');
+    process.stdout.write('locked\\n');
+    setInterval(() => {}, 1000);`;
+  const child = spawn(process.execPath, ['-e', script, path, how], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', () => resolve());
+    child.on('exit', (code) => reject(new Error(`the lock holder exited (${code})`)));
+  });
+  return child;
+}
+
+function release(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    child.on('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+describe('a locked ledger', () => {
+  const FAST = { CARBON_BUSY_TIMEOUT_MS: '300' };
+
+  test('another process holds the write lock past the busy timeout: buy fails clearly and charges nothing; reads go on', async () => {
+    const home = tempHome();
+    await provision(home);
+    const before = readLedger(home);
+    const holder = await holdLock(ledgerPath(home), 'write');
+    try {
+      await expectStorageError(home, ['buy', '--kg', '1'], ledgerPath(home), /locked by another process.*try again/i, FAST);
+      // WAL lets readers through a writer's lock.
+      const balance = await runCli(home, ['balance', '--json'], { env: FAST });
+      expect(balance.code, balance.stderr).toBe(0);
+      expect(JSON.parse(balance.stdout).available_cents).toBe(before.balances[0]);
+    } finally {
+      await release(holder);
+    }
+    const after = readLedger(home);
+    expect(after.problems).toEqual([]);
+    expect(after.offsets).toEqual(before.offsets);
+    expect(after.balances).toEqual(before.balances);
+    // And once the lock is gone, the same command works.
+    expect((await runCli(home, ['buy', '--kg', '1'])).code).toBe(0);
+  });
+
+  test('a process holding the file in exclusive locking mode: even reads fail clearly', async () => {
+    const home = tempHome();
+    await provision(home);
+    const holder = await holdLock(ledgerPath(home), 'exclusive-mode');
+    try {
+      await expectStorageError(home, ['balance'], ledgerPath(home), /locked by another process/, FAST);
+    } finally {
+      await release(holder);
+    }
+  });
+
+  test('carbon serve on a locked ledger answers 503 with Retry-After; the retry with the same key buys once', async () => {
+    const home = tempHome();
+    const key = (await provision(home)).test;
+    const server = await serve(home, { env: FAST });
+    const cliHome = tempHome();
+    const env = { ...FAST, CARBON_BASE_URL: server.url, CARBON_API_KEY: key };
+    try {
+      const holder = await holdLock(ledgerPath(home), 'write');
+      try {
+        const res = await http(`${server.url}/offsets`, { key, idem: 'locked-1', body: '{"kg":3}' });
+        expect(res.status).toBe(503);
+        expect(res.headers['retry-after']).toMatch(/^\d+$/);
+        expect((res.json as { error: { code: string } }).error.code).toBe('service_unavailable');
+        const r = await runCli(cliHome, ['buy', '--kg', '4', '--max-retries', '0', '--idempotency-key', 'locked-2'], { env });
+        expect(r.code).toBe(1);
+        expect(errorLine(r.stderr)).toMatch(/may or may not have been made.*--idempotency-key locked-2/);
+      } finally {
+        await release(holder);
+      }
+      expect(readLedger(home).offsets).toEqual([]);
+      const again = await runCli(cliHome, ['buy', '--kg', '4', '--idempotency-key', 'locked-2', '--json'], { env });
+      expect(again.code, again.stderr).toBe(0);
+      const twice = await runCli(cliHome, ['buy', '--kg', '4', '--idempotency-key', 'locked-2', '--json'], { env });
+      expect(printedOffsetId(twice.stdout)).toBe(printedOffsetId(again.stdout));
+      const ledger = readLedger(home);
+      expect(ledger.problems).toEqual([]);
+      expect(ledger.offsets.map((o) => o.id)).toEqual([printedOffsetId(again.stdout)]);
+      // The server logged the storage trouble for its operator, not a stack trace.
+      expect(server.output()).toMatch(/locked by another process/);
+      expect(server.output()).not.toMatch(/\n\s+at /);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
+let mountable: boolean | undefined;
+
+/** A fresh small tmpfs, or null (with the reason) where this process may not mount one. */
+function smallDisk(kib: number): { dir: string; remountReadOnly(): void; unmount(): void } | string {
+  const dir = tempHome('carbon-disk-');
+  if (mountable === false) return 'mounting a tmpfs needs root';
+  const r = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${kib}k,mode=0700`, 'tmpfs', dir]);
+  mountable = r.status === 0;
+  if (!mountable) return `cannot mount a tmpfs here (${r.stderr.toString().trim() || 'mount failed'}); run as root`;
+  return {
+    dir,
+    remountReadOnly: () => {
+      const ro = spawnSync('mount', ['-o', 'remount,ro', dir]);
+      if (ro.status !== 0) throw new Error(`remount ro failed: ${ro.stderr}`);
+    },
+    unmount: () => void spawnSync('umount', ['-l', dir]),
+  };
+}
+
+/** Fills the file system holding `dir` to the last byte. */
+function fill(dir: string): string {
+  const filler = join(dir, 'filler');
+  const { bavail, bsize } = statfsSync(dir);
+  writeFileSync(filler, Buffer.alloc(Math.max(0, bavail * bsize - 4096)));
+  for (const size of [4096, 512, 1]) {
+    try {
+      for (;;) writeFileSync(filler, Buffer.alloc(size), { flag: 'a' });
+    } catch {
+      // ENOSPC: next, smaller.
+    }
+  }
+  return filler;
+}
+
+describe('a read-only data directory', () => {
+  test('every command fails with one line naming the ledger and saying what to do; nothing changes', async (ctx) => {
+    const disk = smallDisk(2048);
+    if (typeof disk === 'string') return ctx.skip(disk);
+    try {
+      const home = join(disk.dir, 'home');
+      await provision(home);
+      expect((await runCli(home, ['buy', '--kg', '2'])).code).toBe(0);
+      const before = sha(ledgerPath(home));
+      disk.remountReadOnly();
+      for (const args of [['buy', '--kg', '1'], ['balance']]) {
+        await expectStorageError(home, args, ledgerPath(home), /cannot be written.*set CARBON_HOME to a writable one/);
+      }
+      expect(sha(ledgerPath(home))).toBe(before);
+      // A first run whose CARBON_HOME cannot be created at all.
+      await expectStorageError(join(disk.dir, 'fresh'), ['balance'], join(disk.dir, 'fresh', 'data', 'ledger.db'), /cannot be written/);
+    } finally {
+      disk.unmount();
+    }
+  });
+});
+
+describe('a full disk', () => {
+  test('carbon buy fails clearly and charges nothing; with space again, it works and the ledger is exact', async (ctx) => {
+    const disk = smallDisk(2048);
+    if (typeof disk === 'string') return ctx.skip(disk);
+    try {
+      const home = join(disk.dir, 'home');
+      await provision(home);
+      const bought: string[] = [];
+      for (let i = 1; i <= 3; i++) {
+        const r = await runCli(home, ['buy', '--kg', String(i), '--json']);
+        expect(r.code, r.stderr).toBe(0);
+        bought.push(printedOffsetId(r.stdout)!);
+      }
+      const keysBefore = sha(join(dataDir(home), 'sandbox-keys.json'));
+      const filler = fill(disk.dir);
+      // No room for the WAL index (SQLITE_IOERR_SHMSIZE) or for the WAL itself (SQLITE_FULL): either way, free space.
+      await expectStorageError(home, ['buy', '--kg', '7'], ledgerPath(home), /(is full|could not be read or written).*free (some )?space/i);
+      // A config change on a full disk fails too, and leaves no half-written file behind.
+      const config = await runCli(home, ['config', 'set', 'mode', 'live']);
+      expect(config.code, config.stderr).toBe(1);
+      expect(errorLine(config.stderr)).toMatch(new RegExp(`${join(home, 'config.json')} could not be written.*Free some space`));
+      expect(existsSync(join(home, 'config.json'))).toBe(false);
+
+      rmSync(filler);
+      const files = readdirSync(home);
+      expect(files.filter((f) => f !== 'data')).toEqual([]);
+      expect(sha(join(dataDir(home), 'sandbox-keys.json'))).toBe(keysBefore);
+      const ledger = readLedger(home);
+      expect(ledger.problems).toEqual([]);
+      expect(ledger.offsets.map((o) => o.id)).toEqual(bought);
+      const r = await runCli(home, ['buy', '--kg', '7', '--json']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(readLedger(home).offsets).toHaveLength(4);
+    } finally {
+      disk.unmount();
+    }
+  });
+
+  test('carbon serve on a full disk answers 503; the purchase retried with its key after space is freed is made once', async (ctx) => {
+    const disk = smallDisk(4096);
+    if (typeof disk === 'string') return ctx.skip(disk);
+    try {
+      const home = join(disk.dir, 'home');
+      mkdirSync(home);
+      const key = (await provision(home)).test;
+      const server = await serve(home);
+      try {
+        const ok = await http(`${server.url}/offsets`, { key, idem: 'before-full', body: '{"kg":1}' });
+        expect(ok.status).toBe(201);
+        const filler = fill(disk.dir);
+        // The server's WAL grows with each purchase until there is no room for the next.
+        const statuses: number[] = [];
+        for (let i = 0; i < 40 && !statuses.includes(503); i++) {
+          statuses.push((await http(`${server.url}/offsets`, { key, idem: `full-${i}`, body: '{"kg":2}' })).status);
+        }
+        expect(statuses.at(-1)).toBe(503);
+        expect(statuses.every((s) => s === 201 || s === 503)).toBe(true);
+        const failedKey = `full-${statuses.length - 1}`;
+        rmSync(filler);
+        const retry = await http(`${server.url}/offsets`, { key, idem: failedKey, body: '{"kg":2}' });
+        expect(retry.status, retry.text).toBe(201);
+        expect(retry.headers['idempotent-replayed']).toBeUndefined();
+        const replay = await http(`${server.url}/offsets`, { key, idem: failedKey, body: '{"kg":2}' });
+        expect(replay.headers['idempotent-replayed']).toBe('true');
+        expect(server.output()).toMatch(/is full/);
+      } finally {
+        await server.stop();
+      }
+      const ledger = readLedger(home);
+      expect(ledger.problems).toEqual([]);
+      // One offset per 201 the clients saw: the refused purchase was not half-made.
+      expect(ledger.offsets.length).toBe(new Set(ledger.offsets.map((o) => o.id)).size);
+    } finally {
+      disk.unmount();
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
+describe('files broken by hand', () => {
+  test.each([
+    ['not JSON', '{ "profiles": { "default": { "test_key": '],
+    ['not an object', '[1, 2, 3]'],
+    ['a profile of the wrong type', '{"profiles": {"default": "ck_test_x"}}'],
+    ['an unknown field', '{"profiles": {"default": {"tset_key": "ck_test_x"}}}'],
+    ['a bad mode', '{"profiles": {"default": {"mode": "prod"}}}'],
+  ])('config.json %s: one line naming the file and what to do, exit 1, the file untouched', async (_name, content) => {
+    const home = tempHome();
+    await provision(home);
+    const path = join(home, 'config.json');
+    writeFileSync(path, content, { mode: 0o600 });
+    for (const args of [['balance'], ['buy', '--kg', '1'], ['config', 'set', 'mode', 'live']]) {
+      const r = await runCli(home, args);
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stdout).toBe('');
+      const line = errorLine(r.stderr);
+      expect(line).toContain(path);
+      expect(line).toMatch(/Fix it by hand, or move it aside/);
+      const json = await runCli(home, [...args, '--json']);
+      expect(json.code).toBe(1);
+      expect(printedError(json.stderr)?.message).toContain(path);
+    }
+    expect(readFileSync(path, 'utf8')).toBe(content);
+    expect(readdirSync(home).sort()).toEqual(['config.json', 'data']);
+    expect(readLedger(home).offsets).toEqual([]);
+  });
+
+  test('sandbox-keys.json broken: one line naming it and what to do, exit 1, nothing bought', async () => {
+    const home = tempHome();
+    await provision(home);
+    const path = join(dataDir(home), 'sandbox-keys.json');
+    writeFileSync(path, '{"defaults": {"test": ', { mode: 0o600 });
+    const line = await expectStorageError(home, ['buy', '--kg', '1'], path, /cannot be read.*Fix or delete it/);
+    expect(line).toContain(path);
+    expect(readFileSync(path, 'utf8')).toBe('{"defaults": {"test": ');
+    expect(readLedger(home).offsets).toEqual([]);
+  });
+});
