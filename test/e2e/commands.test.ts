@@ -166,7 +166,7 @@ describe('jq pipelines over --json', () => {
   });
 });
 
-describe('help and version', () => {
+describe.concurrent('help and version', () => {
   const home = () => newHome();
 
   test('carbon --version', async () => {

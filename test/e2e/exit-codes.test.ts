@@ -84,7 +84,7 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-describe.each<Engine>(['local', 'remote'])('exit codes, %s engine', (engine) => {
+describe.concurrent.each<Engine>(['local', 'remote'])('exit codes, %s engine', (engine) => {
   test('0: a purchase', async () => {
     const w = await world(engine);
     const r = await w.run(['buy', '--kg', '500', '--json']);
