@@ -40,9 +40,18 @@ function build(): void {
   execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], timeout: 120_000 });
 }
 
+/** Snapshots left by runs that were killed before their teardown (older than an hour). */
+function removeAbandoned(): void {
+  for (const name of readdirSync(CACHE)) {
+    const dir = join(CACHE, name);
+    if (Date.now() - statSync(dir).mtimeMs > 3_600_000) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** Copies bin/ and dist/, and checks the copy runs: a copy taken during someone's build is retried. */
 function snapshot(): string {
   mkdirSync(CACHE, { recursive: true });
+  removeAbandoned();
   for (let attempt = 1; ; attempt++) {
     if (attempt > 1 || stale()) build();
     const dir = mkdtempSync(join(CACHE, 'run-'));
