@@ -258,6 +258,15 @@ export class Ledger {
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       closeSync(openSync(path, 'a', 0o600));
+      // Modes apply only to what is created: take back what a copy or a restore may have widened.
+      // Best effort; a directory that is not ours to change is left alone.
+      for (const [p, mode] of [[dir, 0o700], [path, 0o600]] as const) {
+        try {
+          chmodSync(p, mode);
+        } catch {
+          // Not the owner: nothing to do here.
+        }
+      }
       db = new Database(path);
     } catch (err) {
       throw storageError(err, path);
