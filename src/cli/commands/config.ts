@@ -53,6 +53,9 @@ function readValue(value: string): string {
 
 export async function set(ctx: Context, name: string, rawValue: string): Promise<void> {
   const key = configKey(name);
+  if (isSecret(key) && rawValue !== '-') {
+    ctx.out.warn(`an API key typed on the command line can be read by other users (ps) and stays in shell history; prefer \`carbon config set ${key} -\` with the key on stdin.`);
+  }
   const value = checkConfigValue(key, readValue(rawValue));
   const profileName = ctx.settings.profileName;
   await writeConfig(ctx.settings.paths.configDir, (data) => {
