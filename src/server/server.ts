@@ -339,6 +339,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     if (declared === undefined || !/^\d+$/.test(declared) || Number(declared) <= bodyLimit) res.writeContinue();
     handleRequest(req, res);
   });
+  // Any other `Expect` value: Node would answer a bare 417 outside the envelope. The expectation
+  // is ignored instead (RFC 9110 allows it) and the request answered as usual.
+  server.on('checkExpectation', handleRequest);
 
   // Requests Node could not parse, or that timed out: answered in the envelope, then closed.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
