@@ -15,7 +15,8 @@ const FAKE_LIVE = `ck_live_${'Z9y8X7w6'.repeat(4)}`;
 describe('set, get, unset, list, use', () => {
   test('a round trip on the default profile', async () => {
     const home = newHome();
-    const set = await ok(['config', 'set', 'test-key', FAKE_TEST], { home });
+    // From stdin, the quiet way: a key typed as an argument would draw a warning (ps, history).
+    const set = await ok(['config', 'set', 'test-key', '-'], { home, input: `${FAKE_TEST}\n` });
     expect(set.stdout).toBe('');
     expect(set.stderr).toBe(`Set test-key of profile default to ${maskKey(FAKE_TEST)}.\n`);
     expect(set.stderr).not.toContain('warning');
