@@ -12,6 +12,8 @@ export class CliError extends Error {
     readonly code = exitCode === EXIT.usage ? 'usage_error' : 'cli_error',
     /** A second line: what to do about it. */
     readonly hint?: string,
+    /** Extra fields of the `--json` error envelope, for a script to act on (e.g. `idempotency_key`). */
+    readonly fields: Record<string, string | number> = {},
   ) {
     super(message);
   }

@@ -50,7 +50,7 @@ function classify(err: unknown): Reported {
       : err.exitCode === EXIT.auth ? 'authentication_error'
       : err.exitCode === EXIT.rateLimited ? 'rate_limit_error'
       : 'api_error';
-    return { exitCode: err.exitCode, envelope: envelope(type, err.code, err.message), line: err.hint ? `${err.message} ${err.hint}` : err.message };
+    return { exitCode: err.exitCode, envelope: { error: { ...envelope(type, err.code, err.message).error, ...err.fields } }, line: err.hint ? `${err.message} ${err.hint}` : err.message };
   }
   if (err instanceof WaitTimeoutError) {
     return { exitCode: EXIT.waitTimeout, envelope: envelope('api_error', 'wait_timeout', err.message), line: `${err.message} Follow it with \`carbon show ${err.offset.id} --wait\`.` };

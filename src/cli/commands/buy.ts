@@ -63,6 +63,8 @@ export async function buy(ctx: Context, flags: BuyFlags): Promise<Purchase> {
       err instanceof CarbonApiError ? exitCodeForStatus(err.status) : EXIT.failure,
       err instanceof CarbonApiError ? err.code : 'connection_error',
       `Retry safely with --idempotency-key ${idempotencyKey}: a key that bought once returns that purchase and never buys again.`,
+      // A --json caller gets no hint line: the envelope carries the key to retry with.
+      { idempotency_key: idempotencyKey },
     );
   }
 }
