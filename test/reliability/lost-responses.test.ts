@@ -45,9 +45,12 @@ describe('lost responses between carbon buy and carbon serve', () => {
       const attempts = await pool(Array.from({ length: BUYS }, (_, i) => i), 4, async (i): Promise<Attempt> => {
         const reference = `lost-${i}`;
         const kg = 10 + i;
-        const json = i % 2 === 0;
+        // A third as a person would (text), a third as a script with its own key, a third as a script without.
+        const json = i % 3 !== 0;
+        const ownKey = i % 3 === 1;
         const args = ['buy', '--kg', String(kg), '--reference', reference];
-        if (json) args.push('--json', '--idempotency-key', `own-key-${i}`);
+        if (json) args.push('--json');
+        if (ownKey) args.push('--idempotency-key', `own-key-${i}`);
         const r = await runCli(cliHome, args, { env, timeoutMs: 30_000 });
         const output = `exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`;
         const attempt: Attempt = { reference, kg, json, code: r.code, output };
@@ -60,8 +63,12 @@ describe('lost responses between carbon buy and carbon serve', () => {
         expect([1, 7], context(output)).toContain(r.code);
         expect(r.stdout, context(output)).toBe('');
         if (json) {
-          expect(printedError(r.stderr)?.code, context(output)).toMatch(/^(service_unavailable|connection_error|rate_limited)$/);
-          attempt.retryKey = `own-key-${i}`;
+          // The envelope carries the key to retry with, the caller's own or the generated one.
+          const error = printedError(r.stderr);
+          expect(error?.code, context(output)).toMatch(/^(service_unavailable|connection_error|rate_limited)$/);
+          attempt.retryKey = error?.idempotency_key as string | undefined;
+          if (ownKey) expect(attempt.retryKey, context(output)).toBe(`own-key-${i}`);
+          else expect(attempt.retryKey, context(`no idempotency_key in: ${output}`)).toMatch(/^[0-9a-f-]{36}$/);
         } else {
           // The person is told the key that makes a retry safe: without it they cannot retry without risk.
           attempt.retryKey = /--idempotency-key (\S+?)[.:]?(\s|$)/.exec(r.stderr)?.[1];
