@@ -4,7 +4,7 @@
  * check that the money adds up. Everything stays on loopback and in temporary directories.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +25,7 @@ let snapshot: string | undefined;
 /** Fails early, and clearly, when the binary has not been built (`npm run build`); takes the copy. */
 export function requireBuilt(): void {
   if (snapshot !== undefined) return;
+  removeAbandonedCopies();
   for (let attempt = 1; ; attempt++) {
     if (!existsSync(join(ROOT, 'dist', 'cli.js'))) {
       if (attempt < 20) {
@@ -38,6 +39,14 @@ export function requireBuilt(): void {
       mkdirSync(dir, { recursive: true });
       for (const part of ['bin', 'dist', 'package.json']) cpSync(join(ROOT, part), join(dir, part), { recursive: true });
       const bin = join(dir, 'bin', 'carbon.js');
+      // A copy taken in the middle of a rebuild misses chunks: check every relative import resolves.
+      for (const file of readdirSync(join(dir, 'dist'), { recursive: true }) as string[]) {
+        if (!file.endsWith('.js')) continue;
+        const text = readFileSync(join(dir, 'dist', file), 'utf8');
+        for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*)["'](\.\.?\/[^"'\s]+\.js)["']/g)) {
+          if (!existsSync(resolve(dirname(join(dir, 'dist', file)), m[1]!))) throw new Error(`the copy misses ${m[1]}`);
+        }
+      }
       if (spawnSync(process.execPath, [bin, '--version'], { timeout: 10_000 }).status !== 0) throw new Error('the copy does not run');
       snapshot = dir;
       BIN = bin;
@@ -52,18 +61,36 @@ export function requireBuilt(): void {
 
 const homes: string[] = [];
 
-/** A fresh CARBON_HOME (removed by cleanupHomes). `sub` names a directory inside it that does not exist yet. */
+/** A fresh, empty temporary directory to use as CARBON_HOME (removed by cleanupHomes). */
 export function tempHome(prefix = 'carbon-rel-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   homes.push(dir);
   return dir;
 }
 
+/** Copies left by runs that were killed before their cleanup (their process is gone). */
+function removeAbandonedCopies(): void {
+  let entries: string[] = [];
+  try {
+    entries = readdirSync(CACHE);
+  } catch {
+    return;
+  }
+  for (const name of entries) {
+    const pid = Number(/^app-(\d+)-/.exec(name)?.[1]);
+    if (!pid || pid === process.pid) continue;
+    try {
+      process.kill(pid, 0);
+    } catch {
+      rmSync(join(CACHE, name), { recursive: true, force: true });
+    }
+  }
+}
+
 /** Removes the temporary homes and this file's copy of the binary. */
 export function cleanupHomes(): void {
   for (const dir of homes.splice(0)) rmSync(dir, { recursive: true, force: true });
   if (snapshot !== undefined) rmSync(snapshot, { recursive: true, force: true });
-  rmSync(RUNNER, { force: true });
   snapshot = undefined;
 }
 
@@ -294,33 +321,6 @@ export function readLedger(home: string): LedgerFacts {
 // A served data directory, in a child process
 // ---------------------------------------------------------------------------------------------
 
-let serveCommand: boolean | undefined;
-
-/** Whether the binary has `carbon serve` (else a bundled runner of startServer stands in). */
-export function hasServeCommand(): boolean {
-  serveCommand ??= spawnSync(process.execPath, [BIN, 'serve', '--help'], { env: childEnv(tempHome()), timeout: 10_000 }).status === 0;
-  return serveCommand;
-}
-
-const RUNNER = join(CACHE, `serve-runner-${process.pid}.mjs`);
-
-/** Bundles test/reliability/serve-runner.ts with esbuild (only when `carbon serve` is missing). */
-async function buildRunner(): Promise<string> {
-  const { build } = await import('esbuild');
-  mkdirSync(dirname(RUNNER), { recursive: true });
-  await build({
-    entryPoints: [join(ROOT, 'test', 'reliability', 'serve-runner.ts')],
-    outfile: RUNNER,
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    external: ['better-sqlite3'],
-    logLevel: 'warning',
-  });
-  return RUNNER;
-}
-
 export interface Served {
   url: string;
   origin: string;
@@ -334,13 +334,12 @@ export interface Served {
 }
 
 /**
- * Serves `home`'s data directory on a free loopback port from a child process: `carbon serve
- * --port 0` when the binary has it, else the bundled runner. Resolves once the JSON line with
- * "url" has been printed on stdout.
+ * Serves `home`'s data directory with `carbon serve --port 0` (loopback, a free port) in a child
+ * process. Resolves once the JSON line with "url" has been printed on stdout.
  */
 export async function serve(home: string, options: { env?: Record<string, string | undefined>; args?: string[] } = {}): Promise<Served> {
-  const argv = hasServeCommand() ? [BIN, 'serve', '--port', '0', ...(options.args ?? [])] : [await buildRunner()];
-  const child = spawn(process.execPath, argv, { env: childEnv(home, { CARBON_DATA_DIR: dataDir(home), ...options.env }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const argv = [BIN, 'serve', '--port', '0', ...(options.args ?? [])];
+  const child = spawn(process.execPath, argv, { env: childEnv(home, options.env), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let stdoutBuffer = '';
   const exited = new Promise<void>((r) => child.on('exit', () => r()));
