@@ -164,6 +164,21 @@ describe('no full key in any output', () => {
   });
 });
 
+describe('keys travel only where they are safe', () => {
+  test('the remote engine refuses to send a key over plain http:// to a host that is not loopback', async () => {
+    const home = tempHome();
+    const key = `ck_test_${'R'.repeat(32)}`;
+    // 192.0.2.1 is TEST-NET-1: nothing answers there, and the refusal comes before any connection.
+    const env = { CARBON_BASE_URL: 'http://192.0.2.1:9/api/v1', CARBON_API_KEY: key, CARBON_MAX_RETRIES: '0', CARBON_TIMEOUT: '1' };
+    for (const args of [['balance'], ['buy', '--kg', '1', '--json']]) {
+      const r = await runCli(home, args, { env });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/Refusing to send an API key over plain http:\/\/ to 192\.0\.2\.1:9/);
+      expect(r.stdout + r.stderr).not.toContain(key);
+    }
+  });
+});
+
 describe('the ledger stores only hashes', () => {
   test('no key text anywhere in the SQLite files; api_keys holds SHA-256 digests and the last four characters', async () => {
     const home = tempHome();
