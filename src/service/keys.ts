@@ -6,14 +6,24 @@ export const KEY_PREFIX = 'ck';
 const KEY_PATTERN = /^ck_(test|live)_[A-Za-z0-9]{32}$/;
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
+/**
+ * CSPRNG bytes drawn from a pool refilled 4 KiB at a time: one randomBytes() call per request
+ * id cost more than the rest of a `GET /balance` (node's randomUUID() batches the same way).
+ */
+const POOL_SIZE = 4096;
+let pool = Buffer.alloc(0);
+let poolOffset = 0;
+
 /** Random base62 text; 62 does not divide 256, so bytes ≥ 248 are skipped to stay uniform. */
 export function randomBase62(length: number): string {
   let out = '';
   while (out.length < length) {
-    for (const b of randomBytes(length * 2)) {
-      if (b < 248) out += BASE62[b % 62];
-      if (out.length === length) break;
+    if (poolOffset >= pool.length) {
+      pool = randomBytes(POOL_SIZE);
+      poolOffset = 0;
     }
+    const b = pool[poolOffset++]!;
+    if (b < 248) out += BASE62[b % 62];
   }
   return out;
 }
