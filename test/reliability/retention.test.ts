@@ -68,5 +68,5 @@ describe('what the sandbox keeps', () => {
     const third = await buy('order-42');
     expect([first, second]).not.toContain(third);
     expect(readLedger(home).offsets.map((o) => o.id)).toEqual([third]);
-  });
+  }, 60_000);
 });

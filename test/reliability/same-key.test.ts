@@ -95,7 +95,7 @@ describe('one --idempotency-key, 20 `carbon buy` processes at once (local engine
     expect(after.problems).toEqual([]);
     expect(after.offsets.length - before.offsets.length).toBe(1);
     expect(after.balances[0]).toBe(before.balances[0]! - 77 * 4);
-  });
+  }, 60_000);
 
   test('different purchases under one key: one exits 0, the others exit 6 and are charged nothing', async () => {
     const home = tempHome();
@@ -114,5 +114,5 @@ describe('one --idempotency-key, 20 `carbon buy` processes at once (local engine
     expect(after.problems).toEqual([]);
     expect(after.offsets.map((o) => o.id)).toEqual([winner.id]);
     expect(after.balances[0]).toBe(100_000 - winner.kg * 4);
-  });
+  }, 60_000);
 });

@@ -146,7 +146,7 @@ describe('no full key in any output', () => {
       for (const s of [...secrets, ...parts]) expect(text.includes(s), `${what} shows a full key:\n${text}`).toBe(false);
     }
     expect(outputs.length).toBeGreaterThan(50);
-  });
+  }, 90_000);
 
   test('--api-key draws a warning; so does a key typed as a `carbon config set` argument', async () => {
     const flag = await runCli(home, ['balance', '--api-key', keys.test]);

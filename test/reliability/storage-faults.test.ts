@@ -278,7 +278,7 @@ describe('a full disk', () => {
     } finally {
       disk.unmount();
     }
-  });
+  }, 60_000);
 
   test('carbon serve on a full disk answers 503; the purchase retried with its key after space is freed is made once', async (ctx) => {
     const disk = smallDisk(4096);
@@ -349,7 +349,7 @@ describe('files broken by hand', () => {
     expect(readFileSync(path, 'utf8')).toBe(content);
     expect(readdirSync(home).sort()).toEqual(['config.json', 'data']);
     expect(readLedger(home).offsets).toEqual([]);
-  });
+  }, 60_000);
 
   test('sandbox-keys.json broken: one line naming it and what to do, exit 1, nothing bought', async () => {
     const home = tempHome();
