@@ -117,6 +117,8 @@ describe('fuzzing OffsetsService.handle()', () => {
   }, 60_000);
 
   test('the named cases: a 256-character key, duplicate keys, deep nesting, huge and negative numbers, unicode references', () => {
+    // The fuzzing above may have spent the balance; these cases need a purchase to go through.
+    sandbox.topUp('test', 1_000_000);
     const post = (body: string, headers: Record<string, string> = {}) =>
       check({ method: 'POST', path: '/api/v1/offsets', query: {}, headers: { authorization: `Bearer ${keys.test}`, 'idempotency-key': `k-${Math.random()}`, ...headers }, body });
     const code = (res: ApiResponse) => [res.status, (res.body as { error?: { code: string } }).error?.code];
