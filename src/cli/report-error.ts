@@ -20,8 +20,6 @@ function apiHint(err: CarbonApiError): string {
   switch (err.code) {
     case 'insufficient_balance':
       return ` Balance ${dollars(err.balanceCents ?? 0)}, this purchase ${dollars(err.requiredCents ?? 0)}; top up (local model: \`carbon sandbox topup 250\`).`;
-    case 'rate_limited':
-      return err.retryAfter === undefined ? '' : ` Retry after ${err.retryAfter} s.`;
     case 'api_key_missing':
     case 'api_key_invalid':
     case 'api_key_revoked':

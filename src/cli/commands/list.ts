@@ -55,7 +55,8 @@ export async function run(ctx: Context, flags: ListFlags): Promise<void> {
       colAligns: ['left', 'left', 'right', 'right', 'left', 'left'],
     });
     for (const o of page.data) table.push(offsetCells(o, paint));
-    ctx.out.data(table.toString());
+    // cli-table3 pads the last column too; trailing blanks are noise in a terminal and in a diff.
+    ctx.out.data(table.toString().replace(/ +$/gm, ""));
     const last = page.data.at(-1);
     if (page.has_more && last) ctx.out.info(paint.dim(`More offsets: carbon list --starting-after ${last.id}  (or --all)`));
     return;
