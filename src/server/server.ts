@@ -70,8 +70,15 @@ const CERTIFICATE_ID = /^cert_[0-9a-f]{24}$/;
 
 /** Header names as the spec writes them (`Request-Id`), for people reading curl -i. */
 function canonicalHeader(name: string): string {
-  return name.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
+  let canonical = canonicalHeaders.get(name);
+  if (canonical === undefined) {
+    canonical = name.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
+    // The names are the service's own few; the bound only guards against a surprise.
+    if (canonicalHeaders.size < 256) canonicalHeaders.set(name, canonical);
+  }
+  return canonical;
 }
+const canonicalHeaders = new Map<string, string>();
 
 function newRequestId(): string {
   return `req_${randomBase62(14)}`;
@@ -116,6 +123,7 @@ export function parseTarget(target: string): { path: string; query: Record<strin
 }
 
 type BodyResult = { kind: 'ok'; body: Buffer } | { kind: 'too_large' } | { kind: 'aborted' };
+const NO_BODY: BodyResult = { kind: 'ok', body: Buffer.alloc(0) };
 
 /** Reads the body up to `limit` bytes; past it, stops keeping bytes and says so. */
 function readBody(req: IncomingMessage, limit: number): Promise<BodyResult> {
@@ -281,7 +289,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       if (closing) server.closeIdleConnections();
     });
 
-    const result = await readBody(req, bodyLimit);
+    // A request with neither Content-Length nor Transfer-Encoding has no body (RFC 9112 §6.3):
+    // answer it at once, without waiting a turn of the event loop for its end.
+    const bodyless = req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined;
+    const result = bodyless ? NO_BODY : await readBody(req, bodyLimit);
     if (result.kind === 'aborted') return;
     if (result.kind === 'too_large') {
       // Stop keeping bytes; answer, close the connection, and drain briefly so the client can
