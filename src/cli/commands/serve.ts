@@ -65,7 +65,18 @@ export async function run(ctx: Context, flags: ServeFlags): Promise<void> {
   const host = flags.host ?? DEFAULT_HOST;
   const options = { host, port: port(flags.port), publicUrl: publicUrl(flags.publicUrl) };
   const { startServer, closeOnSignals } = await import('../../server/server.js');
-  const log = (line: string) => ctx.out.info(line);
+  // Under load every request logs a line: they are written together once per turn of the event
+  // loop, not with one write(2) apiece (stderr to a file or a terminal is written synchronously).
+  let pending: string[] = [];
+  const flush = () => {
+    if (pending.length === 0) return;
+    const text = pending.join('\n');
+    pending = [];
+    ctx.out.info(text);
+  };
+  const log = (line: string) => {
+    if (pending.push(line) === 1) setImmediate(flush);
+  };
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
     server = await startServer({
@@ -76,6 +87,7 @@ export async function run(ctx: Context, flags: ServeFlags): Promise<void> {
       log,
     });
   } catch (err) {
+    flush();
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') {
       throw new CliError(`Port ${options.port} on ${host} is already in use.`, EXIT.failure, 'address_in_use', 'Pick another with --port, or --port 0 for a free one.');
@@ -98,6 +110,7 @@ export async function run(ctx: Context, flags: ServeFlags): Promise<void> {
   const show = (key: string | null) => (key === null ? null : flags.showKeys ? key : maskKey(key));
   const ready: ServeReady = { url: server.url, test_key: show(full.test), read_only_key: show(full.read_only), live_key: show(full.live), pid: process.pid };
 
+  flush();
   const paint = await ctx.paint('stderr');
   const example = `CARBON_BASE_URL=${server.url} CARBON_API_KEY=${full.test === null ? '<test key>' : flags.showKeys ? full.test : '$(carbon sandbox keys --reveal --json | jq -r \'.[] | select(.default=="test") | .secret\')'} carbon buy --kg 500`;
   const lines = [
@@ -115,4 +128,5 @@ export async function run(ctx: Context, flags: ServeFlags): Promise<void> {
   ctx.out.stdout.write(`${JSON.stringify(ready)}\n`);
 
   await closed;
+  flush();
 }
