@@ -196,7 +196,9 @@ function prepareAll(db: Database.Database) {
       "SELECT 1 AS one FROM offsets WHERE status = 'processing' AND settle_at_ms <= ? LIMIT 1",
     ),
     dueByMode: db.prepare<[number], { livemode: number; kg: number }>(
-      "SELECT livemode, SUM(kg) AS kg FROM offsets WHERE status = 'processing' AND settle_at_ms <= ? GROUP BY livemode",
+      // INDEXED BY: left to itself the planner walks offsets_by_mode to save a sort for the GROUP
+      // BY, reading every offset in the ledger (170 ms at a million) to settle a handful.
+      "SELECT livemode, SUM(kg) AS kg FROM offsets INDEXED BY offsets_due WHERE status = 'processing' AND settle_at_ms <= ? GROUP BY livemode",
     ),
     placeDue: db.prepare<[number]>(
       `UPDATE offsets SET status = 'placed', placed_ms = settle_at_ms, settle_at_ms = NULL,
@@ -239,12 +241,21 @@ export interface PurchaseInput {
 
 export class Ledger {
   private readonly s: ReturnType<typeof prepareAll>;
+  /** Made once: db.transaction() builds its wrappers anew on every call. */
+  private readonly tx: {
+    settle: Database.Transaction<(now: number) => void>;
+    purchase: Database.Transaction<(input: PurchaseInput) => { offset: OffsetRow; replayed: boolean }>;
+  };
 
   private constructor(
     readonly db: Database.Database,
     readonly path: string,
   ) {
     this.s = prepareAll(db);
+    this.tx = {
+      settle: db.transaction((now: number) => this.settleDueInTransaction(now)),
+      purchase: db.transaction((input: PurchaseInput) => this.purchaseInTransaction(input)),
+    };
   }
 
   /**
@@ -369,10 +380,14 @@ export class Ledger {
   /** Places every offset whose placement time has come. Cheap when none has: one indexed probe. */
   settleDue(now: number): void {
     if (!this.s.anyDue.get(now)) return;
-    this.db.transaction(() => {
-      for (const due of this.s.dueByMode.all(now)) this.s.moveToPlaced.run(due);
-      this.s.placeDue.run(now);
-    }).immediate();
+    this.tx.settle.immediate(now);
+  }
+
+  /** settleDue() inside a write transaction that is already open. */
+  private settleDueInTransaction(now: number): void {
+    if (!this.s.anyDue.get(now)) return;
+    for (const due of this.s.dueByMode.all(now)) this.s.moveToPlaced.run(due);
+    this.s.placeDue.run(now);
   }
 
   /**
@@ -380,47 +395,54 @@ export class Ledger {
    * account's rate, refuse when the balance falls short, else charge, record and remember.
    */
   purchase(input: PurchaseInput): { offset: OffsetRow; replayed: boolean } {
+    return this.tx.purchase.immediate(input);
+  }
+
+  /**
+   * Placements due by `now` are applied first, in the same transaction: a purchase then costs one
+   * commit, not two, once earlier offsets come due (the commit is most of a purchase's time).
+   */
+  private purchaseInTransaction(input: PurchaseInput): { offset: OffsetRow; replayed: boolean } {
     const { mode, request, idempotencyKey, now } = input;
     const livemode = lm(mode);
     const fingerprint = JSON.stringify([request.kg ?? null, request.amount_cents ?? null, request.reference]);
-    return this.db.transaction(() => {
-      if (idempotencyKey !== null) {
-        const prior = this.s.idempotency.get(livemode, idempotencyKey);
-        if (prior && prior.created_ms > now - TIMING.idempotencyTtlMs) {
-          if (prior.fingerprint !== fingerprint) {
-            throw new ApiError(
-              'idempotency_key_reused',
-              'This Idempotency-Key was already used for a different request. Use a new key for a new purchase.',
-            );
-          }
-          return { offset: this.s.offsetById.get(prior.offset_id)!, replayed: true };
+    this.settleDueInTransaction(now);
+    if (idempotencyKey !== null) {
+      const prior = this.s.idempotency.get(livemode, idempotencyKey);
+      if (prior && prior.created_ms > now - TIMING.idempotencyTtlMs) {
+        if (prior.fingerprint !== fingerprint) {
+          throw new ApiError(
+            'idempotency_key_reused',
+            'This Idempotency-Key was already used for a different request. Use a new key for a new purchase.',
+          );
         }
+        return { offset: this.s.offsetById.get(prior.offset_id)!, replayed: true };
       }
-      const account = this.account();
-      const { kg, amount_cents: amount } = price(request, account.rate);
-      const available = this.balance(mode);
-      if (available < amount) throw insufficientBalance(available, amount);
-      const review = mode === 'live' && amount > account.review_limit_cents;
-      const id = `off_${randomBase62(24)}`;
-      this.s.insertOffset.run({
-        id,
-        livemode,
-        kg,
-        amount_cents: amount,
-        rate: account.rate,
-        req_kg: request.kg ?? null,
-        req_amount_cents: request.amount_cents ?? null,
-        reference: request.reference,
-        created_ms: now,
-        settle_at_ms: review ? null : now + (mode === 'live' ? TIMING.livePlacementMs : TIMING.testPlacementMs),
-        review: review ? 'pending' : null,
-      });
-      this.s.entry.run(livemode, 'charge', -amount, id, now);
-      this.s.addBalance.run(-amount, livemode);
-      this.s.addImpact.run(kg, 0, 1, livemode);
-      if (idempotencyKey !== null) this.s.rememberKey.run(livemode, idempotencyKey, fingerprint, id, now);
-      return { offset: this.s.offsetById.get(id)!, replayed: false };
-    }).immediate();
+    }
+    const account = this.account();
+    const { kg, amount_cents: amount } = price(request, account.rate);
+    const available = this.balance(mode);
+    if (available < amount) throw insufficientBalance(available, amount);
+    const review = mode === 'live' && amount > account.review_limit_cents;
+    const id = `off_${randomBase62(24)}`;
+    this.s.insertOffset.run({
+      id,
+      livemode,
+      kg,
+      amount_cents: amount,
+      rate: account.rate,
+      req_kg: request.kg ?? null,
+      req_amount_cents: request.amount_cents ?? null,
+      reference: request.reference,
+      created_ms: now,
+      settle_at_ms: review ? null : now + (mode === 'live' ? TIMING.livePlacementMs : TIMING.testPlacementMs),
+      review: review ? 'pending' : null,
+    });
+    this.s.entry.run(livemode, 'charge', -amount, id, now);
+    this.s.addBalance.run(-amount, livemode);
+    this.s.addImpact.run(kg, 0, 1, livemode);
+    if (idempotencyKey !== null) this.s.rememberKey.run(livemode, idempotencyKey, fingerprint, id, now);
+    return { offset: this.s.offsetById.get(id)!, replayed: false };
   }
 
   topUp(mode: Mode, cents: number, now: number): number {

@@ -132,7 +132,7 @@ export class OffsetsService {
     rejectQuery(req.query);
     const idempotencyKey = checkIdempotencyKey(req.headers['idempotency-key'], true);
     const request = parsePurchaseBody(req.body);
-    this.ledger.settleDue(caller.now);
+    // purchase() applies the placements due by now itself, in its own transaction.
     const { offset, replayed } = this.ledger.purchase({ mode: caller.mode, request, idempotencyKey, now: caller.now });
     const headers: Record<string, string> = { ...JSON_HEADERS };
     if (replayed) headers['idempotent-replayed'] = 'true';
