@@ -192,6 +192,7 @@ function prepareAll(db: Database.Database) {
     pageByReference: db.prepare<[number, string, number, number], OffsetRow>(
       'SELECT * FROM offsets WHERE livemode = ? AND reference = ? AND seq < ? ORDER BY seq DESC LIMIT ?',
     ),
+    dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
     anyDue: db.prepare<[number], { one: number }>(
       "SELECT 1 AS one FROM offsets WHERE status = 'processing' AND settle_at_ms <= ? LIMIT 1",
     ),
@@ -322,7 +323,7 @@ export class Ledger {
 
   /** Creates the account if it is still missing (another process may have won the race). */
   private provision(now: number, keep: (keys: NewKey[]) => void): void {
-    this.db.transaction(() => {
+    this.changing(() => this.db.transaction(() => {
       if (this.s.account.get()) return;
       this.db
         .prepare(
@@ -339,17 +340,65 @@ export class Ledger {
         this.createKey('test', 'read_only', now),
       ];
       keep(keys);
-    }).immediate();
+    }).immediate());
+  }
+
+  /**
+   * Every request reads the account and its key; both change rarely. They are kept between
+   * requests and dropped when anything may have changed them: a commit by another connection
+   * (another process: PRAGMA data_version moves) or a write through this one (ownWrites). The
+   * check runs once per synchronous turn outside a transaction, and on every read inside one.
+   */
+  private cache: { version: number; ownWrites: number; account: AccountRow | undefined; keys: Map<string, KeyRow> } | undefined;
+  private ownWrites = 0;
+  private checkedThisTurn = false;
+
+  private fresh(): { account: AccountRow | undefined; keys: Map<string, KeyRow> } {
+    let cache = this.cache;
+    if (cache === undefined || cache.ownWrites !== this.ownWrites || this.db.inTransaction || !this.checkedThisTurn) {
+      const version = this.s.dataVersion.get()!;
+      if (!this.db.inTransaction) {
+        this.checkedThisTurn = true;
+        queueMicrotask(() => {
+          this.checkedThisTurn = false;
+        });
+      }
+      if (cache === undefined || cache.version !== version || cache.ownWrites !== this.ownWrites) {
+        cache = { version, ownWrites: this.ownWrites, account: undefined, keys: new Map() };
+        this.cache = cache;
+      }
+    }
+    return cache;
+  }
+
+  /** Runs a write to the account or the keys: the cached copies are dropped before and after. */
+  private changing<T>(write: () => T): T {
+    this.ownWrites++;
+    try {
+      return write();
+    } finally {
+      this.ownWrites++;
+    }
   }
 
   account(): AccountRow {
-    const row = this.s.account.get();
+    const cache = this.fresh();
+    const row = cache.account ?? this.s.account.get();
     if (!row) throw new LedgerError('The ledger has no account.', this.path, 'Run `carbon sandbox reset` to provision one.');
+    cache.account = Object.freeze(row);
     return row;
   }
 
   keyByHash(hash: Buffer): KeyRow | undefined {
-    return this.s.keyByHash.get(hash);
+    const cache = this.fresh();
+    const id = hash.toString('base64');
+    let row = cache.keys.get(id);
+    if (row === undefined) {
+      row = this.s.keyByHash.get(hash);
+      // Only keys that exist are kept, and only so many: unknown keys sprayed at a server cost memory.
+      if (row !== undefined && cache.keys.size < 1000) cache.keys.set(id, Object.freeze(row));
+    }
+    return row;
   }
 
   balance(mode: Mode): number {
@@ -500,7 +549,7 @@ export class Ledger {
   createKey(mode: Mode, permission: Permission, now: number): NewKey {
     const secret = newApiKey(mode);
     const id = `key_${randomBase62(16)}`;
-    this.s.insertKey.run(id, hashKey(secret), lm(mode), permission, secret.slice(-4), now);
+    this.changing(() => this.s.insertKey.run(id, hashKey(secret), lm(mode), permission, secret.slice(-4), now));
     return { id, secret, mode, permission };
   }
 
@@ -509,7 +558,7 @@ export class Ledger {
   }
 
   revokeKey(id: string, now: number): boolean {
-    return this.db.prepare('UPDATE api_keys SET revoked_ms = ? WHERE id = ? AND revoked_ms IS NULL').run(now, id).changes === 1;
+    return this.changing(() => this.db.prepare('UPDATE api_keys SET revoked_ms = ? WHERE id = ? AND revoked_ms IS NULL').run(now, id).changes === 1);
   }
 
   updateAccount(patch: Partial<AccountRow>): AccountRow {
@@ -517,19 +566,19 @@ export class Ledger {
       ['status', 'rate', 'review_limit_cents', 'clock_offset_ms', 'rate_limit_requests', 'rate_limit_window_ms'].includes(k),
     );
     if (columns.length > 0) {
-      this.db.prepare(`UPDATE account SET ${columns.map((c) => `${c} = @${c}`).join(', ')} WHERE id = 1`).run(patch);
+      this.changing(() => this.db.prepare(`UPDATE account SET ${columns.map((c) => `${c} = @${c}`).join(', ')} WHERE id = 1`).run(patch));
     }
     return this.account();
   }
 
   /** Deletes everything and provisions a fresh account with new keys. */
   reset(now: number, keep: (keys: NewKey[]) => void): void {
-    this.db.transaction(() => {
+    this.changing(() => this.db.transaction(() => {
       for (const table of ['account', 'balances', 'entries', 'offsets', 'impact', 'idempotency', 'api_keys']) {
         this.db.exec(`DELETE FROM ${table}`);
       }
       this.provision(now, keep);
-    }).immediate();
+    }).immediate());
   }
 }
 
