@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Mode } from '../api/types.js';
 
 /** The service-specific key prefix; keys read `ck_test_…` and `ck_live_…`. */
@@ -40,7 +40,8 @@ export function keyMode(key: string): Mode | null {
 
 /** Keys are stored as SHA-256 digests: the ledger never holds a usable key. */
 export function hashKey(key: string): Buffer {
-  return createHash('sha256').update(key).digest();
+  // One-shot hash(): no Hash object per call (every request hashes its key).
+  return hash('sha256', key, 'buffer');
 }
 
 export function sameHash(a: Buffer, b: Buffer): boolean {
