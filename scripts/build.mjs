@@ -21,12 +21,15 @@
 //
 // --outdir: the benchmark builds into a snapshot of its own, out of reach of a concurrent build.
 import { build } from 'esbuild';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync } from 'node:fs';
 import { builtinModules, createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 
 const { values } = parseArgs({ options: { outdir: { type: 'string', default: 'dist' } } });
-const outdir = values.outdir;
+// Built beside the target and renamed into place at the end: tests and benchmarks running beside
+// a build copy dist/ while it is written, and an emptied dist/ used to stay empty for seconds.
+const target = values.outdir;
+const outdir = `${target}.building-${process.pid}`;
 const require = createRequire(import.meta.url);
 
 // Bundled CommonJS (better-sqlite3, commander, cli-table3) calls require(); give it the real one.
@@ -125,24 +128,31 @@ const vendored = {
 };
 
 rmSync(outdir, { recursive: true, force: true });
-await Promise.all([
-  build({
-    ...common,
-    entryPoints: { cli: 'src/cli/main.ts' },
-    outdir,
-    plugins: [vendored, betterSqlite, deferredBuiltins],
-  }),
-  build({
-    ...common,
-    entryPoints: Object.fromEntries(VENDOR.map((name) => [name, name])),
-    outdir: `${outdir}/vendor`,
-    splitting: true,
-    chunkNames: 'chunk-[hash]',
-  }),
-  build({
-    ...common,
-    entryPoints: { index: 'src/index.ts' },
-    outdir,
-    external: ['better-sqlite3'],
-  }),
-]);
+try {
+  await Promise.all([
+    build({
+      ...common,
+      entryPoints: { cli: 'src/cli/main.ts' },
+      outdir,
+      plugins: [vendored, betterSqlite, deferredBuiltins],
+    }),
+    build({
+      ...common,
+      entryPoints: Object.fromEntries(VENDOR.map((name) => [name, name])),
+      outdir: `${outdir}/vendor`,
+      splitting: true,
+      chunkNames: 'chunk-[hash]',
+    }),
+    build({
+      ...common,
+      entryPoints: { index: 'src/index.ts' },
+      outdir,
+      external: ['better-sqlite3'],
+    }),
+  ]);
+} catch (err) {
+  rmSync(outdir, { recursive: true, force: true });
+  throw err;
+}
+rmSync(target, { recursive: true, force: true });
+renameSync(outdir, target);
