@@ -264,7 +264,7 @@ export class Ledger {
    * journal. `provision` is called, inside the transaction that creates the account, with the
    * keys a fresh account starts with: the caller keeps them (the developer page's role).
    */
-  static open(dir: string, provision: (keys: NewKey[]) => void = () => {}): Ledger {
+  static open(dir: string, provision: (keys: NewKey[]) => void = () => {}, clock: () => number = Date.now): Ledger {
     const path = join(dir, LEDGER_FILE);
     let db: Database.Database;
     try {
@@ -283,15 +283,15 @@ export class Ledger {
     } catch (err) {
       throw storageError(err, path);
     }
-    return Ledger.init(db, path, provision);
+    return Ledger.init(db, path, provision, clock);
   }
 
   /** A private ledger in memory, for tests and throwaway models. */
-  static memory(provision: (keys: NewKey[]) => void = () => {}): Ledger {
-    return Ledger.init(new Database(':memory:'), ':memory:', provision);
+  static memory(provision: (keys: NewKey[]) => void = () => {}, clock: () => number = Date.now): Ledger {
+    return Ledger.init(new Database(':memory:'), ':memory:', provision, clock);
   }
 
-  private static init(db: Database.Database, path: string, provision: (keys: NewKey[]) => void): Ledger {
+  private static init(db: Database.Database, path: string, provision: (keys: NewKey[]) => void, clock: () => number): Ledger {
     try {
       db.pragma(`busy_timeout = ${busyTimeoutMs()}`);
       if (path !== ':memory:') {
@@ -309,7 +309,8 @@ export class Ledger {
         }).immediate();
       }
       const ledger = new Ledger(db, path);
-      if (!ledger.s.account.get()) ledger.provision(Date.now(), provision);
+      // A fresh account starts at wall-clock time (its sandbox clock offset is still 0).
+      if (!ledger.s.account.get()) ledger.provision(clock(), provision);
       return ledger;
     } catch (err) {
       db.close();

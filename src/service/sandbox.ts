@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { LIMITS, type Mode } from '../api/types.js';
 import { ApiError, validationError } from './errors.js';
 import { KEY_PREFIX, maskedKey } from './keys.js';
-import { type AccountRow, type AccountStatus, type ImpactRow, Ledger, type NewKey, type OffsetRow, type Permission } from './ledger.js';
+import { type AccountRow, type AccountStatus, type ImpactRow, type KeyRow, Ledger, type NewKey, type OffsetRow, type Permission } from './ledger.js';
 import { LedgerError } from './ledger-error.js';
-import { OffsetsService, type ServiceOptions } from './service.js';
+import { DEFAULT_PUBLIC_BASE_URL, OffsetsService, renderOffset, type ServiceOptions } from './service.js';
 import type { Offset } from '../api/types.js';
 
 /**
@@ -45,8 +45,8 @@ export interface SandboxStatus {
 }
 
 export class Sandbox {
-  /** The options of the last service() made, so the offsets approve/reject/fail return match what it serves. */
-  private serviceOptions: Omit<ServiceOptions, 'clock'> = {};
+  /** The public base URL of the last service() made, so the offsets approve/reject/fail return match what it serves. */
+  private publicBaseUrl = DEFAULT_PUBLIC_BASE_URL;
 
   private constructor(
     readonly dir: string,
@@ -56,13 +56,13 @@ export class Sandbox {
 
   /** Opens the sandbox in `dir`, provisioning a fresh account (and its keys file) on first use. */
   static open(dir: string, clock: () => number = Date.now): Sandbox {
-    const ledger = Ledger.open(dir, (keys) => writeKeysFile(dir, keysFileFor(keys)));
+    const ledger = Ledger.open(dir, (keys) => writeKeysFile(dir, keysFileFor(keys)), clock);
     return new Sandbox(dir, ledger, clock);
   }
 
   /** A sandbox whose ledger lives in memory and whose keys file lives in `dir`, for tests. */
   static memory(dir: string, clock: () => number = Date.now): Sandbox {
-    return new Sandbox(dir, Ledger.memory((keys) => writeKeysFile(dir, keysFileFor(keys))), clock);
+    return new Sandbox(dir, Ledger.memory((keys) => writeKeysFile(dir, keysFileFor(keys)), clock), clock);
   }
 
   close(): void {
@@ -71,24 +71,32 @@ export class Sandbox {
 
   /** The service model over this sandbox's ledger. */
   service(options: Omit<ServiceOptions, 'clock'> = {}): OffsetsService {
-    this.serviceOptions = options;
-    return new OffsetsService(this.ledger, { ...options, clock: this.clock });
+    const service = new OffsetsService(this.ledger, { ...options, clock: this.clock });
+    this.publicBaseUrl = service.publicBaseUrl;
+    return service;
   }
 
-  /** Renders ledger rows as the service does (certificate URLs on the same public base URL). */
   private toOffset(row: OffsetRow): Offset {
-    return new OffsetsService(this.ledger, { ...this.serviceOptions, clock: this.clock }).toOffset(row);
+    return renderOffset(row, this.publicBaseUrl);
   }
 
   private now(): number {
     return this.clock() + this.ledger.account().clock_offset_ms;
   }
 
-  /** The full text of one of the starting keys, for the local engine's zero-configuration use. */
+  /**
+   * The full text of the key the local engine uses for a role when none is configured: the
+   * account's starting key while it is active, else the newest active key of that mode and
+   * access that this sandbox created (the starting one may have been revoked), else none.
+   */
   defaultKey(which: DefaultKey): string | undefined {
     const file = readKeysFile(this.dir);
-    const id = file.defaults[which];
-    return id === undefined ? undefined : file.secrets[id];
+    const startingId = file.defaults[which];
+    const keys = this.ledger.keys().filter((k) => k.revoked_ms === null && file.secrets[k.id] !== undefined);
+    const fits = (k: KeyRow) =>
+      which === 'read_only' ? k.permission === 'read_only' && k.livemode === 0 : k.permission === 'purchase' && k.livemode === (which === 'live' ? 1 : 0);
+    const chosen = keys.find((k) => k.id === startingId) ?? keys.filter(fits).at(-1);
+    return chosen === undefined ? undefined : file.secrets[chosen.id];
   }
 
   /** The full text of a key this sandbox created. */

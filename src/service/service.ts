@@ -207,24 +207,29 @@ export class OffsetsService {
     return ok({ object: 'impact', livemode: mode === 'live', ...this.ledger.impact(mode) });
   }
 
-  /** The spec's Offset for a ledger row. */
+  /** The spec's Offset for a ledger row, with certificate URLs on this service's public base URL. */
   toOffset(row: OffsetRow): Offset {
-    return {
-      object: 'offset',
-      id: row.id,
-      livemode: row.livemode === 1,
-      status: row.status,
-      kg: row.kg,
-      amount_cents: row.amount_cents,
-      currency: CURRENCY,
-      rate_millicents_per_kg: row.rate,
-      requested: { kg: row.req_kg, amount_cents: row.req_amount_cents },
-      reference: row.reference,
-      certificate_url: row.certificate_id === null ? null : `${this.publicBaseUrl}/certificates/${row.certificate_id}`,
-      created: new Date(row.created_ms).toISOString(),
-      placed: row.placed_ms === null ? null : new Date(row.placed_ms).toISOString(),
-    };
+    return renderOffset(row, this.publicBaseUrl);
   }
+}
+
+/** The spec's Offset for a ledger row. */
+export function renderOffset(row: OffsetRow, publicBaseUrl: string): Offset {
+  return {
+    object: 'offset',
+    id: row.id,
+    livemode: row.livemode === 1,
+    status: row.status,
+    kg: row.kg,
+    amount_cents: row.amount_cents,
+    currency: CURRENCY,
+    rate_millicents_per_kg: row.rate,
+    requested: { kg: row.req_kg, amount_cents: row.req_amount_cents },
+    reference: row.reference,
+    certificate_url: row.certificate_id === null ? null : `${publicBaseUrl}/certificates/${row.certificate_id}`,
+    created: new Date(row.created_ms).toISOString(),
+    placed: row.placed_ms === null ? null : new Date(row.placed_ms).toISOString(),
+  };
 }
 
 /** A path segment decoded, or null when it is not valid percent-encoding (`%ZZ`). */

@@ -125,9 +125,17 @@ describe.concurrent.each<Engine>(['local', 'remote'])('exit codes, %s engine', (
     await expectFailure(w, ['balance'], 4, 'api_access_inactive');
     await w.admin(['sandbox', 'account', 'active']);
     expect((await w.run(['balance'])).exitCode).toBe(0);
+    const testKey = (await sandboxKeys(w.home)).test;
     const keys = await json<Array<{ id: string; default: string | null }>>(['sandbox', 'keys'], { home: w.home });
     await w.admin(['sandbox', 'keys', 'revoke', keys.find((k) => k.default === 'test')!.id]);
-    await expectFailure(w, ['balance'], 4, 'api_key_revoked');
+    await expectFailure(w, ['balance'], 4, 'api_key_revoked', { env: { CARBON_API_KEY: testKey } });
+    if (engine === 'local') {
+      // With no key configured, the local engine has no active test key left to use: it says so.
+      expect(await expectFailure(w, ['balance'], 4, 'api_key_missing')).toContain('carbon sandbox keys create');
+      const created = await w.admin(['sandbox', 'keys', 'create']);
+      expect(created.exitCode).toBe(0);
+      expect((await w.run(['balance'])).exitCode).toBe(0);
+    }
   });
 
   test('5: an unknown offset', async () => {

@@ -1,4 +1,4 @@
-import type { Sandbox } from '../../service/sandbox.js';
+import { isLoopback } from '../../client/http-transport.js';
 import { maskKey } from '../../service/keys.js';
 import type { Context } from '../context.js';
 import { CliError, usage } from '../errors.js';
@@ -42,20 +42,6 @@ function publicUrl(value: string | undefined): string | undefined {
   return value.replace(/\/+$/, '');
 }
 
-const isLoopback = (host: string) => host === 'localhost' || host === '::1' || /^127\./.test(host);
-
-/**
- * The key the banner shows for a role: the account's starting key while it is active, else the
- * newest active key with that mode and access (the starting one may have been revoked), else none.
- */
-export function keyFor(sandbox: Sandbox, role: 'test' | 'live' | 'read_only'): string | null {
-  const keys = sandbox.keys().filter((k) => k.revoked === null);
-  const starting = keys.find((k) => k.default === role);
-  const match = (k: (typeof keys)[number]) =>
-    role === 'read_only' ? k.permission === 'read_only' && k.mode === 'test' : k.permission === 'purchase' && k.mode === role;
-  const chosen = starting ?? keys.filter(match).at(-1);
-  return chosen === undefined ? null : (sandbox.secret(chosen.id) ?? null);
-}
 
 /**
  * `carbon serve`: the local model as the HTTP API, from the same data directory as the local
@@ -103,9 +89,9 @@ export async function run(ctx: Context, flags: ServeFlags): Promise<void> {
   const closed = new Promise<void>((resolve) => closeOnSignals(server, { log, onClosed: resolve }));
 
   const full = {
-    test: keyFor(server.sandbox, 'test'),
-    read_only: keyFor(server.sandbox, 'read_only'),
-    live: keyFor(server.sandbox, 'live'),
+    test: server.sandbox.defaultKey('test') ?? null,
+    read_only: server.sandbox.defaultKey('read_only') ?? null,
+    live: server.sandbox.defaultKey('live') ?? null,
   };
   const show = (key: string | null) => (key === null ? null : flags.showKeys ? key : maskKey(key));
   const ready: ServeReady = { url: server.url, test_key: show(full.test), read_only_key: show(full.read_only), live_key: show(full.live), pid: process.pid };
