@@ -3,8 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import type { TestProject } from 'vitest/node';
-import setupBinary from '../e2e/global-setup.js';
+import { binary, buildIfStale } from '../support/binary.js';
 
 /**
  * The completion scripts are tested in real shells against the built binary: a `carbon` shim on
@@ -57,10 +56,10 @@ function withBuildLock<T>(fn: () => T): T {
   }
 }
 
-/** Builds (when stale) and snapshots the binary, then makes a home with a `carbon` shim on PATH. */
+/** Builds (when stale) and copies the binary, then makes a home with a `carbon` shim on PATH. */
 export function makeSandbox(): Sandbox {
-  let bin = '';
-  const teardown = withBuildLock(() => setupBinary({ provide: (_key: string, value: string) => void (bin = value) } as unknown as TestProject));
+  withBuildLock(buildIfStale);
+  const bin = binary();
   const home = mkdtempSync(join(tmpdir(), 'carbon-completions-'));
   const binDir = join(home, 'bin');
   mkdirSync(binDir);
@@ -83,7 +82,6 @@ export function makeSandbox(): Sandbox {
     binDir,
     env,
     cleanup() {
-      teardown();
       rmSync(home, { recursive: true, force: true });
     },
   };

@@ -22,10 +22,6 @@ const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 type Envelope = { error: ApiErrorBody };
 
-function errorOf(response: ApiResponse): ApiErrorBody {
-  return (response.body as Envelope).error;
-}
-
 /** Awaits a promise that must fail with CarbonApiError and returns it. */
 async function apiError(promise: Promise<unknown>): Promise<CarbonApiError> {
   try {

@@ -3,60 +3,22 @@
  * child process (so it can be killed), and reading the ledger straight from the SQLite file to
  * check that the money adds up. Everything stays on loopback and in temporary directories.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { binary } from '../support/binary.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const CACHE = join(ROOT, 'node_modules', '.cache', 'carbon-reliability');
 
-/**
- * The built binary under test: a private copy of bin/, dist/ and package.json taken once per
- * test file, so that a rebuild running beside the suite (which empties dist/) cannot pull chunks
- * from under a process in flight. It sits inside the repository so that better-sqlite3 resolves
- * from the project's node_modules, exactly as for bin/carbon.js.
- */
+/** The built binary under test: this test process's checked copy (test/support/binary.ts). */
 export let BIN = join(ROOT, 'bin', 'carbon.js');
-let snapshot: string | undefined;
 
 /** Fails early, and clearly, when the binary has not been built (`npm run build`); takes the copy. */
 export function requireBuilt(): void {
-  if (snapshot !== undefined) return;
-  removeAbandonedCopies();
-  for (let attempt = 1; ; attempt++) {
-    if (!existsSync(join(ROOT, 'dist', 'cli.js'))) {
-      if (attempt < 20) {
-        spawnSync('sleep', ['0.5']);
-        continue;
-      }
-      throw new Error('dist/cli.js is missing: run `npm run build` before the reliability tests.');
-    }
-    const dir = join(CACHE, `app-${process.pid}-${Date.now().toString(36)}`);
-    try {
-      mkdirSync(dir, { recursive: true });
-      for (const part of ['bin', 'dist', 'package.json']) cpSync(join(ROOT, part), join(dir, part), { recursive: true });
-      const bin = join(dir, 'bin', 'carbon.js');
-      // A copy taken in the middle of a rebuild misses chunks: check every relative import resolves.
-      for (const file of readdirSync(join(dir, 'dist'), { recursive: true }) as string[]) {
-        if (!file.endsWith('.js')) continue;
-        const text = readFileSync(join(dir, 'dist', file), 'utf8');
-        for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*)["'](\.\.?\/[^"'\s]+\.js)["']/g)) {
-          if (!existsSync(resolve(dirname(join(dir, 'dist', file)), m[1]!))) throw new Error(`the copy misses ${m[1]}`);
-        }
-      }
-      if (spawnSync(process.execPath, [bin, '--version'], { timeout: 10_000 }).status !== 0) throw new Error('the copy does not run');
-      snapshot = dir;
-      BIN = bin;
-      return;
-    } catch (err) {
-      rmSync(dir, { recursive: true, force: true });
-      if (attempt >= 20) throw err;
-      spawnSync('sleep', ['0.5']);
-    }
-  }
+  BIN = binary();
 }
 
 const homes: string[] = [];
@@ -68,30 +30,9 @@ export function tempHome(prefix = 'carbon-rel-'): string {
   return dir;
 }
 
-/** Copies left by runs that were killed before their cleanup (their process is gone). */
-function removeAbandonedCopies(): void {
-  let entries: string[] = [];
-  try {
-    entries = readdirSync(CACHE);
-  } catch {
-    return;
-  }
-  for (const name of entries) {
-    const pid = Number(/^app-(\d+)-/.exec(name)?.[1]);
-    if (!pid || pid === process.pid) continue;
-    try {
-      process.kill(pid, 0);
-    } catch {
-      rmSync(join(CACHE, name), { recursive: true, force: true });
-    }
-  }
-}
-
-/** Removes the temporary homes and this file's copy of the binary. */
+/** Removes the temporary homes (the copy of the binary goes when the test process exits). */
 export function cleanupHomes(): void {
   for (const dir of homes.splice(0)) rmSync(dir, { recursive: true, force: true });
-  if (snapshot !== undefined) rmSync(snapshot, { recursive: true, force: true });
-  snapshot = undefined;
 }
 
 /** The environment a child gets: this one without any CARBON_* setting, colour off, plus `extra`. */

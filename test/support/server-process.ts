@@ -1,10 +1,11 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ServeOptions } from '../../src/server/server.js';
+import { binary } from './binary.js';
 
 /**
  * A `carbon serve` in a child process, for tests that need a real server across a process
@@ -12,7 +13,7 @@ import type { ServeOptions } from '../../src/server/server.js';
  *
  * - `binary`: `node bin/carbon.js serve --host 127.0.0.1 --port 0` with CARBON_HOME set, exactly
  *   as a user runs it (needs `npm run build`; it prints one JSON line with the URL on stdout).
- *   It runs from a copy of bin/ and dist/ (see binarySnapshot).
+ *   It runs from a copy of bin/ and dist/ (see test/support/binary.ts).
  * - `bundle`: src/server/server.ts bundled with esbuild into a temporary directory and started
  *   by a tiny script. Always the current source, no build step; it also takes ServeOptions
  *   the CLI has no flags for (small timeouts, a small body limit).
@@ -74,39 +75,6 @@ export function defaultLauncher(): ServerLauncher {
   return statSync(cli).mtimeMs >= newestMtime(join(REPO_ROOT, 'src')) ? 'binary' : 'bundle';
 }
 
-let snapshot: string | null = null;
-
-/**
- * The binary, copied (bin/, dist/) into node_modules/.cache once per test process: the working
- * tree is shared, and `npm run build` elsewhere deletes dist/ before writing it, which would
- * fail a server started mid-build. A copy taken during a build fails its check and is retaken.
- */
-function binarySnapshot(): string {
-  if (snapshot !== null) return snapshot;
-  const cache = join(REPO_ROOT, 'node_modules', '.cache', 'carbon-serve');
-  mkdirSync(cache, { recursive: true });
-  // A test process killed by its runner leaves its copy behind; clear copies over an hour old.
-  for (const name of readdirSync(cache)) {
-    const path = join(cache, name);
-    if (Date.now() - statSync(path).mtimeMs > 3_600_000) rmSync(path, { recursive: true, force: true });
-  }
-  for (let attempt = 1; ; attempt++) {
-    const dir = mkdtempSync(join(cache, 'run-'));
-    try {
-      cpSync(join(REPO_ROOT, 'bin'), join(dir, 'bin'), { recursive: true });
-      cpSync(join(REPO_ROOT, 'dist'), join(dir, 'dist'), { recursive: true });
-      const bin = join(dir, 'bin', 'carbon.js');
-      execFileSync(process.execPath, [bin, '--version'], { stdio: 'ignore', timeout: 20_000 });
-      process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-      snapshot = bin;
-      return bin;
-    } catch (err) {
-      rmSync(dir, { recursive: true, force: true });
-      if (attempt >= 3) throw err;
-      execFileSync('sleep', ['1']);
-    }
-  }
-}
 
 let bundle: Promise<string> | null = null;
 
@@ -156,7 +124,7 @@ export async function startServerProcess(options: StartOptions = {}): Promise<Se
   let args: string[];
   if (launcher === 'binary') {
     if (options.serve && Object.keys(options.serve).length > 0) throw new Error('serve options need the bundle launcher');
-    args = [binarySnapshot(), 'serve', '--host', '127.0.0.1', '--port', '0'];
+    args = [binary(), 'serve', '--host', '127.0.0.1', '--port', '0'];
   } else {
     args = [await serverBundle()];
     env.CARBON_TEST_DATA_DIR = dataDir;
