@@ -127,7 +127,7 @@ function timeInterleaved(commands, rounds, warmup = 3) {
 }
 
 const rows = [];
-/** One line of the table. `higher`: the figure must be at least the goal (else at most). */
+/** One line of the table; `pass` is decided by the caller against the goal it states. */
 function row(section, what, figure, reference, ratio, goal, pass, note = '') {
   rows.push({ section, what, figure, reference, ratio, goal, pass, note });
 }
