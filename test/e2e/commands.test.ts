@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, test } from 'vitest';
 import pkg from '../../package.json' with { type: 'json' };
-import { carbon, coloured, homes, json, ok, pipeline } from './helpers.js';
+import { carbon, coloured, homes, json, ok, pipeline, sandboxKeys, serve } from './helpers.js';
 
 /**
  * Every command with --json (one JSON document, the API's object) and without it in a pipe
@@ -25,12 +25,21 @@ test('zero configuration: carbon buy --kg 500 exits 0 on the local engine in tes
   expect(readFileSync(`${home}/data/sandbox-keys.json`, 'utf8')).toContain('ck_test_');
 });
 
-describe('each command, --json and plain', () => {
+/**
+ * On both engines: the local model in-process, and the API over HTTP from a real `carbon serve`
+ * (the sandbox and config commands act on this machine only, so they run on the local one).
+ */
+describe.each(['local', 'remote'] as const)('each command, --json and plain (%s engine)', (engine) => {
   let home: string;
+  let env: Record<string, string> = {};
   let offsetId: string;
   beforeAll(async () => {
     home = newHome();
-    offsetId = (await json<{ id: string }>(['buy', '--kg', '250', '--reference', 'seed'], { home })).id;
+    if (engine === 'remote') {
+      const server = await serve(home);
+      env = { CARBON_BASE_URL: server.url, CARBON_API_KEY: (await sandboxKeys(home)).test };
+    }
+    offsetId = (await json<{ id: string }>(['buy', '--kg', '250', '--reference', 'seed'], { home, env })).id;
   });
 
   /** Plain output: tab-separated, no colour, no table borders, and never JSON. */
@@ -112,15 +121,17 @@ describe('each command, --json and plain', () => {
     },
   ];
 
-  test.each(cases.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
-    const machine = await ok([...c.args(), '--json'], { home });
+  const local = (c: (typeof cases)[number]) => c.name.startsWith('sandbox') || c.name.startsWith('config');
+  const ran = cases.filter((c) => engine === 'local' || !local(c));
+  test.each(ran.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+    const machine = await ok([...c.args(), '--json'], { home, env });
     const doc = JSON.parse(machine.stdout);
     if (c.object === 'array') expect(Array.isArray(doc)).toBe(true);
     else expect(doc).toMatchObject(c.object);
     // One document: JSON.parse would have thrown on anything after it; and stderr has no data.
     expect(machine.stderr).not.toContain('{');
 
-    const human = await ok(c.args(), { home });
+    const human = await ok(c.args(), { home, env });
     if (c.args()[0] === 'config') expect(human.stdout).toBe('');
     else c.plain(expectPlain(human.stdout));
   });

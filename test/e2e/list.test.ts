@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { openLocal } from '../../src/client/local.js';
-import { carbon, homes, ok, parseCsv, pipeline } from './helpers.js';
+import { carbon, homes, ok, parseCsv, pipeline, sandboxKeys, serve } from './helpers.js';
 
 /**
  * `carbon list --all` walks every page (250 offsets: three pages of the default 100, or many
@@ -45,6 +45,14 @@ describe('list --all', () => {
     expect(new Set(ids).size).toBe(N);
     expect(ids).toEqual([...bought].reverse());
     for (let i = 1; i < offsets.length; i++) expect(offsets[i]!.created <= offsets[i - 1]!.created).toBe(true);
+  });
+
+  test('over HTTP from carbon serve: the same 250, in the same order', async () => {
+    const server = await serve(home);
+    const env = { CARBON_BASE_URL: server.url, CARBON_API_KEY: (await sandboxKeys(home)).test };
+    const r = await ok(['list', '--all', '--json'], { home, env });
+    expect(r.stdout.trimEnd().split('\n').map((l) => (JSON.parse(l) as { id: string }).id)).toEqual([...bought].reverse());
+    await server.stop();
   });
 
   test('--limit sets the page size: 36 pages of 7 give the same 250, in the same order', async () => {
