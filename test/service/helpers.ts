@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ApiErrorBody, ApiRequest, ApiResponse, Mode } from '../../src/api/types.js';
+import type { ApiErrorBody, ApiRequest, ApiResponse, Mode, Offset } from '../../src/api/types.js';
 import { expect } from 'vitest';
 import { Sandbox } from '../../src/service/sandbox.js';
 import type { OffsetsService } from '../../src/service/service.js';
@@ -38,22 +38,8 @@ export interface World {
   close(): void;
 }
 
-/** The Offset as the tests read it. */
-export interface OffsetBody {
-  object: 'offset';
-  id: string;
-  livemode: boolean;
-  status: 'processing' | 'placed' | 'refunded';
-  kg: number;
-  amount_cents: number;
-  currency: string;
-  rate_millicents_per_kg: number;
-  requested: { kg: number | null; amount_cents: number | null };
-  reference: string | null;
-  certificate_url: string | null;
-  created: string;
-  placed: string | null;
-}
+/** The Offset as the tests read it: the API's own type. */
+export type OffsetBody = Offset;
 
 let counter = 0;
 
