@@ -240,6 +240,16 @@ export interface PurchaseInput {
   now: number;
 }
 
+interface LedgerCache {
+  version: number;
+  ownWrites: number;
+  account: AccountRow | undefined;
+  keys: Map<string, KeyRow>;
+  balanceWrites: number;
+  /** By livemode (0 test, 1 live). */
+  balances: [number | undefined, number | undefined];
+}
+
 export class Ledger {
   private readonly s: ReturnType<typeof prepareAll>;
   /** Made once: db.transaction() builds its wrappers anew on every call. */
@@ -349,12 +359,16 @@ export class Ledger {
    * requests and dropped when anything may have changed them: a commit by another connection
    * (another process: PRAGMA data_version moves) or a write through this one (ownWrites). The
    * check runs once per synchronous turn outside a transaction, and on every read inside one.
+   * The balances are kept by the same rule, with their own count of this connection's writes
+   * (a purchase moves a balance, not the account or the keys), and only outside a transaction:
+   * a read inside one may see a write that is then rolled back.
    */
-  private cache: { version: number; ownWrites: number; account: AccountRow | undefined; keys: Map<string, KeyRow> } | undefined;
+  private cache: LedgerCache | undefined;
   private ownWrites = 0;
+  private balanceWrites = 0;
   private checkedThisTurn = false;
 
-  private fresh(): { account: AccountRow | undefined; keys: Map<string, KeyRow> } {
+  private fresh(): LedgerCache {
     let cache = this.cache;
     if (cache === undefined || cache.ownWrites !== this.ownWrites || this.db.inTransaction || !this.checkedThisTurn) {
       const version = this.s.dataVersion.get()!;
@@ -365,7 +379,7 @@ export class Ledger {
         });
       }
       if (cache === undefined || cache.version !== version || cache.ownWrites !== this.ownWrites) {
-        cache = { version, ownWrites: this.ownWrites, account: undefined, keys: new Map() };
+        cache = { version, ownWrites: this.ownWrites, account: undefined, keys: new Map(), balanceWrites: this.balanceWrites, balances: [undefined, undefined] };
         this.cache = cache;
       }
     }
@@ -403,7 +417,25 @@ export class Ledger {
   }
 
   balance(mode: Mode): number {
-    return this.s.balance.get(lm(mode))?.available_cents ?? 0;
+    const livemode = lm(mode);
+    if (this.db.inTransaction) return this.s.balance.get(livemode)?.available_cents ?? 0;
+    const cache = this.fresh();
+    if (cache.balanceWrites !== this.balanceWrites) {
+      cache.balanceWrites = this.balanceWrites;
+      cache.balances = [undefined, undefined];
+    }
+    let cents = cache.balances[livemode];
+    if (cents === undefined) {
+      cents = this.s.balance.get(livemode)?.available_cents ?? 0;
+      cache.balances[livemode] = cents;
+    }
+    return cents;
+  }
+
+  /** Every change to a balance goes through here, so the kept balances are dropped with it. */
+  private addBalance(cents: number, livemode: number): void {
+    this.balanceWrites++;
+    this.s.addBalance.run(cents, livemode);
   }
 
   impact(mode: Mode): ImpactRow {
@@ -489,7 +521,7 @@ export class Ledger {
       review: review ? 'pending' : null,
     });
     this.s.entry.run(livemode, 'charge', -amount, id, now);
-    this.s.addBalance.run(-amount, livemode);
+    this.addBalance(-amount, livemode);
     this.s.addImpact.run(kg, 0, 1, livemode);
     if (idempotencyKey !== null) this.s.rememberKey.run(livemode, idempotencyKey, fingerprint, id, now);
     return { offset: this.s.offsetById.get(id)!, replayed: false };
@@ -501,7 +533,7 @@ export class Ledger {
 
   private topUpInTransaction(mode: Mode, cents: number, now: number): number {
     this.s.entry.run(lm(mode), 'topup', cents, null, now);
-    this.s.addBalance.run(cents, lm(mode));
+    this.addBalance(cents, lm(mode));
     return this.balance(mode);
   }
 
@@ -516,7 +548,7 @@ export class Ledger {
         .prepare("UPDATE offsets SET status = 'refunded', settle_at_ms = NULL, review = coalesce(?, review) WHERE id = ?")
         .run(review, id);
       this.s.entry.run(row.livemode, 'refund', row.amount_cents, id, now);
-      this.s.addBalance.run(row.amount_cents, row.livemode);
+      this.addBalance(row.amount_cents, row.livemode);
       this.s.addImpact.run(-row.kg, 0, -1, row.livemode);
       return this.s.offsetById.get(id)!;
     }).immediate();
