@@ -80,6 +80,30 @@ function canonicalHeader(name: string): string {
 }
 const canonicalHeaders = new Map<string, string>();
 
+/** Set by send() itself, below whatever a response's headers say. */
+const OWN_HEADERS = new Set(['content-type', 'content-length', 'cache-control', 'x-content-type-options']);
+
+/** What the access log needs of a request, kept on its response (no closure per request). */
+const STARTED = Symbol('started');
+const METHOD = Symbol('method');
+const PATH = Symbol('path');
+const REQUEST_ID = Symbol('requestId');
+type Answered = ServerResponse & { [STARTED]?: number; [METHOD]?: string; [PATH]?: string; [REQUEST_ID]?: string };
+
+/** `new Date().toISOString()`, with the part up to the second made once a second. */
+let isoSecond = Number.NaN;
+let isoPrefix = '';
+function isoNow(): string {
+  const now = Date.now();
+  const ms = now % 1000;
+  const second = now - ms;
+  if (second !== isoSecond) {
+    isoSecond = second;
+    isoPrefix = new Date(second).toISOString().slice(0, -4); // …T20:48:02.
+  }
+  return `${isoPrefix}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z`;
+}
+
 function newRequestId(): string {
   return `req_${randomBase62(14)}`;
 }
@@ -96,8 +120,11 @@ function keyLabel(authorization: string | undefined): string {
   return m?.[1] === undefined ? '[not a bearer key]' : maskKey(m[1]);
 }
 
+const PRINTABLE_PATH = /^[\x21-\x7e]{0,200}$/;
+
 /** The path for the log: bounded, and printable (a raw request line can carry odd bytes). */
 function logPath(path: string): string {
+  if (PRINTABLE_PATH.test(path)) return path;
   const clean = path.replace(/[^\x21-\x7e]/g, '?');
   return clean.length > 200 ? `${clean.slice(0, 200)}…` : clean;
 }
@@ -105,7 +132,7 @@ function logPath(path: string): string {
 /** Splits a request target into the path (raw, still percent-encoded) and its query. */
 export function parseTarget(target: string): { path: string; query: Record<string, string | string[] | undefined> } {
   // An absolute-form target (`GET http://host/api/v1/balance`) is legal HTTP/1.1; keep its path.
-  const origin = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(target);
+  const origin = target.charCodeAt(0) === 47 /* / */ ? null : /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(target);
   const rest = origin ? target.slice(origin[0].length) || '/' : target;
   const hash = rest.indexOf('#');
   const noHash = hash === -1 ? rest : rest.slice(0, hash);
@@ -123,7 +150,6 @@ export function parseTarget(target: string): { path: string; query: Record<strin
 }
 
 type BodyResult = { kind: 'ok'; body: Buffer } | { kind: 'too_large' } | { kind: 'aborted' };
-const NO_BODY: BodyResult = { kind: 'ok', body: Buffer.alloc(0) };
 
 /** Reads the body up to `limit` bytes; past it, stops keeping bytes and says so. */
 function readBody(req: IncomingMessage, limit: number): Promise<BodyResult> {
@@ -195,13 +221,19 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
 
   function send(res: ServerResponse, status: number, headers: Record<string, string>, body: string, contentType: string): void {
     if (res.headersSent || res.destroyed) return;
-    res.statusCode = status;
-    for (const [name, value] of Object.entries(headers)) res.setHeader(canonicalHeader(name), value);
-    res.setHeader('Content-Type', contentType);
-    res.setHeader('Content-Length', Buffer.byteLength(body));
-    res.setHeader('Cache-Control', 'no-store');
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    if (closing) res.setHeader('Connection', 'close');
+    // One writeHead() with every header, not a setHeader() apiece (each one validates and
+    // stores its header in a map that writeHead() then walks again).
+    const list: string[] = [];
+    for (const name in headers) {
+      const lower = name.toLowerCase();
+      if (OWN_HEADERS.has(lower) || (closing && lower === 'connection')) continue;
+      list.push(canonicalHeader(name), headers[name]!);
+    }
+    list.push('Content-Type', contentType, 'Content-Length', String(Buffer.byteLength(body)), 'Cache-Control', 'no-store', 'X-Content-Type-Options', 'nosniff');
+    if (closing) list.push('Connection', 'close');
+    const requestId = headers['request-id'];
+    if (requestId !== undefined) (res as Answered)[REQUEST_ID] = requestId;
+    res.writeHead(status, list);
     res.end(body);
   }
 
@@ -274,43 +306,60 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     send(res, 200, headers, certificatePage(offset, certId), 'text/html; charset=utf-8');
   }
 
-  async function onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const started = performance.now();
+  /** The access log's line for a request, once its response is over (sent, or cut off). */
+  function onClose(this: ServerResponse): void {
+    const res = this as Answered;
+    const req = res.req;
+    inFlight--;
+    const ms = (performance.now() - res[STARTED]!).toFixed(1);
+    const status = res.writableFinished ? String(res.statusCode) : `${res.headersSent ? res.statusCode : '-'} (aborted)`;
+    const requestId = res[REQUEST_ID] ?? res.getHeader('request-id');
+    log(`${isoNow()} ${res[METHOD]!} ${logPath(res[PATH]!)} ${status} ${ms}ms key=${keyLabel(req.headers.authorization)}${typeof requestId === 'string' ? ` ${requestId}` : ''}`);
+    // Shutting down: a connection whose request just ended is idle now; let it go.
+    if (closing) server.closeIdleConnections();
+  }
+
+  function onRequest(req: IncomingMessage, res: ServerResponse): void {
+    const answered = res as Answered;
+    answered[STARTED] = performance.now();
     const method = req.method ?? 'GET';
     const { path, query } = parseTarget(req.url ?? '/');
+    answered[METHOD] = method;
+    answered[PATH] = path;
     inFlight++;
-    res.on('close', () => {
-      inFlight--;
-      const ms = (performance.now() - started).toFixed(1);
-      const status = res.writableFinished ? String(res.statusCode) : `${res.headersSent ? res.statusCode : '-'} (aborted)`;
-      const requestId = res.getHeader('request-id');
-      log(`${new Date().toISOString()} ${method} ${logPath(path)} ${status} ${ms}ms key=${keyLabel(req.headers.authorization)}${typeof requestId === 'string' ? ` ${requestId}` : ''}`);
-      // Shutting down: a connection whose request just ended is idle now; let it go.
-      if (closing) server.closeIdleConnections();
-    });
+    res.on('close', onClose);
 
     // A request with neither Content-Length nor Transfer-Encoding has no body (RFC 9112 §6.3):
-    // answer it at once, without waiting a turn of the event loop for its end.
-    const bodyless = req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined;
-    const result = bodyless ? NO_BODY : await readBody(req, bodyLimit);
-    if (result.kind === 'aborted') return;
-    if (result.kind === 'too_large') {
-      // Stop keeping bytes; answer, close the connection, and drain briefly so the client can
-      // read the 413 rather than a reset (a reset can overtake an answer still in flight).
-      res.setHeader('Connection', 'close');
-      sendError(res, 'body_too_large', `The request body is larger than ${bodyLimit} bytes.`);
-      req.resume();
-      res.on('finish', () => setTimeout(() => req.socket.destroy(), 1_000).unref());
+    // answer it at once, synchronously, without a Promise or waiting a turn for its end.
+    if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
+      answer(req, res, method, path, query, '');
       return;
     }
-    let body: string;
-    try {
-      body = utf8.decode(result.body);
-    } catch {
-      sendError(res, 'invalid_json', 'Invalid request body: it is not valid UTF-8.');
-      return;
-    }
+    readBody(req, bodyLimit)
+      .then((result) => {
+        if (result.kind === 'aborted') return;
+        if (result.kind === 'too_large') {
+          // Stop keeping bytes; answer, close the connection, and drain briefly so the client can
+          // read the 413 rather than a reset (a reset can overtake an answer still in flight).
+          res.setHeader('Connection', 'close');
+          sendError(res, 'body_too_large', `The request body is larger than ${bodyLimit} bytes.`);
+          req.resume();
+          res.on('finish', () => setTimeout(() => req.socket.destroy(), 1_000).unref());
+          return;
+        }
+        let body: string;
+        try {
+          body = utf8.decode(result.body);
+        } catch {
+          sendError(res, 'invalid_json', 'Invalid request body: it is not valid UTF-8.');
+          return;
+        }
+        answer(req, res, method, path, query, body);
+      })
+      .catch((err: unknown) => sendFailure(res, err));
+  }
 
+  function answer(req: IncomingMessage, res: ServerResponse, method: string, path: string, query: ApiRequest['query'], body: string): void {
     const svc = service;
     if (svc === null || ledgerClosed) {
       sendError(res, 'service_unavailable', 'The server is shutting down.', { 'retry-after': '1' });
@@ -329,7 +378,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         return;
       }
       const headers: Record<string, string | undefined> = {};
-      for (const [name, value] of Object.entries(req.headers)) {
+      const incoming = req.headers;
+      for (const name in incoming) {
+        const value = incoming[name];
         headers[name] = Array.isArray(value) ? value.join(', ') : value;
       }
       const request: ApiRequest = { method, path, query, headers, body };
@@ -340,7 +391,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   }
 
   const handleRequest = (req: IncomingMessage, res: ServerResponse) => {
-    onRequest(req, res).catch((err: unknown) => sendFailure(res, err));
+    try {
+      onRequest(req, res);
+    } catch (err) {
+      sendFailure(res, err);
+    }
   };
   server.on('request', handleRequest);
 
@@ -384,7 +439,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         `Request-Id: ${requestId}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${json}`,
     );
     setTimeout(() => socket.destroy(), 1_000).unref();
-    log(`${new Date().toISOString()} - - ${status} key=- ${requestId} (${err.code ?? err.message})`);
+    log(`${isoNow()} - - ${status} key=- ${requestId} (${err.code ?? err.message})`);
   });
 
   try {
