@@ -76,7 +76,7 @@ if (built.status !== 0) {
   cleanup();
   throw new Error('the build failed');
 }
-const BIN = join(SNAPSHOT, 'bin', 'carbon.js');
+const BIN = join(SNAPSHOT, 'bin', 'carbon.cjs');
 const DIST_INDEX = join(SNAPSHOT, 'dist', 'index.js');
 
 /** The environment a user with no configuration has, with CARBON_HOME pointing at `home`. */

@@ -1,7 +1,7 @@
 // Builds dist/ with esbuild. Start-up time is a feature of a CLI that runs in every CI job and
 // in shell loops (issue 5; `npm run bench` measures it), so the layout is chosen by measurement:
 //
-//   dist/cli.js      the whole CLI in ONE file. Every module of ours is bundled; the ones a
+//   dist/cli.cjs     the whole CLI in ONE file. Every module of ours is bundled; the ones a
 //                    command imports with `await import()` are only initialised when it runs.
 //                    Loading one file is cheaper than an ES module graph: each extra ES module
 //                    costs a resolve, an async read, a compile and a link (~0.5 ms apiece here).
@@ -9,9 +9,9 @@
 //                    `carbon config set` and a table on a terminal, so the rest never parses them.
 //   dist/index.js    the library (`import { openLocal } from 'carbon-offsets-cli'`), its own bundle.
 //
-// Three plugins keep cli.js's start-up to what a command really uses:
+// Three plugins keep cli.cjs's start-up to what a command really uses:
 //   - deferred builtins: `import { createHash } from 'node:crypto'` in a bundle would load
-//     node:crypto when cli.js loads, for every command; here a builtin loads on first use.
+//     node:crypto when cli.cjs loads, for every command; here a builtin loads on first use.
 //   - better-sqlite3's JavaScript is bundled (its 14 files read and compiled in one go), and its
 //     native addon is loaded straight from the installed package's build/Release, instead of the
 //     `bindings` package probing up to 13 paths (walking a stack trace to find its root first).
@@ -21,8 +21,12 @@
 //
 // --outdir: the benchmark builds into a snapshot of its own, out of reach of a concurrent build.
 import { build } from 'esbuild';
-import { readFileSync, renameSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { builtinModules, createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
 const { values } = parseArgs({ options: { outdir: { type: 'string', default: 'dist' } } });
@@ -43,6 +47,19 @@ const common = {
   sourcemap: 'linked',
   minify: false,
   logLevel: 'warning',
+};
+
+/**
+ * The CLI is CommonJS (.cjs): bin/carbon.cjs compiles it with vm.Script and a V8 code cache, which
+ * on Node 20 works only for scripts, not ES modules. `import.meta.url` (completion.ts finds the
+ * package's completions/ from it) becomes this file's URL.
+ */
+const cjs = {
+  ...common,
+  format: 'cjs',
+  banner: { js: '"use strict"; var __carbonMeta = { get url() { return require("node:url").pathToFileURL(__filename).href; } };' },
+  outExtension: { '.js': '.cjs' },
+  define: { 'import.meta.url': '__carbonMeta.url' },
 };
 
 /** Packages that are loaded only with `await import()` and only by a few commands. */
@@ -89,7 +106,7 @@ const betterSqlite = {
     b.onResolve({ filter: /^better-sqlite3$/ }, (args) =>
       args.namespace === 'better-sqlite3' ? { path: 'better-sqlite3', external: true } : { path: 'entry', namespace: 'better-sqlite3' },
     );
-    // Read when cli.js runs, not when it is built: the version that is installed then.
+    // Read when cli.cjs runs, not when it is built: the version that is installed then.
     b.onResolve({ filter: /^better-sqlite3\/package\.json$/ }, (args) => ({ path: args.path, external: true }));
     b.onResolve({ filter: /^bindings$/ }, () => ({ path: 'bindings', namespace: 'better-sqlite3' }));
     b.onLoad({ filter: /^entry$/, namespace: 'better-sqlite3' }, () => ({
@@ -119,11 +136,19 @@ const betterSqlite = {
   },
 };
 
-/** `import('ora')` in cli.js loads dist/vendor/ora.js. */
+/** `import('ora')` in cli.cjs requires dist/vendor/ora.cjs when it runs (esbuild would keep an external `import()`). */
 const vendored = {
   name: 'vendored',
   setup(b) {
-    b.onResolve({ filter: new RegExp(`^(${VENDOR.join('|')})$`) }, (args) => ({ path: `./vendor/${args.path}.js`, external: true }));
+    b.onResolve({ filter: new RegExp(`^(${VENDOR.join('|')})$`) }, (args) => ({ path: args.path, namespace: 'vendored' }));
+    b.onResolve({ filter: /^\.\/vendor\//, namespace: 'vendored' }, (args) => ({ path: args.path, external: true }));
+    // Each is imported for its default export only: the ES module's default (ora, conf), or
+    // cli-table3's module.exports. (`import()` of a CommonJS module in a "type": "module"
+    // package makes module.exports the default, so it is unwrapped here.)
+    b.onLoad({ filter: /.*/, namespace: 'vendored' }, (args) => ({
+      loader: 'js',
+      contents: `const m = require('./vendor/${args.path}.cjs'); module.exports = m && m.__esModule ? m.default : m;`,
+    }));
   },
 };
 
@@ -131,17 +156,15 @@ rmSync(outdir, { recursive: true, force: true });
 try {
   await Promise.all([
     build({
-      ...common,
+      ...cjs,
       entryPoints: { cli: 'src/cli/main.ts' },
       outdir,
       plugins: [vendored, betterSqlite, deferredBuiltins],
     }),
     build({
-      ...common,
+      ...cjs,
       entryPoints: Object.fromEntries(VENDOR.map((name) => [name, name])),
       outdir: `${outdir}/vendor`,
-      splitting: true,
-      chunkNames: 'chunk-[hash]',
     }),
     build({
       ...common,
@@ -154,5 +177,28 @@ try {
   rmSync(outdir, { recursive: true, force: true });
   throw err;
 }
+// The build's id, from its contents: bin/carbon.cjs keys its V8 code cache by it, as V8 itself
+// checks only the source's length (a cache of another build of the same length would be used).
+const cliSource = readFileSync(`${outdir}/cli.cjs`);
+appendFileSync(`${outdir}/cli.cjs`, `//# carbon-build=${createHash('sha256').update(cliSource).digest('hex').slice(0, 16)}\n`);
 rmSync(target, { recursive: true, force: true });
 renameSync(outdir, target);
+
+// The V8 code cache for this Node (bin/carbon.cjs), made by the command start-up matters most for:
+// `balance --json` on a warm local ledger (the first run provisions it; the second's cache is kept).
+// The functions a run compiles are cached with the top level. Best effort: without it, the first
+// run of the installed CLI writes one, if it may.
+const bin = join(target, '..', 'bin', 'carbon.cjs');
+if (existsSync(bin)) {
+  const home = mkdtempSync(join(tmpdir(), 'carbon-build-'));
+  const env = { ...process.env, CARBON_HOME: home, NO_COLOR: '1' };
+  for (const name of Object.keys(env)) if (/^(CARBON_(?!HOME$)|NODE_OPTIONS$)/.test(name)) delete env[name];
+  try {
+    for (let run = 0; run < 2; run++) {
+      for (const file of readdirSync(target)) if (file.endsWith('.v8cache')) rmSync(join(target, file));
+      spawnSync(process.execPath, [bin, 'balance', '--json', '--local'], { env, stdio: 'ignore', timeout: 60_000 });
+    }
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}

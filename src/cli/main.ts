@@ -50,4 +50,5 @@ function flushed(stream: NodeJS.WriteStream): Promise<void> {
   });
 }
 
-await main(process.argv.slice(2));
+// Not `await`: the CLI is built as CommonJS (see scripts/build.mjs); main() ends the process itself.
+void main(process.argv.slice(2));

@@ -6,7 +6,7 @@ import { buildIfStale, copyBinary } from '../support/binary.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** Path of the copy's bin/carbon.js. */
+    /** Path of the copy's bin/carbon.cjs. */
     carbonBin: string;
   }
 }

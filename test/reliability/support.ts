@@ -14,7 +14,7 @@ import { binary } from '../support/binary.js';
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** The built binary under test: this test process's checked copy (test/support/binary.ts). */
-export let BIN = join(ROOT, 'bin', 'carbon.js');
+export let BIN = join(ROOT, 'bin', 'carbon.cjs');
 
 /** Fails early, and clearly, when the binary has not been built (`npm run build`); takes the copy. */
 export function requireBuilt(): void {
@@ -69,7 +69,7 @@ export interface RunOptions {
   input?: string;
 }
 
-/** Runs `node bin/carbon.js ...args` with CARBON_HOME=home; resolves when it has exited. */
+/** Runs `node bin/carbon.cjs ...args` with CARBON_HOME=home; resolves when it has exited. */
 export function runCli(home: string, args: string[], options: RunOptions = {}): Promise<RunResult> {
   return runNode([BIN, ...args], childEnv(home, options.env), options);
 }

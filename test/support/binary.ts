@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
  * completions). Tests run a private copy of bin/, dist/ and package.json taken once per test
  * process: the working tree may be rebuilt beside a test run, and a process in flight must not
  * have its lazily loaded chunks replaced under it. The copy sits inside node_modules/.cache so
- * better-sqlite3 still resolves from the project's node_modules, exactly as for bin/carbon.js.
+ * better-sqlite3 still resolves from the project's node_modules, exactly as for bin/carbon.cjs.
  */
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -22,7 +22,7 @@ function newestMtime(path: string): number {
 
 /** True when dist/ is missing or older than the source, the build script or package.json. */
 export function stale(): boolean {
-  const cli = join(ROOT, 'dist', 'cli.js');
+  const cli = join(ROOT, 'dist', 'cli.cjs');
   if (!existsSync(cli)) return true;
   const built = statSync(cli).mtimeMs;
   return [join(ROOT, 'src'), join(ROOT, 'scripts', 'build.mjs'), join(ROOT, 'package.json')].some((p) => newestMtime(p) > built);
@@ -54,7 +54,7 @@ function check(dir: string): void {
       if (!existsSync(resolve(dirname(join(dir, 'dist', file)), m[1]!))) throw new Error(`the copy misses ${m[1]}`);
     }
   }
-  if (spawnSync(process.execPath, [join(dir, 'bin', 'carbon.js'), '--version'], { timeout: 20_000 }).status !== 0) {
+  if (spawnSync(process.execPath, [join(dir, 'bin', 'carbon.cjs'), '--version'], { timeout: 20_000 }).status !== 0) {
     throw new Error('the copy of the binary does not run');
   }
 }
@@ -66,10 +66,10 @@ export function copyBinary(): { dir: string; bin: string } {
   for (let attempt = 1; ; attempt++) {
     const dir = mkdtempSync(join(CACHE, 'run-'));
     try {
-      if (!existsSync(join(ROOT, 'dist', 'cli.js'))) throw new Error('dist/cli.js is missing: run `npm run build` first.');
+      if (!existsSync(join(ROOT, 'dist', 'cli.cjs'))) throw new Error('dist/cli.cjs is missing: run `npm run build` first.');
       for (const part of ['bin', 'dist', 'package.json']) cpSync(join(ROOT, part), join(dir, part), { recursive: true });
       check(dir);
-      return { dir, bin: join(dir, 'bin', 'carbon.js') };
+      return { dir, bin: join(dir, 'bin', 'carbon.cjs') };
     } catch (err) {
       rmSync(dir, { recursive: true, force: true });
       if (attempt >= 10) throw err;
@@ -80,7 +80,7 @@ export function copyBinary(): { dir: string; bin: string } {
 
 let copy: { dir: string; bin: string } | undefined;
 
-/** This test process's copy of bin/carbon.js, taken on first use and removed when the process exits. */
+/** This test process's copy of bin/carbon.cjs, taken on first use and removed when the process exits. */
 export function binary(): string {
   if (copy === undefined) {
     copy = copyBinary();

@@ -11,7 +11,7 @@ import { binary } from './binary.js';
  * A `carbon serve` in a child process, for tests that need a real server across a process
  * boundary (the contract suite's HTTP side, SIGTERM). Two ways to start it:
  *
- * - `binary`: `node bin/carbon.js serve --host 127.0.0.1 --port 0` with CARBON_HOME set, exactly
+ * - `binary`: `node bin/carbon.cjs serve --host 127.0.0.1 --port 0` with CARBON_HOME set, exactly
  *   as a user runs it (needs `npm run build`; it prints one JSON line with the URL on stdout).
  *   It runs from a copy of bin/ and dist/ (see test/support/binary.ts).
  * - `bundle`: src/server/server.ts bundled with esbuild into a temporary directory and started
@@ -70,7 +70,7 @@ function newestMtime(dir: string): number {
 export function defaultLauncher(): ServerLauncher {
   const chosen = process.env.CARBON_TEST_SERVER;
   if (chosen === 'binary' || chosen === 'bundle') return chosen;
-  const cli = join(REPO_ROOT, 'dist', 'cli.js');
+  const cli = join(REPO_ROOT, 'dist', 'cli.cjs');
   if (!existsSync(cli) || !existsSync(join(REPO_ROOT, 'src', 'cli', 'commands', 'serve.ts'))) return 'bundle';
   return statSync(cli).mtimeMs >= newestMtime(join(REPO_ROOT, 'src')) ? 'binary' : 'bundle';
 }
