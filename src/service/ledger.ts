@@ -404,9 +404,9 @@ export class Ledger {
     return row;
   }
 
-  keyByHash(hash: Buffer): KeyRow | undefined {
+  /** `id` is the digest in base64, when the caller has it already. */
+  keyByHash(hash: Buffer, id = hash.toString('base64')): KeyRow | undefined {
     const cache = this.fresh();
-    const id = hash.toString('base64');
     let row = cache.keys.get(id);
     if (row === undefined) {
       row = this.s.keyByHash.get(hash);

@@ -33,6 +33,12 @@ const JSON_HEADERS = { 'content-type': 'application/json' } as const;
 export class OffsetsService {
   private readonly clock: () => number;
   private readonly limiter = new RateLimiter();
+  /**
+   * Authorization headers that named a key of the ledger → the key's mode and SHA-256 digest.
+   * Keyed by the header as sent, so a later request with the same header skips parsing and
+   * hashing; what the key may do is still read from the ledger on every request.
+   */
+  private readonly bearers = new Map<string, { mode: Mode; hash: Buffer; id: string }>();
   readonly publicBaseUrl: string;
 
   constructor(
@@ -96,18 +102,31 @@ export class OffsetsService {
   /** 401 for a missing, malformed, unknown or revoked key; 403 for an inactive account; then the rate limit. */
   private authenticate(req: ApiRequest): Caller {
     const header = req.headers.authorization;
-    if (header === undefined || header.trim() === '') {
-      throw new ApiError('api_key_missing', 'No API key provided. Send it as `Authorization: Bearer <API_KEY>`.');
+    let bearer = header === undefined ? undefined : this.bearers.get(header);
+    const seen = bearer !== undefined;
+    if (bearer === undefined) {
+      if (header === undefined || header.trim() === '') {
+        throw new ApiError('api_key_missing', 'No API key provided. Send it as `Authorization: Bearer <API_KEY>`.');
+      }
+      const match = /^Bearer +(\S+) *$/i.exec(header);
+      const secret = match?.[1];
+      const mode = secret === undefined ? null : keyMode(secret);
+      if (secret === undefined || mode === null) {
+        throw new ApiError('api_key_invalid', 'Invalid API key: expected `Authorization: Bearer ck_test_…` or `ck_live_…`.');
+      }
+      const hash = hashKey(secret);
+      bearer = { mode, hash, id: hash.toString('base64') };
     }
-    const match = /^Bearer +(\S+) *$/i.exec(header);
-    const secret = match?.[1];
-    const mode = secret === undefined ? null : keyMode(secret);
-    if (secret === undefined || mode === null) {
-      throw new ApiError('api_key_invalid', 'Invalid API key: expected `Authorization: Bearer ck_test_…` or `ck_live_…`.');
+    // The key itself is looked up every time (a revocation is seen at once); only the parsing
+    // and the SHA-256 of a header already seen are saved.
+    const key = this.ledger.keyByHash(bearer.hash, bearer.id);
+    if (!key || !sameHash(key.hash, bearer.hash)) throw new ApiError('api_key_invalid', 'Invalid API key provided.');
+    if (!seen && header !== undefined) {
+      // Only headers that named a key of the ledger, and only so many (a reset leaves dead ones).
+      if (this.bearers.size >= 64) this.bearers.clear();
+      this.bearers.set(header, bearer);
     }
-    const hash = hashKey(secret);
-    const key = this.ledger.keyByHash(hash);
-    if (!key || !sameHash(key.hash, hash)) throw new ApiError('api_key_invalid', 'Invalid API key provided.');
+    const mode = bearer.mode;
     if (key.revoked_ms !== null) throw new ApiError('api_key_revoked', 'This API key has been revoked.');
     const account = this.ledger.account();
     if (account.status !== 'active') {
