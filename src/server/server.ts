@@ -121,7 +121,20 @@ function envelope(code: ErrorCode, message: string): { status: number; body: { e
 
 /** What the access log shows for a request's key: masked, never the key itself. */
 function keyLabel(authorization: string | undefined): string {
-  if (authorization === undefined || authorization.trim() === '') return '-';
+  if (authorization === undefined) return '-';
+  let label = keyLabels.get(authorization);
+  if (label === undefined) {
+    label = maskedLabel(authorization);
+    // A client sends the same header again and again; a few are remembered (cleared when full).
+    if (keyLabels.size >= 64) keyLabels.clear();
+    keyLabels.set(authorization, label);
+  }
+  return label;
+}
+const keyLabels = new Map<string, string>();
+
+function maskedLabel(authorization: string): string {
+  if (authorization.trim() === '') return '-';
   const m = /^Bearer +(\S+) *$/i.exec(authorization);
   return m?.[1] === undefined ? '[not a bearer key]' : maskKey(m[1]);
 }

@@ -367,6 +367,10 @@ export class Ledger {
   private ownWrites = 0;
   private balanceWrites = 0;
   private checkedThisTurn = false;
+  /** Made once, not a closure per check. */
+  private readonly nextTurn = (): void => {
+    this.checkedThisTurn = false;
+  };
 
   private fresh(): LedgerCache {
     let cache = this.cache;
@@ -374,9 +378,7 @@ export class Ledger {
       const version = this.s.dataVersion.get()!;
       if (!this.db.inTransaction) {
         this.checkedThisTurn = true;
-        queueMicrotask(() => {
-          this.checkedThisTurn = false;
-        });
+        queueMicrotask(this.nextTurn);
       }
       if (cache === undefined || cache.version !== version || cache.ownWrites !== this.ownWrites) {
         cache = { version, ownWrites: this.ownWrites, account: undefined, keys: new Map(), balanceWrites: this.balanceWrites, balances: [undefined, undefined] };
