@@ -7,7 +7,8 @@
 //
 // The cache sits beside the code it was made from, in dist/, and is trusted as that code is: one
 // who can write it can write cli.cjs. It is keyed by the build (an id the build appends to
-// cli.cjs: V8 itself checks only the source's length), the Node version and the architecture.
+// cli.cjs: V8 itself checks only the source's length), where it is installed, the Node version
+// and the architecture.
 // Missing or rejected, it is written when the process exits, if dist/ is writable; never an error.
 const { readFileSync, renameSync, unlinkSync, writeFileSync } = require('node:fs');
 const { createRequire } = require('node:module');
@@ -18,7 +19,11 @@ const dir = join(__dirname, '..', 'dist');
 const filename = join(dir, 'cli.cjs');
 const source = readFileSync(filename, 'utf8');
 const mark = source.lastIndexOf('//# carbon-build=');
-const cacheFile = mark === -1 ? undefined : join(dir, `cli.${source.slice(mark + 17, mark + 33)}.${process.version}-${process.arch}.v8cache`);
+// A cache also holds the path it was made at (stack traces would name it): keyed by the path too.
+let where = 0x811c9dc5;
+for (let i = 0; i < dir.length; i++) where = Math.imul(where ^ dir.charCodeAt(i), 0x01000193) >>> 0;
+const key = `${source.slice(mark + 17, mark + 33)}.${where.toString(16)}.${process.version}-${process.arch}`;
+const cacheFile = mark === -1 ? undefined : join(dir, `cli.${key}.v8cache`);
 
 let cachedData;
 if (cacheFile !== undefined) {
