@@ -3,18 +3,17 @@ import { usage } from './errors.js';
 import { EXIT } from './exit-codes.js';
 import { activeContext, buildProgram } from './program.js';
 import { reportError } from './report-error.js';
+import { createdStreams, stderr } from './stdio.js';
 
 /** Runs the CLI and exits with the documented code: the one place that ends the process. */
 export async function main(argv: string[]): Promise<never> {
-  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    // The reader went away (`carbon list --all | head`): stop quietly, as a Unix tool does.
-    if (err.code === 'EPIPE') process.exit(EXIT.ok);
-  });
   const program = buildProgram();
   const io = {
     json: argv.includes('--json'),
     env: process.env,
-    stderr: process.stderr,
+    get stderr() {
+      return stderr();
+    },
     ...(argv.includes('--no-color') ? { color: false } : {}),
   };
   let code: number = EXIT.ok;
@@ -38,7 +37,8 @@ export async function main(argv: string[]): Promise<never> {
   }
   // process.exit() drops output still queued for a slow pipe reader (`carbon list --all --json | jq`
   // lost its last offsets under load), so wait until both streams have handed everything over.
-  await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+  // Only the streams that were created: most commands never create stderr, and many not stdout (stdio.ts).
+  await Promise.all(createdStreams().map(flushed));
   process.exit(code);
 }
 

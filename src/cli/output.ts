@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import { stderr, stdout, writeStdout } from './stdio.js';
 
 export interface OutputOptions {
   stdout?: Writable & { isTTY?: boolean };
@@ -23,39 +24,63 @@ export function colorOn(isTTY: boolean, env: NodeJS.ProcessEnv, flag?: boolean):
 
 /**
  * All output goes through here: data to stdout, everything a person reads to stderr. It decides,
- * once, what kind of reader is on each stream (gh's rules): a terminal gets tables and colour,
+ * when first asked, what kind of reader is on each stream (gh's rules): a terminal gets tables and colour,
  * anything else plain tab-separated rows; NO_COLOR and --no-color turn colour off, FORCE_COLOR on.
  */
 export class Output {
-  readonly stdout: Writable & { isTTY?: boolean };
-  readonly stderr: Writable & { isTTY?: boolean };
-  /** stdout is a terminal: tables and cards. Otherwise plain rows. */
-  readonly interactive: boolean;
-  /** stderr is a terminal: spinners and prompts are allowed there. */
-  readonly stderrInteractive: boolean;
-  readonly color: boolean;
-  readonly stderrColor: boolean;
   readonly json: boolean;
+  private readonly options: OutputOptions;
+  private readonly env: NodeJS.ProcessEnv;
+  private stdoutStream: (Writable & { isTTY?: boolean }) | undefined;
+  private stderrStream: (Writable & { isTTY?: boolean }) | undefined;
 
   constructor(options: OutputOptions = {}) {
-    const env = options.env ?? process.env;
-    this.stdout = options.stdout ?? process.stdout;
-    this.stderr = options.stderr ?? process.stderr;
-    this.interactive = Boolean(this.stdout.isTTY);
-    this.stderrInteractive = Boolean(this.stderr.isTTY);
-    this.color = colorOn(this.interactive, env, options.color);
-    this.stderrColor = colorOn(this.stderrInteractive, env, options.color);
+    this.options = options;
+    this.env = options.env ?? process.env;
     this.json = Boolean(options.json);
+  }
+
+  /** process.stdout unless given: created only when a command asks for it (stdio.ts). */
+  get stdout(): Writable & { isTTY?: boolean } {
+    return (this.stdoutStream ??= this.options.stdout ?? stdout());
+  }
+
+  /** process.stderr unless given: created only when something is written or asked of it. */
+  get stderr(): Writable & { isTTY?: boolean } {
+    return (this.stderrStream ??= this.options.stderr ?? stderr());
+  }
+
+  /** stdout is a terminal: tables and cards. Otherwise plain rows. */
+  get interactive(): boolean {
+    return Boolean(this.stdout.isTTY);
+  }
+
+  get color(): boolean {
+    return colorOn(this.interactive, this.env, this.options.color);
+  }
+
+  /** stderr is a terminal: spinners and prompts are allowed there. */
+  get stderrInteractive(): boolean {
+    return Boolean(this.stderr.isTTY);
+  }
+
+  get stderrColor(): boolean {
+    return colorOn(this.stderrInteractive, this.env, this.options.color);
+  }
+
+  private write(text: string): void {
+    if (this.options.stdout === undefined) writeStdout(text);
+    else this.options.stdout.write(text);
   }
 
   /** Data: the only thing that goes to stdout. */
   data(text: string): void {
-    this.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+    this.write(text.endsWith('\n') ? text : `${text}\n`);
   }
 
   /** One JSON document, the API's object exactly. */
   jsonDocument(value: unknown): void {
-    this.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+    this.write(`${JSON.stringify(value, null, 2)}\n`);
   }
 
   /** For people: progress, notes, confirmations. */

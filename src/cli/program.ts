@@ -3,6 +3,7 @@ import pkg from '../../package.json' with { type: 'json' };
 import type { Context } from './context.js';
 import { EXIT_CODES_HELP } from './exit-codes.js';
 import type { GlobalOptions } from './settings.js';
+import { writeStdout } from './stdio.js';
 
 /**
  * The carbon command line: every command and option (cheap: commander only). A command's
@@ -57,7 +58,8 @@ export function buildProgram(): Command {
     // (exit 1 instead of the documented 2, and past main.ts). main.ts reports the error itself,
     // as one line (or the JSON envelope), so commander prints nothing of its own.
     .exitOverride()
-    .configureOutput({ outputError: () => {} })
+    // --help and --version are written with write(2) while process.stdout does not exist (stdio.ts).
+    .configureOutput({ outputError: () => {}, writeOut: writeStdout })
     .description('Buy carbon offsets from a prepaid balance: from the live API, or from a full local model of it.')
     .version(pkg.version, '-v, --version', 'print the version')
     .option('--json', 'print the API\'s JSON object (errors: the JSON envelope on stderr)')

@@ -1,5 +1,6 @@
 import type { Argument, Command, Option } from 'commander';
 import type { GlobalOptions } from '../settings.js';
+import { stdout } from '../stdio.js';
 import { SHELLS } from './completion.js';
 
 /**
@@ -349,7 +350,7 @@ export async function run(command: Command): Promise<void> {
     let program = command;
     while (program.parent) program = program.parent;
     const found = await within(candidates(program, command.args, realSources()), DEADLINE_MS, []);
-    process.stdout.write(formatCandidates(found));
+    stdout().write(formatCandidates(found));
   } catch {
     // Completion never prints an error into someone's prompt.
   }

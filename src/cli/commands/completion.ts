@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import pkg from '../../../package.json' with { type: 'json' };
 import { CliError, usage } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
+import { stdout } from '../stdio.js';
 
 /**
  * `carbon completion SHELL`: prints the completion script for a shell.
@@ -65,5 +66,5 @@ export function completionScript(shell: string, dir?: string): string {
 }
 
 export async function run(shell: string): Promise<void> {
-  process.stdout.write(completionScript(shell));
+  stdout().write(completionScript(shell));
 }

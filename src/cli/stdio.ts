@@ -1,0 +1,53 @@
+import { writeSync } from 'node:fs';
+import { EXIT } from './exit-codes.js';
+
+/**
+ * process.stdout and process.stderr, created on first use. Node creates a stdio stream the first
+ * time it is read, and for a pipe that loads node:net and node:stream (~3–6 ms of a ~40 ms
+ * start-up); most runs never write to stderr, and `--json`, `--help` and `--version` write their
+ * few kilobytes to stdout with writeStdout(), straight to the file descriptor. main() flushes a
+ * stream before exiting only if it was created.
+ */
+let out: NodeJS.WriteStream | undefined;
+let err: NodeJS.WriteStream | undefined;
+
+/** process.stdout, which stops the process quietly when the reader has gone away. */
+export function stdout(): NodeJS.WriteStream {
+  if (out === undefined) {
+    out = process.stdout;
+    out.on('error', (e: NodeJS.ErrnoException) => {
+      // The reader went away (`carbon list --all | head`): stop quietly, as a Unix tool does.
+      if (e.code === 'EPIPE') process.exit(EXIT.ok);
+    });
+  }
+  return out;
+}
+
+export function stderr(): NodeJS.WriteStream {
+  return (err ??= process.stderr);
+}
+
+/** The streams created so far: those main() waits for before exiting. */
+export function createdStreams(): NodeJS.WriteStream[] {
+  return [out, err].filter((s) => s !== undefined);
+}
+
+/**
+ * Writes to stdout: with write(2) while process.stdout has not been created, then through it, so
+ * the order is kept. Anything but a complete write (EAGAIN from a non-blocking pipe, EPIPE, a
+ * closed descriptor) hands the rest to process.stdout, which deals with it as it always has.
+ * Not on Windows, where the console wants the stream's own encoding.
+ */
+export function writeStdout(text: string): void {
+  if (out !== undefined || process.platform === 'win32') {
+    stdout().write(text);
+    return;
+  }
+  const bytes = Buffer.from(text);
+  let done = 0;
+  try {
+    while (done < bytes.length) done += writeSync(1, bytes, done, bytes.length - done);
+  } catch {
+    stdout().write(bytes.subarray(done));
+  }
+}
