@@ -12,6 +12,20 @@ export function numberOption(value: string, flag: string): number {
   return Number(value);
 }
 
+/**
+ * A whole number as typed, for counts and amounts the CLI judges itself (not the API): with
+ * bounds, the message names them.
+ */
+export function wholeNumberOption(value: string, name: string, bounds?: { min: number; max: number }): number {
+  const n = /^\d+$/.test(value.trim()) ? Number(value) : NaN;
+  if (bounds === undefined) {
+    if (Number.isNaN(n)) throw usage(`${name} must be a whole number, not "${value}".`);
+  } else if (!(n >= bounds.min && n <= bounds.max)) {
+    throw usage(`${name} must be a whole number from ${bounds.min} to ${bounds.max}, not "${value}".`);
+  }
+  return n;
+}
+
 export interface PurchaseFlags {
   kg?: string;
   amountCents?: string;

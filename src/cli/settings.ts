@@ -1,6 +1,7 @@
 import type { Mode } from '../api/types.js';
 import { type ConfigData, DEFAULT_PROFILE, type Profile, readConfig } from './config-store.js';
 import { usage } from './errors.js';
+import { wholeNumberOption } from './options.js';
 import { type CarbonPaths, resolvePaths } from './paths.js';
 
 /** The options every command accepts (defined once on the program in main.ts). */
@@ -41,12 +42,6 @@ export interface Settings {
 }
 
 const modeOfKey = (key: string): Mode | null => (/^[a-z]+_(test|live)_/.exec(key)?.[1] as Mode | undefined) ?? null;
-
-function wholeNumber(value: string, name: string, min: number, max: number): number {
-  const n = /^\d+$/.test(value) ? Number(value) : NaN;
-  if (!(n >= min && n <= max)) throw usage(`${name} must be a whole number from ${min} to ${max}, not "${value}".`);
-  return n;
-}
 
 /**
  * Resolves settings with one precedence for everything: flag > environment > profile > default.
@@ -104,8 +99,8 @@ export function resolveSettings(
     baseUrl,
     apiKey,
     apiKeySource,
-    maxRetries: maxRetriesText === undefined ? 2 : wholeNumber(maxRetriesText, '--max-retries', 0, 10),
-    timeoutSeconds: timeoutText === undefined ? undefined : wholeNumber(timeoutText, '--timeout', 1, 86_400),
+    maxRetries: maxRetriesText === undefined ? 2 : wholeNumberOption(maxRetriesText, '--max-retries', { min: 0, max: 10 }),
+    timeoutSeconds: timeoutText === undefined ? undefined : wholeNumberOption(timeoutText, '--timeout', { min: 1, max: 86_400 }),
     allowInsecureHttp: Boolean(opts.allowInsecureHttp) || env.CARBON_ALLOW_INSECURE_HTTP === '1',
   };
 }

@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
-  cleanupHomes, openLedger, printedError, provision, requireBuilt, runCli, type SandboxKeys, STACK_FRAME, tempHome,
+  cleanupHomes, ledgerState, openLedger, printedError, provision, requireBuilt, runCli, type SandboxKeys, STACK_FRAME, tempHome,
 } from './support.js';
 
 let home: string;
@@ -24,13 +24,7 @@ afterAll(cleanupHomes);
 function state() {
   const db = openLedger(home, { readonly: true });
   try {
-    const one = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
-    return {
-      test: one('SELECT available_cents AS n FROM balances WHERE livemode = 0'),
-      live: one('SELECT available_cents AS n FROM balances WHERE livemode = 1'),
-      offsets: one('SELECT count(*) AS n FROM offsets'),
-      entries: one('SELECT count(*) AS n FROM entries'),
-    };
+    return ledgerState(db);
   } finally {
     db.close();
   }

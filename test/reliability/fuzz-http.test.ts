@@ -10,7 +10,7 @@ import type Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { rawExchange } from '../support/raw-http.js';
 import { authorizations, expectDocumented, idempotencyKeys, type Keys, methods, paths, purchaseBodies, queries } from './fuzz-inputs.js';
-import { cleanupHomes, openLedger, provision, requireBuilt, STACK_FRAME, serve, type Served, tempHome } from './support.js';
+import { cleanupHomes, ledgerState, openLedger, provision, requireBuilt, STACK_FRAME, serve, type Served, tempHome } from './support.js';
 
 let home: string;
 let server: Served;
@@ -33,13 +33,7 @@ afterAll(async () => {
 });
 
 function state() {
-  const one = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
-  return {
-    test: one('SELECT available_cents AS n FROM balances WHERE livemode = 0'),
-    live: one('SELECT available_cents AS n FROM balances WHERE livemode = 1'),
-    offsets: one('SELECT count(*) AS n FROM offsets'),
-    entries: one('SELECT count(*) AS n FROM entries'),
-  };
+  return ledgerState(db);
 }
 
 /** Header values as bytes on the wire: CR and LF would end the header, so they become spaces. */

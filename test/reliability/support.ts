@@ -164,6 +164,17 @@ export function openLedger(home: string, options: { readonly?: boolean } = {}): 
   return new Database(ledgerPath(home), { fileMustExist: true, readonly: options.readonly ?? false });
 }
 
+/** Balances and row counts: what a failed request must leave exactly as it was. */
+export function ledgerState(db: Database.Database): { test: number; live: number; offsets: number; entries: number } {
+  const one = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
+  return {
+    test: one('SELECT available_cents AS n FROM balances WHERE livemode = 0'),
+    live: one('SELECT available_cents AS n FROM balances WHERE livemode = 1'),
+    offsets: one('SELECT count(*) AS n FROM offsets'),
+    entries: one('SELECT count(*) AS n FROM entries'),
+  };
+}
+
 export interface OffsetFact {
   id: string;
   livemode: number;

@@ -3,6 +3,7 @@ import type { Sandbox } from '../../service/sandbox.js';
 import type { Context } from '../context.js';
 import { CliError, usage } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
+import { wholeNumberOption } from '../options.js';
 import { print } from '../print.js';
 import { dollars, parseDollars, parseDuration } from '../render/format.js';
 import type { Paint } from '../render/resources.js';
@@ -29,11 +30,6 @@ async function note(ctx: Context, text: (paint: Paint) => string): Promise<void>
   ctx.out.info(text(await ctx.paint('stderr')));
 }
 
-function wholeNumber(value: string, what: string): number {
-  if (!/^\d+$/.test(value.trim())) throw usage(`${what} must be a whole number, not "${value}".`);
-  return Number(value);
-}
-
 function durationArg(value: string, what: string): number {
   const ms = parseDuration(value);
   if (ms === null) throw usage(`${what} must be a duration such as 90s, 15m, 2h, 1d or 1h30m, not "${value}".`);
@@ -58,7 +54,7 @@ export async function topup(ctx: Context, amount: string | undefined, flags: { c
     throw usage('Give the amount in dollars (`carbon sandbox topup 250`) or in cents (`--cents 25000`), one of the two.');
   }
   let cents: number;
-  if (flags.cents !== undefined) cents = wholeNumber(flags.cents, '--cents');
+  if (flags.cents !== undefined) cents = wholeNumberOption(flags.cents, '--cents');
   else {
     const parsed = parseDollars(amount!);
     if (parsed === null) throw usage(`The top-up must be dollars with at most two decimals, such as 250 or 250.00, not "${amount}".`);
@@ -146,7 +142,7 @@ export async function accountStatus(ctx: Context, value: string): Promise<void> 
 }
 
 export async function rate(ctx: Context, value: string): Promise<void> {
-  const millicents = wholeNumber(value, 'The rate (millicents per kg)');
+  const millicents = wholeNumberOption(value, 'The rate (millicents per kg)');
   const sandbox = await open(ctx, 'rate');
   sandbox.setRate(millicents);
   await print(ctx, account(sandbox), accountCard, accountPlain);
@@ -161,7 +157,7 @@ export async function reviewLimit(ctx: Context, value: string): Promise<void> {
 }
 
 export async function rateLimit(ctx: Context, value: string, flags: { window?: string }): Promise<void> {
-  const requests = value === 'off' ? null : wholeNumber(value, 'The rate limit (requests per window, or off)');
+  const requests = value === 'off' ? null : wholeNumberOption(value, 'The rate limit (requests per window, or off)');
   const windowMs = flags.window === undefined ? undefined : durationArg(flags.window, '--window');
   const sandbox = await open(ctx, 'rate-limit');
   // Without --window the current window stays: `rate-limit 10` after `--window 1m` means 10 a minute.
