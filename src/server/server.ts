@@ -168,6 +168,15 @@ export function parseTarget(target: string): { path: string; query: Record<strin
   return { path, query };
 }
 
+interface Pending {
+  req: IncomingMessage;
+  res: ServerResponse;
+  method: string;
+  path: string;
+  query: ApiRequest['query'];
+  body: string;
+}
+
 type BodyResult = { kind: 'ok'; body: Buffer } | { kind: 'too_large' } | { kind: 'aborted' };
 
 /** Reads the body up to `limit` bytes; past it, stops keeping bytes and says so. */
@@ -350,9 +359,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     res.on('close', onClose);
 
     // A request with neither Content-Length nor Transfer-Encoding has no body (RFC 9112 §6.3):
-    // answer it at once, synchronously, without a Promise or waiting a turn for its end.
+    // it joins this turn's batch at once, without a Promise or waiting for its end.
     if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
-      answer(req, res, method, path, query, '');
+      enqueue(req, res, method, path, query, '');
       return;
     }
     readBody(req, bodyLimit)
@@ -374,9 +383,32 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
           sendError(res, 'invalid_json', 'Invalid request body: it is not valid UTF-8.');
           return;
         }
-        answer(req, res, method, path, query, body);
+        enqueue(req, res, method, path, query, body);
       })
       .catch((err: unknown) => sendFailure(res, err));
+  }
+
+  /**
+   * Requests read in one turn of the event loop are answered together at its end (setImmediate
+   * runs after the turn's I/O callbacks): one synchronous run, so the ledger checks once whether
+   * another process has committed (PRAGMA data_version) for the whole batch instead of once a
+   * request. That check still comes after every request in the batch was read, so an answer
+   * never misses a commit that finished before its request arrived.
+   */
+  let batch: Pending[] = [];
+  function enqueue(req: IncomingMessage, res: ServerResponse, method: string, path: string, query: ApiRequest['query'], body: string): void {
+    if (batch.push({ req, res, method, path, query, body }) === 1) setImmediate(drain);
+  }
+  function drain(): void {
+    const pending = batch;
+    batch = [];
+    for (const p of pending) {
+      try {
+        answer(p.req, p.res, p.method, p.path, p.query, p.body);
+      } catch (err) {
+        sendFailure(p.res, err);
+      }
+    }
   }
 
   function answer(req: IncomingMessage, res: ServerResponse, method: string, path: string, query: ApiRequest['query'], body: string): void {

@@ -358,7 +358,9 @@ export class Ledger {
    * Every request reads the account and its key; both change rarely. They are kept between
    * requests and dropped when anything may have changed them: a commit by another connection
    * (another process: PRAGMA data_version moves) or a write through this one (ownWrites). The
-   * check runs once per synchronous turn outside a transaction, and on every read inside one.
+   * check runs once per synchronous turn outside a transaction (`carbon serve` answers the
+   * requests that arrived together in one such turn, after reading them all), and on every read
+   * inside one.
    * The balances are kept by the same rule, with their own count of this connection's writes
    * (a purchase moves a balance, not the account or the keys), and only outside a transaction:
    * a read inside one may see a write that is then rolled back.

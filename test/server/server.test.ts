@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
+import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -298,6 +298,44 @@ describe('carbon serve: failures never crash the server or leak a stack', () => 
     expect(h.log.some((l) => l.startsWith(`error ${requestId}: `) && /database connection is not open/.test(l))).toBe(true);
     // Still serving: the index needs no ledger.
     expect((await call(h, 'GET', '/', { key: null })).status).toBe(200);
+  });
+});
+
+describe('carbon serve: answers stay fresh under load', () => {
+  it('a commit by another connection is seen by every request sent after it, with batches of requests in flight', async () => {
+    const h = await serve();
+    const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+    const balance = () =>
+      new Promise<number>((resolve, reject) => {
+        const req = httpRequest({ port: h.port, path: '/api/v1/balance', agent, headers: { authorization: `Bearer ${h.keys.test}` } }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => resolve((JSON.parse(text) as { available_cents: number }).available_cents));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    // Ten clients keep the server busy, so requests arrive together and are answered in batches.
+    let stop = false;
+    const background = Array.from({ length: 10 }, async () => {
+      while (!stop) await balance();
+    });
+    const other = Sandbox.open(h.dir);
+    try {
+      let expected = await balance();
+      for (let round = 0; round < 40; round++) {
+        other.topUp('test', 25_000);
+        expected += 25_000;
+        expect(await Promise.all([balance(), balance(), balance()])).toEqual([expected, expected, expected]);
+      }
+    } finally {
+      stop = true;
+      await Promise.all(background);
+      other.close();
+      agent.destroy();
+    }
+    await shutdown(h);
   });
 });
 
