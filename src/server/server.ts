@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { API_PREFIX, type ApiErrorBody, type ApiRequest, type ApiResponse } from '../api/types.js';
 import { ApiError, type ErrorCode } from '../service/errors.js';
-import { maskKey, randomBase62 } from '../service/keys.js';
+import { maskKey, requestId } from '../service/keys.js';
 import { LedgerError } from '../service/ledger.js';
 import { Sandbox } from '../service/sandbox.js';
 import type { OffsetsService } from '../service/service.js';
@@ -108,10 +108,6 @@ function isoNow(): string {
     isoPrefix = new Date(second).toISOString().slice(0, -4); // …T20:48:02.
   }
   return `${isoPrefix}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z`;
-}
-
-function newRequestId(): string {
-  return `req_${randomBase62(14)}`;
 }
 
 function envelope(code: ErrorCode, message: string): { status: number; body: { error: ApiErrorBody } } {
@@ -272,28 +268,28 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
 
   function sendError(res: ServerResponse, code: ErrorCode, message: string, headers: Record<string, string> = {}): void {
     const { status, body } = envelope(code, message);
-    sendJson(res, { status, headers: { 'request-id': newRequestId(), ...headers }, body });
+    sendJson(res, { status, headers: { 'request-id': requestId(), ...headers }, body });
   }
 
   /** Answers anything the service itself could not: a storage failure or a bug. Logged, never shown. */
   function sendFailure(res: ServerResponse, err: unknown): void {
-    const requestId = newRequestId();
+    const id = requestId();
     if (err instanceof LedgerError) {
-      log(`error ${requestId}: ${err.message} ${err.hint}`);
+      log(`error ${id}: ${err.message} ${err.hint}`);
       // Storage trouble (locked, full, unwritable) is a state of the service, not of the request.
       const { status, body } = envelope('service_unavailable', 'The service cannot reach its ledger right now. Try again shortly.');
-      sendJson(res, { status, headers: { 'request-id': requestId, 'retry-after': '1' }, body });
+      sendJson(res, { status, headers: { 'request-id': id, 'retry-after': '1' }, body });
       return;
     }
-    log(`error ${requestId}: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
+    log(`error ${id}: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
     const { status, body } = envelope('internal_error', 'The server failed to answer this request. It has been logged.');
-    sendJson(res, { status, headers: { 'request-id': requestId }, body });
+    sendJson(res, { status, headers: { 'request-id': id }, body });
   }
 
   function index(res: ServerResponse): void {
     sendJson(res, {
       status: 200,
-      headers: { 'request-id': newRequestId() },
+      headers: { 'request-id': requestId() },
       body: {
         object: 'api',
         name: 'carbon offsets sandbox',
@@ -323,7 +319,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     const row = CERTIFICATE_ID.test(certId) ? svc.ledger.offsetByCertificate(certId) : undefined;
     const offset = row === undefined ? undefined : svc.toOffset(row);
     const headers = {
-      'request-id': newRequestId(),
+      'request-id': requestId(),
       // The page is static HTML: no script, no outside resource, only its own inline style.
       'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
       'referrer-policy': 'no-referrer',
@@ -488,14 +484,14 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     }
     const { status, body } = envelope(code, message);
     const json = JSON.stringify(body);
-    const requestId = newRequestId();
+    const id = requestId();
     const reason = status === 408 ? 'Request Timeout' : status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
     socket.end(
       `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n` +
-        `Request-Id: ${requestId}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${json}`,
+        `Request-Id: ${id}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${json}`,
     );
     setTimeout(() => socket.destroy(), 1_000).unref();
-    log(`${isoNow()} - - ${status} key=- ${requestId} (${err.code ?? err.message})`);
+    log(`${isoNow()} - - ${status} key=- ${id} (${err.code ?? err.message})`);
   });
 
   try {

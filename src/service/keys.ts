@@ -1,5 +1,6 @@
-import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Mode } from '../api/types.js';
+import { sha256 } from './sha256.js';
 
 /** The service-specific key prefix; keys read `ck_test_…` and `ck_live_…`. */
 export const KEY_PREFIX = 'ck';
@@ -28,6 +29,16 @@ export function randomBase62(length: number): string {
   return out;
 }
 
+/**
+ * A request's id (`req_…`): a label for logs and support, not a secret, so it is drawn from
+ * Math.random. A read then never loads node:crypto (see sha256.ts).
+ */
+export function requestId(): string {
+  let out = 'req_';
+  for (let i = 0; i < 14; i++) out += BASE62[Math.floor(Math.random() * 62)];
+  return out;
+}
+
 export function newApiKey(mode: Mode): string {
   return `${KEY_PREFIX}_${mode}_${randomBase62(32)}`;
 }
@@ -40,12 +51,15 @@ export function keyMode(key: string): Mode | null {
 
 /** Keys are stored as SHA-256 digests: the ledger never holds a usable key. */
 export function hashKey(key: string): Buffer {
-  // One-shot hash(): no Hash object per call (every request hashes its key).
-  return hash('sha256', key, 'buffer');
+  return sha256(Buffer.from(key, 'utf8'));
 }
 
-export function sameHash(a: Buffer, b: Buffer): boolean {
-  return a.length === b.length && timingSafeEqual(a, b);
+/** Compares two digests in time that does not depend on where they differ. */
+export function sameHash(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a[i]! ^ b[i]!;
+  return diff === 0;
 }
 
 /**

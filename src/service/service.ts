@@ -1,6 +1,6 @@
 import { API_PREFIX, type ApiRequest, type ApiResponse, type Balance, type Impact, type Mode, type Offset, type OffsetList, type Quote } from '../api/types.js';
 import { ApiError } from './errors.js';
-import { hashKey, keyMode, randomBase62, sameHash } from './keys.js';
+import { hashKey, keyMode, requestId, sameHash } from './keys.js';
 import { type AccountRow, type KeyRow, Ledger, type OffsetRow, storageError } from './ledger.js';
 import { price } from './pricing.js';
 import { RateLimiter } from './rate-limit.js';
@@ -55,16 +55,16 @@ export class OffsetsService {
   }
 
   handle(request: ApiRequest): ApiResponse {
-    const requestId = `req_${randomBase62(14)}`;
+    const id = requestId();
     try {
       const response = this.route(request);
-      response.headers['request-id'] = requestId;
+      response.headers['request-id'] = id;
       return response;
     } catch (err) {
       if (!(err instanceof ApiError)) throw storageError(err, this.ledger.path);
       return {
         status: err.status,
-        headers: { ...JSON_HEADERS, ...err.headers, 'request-id': requestId },
+        headers: { ...JSON_HEADERS, ...err.headers, 'request-id': id },
         body: { error: err.toBody() },
       };
     }

@@ -1,0 +1,54 @@
+import { createHash } from 'node:crypto';
+import fc from 'fast-check';
+import { expect, test } from 'vitest';
+import { hashKey, newApiKey, requestId, sameHash } from '../../src/service/keys.js';
+import { sha256 } from '../../src/service/sha256.js';
+
+// The key digests are computed without node:crypto (start-up); they must be SHA-256 exactly, or
+// every key already stored in a ledger would stop authenticating.
+
+const nodeSha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');
+
+test('sha256 gives the FIPS 180-4 example digests', () => {
+  const hex = (s: string) => sha256(Buffer.from(s, 'utf8')).toString('hex');
+  expect(hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  expect(hex('')).toBe('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
+  expect(hex('abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq')).toBe('248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1');
+  expect(hex('a'.repeat(1_000_000))).toBe('cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0');
+});
+
+test('sha256 agrees with node:crypto on every length around the block edges, and on random bytes', () => {
+  for (let length = 0; length <= 200; length++) {
+    const data = Uint8Array.from({ length }, (_, i) => (i * 131 + length) & 0xff);
+    expect(sha256(data).toString('hex'), `length ${length}`).toBe(nodeSha256(data));
+  }
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 1000 }), (data) => {
+      expect(sha256(data).toString('hex')).toBe(nodeSha256(data));
+    }),
+    { numRuns: 500 },
+  );
+});
+
+test('hashKey is the SHA-256 of the key as UTF-8', () => {
+  for (const key of [newApiKey('test'), newApiKey('live'), 'ck_test_é', '']) {
+    expect(hashKey(key).toString('hex')).toBe(nodeSha256(Buffer.from(key, 'utf8')));
+  }
+});
+
+test('sameHash is true only for equal digests', () => {
+  const a = hashKey('ck_test_a');
+  expect(sameHash(a, Buffer.from(a))).toBe(true);
+  for (let i = 0; i < a.length; i++) {
+    const b = Buffer.from(a);
+    b[i] = b[i]! ^ 1;
+    expect(sameHash(a, b), `byte ${i}`).toBe(false);
+  }
+  expect(sameHash(a, a.subarray(0, 31))).toBe(false);
+});
+
+test('request ids are req_ and 14 base62 characters, and do not repeat', () => {
+  const ids = new Set(Array.from({ length: 10_000 }, requestId));
+  expect(ids.size).toBe(10_000);
+  for (const id of ids) expect(id).toMatch(/^req_[A-Za-z0-9]{14}$/);
+});
