@@ -17,7 +17,8 @@ const { Script } = require('node:vm');
 
 const dir = join(__dirname, '..', 'dist');
 const filename = join(dir, 'cli.cjs');
-const source = readFileSync(filename, 'utf8');
+// The build makes cli.cjs pure ASCII, so latin1 reads it exactly, as a one-byte string.
+const source = readFileSync(filename, 'latin1');
 const mark = source.lastIndexOf('//# carbon-build=');
 // A cache also holds the path it was made at (stack traces would name it): keyed by the path too.
 let where = 0x811c9dc5;
