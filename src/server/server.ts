@@ -115,7 +115,11 @@ function envelope(code: ErrorCode, message: string): { status: number; body: { e
   return { status: err.status, body: { error: err.toBody() } };
 }
 
-/** What the access log shows for a request's key: masked, never the key itself. */
+/**
+ * What the access log shows for a request's key: masked, never the key itself, and in ASCII
+ * (`ck_test_...4eUO`): one `…` in a line makes the log's text two-byte, which took a third of the
+ * cost of logging a request under load.
+ */
 function keyLabel(authorization: string | undefined): string {
   if (authorization === undefined) return '-';
   let label = keyLabels.get(authorization);
@@ -132,7 +136,7 @@ const keyLabels = new Map<string, string>();
 function maskedLabel(authorization: string): string {
   if (authorization.trim() === '') return '-';
   const m = /^Bearer +(\S+) *$/i.exec(authorization);
-  return m?.[1] === undefined ? '[not a bearer key]' : maskKey(m[1]);
+  return m?.[1] === undefined ? '[not a bearer key]' : maskKey(m[1]).replace('…', '...');
 }
 
 const PRINTABLE_PATH = /^[\x21-\x7e]{0,200}$/;
