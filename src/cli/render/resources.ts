@@ -181,10 +181,16 @@ export const CSV_COLUMNS = [
   'certificate_url',
 ] as const;
 
-/** RFC 4180: quote a field when it holds a comma, a quote or a line break; double the quotes. */
+/**
+ * RFC 4180: quote a field when it holds a comma, a quote or a line break; double the quotes. Text
+ * that a spreadsheet would run as a formula (starting with =, +, -, @, a tab or a carriage return:
+ * a reference is anyone's text) gets a leading `'`, so it shows as the text it is (OWASP, "CSV
+ * injection"). Numbers are written as they are.
+ */
 function csvField(value: string | number | boolean | null): string {
   if (value === null) return '';
-  const s = String(value);
+  let s = String(value);
+  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 

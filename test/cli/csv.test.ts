@@ -1,0 +1,48 @@
+import { expect, test } from 'vitest';
+import type { Offset } from '../../src/api/types.js';
+import { CSV_COLUMNS, csvHeader, csvRow } from '../../src/cli/render/resources.js';
+import { parseCsv } from '../e2e/helpers.js';
+
+const offset = (reference: string | null): Offset => ({
+  object: 'offset',
+  id: 'off_0123456789abcdefghijklmn',
+  livemode: false,
+  status: 'placed',
+  kg: 500,
+  amount_cents: 2000,
+  currency: 'usd',
+  rate_millicents_per_kg: 4000,
+  requested: { kg: 500, amount_cents: null },
+  reference,
+  certificate_url: null,
+  created: '2026-11-21T22:00:00.000Z',
+  placed: '2026-11-21T22:00:00.000Z',
+});
+
+const referenceOf = (reference: string | null) => {
+  const [header, row] = parseCsv(csvHeader() + csvRow(offset(reference)));
+  return row![header!.indexOf('reference')];
+};
+
+test('a reference a spreadsheet would run as a formula is written as text, with a leading quote', () => {
+  for (const formula of ['=HYPERLINK("http://example.com","click")', '+1+1', '-2+3', '@SUM(A1:A2)', '\tcmd', '\r=1']) {
+    expect(referenceOf(formula), JSON.stringify(formula)).toBe(`'${formula}`);
+  }
+});
+
+test('any other reference, and every other field, is written as it is', () => {
+  for (const plain of ['batch-a', 'Flight LHR→JFK, "economy"\nreturn leg', "'already quoted", 'a=b', ' =1']) {
+    expect(referenceOf(plain), JSON.stringify(plain)).toBe(plain);
+  }
+  expect(referenceOf(null)).toBe('');
+  const [header, row] = parseCsv(csvHeader() + csvRow(offset('=1')));
+  expect(header).toEqual([...CSV_COLUMNS]);
+  expect(Object.fromEntries(header!.map((h, i) => [h, row![i]]))).toMatchObject({
+    id: 'off_0123456789abcdefghijklmn',
+    livemode: 'false',
+    kg: '500',
+    amount_cents: '2000',
+    requested_amount_cents: '',
+    created: '2026-11-21T22:00:00.000Z',
+  });
+});
