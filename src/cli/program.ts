@@ -60,6 +60,8 @@ export function buildProgram(): Command {
     .exitOverride()
     // --help and --version are written with write(2) while process.stdout does not exist (stdio.ts).
     .configureOutput({ outputError: () => {}, writeOut: writeStdout })
+    // `carbon buy --help` lists --json, --profile, --timeout and the rest too, which it takes.
+    .configureHelp({ showGlobalOptions: true })
     .description('Buy carbon offsets from a prepaid balance: from the live API, or from a full local model of it.')
     .version(pkg.version, '-v, --version', 'print the version')
     .option('--json', 'print the API\'s JSON object (errors: the JSON envelope on stderr)')

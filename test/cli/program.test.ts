@@ -138,7 +138,7 @@ describe('usage errors are CommanderErrors (main.ts turns them into exit 2), fro
   });
 });
 
-test('every command has an example in its --help', () => {
+test('every command has an example in its --help, and a subcommand lists the global options it takes', () => {
   for (const cmd of commands(buildProgram())) {
     // Hidden commands (the completion scripts' helper) are not for people.
     if ((cmd as unknown as { _hidden: boolean })._hidden) continue;
@@ -147,5 +147,9 @@ test('every command has an example in its --help', () => {
     cmd.outputHelp();
     // addHelpText output goes through the 'afterHelp' event, which outputHelp emits.
     expect(help, pathOf(cmd) || 'carbon').toMatch(/Examples:\n {2}\$ carbon /);
+    if (cmd.parent !== null) {
+      const globals = help.slice(help.indexOf('Global Options:'));
+      for (const flag of ['--json', '--profile <name>', '--timeout <seconds>', '--local']) expect(globals, `${pathOf(cmd)}: ${flag}`).toContain(flag);
+    }
   }
 });
