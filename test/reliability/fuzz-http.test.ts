@@ -82,7 +82,10 @@ describe('fuzzing carbon serve over raw HTTP', () => {
     await fc.assert(
       fc.asyncProperty(rawRequests(keys), async ({ wire, method, describe: context }) => {
         const before = state();
-        const res = await rawExchange(port, wire, 10_000);
+        // The client closes its side once the request is written: a request that declares more
+        // body than it sends (an `extra` Content-Length) then ends, as when any client hangs up,
+        // instead of waiting out the server's 30 s request timeout (that case: server.test.ts).
+        const res = await rawExchange(port, (socket) => void socket.end(wire), 10_000);
         expect(res.closedByServer, `${context}: no answer in 10 s`).toBe(true);
         expect(res.status, `${context}: ${res.raw.slice(0, 200)}`).not.toBeNull();
         let body: unknown;
