@@ -11,9 +11,6 @@ export interface ServeFlags {
   showKeys?: boolean;
 }
 
-/** The access log's lines, under load, are written at most this often. */
-const FLUSH_MS = 20;
-
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 4010;
 
@@ -54,23 +51,17 @@ export async function run(ctx: Context, flags: ServeFlags): Promise<void> {
   const host = flags.host ?? DEFAULT_HOST;
   const options = { host, port: port(flags.port), publicUrl: publicUrl(flags.publicUrl) };
   const { startServer, closeOnSignals } = await import('../../server/server.js');
-  // Every request logs a line. The lines are written together (stderr to a file or a terminal is
-  // written synchronously): at the end of the turn of the event loop, or, under load, at most
-  // every FLUSH_MS, not with one write(2) apiece.
+  // Under load every request logs a line: they are written together once per turn of the event
+  // loop, not with one write(2) apiece (stderr to a file or a terminal is written synchronously).
   let pending: string[] = [];
-  let flushed = 0;
   const flush = () => {
     if (pending.length === 0) return;
-    flushed = performance.now();
     const text = pending.join('\n');
     pending = [];
     ctx.out.info(text);
   };
   const log = (line: string) => {
-    if (pending.push(line) > 1) return;
-    const wait = flushed + FLUSH_MS - performance.now();
-    if (wait > 0) setTimeout(flush, wait);
-    else setImmediate(flush);
+    if (pending.push(line) === 1) setImmediate(flush);
   };
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
