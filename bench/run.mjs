@@ -181,8 +181,8 @@ async function throughput() {
   log('purchase throughput: in-process client');
   const { openLocal } = await import(pathToFileURL(DIST_INDEX).href);
   const dir = join(TMP, 'throughput', 'data');
-  const { client, sandbox } = openLocal(dir);
-  sandbox.topUp('test', 100_000_000_000);
+  const { client, sandbox } = await openLocal(dir);
+  await sandbox.topUp('test', 100_000_000_000);
 
   const raw = new Database(join(TMP, 'throughput', 'raw.db'));
   raw.pragma('journal_mode = WAL');
@@ -463,9 +463,9 @@ async function serving() {
 
     // Fresh idempotency keys: every request is a new purchase. Enough balance for all of them.
     const { openLocal } = await import(pathToFileURL(DIST_INDEX).href);
-    const local = openLocal(join(home, 'data'));
-    local.sandbox.topUp('test', 100_000_000_000);
-    const before = local.sandbox.status().impact.test.offsets;
+    const local = await openLocal(join(home, 'data'));
+    await local.sandbox.topUp('test', 100_000_000_000);
+    const before = (await local.sandbox.status()).impact.test.offsets;
     local.client.close();
     const post = {
       url: `${serve.ready.url}/offsets`,

@@ -2,7 +2,7 @@
  * carbon as a library: the same typed client the CLI uses, over the in-process model or HTTP.
  *
  *   import { CarbonClient, openLocal } from 'carbon-offsets-cli';
- *   const { client } = openLocal('/tmp/carbon');          // the local model, zero config
+ *   const { client } = await openLocal('/tmp/carbon');          // the local model, zero config
  *   const { offset } = await client.buy({ kg: 500 });
  */
 export * from './api/types.js';
@@ -13,5 +13,7 @@ export { HttpTransport, type HttpTransportOptions } from './client/http-transpor
 export { DEFAULT_RETRY, type RetryPolicy } from './client/retry.js';
 export { OffsetsService, type ServiceOptions } from './service/service.js';
 export { Sandbox, type DefaultKey, type SandboxKey, type SandboxStatus } from './service/sandbox.js';
-export { LedgerError } from './service/ledger-error.js';
+export { LedgerError } from './store/ledger-error.js';
+export type { LedgerStore, LedgerTx } from './store/port.js';
+export { openStore, type StoreTarget } from './store/open.js';
 export { openLocal } from './client/local.js';

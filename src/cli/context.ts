@@ -45,7 +45,7 @@ export class Context {
       this.openClient = new CarbonClient({ apiKey: s.apiKey, transport, retry });
     } else {
       const sandbox = await this.sandbox();
-      const apiKey = s.apiKey ?? sandbox.defaultKey(s.mode);
+      const apiKey = s.apiKey ?? (await sandbox.defaultKey(s.mode));
       if (apiKey === undefined) {
         throw new CliError(
           `The local sandbox has no ${s.mode} key.`,
@@ -64,7 +64,7 @@ export class Context {
   async sandbox(): Promise<Sandbox> {
     if (this.openSandbox) return this.openSandbox;
     const { Sandbox } = await import('../service/sandbox.js');
-    this.openSandbox = Sandbox.open(this.settings.paths.dataDir);
+    this.openSandbox = await Sandbox.open(this.settings.paths.dataDir);
     return this.openSandbox;
   }
 
@@ -87,8 +87,8 @@ export class Context {
     return makePaint(on);
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.openClient?.close();
-    this.openSandbox?.close();
+    await this.openSandbox?.close();
   }
 }

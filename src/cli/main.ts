@@ -31,7 +31,7 @@ export async function main(argv: string[]): Promise<never> {
     }
   }
   try {
-    activeContext?.close();
+    await activeContext?.close();
   } catch {
     // Closing a handle cannot change what the command did.
   }

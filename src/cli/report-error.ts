@@ -2,7 +2,7 @@ import type { Writable } from 'node:stream';
 import type { ErrorEnvelope } from '../api/types.js';
 import { CarbonApiError, CarbonConfigError, CarbonConnectionError, WaitTimeoutError } from '../client/errors.js';
 import { ApiError } from '../service/errors.js';
-import { LedgerError } from '../service/ledger-error.js';
+import { LedgerError } from '../store/ledger-error.js';
 import { CliError } from './errors.js';
 import { EXIT, exitCodeForStatus } from './exit-codes.js';
 import { colorOn } from './output.js';

@@ -7,18 +7,18 @@ import { LocalTransport } from './transport.js';
  * A client on the local engine: the model in this process over the ledger in `dataDir`.
  * With no `apiKey`, it uses the sandbox's own starting key for `key` (test by default).
  */
-export function openLocal(
+export async function openLocal(
   dataDir: string,
   options: { apiKey?: string; key?: DefaultKey; publicBaseUrl?: string } & Pick<ClientOptions, 'retry' | 'sleep'> = {},
-): { client: CarbonClient; sandbox: Sandbox } {
-  const sandbox = Sandbox.open(dataDir);
-  const apiKey = options.apiKey ?? sandbox.defaultKey(options.key ?? 'test');
+): Promise<{ client: CarbonClient; sandbox: Sandbox }> {
+  const sandbox = await Sandbox.open(dataDir);
+  const apiKey = options.apiKey ?? (await sandbox.defaultKey(options.key ?? 'test'));
   if (apiKey === undefined) {
-    sandbox.close();
+    await sandbox.close();
     throw new CarbonConfigError(`The local sandbox in ${dataDir} has no ${options.key ?? 'test'} key; run \`carbon sandbox keys create\`.`);
   }
   const service = sandbox.service(options.publicBaseUrl === undefined ? {} : { publicBaseUrl: options.publicBaseUrl });
-  const transport = new LocalTransport(service, () => sandbox.close());
+  const transport = new LocalTransport(service, () => void sandbox.close());
   const client = new CarbonClient({ apiKey, transport, ...(options.retry ? { retry: options.retry } : {}), ...(options.sleep ? { sleep: options.sleep } : {}) });
   return { client, sandbox };
 }

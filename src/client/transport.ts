@@ -7,19 +7,19 @@ export interface Transport {
   close?(): void;
 }
 
-/** Anything that answers an ApiRequest synchronously: the in-process service model. */
+/** Anything that answers an ApiRequest: the in-process service model. */
 export interface RequestHandler {
-  handle(request: ApiRequest): ApiResponse;
+  handle(request: ApiRequest): Promise<ApiResponse>;
 }
 
 /** The local engine: calls the service model in this process. Same requests, same answers. */
 export class LocalTransport implements Transport {
   constructor(
     private readonly handler: RequestHandler,
-    private readonly onClose: () => void = () => {},
+    private readonly onClose: () => unknown = () => {},
   ) {}
 
-  async request(request: ApiRequest): Promise<ApiResponse> {
+  request(request: ApiRequest): Promise<ApiResponse> {
     return this.handler.handle(request);
   }
 

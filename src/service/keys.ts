@@ -29,6 +29,19 @@ export function randomBase62(length: number): string {
   return out;
 }
 
+/** A certificate's id: 24 lowercase hex digits of CSPRNG after `cert_` (public, unguessable). */
+export function newCertificateId(): string {
+  let out = 'cert_';
+  while (out.length < 29) {
+    if (poolOffset >= pool.length) {
+      pool = randomBytes(POOL_SIZE);
+      poolOffset = 0;
+    }
+    out += pool[poolOffset++]!.toString(16).padStart(2, '0');
+  }
+  return out;
+}
+
 /**
  * A request's id (`req_…`): a label for logs and support, not a secret, so it is drawn from
  * Math.random. A read then never loads node:crypto (see sha256.ts).

@@ -1,28 +1,29 @@
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { LIMITS, type Mode } from '../api/types.js';
+import type { Mode, Offset, OffsetStatus } from '../api/types.js';
+import { LedgerError } from '../store/ledger-error.js';
+import { type StoreTarget, openStore } from '../store/open.js';
+import type { AccountRecord, AccountStatus, DefaultKey, ImpactTotals, KeyRecord, LedgerStore, LedgerTx, Permission } from '../store/port.js';
 import { ApiError, validationError } from './errors.js';
-import { KEY_PREFIX, maskedKey } from './keys.js';
-import { type AccountRow, type AccountStatus, type ImpactRow, type KeyRow, Ledger, type NewKey, type OffsetRow, type Permission } from './ledger.js';
-import { LedgerError } from './ledger-error.js';
-import { DEFAULT_PUBLIC_BASE_URL, OffsetsService, renderOffset, type ServiceOptions } from './service.js';
-import type { Offset } from '../api/types.js';
+import { KEY_PREFIX, hashKey, maskedKey, newApiKey, randomBase62 } from './keys.js';
+import { effectiveImpact, mustAwaitReview, mustBeProcessing } from './lifecycle.js';
+import { DEFAULT_PUBLIC_BASE_URL, OffsetsService, type ServiceOptions } from './service.js';
+import {
+  DEFAULTS, FRESH_ACCOUNT, checkBalanceAfter, checkClockAdvance, checkRate, checkRateLimit, checkReviewLimit, checkTopUp,
+} from './settings.js';
 
 /**
  * The sandbox: what the real service does on its developer page or behind the scenes (top-ups,
- * keys, account standing, review, failed orders, the clock), as a typed API over one data
- * directory. The ledger keeps only hashes of keys; the plain keys the sandbox hands out are
- * kept, like the developer page would show them, in `sandbox-keys.json` (0600) beside it.
+ * keys, account standing, review, failed orders, the clock), as a typed API over one store. The
+ * developer page, `carbon sandbox` and the tests all act through these methods, so a change made
+ * in one shows at once in the others.
  */
 
-export const KEYS_FILE = 'sandbox-keys.json';
+export type { DefaultKey } from '../store/port.js';
 
-/** The three keys a fresh account starts with. */
-export type DefaultKey = 'test' | 'live' | 'read_only';
-
-interface KeysFile {
-  defaults: Partial<Record<DefaultKey, string>>;
-  secrets: Record<string, string>;
+export interface NewKey {
+  id: string;
+  secret: string;
+  mode: Mode;
+  permission: Permission;
 }
 
 export interface SandboxKey {
@@ -38,10 +39,20 @@ export interface SandboxKey {
 }
 
 export interface SandboxStatus {
-  account: Omit<AccountRow, 'clock_offset_ms'> & { status: AccountStatus };
+  account: Omit<AccountRecord, 'clock_offset_ms'>;
   clock: { now: string; offset_ms: number };
   balances: Record<Mode, number>;
-  impact: Record<Mode, ImpactRow>;
+  impact: Record<Mode, ImpactTotals>;
+}
+
+export interface OffsetFilter {
+  status?: OffsetStatus | null;
+  reference?: string | null;
+  since?: number | null;
+  until?: number | null;
+  /** Offsets older than this one (the previous page's last). */
+  startingAfter?: string | null;
+  limit?: number;
 }
 
 export class Sandbox {
@@ -49,39 +60,67 @@ export class Sandbox {
   private publicBaseUrl = DEFAULT_PUBLIC_BASE_URL;
 
   private constructor(
-    readonly dir: string,
-    readonly ledger: Ledger,
+    readonly store: LedgerStore,
     private readonly clock: () => number,
   ) {}
 
-  /** Opens the sandbox in `dir`, provisioning a fresh account (and its keys file) on first use. */
-  static open(dir: string, clock: () => number = Date.now): Sandbox {
-    const ledger = Ledger.open(dir, (keys) => writeKeysFile(dir, keysFileFor(keys)), clock);
-    return new Sandbox(dir, ledger, clock);
+  /** Opens the sandbox over a data directory (SQLite) or a store target, provisioning a fresh account on first use. */
+  static async open(target: string | StoreTarget, clock: () => number = Date.now): Promise<Sandbox> {
+    const store = await openStore(typeof target === 'string' ? { kind: 'sqlite', dir: target } : target);
+    return Sandbox.over(store, clock);
   }
 
-  /** A sandbox whose ledger lives in memory and whose keys file lives in `dir`, for tests. */
-  static memory(dir: string, clock: () => number = Date.now): Sandbox {
-    return new Sandbox(dir, Ledger.memory((keys) => writeKeysFile(dir, keysFileFor(keys)), clock), clock);
+  /** The sandbox over a store already open; it provisions the account if the store has none. */
+  static async over(store: LedgerStore, clock: () => number = Date.now): Promise<Sandbox> {
+    try {
+      if ((await store.account()) === undefined) {
+        await store.transaction(async (tx) => {
+          // Another process may have won the race since the read above.
+          if ((await tx.account()) === undefined) await provision(tx, clock());
+        });
+      }
+    } catch (err) {
+      await store.close().catch(() => {});
+      throw err;
+    }
+    return new Sandbox(store, clock);
   }
 
-  close(): void {
-    this.ledger.close();
+  close(): Promise<void> {
+    return this.store.close();
   }
 
-  /** The service model over this sandbox's ledger. */
+  /** The service model over this sandbox's store. */
   service(options: Omit<ServiceOptions, 'clock'> = {}): OffsetsService {
-    const service = new OffsetsService(this.ledger, { ...options, clock: this.clock });
+    const service = new OffsetsService(this.store, { ...options, clock: this.clock });
     this.publicBaseUrl = service.publicBaseUrl;
     return service;
   }
 
-  private toOffset(row: OffsetRow): Offset {
-    return renderOffset(row, this.publicBaseUrl);
+  private async account(): Promise<AccountRecord> {
+    const account = await this.store.account();
+    if (account === undefined) throw new LedgerError('The ledger has no account.', this.store.label, 'Run `carbon sandbox reset` to provision one.');
+    return account;
   }
 
-  private now(): number {
-    return this.clock() + this.ledger.account().clock_offset_ms;
+  /** Model time: the wall clock plus the sandbox clock's offset. */
+  async now(): Promise<number> {
+    return this.clock() + (await this.account()).clock_offset_ms;
+  }
+
+  private async toOffset(row: Parameters<OffsetsService['toOffset']>[0], now?: number): Promise<Offset> {
+    return new OffsetsService(this.store, { clock: this.clock, publicBaseUrl: this.publicBaseUrl }).toOffset(row, now ?? (await this.now()));
+  }
+
+  /** A write with model time read inside it. */
+  private write<T>(fn: (tx: LedgerTx, now: number) => Promise<T>): Promise<T> {
+    return this.store.transaction(async (tx) => {
+      const account = await tx.account();
+      if (account === undefined) throw new LedgerError('The ledger has no account.', this.store.label, 'Run `carbon sandbox reset` to provision one.');
+      const now = this.clock() + account.clock_offset_ms;
+      await tx.placeDue(now);
+      return fn(tx, now);
+    });
   }
 
   /**
@@ -89,29 +128,29 @@ export class Sandbox {
    * account's starting key while it is active, else the newest active key of that mode and
    * access that this sandbox created (the starting one may have been revoked), else none.
    */
-  defaultKey(which: DefaultKey): string | undefined {
-    const file = readKeysFile(this.dir);
-    const startingId = file.defaults[which];
-    const keys = this.ledger.keys().filter((k) => k.revoked_ms === null && file.secrets[k.id] !== undefined);
-    const fits = (k: KeyRow) =>
-      which === 'read_only' ? k.permission === 'read_only' && k.livemode === 0 : k.permission === 'purchase' && k.livemode === (which === 'live' ? 1 : 0);
+  async defaultKey(which: DefaultKey): Promise<string | undefined> {
+    const [vault, all] = await Promise.all([this.store.vault(), this.store.keys()]);
+    const startingId = vault.defaults[which];
+    const keys = all.filter((k) => k.revoked_ms === null && vault.secrets[k.id] !== undefined);
+    const fits = (k: KeyRecord) =>
+      which === 'read_only' ? k.permission === 'read_only' && k.mode === 'test' : k.permission === 'purchase' && k.mode === which;
     const chosen = keys.find((k) => k.id === startingId) ?? keys.filter(fits).at(-1);
-    return chosen === undefined ? undefined : file.secrets[chosen.id];
+    return chosen === undefined ? undefined : vault.secrets[chosen.id];
   }
 
   /** The full text of a key this sandbox created. */
-  secret(id: string): string | undefined {
-    return readKeysFile(this.dir).secrets[id];
+  async secret(id: string): Promise<string | undefined> {
+    return (await this.store.vault()).secrets[id];
   }
 
-  keys(): SandboxKey[] {
-    const file = readKeysFile(this.dir);
-    const defaults = new Map(Object.entries(file.defaults).map(([k, v]) => [v, k as DefaultKey]));
-    return this.ledger.keys().map((k) => ({
+  async keys(): Promise<SandboxKey[]> {
+    const [vault, all] = await Promise.all([this.store.vault(), this.store.keys()]);
+    const defaults = new Map(Object.entries(vault.defaults).map(([k, v]) => [v, k as DefaultKey]));
+    return all.map((k) => ({
       id: k.id,
-      mode: k.livemode === 1 ? 'live' : 'test',
+      mode: k.mode,
       permission: k.permission,
-      masked: maskedKey(KEY_PREFIX, k.livemode === 1 ? 'live' : 'test', k.last4),
+      masked: maskedKey(KEY_PREFIX, k.mode, k.last4),
       created: new Date(k.created_ms).toISOString(),
       revoked: k.revoked_ms === null ? null : new Date(k.revoked_ms).toISOString(),
       default: defaults.get(k.id) ?? null,
@@ -119,132 +158,166 @@ export class Sandbox {
   }
 
   /** Creates a key; the one time its full text is returned. */
-  createKey(mode: Mode, permission: Permission): NewKey {
-    const key = this.ledger.createKey(mode, permission, this.now());
-    const file = readKeysFile(this.dir);
-    file.secrets[key.id] = key.secret;
-    writeKeysFile(this.dir, file);
-    return key;
+  createKey(mode: Mode, permission: Permission): Promise<NewKey> {
+    return this.write((tx, now) => createKey(tx, mode, permission, now, null));
   }
 
-  revokeKey(id: string): void {
-    if (!this.ledger.revokeKey(id, this.now())) {
-      if (!this.ledger.keys().some((k) => k.id === id)) throw new ApiError('resource_missing', `No such key: '${id}'.`, { param: 'id' });
+  async revokeKey(id: string): Promise<void> {
+    await this.write(async (tx, now) => {
+      if (await tx.revokeKey(id, now)) return;
+      if (!(await tx.keys()).some((k) => k.id === id)) throw new ApiError('resource_missing', `No such key: '${id}'.`, { param: 'id' });
       throw validationError('id', `Key ${id} is already revoked.`);
-    }
+    });
   }
 
   /** Adds to a mode's balance; the smallest top-up is 250 US dollars, as on the developer page. */
-  topUp(mode: Mode, cents: number): number {
-    if (!Number.isSafeInteger(cents) || cents < LIMITS.topUpMinCents || cents > 1_000_000_000_00) {
-      throw validationError('amount_cents', `A top-up is a whole number of cents from ${LIMITS.topUpMinCents} ($250.00) to 100000000000.`);
-    }
-    return this.ledger.topUp(mode, cents, this.now());
+  topUp(mode: Mode, cents: number): Promise<number> {
+    checkTopUp(cents);
+    return this.write(async (tx, now) => {
+      checkBalanceAfter(await tx.balance(mode), cents);
+      return tx.moveBalance(mode, cents, 'topup', null, now);
+    });
   }
 
-  setStatus(status: AccountStatus): AccountRow {
-    return this.ledger.updateAccount({ status });
+  setStatus(status: AccountStatus): Promise<AccountRecord> {
+    if (!['active', 'suspended', 'unapproved'].includes(status)) throw validationError('status', 'The status is active, suspended or unapproved.');
+    return this.write((tx) => tx.updateAccount({ status }));
   }
 
-  setRate(rate: number): AccountRow {
-    if (!Number.isSafeInteger(rate) || rate < 1 || rate > 10_000_000) {
-      throw validationError('rate_millicents_per_kg', 'The rate is a whole number of millicents per kg from 1 to 10000000.');
-    }
-    return this.ledger.updateAccount({ rate });
+  setRate(rate: number): Promise<AccountRecord> {
+    checkRate(rate);
+    return this.write((tx) => tx.updateAccount({ rate }));
   }
 
-  setReviewLimit(cents: number): AccountRow {
-    if (!Number.isSafeInteger(cents) || cents < 0) throw validationError('review_limit_cents', 'The review limit is a whole number of cents, 0 or more.');
-    return this.ledger.updateAccount({ review_limit_cents: cents });
+  setReviewLimit(cents: number): Promise<AccountRecord> {
+    checkReviewLimit(cents);
+    return this.write((tx) => tx.updateAccount({ review_limit_cents: cents }));
   }
 
   /** `requests` per `windowMs` per key; null turns rate limiting off. */
-  setRateLimit(requests: number | null, windowMs = 1000): AccountRow {
-    if (requests !== null && (!Number.isSafeInteger(requests) || requests < 0)) {
-      throw validationError('requests', 'The rate limit is a whole number of requests, 0 or more, or off.');
-    }
-    if (!Number.isSafeInteger(windowMs) || windowMs < 1) throw validationError('window', 'The window is a positive number of milliseconds.');
-    return this.ledger.updateAccount({ rate_limit_requests: requests, rate_limit_window_ms: windowMs });
+  setRateLimit(requests: number | null, windowMs = 1000): Promise<AccountRecord> {
+    checkRateLimit(requests, windowMs);
+    return this.write((tx) => tx.updateAccount({ rate_limit_requests: requests, rate_limit_window_ms: windowMs }));
   }
 
   /** Approves an offset waiting for review: it is placed now. */
-  approve(id: string): Offset {
-    return this.toOffset(this.ledger.approve(id, this.now()));
+  async approve(id: string): Promise<Offset> {
+    const { row, now } = await this.write(async (tx, now) => {
+      const offset = mustAwaitReview(await tx.offset(id), id);
+      return { row: await tx.place(offset, now, 'approved'), now };
+    });
+    return this.toOffset(row, now);
   }
 
   /** Rejects an offset waiting for review: it is refunded. */
-  reject(id: string): Offset {
-    const row = this.ledger.offset(this.modeOf(id), id);
-    if (!row) throw new ApiError('resource_missing', `No such offset: '${id}'.`, { param: 'id' });
-    if (row.review !== 'pending') throw validationError('id', `Offset ${id} is not waiting for review.`);
-    return this.toOffset(this.ledger.refund(id, this.now(), 'rejected'));
+  reject(id: string): Promise<Offset> {
+    return this.refund(id, 'rejected');
   }
 
   /**
    * The order could not be placed: processing → refunded, the charge returned. Placements that
-   * are due by the model's clock are applied first, so an offset that is already placed (though
-   * nobody has read it since) cannot be failed: the answer does not depend on whether a read
-   * happened in between.
+   * are due by the model's clock are recorded first (write() does), so an offset that is already
+   * placed (though nobody has read it since) cannot be failed.
    */
-  fail(id: string): Offset {
-    this.ledger.settleDue(this.now());
-    return this.toOffset(this.ledger.refund(id, this.now()));
+  fail(id: string): Promise<Offset> {
+    return this.refund(id, null);
   }
 
-  private modeOf(id: string): Mode {
-    return this.ledger.offset('live', id) ? 'live' : 'test';
+  private async refund(id: string, review: 'rejected' | null): Promise<Offset> {
+    const { row, now } = await this.write(async (tx, now) => {
+      const found = await tx.offset(id);
+      const offset = review === 'rejected' ? mustAwaitReview(found, id) : mustBeProcessing(found, id);
+      await tx.moveBalance(offset.mode, offset.amount_cents, 'refund', offset.id, now);
+      return { row: await tx.markRefunded(offset, review), now };
+    });
+    return this.toOffset(row, now);
   }
 
-  /** Moves the model's clock forward; time-driven transitions follow on the next read. */
-  advanceClock(ms: number): string {
-    if (!Number.isSafeInteger(ms) || ms <= 0) throw validationError('duration', 'The clock only moves forward, by a positive duration.');
-    const account = this.ledger.account();
-    this.ledger.updateAccount({ clock_offset_ms: account.clock_offset_ms + ms });
-    return new Date(this.now()).toISOString();
+  /** Moves the model's clock forward; time-driven transitions follow. */
+  async advanceClock(ms: number): Promise<string> {
+    const now = await this.write(async (tx, modelNow) => {
+      checkClockAdvance(modelNow, ms);
+      const account = await tx.updateAccount({ clock_offset_ms: (await tx.account())!.clock_offset_ms + ms });
+      return this.clock() + account.clock_offset_ms;
+    });
+    return new Date(now).toISOString();
   }
 
   /** Deletes every offset, balance and key, and provisions a fresh account. */
-  reset(): void {
-    this.ledger.reset(this.clock(), (keys) => writeKeysFile(this.dir, keysFileFor(keys)));
+  async reset(): Promise<void> {
+    await this.store.transaction(async (tx) => {
+      await tx.clear();
+      await provision(tx, this.clock());
+    });
   }
 
-  status(): SandboxStatus {
-    this.ledger.settleDue(this.now());
-    const { clock_offset_ms, ...account } = this.ledger.account();
+  async status(): Promise<SandboxStatus> {
+    const { clock_offset_ms, ...account } = await this.account();
+    const now = this.clock() + clock_offset_ms;
+    const impact = async (mode: Mode) => effectiveImpact(await this.store.impact(mode), await this.store.due(mode, now));
     return {
       account,
-      clock: { now: new Date(this.clock() + clock_offset_ms).toISOString(), offset_ms: clock_offset_ms },
-      balances: { test: this.ledger.balance('test'), live: this.ledger.balance('live') },
-      impact: { test: this.ledger.impact('test'), live: this.ledger.impact('live') },
+      clock: { now: new Date(now).toISOString(), offset_ms: clock_offset_ms },
+      balances: { test: await this.store.balance('test'), live: await this.store.balance('live') },
+      impact: { test: await impact('test'), live: await impact('live') },
     };
   }
-}
 
-function keysFileFor(keys: NewKey[]): KeysFile {
-  const file: KeysFile = { defaults: {}, secrets: {} };
-  for (const k of keys) {
-    file.secrets[k.id] = k.secret;
-    const which: DefaultKey = k.permission === 'read_only' ? 'read_only' : k.mode;
-    file.defaults[which] ??= k.id;
+  /** Offsets of a mode, newest first, filtered as the developer page filters them. */
+  async offsets(mode: Mode, filter: OffsetFilter = {}): Promise<{ data: Offset[]; has_more: boolean }> {
+    const now = await this.now();
+    // Placements due by now are recorded first, so the status filter sees them placed.
+    await this.service().settleDue(now);
+    let beforeSeq: number | null = null;
+    if (filter.startingAfter) {
+      const cursor = await this.store.offset(filter.startingAfter);
+      if (cursor === undefined || cursor.mode !== mode) throw new ApiError('resource_missing', `No such offset: '${filter.startingAfter}'.`, { param: 'starting_after' });
+      beforeSeq = cursor.seq;
+    }
+    const limit = filter.limit ?? 20;
+    const rows = await this.store.browse(mode, {
+      limit: limit + 1,
+      beforeSeq,
+      reference: filter.reference ?? null,
+      status: filter.status ?? null,
+      since: filter.since ?? null,
+      until: filter.until ?? null,
+    });
+    const hasMore = rows.length > limit;
+    if (hasMore) rows.pop();
+    return { data: await Promise.all(rows.map((r) => this.toOffset(r, now))), has_more: hasMore };
   }
-  return file;
-}
 
-function readKeysFile(dir: string): KeysFile {
-  const path = join(dir, KEYS_FILE);
-  try {
-    const parsed = JSON.parse(readFileSync(path, 'utf8')) as Partial<KeysFile>;
-    return { defaults: parsed.defaults ?? {}, secrets: parsed.secrets ?? {} };
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { defaults: {}, secrets: {} };
-    throw new LedgerError(`The sandbox keys file ${path} cannot be read.`, path, 'Fix or delete it, then run `carbon sandbox keys create` for a new key.');
+  /** One offset of either mode, as the API shows it. */
+  async offset(id: string): Promise<Offset | undefined> {
+    const row = await this.store.offset(id);
+    return row === undefined ? undefined : this.toOffset(row);
+  }
+
+  /** Offsets waiting for review, oldest first. */
+  async reviewQueue(limit = 50): Promise<Offset[]> {
+    const now = await this.now();
+    return Promise.all((await this.store.reviewQueue(limit)).map((r) => this.toOffset(r, now)));
+  }
+
+  /** kg bought (placed or processing) per UTC day or month. */
+  kgByPeriod(mode: Mode, period: 'day' | 'month', since: number | null = null): Promise<Array<{ period: string; kg: number }>> {
+    return this.store.kgByPeriod(mode, period, since);
   }
 }
 
-/** Written whole to a temporary file and renamed into place, so a reader never sees half of it. */
-function writeKeysFile(dir: string, file: KeysFile): void {
-  const path = join(dir, KEYS_FILE);
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
-  renameSync(tmp, path);
+/** A fresh account: the defaults, the test balance, and three keys (test, live, read-only test). */
+async function provision(tx: LedgerTx, now: number): Promise<void> {
+  await tx.createAccount(FRESH_ACCOUNT, now);
+  await tx.moveBalance('test', DEFAULTS.testBalanceCents, 'topup', null, now);
+  await createKey(tx, 'test', 'purchase', now, 'test');
+  await createKey(tx, 'live', 'purchase', now, 'live');
+  await createKey(tx, 'test', 'read_only', now, 'read_only');
+}
+
+async function createKey(tx: LedgerTx, mode: Mode, permission: Permission, now: number, defaultFor: DefaultKey | null): Promise<NewKey> {
+  const secret = newApiKey(mode);
+  const id = `key_${randomBase62(16)}`;
+  await tx.insertKey({ id, hash: hashKey(secret), mode, permission, last4: secret.slice(-4), created_ms: now, revoked_ms: null }, secret, defaultFor);
+  return { id, secret, mode, permission };
 }

@@ -1,9 +1,13 @@
 import { API_PREFIX, type ApiRequest, type ApiResponse, type Balance, type Impact, type Mode, type Offset, type OffsetList, type Quote } from '../api/types.js';
+import type { AccountRecord, KeyRecord, LedgerStore, OffsetRecord } from '../store/port.js';
+import { LedgerError } from '../store/ledger-error.js';
+import { checkPermission, checkStanding, parseBearer, rateLimited } from './access.js';
 import { ApiError } from './errors.js';
-import { hashKey, keyMode, requestId, sameHash } from './keys.js';
-import { type AccountRow, type KeyRow, Ledger, type OffsetRow, storageError } from './ledger.js';
+import { hashKey, newCertificateId, randomBase62, requestId } from './keys.js';
+import { effective, effectiveImpact, isDue } from './lifecycle.js';
 import { price } from './pricing.js';
-import { RateLimiter } from './rate-limit.js';
+import { decidePurchase, replayed } from './purchase.js';
+import { type Operation, type Route, matchRoute } from './routes.js';
 import { checkIdempotencyKey, parseListQuery, parsePurchaseBody, rejectQuery } from './validation.js';
 
 export interface ServiceOptions {
@@ -14,35 +18,36 @@ export interface ServiceOptions {
 }
 
 export const DEFAULT_PUBLIC_BASE_URL = 'http://127.0.0.1:4010';
+const CURRENCY = 'usd';
 
 interface Caller {
-  key: KeyRow;
+  key: KeyRecord;
   mode: Mode;
-  account: AccountRow;
+  account: AccountRecord;
   now: number;
 }
 
-const CURRENCY = 'usd';
-const JSON_HEADERS = { 'content-type': 'application/json' } as const;
+type Handler = (service: OffsetsService, req: ApiRequest, caller: Caller, id: string | null) => Promise<ApiResponse>;
 
 /**
- * The offsets service, in-process: takes the API's request and returns the API's response.
+ * The offsets service: takes the API's request and returns the API's response, over any store.
  * Auth, validation, idempotency, rate limiting and the error envelope live here and only here,
- * so the local engine and `carbon serve` run the same code path.
+ * so the local engine and `carbon serve` (on SQLite or PostgreSQL) run the same code path. The
+ * decisions themselves are plain functions (access.ts, purchase.ts, lifecycle.ts, pricing.ts,
+ * validation.ts); this class reads what they need and has the store write what they decide.
  */
 export class OffsetsService {
   private readonly clock: () => number;
-  private readonly limiter = new RateLimiter();
   /**
    * Authorization headers that named a key of the ledger → the key's mode and SHA-256 digest.
    * Keyed by the header as sent, so a later request with the same header skips parsing and
-   * hashing; what the key may do is still read from the ledger on every request.
+   * hashing; what the key may do is still read from the store on every request.
    */
-  private readonly bearers = new Map<string, { mode: Mode; hash: Buffer; id: string }>();
+  private readonly bearers = new Map<string, { mode: Mode; hash: Uint8Array }>();
   readonly publicBaseUrl: string;
 
   constructor(
-    readonly ledger: Ledger,
+    readonly store: LedgerStore,
     options: ServiceOptions = {},
   ) {
     this.clock = options.clock ?? Date.now;
@@ -50,122 +55,145 @@ export class OffsetsService {
   }
 
   /** Model time: the wall clock plus the sandbox clock's offset. */
-  now(account: AccountRow = this.ledger.account()): number {
+  now(account: AccountRecord): number {
     return this.clock() + account.clock_offset_ms;
   }
 
-  handle(request: ApiRequest): ApiResponse {
+  /** The account; a store with none (emptied by hand) is a storage fault the person can mend. */
+  async account(): Promise<AccountRecord> {
+    const account = await this.store.account();
+    if (account === undefined) throw new LedgerError('The ledger has no account.', this.store.label, 'Run `carbon sandbox reset` to provision one.');
+    return account;
+  }
+
+  /** Answers one request. Storage faults (LedgerError) are thrown for the transport to map. */
+  async handle(request: ApiRequest): Promise<ApiResponse> {
     const id = requestId();
     try {
-      const response = this.route(request);
+      const response = await this.route(request);
       response.headers['request-id'] = id;
       return response;
     } catch (err) {
-      if (!(err instanceof ApiError)) throw storageError(err, this.ledger.path);
+      if (!(err instanceof ApiError)) throw err;
       return {
         status: err.status,
-        headers: { ...JSON_HEADERS, ...err.headers, 'request-id': id },
+        headers: { 'content-type': 'application/json', ...err.headers, 'request-id': id },
         body: { error: err.toBody() },
       };
     }
   }
 
-  private route(req: ApiRequest): ApiResponse {
-    const path = req.path.startsWith(`${API_PREFIX}/`) ? req.path.slice(API_PREFIX.length) : null;
-    // HEAD is GET without the body (node:http drops it), as HTTP expects wherever GET works.
-    const asked = req.method.toUpperCase();
-    const method = asked === 'HEAD' ? 'GET' : asked;
-    const allow = (methods: string): ApiError =>
-      new ApiError('method_not_allowed', `${asked} is not allowed on ${req.path}; use ${methods}.`, {}, { allow: methods });
-
-    if (path === '/offsets') {
-      if (method === 'POST') return this.createOffset(req);
-      if (method === 'GET') return this.listOffsets(req);
-      throw allow('GET, POST');
+  private async route(req: ApiRequest): Promise<ApiResponse> {
+    const match = matchRoute(req.method, req.path);
+    if (match.kind === 'missing') {
+      throw new ApiError('route_missing', `Unrecognized request URL (${req.method.toUpperCase()} ${req.path}). The API lives under ${API_PREFIX}.`);
     }
-    if (path === '/quotes') {
-      if (method === 'POST') return this.createQuote(req);
-      throw allow('POST');
+    if (match.kind === 'wrong_method') {
+      throw new ApiError('method_not_allowed', `${req.method.toUpperCase()} is not allowed on ${req.path}; use ${match.allow}.`, {}, { allow: match.allow });
     }
-    if (path === '/balance' || path === '/impact') {
-      if (method !== 'GET') throw allow('GET');
-      return path === '/balance' ? this.getBalance(req) : this.getImpact(req);
-    }
-    const single = path === null ? null : /^\/offsets\/([^/]+)$/.exec(path);
-    if (single) {
-      if (method !== 'GET') throw allow('GET');
-      return this.getOffset(req, single[1]!);
-    }
-    throw new ApiError('route_missing', `Unrecognized request URL (${method} ${req.path}). The API lives under ${API_PREFIX}.`);
+    const { route } = match;
+    const caller = await this.authenticate(req);
+    checkPermission(caller.key, route.permission);
+    checkRequestShape(route, req);
+    return HANDLERS[route.operation](this, req, caller, match.id);
   }
 
   /** 401 for a missing, malformed, unknown or revoked key; 403 for an inactive account; then the rate limit. */
-  private authenticate(req: ApiRequest): Caller {
+  private async authenticate(req: ApiRequest): Promise<Caller> {
     const header = req.headers.authorization;
     let bearer = header === undefined ? undefined : this.bearers.get(header);
     const seen = bearer !== undefined;
     if (bearer === undefined) {
-      if (header === undefined || header.trim() === '') {
-        throw new ApiError('api_key_missing', 'No API key provided. Send it as `Authorization: Bearer <API_KEY>`.');
-      }
-      const match = /^Bearer +(\S+) *$/i.exec(header);
-      const secret = match?.[1];
-      const mode = secret === undefined ? null : keyMode(secret);
-      if (secret === undefined || mode === null) {
-        throw new ApiError('api_key_invalid', 'Invalid API key: expected `Authorization: Bearer ck_test_…` or `ck_live_…`.');
-      }
-      const hash = hashKey(secret);
-      bearer = { mode, hash, id: hash.toString('base64') };
+      const { secret, mode } = parseBearer(header);
+      bearer = { mode, hash: hashKey(secret) };
     }
     // The key itself is looked up every time (a revocation is seen at once); only the parsing
     // and the SHA-256 of a header already seen are saved.
-    const key = this.ledger.keyByHash(bearer.hash, bearer.id);
-    if (!key || !sameHash(key.hash, bearer.hash)) throw new ApiError('api_key_invalid', 'Invalid API key provided.');
+    const key = await this.store.keyByHash(bearer.hash);
+    if (key === undefined) throw new ApiError('api_key_invalid', 'Invalid API key provided.');
     if (!seen && header !== undefined) {
       // Only headers that named a key of the ledger, and only so many (a reset leaves dead ones).
       if (this.bearers.size >= 64) this.bearers.clear();
       this.bearers.set(header, bearer);
     }
-    const mode = bearer.mode;
-    if (key.revoked_ms !== null) throw new ApiError('api_key_revoked', 'This API key has been revoked.');
-    const account = this.ledger.account();
-    if (account.status !== 'active') {
-      throw new ApiError(
-        'api_access_inactive',
-        account.status === 'suspended' ? 'API access is inactive: the account is suspended.' : 'API access is inactive: the account is not yet approved.',
-      );
-    }
+    const account = await this.account();
+    checkStanding(key, account);
     const now = this.now(account);
-    const wait = this.limiter.take(key.id, now, account.rate_limit_requests, account.rate_limit_window_ms);
-    if (wait !== null) {
-      throw new ApiError('rate_limited', `Too many requests. Retry after ${wait} second${wait === 1 ? '' : 's'}.`, {}, { 'retry-after': String(wait) });
+    if (account.rate_limit_requests !== null) {
+      const wait = await this.store.takeRequest(key.id, now, account.rate_limit_requests, account.rate_limit_window_ms);
+      if (wait !== null) throw rateLimited(wait);
     }
-    return { key, mode, account, now };
+    return { key, mode: bearer.mode, account, now };
   }
 
-  private createOffset(req: ApiRequest): ApiResponse<Offset> {
-    const caller = this.authenticate(req);
-    if (caller.key.permission !== 'purchase') {
-      throw new ApiError('insufficient_permissions', 'This API key is read-only; buying offsets needs a key with purchase access.');
+  /** The spec's Offset for a stored one as it stands at `now`, certificate URLs on this service's base URL. */
+  toOffset(row: OffsetRecord, now: number): Offset {
+    return renderOffset(effective(row, now), this.publicBaseUrl);
+  }
+
+  /**
+   * Records the placements due by `now` if the store's write lock is free, and otherwise leaves
+   * them to the next writer: reads show them placed either way (lifecycle.ts), and never wait.
+   */
+  async settleDue(now: number): Promise<void> {
+    try {
+      await this.store.transaction((tx) => tx.placeDue(now), { wait: false });
+    } catch (err) {
+      if (!(err instanceof LedgerError && err.transient)) throw err;
     }
-    rejectQuery(req.query);
+  }
+
+  async purchase(mode: Mode, body: string, idempotencyKey: string | null): Promise<{ offset: OffsetRecord; replayed: boolean; now: number }> {
+    const request = parsePurchaseBody(body);
+    return this.store.transaction(async (tx) => {
+      const account = await tx.account();
+      if (account === undefined) throw new LedgerError('The ledger has no account.', this.store.label, 'Run `carbon sandbox reset` to provision one.');
+      // Taken inside the transaction, after the write lock: `created` follows the list's order.
+      const now = this.now(account);
+      await tx.placeDue(now);
+      const decision = decidePurchase(
+        {
+          account,
+          available: await tx.balance(mode),
+          prior: idempotencyKey === null ? undefined : await tx.idempotency(mode, idempotencyKey),
+          newestCreated: await tx.newestCreated(mode),
+        },
+        { mode, request, idempotencyKey, now },
+        { offset: () => `off_${randomBase62(24)}`, certificate: newCertificateId },
+      );
+      if (decision.kind === 'replay') return { offset: replayed(await tx.offset(decision.offsetId), decision.offsetId), replayed: true, now };
+      const idem = idempotencyKey === null ? null : { key: idempotencyKey, fingerprint: decision.fingerprint };
+      return { offset: await tx.insertOffset(decision.offset, idem), replayed: false, now };
+    });
+  }
+}
+
+/** What every operation checks of the request itself, before reading the ledger. */
+function checkRequestShape(route: Route, req: ApiRequest): void {
+  if (route.query === null) rejectQuery(req.query);
+  if (route.idempotency !== 'none') checkIdempotencyKey(req.headers['idempotency-key'], route.idempotency === 'required');
+}
+
+/** The offset a path or cursor names, if it is of the caller's mode. */
+async function ownOffset(service: OffsetsService, mode: Mode, id: string): Promise<OffsetRecord | undefined> {
+  const row = await service.store.offset(id);
+  return row !== undefined && row.mode === mode ? row : undefined;
+}
+
+const HANDLERS: Record<Operation, Handler> = {
+  async createOffset(service, req, caller) {
     const idempotencyKey = checkIdempotencyKey(req.headers['idempotency-key'], true);
-    const request = parsePurchaseBody(req.body);
-    // purchase() applies the placements due by now itself, in its own transaction.
-    const { offset, replayed } = this.ledger.purchase({ mode: caller.mode, request, idempotencyKey, now: caller.now });
+    const { offset, replayed: again, now } = await service.purchase(caller.mode, req.body, idempotencyKey);
     const headers: Record<string, string> = jsonHeaders();
-    if (replayed) headers['idempotent-replayed'] = 'true';
-    return { status: 201, headers, body: this.toOffset(offset) };
-  }
+    if (again) headers['idempotent-replayed'] = 'true';
+    return { status: 201, headers, body: service.toOffset(offset, now) satisfies Offset };
+  },
 
-  private createQuote(req: ApiRequest): ApiResponse<Quote> {
-    const { mode, account } = this.authenticate(req);
-    rejectQuery(req.query);
-    checkIdempotencyKey(req.headers['idempotency-key'], false);
+  async createQuote(service, req, { mode, account }) {
     const request = parsePurchaseBody(req.body);
     const { kg, amount_cents: amount } = price(request, account.rate);
-    const available = this.ledger.balance(mode);
-    return ok({
+    const available = await service.store.balance(mode);
+    return ok<Quote>({
       object: 'quote',
       livemode: mode === 'live',
       kg,
@@ -176,68 +204,57 @@ export class OffsetsService {
       sufficient_balance: available >= amount,
       requires_review: amount > account.review_limit_cents,
     });
-  }
+  },
 
-  private listOffsets(req: ApiRequest): ApiResponse<OffsetList> {
-    const { mode, now } = this.authenticate(req);
+  async listOffsets(service, req, { mode, now }) {
     const query = parseListQuery(req.query);
-    let beforeSeq = Number.MAX_SAFE_INTEGER;
+    let beforeSeq: number | null = null;
     if (query.starting_after !== null) {
-      const cursor = this.ledger.offset(mode, query.starting_after);
-      if (!cursor) {
+      const cursor = await ownOffset(service, mode, query.starting_after);
+      if (cursor === undefined) {
         throw new ApiError('resource_missing', `No such offset: '${query.starting_after}' (starting_after).`, { param: 'starting_after' });
       }
       beforeSeq = cursor.seq;
     }
-    this.ledger.settleDue(now);
-    const rows = this.ledger.page(mode, query.limit + 1, beforeSeq, query.reference);
+    const rows = await service.store.page(mode, { limit: query.limit + 1, beforeSeq, reference: query.reference });
     const hasMore = rows.length > query.limit;
     if (hasMore) rows.pop();
-    return ok({ object: 'list', data: rows.map((r) => this.toOffset(r)), has_more: hasMore });
-  }
+    if (rows.some((r) => isDue(r, now))) await service.settleDue(now);
+    return ok<OffsetList>({ object: 'list', data: rows.map((r) => service.toOffset(r, now)), has_more: hasMore });
+  },
 
-  /** `segment` is the raw path segment; one that is not valid percent-encoding names no offset. */
-  private getOffset(req: ApiRequest, segment: string): ApiResponse<Offset> {
-    const { mode, now } = this.authenticate(req);
-    rejectQuery(req.query);
-    this.ledger.settleDue(now);
-    const id = decodePathSegment(segment);
-    const row = id === null ? undefined : this.ledger.offset(mode, id);
-    if (!row) throw new ApiError('resource_missing', `No such offset: '${id ?? segment}'.`, { param: 'id' });
-    return ok(this.toOffset(row));
-  }
+  /** `id` is the raw path segment; one that is not valid percent-encoding names no offset. */
+  async getOffset(service, _req, { mode, now }, segment) {
+    const id = decodePathSegment(segment ?? '');
+    const row = id === null ? undefined : await ownOffset(service, mode, id);
+    if (row === undefined) throw new ApiError('resource_missing', `No such offset: '${id ?? segment}'.`, { param: 'id' });
+    if (isDue(row, now)) await service.settleDue(now);
+    return ok<Offset>(service.toOffset(row, now));
+  },
 
-  private getBalance(req: ApiRequest): ApiResponse<Balance> {
-    const { mode, account } = this.authenticate(req);
-    rejectQuery(req.query);
-    return ok({
+  async getBalance(service, _req, { mode, account }) {
+    return ok<Balance>({
       object: 'balance',
       livemode: mode === 'live',
-      available_cents: this.ledger.balance(mode),
+      available_cents: await service.store.balance(mode),
       currency: CURRENCY,
       rate_millicents_per_kg: account.rate,
     });
-  }
+  },
 
-  private getImpact(req: ApiRequest): ApiResponse<Impact> {
-    const { mode, now } = this.authenticate(req);
-    rejectQuery(req.query);
-    this.ledger.settleDue(now);
-    return ok({ object: 'impact', livemode: mode === 'live', ...this.ledger.impact(mode) });
-  }
+  async getImpact(service, _req, { mode, now }) {
+    const [stored, due] = await Promise.all([service.store.impact(mode), service.store.due(mode, now)]);
+    if (due.count > 0) await service.settleDue(now);
+    return ok<Impact>({ object: 'impact', livemode: mode === 'live', ...effectiveImpact(stored, due) });
+  },
+};
 
-  /** The spec's Offset for a ledger row, with certificate URLs on this service's public base URL. */
-  toOffset(row: OffsetRow): Offset {
-    return renderOffset(row, this.publicBaseUrl);
-  }
-}
-
-/** The spec's Offset for a ledger row. */
-export function renderOffset(row: OffsetRow, publicBaseUrl: string): Offset {
+/** The spec's Offset for a record (already brought to its state at the time of asking). */
+export function renderOffset(row: OffsetRecord, publicBaseUrl: string): Offset {
   return {
     object: 'offset',
     id: row.id,
-    livemode: row.livemode === 1,
+    livemode: row.mode === 'live',
     status: row.status,
     kg: row.kg,
     amount_cents: row.amount_cents,
@@ -245,7 +262,8 @@ export function renderOffset(row: OffsetRow, publicBaseUrl: string): Offset {
     rate_millicents_per_kg: row.rate,
     requested: { kg: row.req_kg, amount_cents: row.req_amount_cents },
     reference: row.reference,
-    certificate_url: row.certificate_id === null ? null : `${publicBaseUrl}/certificates/${row.certificate_id}`,
+    // Public once placed, and only for live offsets (spec part 2).
+    certificate_url: row.status === 'placed' && row.certificate_id !== null ? `${publicBaseUrl}/certificates/${row.certificate_id}` : null,
     created: new Date(row.created_ms).toISOString(),
     placed: row.placed_ms === null ? null : new Date(row.placed_ms).toISOString(),
   };

@@ -61,7 +61,7 @@ export interface Engine {
   /** Every response the engine gave, for the OpenAPI check. */
   exchanges: Exchange[];
   /** Back to a fresh account (new keys, a fresh balance, no offsets, the clock at zero offset). */
-  reset(): void;
+  reset(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -94,25 +94,25 @@ function toApiRequest(r: RawRequest, defaultKey: string): ApiRequest {
   return { method: r.method, path: r.fullPath ? r.path : `${API_PREFIX}${r.path}`, query: r.query ?? {}, headers, body };
 }
 
-function readKeys(sandbox: Sandbox): Keys {
-  const test = sandbox.defaultKey('test');
-  const live = sandbox.defaultKey('live');
-  const readOnly = sandbox.defaultKey('read_only');
+async function readKeys(sandbox: Sandbox): Promise<Keys> {
+  const test = await sandbox.defaultKey('test');
+  const live = await sandbox.defaultKey('live');
+  const readOnly = await sandbox.defaultKey('read_only');
   if (!test || !live || !readOnly) throw new Error('the sandbox is missing a starting key');
   return { test, live, readOnly };
 }
 
-function makeEngine(
+async function makeEngine(
   kind: EngineKind,
   dataDir: string,
   origin: string,
   transport: Transport,
   stop: () => Promise<void>,
-): Engine {
-  const sandbox = Sandbox.open(dataDir);
+): Promise<Engine> {
+  const sandbox = await Sandbox.open(dataDir);
   const exchanges: Exchange[] = [];
   const recording = new RecordingTransport(transport, exchanges);
-  let keys = readKeys(sandbox);
+  let keys = await readKeys(sandbox);
   return {
     kind,
     dataDir,
@@ -128,12 +128,12 @@ function makeEngine(
         ...(settings.sleep ? { sleep: settings.sleep } : {}),
       }),
     raw: async <T>(request: RawRequest) => (await recording.request(toApiRequest(request, keys.test))) as ApiResponse<T>,
-    reset() {
-      sandbox.reset();
-      keys = readKeys(sandbox);
+    async reset() {
+      await sandbox.reset();
+      keys = await readKeys(sandbox);
     },
     async close() {
-      sandbox.close();
+      await sandbox.close();
       await stop();
     },
   };
@@ -143,11 +143,11 @@ function makeEngine(
 export async function startLocalEngine(): Promise<Engine> {
   const home = mkdtempSync(join(tmpdir(), 'carbon-contract-local-'));
   const dataDir = join(home, 'data');
-  const serving = Sandbox.open(dataDir);
+  const serving = await Sandbox.open(dataDir);
   const origin = 'http://127.0.0.1:4010';
   const transport = new LocalTransport(serving.service({ publicBaseUrl: origin }));
   return makeEngine('local', dataDir, origin, transport, async () => {
-    serving.close();
+    await serving.close();
     rmSync(home, { recursive: true, force: true });
   });
 }
@@ -156,7 +156,7 @@ export async function startLocalEngine(): Promise<Engine> {
 export async function startHttpEngine(): Promise<Engine & { server: ServerProcess }> {
   const server = await startServerProcess();
   const transport = new HttpTransport({ baseUrl: server.url, timeoutMs: 10_000 });
-  const engine = makeEngine('http', server.dataDir, server.origin, transport, async () => {
+  const engine = await makeEngine('http', server.dataDir, server.origin, transport, async () => {
     const { code, signal } = await server.stop('SIGTERM');
     if (code !== 0) throw new Error(`the server exited with ${code ?? signal}; stderr:\n${server.stderr()}`);
   });

@@ -22,7 +22,7 @@ beforeAll(async () => {
   home = newHome();
   // Seeded through the library on the same data directory (250 CLI runs would take ~40 s);
   // everything read back below goes through the built binary.
-  const { client } = openLocal(join(home, 'data'));
+  const { client } = await openLocal(join(home, 'data'));
   try {
     for (let i = 0; i < N; i++) {
       const reference = i === 7 ? TRICKY : i % 50 === 0 ? 'batch-a' : null;

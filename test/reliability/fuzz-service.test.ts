@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ApiRequest, ApiResponse } from '../../src/api/types.js';
 import { Sandbox } from '../../src/service/sandbox.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { OffsetsService } from '../../src/service/service.js';
 import { authorizations, expectDocumented, idempotencyKeys, type Keys, methods, paths, purchaseBodies, queries } from './fuzz-inputs.js';
 
@@ -19,15 +20,19 @@ let sandbox: Sandbox;
 let service: OffsetsService;
 let keys: Keys;
 
-beforeAll(() => {
+let db: SqliteStore['db'];
+
+beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'carbon-fuzz-'));
-  sandbox = Sandbox.open(dir);
-  sandbox.topUp('live', 50_000);
+  const store = SqliteStore.open(dir);
+  db = store.db;
+  sandbox = await Sandbox.over(store);
+  await sandbox.topUp('live', 50_000);
   service = sandbox.service();
-  keys = { test: sandbox.defaultKey('test')!, live: sandbox.defaultKey('live')!, readOnly: sandbox.defaultKey('read_only')! };
+  keys = { test: (await sandbox.defaultKey('test'))!, live: (await sandbox.defaultKey('live'))!, readOnly: (await sandbox.defaultKey('read_only'))! };
 });
-afterAll(() => {
-  sandbox.close();
+afterAll(async () => {
+  await sandbox.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -39,22 +44,22 @@ interface State {
 }
 
 function state(): State {
-  const one = (sql: string) => (sandbox.ledger.db.prepare(sql).get() as { n: number }).n;
+  const one = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
   return {
-    test: sandbox.ledger.balance('test'),
-    live: sandbox.ledger.balance('live'),
+    test: one('SELECT available_cents AS n FROM balances WHERE livemode = 0'),
+    live: one('SELECT available_cents AS n FROM balances WHERE livemode = 1'),
     offsets: one('SELECT count(*) AS n FROM offsets'),
     entries: one('SELECT count(*) AS n FROM entries'),
   };
 }
 
 /** Calls handle() and holds the answer to the oracle; returns it for further checks. */
-function check(request: ApiRequest): ApiResponse {
+async function check(request: ApiRequest): Promise<ApiResponse> {
   const before = state();
-  let response: ApiResponse | undefined;
   const context = `${request.method} ${request.path.slice(0, 80)} body=${JSON.stringify(request.body.slice(0, 120))}`;
-  expect(() => (response = service.handle(request)), context).not.toThrow();
-  const res = response!;
+  const res = await service.handle(request).catch((err: unknown) => {
+    throw new Error(`${context}: handle() threw ${String(err)}`);
+  });
   expectDocumented({ status: res.status, body: res.body, text: JSON.stringify(res) }, [keys.test, keys.live, keys.readOnly], context);
   expect(res.headers['request-id'], context).toMatch(/^req_/);
   const after = state();
@@ -97,11 +102,11 @@ const requests = (keys: Keys) =>
     });
 
 describe('fuzzing OffsetsService.handle()', () => {
-  test('any request: a documented answer, and a refusal changes nothing', () => {
-    fc.assert(fc.property(requests(keys), (request) => void check(request)), { numRuns: 1500 });
+  test('any request: a documented answer, and a refusal changes nothing', async () => {
+    await fc.assert(fc.asyncProperty(requests(keys), async (request) => void (await check(request))), { numRuns: 1500 });
   }, 60_000);
 
-  test('purchases only (POST /offsets with a real key): bodies and Idempotency-Keys', () => {
+  test('purchases only (POST /offsets with a real key): bodies and Idempotency-Keys', async () => {
     const purchase = fc
       .record({ key: fc.constantFrom(keys.test, keys.live, keys.readOnly), idem: idempotencyKeys, body: purchaseBodies({ hugeBytes: 300_000 }) })
       .map(({ key, idem, body }): ApiRequest => ({
@@ -111,30 +116,30 @@ describe('fuzzing OffsetsService.handle()', () => {
         headers: { authorization: `Bearer ${key}`, 'idempotency-key': idem, 'content-type': 'application/json' },
         body,
       }));
-    fc.assert(fc.property(purchase, (request) => void check(request)), { numRuns: 1500 });
+    await fc.assert(fc.asyncProperty(purchase, async (request) => void (await check(request))), { numRuns: 1500 });
     // The fuzzing did buy now and then, and was refused for each kind of reason.
     expect(state().offsets).toBeGreaterThan(0);
   }, 60_000);
 
-  test('the named cases: a 256-character key, duplicate keys, deep nesting, huge and negative numbers, unicode references', () => {
+  test('the named cases: a 256-character key, duplicate keys, deep nesting, huge and negative numbers, unicode references', async () => {
     // The fuzzing above may have spent the balance; these cases need a purchase to go through.
-    sandbox.topUp('test', 1_000_000);
+    await sandbox.topUp('test', 1_000_000);
     const post = (body: string, headers: Record<string, string> = {}) =>
       check({ method: 'POST', path: '/api/v1/offsets', query: {}, headers: { authorization: `Bearer ${keys.test}`, 'idempotency-key': `k-${Math.random()}`, ...headers }, body });
     const code = (res: ApiResponse) => [res.status, (res.body as { error?: { code: string } }).error?.code];
-    expect(code(post('{"kg":1}', { authorization: `Bearer ck_test_${'A'.repeat(248)}` }))).toEqual([401, 'api_key_invalid']);
-    expect(code(post('{"kg":1}', { 'idempotency-key': 'k'.repeat(256) }))).toEqual([400, 'idempotency_key_invalid']);
-    expect(code(post('{"kg":1}', { 'idempotency-key': 'k'.repeat(255) }))[0]).toBe(201);
-    expect(code(post('{"kg":1,"kg":2}'))).toEqual([400, 'invalid_json']);
-    expect(code(post('not json'))).toEqual([400, 'invalid_json']);
-    expect(code(post('['.repeat(100_000) + ']'.repeat(100_000)))).toEqual([400, 'invalid_json']);
-    expect(code(post(`{"kg":${'['.repeat(100_000)}${']'.repeat(100_000)}}`))).toEqual([422, 'validation_error']);
-    expect(code(post('{"kg":-5}'))).toEqual([422, 'validation_error']);
-    expect(code(post('{"kg":1e400}'))).toEqual([422, 'validation_error']);
-    expect(code(post('{"amount_cents":9007199254740993}'))).toEqual([422, 'validation_error']);
-    expect(code(post('{"kg":"5"}'))).toEqual([422, 'validation_error']);
-    expect(code(post(JSON.stringify({ kg: 1, reference: '😀'.repeat(201) })))).toEqual([422, 'validation_error']);
-    const unicode = post(JSON.stringify({ kg: 1, reference: '😀 Zürich → 東京 \u202e' }));
+    expect(code(await post('{"kg":1}', { authorization: `Bearer ck_test_${'A'.repeat(248)}` }))).toEqual([401, 'api_key_invalid']);
+    expect(code(await post('{"kg":1}', { 'idempotency-key': 'k'.repeat(256) }))).toEqual([400, 'idempotency_key_invalid']);
+    expect(code(await post('{"kg":1}', { 'idempotency-key': 'k'.repeat(255) }))[0]).toBe(201);
+    expect(code(await post('{"kg":1,"kg":2}'))).toEqual([400, 'invalid_json']);
+    expect(code(await post('not json'))).toEqual([400, 'invalid_json']);
+    expect(code(await post('['.repeat(100_000) + ']'.repeat(100_000)))).toEqual([400, 'invalid_json']);
+    expect(code(await post(`{"kg":${'['.repeat(100_000)}${']'.repeat(100_000)}}`))).toEqual([422, 'validation_error']);
+    expect(code(await post('{"kg":-5}'))).toEqual([422, 'validation_error']);
+    expect(code(await post('{"kg":1e400}'))).toEqual([422, 'validation_error']);
+    expect(code(await post('{"amount_cents":9007199254740993}'))).toEqual([422, 'validation_error']);
+    expect(code(await post('{"kg":"5"}'))).toEqual([422, 'validation_error']);
+    expect(code(await post(JSON.stringify({ kg: 1, reference: '😀'.repeat(201) })))).toEqual([422, 'validation_error']);
+    const unicode = await post(JSON.stringify({ kg: 1, reference: '😀 Zürich → 東京 \u202e' }));
     expect(unicode.status).toBe(201);
     expect((unicode.body as { reference: string }).reference).toBe('😀 Zürich → 東京 \u202e');
   });

@@ -59,9 +59,9 @@ describe('parallel buyers', () => {
   test('8 CLI buyers and 8 HTTP clients on one ledger until the balance runs out: the ledger is exact', async () => {
     const home = tempHome();
     await provision(home);
-    const sandbox = Sandbox.open(dataDir(home));
-    sandbox.topUp('test', 150_000);
-    sandbox.close();
+    const sandbox = await Sandbox.open(dataDir(home));
+    await sandbox.topUp('test', 150_000);
+    await sandbox.close();
     const { test: key } = sandboxKeys(home);
     const server: Served = await serve(home);
 

@@ -26,11 +26,11 @@ describe.skipIf(CHROMIUM === undefined)('certificate page in headless Chromium',
     dir = mkdtempSync(join(tmpdir(), 'carbon-shot-'));
     out = process.env.CARBON_SCREENSHOT_DIR ?? join(dir, 'out');
     server = await startServer({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'data') });
-    const live = server.sandbox.defaultKey('live')!;
-    server.sandbox.topUp('live', 1_000_000);
+    const live = (await server.sandbox.defaultKey('live'))!;
+    await server.sandbox.topUp('live', 1_000_000);
     const headers = { authorization: `Bearer ${live}`, 'idempotency-key': 'shot' };
     const bought = (await (await fetch(`${server.url}/offsets`, { method: 'POST', headers, body: '{"kg": 2500, "reference": "PRIVATE-LABEL"}' })).json()) as Offset;
-    server.sandbox.advanceClock(60_000);
+    await server.sandbox.advanceClock(60_000);
     const placed = (await (await fetch(`${server.url}/offsets/${bought.id}`, { headers })).json()) as Offset;
     url = placed.certificate_url!;
   });

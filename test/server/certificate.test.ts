@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Offset } from '../../src/api/types.js';
-import { certificateNotFoundPage, certificatePage, escapeHtml, formatCents } from '../../src/server/certificate.js';
+import { certificateNotFoundPage, certificatePage, escapeHtml, formatCents } from '../../src/server/pages/certificate.js';
 import { type RunningServer, startServer } from '../../src/server/server.js';
 
 /** The public certificate page: readable, printable, escaped, and never the private reference. */
@@ -20,11 +20,11 @@ describe('certificate page, served', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'carbon-cert-'));
     server = await startServer({ host: '127.0.0.1', port: 0, dataDir: dir });
-    const live = server.sandbox.defaultKey('live')!;
-    server.sandbox.topUp('live', 1_000_000);
+    const live = (await server.sandbox.defaultKey('live'))!;
+    await server.sandbox.topUp('live', 1_000_000);
     const headers = { authorization: `Bearer ${live}`, 'idempotency-key': 'cert-1' };
     const bought = (await (await fetch(`${server.url}/offsets`, { method: 'POST', headers, body: JSON.stringify({ kg: 12_345, reference: REFERENCE }) })).json()) as Offset;
-    server.sandbox.advanceClock(60_000);
+    await server.sandbox.advanceClock(60_000);
     offset = (await (await fetch(`${server.url}/offsets/${bought.id}`, { headers })).json()) as Offset;
     page = await fetch(offset.certificate_url!);
     html = await page.text();
@@ -75,10 +75,10 @@ describe('certificate page, served', () => {
   });
 
   it('is 404 HTML for an unknown id, a malformed id, and a test offset', async () => {
-    const test = server.sandbox.defaultKey('test')!;
+    const test = (await server.sandbox.defaultKey('test'))!;
     const headers = { authorization: `Bearer ${test}`, 'idempotency-key': 'cert-test' };
     const t = (await (await fetch(`${server.url}/offsets`, { method: 'POST', headers, body: '{"kg":1}' })).json()) as Offset;
-    server.sandbox.advanceClock(3_000);
+    await server.sandbox.advanceClock(3_000);
     const placedTest = (await (await fetch(`${server.url}/offsets/${t.id}`, { headers })).json()) as Offset;
     expect([placedTest.status, placedTest.certificate_url]).toEqual(['placed', null]);
 

@@ -34,8 +34,8 @@ function client(maxRetries: number): CarbonClient {
 }
 
 /** The ledger's view, read directly: what was really bought. */
-function purchases(): { offsets: number; balance: number } {
-  const status = server.sandbox.status();
+async function purchases(): Promise<{ offsets: number; balance: number }> {
+  const status = await server.sandbox.status();
   return { offsets: status.impact.test.offsets, balance: status.balances.test };
 }
 
@@ -49,9 +49,9 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-beforeEach(() => {
-  server.sandbox.reset();
-  key = server.sandbox.defaultKey('test')!;
+beforeEach(async () => {
+  await server.sandbox.reset();
+  key = (await server.sandbox.defaultKey('test'))!;
   waits = [];
 });
 
@@ -65,7 +65,7 @@ describe('buying through faults', () => {
     const result = await client(2).buy({ kg: 100 });
     expect(result.replayed).toBe(true);
     expect(result.offset).toMatchObject({ object: 'offset', kg: 100, amount_cents: 400 });
-    expect(purchases()).toEqual({ offsets: 1, balance: 100_000 - 400 });
+    expect(await purchases()).toEqual({ offsets: 1, balance: 100_000 - 400 });
     expect(proxy.requests.map((r) => r.fault)).toEqual(['drop', 'drop', 'forward']);
     const keys = new Set(proxy.requests.map((r) => r.idempotencyKey));
     expect(keys.size).toBe(1);
@@ -76,7 +76,7 @@ describe('buying through faults', () => {
     proxy = await startFaultProxy({ target: server.url, plan: ['503', '503'], only: BUY });
     const result = await client(2).buy({ kg: 5 });
     expect(result.replayed).toBe(false);
-    expect(purchases()).toEqual({ offsets: 1, balance: 100_000 - 20 });
+    expect(await purchases()).toEqual({ offsets: 1, balance: 100_000 - 20 });
     expect(proxy.requests).toHaveLength(3);
     expect(waits).toHaveLength(2);
   });
@@ -85,7 +85,7 @@ describe('buying through faults', () => {
     proxy = await startFaultProxy({ target: server.url, plan: [{ status: 429, retryAfter: 2 }], only: BUY });
     const result = await client(2).buy({ kg: 5 });
     expect(result.replayed).toBe(false);
-    expect(purchases().offsets).toBe(1);
+    expect((await purchases()).offsets).toBe(1);
     expect(waits).toEqual([2_000]);
   });
 
@@ -93,7 +93,7 @@ describe('buying through faults', () => {
     proxy = await startFaultProxy({ target: server.url, plan: ['drop', '503', '429', 'drop', '500'], only: BUY });
     const result = await client(5).buy({ kg: 7, reference: 'mixed' });
     expect(result.replayed).toBe(true);
-    expect(purchases()).toEqual({ offsets: 1, balance: 100_000 - 28 });
+    expect(await purchases()).toEqual({ offsets: 1, balance: 100_000 - 28 });
     expect(proxy.requests).toHaveLength(6);
     expect(new Set(proxy.requests.map((r) => r.idempotencyKey)).size).toBe(1);
   });
@@ -114,12 +114,12 @@ describe('when retries run out', () => {
     expect(err).toBeInstanceOf(CarbonConnectionError);
     expect((err as Error).message).toMatch(/connection closed before a response arrived/);
     expect(proxy.requests).toHaveLength(3);
-    expect(purchases()).toEqual({ offsets: 1, balance: 100_000 - 36 });
+    expect(await purchases()).toEqual({ offsets: 1, balance: 100_000 - 36 });
     // Retrying later with the same key finds it, and does not buy again.
     proxy.setPlan([]);
     const later = await client(0).buy({ kg: 9 }, { idempotencyKey: 'lost-forever' });
     expect(later.replayed).toBe(true);
-    expect(purchases().offsets).toBe(1);
+    expect((await purchases()).offsets).toBe(1);
   });
 
   it('503 every time: CarbonApiError 503 service_unavailable, nothing bought', async () => {
@@ -128,7 +128,7 @@ describe('when retries run out', () => {
     expect(err).toBeInstanceOf(CarbonApiError);
     expect(err).toMatchObject({ status: 503, code: 'service_unavailable', type: 'api_error' });
     expect(proxy.requests).toHaveLength(3);
-    expect(purchases()).toEqual({ offsets: 0, balance: 100_000 });
+    expect(await purchases()).toEqual({ offsets: 0, balance: 100_000 });
   });
 
   it('429 every time: CarbonApiError 429 rate_limited with retryAfter, nothing bought', async () => {
@@ -136,7 +136,7 @@ describe('when retries run out', () => {
     const err = await client(3).buy({ kg: 9 }).catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 429, code: 'rate_limited', retryAfter: 1 });
     expect(waits).toEqual([1_000, 1_000, 1_000]);
-    expect(purchases().offsets).toBe(0);
+    expect((await purchases()).offsets).toBe(0);
   });
 
   it('a Retry-After beyond the cap is not waited for', async () => {
@@ -149,12 +149,12 @@ describe('when retries run out', () => {
 
   it('the real server’s 429 is retried the same way', async () => {
     proxy = await startFaultProxy({ target: server.url, plan: [] });
-    server.sandbox.setRateLimit(0);
+    await server.sandbox.setRateLimit(0);
     const err = await client(1).buy({ kg: 1 }).catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 429, code: 'rate_limited' });
     expect(waits).toHaveLength(1);
     expect(waits[0]).toBeGreaterThanOrEqual(1_000);
-    expect(purchases().offsets).toBe(0);
+    expect((await purchases()).offsets).toBe(0);
   });
 });
 

@@ -13,7 +13,7 @@ describe('HEAD on the API', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'carbon-head-'));
     server = await startServer({ host: '127.0.0.1', port: 0, dataDir: dir });
-    key = server.sandbox.defaultKey('test')!;
+    key = (await server.sandbox.defaultKey('test'))!;
   });
 
   afterAll(async () => {

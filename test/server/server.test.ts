@@ -6,7 +6,8 @@ import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Offset } from '../../src/api/types.js';
 import { type RunningServer, type ServeOptions, parseTarget, startServer } from '../../src/server/server.js';
-import { LEDGER_FILE } from '../../src/service/ledger.js';
+import { LEDGER_FILE } from '../../src/store/sqlite/files.js';
+import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { Sandbox } from '../../src/service/sandbox.js';
 import { rawExchange, sleep } from '../support/raw-http.js';
 
@@ -31,9 +32,9 @@ async function serve(options: Partial<ServeOptions> = {}): Promise<Harness> {
   const log: string[] = [];
   const server = await startServer({ host: '127.0.0.1', port: 0, dataDir: dir, log: (l) => log.push(l), ...options });
   const keys = {
-    test: server.sandbox.defaultKey('test')!,
-    live: server.sandbox.defaultKey('live')!,
-    readOnly: server.sandbox.defaultKey('read_only')!,
+    test: (await server.sandbox.defaultKey('test'))!,
+    live: (await server.sandbox.defaultKey('live'))!,
+    readOnly: (await server.sandbox.defaultKey('read_only'))!,
   };
   const h = { server, port: server.port, log, dir, keys };
   open.push(h);
@@ -288,7 +289,7 @@ describe('carbon serve: failures never crash the server or leak a stack', () => 
 
   it('an unexpected failure is 500 internal_error; the details go to the log only', async () => {
     // The ledger handle closed under the server: every query now throws a plain TypeError.
-    h.server.sandbox.ledger.db.close();
+    (h.server.sandbox.store as SqliteStore).db.close();
     const r = await call(h, 'GET', '/api/v1/balance');
     expect(r.status).toBe(500);
     expect(r.json.error).toMatchObject({ type: 'api_error', code: 'internal_error' });
@@ -321,18 +322,18 @@ describe('carbon serve: answers stay fresh under load', () => {
     const background = Array.from({ length: 10 }, async () => {
       while (!stop) await balance();
     });
-    const other = Sandbox.open(h.dir);
+    const other = await Sandbox.open(h.dir);
     try {
       let expected = await balance();
       for (let round = 0; round < 40; round++) {
-        other.topUp('test', 25_000);
+        await other.topUp('test', 25_000);
         expected += 25_000;
         expect(await Promise.all([balance(), balance(), balance()])).toEqual([expected, expected, expected]);
       }
     } finally {
       stop = true;
       await Promise.all(background);
-      other.close();
+      await other.close();
       agent.destroy();
     }
     await shutdown(h);
@@ -342,7 +343,7 @@ describe('carbon serve: answers stay fresh under load', () => {
 describe('carbon serve: the access log', () => {
   it('has one line per request, with method, path, status, time and the key masked, never the key', async () => {
     const h = await serve();
-    const created = h.server.sandbox.createKey('test', 'purchase');
+    const created = await h.server.sandbox.createKey('test', 'purchase');
     const lookalike = `ck_test_${'Z'.repeat(40)}`;
     const requests: [string, string, string | null][] = [
       ['GET', '/api/v1/balance', h.keys.test],
@@ -439,9 +440,9 @@ describe('carbon serve: graceful close', () => {
     expect(h.log.some((l) => /finishing 1 request\(s\) in flight/.test(l))).toBe(true);
     expect(h.log.at(-1)).toBe('closed');
     // The ledger was closed, and the purchase is in it.
-    const check = Sandbox.open(h.dir);
-    expect(check.status().impact.test.offsets).toBe(1);
-    check.close();
+    const check = await Sandbox.open(h.dir);
+    expect((await check.status()).impact.test.offsets).toBe(1);
+    await check.close();
     rmSync(h.dir, { recursive: true, force: true });
   });
 
@@ -486,9 +487,9 @@ describe('carbon serve: graceful close', () => {
 describe('carbon serve: publicUrl', () => {
   it('certificate URLs use the public origin when one is given', async () => {
     const h = await serve({ publicUrl: 'https://sandbox.example.test' });
-    h.server.sandbox.topUp('live', 25_000);
+    await h.server.sandbox.topUp('live', 25_000);
     const bought = await call(h, 'POST', '/api/v1/offsets', { key: h.keys.live, body: '{"kg": 10}', headers: { 'idempotency-key': 'pub' } });
-    h.server.sandbox.advanceClock(60_000);
+    await h.server.sandbox.advanceClock(60_000);
     const r = await call(h, 'GET', `/api/v1/offsets/${bought.json.id as string}`, { key: h.keys.live });
     expect(r.json.certificate_url).toMatch(/^https:\/\/sandbox\.example\.test\/certificates\/cert_[0-9a-f]{24}$/);
     await shutdown(h);

@@ -11,12 +11,12 @@ import { type ServerProcess, defaultLauncher, startServerProcess } from '../supp
 
 const launcher = defaultLauncher();
 
-function keyOf(dataDir: string): string {
-  const sandbox = Sandbox.open(dataDir);
+async function keyOf(dataDir: string): Promise<string> {
+  const sandbox = await Sandbox.open(dataDir);
   try {
-    return sandbox.defaultKey('test')!;
+    return (await sandbox.defaultKey('test'))!;
   } finally {
-    sandbox.close();
+    await sandbox.close();
   }
 }
 
@@ -57,7 +57,7 @@ describe(`carbon serve stopped by a signal (${launcher})`, () => {
 
   it.each(['SIGTERM', 'SIGINT'] as const)('%s with a request in flight: the request completes, then the process exits 0', async (signal) => {
     server = await startServerProcess();
-    const key = keyOf(server.dataDir);
+    const key = await keyOf(server.dataDir);
     const purchase = slowPurchase(server.url, key, '{"kg": 33}');
     await sleep(200);
 
@@ -76,9 +76,9 @@ describe(`carbon serve stopped by a signal (${launcher})`, () => {
     expect(answer.connection).toBe('close');
     expect(await exited).toBe(0);
 
-    const sandbox = Sandbox.open(server.dataDir);
-    expect(sandbox.status().impact.test.offsets).toBe(1);
-    sandbox.close();
+    const sandbox = await Sandbox.open(server.dataDir);
+    expect((await sandbox.status()).impact.test.offsets).toBe(1);
+    await sandbox.close();
     const log = server.stderr();
     expect(log).toMatch(/ POST \/api\/v1\/offsets 201 /);
     expect(log).not.toContain(key);

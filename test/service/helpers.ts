@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { ApiErrorBody, ApiRequest, ApiResponse, Mode, Offset } from '../../src/api/types.js';
 import { expect } from 'vitest';
 import { Sandbox } from '../../src/service/sandbox.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { OffsetsService } from '../../src/service/service.js';
 
 /** A fixed starting instant, so timestamps in assertions are predictable. */
@@ -30,12 +31,12 @@ export interface World {
   keys: { test: string; live: string; readOnly: string };
   /** The injected wall clock, in milliseconds; assign to move or freeze time. */
   clock: { now: number };
-  call<T = unknown>(method: string, path: string, options?: CallOptions): ApiResponse<T>;
+  call<T = unknown>(method: string, path: string, options?: CallOptions): Promise<ApiResponse<T>>;
   /** A purchase that must succeed (fresh Idempotency-Key unless one is given). */
-  buy(body: Record<string, unknown>, options?: CallOptions): ApiResponse<OffsetBody>;
-  /** The ledger's raw rows, for checks the API cannot make. */
+  buy(body: Record<string, unknown>, options?: CallOptions): Promise<ApiResponse<OffsetBody>>;
+  /** The SQLite ledger's raw rows, for checks the API cannot make. */
   rows<T>(sql: string, ...params: unknown[]): T[];
-  close(): void;
+  close(): Promise<void>;
 }
 
 /** The Offset as the tests read it: the API's own type. */
@@ -51,18 +52,19 @@ export function tempDir(prefix = 'carbon-svc-'): string {
  * Opens a sandbox in a fresh temporary directory. `memory: true` keeps the ledger in memory
  * (same code paths, no WAL file), which the property tests use to stay fast.
  */
-export function openWorld(options: { memory?: boolean; start?: number; dir?: string; publicBaseUrl?: string } = {}): World {
+export async function openWorld(options: { memory?: boolean; start?: number; dir?: string; publicBaseUrl?: string } = {}): Promise<World> {
   const dir = options.dir ?? tempDir();
   const ownDir = options.dir === undefined;
   const clock = { now: options.start ?? T0 };
-  const sandbox = options.memory ? Sandbox.memory(dir, () => clock.now) : Sandbox.open(dir, () => clock.now);
+  const store = options.memory ? SqliteStore.memory(dir) : SqliteStore.open(dir);
+  const sandbox = await Sandbox.over(store, () => clock.now);
   const service = sandbox.service(options.publicBaseUrl === undefined ? {} : { publicBaseUrl: options.publicBaseUrl });
   const keys = {
-    test: sandbox.defaultKey('test')!,
-    live: sandbox.defaultKey('live')!,
-    readOnly: sandbox.defaultKey('read_only')!,
+    test: (await sandbox.defaultKey('test'))!,
+    live: (await sandbox.defaultKey('live'))!,
+    readOnly: (await sandbox.defaultKey('read_only'))!,
   };
-  const call = <T>(method: string, path: string, o: CallOptions = {}): ApiResponse<T> => {
+  const call = async <T>(method: string, path: string, o: CallOptions = {}): Promise<ApiResponse<T>> => {
     const headers: Record<string, string> = {};
     const key = o.key === undefined ? keys.test : o.key;
     if (key !== null) headers.authorization = `Bearer ${key}`;
@@ -71,7 +73,7 @@ export function openWorld(options: { memory?: boolean; start?: number; dir?: str
     const body = o.body === undefined ? '' : typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
     if (body !== '') headers['content-type'] ??= 'application/json';
     const request: ApiRequest = { method, path: o.raw || path.startsWith('/api/') ? path : `/api/v1${path}`, query: o.query ?? {}, headers, body };
-    return service.handle(request) as ApiResponse<T>;
+    return (await service.handle(request)) as ApiResponse<T>;
   };
   const world: World = {
     dir,
@@ -80,16 +82,16 @@ export function openWorld(options: { memory?: boolean; start?: number; dir?: str
     keys,
     clock,
     call,
-    buy(body, o = {}) {
-      const res = call<OffsetBody>('POST', '/offsets', { idem: `idem-${process.pid}-${++counter}`, ...o, body });
+    async buy(body, o = {}) {
+      const res = await call<OffsetBody>('POST', '/offsets', { idem: `idem-${process.pid}-${++counter}`, ...o, body });
       if (res.status !== 201) throw new Error(`purchase failed: ${res.status} ${JSON.stringify(res.body)}`);
       return res;
     },
     rows<T>(sql: string, ...params: unknown[]): T[] {
-      return sandbox.ledger.db.prepare(sql).all(...params) as T[];
+      return store.db.prepare(sql).all(...params) as T[];
     },
-    close() {
-      sandbox.close();
+    async close() {
+      await sandbox.close();
       if (ownDir) rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -278,7 +278,7 @@ async function onEngine(
   const resolved = resolveSettings(globals, env);
   if (resolved.engine === 'remote' && localOnly) return [];
   if (resolved.engine === 'local') {
-    const { LEDGER_FILE } = await import('../../service/ledger.js');
+    const { LEDGER_FILE } = await import('../../store/sqlite/files.js');
     if (!existsSync(join(resolved.paths.dataDir, LEDGER_FILE))) return [];
   }
   const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
@@ -308,8 +308,7 @@ export function realSources(env: NodeJS.ProcessEnv = process.env): Sources {
         globals,
         env,
         async (ctx) =>
-          (await ctx.sandbox())
-            .keys()
+          (await (await ctx.sandbox()).keys())
             .filter((k) => k.revoked === null)
             .map((k) => ({ value: k.id, description: `${k.masked} · ${k.permission}${k.default ? ` · default ${k.default}` : ''}` })),
         { localOnly: true },

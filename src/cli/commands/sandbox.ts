@@ -36,17 +36,17 @@ function durationArg(value: string, what: string): number {
   return ms;
 }
 
-function account(sandbox: Sandbox): SandboxAccount {
-  return sandbox.status().account;
+async function account(sandbox: Sandbox): Promise<SandboxAccount> {
+  return (await sandbox.status()).account;
 }
 
-function clock(sandbox: Sandbox): SandboxClock {
-  return sandbox.status().clock;
+async function clock(sandbox: Sandbox): Promise<SandboxClock> {
+  return (await sandbox.status()).clock;
 }
 
 export async function status(ctx: Context): Promise<void> {
   const sandbox = await open(ctx, 'status');
-  await print(ctx, sandbox.status(), statusCard, statusPlain);
+  await print(ctx, await sandbox.status(), statusCard, statusPlain);
 }
 
 export async function topup(ctx: Context, amount: string | undefined, flags: { cents?: string }): Promise<void> {
@@ -62,7 +62,7 @@ export async function topup(ctx: Context, amount: string | undefined, flags: { c
   }
   const sandbox = await open(ctx, 'topup');
   const mode: Mode = ctx.settings.mode;
-  const available = sandbox.topUp(mode, cents);
+  const available = await sandbox.topUp(mode, cents);
   // The API's own Balance object, so `carbon sandbox topup 250 --json | jq .available_cents`
   // reads like `carbon balance --json`.
   const balance: Balance = {
@@ -70,24 +70,26 @@ export async function topup(ctx: Context, amount: string | undefined, flags: { c
     livemode: mode === 'live',
     available_cents: available,
     currency: 'usd',
-    rate_millicents_per_kg: account(sandbox).rate,
+    rate_millicents_per_kg: (await account(sandbox)).rate,
   };
   await note(ctx, (p) => `${p.green('✓')} Topped up ${dollars(cents)} (${mode === 'live' ? p.red('live') : p.cyan('test')} balance).`);
   await print(ctx, balance);
 }
 
 /** The keys as printed: masked, or (--reveal) with the full text this machine keeps for each. */
-function shownKeys(sandbox: Sandbox, reveal: boolean): ShownKey[] {
-  return sandbox.keys().map((k) => {
-    if (!reveal) return k;
-    const secret = sandbox.secret(k.id);
+async function shownKeys(sandbox: Sandbox, reveal: boolean): Promise<ShownKey[]> {
+  const keys = await sandbox.keys();
+  if (!reveal) return keys;
+  const vault = await sandbox.store.vault();
+  return keys.map((k) => {
+    const secret = vault.secrets[k.id];
     return secret === undefined ? k : { ...k, secret };
   });
 }
 
 export async function keysList(ctx: Context, flags: { reveal?: boolean }): Promise<void> {
   const sandbox = await open(ctx, 'keys');
-  const keys = shownKeys(sandbox, Boolean(flags.reveal));
+  const keys = await shownKeys(sandbox, Boolean(flags.reveal));
   if (ctx.out.json) return ctx.out.jsonDocument(keys);
   if (!ctx.out.interactive) {
     if (keys.length > 0) ctx.out.stdout.write(keys.map((k) => `${keyRow(k)}\n`).join(''));
@@ -107,8 +109,8 @@ export async function keysList(ctx: Context, flags: { reveal?: boolean }): Promi
 
 export async function keysCreate(ctx: Context, flags: { readOnly?: boolean }): Promise<void> {
   const sandbox = await open(ctx, 'keys create');
-  const created = sandbox.createKey(ctx.settings.mode, flags.readOnly ? 'read_only' : 'purchase');
-  const key = sandbox.keys().find((k) => k.id === created.id)!;
+  const created = await sandbox.createKey(ctx.settings.mode, flags.readOnly ? 'read_only' : 'purchase');
+  const key = (await sandbox.keys()).find((k) => k.id === created.id)!;
   const shown: ShownKey = { ...key, secret: created.secret };
   if (ctx.out.json) return ctx.out.jsonDocument(shown);
   const paint = await ctx.paint('stderr');
@@ -122,8 +124,8 @@ export async function keysCreate(ctx: Context, flags: { readOnly?: boolean }): P
 
 export async function keysRevoke(ctx: Context, id: string): Promise<void> {
   const sandbox = await open(ctx, 'keys revoke');
-  sandbox.revokeKey(id);
-  const key = sandbox.keys().find((k) => k.id === id)!;
+  await sandbox.revokeKey(id);
+  const key = (await sandbox.keys()).find((k) => k.id === id)!;
   await note(ctx, (p) =>
     `${p.green('✓')} Revoked ${id}.` +
       (key.default === null ? '' : ` It was the sandbox's default ${key.default.replace('_', '-')} key: local commands that use it now get 401 (exit 4); \`carbon sandbox keys create\` makes a new one.`),
@@ -136,24 +138,24 @@ export const ACCOUNT_STATUSES = ['active', 'suspended', 'unapproved'] as const;
 export async function accountStatus(ctx: Context, value: string): Promise<void> {
   if (!(ACCOUNT_STATUSES as readonly string[]).includes(value)) throw usage(`The account status is one of ${ACCOUNT_STATUSES.join(', ')}, not "${value}".`);
   const sandbox = await open(ctx, 'account');
-  sandbox.setStatus(value as (typeof ACCOUNT_STATUSES)[number]);
+  await sandbox.setStatus(value as (typeof ACCOUNT_STATUSES)[number]);
   await note(ctx, (p) => `${p.green('✓')} The account is ${value}${value === 'active' ? '' : ': every request now gets 403 api_access_inactive (exit 4)'}.`);
-  await print(ctx, account(sandbox), accountCard, accountPlain);
+  await print(ctx, await account(sandbox), accountCard, accountPlain);
 }
 
 export async function rate(ctx: Context, value: string): Promise<void> {
   const millicents = wholeNumberOption(value, 'The rate (millicents per kg)');
   const sandbox = await open(ctx, 'rate');
-  sandbox.setRate(millicents);
-  await print(ctx, account(sandbox), accountCard, accountPlain);
+  await sandbox.setRate(millicents);
+  await print(ctx, await account(sandbox), accountCard, accountPlain);
 }
 
 export async function reviewLimit(ctx: Context, value: string): Promise<void> {
   const cents = parseDollars(value);
   if (cents === null) throw usage(`The review limit must be dollars with at most two decimals, such as 5000 or 0, not "${value}".`);
   const sandbox = await open(ctx, 'review-limit');
-  sandbox.setReviewLimit(cents);
-  await print(ctx, account(sandbox), accountCard, accountPlain);
+  await sandbox.setReviewLimit(cents);
+  await print(ctx, await account(sandbox), accountCard, accountPlain);
 }
 
 export async function rateLimit(ctx: Context, value: string, flags: { window?: string }): Promise<void> {
@@ -161,47 +163,47 @@ export async function rateLimit(ctx: Context, value: string, flags: { window?: s
   const windowMs = flags.window === undefined ? undefined : durationArg(flags.window, '--window');
   const sandbox = await open(ctx, 'rate-limit');
   // Without --window the current window stays: `rate-limit 10` after `--window 1m` means 10 a minute.
-  sandbox.setRateLimit(requests, windowMs ?? account(sandbox).rate_limit_window_ms);
-  await print(ctx, account(sandbox), accountCard, accountPlain);
+  await sandbox.setRateLimit(requests, windowMs ?? (await account(sandbox)).rate_limit_window_ms);
+  await print(ctx, await account(sandbox), accountCard, accountPlain);
 }
 
 export async function review(ctx: Context, decision: string, id: string): Promise<void> {
   if (decision !== 'approve' && decision !== 'reject') throw usage(`The decision is approve or reject, not "${decision}".`);
   const sandbox = await open(ctx, 'review');
-  const offset: Offset = decision === 'approve' ? sandbox.approve(id) : sandbox.reject(id);
+  const offset: Offset = decision === 'approve' ? await sandbox.approve(id) : await sandbox.reject(id);
   await note(ctx, (p) => (decision === 'approve' ? `${p.green('✓')} Approved ${id}: placed.` : `${p.yellow('✓')} Rejected ${id}: refunded, the charge returned.`));
   await print(ctx, offset);
 }
 
 export async function fail(ctx: Context, id: string): Promise<void> {
   const sandbox = await open(ctx, 'fail');
-  const offset = sandbox.fail(id);
+  const offset = await sandbox.fail(id);
   await note(ctx, (p) => `${p.yellow('✓')} ${id} could not be placed: refunded, the charge returned.`);
   await print(ctx, offset);
 }
 
 export async function clockShow(ctx: Context): Promise<void> {
   const sandbox = await open(ctx, 'clock');
-  await print(ctx, clock(sandbox), clockCard, clockPlain);
+  await print(ctx, await clock(sandbox), clockCard, clockPlain);
 }
 
 export async function clockAdvance(ctx: Context, value: string): Promise<void> {
   const ms = durationArg(value, 'The duration');
   const sandbox = await open(ctx, 'clock advance');
-  sandbox.advanceClock(ms);
-  await print(ctx, clock(sandbox), clockCard, clockPlain);
+  await sandbox.advanceClock(ms);
+  await print(ctx, await clock(sandbox), clockCard, clockPlain);
 }
 
 export async function reset(ctx: Context, flags: { yes?: boolean }): Promise<void> {
   const sandbox = await open(ctx, 'reset');
   if (!flags.yes) {
-    const what = `every offset, balance and key of the local sandbox in ${sandbox.dir}`;
+    const what = `every offset, balance and key of the local sandbox in ${sandbox.store.label}`;
     // A script is never prompted: without a terminal to ask on, only --yes may delete.
     if (!(process.stdin.isTTY && ctx.out.stderrInteractive)) throw usage(`carbon sandbox reset deletes ${what}.`, 'Add --yes to do it without a prompt.');
     const { confirmPrompt } = await import('../prompt.js');
     if (!(await confirmPrompt(ctx.out, `Delete ${what}?`))) throw new CliError('Cancelled; nothing was deleted.', EXIT.failure, 'cancelled');
   }
-  sandbox.reset();
+  await sandbox.reset();
   await note(ctx, (p) => `${p.green('✓')} The sandbox starts over: a fresh account with new test, live and read-only keys.`);
-  await print(ctx, sandbox.status(), statusCard, statusPlain);
+  await print(ctx, await sandbox.status(), statusCard, statusPlain);
 }

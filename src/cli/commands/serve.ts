@@ -89,9 +89,9 @@ export async function run(ctx: Context, flags: ServeFlags): Promise<void> {
   const closed = new Promise<void>((resolve) => closeOnSignals(server, { log, onClosed: resolve }));
 
   const full = {
-    test: server.sandbox.defaultKey('test') ?? null,
-    read_only: server.sandbox.defaultKey('read_only') ?? null,
-    live: server.sandbox.defaultKey('live') ?? null,
+    test: (await server.sandbox.defaultKey('test')) ?? null,
+    read_only: (await server.sandbox.defaultKey('read_only')) ?? null,
+    live: (await server.sandbox.defaultKey('live')) ?? null,
   };
   const show = (key: string | null) => (key === null ? null : flags.showKeys ? key : maskKey(key));
   const ready: ServeReady = { url: server.url, test_key: show(full.test), read_only_key: show(full.read_only), live_key: show(full.live), pid: process.pid };

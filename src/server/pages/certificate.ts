@@ -1,4 +1,4 @@
-import type { Offset } from '../api/types.js';
+import type { Offset } from '../../api/types.js';
 
 /**
  * The public certificate page of a placed live offset. It is public, so it shows what the

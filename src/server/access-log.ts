@@ -1,0 +1,72 @@
+import { performance } from 'node:perf_hooks';
+import { ServerResponse } from 'node:http';
+import { maskKey } from '../service/keys.js';
+
+/**
+ * The access log: one line per request once its response is over (sent, or cut off), with the
+ * key masked and the path bounded and printable. What the line needs of its request is kept on
+ * the response as declared fields (`Answered`): one shape for every response, not a closure per
+ * request nor properties added to Node's own class (each such store took V8's slow path).
+ */
+export class Answered extends ServerResponse {
+  started = 0;
+  method = '';
+  path = '';
+  /** Set by send(), as getHeader() does not see headers given to writeHead(). */
+  requestId: string | undefined = undefined;
+}
+
+/** `new Date().toISOString()`, with the part up to the second made once a second. */
+let isoSecond = Number.NaN;
+let isoPrefix = '';
+export function isoNow(): string {
+  const now = Date.now();
+  const ms = now % 1000;
+  const second = now - ms;
+  if (second !== isoSecond) {
+    isoSecond = second;
+    isoPrefix = new Date(second).toISOString().slice(0, -4); // …T20:48:02.
+  }
+  return `${isoPrefix}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z`;
+}
+
+/**
+ * What the log shows for a request's key: masked, never the key itself, and in ASCII
+ * (`ck_test_...4eUO`): one `…` in a line makes the log's text two-byte, which took a third of the
+ * cost of logging a request under load (BENCHMARKS.md, serving).
+ */
+function keyLabel(authorization: string | undefined): string {
+  if (authorization === undefined) return '-';
+  let label = keyLabels.get(authorization);
+  if (label === undefined) {
+    label = maskedLabel(authorization);
+    // A client sends the same header again and again; a few are remembered (cleared when full).
+    if (keyLabels.size >= 64) keyLabels.clear();
+    keyLabels.set(authorization, label);
+  }
+  return label;
+}
+const keyLabels = new Map<string, string>();
+
+function maskedLabel(authorization: string): string {
+  if (authorization.trim() === '') return '-';
+  const m = /^Bearer +(\S+) *$/i.exec(authorization);
+  return m?.[1] === undefined ? '[not a bearer key]' : maskKey(m[1]).replace('…', '...');
+}
+
+const PRINTABLE_PATH = /^[\x21-\x7e]{0,200}$/;
+
+/** The path for the log: bounded, and printable (a raw request line can carry odd bytes). */
+export function logPath(path: string): string {
+  if (PRINTABLE_PATH.test(path)) return path;
+  const clean = path.replace(/[^\x21-\x7e]/g, '?');
+  return clean.length > 200 ? `${clean.slice(0, 200)}…` : clean;
+}
+
+/** The line for a finished (or cut off) response. */
+export function accessLine(res: Answered): string {
+  const ms = (performance.now() - res.started).toFixed(1);
+  const status = res.writableFinished ? String(res.statusCode) : `${res.headersSent ? res.statusCode : '-'} (aborted)`;
+  const requestId = res.requestId ?? res.getHeader('request-id');
+  return `${isoNow()} ${res.method} ${logPath(res.path)} ${status} ${ms}ms key=${keyLabel(res.req.headers.authorization)}${typeof requestId === 'string' ? ` ${requestId}` : ''}`;
+}

@@ -1,0 +1,142 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ApiErrorBody, ApiRequest, ApiResponse } from '../api/types.js';
+import { ApiError, type ErrorCode } from '../service/errors.js';
+import { Answered } from './access-log.js';
+
+/**
+ * node:http ↔ the API's request and response: the target parsed into path and query, the body
+ * read within its limit, and one response written with every header in one writeHead().
+ */
+
+/** Splits a request target into the path (raw, still percent-encoded) and its query. */
+export function parseTarget(target: string): { path: string; query: ApiRequest['query'] } {
+  // An absolute-form target (`GET http://host/api/v1/balance`) is legal HTTP/1.1; keep its path.
+  const origin = target.charCodeAt(0) === 47 /* / */ ? null : /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(target);
+  const rest = origin ? target.slice(origin[0].length) || '/' : target;
+  const hash = rest.indexOf('#');
+  const noHash = hash === -1 ? rest : rest.slice(0, hash);
+  const q = noHash.indexOf('?');
+  const path = q === -1 ? noHash : noHash.slice(0, q);
+  // No prototype: a parameter named `__proto__` must stay a parameter (and be refused by name).
+  const query: ApiRequest['query'] = Object.create(null) as ApiRequest['query'];
+  if (q !== -1) {
+    for (const [name, value] of new URLSearchParams(noHash.slice(q + 1))) {
+      const prior = query[name];
+      query[name] = prior === undefined ? value : Array.isArray(prior) ? [...prior, value] : [prior, value];
+    }
+  }
+  return { path, query };
+}
+
+export type BodyResult = { kind: 'ok'; body: Buffer } | { kind: 'too_large' } | { kind: 'aborted' };
+
+/** Reads the body up to `limit` bytes; past it, stops keeping bytes and says so. */
+export function readBody(req: IncomingMessage, limit: number): Promise<BodyResult> {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > limit) {
+    return Promise.resolve({ kind: 'too_large' });
+  }
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (result: BodyResult) => {
+      if (done) return;
+      done = true;
+      req.off('data', onData);
+      resolve(result);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        chunks.length = 0;
+        finish({ kind: 'too_large' });
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.on('end', () => finish({ kind: 'ok', body: Buffer.concat(chunks) }));
+    req.on('error', () => finish({ kind: 'aborted' }));
+    req.on('close', () => finish({ kind: 'aborted' }));
+  });
+}
+
+/** Request headers as the service reads them: Node joins repeats itself; only Set-Cookie comes as a list. */
+export function requestHeaders(req: IncomingMessage): ApiRequest['headers'] {
+  const incoming = req.headers;
+  if (incoming['set-cookie'] === undefined) return incoming as ApiRequest['headers'];
+  const headers: ApiRequest['headers'] = {};
+  for (const name in incoming) {
+    const value = incoming[name];
+    headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
+}
+
+/** Header names as the spec writes them (`Request-Id`), for people reading curl -i. */
+function canonicalHeader(name: string): string {
+  let canonical = canonicalHeaders.get(name);
+  if (canonical === undefined) {
+    canonical = name.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
+    // The names are the service's own few; the bound only guards against a surprise.
+    if (canonicalHeaders.size < 256) canonicalHeaders.set(name, canonical);
+  }
+  return canonical;
+}
+const canonicalHeaders = new Map<string, string>();
+
+/** Set by send() itself, below whatever a response's headers say. */
+const OWN_HEADERS = new Set(['content-type', 'content-length', 'cache-control', 'x-content-type-options']);
+
+/**
+ * Writes a whole response. One writeHead() with every header, not a setHeader() apiece (each one
+ * validates and stores its header in a map that writeHead() then walks again). `closing`: the
+ * server is shutting down, so the connection is not kept.
+ */
+export function send(res: ServerResponse, status: number, headers: Record<string, string>, body: string, contentType: string, closing = false): void {
+  if (res.headersSent || res.destroyed) return;
+  const list: string[] = [];
+  for (const name in headers) {
+    const lower = name.toLowerCase();
+    if (OWN_HEADERS.has(lower) || (closing && lower === 'connection')) continue;
+    list.push(canonicalHeader(name), headers[name]!);
+  }
+  list.push('Content-Type', contentType, 'Content-Length', String(Buffer.byteLength(body)), 'Cache-Control', 'no-store', 'X-Content-Type-Options', 'nosniff');
+  if (closing) list.push('Connection', 'close');
+  const requestId = headers['request-id'];
+  if (requestId !== undefined && res instanceof Answered) res.requestId = requestId;
+  res.writeHead(status, list);
+  res.end(body);
+}
+
+export function sendJson(res: ServerResponse, response: ApiResponse, closing = false): void {
+  send(res, response.status, response.headers, JSON.stringify(response.body), 'application/json', closing);
+}
+
+export function envelope(code: ErrorCode, message: string): { status: number; body: { error: ApiErrorBody } } {
+  const err = new ApiError(code, message);
+  return { status: err.status, body: { error: err.toBody() } };
+}
+
+/** The error code and message for a request Node could not parse, or that timed out. */
+export function clientErrorCode(code: string | undefined): [ErrorCode, string] {
+  return code === 'ERR_HTTP_REQUEST_TIMEOUT'
+    ? ['request_timeout', 'The request was not received in time.']
+    : code === 'HPE_HEADER_OVERFLOW'
+      ? ['headers_too_large', 'The request headers are too large.']
+      : ['malformed_request', 'The request is not valid HTTP.'];
+}
+
+/** A whole error response written straight to a socket that has no response object. */
+export function rawErrorResponse(code: ErrorCode, message: string, requestId: string): { text: string; status: number } {
+  const { status, body } = envelope(code, message);
+  const json = JSON.stringify(body);
+  const reason = status === 408 ? 'Request Timeout' : status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+  return {
+    status,
+    text:
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n` +
+      `Request-Id: ${requestId}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${json}`,
+  };
+}

@@ -1,0 +1,32 @@
+import type { RunningServer } from './server.js';
+
+/**
+ * Closes `server` gracefully on SIGINT or SIGTERM; a second signal cuts requests in flight off
+ * at once. The process then ends on its own once nothing is left open (no process.exit here:
+ * the CLI owns the exit). Returns a function that removes the handlers.
+ */
+export function closeOnSignals(
+  server: RunningServer,
+  options: { signals?: NodeJS.Signals[]; log?: (line: string) => void; onClosed?: () => void } = {},
+): () => void {
+  const signals = options.signals ?? ['SIGINT', 'SIGTERM'];
+  let count = 0;
+  const handler = (signal: NodeJS.Signals) => {
+    count++;
+    if (count === 1) {
+      options.log?.(`${signal}: closing (send it again to stop at once)`);
+      void server.close().then(() => {
+        remove();
+        options.onClosed?.();
+      });
+    } else {
+      options.log?.(`${signal}: stopping now`);
+      void server.terminate();
+    }
+  };
+  const remove = () => {
+    for (const s of signals) process.off(s, handler);
+  };
+  for (const s of signals) process.on(s, handler);
+  return remove;
+}

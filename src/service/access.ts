@@ -1,0 +1,46 @@
+import type { Mode } from '../api/types.js';
+import type { AccountRecord, KeyRecord } from '../store/port.js';
+import { ApiError } from './errors.js';
+import { keyMode } from './keys.js';
+
+/**
+ * Who may call (spec part 5), as plain functions: the header's form, the key's state, the
+ * account's standing, the operation's permission. The service looks the key up; these decide.
+ */
+
+/** The key named by an Authorization header, or the 401 a malformed or missing header gets. */
+export function parseBearer(header: string | undefined): { secret: string; mode: Mode } {
+  if (header === undefined || header.trim() === '') {
+    throw new ApiError('api_key_missing', 'No API key provided. Send it as `Authorization: Bearer <API_KEY>`.');
+  }
+  const match = /^Bearer +(\S+) *$/i.exec(header);
+  const secret = match?.[1];
+  const mode = secret === undefined ? null : keyMode(secret);
+  if (secret === undefined || mode === null) {
+    throw new ApiError('api_key_invalid', 'Invalid API key: expected `Authorization: Bearer ck_test_…` or `ck_live_…`.');
+  }
+  return { secret, mode };
+}
+
+/** 401 for a revoked key, 403 for an account that is not active. */
+export function checkStanding(key: KeyRecord, account: AccountRecord): void {
+  if (key.revoked_ms !== null) throw new ApiError('api_key_revoked', 'This API key has been revoked.');
+  if (account.status !== 'active') {
+    throw new ApiError(
+      'api_access_inactive',
+      account.status === 'suspended' ? 'API access is inactive: the account is suspended.' : 'API access is inactive: the account is not yet approved.',
+    );
+  }
+}
+
+/** 403 when a read-only key asks for an operation that needs purchase access. */
+export function checkPermission(key: KeyRecord, needed: 'read' | 'purchase'): void {
+  if (needed === 'purchase' && key.permission !== 'purchase') {
+    throw new ApiError('insufficient_permissions', 'This API key is read-only; buying offsets needs a key with purchase access.');
+  }
+}
+
+/** 429 with Retry-After in whole seconds. */
+export function rateLimited(wait: number): ApiError {
+  return new ApiError('rate_limited', `Too many requests. Retry after ${wait} second${wait === 1 ? '' : 's'}.`, {}, { 'retry-after': String(wait) });
+}

@@ -1,0 +1,53 @@
+import type { Mode } from '../api/types.js';
+import type { ImpactTotals, OffsetRecord } from '../store/port.js';
+import { ApiError, validationError } from './errors.js';
+
+/**
+ * The offset lifecycle (spec part 3) over the model clock. Placement is a matter of time: a
+ * processing offset whose `settle_at_ms` has come IS placed, whether or not a write has recorded
+ * it yet. Reads therefore show it placed (`effective`) without writing, so they never wait for
+ * a writer; the next write transaction records it (`placeDue`).
+ */
+
+/** The model's timing rules, in model milliseconds. */
+export const TIMING = {
+  /** A test offset is placed this long after creation ("a few seconds"). */
+  testPlacementMs: 3_000,
+  /** A live offset is placed this long after creation ("usually within minutes"). */
+  livePlacementMs: 60_000,
+} as const;
+
+/** When an offset bought at `created` places by itself (no review). */
+export function settleAtFor(mode: Mode, created: number): number {
+  return created + (mode === 'live' ? TIMING.livePlacementMs : TIMING.testPlacementMs);
+}
+
+/** Whether a processing offset has come due by `now`. */
+export function isDue(offset: OffsetRecord, now: number): boolean {
+  return offset.status === 'processing' && offset.settle_at_ms !== null && offset.settle_at_ms <= now;
+}
+
+/** The offset as it stands at `now`: placed at its settle time once that has come. */
+export function effective(offset: OffsetRecord, now: number): OffsetRecord {
+  if (!isDue(offset, now)) return offset;
+  return { ...offset, status: 'placed', placed_ms: offset.settle_at_ms, settle_at_ms: null };
+}
+
+/** The stored totals with the offsets due by now moved from processing to placed. */
+export function effectiveImpact(stored: ImpactTotals, due: { kg: number }): ImpactTotals {
+  return { placed_kg: stored.placed_kg + due.kg, processing_kg: stored.processing_kg - due.kg, offsets: stored.offsets };
+}
+
+/** Refund and approval act on processing offsets only. */
+export function mustBeProcessing(offset: OffsetRecord | undefined, id: string): OffsetRecord {
+  if (offset === undefined) throw new ApiError('resource_missing', `No such offset: '${id}'.`, { param: 'id' });
+  if (offset.status !== 'processing') throw validationError('id', `Offset ${id} is ${offset.status}, not processing.`);
+  return offset;
+}
+
+/** Approval and rejection act on offsets waiting for review only. */
+export function mustAwaitReview(offset: OffsetRecord | undefined, id: string): OffsetRecord {
+  const row = mustBeProcessing(offset, id);
+  if (row.review !== 'pending') throw validationError('id', `Offset ${id} is not waiting for review.`);
+  return row;
+}

@@ -1,0 +1,79 @@
+import { LIMITS } from '../api/types.js';
+import type { AccountRecord } from '../store/port.js';
+import { validationError } from './errors.js';
+import { TIMING } from './lifecycle.js';
+
+/**
+ * What a fresh account starts with, and the bounds of every setting the developer page (and
+ * `carbon sandbox`) can change: plain checks, so no setting can put the model in a state that
+ * breaks a later request.
+ */
+
+export const DEFAULTS = {
+  rate: 4000,
+  reviewLimitCents: 500_000,
+  testBalanceCents: 100_000,
+  /** Off until `carbon sandbox rate-limit` turns it on: a sandbox should not throttle its tests by surprise. */
+  rateLimitRequests: null,
+  rateLimitWindowMs: 1000,
+} as const;
+
+export const FRESH_ACCOUNT: AccountRecord = {
+  status: 'active',
+  rate: DEFAULTS.rate,
+  review_limit_cents: DEFAULTS.reviewLimitCents,
+  clock_offset_ms: 0,
+  rate_limit_requests: DEFAULTS.rateLimitRequests,
+  rate_limit_window_ms: DEFAULTS.rateLimitWindowMs,
+};
+
+/** The largest top-up at once, and the largest balance: far above any real account, far below 2^53. */
+export const MAX_TOP_UP_CENTS = 100_000_000_000;
+export const MAX_RATE = 10_000_000;
+/**
+ * The latest model time the model can represent: the end of year 9999 (ISO 8601 timestamps have
+ * four-digit years), less the longest placement delay, so every offset's times stay writable.
+ */
+export const LATEST_MODEL_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999) - TIMING.livePlacementMs;
+
+export function checkTopUp(cents: number): number {
+  if (!Number.isSafeInteger(cents) || cents < LIMITS.topUpMinCents || cents > MAX_TOP_UP_CENTS) {
+    throw validationError('amount_cents', `A top-up is a whole number of cents from ${LIMITS.topUpMinCents} ($250.00) to ${MAX_TOP_UP_CENTS}.`);
+  }
+  return cents;
+}
+
+/** A balance after a top-up stays a safe integer with room for any later refund. */
+export function checkBalanceAfter(balance: number, cents: number): void {
+  if (balance + cents > Number.MAX_SAFE_INTEGER / 2) throw validationError('amount_cents', 'That top-up would take the balance past what the model can hold.');
+}
+
+export function checkRate(rate: number): number {
+  if (!Number.isSafeInteger(rate) || rate < 1 || rate > MAX_RATE) {
+    throw validationError('rate_millicents_per_kg', `The rate is a whole number of millicents per kg from 1 to ${MAX_RATE}.`);
+  }
+  return rate;
+}
+
+export function checkReviewLimit(cents: number): number {
+  if (!Number.isSafeInteger(cents) || cents < 0) throw validationError('review_limit_cents', 'The review limit is a whole number of cents, 0 or more.');
+  return cents;
+}
+
+export function checkRateLimit(requests: number | null, windowMs: number): void {
+  if (requests !== null && (!Number.isSafeInteger(requests) || requests < 0)) {
+    throw validationError('requests', 'The rate limit is a whole number of requests, 0 or more, or off.');
+  }
+  if (!Number.isSafeInteger(windowMs) || windowMs < 1 || windowMs > 86_400_000) {
+    throw validationError('window', 'The window is a whole number of milliseconds from 1 to 86400000 (a day).');
+  }
+}
+
+/** The clock only moves forward, and never past what the model can represent. */
+export function checkClockAdvance(modelNow: number, ms: number): number {
+  if (!Number.isSafeInteger(ms) || ms <= 0) throw validationError('duration', 'The clock only moves forward, by a positive duration.');
+  if (modelNow + ms > LATEST_MODEL_TIME) {
+    throw validationError('duration', `The model clock cannot go past ${new Date(LATEST_MODEL_TIME).toISOString()}; it is now ${new Date(modelNow).toISOString()}.`);
+  }
+  return ms;
+}

@@ -1,0 +1,17 @@
+/**
+ * A store could not do its work (locked, full, unreachable, damaged): what happened, where, and
+ * what to do. Kept apart from the stores so the CLI recognises it without loading a driver.
+ */
+export class LedgerError extends Error {
+  override name = 'LedgerError';
+  constructor(
+    message: string,
+    /** The ledger, as its store shows it: a path, or a URL with the password masked. */
+    readonly path: string,
+    readonly hint: string,
+    /** True when trying again shortly may succeed (a lock, a restart): the server answers 503. */
+    readonly transient = false,
+  ) {
+    super(message);
+  }
+}

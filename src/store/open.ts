@@ -1,0 +1,19 @@
+import type { LedgerStore } from './port.js';
+
+/**
+ * Where the ledger lives: SQLite in a data directory (the default: CARBON_HOME), or PostgreSQL
+ * by URL (`--database` / CARBON_DATABASE_URL). Each store's code, and its driver, loads only when
+ * that store is opened: a local `carbon balance` pays nothing for PostgreSQL.
+ */
+export type StoreTarget =
+  | { kind: 'sqlite'; dir: string }
+  | { kind: 'postgres'; url: string; schema?: string };
+
+export async function openStore(target: StoreTarget): Promise<LedgerStore> {
+  if (target.kind === 'postgres') {
+    const { PostgresStore } = await import('./postgres/postgres-store.js');
+    return PostgresStore.open(target.url, target.schema === undefined ? {} : { schema: target.schema });
+  }
+  const { SqliteStore } = await import('./sqlite/sqlite-store.js');
+  return SqliteStore.open(target.dir);
+}

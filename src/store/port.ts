@@ -1,0 +1,171 @@
+import type { Mode, OffsetStatus } from '../api/types.js';
+
+export { LedgerError } from './ledger-error.js';
+
+/**
+ * The storage port: everything the model keeps, in the model's own terms. The service decides
+ * (src/service/rules/), a store stores. No SQL and no driver type crosses this file, so a store
+ * is chosen at run time (SQLite in the data directory, or PostgreSQL by URL) and the same
+ * service, server and contract suite run on each.
+ *
+ * Two rules every implementation keeps:
+ * - `transaction(fn)` runs `fn` with every read and write it makes as one atomic unit that no
+ *   other writer, in this process or another, interleaves with. It may run `fn` again from the
+ *   start (a serialization failure, a lost connection before commit), so `fn` must do nothing
+ *   outside `tx` that cannot be repeated. What `fn` throws rolls everything back and is rethrown.
+ * - Reads outside a transaction see committed state only, and never wait for a writer.
+ */
+
+export type AccountStatus = 'active' | 'suspended' | 'unapproved';
+export type Permission = 'purchase' | 'read_only';
+export type ReviewState = 'pending' | 'approved' | 'rejected';
+/** The three keys a fresh account starts with. */
+export type DefaultKey = 'test' | 'live' | 'read_only';
+
+export interface AccountRecord {
+  status: AccountStatus;
+  /** Millicents per kg. */
+  rate: number;
+  review_limit_cents: number;
+  /** The sandbox clock: model time is the wall clock plus this. */
+  clock_offset_ms: number;
+  /** Requests allowed per window per key; null is unlimited. */
+  rate_limit_requests: number | null;
+  rate_limit_window_ms: number;
+}
+
+export interface KeyRecord {
+  id: string;
+  /** SHA-256 of the key: a store never holds a usable key in its ledger. */
+  hash: Uint8Array;
+  mode: Mode;
+  permission: Permission;
+  last4: string;
+  created_ms: number;
+  revoked_ms: number | null;
+}
+
+export interface OffsetRecord {
+  /** Insertion order, assigned by the store inside the purchase's transaction: the list's order. */
+  seq: number;
+  id: string;
+  mode: Mode;
+  status: OffsetStatus;
+  kg: number;
+  amount_cents: number;
+  rate: number;
+  req_kg: number | null;
+  req_amount_cents: number | null;
+  reference: string | null;
+  created_ms: number;
+  /** When a processing offset places by itself; null while it waits for review. */
+  settle_at_ms: number | null;
+  review: ReviewState | null;
+  placed_ms: number | null;
+  /** Chosen at purchase for live offsets; public only once the offset is placed. */
+  certificate_id: string | null;
+}
+
+/** An offset as a purchase writes it: the store adds `seq`. */
+export type NewOffset = Omit<OffsetRecord, 'seq'>;
+
+export interface ImpactTotals {
+  placed_kg: number;
+  processing_kg: number;
+  offsets: number;
+}
+
+export interface IdempotencyRecord {
+  fingerprint: string;
+  offset_id: string;
+  created_ms: number;
+}
+
+/** The full text of the keys the sandbox handed out: the developer page's part. */
+export interface KeyVault {
+  defaults: Partial<Record<DefaultKey, string>>;
+  secrets: Record<string, string>;
+}
+
+export interface PageQuery {
+  limit: number;
+  /** Only offsets older (lower seq) than this one. */
+  beforeSeq: number | null;
+  reference: string | null;
+}
+
+/** Filters of the developer page's offset table (the API lists by reference only). */
+export interface BrowseQuery extends PageQuery {
+  status: OffsetStatus | null;
+  /** created_ms at or after. */
+  since: number | null;
+  /** created_ms before. */
+  until: number | null;
+}
+
+/** Reads: committed state, inside or outside a transaction. */
+export interface LedgerReads {
+  /** Undefined only before provisioning (or after a store was emptied by hand). */
+  account(): Promise<AccountRecord | undefined>;
+  keyByHash(hash: Uint8Array): Promise<KeyRecord | undefined>;
+  keys(): Promise<KeyRecord[]>;
+  vault(): Promise<KeyVault>;
+  balance(mode: Mode): Promise<number>;
+  /** The stored totals; offsets due to place but not yet written are still counted processing. */
+  impact(mode: Mode): Promise<ImpactTotals>;
+  /** kg and count of processing offsets of `mode` whose placement time is at or before `now`. */
+  due(mode: Mode, now: number): Promise<{ kg: number; count: number }>;
+  offset(id: string): Promise<OffsetRecord | undefined>;
+  offsetByCertificate(certificateId: string): Promise<OffsetRecord | undefined>;
+  /** Newest first (highest seq first). */
+  page(mode: Mode, query: PageQuery): Promise<OffsetRecord[]>;
+  browse(mode: Mode, query: BrowseQuery): Promise<OffsetRecord[]>;
+  /** Offsets waiting for review, oldest first. */
+  reviewQueue(limit: number): Promise<OffsetRecord[]>;
+  /** kg placed or processing per UTC day or month (YYYY-MM-DD / YYYY-MM), oldest first. */
+  kgByPeriod(mode: Mode, period: 'day' | 'month', since: number | null): Promise<Array<{ period: string; kg: number }>>;
+  /** The created_ms of the newest offset of `mode`, or null: a new one is never older. */
+  newestCreated(mode: Mode): Promise<number | null>;
+}
+
+/** Writes, each in domain terms; only inside `transaction`. */
+export interface LedgerTx extends LedgerReads {
+  idempotency(mode: Mode, key: string): Promise<IdempotencyRecord | undefined>;
+  /** Creates the account, its balances at 0 and its totals at 0. */
+  createAccount(account: AccountRecord, now: number): Promise<void>;
+  updateAccount(patch: Partial<AccountRecord>): Promise<AccountRecord>;
+  /** Adds to (or, negative, takes from) a balance with a ledger entry; a balance never goes below 0. */
+  moveBalance(mode: Mode, cents: number, kind: 'topup' | 'charge' | 'refund', offsetId: string | null, now: number): Promise<number>;
+  /** Records a purchase: the offset, its charge, the totals, and the Idempotency-Key when there is one. */
+  insertOffset(offset: NewOffset, idempotency: { key: string; fingerprint: string } | null): Promise<OffsetRecord>;
+  /** Every processing offset whose placement time is at or before `now` becomes placed at that time. */
+  placeDue(now: number): Promise<void>;
+  /** processing → placed now (an approved review). */
+  place(offset: OffsetRecord, now: number, review: ReviewState | null): Promise<OffsetRecord>;
+  /** processing → refunded: the offset leaves the totals; the charge goes back through moveBalance. */
+  markRefunded(offset: OffsetRecord, review: ReviewState | null): Promise<OffsetRecord>;
+  insertKey(key: KeyRecord, secret: string, defaultFor: DefaultKey | null): Promise<void>;
+  revokeKey(id: string, now: number): Promise<boolean>;
+  /** Deletes every account, balance, offset, key and Idempotency-Key. */
+  clear(): Promise<void>;
+}
+
+export interface LedgerStore extends LedgerReads {
+  readonly kind: 'sqlite' | 'postgres';
+  /** Where the ledger is, as it may be shown: a path, or a URL with its password masked. */
+  readonly label: string;
+  /**
+   * `wait: false`: give up at once (a transient LedgerError) when another writer holds the lock,
+   * for work the next writer can do as well (recording placements that are due).
+   */
+  transaction<T>(fn: (tx: LedgerTx) => Promise<T>, options?: { wait?: boolean }): Promise<T>;
+  /**
+   * Counts one request of `keyId` against a fixed window; the seconds to wait when it is over
+   * `limit`, else null. Held where the store's users share it: one process's memory for SQLite
+   * (a served sandbox is one process), a table for PostgreSQL (every instance counts together).
+   */
+  takeRequest(keyId: string, now: number, limit: number, windowMs: number): Promise<number | null>;
+  /** True while the store can serve (the health check). */
+  healthy(): Promise<boolean>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,389 @@
+import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type { Mode } from '../../api/types.js';
+import { LedgerError } from '../ledger-error.js';
+import type {
+  AccountRecord, BrowseQuery, ImpactTotals, KeyRecord, KeyVault, LedgerReads, LedgerStore, LedgerTx, OffsetRecord, PageQuery,
+} from '../port.js';
+import { type RateWindow, takeFromWindow } from '../rate-window.js';
+import { sqliteError } from './errors.js';
+import { migrate } from './schema.js';
+import { DAY_MS, SqliteTx, lm } from './sqlite-tx.js';
+import { OFFSET_COLUMNS, type Statements, prepareAll } from './statements.js';
+import { LEDGER_FILE, readVault, writeVault } from './files.js';
+
+/**
+ * The embedded store: one SQLite file in the data directory (WAL), shared by every carbon process
+ * on this machine. Each transaction is BEGIN IMMEDIATE: processes serialise on SQLite's write
+ * lock, so no two purchases can both spend the same cents; `CHECK (available_cents >= 0)` is a
+ * last line of defence behind the service's own check.
+ */
+
+export { LEDGER_FILE };
+
+
+/**
+ * How long a write waits for another process's lock before failing with "locked": 5 s, or
+ * CARBON_BUSY_TIMEOUT_MS (whole milliseconds), which lets tests and impatient scripts wait less.
+ */
+function busyTimeoutMs(): number {
+  const raw = process.env.CARBON_BUSY_TIMEOUT_MS;
+  return raw !== undefined && /^\d{1,7}$/.test(raw) ? Number(raw) : 5000;
+}
+
+/**
+ * Commits made by every SqliteStore of this process. PRAGMA data_version tells a connection about
+ * other connections' commits, but the once-a-turn check below would miss one made by another
+ * connection of this same process within the same turn (the library opened twice, the tests).
+ */
+let processCommits = 0;
+
+interface Cache {
+  version: number;
+  /** processCommits less this store's own, when the cache was checked. */
+  othersCommits: number;
+  accountWrites: number;
+  account: AccountRecord | undefined;
+  keys: Map<string, KeyRecord>;
+  balanceWrites: number;
+  balances: [number | undefined, number | undefined];
+}
+
+export class SqliteStore implements LedgerStore {
+  readonly kind = 'sqlite' as const;
+  private readonly s: Statements;
+  /** The transaction running now in this process (one connection runs one at a time), and its end. */
+  private running: Promise<unknown> | null = null;
+  private readonly windows = new Map<string, RateWindow>();
+  private readonly browseStatements = new Map<string, Database.Statement>();
+
+  private constructor(
+    /** The connection, for tests and tools that read the file's rows directly. */
+    readonly db: Database.Database,
+    readonly label: string,
+    /** The data directory (the key vault lives beside the ledger), or null in memory. */
+    private readonly dir: string | null,
+  ) {
+    this.s = prepareAll(db);
+  }
+
+  /** Opens (creating when absent) the ledger in `dir`: the directory 0700, the file 0600, WAL journal. */
+  static open(dir: string): SqliteStore {
+    const path = join(dir, LEDGER_FILE);
+    let db: Database.Database;
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      closeSync(openSync(path, 'a', 0o600));
+      // Modes apply only to what is created: take back what a copy or a restore may have widened.
+      for (const [p, mode] of [[dir, 0o700], [path, 0o600]] as const) {
+        try {
+          chmodSync(p, mode);
+        } catch {
+          // Not the owner: nothing to do here.
+        }
+      }
+      db = new Database(path);
+    } catch (err) {
+      throw sqliteError(err, path);
+    }
+    return SqliteStore.init(db, path, dir);
+  }
+
+  /** A private ledger in memory (its key vault still in `dir`), for tests and throwaway models. */
+  static memory(dir: string | null = null): SqliteStore {
+    return SqliteStore.init(new Database(':memory:'), ':memory:', dir);
+  }
+
+  private static init(db: Database.Database, path: string, dir: string | null): SqliteStore {
+    try {
+      db.pragma(`busy_timeout = ${busyTimeoutMs()}`);
+      if (path !== ':memory:') {
+        db.pragma('journal_mode = WAL');
+        // NORMAL in WAL mode: a commit survives any process crash (kill -9 included); an OS
+        // crash or power loss may lose the last commits but never corrupts. docs/reliability.md.
+        db.pragma('synchronous = NORMAL');
+      }
+      migrate(db);
+      return new SqliteStore(db, path, dir);
+    } catch (err) {
+      db.close();
+      throw sqliteError(err, path);
+    }
+  }
+
+  /**
+   * Every request reads the account and its key, and most its balance; all change rarely. They
+   * are kept between requests and dropped when anything may have changed them: a commit by another
+   * connection (another process: PRAGMA data_version moves) or a write through this one. The check
+   * runs once per turn of the event loop: `carbon serve` answers the requests read in one turn
+   * together, after reading them all, so an answer never misses a commit that finished before its
+   * request arrived (BENCHMARKS.md: GET /balance, the freshness check once a batch).
+   */
+  private cache: Cache | undefined;
+  private accountWrites = 0;
+  private balanceWrites = 0;
+  private checkedThisTurn = false;
+  private ownCommits = 0;
+  private readonly nextTurn = (): void => {
+    this.checkedThisTurn = false;
+  };
+
+  private fresh(): Cache {
+    let cache = this.cache;
+    const others = processCommits - this.ownCommits;
+    if (cache === undefined || cache.accountWrites !== this.accountWrites || !this.checkedThisTurn || cache.othersCommits !== others) {
+      const version = this.s.dataVersion.get()!;
+      if (!this.checkedThisTurn) {
+        this.checkedThisTurn = true;
+        setImmediate(this.nextTurn);
+      }
+      if (cache === undefined || cache.version !== version || cache.accountWrites !== this.accountWrites) {
+        cache = { version, othersCommits: others, accountWrites: this.accountWrites, account: undefined, keys: new Map(), balanceWrites: this.balanceWrites, balances: [undefined, undefined] };
+        this.cache = cache;
+      }
+      cache.othersCommits = others;
+    }
+    return cache;
+  }
+
+  async account(): Promise<AccountRecord | undefined> {
+    if (this.running) await this.running.catch(() => {});
+    try {
+      const cache = this.fresh();
+      if (cache.account !== undefined) return cache.account;
+      const row = this.s.account.get();
+      if (row !== undefined) cache.account = Object.freeze(row);
+      return row;
+    } catch (err) {
+      throw sqliteError(err, this.label);
+    }
+  }
+
+  async keyByHash(hash: Uint8Array): Promise<KeyRecord | undefined> {
+    if (this.running) await this.running.catch(() => {});
+    try {
+      const cache = this.fresh();
+      const id = Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString('base64');
+      let row = cache.keys.get(id);
+      if (row === undefined) {
+        row = this.s.keyByHash.get(hash);
+        // Only keys that exist are kept, and only so many: unknown keys sprayed at a server cost memory.
+        if (row !== undefined && cache.keys.size < 1000) cache.keys.set(id, Object.freeze(row));
+      }
+      return row;
+    } catch (err) {
+      throw sqliteError(err, this.label);
+    }
+  }
+
+  async balance(mode: Mode): Promise<number> {
+    if (this.running) await this.running.catch(() => {});
+    try {
+      const cache = this.fresh();
+      if (cache.balanceWrites !== this.balanceWrites) {
+        cache.balanceWrites = this.balanceWrites;
+        cache.balances = [undefined, undefined];
+      }
+      const livemode = lm(mode);
+      let cents = cache.balances[livemode];
+      if (cents === undefined) {
+        cents = this.s.balance.get(livemode) ?? 0;
+        cache.balances[livemode] = cents;
+      }
+      return cents;
+    } catch (err) {
+      throw sqliteError(err, this.label);
+    }
+  }
+
+  keys(): Promise<KeyRecord[]> {
+    return this.guarded(() => this.reads.keys());
+  }
+
+  vault(): Promise<KeyVault> {
+    return this.guarded(() => this.reads.vault());
+  }
+
+  impact(mode: Mode): Promise<ImpactTotals> {
+    return this.guarded(() => this.reads.impact(mode));
+  }
+
+  due(mode: Mode, now: number): Promise<{ kg: number; count: number }> {
+    return this.guarded(() => this.reads.due(mode, now));
+  }
+
+  offset(id: string): Promise<OffsetRecord | undefined> {
+    return this.guarded(() => this.reads.offset(id));
+  }
+
+  offsetByCertificate(certificateId: string): Promise<OffsetRecord | undefined> {
+    return this.guarded(() => this.reads.offsetByCertificate(certificateId));
+  }
+
+  page(mode: Mode, query: PageQuery): Promise<OffsetRecord[]> {
+    return this.guarded(() => this.reads.page(mode, query));
+  }
+
+  browse(mode: Mode, query: BrowseQuery): Promise<OffsetRecord[]> {
+    return this.guarded(() => this.reads.browse(mode, query));
+  }
+
+  reviewQueue(limit: number): Promise<OffsetRecord[]> {
+    return this.guarded(() => this.reads.reviewQueue(limit));
+  }
+
+  kgByPeriod(mode: Mode, period: 'day' | 'month', since: number | null): Promise<Array<{ period: string; kg: number }>> {
+    return this.guarded(() => this.reads.kgByPeriod(mode, period, since));
+  }
+
+  newestCreated(mode: Mode): Promise<number | null> {
+    return this.guarded(() => this.reads.newestCreated(mode));
+  }
+
+  /** A read after this process's own transaction (if one runs), its failure said in the ledger's terms. */
+  private async guarded<T>(read: () => Promise<T>): Promise<T> {
+    if (this.running) await this.running.catch(() => {});
+    try {
+      return await read();
+    } catch (err) {
+      throw sqliteError(err, this.label);
+    }
+  }
+
+  /** The reads themselves, uncached, as a transaction sees them too. */
+  private readonly reads: LedgerReads = {
+    account: async () => this.s.account.get(),
+    keyByHash: async (hash) => this.s.keyByHash.get(hash),
+    keys: async () => this.s.keys.all(),
+    vault: async () => (this.dir === null ? { defaults: {}, secrets: {} } : readVault(this.dir)),
+    balance: async (mode) => this.s.balance.get(lm(mode)) ?? 0,
+    impact: async (mode) => this.s.impact.get(lm(mode)) ?? { placed_kg: 0, processing_kg: 0, offsets: 0 },
+    due: async (mode, now) => (this.s.anyDue.get(now) === undefined ? { kg: 0, count: 0 } : this.s.due.get(now, lm(mode))!),
+    offset: async (id) => this.s.offsetById.get(id),
+    offsetByCertificate: async (id) => this.s.offsetByCertificate.get(id),
+    page: async (mode, q) => {
+      const before = q.beforeSeq ?? Number.MAX_SAFE_INTEGER;
+      return q.reference === null ? this.s.page.all(lm(mode), before, q.limit) : this.s.pageByReference.all(lm(mode), q.reference, before, q.limit);
+    },
+    browse: async (mode, q) => this.browseRows(mode, q),
+    reviewQueue: async (limit) => this.s.reviewQueue.all(limit),
+    kgByPeriod: async (mode, period, since) => {
+      const rows = this.s.daily.all(lm(mode), since === null ? 0 : Math.floor(since / DAY_MS));
+      const out: Array<{ period: string; kg: number }> = [];
+      for (const r of rows) {
+        const label = new Date(r.day * DAY_MS).toISOString().slice(0, period === 'day' ? 10 : 7);
+        const last = out.at(-1);
+        if (last !== undefined && last.period === label) last.kg += r.kg;
+        else out.push({ period: label, kg: r.kg });
+      }
+      return out;
+    },
+    newestCreated: async (mode) => this.s.newestCreated.get(lm(mode)) ?? null,
+  };
+
+  private browseRows(mode: Mode, q: BrowseQuery): OffsetRecord[] {
+    const where = ['livemode = @livemode', 'seq < @before'];
+    if (q.reference !== null) where.push('reference = @reference');
+    if (q.status !== null) where.push('status = @status');
+    if (q.since !== null) where.push('created_ms >= @since');
+    if (q.until !== null) where.push('created_ms < @until');
+    const sql = `SELECT ${OFFSET_COLUMNS} FROM offsets WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT @limit`;
+    let stmt = this.browseStatements.get(sql);
+    if (stmt === undefined) {
+      stmt = this.db.prepare(sql);
+      this.browseStatements.set(sql, stmt);
+    }
+    return stmt.all({
+      livemode: lm(mode),
+      before: q.beforeSeq ?? Number.MAX_SAFE_INTEGER,
+      limit: q.limit,
+      ...(q.reference === null ? {} : { reference: q.reference }),
+      ...(q.status === null ? {} : { status: q.status }),
+      ...(q.since === null ? {} : { since: q.since }),
+      ...(q.until === null ? {} : { until: q.until }),
+    }) as OffsetRecord[];
+  }
+
+  /**
+   * One transaction at a time on this connection: a second waits for the first. `wait: false`
+   * gives up at once (LedgerError, transient) when another process or transaction holds the lock,
+   * for work that can be left to the next writer.
+   */
+  async transaction<T>(fn: (tx: LedgerTx) => Promise<T>, options: { wait?: boolean } = {}): Promise<T> {
+    while (this.running) {
+      if (options.wait === false) throw this.locked();
+      await this.running.catch(() => {});
+    }
+    const run = this.runTransaction(fn, options.wait !== false);
+    this.running = run;
+    try {
+      return await run;
+    } finally {
+      if (this.running === run) this.running = null;
+    }
+  }
+
+  private locked(): LedgerError {
+    return new LedgerError(`The ledger ${this.label} is locked by another process.`, this.label, 'Wait for the other carbon process to finish and try again.', true);
+  }
+
+  private async runTransaction<T>(fn: (tx: LedgerTx) => Promise<T>, wait: boolean): Promise<T> {
+    try {
+      if (wait) this.db.exec('BEGIN IMMEDIATE');
+      else {
+        this.db.pragma('busy_timeout = 0');
+        try {
+          this.db.exec('BEGIN IMMEDIATE');
+        } finally {
+          this.db.pragma(`busy_timeout = ${busyTimeoutMs()}`);
+        }
+      }
+    } catch (err) {
+      throw sqliteError(err, this.label);
+    }
+    // Reads outside this transaction wait for it (see `running`), so they never see what it has
+    // not committed.
+    const tx = new SqliteTx(this.s, this.reads, this.db, () => this.readVaultNow());
+    try {
+      const result = await fn(tx);
+      this.db.exec('COMMIT');
+      processCommits++;
+      this.ownCommits++;
+      if (tx.pendingVault !== undefined && this.dir !== null) writeVault(this.dir, tx.pendingVault);
+      return result;
+    } catch (err) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw sqliteError(err, this.label);
+    } finally {
+      // The kept copies are dropped whether the transaction committed or not.
+      if (tx.touchedAccount) this.accountWrites++;
+      if (tx.touchedBalance) this.balanceWrites++;
+    }
+  }
+
+  /** The SQLite store's key vault is a file: written when the transaction that made a key ends. */
+  readVaultNow(): KeyVault {
+    return this.dir === null ? { defaults: {}, secrets: {} } : readVault(this.dir);
+  }
+
+  async takeRequest(keyId: string, now: number, limit: number, windowMs: number): Promise<number | null> {
+    const { window, wait } = takeFromWindow(this.windows.get(keyId), now, limit, windowMs);
+    this.windows.set(keyId, window);
+    return wait;
+  }
+
+  async healthy(): Promise<boolean> {
+    try {
+      this.s.dataVersion.get();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.running) await this.running.catch(() => {});
+    this.db.close();
+  }
+}

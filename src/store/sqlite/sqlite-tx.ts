@@ -1,0 +1,129 @@
+import type Database from 'better-sqlite3';
+import type { Mode } from '../../api/types.js';
+import type {
+  AccountRecord, BrowseQuery, DefaultKey, IdempotencyRecord, KeyRecord, KeyVault, LedgerReads, LedgerTx, NewOffset, OffsetRecord,
+  PageQuery, ReviewState,
+} from '../port.js';
+import { withKey } from './files.js';
+import type { Statements } from './statements.js';
+
+export const DAY_MS = 86_400_000;
+
+export const lm = (mode: Mode): number => (mode === 'live' ? 1 : 0);
+
+/** The writes of one transaction, on the store's one connection. */
+export class SqliteTx implements LedgerTx {
+  touchedAccount = false;
+  touchedBalance = false;
+  /** The key vault as this transaction leaves it, written once it commits. */
+  pendingVault: KeyVault | undefined;
+
+  constructor(
+    private readonly s: Statements,
+    private readonly reads: LedgerReads,
+    private readonly db: Database.Database,
+    /** The vault as it stands before this transaction. */
+    private readonly committedVault: () => KeyVault,
+  ) {}
+
+  account = () => this.reads.account();
+  keyByHash = (hash: Uint8Array) => this.reads.keyByHash(hash);
+  keys = () => this.reads.keys();
+  vault = async () => this.pendingVault ?? this.reads.vault();
+  balance = (mode: Mode) => this.reads.balance(mode);
+  impact = (mode: Mode) => this.reads.impact(mode);
+  due = (mode: Mode, now: number) => this.reads.due(mode, now);
+  offset = (id: string) => this.reads.offset(id);
+  offsetByCertificate = (id: string) => this.reads.offsetByCertificate(id);
+  page = (mode: Mode, q: PageQuery) => this.reads.page(mode, q);
+  browse = (mode: Mode, q: BrowseQuery) => this.reads.browse(mode, q);
+  reviewQueue = (limit: number) => this.reads.reviewQueue(limit);
+  kgByPeriod = (mode: Mode, period: 'day' | 'month', since: number | null) => this.reads.kgByPeriod(mode, period, since);
+  newestCreated = (mode: Mode) => this.reads.newestCreated(mode);
+
+  async idempotency(mode: Mode, key: string): Promise<IdempotencyRecord | undefined> {
+    return this.s.idempotency.get(lm(mode), key);
+  }
+
+  async createAccount(account: AccountRecord, now: number): Promise<void> {
+    this.touchedAccount = true;
+    this.touchedBalance = true;
+    this.s.createAccount.run({ ...account, created_ms: now });
+    this.db.prepare('INSERT INTO balances VALUES (0, 0), (1, 0)').run();
+    this.db.prepare('INSERT INTO impact VALUES (0, 0, 0, 0), (1, 0, 0, 0)').run();
+  }
+
+  async updateAccount(patch: Partial<AccountRecord>): Promise<AccountRecord> {
+    const columns = Object.keys(patch).filter((k) =>
+      ['status', 'rate', 'review_limit_cents', 'clock_offset_ms', 'rate_limit_requests', 'rate_limit_window_ms'].includes(k),
+    );
+    if (columns.length > 0) {
+      this.touchedAccount = true;
+      this.db.prepare(`UPDATE account SET ${columns.map((c) => `${c} = @${c}`).join(', ')} WHERE id = 1`).run(patch);
+    }
+    return this.s.account.get()!;
+  }
+
+  async moveBalance(mode: Mode, cents: number, kind: 'topup' | 'charge' | 'refund', offsetId: string | null, now: number): Promise<number> {
+    this.touchedBalance = true;
+    this.s.entry.run(lm(mode), kind, cents, offsetId, now);
+    this.s.addBalance.run(cents, lm(mode));
+    return this.s.balance.get(lm(mode)) ?? 0;
+  }
+
+  async insertOffset(offset: NewOffset, idempotency: { key: string; fingerprint: string } | null): Promise<OffsetRecord> {
+    const livemode = lm(offset.mode);
+    this.touchedBalance = true;
+    this.s.insertOffset.run({
+      id: offset.id, livemode, kg: offset.kg, amount_cents: offset.amount_cents, rate: offset.rate, req_kg: offset.req_kg,
+      req_amount_cents: offset.req_amount_cents, reference: offset.reference, created_ms: offset.created_ms,
+      settle_at_ms: offset.settle_at_ms, review: offset.review, certificate_id: offset.certificate_id,
+    });
+    this.s.entry.run(livemode, 'charge', -offset.amount_cents, offset.id, offset.created_ms);
+    this.s.addBalance.run(-offset.amount_cents, livemode);
+    this.s.addImpact.run(offset.kg, 1, livemode);
+    this.s.addDaily.run({ livemode, day: Math.floor(offset.created_ms / DAY_MS), kg: offset.kg, offsets: 1 });
+    if (idempotency !== null) this.s.rememberKey.run(livemode, idempotency.key, idempotency.fingerprint, offset.id, offset.created_ms);
+    return this.s.offsetById.get(offset.id)!;
+  }
+
+  async placeDue(now: number): Promise<void> {
+    if (this.s.anyDue.get(now) === undefined) return;
+    for (const due of this.s.dueByMode.all(now)) this.s.moveToPlaced.run(due);
+    this.s.placeDue.run(now);
+  }
+
+  async place(offset: OffsetRecord, now: number, review: ReviewState | null): Promise<OffsetRecord> {
+    this.s.place.run(review, now, offset.id);
+    this.s.moveToPlaced.run({ kg: offset.kg, livemode: lm(offset.mode) });
+    return this.s.offsetById.get(offset.id)!;
+  }
+
+  async markRefunded(offset: OffsetRecord, review: ReviewState | null): Promise<OffsetRecord> {
+    const livemode = lm(offset.mode);
+    this.s.refund.run(review, offset.id);
+    this.s.addImpact.run(-offset.kg, -1, livemode);
+    this.s.addDaily.run({ livemode, day: Math.floor(offset.created_ms / DAY_MS), kg: -offset.kg, offsets: -1 });
+    return this.s.offsetById.get(offset.id)!;
+  }
+
+  async insertKey(key: KeyRecord, secret: string, defaultFor: DefaultKey | null): Promise<void> {
+    this.touchedAccount = true;
+    this.s.insertKey.run(key.id, key.hash, lm(key.mode), key.permission, key.last4, key.created_ms);
+    this.pendingVault = withKey(this.pendingVault ?? this.committedVault(), key.id, secret, defaultFor);
+  }
+
+  async revokeKey(id: string, now: number): Promise<boolean> {
+    this.touchedAccount = true;
+    return this.s.revokeKey.run(now, id).changes === 1;
+  }
+
+  async clear(): Promise<void> {
+    this.touchedAccount = true;
+    this.touchedBalance = true;
+    for (const table of ['account', 'balances', 'entries', 'offsets', 'impact', 'impact_daily', 'idempotency', 'api_keys']) {
+      this.db.exec(`DELETE FROM ${table}`);
+    }
+    this.pendingVault = { defaults: {}, secrets: {} };
+  }
+}

@@ -1,0 +1,96 @@
+import type Database from 'better-sqlite3';
+import type { AccountRecord, IdempotencyRecord, ImpactTotals, KeyRecord, OffsetRecord } from '../port.js';
+
+/**
+ * Every statement the SQLite store runs, prepared once per connection. Rows come back already in
+ * the port's shape (`mode` rather than the stored 0/1), so no row is copied on the way up.
+ */
+
+const MODE = "CASE livemode WHEN 1 THEN 'live' ELSE 'test' END AS mode";
+export const OFFSET_COLUMNS = `seq, id, ${MODE}, status, kg, amount_cents, rate, req_kg, req_amount_cents, reference, created_ms, settle_at_ms, review, placed_ms, certificate_id`;
+const KEY_COLUMNS = `id, hash, ${MODE}, permission, last4, created_ms, revoked_ms`;
+const NEW_CERTIFICATE = "'cert_' || lower(hex(randomblob(12)))";
+
+export type Statements = ReturnType<typeof prepareAll>;
+
+export function prepareAll(db: Database.Database) {
+  return {
+    account: db.prepare<[], AccountRecord>(
+      'SELECT status, rate, review_limit_cents, clock_offset_ms, rate_limit_requests, rate_limit_window_ms FROM account WHERE id = 1',
+    ),
+    keyByHash: db.prepare<[Uint8Array], KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = ?`),
+    keys: db.prepare<[], KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_ms, rowid`),
+    balance: db.prepare<[number], number>('SELECT available_cents FROM balances WHERE livemode = ?').pluck(),
+    impact: db.prepare<[number], ImpactTotals>('SELECT placed_kg, processing_kg, offsets FROM impact WHERE livemode = ?'),
+    due: db.prepare<[number, number], { kg: number; count: number }>(
+      // INDEXED BY: left to itself the planner may walk offsets_by_mode, reading every offset.
+      "SELECT coalesce(SUM(kg), 0) AS kg, COUNT(*) AS count FROM offsets INDEXED BY offsets_due WHERE status = 'processing' AND settle_at_ms <= ? AND livemode = ?",
+    ),
+    anyDue: db.prepare<[number], number>("SELECT 1 FROM offsets WHERE status = 'processing' AND settle_at_ms <= ? LIMIT 1").pluck(),
+    offsetById: db.prepare<[string], OffsetRecord>(`SELECT ${OFFSET_COLUMNS} FROM offsets WHERE id = ?`),
+    offsetByCertificate: db.prepare<[string], OffsetRecord>(`SELECT ${OFFSET_COLUMNS} FROM offsets WHERE certificate_id = ?`),
+    page: db.prepare<[number, number, number], OffsetRecord>(
+      `SELECT ${OFFSET_COLUMNS} FROM offsets WHERE livemode = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+    ),
+    pageByReference: db.prepare<[number, string, number, number], OffsetRecord>(
+      `SELECT ${OFFSET_COLUMNS} FROM offsets WHERE livemode = ? AND reference = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+    ),
+    reviewQueue: db.prepare<[number], OffsetRecord>(
+      `SELECT ${OFFSET_COLUMNS} FROM offsets WHERE review = 'pending' AND status = 'processing' ORDER BY seq LIMIT ?`,
+    ),
+    newestCreated: db.prepare<[number], number>('SELECT created_ms FROM offsets WHERE livemode = ? ORDER BY seq DESC LIMIT 1').pluck(),
+    daily: db.prepare<[number, number], { day: number; kg: number }>(
+      'SELECT day, kg FROM impact_daily WHERE livemode = ? AND day >= ? ORDER BY day',
+    ),
+    dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
+    dueByMode: db.prepare<[number], { livemode: number; kg: number }>(
+      "SELECT livemode, SUM(kg) AS kg FROM offsets INDEXED BY offsets_due WHERE status = 'processing' AND settle_at_ms <= ? GROUP BY livemode",
+    ),
+    placeDue: db.prepare<[number]>(
+      `UPDATE offsets SET status = 'placed', placed_ms = settle_at_ms, settle_at_ms = NULL,
+         certificate_id = CASE WHEN livemode = 1 THEN coalesce(certificate_id, ${NEW_CERTIFICATE}) END
+       WHERE status = 'processing' AND settle_at_ms <= ?`,
+    ),
+    place: db.prepare<[string | null, number, string]>(
+      `UPDATE offsets SET status = 'placed', review = coalesce(?, review), placed_ms = ?, settle_at_ms = NULL,
+         certificate_id = CASE WHEN livemode = 1 THEN coalesce(certificate_id, ${NEW_CERTIFICATE}) END WHERE id = ?`,
+    ),
+    refund: db.prepare<[string | null, string]>(
+      "UPDATE offsets SET status = 'refunded', settle_at_ms = NULL, review = coalesce(?, review) WHERE id = ?",
+    ),
+    moveToPlaced: db.prepare<[{ kg: number; livemode: number }]>(
+      'UPDATE impact SET processing_kg = processing_kg - @kg, placed_kg = placed_kg + @kg WHERE livemode = @livemode',
+    ),
+    idempotency: db.prepare<[number, string], IdempotencyRecord>(
+      'SELECT fingerprint, offset_id, created_ms FROM idempotency WHERE livemode = ? AND key = ?',
+    ),
+    rememberKey: db.prepare<[number, string, string, string, number]>(
+      'INSERT INTO idempotency (livemode, key, fingerprint, offset_id, created_ms) VALUES (?, ?, ?, ?, ?)',
+    ),
+    insertOffset: db.prepare(
+      `INSERT INTO offsets (id, livemode, status, kg, amount_cents, rate, req_kg, req_amount_cents, reference,
+         created_ms, settle_at_ms, review, certificate_id)
+       VALUES (@id, @livemode, 'processing', @kg, @amount_cents, @rate, @req_kg, @req_amount_cents, @reference,
+         @created_ms, @settle_at_ms, @review, @certificate_id)`,
+    ),
+    entry: db.prepare<[number, string, number, string | null, number]>(
+      'INSERT INTO entries (livemode, kind, amount_cents, offset_id, created_ms) VALUES (?, ?, ?, ?, ?)',
+    ),
+    addBalance: db.prepare<[number, number]>('UPDATE balances SET available_cents = available_cents + ? WHERE livemode = ?'),
+    addImpact: db.prepare<[number, number, number]>(
+      'UPDATE impact SET processing_kg = processing_kg + ?, offsets = offsets + ? WHERE livemode = ?',
+    ),
+    addDaily: db.prepare<[{ livemode: number; day: number; kg: number; offsets: number }]>(
+      `INSERT INTO impact_daily (livemode, day, kg, offsets) VALUES (@livemode, @day, @kg, @offsets)
+       ON CONFLICT (livemode, day) DO UPDATE SET kg = kg + @kg, offsets = offsets + @offsets`,
+    ),
+    insertKey: db.prepare<[string, Uint8Array, number, string, string, number]>(
+      'INSERT INTO api_keys (id, hash, livemode, permission, last4, created_ms) VALUES (?, ?, ?, ?, ?, ?)',
+    ),
+    revokeKey: db.prepare<[number, string]>('UPDATE api_keys SET revoked_ms = ? WHERE id = ? AND revoked_ms IS NULL'),
+    createAccount: db.prepare(
+      `INSERT INTO account (id, status, rate, review_limit_cents, clock_offset_ms, rate_limit_requests, rate_limit_window_ms, created_ms)
+       VALUES (1, @status, @rate, @review_limit_cents, @clock_offset_ms, @rate_limit_requests, @rate_limit_window_ms, @created_ms)`,
+    ),
+  };
+}
