@@ -126,6 +126,11 @@ export interface LedgerReads {
   kgByPeriod(mode: Mode, period: 'day' | 'month', since: number | null): Promise<Array<{ period: string; kg: number }>>;
   /** The created_ms of the newest offset of `mode`, or null: a new one is never older. */
   newestCreated(mode: Mode): Promise<number | null>;
+  /**
+   * A small named value the model keeps beside the ledger (the developer page's signing secret,
+   * its used login tokens): what every instance sharing the store must agree on.
+   */
+  meta(name: string): Promise<string | undefined>;
 }
 
 /** Writes, each in domain terms; only inside `transaction`. */
@@ -146,7 +151,9 @@ export interface LedgerTx extends LedgerReads {
   markRefunded(offset: OffsetRecord, review: ReviewState | null): Promise<OffsetRecord>;
   insertKey(key: KeyRecord, secret: string, defaultFor: DefaultKey | null): Promise<void>;
   revokeKey(id: string, now: number): Promise<boolean>;
-  /** Deletes every account, balance, offset, key and Idempotency-Key. */
+  /** Sets (or, with null, removes) a named value; see `meta`. */
+  putMeta(name: string, value: string | null): Promise<void>;
+  /** Deletes every account, balance, offset, key and Idempotency-Key (named values stay). */
   clear(): Promise<void>;
 }
 

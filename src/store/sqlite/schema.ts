@@ -77,7 +77,7 @@ CREATE TABLE api_keys (
 );
 `;
 
-/** v2: kg bought per UTC day (the developer page's chart), and the review queue's index. */
+/** v2: kg bought per UTC day (the developer page's chart), the review queue's index, named values. */
 const V2 = `
 CREATE TABLE impact_daily (
   livemode INTEGER NOT NULL,
@@ -90,6 +90,7 @@ INSERT INTO impact_daily (livemode, day, kg, offsets)
   SELECT livemode, created_ms / 86400000, SUM(kg), COUNT(*) FROM offsets WHERE status != 'refunded'
   GROUP BY livemode, created_ms / 86400000;
 CREATE INDEX offsets_in_review ON offsets (seq) WHERE review = 'pending';
+CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 `;
 
 const MIGRATIONS = [V1, V2];

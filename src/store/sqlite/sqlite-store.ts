@@ -237,6 +237,10 @@ export class SqliteStore implements LedgerStore {
     return this.guarded(() => this.reads.kgByPeriod(mode, period, since));
   }
 
+  meta(name: string): Promise<string | undefined> {
+    return this.guarded(() => this.reads.meta(name));
+  }
+
   newestCreated(mode: Mode): Promise<number | null> {
     return this.guarded(() => this.reads.newestCreated(mode));
   }
@@ -280,6 +284,7 @@ export class SqliteStore implements LedgerStore {
       return out;
     },
     newestCreated: async (mode) => this.s.newestCreated.get(lm(mode)) ?? null,
+    meta: async (name) => this.s.meta.get(name),
   };
 
   private browseRows(mode: Mode, q: BrowseQuery): OffsetRecord[] {

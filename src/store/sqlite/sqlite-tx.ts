@@ -40,6 +40,12 @@ export class SqliteTx implements LedgerTx {
   reviewQueue = (limit: number) => this.reads.reviewQueue(limit);
   kgByPeriod = (mode: Mode, period: 'day' | 'month', since: number | null) => this.reads.kgByPeriod(mode, period, since);
   newestCreated = (mode: Mode) => this.reads.newestCreated(mode);
+  meta = (name: string) => this.reads.meta(name);
+
+  async putMeta(name: string, value: string | null): Promise<void> {
+    if (value === null) this.s.deleteMeta.run(name);
+    else this.s.putMeta.run(name, value);
+  }
 
   async idempotency(mode: Mode, key: string): Promise<IdempotencyRecord | undefined> {
     return this.s.idempotency.get(lm(mode), key);

@@ -42,6 +42,9 @@ export function prepareAll(db: Database.Database) {
     daily: db.prepare<[number, number], { day: number; kg: number }>(
       'SELECT day, kg FROM impact_daily WHERE livemode = ? AND day >= ? ORDER BY day',
     ),
+    meta: db.prepare<[string], string>('SELECT value FROM meta WHERE name = ?').pluck(),
+    putMeta: db.prepare<[string, string]>('INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value'),
+    deleteMeta: db.prepare<[string]>('DELETE FROM meta WHERE name = ?'),
     dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
     dueByMode: db.prepare<[number], { livemode: number; kg: number }>(
       "SELECT livemode, SUM(kg) AS kg FROM offsets INDEXED BY offsets_due WHERE status = 'processing' AND settle_at_ms <= ? GROUP BY livemode",
