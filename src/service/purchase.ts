@@ -1,5 +1,5 @@
 import type { Mode } from '../api/types.js';
-import type { AccountRecord, IdempotencyRecord, NewOffset, OffsetRecord } from '../store/port.js';
+import type { AccountRecord, NewOffset, OffsetRecord, PurchaseFacts } from '../store/port.js';
 import { ApiError } from './errors.js';
 import { settleAtFor } from './lifecycle.js';
 import { price } from './pricing.js';
@@ -12,15 +12,8 @@ import type { PurchaseRequest } from './validation.js';
  * it inside the purchase's transaction and writes what it decides; it touches nothing itself.
  */
 
-export interface PurchaseState {
-  account: AccountRecord;
-  /** The balance of the key's mode. */
-  available: number;
-  /** The Idempotency-Key's record, if this key was used before in this mode. */
-  prior: IdempotencyRecord | undefined;
-  /** created_ms of the newest offset of this mode: a purchase is never older than it. */
-  newestCreated: number | null;
-}
+/** What the ledger holds that the rule reads (the store reads it in one call: `purchaseFacts`). */
+export type PurchaseState = PurchaseFacts & { account: AccountRecord };
 
 export interface PurchaseAsk {
   mode: Mode;

@@ -146,18 +146,14 @@ export class OffsetsService {
   async purchase(mode: Mode, body: string, idempotencyKey: string | null): Promise<{ offset: OffsetRecord; replayed: boolean; now: number }> {
     const request = parsePurchaseBody(body);
     return this.store.transaction(async (tx) => {
-      const account = await tx.account();
+      const { account, ...facts } = await tx.purchaseFacts(mode, idempotencyKey);
       if (account === undefined) throw new LedgerError('The ledger has no account.', this.store.label, 'Run `carbon sandbox reset` to provision one.');
       // Taken inside the transaction, after the write lock: `created` follows the list's order.
       const now = this.now(account);
+      // Recording due placements first keeps the due set small; it does not change the facts.
       await tx.placeDue(now);
       const decision = decidePurchase(
-        {
-          account,
-          available: await tx.balance(mode),
-          prior: idempotencyKey === null ? undefined : await tx.idempotency(mode, idempotencyKey),
-          newestCreated: await tx.newestCreated(mode),
-        },
+        { account, ...facts },
         { mode, request, idempotencyKey, now },
         { offset: () => `off_${randomBase62(24)}`, certificate: newCertificateId },
       );

@@ -133,9 +133,21 @@ export interface LedgerReads {
   meta(name: string): Promise<string | undefined>;
 }
 
+/** What the purchase rule reads, in one call (one round trip on a networked store). */
+export interface PurchaseFacts {
+  account: AccountRecord | undefined;
+  /** The balance of the mode. */
+  available: number;
+  /** The Idempotency-Key's record in this mode, if the key was given and used before. */
+  prior: IdempotencyRecord | undefined;
+  /** created_ms of the newest offset of the mode. */
+  newestCreated: number | null;
+}
+
 /** Writes, each in domain terms; only inside `transaction`. */
 export interface LedgerTx extends LedgerReads {
   idempotency(mode: Mode, key: string): Promise<IdempotencyRecord | undefined>;
+  purchaseFacts(mode: Mode, idempotencyKey: string | null): Promise<PurchaseFacts>;
   /** Creates the account, its balances at 0 and its totals at 0. */
   createAccount(account: AccountRecord, now: number): Promise<void>;
   updateAccount(patch: Partial<AccountRecord>): Promise<AccountRecord>;

@@ -335,11 +335,11 @@ export class SqliteStore implements LedgerStore {
 
   private async runTransaction<T>(fn: (tx: LedgerTx) => Promise<T>, wait: boolean): Promise<T> {
     try {
-      if (wait) this.db.exec('BEGIN IMMEDIATE');
+      if (wait) this.s.begin.run();
       else {
         this.db.pragma('busy_timeout = 0');
         try {
-          this.db.exec('BEGIN IMMEDIATE');
+          this.s.begin.run();
         } finally {
           this.db.pragma(`busy_timeout = ${busyTimeoutMs()}`);
         }
@@ -352,13 +352,13 @@ export class SqliteStore implements LedgerStore {
     const tx = new SqliteTx(this.s, this.reads, this.db, () => this.readVaultNow());
     try {
       const result = await fn(tx);
-      this.db.exec('COMMIT');
+      this.s.commit.run();
       processCommits++;
       this.ownCommits++;
       if (tx.pendingVault !== undefined && this.dir !== null) writeVault(this.dir, tx.pendingVault);
       return result;
     } catch (err) {
-      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      if (this.db.inTransaction) this.s.rollback.run();
       throw sqliteError(err, this.label);
     } finally {
       // The kept copies are dropped whether the transaction committed or not.

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import type { Mode } from '../../api/types.js';
 import type {
   AccountRecord, BrowseQuery, DefaultKey, IdempotencyRecord, KeyRecord, KeyVault, LedgerReads, LedgerTx, NewOffset, OffsetRecord,
-  PageQuery, ReviewState,
+  PageQuery, PurchaseFacts, ReviewState,
 } from '../port.js';
 import { withKey } from './files.js';
 import type { Statements } from './statements.js';
@@ -51,6 +51,16 @@ export class SqliteTx implements LedgerTx {
     return this.s.idempotency.get(lm(mode), key);
   }
 
+  async purchaseFacts(mode: Mode, idempotencyKey: string | null): Promise<PurchaseFacts> {
+    const livemode = lm(mode);
+    return {
+      account: this.s.account.get(),
+      available: this.s.balance.get(livemode) ?? 0,
+      prior: idempotencyKey === null ? undefined : this.s.idempotency.get(livemode, idempotencyKey),
+      newestCreated: this.s.newestCreated.get(livemode) ?? null,
+    };
+  }
+
   async createAccount(account: AccountRecord, now: number): Promise<void> {
     this.touchedAccount = true;
     this.touchedBalance = true;
@@ -80,7 +90,7 @@ export class SqliteTx implements LedgerTx {
   async insertOffset(offset: NewOffset, idempotency: { key: string; fingerprint: string } | null): Promise<OffsetRecord> {
     const livemode = lm(offset.mode);
     this.touchedBalance = true;
-    this.s.insertOffset.run({
+    const { lastInsertRowid } = this.s.insertOffset.run({
       id: offset.id, livemode, kg: offset.kg, amount_cents: offset.amount_cents, rate: offset.rate, req_kg: offset.req_kg,
       req_amount_cents: offset.req_amount_cents, reference: offset.reference, created_ms: offset.created_ms,
       settle_at_ms: offset.settle_at_ms, review: offset.review, certificate_id: offset.certificate_id,
@@ -90,7 +100,8 @@ export class SqliteTx implements LedgerTx {
     this.s.addImpact.run(offset.kg, 1, livemode);
     this.s.addDaily.run({ livemode, day: Math.floor(offset.created_ms / DAY_MS), kg: offset.kg, offsets: 1 });
     if (idempotency !== null) this.s.rememberKey.run(livemode, idempotency.key, idempotency.fingerprint, offset.id, offset.created_ms);
-    return this.s.offsetById.get(offset.id)!;
+    // The row as written: the offset with its seq (no read back).
+    return { ...offset, seq: Number(lastInsertRowid) };
   }
 
   async placeDue(now: number): Promise<void> {

@@ -45,6 +45,10 @@ export function prepareAll(db: Database.Database) {
     meta: db.prepare<[string], string>('SELECT value FROM meta WHERE name = ?').pluck(),
     putMeta: db.prepare<[string, string]>('INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value'),
     deleteMeta: db.prepare<[string]>('DELETE FROM meta WHERE name = ?'),
+    // Prepared once: db.exec() would parse them again on every transaction.
+    begin: db.prepare('BEGIN IMMEDIATE'),
+    commit: db.prepare('COMMIT'),
+    rollback: db.prepare('ROLLBACK'),
     dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
     dueByMode: db.prepare<[number], { livemode: number; kg: number }>(
       "SELECT livemode, SUM(kg) AS kg FROM offsets INDEXED BY offsets_due WHERE status = 'processing' AND settle_at_ms <= ? GROUP BY livemode",
