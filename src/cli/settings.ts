@@ -1,4 +1,5 @@
 import type { Mode } from '../api/types.js';
+import { keyShape } from '../service/keys.js';
 import { type ConfigData, DEFAULT_PROFILE, type Profile, readConfig } from './config-store.js';
 import { usage } from './errors.js';
 import { wholeNumberOption } from './options.js';
@@ -41,7 +42,7 @@ export interface Settings {
   allowInsecureHttp: boolean;
 }
 
-const modeOfKey = (key: string): Mode | null => (/^[a-z]+_(test|live)_/.exec(key)?.[1] as Mode | undefined) ?? null;
+const modeOfKey = (key: string): Mode | null => keyShape(key)?.mode ?? null;
 
 /**
  * Resolves settings with one precedence for everything: flag > environment > profile > default.

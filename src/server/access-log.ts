@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { ServerResponse } from 'node:http';
+import { bearerToken } from '../service/access.js';
 import { maskKey } from '../service/keys.js';
 
 /**
@@ -50,8 +51,8 @@ const keyLabels = new Map<string, string>();
 
 function maskedLabel(authorization: string): string {
   if (authorization.trim() === '') return '-';
-  const m = /^Bearer +(\S+) *$/i.exec(authorization);
-  return m?.[1] === undefined ? '[not a bearer key]' : maskKey(m[1]).replace('…', '...');
+  const token = bearerToken(authorization);
+  return token === undefined ? '[not a bearer key]' : maskKey(token).replace('…', '...');
 }
 
 const PRINTABLE_PATH = /^[\x21-\x7e]{0,200}$/;

@@ -13,13 +13,17 @@ export function parseBearer(header: string | undefined): { secret: string; mode:
   if (header === undefined || header.trim() === '') {
     throw new ApiError('api_key_missing', 'No API key provided. Send it as `Authorization: Bearer <API_KEY>`.');
   }
-  const match = /^Bearer +(\S+) *$/i.exec(header);
-  const secret = match?.[1];
+  const secret = bearerToken(header);
   const mode = secret === undefined ? null : keyMode(secret);
   if (secret === undefined || mode === null) {
     throw new ApiError('api_key_invalid', 'Invalid API key: expected `Authorization: Bearer ck_test_…` or `ck_live_…`.');
   }
   return { secret, mode };
+}
+
+/** The token of a `Bearer` Authorization header (the scheme in any case), or undefined. */
+export function bearerToken(header: string): string | undefined {
+  return /^Bearer +(\S+) *$/i.exec(header)?.[1];
 }
 
 /** 401 for a revoked key, 403 for an account that is not active. */

@@ -80,9 +80,18 @@ export function sameHash(a: Uint8Array, b: Uint8Array): boolean {
  * Anything that does not look like a key shows only its length, never its text.
  */
 export function maskKey(key: string): string {
-  const m = /^([a-z]+)_(test|live)_(.*)$/.exec(key);
-  if (m && m[3] !== undefined && m[3].length >= 12) return maskedKey(m[1]!, m[2] as Mode, m[3].slice(-4));
+  const shape = keyShape(key);
+  if (shape !== null && shape.rest.length >= 12) return maskedKey(shape.prefix, shape.mode, shape.rest.slice(-4));
   return `[${key.length}-character key]`;
+}
+
+/**
+ * What a key looks like, whoever issued it (`<prefix>_<mode>_<rest>`): the mode a configured key
+ * names, and how it is masked. `keyMode` is the stricter test of a key of this service.
+ */
+export function keyShape(key: string): { prefix: string; mode: Mode; rest: string } | null {
+  const m = /^([a-z]+)_(test|live)_(.*)$/s.exec(key);
+  return m === null ? null : { prefix: m[1]!, mode: m[2] as Mode, rest: m[3]! };
 }
 
 /** The shown form of a key known only by its mode and last four characters. */

@@ -17,6 +17,11 @@ export const TIMING = {
   livePlacementMs: 60_000,
 } as const;
 
+/** Model time: the wall clock plus the sandbox clock's offset the account keeps. */
+export function modelTime(clock: () => number, account: { clock_offset_ms: number }): number {
+  return clock() + account.clock_offset_ms;
+}
+
 /** When an offset bought at `created` places by itself (no review). */
 export function settleAtFor(mode: Mode, created: number): number {
   return created + (mode === 'live' ? TIMING.livePlacementMs : TIMING.testPlacementMs);

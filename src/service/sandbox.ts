@@ -1,11 +1,11 @@
 import type { Mode, Offset, OffsetStatus } from '../api/types.js';
 import { LedgerError } from '../store/ledger-error.js';
 import { type StoreTarget, openStore } from '../store/open.js';
-import type { AccountRecord, AccountStatus, DefaultKey, ImpactTotals, KeyRecord, LedgerStore, LedgerTx, Permission } from '../store/port.js';
+import type { AccountRecord, AccountStatus, DefaultKey, ImpactTotals, KeyRecord, LedgerStore, LedgerTx, OffsetRecord, Permission } from '../store/port.js';
 import { ApiError, validationError } from './errors.js';
 import { KEY_PREFIX, hashKey, maskedKey, newApiKey, randomBase62 } from './keys.js';
-import { effectiveImpact, mustAwaitReview, mustBeProcessing } from './lifecycle.js';
-import { DEFAULT_PUBLIC_BASE_URL, OffsetsService, type ServiceOptions } from './service.js';
+import { effective, effectiveImpact, modelTime, mustAwaitReview, mustBeProcessing } from './lifecycle.js';
+import { DEFAULT_PUBLIC_BASE_URL, OffsetsService, type ServiceOptions, renderOffset } from './service.js';
 import {
   DEFAULTS, FRESH_ACCOUNT, checkBalanceAfter, checkClockAdvance, checkRate, checkRateLimit, checkReviewLimit, checkTopUp,
 } from './settings.js';
@@ -105,11 +105,12 @@ export class Sandbox {
 
   /** Model time: the wall clock plus the sandbox clock's offset. */
   async now(): Promise<number> {
-    return this.clock() + (await this.account()).clock_offset_ms;
+    return modelTime(this.clock, await this.account());
   }
 
-  private async toOffset(row: Parameters<OffsetsService['toOffset']>[0], now?: number): Promise<Offset> {
-    return new OffsetsService(this.store, { clock: this.clock, publicBaseUrl: this.publicBaseUrl }).toOffset(row, now ?? (await this.now()));
+  /** The API's Offset as it stands at `now`, certificate URLs on the last service's base URL. */
+  private async toOffset(row: OffsetRecord, now?: number): Promise<Offset> {
+    return renderOffset(effective(row, now ?? (await this.now())), this.publicBaseUrl);
   }
 
   /** A write with model time read inside it. */
@@ -117,7 +118,7 @@ export class Sandbox {
     return this.store.transaction(async (tx) => {
       const account = await tx.account();
       if (account === undefined) throw new LedgerError('The ledger has no account.', this.store.label, 'Run `carbon sandbox reset` to provision one.');
-      const now = this.clock() + account.clock_offset_ms;
+      const now = modelTime(this.clock, account);
       await tx.placeDue(now);
       return fn(tx, now);
     });
@@ -238,7 +239,7 @@ export class Sandbox {
     const now = await this.write(async (tx, modelNow) => {
       checkClockAdvance(modelNow, ms);
       const account = await tx.updateAccount({ clock_offset_ms: (await tx.account())!.clock_offset_ms + ms });
-      return this.clock() + account.clock_offset_ms;
+      return modelTime(this.clock, account);
     });
     return new Date(now).toISOString();
   }
@@ -253,7 +254,7 @@ export class Sandbox {
 
   async status(): Promise<SandboxStatus> {
     const { clock_offset_ms, ...account } = await this.account();
-    const now = this.clock() + clock_offset_ms;
+    const now = modelTime(this.clock, { clock_offset_ms });
     const impact = async (mode: Mode) => effectiveImpact(await this.store.impact(mode), await this.store.due(mode, now));
     return {
       account,

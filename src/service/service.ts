@@ -4,7 +4,7 @@ import { LedgerError } from '../store/ledger-error.js';
 import { checkPermission, checkStanding, parseBearer, rateLimited } from './access.js';
 import { ApiError } from './errors.js';
 import { hashKey, newCertificateId, randomBase62, requestId } from './keys.js';
-import { effective, effectiveImpact, isDue } from './lifecycle.js';
+import { effective, effectiveImpact, isDue, modelTime } from './lifecycle.js';
 import { price } from './pricing.js';
 import { decidePurchase, replayed } from './purchase.js';
 import { type Operation, type Route, matchRoute } from './routes.js';
@@ -56,7 +56,7 @@ export class OffsetsService {
 
   /** Model time: the wall clock plus the sandbox clock's offset. */
   now(account: AccountRecord): number {
-    return this.clock() + account.clock_offset_ms;
+    return modelTime(this.clock, account);
   }
 
   /** The account; a store with none (emptied by hand) is a storage fault the person can mend. */
