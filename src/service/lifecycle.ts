@@ -52,7 +52,7 @@ export function mustBeProcessing(offset: OffsetRecord | undefined, id: string): 
 
 /** Approval and rejection act on offsets waiting for review only. */
 export function mustAwaitReview(offset: OffsetRecord | undefined, id: string): OffsetRecord {
-  const row = mustBeProcessing(offset, id);
-  if (row.review !== 'pending') throw validationError('id', `Offset ${id} is not waiting for review.`);
-  return row;
+  if (offset === undefined) throw new ApiError('resource_missing', `No such offset: '${id}'.`, { param: 'id' });
+  if (offset.review !== 'pending') throw validationError('id', `Offset ${id} is not waiting for review.`);
+  return offset;
 }

@@ -159,7 +159,7 @@ export class Sandbox {
   }
 
   /** Creates a key; the one time its full text is returned. */
-  createKey(mode: Mode, permission: Permission): Promise<NewKey> {
+  async createKey(mode: Mode, permission: Permission): Promise<NewKey> {
     return this.write((tx, now) => createKey(tx, mode, permission, now, null));
   }
 
@@ -172,7 +172,7 @@ export class Sandbox {
   }
 
   /** Adds to a mode's balance; the smallest top-up is 250 US dollars, as on the developer page. */
-  topUp(mode: Mode, cents: number): Promise<number> {
+  async topUp(mode: Mode, cents: number): Promise<number> {
     checkTopUp(cents);
     return this.write(async (tx, now) => {
       checkBalanceAfter(await tx.balance(mode), cents);
@@ -180,23 +180,23 @@ export class Sandbox {
     });
   }
 
-  setStatus(status: AccountStatus): Promise<AccountRecord> {
+  async setStatus(status: AccountStatus): Promise<AccountRecord> {
     if (!['active', 'suspended', 'unapproved'].includes(status)) throw validationError('status', 'The status is active, suspended or unapproved.');
     return this.write((tx) => tx.updateAccount({ status }));
   }
 
-  setRate(rate: number): Promise<AccountRecord> {
+  async setRate(rate: number): Promise<AccountRecord> {
     checkRate(rate);
     return this.write((tx) => tx.updateAccount({ rate }));
   }
 
-  setReviewLimit(cents: number): Promise<AccountRecord> {
+  async setReviewLimit(cents: number): Promise<AccountRecord> {
     checkReviewLimit(cents);
     return this.write((tx) => tx.updateAccount({ review_limit_cents: cents }));
   }
 
   /** `requests` per `windowMs` per key; null turns rate limiting off. */
-  setRateLimit(requests: number | null, windowMs = 1000): Promise<AccountRecord> {
+  async setRateLimit(requests: number | null, windowMs = 1000): Promise<AccountRecord> {
     checkRateLimit(requests, windowMs);
     return this.write((tx) => tx.updateAccount({ rate_limit_requests: requests, rate_limit_window_ms: windowMs }));
   }
@@ -204,14 +204,15 @@ export class Sandbox {
   /** Approves an offset waiting for review: it is placed now. */
   async approve(id: string): Promise<Offset> {
     const { row, now } = await this.write(async (tx, now) => {
-      const offset = mustAwaitReview(await tx.offset(id), id);
+      // Approve asks first whether the offset can still be placed, then whether it waits for review.
+      const offset = mustAwaitReview(mustBeProcessing(await tx.offset(id), id), id);
       return { row: await tx.place(offset, now, 'approved'), now };
     });
     return this.toOffset(row, now);
   }
 
   /** Rejects an offset waiting for review: it is refunded. */
-  reject(id: string): Promise<Offset> {
+  async reject(id: string): Promise<Offset> {
     return this.refund(id, 'rejected');
   }
 
@@ -220,14 +221,15 @@ export class Sandbox {
    * are due by the model's clock are recorded first (write() does), so an offset that is already
    * placed (though nobody has read it since) cannot be failed.
    */
-  fail(id: string): Promise<Offset> {
+  async fail(id: string): Promise<Offset> {
     return this.refund(id, null);
   }
 
   private async refund(id: string, review: 'rejected' | null): Promise<Offset> {
     const { row, now } = await this.write(async (tx, now) => {
       const found = await tx.offset(id);
-      const offset = review === 'rejected' ? mustAwaitReview(found, id) : mustBeProcessing(found, id);
+      // Reject asks first whether the offset waits for review at all.
+      const offset = mustBeProcessing(review === 'rejected' ? mustAwaitReview(found, id) : found, id);
       await tx.moveBalance(offset.mode, offset.amount_cents, 'refund', offset.id, now);
       return { row: await tx.markRefunded(offset, review), now };
     });
@@ -302,7 +304,7 @@ export class Sandbox {
   }
 
   /** kg bought (placed or processing) per UTC day or month. */
-  kgByPeriod(mode: Mode, period: 'day' | 'month', since: number | null = null): Promise<Array<{ period: string; kg: number }>> {
+  async kgByPeriod(mode: Mode, period: 'day' | 'month', since: number | null = null): Promise<Array<{ period: string; kg: number }>> {
     return this.store.kgByPeriod(mode, period, since);
   }
 }

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
+import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { Sandbox } from '../../src/service/sandbox.js';
 import { expectError, openWorld, tempDir, type World } from './helpers.js';
 
@@ -8,8 +9,8 @@ const cleanup: (() => void)[] = [];
 afterEach(() => {
   while (cleanup.length) cleanup.pop()!();
 });
-function world(options: Parameters<typeof openWorld>[0] = {}): World {
-  const w = openWorld(options);
+async function world(options: Parameters<typeof openWorld>[0] = {}): Promise<World> {
+  const w = (await openWorld(options));
   cleanup.push(() => w.close());
   return w;
 }
@@ -22,45 +23,45 @@ function dir(): string {
 const mode = (path: string) => statSync(path).mode & 0o777;
 
 describe('data-directory isolation', () => {
-  test('two sandboxes in two directories share nothing: keys, offsets, balances, clocks', () => {
-    const a = world();
-    const b = world();
+  test('two sandboxes in two directories share nothing: keys, offsets, balances, clocks', async () => {
+    const a = (await world());
+    const b = (await world());
     expect(a.keys.test).not.toBe(b.keys.test);
-    const bought = a.buy({ kg: 500, reference: 'only-in-a' }).body;
-    a.sandbox.topUp('live', 25_000);
-    a.sandbox.advanceClock(10_000);
-    a.sandbox.setRate(9000);
+    const bought = (await a.buy({ kg: 500, reference: 'only-in-a' })).body;
+    (await a.sandbox.topUp('live', 25_000));
+    (await a.sandbox.advanceClock(10_000));
+    (await a.sandbox.setRate(9000));
 
-    expectError(b.call('GET', '/balance', { key: a.keys.test }), 401, 'api_key_invalid');
-    expectError(a.call('GET', '/balance', { key: b.keys.live }), 401, 'api_key_invalid');
-    expect(b.call('GET', '/offsets').body).toEqual({ object: 'list', data: [], has_more: false });
-    expectError(b.call('GET', `/offsets/${bought.id}`), 404, 'resource_missing', 'id');
-    expect(b.sandbox.status().balances).toEqual({ test: 100_000, live: 0 });
-    expect(b.sandbox.status().clock.offset_ms).toBe(0);
-    expect(b.sandbox.status().account.rate).toBe(4000);
-    expect(a.sandbox.status().balances).toEqual({ test: 98_000, live: 25_000 });
+    expectError((await b.call('GET', '/balance', { key: a.keys.test })), 401, 'api_key_invalid');
+    expectError((await a.call('GET', '/balance', { key: b.keys.live })), 401, 'api_key_invalid');
+    expect((await b.call('GET', '/offsets')).body).toEqual({ object: 'list', data: [], has_more: false });
+    expectError((await b.call('GET', `/offsets/${bought.id}`)), 404, 'resource_missing', 'id');
+    expect((await b.sandbox.status()).balances).toEqual({ test: 100_000, live: 0 });
+    expect((await b.sandbox.status()).clock.offset_ms).toBe(0);
+    expect((await b.sandbox.status()).account.rate).toBe(4000);
+    expect((await a.sandbox.status()).balances).toEqual({ test: 98_000, live: 25_000 });
   });
 
-  test('revoking a key in one directory does not touch the other', () => {
-    const a = world();
-    const b = world();
-    const idA = a.sandbox.keys().find((k) => k.default === 'test')!.id;
-    a.sandbox.revokeKey(idA);
-    expectError(a.call('GET', '/balance'), 401, 'api_key_revoked');
-    expect(b.call('GET', '/balance').status).toBe(200);
+  test('revoking a key in one directory does not touch the other', async () => {
+    const a = (await world());
+    const b = (await world());
+    const idA = (await a.sandbox.keys()).find((k) => k.default === 'test')!.id;
+    (await a.sandbox.revokeKey(idA));
+    expectError((await a.call('GET', '/balance')), 401, 'api_key_revoked');
+    expect((await b.call('GET', '/balance')).status).toBe(200);
   });
 });
 
 describe('files on disk', () => {
-  test('the directory is created 0700 and every file in it is 0600, even with a permissive umask', () => {
+  test('the directory is created 0700 and every file in it is 0600, even with a permissive umask', async () => {
     const root = dir();
     const data = join(root, 'nested', 'carbon-data');
     const old = process.umask(0o000);
     let w: World;
     try {
-      w = world({ dir: data });
-      w.buy({ kg: 1 }); // the WAL file exists once something is written
-      w.sandbox.createKey('live', 'read_only'); // the keys file is rewritten
+      w = (await world({ dir: data }));
+      (await w.buy({ kg: 1 })); // the WAL file exists once something is written
+      (await w.sandbox.createKey('live', 'read_only')); // the keys file is rewritten
     } finally {
       process.umask(old);
     }
@@ -71,79 +72,79 @@ describe('files on disk', () => {
     expect(files.filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
 
-  test('the ledger uses WAL journaling', () => {
-    const w = world();
-    expect(w.sandbox.ledger.db.pragma('journal_mode', { simple: true })).toBe('wal');
+  test('the ledger uses WAL journaling', async () => {
+    const w = (await world());
+    expect((w.sandbox.store as SqliteStore).db.pragma('journal_mode', { simple: true })).toBe('wal');
   });
 
-  test('reopening a directory keeps everything and provisions nothing new', () => {
+  test('reopening a directory keeps everything and provisions nothing new', async () => {
     const d = dir();
-    const first = Sandbox.open(d);
-    const key = first.defaultKey('test')!;
+    const first = (await Sandbox.open(d));
+    const key = (await first.defaultKey('test'))!;
     const service = first.service();
-    const bought = service.handle({
+    const bought = (await service.handle({
       method: 'POST',
       path: '/api/v1/offsets',
       query: {},
       headers: { authorization: `Bearer ${key}`, 'idempotency-key': 'persist' },
       body: '{"kg": 250}',
-    });
+    }));
     expect(bought.status).toBe(201);
-    first.advanceClock(5000);
-    first.close();
+    (await first.advanceClock(5000));
+    (await first.close());
 
-    const again = Sandbox.open(d);
+    const again = (await Sandbox.open(d));
     cleanup.push(() => again.close());
-    expect(again.defaultKey('test')).toBe(key);
-    expect(again.keys()).toHaveLength(3);
-    const status = again.status();
+    expect((await again.defaultKey('test'))).toBe(key);
+    expect((await again.keys())).toHaveLength(3);
+    const status = (await again.status());
     expect(status.balances).toEqual({ test: 99_000, live: 0 });
     expect(status.clock.offset_ms).toBe(5000);
     expect(status.impact.test).toEqual({ placed_kg: 250, processing_kg: 0, offsets: 1 });
-    const replay = again.service().handle({
+    const replay = (await again.service().handle({
       method: 'POST',
       path: '/api/v1/offsets',
       query: {},
       headers: { authorization: `Bearer ${key}`, 'idempotency-key': 'persist' },
       body: '{"kg": 250}',
-    });
+    }));
     expect(replay.headers['idempotent-replayed']).toBe('true');
   });
 
-  test('two handles on one directory share one ledger', () => {
+  test('two handles on one directory share one ledger', async () => {
     const d = dir();
-    const a = world({ dir: d });
-    const b = world({ dir: d });
+    const a = (await world({ dir: d }));
+    const b = (await world({ dir: d }));
     expect(b.keys).toEqual(a.keys);
-    const o = a.buy({ kg: 10 }).body;
-    expect(b.call('GET', `/offsets/${o.id}`).status).toBe(200);
-    expect(b.call('GET', '/balance').body).toMatchObject({ available_cents: 100_000 - 40 });
+    const o = (await a.buy({ kg: 10 })).body;
+    expect((await b.call('GET', `/offsets/${o.id}`)).status).toBe(200);
+    expect((await b.call('GET', '/balance')).body).toMatchObject({ available_cents: 100_000 - 40 });
   });
 
-  test('a memory sandbox keeps its ledger off the disk, and only its keys file in the directory', () => {
-    const w = world({ memory: true });
-    w.buy({ kg: 1 });
+  test('a memory sandbox keeps its ledger off the disk, and only its keys file in the directory', async () => {
+    const w = (await world({ memory: true }));
+    (await w.buy({ kg: 1 }));
     expect(readdirSync(w.dir)).toEqual(['sandbox-keys.json']);
     expect(existsSync(join(w.dir, 'ledger.db'))).toBe(false);
   });
 });
 
 describe('reset', () => {
-  test('deletes every offset, balance, key and remembered Idempotency-Key, and provisions a fresh account', () => {
-    const w = world();
-    w.buy({ kg: 10 }, { idem: 'before-reset' });
-    w.sandbox.topUp('live', 30_000);
-    w.sandbox.setRate(7000);
-    w.sandbox.setReviewLimit(1);
-    w.sandbox.setStatus('suspended');
-    w.sandbox.advanceClock(10_000);
+  test('deletes every offset, balance, key and remembered Idempotency-Key, and provisions a fresh account', async () => {
+    const w = (await world());
+    (await w.buy({ kg: 10 }, { idem: 'before-reset' }));
+    (await w.sandbox.topUp('live', 30_000));
+    (await w.sandbox.setRate(7000));
+    (await w.sandbox.setReviewLimit(1));
+    (await w.sandbox.setStatus('suspended'));
+    (await w.sandbox.advanceClock(10_000));
     const oldKeys = { ...w.keys };
 
-    w.sandbox.reset();
-    expectError(w.call('GET', '/balance', { key: oldKeys.test }), 401, 'api_key_invalid');
-    const key = w.sandbox.defaultKey('test')!;
+    (await w.sandbox.reset());
+    expectError((await w.call('GET', '/balance', { key: oldKeys.test })), 401, 'api_key_invalid');
+    const key = (await w.sandbox.defaultKey('test'))!;
     expect(key).not.toBe(oldKeys.test);
-    expect(w.sandbox.status()).toMatchObject({
+    expect((await w.sandbox.status())).toMatchObject({
       account: { status: 'active', rate: 4000, review_limit_cents: 500_000, rate_limit_requests: null },
       clock: { offset_ms: 0 },
       balances: { test: 100_000, live: 0 },
@@ -151,7 +152,7 @@ describe('reset', () => {
     });
     for (const table of ['offsets', 'idempotency']) expect(w.rows(`SELECT * FROM ${table}`)).toEqual([]);
     expect(w.rows('SELECT kind, amount_cents FROM entries')).toEqual([{ kind: 'topup', amount_cents: 100_000 }]);
-    const res = w.call('POST', '/offsets', { key, body: { kg: 10 }, idem: 'before-reset' });
+    const res = (await w.call('POST', '/offsets', { key, body: { kg: 10 }, idem: 'before-reset' }));
     expect(res.status).toBe(201);
     expect(res.headers['idempotent-replayed']).toBeUndefined();
   });

@@ -41,13 +41,13 @@ const EXTRA_FIELDS: Record<string, string[]> = {
 };
 
 let w: World;
-beforeAll(() => {
-  w = openWorld();
+beforeAll(async () => {
+  w = (await openWorld());
 });
 afterAll(() => w.close());
 
 /** One request per code the in-process model can produce, each from a fresh sandbox state where needed. */
-function trigger(code: string): ApiResponse {
+async function trigger(code: string): Promise<ApiResponse> {
   switch (code) {
     case 'invalid_json':
       return w.call('POST', '/quotes', { body: '{' });
@@ -60,18 +60,18 @@ function trigger(code: string): ApiResponse {
     case 'api_key_invalid':
       return w.call('GET', '/balance', { key: 'nope' });
     case 'api_key_revoked': {
-      const k = w.sandbox.createKey('test', 'purchase');
-      w.sandbox.revokeKey(k.id);
+      const k = (await w.sandbox.createKey('test', 'purchase'));
+      (await w.sandbox.revokeKey(k.id));
       return w.call('GET', '/balance', { key: k.secret });
     }
     case 'insufficient_balance':
       return w.call('POST', '/offsets', { key: w.keys.live, body: { kg: 1 }, idem: 'e-402' });
     case 'api_access_inactive': {
-      w.sandbox.setStatus('suspended');
+      (await w.sandbox.setStatus('suspended'));
       try {
-        return w.call('GET', '/balance');
+        return await w.call('GET', '/balance');
       } finally {
-        w.sandbox.setStatus('active');
+        (await w.sandbox.setStatus('active'));
       }
     }
     case 'insufficient_permissions':
@@ -83,18 +83,18 @@ function trigger(code: string): ApiResponse {
     case 'method_not_allowed':
       return w.call('DELETE', '/offsets');
     case 'idempotency_key_reused':
-      w.call('POST', '/offsets', { body: { kg: 1 }, idem: 'e-409' });
+      (await w.call('POST', '/offsets', { body: { kg: 1 }, idem: 'e-409' }));
       return w.call('POST', '/offsets', { body: { kg: 2 }, idem: 'e-409' });
     case 'validation_error':
       return w.call('POST', '/quotes', { body: { kg: 1.5 } });
     case 'amount_too_small':
       return w.call('POST', '/quotes', { body: { amount_cents: 1 } });
     case 'rate_limited': {
-      w.sandbox.setRateLimit(0);
+      (await w.sandbox.setRateLimit(0));
       try {
-        return w.call('GET', '/impact');
+        return await w.call('GET', '/impact');
       } finally {
-        w.sandbox.setRateLimit(null);
+        (await w.sandbox.setRateLimit(null));
       }
     }
     default:
@@ -123,8 +123,8 @@ describe('the type↔code table', () => {
 
   test.each(Object.keys(DOCUMENTED).filter((c) => !NOT_FROM_HANDLE.has(c)))(
     '%s: status, type and envelope as documented',
-    (code) => {
-      const res = trigger(code);
+    async (code) => {
+      const res = (await trigger(code));
       const [status, type] = DOCUMENTED[code]!;
       expect(res.status).toBe(status);
       expect(Object.keys(res.body as object)).toEqual(['error']);
@@ -146,9 +146,9 @@ describe('the type↔code table', () => {
 });
 
 describe('headers', () => {
-  test('every response is JSON and carries a unique request-id', () => {
+  test('every response is JSON and carries a unique request-id', async () => {
     const ids = new Set<string>();
-    for (const res of [w.call('GET', '/balance'), w.call('GET', '/impact'), w.call('GET', '/offsets'), w.call('GET', '/nowhere')]) {
+    for (const res of [await w.call('GET', '/balance'), await w.call('GET', '/impact'), await w.call('GET', '/offsets'), await w.call('GET', '/nowhere')]) {
       expect(res.headers['content-type']).toBe('application/json');
       ids.add(res.headers['request-id']!);
     }
@@ -168,8 +168,8 @@ describe('routes and methods', () => {
     '/api/v1/balances',
     '/api/v1//offsets',
     '/API/V1/offsets',
-  ])('%s → 404 route_missing, before authentication', (path) => {
-    const res = w.call('GET', path, { key: null, raw: true });
+  ])('%s → 404 route_missing, before authentication', async (path) => {
+    const res = (await w.call('GET', path, { key: null, raw: true }));
     const err = expectError(res, 404, 'route_missing');
     expect(err.type).toBe('invalid_request_error');
   });
@@ -182,14 +182,14 @@ describe('routes and methods', () => {
     ['PATCH', '/impact', 'GET'],
     ['POST', '/offsets/off_x', 'GET'],
     ['DELETE', '/offsets/off_x', 'GET'],
-  ])('%s %s → 405 method_not_allowed with Allow: %s', (method, path, allow) => {
-    const res = w.call(method, path, { key: null });
+  ])('%s %s → 405 method_not_allowed with Allow: %s', async (method, path, allow) => {
+    const res = (await w.call(method, path, { key: null }));
     expectError(res, 405, 'method_not_allowed');
     expect(res.headers.allow).toBe(allow);
   });
 
-  test('methods are case-insensitive', () => {
-    expect(w.call('get', '/balance').status).toBe(200);
-    expect(w.call('post', '/quotes', { body: { kg: 1 } }).status).toBe(200);
+  test('methods are case-insensitive', async () => {
+    expect((await w.call('get', '/balance')).status).toBe(200);
+    expect((await w.call('post', '/quotes', { body: { kg: 1 } })).status).toBe(200);
   });
 });

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Mode } from '../../src/api/types.js';
+import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { Sandbox } from '../../src/service/sandbox.js';
 import { tempDir } from './helpers.js';
 
@@ -62,11 +63,11 @@ function sizes(seed: number, n: number): number[] {
 }
 
 test('processes buying, topping up and refunding on one ledger at once leave it exact', { timeout: 60_000 }, async () => {
-  const setup = Sandbox.open(dir);
-  const keys = { test: setup.defaultKey('test')!, live: setup.defaultKey('live')! };
-  setup.topUp('live', 30_000);
-  const start = setup.status();
-  setup.close();
+  const setup = (await Sandbox.open(dir));
+  const keys = { test: (await setup.defaultKey('test'))!, live: (await setup.defaultKey('live'))! };
+  (await setup.topUp('live', 30_000));
+  const start = (await setup.status());
+  (await setup.close());
   expect(start.balances).toEqual({ test: 100_000, live: 30_000 });
 
   const startAt = Date.now() + 1500; // time for every child to start and open the ledger
@@ -94,9 +95,9 @@ test('processes buying, topping up and refunding on one ledger at once leave it 
   const refunds = (failer as { id: string; amount_cents?: number; status?: string }[]).filter((f) => f.status === 'refunded');
   expect(topups).toBe(100_000);
 
-  const after = Sandbox.open(dir);
+  const after = (await Sandbox.open(dir));
   try {
-    const db = after.ledger.db;
+    const db = (after.store as SqliteStore).db;
     for (const mode of ['test', 'live'] as const) {
       const results = byMode[mode];
       const lmode = mode === 'live' ? 1 : 0;
@@ -141,7 +142,7 @@ test('processes buying, topping up and refunding on one ledger at once leave it 
       const charged = bought.reduce((s, r) => s + r.kg * 4, 0);
       const refunded = modeRefunds.reduce((s, r) => s + r.amount_cents!, 0);
       const expected = start.balances[mode] + (mode === 'test' ? topups : 0) - charged + refunded;
-      const balance = after.status().balances[mode];
+      const balance = (await after.status()).balances[mode];
       expect(balance).toBe(expected);
       const total = db.prepare('SELECT SUM(amount_cents) AS s FROM entries WHERE livemode = ?').get(lmode) as { s: number };
       expect(total.s).toBe(balance);
@@ -158,6 +159,6 @@ test('processes buying, topping up and refunding on one ledger at once leave it 
     if (process.env.DEBUG_MP) console.log({ who: who.join(' '), refunds: refunds.length, switches });
     expect(switches).toBeGreaterThanOrEqual(2);
   } finally {
-    after.close();
+    (await after.close());
   }
 });

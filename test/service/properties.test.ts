@@ -33,17 +33,17 @@ const amountArb = fc.oneof(
 );
 
 describe('pricing properties', () => {
-  test('by price: never charges more than asked, and buys the most whole kg that fits (capped at 1,000,000)', () => {
-    const w = openWorld({ memory: true, dir: shared });
+  test('by price: never charges more than asked, and buys the most whole kg that fits (capped at 1,000,000)', async () => {
+    const w = (await openWorld({ memory: true, dir: shared }));
     try {
-      w.sandbox.topUp('test', 100_000_000_000);
-      let balance = w.sandbox.status().balances.test;
+      (await w.sandbox.topUp('test', 100_000_000_000));
+      let balance = (await w.sandbox.status()).balances.test;
       let n = 0;
       fc.assert(
-        fc.property(rateArb, amountArb, (rate, amount) => {
-          w.sandbox.setRate(rate);
-          const q = w.call<Quote>('POST', '/quotes', { body: { amount_cents: amount } });
-          const res = w.call<OffsetBody>('POST', '/offsets', { body: { amount_cents: amount }, idem: `price-${++n}` });
+        fc.asyncProperty(rateArb, amountArb, async (rate, amount) => {
+          (await w.sandbox.setRate(rate));
+          const q = (await w.call<Quote>('POST', '/quotes', { body: { amount_cents: amount } }));
+          const res = (await w.call<OffsetBody>('POST', '/offsets', { body: { amount_cents: amount }, idem: `price-${++n}` }));
           if (refCharge(1, rate) > amount) {
             // Not even 1 kg fits.
             for (const r of [q, res]) {
@@ -62,28 +62,28 @@ describe('pricing properties', () => {
           expect(res.body.requested).toEqual({ kg: null, amount_cents: amount });
           expect(res.body.rate_millicents_per_kg).toBe(rate);
           balance -= charged;
-          expect(w.sandbox.status().balances.test).toBe(balance);
+          expect((await w.sandbox.status()).balances.test).toBe(balance);
         }),
         { numRuns: 300 },
       );
     } finally {
-      w.close();
+      (await w.close());
     }
   });
 
-  test('by volume: the charge is ceil(kg × rate / 1000), and buying that amount by price buys at least that kg', () => {
-    const w = openWorld({ memory: true, dir: shared });
+  test('by volume: the charge is ceil(kg × rate / 1000), and buying that amount by price buys at least that kg', async () => {
+    const w = (await openWorld({ memory: true, dir: shared }));
     try {
       fc.assert(
-        fc.property(rateArb, fc.integer({ min: 1, max: 1_000_000 }), (rate, kg) => {
-          w.sandbox.setRate(rate);
-          const q = w.call<Quote>('POST', '/quotes', { body: { kg } });
+        fc.asyncProperty(rateArb, fc.integer({ min: 1, max: 1_000_000 }), async (rate, kg) => {
+          (await w.sandbox.setRate(rate));
+          const q = (await w.call<Quote>('POST', '/quotes', { body: { kg } }));
           expect(q.status).toBe(200);
           expect(q.body.amount_cents).toBe(refCharge(kg, rate));
           expect(q.body.amount_cents * 1000).toBeGreaterThanOrEqual(kg * rate);
           expect((q.body.amount_cents - 1) * 1000).toBeLessThan(kg * rate);
           if (q.body.amount_cents <= 5_000_000) {
-            const back = w.call<Quote>('POST', '/quotes', { body: { amount_cents: q.body.amount_cents } });
+            const back = (await w.call<Quote>('POST', '/quotes', { body: { amount_cents: q.body.amount_cents } }));
             expect(back.body.kg).toBeGreaterThanOrEqual(kg);
             expect(back.body.amount_cents).toBeLessThanOrEqual(q.body.amount_cents);
           }
@@ -91,7 +91,7 @@ describe('pricing properties', () => {
         { numRuns: 300 },
       );
     } finally {
-      w.close();
+      (await w.close());
     }
   });
 });
@@ -151,8 +151,8 @@ function modelStatus(o: ModelOffset, now: number): 'processing' | 'placed' | 're
 }
 
 /** Runs one random history against the model and a reference, checking the books after every step. */
-function runHistory(ops: Op[]): void {
-  const w = openWorld({ memory: true, dir: shared });
+async function runHistory(ops: Op[]): Promise<void> {
+  const w = (await openWorld({ memory: true, dir: shared }));
   try {
     const key = (mode: Mode) => w.keys[mode];
     let offset = 0; // the sandbox clock's offset
@@ -171,7 +171,7 @@ function runHistory(ops: Op[]): void {
           if (op.reference !== undefined) body.reference = op.reference;
           const kg = op.kg ?? Math.min(Math.floor((op.amount! * 1000) / rate), 1_000_000);
           const idem = `h-${++attempts}`;
-          const res = w.call<OffsetBody>('POST', '/offsets', { key: key(op.mode), body, idem });
+          const res = (await w.call<OffsetBody>('POST', '/offsets', { key: key(op.mode), body, idem }));
           if (kg < 1) {
             expect(errorOf(res).code).toBe('amount_too_small');
             break;
@@ -201,14 +201,14 @@ function runHistory(ops: Op[]): void {
         case 'replay': {
           if (offsets.length === 0) break;
           const o = offsets[op.pick % offsets.length]!;
-          const res = w.call<OffsetBody>('POST', '/offsets', { key: key(o.mode), body: o.body, idem: o.idem });
+          const res = (await w.call<OffsetBody>('POST', '/offsets', { key: key(o.mode), body: o.body, idem: o.idem }));
           expect(res.status).toBe(201);
           expect(res.headers['idempotent-replayed']).toBe('true');
           expect(res.body).toMatchObject({ id: o.id, status: modelStatus(o, now()) });
           break;
         }
         case 'topup':
-          w.sandbox.topUp(op.mode, op.cents);
+          (await w.sandbox.topUp(op.mode, op.cents));
           topups[op.mode] += op.cents;
           balance[op.mode] += op.cents;
           break;
@@ -220,10 +220,10 @@ function runHistory(ops: Op[]): void {
           const status = modelStatus(o, now());
           const allowed = status === 'processing' && (op.t === 'fail' || o.review);
           if (!allowed) {
-            expect(() => w.sandbox[op.t](o.id)).toThrow();
+            await expect(w.sandbox[op.t](o.id)).rejects.toThrow();
             break;
           }
-          const result = w.sandbox[op.t](o.id);
+          const result = (await w.sandbox[op.t](o.id));
           if (op.t === 'approve') {
             o.outcome = 'approved';
             expect(result).toMatchObject({ status: 'placed', placed: new Date(now()).toISOString() });
@@ -235,28 +235,28 @@ function runHistory(ops: Op[]): void {
           break;
         }
         case 'advance':
-          w.sandbox.advanceClock(op.ms);
+          (await w.sandbox.advanceClock(op.ms));
           offset += op.ms;
           break;
         case 'tick':
           w.clock.now += op.ms;
           break;
         case 'review':
-          w.sandbox.setReviewLimit(op.cents);
+          (await w.sandbox.setReviewLimit(op.cents));
           reviewLimit = op.cents;
           break;
         case 'rate':
-          w.sandbox.setRate(op.rate);
+          (await w.sandbox.setRate(op.rate));
           rate = op.rate;
           break;
         case 'check':
-          checkBooks(w, { offsets, balance, topups, now: now() });
+          (await checkBooks(w, { offsets, balance, topups, now: now() }));
           break;
       }
     }
-    checkBooks(w, { offsets, balance, topups, now: now() });
+    (await checkBooks(w, { offsets, balance, topups, now: now() }));
   } finally {
-    w.close();
+    (await w.close());
   }
 }
 
@@ -267,10 +267,10 @@ interface OffsetRowLite {
   amount_cents: number;
 }
 
-function checkBooks(
+async function checkBooks(
   w: World,
   model: { offsets: ModelOffset[]; balance: Record<Mode, number>; topups: Record<Mode, number>; now: number },
-): void {
+): Promise<void> {
   for (const mode of ['test', 'live'] as const) {
     const key = w.keys[mode];
     const mine = model.offsets.filter((o) => o.mode === mode);
@@ -279,7 +279,7 @@ function checkBooks(
     const listed: OffsetBody[] = [];
     let after: string | undefined;
     for (;;) {
-      const page = w.call<OffsetList>('GET', '/offsets', { key, query: { limit: '100', ...(after ? { starting_after: after } : {}) } }).body;
+      const page = (await w.call<OffsetList>('GET', '/offsets', { key, query: { limit: '100', ...(after ? { starting_after: after } : {}) } })).body;
       listed.push(...(page.data as OffsetBody[]));
       if (!page.has_more) break;
       after = page.data.at(-1)!.id;
@@ -290,7 +290,7 @@ function checkBooks(
     for (const o of listed) expect(o.certificate_url !== null).toBe(mode === 'live' && o.status === 'placed');
 
     // The balance, three ways: the reference, the API, and the entries table.
-    const api = w.call<{ available_cents: number }>('GET', '/balance', { key }).body.available_cents;
+    const api = (await w.call<{ available_cents: number }>('GET', '/balance', { key })).body.available_cents;
     expect(api).toBe(model.balance[mode]);
     const sums = entrySums(w, mode);
     expect(sums.total).toBe(api);
@@ -310,7 +310,7 @@ function checkBooks(
     expect(perOffset).toEqual([]);
 
     // Impact equals a recount of the offsets table.
-    const impact = w.call<Impact>('GET', '/impact', { key }).body;
+    const impact = (await w.call<Impact>('GET', '/impact', { key })).body;
     expect(impact).toEqual({
       object: 'impact',
       livemode: mode === 'live',
@@ -324,15 +324,15 @@ function checkBooks(
 describe('ledger properties', () => {
   test('under random buys, replays, top-ups, refunds, reviews, rate changes and clock moves the books always balance', () => {
     fc.assert(
-      fc.property(fc.array(opArb, { minLength: 1, maxLength: 40 }), (ops) => {
-        runHistory(ops);
+      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 40 }), async (ops) => {
+        (await runHistory(ops));
       }),
       { numRuns: 100 },
     );
   });
 
-  test('a history that exercises every branch (a fixed example, so coverage does not depend on luck)', () => {
-    runHistory([
+  test('a history that exercises every branch (a fixed example, so coverage does not depend on luck)', async () => {
+    (await runHistory([
       { t: 'review', cents: 1000 },
       { t: 'topup', mode: 'live', cents: 25_000 },
       { t: 'buy', mode: 'live', kg: 100 }, // 400 cents: no review
@@ -355,6 +355,6 @@ describe('ledger properties', () => {
       { t: 'rate', rate: 5_000 },
       { t: 'replay', pick: 0 },
       { t: 'buy', mode: 'live', amount: 20_000 },
-    ]);
+    ]));
   });
 });
