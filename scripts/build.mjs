@@ -5,8 +5,8 @@
 //                    command imports with `await import()` are only initialised when it runs.
 //                    Loading one file is cheaper than an ES module graph: each extra ES module
 //                    costs a resolve, an async read, a compile and a link (~0.5 ms apiece here).
-//   dist/vendor/     ora, conf and cli-table3, bundled apart: big, and needed only by a spinner,
-//                    `carbon config set` and a table on a terminal, so the rest never parses them.
+//   dist/vendor/     ora, conf, cli-table3 and pg, bundled apart: big, and needed only by a spinner,
+//                    `carbon config set`, a table on a terminal or a PostgreSQL ledger, so the rest never parses them.
 //   dist/index.js    the library (`import { openLocal } from 'carbon-offsets-cli'`), its own bundle.
 //
 // Three plugins keep cli.cjs's start-up to what a command really uses:
@@ -62,8 +62,11 @@ const cjs = {
   define: { 'import.meta.url': '__carbonMeta.url' },
 };
 
-/** Packages that are loaded only with `await import()` and only by a few commands. */
-const VENDOR = ['ora', 'conf', 'cli-table3'];
+/**
+ * Packages that are loaded only with `await import()` and only by a few commands (pg: only when
+ * a --database URL is given; src/store/open.ts imports the PostgreSQL store lazily).
+ */
+const VENDOR = ['ora', 'conf', 'cli-table3', 'pg'];
 
 const BUILTINS = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 
@@ -165,12 +168,14 @@ try {
       ...cjs,
       entryPoints: Object.fromEntries(VENDOR.map((name) => [name, name])),
       outdir: `${outdir}/vendor`,
+      // pg's optional native binding, required only through `pg.native`, which carbon never uses.
+      external: ['pg-native'],
     }),
     build({
       ...common,
       entryPoints: { index: 'src/index.ts' },
       outdir,
-      external: ['better-sqlite3'],
+      external: ['better-sqlite3', 'pg'],
     }),
   ]);
 } catch (err) {

@@ -64,7 +64,7 @@ export class Context {
   async sandbox(): Promise<Sandbox> {
     if (this.openSandbox) return this.openSandbox;
     const { Sandbox } = await import('../service/sandbox.js');
-    this.openSandbox = await Sandbox.open(this.settings.paths.dataDir);
+    this.openSandbox = await Sandbox.open(this.settings.store);
     return this.openSandbox;
   }
 

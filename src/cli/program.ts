@@ -74,6 +74,8 @@ export function buildProgram(): Command {
     .option('--max-retries <n>', 'retries of failed requests (env CARBON_MAX_RETRIES, default 2)')
     .option('--timeout <seconds>', 'per request timeout, and how long --wait waits (env CARBON_TIMEOUT)')
     .option('--allow-insecure-http', 'allow sending the key over http:// to a non-loopback host')
+    .option('--database <url>', 'the local model\'s ledger in PostgreSQL: postgres://… (env CARBON_DATABASE_URL; default SQLite in CARBON_HOME)')
+    .option('--database-schema <name>', 'the PostgreSQL schema (env CARBON_DATABASE_SCHEMA, or ?schema= in the URL; default carbon)')
     .option('--no-color', 'no colour (also NO_COLOR=1)')
     .addHelpText(
       'after',

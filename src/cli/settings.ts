@@ -4,6 +4,7 @@ import { type ConfigData, DEFAULT_PROFILE, type Profile, readConfig } from './co
 import { usage } from './errors.js';
 import { wholeNumberOption } from './options.js';
 import { type CarbonPaths, resolvePaths } from './paths.js';
+import type { StoreTarget } from '../store/open.js';
 
 /** The options every command accepts (defined once on the program in main.ts). */
 export interface GlobalOptions {
@@ -18,6 +19,8 @@ export interface GlobalOptions {
   maxRetries?: string;
   timeout?: string;
   allowInsecureHttp?: boolean;
+  database?: string;
+  databaseSchema?: string;
 }
 
 export type Engine = 'local' | 'remote';
@@ -40,6 +43,11 @@ export interface Settings {
   /** Seconds: each HTTP request's timeout, and how long --wait waits. */
   timeoutSeconds: number | undefined;
   allowInsecureHttp: boolean;
+  /**
+   * Where the local model keeps its ledger: PostgreSQL when a URL is given (--database, then
+   * CARBON_DATABASE_URL), else SQLite in the data directory.
+   */
+  store: StoreTarget;
 }
 
 const modeOfKey = (key: string): Mode | null => keyShape(key)?.mode ?? null;
@@ -103,7 +111,22 @@ export function resolveSettings(
     maxRetries: maxRetriesText === undefined ? 2 : wholeNumberOption(maxRetriesText, '--max-retries', { min: 0, max: 10 }),
     timeoutSeconds: timeoutText === undefined ? undefined : wholeNumberOption(timeoutText, '--timeout', { min: 1, max: 86_400 }),
     allowInsecureHttp: Boolean(opts.allowInsecureHttp) || env.CARBON_ALLOW_INSECURE_HTTP === '1',
+    store: storeTarget(opts, env, paths.dataDir),
   };
+}
+
+function storeTarget(opts: GlobalOptions, env: NodeJS.ProcessEnv, dataDir: string): StoreTarget {
+  const url = opts.database ?? (env.CARBON_DATABASE_URL || undefined);
+  const schema = opts.databaseSchema ?? (env.CARBON_DATABASE_SCHEMA || undefined);
+  if (url === undefined) {
+    if (opts.databaseSchema !== undefined) throw usage('--database-schema goes with --database (or CARBON_DATABASE_URL).');
+    return { kind: 'sqlite', dir: dataDir };
+  }
+  if (!/^postgres(ql)?:\/\//i.test(url)) {
+    // Never echo the value: it may carry a password.
+    throw usage(`The database URL from ${opts.database !== undefined ? '--database' : 'CARBON_DATABASE_URL'} must start with postgres:// or postgresql://.`);
+  }
+  return schema === undefined ? { kind: 'postgres', url } : { kind: 'postgres', url, schema };
 }
 
 /**

@@ -3,7 +3,8 @@ import type { ApiErrorBody, ApiResponse, Offset, OffsetList } from '../../src/ap
 import { CarbonApiError } from '../../src/client/errors.js';
 import { OpenApiValidator } from '../support/openapi.js';
 import { defaultLauncher } from '../support/server-process.js';
-import { type Engine, type EngineKind, startEngine } from './engines.js';
+import { postgresAvailable } from '../support/database.js';
+import { type Engine, type EngineKind, type StoreKind, startEngine } from './engines.js';
 
 /**
  * The contract: the spec's rules, written once, run against the in-process engine and against
@@ -13,9 +14,16 @@ import { type Engine, type EngineKind, startEngine } from './engines.js';
  */
 
 // The HTTP side's title says which `carbon serve` runs: the built binary, or the current source bundled.
-const ENGINES: { kind: EngineKind; label: string }[] = [
-  { kind: 'local', label: 'local' },
-  { kind: 'http', label: `http (carbon serve ${defaultLauncher()})` },
+/** Every engine on every store: the suite is the port's contract as much as the API's. */
+const ENGINES: { kind: EngineKind; store: StoreKind; label: string }[] = [
+  { kind: 'local', store: 'sqlite', label: 'local, SQLite' },
+  { kind: 'http', store: 'sqlite', label: `http (carbon serve ${defaultLauncher()}), SQLite` },
+  ...(postgresAvailable()
+    ? [
+        { kind: 'local' as const, store: 'postgres' as const, label: 'local, PostgreSQL' },
+        { kind: 'http' as const, store: 'postgres' as const, label: `http (carbon serve ${defaultLauncher()}), PostgreSQL` },
+      ]
+    : []),
 ];
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -33,14 +41,14 @@ async function apiError(promise: Promise<unknown>): Promise<CarbonApiError> {
   throw new Error('expected a CarbonApiError, but the call succeeded');
 }
 
-describe.each(ENGINES)('contract: $label', ({ kind }) => {
+describe.each(ENGINES)('contract: $label', ({ kind, store }) => {
   let e: Engine;
   const key = () => e.keys();
   const test = () => e.client(key().test);
   const live = () => e.client(key().live);
 
   beforeAll(async () => {
-    e = await startEngine(kind);
+    e = await startEngine(kind, store);
   });
   afterAll(async () => {
     await e?.close();

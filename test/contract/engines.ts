@@ -7,6 +7,8 @@ import { HttpTransport } from '../../src/client/http-transport.js';
 import type { RetryPolicy } from '../../src/client/retry.js';
 import { LocalTransport, type Transport } from '../../src/client/transport.js';
 import { Sandbox } from '../../src/service/sandbox.js';
+import type { StoreTarget } from '../../src/store/open.js';
+import { freshSchema } from '../support/database.js';
 import type { Exchange } from '../support/openapi.js';
 import { type ServerProcess, startServerProcess } from '../support/server-process.js';
 
@@ -19,6 +21,8 @@ import { type ServerProcess, startServerProcess } from '../support/server-proces
  */
 
 export type EngineKind = 'local' | 'http';
+/** Where the engine's ledger lives: the contract suite runs on every store. */
+export type StoreKind = 'sqlite' | 'postgres';
 
 export interface RawRequest {
   method: string;
@@ -105,11 +109,12 @@ async function readKeys(sandbox: Sandbox): Promise<Keys> {
 async function makeEngine(
   kind: EngineKind,
   dataDir: string,
+  target: StoreTarget,
   origin: string,
   transport: Transport,
   stop: () => Promise<void>,
 ): Promise<Engine> {
-  const sandbox = await Sandbox.open(dataDir);
+  const sandbox = await Sandbox.open(target);
   const exchanges: Exchange[] = [];
   const recording = new RecordingTransport(transport, exchanges);
   let keys = await readKeys(sandbox);
@@ -139,30 +144,36 @@ async function makeEngine(
   };
 }
 
-/** The in-process engine: the service over its own handle on the data directory. */
-export async function startLocalEngine(): Promise<Engine> {
+/** The in-process engine: the service over its own handle on the store. */
+export async function startLocalEngine(store: StoreKind = 'sqlite'): Promise<Engine> {
   const home = mkdtempSync(join(tmpdir(), 'carbon-contract-local-'));
   const dataDir = join(home, 'data');
-  const serving = await Sandbox.open(dataDir);
+  const schema = store === 'postgres' ? freshSchema('contract') : null;
+  const target: StoreTarget = schema === null ? { kind: 'sqlite', dir: dataDir } : { kind: 'postgres', url: schema.url };
+  const serving = await Sandbox.open(target);
   const origin = 'http://127.0.0.1:4010';
   const transport = new LocalTransport(serving.service({ publicBaseUrl: origin }));
-  return makeEngine('local', dataDir, origin, transport, async () => {
+  return makeEngine('local', dataDir, target, origin, transport, async () => {
     await serving.close();
+    await schema?.drop();
     rmSync(home, { recursive: true, force: true });
   });
 }
 
 /** The served engine: a `carbon serve` child process, reached over HTTP. */
-export async function startHttpEngine(): Promise<Engine & { server: ServerProcess }> {
-  const server = await startServerProcess();
+export async function startHttpEngine(store: StoreKind = 'sqlite'): Promise<Engine & { server: ServerProcess }> {
+  const schema = store === 'postgres' ? freshSchema('contract') : null;
+  const server = await startServerProcess(schema === null ? {} : { database: schema.url });
+  const target: StoreTarget = schema === null ? { kind: 'sqlite', dir: server.dataDir } : { kind: 'postgres', url: schema.url };
   const transport = new HttpTransport({ baseUrl: server.url, timeoutMs: 10_000 });
-  const engine = await makeEngine('http', server.dataDir, server.origin, transport, async () => {
+  const engine = await makeEngine('http', server.dataDir, target, server.origin, transport, async () => {
     const { code, signal } = await server.stop('SIGTERM');
+    await schema?.drop();
     if (code !== 0) throw new Error(`the server exited with ${code ?? signal}; stderr:\n${server.stderr()}`);
   });
   return Object.assign(engine, { server });
 }
 
-export function startEngine(kind: EngineKind): Promise<Engine> {
-  return kind === 'local' ? startLocalEngine() : startHttpEngine();
+export function startEngine(kind: EngineKind, store: StoreKind = 'sqlite'): Promise<Engine> {
+  return kind === 'local' ? startLocalEngine(store) : startHttpEngine(store);
 }

@@ -46,6 +46,8 @@ export interface StartOptions {
   serve?: Partial<Omit<ServeOptions, 'log' | 'dataDir' | 'host' | 'port'>>;
   /** How long to wait for the server to say it is listening. */
   startTimeoutMs?: number;
+  /** A PostgreSQL URL: the server's ledger (CARBON_DATABASE_URL), instead of SQLite in its home. */
+  database?: string;
 }
 
 const live = new Set<ChildProcess>();
@@ -84,8 +86,11 @@ function serverBundle(): Promise<string> {
     const { build } = await import('esbuild');
     const dir = mkdtempSync(join(tmpdir(), 'carbon-serve-bundle-'));
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-    // better-sqlite3 is native: keep it external, by absolute path, since the bundle lives outside the repo.
-    const sqlite = createRequire(join(REPO_ROOT, 'package.json')).resolve('better-sqlite3');
+    // better-sqlite3 is native, pg loads lazily: keep them external, by absolute path, since the
+    // bundle lives outside the repo.
+    const resolve = createRequire(join(REPO_ROOT, 'package.json')).resolve;
+    const sqlite = resolve('better-sqlite3');
+    const pgPath = resolve('pg');
     await build({
       entryPoints: [join(REPO_ROOT, 'src/server/server.ts')],
       bundle: true,
@@ -94,7 +99,15 @@ function serverBundle(): Promise<string> {
       target: 'node20',
       outfile: join(dir, 'server.mjs'),
       logLevel: 'warning',
-      plugins: [{ name: 'native-external', setup: (b) => void b.onResolve({ filter: /^better-sqlite3$/ }, () => ({ path: sqlite, external: true })) }],
+      plugins: [
+        {
+          name: 'native-external',
+          setup: (b) => {
+            b.onResolve({ filter: /^better-sqlite3$/ }, () => ({ path: sqlite, external: true }));
+            b.onResolve({ filter: /^pg$/ }, () => ({ path: pgPath, external: true }));
+          },
+        },
+      ],
     });
     const runner = join(dir, 'run.mjs');
     writeFileSync(
@@ -121,6 +134,8 @@ export async function startServerProcess(options: StartOptions = {}): Promise<Se
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
 
   const env: NodeJS.ProcessEnv = { ...process.env, CARBON_HOME: home, NO_COLOR: '1', FORCE_COLOR: '0' };
+  delete env.CARBON_DATABASE_URL;
+  if (options.database !== undefined) env.CARBON_DATABASE_URL = options.database;
   let args: string[];
   if (launcher === 'binary') {
     if (options.serve && Object.keys(options.serve).length > 0) throw new Error('serve options need the bundle launcher');
@@ -128,7 +143,7 @@ export async function startServerProcess(options: StartOptions = {}): Promise<Se
   } else {
     args = [await serverBundle()];
     env.CARBON_TEST_DATA_DIR = dataDir;
-    env.CARBON_TEST_SERVE_OPTIONS = JSON.stringify(options.serve ?? {});
+    env.CARBON_TEST_SERVE_OPTIONS = JSON.stringify({ ...options.serve, ...(options.database === undefined ? {} : { store: { kind: 'postgres', url: options.database } }) });
   }
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'], cwd: REPO_ROOT });
   live.add(child);

@@ -1,0 +1,241 @@
+import type { Mode } from '../../api/types.js';
+import type {
+  AccountRecord, DefaultKey, IdempotencyRecord, ImpactTotals, KeyRecord, KeyVault, LedgerReads, LedgerTx, NewOffset,
+  OffsetRecord, PurchaseFacts, ReviewState,
+} from '../port.js';
+
+/** A pool or one connection: what runs a query. */
+export interface Queryable {
+  query<R extends object = Record<string, unknown>>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
+}
+
+const lm = (mode: Mode): number => (mode === 'live' ? 1 : 0);
+const DAY_MS = 86_400_000;
+const MODE = "CASE livemode WHEN 1 THEN 'live' ELSE 'test' END AS mode";
+const OFFSET = `seq, id, ${MODE}, status, kg, amount_cents, rate, req_kg, req_amount_cents, reference, created_ms, settle_at_ms, review, placed_ms, certificate_id`;
+const KEY = `id, hash, ${MODE}, permission, last4, created_ms, revoked_ms`;
+const ACCOUNT = 'status, rate, review_limit_cents, clock_offset_ms, rate_limit_requests, rate_limit_window_ms';
+
+/** The reads, on a pool (committed state) or inside a transaction (its own view). */
+export function reads(q: Queryable): LedgerReads {
+  const one = async <R extends object>(text: string, values: unknown[] = []): Promise<R | undefined> => (await q.query<R>(text, values)).rows[0];
+  const all = async <R extends object>(text: string, values: unknown[] = []): Promise<R[]> => (await q.query<R>(text, values)).rows;
+  return {
+    account: () => one<AccountRecord>(`SELECT ${ACCOUNT} FROM account WHERE id = 1`),
+    keyByHash: (hash) => one<KeyRecord>(`SELECT ${KEY} FROM api_keys WHERE hash = $1`, [Buffer.from(hash)]),
+    keys: () => all<KeyRecord>(`SELECT ${KEY} FROM api_keys ORDER BY created_ms, id`),
+    async vault(): Promise<KeyVault> {
+      const rows = await all<{ id: string; secret: string; default_for: DefaultKey | null }>('SELECT id, secret, default_for FROM key_vault');
+      const vault: KeyVault = { defaults: {}, secrets: {} };
+      for (const r of rows) {
+        vault.secrets[r.id] = r.secret;
+        if (r.default_for !== null) vault.defaults[r.default_for] = r.id;
+      }
+      return vault;
+    },
+    balance: async (mode) => (await one<{ available_cents: number }>('SELECT available_cents FROM balances WHERE livemode = $1', [lm(mode)]))?.available_cents ?? 0,
+    impact: async (mode) =>
+      (await one<ImpactTotals>('SELECT placed_kg, processing_kg, offsets FROM impact WHERE livemode = $1', [lm(mode)])) ?? { placed_kg: 0, processing_kg: 0, offsets: 0 },
+    due: async (mode, now) =>
+      (await one<{ kg: number; count: number }>(
+        "SELECT coalesce(SUM(kg), 0) AS kg, COUNT(*) AS count FROM offsets WHERE status = 'processing' AND settle_at_ms <= $1 AND livemode = $2",
+        [now, lm(mode)],
+      ))!,
+    offset: (id) => one<OffsetRecord>(`SELECT ${OFFSET} FROM offsets WHERE id = $1`, [id]),
+    offsetByCertificate: (id) => one<OffsetRecord>(`SELECT ${OFFSET} FROM offsets WHERE certificate_id = $1`, [id]),
+    page: (mode, p) =>
+      p.reference === null
+        ? all<OffsetRecord>(`SELECT ${OFFSET} FROM offsets WHERE livemode = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`, [lm(mode), p.beforeSeq ?? Number.MAX_SAFE_INTEGER, p.limit])
+        : all<OffsetRecord>(`SELECT ${OFFSET} FROM offsets WHERE livemode = $1 AND reference = $2 AND seq < $3 ORDER BY seq DESC LIMIT $4`, [
+            lm(mode), p.reference, p.beforeSeq ?? Number.MAX_SAFE_INTEGER, p.limit,
+          ]),
+    browse: (mode, b) => {
+      const values: unknown[] = [lm(mode), b.beforeSeq ?? Number.MAX_SAFE_INTEGER];
+      const where = ['livemode = $1', 'seq < $2'];
+      const add = (clause: string, value: unknown) => {
+        values.push(value);
+        where.push(clause.replace('?', `$${values.length}`));
+      };
+      if (b.reference !== null) add('reference = ?', b.reference);
+      if (b.status !== null) add('status = ?', b.status);
+      if (b.since !== null) add('created_ms >= ?', b.since);
+      if (b.until !== null) add('created_ms < ?', b.until);
+      values.push(b.limit);
+      return all<OffsetRecord>(`SELECT ${OFFSET} FROM offsets WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $${values.length}`, values);
+    },
+    reviewQueue: (limit) => all<OffsetRecord>(`SELECT ${OFFSET} FROM offsets WHERE review = 'pending' AND status = 'processing' ORDER BY seq LIMIT $1`, [limit]),
+    async kgByPeriod(mode, period, since) {
+      const rows = await all<{ day: number; kg: number }>('SELECT day, kg FROM impact_daily WHERE livemode = $1 AND day >= $2 ORDER BY day', [
+        lm(mode), since === null ? 0 : Math.floor(since / DAY_MS),
+      ]);
+      const out: Array<{ period: string; kg: number }> = [];
+      for (const r of rows) {
+        const label = new Date(r.day * DAY_MS).toISOString().slice(0, period === 'day' ? 10 : 7);
+        const last = out.at(-1);
+        if (last !== undefined && last.period === label) last.kg += r.kg;
+        else out.push({ period: label, kg: r.kg });
+      }
+      return out;
+    },
+    newestCreated: async (mode) => (await one<{ created_ms: number }>('SELECT created_ms FROM offsets WHERE livemode = $1 ORDER BY seq DESC LIMIT 1', [lm(mode)]))?.created_ms ?? null,
+    meta: async (name) => (await one<{ value: string }>('SELECT value FROM meta WHERE name = $1', [name]))?.value,
+  };
+}
+
+/** The writes of one transaction, on one connection. */
+export class PgTx implements LedgerTx {
+  private readonly r: LedgerReads;
+
+  constructor(private readonly q: Queryable) {
+    this.r = reads(q);
+  }
+
+  account = () => this.r.account();
+  keyByHash = (hash: Uint8Array) => this.r.keyByHash(hash);
+  keys = () => this.r.keys();
+  vault = () => this.r.vault();
+  balance = (mode: Mode) => this.r.balance(mode);
+  impact = (mode: Mode) => this.r.impact(mode);
+  due = (mode: Mode, now: number) => this.r.due(mode, now);
+  offset = (id: string) => this.r.offset(id);
+  offsetByCertificate = (id: string) => this.r.offsetByCertificate(id);
+  page: LedgerReads['page'] = (mode, q) => this.r.page(mode, q);
+  browse: LedgerReads['browse'] = (mode, q) => this.r.browse(mode, q);
+  reviewQueue = (limit: number) => this.r.reviewQueue(limit);
+  kgByPeriod: LedgerReads['kgByPeriod'] = (mode, period, since) => this.r.kgByPeriod(mode, period, since);
+  newestCreated = (mode: Mode) => this.r.newestCreated(mode);
+  meta = (name: string) => this.r.meta(name);
+
+  async idempotency(mode: Mode, key: string): Promise<IdempotencyRecord | undefined> {
+    return (await this.q.query<IdempotencyRecord>('SELECT fingerprint, offset_id, created_ms FROM idempotency WHERE livemode = $1 AND key = $2', [lm(mode), key])).rows[0];
+  }
+
+  /**
+   * The mode's balance row is locked first: purchases of a mode, from every instance, take their
+   * turn here, and each then reads what the one before committed (READ COMMITTED).
+   */
+  async purchaseFacts(mode: Mode, idempotencyKey: string | null): Promise<PurchaseFacts> {
+    const row = (
+      await this.q.query<{ available_cents: number; newest: number | null }>(
+        `SELECT available_cents, (SELECT created_ms FROM offsets WHERE livemode = $1 ORDER BY seq DESC LIMIT 1) AS newest
+         FROM balances WHERE livemode = $1 FOR UPDATE`,
+        [lm(mode)],
+      )
+    ).rows[0];
+    return {
+      account: await this.r.account(),
+      available: row?.available_cents ?? 0,
+      prior: idempotencyKey === null ? undefined : await this.idempotency(mode, idempotencyKey),
+      newestCreated: row?.newest ?? null,
+    };
+  }
+
+  async createAccount(account: AccountRecord, now: number): Promise<void> {
+    await this.q.query(
+      `INSERT INTO account (id, status, rate, review_limit_cents, clock_offset_ms, rate_limit_requests, rate_limit_window_ms, created_ms)
+       VALUES (1, $1, $2, $3, $4, $5, $6, $7)`,
+      [account.status, account.rate, account.review_limit_cents, account.clock_offset_ms, account.rate_limit_requests, account.rate_limit_window_ms, now],
+    );
+    await this.q.query('INSERT INTO balances VALUES (0, 0), (1, 0)');
+    await this.q.query('INSERT INTO impact VALUES (0, 0, 0, 0), (1, 0, 0, 0)');
+  }
+
+  async updateAccount(patch: Partial<AccountRecord>): Promise<AccountRecord> {
+    const columns = (Object.keys(patch) as Array<keyof AccountRecord>).filter((k) =>
+      ['status', 'rate', 'review_limit_cents', 'clock_offset_ms', 'rate_limit_requests', 'rate_limit_window_ms'].includes(k),
+    );
+    if (columns.length > 0) {
+      await this.q.query(`UPDATE account SET ${columns.map((c, i) => `${c} = $${i + 1}`).join(', ')} WHERE id = 1`, columns.map((c) => patch[c]));
+    }
+    return (await this.r.account())!;
+  }
+
+  async moveBalance(mode: Mode, cents: number, kind: 'topup' | 'charge' | 'refund', offsetId: string | null, now: number): Promise<number> {
+    await this.q.query('INSERT INTO entries (livemode, kind, amount_cents, offset_id, created_ms) VALUES ($1, $2, $3, $4, $5)', [lm(mode), kind, cents, offsetId, now]);
+    const r = await this.q.query<{ available_cents: number }>(
+      'UPDATE balances SET available_cents = available_cents + $1 WHERE livemode = $2 RETURNING available_cents',
+      [cents, lm(mode)],
+    );
+    return r.rows[0]?.available_cents ?? 0;
+  }
+
+  async insertOffset(o: NewOffset, idempotency: { key: string; fingerprint: string } | null): Promise<OffsetRecord> {
+    const livemode = lm(o.mode);
+    // One round trip: the offset, its charge, the balance, the totals, the day's totals, the key.
+    const r = await this.q.query<{ seq: number }>(
+      `WITH o AS (
+         INSERT INTO offsets (id, livemode, status, kg, amount_cents, rate, req_kg, req_amount_cents, reference, created_ms, settle_at_ms, review, certificate_id)
+         VALUES ($1, $2, 'processing', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING seq),
+       e AS (INSERT INTO entries (livemode, kind, amount_cents, offset_id, created_ms) VALUES ($2, 'charge', -$4::bigint, $1, $9)),
+       b AS (UPDATE balances SET available_cents = available_cents - $4 WHERE livemode = $2),
+       i AS (UPDATE impact SET processing_kg = processing_kg + $3, offsets = offsets + 1 WHERE livemode = $2),
+       d AS (INSERT INTO impact_daily (livemode, day, kg, offsets) VALUES ($2, $13, $3, 1)
+             ON CONFLICT (livemode, day) DO UPDATE SET kg = impact_daily.kg + $3, offsets = impact_daily.offsets + 1),
+       k AS (INSERT INTO idempotency (livemode, key, fingerprint, offset_id, created_ms)
+             SELECT $2, $14, $15, $1, $9 WHERE $14::text IS NOT NULL)
+       SELECT seq FROM o`,
+      [
+        o.id, livemode, o.kg, o.amount_cents, o.rate, o.req_kg, o.req_amount_cents, o.reference, o.created_ms, o.settle_at_ms, o.review,
+        o.certificate_id, Math.floor(o.created_ms / DAY_MS), idempotency?.key ?? null, idempotency?.fingerprint ?? null,
+      ],
+    );
+    return { ...o, seq: r.rows[0]!.seq };
+  }
+
+  async placeDue(now: number): Promise<void> {
+    await this.q.query(
+      `WITH placed AS (
+         UPDATE offsets SET status = 'placed', placed_ms = settle_at_ms, settle_at_ms = NULL
+         WHERE status = 'processing' AND settle_at_ms <= $1 RETURNING livemode, kg),
+       sums AS (SELECT livemode, SUM(kg) AS kg FROM placed GROUP BY livemode)
+       UPDATE impact SET processing_kg = impact.processing_kg - sums.kg, placed_kg = impact.placed_kg + sums.kg
+       FROM sums WHERE impact.livemode = sums.livemode`,
+      [now],
+    );
+  }
+
+  async place(offset: OffsetRecord, now: number, review: ReviewState | null): Promise<OffsetRecord> {
+    await this.q.query(
+      // Live offsets carry their certificate id from the purchase (purchase.ts).
+      "UPDATE offsets SET status = 'placed', review = coalesce($1, review), placed_ms = $2, settle_at_ms = NULL WHERE id = $3",
+      [review, now, offset.id],
+    );
+    await this.q.query('UPDATE impact SET processing_kg = processing_kg - $1, placed_kg = placed_kg + $1 WHERE livemode = $2', [offset.kg, lm(offset.mode)]);
+    return (await this.r.offset(offset.id))!;
+  }
+
+  async markRefunded(offset: OffsetRecord, review: ReviewState | null): Promise<OffsetRecord> {
+    const livemode = lm(offset.mode);
+    await this.q.query("UPDATE offsets SET status = 'refunded', settle_at_ms = NULL, review = coalesce($1, review) WHERE id = $2", [review, offset.id]);
+    await this.q.query('UPDATE impact SET processing_kg = processing_kg - $1, offsets = offsets - 1 WHERE livemode = $2', [offset.kg, livemode]);
+    await this.q.query('UPDATE impact_daily SET kg = kg - $1, offsets = offsets - 1 WHERE livemode = $2 AND day = $3', [
+      offset.kg, livemode, Math.floor(offset.created_ms / DAY_MS),
+    ]);
+    return (await this.r.offset(offset.id))!;
+  }
+
+  async insertKey(key: KeyRecord, secret: string, defaultFor: DefaultKey | null): Promise<void> {
+    await this.q.query('INSERT INTO api_keys (id, hash, livemode, permission, last4, created_ms) VALUES ($1, $2, $3, $4, $5, $6)', [
+      key.id, Buffer.from(key.hash), lm(key.mode), key.permission, key.last4, key.created_ms,
+    ]);
+    // The first key of a role becomes its default; a later one of the same role is just kept.
+    await this.q.query(
+      `INSERT INTO key_vault (id, secret, default_for)
+       VALUES ($1, $2, CASE WHEN $3::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM key_vault WHERE default_for = $3) THEN $3 END)`,
+      [key.id, secret, defaultFor],
+    );
+  }
+
+  async revokeKey(id: string, now: number): Promise<boolean> {
+    return ((await this.q.query('UPDATE api_keys SET revoked_ms = $1 WHERE id = $2 AND revoked_ms IS NULL', [now, id])).rowCount ?? 0) === 1;
+  }
+
+  async putMeta(name: string, value: string | null): Promise<void> {
+    if (value === null) await this.q.query('DELETE FROM meta WHERE name = $1', [name]);
+    else await this.q.query('INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value', [name, value]);
+  }
+
+  async clear(): Promise<void> {
+    await this.q.query('TRUNCATE account, balances, entries, offsets, impact, impact_daily, idempotency, api_keys, key_vault, rate_windows');
+  }
+}
