@@ -1,0 +1,87 @@
+import { readdirSync } from 'node:fs';
+import { afterAll, describe, expect, test } from 'vitest';
+import { freshSchema, postgresAvailable, TEST_DATABASE_URL, type TestSchema } from '../support/database.js';
+import { carbon, homes, json, ok, serve } from './helpers.js';
+
+/** `--database` / CARBON_DATABASE_URL through the built binary: the shared ledger, and every way it can be wrong. */
+
+const newHome = homes();
+const errorLine = (stderr: string) => stderr.trim().split('\n');
+
+describe('a database URL that cannot be used: one line, exit code, no password, nothing written', () => {
+  const cases: Array<[string, string, number, RegExp]> = [
+    ['not PostgreSQL', 'mysql://root:hunter2@127.0.0.1/db', 2, /must start with postgres:\/\//],
+    ['a refused connection', 'postgres://carbon:hunter2@127.0.0.1:1/carbon', 1, /cannot be reached right now \(ECONNREFUSED\)/],
+    ['a bad schema name', 'postgres://carbon:hunter2@127.0.0.1:1/carbon?schema=Bad-Name', 1, /schema name "Bad-Name"/],
+  ];
+  for (const [what, url, code, says] of cases) {
+    test(what, async () => {
+      const home = newHome();
+      for (const args of [['balance', '--database', url], ['sandbox', 'keys', '--database', url]]) {
+        const r = await carbon(args, { home });
+        expect(r.exitCode, r.stderr).toBe(code);
+        expect(r.stdout).toBe('');
+        expect(errorLine(r.stderr)).toHaveLength(1);
+        expect(r.stderr).toMatch(says);
+        expect(r.stderr).not.toContain('hunter2');
+        expect(r.stderr).not.toMatch(/\n\s+at /);
+      }
+      // The same URL from the environment.
+      const env = await carbon(['list'], { home, env: { CARBON_DATABASE_URL: url } });
+      expect([env.exitCode, env.stderr.includes('hunter2')]).toEqual([code, false]);
+      // Nothing was written in CARBON_HOME's data directory: the ledger was never SQLite here.
+      expect(readdirSync(home).filter((f) => f !== 'config')).toEqual([]);
+    });
+  }
+
+  test('carbon serve on a refused database: one line, exit 1, never listening', async () => {
+    const home = newHome();
+    const r = await carbon(['serve', '--port', '0', '--database', 'postgres://carbon:hunter2@127.0.0.1:1/carbon'], { home });
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/cannot be reached right now/);
+    expect(r.stderr).not.toContain('hunter2');
+  });
+
+  test('--database-schema without a database is a usage error', async () => {
+    const r = await carbon(['balance', '--database-schema', 'x'], { home: newHome() });
+    expect([r.exitCode, r.stderr.trim()]).toEqual([2, 'error: --database-schema goes with --database (or CARBON_DATABASE_URL).']);
+  });
+});
+
+const run = postgresAvailable() ? describe : describe.skip;
+
+run('one ledger on PostgreSQL, for the CLI and for carbon serve', () => {
+  const schemas: TestSchema[] = [];
+  afterAll(async () => {
+    for (const s of schemas) await s.drop();
+  });
+
+  test('a purchase on one machine is seen by another and by a server; sandbox commands act on the shared sandbox', async () => {
+    const schema = freshSchema('e2e');
+    schemas.push(schema);
+    const env = { CARBON_DATABASE_URL: schema.url };
+    const [runnerA, runnerB] = [newHome(), newHome()];
+    const bought = await json<{ id: string; kg: number }>(['buy', '--kg', '42', '--reference', 'from-a'], { home: runnerA, env });
+    const listed = await json<{ data: Array<{ id: string }> }>(['list'], { home: runnerB, env });
+    expect(listed.data.map((o) => o.id)).toEqual([bought.id]);
+    await ok(['sandbox', 'topup', '250'], { home: runnerB, env });
+    expect((await json<{ available_cents: number }>(['balance'], { home: runnerA, env })).available_cents).toBe(100_000 - 168 + 25_000);
+    // The keys of the shared sandbox, revealed from any runner, work against a server on it.
+    const keys = await json<Array<{ default: string | null; secret: string }>>(['sandbox', 'keys', '--reveal'], { home: runnerB, env });
+    const testKey = keys.find((k) => k.default === 'test')!.secret;
+    const server = await serve(newHome(), ['--database', schema.url]);
+    try {
+      expect(server.stderr()).not.toContain(new URL(TEST_DATABASE_URL!).password || '\u0000');
+      const res = await fetch(`${server.url}/offsets/${bought.id}`, { headers: { authorization: `Bearer ${testKey}` } });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { reference: string }).reference).toBe('from-a');
+      const health = await fetch(`${new URL(server.url).origin}/healthz`);
+      expect([health.status, await health.json()]).toEqual([200, { status: 'ok', store: 'postgres' }]);
+    } finally {
+      expect((await server.stop('SIGTERM')).exitCode).toBe(0);
+    }
+    // Nothing of the ledger was written to the runners' homes.
+    for (const home of [runnerA, runnerB]) expect(readdirSync(home).filter((f) => f !== 'config')).toEqual([]);
+  }, 60_000);
+});
