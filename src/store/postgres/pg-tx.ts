@@ -115,18 +115,24 @@ export class PgTx implements LedgerTx {
    * turn here, and each then reads what the one before committed (READ COMMITTED).
    */
   async purchaseFacts(mode: Mode, idempotencyKey: string | null): Promise<PurchaseFacts> {
+    // One round trip while the lock is held: every fact the purchase rule reads.
     const row = (
-      await this.q.query<{ available_cents: number; newest: number | null }>(
-        `SELECT available_cents, (SELECT created_ms FROM offsets WHERE livemode = $1 ORDER BY seq DESC LIMIT 1) AS newest
-         FROM balances WHERE livemode = $1 FOR UPDATE`,
-        [lm(mode)],
+      await this.q.query<AccountRecord & { available_cents: number; newest: number | null; fingerprint: string | null; offset_id: string | null; key_created_ms: number | null }>(
+        `SELECT b.available_cents, (SELECT created_ms FROM offsets WHERE livemode = $1 ORDER BY seq DESC LIMIT 1) AS newest,
+                a.status, a.rate, a.review_limit_cents, a.clock_offset_ms, a.rate_limit_requests, a.rate_limit_window_ms,
+                i.fingerprint, i.offset_id, i.created_ms AS key_created_ms
+         FROM balances b CROSS JOIN account a LEFT JOIN idempotency i ON i.livemode = $1 AND i.key = $2
+         WHERE b.livemode = $1 FOR UPDATE OF b`,
+        [lm(mode), idempotencyKey],
       )
     ).rows[0];
+    if (row === undefined) return { account: undefined, available: 0, prior: undefined, newestCreated: null };
+    const { available_cents, newest, fingerprint, offset_id, key_created_ms, ...account } = row;
     return {
-      account: await this.r.account(),
-      available: row?.available_cents ?? 0,
-      prior: idempotencyKey === null ? undefined : await this.idempotency(mode, idempotencyKey),
-      newestCreated: row?.newest ?? null,
+      account,
+      available: available_cents,
+      prior: fingerprint === null || offset_id === null ? undefined : { fingerprint, offset_id, created_ms: key_created_ms ?? 0 },
+      newestCreated: newest,
     };
   }
 
