@@ -10,8 +10,10 @@ import type { OffsetsService } from '../service/service.js';
 import { LedgerError } from '../store/ledger-error.js';
 import type { StoreTarget } from '../store/open.js';
 import { Answered, accessLine, isoNow } from './access-log.js';
-import { clientErrorCode, envelope, parseTarget, rawErrorResponse, readBody, requestHeaders, sendJson } from './http.js';
+import { clientErrorCode, envelope, parseTarget, rawErrorResponse, readBody, requestHeaders, send, sendJson } from './http.js';
 import { CERTIFICATE_PATH, certificate } from './pages/certificate-route.js';
+import { handlePage, isPagePath } from './pages/developer/routes.js';
+import { newLoginToken } from './pages/developer/session.js';
 
 /**
  * `carbon serve`: the service model on a port. This file wires the parts: the HTTP adapter
@@ -55,6 +57,8 @@ export interface RunningServer {
   dataDir: string;
   /** The sandbox the server serves (its keys, for the banner). Closed by close(). */
   sandbox: Sandbox;
+  /** The developer page's address with a one-time login token (valid for a day, on any instance sharing the store). */
+  developerPageUrl: string;
   /** Requests being received or answered right now. */
   inFlight(): number;
   /** Graceful: stop accepting, finish requests in flight, then close the ledger. Idempotent. */
@@ -103,6 +107,12 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
 
   // Opened first: a ledger that cannot be used should fail the start, not the first request.
   const sandbox = await Sandbox.open(options.store ?? { kind: 'sqlite', dir: options.dataDir });
+  // The developer page's one-time login token, made before the first request can arrive.
+  const loginToken = await newLoginToken(sandbox.store, Date.now()).catch(async (err: unknown) => {
+    await sandbox.close();
+    throw err;
+  });
+  let pageOrigin = '';
   let service: OffsetsService | null = null;
   let closing = false;
   let ledgerClosed = false;
@@ -237,6 +247,12 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       return;
     }
     const upper = method.toUpperCase();
+    const headers = requestHeaders(req);
+    if (isPagePath(upper, path, headers.accept)) {
+      const page = await handlePage(sandbox, pageOrigin, { method, path, query, headers, body });
+      send(res, page.status, { 'request-id': requestId(), ...page.headers }, page.body, page.contentType, closing);
+      return;
+    }
     if (upper === 'GET' || upper === 'HEAD') {
       const cert = CERTIFICATE_PATH.exec(path);
       if (cert) return certificate(res, svc, cert[1]!, closing);
@@ -244,7 +260,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       if (path === '/') return index(res);
       if (path === '/healthz') return health(res);
     }
-    sendJson(res, await svc.handle({ method, path, query, headers: requestHeaders(req), body }), closing);
+    sendJson(res, await svc.handle({ method, path, query, headers, body }), closing);
   }
 
   const handleRequest = (req: IncomingMessage, res: ServerResponse) => {
@@ -307,10 +323,12 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const port = typeof address === 'object' && address !== null ? address.port : options.port;
   const hostForUrl = options.host.includes(':') ? `[${options.host}]` : options.host;
   const origin = `http://${hostForUrl}:${port}`;
+  pageOrigin = options.publicUrl ?? origin;
   service = sandbox.service({ publicBaseUrl: options.publicUrl ?? origin });
 
   let closed: Promise<void> | null = null;
   const running: RunningServer = {
+    developerPageUrl: `${options.publicUrl ?? origin}/login?token=${loginToken}`,
     url: `${origin}${API_PREFIX}`,
     origin,
     host: options.host,

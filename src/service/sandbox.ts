@@ -269,8 +269,8 @@ export class Sandbox {
   /** Offsets of a mode, newest first, filtered as the developer page filters them. */
   async offsets(mode: Mode, filter: OffsetFilter = {}): Promise<{ data: Offset[]; has_more: boolean }> {
     const now = await this.now();
-    // Placements due by now are recorded first, so the status filter sees them placed.
-    await this.service().settleDue(now);
+    // Placements due by now are recorded first (if the lock is free), so the status filter sees them placed.
+    await new OffsetsService(this.store, { clock: this.clock, publicBaseUrl: this.publicBaseUrl }).settleDue(now);
     let beforeSeq: number | null = null;
     if (filter.startingAfter) {
       const cursor = await this.store.offset(filter.startingAfter);

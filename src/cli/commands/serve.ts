@@ -20,6 +20,8 @@ export interface ServeReady {
   test_key: string | null;
   read_only_key: string | null;
   live_key: string | null;
+  /** The developer page, with its one-time login token: open it in a browser. */
+  developer_page_url: string;
   pid: number;
 }
 
@@ -95,7 +97,14 @@ export async function run(ctx: Context, flags: ServeFlags): Promise<void> {
     live: (await server.sandbox.defaultKey('live')) ?? null,
   };
   const show = (key: string | null) => (key === null ? null : flags.showKeys ? key : maskKey(key));
-  const ready: ServeReady = { url: server.url, test_key: show(full.test), read_only_key: show(full.read_only), live_key: show(full.live), pid: process.pid };
+  const ready: ServeReady = {
+    url: server.url,
+    test_key: show(full.test),
+    read_only_key: show(full.read_only),
+    live_key: show(full.live),
+    developer_page_url: server.developerPageUrl,
+    pid: process.pid,
+  };
 
   flush();
   const paint = await ctx.paint('stderr');
@@ -103,6 +112,8 @@ export async function run(ctx: Context, flags: ServeFlags): Promise<void> {
   const lines = [
     '',
     `${paint.green('●')} carbon sandbox API at ${paint.bold(server.url)}`,
+    `  developer page ${server.developerPageUrl}`,
+    paint.dim('                 (top-ups, keys, the ledger; the link signs you in once, for 12 hours)'),
     `  test key       ${ready.test_key ?? paint.dim('none (carbon sandbox keys create)')}`,
     `  read-only key  ${ready.read_only_key ?? paint.dim('none (carbon sandbox keys create --read-only)')}`,
     `  live key       ${ready.live_key ?? paint.dim('none (carbon sandbox keys create --live)')}`,

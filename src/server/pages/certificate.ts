@@ -1,4 +1,5 @@
 import type { Offset } from '../../api/types.js';
+import { dollars } from '../../service/units.js';
 
 /**
  * The public certificate page of a placed live offset. It is public, so it shows what the
@@ -12,13 +13,7 @@ export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-/** Integer cents as dollars, by string arithmetic: never a float in money. */
-export function formatCents(cents: number): string {
-  const sign = cents < 0 ? '-' : '';
-  const abs = Math.abs(cents);
-  const dollars = Math.floor(abs / 100).toLocaleString('en-US');
-  return `${sign}$${dollars}.${String(abs % 100).padStart(2, '0')}`;
-}
+export { dollars as formatCents } from '../../service/units.js';
 
 function formatDate(iso: string): string {
   const d = new Date(iso);
@@ -96,8 +91,8 @@ export function certificatePage(offset: Offset, certificateId: string): string {
 <dl>
   <dt>Placed</dt><dd><time datetime="${escapeHtml(placed)}">${escapeHtml(formatDate(placed))}</time></dd>
   <dt>Quantity</dt><dd>${escapeHtml(kg)} kg CO<sub>2</sub></dd>
-  <dt>Amount</dt><dd>${escapeHtml(formatCents(offset.amount_cents))} ${escapeHtml(offset.currency.toUpperCase())}</dd>
-  <dt>Rate</dt><dd>${escapeHtml(formatCents(offset.rate_millicents_per_kg))} per tonne</dd>
+  <dt>Amount</dt><dd>${escapeHtml(dollars(offset.amount_cents))} ${escapeHtml(offset.currency.toUpperCase())}</dd>
+  <dt>Rate</dt><dd>${escapeHtml(dollars(offset.rate_millicents_per_kg))} per tonne</dd>
   <dt>Offset</dt><dd><code>${escapeHtml(offset.id)}</code></dd>
   <dt>Certificate</dt><dd><code>${escapeHtml(certificateId)}</code></dd>
 </dl>

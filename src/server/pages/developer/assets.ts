@@ -1,0 +1,61 @@
+/**
+ * The page's one stylesheet and one script, served from /_page/ (the Content-Security-Policy
+ * allows no inline script or style). The script only enhances: copy buttons, and (with ?refresh=SECONDS)
+ * a refresh of the page while the tab is visible and no form field has focus.
+ */
+export const CSS = `
+:root { color-scheme: light; --ink: #17221b; --muted: #4d5c53; --accent: #1b6b43; --rule: #d6d9d2; --bg: #f6f7f3; --bad: #a3261b; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 15px/1.5 system-ui, sans-serif; color: var(--ink); background: var(--bg); }
+header { display: flex; gap: 1rem; align-items: center; justify-content: space-between; padding: 0.75rem 1.5rem; background: #fff; border-bottom: 1px solid var(--rule); flex-wrap: wrap; }
+header h1 { font-size: 1.25rem; margin: 0; }
+main { max-width: 72rem; margin: 0 auto; padding: 1rem 1.5rem 3rem; }
+main.narrow { max-width: 36rem; padding-top: 3rem; }
+section { background: #fff; border: 1px solid var(--rule); border-radius: 6px; padding: 0.5rem 1rem 1rem; margin: 1rem 0; }
+h2 { font-size: 1.05rem; }
+table { border-collapse: collapse; width: 100%; margin: 0.5rem 0; }
+th, td { text-align: left; padding: 0.3rem 0.5rem; border-bottom: 1px solid var(--rule); vertical-align: top; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1.5rem; }
+.facts dt { color: var(--muted); }
+.facts dd { margin: 0; }
+.mode, .status, .standing { font-size: 0.8rem; padding: 0.05rem 0.45rem; border-radius: 999px; border: 1px solid currentColor; }
+.mode.live, .standing.suspended, .standing.unapproved, .status.refunded { color: var(--bad); }
+.mode.test, .status.placed, .standing.active { color: var(--accent); }
+.status.processing { color: #6b4e00; }
+.muted { color: var(--muted); }
+.notice { padding: 0.5rem 0.75rem; border-radius: 4px; }
+.notice.ok { background: #e3f1e8; }
+.notice.error { background: #f8e1de; color: var(--bad); }
+form { margin: 0.4rem 0; }
+form.inline { display: inline; }
+.controls form { padding: 0.25rem 0; border-bottom: 1px dashed var(--rule); }
+button { font: inherit; padding: 0.2rem 0.7rem; border: 1px solid #7a8a80; border-radius: 4px; background: #fff; color: var(--ink); cursor: pointer; }
+button:hover, button:focus-visible { border-color: var(--ink); }
+.danger button, button.danger { color: var(--bad); border-color: var(--bad); }
+input, select { font: inherit; padding: 0.15rem 0.35rem; }
+.chart rect { fill: var(--accent); }
+.chart { border-bottom: 1px solid var(--rule); height: 160px; }
+.secret { border-color: var(--accent); }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+a { color: #0b5a8a; }
+`;
+
+export const JS = `
+document.addEventListener('click', (event) => {
+  const button = event.target.closest('button[data-copy]');
+  if (!button) return;
+  const field = document.getElementById(button.dataset.copy);
+  if (!field) return;
+  navigator.clipboard.writeText(field.value).then(() => { button.textContent = 'Copied'; }, () => { field.select(); });
+});
+// Live refresh, when asked for (?refresh=SECONDS), never of a page showing a new key's secret.
+const every = Number(document.body.dataset.refresh || 0);
+if (every > 0 && !document.querySelector('.secret')) {
+  setInterval(() => {
+    const busy = document.activeElement && ['INPUT', 'SELECT', 'TEXTAREA'].includes(document.activeElement.tagName);
+    const open = document.querySelector('details[open]');
+    if (document.visibilityState === 'visible' && !busy && !open) location.reload();
+  }, every * 1000);
+}
+`;

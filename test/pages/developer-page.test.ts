@@ -1,0 +1,232 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type RunningServer, startServer } from '../../src/server/server.js';
+
+/**
+ * The developer page in a real Chromium (Debian's, driven by playwright-core): every flow the
+ * account owner has, each checked in the API too, and an axe-core check of every page.
+ * CARBON_SCREENSHOTS=1 also writes the screenshots into docs/.
+ */
+
+const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
+if (CHROMIUM === undefined && process.env.CI === 'true') throw new Error('Chromium is missing: in CI the browser tests must run (.ci/run installs it).');
+const run = CHROMIUM === undefined ? describe.skip : describe;
+if (CHROMIUM === undefined) process.stderr.write('Developer page browser tests skipped: no Chromium at /usr/bin/chromium (apt-get install chromium).\n');
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+// One signed-in browser session walks through the flows in order: the steps build on each other.
+run('the developer page, in Chromium', { shuffle: false }, () => {
+  let dir: string;
+  let home: string;
+  let server: RunningServer;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let keys: { test: string; live: string; readOnly: string };
+
+  const api = async (method: string, path: string, key: string, body?: unknown) => {
+    const res = await fetch(`${server.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(method === 'POST' ? { 'idempotency-key': `page-${Math.random()}` } : {}) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+
+  /** No serious or critical accessibility violation on the page as it is now. */
+  const axe = async () => {
+    // Evaluated through the DevTools protocol: the page's CSP (no inline script) rightly refuses a <script> tag.
+    await page.evaluate(AXE);
+    const found = await page.evaluate(async () => {
+      const r = await (globalThis as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: unknown[] }> }> } }).axe.run();
+      return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.nodes.length})`);
+    });
+    expect(found).toEqual([]);
+  };
+
+  const shot = async (name: string) => {
+    const path = process.env.CARBON_SCREENSHOTS === '1' ? join('docs', `${name}.png`) : join(dir, `${name}.png`);
+    await page.screenshot({ path, fullPage: true });
+  };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'carbon-page-'));
+    home = mkdtempSync(join(tmpdir(), 'carbon-page-home-'));
+    server = await startServer({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'data') });
+    keys = {
+      test: (await server.sandbox.defaultKey('test'))!,
+      live: (await server.sandbox.defaultKey('live'))!,
+      readOnly: (await server.sandbox.defaultKey('read_only'))!,
+    };
+    browser = await chromium.launch({
+      executablePath: CHROMIUM!,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic'],
+      // Nothing of Chromium's lands in the real home.
+      env: { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_CACHE_HOME: join(home, '.cache') },
+    });
+    context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+    page = await context.newPage();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  test('without the login link: a login page that shows nothing of the account; an API key does not open it', async () => {
+    const res = await page.goto(`${server.origin}/`);
+    expect(res!.status()).toBe(401);
+    expect(await page.textContent('body')).toContain('belongs to the account owner');
+    expect(await page.content()).not.toContain('Test balance');
+    const withKey = await fetch(`${server.origin}/`, { headers: { accept: 'text/html', authorization: `Bearer ${keys.test}` } });
+    expect(withKey.status).toBe(401);
+    expect(withKey.headers.get('content-security-policy')).toContain("script-src 'self'");
+    await axe();
+  });
+
+  test('the login link signs in once; the cookie is HttpOnly and SameSite=Strict, and authorizes no API call', async () => {
+    await page.goto(server.developerPageUrl);
+    expect(page.url()).toBe(`${server.origin}/`);
+    expect(await page.textContent('h1')).toContain('carbon sandbox');
+    const [cookie] = await context.cookies();
+    expect(cookie).toMatchObject({ name: 'carbon_session', httpOnly: true, sameSite: 'Strict' });
+    const again = await fetch(server.developerPageUrl, { redirect: 'manual' });
+    expect(again.status).toBe(401);
+    const apiWithCookie = await fetch(`${server.url}/balance`, { headers: { cookie: `${cookie!.name}=${cookie!.value}` } });
+    expect(apiWithCookie.status).toBe(401);
+    await axe();
+    await shot('developer-page');
+  });
+
+  test('a top-up of $250 is made; $249.99 is refused with a clear message and changes nothing', async () => {
+    await page.goto(`${server.origin}/?mode=live`);
+    await page.selectOption('#topup-mode', 'live');
+    await page.fill('#topup-amount', '249.99');
+    await page.click('form[action="/actions/topup"] button');
+    expect(await page.textContent('.notice.error')).toMatch(/25000 \(\$250\.00\)/);
+    expect((await api('GET', '/balance', keys.live)).body.available_cents).toBe(0);
+    await page.fill('#topup-amount', '250');
+    await page.click('form[action="/actions/topup"] button');
+    expect(await page.textContent('.notice.ok')).toContain('Topped up');
+    expect((await api('GET', '/balance', keys.live)).body.available_cents).toBe(25_000);
+    expect(await page.textContent('.facts')).toContain('$250.00');
+  });
+
+  test('a key is created and shown once, then masked; revoked, the API refuses it with 401; a read-only key gets 403 on a purchase', async () => {
+    await page.goto(`${server.origin}/`);
+    await page.selectOption('#key-mode', 'test');
+    await page.selectOption('#key-access', 'purchase');
+    await page.click('form[action="/actions/key-create"] button');
+    const secret = await page.inputValue('#new-secret');
+    expect(secret).toMatch(/^ck_test_[A-Za-z0-9]{32}$/);
+    expect((await api('POST', '/offsets', secret, { kg: 1 })).status).toBe(201);
+    await page.goto(`${server.origin}/`);
+    expect(await page.content()).not.toContain(secret);
+    expect(await page.content()).toContain(`ck_test_…${secret.slice(-4)}`);
+    const id = (await server.sandbox.keys()).find((k) => k.masked.endsWith(secret.slice(-4)))!.id;
+    const row = page.locator('tr', { hasText: id });
+    await row.locator('summary').click();
+    await row.locator('form[action="/actions/key-revoke"] button').click();
+    expect(await page.textContent('.notice.ok')).toContain('revoked');
+    expect((await api('GET', '/balance', secret)).status).toBe(401);
+
+    await page.selectOption('#key-access', 'read_only');
+    await page.click('form[action="/actions/key-create"] button');
+    const readOnly = await page.inputValue('#new-secret');
+    expect((await api('GET', '/balance', readOnly)).status).toBe(200);
+    expect((await api('POST', '/offsets', readOnly, { kg: 1 })).body).toMatchObject({ error: { code: 'insufficient_permissions' } });
+    await axe();
+  });
+
+  test('the review queue: approve places, reject refunds', async () => {
+    await server.sandbox.setReviewLimit(100);
+    await server.sandbox.topUp('live', 100_000);
+    const a = (await api('POST', '/offsets', keys.live, { kg: 500 })).body.id as string;
+    const b = (await api('POST', '/offsets', keys.live, { kg: 600 })).body.id as string;
+    await page.goto(`${server.origin}/?mode=live`);
+    await page.locator('tr', { hasText: a }).locator('form[action="/actions/approve"] button').click();
+    expect(await page.textContent('.notice.ok')).toContain('Approved');
+    await page.locator('tr', { hasText: b }).locator('form[action="/actions/reject"] button').click();
+    expect(await page.textContent('.notice.ok')).toContain('Rejected');
+    expect((await api('GET', `/offsets/${a}`, keys.live)).body.status).toBe('placed');
+    expect((await api('GET', `/offsets/${b}`, keys.live)).body.status).toBe('refunded');
+    await page.goto(`${server.origin}/offsets/${a}`);
+    expect(await page.getAttribute('a[href*="/certificates/"]', 'href')).toMatch(/\/certificates\/cert_[0-9a-f]{24}$/);
+    await axe();
+  });
+
+  test('fail → refunded; clock advance → placed; filters and pages; the chart drawn', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 25; i++) ids.push((await api('POST', '/offsets', keys.test, { kg: 1 + i, reference: i % 2 === 0 ? 'even' : 'odd' })).body.id as string);
+    await page.goto(`${server.origin}/`);
+    await page.locator('tr', { hasText: ids[24]! }).locator('form[action="/actions/fail"] button').click();
+    expect(await page.textContent('.notice.ok')).toContain('refunded');
+    expect((await api('GET', `/offsets/${ids[24]}`, keys.test)).body.status).toBe('refunded');
+
+    await page.fill('#c-clock', '1m');
+    await page.click('form[action="/actions/clock"] button');
+    expect(await page.textContent('.notice.ok')).toContain('clock');
+    expect((await api('GET', `/offsets/${ids[0]}`, keys.test)).body.status).toBe('placed');
+
+    // Filters: status and reference; 20 a page, then the older ones.
+    await page.selectOption('#f-status', 'refunded');
+    await page.click('form.filters button');
+    expect(await page.locator('section[aria-labelledby="offsets"] tbody tr').count()).toBe(1);
+    await page.goto(`${server.origin}/?mode=test&reference=even`);
+    expect(await page.locator('section[aria-labelledby="offsets"] tbody tr').count()).toBe(13);
+    await page.goto(`${server.origin}/?mode=test`);
+    expect(await page.locator('section[aria-labelledby="offsets"] tbody tr').count()).toBe(20);
+    await page.click('a[rel="next"]');
+    expect(await page.locator('section[aria-labelledby="offsets"] tbody tr').count()).toBeGreaterThanOrEqual(5);
+    await page.goto(`${server.origin}/?mode=test&since=2999-01-01`);
+    expect(await page.textContent('section[aria-labelledby="offsets"]')).toContain('No offsets match these filters');
+
+    await page.goto(`${server.origin}/`);
+    expect(await page.locator('svg.chart rect').count()).toBeGreaterThan(0);
+    expect(await page.textContent('svg.chart title')).toContain('kg of CO2 bought per day');
+    await axe();
+    await shot('developer-page-offsets');
+  });
+
+  test('a cross-site form post is refused and changes nothing', async () => {
+    const [cookie] = await context.cookies();
+    const before = (await server.sandbox.status()).balances.test;
+    const csrf = await page.getAttribute('form[action="/actions/topup"] input[name="csrf"]', 'value');
+    const res = await fetch(`${server.origin}/actions/topup`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example', cookie: `${cookie!.name}=${cookie!.value}` },
+      body: new URLSearchParams({ csrf: csrf!, mode: 'test', amount: '1000', back: 'test' }).toString(),
+    });
+    expect(res.status).toBe(403);
+    const noToken = await fetch(`${server.origin}/actions/topup`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.origin, cookie: `${cookie!.name}=${cookie!.value}` },
+      body: 'mode=test&amount=1000&back=test',
+    });
+    expect(noToken.status).toBe(403);
+    expect((await server.sandbox.status()).balances.test).toBe(before);
+  });
+
+  test('a change made with the sandbox API shows on the page at once, and the standing and reset work from the page', async () => {
+    await server.sandbox.setRate(4321);
+    await page.goto(`${server.origin}/`);
+    expect(await page.textContent('.facts')).toContain('4,321 millicents per kg');
+    await page.selectOption('#c-status', 'suspended');
+    await page.click('form[action="/actions/status"] button');
+    expect((await api('GET', '/balance', keys.test)).status).toBe(403);
+    await page.locator('details.confirm', { hasText: 'Reset the sandbox' }).locator('summary').click();
+    await page.click('form[action="/actions/reset"] button');
+    expect(await page.textContent('.notice.ok')).toContain('starts over');
+    expect((await api('GET', '/balance', keys.test)).status).toBe(401);
+    await axe();
+  });
+});
