@@ -24,7 +24,7 @@ import { median, quantile } from './lib/stats.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const NODE = process.execPath;
-const SECTIONS = ['startup', 'throughput', 'scale', 'streaming', 'serving'];
+const SECTIONS = ['startup', 'throughput', 'scale', 'streaming', 'page', 'serving'];
 
 const { values: opts } = parseArgs({
   options: {
@@ -497,6 +497,31 @@ function machine() {
   return { cpus: os.availableParallelism(), model, node: process.version, platform: `${os.platform()} ${os.release()}`, git };
 }
 
+// ---------------------------------------------------------------------------------------------
+// 6. The developer page: GET / signed in, server time from the access log, 1k vs BIG offsets.
+
+async function developerPage(small, big) {
+  log('developer page: GET / (HTML) on both ledgers');
+  const serverMs = async (home, name) => {
+    const { child, ready } = await startListening([BIN, 'serve', '--port', '0'], envFor(home), name);
+    try {
+      const login = await fetch(ready.developer_page_url, { redirect: 'manual' });
+      const cookie = login.headers.get('set-cookie').split(';')[0];
+      for (let i = 0; i < 5; i++) await (await fetch(new URL('/', ready.url), { headers: { cookie, accept: 'text/html' } })).text();
+      const lines = () => readFileSync(join(TMP, `${name}.log`), 'utf8').split('\n').filter((l) => / GET \/ 200 /.test(l));
+      const seen = lines().length;
+      for (let i = 0; i < 30; i++) await (await fetch(new URL('/', ready.url), { headers: { cookie, accept: 'text/html' } })).text();
+      await new Promise((r) => setTimeout(r, 100));
+      return median(lines().slice(seen).map((l) => Number(/ (\d+\.\d)ms /.exec(l)[1])));
+    } finally {
+      await stop(child);
+    }
+  };
+  const s = await serverMs(small.home, 'page-small');
+  const b = await serverMs(big.home, 'page-big');
+  row('6 developer page', `GET / (signed in) @${short(BIG)}, server time`, ms(b), `${ms(s)} @1k`, b / s, '< 50 ms', b < 50, 'the access log\'s duration, median of 30');
+}
+
 function printTable() {
   const header = ['target', 'measured', 'figure', 'reference (same run)', 'ratio', 'goal', 'result'];
   const body = rows.map((r) => [r.section, r.what, r.figure, r.reference, r.ratio === null ? '—' : times(r.ratio), r.goal, r.pass ? 'pass' : 'FALLS SHORT']);
@@ -519,13 +544,14 @@ log(`carbon bench: ${info.model}, ${info.cpus} CPUs, node ${info.node}, ${info.g
 try {
   if (only.has('startup')) startup();
   if (only.has('throughput')) await throughput();
-  if (only.has('scale') || only.has('streaming')) {
+  if (only.has('scale') || only.has('streaming') || only.has('page')) {
     log(`seeding ${SMALL.toLocaleString('en-US')} and ${BIG.toLocaleString('en-US')} offsets`);
     const small = makeHome('small', SMALL);
     const big = makeHome('big', BIG);
     log(`seeded ${BIG.toLocaleString('en-US')} offsets in ${(big.seedMs / 1000).toFixed(1)} s`);
     if (only.has('scale')) scale(small, big);
     if (only.has('streaming')) await streaming(small, big);
+    if (only.has('page')) await developerPage(small, big);
   }
   if (only.has('serving')) await serving();
 } finally {

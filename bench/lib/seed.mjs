@@ -1,7 +1,7 @@
 // Fast seeding for the benchmark: offsets written straight into the ledger's own tables, in
 // big transactions, by SQL that generates the rows inside SQLite (no per-row round trip into
 // JavaScript), keeping every derived figure the service keeps (the balance, its entries, the
-// impact totals) consistent with the rows. A million offsets take seconds; buying them
+// impact totals, the per-day totals) consistent with the rows. A million offsets take seconds; buying them
 // through the API would take minutes.
 //
 // The ledger must exist already (run any carbon command on the data directory first): the
@@ -59,6 +59,10 @@ export function seedOffsets(dataDir, count, { batch = 100_000 } = {}) {
       db.prepare("INSERT INTO entries (livemode, kind, amount_cents, offset_id, created_ms) VALUES (0, 'topup', ?, NULL, ?)").run(t.cents, start - 1);
       insertCharges.run(firstSeq);
       db.prepare('UPDATE impact SET placed_kg = placed_kg + ?, offsets = offsets + ? WHERE livemode = 0').run(t.kg, t.n);
+      // The per-day totals (the developer page's chart), as the model keeps them.
+      db.exec(`DELETE FROM impact_daily WHERE livemode = 0;
+        INSERT INTO impact_daily (livemode, day, kg, offsets)
+        SELECT 0, created_ms / 86400000, SUM(kg), COUNT(*) FROM offsets WHERE livemode = 0 AND status != 'refunded' GROUP BY created_ms / 86400000`);
     })();
     const pick = db.prepare('SELECT id FROM offsets WHERE seq = ?').pluck();
     const ids = {
