@@ -1,4 +1,5 @@
-import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, readFileSync } from 'node:fs';
+import { makeDirs } from '../platform/dirs.js';
 import { join } from 'node:path';
 import type { Mode } from '../api/types.js';
 import { EXIT } from './exit-codes.js';
@@ -143,7 +144,7 @@ export async function writeConfig(configDir: string, change: (data: ConfigData) 
 async function writeConfigFile(configDir: string, change: (data: ConfigData) => ConfigData): Promise<ConfigData> {
   const current = readConfig(configDir);
   const next = change(structuredClone(current));
-  mkdirSync(configDir, { recursive: true, mode: 0o700 });
+  makeDirs(configDir, 0o700);
   const { default: Conf } = await import('conf');
   const profileSchema = {
     type: 'object',

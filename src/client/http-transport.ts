@@ -29,7 +29,11 @@ export class HttpTransport implements Transport {
     try {
       url = new URL(options.baseUrl);
     } catch {
-      throw new CarbonConfigError(`The base URL ${JSON.stringify(options.baseUrl)} is not a URL; expected e.g. https://api.example.com/api/v1.`);
+      // Not echoed: what was typed may hold a key.
+      throw new CarbonConfigError(`The base URL (${options.baseUrl.length} characters) is not a URL; expected e.g. https://api.example.com/api/v1.`);
+    }
+    if (url.username !== '' || url.password !== '') {
+      throw new CarbonConfigError('The base URL must not carry a user name or password (a key there would travel and show in logs); give the key with CARBON_API_KEY or `carbon config set test-key -`.');
     }
     if (url.protocol !== 'https:' && url.protocol !== 'http:') {
       throw new CarbonConfigError(`The base URL must use https:// (or http:// to a loopback address), not ${url.protocol}`);
@@ -53,7 +57,13 @@ export class HttpTransport implements Transport {
     const qs = search.toString();
     const url = `${this.baseUrl}${relative}${qs ? `?${qs}` : ''}`;
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'carbon-cli' };
-    for (const [name, value] of Object.entries(request.headers)) if (value !== undefined) headers[name] = value;
+    for (const [name, value] of Object.entries(request.headers)) {
+      if (value === undefined) continue;
+      // A header cannot carry control characters (other than tab): say so, before anything is sent.
+      if (/[\x00-\x08\x0a-\x1f\x7f]/.test(value)) throw new CarbonConfigError(`The ${name} header cannot be sent: it holds a control character.`);
+      // HTTP carries bytes: text beyond ASCII (an Idempotency-Key may be any text) goes as UTF-8.
+      headers[name] = /[^\x00-\x7f]/.test(value) ? Buffer.from(value, 'utf8').toString('latin1') : value;
+    }
 
     let response: Response;
     let text: string;

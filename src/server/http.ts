@@ -62,14 +62,32 @@ export function readBody(req: IncomingMessage, limit: number): Promise<BodyResul
   });
 }
 
-/** Request headers as the service reads them: Node joins repeats itself; only Set-Cookie comes as a list. */
+const utf8Strict = new TextDecoder('utf-8', { fatal: true });
+const NOT_ASCII = /[^\x00-\x7f]/;
+
+/**
+ * Request headers as the service reads them: Node joins repeats itself; only Set-Cookie comes as
+ * a list. Node reads header bytes as latin1; an Idempotency-Key is text sent as UTF-8, so its
+ * bytes are read again as UTF-8 (bytes that are not UTF-8 become an unpaired surrogate, which the
+ * service refuses with 400: docs/service-model.md).
+ */
 export function requestHeaders(req: IncomingMessage): ApiRequest['headers'] {
   const incoming = req.headers;
-  if (incoming['set-cookie'] === undefined) return incoming as ApiRequest['headers'];
+  const raw = incoming['idempotency-key'];
+  const idem = Array.isArray(raw) ? raw.join(', ') : raw;
+  const recode = idem !== undefined && NOT_ASCII.test(idem);
+  if (incoming['set-cookie'] === undefined && !recode) return incoming as ApiRequest['headers'];
   const headers: ApiRequest['headers'] = {};
   for (const name in incoming) {
     const value = incoming[name];
     headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  if (recode) {
+    try {
+      headers['idempotency-key'] = utf8Strict.decode(Buffer.from(idem!, 'latin1'));
+    } catch {
+      headers['idempotency-key'] = '\uD800';
+    }
   }
   return headers;
 }

@@ -15,8 +15,13 @@ export interface Route {
   operation: Operation;
   /** `purchase` needs a key with purchase access (spec part 5). */
   permission: 'read' | 'purchase';
-  /** Query parameters the operation reads; null: it takes none (what it does with one: validation.ts). */
+  /** Query parameters the operation reads; null: it takes none. */
   query: readonly string[] | null;
+  /**
+   * An unknown query parameter: refused with 422 where the spec lists 422 for the endpoint,
+   * ignored where it does not (GET /balance, /impact, /offsets/{id}).
+   */
+  unknownQuery: 'refuse' | 'ignore';
   /** The JSON body it reads: a purchase (exactly one of kg or amount_cents, optional reference), or none. */
   body: 'purchase' | null;
   /** The Idempotency-Key header: required, checked when sent, or not read. */
@@ -24,12 +29,12 @@ export interface Route {
 }
 
 export const ROUTES: readonly Route[] = [
-  { method: 'POST', path: '/offsets', operation: 'createOffset', permission: 'purchase', query: null, body: 'purchase', idempotency: 'required' },
-  { method: 'GET', path: '/offsets', operation: 'listOffsets', permission: 'read', query: ['limit', 'starting_after', 'reference'], body: null, idempotency: 'none' },
-  { method: 'GET', path: '/offsets/{id}', operation: 'getOffset', permission: 'read', query: null, body: null, idempotency: 'none' },
-  { method: 'POST', path: '/quotes', operation: 'createQuote', permission: 'read', query: null, body: 'purchase', idempotency: 'optional' },
-  { method: 'GET', path: '/balance', operation: 'getBalance', permission: 'read', query: null, body: null, idempotency: 'none' },
-  { method: 'GET', path: '/impact', operation: 'getImpact', permission: 'read', query: null, body: null, idempotency: 'none' },
+  { method: 'POST', path: '/offsets', operation: 'createOffset', permission: 'purchase', query: null, unknownQuery: 'refuse', body: 'purchase', idempotency: 'required' },
+  { method: 'GET', path: '/offsets', operation: 'listOffsets', permission: 'read', query: ['limit', 'starting_after', 'reference'], unknownQuery: 'refuse', body: null, idempotency: 'none' },
+  { method: 'GET', path: '/offsets/{id}', operation: 'getOffset', permission: 'read', query: null, unknownQuery: 'ignore', body: null, idempotency: 'none' },
+  { method: 'POST', path: '/quotes', operation: 'createQuote', permission: 'read', query: null, unknownQuery: 'refuse', body: 'purchase', idempotency: 'optional' },
+  { method: 'GET', path: '/balance', operation: 'getBalance', permission: 'read', query: null, unknownQuery: 'ignore', body: null, idempotency: 'none' },
+  { method: 'GET', path: '/impact', operation: 'getImpact', permission: 'read', query: null, unknownQuery: 'ignore', body: null, idempotency: 'none' },
 ];
 
 export type RouteMatch =

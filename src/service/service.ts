@@ -166,7 +166,7 @@ export class OffsetsService {
 
 /** What every operation checks of the request itself, before reading the ledger. */
 function checkRequestShape(route: Route, req: ApiRequest): void {
-  if (route.query === null) rejectQuery(req.query);
+  if (route.query === null && route.unknownQuery === 'refuse') rejectQuery(req.query);
   if (route.idempotency !== 'none') checkIdempotencyKey(req.headers['idempotency-key'], route.idempotency === 'required');
 }
 

@@ -22,8 +22,15 @@ function charLength(s: string): number {
   return n;
 }
 
+/** An unpaired UTF-16 surrogate: JSON's `"\ud800"` makes one, but no text can hold it. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 function checkReference(value: unknown, param: string): string {
   if (typeof value !== 'string') throw validationError(param, `${param} must be a string.`);
+  // Returned exactly as sent, or refused: a lone surrogate would come back altered, and NUL
+  // cannot be stored by every store (PostgreSQL text has no NUL), so no store takes it.
+  if (LONE_SURROGATE.test(value)) throw validationError(param, `${param} must be valid Unicode text (it holds an unpaired surrogate).`);
+  if (value.includes('\u0000')) throw validationError(param, `${param} must not contain the NUL character (U+0000).`);
   const n = charLength(value);
   if (n < 1 || n > LIMITS.referenceMax) {
     throw validationError(param, `${param} must be 1 to ${LIMITS.referenceMax} characters long.`);
@@ -107,8 +114,9 @@ export function parseListQuery(query: Record<string, string | string[] | undefin
 }
 
 /**
- * Operations other than the list take no query parameters: any one given is an unknown
- * parameter, a 422 naming it, exactly as an unknown body field is.
+ * POST /offsets and /quotes take no query parameters: any one given is an unknown parameter, a
+ * 422 naming it, exactly as an unknown body field is (both list 422). GET /balance, /impact and
+ * /offsets/{id} list no 422, so there unknown parameters are ignored (routes.ts says which).
  */
 export function rejectQuery(query: Record<string, string | string[] | undefined>): void {
   for (const [name, value] of Object.entries(query)) {
@@ -116,16 +124,22 @@ export function rejectQuery(query: Record<string, string | string[] | undefined>
   }
 }
 
-/** Idempotency-Key: 1 to 255 visible ASCII characters (what an HTTP header can carry intact). */
+/**
+ * Idempotency-Key: any text of 1 to 255 characters (Unicode code points, as for `reference`),
+ * sent over HTTP as UTF-8. Refused (400), the same on both engines, is what a header cannot carry
+ * intact: control characters, white space at either end (HTTP strips it), an unpaired surrogate,
+ * and bytes that are not UTF-8 (the HTTP adapter hands those on as an unpaired surrogate).
+ */
 export function checkIdempotencyKey(value: string | undefined, required: boolean): string | null {
   if (value === undefined) {
     if (required) throw new ApiError('idempotency_key_missing', 'An Idempotency-Key header is required for this request.');
     return null;
   }
-  if (value.length < 1 || value.length > LIMITS.idempotencyKeyMax || !/^[\x21-\x7e]+$/.test(value)) {
+  const n = charLength(value);
+  if (n < 1 || n > LIMITS.idempotencyKeyMax || /[\x00-\x1f\x7f]/.test(value) || /^\s|\s$/.test(value) || LONE_SURROGATE.test(value)) {
     throw new ApiError(
       'idempotency_key_invalid',
-      `The Idempotency-Key header must be 1 to ${LIMITS.idempotencyKeyMax} visible ASCII characters.`,
+      `The Idempotency-Key header must be 1 to ${LIMITS.idempotencyKeyMax} characters of UTF-8 text, without control characters or white space at either end.`,
     );
   }
   return value;

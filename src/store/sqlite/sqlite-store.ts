@@ -1,4 +1,5 @@
-import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, openSync } from 'node:fs';
+import { makeDirs } from '../../platform/dirs.js';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Mode } from '../../api/types.js';
@@ -73,7 +74,7 @@ export class SqliteStore implements LedgerStore {
     const path = join(dir, LEDGER_FILE);
     let db: Database.Database;
     try {
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      makeDirs(dir, 0o700);
       closeSync(openSync(path, 'a', 0o600));
       // Modes apply only to what is created: take back what a copy or a restore may have widened.
       for (const [p, mode] of [[dir, 0o700], [path, 0o600]] as const) {
