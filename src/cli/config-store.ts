@@ -1,4 +1,4 @@
-import { chmodSync, readFileSync } from 'node:fs';
+import { chmodSync, readFileSync, statSync } from 'node:fs';
 import { makeDirs } from '../platform/dirs.js';
 import { join } from 'node:path';
 import type { Mode } from '../api/types.js';
@@ -59,7 +59,32 @@ export function readConfig(configDir: string): ConfigData {
   }
   const problem = checkConfig(data);
   if (problem) throw brokenConfig(path, problem);
+  // It holds API keys: readable by its owner only, whatever a copy or a restore left.
+  tighten(configDir, 0o700);
+  tighten(path, 0o600);
   return data as ConfigData;
+}
+
+/** Takes away what group and others may do with `path`, saying so once on stderr; refuses when it cannot. */
+function tighten(path: string, mode: number): void {
+  let current: number;
+  try {
+    current = statSync(path).mode & 0o777;
+  } catch {
+    return;
+  }
+  if ((current & 0o077) === 0) return;
+  try {
+    chmodSync(path, mode);
+  } catch (err) {
+    throw new CliError(
+      `${path} is readable by others (mode ${current.toString(8)}) and cannot be tightened (${(err as NodeJS.ErrnoException).code ?? 'error'}).`,
+      EXIT.failure,
+      'config_error',
+      `It holds API keys: make it ${mode.toString(8)} (chmod ${mode.toString(8)} ${path}), or set CARBON_HOME to a directory of your own.`,
+    );
+  }
+  process.stderr.write(`carbon: ${path} was readable by others (mode ${current.toString(8)}); it holds API keys, so it is now ${mode.toString(8)}.\n`);
 }
 
 function brokenConfig(path: string, reason: string): CliError {

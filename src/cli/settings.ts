@@ -96,6 +96,10 @@ export function resolveSettings(
   } else [apiKey, apiKeySource] = [undefined, 'sandbox'];
 
   const baseUrl = opts.local ? null : (opts.baseUrl ?? (env.CARBON_BASE_URL || undefined) ?? profile?.base_url ?? null);
+  // A key (or any credential) in the URL would travel in every message that names the URL: refused, never echoed.
+  if (baseUrl !== null && /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(baseUrl)) {
+    throw usage('The base URL must not carry a user name or password (a key there would show wherever the URL is printed); give the key with CARBON_API_KEY or `carbon config set test-key -`.');
+  }
   const maxRetriesText = opts.maxRetries ?? (env.CARBON_MAX_RETRIES || undefined);
   const timeoutText = opts.timeout ?? (env.CARBON_TIMEOUT || undefined);
   return {

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { ServerResponse } from 'node:http';
 import { bearerToken } from '../service/access.js';
-import { maskKey } from '../service/keys.js';
+import { maskKey, redactKeys } from '../service/keys.js';
 
 /**
  * The access log: one line per request once its response is over (sent, or cut off), with the
@@ -59,9 +59,11 @@ const PRINTABLE_PATH = /^[\x21-\x7e]{0,200}$/;
 
 /** The path for the log: bounded, and printable (a raw request line can carry odd bytes). */
 export function logPath(path: string): string {
-  if (PRINTABLE_PATH.test(path)) return path;
-  const clean = path.replace(/[^\x21-\x7e]/g, '?');
-  return clean.length > 200 ? `${clean.slice(0, 200)}…` : clean;
+  // A key pasted into a path (`/offsets/ck_test_…`) is logged masked, in ASCII.
+  const shown = redactKeys(path).replace('…', '...');
+  if (PRINTABLE_PATH.test(shown)) return shown;
+  const clean = shown.replace(/[^\x21-\x7e]/g, '?');
+  return clean.length > 200 ? `${clean.slice(0, 200)}...` : clean;
 }
 
 /** The line for a finished (or cut off) response. */

@@ -94,6 +94,17 @@ export function keyShape(key: string): { prefix: string; mode: Mode; rest: strin
   return m === null ? null : { prefix: m[1]!, mode: m[2] as Mode, rest: m[3]! };
 }
 
+/**
+ * `text` with anything shaped like an API key masked: for what echoes a caller's input back (an
+ * offset id in a 404, a path in the access log), where a key pasted in the wrong place would
+ * otherwise be shown in full.
+ */
+export function redactKeys(text: string): string {
+  return KEY_LIKE.test(text) ? text.replace(KEY_LIKE_ALL, (key) => maskKey(key)) : text;
+}
+const KEY_LIKE = /[a-z]+_(?:test|live)_[A-Za-z0-9]{12,}/;
+const KEY_LIKE_ALL = new RegExp(KEY_LIKE.source, 'g');
+
 /** The shown form of a key known only by its mode and last four characters. */
 export function maskedKey(prefix: string, mode: Mode, last4: string): string {
   return `${prefix}_${mode}_…${last4}`;

@@ -3,7 +3,7 @@ import { LedgerError } from '../store/ledger-error.js';
 import { type StoreTarget, openStore } from '../store/open.js';
 import type { AccountRecord, AccountStatus, DefaultKey, ImpactTotals, KeyRecord, LedgerStore, LedgerTx, OffsetRecord, Permission } from '../store/port.js';
 import { ApiError, validationError } from './errors.js';
-import { KEY_PREFIX, hashKey, maskedKey, newApiKey, randomBase62 } from './keys.js';
+import { KEY_PREFIX, hashKey, maskedKey, newApiKey, randomBase62, redactKeys } from './keys.js';
 import { effective, effectiveImpact, modelTime, mustAwaitReview, mustBeProcessing } from './lifecycle.js';
 import { DEFAULT_PUBLIC_BASE_URL, OffsetsService, type ServiceOptions, renderOffset } from './service.js';
 import {
@@ -274,7 +274,7 @@ export class Sandbox {
     let beforeSeq: number | null = null;
     if (filter.startingAfter) {
       const cursor = await this.store.offset(filter.startingAfter);
-      if (cursor === undefined || cursor.mode !== mode) throw new ApiError('resource_missing', `No such offset: '${filter.startingAfter}'.`, { param: 'starting_after' });
+      if (cursor === undefined || cursor.mode !== mode) throw new ApiError('resource_missing', `No such offset: '${redactKeys(filter.startingAfter)}'.`, { param: 'starting_after' });
       beforeSeq = cursor.seq;
     }
     const limit = filter.limit ?? 20;

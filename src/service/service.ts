@@ -3,7 +3,7 @@ import type { AccountRecord, KeyRecord, LedgerStore, OffsetRecord } from '../sto
 import { LedgerError } from '../store/ledger-error.js';
 import { checkPermission, checkStanding, parseBearer, rateLimited } from './access.js';
 import { ApiError } from './errors.js';
-import { hashKey, newCertificateId, randomBase62, requestId } from './keys.js';
+import { hashKey, newCertificateId, randomBase62, redactKeys, requestId } from './keys.js';
 import { effective, effectiveImpact, isDue, modelTime } from './lifecycle.js';
 import { price } from './pricing.js';
 import { decidePurchase, replayed } from './purchase.js';
@@ -208,7 +208,7 @@ const HANDLERS: Record<Operation, Handler> = {
     if (query.starting_after !== null) {
       const cursor = await ownOffset(service, mode, query.starting_after);
       if (cursor === undefined) {
-        throw new ApiError('resource_missing', `No such offset: '${query.starting_after}' (starting_after).`, { param: 'starting_after' });
+        throw new ApiError('resource_missing', `No such offset: '${redactKeys(query.starting_after)}' (starting_after).`, { param: 'starting_after' });
       }
       beforeSeq = cursor.seq;
     }
@@ -223,7 +223,7 @@ const HANDLERS: Record<Operation, Handler> = {
   async getOffset(service, _req, { mode, now }, segment) {
     const id = decodePathSegment(segment ?? '');
     const row = id === null ? undefined : await ownOffset(service, mode, id);
-    if (row === undefined) throw new ApiError('resource_missing', `No such offset: '${id ?? segment}'.`, { param: 'id' });
+    if (row === undefined) throw new ApiError('resource_missing', `No such offset: '${redactKeys(id ?? segment ?? '')}'.`, { param: 'id' });
     if (isDue(row, now)) await service.settleDue(now);
     return ok<Offset>(service.toOffset(row, now));
   },

@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, openSync, statSync } from 'node:fs';
 import { makeDirs } from '../../platform/dirs.js';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -40,6 +40,15 @@ function busyTimeoutMs(): number {
  */
 let processCommits = 0;
 
+function fileIdentity(path: string): string | null {
+  try {
+    const st = statSync(path);
+    return `${st.dev}:${st.ino}`;
+  } catch {
+    return null;
+  }
+}
+
 interface Cache {
   version: number;
   /** processCommits less this store's own, when the cache was checked. */
@@ -67,6 +76,27 @@ export class SqliteStore implements LedgerStore {
     private readonly dir: string | null,
   ) {
     this.s = prepareAll(db);
+    this.identity = dir === null ? null : fileIdentity(label);
+  }
+
+  /** The ledger file this connection opened (device and inode), to notice it deleted or replaced. */
+  private readonly identity: string | null;
+
+  /**
+   * Writing to a ledger file that was deleted or replaced under this process would write into an
+   * unlinked file, lost when the process ends: refused instead (503 from the server), with a
+   * LedgerError that says what happened. One stat a write.
+   */
+  private checkIdentity(): void {
+    if (this.identity === null) return;
+    const now = fileIdentity(this.label);
+    if (now !== this.identity) {
+      throw new LedgerError(
+        `The ledger ${this.label} was ${now === null ? 'deleted' : 'replaced'} while this process had it open; nothing more is written to the old one.`,
+        this.label,
+        'Restart carbon serve (or the command) to open the ledger that is there now.',
+      );
+    }
   }
 
   /** Opens (creating when absent) the ledger in `dir`: the directory 0700, the file 0600, WAL journal. */
@@ -335,6 +365,7 @@ export class SqliteStore implements LedgerStore {
   }
 
   private async runTransaction<T>(fn: (tx: LedgerTx) => Promise<T>, wait: boolean): Promise<T> {
+    this.checkIdentity();
     try {
       if (wait) this.s.begin.run();
       else {
@@ -382,6 +413,7 @@ export class SqliteStore implements LedgerStore {
   async healthy(): Promise<boolean> {
     try {
       this.s.dataVersion.get();
+      this.checkIdentity();
       return true;
     } catch {
       return false;
