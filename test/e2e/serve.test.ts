@@ -28,6 +28,7 @@ describe('carbon serve', () => {
       test_key: maskKey(keys.test),
       read_only_key: maskKey(keys.readOnly),
       live_key: maskKey(keys.live),
+      developer_page_url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/login\?token=[A-Za-z0-9_-]{32}$/),
       pid: expect.any(Number),
     });
     const banner = server.stderr();

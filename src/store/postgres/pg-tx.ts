@@ -115,22 +115,25 @@ export class PgTx implements LedgerTx {
    * turn here, and each then reads what the one before committed (READ COMMITTED).
    */
   async purchaseFacts(mode: Mode, idempotencyKey: string | null): Promise<PurchaseFacts> {
-    // One round trip while the lock is held: every fact the purchase rule reads.
+    // Two statements, on purpose: the lock first; then, in a statement that starts after the
+    // lock was granted (a fresh READ COMMITTED snapshot), everything else. Read in the locking
+    // statement itself, the Idempotency-Key would come from the snapshot taken before the wait,
+    // and two instances given one key at once would both miss the other's purchase.
+    const locked = (await this.q.query<{ available_cents: number }>('SELECT available_cents FROM balances WHERE livemode = $1 FOR UPDATE', [lm(mode)])).rows[0];
     const row = (
-      await this.q.query<AccountRecord & { available_cents: number; newest: number | null; fingerprint: string | null; offset_id: string | null; key_created_ms: number | null }>(
-        `SELECT b.available_cents, (SELECT created_ms FROM offsets WHERE livemode = $1 ORDER BY seq DESC LIMIT 1) AS newest,
+      await this.q.query<AccountRecord & { newest: number | null; fingerprint: string | null; offset_id: string | null; key_created_ms: number | null }>(
+        `SELECT (SELECT created_ms FROM offsets WHERE livemode = $1 ORDER BY seq DESC LIMIT 1) AS newest,
                 a.status, a.rate, a.review_limit_cents, a.clock_offset_ms, a.rate_limit_requests, a.rate_limit_window_ms,
                 i.fingerprint, i.offset_id, i.created_ms AS key_created_ms
-         FROM balances b CROSS JOIN account a LEFT JOIN idempotency i ON i.livemode = $1 AND i.key = $2
-         WHERE b.livemode = $1 FOR UPDATE OF b`,
+         FROM account a LEFT JOIN idempotency i ON i.livemode = $1 AND i.key = $2`,
         [lm(mode), idempotencyKey],
       )
     ).rows[0];
-    if (row === undefined) return { account: undefined, available: 0, prior: undefined, newestCreated: null };
-    const { available_cents, newest, fingerprint, offset_id, key_created_ms, ...account } = row;
+    if (row === undefined || locked === undefined) return { account: undefined, available: 0, prior: undefined, newestCreated: null };
+    const { newest, fingerprint, offset_id, key_created_ms, ...account } = row;
     return {
       account,
-      available: available_cents,
+      available: locked.available_cents,
       prior: fingerprint === null || offset_id === null ? undefined : { fingerprint, offset_id, created_ms: key_created_ms ?? 0 },
       newestCreated: newest,
     };

@@ -177,7 +177,9 @@ export class PostgresStore implements LedgerStore {
         } catch {
           broken = true;
         }
-        if ((code === '40001' || code === '40P01') && attempt < RETRIES) continue;
+        // A serialization failure or deadlock, or a unique key another writer just took (an
+        // Idempotency-Key, say): the transaction runs again and sees what was committed.
+        if ((code === '40001' || code === '40P01' || code === '23505') && attempt < RETRIES) continue;
         throw pgError(err, this.label);
       } finally {
         client.release(broken);
