@@ -115,3 +115,39 @@ describe('CARBON_HOME', () => {
     }
   });
 });
+
+describe('reads never wait for a writer; the clock cannot be broken', () => {
+  test('with another process holding the write lock, a due offset reads as placed at once, and so do the totals', async () => {
+    const { server, key, dir } = await serving();
+    const Database = (await import('better-sqlite3')).default;
+    try {
+      const bought = (await (await buy(server, key, 'due')).json()) as { id: string };
+      await server.sandbox.advanceClock(5_000);
+      const blocker = new Database(join(dir, LEDGER_FILE));
+      blocker.exec('BEGIN IMMEDIATE');
+      try {
+        const res = await fetch(`${server.url}/offsets/${bought.id}`, { headers: { authorization: `Bearer ${key}` } });
+        expect([res.status, ((await res.json()) as { status: string }).status]).toEqual([200, 'placed']);
+        const impact = await fetch(`${server.url}/impact`, { headers: { authorization: `Bearer ${key}` } });
+        expect(await impact.json()).toMatchObject({ placed_kg: 1, processing_kg: 0 });
+      } finally {
+        blocker.exec('ROLLBACK');
+        blocker.close();
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('a clock advance past what the model can represent is refused, and nothing breaks', async () => {
+    const { server, key } = await serving();
+    try {
+      await expect(server.sandbox.advanceClock(100_000_000 * 86_400_000)).rejects.toThrow(/cannot go past 9999-12-31/);
+      expect((await buy(server, key, 'still')).status).toBe(201);
+      await server.sandbox.advanceClock(365 * 86_400_000);
+      expect((await buy(server, key, 'later')).status).toBe(201);
+    } finally {
+      await server.close();
+    }
+  });
+});

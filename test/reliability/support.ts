@@ -200,7 +200,7 @@ export interface LedgerFacts {
  * Reads the whole ledger and checks it: `PRAGMA integrity_check`, and for each mode
  * balance = top-ups − charges + refunds, each offset charged exactly once at its amount, refunded
  * once exactly when it is refunded, no entry without its offset, impact totals matching the
- * offsets, and no balance below zero.
+ * offsets, no balance below zero, and `created` in the list's order.
  */
 export function readLedger(home: string): LedgerFacts {
   const db = openLedger(home);
@@ -210,7 +210,7 @@ export function readLedger(home: string): LedgerFacts {
     for (const r of db.prepare('SELECT livemode, available_cents FROM balances').all() as Array<{ livemode: number; available_cents: number }>) {
       balances[r.livemode] = r.available_cents;
     }
-    const offsets = db.prepare('SELECT id, livemode, status, kg, amount_cents, reference FROM offsets ORDER BY seq').all() as OffsetFact[];
+    const offsets = db.prepare('SELECT id, livemode, status, kg, amount_cents, reference, created_ms FROM offsets ORDER BY seq').all() as Array<OffsetFact & { created_ms: number }>;
     const entries = db.prepare('SELECT livemode, kind, amount_cents, offset_id FROM entries ORDER BY seq').all() as Array<{
       livemode: number;
       kind: 'topup' | 'charge' | 'refund';
@@ -245,6 +245,10 @@ export function readLedger(home: string): LedgerFacts {
       }
     }
     for (const mode of [0, 1]) {
+      // The list's order (insertion) and `created` agree, however many processes bought.
+      const created = offsets.filter((o) => o.livemode === mode).map((o) => o.created_ms);
+      const backwards = created.findIndex((c, i) => i > 0 && c < created[i - 1]!);
+      if (backwards !== -1) problems.push(`mode ${mode}: offset ${backwards} in list order was created before the one listed after it`);
       const expected = (topups[mode] ?? 0) - (charges[mode] ?? 0) + (refunds[mode] ?? 0);
       if (balances[mode] !== expected) problems.push(`mode ${mode}: balance ${balances[mode]} ≠ top-ups − charges + refunds = ${expected}`);
       if ((balances[mode] ?? 0) < 0) problems.push(`mode ${mode}: negative balance`);
