@@ -1,5 +1,21 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
+/**
+ * Two projects. `unit`: everything that runs in this process (the rules, the model over SQLite,
+ * the contract suite on the in-process engine, the server in-process): the fast loop,
+ * `npm run test:unit`. `integration`: everything that starts processes (the built binary,
+ * `carbon serve` children, shells, Chromium), and the contract suite over HTTP. `npm test` runs
+ * both. The contract files run in both, each project on its own engines (CARBON_CONTRACT_ENGINES).
+ */
+const SPAWNING = [
+  'test/e2e/**',
+  'test/pages/**',
+  'test/completions/{bash,zsh,fish,protocol}.test.ts',
+  'test/reliability/!(fuzz-service).test.ts',
+  'test/server/{signals,certificate-screenshot,server}.test.ts',
+  'test/service/multi-process.test.ts',
+];
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -7,15 +23,26 @@ export default defineConfig({
     // End-to-end tests spawn the binary and servers; two cores, so keep the fan-out modest.
     maxWorkers: 2,
     reporters: ['default'],
+    // One seed for every randomised test (fast-check, the kill rounds, the fuzzers).
+    setupFiles: ['test/support/seed.ts'],
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/e2e/**'] },
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...SPAWNING],
+          env: { CARBON_CONTRACT_ENGINES: 'local' },
+        },
       },
       {
-        // The built binary's tests: the build (when src/ changed) runs once, and only when they run.
         extends: true,
-        test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], globalSetup: ['test/e2e/global-setup.ts'] },
+        test: {
+          name: 'integration',
+          include: [...SPAWNING, 'test/contract/{contract,fidelity}.test.ts'],
+          env: { CARBON_CONTRACT_ENGINES: 'http' },
+          globalSetup: ['test/support/global-setup.ts'],
+        },
       },
     ],
   },

@@ -4,7 +4,7 @@ import { CarbonApiError } from '../../src/client/errors.js';
 import { OpenApiValidator } from '../support/openapi.js';
 import { defaultLauncher } from '../support/server-process.js';
 import { postgresAvailable } from '../support/database.js';
-import { type Engine, type EngineKind, type StoreKind, startEngine } from './engines.js';
+import { type Engine, type EngineKind, type StoreKind, forThisProject, startEngine } from './engines.js';
 
 /**
  * The contract: the spec's rules, written once, run against the in-process engine and against
@@ -41,7 +41,7 @@ async function apiError(promise: Promise<unknown>): Promise<CarbonApiError> {
   throw new Error('expected a CarbonApiError, but the call succeeded');
 }
 
-describe.each(ENGINES)('contract: $label', ({ kind, store }) => {
+describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('contract: $label', ({ kind, store }) => {
   let e: Engine;
   const key = () => e.keys();
   const test = () => e.client(key().test);
@@ -678,9 +678,27 @@ describe.each(ENGINES)('contract: $label', ({ kind, store }) => {
   });
 
   describe('every response', () => {
-    it('is JSON with a Request-Id, and validates against openapi.yaml', () => {
+    it('is JSON with a Request-Id, and validates against openapi.yaml', async () => {
+      // Every documented status, made here (the suite's other exchanges are checked too, whatever
+      // ran before): the test stands alone, in any order.
+      await e.sandbox.topUp('live', 25_000);
+      const { offset } = await test().buy({ kg: 2 }, { idempotencyKey: 'every-1' });
+      await e.raw({ method: 'POST', path: '/offsets', body: { kg: 2 }, headers: { 'idempotency-key': 'every-1' } });
+      await e.raw({ method: 'POST', path: '/offsets', body: { kg: 3 }, headers: { 'idempotency-key': 'every-1' } });
+      await e.raw({ method: 'POST', path: '/offsets', body: 'nope', headers: { 'idempotency-key': 'every-2' } });
+      await e.raw({ method: 'GET', path: '/balance', key: null });
+      await e.raw({ method: 'POST', path: '/offsets', body: { kg: 30_000 }, headers: { 'idempotency-key': 'every-3' } });
+      await e.raw({ method: 'POST', path: '/offsets', key: key().readOnly, body: { kg: 1 }, headers: { 'idempotency-key': 'every-4' } });
+      await e.raw({ method: 'GET', path: '/offsets/off_missing' });
+      await e.raw({ method: 'DELETE', path: '/balance' });
+      await e.raw({ method: 'POST', path: '/quotes', body: { kg: 0 } });
+      await e.raw({ method: 'GET', path: `/offsets/${offset.id}` });
+      await e.raw({ method: 'GET', path: '/offsets' });
+      await e.raw({ method: 'GET', path: '/impact' });
+      await e.sandbox.setRateLimit(0);
+      await e.raw({ method: 'GET', path: '/balance' });
+      await e.sandbox.setRateLimit(null);
       const validator = new OpenApiValidator();
-      expect(e.exchanges.length).toBeGreaterThan(100);
       const problems: string[] = [];
       for (const ex of e.exchanges) {
         expect(ex.headers['content-type']).toBe('application/json');

@@ -174,6 +174,15 @@ export async function startHttpEngine(store: StoreKind = 'sqlite'): Promise<Engi
   return Object.assign(engine, { server });
 }
 
+/**
+ * The engines a test project runs the contract on: `unit` the in-process ones, `integration` the
+ * HTTP ones (CARBON_CONTRACT_ENGINES, set in vitest.config.ts); both when run without a project.
+ */
+export function forThisProject(kind: EngineKind): boolean {
+  const only = process.env.CARBON_CONTRACT_ENGINES;
+  return only === undefined || only === kind;
+}
+
 export function startEngine(kind: EngineKind, store: StoreKind = 'sqlite'): Promise<Engine> {
   return kind === 'local' ? startLocalEngine(store) : startHttpEngine(store);
 }

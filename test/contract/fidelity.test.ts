@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ApiErrorBody, ApiResponse } from '../../src/api/types.js';
 import { postgresAvailable } from '../support/database.js';
 import { rawExchange } from '../support/raw-http.js';
-import { type Engine, type EngineKind, type StoreKind, startEngine } from './engines.js';
+import { type Engine, type EngineKind, type StoreKind, forThisProject, startEngine } from './engines.js';
 
 /**
  * Where the model once differed from the specification (issue: fidelity), on every engine and
@@ -18,7 +18,7 @@ const ENGINES: Array<{ kind: EngineKind; store: StoreKind }> = [
 
 const errorOf = (r: ApiResponse) => (r.body as { error: ApiErrorBody }).error;
 
-describe.each(ENGINES)('fidelity: $kind, $store', ({ kind, store }) => {
+describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('fidelity: $kind, $store', ({ kind, store }) => {
   let e: Engine;
   beforeAll(async () => {
     e = await startEngine(kind, store);

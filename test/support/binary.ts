@@ -1,6 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { inject } from 'vitest';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -78,14 +79,7 @@ export function copyBinary(): { dir: string; bin: string } {
   }
 }
 
-let copy: { dir: string; bin: string } | undefined;
-
-/** This test process's copy of bin/carbon.cjs, taken on first use and removed when the process exits. */
+/** The run's copy of bin/carbon.cjs, made once by the global setup (which also removes it). */
 export function binary(): string {
-  if (copy === undefined) {
-    copy = copyBinary();
-    const { dir } = copy;
-    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-  }
-  return copy.bin;
+  return inject('carbonBin');
 }
