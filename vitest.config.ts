@@ -8,8 +8,8 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * both. The contract files run in both, each project on its own engines (CARBON_CONTRACT_ENGINES).
  */
 const SPAWNING = [
-  'test/e2e/**',
-  'test/pages/**',
+  'test/e2e/**/*.test.ts',
+  'test/pages/**/*.test.ts',
   'test/completions/{bash,zsh,fish,protocol}.test.ts',
   'test/reliability/!(fuzz-service).test.ts',
   'test/server/{signals,certificate-screenshot,server}.test.ts',

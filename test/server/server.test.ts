@@ -468,10 +468,15 @@ describe('carbon serve: graceful close', () => {
     rmSync(h.dir, { recursive: true, force: true });
   });
 
-  it('close() is idempotent', async () => {
+  it('close() is idempotent: one shutdown, one "closed" line, the same promise each time, and nothing more served', async () => {
     const h = await serve();
-    await Promise.all([h.server.close(), h.server.close()]);
+    const first = h.server.close();
+    expect(h.server.close()).toBe(first);
+    await Promise.all([first, h.server.close()]);
     await h.server.close();
+    expect(h.log.filter((l) => l === 'closed')).toHaveLength(1);
+    expect(h.log.filter((l) => l.startsWith('shutting down'))).toHaveLength(1);
+    await expect(fetch(`${h.server.origin}/`)).rejects.toThrow();
     rmSync(h.dir, { recursive: true, force: true });
   });
 

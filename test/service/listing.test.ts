@@ -21,6 +21,8 @@ async function walk(limit: number, extra: Record<string, string> = {}, key?: str
   let pages = 0;
   let after: string | undefined;
   for (;;) {
+    // Bounded: a cursor bug fails here in milliseconds instead of paging forever.
+    if (pages > 10_000) throw new Error(`more than 10,000 pages of ${limit}: the cursor does not move (last ${after})`);
     const page = (await list({ limit: String(limit), ...extra, ...(after ? { starting_after: after } : {}) }, key));
     pages++;
     expect(page.object).toBe('list');
