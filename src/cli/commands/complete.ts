@@ -287,7 +287,7 @@ async function onEngine(
   try {
     return await use(ctx);
   } finally {
-    ctx.close();
+    await ctx.close();
   }
 }
 
