@@ -19,6 +19,8 @@ export const EXIT = {
   rateLimited: 7,
   /** --wait timed out with the offset still processing. */
   waitTimeout: 8,
+  /** --wait ended with the offset refunded (the order could not be placed). */
+  refunded: 9,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
@@ -43,4 +45,5 @@ export const EXIT_CODES_HELP = `Exit codes:
   5  404 resource_missing
   6  409 idempotency_key_reused
   7  429 rate_limited after retries
-  8  --wait timed out with the offset still processing`;
+  8  --wait timed out with the offset still processing
+  9  --wait ended with the offset refunded (the order could not be placed)`;

@@ -19,6 +19,8 @@ export function colorOn(isTTY: boolean, env: NodeJS.ProcessEnv, flag?: boolean):
   if (flag === false) return false;
   if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
   if (env.FORCE_COLOR !== undefined) return env.FORCE_COLOR !== '0' && env.FORCE_COLOR !== 'false';
+  // A terminal that says it can do nothing (Emacs shells, some CI logs) gets plain text.
+  if (env.TERM === 'dumb') return false;
   return isTTY;
 }
 
@@ -62,6 +64,11 @@ export class Output {
   /** stderr is a terminal: spinners and prompts are allowed there. */
   get stderrInteractive(): boolean {
     return Boolean(this.stderr.isTTY);
+  }
+
+  /** Spinners redraw a line in place: only on a terminal that can (not TERM=dumb), and never with --json. */
+  get spinners(): boolean {
+    return this.stderrInteractive && this.env.TERM !== 'dumb' && !this.json;
   }
 
   get stderrColor(): boolean {

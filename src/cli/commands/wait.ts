@@ -2,6 +2,8 @@ import type { Offset } from '../../api/types.js';
 import type { CarbonClient } from '../../client/client.js';
 import { WaitTimeoutError } from '../../client/errors.js';
 import type { Context } from '../context.js';
+import { CliError } from '../errors.js';
+import { EXIT } from '../exit-codes.js';
 import { printResource } from '../print.js';
 
 export const DEFAULT_WAIT_SECONDS = 120;
@@ -17,7 +19,7 @@ export async function waitForOffset(ctx: Context, client: CarbonClient, offset: 
   // A terminal that reports 0 columns (a pty nobody sized: `script` in CI, some `docker exec -t`)
   // makes ora count Infinity lines to clear, and its clear() then never returns: no spinner there.
   const columns = (ctx.out.stderr as { columns?: number }).columns;
-  if (ctx.out.stderrInteractive && !ctx.out.json && columns !== 0) {
+  if (ctx.out.spinners && columns !== 0) {
     const { default: ora } = await import('ora');
     spinner = ora({ text: `Waiting for ${offset.id} to be placed…`, stream: ctx.out.stderr, color: 'green', isEnabled: true }).start();
   }
@@ -50,5 +52,9 @@ export async function printOffset(ctx: Context, client: CarbonClient, offset: Of
     throw err;
   }
   await printResource(ctx, shown);
+  // A wait that ends refunded is a failure for a script: the offset is printed, then exit 9.
+  if (wait && shown.status === 'refunded') {
+    throw new CliError(`${shown.id} was refunded: the order could not be placed and the charge was returned.`, EXIT.refunded, 'offset_refunded');
+  }
   if (shown.status === 'refunded') ctx.out.warn(`${shown.id} was refunded: the order could not be placed and the charge was returned.`);
 }

@@ -1,0 +1,37 @@
+import { describe, expect, test } from 'vitest';
+import { carbon, carbonTty, coloured, homes, json, ok } from './helpers.js';
+
+/** What a new user tripped on, fixed: a wait that ends refunded, and TERM=dumb. */
+
+const newHome = homes();
+
+describe('--wait that ends refunded', () => {
+  test('show --wait on an offset whose order could not be placed: the offset on stdout, one line on stderr, exit 9', async () => {
+    const home = newHome();
+    const bought = await json<{ id: string }>(['buy', '--kg', '3'], { home });
+    await ok(['sandbox', 'fail', bought.id], { home });
+    const r = await carbon(['show', bought.id, '--wait', '--json'], { home });
+    expect(r.exitCode).toBe(9);
+    expect(JSON.parse(r.stdout)).toMatchObject({ id: bought.id, status: 'refunded' });
+    expect(JSON.parse(r.stderr.trim()).error).toMatchObject({ code: 'offset_refunded' });
+    // Without --wait a refunded offset is just shown: exit 0.
+    expect((await carbon(['show', bought.id], { home })).exitCode).toBe(0);
+  });
+
+  test('carbon --help lists exit code 9', async () => {
+    expect((await ok(['--help'], { home: newHome() })).stdout).toMatch(/^ {2}9 {2}--wait ended with the offset refunded/m);
+  });
+});
+
+describe('TERM=dumb', () => {
+  test('a terminal that says it is dumb gets no colour', async () => {
+    const home = newHome();
+    const colourful = await carbonTty(['balance'], { home, env: { FORCE_COLOR: undefined } });
+    expect(colourful.exitCode).toBe(0);
+    expect(coloured(colourful.output)).toBe(true);
+    const dumb = await carbonTty(['balance'], { home, env: { TERM: 'dumb', FORCE_COLOR: undefined } });
+    expect(dumb.exitCode).toBe(0);
+    expect(coloured(dumb.output)).toBe(false);
+    expect(dumb.output).not.toMatch(/\u001b\[/);
+  });
+});
