@@ -1,6 +1,7 @@
 import { Argument, Command, Option } from 'commander';
 import pkg from '../../package.json' with { type: 'json' };
 import type { Context } from './context.js';
+import { usage } from './errors.js';
 import { EXIT_CODES_HELP } from './exit-codes.js';
 import type { GlobalOptions } from './settings.js';
 import { writeStdout } from './stdio.js';
@@ -85,7 +86,21 @@ CARBON_MAX_RETRIES, CARBON_TIMEOUT, NO_COLOR, FORCE_COLOR, CARBON_DEBUG=1 (stack
 
 ${EXIT_CODES_HELP}
 `,
-    );
+    )
+    // `--reference --wait` would take "--wait" as the reference and buy: an option's value that
+    // is another option of the command is a usage error instead (a value may still start with
+    // a dash: `--reference -x`, or `--reference=--wait` when meant).
+    .hook('preAction', (_program, action) => {
+      const known = new Set([...action.options, ...program.options].flatMap((o) => [o.long, o.short].filter((n): n is string => n !== undefined)));
+      const argv = (program as unknown as { rawArgs: string[] }).rawArgs;
+      for (let i = 0; i < argv.length - 1; i++) {
+        const option = [...action.options, ...program.options].find((o) => o.long === argv[i] || o.short === argv[i]);
+        const next = argv[i + 1]!;
+        if (option !== undefined && (option.required || option.optional) && known.has(next)) {
+          throw usage(`${argv[i]} needs a value, but "${next}" is an option.`, `Give the value after ${argv[i]} (or write ${argv[i]}=${next} if that is the value).`);
+        }
+      }
+    });
 
   const purchaseOptions = (cmd: Command) =>
     cmd

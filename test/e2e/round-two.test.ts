@@ -35,3 +35,15 @@ describe('TERM=dumb', () => {
     expect(dumb.output).not.toMatch(/\u001b\[/);
   });
 });
+
+describe('an option value that is another option', () => {
+  test('--reference --wait is a usage error (exit 2) and buys nothing; --reference=--wait is that reference', async () => {
+    const home = newHome();
+    const r = await carbon(['buy', '--kg', '5', '--reference', '--wait'], { home });
+    expect(r.exitCode).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim()).toBe('error: --reference needs a value, but "--wait" is an option. Give the value after --reference (or write --reference=--wait if that is the value).');
+    expect((await json<{ data: unknown[] }>(['list'], { home })).data).toEqual([]);
+    expect((await json<{ reference: string }>(['buy', '--kg', '5', '--reference=--wait'], { home })).reference).toBe('--wait');
+  });
+});
