@@ -1,4 +1,5 @@
 import type { CarbonClient } from '../client/client.js';
+import { hashKey } from '../service/keys.js';
 import type { Sandbox } from '../service/sandbox.js';
 import { EXIT } from './exit-codes.js';
 import { CliError } from './errors.js';
@@ -45,7 +46,16 @@ export class Context {
       this.openClient = new CarbonClient({ apiKey: s.apiKey, transport, retry });
     } else {
       const sandbox = await this.sandbox();
-      const apiKey = s.apiKey ?? (await sandbox.defaultKey(s.mode));
+      let apiKey = s.apiKey;
+      if (apiKey !== undefined && (await sandbox.store.keyByHash(hashKey(apiKey))) === undefined) {
+        // A key meant for the live API (CARBON_API_KEY, a profile's key) must not stop local runs:
+        // the local model uses its own key of the same mode instead, and says so. A key the local
+        // sandbox made (revoked or read-only ones too) is used as it is.
+        const source = s.apiKeySource === 'env' ? 'CARBON_API_KEY' : s.apiKeySource === 'flag' ? '--api-key' : `the ${s.mode}-key of profile ${s.profileName}`;
+        this.out.warn(`${source} is not a key of the local sandbox: using the sandbox's own ${s.mode} key (set CARBON_BASE_URL to send it to the API).`);
+        apiKey = undefined;
+      }
+      apiKey ??= await sandbox.defaultKey(s.mode);
       if (apiKey === undefined) {
         throw new CliError(
           `The local sandbox has no ${s.mode} key.`,
