@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, test } from 'vitest';
-import { carbon, carbonTty, coloured, homes, json, ok, plain } from './helpers.js';
+import { execa } from 'execa';
+import { BIN, baseEnv, carbon, carbonTty, coloured, homes, json, ok, plain, sh } from './helpers.js';
 
 /**
  * A person at a terminal: the binary on a pseudo-terminal (util-linux `script`), so stdin, stdout
@@ -133,7 +134,10 @@ describe('prompts', () => {
     const r = await carbon(['buy', '--kg', '100', '--live'], { home, input: '' });
     expect(r.exitCode).toBe(0);
     expect(r.stderr).not.toContain('[y/N]');
+    expect(r.stderr).toContain('warning: buying live without asking: nobody can answer here (stdin is not a terminal). Add --yes');
     expect(Date.now() - started).toBeLessThan(10_000);
+    // With --yes: no question and no warning.
+    expect((await carbon(['buy', '--kg', '1', '--live', '--yes'], { home })).stderr).not.toContain('warning');
     // Not enough balance: still no prompt, just the 402.
     const poor = await carbon(['buy', '--kg', '1000000', '--live'], { home });
     expect(poor.exitCode).toBe(3);
@@ -169,5 +173,21 @@ describe('spinner', () => {
     expect(r.exitCode).toBe(0);
     expect(plain(r.output)).not.toContain('Waiting for');
     expect(plain(r.output)).toMatch(/^status +placed$/m);
+  });
+});
+
+describe('confirming a live purchase: every combination of terminals', () => {
+  const newHome2 = homes();
+  test('stdout a terminal but stdin not (input piped in): not asked, bought, and it says why', async () => {
+    const home = newHome2();
+    await ok(['sandbox', 'topup', '250', '--live'], { home });
+    // script(1) gives the command a terminal; stdin is then taken from /dev/null.
+    const command = `${[process.execPath, BIN(), 'buy', '--kg', '10', '--live'].map(sh).join(' ')} </dev/null`;
+    const r = await execa('script', ['-qec', command, '/dev/null'], { env: baseEnv(home, { TERM: 'xterm-256color' }), extendEnv: false, reject: false, input: '', timeout: 20_000 });
+    const output = String(r.stdout);
+    expect(r.exitCode).toBe(0);
+    expect(output).not.toContain('[y/N]');
+    expect(output).toContain('buying live without asking: nobody can answer here (stdin is not a terminal)');
+    expect(((await json<{ data: unknown[] }>(['list', '--live'], { home })).data)).toHaveLength(1);
   });
 });

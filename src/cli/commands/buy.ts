@@ -23,7 +23,15 @@ export async function buy(ctx: Context, flags: BuyFlags): Promise<Purchase> {
   const params = purchaseParams(flags);
   const maxCents = flags.maxCents === undefined ? undefined : numberOption(flags.maxCents, '--max-cents');
   if (maxCents !== undefined && !(Number.isSafeInteger(maxCents) && maxCents >= 0)) throw usage('--max-cents must be a whole number of cents.');
-  const confirm = ctx.settings.mode === 'live' && !flags.yes && ctx.out.stderrInteractive && Boolean(process.stdin.isTTY);
+  // One rule: a live purchase asks only when a person can answer (stdin and stderr are terminals);
+  // when nobody can, it goes ahead (scripts and CI buy live) and says plainly why it did not ask.
+  const live = ctx.settings.mode === 'live' && !flags.yes;
+  const canAsk = ctx.out.stderrInteractive && Boolean(process.stdin.isTTY);
+  const confirm = live && canAsk;
+  // (Not with --json: there stderr carries nothing but an error's envelope.)
+  if (live && !canAsk && !ctx.out.json) {
+    ctx.out.warn(`buying live without asking: nobody can answer here (${process.stdin.isTTY ? 'stderr' : 'stdin'} is not a terminal). Add --yes to say so and silence this.`);
+  }
   const client = await ctx.client();
 
   if (maxCents !== undefined || confirm) {
