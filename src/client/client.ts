@@ -123,17 +123,22 @@ export class CarbonClient {
       },
       body: extra.body === undefined ? '' : JSON.stringify(extra.body),
     };
+    // Whether any attempt may have reached the server (so a purchase may have been made).
+    let maybeSent = false;
     for (let attempt = 1; ; attempt++) {
       let outcome: Outcome;
       let failure: Error;
       try {
         const response = await this.options.transport.request(request);
+        maybeSent = true;
         if (response.status < 400) return response as ApiResponse<T>;
         const error = toApiError(response);
         outcome = { kind: 'response', status: response.status, code: error.code, ...(error.retryAfter === undefined ? {} : { retryAfter: error.retryAfter }) };
         failure = error;
       } catch (err) {
         if (!(err instanceof CarbonConnectionError)) throw err;
+        maybeSent ||= !err.neverSent;
+        err.neverSent = !maybeSent;
         outcome = { kind: 'network' };
         failure = err;
       }

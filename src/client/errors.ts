@@ -48,6 +48,12 @@ export class CarbonConnectionError extends CarbonError {
   constructor(
     message: string,
     override readonly cause?: unknown,
+    /**
+     * True when no attempt of the request can have reached the server: every one failed before
+     * a byte was sent (the connection refused, the host not found). Then a purchase certainly
+     * did not happen.
+     */
+    public neverSent = false,
   ) {
     super(message);
   }

@@ -77,7 +77,9 @@ export class HttpTransport implements Transport {
       text = await response.text();
     } catch (err) {
       const reason = err instanceof Error && err.name === 'TimeoutError' ? `timed out after ${this.timeoutMs} ms` : describeCause(err);
-      throw new CarbonConnectionError(`Could not reach ${new URL(this.baseUrl).origin}: ${reason}.`, err);
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      const neverSent = (cause?.code !== undefined && NOT_SENT.has(cause.code)) || cause?.message === 'bad port';
+      throw new CarbonConnectionError(`Could not reach ${new URL(this.baseUrl).origin}: ${reason}.`, err, neverSent);
     }
     const responseHeaders: Record<string, string> = {};
     response.headers.forEach((value, name) => {
@@ -95,6 +97,9 @@ export class HttpTransport implements Transport {
     return { status: response.status, headers: responseHeaders, body };
   }
 }
+
+/** Failures before any byte of the request left: the server cannot have seen it. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 
 /** What people can act on, for the codes undici and the OS give. */
 const CAUSES: Record<string, string> = {
@@ -116,5 +121,7 @@ const CAUSES: Record<string, string> = {
 function describeCause(err: unknown): string {
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
   if (cause?.code) return CAUSES[cause.code] ?? cause.code;
+  // fetch refuses some ports outright (the WHATWG "bad ports": 9, 25, 6000, …).
+  if (cause?.message === 'bad port') return 'fetch refuses to connect to that port (a "bad port")';
   return err instanceof Error ? err.message : String(err);
 }

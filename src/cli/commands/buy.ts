@@ -64,6 +64,10 @@ export async function buy(ctx: Context, flags: BuyFlags): Promise<Purchase> {
     // earlier attempt whose answer was lost may have bought. Either way, say the key to retry with.
     const retriedRefusal =
       err instanceof CarbonApiError && ctx.settings.maxRetries > 0 && (err.status === 429 || (err.status === 409 && err.code !== 'idempotency_key_reused'));
+    if (err instanceof CarbonConnectionError && err.neverSent) {
+      // Every attempt failed before sending anything: nothing can have been bought.
+      throw new CliError(`${err.message} Nothing was sent, so nothing was bought.`, EXIT.failure, 'connection_error', 'Check the base URL and that the server is running, then run the command again.');
+    }
     const unknownOutcome = err instanceof CarbonConnectionError || err.status >= 500 || retriedRefusal;
     if (!unknownOutcome) throw err;
     throw new CliError(
