@@ -24,10 +24,9 @@ const BIN = new URL('../bin/carbon.cjs', import.meta.url).pathname;
 const TMP = mkdtempSync(join(tmpdir(), 'carbon-bench-pg-'));
 const children = [];
 
-function serve(env) {
+function serve(env, home = mkdtempSync(join(TMP, 'home-'))) {
   return new Promise((resolve, reject) => {
-    const home = mkdtempSync(join(TMP, 'home-'));
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0'], { env: { PATH: process.env.PATH, CARBON_HOME: home, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--show-keys'], { env: { PATH: process.env.PATH, CARBON_HOME: home, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
     children.push(child);
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d) => {
@@ -78,17 +77,7 @@ async function configuration(label, instances, database) {
     urls = (await Promise.all(Array.from({ length: instances }, () => serve(env)))).map((r) => r.url);
   } else {
     const home = mkdtempSync(join(TMP, 'sqlite-'));
-    const ready = await new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--show-keys'], { env: { PATH: process.env.PATH, CARBON_HOME: home, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'ignore'] });
-      children.push(child);
-      let out = '';
-      child.stdout.setEncoding('utf8').on('data', (d) => {
-        out += d;
-        const nl = out.indexOf('\n');
-        if (nl !== -1) resolve(JSON.parse(out.slice(0, nl)));
-      });
-      child.once('exit', (code) => reject(new Error(`serve exited ${code}`)));
-    });
+    const ready = await serve({}, home);
     await carbon(['sandbox', 'topup', '10000000'], { CARBON_HOME: home });
     urls = [ready.url];
     key = ready.test_key;

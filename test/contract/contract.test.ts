@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ApiErrorBody, ApiResponse, Offset, OffsetList } from '../../src/api/types.js';
 import { CarbonApiError } from '../../src/client/errors.js';
 import { OpenApiValidator } from '../support/openapi.js';
 import { defaultLauncher } from '../support/server-process.js';
 import { postgresAvailable } from '../support/database.js';
-import { type Engine, type EngineKind, type StoreKind, forThisProject, startEngine } from './engines.js';
+import { type EngineKind, type StoreKind, forThisProject, useEngine } from './engines.js';
 
 /**
  * The contract: the spec's rules, written once, run against the in-process engine and against
@@ -42,20 +42,11 @@ async function apiError(promise: Promise<unknown>): Promise<CarbonApiError> {
 }
 
 describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('contract: $label', ({ kind, store }) => {
-  let e: Engine;
+  const e = useEngine(kind, store);
   const key = () => e.keys();
   const test = () => e.client(key().test);
   const live = () => e.client(key().live);
 
-  beforeAll(async () => {
-    e = await startEngine(kind, store);
-  });
-  afterAll(async () => {
-    await e?.close();
-  });
-  beforeEach(async () => {
-    await e.reset();
-  });
 
   /** Checks the envelope and returns its inner object. */
   function expectError(response: ApiResponse, status: number, code: string, type?: string): ApiErrorBody {

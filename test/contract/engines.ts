@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { API_PREFIX, type ApiRequest, type ApiResponse } from '../../src/api/types.js';
@@ -181,6 +182,29 @@ export async function startHttpEngine(store: StoreKind = 'sqlite'): Promise<Engi
 export function forThisProject(kind: EngineKind): boolean {
   const only = process.env.CARBON_CONTRACT_ENGINES;
   return only === undefined || only === kind;
+}
+
+/**
+ * An engine for the tests of one describe block: started before them, reset to a fresh account
+ * before each (so every test sets up what it reads), closed after them.
+ */
+export function useEngine(kind: EngineKind, store: StoreKind): Engine {
+  let current: Engine | undefined;
+  beforeAll(async () => {
+    current = await startEngine(kind, store);
+  });
+  afterAll(async () => {
+    await current?.close();
+  });
+  beforeEach(async () => {
+    await current!.reset();
+  });
+  return new Proxy({} as Engine, {
+    get(_target, name) {
+      const value = (current as unknown as Record<PropertyKey, unknown>)[name];
+      return typeof value === 'function' ? value.bind(current) : value;
+    },
+  });
 }
 
 export function startEngine(kind: EngineKind, store: StoreKind = 'sqlite'): Promise<Engine> {

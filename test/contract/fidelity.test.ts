@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ApiErrorBody, ApiResponse } from '../../src/api/types.js';
 import { postgresAvailable } from '../support/database.js';
 import { rawExchange } from '../support/raw-http.js';
-import { type Engine, type EngineKind, type StoreKind, forThisProject, startEngine } from './engines.js';
+import { type EngineKind, type StoreKind, forThisProject, useEngine } from './engines.js';
 
 /**
  * Where the model once differed from the specification (issue: fidelity), on every engine and
@@ -19,16 +19,7 @@ const ENGINES: Array<{ kind: EngineKind; store: StoreKind }> = [
 const errorOf = (r: ApiResponse) => (r.body as { error: ApiErrorBody }).error;
 
 describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('fidelity: $kind, $store', ({ kind, store }) => {
-  let e: Engine;
-  beforeAll(async () => {
-    e = await startEngine(kind, store);
-  });
-  afterAll(async () => {
-    await e?.close();
-  });
-  beforeEach(async () => {
-    await e.reset();
-  });
+  const e = useEngine(kind, store);
 
   const buy = (body: unknown, idem: string) => e.raw<{ id: string; reference: string | null }>({ method: 'POST', path: '/offsets', body, headers: { 'idempotency-key': idem } });
 

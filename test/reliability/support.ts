@@ -114,17 +114,8 @@ export async function pool<T, R>(items: readonly T[], limit: number, fn: (item: 
   return results;
 }
 
-/** A small seeded PRNG (mulberry32): runs are random but repeatable from the printed seed. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small seeded PRNG: runs are random but repeatable from the seed (test/support/seed.ts). */
+export { random as rng } from '../support/seed.js';
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 

@@ -3,6 +3,7 @@ import type {
   AccountRecord, DefaultKey, IdempotencyRecord, ImpactTotals, KeyRecord, KeyVault, LedgerReads, LedgerTx, NewOffset,
   OffsetRecord, PurchaseFacts, ReviewState,
 } from '../port.js';
+import { DAY_MS, groupByPeriod } from '../periods.js';
 
 /** A pool or one connection: what runs a query. */
 export interface Queryable {
@@ -10,7 +11,6 @@ export interface Queryable {
 }
 
 const lm = (mode: Mode): number => (mode === 'live' ? 1 : 0);
-const DAY_MS = 86_400_000;
 const MODE = "CASE livemode WHEN 1 THEN 'live' ELSE 'test' END AS mode";
 const OFFSET = `seq, id, ${MODE}, status, kg, amount_cents, rate, req_kg, req_amount_cents, reference, created_ms, settle_at_ms, review, placed_ms, certificate_id`;
 const KEY = `id, hash, ${MODE}, permission, last4, created_ms, revoked_ms`;
@@ -64,19 +64,8 @@ export function reads(q: Queryable): LedgerReads {
       return all<OffsetRecord>(`SELECT ${OFFSET} FROM offsets WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $${values.length}`, values);
     },
     reviewQueue: (limit) => all<OffsetRecord>(`SELECT ${OFFSET} FROM offsets WHERE review = 'pending' AND status = 'processing' ORDER BY seq LIMIT $1`, [limit]),
-    async kgByPeriod(mode, period, since) {
-      const rows = await all<{ day: number; kg: number }>('SELECT day, kg FROM impact_daily WHERE livemode = $1 AND day >= $2 ORDER BY day', [
-        lm(mode), since === null ? 0 : Math.floor(since / DAY_MS),
-      ]);
-      const out: Array<{ period: string; kg: number }> = [];
-      for (const r of rows) {
-        const label = new Date(r.day * DAY_MS).toISOString().slice(0, period === 'day' ? 10 : 7);
-        const last = out.at(-1);
-        if (last !== undefined && last.period === label) last.kg += r.kg;
-        else out.push({ period: label, kg: r.kg });
-      }
-      return out;
-    },
+    kgByPeriod: async (mode, period, since) =>
+      groupByPeriod(await all<{ day: number; kg: number }>('SELECT day, kg FROM impact_daily WHERE livemode = $1 AND day >= $2 ORDER BY day', [lm(mode), since === null ? 0 : Math.floor(since / DAY_MS)]), period),
     newestCreated: async (mode) => (await one<{ created_ms: number }>('SELECT created_ms FROM offsets WHERE livemode = $1 ORDER BY seq DESC LIMIT 1', [lm(mode)]))?.created_ms ?? null,
     meta: async (name) => (await one<{ value: string }>('SELECT value FROM meta WHERE name = $1', [name]))?.value,
   };

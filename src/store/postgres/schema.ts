@@ -1,5 +1,8 @@
 /**
- * The PostgreSQL ledger's schema, by version, in a schema of its own (default `carbon`; one
+ * The PostgreSQL ledger's schema, by version, in a schema of its own. The tables are the SQLite
+ * store's (src/store/sqlite/schema.ts) in PostgreSQL's dialect, kept apart on purpose: each store
+ * owns its DDL and its migrations, and the contract suite holds them to one behaviour.
+ * (default `carbon`; one
  * PostgreSQL can hold several sandboxes side by side). Migrations run at start inside one
  * transaction holding an advisory lock, so instances starting together migrate once.
  */

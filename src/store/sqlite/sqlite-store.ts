@@ -10,7 +10,8 @@ import type {
 import { type RateWindow, takeFromWindow } from '../rate-window.js';
 import { sqliteError } from './errors.js';
 import { migrate } from './schema.js';
-import { DAY_MS, SqliteTx, lm } from './sqlite-tx.js';
+import { SqliteTx, lm } from './sqlite-tx.js';
+import { DAY_MS, groupByPeriod } from '../periods.js';
 import { OFFSET_COLUMNS, type Statements, prepareAll } from './statements.js';
 import { LEDGER_FILE, readVault, writeVault } from './files.js';
 
@@ -303,17 +304,7 @@ export class SqliteStore implements LedgerStore {
     },
     browse: async (mode, q) => this.browseRows(mode, q),
     reviewQueue: async (limit) => this.s.reviewQueue.all(limit),
-    kgByPeriod: async (mode, period, since) => {
-      const rows = this.s.daily.all(lm(mode), since === null ? 0 : Math.floor(since / DAY_MS));
-      const out: Array<{ period: string; kg: number }> = [];
-      for (const r of rows) {
-        const label = new Date(r.day * DAY_MS).toISOString().slice(0, period === 'day' ? 10 : 7);
-        const last = out.at(-1);
-        if (last !== undefined && last.period === label) last.kg += r.kg;
-        else out.push({ period: label, kg: r.kg });
-      }
-      return out;
-    },
+    kgByPeriod: async (mode, period, since) => groupByPeriod(this.s.daily.all(lm(mode), since === null ? 0 : Math.floor(since / DAY_MS)), period),
     newestCreated: async (mode) => this.s.newestCreated.get(lm(mode)) ?? null,
     meta: async (name) => this.s.meta.get(name),
   };

@@ -6,8 +6,8 @@ import type {
 } from '../port.js';
 import { withKey } from './files.js';
 import type { Statements } from './statements.js';
+import { DAY_MS } from '../periods.js';
 
-export const DAY_MS = 86_400_000;
 
 export const lm = (mode: Mode): number => (mode === 'live' ? 1 : 0);
 
