@@ -205,6 +205,8 @@ describe('validation details', () => {
     expect(refused(() => parsePurchaseBody('{"kg":')).message).toMatch(/^Invalid request body: .+\.$/);
     expect(refused(() => parsePurchaseBody('{"kg":')).message).not.toContain('expected a JSON object');
     expect(parseListQuery({ limit: undefined, reference: undefined })).toEqual({ limit: 10, starting_after: null, reference: null });
+    // A parameter present with no value (as an in-process caller may pass) is absent, even an unknown one.
+    expect(parseListQuery({ expand: undefined })).toEqual({ limit: 10, starting_after: null, reference: null });
     expect(parseListQuery({ starting_after: 'x'.repeat(255) }).starting_after).toHaveLength(255);
     expect(refused(() => parseListQuery({ starting_after: 'x'.repeat(256) })).extra.param).toBe('starting_after');
     expect(() => rejectQuery({ gone: undefined })).not.toThrow();
