@@ -1,0 +1,49 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+/**
+ * Outside CI, with PostgreSQL's server binaries installed (Debian: /usr/lib/postgresql/N/bin)
+ * and no CARBON_TEST_DATABASE_URL: a throw-away cluster in the run's temporary root, on a free
+ * loopback port, for this run only. Returns its URL and how to stop it, or null (then the
+ * PostgreSQL suites say in one line that they are skipped, and why).
+ */
+export async function throwawayPostgres(root: string): Promise<{ url: string; stop: () => void } | null> {
+  const versions = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a)) : [];
+  const bin = versions.map((v) => join('/usr/lib/postgresql', v, 'bin')).find((b) => existsSync(join(b, 'initdb')));
+  if (bin === undefined) return null;
+  // The server refuses to run as root: as root, the cluster belongs to the postgres user.
+  const asRoot = process.getuid?.() === 0;
+  const uid = asRoot ? Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim()) : undefined;
+  const gid = asRoot ? Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim()) : undefined;
+  const data = join(root, 'postgres');
+  mkdirSync(data, { mode: 0o700 });
+  if (asRoot) {
+    chmodSync(root, 0o755);
+    chownSync(data, uid!, gid!);
+  }
+  const run = (tool: string, args: string[]) => {
+    const r = spawnSync(join(bin, tool), args, { uid, gid, cwd: data, encoding: 'utf8', timeout: 60_000 });
+    if (r.status !== 0) throw new Error(`${tool} failed: ${r.stderr || r.error?.message}`);
+  };
+  const port = await new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+  try {
+    run('initdb', ['-D', data, '-A', 'trust', '-U', 'carbon', '--no-sync', '-E', 'UTF8']);
+    run('pg_ctl', ['-D', data, '-w', '-l', join(data, 'log'), '-o', `-p ${port} -k ${data} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start']);
+  } catch (err) {
+    process.stderr.write(`PostgreSQL suites: no throw-away cluster (${(err as Error).message.split('\n')[0]}).\n`);
+    return null;
+  }
+  return {
+    url: `postgres://carbon@127.0.0.1:${port}/postgres`,
+    stop: () => {
+      spawnSync(join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', 'stop'], { uid, gid, timeout: 30_000 });
+    },
+  };
+}
