@@ -1,5 +1,6 @@
 import type { Offset } from '../../api/types.js';
 import { dollars } from '../../service/units.js';
+import { escapeHtml, htmlDocument } from './html.js';
 
 /**
  * The public certificate page of a placed live offset. It is public, so it shows what the
@@ -8,10 +9,7 @@ import { dollars } from '../../service/units.js';
  * safe whatever a future field holds.
  */
 
-/** HTML for text and attribute values (double-quoted attributes). */
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
+export { escapeHtml } from './html.js';
 
 export { dollars as formatCents } from '../../service/units.js';
 
@@ -60,22 +58,7 @@ const STYLE = `
 `;
 
 function page(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${escapeHtml(title)}</title>
-<style>${STYLE}</style>
-</head>
-<body>
-<main>
-${body}
-</main>
-</body>
-</html>
-`;
+  return htmlDocument(title, `<style>${STYLE}</style>`, `<main>\n${body}\n</main>`);
 }
 
 /** The certificate of a placed offset. `certificateId` is the id in the page's address. */

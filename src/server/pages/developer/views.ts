@@ -1,7 +1,7 @@
 import type { Mode, Offset } from '../../../api/types.js';
 import type { SandboxKey, SandboxStatus } from '../../../service/sandbox.js';
 import { dollars } from '../../../service/units.js';
-import { escapeHtml as e } from '../certificate.js';
+import { escapeHtml as e, htmlDocument } from '../html.js';
 
 /**
  * The developer page's HTML: plain server-rendered documents, every form a POST that works
@@ -29,21 +29,7 @@ const kg = (n: number) => `${n.toLocaleString('en-US')} kg`;
 const date = (iso: string | null) => (iso === null ? '—' : `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`);
 
 function layout(title: string, body: string, refresh = 0): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${e(title)}</title>
-<link rel="stylesheet" href="/_page/app.css">
-<script src="/_page/app.js" defer></script>
-</head>
-<body${refresh > 0 ? ` data-refresh="${refresh}"` : ''}>
-${body}
-</body>
-</html>
-`;
+  return htmlDocument(title, '<link rel="stylesheet" href="/_page/app.css">\n<script src="/_page/app.js" defer></script>', body, refresh > 0 ? ` data-refresh="${refresh}"` : '');
 }
 
 export function loginPage(message: string): string {
