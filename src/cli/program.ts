@@ -114,6 +114,7 @@ ${EXIT_CODES_HELP}
     .option('--wait', 'wait until the offset is placed or refunded')
     .option('--max-cents <n>', 'refuse, before buying, a purchase that would cost more than this')
     .option('-y, --yes', 'do not ask to confirm a live purchase')
+    .option('-q, --quiet', 'print only the offset ids, one a line (for xargs and loops)')
     .addHelpText('after', examples('carbon buy --kg 500', 'carbon buy --amount 25 --reference flight-LHR-JFK --wait', 'carbon buy --kg 500 --live --yes --max-cents 2500'))
     .action(action(() => import('./commands/buy.js')));
 
@@ -128,8 +129,9 @@ ${EXIT_CODES_HELP}
     .option('--starting-after <id>', 'the page after this offset')
     .option('--reference <text>', 'only offsets with this reference')
     .option('--all', 'every offset, page by page, streamed (NDJSON with --json)')
+    .option('-q, --quiet', 'print only the offset ids, one a line (for xargs and loops)')
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'plain', 'json', 'csv']))
-    .addHelpText('after', examples('carbon list', 'carbon list --json | jq \'.data[].id\'', 'carbon list --all --format csv > offsets.csv', 'carbon list --all --json | jq -s \'map(.kg) | add\''))
+    .addHelpText('after', examples('carbon list', 'carbon list --json | jq \'.data[].id\'', 'carbon list --all --format csv > offsets.csv', 'carbon list --all --json | jq -s \'map(.kg) | add\'', 'carbon list --all -q | xargs -n1 carbon show --json'))
     .action(action(() => import('./commands/list.js')));
 
   program
@@ -137,6 +139,7 @@ ${EXIT_CODES_HELP}
     .description('show one offset')
     .argument('<id>', 'the offset id (off_…)')
     .option('--wait', 'wait until it is placed or refunded')
+    .option('-q, --quiet', 'print only the offset ids, one a line (for xargs and loops)')
     .addHelpText('after', examples('carbon show off_3x8…', 'carbon show off_3x8… --wait --timeout 300'))
     .action(action(() => import('./commands/show.js')));
 

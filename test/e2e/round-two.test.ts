@@ -66,3 +66,37 @@ describe('a refused connection says plainly that nothing was bought', () => {
     expect(r.stderr).not.toContain('may or may not');
   });
 });
+
+describe('-q, --quiet: ids only, one a line', () => {
+  test('buy, list (a page and --all) and show print ids alone; with --json it is a usage error', async () => {
+    const home = newHome();
+    const ids: string[] = [];
+    for (const kg of [1, 2, 3]) {
+      const r = await ok(['buy', '--kg', String(kg), '-q'], { home });
+      expect(r.stdout).toMatch(/^off_[A-Za-z0-9]{24}\n$/);
+      expect(r.stderr).toBe('');
+      ids.push(r.stdout.trim());
+    }
+    expect((await ok(['list', '-q'], { home })).stdout).toBe(`${[...ids].reverse().join('\n')}\n`);
+    expect((await ok(['list', '--all', '--quiet', '--limit', '1'], { home })).stdout).toBe(`${[...ids].reverse().join('\n')}\n`);
+    expect((await ok(['show', ids[0]!, '-q'], { home })).stdout).toBe(`${ids[0]}\n`);
+    const both = await carbon(['list', '-q', '--json'], { home });
+    expect([both.exitCode, both.stdout]).toEqual([2, '']);
+  });
+});
+
+describe('hints and empty lists say what the user was doing', () => {
+  test('the next-page hint keeps --reference, --limit and --live; an empty filtered list says what was filtered', async () => {
+    const home = newHome();
+    await ok(['sandbox', 'topup', '250', '--live'], { home });
+    for (let i = 0; i < 3; i++) await ok(['buy', '--kg', '1', '--live', '--yes', '--reference', 'team trip'], { home });
+    const page = await carbonTty(['list', '--live', '--reference', 'team trip', '--limit', '2'], { home });
+    const hint = /More offsets: (.*) {2}\(or --all\)/.exec(page.output)?.[1];
+    expect(hint).toMatch(/^carbon list --live --reference 'team trip' --limit 2 --starting-after off_\w+$/);
+    // The hint, run as printed (its words as a shell would split them), gives the rest.
+    const words = hint!.replace(/^carbon /, '').match(/'[^']*'|\S+/g)!.map((w) => w.replace(/^'|'$/g, ''));
+    expect((await json<{ data: unknown[]; has_more: boolean }>(words, { home })).data).toHaveLength(1);
+    const empty = await carbonTty(['list', '--reference', 'nowhere'], { home });
+    expect(empty.output).toContain('No test offsets with reference "nowhere".');
+  });
+});

@@ -13,6 +13,7 @@ export interface BuyFlags extends PurchaseFlags {
   wait?: boolean;
   maxCents?: string;
   yes?: boolean;
+  quiet?: boolean;
 }
 
 /**
@@ -82,9 +83,10 @@ export async function buy(ctx: Context, flags: BuyFlags): Promise<Purchase> {
 }
 
 export async function run(ctx: Context, flags: BuyFlags): Promise<void> {
+  if (flags.quiet && ctx.out.json) throw usage('--quiet prints the id, --json the object: give one.');
   const purchase = await buy(ctx, flags);
   const { offset } = purchase;
-  if (!ctx.out.json) {
+  if (!ctx.out.json && !flags.quiet) {
     const paint = await ctx.paint('stderr');
     const what = `${kg(offset.kg)} for ${dollars(offset.amount_cents)}`;
     ctx.out.info(
@@ -93,5 +95,5 @@ export async function run(ctx: Context, flags: BuyFlags): Promise<void> {
         : `${paint.green('✓')} Bought ${what} (${offset.livemode ? paint.red('live') : paint.cyan('test')} mode).`,
     );
   }
-  await printOffset(ctx, await ctx.client(), offset, Boolean(flags.wait));
+  await printOffset(ctx, await ctx.client(), offset, Boolean(flags.wait), Boolean(flags.quiet));
 }

@@ -1,7 +1,9 @@
+import { usage } from '../errors.js';
 import type { Context } from '../context.js';
 import { printOffset } from './wait.js';
 
-export async function run(ctx: Context, id: string, flags: { wait?: boolean }): Promise<void> {
+export async function run(ctx: Context, id: string, flags: { wait?: boolean; quiet?: boolean }): Promise<void> {
+  if (flags.quiet && ctx.out.json) throw usage('--quiet prints ids, --json the object: give one.');
   const client = await ctx.client();
-  await printOffset(ctx, client, await client.get(id), Boolean(flags.wait));
+  await printOffset(ctx, client, await client.get(id), Boolean(flags.wait), Boolean(flags.quiet));
 }

@@ -43,15 +43,17 @@ export async function waitForOffset(ctx: Context, client: CarbonClient, offset: 
  * Prints an offset, after waiting for it to settle when asked. On a timeout the offset is still
  * printed (it exists, and a script needs its id) before the error goes on to become exit 8.
  */
-export async function printOffset(ctx: Context, client: CarbonClient, offset: Offset, wait: boolean): Promise<void> {
+export async function printOffset(ctx: Context, client: CarbonClient, offset: Offset, wait: boolean, quiet = false): Promise<void> {
+  // --quiet: the id alone, one line, for xargs and loops.
+  const print = quiet ? async (o: Offset) => void ctx.out.stdout.write(`${o.id}\n`) : (o: Offset) => printResource(ctx, o);
   let shown = offset;
   try {
     if (wait) shown = await waitForOffset(ctx, client, offset);
   } catch (err) {
-    if (err instanceof WaitTimeoutError) await printResource(ctx, err.offset);
+    if (err instanceof WaitTimeoutError) await print(err.offset);
     throw err;
   }
-  await printResource(ctx, shown);
+  await print(shown);
   // A wait that ends refunded is a failure for a script: the offset is printed, then exit 9.
   if (wait && shown.status === 'refunded') {
     throw new CliError(`${shown.id} was refunded: the order could not be placed and the charge was returned.`, EXIT.refunded, 'offset_refunded');
