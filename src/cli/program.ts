@@ -114,8 +114,9 @@ ${EXIT_CODES_HELP}
     .option('--wait', 'wait until the offset is placed or refunded')
     .option('--max-cents <n>', 'refuse, before buying, a purchase that would cost more than this')
     .option('-y, --yes', 'do not ask to confirm a live purchase')
+    .option('--dry-run', 'make every check a purchase would (price, balance, --max-cents, permission) and exit as it would; buy nothing')
     .option('-q, --quiet', 'print only the offset ids, one a line (for xargs and loops)')
-    .addHelpText('after', examples('carbon buy --kg 500', 'carbon buy --amount 25 --reference flight-LHR-JFK --wait', 'carbon buy --kg 500 --live --yes --max-cents 2500'))
+    .addHelpText('after', examples('carbon buy --kg 500', 'carbon buy --amount 25 --reference flight-LHR-JFK --wait', 'carbon buy --kg 500 --live --yes --max-cents 2500', 'carbon buy --kg 500 --dry-run && carbon buy --kg 500'))
     .action(action(() => import('./commands/buy.js')));
 
   purchaseOptions(program.command('quote').description('what a purchase would buy and cost; buys nothing'))

@@ -14,6 +14,7 @@ export interface BuyFlags extends PurchaseFlags {
   maxCents?: string;
   yes?: boolean;
   quiet?: boolean;
+  dryRun?: boolean;
 }
 
 /**
@@ -84,6 +85,11 @@ export async function buy(ctx: Context, flags: BuyFlags): Promise<Purchase> {
 
 export async function run(ctx: Context, flags: BuyFlags): Promise<void> {
   if (flags.quiet && ctx.out.json) throw usage('--quiet prints the id, --json the object: give one.');
+  if (flags.dryRun) {
+    const maxCents = flags.maxCents === undefined ? undefined : numberOption(flags.maxCents, '--max-cents');
+    const { dryRun } = await import('./dry-run.js');
+    return dryRun(ctx, flags, maxCents);
+  }
   const purchase = await buy(ctx, flags);
   const { offset } = purchase;
   if (!ctx.out.json && !flags.quiet) {

@@ -1,0 +1,40 @@
+import type { Quote } from '../../api/types.js';
+import type { Context } from '../context.js';
+import { CliError } from '../errors.js';
+import { EXIT } from '../exit-codes.js';
+import type { PurchaseFlags } from '../options.js';
+import { purchaseParams } from '../options.js';
+import { printResource } from '../print.js';
+import { dollars, kg } from '../render/format.js';
+
+/**
+ * `carbon buy --dry-run`: every check a purchase would make, and the exit code it would get,
+ * with nothing bought. Validation and pricing (2), `--max-cents` (2), the balance (3) come from a
+ * quote; the key's permission (4) from the local sandbox, which knows its keys. The API has no
+ * way to ask whether a key may buy without buying, so on the remote engine that one check is
+ * named as not made.
+ */
+export async function dryRun(ctx: Context, flags: PurchaseFlags & { maxCents?: string }, maxCents: number | undefined): Promise<void> {
+  const client = await ctx.client();
+  const quote: Quote = await client.quote(purchaseParams(flags));
+  await printResource(ctx, quote);
+  const what = `${kg(quote.kg)} for ${dollars(quote.amount_cents)}`;
+  if (maxCents !== undefined && quote.amount_cents > maxCents) {
+    throw new CliError(`Dry run: this purchase would cost ${quote.amount_cents} cents (${dollars(quote.amount_cents)}), more than --max-cents ${maxCents}; it would be refused.`, EXIT.usage, 'max_cents_exceeded');
+  }
+  if (!quote.sufficient_balance) {
+    throw new CliError(`Dry run: the balance (${dollars(quote.available_cents)}) does not cover ${what}; the purchase would get 402 insufficient_balance.`, EXIT.insufficientBalance, 'insufficient_balance');
+  }
+  let permission = 'the key\'s purchase access is not checked on the remote engine (the API checks it only when buying)';
+  if (ctx.settings.engine === 'local') {
+    const sandbox = await ctx.sandbox();
+    const { hashKey } = await import('../../service/keys.js');
+    const key = ctx.settings.apiKey === undefined ? undefined : await sandbox.store.keyByHash(hashKey(ctx.settings.apiKey));
+    if (key?.permission === 'read_only') {
+      throw new CliError('Dry run: this key is read-only; the purchase would get 403 insufficient_permissions.', EXIT.auth, 'insufficient_permissions');
+    }
+    permission = 'the key may buy';
+  }
+  const review = quote.requires_review ? '; it would wait for review before the credits are retired' : '';
+  ctx.out.info(`Dry run: ${what} would be bought from the ${quote.livemode ? 'live' : 'test'} balance (${dollars(quote.available_cents)})${review}; ${permission}. Nothing was bought.`);
+}
