@@ -1,4 +1,4 @@
-import type { CarbonClient } from '../client/client.js';
+import type { CarbonClient, Exchange } from '../client/client.js';
 import { hashKey } from '../service/keys.js';
 import type { Sandbox } from '../service/sandbox.js';
 import { EXIT } from './exit-codes.js';
@@ -20,6 +20,8 @@ export class Context {
     readonly settings: Settings,
     readonly out: Output,
     readonly env: NodeJS.ProcessEnv = process.env,
+    /** --verbose: a line per HTTP request on stderr. */
+    readonly verbose = false,
   ) {}
 
   /** The typed client on the configured engine: the local model, or the API over HTTP. */
@@ -28,6 +30,13 @@ export class Context {
     const s = this.settings;
     const { CarbonClient } = await import('../client/client.js');
     const retry = { maxRetries: s.maxRetries };
+    // --verbose (or CARBON_DEBUG=http): one line per request on stderr, the key never in it.
+    const origin = s.engine === 'remote' ? new URL(s.baseUrl!).origin : 'local';
+    const verbose = this.verbose || /(^|,)http(,|$)/.test(this.env.CARBON_DEBUG ?? '');
+    const onExchange = verbose
+      ? (x: Exchange) =>
+          this.out.info(`http: ${x.method} ${origin}${x.path} ${x.status === 0 ? 'no answer' : x.status} ${x.ms.toFixed(1)}ms${x.requestId === undefined ? '' : ` ${x.requestId}`} attempt ${x.attempt}`)
+      : undefined;
     if (s.engine === 'remote') {
       if (s.apiKey === undefined) {
         throw new CliError(
@@ -43,7 +52,7 @@ export class Context {
         allowInsecureHttp: s.allowInsecureHttp,
         ...(s.timeoutSeconds === undefined ? {} : { timeoutMs: s.timeoutSeconds * 1000 }),
       });
-      this.openClient = new CarbonClient({ apiKey: s.apiKey, transport, retry });
+      this.openClient = new CarbonClient({ apiKey: s.apiKey, transport, retry, ...(onExchange ? { onExchange } : {}) });
     } else {
       const sandbox = await this.sandbox();
       let apiKey = s.apiKey;
@@ -65,7 +74,7 @@ export class Context {
         );
       }
       const { LocalTransport } = await import('../client/transport.js');
-      this.openClient = new CarbonClient({ apiKey, transport: new LocalTransport(sandbox.service()), retry });
+      this.openClient = new CarbonClient({ apiKey, transport: new LocalTransport(sandbox.service()), retry, ...(onExchange ? { onExchange } : {}) });
     }
     return this.openClient;
   }

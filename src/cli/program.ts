@@ -37,7 +37,7 @@ function action(load: Loader, kind: SettingsKind = 'api') {
       import('./settings.js'),
     ]);
     const out = new Output({ json: Boolean(globals.json), ...(globals.color === false ? { color: false } : {}) });
-    const ctx = new Context(kind === 'config' ? resolveConfigSettings(globals) : resolveSettings(globals), out);
+    const ctx = new Context(kind === 'config' ? resolveConfigSettings(globals) : resolveSettings(globals), out, process.env, Boolean(globals.verbose));
     activeContext = ctx;
     if (ctx.settings.apiKeySource === 'flag' || (kind === 'config' && globals.apiKey !== undefined)) {
       out.warn('an API key given with --api-key can be read by other users (ps) and stays in shell history; prefer CARBON_API_KEY or `carbon config set`.');
@@ -77,6 +77,7 @@ export function buildProgram(): Command {
     .option('--allow-insecure-http', 'allow sending the key over http:// to a non-loopback host')
     .option('--database <url>', 'the local model\'s ledger in PostgreSQL: postgres://… (env CARBON_DATABASE_URL; default SQLite in CARBON_HOME)')
     .option('--database-schema <name>', 'the PostgreSQL schema (env CARBON_DATABASE_SCHEMA, or ?schema= in the URL; default carbon)')
+    .option('--verbose', 'one line on stderr per HTTP request: method, URL, status, time, Request-Id, attempt (also CARBON_DEBUG=http)')
     .option('--no-color', 'no colour (also NO_COLOR=1)')
     .addHelpText(
       'after',

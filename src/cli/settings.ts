@@ -21,6 +21,7 @@ export interface GlobalOptions {
   allowInsecureHttp?: boolean;
   database?: string;
   databaseSchema?: string;
+  verbose?: boolean;
 }
 
 export type Engine = 'local' | 'remote';

@@ -10,6 +10,19 @@ export interface ClientOptions {
   retry?: Partial<RetryPolicy>;
   /** Replaced in tests to skip real waiting. */
   sleep?: (ms: number) => Promise<void>;
+  /** Called once per attempt of a request, after its answer (or its failure): for --verbose. */
+  onExchange?: (exchange: Exchange) => void;
+}
+
+/** One attempt of one request, as --verbose reports it (no key, no body). */
+export interface Exchange {
+  method: string;
+  path: string;
+  /** 0 when no answer came (a network failure). */
+  status: number;
+  ms: number;
+  requestId: string | undefined;
+  attempt: number;
 }
 
 /** A purchase and how it came back. */
@@ -128,8 +141,12 @@ export class CarbonClient {
     for (let attempt = 1; ; attempt++) {
       let outcome: Outcome;
       let failure: Error;
+      const started = performance.now();
+      const report = (status: number, requestId: string | undefined) =>
+        this.options.onExchange?.({ method, path: request.path, status, ms: performance.now() - started, requestId, attempt });
       try {
         const response = await this.options.transport.request(request);
+        report(response.status, response.headers['request-id']);
         maybeSent = true;
         if (response.status < 400) return response as ApiResponse<T>;
         const error = toApiError(response);
@@ -137,6 +154,7 @@ export class CarbonClient {
         failure = error;
       } catch (err) {
         if (!(err instanceof CarbonConnectionError)) throw err;
+        report(0, undefined);
         maybeSent ||= !err.neverSent;
         err.neverSent = !maybeSent;
         outcome = { kind: 'network' };
