@@ -370,6 +370,12 @@ async function streaming(small, big) {
     'the larger of 2 runs (VmHWM), reference likewise');
   row('4 streaming', `list --all --json, ${short(BIG)} offsets: rate`, perSec(rate), `${(median(runs.map((x) => x.wall)) / 1000).toFixed(1)} s wall`, null, '≥ 50,000/s', rate >= 50_000,
     'into /dev/null, start-up included');
+  // carbon report reads every offset once, keeping only its totals: the same stream, summed.
+  const reports = [await measured([BIN, 'report', '--by', 'reference', '--json'], envFor(big.home)), await measured([BIN, 'report', '--by', 'reference', '--json'], envFor(big.home))];
+  const reportRate = median(reports.map((x) => (bigCount * 1000) / x.wall));
+  const reportRss = Math.max(...reports.map((x) => x.rssKb));
+  row('4 streaming', `report --by reference, ${short(BIG)} offsets`, `${perSec(reportRate)}, ${mb(reportRss)}`, `list --all: ${perSec(rate)}`, reportRate / rate, '≥ 50,000/s', reportRate >= 50_000,
+    'every offset read once, totals kept per reference; peak RSS beside the rate');
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -157,6 +157,20 @@ ${EXIT_CODES_HELP}
     .addHelpText('after', examples('carbon impact', 'carbon impact --live --json'))
     .action(action(() => import('./commands/impact.js')));
 
+  program
+    .command('report')
+    .description('kg and dollars per month, week, quarter or reference, over a span: for a sustainability report')
+    .addOption(new Option('--by <what>', 'group by').choices(['month', 'week', 'quarter', 'reference']).default('month'))
+    .option('--prefix-sep <sep>', 'with --by reference: group references by the part before this separator')
+    .option('--since <day>', 'from this day on (YYYY-MM-DD, UTC)')
+    .option('--until <day>', 'up to and including this day (YYYY-MM-DD, UTC)')
+    .addOption(new Option('--format <format>', 'output format').choices(['table', 'plain', 'csv', 'md', 'json']))
+    .addHelpText(
+      'after',
+      examples('carbon report', 'carbon report --by quarter --since 2026-01-01 --format md', 'carbon report --by reference --prefix-sep - --format csv > by-team.csv', 'carbon report --live --json | jq .total.kg'),
+    )
+    .action(action(() => import('./commands/report.js')));
+
   // carbon config: profiles in config.json. Settings resolve leniently here (see SettingsKind).
   const configModule = () => import('./commands/config.js');
   const config = program

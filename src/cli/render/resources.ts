@@ -187,7 +187,7 @@ export const CSV_COLUMNS = [
  * a reference is anyone's text) gets a leading `'`, so it shows as the text it is (OWASP, "CSV
  * injection"). Numbers are written as they are.
  */
-function csvField(value: string | number | boolean | null): string {
+export function csvField(value: string | number | boolean | null): string {
   if (value === null) return '';
   let s = String(value);
   if (typeof value === 'string' && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;

@@ -1,0 +1,129 @@
+import type { Offset } from '../../api/types.js';
+import type { Context } from '../context.js';
+import { usage } from '../errors.js';
+import { dollars, grouped } from '../render/format.js';
+import { csvField } from '../render/resources.js';
+
+/**
+ * `carbon report`: what a sustainability report needs, for the key's mode: kg and dollars per
+ * month, week (ISO, starting Monday), quarter or reference, over a span. It reads every offset once,
+ * page by page, newest first, keeping only the running totals (constant memory), and stops at the
+ * first offset older than --since. Refunded offsets bought nothing and are left out; placed and
+ * processing ones are counted, each in its own column.
+ */
+
+export interface ReportFlags {
+  by?: string;
+  since?: string;
+  until?: string;
+  prefixSep?: string;
+  format?: string;
+}
+
+export interface ReportRow {
+  group: string;
+  offsets: number;
+  kg: number;
+  placed_kg: number;
+  processing_kg: number;
+  amount_cents: number;
+}
+
+const BY = ['month', 'week', 'quarter', 'reference'] as const;
+type By = (typeof BY)[number];
+const FORMATS = ['table', 'plain', 'csv', 'md', 'json'] as const;
+
+/** A day (YYYY-MM-DD, UTC) to its first millisecond; `end` gives the next day's (an inclusive --until). */
+function day(text: string, flag: string, end = false): number {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  const ms = m === null ? Number.NaN : Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== text) throw usage(`${flag} must be a day such as 2026-01-31, not "${text}".`);
+  return end ? ms + 86_400_000 : ms;
+}
+
+export function groupOf(o: Offset, by: By, prefixSep: string | undefined): string {
+  if (by === 'reference') {
+    if (o.reference === null) return '(no reference)';
+    const cut = prefixSep === undefined ? -1 : o.reference.indexOf(prefixSep);
+    return cut === -1 ? o.reference : o.reference.slice(0, cut);
+  }
+  const d = new Date(o.created);
+  if (by === 'month') return o.created.slice(0, 7);
+  if (by === 'quarter') return `${d.getUTCFullYear()}-Q${Math.floor(d.getUTCMonth() / 3) + 1}`;
+  // ISO week: the Thursday of the week names its year.
+  const t = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
+  t.setUTCDate(t.getUTCDate() + 3 - ((t.getUTCDay() + 6) % 7));
+  const week1 = new Date(Date.UTC(t.getUTCFullYear(), 0, 4));
+  const n = 1 + Math.round(((t.getTime() - week1.getTime()) / 86_400_000 - 3 + ((week1.getUTCDay() + 6) % 7)) / 7);
+  return `${t.getUTCFullYear()}-W${String(n).padStart(2, '0')}`;
+}
+
+export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
+  const by = (flags.by ?? 'month') as By;
+  if (!BY.includes(by)) throw usage(`--by is one of ${BY.join(', ')}, not "${flags.by}".`);
+  if (flags.prefixSep !== undefined && by !== 'reference') throw usage('--prefix-sep groups references: it goes with --by reference.');
+  const format = flags.format ?? (ctx.out.json ? 'json' : ctx.out.interactive ? 'table' : 'plain');
+  if (!(FORMATS as readonly string[]).includes(format)) throw usage(`--format is one of ${FORMATS.join(', ')}, not "${format}".`);
+  if (ctx.out.json && format !== 'json') throw usage(`--json and --format ${format} disagree; give one.`);
+  const since = flags.since === undefined ? null : day(flags.since, '--since');
+  const until = flags.until === undefined ? null : day(flags.until, '--until', true);
+  if (since !== null && until !== null && since >= until) throw usage('--since must come before --until.');
+
+  const rows = new Map<string, ReportRow>();
+  const client = await ctx.client();
+  for await (const o of client.listAll({ limit: 100 })) {
+    const created = Date.parse(o.created);
+    // Newest first: once older than --since, every later one is too.
+    if (since !== null && created < since) break;
+    if ((until !== null && created >= until) || o.status === 'refunded') continue;
+    const key = groupOf(o, by, flags.prefixSep);
+    let row = rows.get(key);
+    if (row === undefined) rows.set(key, (row = { group: key, offsets: 0, kg: 0, placed_kg: 0, processing_kg: 0, amount_cents: 0 }));
+    row.offsets++;
+    row.kg += o.kg;
+    row.amount_cents += o.amount_cents;
+    if (o.status === 'placed') row.placed_kg += o.kg;
+    else row.processing_kg += o.kg;
+  }
+  const list = [...rows.values()].sort((a, b) => (by === 'reference' ? b.kg - a.kg || a.group.localeCompare(b.group) : a.group.localeCompare(b.group)));
+  const total: ReportRow = { group: 'total', offsets: 0, kg: 0, placed_kg: 0, processing_kg: 0, amount_cents: 0 };
+  for (const r of list) for (const k of ['offsets', 'kg', 'placed_kg', 'processing_kg', 'amount_cents'] as const) total[k] += r[k];
+  const mode = ctx.settings.mode;
+  const span = { since: flags.since ?? null, until: flags.until ?? null };
+
+  if (format === 'json') return ctx.out.jsonDocument({ object: 'report', livemode: mode === 'live', by, ...span, rows: list, total });
+  const header = [by, 'offsets', 'kg', 'placed_kg', 'processing_kg', 'amount_cents'];
+  const cells = (r: ReportRow) => [r.group, r.offsets, r.kg, r.placed_kg, r.processing_kg, r.amount_cents];
+  if (format === 'csv') {
+    ctx.out.stdout.write([header.join(','), ...list.map((r) => cells(r).map(csvField).join(','))].map((l) => `${l}\r\n`).join(''));
+    return;
+  }
+  if (format === 'plain') {
+    if (list.length > 0) ctx.out.stdout.write(list.map((r) => `${cells(r).join('\t')}\n`).join(''));
+    return;
+  }
+  const money = (r: ReportRow) => dollars(r.amount_cents);
+  if (format === 'md') {
+    const md = [
+      `| ${by} | offsets | kg | placed kg | processing kg | amount |`,
+      '|---|---:|---:|---:|---:|---:|',
+      ...[...list, total].map((r) => `| ${r === total ? '**total**' : r.group.replace(/\|/g, '\\|')} | ${r.offsets} | ${grouped(r.kg)} | ${grouped(r.placed_kg)} | ${grouped(r.processing_kg)} | ${money(r)} |`),
+    ];
+    ctx.out.stdout.write(`${md.join('\n')}\n`);
+    return;
+  }
+  if (list.length === 0) return ctx.out.info(`No ${mode} purchases${since !== null || until !== null ? ' in that span' : ' yet'}.`);
+  // A table with a bar of kg per row, scaled to the largest.
+  const paint = await ctx.paint();
+  const max = Math.max(...list.map((r) => r.kg), 1);
+  const width = Math.max(by.length, 'total'.length, ...list.map((r) => [...r.group].length));
+  const line = (r: ReportRow, bar: string) =>
+    `${r.group.padEnd(width)}  ${String(r.offsets).padStart(7)}  ${grouped(r.kg).padStart(12)} kg  ${money(r).padStart(14)}  ${bar}`.trimEnd();
+  const out = [
+    paint.dim(`${by.padEnd(width)}  ${'offsets'.padStart(7)}  ${'kg'.padStart(15)}  ${'amount'.padStart(14)}`),
+    ...list.map((r) => line(r, paint.green('█'.repeat(Math.max(1, Math.round((r.kg / max) * 30)))))),
+    line(total, ''),
+  ];
+  ctx.out.data(out.join('\n'));
+  ctx.out.info(paint.dim(`${mode} mode; placed and processing offsets, refunded ones left out${span.since ? `; from ${span.since}` : ''}${span.until ? `; until ${span.until}` : ''}.`));
+}
