@@ -171,6 +171,16 @@ ${EXIT_CODES_HELP}
     )
     .action(action(() => import('./commands/report.js')));
 
+  program
+    .command('api')
+    .description('one raw API request through the configured engine and key; the answer as JSON, its status as the exit code')
+    .argument('<method>', 'GET or POST')
+    .argument('<path>', 'under /api/v1, e.g. /balance or \'/offsets?limit=2\'')
+    .option('-d, --data <json>', 'the JSON body, or @FILE (@- for stdin)')
+    .option('--idempotency-key <key>', 'for POST /offsets (generated when absent)')
+    .addHelpText('after', examples('carbon api GET /balance', 'carbon api GET \'/offsets?limit=2\' | jq \'.data[].id\'', 'carbon api POST /quotes -d \'{"kg": 500}\'', 'carbon api POST /offsets -d @purchase.json'))
+    .action(action(() => import('./commands/api.js')));
+
   // carbon config: profiles in config.json. Settings resolve leniently here (see SettingsKind).
   const configModule = () => import('./commands/config.js');
   const config = program

@@ -120,6 +120,24 @@ export class CarbonClient {
     }
   }
 
+  /**
+   * One request as given, through the same transport and key, answered whatever its status (for
+   * `carbon api`): no retries, no error thrown for a 4xx or 5xx.
+   */
+  async raw(method: string, path: string, options: { body?: string; query?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<ApiResponse> {
+    return this.options.transport.request({
+      method: method.toUpperCase(),
+      path: `${API_PREFIX}${path}`,
+      query: options.query ?? {},
+      headers: {
+        authorization: `Bearer ${this.options.apiKey}`,
+        ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...options.headers,
+      },
+      body: options.body ?? '',
+    });
+  }
+
   private async send<T>(
     method: string,
     path: string,

@@ -63,3 +63,25 @@ describe('carbon report', () => {
     expect(r.stderr).toMatch(says);
   });
 });
+
+describe('carbon api METHOD PATH', () => {
+  test('a raw request through the configured engine: the answer on stdout as JSON, the status as the exit code', async () => {
+    const home = newHome();
+    const balance = await ok(['api', 'GET', '/balance'], { home });
+    expect(JSON.parse(balance.stdout)).toMatchObject({ object: 'balance', available_cents: 100_000 });
+    const bought = await ok(['api', 'POST', '/offsets', '-d', '{"kg": 5}'], { home });
+    expect(JSON.parse(bought.stdout)).toMatchObject({ object: 'offset', kg: 5 });
+    const page = await ok(['api', 'get', '/api/v1/offsets?limit=1'], { home });
+    expect(JSON.parse(page.stdout).data).toHaveLength(1);
+    const missing = await carbon(['api', 'GET', '/offsets/off_nope'], { home });
+    expect([missing.exitCode, JSON.parse(missing.stdout).error.code]).toEqual([5, 'resource_missing']);
+    const invalid = await carbon(['api', 'POST', '/quotes', '-d', '{"kg": 0}'], { home });
+    expect([invalid.exitCode, JSON.parse(invalid.stdout).error.param]).toEqual([2, 'kg']);
+    const notJson = await carbon(['api', 'POST', '/quotes', '-d', 'kg=5'], { home });
+    expect([notJson.exitCode, notJson.stdout]).toEqual([2, '']);
+    // The same key twice: the POST /offsets replays, as the API does.
+    const again = await ok(['api', 'POST', '/offsets', '-d', '{"kg": 5}', '--idempotency-key', 'api-1'], { home });
+    const replay = await ok(['api', 'POST', '/offsets', '-d', '{"kg": 5}', '--idempotency-key', 'api-1'], { home });
+    expect(JSON.parse(replay.stdout).id).toBe(JSON.parse(again.stdout).id);
+  });
+});

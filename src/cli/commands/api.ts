@@ -1,0 +1,48 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { API_PREFIX } from '../../api/types.js';
+import type { Context } from '../context.js';
+import { CliError, usage } from '../errors.js';
+import { EXIT, exitCodeForStatus } from '../exit-codes.js';
+
+/**
+ * `carbon api METHOD PATH`: one raw request through the configured engine and key, like `gh api`
+ * and `stripe get/post`. The response body is printed as JSON on stdout whatever the status; the
+ * status becomes the exit code by the usual table (2xx → 0). A POST gets an Idempotency-Key.
+ */
+export async function run(ctx: Context, method: string, path: string, flags: { data?: string; idempotencyKey?: string }): Promise<void> {
+  const verb = method.toUpperCase();
+  if (!/^(GET|POST|HEAD|PUT|PATCH|DELETE)$/.test(verb)) throw usage(`The method is GET or POST (the API's two), not "${method}".`);
+  const url = new URL(path.startsWith('/') ? path : `/${path}`, 'http://x');
+  const relative = url.pathname.startsWith(`${API_PREFIX}/`) ? url.pathname.slice(API_PREFIX.length) : url.pathname;
+  let body: string | undefined;
+  if (flags.data !== undefined) {
+    body = flags.data.startsWith('@') ? readData(flags.data.slice(1)) : flags.data;
+    try {
+      JSON.parse(body);
+    } catch {
+      throw usage('--data must be JSON (or @FILE holding JSON); the API reads JSON bodies.');
+    }
+  }
+  const headers: Record<string, string> = {};
+  if (verb === 'POST' && relative === '/offsets') headers['idempotency-key'] = flags.idempotencyKey ?? randomUUID();
+  const client = await ctx.client();
+  const response = await client.raw(verb, relative, {
+    ...(body === undefined ? {} : { body }),
+    query: Object.fromEntries(url.searchParams),
+    headers,
+  });
+  ctx.out.stdout.write(`${JSON.stringify(response.body ?? null, null, ctx.out.interactive ? 2 : undefined)}\n`);
+  if (response.status >= 400) {
+    const code = (response.body as { error?: { code?: string } } | undefined)?.error?.code ?? 'http_error';
+    throw new CliError(`${verb} ${relative} answered ${response.status} ${code}.`, exitCodeForStatus(response.status), code);
+  }
+}
+
+function readData(file: string): string {
+  try {
+    return file === '-' ? readFileSync(0, 'utf8') : readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new CliError(`Cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? 'error'}.`, EXIT.usage, 'usage_error');
+  }
+}
