@@ -149,3 +149,31 @@ describe('--verbose (or CARBON_DEBUG=http): a line per HTTP request on stderr', 
     }
   });
 });
+
+describe('list filters: --status, --since, --until, with pages, --all and every format', () => {
+  test('each filter keeps what matches, on a page, with --all as NDJSON and CSV, and an empty result says what was filtered', async () => {
+    const home = newHome();
+    const early = await json<{ id: string; created: string }>(['buy', '--kg', '1'], { home });
+    const failed = await json<{ id: string }>(['buy', '--kg', '2'], { home });
+    await ok(['sandbox', 'fail', failed.id], { home });
+    await ok(['sandbox', 'clock', 'advance', '40d'], { home });
+    const late = await json<{ id: string; created: string }>(['buy', '--kg', '3'], { home });
+    const ids = async (args: string[]) => (await json<{ data: Array<{ id: string }> }>(['list', ...args], { home })).data.map((o) => o.id);
+    expect(await ids(['--status', 'refunded'])).toEqual([failed.id]);
+    expect(await ids(['--status', 'placed'])).toEqual([early.id]);
+    expect(await ids(['--status', 'processing'])).toEqual([late.id]);
+    const lateDay = late.created.slice(0, 10);
+    const earlyDay = early.created.slice(0, 10);
+    expect(await ids(['--since', lateDay])).toEqual([late.id]);
+    expect(await ids(['--until', earlyDay])).toEqual([failed.id, early.id]);
+    expect(await ids(['--until', earlyDay, '--status', 'placed', '--limit', '1'])).toEqual([early.id]);
+    const ndjson = (await ok(['list', '--all', '--json', '--until', earlyDay], { home })).stdout.trim().split('\n').map((l) => JSON.parse(l).id);
+    expect(ndjson).toEqual([failed.id, early.id]);
+    expect((await ok(['list', '--all', '--format', 'csv', '--status', 'refunded'], { home })).stdout.trim().split('\r\n')).toHaveLength(2);
+    const none = await carbonTty(['list', '--status', 'refunded', '--since', lateDay], { home });
+    expect(none.output).toContain(`No test offsets with status refunded and since ${lateDay}.`);
+    const bad = await carbon(['list', '--since', 'yesterday'], { home });
+    expect([bad.exitCode, bad.stdout]).toEqual([2, '']);
+    expect(bad.stderr).toMatch(/--since must be a day such as 2026-01-31 or an age such as 7d/);
+  });
+});

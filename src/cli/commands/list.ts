@@ -17,6 +17,37 @@ export interface ListFlags {
   all?: boolean;
   format?: string;
   quiet?: boolean;
+  status?: string;
+  since?: string;
+  until?: string;
+}
+
+const STATUSES = ['processing', 'placed', 'refunded'];
+
+/** --since / --until: a day (YYYY-MM-DD, UTC) or an age such as 7d, 12h, 30m (before now). */
+export function parseWhen(text: string, flag: string, now = Date.now()): number {
+  const age = /^(\d{1,6})([mhdw])$/.exec(text);
+  if (age) return now - Number(age[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[age[2] as 'm' | 'h' | 'd' | 'w'];
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  const ms = m === null ? Number.NaN : Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== text) throw usage(`${flag} must be a day such as 2026-01-31 or an age such as 7d, 12h or 30m, not "${text}".`);
+  return ms;
+}
+
+/**
+ * The list's own filters (the API filters by reference only): by status and by when it was
+ * created. Applied while paging, newest first, so paging stops at the first offset older than --since.
+ */
+function filterOf(flags: ListFlags): { keep: (o: Offset) => boolean; done: (o: Offset) => boolean } | null {
+  if (flags.status === undefined && flags.since === undefined && flags.until === undefined) return null;
+  if (flags.status !== undefined && !STATUSES.includes(flags.status)) throw usage(`--status is one of ${STATUSES.join(', ')}, not "${flags.status}".`);
+  const since = flags.since === undefined ? null : parseWhen(flags.since, '--since');
+  // A day given to --until is included whole.
+  const until = flags.until === undefined ? null : parseWhen(flags.until, '--until') + (/^\d{4}-/.test(flags.until) ? 86_400_000 : 0);
+  return {
+    keep: (o) => (flags.status === undefined || o.status === flags.status) && (until === null || Date.parse(o.created) < until),
+    done: (o) => since !== null && Date.parse(o.created) < since,
+  };
 }
 
 /** The format: --format if given, --json, else a table on a terminal and plain rows in a pipe. */
@@ -45,9 +76,32 @@ export async function run(ctx: Context, flags: ListFlags): Promise<void> {
   }
   const client = await ctx.client();
   const paint = await ctx.paint();
+  const filter = filterOf(flags);
+  // With a filter, offsets come from walking the pages and keeping the ones that match.
+  const matching = async function* (): AsyncGenerator<Offset> {
+    const { limit: _pageSize, ...rest } = params;
+    for await (const o of client.listAll(rest)) {
+      if (filter!.done(o)) return;
+      if (filter!.keep(o)) yield o;
+    }
+  };
 
   if (!flags.all) {
-    const page = await client.list(params);
+    let page;
+    if (filter === null) page = await client.list(params);
+    else {
+      const limit = params.limit ?? 10;
+      const data: Offset[] = [];
+      let more = false;
+      for await (const o of matching()) {
+        if (data.length === limit) {
+          more = true;
+          break;
+        }
+        data.push(o);
+      }
+      page = { object: 'list' as const, data, has_more: more };
+    }
     if (format === 'ids') return void (page.data.length > 0 && ctx.out.stdout.write(page.data.map((o) => `${o.id}\n`).join('')));
     if (format === 'json') return ctx.out.jsonDocument(page);
     if (format === 'csv') return void ctx.out.stdout.write(csvHeader() + page.data.map(csvRow).join(''));
@@ -56,6 +110,9 @@ export async function run(ctx: Context, flags: ListFlags): Promise<void> {
       const filtered = [
         params.reference === undefined ? null : `with reference ${JSON.stringify(params.reference)}`,
         params.starting_after === undefined ? null : `older than ${params.starting_after}`,
+        flags.status === undefined ? null : `with status ${flags.status}`,
+        flags.since === undefined ? null : `since ${flags.since}`,
+        flags.until === undefined ? null : `until ${flags.until}`,
       ].filter((f) => f !== null);
       return ctx.out.info(
         filtered.length > 0
@@ -94,7 +151,7 @@ export async function run(ctx: Context, flags: ListFlags): Promise<void> {
   if (format === 'table') await write(`${streamHeader(paint)}\n`);
   let batch = '';
   let n = 0;
-  for await (const offset of client.listAll(params)) {
+  for await (const offset of filter === null ? client.listAll(params) : matching()) {
     batch += line(offset);
     if (++n % 100 === 0) {
       await write(batch);
