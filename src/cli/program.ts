@@ -346,8 +346,9 @@ ${examples('carbon serve', 'carbon serve --port 0 --show-keys | head -1 | jq -r 
   // Neither needs settings or an engine up front, so a broken config never breaks them.
   program
     .command('completion')
-    .description('print the completion script for bash, zsh or fish')
-    .argument('<shell>', 'bash, zsh or fish')
+    .description('print the completion script for bash, zsh or fish (or --install it)')
+    .argument('[shell]', 'bash, zsh or fish (default with --install: the one $SHELL names)')
+    .option('--install', 'write the script where that shell looks for it, and say where')
     .addHelpText(
       'after',
       `${examples(
@@ -355,12 +356,13 @@ ${examples('carbon serve', 'carbon serve --port 0 --show-keys | head -1 | jq -r 
         'carbon completion zsh > "${fpath[1]}/_carbon"   # any directory on $fpath, before compinit',
         'carbon completion fish > ~/.config/fish/completions/carbon.fish',
         'source <(carbon completion bash)                # or zsh, for this shell only',
+        'carbon completion --install                     # for the shell $SHELL names',
       )}
 Completes commands, options, option values (--format, --profile names, ...) and, for
 \`carbon show\`, the newest offset ids. Open a new shell after installing.
 `,
     )
-    .action(async (shell: string) => (await import('./commands/completion.js')).run(shell));
+    .action(async (shell: string | undefined, flags: { install?: boolean }) => (await import('./commands/completion.js')).run(shell, flags));
   program
     .command('__complete', { hidden: true })
     .description('used by the completion scripts: the candidates for the word being completed')

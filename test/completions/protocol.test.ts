@@ -41,7 +41,7 @@ describe('carbon completion SHELL', () => {
 
   it('is listed in carbon --help; the helper is not', async () => {
     const r = await carbon(fx.sandbox, ['--help']);
-    expect(r.stdout).toMatch(/^\s+completion <shell>/m);
+    expect(r.stdout).toMatch(/^\s+completion \[options\] \[shell\]/m);
     expect(r.stdout).not.toContain('__complete');
   });
 });

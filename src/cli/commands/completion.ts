@@ -1,5 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pkg from '../../../package.json' with { type: 'json' };
 import { CliError, usage } from '../errors.js';
@@ -65,6 +66,33 @@ export function completionScript(shell: string, dir?: string): string {
   return readFileSync(join(dir ?? completionsDir(), SCRIPT_FILES[shell]), 'utf8');
 }
 
-export async function run(shell: string): Promise<void> {
-  stdout().write(completionScript(shell));
+/**
+ * Where each shell looks for a completion script of its own user (no root needed): bash-completion's
+ * user directory, a directory for zsh's fpath, fish's completions directory.
+ */
+export function installPath(shell: Shell, env: NodeJS.ProcessEnv = process.env): string {
+  const home = env.HOME ?? homedir();
+  if (shell === 'bash') return join(env.XDG_DATA_HOME || join(home, '.local', 'share'), 'bash-completion', 'completions', 'carbon');
+  if (shell === 'zsh') return join(home, '.zfunc', '_carbon');
+  return join(env.XDG_CONFIG_HOME || join(home, '.config'), 'fish', 'completions', 'carbon.fish');
+}
+
+export async function run(shell: string | undefined, flags: { install?: boolean } = {}): Promise<void> {
+  if (!flags.install) {
+    if (shell === undefined) throw usage('Name the shell: carbon completion bash|zsh|fish (or --install for the one you use).');
+    stdout().write(completionScript(shell));
+    return;
+  }
+  const chosen = shell ?? basename(process.env.SHELL ?? '');
+  if (!isShell(chosen)) {
+    throw usage(`Cannot tell which shell to install for${process.env.SHELL ? ` ($SHELL is ${process.env.SHELL})` : ''}: name it, as in carbon completion --install bash.`);
+  }
+  const path = installPath(chosen);
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, completionScript(chosen));
+  const after =
+    chosen === 'zsh'
+      ? 'Add `fpath=(~/.zfunc $fpath)` before `compinit` in ~/.zshrc if it is not there, then open a new shell.'
+      : 'Open a new shell to use it.';
+  process.stderr.write(`Installed the ${chosen} completion script in ${path}. ${after}\n`);
 }
