@@ -46,6 +46,12 @@ export class Context {
           `Set CARBON_API_KEY, or run \`carbon config set ${s.mode}-key <KEY>${s.profileName === 'default' ? '' : ` --profile ${s.profileName}`}\`.`,
         );
       }
+      // Every path of the API is under /api/v1: a base URL without it answers 404s that say
+      // nothing about why. Said once, with the likely fix (not with --json: stderr is for errors).
+      const path = new URL(s.baseUrl!).pathname.replace(/\/+$/, '');
+      if (!path.endsWith('/api/v1') && !this.out.json) {
+        this.out.warn(`the base URL ${new URL(s.baseUrl!).origin}${path} does not end in /api/v1, where the API's paths are; did you mean ${new URL(s.baseUrl!).origin}${path}/api/v1?`);
+      }
       const { HttpTransport } = await import('../client/http-transport.js');
       const transport = new HttpTransport({
         baseUrl: s.baseUrl!,
