@@ -175,6 +175,14 @@ ${EXIT_CODES_HELP}
     .action(action(() => import('./commands/report.js')));
 
   program
+    .command('open')
+    .description('the offset\'s certificate: in the browser, or its address with --print (no display: printed)')
+    .argument('<id>', 'a placed live offset (off_…)')
+    .option('--print', 'print the certificate\'s address (a file on the local engine) instead of opening it')
+    .addHelpText('after', examples('carbon open off_3x8…', 'carbon open off_3x8… --print'))
+    .action(action(() => import('./commands/open.js')));
+
+  program
     .command('api')
     .description('one raw API request through the configured engine and key; the answer as JSON, its status as the exit code')
     .argument('<method>', 'GET or POST')

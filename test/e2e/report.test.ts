@@ -85,3 +85,26 @@ describe('carbon api METHOD PATH', () => {
     expect(JSON.parse(replay.stdout).id).toBe(JSON.parse(again.stdout).id);
   });
 });
+
+describe('carbon open ID: the certificate', () => {
+  test('local engine: rendered from the model into the data directory, its address printed without a display', async () => {
+    const home = newHome();
+    await ok(['sandbox', 'topup', '250', '--live'], { home });
+    const bought = await json<{ id: string }>(['buy', '--kg', '300', '--live', '--yes', '--reference', 'private-label'], { home });
+    const early = await carbon(['open', bought.id, '--live'], { home });
+    expect([early.exitCode, early.stderr.trim()]).toEqual([5, `error: ${bought.id} has no certificate: it is processing; only placed offsets have one.`]);
+    await ok(['sandbox', 'clock', 'advance', '2m'], { home });
+    const r = await ok(['open', bought.id, '--live'], { home, env: { DISPLAY: undefined, WAYLAND_DISPLAY: undefined } });
+    const url = r.stdout.trim();
+    expect(url).toMatch(new RegExp(`^file://${home}/data/certificates/cert_[0-9a-f]{24}\\.html$`));
+    const { readFileSync } = await import('node:fs');
+    const { fileURLToPath } = await import('node:url');
+    const html = readFileSync(fileURLToPath(url), 'utf8');
+    expect(html).toContain('300 <small>kg of CO<sub>2</sub></small>');
+    expect(html).toContain(bought.id);
+    expect(html).not.toContain('private-label');
+    expect((await ok(['open', bought.id, '--live', '--print'], { home })).stdout.trim()).toBe(url);
+    const test = await json<{ id: string }>(['buy', '--kg', '1'], { home });
+    expect((await carbon(['open', test.id], { home })).stderr).toContain('test offsets have none');
+  });
+});

@@ -1,0 +1,42 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Context } from '../context.js';
+import { CliError } from '../errors.js';
+import { EXIT } from '../exit-codes.js';
+
+/**
+ * `carbon open ID`: the offset's certificate. On the remote engine its certificate_url (the
+ * served page); on the local engine, where no server may be running to serve that address, the
+ * same page rendered from the model into the data directory. Opened in the browser when there is
+ * a display; with --print, or without one, its address is printed instead (stdout, for scripts).
+ */
+export async function run(ctx: Context, id: string, flags: { print?: boolean }): Promise<void> {
+  const client = await ctx.client();
+  const offset = await client.get(id);
+  if (offset.certificate_url === null) {
+    const why = !offset.livemode ? 'test offsets have none' : `it is ${offset.status}; only placed offsets have one`;
+    throw new CliError(`${offset.id} has no certificate: ${why}.`, EXIT.notFound, 'certificate_missing');
+  }
+  let target = offset.certificate_url;
+  if (ctx.settings.engine === 'local') {
+    const certificateId = offset.certificate_url.split('/').pop()!;
+    const { certificatePage } = await import('../../server/pages/certificate.js');
+    const dir = join(ctx.settings.paths.dataDir, 'certificates');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const file = join(dir, `${certificateId}.html`);
+    writeFileSync(file, certificatePage(offset, certificateId), { mode: 0o600 });
+    target = pathToFileURL(file).href;
+  }
+  const display = process.platform === 'darwin' || process.platform === 'win32' || Boolean(process.env.DISPLAY || process.env.WAYLAND_DISPLAY);
+  if (flags.print || !display) {
+    ctx.out.data(target);
+    return;
+  }
+  const opener = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open';
+  const child = spawn(opener, [target], { detached: true, stdio: 'ignore' });
+  child.on('error', () => ctx.out.warn(`could not run ${opener}; the certificate is at ${target}`));
+  child.unref();
+  ctx.out.info(`Opening ${target}`);
+}
