@@ -21,6 +21,8 @@ export const EXIT = {
   waitTimeout: 8,
   /** --wait ended with the offset refunded (the order could not be placed). */
   refunded: 9,
+  /** Ctrl-C (SIGINT) at a wait or a confirmation: 128 + 2, as shells report it. */
+  interrupted: 130,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
@@ -46,4 +48,5 @@ export const EXIT_CODES_HELP = `Exit codes:
   6  409 idempotency_key_reused
   7  429 rate_limited after retries
   8  --wait timed out with the offset still processing
-  9  --wait ended with the offset refunded (the order could not be placed)`;
+  9  --wait ended with the offset refunded (the order could not be placed)
+130  interrupted (Ctrl-C) at a --wait or a confirmation; a wait prints the offset first`;

@@ -191,3 +191,52 @@ describe('confirming a live purchase: every combination of terminals', () => {
     expect(((await json<{ data: unknown[] }>(['list', '--live'], { home })).data)).toHaveLength(1);
   });
 });
+
+describe('Ctrl-C, on a real terminal', () => {
+  const newHome3 = homes();
+  /** Runs carbon on a pty (script(1)) and types Ctrl-C once `after` has been printed. */
+  async function interrupt(args: string[], home: string, after: RegExp): Promise<{ output: string; exitCode: number }> {
+    const command = [process.execPath, BIN(), ...args].map(sh).join(' ');
+    const child = execa('script', ['-qec', `stty cols 120 rows 40; exec ${command}`, '/dev/null'], {
+      env: baseEnv(home, { TERM: 'xterm-256color' }),
+      extendEnv: false,
+      reject: false,
+      stdin: 'pipe',
+      timeout: 20_000,
+    });
+    let output = '';
+    let sent = false;
+    child.stdout!.on('data', (d: Buffer) => {
+      output += d.toString();
+      if (!sent && after.test(output)) {
+        sent = true;
+        child.stdin!.write('\x03');
+      }
+    });
+    const r = await child;
+    return { output: output.replace(/\r\n/g, '\n'), exitCode: r.exitCode ?? -1 };
+  }
+
+  test('during buy --wait: stops at once, prints the offset (its id to follow), exit 130', async () => {
+    const home = newHome3();
+    await ok(['sandbox', 'topup', '250', '--live'], { home });
+    // A live purchase places after 60 s of model time: the wait is still on when Ctrl-C comes.
+    const r = await interrupt(['buy', '--kg', '10', '--live', '--yes', '--wait'], home, /Waiting for off_/);
+    expect(r.exitCode).toBe(130);
+    expect(r.output).toMatch(/Stopped waiting: off_\w+ is processing\. Follow it with `carbon show off_\w+ --wait`\./);
+    const id = /Stopped waiting: (off_\w+)/.exec(r.output)![1];
+    // The offset itself is printed (as a card on a terminal), not only named in the message.
+    expect(plain(r.output)).toMatch(new RegExp(`id\\s+${id}\\nstatus\\s+processing\\n`));
+    expect((await json<{ data: unknown[] }>(['list', '--live'], { home })).data).toHaveLength(1);
+  });
+
+  test('at the confirmation of a live purchase: "cancelled", exit 130, nothing bought', async () => {
+    const home = newHome3();
+    await ok(['sandbox', 'topup', '250', '--live'], { home });
+    const r = await interrupt(['buy', '--kg', '10', '--live'], home, /\[y\/N\]/);
+    expect(r.exitCode).toBe(130);
+    expect(r.output).toContain('Cancelled; nothing was done.');
+    expect(r.output).not.toContain('Unexpected error');
+    expect((await json<{ data: unknown[] }>(['list', '--live'], { home })).data).toEqual([]);
+  });
+});

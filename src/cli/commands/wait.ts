@@ -21,21 +21,43 @@ export async function waitForOffset(ctx: Context, client: CarbonClient, offset: 
   const columns = (ctx.out.stderr as { columns?: number }).columns;
   if (ctx.out.spinners && columns !== 0) {
     const { default: ora } = await import('ora');
-    spinner = ora({ text: `Waiting for ${offset.id} to be placed…`, stream: ctx.out.stderr, color: 'green', isEnabled: true }).start();
+    // discardStdin off: ora would otherwise put the terminal in raw mode, and Ctrl-C would be
+    // read as a character instead of interrupting.
+    spinner = ora({ text: `Waiting for ${offset.id} to be placed…`, stream: ctx.out.stderr, color: 'green', isEnabled: true, discardStdin: false }).start();
   }
+  // Ctrl-C stops the wait at once: the offset is printed (a script or a person can follow it),
+  // then exit 130.
+  let last = offset;
+  let onInterrupt: (() => void) | undefined;
+  const interrupted = new Promise<never>((_, reject) => {
+    onInterrupt = () => reject(new WaitInterrupted(last));
+    process.once('SIGINT', onInterrupt);
+  });
   try {
-    const settled = await client.waitUntilSettled(offset.id, {
-      timeoutMs,
-      intervalMs: 500,
-      onPoll: (o) => {
-        if (spinner) spinner.text = `Waiting for ${o.id} to be placed… (${o.status})`;
-      },
-    });
+    const settled = await Promise.race([
+      client.waitUntilSettled(offset.id, {
+        timeoutMs,
+        intervalMs: 500,
+        onPoll: (o) => {
+          last = o;
+          if (spinner) spinner.text = `Waiting for ${o.id} to be placed… (${o.status})`;
+        },
+      }),
+      interrupted,
+    ]);
     if (settled.status === 'placed') spinner?.succeed(`${settled.id} placed`);
     else spinner?.warn(`${settled.id} ${settled.status}`);
     return settled;
   } finally {
+    if (onInterrupt) process.off('SIGINT', onInterrupt);
     spinner?.stop();
+  }
+}
+
+/** Ctrl-C during a wait, with the offset as last seen. */
+export class WaitInterrupted extends CliError {
+  constructor(readonly offset: Offset) {
+    super(`Stopped waiting: ${offset.id} is ${offset.status}. Follow it with \`carbon show ${offset.id} --wait\`.`, EXIT.interrupted, 'interrupted');
   }
 }
 
@@ -50,7 +72,7 @@ export async function printOffset(ctx: Context, client: CarbonClient, offset: Of
   try {
     if (wait) shown = await waitForOffset(ctx, client, offset);
   } catch (err) {
-    if (err instanceof WaitTimeoutError) await print(err.offset);
+    if (err instanceof WaitTimeoutError || err instanceof WaitInterrupted) await print(err.offset);
     throw err;
   }
   await print(shown);
