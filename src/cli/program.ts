@@ -127,7 +127,8 @@ ${EXIT_CODES_HELP}
   program
     .command('list')
     .description('list offsets, newest first')
-    .option('--limit <n>', 'offsets per page (1 to 100, default 10)')
+    .option('--limit <n>', 'how many offsets to print, across pages (default 10)')
+    .option('--page-size <n>', 'offsets per request (1 to 100; default: what --limit needs, 100 with --all)')
     .option('--starting-after <id>', 'the page after this offset')
     .option('--reference <text>', 'only offsets with this reference')
     .option('--all', 'every offset, page by page, streamed (NDJSON with --json)')
@@ -136,7 +137,7 @@ ${EXIT_CODES_HELP}
     .option('--until <when>', 'only offsets created until: a day (included) or an age')
     .option('-q, --quiet', 'print only the offset ids, one a line (for xargs and loops)')
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'plain', 'json', 'csv']))
-    .addHelpText('after', examples('carbon list', 'carbon list --json | jq \'.data[].id\'', 'carbon list --all --format csv > offsets.csv', 'carbon list --all --json | jq -s \'map(.kg) | add\'', 'carbon list --all -q | xargs -n1 carbon show --json'))
+    .addHelpText('after', examples('carbon list', 'carbon list --json | jq \'.data[].id\'', 'carbon list --limit 250 --status placed --since 30d', 'carbon list --all --format csv > offsets.csv', 'carbon list --all --json | jq -s \'map(.kg) | add\'', 'carbon list --all -q | xargs -n1 carbon show --json'))
     .action(action(() => import('./commands/list.js')));
 
   program

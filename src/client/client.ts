@@ -17,6 +17,7 @@ export interface ClientOptions {
 /** One attempt of one request, as --verbose reports it (no key, no body). */
 export interface Exchange {
   method: string;
+  /** The path and query string, as sent. */
   path: string;
   /** 0 when no answer came (a network failure). */
   status: number;
@@ -156,12 +157,14 @@ export class CarbonClient {
     };
     // Whether any attempt may have reached the server (so a purchase may have been made).
     let maybeSent = false;
+    const query = new URLSearchParams(extra.query).toString();
+    const shown = query === '' ? request.path : `${request.path}?${query}`;
     for (let attempt = 1; ; attempt++) {
       let outcome: Outcome;
       let failure: Error;
       const started = performance.now();
       const report = (status: number, requestId: string | undefined) =>
-        this.options.onExchange?.({ method, path: request.path, status, ms: performance.now() - started, requestId, attempt });
+        this.options.onExchange?.({ method, path: shown, status, ms: performance.now() - started, requestId, attempt });
       try {
         const response = await this.options.transport.request(request);
         report(response.status, response.headers['request-id']);

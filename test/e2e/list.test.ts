@@ -5,7 +5,7 @@ import { carbon, homes, ok, parseCsv, pipeline, sandboxKeys, serve } from './hel
 
 /**
  * `carbon list --all` walks every page (250 offsets: three pages of the default 100, or many
- * small ones with --limit) and streams them newest first with no duplicates; `--format csv`
+ * small ones with --page-size) and streams them newest first with no duplicates; `--format csv`
  * is RFC 4180 that a CSV reader reads back, a reference with a comma, quotes and a newline
  * included.
  */
@@ -55,8 +55,8 @@ describe('list --all', () => {
     await server.stop();
   });
 
-  test('--limit sets the page size: 36 pages of 7 give the same 250, in the same order', async () => {
-    const r = await ok(['list', '--all', '--limit', '7', '--json'], { home });
+  test('--page-size sets the page size: 36 pages of 7 give the same 250, in the same order', async () => {
+    const r = await ok(['list', '--all', '--page-size', '7', '--json'], { home });
     expect(r.stdout.trimEnd().split('\n').map((l) => (JSON.parse(l) as { id: string }).id)).toEqual([...bought].reverse());
   });
 
@@ -69,7 +69,7 @@ describe('list --all', () => {
   });
 
   test('--reference filters across pages', async () => {
-    const r = await ok(['list', '--all', '--reference', 'batch-a', '--limit', '2', '--json'], { home });
+    const r = await ok(['list', '--all', '--reference', 'batch-a', '--page-size', '2', '--json'], { home });
     const ids = r.stdout.trimEnd().split('\n').map((l) => (JSON.parse(l) as { id: string }).id);
     expect(ids).toEqual([200, 150, 100, 50, 0].map((i) => bought[i]));
   });
@@ -100,6 +100,34 @@ describe('one page at a time', () => {
       after = list.data.at(-1)!.id;
     }
     expect(seen).toEqual([...bought].reverse());
+  });
+
+  test('--limit is the total across pages (gh): 25 in pages of 10 is three requests, and has_more says more are left', async () => {
+    const r = await ok(['list', '--limit', '25', '--page-size', '10', '--json', '--verbose'], { home });
+    const list = JSON.parse(r.stdout) as { data: Array<{ id: string }>; has_more: boolean };
+    expect(list.data.map((o) => o.id)).toEqual([...bought].reverse().slice(0, 25));
+    expect(list.has_more).toBe(true);
+    expect(r.stderr.match(/^http: GET \S+\/offsets\?limit=10\b/gm)).toHaveLength(3);
+  });
+
+  test('without --page-size, a request asks for what is still wanted: the default list is one request of 10', async () => {
+    const r = await ok(['list', '--json', '--verbose'], { home });
+    expect((JSON.parse(r.stdout) as { data: unknown[] }).data).toHaveLength(10);
+    expect(r.stderr.match(/^http: GET \S+\/offsets\?limit=10 200 /gm)).toHaveLength(1);
+    const many = await ok(['list', '--limit', '240', '--json', '--verbose'], { home });
+    expect(many.stderr.match(/^http: GET \S+\/offsets\?limit=(\d+)\b/gm)!.map((l) => /limit=(\d+)/.exec(l)![1])).toEqual(['100', '100', '40']);
+  });
+
+  test('--limit past the end prints them all with has_more false; --all with --limit, or a bad --limit, is a usage error', async () => {
+    const all = JSON.parse((await ok(['list', '--limit', '1000', '--json'], { home })).stdout) as { data: unknown[]; has_more: boolean };
+    expect(all.data).toHaveLength(N);
+    expect(all.has_more).toBe(false);
+    for (const args of [['--all', '--limit', '5'], ['--limit', '0'], ['--limit', '2.5']]) {
+      const r = await carbon(['list', ...args], { home });
+      expect(r.exitCode).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(/^error: .*--limit/);
+    }
   });
 });
 

@@ -78,7 +78,7 @@ describe('-q, --quiet: ids only, one a line', () => {
       ids.push(r.stdout.trim());
     }
     expect((await ok(['list', '-q'], { home })).stdout).toBe(`${[...ids].reverse().join('\n')}\n`);
-    expect((await ok(['list', '--all', '--quiet', '--limit', '1'], { home })).stdout).toBe(`${[...ids].reverse().join('\n')}\n`);
+    expect((await ok(['list', '--all', '--quiet', '--page-size', '1'], { home })).stdout).toBe(`${[...ids].reverse().join('\n')}\n`);
     expect((await ok(['show', ids[0]!, '-q'], { home })).stdout).toBe(`${ids[0]}\n`);
     const both = await carbon(['list', '-q', '--json'], { home });
     expect([both.exitCode, both.stdout]).toEqual([2, '']);

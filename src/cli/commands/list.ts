@@ -1,8 +1,9 @@
 import { once } from 'node:events';
-import type { ListParams, Offset } from '../../api/types.js';
+import type { ListParams, Offset, OffsetList } from '../../api/types.js';
 import type { Context } from '../context.js';
 import { usage } from '../errors.js';
-import { numberOption } from '../options.js';
+import { wholeNumberOption } from '../options.js';
+import type { CarbonClient } from '../../client/client.js';
 import {
   csvHeader, csvRow, LIST_COLUMNS, offsetCells, offsetRow, offsetStreamRow, streamHeader,
 } from '../render/resources.js';
@@ -12,6 +13,7 @@ export const LIST_FORMATS: readonly ListFormat[] = ['table', 'plain', 'json', 'c
 
 export interface ListFlags {
   limit?: string;
+  pageSize?: string;
   startingAfter?: string;
   reference?: string;
   all?: boolean;
@@ -50,6 +52,40 @@ function filterOf(flags: ListFlags): { keep: (o: Offset) => boolean; done: (o: O
   };
 }
 
+type Filter = NonNullable<ReturnType<typeof filterOf>>;
+
+/** The offsets of a walk that pass the filter, stopping at the first one older than --since. */
+async function* matching(offsets: AsyncIterable<Offset>, filter: Filter | null): AsyncGenerator<Offset> {
+  for await (const o of offsets) {
+    if (filter?.done(o)) return;
+    if (filter === null || filter.keep(o)) yield o;
+  }
+}
+
+/**
+ * The newest `limit` offsets that pass the filter, page by page, and whether any are left
+ * unread (the list's has_more). Unfiltered, pages ask for only what is still wanted, so a
+ * default `carbon list` is one request.
+ */
+async function firstOffsets(client: CarbonClient, params: ListParams, limit: number, filter: Filter | null): Promise<OffsetList> {
+  const data: Offset[] = [];
+  let after = params.starting_after;
+  for (;;) {
+    const size = params.limit ?? (filter === null ? Math.min(100, limit - data.length) : 100);
+    const page = await client.list({ ...params, limit: size, ...(after === undefined ? {} : { starting_after: after }) });
+    for (const o of page.data) {
+      if (filter?.done(o)) return { object: 'list', data, has_more: false };
+      if (filter !== null && !filter.keep(o)) continue;
+      if (data.length === limit) return { object: 'list', data, has_more: true };
+      data.push(o);
+    }
+    const last = page.data.at(-1);
+    if (!page.has_more || last === undefined) return { object: 'list', data, has_more: false };
+    if (data.length === limit && filter === null) return { object: 'list', data, has_more: true };
+    after = last.id;
+  }
+}
+
 /** The format: --format if given, --json, else a table on a terminal and plain rows in a pipe. */
 function chooseFormat(ctx: Context, flags: ListFlags): ListFormat | 'ids' {
   if (flags.quiet) {
@@ -68,7 +104,11 @@ function chooseFormat(ctx: Context, flags: ListFlags): ListFormat | 'ids' {
 export async function run(ctx: Context, flags: ListFlags): Promise<void> {
   const format = chooseFormat(ctx, flags);
   const params: ListParams = {};
-  if (flags.limit !== undefined) params.limit = numberOption(flags.limit, '--limit');
+  // --limit is how many offsets to print, across pages (gh's --limit); --page-size is how many
+  // each request asks for (the API's `limit`, 1 to 100, which the API judges).
+  if (flags.all && flags.limit !== undefined) throw usage('--all prints every offset and --limit prints that many; give one.');
+  const limit = flags.limit === undefined ? 10 : wholeNumberOption(flags.limit, '--limit', { min: 1, max: Number.MAX_SAFE_INTEGER });
+  if (flags.pageSize !== undefined) params.limit = wholeNumberOption(flags.pageSize, '--page-size');
   if (flags.reference !== undefined) params.reference = flags.reference;
   if (flags.startingAfter !== undefined) {
     if (flags.all) throw usage('--all walks every page itself; leave out --starting-after.');
@@ -77,31 +117,9 @@ export async function run(ctx: Context, flags: ListFlags): Promise<void> {
   const client = await ctx.client();
   const paint = await ctx.paint();
   const filter = filterOf(flags);
-  // With a filter, offsets come from walking the pages and keeping the ones that match.
-  const matching = async function* (): AsyncGenerator<Offset> {
-    const { limit: _pageSize, ...rest } = params;
-    for await (const o of client.listAll(rest)) {
-      if (filter!.done(o)) return;
-      if (filter!.keep(o)) yield o;
-    }
-  };
 
   if (!flags.all) {
-    let page;
-    if (filter === null) page = await client.list(params);
-    else {
-      const limit = params.limit ?? 10;
-      const data: Offset[] = [];
-      let more = false;
-      for await (const o of matching()) {
-        if (data.length === limit) {
-          more = true;
-          break;
-        }
-        data.push(o);
-      }
-      page = { object: 'list' as const, data, has_more: more };
-    }
+    const page = await firstOffsets(client, params, limit, filter);
     if (format === 'ids') return void (page.data.length > 0 && ctx.out.stdout.write(page.data.map((o) => `${o.id}\n`).join('')));
     if (format === 'json') return ctx.out.jsonDocument(page);
     if (format === 'csv') return void ctx.out.stdout.write(csvHeader() + page.data.map(csvRow).join(''));
@@ -135,7 +153,7 @@ export async function run(ctx: Context, flags: ListFlags): Promise<void> {
     return;
   }
 
-  // --all streams: one page in memory at a time (--limit sets the page size), rows written as they arrive.
+  // --all streams: one page in memory at a time (--page-size sets its size), rows written as they arrive.
   // Backpressure: when the reader is slower than the ledger, wait for it rather than queue every
   // remaining page in memory (constant memory is the point of streaming).
   const write = async (text: string): Promise<void> => {
@@ -151,7 +169,7 @@ export async function run(ctx: Context, flags: ListFlags): Promise<void> {
   if (format === 'table') await write(`${streamHeader(paint)}\n`);
   let batch = '';
   let n = 0;
-  for await (const offset of filter === null ? client.listAll(params) : matching()) {
+  for await (const offset of matching(client.listAll(params), filter)) {
     batch += line(offset);
     if (++n % 100 === 0) {
       await write(batch);
