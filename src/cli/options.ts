@@ -3,27 +3,58 @@ import { usage } from './errors.js';
 import { parseDollars } from './render/format.js';
 
 /**
- * A number option as typed. Ranges are the API's to judge (it names the field in its 422);
- * here we only refuse what is not a number at all, so `--kg 1.5` reaches the API and gets the
- * same answer a script calling the API would get.
+ * One way to read every number typed into carbon (an option, a sandbox argument): digits, with
+ * thousands grouped by commas or not at all (`1000`, `1,000`), and a decimal point where the
+ * quantity has one (`12.50` dollars). Exponents (`1e3`), underscores, spaces, `0x` and misplaced
+ * commas are refused everywhere, and the error says which.
  */
-export function numberOption(value: string, flag: string): number {
-  if (!/^-?\d+(\.\d+)?$/.test(value.trim())) throw usage(`${flag} must be a number, not "${value}".`);
-  return Number(value);
+const NUMBER = /^-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?$/;
+
+/** Why the text is not a number as carbon reads them, as a parenthesis for the error ('' if it is one). */
+export function whyNotANumber(text: string): string {
+  const t = text.trim();
+  if (NUMBER.test(t)) return '';
+  if (/^-?[\d,.]*\d[eE][+-]?\d+$/.test(t)) return ' (write the digits out: no exponents)';
+  if (/^-?\d[\d_ ]*\d(?:\.\d+)?$/.test(t)) return ' (group thousands with commas, or not at all)';
+  if (/^-?[\d,]+(?:\.\d+)?$/.test(t)) return ' (commas group thousands, as in 1,000)';
+  return '';
+}
+
+function readNumber(value: string): number {
+  return NUMBER.test(value.trim()) ? Number(value.trim().replace(/,/g, '')) : Number.NaN;
 }
 
 /**
- * A whole number as typed, for counts and amounts the CLI judges itself (not the API): with
- * bounds, the message names them.
+ * A number the API judges (--kg, --amount-cents): ranges and whole-ness are its to judge (it
+ * names the field in its 422), so `--kg 1.5` gets the answer a script calling the API would get.
  */
-export function wholeNumberOption(value: string, name: string, bounds?: { min: number; max: number }): number {
-  const n = /^\d+$/.test(value.trim()) ? Number(value) : NaN;
-  if (bounds === undefined) {
-    if (Number.isNaN(n)) throw usage(`${name} must be a whole number, not "${value}".`);
-  } else if (!(n >= bounds.min && n <= bounds.max)) {
-    throw usage(`${name} must be a whole number from ${bounds.min} to ${bounds.max}, not "${value}".`);
+export function numberOption(value: string, flag: string): number {
+  const n = readNumber(value);
+  if (Number.isNaN(n)) throw usage(`${flag} must be a number such as 500 or 1,000, not "${value}"${whyNotANumber(value)}.`);
+  return n;
+}
+
+/**
+ * A whole number carbon judges itself (counts, cents, seconds): with bounds, the message names them.
+ */
+export function wholeNumberOption(value: string, name: string, bounds: { min?: number; max?: number } = {}): number {
+  const n = readNumber(value);
+  const min = bounds.min ?? 0;
+  const range = bounds.max === undefined ? (min === 0 ? '' : ` of at least ${min.toLocaleString('en-US')}`) : ` from ${min} to ${bounds.max}`;
+  if (!(Number.isSafeInteger(n) && n >= min && n <= (bounds.max ?? Number.MAX_SAFE_INTEGER))) {
+    throw usage(`${name} must be a whole number${range}, not "${value}"${whyNotANumber(value)}.`);
   }
   return n;
+}
+
+/** Dollars as typed (`250`, `1,000`, `12.50`, `$5`) → integer cents; the error says what it takes. */
+export function dollarsOption(value: string, name: string): number {
+  const cents = parseDollars(value);
+  if (cents === null) {
+    const why = whyNotANumber(value.replace(/^\$/, '')) || (/\.\d{3,}$/.test(value.trim()) ? ' (at most two decimals: whole cents)' : '');
+    throw usage(`${name} must be dollars such as 250, 1,000 or 12.50, not "${value}"${why}.`);
+  }
+  return cents;
 }
 
 export interface PurchaseFlags {
@@ -42,9 +73,7 @@ export function purchaseParams(flags: PurchaseFlags): PurchaseParams {
   if (flags.kg !== undefined) params.kg = numberOption(flags.kg, '--kg');
   if (flags.amountCents !== undefined) params.amount_cents = numberOption(flags.amountCents, '--amount-cents');
   if (flags.amount !== undefined) {
-    const cents = parseDollars(flags.amount);
-    if (cents === null) throw usage(`--amount must be dollars with at most two decimals, such as 12.50, not "${flags.amount}".`);
-    params.amount_cents = cents;
+    params.amount_cents = dollarsOption(flags.amount, '--amount');
   }
   if (flags.reference !== undefined) params.reference = flags.reference;
   return params;

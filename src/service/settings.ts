@@ -2,6 +2,7 @@ import { LIMITS } from '../api/types.js';
 import type { AccountRecord } from '../store/port.js';
 import { validationError } from './errors.js';
 import { TIMING } from './lifecycle.js';
+import { dollars } from './units.js';
 
 /**
  * What a fresh account starts with, and the bounds of every setting the developer page (and
@@ -38,7 +39,7 @@ export const LATEST_MODEL_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999) - TIMIN
 
 export function checkTopUp(cents: number): number {
   if (!Number.isSafeInteger(cents) || cents < LIMITS.topUpMinCents || cents > MAX_TOP_UP_CENTS) {
-    throw validationError('amount_cents', `A top-up is a whole number of cents from ${LIMITS.topUpMinCents} ($250.00) to ${MAX_TOP_UP_CENTS}.`);
+    throw validationError('amount_cents', `A top-up is a whole number of cents from ${LIMITS.topUpMinCents} cents (${dollars(LIMITS.topUpMinCents)}) to ${MAX_TOP_UP_CENTS} cents (${dollars(MAX_TOP_UP_CENTS)}).`);
   }
   return cents;
 }

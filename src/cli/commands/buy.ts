@@ -4,7 +4,7 @@ import { CarbonApiError, CarbonConnectionError } from '../../client/errors.js';
 import type { Context } from '../context.js';
 import { CliError, usage } from '../errors.js';
 import { EXIT, exitCodeForStatus } from '../exit-codes.js';
-import { numberOption, purchaseParams, type PurchaseFlags } from '../options.js';
+import { purchaseParams, wholeNumberOption, type PurchaseFlags } from '../options.js';
 import { dollars, kg } from '../render/format.js';
 import { printOffset } from './wait.js';
 
@@ -23,8 +23,7 @@ export interface BuyFlags extends PurchaseFlags {
  */
 export async function buy(ctx: Context, flags: BuyFlags): Promise<Purchase> {
   const params = purchaseParams(flags);
-  const maxCents = flags.maxCents === undefined ? undefined : numberOption(flags.maxCents, '--max-cents');
-  if (maxCents !== undefined && !(Number.isSafeInteger(maxCents) && maxCents >= 0)) throw usage('--max-cents must be a whole number of cents.');
+  const maxCents = flags.maxCents === undefined ? undefined : wholeNumberOption(flags.maxCents, '--max-cents (cents)');
   // One rule: a live purchase asks only when a person can answer (stdin and stderr are terminals);
   // when nobody can, it goes ahead (scripts and CI buy live) and says plainly why it did not ask.
   const live = ctx.settings.mode === 'live' && !flags.yes;
@@ -86,7 +85,7 @@ export async function buy(ctx: Context, flags: BuyFlags): Promise<Purchase> {
 export async function run(ctx: Context, flags: BuyFlags): Promise<void> {
   if (flags.quiet && ctx.out.json) throw usage('--quiet prints the id, --json the object: give one.');
   if (flags.dryRun) {
-    const maxCents = flags.maxCents === undefined ? undefined : numberOption(flags.maxCents, '--max-cents');
+    const maxCents = flags.maxCents === undefined ? undefined : wholeNumberOption(flags.maxCents, '--max-cents (cents)');
     const { dryRun } = await import('./dry-run.js');
     return dryRun(ctx, flags, maxCents);
   }

@@ -107,7 +107,7 @@ export async function run(ctx: Context, flags: ListFlags): Promise<void> {
   // --limit is how many offsets to print, across pages (gh's --limit); --page-size is how many
   // each request asks for (the API's `limit`, 1 to 100, which the API judges).
   if (flags.all && flags.limit !== undefined) throw usage('--all prints every offset and --limit prints that many; give one.');
-  const limit = flags.limit === undefined ? 10 : wholeNumberOption(flags.limit, '--limit', { min: 1, max: Number.MAX_SAFE_INTEGER });
+  const limit = flags.limit === undefined ? 10 : wholeNumberOption(flags.limit, '--limit', { min: 1 });
   if (flags.pageSize !== undefined) params.limit = wholeNumberOption(flags.pageSize, '--page-size');
   if (flags.reference !== undefined) params.reference = flags.reference;
   if (flags.startingAfter !== undefined) {

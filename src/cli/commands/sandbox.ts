@@ -3,9 +3,9 @@ import type { Sandbox } from '../../service/sandbox.js';
 import type { Context } from '../context.js';
 import { CliError, usage } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
-import { wholeNumberOption } from '../options.js';
+import { dollarsOption, wholeNumberOption } from '../options.js';
 import { print } from '../print.js';
-import { dollars, parseDollars, parseDuration } from '../render/format.js';
+import { dollars, parseDuration } from '../render/format.js';
 import type { Paint } from '../render/resources.js';
 import {
   accountCard, accountPlain, clockCard, clockPlain, KEY_COLUMNS, keyCard, keyCells, keyPlain, keyRow, type ShownKey,
@@ -55,11 +55,7 @@ export async function topup(ctx: Context, amount: string | undefined, flags: { c
   }
   let cents: number;
   if (flags.cents !== undefined) cents = wholeNumberOption(flags.cents, '--cents');
-  else {
-    const parsed = parseDollars(amount!);
-    if (parsed === null) throw usage(`The top-up must be dollars with at most two decimals, such as 250 or 250.00, not "${amount}".`);
-    cents = parsed;
-  }
+  else cents = dollarsOption(amount!, 'The top-up');
   const sandbox = await open(ctx, 'topup');
   const mode: Mode = ctx.settings.mode;
   const available = await sandbox.topUp(mode, cents);
@@ -151,8 +147,7 @@ export async function rate(ctx: Context, value: string): Promise<void> {
 }
 
 export async function reviewLimit(ctx: Context, value: string): Promise<void> {
-  const cents = parseDollars(value);
-  if (cents === null) throw usage(`The review limit must be dollars with at most two decimals, such as 5000 or 0, not "${value}".`);
+  const cents = dollarsOption(value, 'The review limit');
   const sandbox = await open(ctx, 'review-limit');
   await sandbox.setReviewLimit(cents);
   await print(ctx, await account(sandbox), accountCard, accountPlain);

@@ -3,6 +3,7 @@ import { maskKey } from '../../service/keys.js';
 import type { Context } from '../context.js';
 import { CliError, usage } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
+import { wholeNumberOption } from '../options.js';
 
 export interface ServeFlags {
   host?: string;
@@ -27,9 +28,7 @@ export interface ServeReady {
 
 function port(value: string | undefined): number {
   if (value === undefined) return DEFAULT_PORT;
-  const n = /^\d+$/.test(value) ? Number(value) : NaN;
-  if (!(n >= 0 && n <= 65_535)) throw usage(`--port must be a port number from 0 to 65535 (0 picks a free one), not "${value}".`);
-  return n;
+  return wholeNumberOption(value, '--port (0 picks a free one)', { max: 65_535 });
 }
 
 function publicUrl(value: string | undefined): string | undefined {

@@ -1,0 +1,67 @@
+import { describe, expect, test } from 'vitest';
+import { dollarsOption, numberOption, whyNotANumber, wholeNumberOption } from '../../src/cli/options.js';
+
+/**
+ * One grammar for every number typed into carbon: digits, thousands grouped by commas or not at
+ * all, a decimal point where the quantity has one. The same text is accepted or refused the same
+ * way by every option, and a refusal says why.
+ */
+
+const message = (fn: () => unknown): string => {
+  try {
+    fn();
+  } catch (err) {
+    return (err as Error).message;
+  }
+  throw new Error('expected a refusal');
+};
+
+describe('accepted the same way everywhere', () => {
+  test.each([
+    ['1000', 1000],
+    ['1,000', 1000],
+    ['12,345,678', 12_345_678],
+    [' 42 ', 42],
+  ])('%j is %d as kg, as a whole number and (×100) as dollars', (text, n) => {
+    expect(numberOption(text, '--kg')).toBe(n);
+    expect(wholeNumberOption(text, '--max-cents')).toBe(n);
+    expect(dollarsOption(text, '--amount')).toBe(n * 100);
+  });
+
+  test('decimals: passed on where the API judges them, cents for dollars, refused for whole numbers', () => {
+    expect(numberOption('2.5', '--kg')).toBe(2.5);
+    expect(dollarsOption('12.50', '--amount')).toBe(1250);
+    expect(dollarsOption('$1,000.05', '--amount')).toBe(100_005);
+    expect(message(() => wholeNumberOption('12.50', '--max-cents (cents)'))).toBe('--max-cents (cents) must be a whole number, not "12.50".');
+    expect(message(() => dollarsOption('12.505', '--amount'))).toBe('--amount must be dollars such as 250, 1,000 or 12.50, not "12.505" (at most two decimals: whole cents).');
+  });
+});
+
+describe('refused the same way everywhere, saying why', () => {
+  test.each([
+    ['1e3', 'write the digits out: no exponents'],
+    ['2.5E+2', 'write the digits out: no exponents'],
+    ['1_000', 'group thousands with commas, or not at all'],
+    ['1 000', 'group thousands with commas, or not at all'],
+    ['1,00', 'commas group thousands, as in 1,000'],
+    ['10,0000', 'commas group thousands, as in 1,000'],
+  ])('%j: %s', (text, why) => {
+    expect(whyNotANumber(text)).toBe(` (${why})`);
+    for (const fn of [() => numberOption(text, '--kg'), () => wholeNumberOption(text, '--limit'), () => dollarsOption(text, '--amount')]) {
+      expect(message(fn)).toContain(`not "${text}" (${why}).`);
+    }
+  });
+
+  test('words, hex and empty text are refused without a guess at why', () => {
+    for (const text of ['ten', '0x10', '', '-', '1.']) {
+      expect(whyNotANumber(text)).toBe('');
+      expect(message(() => numberOption(text, '--kg'))).toBe(`--kg must be a number such as 500 or 1,000, not "${text}".`);
+    }
+  });
+
+  test('bounds are named in the message', () => {
+    expect(message(() => wholeNumberOption('0', '--limit', { min: 1 }))).toBe('--limit must be a whole number of at least 1, not "0".');
+    expect(message(() => wholeNumberOption('65,536', '--port', { max: 65_535 }))).toBe('--port must be a whole number from 0 to 65535, not "65,536".');
+    expect(wholeNumberOption('65,535', '--port', { max: 65_535 })).toBe(65_535);
+  });
+});
