@@ -6,16 +6,44 @@
 // hence a CommonJS build, run here inside the same wrapper Node's own CommonJS loader uses.
 //
 // The cache sits beside the code it was made from, in dist/, and is trusted as that code is: one
-// who can write it can write cli.cjs. It is keyed by the build (an id the build appends to
-// cli.cjs: V8 itself checks only the source's length), where it is installed, the Node version
-// and the architecture.
-// Missing or rejected, it is written when the process exits, if dist/ is writable; never an error.
-const { readFileSync, renameSync, unlinkSync, writeFileSync } = require('node:fs');
-const { createRequire } = require('node:module');
+// who can write it can write cli.cjs. Where dist/ cannot be written (a global install owned by
+// root, a read-only image), it goes to the user's own cache directory instead, which only that
+// user can write. It is keyed by the build (an id the build appends to cli.cjs: V8 itself checks
+// only the source's length), where it is installed, the Node version and the architecture.
+// Missing or rejected, it is written when the process exits; never an error.
+//
+// `carbon --version` and `carbon --help` into a pipe do not load the CLI at all: the version is
+// package.json's, and the help is the text the build saved from the CLI itself (dist/help.txt).
+// On a terminal, --help goes through the CLI, which fits the text to the terminal's width.
+const { mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } = require('node:fs');
 const { join } = require('node:path');
-const { Script } = require('node:vm');
 
 const dir = join(__dirname, '..', 'dist');
+const args = process.argv.slice(2);
+if (args.length === 1 && fastPath(args[0])) process.exit(0);
+
+/** Prints the version or the saved help, when that is all that was asked; false otherwise. */
+function fastPath(arg) {
+  let text;
+  try {
+    if (arg === '-v' || arg === '--version') text = `${JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')).version}\n`;
+    else if ((arg === '-h' || arg === '--help') && !require('node:tty').isatty(1)) text = readFileSync(join(dir, 'help.txt'), 'utf8');
+    else return false;
+  } catch {
+    return false;
+  }
+  const bytes = Buffer.from(text);
+  try {
+    for (let done = 0; done < bytes.length; ) done += writeSync(1, bytes, done, bytes.length - done);
+  } catch {
+    // The reader went away (EPIPE) or stdout is closed: as the CLI, quietly.
+  }
+  return true;
+}
+
+const { createRequire } = require('node:module');
+const { Script } = require('node:vm');
+
 const filename = join(dir, 'cli.cjs');
 // The build makes cli.cjs pure ASCII, so latin1 reads it exactly, as a one-byte string.
 const source = readFileSync(filename, 'latin1');
@@ -23,31 +51,47 @@ const mark = source.lastIndexOf('//# carbon-build=');
 // A cache also holds the path it was made at (stack traces would name it): keyed by the path too.
 let where = 0x811c9dc5;
 for (let i = 0; i < dir.length; i++) where = Math.imul(where ^ dir.charCodeAt(i), 0x01000193) >>> 0;
-const key = `${source.slice(mark + 17, mark + 33)}.${where.toString(16)}.${process.version}-${process.arch}`;
-const cacheFile = mark === -1 ? undefined : join(dir, `cli.${key}.v8cache`);
+const name = `cli.${source.slice(mark + 17, mark + 33)}.${where.toString(16)}.${process.version}-${process.arch}.v8cache`;
+/** dist/, then the user's cache directory (XDG_CACHE_HOME, ~/Library/Caches, %LOCALAPPDATA%). */
+const places = mark === -1 ? [] : [dir, userCache()].filter((d) => d !== undefined);
+
+function userCache() {
+  const home = process.env.HOME || process.env.USERPROFILE;
+  if (process.env.XDG_CACHE_HOME) return join(process.env.XDG_CACHE_HOME, 'carbon');
+  if (process.platform === 'win32' && process.env.LOCALAPPDATA) return join(process.env.LOCALAPPDATA, 'carbon', 'Cache');
+  if (!home) return undefined;
+  return process.platform === 'darwin' ? join(home, 'Library', 'Caches', 'carbon') : join(home, '.cache', 'carbon');
+}
 
 let cachedData;
-if (cacheFile !== undefined) {
+for (const place of places) {
   try {
-    cachedData = readFileSync(cacheFile);
+    cachedData = readFileSync(join(place, name));
+    break;
   } catch {
-    // Not made yet, or not readable: compiled from source.
+    // Not made yet, or not readable there.
   }
 }
 // One line, as Node's module wrapper: line numbers in stack traces stay those of cli.cjs.
 const script = new Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n})`, { filename, cachedData });
-if (cacheFile !== undefined && (cachedData === undefined || script.cachedDataRejected)) {
-  // At exit, so the functions this run compiled are in the cache too.
+if (places.length > 0 && (cachedData === undefined || script.cachedDataRejected)) {
+  // At exit, so the functions this run compiled are in the cache too. The first place that
+  // takes it keeps it.
   process.once('exit', () => {
-    const tmp = `${cacheFile}.${process.pid}.tmp`;
-    try {
-      writeFileSync(tmp, script.createCachedData());
-      renameSync(tmp, cacheFile);
-    } catch {
+    const data = script.createCachedData();
+    for (const place of places) {
+      const tmp = join(place, `${name}.${process.pid}.tmp`);
       try {
-        unlinkSync(tmp);
+        if (place !== dir) mkdirSync(place, { recursive: true, mode: 0o700 });
+        writeFileSync(tmp, data, { mode: 0o600 });
+        renameSync(tmp, join(place, name));
+        return;
       } catch {
-        // Never written (dist/ read-only): nothing to remove.
+        try {
+          unlinkSync(tmp);
+        } catch {
+          // Never written (read-only there): nothing to remove.
+        }
       }
     }
   });

@@ -203,6 +203,11 @@ if (existsSync(bin)) {
   const env = { ...process.env, CARBON_HOME: home, NO_COLOR: '1' };
   for (const name of Object.keys(env)) if (/^(CARBON_(?!HOME$)|NODE_OPTIONS$)/.test(name)) delete env[name];
   try {
+    // The help a pipe gets from `carbon --help` without loading the CLI (bin/carbon.cjs): the
+    // CLI's own text, through `carbon help`, which commander prints the same.
+    const help = spawnSync(process.execPath, [bin, 'help'], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 60_000 });
+    if (help.status !== 0 || !help.stdout.startsWith('Usage: carbon')) throw new Error(`carbon help exited ${help.status}`);
+    writeFileSync(join(target, 'help.txt'), help.stdout);
     for (let run = 0; run < 2; run++) {
       for (const file of readdirSync(target)) if (file.endsWith('.v8cache')) rmSync(join(target, file));
       spawnSync(process.execPath, [bin, 'balance', '--json', '--local'], { env, stdio: 'ignore', timeout: 60_000 });

@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import { isatty } from 'node:tty';
 import { stderr, stdout, writeStdout } from './stdio.js';
 
 export interface OutputOptions {
@@ -54,7 +55,8 @@ export class Output {
 
   /** stdout is a terminal: tables and cards. Otherwise plain rows. */
   get interactive(): boolean {
-    return Boolean(this.stdout.isTTY);
+    // Asked of the descriptor when the stream is not made yet: making it costs a few ms (stdio.ts).
+    return this.stdoutStream === undefined && this.options.stdout === undefined ? isatty(1) : Boolean(this.stdout.isTTY);
   }
 
   get color(): boolean {
@@ -63,7 +65,7 @@ export class Output {
 
   /** stderr is a terminal: spinners and prompts are allowed there. */
   get stderrInteractive(): boolean {
-    return Boolean(this.stderr.isTTY);
+    return this.stderrStream === undefined && this.options.stderr === undefined ? isatty(2) : Boolean(this.stderr.isTTY);
   }
 
   /** Spinners redraw a line in place: only on a terminal that can (not TERM=dumb), and never with --json. */

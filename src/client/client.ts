@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomUUID } from '../platform/random.js';
 import { API_PREFIX, type ApiRequest, type ApiResponse, type Balance, type ErrorEnvelope, type Impact, type ListParams, type Offset, type OffsetList, type PurchaseParams, type Quote } from '../api/types.js';
 import { CarbonApiError, CarbonConnectionError, WaitTimeoutError } from './errors.js';
 import { DEFAULT_RETRY, type Outcome, type RetryPolicy, retryDelay } from './retry.js';

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes } from '../platform/random.js';
 import type { Mode } from '../api/types.js';
 import { sha256 } from './sha256.js';
 
@@ -12,7 +12,7 @@ const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
  * id cost more than the rest of a `GET /balance` (node's randomUUID() batches the same way).
  */
 const POOL_SIZE = 4096;
-let pool = Buffer.alloc(0);
+let pool: Buffer = Buffer.alloc(0);
 let poolOffset = 0;
 
 /** Random base62 text; 62 does not divide 256, so bytes ≥ 248 are skipped to stay uniform. */

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomUUID } from '../../platform/random.js';
 import { readFileSync } from 'node:fs';
 import { API_PREFIX } from '../../api/types.js';
 import type { Context } from '../context.js';

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomUUID } from '../../platform/random.js';
 import type { Purchase } from '../../client/client.js';
 import { CarbonApiError, CarbonConnectionError } from '../../client/errors.js';
 import type { Context } from '../context.js';
@@ -27,7 +27,7 @@ export async function buy(ctx: Context, flags: BuyFlags): Promise<Purchase> {
   // One rule: a live purchase asks only when a person can answer (stdin and stderr are terminals);
   // when nobody can, it goes ahead (scripts and CI buy live) and says plainly why it did not ask.
   const live = ctx.settings.mode === 'live' && !flags.yes;
-  const canAsk = ctx.out.stderrInteractive && Boolean(process.stdin.isTTY);
+  const canAsk = live && ctx.out.stderrInteractive && Boolean(process.stdin.isTTY);
   const confirm = live && canAsk;
   // (Not with --json: there stderr carries nothing but an error's envelope.)
   if (live && !canAsk && !ctx.out.json) {

@@ -115,15 +115,16 @@ export async function run(ctx: Context, flags: ListFlags): Promise<void> {
     params.starting_after = flags.startingAfter;
   }
   const client = await ctx.client();
-  const paint = await ctx.paint();
   const filter = filterOf(flags);
 
   if (!flags.all) {
     const page = await firstOffsets(client, params, limit, filter);
-    if (format === 'ids') return void (page.data.length > 0 && ctx.out.stdout.write(page.data.map((o) => `${o.id}\n`).join('')));
+    // One page is small: written in one go, without loading chalk or creating process.stdout.
+    if (format === 'ids') return void (page.data.length > 0 && ctx.out.data(page.data.map((o) => o.id).join('\n')));
     if (format === 'json') return ctx.out.jsonDocument(page);
-    if (format === 'csv') return void ctx.out.stdout.write(csvHeader() + page.data.map(csvRow).join(''));
-    if (format === 'plain') return void (page.data.length > 0 && ctx.out.stdout.write(page.data.map((o) => `${offsetRow(o)}\n`).join('')));
+    if (format === 'csv') return ctx.out.data(csvHeader() + page.data.map(csvRow).join(''));
+    if (format === 'plain') return void (page.data.length > 0 && ctx.out.data(page.data.map(offsetRow).join('\n')));
+    const paint = await ctx.paint();
     if (page.data.length === 0) {
       const filtered = [
         params.reference === undefined ? null : `with reference ${JSON.stringify(params.reference)}`,
@@ -159,14 +160,15 @@ export async function run(ctx: Context, flags: ListFlags): Promise<void> {
   const write = async (text: string): Promise<void> => {
     if (!ctx.out.stdout.write(text)) await once(ctx.out.stdout, 'drain');
   };
+  const paint = format === 'table' ? await ctx.paint() : undefined;
   const line: (o: Offset) => string =
     format === 'ids' ? (o) => `${o.id}\n`
     : format === 'json' ? (o) => `${JSON.stringify(o)}\n`
     : format === 'csv' ? csvRow
     : format === 'plain' ? (o) => `${offsetRow(o)}\n`
-    : (o) => `${offsetStreamRow(o, paint)}\n`;
+    : (o) => `${offsetStreamRow(o, paint!)}\n`;
   if (format === 'csv') await write(csvHeader());
-  if (format === 'table') await write(`${streamHeader(paint)}\n`);
+  if (paint !== undefined) await write(`${streamHeader(paint)}\n`);
   let batch = '';
   let n = 0;
   for await (const offset of matching(client.listAll(params), filter)) {

@@ -1,0 +1,91 @@
+import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, describe, expect, test } from 'vitest';
+import { copyBinary, ROOT } from '../support/binary.js';
+import { homes, ok } from './helpers.js';
+
+/**
+ * What bin/carbon.cjs does before the CLI loads: `--version` and `--help` into a pipe answered
+ * without loading it (the same text the CLI prints), and the V8 code cache written to the user's
+ * cache directory when the install cannot be written.
+ */
+
+const newHome = homes();
+
+describe('--version and --help without loading the CLI', () => {
+  test('--version and -v print package.json\'s version, as the CLI would', async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    const home = newHome();
+    for (const flag of ['--version', '-v']) {
+      const r = await ok([flag], { home });
+      expect(r.stdout).toBe(`${version}\n`);
+      expect(r.stderr).toBe('');
+    }
+  });
+
+  test('--help into a pipe is exactly the CLI\'s own help (`carbon help`), and a command\'s help is the CLI\'s', async () => {
+    const home = newHome();
+    const fast = await ok(['--help'], { home });
+    const cli = await ok(['help'], { home });
+    expect(fast.stdout).toMatch(/^Usage: carbon \[options\] \[command\]\n/);
+    expect(fast.stdout).toContain('\nCommands:\n');
+    expect(fast.stdout).toBe(cli.stdout);
+    expect((await ok(['-h'], { home })).stdout).toBe(cli.stdout);
+    // Anything more than the one flag is the CLI's to answer, such as a command's own help.
+    expect((await ok(['buy', '--help'], { home })).stdout).toMatch(/^Usage: carbon buy \[options\]/);
+  });
+});
+
+describe('an install the user cannot write (a global install by root, run by another user)', () => {
+  const made: string[] = [];
+  afterAll(() => {
+    for (const dir of made) rmSync(dir, { recursive: true, force: true });
+  });
+  const root = process.getuid?.() === 0;
+
+  test('the code cache goes to the user\'s cache directory (owner-only), is used on the next run, and follows XDG_CACHE_HOME', async () => {
+    const { dir, bin } = copyBinary();
+    const home = `${dir}-home`;
+    made.push(dir, home);
+    for (const file of readdirSync(join(dir, 'dist'))) if (file.endsWith('.v8cache')) rmSync(join(dir, 'dist', file));
+    mkdirSync(home);
+    // As root, the install stays root's and the command runs as nobody; otherwise dist/ is made read-only.
+    let run: (env: Record<string, string>) => Promise<{ stdout: string; stderr: string; exitCode?: number }>;
+    if (root) {
+      chmodSync(dir, 0o755);
+      chownSync(home, 65534, 65534);
+      run = (env) => execa('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, bin, 'balance', '--json'], { env, extendEnv: false, reject: false });
+    } else {
+      chmodSync(join(dir, 'dist'), 0o555);
+      run = (env) => execa(process.execPath, [bin, 'balance', '--json'], { env, extendEnv: false, reject: false });
+    }
+    const env = { PATH: process.env.PATH!, HOME: home, CARBON_HOME: join(home, 'carbon-home'), LANG: 'C.UTF-8' };
+
+    const first = await run(env);
+    expect(first.stderr).toBe('');
+    expect(first.exitCode).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ object: 'balance' });
+    expect(readdirSync(join(dir, 'dist')).filter((f) => f.endsWith('.v8cache'))).toEqual([]);
+    const cacheDir = join(home, '.cache', 'carbon');
+    const caches = readdirSync(cacheDir);
+    expect(caches).toHaveLength(1);
+    expect(caches[0]).toMatch(/^cli\.[0-9a-f]{16}\.[0-9a-f]+\.v\d+\.\d+\.\d+-\w+\.v8cache$/);
+    const cache = join(cacheDir, caches[0]!);
+    expect(statSync(cacheDir).mode & 0o777).toBe(0o700);
+    expect(statSync(cache).mode & 0o777).toBe(0o600);
+    expect(statSync(cache).size).toBeGreaterThan(10_000);
+
+    // Taken, not rejected: a rejected cache would be written again.
+    const written = statSync(cache, { bigint: true });
+    const second = await run(env);
+    expect(second.exitCode).toBe(0);
+    expect(second.stdout).toBe(first.stdout);
+    expect(statSync(cache, { bigint: true }).mtimeNs).toBe(written.mtimeNs);
+    expect(statSync(cache, { bigint: true }).ino).toBe(written.ino);
+
+    const xdg = join(home, 'xdg');
+    expect((await run({ ...env, XDG_CACHE_HOME: xdg })).exitCode).toBe(0);
+    expect(readdirSync(join(xdg, 'carbon'))).toEqual(caches);
+  });
+});
