@@ -2,7 +2,7 @@ import type { Offset } from '../../api/types.js';
 import type { Context } from '../context.js';
 import { usage } from '../errors.js';
 import { type Column, headerLine, layout, line, terminalWidth } from '../render/fit.js';
-import { dollars, grouped } from '../render/format.js';
+import { dollars, grouped, oneLine } from '../render/format.js';
 import { csvField } from '../render/resources.js';
 
 /**
@@ -128,10 +128,10 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
   ];
   const max = Math.max(...list.map((r) => r.kg), 1);
   const bar = (r: ReportRow, cells: number) => (r === total ? '' : '█'.repeat(Math.max(1, Math.round((r.kg / max) * cells))));
-  const tableRows = (cells: number) => [...list, total].map((r) => [r.group, String(r.offsets), `${grouped(r.kg)} kg`, money(r), bar(r, cells)]);
+  const tableRows = (cells: number) => [...list, total].map((r) => [oneLine(r.group), String(r.offsets), `${grouped(r.kg)} kg`, money(r), bar(r, cells)]);
   const at = layout(columns, tableRows(30), width);
   // The bars are drawn again to the width their column got, not cut.
-  const barCells = at.shown.includes(4) ? at.widths[at.widths.length - 1]! : 30;
+  const barCells = at.widths[at.shown.indexOf(4)] ?? 30;
   const out = [
     headerLine(columns, at, width, paint.dim),
     ...tableRows(barCells).map((cells) => line(columns, at, cells.map((c, i) => (i === 4 ? paint.green(c) : c)), width)),

@@ -90,7 +90,7 @@ function narrowed(columns: readonly Column[], shown: number[], natural: number[]
 
 /** How `rows` fit in `width` cells (undefined: any width, nothing cut or dropped). */
 export function layout(columns: readonly Column[], rows: readonly (readonly string[])[], width: number | undefined): Layout {
-  const natural = columns.map((c, i) => Math.max(displayWidth(c.header), ...rows.map((r) => displayWidth(r[i] ?? ''))));
+  const natural = columns.map((c, i) => rows.reduce((w, r) => Math.max(w, displayWidth(r[i] ?? '')), displayWidth(c.header)));
   const droppable = columns.flatMap((c, i) => (c.drop === undefined ? [] : [i])).sort((a, b) => columns[a]!.drop! - columns[b]!.drop!);
   let shown = columns.map((_, i) => i);
   for (;;) {
