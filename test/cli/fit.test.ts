@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import type { Offset } from '../../src/api/types.js';
-import { type Column, cut, displayWidth, layout, line, stripAnsi, table, terminalWidth } from '../../src/cli/render/fit.js';
+import { type Column, cut, displayWidth, headerLine, layout, line, stripAnsi, table, terminalWidth } from '../../src/cli/render/fit.js';
 import { makePaint } from '../../src/cli/render/paint.js';
 import { noPaint, offsetStream, offsetTable } from '../../src/cli/render/resources.js';
 import { keyTable, type ShownKey } from '../../src/cli/render/sandbox.js';
@@ -88,9 +88,11 @@ describe('layout', () => {
   });
 
   test('a header is painted on its own, its padding not', () => {
-    const at = layout(columns, rows, 80);
-    const header = line(columns.map((c) => ({ ...c, min: undefined })), at, columns.map((c) => colour.dim(c.header)), 80);
-    expect(header.startsWith(`${colour.dim('ID')}     ${colour.dim('NUMBER')}`)).toBe(true);
+    expect(headerLine(columns, layout(columns, rows, 80), 80, colour.dim)).toBe(
+      `${colour.dim('ID')}     ${colour.dim('NUMBER')}  ${colour.dim('TEXT')}                  ${colour.dim('WHEN')}`,
+    );
+    // A header wider than its narrowed column is cut like a cell.
+    expect(headerLine([{ header: 'REFERENCE', min: 4 }], { shown: [0], widths: [5] }, 80, (s) => s)).toBe('REFE…');
   });
 });
 
