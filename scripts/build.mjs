@@ -5,8 +5,8 @@
 //                    command imports with `await import()` are only initialised when it runs.
 //                    Loading one file is cheaper than an ES module graph: each extra ES module
 //                    costs a resolve, an async read, a compile and a link (~0.5 ms apiece here).
-//   dist/vendor/     ora, conf, cli-table3 and pg, bundled apart: big, and needed only by a spinner,
-//                    `carbon config set`, a table on a terminal or a PostgreSQL ledger, so the rest never parses them.
+//   dist/vendor/     ora, conf and pg, bundled apart: big, and needed only by a spinner,
+//                    `carbon config set` or a PostgreSQL ledger, so the rest never parses them.
 //   dist/index.js    the library (`import { openLocal } from 'carbon-offsets-cli'`), its own bundle.
 //
 // Three plugins keep cli.cjs's start-up to what a command really uses:
@@ -36,7 +36,7 @@ const target = values.outdir;
 const outdir = `${target}.building-${process.pid}`;
 const require = createRequire(import.meta.url);
 
-// Bundled CommonJS (better-sqlite3, commander, cli-table3) calls require(); give it the real one.
+// Bundled CommonJS (better-sqlite3, commander) calls require(); give it the real one.
 const banner = { js: "import { createRequire as __carbonRequire } from 'node:module'; const require = __carbonRequire(import.meta.url);" };
 const common = {
   bundle: true,
@@ -66,7 +66,7 @@ const cjs = {
  * Packages that are loaded only with `await import()` and only by a few commands (pg: only when
  * a --database URL is given; src/store/open.ts imports the PostgreSQL store lazily).
  */
-const VENDOR = ['ora', 'conf', 'cli-table3', 'pg'];
+const VENDOR = ['ora', 'conf', 'pg'];
 
 const BUILTINS = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 
@@ -145,8 +145,8 @@ const vendored = {
   setup(b) {
     b.onResolve({ filter: new RegExp(`^(${VENDOR.join('|')})$`) }, (args) => ({ path: args.path, namespace: 'vendored' }));
     b.onResolve({ filter: /^\.\/vendor\//, namespace: 'vendored' }, (args) => ({ path: args.path, external: true }));
-    // Each is imported for its default export only: the ES module's default (ora, conf), or
-    // cli-table3's module.exports. (`import()` of a CommonJS module in a "type": "module"
+    // Each is imported for its default export only: the ES module's default (ora, conf), or a
+    // CommonJS package's module.exports (pg). (`import()` of a CommonJS module in a "type": "module"
     // package makes module.exports the default, so it is unwrapped here.)
     b.onLoad({ filter: /.*/, namespace: 'vendored' }, (args) => ({
       loader: 'js',

@@ -2,11 +2,10 @@ import { once } from 'node:events';
 import type { ListParams, Offset, OffsetList } from '../../api/types.js';
 import type { Context } from '../context.js';
 import { usage } from '../errors.js';
-import { wholeNumberOption } from '../options.js';
 import type { CarbonClient } from '../../client/client.js';
-import {
-  csvHeader, csvRow, LIST_COLUMNS, offsetCells, offsetRow, offsetStreamRow, streamHeader,
-} from '../render/resources.js';
+import { wholeNumberOption } from '../options.js';
+import { terminalWidth } from '../render/fit.js';
+import { csvHeader, csvRow, offsetRow, offsetStream, offsetTable } from '../render/resources.js';
 
 export type ListFormat = 'table' | 'plain' | 'json' | 'csv';
 export const LIST_FORMATS: readonly ListFormat[] = ['table', 'plain', 'json', 'csv'];
@@ -139,16 +138,7 @@ export async function run(ctx: Context, flags: ListFlags): Promise<void> {
           : `No ${ctx.settings.mode} offsets yet. Buy some with \`carbon buy --kg 500${ctx.settings.mode === 'live' ? ' --live' : ''}\`.`,
       );
     }
-    const { default: Table } = await import('cli-table3');
-    const table = new Table({
-      head: LIST_COLUMNS.map((c) => paint.dim(c)),
-      style: { head: [], border: [], compact: true, 'padding-left': 0, 'padding-right': 2 },
-      chars: { top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '', left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: '' },
-      colAligns: ['left', 'left', 'right', 'right', 'left', 'left'],
-    });
-    for (const o of page.data) table.push(offsetCells(o, paint));
-    // cli-table3 pads the last column too; trailing blanks are noise in a terminal and in a diff.
-    ctx.out.data(table.toString().replace(/ +$/gm, ""));
+    ctx.out.data(offsetTable(page.data, paint, terminalWidth(ctx.out.stdout, ctx.env)));
     const last = page.data.at(-1);
     if (page.has_more && last) ctx.out.info(paint.dim(`More offsets: ${nextPageCommand(last.id)}  (or --all)`));
     return;
@@ -165,20 +155,21 @@ export async function run(ctx: Context, flags: ListFlags): Promise<void> {
     format === 'ids' ? (o) => `${o.id}\n`
     : format === 'json' ? (o) => `${JSON.stringify(o)}\n`
     : format === 'csv' ? csvRow
-    : format === 'plain' ? (o) => `${offsetRow(o)}\n`
-    : (o) => `${offsetStreamRow(o, paint!)}\n`;
+    : (o) => `${offsetRow(o)}\n`;
+  // On a terminal, a table sized by its first batch of rows (the header goes with them).
+  const text = paint !== undefined ? offsetStream(paint, terminalWidth(ctx.out.stdout, ctx.env)) : (b: readonly Offset[]) => b.map(line).join('');
   if (format === 'csv') await write(csvHeader());
-  if (paint !== undefined) await write(`${streamHeader(paint)}\n`);
-  let batch = '';
-  let n = 0;
+  let batch: Offset[] = [];
+  let written = false;
   for await (const offset of matching(client.listAll(params), filter)) {
-    batch += line(offset);
-    if (++n % 100 === 0) {
-      await write(batch);
-      batch = '';
+    batch.push(offset);
+    if (batch.length === 100) {
+      await write(text(batch));
+      batch = [];
+      written = true;
     }
   }
-  if (batch) await write(batch);
+  if (batch.length > 0 || (format === 'table' && !written)) await write(text(batch));
 }
 
 /**

@@ -5,10 +5,11 @@ import { CliError, usage } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { dollarsOption, wholeNumberOption } from '../options.js';
 import { print } from '../print.js';
+import { terminalWidth } from '../render/fit.js';
 import { dollars, parseDuration } from '../render/format.js';
 import type { Paint } from '../render/resources.js';
 import {
-  accountCard, accountPlain, clockCard, clockPlain, KEY_COLUMNS, keyCard, keyCells, keyPlain, keyRow, type ShownKey,
+  accountCard, accountPlain, clockCard, clockPlain, keyCard, keyPlain, keyRow, keyTable, type ShownKey,
   type SandboxAccount, type SandboxClock, statusCard, statusPlain,
 } from '../render/sandbox.js';
 
@@ -92,14 +93,7 @@ export async function keysList(ctx: Context, flags: { reveal?: boolean }): Promi
     return;
   }
   const paint = await ctx.paint();
-  const { default: Table } = await import('cli-table3');
-  const table = new Table({
-    head: KEY_COLUMNS.map((c) => paint.dim(c)),
-    style: { head: [], border: [], compact: true, 'padding-left': 0, 'padding-right': 2 },
-    chars: { top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '', left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: '' },
-  });
-  for (const k of keys) table.push(keyCells(k, paint));
-  ctx.out.data(table.toString());
+  ctx.out.data(keyTable(keys, paint, terminalWidth(ctx.out.stdout, ctx.env)));
   if (!flags.reveal) ctx.out.info(paint.dim('Keys are masked; add --reveal to print them in full.'));
 }
 

@@ -31,9 +31,3 @@ export function when(iso: string | null): string {
 export function oneLine(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f]+/g, ' ');
 }
-
-export function truncate(text: string, max: number): string {
-  const chars = [...text];
-  return chars.length <= max ? text : `${chars.slice(0, max - 1).join('')}…`;
-}
-

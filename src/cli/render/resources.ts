@@ -1,5 +1,6 @@
 import type { Balance, Impact, Offset, Quote } from '../../api/types.js';
-import { dollars, grouped, kg, oneLine, ratePerKg, truncate, when } from './format.js';
+import { type Column, headerLine, type Layout, layout, line, table } from './fit.js';
+import { dollars, grouped, kg, oneLine, ratePerKg, when } from './format.js';
 
 /**
  * Resources as text. Each resource has two renderings: a card for a terminal (label, value)
@@ -129,39 +130,58 @@ export function impactPlain(i: Impact): string {
 /** The columns of a list, in order; shared by the table, plain rows and the streaming view. */
 export const LIST_COLUMNS = ['ID', 'STATUS', 'KG', 'AMOUNT', 'REFERENCE', 'CREATED'] as const;
 
+/**
+ * The list's table on a terminal, fitted to its width (fit.ts): the reference is cut first (down
+ * to 10 cells), then columns go, least useful first: CREATED (the list is newest first already),
+ * AMOUNT (kg at the account's rate), REFERENCE, KG. ID and STATUS always stay, the id whole.
+ */
+export const LIST_TABLE: readonly Column[] = [
+  { header: 'ID' },
+  { header: 'STATUS' },
+  { header: 'KG', align: 'right', drop: 4 },
+  { header: 'AMOUNT', align: 'right', drop: 2 },
+  { header: 'REFERENCE', min: 10, drop: 3 },
+  { header: 'CREATED', drop: 1 },
+];
+
 /** One plain row of a list: raw values, tab-separated, nothing truncated. */
 export function offsetRow(o: Offset): string {
   return [o.id, o.status, o.kg, o.amount_cents, o.reference === null ? '' : oneLine(o.reference), o.created].join('\t');
 }
 
-/** One row of a list for a terminal, as table cells. */
+/** One row of a list for a terminal, as table cells (LIST_TABLE). */
 export function offsetCells(o: Offset, paint: Paint): string[] {
   return [
     o.id,
     statusText(o.status, paint),
     grouped(o.kg),
     dollars(o.amount_cents),
-    o.reference === null ? paint.dim('—') : truncate(oneLine(o.reference), 32),
+    o.reference === null ? paint.dim('—') : oneLine(o.reference),
     when(o.created),
   ];
 }
 
-/** A fixed-width row for streaming a long list to a terminal, where a table cannot wait for every row. */
-export function offsetStreamRow(o: Offset, paint: Paint): string {
-  const pad = (s: string, n: number, visible = s.length) => s + ' '.repeat(Math.max(0, n - visible));
-  const ref = o.reference === null ? '—' : truncate(oneLine(o.reference), 32);
-  return [
-    pad(o.id, 29),
-    pad(statusText(o.status, paint), 11, o.status.length),
-    grouped(o.kg).padStart(9),
-    dollars(o.amount_cents).padStart(13),
-    '  ' + pad(ref, 33),
-    when(o.created),
-  ].join(' ');
+/** A page of a list as a table fitted to `width` cells (undefined: as wide as it takes). */
+export function offsetTable(offsets: readonly Offset[], paint: Paint, width: number | undefined): string {
+  return table(LIST_TABLE, offsets.map((o) => offsetCells(o, paint)), width, paint.dim);
 }
 
-export function streamHeader(paint: Paint): string {
-  return paint.dim(`${'ID'.padEnd(29)} ${'STATUS'.padEnd(11)} ${'KG'.padStart(9)} ${'AMOUNT'.padStart(13)}   ${'REFERENCE'.padEnd(33)} CREATED`);
+/**
+ * A long list streamed to a terminal (--all), a batch of rows at a time: a table cannot wait for
+ * every row, so the columns are sized by the first batch (with the header) and later rows are
+ * cut to them.
+ */
+export function offsetStream(paint: Paint, width: number | undefined): (batch: readonly Offset[]) => string {
+  let at: Layout | undefined;
+  return (batch) => {
+    const rows = batch.map((o) => offsetCells(o, paint));
+    let head = '';
+    if (at === undefined) {
+      at = layout(LIST_TABLE, rows, width);
+      head = `${headerLine(LIST_TABLE, at, width, paint.dim)}\n`;
+    }
+    return head + rows.map((r) => `${line(LIST_TABLE, at!, r, width)}\n`).join('');
+  };
 }
 
 /** CSV columns: every field of an offset, flattened, with the API's names. */

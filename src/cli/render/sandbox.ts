@@ -1,4 +1,5 @@
 import type { SandboxKey, SandboxStatus } from '../../service/sandbox.js';
+import { type Column, table } from './fit.js';
 import { dollars, grouped, kg, ratePerKg, when } from './format.js';
 import { modeText, type Paint, plainFields } from './resources.js';
 
@@ -101,6 +102,22 @@ export type ShownKey = SandboxKey & { secret?: string };
 
 export const KEY_COLUMNS = ['ID', 'KEY', 'MODE', 'ACCESS', 'DEFAULT', 'CREATED', 'REVOKED'] as const;
 
+/**
+ * The keys' table on a terminal, fitted to its width (fit.ts). Nothing is cut: ID and KEY are
+ * what people copy. Columns go instead, least useful first: MODE (the key's prefix says it),
+ * CREATED, DEFAULT, REVOKED (a revoked key is also dimmed), ACCESS. A revealed key on a terminal
+ * narrower than about 62 cells is cut at the edge all the same: pipe it or use --json.
+ */
+export const KEY_TABLE: readonly Column[] = [
+  { header: 'ID' },
+  { header: 'KEY' },
+  { header: 'MODE', drop: 1 },
+  { header: 'ACCESS', drop: 5 },
+  { header: 'DEFAULT', drop: 3 },
+  { header: 'CREATED', drop: 2 },
+  { header: 'REVOKED', drop: 4 },
+];
+
 /** One plain row: raw values, tab-separated, the full key in place of the masked one when revealed. */
 export function keyRow(k: ShownKey): string {
   return [k.id, k.secret ?? k.masked, k.mode, k.permission, k.default ?? '', k.created, k.revoked ?? ''].join('\t');
@@ -116,6 +133,11 @@ export function keyCells(k: ShownKey, paint: Paint): string[] {
     when(k.created),
     k.revoked === null ? paint.dim('—') : paint.red(when(k.revoked)),
   ];
+}
+
+/** The keys as a table fitted to `width` cells (undefined: as wide as it takes). */
+export function keyTable(keys: readonly ShownKey[], paint: Paint, width: number | undefined): string {
+  return table(KEY_TABLE, keys.map((k) => keyCells(k, paint)), width, paint.dim);
 }
 
 export function keyCard(k: ShownKey, paint: Paint): string {
