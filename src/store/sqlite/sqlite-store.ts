@@ -12,7 +12,7 @@ import { sqliteError } from './errors.js';
 import { migrate } from './schema.js';
 import { SqliteTx, lm } from './sqlite-tx.js';
 import { DAY_MS, groupByPeriod } from '../periods.js';
-import { OFFSET_COLUMNS, type Statements, prepareAll } from './statements.js';
+import { OFFSET_COLUMNS, type Statements, offsetRecord, prepareAll } from './statements.js';
 import { LEDGER_FILE, readVault, writeVault } from './files.js';
 
 /**
@@ -300,7 +300,7 @@ export class SqliteStore implements LedgerStore {
     offsetByCertificate: async (id) => this.s.offsetByCertificate.get(id),
     page: async (mode, q) => {
       const before = q.beforeSeq ?? Number.MAX_SAFE_INTEGER;
-      return q.reference === null ? this.s.page.all(lm(mode), before, q.limit) : this.s.pageByReference.all(lm(mode), q.reference, before, q.limit);
+      return (q.reference === null ? this.s.page.all(lm(mode), before, q.limit) : this.s.pageByReference.all(lm(mode), q.reference, before, q.limit)).map(offsetRecord);
     },
     browse: async (mode, q) => this.browseRows(mode, q),
     reviewQueue: async (limit) => this.s.reviewQueue.all(limit),

@@ -13,6 +13,24 @@ const NEW_CERTIFICATE = "'cert_' || lower(hex(randomblob(12)))";
 
 export type Statements = ReturnType<typeof prepareAll>;
 
+/** An offset row as the raw statements below return it: the columns of OFFSET_COLUMNS, in order. */
+export type OffsetRow = [
+  number, string, OffsetRecord['mode'], OffsetRecord['status'], number, number, number, number | null, number | null,
+  string | null, number, number | null, OffsetRecord['review'], number | null, string | null,
+];
+
+/**
+ * A raw row as the port's record. Pages are read as raw arrays and made into records here, in
+ * one object literal: better-sqlite3 building each row object key by key cost half of
+ * `list --all` (BENCHMARKS.md, streaming).
+ */
+export function offsetRecord(r: OffsetRow): OffsetRecord {
+  return {
+    seq: r[0], id: r[1], mode: r[2], status: r[3], kg: r[4], amount_cents: r[5], rate: r[6], req_kg: r[7], req_amount_cents: r[8],
+    reference: r[9], created_ms: r[10], settle_at_ms: r[11], review: r[12], placed_ms: r[13], certificate_id: r[14],
+  };
+}
+
 export function prepareAll(db: Database.Database) {
   return {
     account: db.prepare<[], AccountRecord>(
@@ -29,12 +47,12 @@ export function prepareAll(db: Database.Database) {
     anyDue: db.prepare<[number], number>("SELECT 1 FROM offsets WHERE status = 'processing' AND settle_at_ms <= ? LIMIT 1").pluck(),
     offsetById: db.prepare<[string], OffsetRecord>(`SELECT ${OFFSET_COLUMNS} FROM offsets WHERE id = ?`),
     offsetByCertificate: db.prepare<[string], OffsetRecord>(`SELECT ${OFFSET_COLUMNS} FROM offsets WHERE certificate_id = ?`),
-    page: db.prepare<[number, number, number], OffsetRecord>(
+    page: db.prepare<[number, number, number], OffsetRow>(
       `SELECT ${OFFSET_COLUMNS} FROM offsets WHERE livemode = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
-    ),
-    pageByReference: db.prepare<[number, string, number, number], OffsetRecord>(
+    ).raw(true),
+    pageByReference: db.prepare<[number, string, number, number], OffsetRow>(
       `SELECT ${OFFSET_COLUMNS} FROM offsets WHERE livemode = ? AND reference = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
-    ),
+    ).raw(true),
     reviewQueue: db.prepare<[number], OffsetRecord>(
       `SELECT ${OFFSET_COLUMNS} FROM offsets WHERE review = 'pending' AND status = 'processing' ORDER BY seq LIMIT ?`,
     ),
