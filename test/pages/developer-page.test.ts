@@ -110,7 +110,7 @@ run('the developer page, in Chromium', { shuffle: false }, () => {
     await page.selectOption('#topup-mode', 'live');
     await page.fill('#topup-amount', '249.99');
     await page.click('form[action="/actions/topup"] button');
-    expect(await page.textContent('.notice.error')).toMatch(/25000 \(\$250\.00\)/);
+    expect(await page.textContent('.notice.error')).toMatch(/25000 cents \(\$250\.00\)/);
     expect((await api('GET', '/balance', keys.live)).body.available_cents).toBe(0);
     await page.fill('#topup-amount', '250');
     await page.click('form[action="/actions/topup"] button');

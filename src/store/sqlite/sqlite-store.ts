@@ -8,6 +8,7 @@ import type {
   AccountRecord, BrowseQuery, ImpactTotals, KeyRecord, KeyVault, LedgerReads, LedgerStore, LedgerTx, OffsetRecord, PageQuery,
 } from '../port.js';
 import { type RateWindow, takeFromWindow } from '../rate-window.js';
+import { type Checkpointer, startCheckpointer, WAL_HIGH } from './checkpointer.js';
 import { sqliteError } from './errors.js';
 import { migrate } from './schema.js';
 import { SqliteTx, lm } from './sqlite-tx.js';
@@ -41,6 +42,9 @@ function busyTimeoutMs(): number {
  */
 let processCommits = 0;
 
+/** Commits by one store before its checkpoints move to a worker thread (checkpointer.ts). */
+const CHECKPOINTER_AFTER = 32;
+
 function fileIdentity(path: string): string | null {
   try {
     const st = statSync(path);
@@ -67,6 +71,10 @@ export class SqliteStore implements LedgerStore {
   /** The transaction running now in this process (one connection runs one at a time), and its end. */
   private running: Promise<unknown> | null = null;
   private readonly windows = new Map<string, RateWindow>();
+  /** Checkpoints off the purchase path, once this store has committed a few times. */
+  private checkpointer: Checkpointer | undefined;
+  /** Whether this connection's own commits checkpoint (wal_autocheckpoint on). */
+  private selfCheckpoint = true;
   private readonly browseStatements = new Map<string, Database.Statement>();
 
   private constructor(
@@ -378,6 +386,7 @@ export class SqliteStore implements LedgerStore {
       this.s.commit.run();
       processCommits++;
       this.ownCommits++;
+      this.checkpoints();
       if (tx.pendingVault !== undefined && this.dir !== null) writeVault(this.dir, tx.pendingVault);
       return result;
     } catch (err) {
@@ -387,6 +396,23 @@ export class SqliteStore implements LedgerStore {
       // The kept copies are dropped whether the transaction committed or not.
       if (tx.touchedAccount) this.accountWrites++;
       if (tx.touchedBalance) this.balanceWrites++;
+    }
+  }
+
+  /**
+   * Who checkpoints the WAL: this connection's commits (SQLite's default, every 1,000 pages) for
+   * the first few, then a worker thread (checkpointer.ts), except while the WAL is longer than
+   * WAL_HIGH pages, when the worker cannot keep up with a writer that never pauses.
+   */
+  private checkpoints(): void {
+    if (this.checkpointer === undefined) {
+      if (this.ownCommits < CHECKPOINTER_AFTER || this.label === ':memory:') return;
+      this.checkpointer = startCheckpointer(this.label);
+    }
+    const selfCheckpoint = this.checkpointer.walPages() > WAL_HIGH || this.checkpointer.walPages() < 0;
+    if (selfCheckpoint !== this.selfCheckpoint) {
+      this.db.pragma(`wal_autocheckpoint = ${selfCheckpoint ? 1000 : 0}`);
+      this.selfCheckpoint = selfCheckpoint;
     }
   }
 
@@ -413,6 +439,15 @@ export class SqliteStore implements LedgerStore {
 
   async close(): Promise<void> {
     if (this.running) await this.running.catch(() => {});
+    if (this.checkpointer !== undefined) {
+      await this.checkpointer.stop();
+      // What the worker had not copied yet (the last connection's close copies all of it anyway).
+      try {
+        this.db.pragma('wal_checkpoint(PASSIVE)');
+      } catch {
+        // Busy: the next writer's checkpoint takes it.
+      }
+    }
     this.db.close();
   }
 }

@@ -1,0 +1,82 @@
+import { existsSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, test } from 'vitest';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { openWorld, type World } from './helpers.js';
+
+/**
+ * WAL checkpoints leave the purchase path once a store has committed a few times: its own
+ * connection stops checkpointing (wal_autocheckpoint 0) and a worker thread copies the WAL back
+ * into the ledger file. What a commit guarantees does not change (docs/reliability.md).
+ */
+
+let w: World | undefined;
+afterEach(async () => {
+  await w?.close();
+  w = undefined;
+});
+
+const autocheckpoint = (world: World): number => (world.sandbox.store as SqliteStore).db.pragma('wal_autocheckpoint', { simple: true }) as number;
+
+/** Polls until `check` holds, up to a deadline: the worker runs on its own time. */
+async function eventually(check: () => boolean, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('not within the deadline');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('checkpoints off the purchase path', () => {
+  test('a one-shot run checkpoints as SQLite does; past a few commits a worker does, and the ledger file grows by its copies alone', async () => {
+    w = await openWorld();
+    await w.sandbox.topUp('test', 100_000_000);
+    expect(autocheckpoint(w)).toBe(1000);
+    for (let i = 0; i < 30; i++) await w.buy({ kg: 1 });
+    expect(autocheckpoint(w)).toBe(1000);
+    // The worker starts after 32 commits; once it has looked at the WAL, commits stop checkpointing.
+    let bought = 30;
+    const deadline = Date.now() + 10_000;
+    while (autocheckpoint(w) !== 0) {
+      if (Date.now() > deadline) throw new Error('the worker never took the checkpoints over');
+      await w.buy({ kg: 1 });
+      bought++;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(bought).toBeGreaterThanOrEqual(32);
+
+    // The ledger file changes only by checkpoints, and this connection no longer runs any.
+    const file = join(w.dir, 'ledger.db');
+    const size = statSync(file).size;
+    for (let i = 0; i < 2000; i++) await w.buy({ kg: 1, reference: `a reference long enough to take room ${i}` });
+    await eventually(() => statSync(file).size > size);
+
+    // Every purchase is there, read back by another connection.
+    const other = new Database(file, { readonly: true });
+    try {
+      expect(other.prepare('SELECT COUNT(*) FROM offsets').pluck().get()).toBe(bought + 2000);
+    } finally {
+      other.close();
+    }
+  });
+
+  test('close stops the worker and copies back what it had not: the WAL is empty after, and the ledger opens again whole', async () => {
+    const world = await openWorld();
+    const dir = world.dir;
+    await world.sandbox.topUp('test', 100_000_000);
+    for (let i = 0; i < 300; i++) await world.buy({ kg: 2 });
+    await world.sandbox.close();
+    // The last connection's close leaves no WAL behind: everything is in the ledger file.
+    expect(existsSync(join(dir, 'ledger.db-wal'))).toBe(false);
+    const reopened = new Database(join(dir, 'ledger.db'));
+    try {
+      expect(reopened.prepare('SELECT COUNT(*) FROM offsets').pluck().get()).toBe(300);
+      expect(reopened.prepare("SELECT COUNT(*) FROM entries WHERE kind = 'charge'").pluck().get()).toBe(300);
+      expect(reopened.pragma('integrity_check', { simple: true })).toBe('ok');
+    } finally {
+      reopened.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
