@@ -15,7 +15,7 @@
 // `carbon --version` and `carbon --help` into a pipe do not load the CLI at all: the version is
 // package.json's, and the help is the text the build saved from the CLI itself (dist/help.txt).
 // On a terminal, --help goes through the CLI, which fits the text to the terminal's width.
-const { mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } = require('node:fs');
+const { fstatSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } = require('node:fs');
 const { join } = require('node:path');
 
 const dir = join(__dirname, '..', 'dist');
@@ -27,7 +27,7 @@ function fastPath(arg) {
   let text;
   try {
     if (arg === '-v' || arg === '--version') text = `${JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')).version}\n`;
-    else if ((arg === '-h' || arg === '--help') && !require('node:tty').isatty(1)) text = readFileSync(join(dir, 'help.txt'), 'utf8');
+    else if ((arg === '-h' || arg === '--help') && !terminal(1)) text = readFileSync(join(dir, 'help.txt'), 'utf8');
     else return false;
   } catch {
     return false;
@@ -39,6 +39,15 @@ function fastPath(arg) {
     // The reader went away (EPIPE) or stdout is closed: as the CLI, quietly.
   }
   return true;
+}
+
+/**
+ * Whether `fd` may be a terminal: a character device other than /dev/null. (node:tty's isatty
+ * would load node:net, which costs more than the rest of this fast path.)
+ */
+function terminal(fd) {
+  const st = fstatSync(fd);
+  return st.isCharacterDevice() && st.rdev !== statSync('/dev/null').rdev;
 }
 
 const { createRequire } = require('node:module');

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, test } from 'vitest';
 import { copyBinary, ROOT } from '../support/binary.js';
-import { homes, ok } from './helpers.js';
+import { BIN, baseEnv, homes, ok } from './helpers.js';
 
 /**
  * What bin/carbon.cjs does before the CLI loads: `--version` and `--help` into a pipe answered
@@ -32,6 +32,11 @@ describe('--version and --help without loading the CLI', () => {
     expect(fast.stdout).toContain('\nCommands:\n');
     expect(fast.stdout).toBe(cli.stdout);
     expect((await ok(['-h'], { home })).stdout).toBe(cli.stdout);
+    // On a terminal the CLI answers, fitting the help to the terminal's width.
+    const tty = await execa('script', ['-qec', `stty cols 200; exec ${process.execPath} ${BIN()} --help`, '/dev/null'], { env: baseEnv(home), extendEnv: false, reject: false, input: '' });
+    const longest = (text: string) => Math.max(...text.split(/\r?\n/).map((l) => l.length));
+    expect(String(tty.stdout)).toContain('Usage: carbon [options] [command]');
+    expect(longest(String(tty.stdout))).toBeGreaterThan(longest(fast.stdout) + 20);
     // Anything more than the one flag is the CLI's to answer, such as a command's own help.
     expect((await ok(['buy', '--help'], { home })).stdout).toMatch(/^Usage: carbon buy \[options\]/);
   });
