@@ -7,7 +7,7 @@
 // process, spread round-robin over the instances (as a load balancer would).
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -20,7 +20,7 @@ if (!base) {
 }
 const seconds = Number(process.env.SECS ?? 5);
 const connections = Number(process.env.CONN ?? 20);
-const BIN = new URL('../bin/carbon.cjs', import.meta.url).pathname;
+const BIN = process.env.BENCH_BIN ?? new URL('../bin/carbon.cjs', import.meta.url).pathname;
 const TMP = mkdtempSync(join(tmpdir(), 'carbon-bench-pg-'));
 const children = [];
 
@@ -106,10 +106,12 @@ try {
   console.log(`${connections} connections in all, ${seconds} s a figure, ${new Date().toISOString()}`);
   console.log('| store, instances | request | requests/s | p50 | p99 | errors |');
   console.log('|---|---|---|---|---|---|');
-  await configuration('SQLite, 1', 1, null);
+  const sqlite = await configuration('SQLite, 1', 1, null);
   const figures = {};
   for (const n of [1, 2, 4]) figures[n] = await configuration(`PostgreSQL, ${n}`, n, schemaUrl());
   console.log(`GET /balance scaling, 1 → 4 instances: ${(figures[4].get.rps / figures[1].get.rps).toFixed(2)}×`);
+  // For `npm run bench`, which puts these figures in its table.
+  if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify({ sqlite, postgres: figures, seconds, connections }));
 } finally {
   for (const c of children) c.kill('SIGKILL');
   const client = new pg.Client({ connectionString: base });
