@@ -54,6 +54,22 @@ const { createRequire } = require('node:module');
 const { Script } = require('node:vm');
 
 const filename = join(dir, 'cli.cjs');
+// A published package comes built. A checkout is built by its first run (or `npm run build`), so
+// the package needs no install script of its own.
+try {
+  statSync(filename);
+} catch {
+  const build = join(__dirname, '..', 'scripts', 'build.mjs');
+  try {
+    statSync(build);
+  } catch {
+    process.stderr.write(`carbon: ${filename} is missing; install the package again.\n`);
+    process.exit(1);
+  }
+  process.stderr.write('carbon: building dist/ (the first run in this checkout)…\n');
+  const built = require('node:child_process').spawnSync(process.execPath, [build], { cwd: join(__dirname, '..'), stdio: ['ignore', 2, 2] });
+  if (built.status !== 0) process.exit(1);
+}
 // The build makes cli.cjs pure ASCII, so latin1 reads it exactly, as a one-byte string.
 const source = readFileSync(filename, 'latin1');
 const mark = source.lastIndexOf('//# carbon-build=');

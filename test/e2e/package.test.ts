@@ -1,0 +1,59 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, describe, expect, test } from 'vitest';
+import { ROOT } from '../support/binary.js';
+import { baseEnv } from './helpers.js';
+
+/**
+ * The npm package as a user gets it: `npm pack`, then `npm install` of the tarball into an empty
+ * prefix (dependencies from the registry, better-sqlite3 built as on a clean machine), then the
+ * installed `carbon` run. What is in the tarball, and what the install prints, are checked too.
+ */
+
+const dir = mkdtempSync(join(tmpdir(), 'carbon-pack-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('npm pack', () => {
+  test('the tarball: built, with its licence, and nothing of the repository\'s own', async () => {
+    const [packed] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })) as Array<{ files: Array<{ path: string }> }>;
+    const files = packed!.files.map((f) => f.path).sort();
+    for (const needed of ['LICENSE', 'README.md', 'package.json', 'bin/carbon.cjs', 'dist/cli.cjs', 'dist/index.js', 'dist/help.txt', 'dist/vendor/pg.cjs', 'openapi.yaml', 'completions/carbon.bash']) {
+      expect(files).toContain(needed);
+    }
+    expect(files.filter((f) => /^(src|test|bench|scripts|docs)\//.test(f) || f.endsWith('.v8cache') || f.startsWith('.'))).toEqual([]);
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    // No script npm would run (or warn about) when the package is installed.
+    for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) expect(manifest.scripts[hook], hook).toBeUndefined();
+  });
+
+  test('installs into an empty prefix without warnings of ours, and runs: --version, buy, --help', { timeout: 300_000 }, async () => {
+    execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], { cwd: ROOT, stdio: 'ignore' });
+    const tarballs = readdirSync(dir).filter((n) => n.endsWith('.tgz'));
+    expect(tarballs).toHaveLength(1);
+    const tarball = join(dir, tarballs[0]!);
+    const prefix = join(dir, 'prefix');
+    mkdirSync(prefix);
+    const install = await execa('npm', ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--prefer-offline', tarball], { reject: false, all: true, timeout: 280_000 });
+    expect(install.exitCode, String(install.all)).toBe(0);
+    // better-sqlite3's own build script may be named by npm; nothing of carbon-offsets-cli may be.
+    expect(String(install.all)).not.toMatch(/carbon-offsets-cli@[\d.]+ \(/);
+    expect(String(install.all)).not.toMatch(/npm (warn|WARN) deprecated/);
+
+    const home = join(dir, 'home');
+    mkdirSync(home);
+    const carbon = (args: string[]) =>
+      execa(join(prefix, 'node_modules', '.bin', 'carbon'), args, { env: baseEnv(home), extendEnv: false, reject: false, stdin: 'ignore' });
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect((await carbon(['--version'])).stdout).toBe(version);
+    const bought = await carbon(['buy', '--kg', '500', '--json']);
+    expect(bought.stderr).toBe('');
+    expect(bought.exitCode).toBe(0);
+    expect(JSON.parse(String(bought.stdout))).toMatchObject({ object: 'offset', kg: 500, amount_cents: 2000, livemode: false });
+    const help = await carbon(['--help']);
+    expect(help.exitCode).toBe(0);
+    expect(String(help.stdout)).toMatch(/^Usage: carbon \[options\] \[command\]/);
+  });
+});
