@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, openSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fstatSync, openSync } from 'node:fs';
 import { makeDirs } from '../../platform/dirs.js';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -45,15 +45,6 @@ let processCommits = 0;
 /** Commits by one store before its checkpoints move to a worker thread (checkpointer.ts). */
 const CHECKPOINTER_AFTER = 32;
 
-function fileIdentity(path: string): string | null {
-  try {
-    const st = statSync(path);
-    return `${st.dev}:${st.ino}`;
-  } catch {
-    return null;
-  }
-}
-
 interface Cache {
   version: number;
   /** processCommits less this store's own, when the cache was checked. */
@@ -85,27 +76,27 @@ export class SqliteStore implements LedgerStore {
     private readonly dir: string | null,
   ) {
     this.s = prepareAll(db);
-    this.identity = dir === null ? null : fileIdentity(label);
+    this.identityFd = dir === null || label === ':memory:' ? null : openSync(label, 'r');
   }
 
-  /** The ledger file this connection opened (device and inode), to notice it deleted or replaced. */
-  private readonly identity: string | null;
+  /**
+   * A descriptor of the ledger file this connection opened: once that file has no name left (it
+   * was deleted, or another file was renamed over it), its link count is 0.
+   */
+  private readonly identityFd: number | null;
 
   /**
    * Writing to a ledger file that was deleted or replaced under this process would write into an
    * unlinked file, lost when the process ends: refused instead (503 from the server), with a
-   * LedgerError that says what happened. One stat a write.
+   * LedgerError that says what happened. One fstat a write (half a stat of the path).
    */
   private checkIdentity(): void {
-    if (this.identity === null) return;
-    const now = fileIdentity(this.label);
-    if (now !== this.identity) {
-      throw new LedgerError(
-        `The ledger ${this.label} was ${now === null ? 'deleted' : 'replaced'} while this process had it open; nothing more is written to the old one.`,
-        this.label,
-        'Restart carbon serve (or the command) to open the ledger that is there now.',
-      );
-    }
+    if (this.identityFd === null || fstatSync(this.identityFd).nlink > 0) return;
+    throw new LedgerError(
+      `The ledger ${this.label} was ${existsSync(this.label) ? 'replaced' : 'deleted'} while this process had it open; nothing more is written to the old one.`,
+      this.label,
+      'Restart carbon serve (or the command) to open the ledger that is there now.',
+    );
   }
 
   /** Opens (creating when absent) the ledger in `dir`: the directory 0700, the file 0600, WAL journal. */
@@ -453,5 +444,6 @@ export class SqliteStore implements LedgerStore {
       }
     }
     this.db.close();
+    if (this.identityFd !== null) closeSync(this.identityFd);
   }
 }
