@@ -32,7 +32,8 @@ db.pragma('busy_timeout = 0');
 const timer = setInterval(() => {
   try {
     const [row] = db.pragma('wal_checkpoint(PASSIVE)');
-    Atomics.store(wal, 0, row.log);
+    // -1 when another process's checkpoint holds the lock: the last length stands.
+    if (row.log >= 0) Atomics.store(wal, 0, row.log);
   } catch {
     // Busy or gone: the next tick tries again; the store's own close checkpoints at the end.
   }
