@@ -1,4 +1,5 @@
-import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, test } from 'vitest';
@@ -50,15 +51,24 @@ describe('an install the user cannot write (a global install by root, run by ano
   const root = process.getuid?.() === 0;
 
   test('the code cache goes to the user\'s cache directory (owner-only), is used on the next run, and follows XDG_CACHE_HOME', async () => {
-    const { dir, bin } = copyBinary();
-    const home = `${dir}-home`;
-    made.push(dir, home);
+    // An install of its own, outside the checkout (whose directories another user may not be
+    // able to enter): the package's files and the one dependency it loads from node_modules.
+    const dir = mkdtempSync(join(root ? '/tmp' : tmpdir(), 'carbon-ro-'));
+    made.push(dir);
+    const { dir: copy } = copyBinary();
+    made.push(copy);
+    for (const part of ['bin', 'dist', 'package.json']) cpSync(join(copy, part), join(dir, part), { recursive: true });
+    for (const part of ['package.json', 'lib', 'build/Release/better_sqlite3.node']) {
+      cpSync(join(ROOT, 'node_modules', 'better-sqlite3', part), join(dir, 'node_modules', 'better-sqlite3', part), { recursive: true });
+    }
     for (const file of readdirSync(join(dir, 'dist'))) if (file.endsWith('.v8cache')) rmSync(join(dir, 'dist', file));
+    const bin = join(dir, 'bin', 'carbon.cjs');
+    const home = join(dir, 'home');
     mkdirSync(home);
     // As root, the install stays root's and the command runs as nobody; otherwise dist/ is made read-only.
     let run: (env: Record<string, string>) => Promise<{ stdout: string; stderr: string; exitCode?: number }>;
     if (root) {
-      chmodSync(dir, 0o755);
+      for (const d of [dir, home]) chmodSync(d, 0o755);
       chownSync(home, 65534, 65534);
       run = (env) => execa('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, bin, 'balance', '--json'], { env, extendEnv: false, reject: false });
     } else {
