@@ -127,9 +127,6 @@ export function impactPlain(i: Impact): string {
   return plainFields(Object.entries(i).filter(([k]) => k !== 'object') as Array<[string, string | number | boolean]>);
 }
 
-/** The columns of a list, in order; shared by the table, plain rows and the streaming view. */
-export const LIST_COLUMNS = ['ID', 'STATUS', 'KG', 'AMOUNT', 'REFERENCE', 'CREATED'] as const;
-
 /**
  * The list's table on a terminal, fitted to its width (fit.ts): the reference is cut first (down
  * to 10 cells), then columns go, least useful first: CREATED (the list is newest first already),

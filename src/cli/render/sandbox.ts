@@ -100,8 +100,6 @@ export function statusPlain(s: SandboxStatus): string {
 /** A key as printed: masked, or with its full text when the user asked to reveal it. */
 export type ShownKey = SandboxKey & { secret?: string };
 
-export const KEY_COLUMNS = ['ID', 'KEY', 'MODE', 'ACCESS', 'DEFAULT', 'CREATED', 'REVOKED'] as const;
-
 /**
  * The keys' table on a terminal, fitted to its width (fit.ts). Nothing is cut: ID and KEY are
  * what people copy. Columns go instead, least useful first: MODE (the key's prefix says it),
