@@ -167,6 +167,10 @@ describe('list filters: --status, --since, --until, with pages, --all and every 
     expect(await ids(['--since', lateDay])).toEqual([late.id]);
     expect(await ids(['--until', earlyDay])).toEqual([failed.id, early.id]);
     expect(await ids(['--until', earlyDay, '--status', 'placed', '--limit', '1'])).toEqual([early.id]);
+    // An age counts back from the model's clock, which the sandbox moved 40 days on: the last
+    // week holds only the late purchase, and "until a week ago" the early ones.
+    expect(await ids(['--since', '7d'])).toEqual([late.id]);
+    expect(await ids(['--until', '7d'])).toEqual([failed.id, early.id]);
     const ndjson = (await ok(['list', '--all', '--json', '--until', earlyDay], { home })).stdout.trim().split('\n').map((l) => JSON.parse(l).id);
     expect(ndjson).toEqual([failed.id, early.id]);
     expect((await ok(['list', '--all', '--format', 'csv', '--status', 'refunded'], { home })).stdout.trim().split('\r\n')).toHaveLength(2);

@@ -39,12 +39,12 @@ export function parseWhen(text: string, flag: string, now = Date.now()): number 
  * The list's own filters (the API filters by reference only): by status and by when it was
  * created. Applied while paging, newest first, so paging stops at the first offset older than --since.
  */
-function filterOf(flags: ListFlags): { keep: (o: Offset) => boolean; done: (o: Offset) => boolean } | null {
+function filterOf(flags: ListFlags, now: number): { keep: (o: Offset) => boolean; done: (o: Offset) => boolean } | null {
   if (flags.status === undefined && flags.since === undefined && flags.until === undefined) return null;
   if (flags.status !== undefined && !STATUSES.includes(flags.status)) throw usage(`--status is one of ${STATUSES.join(', ')}, not "${flags.status}".`);
-  const since = flags.since === undefined ? null : parseWhen(flags.since, '--since');
+  const since = flags.since === undefined ? null : parseWhen(flags.since, '--since', now);
   // A day given to --until is included whole.
-  const until = flags.until === undefined ? null : parseWhen(flags.until, '--until') + (/^\d{4}-/.test(flags.until) ? 86_400_000 : 0);
+  const until = flags.until === undefined ? null : parseWhen(flags.until, '--until', now) + (/^\d{4}-/.test(flags.until) ? 86_400_000 : 0);
   return {
     keep: (o) => (flags.status === undefined || o.status === flags.status) && (until === null || Date.parse(o.created) < until),
     done: (o) => since !== null && Date.parse(o.created) < since,
@@ -114,7 +114,11 @@ export async function run(ctx: Context, flags: ListFlags): Promise<void> {
     params.starting_after = flags.startingAfter;
   }
   const client = await ctx.client();
-  const filter = filterOf(flags);
+  // An age (7d) counts back from the model's clock on the local engine, where offsets are stamped
+  // by it (a sandbox's clock may have been moved on), and from this computer's on a remote API.
+  const age = [flags.since, flags.until].some((w) => w !== undefined && !/^\d{4}-/.test(w));
+  const now = age && ctx.settings.engine === 'local' ? await (await ctx.sandbox()).now() : Date.now();
+  const filter = filterOf(flags, now);
 
   if (!flags.all) {
     const page = await firstOffsets(client, params, limit, filter);
