@@ -36,6 +36,24 @@ function busyTimeoutMs(): number {
 }
 
 /**
+ * Puts the ledger in WAL mode (it stays so: the mode is kept in the file). Switching needs the
+ * file to itself, and SQLite answers BUSY at once, without its busy handler, when processes that
+ * open a new ledger together race for that: such answers are retried for the busy timeout.
+ */
+function enableWal(db: Database.Database): void {
+  const deadline = Date.now() + busyTimeoutMs();
+  for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
+    try {
+      if (db.pragma('journal_mode', { simple: true }) !== 'wal') db.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if (!/^SQLITE_BUSY/.test((err as { code?: string }).code ?? '') || Date.now() >= deadline) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, pause);
+    }
+  }
+}
+
+/**
  * Commits made by every SqliteStore of this process. PRAGMA data_version tells a connection about
  * other connections' commits, but the once-a-turn check below would miss one made by another
  * connection of this same process within the same turn (the library opened twice, the tests).
@@ -130,7 +148,7 @@ export class SqliteStore implements LedgerStore {
     try {
       db.pragma(`busy_timeout = ${busyTimeoutMs()}`);
       if (path !== ':memory:') {
-        db.pragma('journal_mode = WAL');
+        enableWal(db);
         // NORMAL in WAL mode: a commit survives any process crash (kill -9 included); an OS
         // crash or power loss may lose the last commits but never corrupts. docs/reliability.md.
         db.pragma('synchronous = NORMAL');
@@ -378,11 +396,21 @@ export class SqliteStore implements LedgerStore {
     const tx = new SqliteTx(this.s, this.reads, this.db, () => this.readVaultNow());
     try {
       const result = await fn(tx);
-      this.s.commit.run();
+      // The key file is written while this transaction still holds the write lock, before the
+      // commit makes its keys visible: another process that sees the new keys in the ledger finds
+      // their text beside it, and one making a key next starts from this file, not an older one.
+      // Should the commit fail, the file goes back to what it held.
+      const vaultBefore = tx.pendingVault !== undefined && this.dir !== null ? this.readVaultNow() : undefined;
+      if (vaultBefore !== undefined) writeVault(this.dir!, tx.pendingVault!);
+      try {
+        this.s.commit.run();
+      } catch (err) {
+        if (vaultBefore !== undefined) writeVault(this.dir!, vaultBefore);
+        throw err;
+      }
       processCommits++;
       this.ownCommits++;
       this.checkpoints();
-      if (tx.pendingVault !== undefined && this.dir !== null) writeVault(this.dir, tx.pendingVault);
       return result;
     } catch (err) {
       if (this.db.inTransaction) this.s.rollback.run();
@@ -411,7 +439,7 @@ export class SqliteStore implements LedgerStore {
     }
   }
 
-  /** The SQLite store's key vault is a file: written when the transaction that made a key ends. */
+  /** The SQLite store's key vault is a file: written by the transaction that made a key, just before it commits. */
   readVaultNow(): KeyVault {
     return this.dir === null ? { defaults: {}, secrets: {} } : readVault(this.dir);
   }
