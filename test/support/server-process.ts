@@ -116,8 +116,9 @@ function serverBundle(): Promise<string> {
 const log = (line) => process.stderr.write(line + '\\n');
 const extra = JSON.parse(process.env.CARBON_TEST_SERVE_OPTIONS || '{}');
 const server = await startServer({ host: '127.0.0.1', port: 0, dataDir: process.env.CARBON_TEST_DATA_DIR, log, ...extra });
-process.stdout.write(JSON.stringify({ url: server.url, origin: server.origin, data_dir: server.dataDir, pid: process.pid }) + '\\n');
+// Before the line that tells the test to go on: a signal sent on reading it must find the handlers.
 closeOnSignals(server, { log });
+process.stdout.write(JSON.stringify({ url: server.url, origin: server.origin, data_dir: server.dataDir, pid: process.pid }) + '\\n');
 `,
     );
     return runner;
