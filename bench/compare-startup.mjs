@@ -3,7 +3,7 @@
 //   node bench/compare-startup.mjs <old>/bin/carbon.cjs bin/carbon.cjs   [ROUNDS=60 ARGS="balance --json"]
 //
 // Runs `node -e 0` and the command with each build, interleaved (each round starts at a different
-// one), with and without NODE_EXTRA_CA_CERTS, each build on a warm CARBON_HOME of its own, and
+// one), with and without NODE_EXTRA_CA_CERTS, each build in a warm HOME of its own, and
 // prints the median wall time and its ratio to `node -e 0`.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -28,7 +28,9 @@ try {
     const commands = [{ name: 'node -e 0', argv: ['-e', '0'], env }];
     for (const build of builds) {
       const home = mkdtempSync(join(TMP, 'home-'));
-      const e = { ...env, CARBON_HOME: home };
+      // A person's environment: HOME, no CARBON_HOME or XDG_* (the ledger in ~/.local/share/carbon).
+      const e = { ...env, HOME: home };
+      for (const name of ['XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_CACHE_HOME']) delete e[name];
       spawnSync(process.execPath, [build, ...args], { env: e }); // provisions the ledger; warm from here
       commands.push({ name: build, argv: [build, ...args], env: e });
     }

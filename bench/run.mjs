@@ -143,16 +143,30 @@ const mb = (kb) => `${(kb / 1024).toFixed(1)} MB`;
 // 1. Start-up: each command against `node -e 0`, interleaved, judged with NODE_EXTRA_CA_CERTS
 //    unset (as users run carbon: it makes every node process parse a CA bundle first, which
 //    hides carbon's own cost in the ratio); when the machine sets it, the same set is measured
-//    with it too and shown in the note. The floor: node plus the dlopen of the SQLite addon.
+//    with it too and shown in the note. The floor: node plus the dlopen of the SQLite addon. carbon
+//    runs as for a person with no configuration: HOME set, no CARBON_HOME (ledger in ~/.local/share).
 
 const ADDON = join(ROOT, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
 const STARTUP_GOALS = { version: 1.1, help: 1.1, read: 1.2, buy: 1.3 };
 
+/**
+ * A user's environment: HOME and nothing of carbon's or XDG's, so carbon finds its config and
+ * ledger where it does for a person at a terminal (~/.config/carbon, ~/.local/share/carbon).
+ */
+function userEnv(home) {
+  const env = { ...envFor(''), HOME: home };
+  for (const name of ['CARBON_HOME', 'XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_CACHE_HOME']) delete env[name];
+  return env;
+}
+
 function startup() {
   log(`start-up: ${ROUNDS} interleaved rounds`);
-  const { home } = makeHome('startup', 0);
-  const bought = JSON.parse(carbon(home, ['buy', '--kg', '5', '--json']));
-  if (bought.object !== 'offset') throw new Error('carbon buy --json did not print an offset');
+  const home = join(TMP, 'startup-user');
+  mkdirSync(home);
+  const clean = userEnv(home);
+  const first = spawnSync(NODE, [BIN, 'buy', '--kg', '5', '--json'], { env: clean, encoding: 'utf8' });
+  const bought = first.status === 0 ? JSON.parse(first.stdout) : {};
+  if (bought.object !== 'offset') throw new Error(`carbon buy --json did not print an offset: ${first.stderr}`);
   const commands = [
     ['node -e 0', ['-e', '0'], null],
     ['floor: node + the SQLite addon\'s dlopen', ['-e', `process.dlopen({ exports: {} }, ${JSON.stringify(ADDON)})`], null],
@@ -164,7 +178,6 @@ function startup() {
     ['carbon quote --kg 5 --json', [BIN, 'quote', '--kg', '5', '--json'], STARTUP_GOALS.read],
     ['carbon buy --kg 5 --json', [BIN, 'buy', '--kg', '5', '--json'], STARTUP_GOALS.buy],
   ];
-  const clean = envFor(home);
   const ca = process.env.NODE_EXTRA_CA_CERTS;
   const sets = [clean, ...(ca ? [{ ...clean, NODE_EXTRA_CA_CERTS: ca }] : [])];
   const list = sets.flatMap((env) => commands.map(([name, args]) => ({ name, argv: [NODE, ...args], env })));

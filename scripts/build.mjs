@@ -11,7 +11,8 @@
 //
 // Three plugins keep cli.cjs's start-up to what a command really uses:
 //   - deferred builtins: `import { createHash } from 'node:crypto'` in a bundle would load
-//     node:crypto when cli.cjs loads, for every command; here a builtin loads on first use.
+//     node:crypto when cli.cjs loads, for every command; here a builtin loads on first use
+//     (those Node loads at its own start, node:fs and the like, are plain requires).
 //   - better-sqlite3's JavaScript is bundled (its 14 files read and compiled in one go), and its
 //     native addon is loaded straight from the installed package's build/Release, instead of the
 //     `bindings` package probing up to 13 paths (walking a stack trace to find its root first).
@@ -71,6 +72,13 @@ const VENDOR = ['ora', 'conf', 'pg'];
 const BUILTINS = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 
 /**
+ * Builtins Node has loaded before any script runs (`process.moduleLoadList` of `node -e 0`):
+ * deferring them saves nothing, and their stand-ins cost more than a plain require (each importing
+ * module would copy node:fs's hundred exports into getters of its own), so they stay external.
+ */
+const LOADED_AT_BOOT = new Set(['async_hooks', 'buffer', 'events', 'fs', 'module', 'path', 'process', 'querystring', 'timers', 'url', 'util']);
+
+/**
  * A builtin module as a CommonJS stand-in whose exports load the real module on first use. A
  * builtin whose export is itself a function or class (node:events, node:assert) is loaded when
  * the importing module initialises instead: a getter cannot stand in for a constructor.
@@ -80,7 +88,9 @@ const deferredBuiltins = {
   setup(b) {
     b.onResolve({ filter: /^(node:)?[a-z_0-9/]+$/ }, (args) => {
       if (!BUILTINS.has(args.path) || args.namespace === 'deferred-builtin') return undefined;
-      return { path: args.path.replace(/^node:/, ''), namespace: 'deferred-builtin' };
+      const name = args.path.replace(/^node:/, '');
+      if (LOADED_AT_BOOT.has(name)) return { path: `node:${name}`, external: true };
+      return { path: name, namespace: 'deferred-builtin' };
     });
     b.onResolve({ filter: /.*/, namespace: 'deferred-builtin' }, (args) => ({ path: args.path, external: true }));
     b.onLoad({ filter: /.*/, namespace: 'deferred-builtin' }, (args) => {

@@ -14,7 +14,9 @@ export interface CarbonPaths {
  */
 export function resolvePaths(env: NodeJS.ProcessEnv = process.env, platform = process.platform): CarbonPaths {
   if (env.CARBON_HOME) return { configDir: env.CARBON_HOME, dataDir: join(env.CARBON_HOME, 'data') };
-  const home = homedir();
+  // $HOME as the shell has it: node:os, which says the same, is loaded only without it (the
+  // build defers builtins to their first use, and loading this one costs start-up time).
+  const home = (platform !== 'win32' && env.HOME) || homedir();
   if (platform === 'darwin') {
     const base = join(home, 'Library', 'Application Support', 'carbon');
     return { configDir: join(home, 'Library', 'Preferences', 'carbon'), dataDir: base };

@@ -162,9 +162,11 @@ export class CarbonClient {
     for (let attempt = 1; ; attempt++) {
       let outcome: Outcome;
       let failure: Error;
-      const started = performance.now();
+      // Timed only when someone listens: the global `performance` loads perf_hooks (~1 ms of start-up).
+      const onExchange = this.options.onExchange;
+      const started = onExchange ? performance.now() : 0;
       const report = (status: number, requestId: string | undefined) =>
-        this.options.onExchange?.({ method, path: shown, status, ms: performance.now() - started, requestId, attempt });
+        onExchange?.({ method, path: shown, status, ms: performance.now() - started, requestId, attempt });
       try {
         const response = await this.options.transport.request(request);
         report(response.status, response.headers['request-id']);
