@@ -89,7 +89,9 @@ const deferredBuiltins = {
     b.onResolve({ filter: /^(node:)?[a-z_0-9/]+$/ }, (args) => {
       if (!BUILTINS.has(args.path) || args.namespace === 'deferred-builtin') return undefined;
       const name = args.path.replace(/^node:/, '');
-      if (LOADED_AT_BOOT.has(name)) return { path: `node:${name}`, external: true };
+      // Not for `import()`: an external one stays a real dynamic import, which the vm.Script that
+      // runs cli.cjs cannot do; the stand-in turns it into a require.
+      if (LOADED_AT_BOOT.has(name) && args.kind !== 'dynamic-import') return { path: `node:${name}`, external: true };
       return { path: name, namespace: 'deferred-builtin' };
     });
     b.onResolve({ filter: /.*/, namespace: 'deferred-builtin' }, (args) => ({ path: args.path, external: true }));
@@ -197,6 +199,13 @@ try {
 // latin1, a plain copy (~1.4 ms less a start). A \u escape means the same in a comment, a string,
 // a regular expression or an identifier.
 const cliSource = readFileSync(`${outdir}/cli.cjs`, 'utf8').replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+// bin/carbon.cjs runs cli.cjs as a vm.Script, which has no loader for `import()`: every one must
+// have become a require (bundled modules, the deferred builtins, the CommonJS vendor bundles).
+const dynamicImport = /(?<![\w$.])import\(/.exec(cliSource);
+if (dynamicImport) {
+  rmSync(outdir, { recursive: true, force: true });
+  throw new Error(`cli.cjs has an import() left, which it cannot run: ${cliSource.slice(dynamicImport.index, dynamicImport.index + 60)}`);
+}
 // The build's id, from its contents: bin/carbon.cjs keys its V8 code cache by it, as V8 itself
 // checks only the source's length (a cache of another build of the same length would be used).
 writeFileSync(`${outdir}/cli.cjs`, `${cliSource}//# carbon-build=${createHash('sha256').update(cliSource).digest('hex').slice(0, 16)}\n`);
