@@ -7,7 +7,7 @@ import { createdStreams, stderr } from './stdio.js';
 
 /** Runs the CLI and exits with the documented code: the one place that ends the process. */
 export async function main(argv: string[]): Promise<never> {
-  const program = buildProgram();
+  const program = buildProgram(argv[0]);
   const io = {
     json: argv.includes('--json'),
     env: process.env,

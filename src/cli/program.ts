@@ -46,13 +46,22 @@ function action(load: Loader, kind: SettingsKind = 'api') {
   };
 }
 
+/** The commands a run may get alone (buildProgram's `only`); not help or the completion helpers. */
+export const SOLO = new Set(['buy', 'quote', 'list', 'show', 'balance', 'impact', 'report', 'open', 'api', 'config', 'sandbox', 'serve']);
+
 const examples = (...lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
 
 /** Picks one export of a command module as its `run` (sandbox and config have several). */
 const pick = <M extends Record<string, unknown>>(load: () => Promise<M>, name: keyof M & string): Loader =>
   async () => ({ run: (await load())[name] as Handler });
 
-export function buildProgram(): Command {
+/**
+ * The program. With `only`, the name of the command a run asks for (main.ts passes it when it is
+ * the first word), only that command is registered under the root: building all of them is about
+ * a millisecond of every start-up. Help, completion and anything unrecognised get the whole tree.
+ */
+export function buildProgram(only?: string): Command {
+  const wanted = (name: string) => only === undefined || !SOLO.has(only) || only === name;
   const program = new Command('carbon')
     // Set before any subcommand is created: subcommands copy these settings when they are made.
     // Without it a usage error in `carbon buy --nope` called process.exit(1) from inside commander
@@ -110,7 +119,7 @@ ${EXIT_CODES_HELP}
       .option('--amount <dollars>', 'dollars to spend, e.g. 12.50')
       .option('--reference <text>', 'your own label (1 to 200 characters; never public)');
 
-  purchaseOptions(program.command('buy').description('buy offsets, charged to the balance'))
+  if (wanted('buy')) purchaseOptions(program.command('buy').description('buy offsets, charged to the balance'))
     .option('--idempotency-key <key>', 'make retries safe: the same key never buys twice (generated when absent)')
     .option('--wait', 'wait until the offset is placed or refunded')
     .option('--max-cents <n>', 'refuse, before buying, a purchase that would cost more than this')
@@ -120,11 +129,11 @@ ${EXIT_CODES_HELP}
     .addHelpText('after', examples('carbon buy --kg 500', 'carbon buy --amount 25 --reference flight-LHR-JFK --wait', 'carbon buy --kg 500 --live --yes --max-cents 2500', 'carbon buy --kg 500 --dry-run && carbon buy --kg 500'))
     .action(action(() => import('./commands/buy.js')));
 
-  purchaseOptions(program.command('quote').description('what a purchase would buy and cost; buys nothing'))
+  if (wanted('quote')) purchaseOptions(program.command('quote').description('what a purchase would buy and cost; buys nothing'))
     .addHelpText('after', examples('carbon quote --kg 500', 'carbon quote --amount-cents 1250 --json | jq .kg'))
     .action(action(() => import('./commands/quote.js')));
 
-  program
+  if (wanted('list')) program
     .command('list')
     .description('list offsets, newest first')
     .option('--limit <n>', 'how many offsets to print, across pages (default 10)')
@@ -140,7 +149,7 @@ ${EXIT_CODES_HELP}
     .addHelpText('after', examples('carbon list', 'carbon list --json | jq \'.data[].id\'', 'carbon list --limit 250 --status placed --since 30d', 'carbon list --all --format csv > offsets.csv', 'carbon list --all --json | jq -s \'map(.kg) | add\'', 'carbon list --all -q | xargs -n1 carbon show --json'))
     .action(action(() => import('./commands/list.js')));
 
-  program
+  if (wanted('show')) program
     .command('show')
     .description('show one offset')
     .argument('<id>', 'the offset id (off_…)')
@@ -149,19 +158,19 @@ ${EXIT_CODES_HELP}
     .addHelpText('after', examples('carbon show off_3x8…', 'carbon show off_3x8… --wait --timeout 300'))
     .action(action(() => import('./commands/show.js')));
 
-  program
+  if (wanted('balance')) program
     .command('balance')
     .description('the prepaid balance of the key\'s mode')
     .addHelpText('after', examples('carbon balance', 'carbon balance --json | jq .available_cents'))
     .action(action(() => import('./commands/balance.js')));
 
-  program
+  if (wanted('impact')) program
     .command('impact')
     .description('kg offset through the API, for the key\'s mode')
     .addHelpText('after', examples('carbon impact', 'carbon impact --live --json'))
     .action(action(() => import('./commands/impact.js')));
 
-  program
+  if (wanted('report')) program
     .command('report')
     .description('kg and dollars per month, week, quarter or reference, over a span: for a sustainability report')
     .addOption(new Option('--by <what>', 'group by').choices(['month', 'week', 'quarter', 'reference']).default('month'))
@@ -175,7 +184,7 @@ ${EXIT_CODES_HELP}
     )
     .action(action(() => import('./commands/report.js')));
 
-  program
+  if (wanted('open')) program
     .command('open')
     .description('the offset\'s certificate: in the browser, or its address with --print (no display: printed)')
     .argument('<id>', 'a placed live offset (off_…)')
@@ -183,7 +192,7 @@ ${EXIT_CODES_HELP}
     .addHelpText('after', examples('carbon open off_3x8…', 'carbon open off_3x8… --print'))
     .action(action(() => import('./commands/open.js')));
 
-  program
+  if (wanted('api')) program
     .command('api')
     .description('one raw API request through the configured engine and key; the answer as JSON, its status as the exit code')
     .argument('<method>', 'GET or POST')
@@ -194,6 +203,59 @@ ${EXIT_CODES_HELP}
     .action(action(() => import('./commands/api.js')));
 
   // carbon config: profiles in config.json. Settings resolve leniently here (see SettingsKind).
+  if (wanted('config')) registerConfig(program);
+  // carbon sandbox: the local model's developer page and back office. Refused on the remote engine.
+  if (wanted('sandbox')) registerSandbox(program);
+
+  if (wanted('serve')) program
+    .command('serve')
+    .description('serve the local model as the HTTP API (a stateful sandbox on a port)')
+    .option('--host <host>', 'interface to listen on', '127.0.0.1')
+    .option('--port <port>', 'port; 0 picks a free one', '4010')
+    .option('--public-url <url>', 'origin used in certificate URLs (default http://HOST:PORT)')
+    .option('--show-keys', 'print the sandbox\'s keys in full (masked otherwise)')
+    .addHelpText('after', `
+On start: a banner on stderr, and one JSON line on stdout for scripts:
+  {"url":"http://127.0.0.1:4010/api/v1","test_key":"ck_test_…abcd","read_only_key":…,"live_key":…,"pid":1234}
+Stops gracefully on Ctrl-C (SIGINT) or SIGTERM, finishing requests in flight, and exits 0.
+${examples('carbon serve', 'carbon serve --port 0 --show-keys | head -1 | jq -r .url', 'CARBON_BASE_URL=http://127.0.0.1:4010/api/v1 CARBON_API_KEY=ck_test_… carbon buy --kg 500')}`)
+    .action(action(() => import('./commands/serve.js')));
+
+  // ── Shell completion: commands/completion.ts prints completions/*, commands/complete.ts answers the scripts.
+  // Neither needs settings or an engine up front, so a broken config never breaks them.
+  if (wanted('completion')) program
+    .command('completion')
+    .description('print the completion script for bash, zsh or fish (or --install it)')
+    .argument('[shell]', 'bash, zsh or fish (default with --install: the one $SHELL names)')
+    .option('--install', 'write the script where that shell looks for it, and say where')
+    .addHelpText(
+      'after',
+      `${examples(
+        'carbon completion bash > ~/.local/share/bash-completion/completions/carbon',
+        'carbon completion zsh > "${fpath[1]}/_carbon"   # any directory on $fpath, before compinit',
+        'carbon completion fish > ~/.config/fish/completions/carbon.fish',
+        'source <(carbon completion bash)                # or zsh, for this shell only',
+        'carbon completion --install                     # for the shell $SHELL names',
+      )}
+Completes commands, options, option values (--format, --profile names, ...) and, for
+\`carbon show\`, the newest offset ids. Open a new shell after installing.
+`,
+    )
+    .action(async (shell: string | undefined, flags: { install?: boolean }) => (await import('./commands/completion.js')).run(shell, flags));
+  if (wanted('__complete')) program
+    .command('__complete', { hidden: true })
+    .description('used by the completion scripts: the candidates for the word being completed')
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .action(async (_options: unknown, command: Command) => (await import('./commands/complete.js')).run(command));
+  // ── end of shell completion
+
+  return program;
+}
+
+/** carbon config: profiles in config.json. Settings resolve leniently here (see SettingsKind). */
+function registerConfig(program: Command): void {
   const configModule = () => import('./commands/config.js');
   const config = program
     .command('config')
@@ -233,8 +295,10 @@ ${examples('carbon config set test-key ck_test_…', 'carbon config set --profil
     .argument('<profile>', 'the profile\'s name')
     .addHelpText('after', examples('carbon config use staging', 'carbon config use default'))
     .action(action(pick(configModule, 'use'), 'config'));
+}
 
-  // carbon sandbox: the local model's developer page and back office. Refused on the remote engine.
+/** carbon sandbox: the local model's developer page and back office. Refused on the remote engine. */
+function registerSandbox(program: Command): void {
   const sandboxModule = () => import('./commands/sandbox.js');
   const sandbox = program
     .command('sandbox')
@@ -336,51 +400,4 @@ ${examples('carbon sandbox status', 'carbon sandbox topup 250 --live', 'carbon s
     .option('-y, --yes', 'do not ask (required when there is no terminal)')
     .addHelpText('after', examples('carbon sandbox reset', 'carbon sandbox reset --yes --json | jq .balances'))
     .action(action(pick(sandboxModule, 'reset')));
-
-  program
-    .command('serve')
-    .description('serve the local model as the HTTP API (a stateful sandbox on a port)')
-    .option('--host <host>', 'interface to listen on', '127.0.0.1')
-    .option('--port <port>', 'port; 0 picks a free one', '4010')
-    .option('--public-url <url>', 'origin used in certificate URLs (default http://HOST:PORT)')
-    .option('--show-keys', 'print the sandbox\'s keys in full (masked otherwise)')
-    .addHelpText('after', `
-On start: a banner on stderr, and one JSON line on stdout for scripts:
-  {"url":"http://127.0.0.1:4010/api/v1","test_key":"ck_test_…abcd","read_only_key":…,"live_key":…,"pid":1234}
-Stops gracefully on Ctrl-C (SIGINT) or SIGTERM, finishing requests in flight, and exits 0.
-${examples('carbon serve', 'carbon serve --port 0 --show-keys | head -1 | jq -r .url', 'CARBON_BASE_URL=http://127.0.0.1:4010/api/v1 CARBON_API_KEY=ck_test_… carbon buy --kg 500')}`)
-    .action(action(() => import('./commands/serve.js')));
-
-  // ── Shell completion: commands/completion.ts prints completions/*, commands/complete.ts answers the scripts.
-  // Neither needs settings or an engine up front, so a broken config never breaks them.
-  program
-    .command('completion')
-    .description('print the completion script for bash, zsh or fish (or --install it)')
-    .argument('[shell]', 'bash, zsh or fish (default with --install: the one $SHELL names)')
-    .option('--install', 'write the script where that shell looks for it, and say where')
-    .addHelpText(
-      'after',
-      `${examples(
-        'carbon completion bash > ~/.local/share/bash-completion/completions/carbon',
-        'carbon completion zsh > "${fpath[1]}/_carbon"   # any directory on $fpath, before compinit',
-        'carbon completion fish > ~/.config/fish/completions/carbon.fish',
-        'source <(carbon completion bash)                # or zsh, for this shell only',
-        'carbon completion --install                     # for the shell $SHELL names',
-      )}
-Completes commands, options, option values (--format, --profile names, ...) and, for
-\`carbon show\`, the newest offset ids. Open a new shell after installing.
-`,
-    )
-    .action(async (shell: string | undefined, flags: { install?: boolean }) => (await import('./commands/completion.js')).run(shell, flags));
-  program
-    .command('__complete', { hidden: true })
-    .description('used by the completion scripts: the candidates for the word being completed')
-    .helpOption(false)
-    .allowUnknownOption()
-    .allowExcessArguments()
-    .action(async (_options: unknown, command: Command) => (await import('./commands/complete.js')).run(command));
-  // ── end of shell completion
-
-  return program;
 }
-

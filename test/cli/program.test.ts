@@ -1,6 +1,6 @@
 import { type Command, CommanderError } from 'commander';
 import { describe, expect, test } from 'vitest';
-import { buildProgram } from '../../src/cli/program.js';
+import { buildProgram, SOLO } from '../../src/cli/program.js';
 
 /**
  * argv → the command that runs, its positionals, its own options and the global ones. Every
@@ -26,7 +26,8 @@ function pathOf(cmd: Command): string {
 }
 
 async function parse(argv: string[]): Promise<Parsed> {
-  const program = buildProgram();
+  // As main.ts builds it: only the command the first word names, when it names one.
+  const program = buildProgram(argv[0]);
   let parsed: Parsed | undefined;
   for (const cmd of commands(program)) {
     if ((cmd as unknown as { _actionHandler: unknown })._actionHandler === null) continue;
@@ -153,3 +154,25 @@ test('every command has an example in its --help, and a subcommand lists the glo
     }
   }
 });
+
+describe('a run that names its command gets only that one (start-up), and it is the same command', () => {
+  const helpOf = (cmd: Command) => {
+    let help = '';
+    cmd.configureOutput({ writeOut: (t) => (help += t) });
+    cmd.outputHelp();
+    return help;
+  };
+  const tree = (program: Command) => new Map([...commands(program)].slice(1).map((c) => [pathOf(c), helpOf(c)]));
+  const full = tree(buildProgram());
+
+  test.each([...SOLO])('%s: its commands, options and help as in the whole program, and no other', (name) => {
+    const solo = tree(buildProgram(name));
+    expect([...solo.keys()].every((path) => path === name || path.startsWith(`${name} `))).toBe(true);
+    expect(solo).toEqual(new Map([...full].filter(([path]) => path === name || path.startsWith(`${name} `))));
+  });
+
+  test.each(['help', '--json', 'balanse', '__complete', 'completion', undefined])('%s: the whole program', (first) => {
+    expect([...tree(buildProgram(first)).keys()]).toEqual([...full.keys()]);
+  });
+});
+
