@@ -202,9 +202,7 @@ ${EXIT_CODES_HELP}
     .addHelpText('after', examples('carbon api GET /balance', 'carbon api GET \'/offsets?limit=2\' | jq \'.data[].id\'', 'carbon api POST /quotes -d \'{"kg": 500}\'', 'carbon api POST /offsets -d @purchase.json'))
     .action(action(() => import('./commands/api.js')));
 
-  // carbon config: profiles in config.json. Settings resolve leniently here (see SettingsKind).
   if (wanted('config')) registerConfig(program);
-  // carbon sandbox: the local model's developer page and back office. Refused on the remote engine.
   if (wanted('sandbox')) registerSandbox(program);
 
   if (wanted('serve')) program
