@@ -57,6 +57,23 @@ run('one ledger on PostgreSQL, for the CLI and for carbon serve', () => {
     for (const s of schemas) await s.drop();
   });
 
+  test('6 runners buying at once on a new schema: it is made and provisioned once, and every purchase is in it', async () => {
+    const schema = freshSchema('race');
+    schemas.push(schema);
+    const env = { CARBON_DATABASE_URL: schema.url };
+    const runs = await Promise.all(Array.from({ length: 6 }, (_, i) => carbon(['buy', '--kg', '10', '--reference', `runner-${i}`, '--json'], { home: newHome(), env })));
+    for (const r of runs) expect({ code: r.exitCode, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    const ids = runs.map((r) => (JSON.parse(r.stdout) as { id: string }).id);
+    const home = newHome();
+    const listed = await json<{ data: Array<{ id: string; reference: string }> }>(['list', '--limit', '20'], { home, env });
+    expect(new Set(listed.data.map((o) => o.id))).toEqual(new Set(ids));
+    expect(listed.data.map((o) => o.reference).sort()).toEqual(Array.from({ length: 6 }, (_, i) => `runner-${i}`));
+    // One account: one starting balance, charged six times (10 kg at $0.04 is 40 cents); one set of keys.
+    expect((await json<{ available_cents: number }>(['balance'], { home, env })).available_cents).toBe(100_000 - 6 * 40);
+    const keys = await json<Array<{ default: string | null }>>(['sandbox', 'keys'], { home, env });
+    expect(keys.map((k) => k.default).sort()).toEqual(['live', 'read_only', 'test']);
+  }, 60_000);
+
   test('a purchase on one machine is seen by another and by a server; sandbox commands act on the shared sandbox', async () => {
     const schema = freshSchema('e2e');
     schemas.push(schema);
