@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
@@ -109,6 +109,23 @@ describe('files on disk', () => {
       body: '{"kg": 250}',
     }));
     expect(replay.headers['idempotent-replayed']).toBe('true');
+  });
+
+  test('a new ledger beside an old key file starts the file over: its keys are the defaults, the old ones gone', async () => {
+    // What a ledger deleted under its key file leaves, or a run killed after writing the file and
+    // before its commit: defaults naming keys the ledger does not have.
+    const data = dir();
+    writeFileSync(join(data, 'sandbox-keys.json'), JSON.stringify({ defaults: { test: 'key_stale' }, secrets: { key_stale: 'ck_test_stalestalestalestalestalestale' } }), { mode: 0o600 });
+    const sandbox = await Sandbox.open(data);
+    try {
+      const keys = await sandbox.keys();
+      expect(keys.map((k) => k.default).sort()).toEqual(['live', 'read_only', 'test']);
+      expect(await sandbox.secret('key_stale')).toBeUndefined();
+      const testKey = keys.find((k) => k.default === 'test')!;
+      expect(await sandbox.defaultKey('test')).toBe(await sandbox.secret(testKey.id));
+    } finally {
+      await sandbox.close();
+    }
   });
 
   test('two handles on one directory share one ledger', async () => {

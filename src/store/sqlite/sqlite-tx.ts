@@ -67,6 +67,9 @@ export class SqliteTx implements LedgerTx {
     this.s.createAccount.run({ ...account, created_ms: now });
     this.db.prepare('INSERT INTO balances VALUES (0, 0), (1, 0)').run();
     this.db.prepare('INSERT INTO impact VALUES (0, 0, 0, 0), (1, 0, 0, 0)').run();
+    // A new account's keys are the only ones: the key file starts over, so nothing an earlier
+    // ledger left in it (or a run killed between writing it and committing) names a default.
+    this.pendingVault = { defaults: {}, secrets: {} };
   }
 
   async updateAccount(patch: Partial<AccountRecord>): Promise<AccountRecord> {
