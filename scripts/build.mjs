@@ -114,35 +114,67 @@ const deferredBuiltins = {
 
 const SQLITE_VERSION = JSON.parse(readFileSync(require.resolve('better-sqlite3/package.json'), 'utf8')).version;
 
-/** better-sqlite3 bundled, its addon found directly; the installed package as-is on a version mismatch. */
+/**
+ * better-sqlite3 bundled, its addon found directly; the installed package as-is on a version
+ * mismatch. The package is found as Node's resolution would find it from dist/ (the node_modules
+ * of dist/'s folder and of each folder above it), by reading its package.json there: one read in a
+ * checkout or an install, where `require.resolve` stats each candidate and takes the realpath of
+ * every folder on the way (0.5 ms of a `carbon balance`, BENCHMARKS.md). Where that finds nothing
+ * (NODE_PATH, a global folder), `require.resolve` does.
+ */
 const betterSqlite = {
   name: 'better-sqlite3',
   setup(b) {
     b.onResolve({ filter: /^better-sqlite3$/ }, (args) =>
       args.namespace === 'better-sqlite3' ? { path: 'better-sqlite3', external: true } : { path: 'entry', namespace: 'better-sqlite3' },
     );
-    // Read when cli.cjs runs, not when it is built: the version that is installed then.
+    b.onResolve({ filter: /^(bindings|installed)$/ }, (args) => ({ path: args.path, namespace: 'better-sqlite3' }));
     b.onResolve({ filter: /^better-sqlite3\/package\.json$/ }, (args) => ({ path: args.path, external: true }));
-    b.onResolve({ filter: /^bindings$/ }, () => ({ path: 'bindings', namespace: 'better-sqlite3' }));
+    // Read when cli.cjs runs, not when it is built: the package that is installed then.
+    b.onLoad({ filter: /^installed$/, namespace: 'better-sqlite3' }, () => ({
+      loader: 'js',
+      contents: `
+        const { dirname, join } = require('node:path');
+        const { readFileSync } = require('node:fs');
+        function installed() {
+          for (let dir = __dirname; ; ) {
+            const root = join(dir, 'node_modules', 'better-sqlite3');
+            try {
+              return { root, version: JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version };
+            } catch {
+              // Not in this folder's node_modules: the next one up, as Node looks.
+            }
+            const up = dirname(dir);
+            if (up === dir) break;
+            dir = up;
+          }
+          const file = require.resolve('better-sqlite3/package.json');
+          return { root: dirname(file), version: JSON.parse(readFileSync(file, 'utf8')).version };
+        }
+        module.exports = installed();`,
+    }));
     b.onLoad({ filter: /^entry$/, namespace: 'better-sqlite3' }, () => ({
       loader: 'js',
       resolveDir: process.cwd(),
       contents: `
-        const installed = require('better-sqlite3/package.json').version;
-        module.exports = installed === ${JSON.stringify(SQLITE_VERSION)}
+        module.exports = require('installed').version === ${JSON.stringify(SQLITE_VERSION)}
           ? require('./node_modules/better-sqlite3/lib/index.js')
           : require('better-sqlite3');`,
     }));
     b.onLoad({ filter: /^bindings$/, namespace: 'better-sqlite3' }, () => ({
       loader: 'js',
       contents: `
-        const { dirname, join } = require('node:path');
+        const { join } = require('node:path');
+        const { root } = require('installed');
         module.exports = function bindings(name) {
-          const root = dirname(require.resolve('better-sqlite3/package.json'));
+          // process.dlopen, as require() of a .node file does, without first taking the realpath
+          // of each folder on the way (better-sqlite3 asks for its addon once).
+          const addon = { exports: {} };
           try {
-            return require(join(root, 'build', 'Release', name));
+            process.dlopen(addon, join(root, 'build', 'Release', name));
+            return addon.exports;
           } catch (err) {
-            if (err.code !== 'MODULE_NOT_FOUND') throw err;
+            if (err.code !== 'ERR_DLOPEN_FAILED' || require('node:fs').existsSync(join(root, 'build', 'Release', name))) throw err;
           }
           // Built somewhere else (a debug build, another layout): the package's own search.
           return require(require.resolve('bindings', { paths: [root] }))({ bindings: name, module_root: root });

@@ -13,7 +13,7 @@ import { sqliteError } from './errors.js';
 import { migrate } from './schema.js';
 import { SqliteTx, lm } from './sqlite-tx.js';
 import { DAY_MS, groupByPeriod } from '../periods.js';
-import { OFFSET_COLUMNS, type Statements, offsetRecord, prepareAll } from './statements.js';
+import { OFFSET_COLUMNS, type Statements, offsetRecord, lazyStatements } from './statements.js';
 import { LEDGER_FILE, readVault, writeVault } from './files.js';
 
 /**
@@ -93,7 +93,7 @@ export class SqliteStore implements LedgerStore {
     /** The data directory (the key vault lives beside the ledger), or null in memory. */
     private readonly dir: string | null,
   ) {
-    this.s = prepareAll(db);
+    this.s = lazyStatements(db);
     this.identityFd = dir === null || label === ':memory:' ? null : openSync(label, 'r');
   }
 
