@@ -61,6 +61,11 @@ const cjs = {
   banner: { js: '"use strict"; var __carbonMeta = { get url() { return require("node:url").pathToFileURL(__filename).href; } };' },
   outExtension: { '.js': '.cjs' },
   define: { 'import.meta.url': '__carbonMeta.url' },
+  // Every start reads cli.cjs whole (~1.5 us a KB, most of it copying into a string): whitespace
+  // and syntax minified, 495 -> 344 KB, ~0.3 ms a start. Names are kept, for stack traces
+  // (CARBON_DEBUG=1); the linked source map has the rest.
+  minifyWhitespace: true,
+  minifySyntax: true,
 };
 
 /**
