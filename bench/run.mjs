@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { seedOffsets } from './lib/seed.mjs';
+import { paced } from './lib/paced.mjs';
 import { median, quantile } from './lib/stats.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -560,17 +561,23 @@ async function serving() {
       requests: [{ setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'idempotency-key': randomUUID() } }) }],
     };
     await load({ ...post, duration: 1 });
-    // At a steady 2,000 purchases a second (a busy CI fleet), the latency a buyer sees.
-    const paced = [];
-    for (let r = 0; r < 3; r++) paced.push(await load({ ...post, overallRate: 2000, duration: seconds }));
-    const pacedP99 = median(paced.map((x) => x.p99));
-    row('5 serving', 'POST /api/v1/offsets at 2,000/s, p99', `${pacedP99} ms`, `p50 ${median(paced.map((x) => x.p50))} ms, ${perSec(median(paced.map((x) => x.rps)))}`, null, '< 5 ms', pacedP99 < 5,
-      `autocannon --overallRate 2000, 10 connections, 3 × ${seconds} s; the median p99 (autocannon counts whole ms)`);
+    // At a steady 2,000 purchases a second (a busy CI fleet), the latency a buyer sees: an
+    // open-loop load (bench/lib/paced.mjs). Not autocannon's --overallRate, which sends each
+    // second's share in a burst at full speed.
+    const steady = [];
+    for (let r = 0; r < 3; r++) {
+      const x = await paced({ url: post.url, method: 'POST', headers: post.headers, body: post.body, rate: 2000, seconds, perRequest: () => ({ 'idempotency-key': randomUUID() }) });
+      if (x.errors > 0 || x.non2xx > 0) throw new Error(`POST /offsets at 2,000/s: ${x.errors} errors, ${x.non2xx} non-2xx`);
+      steady.push(x);
+    }
+    const steadyP99 = median(steady.map((x) => x.p99));
+    row('5 serving', 'POST /api/v1/offsets at 2,000/s, p99', `${steadyP99.toFixed(2)} ms`, `p50 ${median(steady.map((x) => x.p50)).toFixed(2)} ms, p99.9 ${median(steady.map((x) => x.p999)).toFixed(2)} ms, ${perSec(median(steady.map((x) => x.rps)))}`, null, '< 5 ms', steadyP99 < 5,
+      `an open-loop load at a steady 2,000 a second (bench/lib/paced.mjs), 3 × ${seconds} s, after a 1 s warm-up; the median p99; the generator sent up to ${Math.max(...steady.map((x) => x.lag)).toFixed(1)} ms late`);
     const postRuns = [];
     for (let r = 0; r < 2; r++) postRuns.push(await load({ ...post, duration: seconds }));
     const impact = await (await fetch(`${serve.ready.url}/impact`, { headers })).json();
     const sent = postRuns.reduce((n, x) => n + x.total, 0);
-    const sentAll = sent + paced.reduce((n, x) => n + x.total, 0);
+    const sentAll = sent + steady.reduce((n, x) => n + x.total, 0);
     if (impact.offsets - before < sentAll) throw new Error(`${sentAll} purchases answered 201 but only ${impact.offsets - before} offsets were added`);
     const p = median(postRuns.map((x) => x.rps));
     row('5 serving', 'POST /api/v1/offsets (fresh keys), as fast as it goes', `${perSec(p)} (p99 ${median(postRuns.map((x) => x.p99))} ms)`, '—', null, '≥ 2,000/s', p >= 2000,
