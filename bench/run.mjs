@@ -301,6 +301,46 @@ async function throughput() {
     `${latencies.length.toLocaleString('en-US')} purchases back to back; the longest ${Math.max(...latencies).toFixed(1)} ms`);
 }
 
+/**
+ * The async storage port's own cost on the local engine: the share of the purchase loop's CPU
+ * (its main thread) spent in V8's promise and async-function machinery, which is what awaiting
+ * the port (and the service and client above it) adds to the same rules and SQL run straight
+ * through. Sampled by Linux perf (cpu-clock, 4 kHz) with Node's --perf-basic-prof naming the
+ * JavaScript frames; without perf (the linux-perf package) the row says so.
+ */
+function portCost() {
+  if (spawnSync('perf', ['--version'], { stdio: 'ignore' }).status !== 0) {
+    row('2 throughput', 'the async port\'s machinery in the purchase loop', 'not measured', 'needs Linux perf (linux-perf)', null, '≤ 5 %', null);
+    return;
+  }
+  log('the async port: the purchase loop under perf');
+  const dir = join(TMP, 'port');
+  mkdirSync(dir);
+  const data = join(dir, 'perf.data');
+  const loop = spawnSync('perf', ['record', '-q', '-e', 'cpu-clock', '-F', '4000', '-o', data, '--', NODE, '--perf-basic-prof', join(ROOT, 'bench', 'lib', 'buy-loop.mjs'), DIST_INDEX, join(dir, 'data'), '4000'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  if (loop.status !== 0) throw new Error(`perf record of the purchase loop failed: ${loop.stderr}`);
+  const { perSecond } = JSON.parse(loop.stdout);
+  const report = spawnSync('perf', ['report', '-i', data, '--no-children', '--sort', 'pid,sym', '--stdio', '-g', 'none'], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  if (report.status !== 0) throw new Error(`perf report failed: ${report.stderr}`);
+  // Lines: "  0.20%  5059:node  [.] Builtins_RunMicrotasks". The main thread is the busiest one
+  // (the checkpointer's worker and libuv's pool take the rest).
+  const byThread = new Map();
+  for (const line of report.stdout.split('\n')) {
+    const m = /^\s*([\d.]+)%\s+(\d+):\S+\s+\[.\]\s+(.*)$/.exec(line);
+    if (m === null) continue;
+    const t = byThread.get(m[2]) ?? { all: 0, async: 0 };
+    t.all += Number(m[1]);
+    if (/^Builtins_(RunMicrotasks|EnqueueMicrotask|\w*Promise\w*|AsyncFunction\w*|ResumeGenerator\w*|\w*Await\w*)$/.test(m[3])) t.async += Number(m[1]);
+    byThread.set(m[2], t);
+  }
+  const [tid, main] = [...byThread].sort((a, b) => b[1].all - a[1].all)[0] ?? [];
+  if (main === undefined || main.all === 0) throw new Error('perf recorded no samples of the purchase loop');
+  rmSync(join(os.tmpdir(), `perf-${tid}.map`), { force: true });
+  const share = (100 * main.async) / main.all;
+  row('2 throughput', 'the async port\'s machinery in the purchase loop', `${share.toFixed(2)} % of its CPU`, `the loop's main thread: ${perSec(perSecond)}`, null, '≤ 5 %', share <= 5,
+    'perf record -e cpu-clock -F 4000 of bench/lib/buy-loop.mjs (4 s); V8\'s promise, microtask and async-function builtins, as a share of the main thread\'s samples');
+}
+
 // ---------------------------------------------------------------------------------------------
 // 3. Scale: the same commands on a ledger of BIG offsets vs one of 1,000.
 
@@ -669,7 +709,10 @@ const loadBefore = os.loadavg();
 log(`carbon bench: ${info.model}, ${info.cpus} CPUs, node ${info.node}, ${info.git}; temp ${TMP}`);
 try {
   if (only.has('startup')) startup();
-  if (only.has('throughput')) await throughput();
+  if (only.has('throughput')) {
+    await throughput();
+    portCost();
+  }
   if (only.has('scale') || only.has('streaming') || only.has('page')) {
     log(`seeding ${SMALL.toLocaleString('en-US')}, ${MID.toLocaleString('en-US')} and ${BIG.toLocaleString('en-US')} offsets`);
     const small = makeHome('small', SMALL);
