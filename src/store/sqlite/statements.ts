@@ -12,7 +12,6 @@ export const OFFSET_COLUMNS = `seq, id, ${MODE}, status, kg, amount_cents, rate,
 const KEY_COLUMNS = `id, hash, ${MODE}, permission, last4, created_ms, revoked_ms`;
 const NEW_CERTIFICATE = "'cert_' || lower(hex(randomblob(12)))";
 
-
 /** An offset row as the raw statements below return it: the columns of OFFSET_COLUMNS, in order. */
 export type OffsetRow = [
   number, string, OffsetRecord['mode'], OffsetRecord['status'], number, number, number, number | null, number | null,
@@ -65,7 +64,7 @@ const SQL = {
   meta: (db: Db) => db.prepare<[string], string>('SELECT value FROM meta WHERE name = ?').pluck(),
   putMeta: (db: Db) => db.prepare<[string, string]>('INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value'),
   deleteMeta: (db: Db) => db.prepare<[string]>('DELETE FROM meta WHERE name = ?'),
-    // Prepared once: db.exec() would parse them again on every transaction.
+  // Prepared statements: db.exec() would parse them again on every transaction.
   begin: (db: Db) => db.prepare('BEGIN IMMEDIATE'),
   commit: (db: Db) => db.prepare('COMMIT'),
   rollback: (db: Db) => db.prepare('ROLLBACK'),
@@ -123,7 +122,7 @@ const SQL = {
 
 /**
  * The statements of one connection. Each is prepared when first read: a command prepares the few
- * it runs, not all 38 (0.3 ms of every `carbon balance`, BENCHMARKS.md). The getters sit on a
+ * it runs, not all 36 (0.3 ms of every `carbon balance`, BENCHMARKS.md). The getters sit on a
  * class's prototype and keep what they made in one array, so the object's shape never changes and
  * the purchase path's reads stay a load and a check.
  */
