@@ -7,6 +7,7 @@ import { CliError } from './errors.js';
 import { EXIT, exitCodeForStatus } from './exit-codes.js';
 import { colorOn } from './output.js';
 import { dollars } from './render/format.js';
+import { mappedStack } from './stack.js';
 
 interface Reported {
   exitCode: number;
@@ -84,6 +85,6 @@ export function reportError(
     const color = colorOn(Boolean(io.stderr.isTTY), io.env, io.color);
     io.stderr.write(`${color ? '\u001b[31merror:\u001b[39m' : 'error:'} ${r.line.replace(/\s*\n\s*/g, ' ')}\n`);
   }
-  if (io.env.CARBON_DEBUG === '1' && err instanceof Error && err.stack) io.stderr.write(`${err.stack}\n`);
+  if (io.env.CARBON_DEBUG === '1' && err instanceof Error && err.stack) io.stderr.write(`${mappedStack(err.stack)}\n`);
   return r.exitCode;
 }

@@ -220,4 +220,15 @@ describe('stack traces', () => {
     expect(debug.stderr).toMatch(/^error: No such offset/m);
     expect(debug.stderr).toMatch(/^\s+at /m);
   });
+
+  test('name the TypeScript the minified bundle was built from, through its source map', async () => {
+    const debug = await carbon(['show', 'off_nope'], { home: newHome(), env: { CARBON_DEBUG: '1' } });
+    expect(debug.exitCode).toBe(5);
+    const frames = debug.stderr.split('\n').filter((l) => /^\s+at /.test(l));
+    expect(frames.length).toBeGreaterThan(2);
+    // The command's own frame, at its line in src/cli/commands/show.ts; no frame left in the bundle
+    // but on its first line (the helpers, whose columns the bin's wrapper shifts).
+    expect(frames.some((f) => /src\/cli\/commands\/show\.ts:\d+:\d+\)$/.test(f))).toBe(true);
+    expect(frames.filter((f) => /dist\/cli\.cjs:(?!1:)\d+:\d+/.test(f))).toEqual([]);
+  });
 });

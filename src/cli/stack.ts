@@ -1,0 +1,39 @@
+import { readFileSync } from 'node:fs';
+import { SourceMap } from 'node:module';
+import { dirname, join } from 'node:path';
+
+/** What `SourceMap.findEntry` returns for a position it maps (an empty object otherwise). */
+interface Entry {
+  originalSource?: string;
+  originalLine?: number;
+  originalColumn?: number;
+}
+
+/**
+ * A stack trace with the frames of carbon's bundles (`dist/cli.cjs`, minified: scripts/build.mjs)
+ * read back to the TypeScript they were built from, through the source map beside each bundle.
+ * For CARBON_DEBUG=1 only: a map is ~0.9 MB of JSON. (Node's --enable-source-maps does not reach
+ * code that bin/carbon.cjs compiles with vm.Script.) A frame without a map stays as it is, and so
+ * does one on a bundle's first line, whose columns bin/carbon.cjs's module wrapper shifts.
+ */
+export function mappedStack(stack: string): string {
+  const maps = new Map<string, SourceMap | null>();
+  const mapOf = (file: string): SourceMap | null => {
+    let map = maps.get(file);
+    if (map === undefined) {
+      try {
+        map = new SourceMap(JSON.parse(readFileSync(`${file}.map`, 'utf8')));
+      } catch {
+        map = null;
+      }
+      maps.set(file, map);
+    }
+    return map;
+  };
+  return stack.replace(/((?:[A-Za-z]:)?[^\s():]+\.c?js):(\d+):(\d+)/g, (frame, file: string, line: string, column: string) => {
+    if (line === '1') return frame;
+    const entry = mapOf(file)?.findEntry(Number(line) - 1, Number(column) - 1) as Entry | undefined;
+    if (entry?.originalSource === undefined || entry.originalLine === undefined || entry.originalColumn === undefined) return frame;
+    return `${join(dirname(file), entry.originalSource)}:${entry.originalLine + 1}:${entry.originalColumn + 1}`;
+  });
+}
