@@ -318,7 +318,11 @@ function portCost() {
   mkdirSync(dir);
   const data = join(dir, 'perf.data');
   const loop = spawnSync('perf', ['record', '-q', '-e', 'cpu-clock', '-F', '4000', '-o', data, '--', NODE, '--perf-basic-prof', join(ROOT, 'bench', 'lib', 'buy-loop.mjs'), DIST_INDEX, join(dir, 'data'), '4000'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  if (loop.status !== 0) throw new Error(`perf record of the purchase loop failed: ${loop.stderr}`);
+  if (loop.status !== 0) {
+    // perf is there but may not record (kernel.perf_event_paranoid, a container): said, not fatal.
+    row('2 throughput', 'the async port\'s machinery in the purchase loop', 'not measured', `perf record failed: ${loop.stderr.trim().split('\n')[0] ?? ''}`, null, '≤ 5 %', null);
+    return;
+  }
   const { perSecond } = JSON.parse(loop.stdout);
   const report = spawnSync('perf', ['report', '-i', data, '--no-children', '--sort', 'pid,sym', '--stdio', '-g', 'none'], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
   if (report.status !== 0) throw new Error(`perf report failed: ${report.stderr}`);
