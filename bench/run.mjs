@@ -309,8 +309,9 @@ async function throughput() {
  * JavaScript frames; without perf (the linux-perf package) the row says so.
  */
 function portCost() {
+  const what = 'the async port\'s machinery in the purchase loop';
   if (spawnSync('perf', ['--version'], { stdio: 'ignore' }).status !== 0) {
-    row('2 throughput', 'the async port\'s machinery in the purchase loop', 'not measured', 'needs Linux perf (linux-perf)', null, '≤ 5 %', null);
+    row('2 throughput', what, 'not measured', 'needs Linux perf (linux-perf)', null, '≤ 5 %', null);
     return;
   }
   log('the async port: the purchase loop under perf');
@@ -320,7 +321,7 @@ function portCost() {
   const loop = spawnSync('perf', ['record', '-q', '-e', 'cpu-clock', '-F', '4000', '-o', data, '--', NODE, '--perf-basic-prof', join(ROOT, 'bench', 'lib', 'buy-loop.mjs'), DIST_INDEX, join(dir, 'data'), '4000'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   if (loop.status !== 0) {
     // perf is there but may not record (kernel.perf_event_paranoid, a container): said, not fatal.
-    row('2 throughput', 'the async port\'s machinery in the purchase loop', 'not measured', `perf record failed: ${loop.stderr.trim().split('\n')[0] ?? ''}`, null, '≤ 5 %', null);
+    row('2 throughput', what, 'not measured', `perf record failed: ${loop.stderr.trim().split('\n')[0] ?? ''}`, null, '≤ 5 %', null);
     return;
   }
   const { perSecond } = JSON.parse(loop.stdout);
@@ -341,7 +342,7 @@ function portCost() {
   if (main === undefined || main.all === 0) throw new Error('perf recorded no samples of the purchase loop');
   rmSync(join(os.tmpdir(), `perf-${tid}.map`), { force: true });
   const share = (100 * main.async) / main.all;
-  row('2 throughput', 'the async port\'s machinery in the purchase loop', `${share.toFixed(2)} % of its CPU`, `the loop's main thread: ${perSec(perSecond)}`, null, '≤ 5 %', share <= 5,
+  row('2 throughput', what, `${share.toFixed(2)} % of its CPU`, `the loop's main thread: ${perSec(perSecond)}`, null, '≤ 5 %', share <= 5,
     'perf record -e cpu-clock -F 4000 of bench/lib/buy-loop.mjs (4 s); V8\'s promise, microtask and async-function builtins, as a share of the main thread\'s samples');
 }
 
