@@ -170,14 +170,14 @@ const betterSqlite = {
     b.onLoad({ filter: /^bindings$/, namespace: 'better-sqlite3' }, () => ({
       loader: 'js',
       contents: `
-        const { join } = require('node:path');
+        const { join, toNamespacedPath } = require('node:path');
         const { root } = require('installed');
         module.exports = function bindings(name) {
           // process.dlopen, as require() of a .node file does, without first taking the realpath
           // of each folder on the way (better-sqlite3 asks for its addon once).
           const addon = { exports: {} };
           try {
-            process.dlopen(addon, join(root, 'build', 'Release', name));
+            process.dlopen(addon, toNamespacedPath(join(root, 'build', 'Release', name)));
             return addon.exports;
           } catch (err) {
             if (err.code !== 'ERR_DLOPEN_FAILED' || require('node:fs').existsSync(join(root, 'build', 'Release', name))) throw err;
