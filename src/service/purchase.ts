@@ -1,5 +1,5 @@
 import type { Mode } from '../api/types.js';
-import type { AccountRecord, NewOffset, OffsetRecord, PurchaseFacts } from '../store/port.js';
+import type { AccountRecord, IdempotencyRecord, NewOffset, OffsetRecord } from '../store/port.js';
 import { ApiError } from './errors.js';
 import { settleAtFor } from './lifecycle.js';
 import { price } from './pricing.js';
@@ -12,8 +12,16 @@ import type { PurchaseRequest } from './validation.js';
  * it inside the purchase's transaction and writes what it decides; it touches nothing itself.
  */
 
-/** What the ledger holds that the rule reads (the store reads it in one call: `purchaseFacts`). */
-export type PurchaseState = PurchaseFacts & { account: AccountRecord };
+/** What the ledger holds that the rule reads (for a batch, the store reads it in one call: `purchaseFacts`). */
+export interface PurchaseState {
+  account: AccountRecord;
+  /** The balance of the mode, as the purchases before this one left it. */
+  available: number;
+  /** The Idempotency-Key's record in this mode, if the key was given and used before. */
+  prior: IdempotencyRecord | undefined;
+  /** created_ms of the newest offset of the mode. */
+  newestCreated: number | null;
+}
 
 export interface PurchaseAsk {
   mode: Mode;

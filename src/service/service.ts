@@ -3,10 +3,10 @@ import type { AccountRecord, KeyRecord, LedgerStore, OffsetRecord } from '../sto
 import { LedgerError } from '../store/ledger-error.js';
 import { checkPermission, checkStanding, parseBearer, rateLimited } from './access.js';
 import { ApiError } from './errors.js';
-import { hashKey, newCertificateId, randomBase62, redactKeys, requestId } from './keys.js';
+import { hashKey, redactKeys, requestId } from './keys.js';
 import { effective, effectiveImpact, isDue, modelTime } from './lifecycle.js';
 import { price } from './pricing.js';
-import { decidePurchase, replayed } from './purchase.js';
+import { type PurchaseOutcome, PurchaseQueue } from './purchase-batch.js';
 import { type Operation, type Route, matchRoute } from './routes.js';
 import { checkIdempotencyKey, parseListQuery, parsePurchaseBody, rejectQuery } from './validation.js';
 
@@ -22,6 +22,8 @@ const CURRENCY = 'usd';
 
 interface Caller {
   key: KeyRecord;
+  /** The key's SHA-256, for the check a write makes again inside its transaction. */
+  hash: Uint8Array;
   mode: Mode;
   account: AccountRecord;
   now: number;
@@ -45,6 +47,7 @@ export class OffsetsService {
    */
   private readonly bearers = new Map<string, { mode: Mode; hash: Uint8Array }>();
   readonly publicBaseUrl: string;
+  private readonly purchases: PurchaseQueue;
 
   constructor(
     readonly store: LedgerStore,
@@ -52,6 +55,7 @@ export class OffsetsService {
   ) {
     this.clock = options.clock ?? Date.now;
     this.publicBaseUrl = (options.publicBaseUrl ?? DEFAULT_PUBLIC_BASE_URL).replace(/\/+$/, '');
+    this.purchases = new PurchaseQueue(store, (account) => this.now(account));
   }
 
   /** Model time: the wall clock plus the sandbox clock's offset. */
@@ -123,7 +127,7 @@ export class OffsetsService {
       const wait = await this.store.takeRequest(key.id, now, account.rate_limit_requests, account.rate_limit_window_ms);
       if (wait !== null) throw rateLimited(wait);
     }
-    return { key, mode: bearer.mode, account, now };
+    return { key, hash: bearer.hash, mode: bearer.mode, account, now };
   }
 
   /** The spec's Offset for a stored one as it stands at `now`, certificate URLs on this service's base URL. */
@@ -143,24 +147,10 @@ export class OffsetsService {
     }
   }
 
-  async purchase(mode: Mode, body: string, idempotencyKey: string | null): Promise<{ offset: OffsetRecord; replayed: boolean; now: number }> {
+  /** Buys, in the next batch of purchases (purchase-batch.ts); the caller's key is checked again inside the write. */
+  purchase(mode: Mode, body: string, idempotencyKey: string | null, keyHash: Uint8Array): Promise<PurchaseOutcome> {
     const request = parsePurchaseBody(body);
-    return this.store.transaction(async (tx) => {
-      const { account, ...facts } = await tx.purchaseFacts(mode, idempotencyKey);
-      if (account === undefined) throw new LedgerError('The ledger has no account.', this.store.label, 'Run `carbon sandbox reset` to provision one.');
-      // Taken inside the transaction, after the write lock: `created` follows the list's order.
-      const now = this.now(account);
-      // Recording due placements first keeps the due set small; it does not change the facts.
-      await tx.placeDue(now);
-      const decision = decidePurchase(
-        { account, ...facts },
-        { mode, request, idempotencyKey, now },
-        { offset: () => `off_${randomBase62(24)}`, certificate: newCertificateId },
-      );
-      if (decision.kind === 'replay') return { offset: replayed(await tx.offset(decision.offsetId), decision.offsetId), replayed: true, now };
-      const idem = idempotencyKey === null ? null : { key: idempotencyKey, fingerprint: decision.fingerprint };
-      return { offset: await tx.insertOffset(decision.offset, idem), replayed: false, now };
-    });
+    return this.purchases.submit({ mode, request, idempotencyKey, keyHash });
   }
 }
 
@@ -179,7 +169,7 @@ async function ownOffset(service: OffsetsService, mode: Mode, id: string): Promi
 const HANDLERS: Record<Operation, Handler> = {
   async createOffset(service, req, caller) {
     const idempotencyKey = checkIdempotencyKey(req.headers['idempotency-key'], true);
-    const { offset, replayed: again, now } = await service.purchase(caller.mode, req.body, idempotencyKey);
+    const { offset, replayed: again, now } = await service.purchase(caller.mode, req.body, idempotencyKey, caller.hash);
     const headers: Record<string, string> = jsonHeaders();
     if (again) headers['idempotent-replayed'] = 'true';
     return { status: 201, headers, body: service.toOffset(offset, now) satisfies Offset };

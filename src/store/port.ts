@@ -4,13 +4,15 @@ export { LedgerError } from './ledger-error.js';
 
 /**
  * The storage port: everything the model keeps, in the model's own terms. The service decides
- * (src/service/rules/), a store stores. No SQL and no driver type crosses this file, so a store
+ * (the rules in src/service/), a store stores. No SQL and no driver type crosses this file, so a store
  * is chosen at run time (SQLite in the data directory, or PostgreSQL by URL) and the same
  * service, server and contract suite run on each.
  *
  * Two rules every implementation keeps:
  * - `transaction(fn)` runs `fn` with every read and write it makes as one atomic unit that no
- *   other writer, in this process or another, interleaves with. It may run `fn` again from the
+ *   other writer, in this process or another, interleaves with: concurrent transactions end as
+ *   some serial order of them would have, on every store (docs/reliability.md says how each keeps
+ *   it). It may run `fn` again from the
  *   start (a serialization failure, a lost connection before commit), so `fn` must do nothing
  *   outside `tx` that cannot be repeated. What `fn` throws rolls everything back and is rethrown.
  * - Reads outside a transaction see committed state only, and never wait for a writer.
@@ -133,28 +135,46 @@ export interface LedgerReads {
   meta(name: string): Promise<string | undefined>;
 }
 
-/** What the purchase rule reads, in one call (one round trip on a networked store). */
+/**
+ * What a batch of purchases of one mode reads, in one call (one round trip on a networked store),
+ * inside the batch's transaction.
+ */
 export interface PurchaseFacts {
   account: AccountRecord | undefined;
   /** The balance of the mode. */
   available: number;
-  /** The Idempotency-Key's record in this mode, if the key was given and used before. */
-  prior: IdempotencyRecord | undefined;
+  /** The batch's Idempotency-Keys that were used before in this mode, by key. */
+  priors: Map<string, IdempotencyRecord>;
   /** created_ms of the newest offset of the mode. */
   newestCreated: number | null;
+  /** The batch's API keys as they stand now, by `hashId(hash)`: a write authenticates inside itself. */
+  keys: Map<string, KeyRecord>;
+}
+
+/** A purchase as the rule decided it: the offset, and the Idempotency-Key to record with it. */
+export interface NewPurchase {
+  offset: NewOffset;
+  idempotency: { key: string; fingerprint: string } | null;
+}
+
+/** A key's SHA-256 as a map key. */
+export function hashId(hash: Uint8Array): string {
+  return Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString('base64');
 }
 
 /** Writes, each in domain terms; only inside `transaction`. */
 export interface LedgerTx extends LedgerReads {
-  idempotency(mode: Mode, key: string): Promise<IdempotencyRecord | undefined>;
-  purchaseFacts(mode: Mode, idempotencyKey: string | null): Promise<PurchaseFacts>;
+  purchaseFacts(mode: Mode, idempotencyKeys: string[], keyHashes: Uint8Array[]): Promise<PurchaseFacts>;
   /** Creates the account, its balances at 0 and its totals at 0. */
   createAccount(account: AccountRecord, now: number): Promise<void>;
   updateAccount(patch: Partial<AccountRecord>): Promise<AccountRecord>;
   /** Adds to (or, negative, takes from) a balance with a ledger entry; a balance never goes below 0. */
   moveBalance(mode: Mode, cents: number, kind: 'topup' | 'charge' | 'refund', offsetId: string | null, now: number): Promise<number>;
-  /** Records a purchase: the offset, its charge, the totals, and the Idempotency-Key when there is one. */
-  insertOffset(offset: NewOffset, idempotency: { key: string; fingerprint: string } | null): Promise<OffsetRecord>;
+  /**
+   * Records purchases of one mode, in order: each offset, its charge, the totals, and the
+   * Idempotency-Key when there is one. Returns the offsets with their `seq`, in the same order.
+   */
+  insertOffsets(purchases: NewPurchase[]): Promise<OffsetRecord[]>;
   /** Every processing offset whose placement time is at or before `now` becomes placed at that time. */
   placeDue(now: number): Promise<void>;
   /** processing → placed now (an approved review). */

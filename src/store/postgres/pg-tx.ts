@@ -1,7 +1,7 @@
 import type { Mode } from '../../api/types.js';
-import type {
-  AccountRecord, DefaultKey, IdempotencyRecord, ImpactTotals, KeyRecord, KeyVault, LedgerReads, LedgerTx, NewOffset,
-  OffsetRecord, PurchaseFacts, ReviewState,
+import {
+  type AccountRecord, type DefaultKey, type IdempotencyRecord, type ImpactTotals, type KeyRecord, type KeyVault, type LedgerReads,
+  type LedgerTx, type NewPurchase, type OffsetRecord, type PurchaseFacts, type ReviewState, hashId,
 } from '../port.js';
 import { DAY_MS, groupByPeriod } from '../periods.js';
 
@@ -16,10 +16,20 @@ const OFFSET = `seq, id, ${MODE}, status, kg, amount_cents, rate, req_kg, req_am
 const KEY = `id, hash, ${MODE}, permission, last4, created_ms, revoked_ms`;
 const ACCOUNT = 'status, rate, review_limit_cents, clock_offset_ms, rate_limit_requests, rate_limit_window_ms';
 
+/**
+ * Whether PostgreSQL text can hold every value of a lookup. It cannot hold NUL (U+0000), and no
+ * write stores one (validation refuses it), so a lookup by such a value finds nothing, as it does
+ * on SQLite, instead of failing with 22021 (a 500).
+ */
+function holdable(values: unknown[]): boolean {
+  return values.every((v) => typeof v !== 'string' || !v.includes('\u0000'));
+}
+
 /** The reads, on a pool (committed state) or inside a transaction (its own view). */
 export function reads(q: Queryable): LedgerReads {
-  const one = async <R extends object>(text: string, values: unknown[] = []): Promise<R | undefined> => (await q.query<R>(text, values)).rows[0];
-  const all = async <R extends object>(text: string, values: unknown[] = []): Promise<R[]> => (await q.query<R>(text, values)).rows;
+  const one = async <R extends object>(text: string, values: unknown[] = []): Promise<R | undefined> =>
+    holdable(values) ? (await q.query<R>(text, values)).rows[0] : undefined;
+  const all = async <R extends object>(text: string, values: unknown[] = []): Promise<R[]> => (holdable(values) ? (await q.query<R>(text, values)).rows : []);
   return {
     account: () => one<AccountRecord>(`SELECT ${ACCOUNT} FROM account WHERE id = 1`),
     keyByHash: (hash) => one<KeyRecord>(`SELECT ${KEY} FROM api_keys WHERE hash = $1`, [Buffer.from(hash)]),
@@ -74,6 +84,9 @@ export function reads(q: Queryable): LedgerReads {
 /** The writes of one transaction, on one connection. */
 export class PgTx implements LedgerTx {
   private readonly r: LedgerReads;
+  /** What the store's read cache holds (the account, the balances; the keys) was written. */
+  touched = false;
+  touchedKeys = false;
 
   constructor(private readonly q: Queryable) {
     this.r = reads(q);
@@ -95,40 +108,37 @@ export class PgTx implements LedgerTx {
   newestCreated = (mode: Mode) => this.r.newestCreated(mode);
   meta = (name: string) => this.r.meta(name);
 
-  async idempotency(mode: Mode, key: string): Promise<IdempotencyRecord | undefined> {
-    return (await this.q.query<IdempotencyRecord>('SELECT fingerprint, offset_id, created_ms FROM idempotency WHERE livemode = $1 AND key = $2', [lm(mode), key])).rows[0];
-  }
-
-  /**
-   * The mode's balance row is locked first: purchases of a mode, from every instance, take their
-   * turn here, and each then reads what the one before committed (READ COMMITTED).
-   */
-  async purchaseFacts(mode: Mode, idempotencyKey: string | null): Promise<PurchaseFacts> {
-    // Two statements, on purpose: the lock first; then, in a statement that starts after the
-    // lock was granted (a fresh READ COMMITTED snapshot), everything else. Read in the locking
-    // statement itself, the Idempotency-Key would come from the snapshot taken before the wait,
-    // and two instances given one key at once would both miss the other's purchase.
-    const locked = (await this.q.query<{ available_cents: number }>('SELECT available_cents FROM balances WHERE livemode = $1 FOR UPDATE', [lm(mode)])).rows[0];
+  /** Everything the purchase rule reads for a batch, in one statement (the writer lock is held: see transaction()). */
+  async purchaseFacts(mode: Mode, idempotencyKeys: string[], keyHashes: Uint8Array[]): Promise<PurchaseFacts> {
     const row = (
-      await this.q.query<AccountRecord & { newest: number | null; fingerprint: string | null; offset_id: string | null; key_created_ms: number | null }>(
-        `SELECT (SELECT created_ms FROM offsets WHERE livemode = $1 ORDER BY seq DESC LIMIT 1) AS newest,
-                a.status, a.rate, a.review_limit_cents, a.clock_offset_ms, a.rate_limit_requests, a.rate_limit_window_ms,
-                i.fingerprint, i.offset_id, i.created_ms AS key_created_ms
-         FROM account a LEFT JOIN idempotency i ON i.livemode = $1 AND i.key = $2`,
-        [lm(mode), idempotencyKey],
+      await this.q.query<AccountRecord & { available: number | null; newest: number | null; priors: Array<IdempotencyRecord & { key: string }>; keys: Array<KeyRecord & { hash: string }> }>(
+        `SELECT a.status, a.rate, a.review_limit_cents, a.clock_offset_ms, a.rate_limit_requests, a.rate_limit_window_ms,
+                (SELECT available_cents FROM balances WHERE livemode = $1) AS available,
+                (SELECT created_ms FROM offsets WHERE livemode = $1 ORDER BY seq DESC LIMIT 1) AS newest,
+                (SELECT coalesce(json_agg(json_build_object('key', key, 'fingerprint', fingerprint, 'offset_id', offset_id, 'created_ms', created_ms)), '[]')
+                   FROM idempotency WHERE livemode = $1 AND key = ANY($2::text[])) AS priors,
+                (SELECT coalesce(json_agg(json_build_object('id', id, 'hash', encode(hash, 'base64'), 'mode', CASE livemode WHEN 1 THEN 'live' ELSE 'test' END,
+                   'permission', permission, 'last4', last4, 'created_ms', created_ms, 'revoked_ms', revoked_ms)), '[]')
+                   FROM api_keys WHERE hash = ANY($3::bytea[])) AS keys
+         FROM account a WHERE a.id = 1`,
+        [lm(mode), idempotencyKeys, keyHashes.map((h) => Buffer.from(h))],
       )
     ).rows[0];
-    if (row === undefined || locked === undefined) return { account: undefined, available: 0, prior: undefined, newestCreated: null };
-    const { newest, fingerprint, offset_id, key_created_ms, ...account } = row;
+    if (row === undefined || row.available === null) return { account: undefined, available: 0, priors: new Map(), newestCreated: null, keys: new Map() };
+    const { available, newest, priors, keys, ...account } = row;
+    const keyRecords = keys.map((k) => ({ ...k, hash: new Uint8Array(Buffer.from(k.hash, 'base64')) }));
     return {
       account,
-      available: locked.available_cents,
-      prior: fingerprint === null || offset_id === null ? undefined : { fingerprint, offset_id, created_ms: key_created_ms ?? 0 },
+      available,
+      priors: new Map(priors.map(({ key, ...record }) => [key, record])),
       newestCreated: newest,
+      keys: new Map(keyRecords.map((k) => [hashId(k.hash), k])),
     };
   }
 
   async createAccount(account: AccountRecord, now: number): Promise<void> {
+    this.touched = true;
+    this.touchedKeys = true;
     await this.q.query(
       `INSERT INTO account (id, status, rate, review_limit_cents, clock_offset_ms, rate_limit_requests, rate_limit_window_ms, created_ms)
        VALUES (1, $1, $2, $3, $4, $5, $6, $7)`,
@@ -139,6 +149,7 @@ export class PgTx implements LedgerTx {
   }
 
   async updateAccount(patch: Partial<AccountRecord>): Promise<AccountRecord> {
+    this.touched = true;
     const columns = (Object.keys(patch) as Array<keyof AccountRecord>).filter((k) =>
       ['status', 'rate', 'review_limit_cents', 'clock_offset_ms', 'rate_limit_requests', 'rate_limit_window_ms'].includes(k),
     );
@@ -149,6 +160,7 @@ export class PgTx implements LedgerTx {
   }
 
   async moveBalance(mode: Mode, cents: number, kind: 'topup' | 'charge' | 'refund', offsetId: string | null, now: number): Promise<number> {
+    this.touched = true;
     await this.q.query('INSERT INTO entries (livemode, kind, amount_cents, offset_id, created_ms) VALUES ($1, $2, $3, $4, $5)', [lm(mode), kind, cents, offsetId, now]);
     const r = await this.q.query<{ available_cents: number }>(
       'UPDATE balances SET available_cents = available_cents + $1 WHERE livemode = $2 RETURNING available_cents',
@@ -157,27 +169,38 @@ export class PgTx implements LedgerTx {
     return r.rows[0]?.available_cents ?? 0;
   }
 
-  async insertOffset(o: NewOffset, idempotency: { key: string; fingerprint: string } | null): Promise<OffsetRecord> {
-    const livemode = lm(o.mode);
-    // One round trip: the offset, its charge, the balance, the totals, the day's totals, the key.
-    const r = await this.q.query<{ seq: number }>(
-      `WITH o AS (
+  /** The batch in one statement: its offsets, charges, balance, totals, days' totals and keys. */
+  async insertOffsets(purchases: NewPurchase[]): Promise<OffsetRecord[]> {
+    if (purchases.length === 0) return [];
+    this.touched = true;
+    const column = <T>(pick: (p: NewPurchase) => T): T[] => purchases.map(pick);
+    const r = await this.q.query<{ id: string; seq: number }>(
+      `WITH r AS (
+         SELECT * FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::text[], $9::bigint[],
+                              $10::bigint[], $11::text[], $12::text[], $13::bigint[], $14::text[], $15::text[])
+           WITH ORDINALITY AS r(id, kg, amount_cents, rate, req_kg, req_amount_cents, reference, created_ms, settle_at_ms, review,
+                                certificate_id, day, ikey, fingerprint, n)),
+       o AS (
          INSERT INTO offsets (id, livemode, status, kg, amount_cents, rate, req_kg, req_amount_cents, reference, created_ms, settle_at_ms, review, certificate_id)
-         VALUES ($1, $2, 'processing', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING seq),
-       e AS (INSERT INTO entries (livemode, kind, amount_cents, offset_id, created_ms) VALUES ($2, 'charge', -$4::bigint, $1, $9)),
-       b AS (UPDATE balances SET available_cents = available_cents - $4 WHERE livemode = $2),
-       i AS (UPDATE impact SET processing_kg = processing_kg + $3, offsets = offsets + 1 WHERE livemode = $2),
-       d AS (INSERT INTO impact_daily (livemode, day, kg, offsets) VALUES ($2, $13, $3, 1)
-             ON CONFLICT (livemode, day) DO UPDATE SET kg = impact_daily.kg + $3, offsets = impact_daily.offsets + 1),
-       k AS (INSERT INTO idempotency (livemode, key, fingerprint, offset_id, created_ms)
-             SELECT $2, $14, $15, $1, $9 WHERE $14::text IS NOT NULL)
-       SELECT seq FROM o`,
+         SELECT id, $1, 'processing', kg, amount_cents, rate, req_kg, req_amount_cents, reference, created_ms, settle_at_ms, review, certificate_id
+         FROM r ORDER BY n RETURNING id, seq),
+       e AS (INSERT INTO entries (livemode, kind, amount_cents, offset_id, created_ms) SELECT $1, 'charge', -amount_cents, id, created_ms FROM r ORDER BY n),
+       b AS (UPDATE balances SET available_cents = available_cents - (SELECT sum(amount_cents) FROM r) WHERE livemode = $1),
+       i AS (UPDATE impact SET processing_kg = processing_kg + (SELECT sum(kg) FROM r), offsets = offsets + (SELECT count(*) FROM r) WHERE livemode = $1),
+       d AS (INSERT INTO impact_daily AS d (livemode, day, kg, offsets) SELECT $1, day, sum(kg), count(*) FROM r GROUP BY day
+             ON CONFLICT (livemode, day) DO UPDATE SET kg = d.kg + excluded.kg, offsets = d.offsets + excluded.offsets),
+       k AS (INSERT INTO idempotency (livemode, key, fingerprint, offset_id, created_ms) SELECT $1, ikey, fingerprint, id, created_ms FROM r WHERE ikey IS NOT NULL)
+       SELECT id, seq FROM o`,
       [
-        o.id, livemode, o.kg, o.amount_cents, o.rate, o.req_kg, o.req_amount_cents, o.reference, o.created_ms, o.settle_at_ms, o.review,
-        o.certificate_id, Math.floor(o.created_ms / DAY_MS), idempotency?.key ?? null, idempotency?.fingerprint ?? null,
+        lm(purchases[0]!.offset.mode),
+        column((p) => p.offset.id), column((p) => p.offset.kg), column((p) => p.offset.amount_cents), column((p) => p.offset.rate),
+        column((p) => p.offset.req_kg), column((p) => p.offset.req_amount_cents), column((p) => p.offset.reference), column((p) => p.offset.created_ms),
+        column((p) => p.offset.settle_at_ms), column((p) => p.offset.review), column((p) => p.offset.certificate_id),
+        column((p) => Math.floor(p.offset.created_ms / DAY_MS)), column((p) => p.idempotency?.key ?? null), column((p) => p.idempotency?.fingerprint ?? null),
       ],
     );
-    return { ...o, seq: r.rows[0]!.seq };
+    const seqs = new Map(r.rows.map((row) => [row.id, row.seq]));
+    return purchases.map(({ offset }) => ({ ...offset, seq: seqs.get(offset.id)! }));
   }
 
   async placeDue(now: number): Promise<void> {
@@ -195,7 +218,7 @@ export class PgTx implements LedgerTx {
   async place(offset: OffsetRecord, now: number, review: ReviewState | null): Promise<OffsetRecord> {
     await this.q.query(
       // Live offsets carry their certificate id from the purchase (purchase.ts).
-      "UPDATE offsets SET status = 'placed', review = coalesce($1, review), placed_ms = $2, settle_at_ms = NULL WHERE id = $3",
+      "UPDATE offsets SET status = 'placed', review = coalesce($1, review), placed_ms = $2, settle_at_ms = NULL WHERE id = $3 AND status = 'processing'",
       [review, now, offset.id],
     );
     await this.q.query('UPDATE impact SET processing_kg = processing_kg - $1, placed_kg = placed_kg + $1 WHERE livemode = $2', [offset.kg, lm(offset.mode)]);
@@ -204,7 +227,7 @@ export class PgTx implements LedgerTx {
 
   async markRefunded(offset: OffsetRecord, review: ReviewState | null): Promise<OffsetRecord> {
     const livemode = lm(offset.mode);
-    await this.q.query("UPDATE offsets SET status = 'refunded', settle_at_ms = NULL, review = coalesce($1, review) WHERE id = $2", [review, offset.id]);
+    await this.q.query("UPDATE offsets SET status = 'refunded', settle_at_ms = NULL, review = coalesce($1, review) WHERE id = $2 AND status = 'processing'", [review, offset.id]);
     await this.q.query('UPDATE impact SET processing_kg = processing_kg - $1, offsets = offsets - 1 WHERE livemode = $2', [offset.kg, livemode]);
     await this.q.query('UPDATE impact_daily SET kg = kg - $1, offsets = offsets - 1 WHERE livemode = $2 AND day = $3', [
       offset.kg, livemode, Math.floor(offset.created_ms / DAY_MS),
@@ -213,6 +236,8 @@ export class PgTx implements LedgerTx {
   }
 
   async insertKey(key: KeyRecord, secret: string, defaultFor: DefaultKey | null): Promise<void> {
+    this.touched = true;
+    this.touchedKeys = true;
     await this.q.query('INSERT INTO api_keys (id, hash, livemode, permission, last4, created_ms) VALUES ($1, $2, $3, $4, $5, $6)', [
       key.id, Buffer.from(key.hash), lm(key.mode), key.permission, key.last4, key.created_ms,
     ]);
@@ -225,6 +250,8 @@ export class PgTx implements LedgerTx {
   }
 
   async revokeKey(id: string, now: number): Promise<boolean> {
+    this.touched = true;
+    this.touchedKeys = true;
     return ((await this.q.query('UPDATE api_keys SET revoked_ms = $1 WHERE id = $2 AND revoked_ms IS NULL', [now, id])).rowCount ?? 0) === 1;
   }
 
@@ -233,7 +260,23 @@ export class PgTx implements LedgerTx {
     else await this.q.query('INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value', [name, value]);
   }
 
+  /**
+   * DELETE, not TRUNCATE: TRUNCATE takes an ACCESS EXCLUSIVE lock on each table in turn, which a
+   * read holding one table while it waits for the next would deadlock with, and it is not MVCC-safe.
+   * Writers are held off by the writer lock this transaction holds.
+   */
   async clear(): Promise<void> {
-    await this.q.query('TRUNCATE account, balances, entries, offsets, impact, impact_daily, idempotency, api_keys, key_vault, rate_windows');
+    this.touched = true;
+    this.touchedKeys = true;
+    await this.q.query(
+      'DELETE FROM idempotency; DELETE FROM entries; DELETE FROM offsets; DELETE FROM impact; DELETE FROM impact_daily; DELETE FROM balances; ' +
+        'DELETE FROM key_vault; DELETE FROM api_keys; DELETE FROM rate_windows; DELETE FROM account',
+    );
+  }
+
+  /** COMMIT, after moving the ledger's version when the read cache's part changed (one round trip). */
+  commitStatement(): string {
+    if (this.touchedKeys) return 'UPDATE ledger_version SET version = version + 1, keys_version = keys_version + 1; COMMIT';
+    return this.touched ? 'UPDATE ledger_version SET version = version + 1; COMMIT' : 'COMMIT';
   }
 }

@@ -1,8 +1,9 @@
 import pg from 'pg';
 import type { Mode } from '../../api/types.js';
 import { LedgerError } from '../ledger-error.js';
-import type {
-  AccountRecord, BrowseQuery, ImpactTotals, KeyRecord, KeyVault, LedgerReads, LedgerStore, LedgerTx, OffsetRecord, PageQuery,
+import {
+  type AccountRecord, type BrowseQuery, type ImpactTotals, type KeyRecord, type KeyVault, type LedgerReads, type LedgerStore, type LedgerTx,
+  type OffsetRecord, type PageQuery, hashId,
 } from '../port.js';
 import { pgError } from './errors.js';
 import { PgTx, type Queryable, reads } from './pg-tx.js';
@@ -12,11 +13,12 @@ import { maskUrl, parseDatabaseUrl } from './url.js';
 /**
  * The shared store: one PostgreSQL database (a schema of it) under any number of `carbon serve`
  * instances and CLI runs. Exact across instances by construction:
- * - a purchase locks its mode's balance row first (`SELECT … FOR UPDATE`), so purchases of a mode
- *   run one after another across every instance (READ COMMITTED: each sees the one before), and
- *   the Idempotency-Key's primary key is the last line of defence;
- * - nothing is cached between requests: every read is a query, so a key revoked through one
- *   instance is refused by all from their next request;
+ * - every transaction takes the ledger's writer lock before its snapshot and runs SERIALIZABLE
+ *   (see transaction()): writers of every instance take their turn, each seeing the one before,
+ *   and the Idempotency-Key's primary key and the balance's CHECK are the last lines of defence;
+ * - the account, its balances and the keys are kept between requests and checked against the
+ *   ledger's version once a batch (see fresh()), so a key revoked through one instance is refused
+ *   by all from their next request;
  * - a transaction that fails with a serialization failure or a deadlock runs again from the start.
  * docs/reliability.md has the reasoning.
  */
@@ -29,7 +31,38 @@ const types = {
   },
 };
 
-const RETRIES = 5;
+const RETRIES = 10;
+
+interface ReadCache {
+  version: number;
+  keysVersion: number;
+  account: AccountRecord | undefined;
+  /** test, live */
+  balances: [number, number];
+  /** Keys looked up since keys_version last moved, by `hashId`. */
+  keys: Map<string, KeyRecord>;
+}
+
+/** The writer lock first (no snapshot yet), then everything else (see transaction()). */
+const BEGIN = 'BEGIN ISOLATION LEVEL SERIALIZABLE; LOCK TABLE account IN SHARE ROW EXCLUSIVE MODE';
+const BEGIN_NO_WAIT = "BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL lock_timeout = '1ms'; LOCK TABLE account IN SHARE ROW EXCLUSIVE MODE";
+
+/** A few milliseconds, more each attempt, at random: writers that collided do not collide again in step. */
+function pause(attempt: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 ** attempt)));
+}
+
+/**
+ * A checked-out connection that the server closes between two queries (a restart: 57P01) emits
+ * 'error' with no query to hand it to; unheard, that event would end the process. The query under
+ * way, or the next one, fails instead, and the request gets its 503.
+ */
+const watched = new WeakSet<pg.PoolClient>();
+function watch(client: pg.PoolClient): void {
+  if (watched.has(client)) return;
+  watched.add(client);
+  client.on('error', () => {});
+}
 
 export class PostgresStore implements LedgerStore {
   readonly kind = 'postgres' as const;
@@ -105,11 +138,72 @@ export class PostgresStore implements LedgerStore {
     }
   }
 
+  /**
+   * Every request reads the account and its key, and most its balance; all change rarely. They
+   * are kept between requests, checked once a turn of the event loop against the ledger's version
+   * row in one round trip that also brings the account and both balances back: `carbon serve`
+   * answers the requests read in one turn together, after reading them all, so an answer never
+   * misses a commit (a revoked key included) that finished before its request arrived. Every
+   * transaction that writes what is kept moves the version in its COMMIT's round trip.
+   */
+  private cache: ReadCache | undefined;
+  private check: Promise<ReadCache> | null = null;
+
+  private fresh(): Promise<ReadCache> {
+    if (this.check === null) {
+      const check = this.load();
+      this.check = check;
+      setImmediate(() => {
+        if (this.check === check) this.check = null;
+      });
+    }
+    return this.check;
+  }
+
+  private async load(): Promise<ReadCache> {
+    const row = (
+      await this.pool.query<AccountRecord & { version: number; keys_version: number; test: number | null; live: number | null; id: number | null }>(
+        `SELECT l.version, l.keys_version, a.id, a.status, a.rate, a.review_limit_cents, a.clock_offset_ms, a.rate_limit_requests, a.rate_limit_window_ms,
+                b0.available_cents AS test, b1.available_cents AS live
+         FROM ledger_version l LEFT JOIN account a ON a.id = 1
+           LEFT JOIN balances b0 ON b0.livemode = 0 LEFT JOIN balances b1 ON b1.livemode = 1`,
+      )
+    ).rows[0]!;
+    const { version, keys_version, test, live, id, ...account } = row;
+    const before = this.cache;
+    if (before !== undefined && before.version > version) return before;
+    const cache: ReadCache = {
+      version,
+      keysVersion: keys_version,
+      account: id === null ? undefined : Object.freeze(account),
+      balances: [test ?? 0, live ?? 0],
+      keys: before !== undefined && before.keysVersion === keys_version ? before.keys : new Map(),
+    };
+    this.cache = cache;
+    return cache;
+  }
+
+  /** What this process's own transaction wrote is read back at once, not at the next turn. */
+  private committed(tx: PgTx): void {
+    this.check = null;
+    if (tx.touchedKeys) this.cache = undefined;
+  }
+
   account(): Promise<AccountRecord | undefined> {
-    return this.read(() => this.reads.account());
+    return this.read(async () => (await this.fresh()).account);
   }
   keyByHash(hash: Uint8Array): Promise<KeyRecord | undefined> {
-    return this.read(() => this.reads.keyByHash(hash));
+    return this.read(async () => {
+      const cache = await this.fresh();
+      const id = hashId(hash);
+      let key = cache.keys.get(id);
+      if (key === undefined) {
+        key = await this.reads.keyByHash(hash);
+        // Only keys that exist are kept, and only so many: unknown keys sprayed at a server cost memory.
+        if (key !== undefined && cache.keys.size < 1000) cache.keys.set(id, Object.freeze(key));
+      }
+      return key;
+    });
   }
   keys(): Promise<KeyRecord[]> {
     return this.read(() => this.reads.keys());
@@ -118,7 +212,7 @@ export class PostgresStore implements LedgerStore {
     return this.read(() => this.reads.vault());
   }
   balance(mode: Mode): Promise<number> {
-    return this.read(() => this.reads.balance(mode));
+    return this.read(async () => (await this.fresh()).balances[mode === 'live' ? 1 : 0]);
   }
   impact(mode: Mode): Promise<ImpactTotals> {
     return this.read(() => this.reads.impact(mode));
@@ -152,10 +246,19 @@ export class PostgresStore implements LedgerStore {
   }
 
   /**
-   * BEGIN … COMMIT on one pooled connection. A serialization failure or deadlock runs `fn` again
-   * (up to RETRIES times); `wait: false` gives up at once on a held lock (lock_timeout).
+   * One transaction on one pooled connection, serializable in two ways at once:
+   * - it opens by taking the ledger's writer lock (`LOCK TABLE account IN SHARE ROW EXCLUSIVE
+   *   MODE`, which conflicts with itself and not with reads), before its snapshot: LOCK TABLE takes
+   *   none, so the snapshot of the statement after it already sees every writer before it. Writers
+   *   of every instance take their turn as SQLite's BEGIN IMMEDIATE makes them, and never deadlock
+   *   on each other (each waits for one lock, taken first);
+   * - it runs at ISOLATION LEVEL SERIALIZABLE, so a write that some future path makes outside
+   *   that turn is still caught (40001) and run again rather than interleaved.
+   * A serialization failure or deadlock runs `fn` again (up to RETRIES times, with a short random
+   * pause); `wait: false` gives up at once when the writer lock is held.
    */
   async transaction<T>(fn: (tx: LedgerTx) => Promise<T>, options: { wait?: boolean } = {}): Promise<T> {
+    const wait = options.wait !== false;
     for (let attempt = 1; ; attempt++) {
       let client: pg.PoolClient;
       try {
@@ -163,12 +266,14 @@ export class PostgresStore implements LedgerStore {
       } catch (err) {
         throw pgError(err, this.label);
       }
+      watch(client);
       let broken = false;
       try {
-        await client.query('BEGIN');
-        if (options.wait === false) await client.query("SET LOCAL lock_timeout = '1ms'");
-        const result = await fn(new PgTx(client));
-        await client.query('COMMIT');
+        await client.query(wait ? BEGIN : BEGIN_NO_WAIT);
+        const tx = new PgTx(client);
+        const result = await fn(tx);
+        await client.query(tx.commitStatement());
+        if (tx.touched) this.committed(tx);
         return result;
       } catch (err) {
         const code = (err as { code?: string }).code;
@@ -179,7 +284,10 @@ export class PostgresStore implements LedgerStore {
         }
         // A serialization failure or deadlock, or a unique key another writer just took (an
         // Idempotency-Key, say): the transaction runs again and sees what was committed.
-        if ((code === '40001' || code === '40P01' || code === '23505') && attempt < RETRIES) continue;
+        if (wait && (code === '40001' || code === '40P01' || code === '23505') && attempt < RETRIES) {
+          await pause(attempt);
+          continue;
+        }
         throw pgError(err, this.label);
       } finally {
         client.release(broken);

@@ -90,4 +90,18 @@ CREATE TABLE meta (name text PRIMARY KEY, value text NOT NULL);
 CREATE TABLE rate_windows (key_id text PRIMARY KEY, start_ms bigint NOT NULL, count bigint NOT NULL);
 `;
 
-export const MIGRATIONS = [V1];
+/**
+ * V2: the ledger's version, moved by every transaction that writes the account, a balance or a
+ * key (keys_version by key writes alone), in its COMMIT's round trip: the read cache of every
+ * instance checks it once a batch of requests (postgres-store.ts).
+ */
+const V2 = `
+CREATE TABLE ledger_version (
+  id integer PRIMARY KEY CHECK (id = 1),
+  version bigint NOT NULL,
+  keys_version bigint NOT NULL
+);
+INSERT INTO ledger_version VALUES (1, 0, 0);
+`;
+
+export const MIGRATIONS = [V1, V2];

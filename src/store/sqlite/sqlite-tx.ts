@@ -1,8 +1,8 @@
 import type Database from 'better-sqlite3';
 import type { Mode } from '../../api/types.js';
-import type {
-  AccountRecord, BrowseQuery, DefaultKey, IdempotencyRecord, KeyRecord, KeyVault, LedgerReads, LedgerTx, NewOffset, OffsetRecord,
-  PageQuery, PurchaseFacts, ReviewState,
+import {
+  type AccountRecord, type BrowseQuery, type DefaultKey, type IdempotencyRecord, type KeyRecord, type KeyVault, type LedgerReads,
+  type LedgerTx, type NewOffset, type NewPurchase, type OffsetRecord, type PageQuery, type PurchaseFacts, type ReviewState, hashId,
 } from '../port.js';
 import { withKey } from './files.js';
 import type { Statements } from './statements.js';
@@ -47,17 +47,24 @@ export class SqliteTx implements LedgerTx {
     else this.s.putMeta.run(name, value);
   }
 
-  async idempotency(mode: Mode, key: string): Promise<IdempotencyRecord | undefined> {
-    return this.s.idempotency.get(lm(mode), key);
-  }
-
-  async purchaseFacts(mode: Mode, idempotencyKey: string | null): Promise<PurchaseFacts> {
+  async purchaseFacts(mode: Mode, idempotencyKeys: string[], keyHashes: Uint8Array[]): Promise<PurchaseFacts> {
     const livemode = lm(mode);
+    const priors = new Map<string, IdempotencyRecord>();
+    for (const key of idempotencyKeys) {
+      const prior = this.s.idempotency.get(livemode, key);
+      if (prior !== undefined) priors.set(key, prior);
+    }
+    const keys = new Map<string, KeyRecord>();
+    for (const hash of keyHashes) {
+      const key = this.s.keyByHash.get(hash);
+      if (key !== undefined) keys.set(hashId(hash), key);
+    }
     return {
       account: this.s.account.get(),
       available: this.s.balance.get(livemode) ?? 0,
-      prior: idempotencyKey === null ? undefined : this.s.idempotency.get(livemode, idempotencyKey),
+      priors,
       newestCreated: this.s.newestCreated.get(livemode) ?? null,
+      keys,
     };
   }
 
@@ -90,7 +97,11 @@ export class SqliteTx implements LedgerTx {
     return this.s.balance.get(lm(mode)) ?? 0;
   }
 
-  async insertOffset(offset: NewOffset, idempotency: { key: string; fingerprint: string } | null): Promise<OffsetRecord> {
+  async insertOffsets(purchases: NewPurchase[]): Promise<OffsetRecord[]> {
+    return purchases.map(({ offset, idempotency }) => this.insertOffset(offset, idempotency));
+  }
+
+  private insertOffset(offset: NewOffset, idempotency: NewPurchase['idempotency']): OffsetRecord {
     const livemode = lm(offset.mode);
     this.touchedBalance = true;
     const { lastInsertRowid } = this.s.insertOffset.run({
