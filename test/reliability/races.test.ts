@@ -62,7 +62,7 @@ describe.each(stores)('conflicting writes raced on %s', (_name, make) => {
   /** `carbon sandbox …` in a process of its own, on this ledger. */
   const sandboxCli = (args: string[]) => runCli(ledger.home, ['sandbox', ...args], { env: ledger.env, timeoutMs: 60_000 });
 
-  const buy = async (server: Served, key: string, body: Record<string, unknown>, idem = randomUUID()) =>
+  const buy = async (server: Served, key: string, body: Record<string, unknown>, idem: string = randomUUID()) =>
     http(`${server.url}/offsets`, { key, idem, body: JSON.stringify(body) });
 
   beforeAll(async () => {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
  * loopback port, for this run only. Returns its URL and how to stop it, or null (then the
  * PostgreSQL suites say in one line that they are skipped, and why).
  */
-export async function throwawayPostgres(root: string): Promise<{ url: string; stop: () => void } | null> {
+export async function throwawayPostgres(root: string): Promise<{ url: string; stop: () => void; restart: () => void } | null> {
   const versions = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a)) : [];
   const bin = versions.map((v) => join('/usr/lib/postgresql', v, 'bin')).find((b) => existsSync(join(b, 'initdb')));
   if (bin === undefined) return null;
@@ -42,6 +42,8 @@ export async function throwawayPostgres(root: string): Promise<{ url: string; st
   }
   return {
     url: `postgres://carbon@127.0.0.1:${port}/postgres`,
+    /** Immediate: every connection is terminated (57P01), then the server is started again. */
+    restart: () => run('pg_ctl', ['-D', data, '-w', '-m', 'immediate', '-l', join(data, 'log'), '-o', `-p ${port} -k ${data} -c listen_addresses=127.0.0.1 -c fsync=off`, 'restart']),
     stop: () => {
       spawnSync(join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', 'stop'], { uid, gid, timeout: 30_000 });
     },
