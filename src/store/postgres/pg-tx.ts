@@ -250,6 +250,7 @@ export class PgTx implements LedgerTx {
   }
 
   async revokeKey(id: string, now: number): Promise<boolean> {
+    if (!holdable([id])) return false;
     this.touched = true;
     this.touchedKeys = true;
     return ((await this.q.query('UPDATE api_keys SET revoked_ms = $1 WHERE id = $2 AND revoked_ms IS NULL', [now, id])).rowCount ?? 0) === 1;
