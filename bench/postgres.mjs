@@ -1,13 +1,17 @@
 // PostgreSQL serving figures (BENCHMARKS.md): GET /balance and POST /offsets through 1, 2 and 4
-// `carbon serve` instances on one PostgreSQL, beside one instance on SQLite, in one run.
+// `carbon serve` instances on one PostgreSQL, beside one instance on SQLite and beside PostgreSQL's
+// own yardstick, pgbench's TPC-B-like run at scale 1 with the same client count, in one run.
 //
 //   CARBON_BENCH_DATABASE_URL=postgres://… node bench/postgres.mjs     [SECS=5 CONN=20]
 //
 // Each configuration gets a fresh schema (dropped afterwards). Load comes from autocannon in this
-// process, spread round-robin over the instances (as a load balancer would).
+// process, spread round-robin over the instances (as a load balancer would). For each figure the
+// CPU time each carbon process and the PostgreSQL server used per request is read from /proc, so
+// scaling past this machine's cores can be judged on paper.
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -23,6 +27,62 @@ const connections = Number(process.env.CONN ?? 20);
 const BIN = process.env.BENCH_BIN ?? new URL('../bin/carbon.cjs', import.meta.url).pathname;
 const TMP = mkdtempSync(join(tmpdir(), 'carbon-bench-pg-'));
 const children = [];
+const schemas = [];
+
+/** CPU seconds (user + system) a process has used, from /proc; 0 when it is gone. */
+function cpuSeconds(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** The PostgreSQL server's processes (the postmaster and its backends). */
+function postgresPids() {
+  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres';
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** CPU used by `pids` and by PostgreSQL while `fn` runs. */
+async function measured(pids, fn) {
+  const before = pids.map(cpuSeconds);
+  const pgBefore = new Map(postgresPids().map((p) => [p, cpuSeconds(p)]));
+  const result = await fn();
+  const carbon = pids.map((p, i) => cpuSeconds(p) - before[i]);
+  // Backends that came and went are counted from 0.
+  const postgres = postgresPids().reduce((t, p) => t + cpuSeconds(p) - (pgBefore.get(p) ?? 0), 0);
+  return { ...result, cpu: { carbon, postgres } };
+}
+
+/**
+ * pgbench's TPC-B-like transaction at scale 1 (every transaction updates the one branch row: the
+ * hot-row shape of a ledger), with carbon's client count, in a schema of its own.
+ */
+function pgbench(url) {
+  const schema = `bench_pgbench_${randomBytes(4).toString('hex')}`;
+  schemas.push(schema);
+  const u = new URL(url);
+  u.search = '';
+  const env = { ...process.env, PGOPTIONS: `-c search_path=${schema}` };
+  const run = (args) => {
+    const r = spawnSync('pgbench', [...args, u.toString()], { env, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`pgbench ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  spawnSync('psql', [u.toString(), '-qc', `CREATE SCHEMA ${schema}`], { encoding: 'utf8' });
+  run(['-i', '-s', '1', '-q']);
+  const out = run(['-c', String(connections), '-j', '2', '-T', String(seconds), '-n']);
+  const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1]);
+  const latency = Number(/latency average = ([\d.]+) ms/.exec(out)?.[1]);
+  return { tps, latency };
+}
 
 function serve(env, home = mkdtempSync(join(TMP, 'home-'))) {
   return new Promise((resolve, reject) => {
@@ -32,7 +92,7 @@ function serve(env, home = mkdtempSync(join(TMP, 'home-'))) {
     child.stdout.setEncoding('utf8').on('data', (d) => {
       out += d;
       const nl = out.indexOf('\n');
-      if (nl !== -1) resolve(JSON.parse(out.slice(0, nl)));
+      if (nl !== -1) resolve({ ...JSON.parse(out.slice(0, nl)), pid: child.pid });
     });
     child.once('exit', (code) => reject(new Error(`serve exited ${code}`)));
   });
@@ -69,23 +129,27 @@ async function load(urls, key, kind) {
 
 async function configuration(label, instances, database) {
   const env = database ? { CARBON_DATABASE_URL: database } : {};
-  let urls;
+  let servers;
   let key;
   if (database) {
     await carbon(['sandbox', 'topup', '10000000'], env);
     key = JSON.parse(await carbon(['sandbox', 'keys', '--reveal', '--json'], env)).find((k) => k.default === 'test').secret;
-    urls = (await Promise.all(Array.from({ length: instances }, () => serve(env)))).map((r) => r.url);
+    servers = await Promise.all(Array.from({ length: instances }, () => serve(env)));
   } else {
     const home = mkdtempSync(join(TMP, 'sqlite-'));
     const ready = await serve({}, home);
     await carbon(['sandbox', 'topup', '10000000'], { CARBON_HOME: home });
-    urls = [ready.url];
+    servers = [ready];
     key = ready.test_key;
   }
+  const urls = servers.map((s) => s.url);
+  const pids = servers.map((s) => s.pid);
   await load(urls, key, 'get'); // warm-up
-  const get = await load(urls, key, 'get');
-  const post = await load(urls, key, 'post');
-  const row = (what, r) => console.log(`| ${label} | ${what} | ${Math.round(r.rps).toLocaleString('en-US')}/s | ${r.p50} ms | ${r.p99} ms | ${r.errors} |`);
+  const get = await measured(pids, () => load(urls, key, 'get'));
+  const post = await measured(pids, () => load(urls, key, 'post'));
+  const perRequest = (r, cpu) => `${cpu.map((c) => ((c * 1e6) / (r.rps * seconds)).toFixed(0)).join(' + ')} µs` + (database ? `, PostgreSQL ${((r.cpu.postgres * 1e6) / (r.rps * seconds)).toFixed(0)} µs` : '');
+  const row = (what, r) =>
+    console.log(`| ${label} | ${what} | ${Math.round(r.rps).toLocaleString('en-US')}/s | ${r.p50} ms | ${r.p99} ms | ${r.errors} | ${perRequest(r, r.cpu.carbon)} |`);
   row('GET /balance', get);
   row('POST /offsets', post);
   for (const c of children.splice(0)) c.kill('SIGTERM');
@@ -93,7 +157,6 @@ async function configuration(label, instances, database) {
   return { get, post };
 }
 
-const schemas = [];
 function schemaUrl() {
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   schemas.push(schema);
@@ -104,14 +167,24 @@ function schemaUrl() {
 
 try {
   console.log(`${connections} connections in all, ${seconds} s a figure, ${new Date().toISOString()}`);
-  console.log('| store, instances | request | requests/s | p50 | p99 | errors |');
-  console.log('|---|---|---|---|---|---|');
+  console.log('| store, instances | request | requests/s | p50 | p99 | errors | CPU per request (each carbon process; PostgreSQL) |');
+  console.log('|---|---|---|---|---|---|---|');
   const sqlite = await configuration('SQLite, 1', 1, null);
   const figures = {};
   for (const n of [1, 2, 4]) figures[n] = await configuration(`PostgreSQL, ${n}`, n, schemaUrl());
-  console.log(`GET /balance scaling, 1 → 4 instances: ${(figures[4].get.rps / figures[1].get.rps).toFixed(2)}×`);
+  const reference = pgbench(base);
+  console.log(`| PostgreSQL | pgbench TPC-B-like, scale 1, ${connections} clients | ${Math.round(reference.tps).toLocaleString('en-US')} tps | | latency average ${reference.latency} ms | | |`);
+  const verdict = (ok) => (ok ? 'pass' : 'falls short');
+  const purchases = figures[1].post.rps / reference.tps;
+  const reads = figures[1].get.rps / sqlite.get.rps;
+  console.log('');
+  console.log(`POST /offsets on PostgreSQL, 1 instance: ${purchases.toFixed(2)}× pgbench (goal ≥ 1.0×): ${verdict(purchases >= 1)}; p99 ${figures[1].post.p99} ms (goal < 50 ms): ${verdict(figures[1].post.p99 < 50)}`);
+  console.log(`GET /balance on PostgreSQL, 1 instance: ${reads.toFixed(2)}× SQLite (goal ≥ 0.5×): ${verdict(reads >= 0.5)}`);
+  for (const kind of ['get', 'post']) {
+    console.log(`${kind === 'get' ? 'GET /balance' : 'POST /offsets'} scaling, 1 → 2 → 4 instances: 1 → ${(figures[2][kind].rps / figures[1][kind].rps).toFixed(2)} → ${(figures[4][kind].rps / figures[1][kind].rps).toFixed(2)}×`);
+  }
   // For `npm run bench`, which puts these figures in its table.
-  if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify({ sqlite, postgres: figures, seconds, connections }));
+  if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify({ sqlite, postgres: figures, pgbench: reference, seconds, connections }));
 } finally {
   for (const c of children) c.kill('SIGKILL');
   const client = new pg.Client({ connectionString: base });

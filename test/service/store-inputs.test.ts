@@ -35,7 +35,7 @@ async function outcome(call: () => Promise<{ status: number; body: unknown }>): 
     const error = (r.body as { error?: { code: string; param?: string } }).error;
     return error === undefined ? `${r.status}` : `${r.status} ${error.code} ${error.param ?? ''}`;
   } catch (err) {
-    if (err instanceof ApiError) return `${err.status} ${err.code} ${err.param ?? ''}`;
+    if (err instanceof ApiError) return `${err.status} ${err.code} ${err.extra.param ?? ''}`;
     return `threw ${(err as Error).message.slice(0, 200)}`;
   }
 }
