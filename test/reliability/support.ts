@@ -10,6 +10,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { binary } from '../support/binary.js';
+import { ledgerProblems, sqliteRows } from '../support/ledger-check.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -188,80 +189,38 @@ export interface LedgerFacts {
 }
 
 /**
- * Reads the whole ledger and checks it: `PRAGMA integrity_check`, and for each mode
- * balance = top-ups − charges + refunds, each offset charged exactly once at its amount, refunded
- * once exactly when it is refunded, no entry without its offset, impact totals matching the
- * offsets, no balance below zero, and `created` in the list's order.
+ * Reads the whole ledger and checks it: `PRAGMA integrity_check`, `created` in the list's order,
+ * and every invariant of test/support/ledger-check.ts (balance = top-ups − charges + refunds, each
+ * offset charged once and refunded once exactly when refunded, impact matching the offsets, no
+ * balance below zero, one offset per Idempotency-Key).
  */
 export function readLedger(home: string): LedgerFacts {
   const db = openLedger(home);
+  let integrity: string;
   try {
-    const integrity = (db.pragma('integrity_check') as Array<{ integrity_check: string }>).map((r) => r.integrity_check).join('; ');
-    const balances: Record<number, number> = {};
-    for (const r of db.prepare('SELECT livemode, available_cents FROM balances').all() as Array<{ livemode: number; available_cents: number }>) {
-      balances[r.livemode] = r.available_cents;
-    }
-    const offsets = db.prepare('SELECT id, livemode, status, kg, amount_cents, reference, created_ms FROM offsets ORDER BY seq').all() as Array<OffsetFact & { created_ms: number }>;
-    const entries = db.prepare('SELECT livemode, kind, amount_cents, offset_id FROM entries ORDER BY seq').all() as Array<{
-      livemode: number;
-      kind: 'topup' | 'charge' | 'refund';
-      amount_cents: number;
-      offset_id: string | null;
-    }>;
-    const impact = db.prepare('SELECT livemode, placed_kg, processing_kg, offsets FROM impact').all() as Array<{
-      livemode: number;
-      placed_kg: number;
-      processing_kg: number;
-      offsets: number;
-    }>;
-    const problems: string[] = [];
-    if (integrity !== 'ok') problems.push(`integrity_check: ${integrity}`);
-    const sum = (): Record<number, number> => ({ 0: 0, 1: 0 });
-    const topups = sum();
-    const charges = sum();
-    const refunds = sum();
-    const byId = new Map(offsets.map((o) => [o.id, o]));
-    const chargesOf = new Map<string, number[]>();
-    const refundsOf = new Map<string, number[]>();
-    for (const e of entries) {
-      if (e.kind === 'topup') topups[e.livemode] = (topups[e.livemode] ?? 0) + e.amount_cents;
-      if (e.kind === 'charge') charges[e.livemode] = (charges[e.livemode] ?? 0) - e.amount_cents;
-      if (e.kind === 'refund') refunds[e.livemode] = (refunds[e.livemode] ?? 0) + e.amount_cents;
-      if (e.kind !== 'topup') {
-        const o = e.offset_id === null ? undefined : byId.get(e.offset_id);
-        if (!o) problems.push(`${e.kind} entry for a missing offset ${e.offset_id}`);
-        else if (o.livemode !== e.livemode) problems.push(`${e.kind} entry of ${o.id} in the wrong mode`);
-        const map = e.kind === 'charge' ? chargesOf : refundsOf;
-        if (e.offset_id !== null) map.set(e.offset_id, [...(map.get(e.offset_id) ?? []), e.amount_cents]);
-      }
-    }
-    for (const mode of [0, 1]) {
-      // The list's order (insertion) and `created` agree, however many processes bought.
-      const created = offsets.filter((o) => o.livemode === mode).map((o) => o.created_ms);
-      const backwards = created.findIndex((c, i) => i > 0 && c < created[i - 1]!);
-      if (backwards !== -1) problems.push(`mode ${mode}: offset ${backwards} in list order was created before the one listed after it`);
-      const expected = (topups[mode] ?? 0) - (charges[mode] ?? 0) + (refunds[mode] ?? 0);
-      if (balances[mode] !== expected) problems.push(`mode ${mode}: balance ${balances[mode]} ≠ top-ups − charges + refunds = ${expected}`);
-      if ((balances[mode] ?? 0) < 0) problems.push(`mode ${mode}: negative balance`);
-      const live = offsets.filter((o) => o.livemode === mode && o.status !== 'refunded');
-      const row = impact.find((r) => r.livemode === mode);
-      const placed = live.filter((o) => o.status === 'placed').reduce((s, o) => s + o.kg, 0);
-      const processing = live.filter((o) => o.status === 'processing').reduce((s, o) => s + o.kg, 0);
-      if (!row || row.offsets !== live.length || row.placed_kg !== placed || row.processing_kg !== processing) {
-        problems.push(`mode ${mode}: impact ${JSON.stringify(row)} ≠ offsets ${live.length}, placed ${placed} kg, processing ${processing} kg`);
-      }
-    }
-    for (const o of offsets) {
-      const c = chargesOf.get(o.id) ?? [];
-      if (c.length !== 1 || c[0] !== -o.amount_cents) problems.push(`offset ${o.id}: charges ${JSON.stringify(c)} for ${o.amount_cents} cents`);
-      const r = refundsOf.get(o.id) ?? [];
-      const want = o.status === 'refunded' ? [o.amount_cents] : [];
-      if (JSON.stringify(r) !== JSON.stringify(want)) problems.push(`offset ${o.id} (${o.status}): refunds ${JSON.stringify(r)}`);
-    }
-    return { integrity, balances, offsets, byId, topups, charges, refunds, problems };
+    integrity = (db.pragma('integrity_check') as Array<{ integrity_check: string }>).map((r) => r.integrity_check).join('; ');
   } finally {
     db.close();
   }
+  const rows = sqliteRows(ledgerPath(home));
+  const problems = ledgerProblems(rows);
+  if (integrity !== 'ok') problems.push(`integrity_check: ${integrity}`);
+  const balances: Record<number, number> = {};
+  for (const r of rows.balances) balances[r.livemode] = r.available_cents;
+  const sum = (kind: 'topup' | 'charge' | 'refund'): Record<number, number> => {
+    const total: Record<number, number> = { 0: 0, 1: 0 };
+    // Charges are kept negative in the ledger and reported as positive totals.
+    for (const e of rows.entries) if (e.kind === kind) total[e.livemode] = (total[e.livemode] ?? 0) + (kind === 'charge' ? -e.amount_cents : e.amount_cents);
+    return total;
+  };
+  for (const mode of [0, 1]) {
+    // The list's order (insertion) and `created` agree, however many processes bought.
+    const created = rows.offsets.filter((o) => o.livemode === mode).map((o) => o.created_ms);
+    const backwards = created.findIndex((c, i) => i > 0 && c < created[i - 1]!);
+    if (backwards !== -1) problems.push(`mode ${mode}: offset ${backwards} in list order was created before the one listed after it`);
+  }
+  const offsets: OffsetFact[] = rows.offsets.map(({ created_ms: _created, ...o }) => o);
+  return { integrity, balances, offsets, byId: new Map(offsets.map((o) => [o.id, o])), topups: sum('topup'), charges: sum('charge'), refunds: sum('refund'), problems };
 }
 
 // ---------------------------------------------------------------------------------------------
