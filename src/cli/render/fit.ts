@@ -7,11 +7,18 @@
  * it), one without a drop rank never dropped. Should the rest still not fit (a terminal narrower
  * than the id), the line is cut at the right edge: it never wraps.
  *
- * Only for a terminal: pipes and --format plain|csv|json never come here. Width is counted in
- * terminal cells: ANSI colour codes take none, combining marks none, East Asian wide characters
- * and emoji two (ranges after wcwidth; a terminal with other fonts may disagree on rare ones).
- * A cell that is cut loses its colour.
+ * fit.ts decides which columns are shown and how wide each is, and cuts the cells; cli-table3
+ * draws the lines (`lines` below): fixed column widths, no borders, two spaces between columns.
+ *
+ * Only for a terminal (and --format table): pipes and --format plain|csv|json never come here.
+ * Width is counted in terminal cells (width.ts), by fit.ts and cli-table3 alike. A cell that is
+ * cut loses its colour.
  */
+
+import { cliTable3 } from './cli-table3.js';
+import { cut, displayWidth } from './width.js';
+
+export { cut, displayWidth, stripAnsi } from './width.js';
 
 export interface Column {
   header: string;
@@ -31,50 +38,6 @@ export interface Layout {
 /** Between two columns. */
 export const GAP = 2;
 
-const ANSI = /\u001b\[[0-9;?]*[ -/]*[@-~]/g;
-// Made on first use: Unicode property classes cost ~0.4 ms to build, which every command would
-// pay at start-up, tables or not.
-let widthClasses: { zero: RegExp; wide: RegExp } | undefined;
-const classes = () => (widthClasses ??= {
-  zero: /[\p{Mn}\p{Me}\p{Cf}\p{Cc}]/u,
-  wide: /[\p{Emoji_Presentation}\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{1f300}-\u{1f64f}\u{1f900}-\u{1f9ff}\u{20000}-\u{3fffd}]/u,
-});
-
-export function stripAnsi(text: string): string {
-  return text.replace(ANSI, '');
-}
-
-function charWidth(char: string): number {
-  const { zero, wide } = classes();
-  if (zero.test(char)) return 0;
-  return wide.test(char) ? 2 : 1;
-}
-
-/** Terminal cells `text` takes. */
-export function displayWidth(text: string): number {
-  const plain = stripAnsi(text);
-  // Nearly every cell is printable ASCII: one cell a character.
-  if (/^[\x20-\x7e]*$/.test(plain)) return plain.length;
-  let width = 0;
-  for (const char of plain) width += charWidth(char);
-  return width;
-}
-
-/** `text` in at most `width` cells: as it is if it fits, else cut and ended with '…' (colour dropped). */
-export function cut(text: string, width: number): string {
-  if (displayWidth(text) <= width) return text;
-  if (width <= 0) return '';
-  let out = '';
-  let used = 0;
-  for (const char of stripAnsi(text)) {
-    const w = charWidth(char);
-    if (used + w > width - 1) break;
-    out += char;
-    used += w;
-  }
-  return `${out}…`;
-}
-
 const span = (widths: number[]) => widths.reduce((a, b) => a + b, 0) + GAP * Math.max(0, widths.length - 1);
 
 /** The widths of `shown` columns, the cuttable ones narrowed (widest first) until the line fits or all are at their minimum. */
@@ -93,9 +56,12 @@ function narrowed(columns: readonly Column[], shown: number[], natural: number[]
   return widths;
 }
 
-/** How `rows` fit in `width` cells (undefined: any width, nothing cut or dropped). */
+/**
+ * How `rows` fit in `width` cells (undefined: any width, nothing cut or dropped). A column is at
+ * least one cell wide, as cli-table3 draws it, even with nothing in it.
+ */
 export function layout(columns: readonly Column[], rows: readonly (readonly string[])[], width: number | undefined): Layout {
-  const natural = columns.map((c, i) => rows.reduce((w, r) => Math.max(w, displayWidth(r[i] ?? '')), displayWidth(c.header)));
+  const natural = columns.map((c, i) => rows.reduce((w, r) => Math.max(w, displayWidth(r[i] ?? '')), Math.max(1, displayWidth(c.header))));
   const droppable = columns.flatMap((c, i) => (c.drop === undefined ? [] : [i])).sort((a, b) => columns[a]!.drop! - columns[b]!.drop!);
   let shown = columns.map((_, i) => i);
   for (;;) {
@@ -106,37 +72,75 @@ export function layout(columns: readonly Column[], rows: readonly (readonly stri
   }
 }
 
+/** cli-table3's border characters, every one none but the two spaces between columns. */
+export const BORDERLESS = {
+  top: '', 'top-mid': '', 'top-left': '', 'top-right': '',
+  bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
+  left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '',
+  middle: ' '.repeat(GAP),
+} as const;
+
 /**
- * One line of a table laid out by `layout`: each cell padded to its column (a cell wider than a
- * cuttable column is cut), two spaces between columns, no trailing blanks, and never more than
- * `width` cells.
+ * Lines of a table laid out by `layout`, drawn by cli-table3: the header when `paint` is given
+ * (each header cut to its column, then painted on its own, so padding stays unpainted), then one
+ * line a row. A cell of a cuttable column is cut to it; any other stays whole, and one wider than
+ * its column (a later batch of a stream) pushes the rest of its line along. Each cell is padded to
+ * its column as it aligns, two spaces between columns, no trailing blanks, and no line is more
+ * than `width` cells: one that would be is cut at the edge (it never wraps).
+ *
+ * fit.ts cuts (whole characters, colour dropped), so cli-table3 is given fixed widths
+ * (`colWidths`, no padding) that every cell fits: it pads and aligns, and its `truncate` ('…', as
+ * fit.ts's) never has to act. Rows whose cells give the same widths are drawn by one table.
  */
+export function lines(columns: readonly Column[], at: Layout, rows: readonly (readonly string[])[], width: number | undefined, paint?: (s: string) => string): string[] {
+  const cells = (row: readonly string[], header: boolean) =>
+    at.shown.map((i, j) => (header || columns[i]!.min !== undefined ? cut(row[i] ?? '', at.widths[j]!) : (row[i] ?? '')));
+  const head = paint === undefined ? undefined : cells(columns.map((c) => c.header), true).map((h) => paint(h));
+  const drawn = [...(head === undefined ? [] : [head]), ...rows.map((r) => cells(r, false))];
+  const out: string[] = [];
+  for (let from = 0; from < drawn.length; ) {
+    const widths = at.widths.map((w, j) => Math.max(w, displayWidth(drawn[from]![j]!)));
+    let to = from + 1;
+    while (to < drawn.length && drawn[to]!.every((c, j) => Math.max(at.widths[j]!, displayWidth(c)) === widths[j])) to++;
+    const withHead = from === 0 && head !== undefined;
+    out.push(...draw(columns, at, widths, withHead ? drawn[0] : undefined, drawn.slice(withHead ? 1 : from, to)));
+    from = to;
+  }
+  return out.map((l) => (width === undefined ? l : cut(l, width)));
+}
+
+/** One cli-table3 table, borderless, its columns `widths` wide: its lines, without trailing blanks. */
+function draw(columns: readonly Column[], at: Layout, widths: number[], head: string[] | undefined, rows: string[][]): string[] {
+  const Table = cliTable3();
+  const table = new Table({
+    chars: BORDERLESS,
+    style: { 'padding-left': 0, 'padding-right': 0, head: [], border: [], compact: true },
+    colWidths: widths,
+    colAligns: at.shown.map((i) => columns[i]!.align ?? 'left'),
+    truncate: '…',
+    wordWrap: false,
+    head: head ?? [],
+  });
+  table.push(...rows);
+  // cli-table3 leaves out an empty line, which every line is when no column is shown (each
+  // column of the table may be dropped, and was): one line a row all the same.
+  const text = table.toString();
+  return text === '' ? rows.map(() => '').concat(head === undefined ? [] : ['']) : text.split('\n').map((l) => l.replace(/ +$/, ''));
+}
+
+/** One line of a table laid out by `layout` (a row of a stream, sized by earlier rows). */
 export function line(columns: readonly Column[], at: Layout, cells: readonly string[], width: number | undefined): string {
-  const text = at.shown
-    .map((i, j) => {
-      const w = at.widths[j]!;
-      const cell = columns[i]!.min === undefined ? (cells[i] ?? '') : cut(cells[i] ?? '', w);
-      const pad = ' '.repeat(Math.max(0, w - displayWidth(cell)));
-      return columns[i]!.align === 'right' ? pad + cell : cell + pad;
-    })
-    .join(' '.repeat(GAP))
-    .replace(/ +$/, '');
-  return width === undefined ? text : cut(text, width);
+  return lines(columns, at, [cells], width)[0]!;
 }
 
 /** The header line: each header painted (dim) on its own, so padding stays unpainted. */
 export function headerLine(columns: readonly Column[], at: Layout, width: number | undefined, paint: (s: string) => string): string {
-  const painted = columns.map((c, j) => {
-    const shownAt = at.shown.indexOf(j);
-    return shownAt === -1 ? '' : paint(cut(c.header, at.widths[shownAt]!));
-  });
-  return line(columns.map((c) => ({ ...c, min: undefined })), at, painted, width);
+  return lines(columns, at, [], width, paint)[0]!;
 }
 
 /** A whole table: the header, then one line a row, fitted to `width`. */
 export function table(columns: readonly Column[], rows: readonly (readonly string[])[], width: number | undefined, paint: (s: string) => string): string {
-  const at = layout(columns, rows, width);
-  return [headerLine(columns, at, width, paint), ...rows.map((r) => line(columns, at, r, width))].join('\n');
+  return lines(columns, layout(columns, rows, width), rows, width, paint).join('\n');
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Balance, Impact, Offset, Quote } from '../../api/types.js';
-import { type Column, headerLine, type Layout, layout, line, table } from './fit.js';
+import { type Column, type Layout, layout, lines, table } from './fit.js';
 import { dollars, grouped, kg, oneLine, ratePerKg, when } from './format.js';
 
 /**
@@ -172,12 +172,9 @@ export function offsetStream(paint: Paint, width: number | undefined): (batch: r
   let at: Layout | undefined;
   return (batch) => {
     const rows = batch.map((o) => offsetCells(o, paint));
-    let head = '';
-    if (at === undefined) {
-      at = layout(LIST_TABLE, rows, width);
-      head = `${headerLine(LIST_TABLE, at, width, paint.dim)}\n`;
-    }
-    return head + rows.map((r) => `${line(LIST_TABLE, at!, r, width)}\n`).join('');
+    const first = at === undefined;
+    at ??= layout(LIST_TABLE, rows, width);
+    return lines(LIST_TABLE, at, rows, width, first ? paint.dim : undefined).map((l) => `${l}\n`).join('');
   };
 }
 
