@@ -5,8 +5,9 @@
 //                    command imports with `await import()` are only initialised when it runs.
 //                    Loading one file is cheaper than an ES module graph: each extra ES module
 //                    costs a resolve, an async read, a compile and a link (~0.5 ms apiece here).
-//   dist/vendor/     ora, conf and pg, bundled apart: big, and needed only by a spinner,
-//                    `carbon config set` or a PostgreSQL ledger, so the rest never parses them.
+//   dist/vendor/     ora, conf, pg and cli-table3, bundled apart: big, and needed only by a
+//                    spinner, `carbon config set`, a PostgreSQL ledger or a table drawn on a
+//                    terminal, so the rest never parses them.
 //   dist/index.js    the library (`import { openLocal } from 'carbon-offsets-cli'`), its own bundle.
 //
 // Three plugins keep cli.cjs's start-up to what a command really uses:
@@ -71,9 +72,10 @@ const cjs = {
 
 /**
  * Packages that are loaded only with `await import()` and only by a few commands (pg: only when
- * a --database URL is given; src/store/open.ts imports the PostgreSQL store lazily).
+ * a --database URL is given; src/store/open.ts imports the PostgreSQL store lazily), or, for
+ * cli-table3, on the first table drawn (`tableLoader` below).
  */
-const VENDOR = ['ora', 'conf', 'pg'];
+const VENDOR = ['ora', 'conf', 'pg', 'cli-table3'];
 
 const BUILTINS = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 
@@ -205,6 +207,61 @@ const vendored = {
   },
 };
 
+/**
+ * cli-table3 draws the tables and fit.ts lays them out, and both must count a cell alike: in
+ * dist/vendor/cli-table3.cjs, cli-table3's string-width is a stand-in that measures with the
+ * function it is handed, and the bundle exports `(measure) => Table`. @colors/colors is left out:
+ * cli-table3 requires it only to colour borders and headers, which carbon's tables never ask for.
+ */
+const measuredTable = {
+  name: 'measured-table',
+  setup(b) {
+    b.onResolve({ filter: /^string-width$/ }, () => ({ path: 'string-width', namespace: 'measured-table' }));
+    b.onLoad({ filter: /^string-width$/, namespace: 'measured-table' }, () => ({
+      loader: 'js',
+      contents: `
+        let measure;
+        module.exports = (text) => measure(text);
+        module.exports.measureWith = (f) => { measure = f; };`,
+    }));
+    b.onResolve({ filter: /^cli-table3$/ }, (args) => (args.kind === 'entry-point' ? { path: 'entry', namespace: 'measured-table' } : undefined));
+    b.onLoad({ filter: /^entry$/, namespace: 'measured-table' }, () => ({
+      loader: 'js',
+      resolveDir: process.cwd(),
+      contents: `
+        module.exports = (measure) => {
+          require('string-width').measureWith(measure);
+          return require('cli-table3');
+        };`,
+    }));
+  },
+};
+
+/**
+ * src/cli/render/cli-table3.ts loads cli-table3 from node_modules with fit.ts's measure put in
+ * string-width's place (for the tests, which run the sources); in cli.cjs that module is this one:
+ * dist/vendor/cli-table3.cjs, required on the first table drawn and handed `displayWidth`.
+ */
+const tableLoader = {
+  name: 'table-loader',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/cli-table3\.js$/ }, (args) =>
+      args.importer.endsWith(join('src', 'cli', 'render', 'fit.ts')) ? { path: 'cli-table3', namespace: 'table-loader' } : undefined,
+    );
+    b.onResolve({ filter: /^\.\/vendor\//, namespace: 'table-loader' }, (args) => ({ path: args.path, external: true }));
+    b.onLoad({ filter: /.*/, namespace: 'table-loader' }, () => ({
+      loader: 'js',
+      resolveDir: join(process.cwd(), 'src', 'cli', 'render'),
+      contents: `
+        import { displayWidth } from './width.ts';
+        let Table;
+        export function cliTable3() {
+          return (Table ??= require('./vendor/cli-table3.cjs')(displayWidth));
+        }`,
+    }));
+  },
+};
+
 rmSync(outdir, { recursive: true, force: true });
 try {
   await Promise.all([
@@ -212,14 +269,15 @@ try {
       ...cjs,
       entryPoints: { cli: 'src/cli/main.ts' },
       outdir,
-      plugins: [vendored, betterSqlite, deferredBuiltins],
+      plugins: [vendored, tableLoader, betterSqlite, deferredBuiltins],
     }),
     build({
       ...cjs,
       entryPoints: Object.fromEntries(VENDOR.map((name) => [name, name])),
       outdir: `${outdir}/vendor`,
       // pg's optional native binding, required only through `pg.native`, which carbon never uses.
-      external: ['pg-native'],
+      external: ['pg-native', '@colors/colors/safe'],
+      plugins: [measuredTable],
     }),
     build({
       ...common,
