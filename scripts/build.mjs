@@ -72,10 +72,10 @@ const cjs = {
 
 /**
  * Packages that are loaded only with `await import()` and only by a few commands (pg: only when
- * a --database URL is given; src/store/open.ts imports the PostgreSQL store lazily), or, for
- * cli-table3, on the first table drawn (`tableLoader` below).
+ * a --database URL is given; src/store/open.ts imports the PostgreSQL store lazily). cli-table3
+ * is bundled apart too, but reached through src/cli/render/cli-table3.ts (`tableLoader` below).
  */
-const VENDOR = ['ora', 'conf', 'pg', 'cli-table3'];
+const VENDOR = ['ora', 'conf', 'pg'];
 
 const BUILTINS = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 
@@ -273,7 +273,7 @@ try {
     }),
     build({
       ...cjs,
-      entryPoints: Object.fromEntries(VENDOR.map((name) => [name, name])),
+      entryPoints: Object.fromEntries([...VENDOR, 'cli-table3'].map((name) => [name, name])),
       outdir: `${outdir}/vendor`,
       // pg's optional native binding, required only through `pg.native`, which carbon never uses.
       external: ['pg-native', '@colors/colors/safe'],

@@ -105,6 +105,15 @@ describe('cli-table3 draws the lines', () => {
   });
 });
 
+test('a long table is drawn 50 lines a table (cli-table3 takes time that grows with the square of the cells), as one table', () => {
+  const many = Array.from({ length: 120 }, (_, i) => [`k_${i}`, String(i), i % 2 === 0 ? 'a note that goes on and on' : 'brief']);
+  const { result, tables } = drawnBy(() => table(columns, many, 30, (s) => s));
+  expect(tables.map((t) => t.text.split('\n').length)).toEqual([50, 50, 21]);
+  expect(result.split('\n')).toHaveLength(121);
+  expect(result.split('\n')[120]).toBe('k_119   119  brief');
+  expect(result.split('\n')[119]).toBe('k_118   118  a note that goes…');
+});
+
 describe('cli-table3 counts cells as fit.ts does', () => {
   // Where string-width 4 (cli-table3's own measure) and fit.ts disagree: a Hebrew vowel point
   // (none; string-width: one), ✌ (one; string-width: two), ㉈ (two; string-width: one).

@@ -80,6 +80,9 @@ export const BORDERLESS = {
   middle: ' '.repeat(GAP),
 } as const;
 
+/** cli-table3 lays a table out in time that grows with the square of its cells: a long table is drawn 50 lines a table. */
+const ROWS_A_TABLE = 50;
+
 /**
  * Lines of a table laid out by `layout`, drawn by cli-table3: the header when `paint` is given
  * (each header cut to its column, then painted on its own, so padding stays unpainted), then one
@@ -101,7 +104,7 @@ export function lines(columns: readonly Column[], at: Layout, rows: readonly (re
   for (let from = 0; from < drawn.length; ) {
     const widths = at.widths.map((w, j) => Math.max(w, displayWidth(drawn[from]![j]!)));
     let to = from + 1;
-    while (to < drawn.length && drawn[to]!.every((c, j) => Math.max(at.widths[j]!, displayWidth(c)) === widths[j])) to++;
+    while (to < drawn.length && to - from < ROWS_A_TABLE && drawn[to]!.every((c, j) => Math.max(at.widths[j]!, displayWidth(c)) === widths[j])) to++;
     const withHead = from === 0 && head !== undefined;
     out.push(...draw(columns, at, widths, withHead ? drawn[0] : undefined, drawn.slice(withHead ? 1 : from, to)));
     from = to;
