@@ -216,7 +216,12 @@ const vendored = {
 const measuredTable = {
   name: 'measured-table',
   setup(b) {
-    b.onResolve({ filter: /^string-width$/ }, () => ({ path: 'string-width', namespace: 'measured-table' }));
+    // cli-table3's string-width (and the entry's) only: ora, in the same build, keeps its own.
+    b.onResolve({ filter: /^string-width$/ }, (args) =>
+      args.namespace === 'measured-table' || args.importer.includes(join('node_modules', 'cli-table3', ''))
+        ? { path: 'string-width', namespace: 'measured-table' }
+        : undefined,
+    );
     b.onLoad({ filter: /^string-width$/, namespace: 'measured-table' }, () => ({
       loader: 'js',
       contents: `
