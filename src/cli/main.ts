@@ -27,7 +27,8 @@ export async function main(argv: string[]): Promise<never> {
         ? EXIT.ok
         : reportError(usage(err.message.replace(/^error: /, ''), '(add --help for usage)'), io);
     } else {
-      code = reportError(err, io);
+      const settings = activeContext?.settings;
+      code = reportError(err, io, settings === undefined ? undefined : { mode: settings.mode, engine: settings.engine });
     }
   }
   try {

@@ -51,6 +51,20 @@ export const SOLO = new Set(['buy', 'quote', 'list', 'show', 'balance', 'impact'
 
 const examples = (...lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
 
+/** The global flags, by name only, wrapped to 80 columns: the end of every subcommand's help. */
+function inheritedFlags(command: Command): string {
+  let root = command;
+  while (root.parent !== null) root = root.parent;
+  const names = root.options.filter((o) => o.long !== '--version').map((o) => o.flags.replace(/^-\w, /, ''));
+  const lines: string[] = [];
+  for (const name of names) {
+    const last = lines.at(-1);
+    if (last !== undefined && last.length + name.length + 2 <= 78) lines[lines.length - 1] = `${last}  ${name}`;
+    else lines.push(`  ${name}`);
+  }
+  return `Inherited flags (what each does: carbon help):\n${lines.join('\n')}\n`;
+}
+
 /** Picks one export of a command module as its `run` (sandbox and config have several). */
 const pick = <M extends Record<string, unknown>>(load: () => Promise<M>, name: keyof M & string): Loader =>
   async () => ({ run: (await load())[name] as Handler });
@@ -70,8 +84,9 @@ export function buildProgram(only?: string): Command {
     .exitOverride()
     // --help and --version are written with write(2) while process.stdout does not exist (stdio.ts).
     .configureOutput({ outputError: () => {}, writeOut: writeStdout })
-    // `carbon buy --help` lists --json, --profile, --timeout and the rest too, which it takes.
-    .configureHelp({ showGlobalOptions: true })
+    // A command's help is its own usage, flags and examples; the global flags it also takes are
+    // named briefly at the end (gh's INHERITED FLAGS) and explained once, in `carbon help`.
+    .addHelpText('afterAll', ({ command }) => (command.parent === null ? '' : inheritedFlags(command)))
     .description('Buy carbon offsets from a prepaid balance: from the live API, or from a full local model of it.')
     .version(pkg.version, '-v, --version', 'print the version')
     .option('--json', 'print the API\'s JSON object (errors: the JSON envelope on stderr)')
@@ -207,14 +222,17 @@ ${EXIT_CODES_HELP}
 
   if (wanted('serve')) program
     .command('serve')
-    .description('serve the local model as the HTTP API (a stateful sandbox on a port)')
+    .description('serve the local model as the HTTP API (a stateful sandbox on a port), with its developer page')
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--port <port>', 'port; 0 picks a free one', '4010')
     .option('--public-url <url>', 'origin used in certificate URLs (default http://HOST:PORT)')
     .option('--show-keys', 'print the sandbox\'s keys in full (masked otherwise)')
     .addHelpText('after', `
+The developer page (top-ups, keys, review, the ledger and a chart of kg bought, in a browser) is
+served on the same port: open the developer page address the banner prints; it signs you in once.
+
 On start: a banner on stderr, and one JSON line on stdout for scripts:
-  {"url":"http://127.0.0.1:4010/api/v1","test_key":"ck_test_…abcd","read_only_key":…,"live_key":…,"pid":1234}
+  {"url":"http://127.0.0.1:4010/api/v1","test_key":"ck_test_…abcd",…,"developer_page_url":"http://127.0.0.1:4010/login?token=…","pid":1234}
 Stops gracefully on Ctrl-C (SIGINT) or SIGTERM, finishing requests in flight, and exits 0.
 ${examples('carbon serve', 'carbon serve --port 0 --show-keys | head -1 | jq -r .url', 'CARBON_BASE_URL=http://127.0.0.1:4010/api/v1 CARBON_API_KEY=ck_test_… carbon buy --kg 500')}`)
     .action(action(() => import('./commands/serve.js')));

@@ -5,9 +5,17 @@ import { ApiError } from '../service/errors.js';
 import { LedgerError } from '../store/ledger-error.js';
 import { CliError } from './errors.js';
 import { EXIT, exitCodeForStatus } from './exit-codes.js';
+import { engineFlags, followUp } from './follow-up.js';
 import { colorOn } from './output.js';
 import { dollars } from './render/format.js';
 import { mappedStack } from './stack.js';
+
+/** A second sentence for a person, kept apart from the error (whose --json envelope stays the API's). */
+const hints = new WeakMap<Error, string>();
+export function hinted<E extends Error>(err: E, hint: string): E {
+  hints.set(err, hint);
+  return err;
+}
 
 interface Reported {
   exitCode: number;
@@ -16,11 +24,15 @@ interface Reported {
   line: string;
 }
 
+/** Where the failed command went: its mode and engine, when settings were resolved. */
+export interface ErrorScene {
+  mode: 'test' | 'live';
+  engine: 'local' | 'remote';
+}
+
 /** What to do about an API error, when there is something to say. */
 function apiHint(err: CarbonApiError): string {
   switch (err.code) {
-    case 'insufficient_balance':
-      return ` Balance ${dollars(err.balanceCents ?? 0)}, this purchase ${dollars(err.requiredCents ?? 0)}; top up (local model: \`carbon sandbox topup 250\`).`;
     case 'api_key_missing':
     case 'api_key_invalid':
     case 'api_key_revoked':
@@ -30,11 +42,30 @@ function apiHint(err: CarbonApiError): string {
   }
 }
 
-function classify(err: unknown): Reported {
+/**
+ * 402, in dollars only, with the top-up of the balance that fell short: the sandbox command of
+ * the same mode on the local engine (no less than the smallest top-up, $250), the developer page
+ * on the remote one.
+ */
+function shortBalanceLine(err: CarbonApiError, scene: ErrorScene | undefined): string {
+  const balance = err.balanceCents ?? 0;
+  const required = err.requiredCents ?? 0;
+  const which = scene === undefined ? 'The balance' : `The ${scene.mode} balance`;
+  const line = `${which} (${dollars(balance)}) does not cover this purchase (${dollars(required)}).`;
+  if (scene === undefined) return `${line} Top it up.`;
+  if (scene.engine === 'remote') return `${line} Top up the ${scene.mode} balance on the developer page.`;
+  const amount = String(Math.max(250, Math.ceil((required - balance) / 100)));
+  const live = scene.mode === 'live' && !engineFlags().includes('--live') ? ['--live'] : [];
+  return `${line} Top it up with \`${followUp(['sandbox', 'topup', amount, ...live])}\`.`;
+}
+
+function classify(err: unknown, scene?: ErrorScene): Reported {
   const envelope = (type: ErrorEnvelope['error']['type'], code: string, message: string): ErrorEnvelope => ({ error: { type, code, message } });
   if (err instanceof CarbonApiError) {
     const param = err.param === undefined ? '' : ` (param: ${err.param})`;
-    return { exitCode: exitCodeForStatus(err.status), envelope: err.toJSON(), line: `${err.message}${param}${apiHint(err)}` };
+    const hint = hints.get(err);
+    const line = err.code === 'insufficient_balance' ? shortBalanceLine(err, scene) : `${err.message}${param}${apiHint(err)}${hint === undefined ? '' : ` ${hint}`}`;
+    return { exitCode: exitCodeForStatus(err.status), envelope: err.toJSON(), line };
   }
   if (err instanceof ApiError) {
     // The sandbox's own operations (top-up, keys, review…) throw the model's errors directly:
@@ -52,7 +83,7 @@ function classify(err: unknown): Reported {
     return { exitCode: err.exitCode, envelope: { error: { ...envelope(type, err.code, err.message).error, ...err.fields } }, line: err.hint ? `${err.message} ${err.hint}` : err.message };
   }
   if (err instanceof WaitTimeoutError) {
-    return { exitCode: EXIT.waitTimeout, envelope: envelope('api_error', 'wait_timeout', err.message), line: `${err.message} Follow it with \`carbon show ${err.offset.id} --wait\`.` };
+    return { exitCode: EXIT.waitTimeout, envelope: envelope('api_error', 'wait_timeout', err.message), line: `${err.message} Follow it with \`${followUp(['show', err.offset.id, '--wait'])}\`.` };
   }
   if (err instanceof CarbonConnectionError) {
     return { exitCode: EXIT.failure, envelope: envelope('api_error', 'connection_error', err.message), line: err.message };
@@ -78,8 +109,10 @@ function classify(err: unknown): Reported {
 export function reportError(
   err: unknown,
   io: { json: boolean; env: NodeJS.ProcessEnv; stderr: Writable & { isTTY?: boolean }; /** false for --no-color. */ color?: boolean },
+  /** The command's mode and engine, when its settings were resolved: hints name the right balance. */
+  scene?: ErrorScene,
 ): number {
-  const r = classify(err);
+  const r = classify(err, scene);
   if (io.json) io.stderr.write(`${JSON.stringify(r.envelope)}\n`);
   else {
     const color = colorOn(Boolean(io.stderr.isTTY), io.env, io.color);

@@ -366,6 +366,6 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       return done;
     },
   };
-  log(`listening on ${running.url} (data: ${sandbox.store.kind === 'sqlite' ? options.dataDir : sandbox.store.label})`);
+  // No "listening on …" line: the caller says where it listens (carbon serve's banner), once.
   return running;
 }

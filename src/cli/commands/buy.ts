@@ -8,6 +8,9 @@ import { purchaseParams, wholeNumberOption, type PurchaseFlags } from '../option
 import { dollars, kg } from '../render/format.js';
 import { printOffset } from './wait.js';
 
+/** What a purchase above the review limit does, said wherever it is shown. */
+export const REVIEW_NOTE = 'It is above the review limit: it will wait for review before it is placed';
+
 export interface BuyFlags extends PurchaseFlags {
   idempotencyKey?: string;
   wait?: boolean;
@@ -21,22 +24,30 @@ export interface BuyFlags extends PurchaseFlags {
  * Buys offsets. The purchase itself is one API call; a quote comes first only when something
  * must be known before spending: a --max-cents ceiling, or a person confirming a live purchase.
  */
-export async function buy(ctx: Context, flags: BuyFlags): Promise<Purchase> {
+/** A purchase, and whether the quote before it said it waits for review (known for live purchases). */
+export type BuyResult = Purchase & { requiresReview: boolean };
+
+export async function buy(ctx: Context, flags: BuyFlags): Promise<BuyResult> {
   const params = purchaseParams(flags);
   const maxCents = flags.maxCents === undefined ? undefined : wholeNumberOption(flags.maxCents, '--max-cents (cents)');
-  // One rule: a live purchase asks only when a person can answer (stdin and stderr are terminals);
-  // when nobody can, it goes ahead (scripts and CI buy live) and says plainly why it did not ask.
+  // One rule: real money is spent only when a person said so. A live purchase asks when a person
+  // can answer (stdin and stderr are terminals); when nobody can (a script, CI, input piped in)
+  // it needs --yes, as gh and terraform do for what cannot be undone: a usage error, nothing bought.
   const live = ctx.settings.mode === 'live' && !flags.yes;
-  const canAsk = live && ctx.out.stderrInteractive && Boolean(process.stdin.isTTY);
-  const confirm = live && canAsk;
-  // (Not with --json: there stderr carries nothing but an error's envelope.)
-  if (live && !canAsk && !ctx.out.json) {
-    ctx.out.warn(`buying live without asking: nobody can answer here (${process.stdin.isTTY ? 'stderr' : 'stdin'} is not a terminal). Add --yes to say so and silence this.`);
+  const confirm = live && ctx.out.stderrInteractive && Boolean(process.stdin.isTTY);
+  if (live && !confirm) {
+    throw usage(
+      `A live purchase needs --yes when nobody can confirm it (${process.stdin.isTTY ? 'stderr' : 'stdin'} is not a terminal); nothing was bought.`,
+      'Add --yes to buy with real money without being asked.',
+    );
   }
   const client = await ctx.client();
 
-  if (maxCents !== undefined || confirm) {
+  // Live purchases are quoted first too: the quote says whether the purchase will wait for review.
+  let requiresReview = false;
+  if (maxCents !== undefined || ctx.settings.mode === 'live') {
     const quote = await client.quote(params);
+    requiresReview = quote.livemode && quote.requires_review;
     if (maxCents !== undefined && quote.amount_cents > maxCents) {
       throw new CliError(
         `This purchase would cost ${quote.amount_cents} cents (${dollars(quote.amount_cents)}), more than --max-cents ${maxCents}; nothing was bought.`,
@@ -48,7 +59,7 @@ export async function buy(ctx: Context, flags: BuyFlags): Promise<Purchase> {
       const { confirmPrompt } = await import('../prompt.js');
       const ok = await confirmPrompt(
         ctx.out,
-        `Buy ${kg(quote.kg)} for ${dollars(quote.amount_cents)} from the LIVE balance (${dollars(quote.available_cents)})?`,
+        `Buy ${kg(quote.kg)} for ${dollars(quote.amount_cents)} from the LIVE balance (${dollars(quote.available_cents)})?${requiresReview ? ` ${REVIEW_NOTE}.` : ''}`,
       );
       if (!ok) throw new CliError('Cancelled; nothing was bought.', EXIT.failure, 'cancelled');
     }
@@ -57,7 +68,7 @@ export async function buy(ctx: Context, flags: BuyFlags): Promise<Purchase> {
   // retry with: the same key can never buy twice.
   const idempotencyKey = flags.idempotencyKey ?? randomUUID();
   try {
-    return await client.buy(params, { idempotencyKey });
+    return { ...(await client.buy(params, { idempotencyKey })), requiresReview };
   } catch (err) {
     if (!(err instanceof CarbonConnectionError || err instanceof CarbonApiError)) throw err;
     // The outcome is unknown when the last attempt got no answer or a 5xx; and also when it was
@@ -97,8 +108,8 @@ export async function run(ctx: Context, flags: BuyFlags): Promise<void> {
     ctx.out.info(
       purchase.replayed
         ? `${paint.yellow('↺')} Already bought with this idempotency key: ${what} (${offset.id}); nothing new was charged.`
-        : `${paint.green('✓')} Bought ${what} (${offset.livemode ? paint.red('live') : paint.cyan('test')} mode).`,
+        : `${paint.green('✓')} Bought ${what} (${offset.livemode ? paint.red('live') : paint.cyan('test')} mode).${purchase.requiresReview ? ` ${REVIEW_NOTE}.` : ''}`,
     );
   }
-  await printOffset(ctx, await ctx.client(), offset, Boolean(flags.wait), Boolean(flags.quiet));
+  await printOffset(ctx, await ctx.client(), offset, Boolean(flags.wait), Boolean(flags.quiet), purchase.requiresReview);
 }

@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import type { ListParams, Offset, OffsetList } from '../../api/types.js';
 import type { Context } from '../context.js';
 import { usage } from '../errors.js';
+import { shellWord } from '../follow-up.js';
 import type { CarbonClient } from '../../client/client.js';
 import { wholeNumberOption } from '../options.js';
 import { terminalWidth } from '../render/fit.js';
@@ -187,7 +188,6 @@ export function nextPageCommand(after: string, argv: readonly string[] = process
     if (arg === '--starting-after') i++;
     else if (!arg.startsWith('--starting-after=')) kept.push(arg);
   }
-  const quote = (word: string) => (/^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);
-  return ['carbon', ...kept, '--starting-after', after].map(quote).join(' ');
+  return ['carbon', ...kept, '--starting-after', after].map(shellWord).join(' ');
 }
 

@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url';
 import type { Context } from '../context.js';
 import { CliError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
+import { inEitherMode } from './other-mode.js';
 
 /**
  * `carbon open ID`: the offset's certificate. On the remote engine its certificate_url (the
@@ -14,7 +15,7 @@ import { EXIT } from '../exit-codes.js';
  */
 export async function run(ctx: Context, id: string, flags: { print?: boolean }): Promise<void> {
   const client = await ctx.client();
-  const offset = await client.get(id);
+  const offset = await inEitherMode(ctx, id, ['open', id, ...(flags.print ? ['--print'] : [])], () => client.get(id));
   if (offset.certificate_url === null) {
     const why = !offset.livemode ? 'test offsets have none' : `it is ${offset.status}; only placed offsets have one`;
     throw new CliError(`${offset.id} has no certificate: ${why}.`, EXIT.notFound, 'certificate_missing');

@@ -116,25 +116,30 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
   if (list.length === 0) return ctx.out.info(`No ${mode} purchases${since !== null || until !== null ? ' in that span' : ' yet'}.`);
   // A table with a bar of kg per row, scaled to the largest, fitted to the terminal (fit.ts): the
   // bar (30 cells, down to 5) and a long group (a reference, down to 10) narrow, the wider first;
-  // then the bar, the offsets and the amount go, in that order. The group and kg always stay.
+  // then columns go, in this order: the bar, processing kg, placed kg, the offsets, the amount.
+  // The group and kg always stay.
   const paint = await ctx.paint();
   const width = terminalWidth(ctx.out.stdout, ctx.env);
   const columns: Column[] = [
     { header: by, min: 10 },
-    { header: 'offsets', align: 'right', drop: 2 },
+    { header: 'offsets', align: 'right', drop: 4 },
     { header: 'kg', align: 'right' },
-    { header: 'amount', align: 'right', drop: 3 },
+    { header: 'placed kg', align: 'right', drop: 3 },
+    { header: 'processing kg', align: 'right', drop: 2 },
+    { header: 'amount', align: 'right', drop: 5 },
     { header: '', min: 5, drop: 1 },
   ];
+  const BAR = columns.length - 1;
   const max = Math.max(...list.map((r) => r.kg), 1);
   const bar = (r: ReportRow, cells: number) => (r === total ? '' : '█'.repeat(Math.max(1, Math.round((r.kg / max) * cells))));
-  const tableRows = (cells: number) => [...list, total].map((r) => [oneLine(r.group), String(r.offsets), `${grouped(r.kg)} kg`, money(r), bar(r, cells)]);
+  const tableRows = (cells: number) =>
+    [...list, total].map((r) => [oneLine(r.group), String(r.offsets), `${grouped(r.kg)} kg`, `${grouped(r.placed_kg)} kg`, `${grouped(r.processing_kg)} kg`, money(r), bar(r, cells)]);
   const at = layout(columns, tableRows(30), width);
   // The bars are drawn again to the width their column got, not cut.
-  const barCells = at.widths[at.shown.indexOf(4)] ?? 30;
+  const barCells = at.widths[at.shown.indexOf(BAR)] ?? 30;
   const out = [
     headerLine(columns, at, width, paint.dim),
-    ...tableRows(barCells).map((cells) => line(columns, at, cells.map((c, i) => (i === 4 ? paint.green(c) : c)), width)),
+    ...tableRows(barCells).map((cells) => line(columns, at, cells.map((c, i) => (i === BAR ? paint.green(c) : c)), width)),
   ];
   ctx.out.data(out.join('\n'));
   ctx.out.info(paint.dim(`${mode} mode; placed and processing offsets, refunded ones left out${span.since ? `; from ${span.since}` : ''}${span.until ? `; until ${span.until}` : ''}.`));

@@ -1,9 +1,11 @@
 import { usage } from '../errors.js';
 import type { Context } from '../context.js';
+import { inEitherMode } from './other-mode.js';
 import { printOffset } from './wait.js';
 
 export async function run(ctx: Context, id: string, flags: { wait?: boolean; quiet?: boolean }): Promise<void> {
   if (flags.quiet && ctx.out.json) throw usage('--quiet prints ids, --json the object: give one.');
   const client = await ctx.client();
-  await printOffset(ctx, client, await client.get(id), Boolean(flags.wait), Boolean(flags.quiet));
+  const offset = await inEitherMode(ctx, id, ['show', id, ...(flags.wait ? ['--wait'] : [])], () => client.get(id));
+  await printOffset(ctx, client, offset, Boolean(flags.wait), Boolean(flags.quiet));
 }

@@ -4,7 +4,9 @@ import { WaitTimeoutError } from '../../client/errors.js';
 import type { Context } from '../context.js';
 import { CliError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
-import { printResource } from '../print.js';
+import { followUp } from '../follow-up.js';
+import { print as printAs, printResource } from '../print.js';
+import { offsetCard, offsetPlain } from '../render/resources.js';
 
 export const DEFAULT_WAIT_SECONDS = 120;
 
@@ -12,13 +14,15 @@ export const DEFAULT_WAIT_SECONDS = 120;
  * Waits until an offset is placed or refunded, with an ora spinner when stderr is a terminal
  * (and nothing at all otherwise). WaitTimeoutError propagates: main.ts turns it into exit 8.
  */
-export async function waitForOffset(ctx: Context, client: CarbonClient, offset: Offset): Promise<Offset> {
+export async function waitForOffset(ctx: Context, client: CarbonClient, offset: Offset, review = false): Promise<Offset> {
   if (offset.status !== 'processing') return offset;
   const timeoutMs = (ctx.settings.timeoutSeconds ?? DEFAULT_WAIT_SECONDS) * 1000;
   let spinner: { text: string; stop(): void; succeed(t: string): void; warn(t: string): void } | undefined;
   // A terminal that reports 0 columns (a pty nobody sized: `script` in CI, some `docker exec -t`)
   // makes ora count Infinity lines to clear, and its clear() then never returns: no spinner there.
   const columns = (ctx.out.stderr as { columns?: number }).columns;
+  // On a terminal, a live wait on the local model says what it waits for and how to end it now.
+  if (ctx.out.stderrInteractive && !ctx.out.json && offset.livemode && ctx.settings.engine === 'local') ctx.out.info(await localLiveNote(ctx, offset, review));
   if (ctx.out.spinners && columns !== 0) {
     const { default: ora } = await import('ora');
     // discardStdin off: ora would otherwise put the terminal in raw mode, and Ctrl-C would be
@@ -54,10 +58,22 @@ export async function waitForOffset(ctx: Context, client: CarbonClient, offset: 
   }
 }
 
+/**
+ * What a live wait on the local model waits for, and how to end it now: the model places a live
+ * offset a minute (model time) after its purchase, or holds it for review above the limit.
+ */
+async function localLiveNote(ctx: Context, offset: Offset, review: boolean): Promise<string> {
+  const held = review || (await (await ctx.sandbox()).store.offset(offset.id))?.review === 'pending';
+  if (held) return `${offset.id} waits for review (above the review limit): \`${followUp(['sandbox', 'review', 'approve', offset.id])}\` places it.`;
+  const { TIMING } = await import('../../service/lifecycle.js');
+  const seconds = TIMING.livePlacementMs / 1000;
+  return `The local model places a live offset ${seconds} s (model time) after its purchase; \`${followUp(['sandbox', 'clock', 'advance', '1m'])}\` places it at once.`;
+}
+
 /** Ctrl-C during a wait, with the offset as last seen. */
 export class WaitInterrupted extends CliError {
   constructor(readonly offset: Offset) {
-    super(`Stopped waiting: ${offset.id} is ${offset.status}. Follow it with \`carbon show ${offset.id} --wait\`.`, EXIT.interrupted, 'interrupted');
+    super(`Stopped waiting: ${offset.id} is ${offset.status}. Follow it with \`${followUp(['show', offset.id, '--wait'])}\`.`, EXIT.interrupted, 'interrupted');
   }
 }
 
@@ -65,12 +81,16 @@ export class WaitInterrupted extends CliError {
  * Prints an offset, after waiting for it to settle when asked. On a timeout the offset is still
  * printed (it exists, and a script needs its id) before the error goes on to become exit 8.
  */
-export async function printOffset(ctx: Context, client: CarbonClient, offset: Offset, wait: boolean, quiet = false): Promise<void> {
+export async function printOffset(ctx: Context, client: CarbonClient, offset: Offset, wait: boolean, quiet = false, review = false): Promise<void> {
   // --quiet: the id alone, one line, for xargs and loops.
-  const print = quiet ? async (o: Offset) => void ctx.out.stdout.write(`${o.id}\n`) : (o: Offset) => printResource(ctx, o);
+  const print = quiet
+    ? async (o: Offset) => void ctx.out.stdout.write(`${o.id}\n`)
+    : review
+      ? (o: Offset) => printAs(ctx, o, (v, paint) => offsetCard(v, paint, true), offsetPlain)
+      : (o: Offset) => printResource(ctx, o);
   let shown = offset;
   try {
-    if (wait) shown = await waitForOffset(ctx, client, offset);
+    if (wait) shown = await waitForOffset(ctx, client, offset, review);
   } catch (err) {
     if (err instanceof WaitTimeoutError || err instanceof WaitInterrupted) await print(err.offset);
     throw err;

@@ -38,11 +38,12 @@ export function plainFields(fields: Array<[string, string | number | boolean | n
   return `${fields.map(([k, v]) => `${k}\t${v === null ? '' : oneLine(String(v))}`).join('\n')}\n`;
 }
 
-export function offsetCard(o: Offset, paint: Paint): string {
+/** `review`: the purchase's quote said it waits for review (the Offset itself does not say). */
+export function offsetCard(o: Offset, paint: Paint, review = false): string {
   return card(
     [
       ['id', paint.bold(o.id)],
-      ['status', statusText(o.status, paint)],
+      ['status', `${statusText(o.status, paint)}${review && o.status === 'processing' ? paint.yellow(' · waiting for review (above the review limit)') : ''}`],
       ['mode', modeText(o.livemode, paint)],
       ['kg', kg(o.kg)],
       ['amount', dollars(o.amount_cents)],

@@ -69,7 +69,7 @@ export function clockPlain(c: SandboxClock): string {
 }
 
 export function statusCard(s: SandboxStatus, paint: Paint): string {
-  const impact = (m: 'test' | 'live') => `${kg(s.impact[m].placed_kg)} placed, ${kg(s.impact[m].processing_kg)} processing, ${grouped(s.impact[m].offsets)} offsets`;
+  const impact = (m: 'test' | 'live') => `${kg(s.impact[m].placed_kg)} placed, ${kg(s.impact[m].processing_kg)} processing, ${grouped(s.impact[m].offsets)} ${s.impact[m].offsets === 1 ? 'offset' : 'offsets'}`;
   return card(
     [
       ...accountRows(s.account, paint),

@@ -1,0 +1,35 @@
+/**
+ * Commands printed for the user to run next (follow a wait, the next page): the command as it
+ * must be typed, with the flags of this run that chose where it went (--live, --profile,
+ * --base-url …), so that it acts on the same engine, profile and mode. Never a key (--api-key is
+ * left out: it would be printed in full) and never a database password.
+ */
+
+/** Flags that choose the engine, profile or mode, and take no value. */
+const SWITCHES = new Set(['--live', '--test', '--local', '--allow-insecure-http']);
+/** … and those that take one. */
+const VALUED = new Set(['--profile', '--base-url', '--database', '--database-schema']);
+
+/** A word as a POSIX shell reads it back: bare when safe, single-quoted otherwise. */
+export const shellWord = (word: string): string => (/^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);
+
+/** A URL's password replaced by *** (a follow-up command is printed, and may be logged). */
+const noPassword = (value: string): string => value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/:@]*):[^@/]*@/i, '$1:***@');
+
+/** The flags of `argv` that choose the engine, profile or mode, in the order they were typed. */
+export function engineFlags(argv: readonly string[] = process.argv.slice(2)): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const name = arg.split('=', 1)[0]!;
+    if (SWITCHES.has(arg)) kept.push(arg);
+    else if (VALUED.has(arg) && i + 1 < argv.length) kept.push(arg, noPassword(argv[++i]!));
+    else if (VALUED.has(name) && arg.includes('=')) kept.push(noPassword(arg));
+  }
+  return kept;
+}
+
+/** `carbon WORDS…` with this run's engine flags: a command to print for the user to run. */
+export function followUp(words: readonly string[], argv: readonly string[] = process.argv.slice(2)): string {
+  return ['carbon', ...words, ...engineFlags(argv)].map(shellWord).join(' ');
+}
