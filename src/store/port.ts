@@ -96,7 +96,10 @@ export interface PageQuery {
   reference: string | null;
 }
 
-/** Filters of the developer page's offset table (the API lists by reference only). */
+/**
+ * Filters of the developer page's offset table (the API lists by exact reference only). Here
+ * `reference` is a prefix: `ops` finds `ops-flight-2`; `%` and `_` are plain characters.
+ */
 export interface BrowseQuery extends PageQuery {
   status: OffsetStatus | null;
   /** created_ms at or after. */

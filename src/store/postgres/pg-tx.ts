@@ -66,7 +66,8 @@ export function reads(q: Queryable): LedgerReads {
         values.push(value);
         where.push(clause.replace('?', `$${values.length}`));
       };
-      if (b.reference !== null) add('reference = ?', b.reference);
+      // A prefix, compared as text (no LIKE: a % or _ in it is itself, and case counts).
+      if (b.reference !== null) add('starts_with(reference, ?)', b.reference);
       if (b.status !== null) add('status = ?', b.status);
       if (b.since !== null) add('created_ms >= ?', b.since);
       if (b.until !== null) add('created_ms < ?', b.until);

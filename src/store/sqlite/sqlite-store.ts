@@ -332,7 +332,8 @@ export class SqliteStore implements LedgerStore {
 
   private browseRows(mode: Mode, q: BrowseQuery): OffsetRecord[] {
     const where = ['livemode = @livemode', 'seq < @before'];
-    if (q.reference !== null) where.push('reference = @reference');
+    // A prefix, compared as text (no LIKE: a % or _ in it is itself, and case counts).
+    if (q.reference !== null) where.push('substr(reference, 1, length(@reference)) = @reference');
     if (q.status !== null) where.push('status = @status');
     if (q.since !== null) where.push('created_ms >= @since');
     if (q.until !== null) where.push('created_ms < @until');
