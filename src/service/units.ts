@@ -12,6 +12,16 @@ export function dollars(cents: number): string {
   return `${sign}$${whole}.${String(abs % 100).padStart(2, '0')}`;
 }
 
+/**
+ * A rate in millicents per kg as dollars per kg: 4000 → "$0.04/kg", 4125 → "$0.04125/kg".
+ * Integer arithmetic on the digits: 1 dollar = 100,000 millicents.
+ */
+export function ratePerKg(millicents: number): string {
+  const whole = Math.floor(millicents / 100_000);
+  const frac = String(millicents % 100_000).padStart(5, '0').replace(/0+$/, '').padEnd(2, '0');
+  return `$${whole.toLocaleString('en-US')}.${frac}/kg`;
+}
+
 /** "250", "250.5", "$1,000.00" → cents; null for anything else (more than two decimals, a sign, words). */
 export function parseDollars(text: string): number | null {
   const m = /^\$?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{1,2}))?$/.exec(text.trim());

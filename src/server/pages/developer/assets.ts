@@ -15,7 +15,7 @@ section { background: #fff; border: 1px solid var(--rule); border-radius: 6px; p
 h2 { font-size: 1.05rem; }
 table { border-collapse: collapse; width: 100%; margin: 0.5rem 0; }
 th, td { text-align: left; padding: 0.3rem 0.5rem; border-bottom: 1px solid var(--rule); vertical-align: top; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1.5rem; }
 .facts dt { color: var(--muted); }
 .facts dd { margin: 0; }
@@ -34,12 +34,41 @@ button { font: inherit; padding: 0.2rem 0.7rem; border: 1px solid #7a8a80; borde
 button:hover, button:focus-visible { border-color: var(--ink); }
 .danger button, button.danger { color: var(--bad); border-color: var(--bad); }
 input, select { font: inherit; padding: 0.15rem 0.35rem; }
-.chart rect { fill: var(--accent); }
-.chart { border-bottom: 1px solid var(--rule); height: 160px; }
+.scroll { overflow-x: auto; max-width: 100%; position: relative; }
+code { white-space: nowrap; }
+.chart { margin: 0.75rem 0 0.5rem; }
+.chart figcaption { font-weight: 600; margin-bottom: 2rem; }
+.plot { display: grid; grid-template-columns: max-content 1fr; column-gap: 0.4rem; }
+.plot ol { list-style: none; margin: 0; padding: 0; }
+.scale { grid-row: 1; grid-column: 1; height: 160px; display: flex; flex-direction: column; justify-content: space-between; font-size: 0.75rem; color: var(--muted); text-align: right; line-height: 1; }
+.bars { grid-row: 1; grid-column: 2; height: 160px; display: grid; border-left: 1px solid var(--muted); border-bottom: 1px solid var(--ink); background: linear-gradient(var(--rule) 1px, transparent 1px) 0 0 / 100% 50%; }
+.ticks { grid-row: 2; grid-column: 2; display: grid; font-size: 0.75rem; color: var(--muted); padding-top: 0.2rem; }
+.ticks li { white-space: nowrap; overflow: hidden; }
+.day { position: relative; height: 160px; min-width: 0; }
+.day svg { display: block; width: 100%; height: 160px; }
+.day rect { fill: var(--accent); }
+.day:hover rect, .day:focus rect { fill: var(--ink); }
+.day:focus { outline: 2px solid var(--ink); outline-offset: 1px; }
+.day .value { display: none; position: absolute; top: -1.75rem; left: 0; white-space: nowrap; background: var(--ink); color: #fff; font-size: 0.8rem; padding: 0.1rem 0.4rem; border-radius: 3px; z-index: 1; }
+.day.end .value { left: auto; right: 0; }
+.day:hover .value, .day:focus .value { display: block; }
+.first-day { font-size: 1.05rem; }
+${Array.from({ length: 24 }, (_, i) => `.days${i + 7} .bars, .days${i + 7} .ticks { grid-template-columns: repeat(${i + 7}, minmax(0, 1fr)); }`).join('\n')}
+${Array.from({ length: 7 }, (_, i) => `.span${i + 1} { grid-column: span ${i + 1}; }`).join('\n')}
+@media (max-width: 40rem) {
+  header, main { padding-left: 0.75rem; padding-right: 0.75rem; }
+  section { padding: 0.5rem 0.6rem 0.75rem; }
+  .facts { grid-template-columns: 1fr; gap: 0 0.5rem; }
+  .facts dd { margin-bottom: 0.3rem; }
+  input, select { max-width: 100%; }
+}
 .secret { border-color: var(--accent); }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 a { color: #0b5a8a; }
 `;
+
+/** The tab's icon (a leaf): served at /favicon.ico, so no page load ends in a 404. */
+export const ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1b6b43"/><path d="M9 23c0-9 6-14 15-14 0 9-5 15-14 15l-1-1zm2 0 8-8" stroke="#fff" stroke-width="2" fill="none" stroke-linecap="round"/></svg>`;
 
 export const JS = `
 document.addEventListener('click', (event) => {

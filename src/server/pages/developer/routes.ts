@@ -1,8 +1,10 @@
 import type { ApiRequest, Mode, OffsetStatus } from '../../../api/types.js';
 import { ApiError } from '../../../service/errors.js';
 import type { Sandbox } from '../../../service/sandbox.js';
-import { parseDollars, parseDuration } from '../../../service/units.js';
-import { CSS, JS } from './assets.js';
+import { LIMITS } from '../../../api/types.js';
+import { MAX_TOP_UP_CENTS } from '../../../service/settings.js';
+import { dollars, parseDollars, parseDuration } from '../../../service/units.js';
+import { CSS, ICON, JS } from './assets.js';
 import { csrfOk, newSession, readSession, sameSite, type Session, sessionCookie, useLoginToken } from './session.js';
 import { type DashboardData, dashboard, loginPage, offsetPage } from './views.js';
 
@@ -34,7 +36,7 @@ const redirect = (to: string, headers: Record<string, string> = {}): PageRespons
 /** Paths the page answers; everything else is the API's or the certificates'. */
 export function isPagePath(method: string, path: string, accept: string | undefined): boolean {
   if (path === '/') return method === 'GET' || method === 'HEAD' ? (accept ?? '').includes('text/html') : false;
-  return path === '/login' || path === '/logout' || path.startsWith('/actions/') || path.startsWith('/_page/') || /^\/offsets\/[^/]+$/.test(path);
+  return path === '/favicon.ico' || path === '/login' || path === '/logout' || path.startsWith('/actions/') || path.startsWith('/_page/') || /^\/offsets\/[^/]+$/.test(path);
 }
 
 const DONE: Record<string, string> = {
@@ -48,6 +50,7 @@ export async function handlePage(sandbox: Sandbox, origin: string, req: ApiReque
   const method = req.method.toUpperCase();
   if (req.path === '/_page/app.css') return { status: 200, headers: { 'cache-control': 'no-cache' }, body: CSS, contentType: 'text/css; charset=utf-8' };
   if (req.path === '/_page/app.js') return { status: 200, headers: { 'cache-control': 'no-cache' }, body: JS, contentType: 'text/javascript; charset=utf-8' };
+  if (req.path === '/favicon.ico') return { status: 200, headers: { 'cache-control': 'max-age=86400' }, body: ICON, contentType: 'image/svg+xml' };
   const now = Date.now();
   const store = sandbox.store;
 
@@ -80,7 +83,9 @@ export async function handlePage(sandbox: Sandbox, origin: string, req: ApiReque
       return redirect(`/?mode=${back}&done=${encodeURIComponent(name)}`);
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
-      return html(err.status === 404 ? 404 : 422, dashboard({ ...(await data(sandbox, session, back, {})), notice: { kind: 'error', text: err.message } }));
+      // What was typed stays in its field, to be corrected rather than typed again.
+      const typed = name === 'topup' ? { amount: form.get('amount') ?? '' } : {};
+      return html(err.status === 404 ? 404 : 422, dashboard({ ...(await data(sandbox, session, back, {})), typed, notice: { kind: 'error', text: err.message } }));
     }
   }
   if (method !== 'GET' && method !== 'HEAD') return html(405, loginPage('Only GET and POST are used here.'), { allow: 'GET, POST' });
@@ -117,6 +122,10 @@ async function act(sandbox: Sandbox, name: string, form: URLSearchParams): Promi
     case 'topup': {
       const cents = parseDollars(field('amount'));
       if (cents === null) throw new ApiError('validation_error', `The top-up must be dollars with at most two decimals, such as 250 or 250.00, not "${field('amount')}".`, { param: 'amount_cents' });
+      // Said in dollars, as the field asks: the model's own message counts cents.
+      if (cents < LIMITS.topUpMinCents || cents > MAX_TOP_UP_CENTS) {
+        throw new ApiError('validation_error', `A top-up is from ${dollars(LIMITS.topUpMinCents)} to ${dollars(MAX_TOP_UP_CENTS)}; ${dollars(cents)} is ${cents < LIMITS.topUpMinCents ? 'less' : 'more'}.`, { param: 'amount_cents' });
+      }
       await sandbox.topUp(field('mode') === 'live' ? 'live' : 'test', cents);
       return;
     }
@@ -190,16 +199,13 @@ async function data(
     sandbox.reviewQueue(),
     sandbox.kgByPeriod(mode, 'day', now - 29 * 86_400_000),
   ]);
-  // Thirty days of model time, the days without purchases drawn as zero: a timeline, not a list.
-  const byDay = new Map(chart.map((p) => [p.period, p.kg]));
-  const days = Array.from({ length: 30 }, (_, i) => new Date(now - (29 - i) * 86_400_000).toISOString().slice(0, 10));
   return {
     mode,
     status: status_,
     keys,
     offsets,
     review,
-    chart: byDay.size === 0 ? [] : days.map((period) => ({ period, kg: byDay.get(period) ?? 0 })),
+    chart: { days: chart, today: new Date(now).toISOString().slice(0, 10) },
     csrf: session.csrf,
     refresh: 0,
     filter: { status: status ?? '', reference: f.reference ?? '', since: day(f.since) === null ? '' : f.since!, until: day(f.until) === null ? '' : f.until! },

@@ -1,6 +1,7 @@
 import type { Mode, Offset } from '../../../api/types.js';
 import type { SandboxKey, SandboxStatus } from '../../../service/sandbox.js';
-import { dollars } from '../../../service/units.js';
+import { dollars, ratePerKg } from '../../../service/units.js';
+import { type ChartData, chartHtml } from './chart.js';
 import { escapeHtml as e, htmlDocument } from '../html.js';
 
 /**
@@ -14,13 +15,15 @@ export interface DashboardData {
   keys: SandboxKey[];
   offsets: { data: Offset[]; has_more: boolean };
   review: Offset[];
-  chart: Array<{ period: string; kg: number }>;
+  chart: ChartData;
   filter: { status: string; reference: string; since: string; until: string };
   csrf: string;
   /** A message after an action, or an error. */
   notice?: { kind: 'ok' | 'error'; text: string };
   /** Seconds between live refreshes (0: none). */
   refresh: number;
+  /** What was typed into a form that failed, shown again (only the top-up's amount). */
+  typed?: { amount?: string };
   /** A key just created: the one time its full text is shown. */
   createdKey?: { id: string; secret: string };
 }
@@ -29,7 +32,7 @@ const kg = (n: number) => `${n.toLocaleString('en-US')} kg`;
 const date = (iso: string | null) => (iso === null ? '—' : `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`);
 
 function layout(title: string, body: string, refresh = 0): string {
-  return htmlDocument(title, '<link rel="stylesheet" href="/_page/app.css">\n<script src="/_page/app.js" defer></script>', body, refresh > 0 ? ` data-refresh="${refresh}"` : '');
+  return htmlDocument(title, '<link rel="icon" href="/favicon.ico" type="image/svg+xml">\n<link rel="stylesheet" href="/_page/app.css">\n<script src="/_page/app.js" defer></script>', body, refresh > 0 ? ` data-refresh="${refresh}"` : '');
 }
 
 export function loginPage(message: string): string {
@@ -54,24 +57,6 @@ function confirmed(name: string, d: DashboardData, fields: string, ask: string, 
   return `<details class="confirm"><summary>${e(ask)}</summary>${action(name, d, fields, button, 'danger')}</details>`;
 }
 
-function chartSvg(points: Array<{ period: string; kg: number }>, mode: Mode): string {
-  if (points.length === 0) return '<p class="muted">No purchases yet in this mode.</p>';
-  const width = 640;
-  const height = 160;
-  const max = Math.max(...points.map((p) => p.kg), 1);
-  const bar = width / points.length;
-  const bars = points
-    .map((p, i) => {
-      const h = p.kg === 0 ? 0 : Math.max(1, Math.round((p.kg / max) * (height - 20)));
-      return `<rect x="${(i * bar + 1).toFixed(1)}" y="${height - h}" width="${Math.max(1, bar - 2).toFixed(1)}" height="${h}"><title>${e(p.period)}: ${e(kg(p.kg))}</title></rect>`;
-    })
-    .join('');
-  const rows = points.filter((p) => p.kg > 0).map((p) => `<tr><td>${e(p.period)}</td><td>${e(kg(p.kg))}</td></tr>`).join('');
-  return `<svg class="chart" role="img" aria-labelledby="chart-title" viewBox="0 0 ${width} ${height}" width="100%" preserveAspectRatio="none">
-<title id="chart-title">kg of CO2 bought per day (${mode}), ${e(points[0]!.period)} to ${e(points.at(-1)!.period)}; the most in a day: ${e(kg(max))}</title>${bars}</svg>
-<details><summary>The numbers</summary><table class="compact"><thead><tr><th scope="col">Day</th><th scope="col">kg</th></tr></thead><tbody>${rows}</tbody></table></details>`;
-}
-
 function offsetRow(o: Offset, d: DashboardData): string {
   const fail = o.status === 'processing' ? action('fail', d, `<input type="hidden" name="id" value="${e(o.id)}">`, 'Fail', 'inline') : '';
   return `<tr><td><a href="/offsets/${encodeURIComponent(o.id)}">${e(o.id)}</a></td><td><span class="status ${e(o.status)}">${e(o.status)}</span></td><td class="num">${e(kg(o.kg))}</td><td class="num">${e(dollars(o.amount_cents))}</td><td>${o.reference === null ? '<span class="muted">—</span>' : e(o.reference)}</td><td>${e(date(o.created))}</td><td>${fail}</td></tr>`;
@@ -93,14 +78,14 @@ export function dashboard(d: DashboardData): string {
     .map((k) => {
       const state = k.revoked === null ? 'active' : `revoked ${e(date(k.revoked))}`;
       const revoke = k.revoked === null ? confirmed('key-revoke', d, `<input type="hidden" name="id" value="${e(k.id)}">`, 'Revoke…', `Revoke ${k.id}`) : '';
-      return `<tr><td>${e(k.id)}</td><td>${e(k.mode)}</td><td>${k.permission === 'read_only' ? 'read-only' : 'purchase'}</td><td><code>${e(k.masked)}</code></td><td>${e(date(k.created))}</td><td>${state}${k.default === null ? '' : ` <span class="muted">(default ${e(k.default)})</span>`}</td><td>${revoke}</td></tr>`;
+      return `<tr><td>${e(k.id)}</td><td>${e(k.mode)}</td><td>${k.permission === 'read_only' ? 'read-only' : 'purchase'}</td><td><code>${e(k.masked)}</code></td><td>${e(date(k.created))}</td><td>${state}${k.default === null ? '' : ` <span class="muted">(default ${e(k.default.replace('_', '-'))})</span>`}</td><td>${revoke}</td></tr>`;
     })
     .join('');
   const review = d.review.length === 0
     ? '<p class="muted">Nothing waits for review.</p>'
-    : `<table><thead><tr><th scope="col">Offset</th><th scope="col">kg</th><th scope="col">Amount</th><th scope="col">Created</th><th scope="col">Decision</th></tr></thead><tbody>${d.review
+    : `<div class="scroll"><table><thead><tr><th scope="col">Offset</th><th scope="col">kg</th><th scope="col">Amount</th><th scope="col">Created</th><th scope="col">Decision</th></tr></thead><tbody>${d.review
         .map((o) => `<tr><td><a href="/offsets/${encodeURIComponent(o.id)}">${e(o.id)}</a></td><td class="num">${e(kg(o.kg))}</td><td class="num">${e(dollars(o.amount_cents))}</td><td>${e(date(o.created))}</td><td>${action('approve', d, `<input type="hidden" name="id" value="${e(o.id)}">`, 'Approve', 'inline')} ${action('reject', d, `<input type="hidden" name="id" value="${e(o.id)}">`, 'Reject', 'inline danger')}</td></tr>`)
-        .join('')}</tbody></table>`;
+        .join('')}</tbody></table></div>`;
   const f = d.filter;
   const query = (extra: Record<string, string>) =>
     `/?${new URLSearchParams({ mode: d.mode, ...(f.status ? { status: f.status } : {}), ...(f.reference ? { reference: f.reference } : {}), ...(f.since ? { since: f.since } : {}), ...(f.until ? { until: f.until } : {}), ...extra }).toString()}`;
@@ -108,7 +93,7 @@ export function dashboard(d: DashboardData): string {
   const older = d.offsets.has_more && last !== undefined ? `<a rel="next" href="${e(query({ after: last.id }))}">Older offsets →</a>` : '';
   const offsets = d.offsets.data.length === 0
     ? `<p class="muted">No offsets${f.status || f.reference || f.since || f.until ? ' match these filters' : ' yet in this mode'}.</p>`
-    : `<table><thead><tr><th scope="col">Offset</th><th scope="col">Status</th><th scope="col">kg</th><th scope="col">Amount</th><th scope="col">Reference</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>${d.offsets.data.map((o) => offsetRow(o, d)).join('')}</tbody></table>`;
+    : `<div class="scroll"><table><thead><tr><th scope="col">Offset</th><th scope="col">Status</th><th scope="col">kg</th><th scope="col">Amount</th><th scope="col">Reference</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>${d.offsets.data.map((o) => offsetRow(o, d)).join('')}</tbody></table></div>`;
   const statusOption = (v: string, label: string) => `<option value="${v}"${f.status === v ? ' selected' : ''}>${label}</option>`;
 
   return layout(`carbon sandbox (${d.mode})`, `<header>
@@ -121,18 +106,18 @@ ${notice}${created}
 <section aria-labelledby="account"><h2 id="account">Account</h2>
 <dl class="facts"><dt>Standing</dt><dd><span class="standing ${e(s.account.status)}">${standing}</span></dd>
 <dt>Test balance</dt><dd>${e(dollars(s.balances.test))}</dd><dt>Live balance</dt><dd>${e(dollars(s.balances.live))}</dd>
-<dt>Rate</dt><dd>${e(s.account.rate.toLocaleString('en-US'))} millicents per kg</dd><dt>Review limit</dt><dd>${e(dollars(s.account.review_limit_cents))}</dd>
+<dt>Rate</dt><dd>${e(ratePerKg(s.account.rate))}</dd><dt>Review limit</dt><dd>${e(dollars(s.account.review_limit_cents))}</dd>
 <dt>Model clock</dt><dd>${e(date(s.clock.now))}</dd></dl>
-${action('topup', d, `<label for="topup-mode">Mode</label> <select id="topup-mode" name="mode"><option value="test"${d.mode === 'test' ? ' selected' : ''}>test</option><option value="live"${d.mode === 'live' ? ' selected' : ''}>live</option></select> <label for="topup-amount">Amount in dollars (at least $250)</label> <input id="topup-amount" name="amount" inputmode="decimal" required placeholder="250.00">`, 'Top up')}
+${action('topup', d, `<label for="topup-mode">Mode</label> <select id="topup-mode" name="mode"><option value="test"${d.mode === 'test' ? ' selected' : ''}>test</option><option value="live"${d.mode === 'live' ? ' selected' : ''}>live</option></select> <label for="topup-amount">Amount in dollars (at least $250)</label> <input id="topup-amount" name="amount" inputmode="decimal" required placeholder="250.00"${d.typed?.amount === undefined ? '' : ` value="${e(d.typed.amount)}"`}>`, 'Top up')}
 </section>
 <section aria-labelledby="impact"><h2 id="impact">Impact (${d.mode})</h2>
 <dl class="facts"><dt>Placed</dt><dd>${e(kg(impact.placed_kg))}</dd><dt>Processing</dt><dd>${e(kg(impact.processing_kg))}</dd><dt>Offsets</dt><dd>${e(impact.offsets.toLocaleString('en-US'))}</dd></dl>
-${chartSvg(d.chart, d.mode)}
+${chartHtml(d.chart, d.mode)}
 </section>
 <section aria-labelledby="offsets"><h2 id="offsets">Offsets (${d.mode}), newest first</h2>
 <form method="get" action="/" class="filters"><input type="hidden" name="mode" value="${d.mode}">
 <label for="f-status">Status</label> <select id="f-status" name="status">${statusOption('', 'any')}${statusOption('processing', 'processing')}${statusOption('placed', 'placed')}${statusOption('refunded', 'refunded')}</select>
-<label for="f-reference">Reference</label> <input id="f-reference" name="reference" value="${e(f.reference)}">
+<label for="f-reference">Reference starts with</label> <input id="f-reference" name="reference" value="${e(f.reference)}">
 <label for="f-since">From</label> <input id="f-since" name="since" type="date" value="${e(f.since)}">
 <label for="f-until">Until</label> <input id="f-until" name="until" type="date" value="${e(f.until)}">
 <button type="submit">Filter</button></form>
@@ -141,8 +126,8 @@ ${offsets}
 </section>
 <section aria-labelledby="review"><h2 id="review">Review queue (live)</h2>${review}</section>
 <section aria-labelledby="keys"><h2 id="keys">API keys</h2>
-<table><thead><tr><th scope="col">Key</th><th scope="col">Mode</th><th scope="col">Access</th><th scope="col">Key (masked)</th><th scope="col">Created</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>${keys}</tbody></table>
-${action('key-create', d, `<label for="key-mode">Mode</label> <select id="key-mode" name="mode"><option value="test">test</option><option value="live">live</option></select> <label for="key-access">Access</label> <select id="key-access" name="permission"><option value="purchase">purchase</option><option value="read_only">read-only</option></select>`, 'Create key')}
+<div class="scroll"><table><thead><tr><th scope="col">Key</th><th scope="col">Mode</th><th scope="col">Access</th><th scope="col">Key (masked)</th><th scope="col">Created</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>${keys}</tbody></table></div>
+${action('key-create', d, `<label for="key-mode">Mode</label> <select id="key-mode" name="mode"><option value="test"${d.mode === 'test' ? ' selected' : ''}>test</option><option value="live"${d.mode === 'live' ? ' selected' : ''}>live</option></select> <label for="key-access">Access</label> <select id="key-access" name="permission"><option value="purchase">purchase</option><option value="read_only">read-only</option></select>`, 'Create key')}
 </section>
 <section aria-labelledby="controls"><h2 id="controls">Sandbox controls</h2>
 <div class="controls">
@@ -162,7 +147,7 @@ export function offsetPage(o: Offset, csrf: string): string {
 <form method="post" action="/logout">${csrfField(csrf)}<button type="submit">Sign out</button></form></header>
 <main><dl class="facts">
 ${row('Status', `<span class="status ${e(o.status)}">${e(o.status)}</span>`)}${row('Mode', o.livemode ? 'live' : 'test')}${row('kg', e(kg(o.kg)))}
-${row('Amount', e(dollars(o.amount_cents)))}${row('Rate', `${e(o.rate_millicents_per_kg.toLocaleString('en-US'))} millicents per kg`)}
+${row('Amount', e(dollars(o.amount_cents)))}${row('Rate', e(ratePerKg(o.rate_millicents_per_kg)))}
 ${row('Requested', e(o.requested.kg !== null ? kg(o.requested.kg) : dollars(o.requested.amount_cents ?? 0)))}${row('Reference', o.reference === null ? '—' : e(o.reference))}
 ${row('Created', e(date(o.created)))}${row('Placed', e(date(o.placed)))}
 ${row('Certificate', o.certificate_url === null ? '<span class="muted">none (only placed live offsets have one)</span>' : `<a href="${e(o.certificate_url)}">${e(o.certificate_url)}</a>`)}

@@ -1,0 +1,70 @@
+import type { Mode } from '../../../api/types.js';
+import { escapeHtml as e } from '../html.js';
+
+/**
+ * The developer page's chart of kg bought per day: from the first purchase (at most 30 days
+ * back) to today, model time. Bars on a kg scale with date ticks; each bar's value shows on hover
+ * and on keyboard focus (CSS only: the page allows no inline script or style, so the bars are
+ * SVG, sized by attributes, in a CSS grid). A first day of purchases is said in words, not drawn
+ * as one bar at the edge of an empty month. "The numbers" has the same data as a table.
+ */
+
+export interface ChartData {
+  /** kg per UTC day (YYYY-MM-DD), days without purchases absent; the last 30 days at most. */
+  days: Array<{ period: string; kg: number }>;
+  /** Today, model time (YYYY-MM-DD). */
+  today: string;
+}
+
+const DAY = 86_400_000;
+const MAX_DAYS = 30;
+const MIN_DAYS = 7;
+const kg = (n: number) => `${n.toLocaleString('en-US')} kg`;
+const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+/** "Nov 25": short enough for a tick under a bar. */
+const tick = (day: string) => new Date(`${day}T00:00:00Z`).toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
+
+/** The scale's top: 1, 2 or 5 times a power of ten, at or above the largest bar. */
+export function niceMax(max: number): number {
+  if (max <= 1) return 1;
+  const power = 10 ** Math.floor(Math.log10(max));
+  return [1, 2, 5, 10].map((m) => m * power).find((top) => top >= max)!;
+}
+
+export function chartHtml(data: ChartData, mode: Mode): string {
+  const bought = data.days.filter((d) => d.kg > 0);
+  if (bought.length === 0) return `<p class="muted">No purchases yet in ${mode} mode: the chart of kg per day starts with the first.</p>`;
+  const todayMs = Date.parse(`${data.today}T00:00:00Z`);
+  const firstMs = Date.parse(`${bought[0]!.period}T00:00:00Z`);
+  if (bought.length === 1 && bought[0]!.period === data.today) {
+    return `<p class="first-day"><strong>${e(kg(bought[0]!.kg))}</strong> bought today (${e(data.today)}), the first day of purchases in ${mode} mode. From tomorrow (model time) a chart shows kg per day.</p>`;
+  }
+  const span = Math.min(MAX_DAYS, Math.max(MIN_DAYS, Math.round((todayMs - firstMs) / DAY) + 1));
+  const byDay = new Map(data.days.map((d) => [d.period, d.kg]));
+  const days = Array.from({ length: span }, (_, i) => dayOf(todayMs - (span - 1 - i) * DAY)).map((period) => ({ period, kg: byDay.get(period) ?? 0 }));
+  const top = niceMax(Math.max(...days.map((d) => d.kg)));
+  const title = `kg of CO2 bought per day (${mode}), the last ${span} days: ${days[0]!.period} to ${days.at(-1)!.period}`;
+  const bars = days
+    .map((d, i) => {
+      const label = `${d.period}: ${kg(d.kg)}`;
+      const h = d.kg === 0 ? 0 : Math.max(1, Math.round((d.kg / top) * 100));
+      // The value pops up on the side with room: the last third of the days opens to the left.
+      const side = i >= (span * 2) / 3 ? ' end' : '';
+      const focus = d.kg === 0 ? '' : ' tabindex="0"';
+      return `<li class="day${side}"${focus} title="${e(label)}" aria-label="${e(label)}"><svg viewBox="0 0 10 100" preserveAspectRatio="none" aria-hidden="true" focusable="false"><rect x="1" y="${100 - h}" width="8" height="${h}"/></svg><span class="value" aria-hidden="true">${e(tick(d.period))}: ${e(kg(d.kg))}</span></li>`;
+    })
+    .join('');
+  // A date under every second day of a short span, every seventh of a long one, from the first:
+  // each tick spans the days up to the next.
+  const step = span <= 14 ? 2 : 7;
+  const ticks: string[] = [];
+  for (let i = 0; i < span; i += step) ticks.push(`<li class="span${Math.min(step, span - i)}">${e(tick(days[i]!.period))}</li>`);
+  const rows = bought.map((d) => `<tr><td>${e(d.period)}</td><td class="num">${e(kg(d.kg))}</td></tr>`).join('');
+  return `<figure class="chart days${span}" aria-labelledby="chart-title">
+<figcaption id="chart-title">${e(title)}</figcaption>
+<div class="plot"><ol class="scale" aria-hidden="true"><li>${e(kg(top))}</li><li>${e(kg(top / 2))}</li><li>0</li></ol>
+<ol class="bars">${bars}</ol>
+<ol class="ticks" aria-hidden="true">${ticks.join('')}</ol></div>
+</figure>
+<details><summary>The numbers</summary><table class="compact"><thead><tr><th scope="col">Day</th><th scope="col">kg</th></tr></thead><tbody>${rows}</tbody></table></details>`;
+}
