@@ -33,6 +33,8 @@ export interface ServeOptions {
   store?: StoreTarget;
   /** Origin for certificate URLs; default http://HOST:PORT. */
   publicUrl?: string;
+  /** The wall clock under the model's (default Date.now): a test holds it still and moves the model's clock itself. */
+  clock?: () => number;
   /** Access log and lifecycle lines (the CLI passes a stderr writer). */
   log?: (line: string) => void;
   /** Largest request body accepted; default 64 KiB. A larger one is 413 `body_too_large`. */
@@ -106,7 +108,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const graceMs = options.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs;
 
   // Opened first: a ledger that cannot be used should fail the start, not the first request.
-  const sandbox = await Sandbox.open(options.store ?? { kind: 'sqlite', dir: options.dataDir });
+  const sandbox = await Sandbox.open(options.store ?? { kind: 'sqlite', dir: options.dataDir }, options.clock);
   // The developer page's one-time login token, made before the first request can arrive.
   const loginToken = await newLoginToken(sandbox.store, Date.now()).catch(async (err: unknown) => {
     await sandbox.close();

@@ -139,7 +139,7 @@ describe('usage errors are CommanderErrors (main.ts turns them into exit 2), fro
   });
 });
 
-test('every command has an example in its --help, and a subcommand lists the global options it takes', () => {
+test('every command has an example in its --help, and a subcommand names the global flags it takes, after its own', () => {
   for (const cmd of commands(buildProgram())) {
     // Hidden commands (the completion scripts' helper) are not for people.
     if ((cmd as unknown as { _hidden: boolean })._hidden) continue;
@@ -149,8 +149,11 @@ test('every command has an example in its --help, and a subcommand lists the glo
     // addHelpText output goes through the 'afterHelp' event, which outputHelp emits.
     expect(help, pathOf(cmd) || 'carbon').toMatch(/Examples:\n {2}\$ carbon /);
     if (cmd.parent !== null) {
-      const globals = help.slice(help.indexOf('Global Options:'));
+      // Named once, briefly, after the command's own flags and examples; explained in `carbon help`.
+      const globals = help.slice(help.indexOf('Inherited flags (what each does: carbon help):'));
+      expect(help.indexOf('Examples:'), pathOf(cmd)).toBeLessThan(help.indexOf('Inherited flags'));
       for (const flag of ['--json', '--profile <name>', '--timeout <seconds>', '--local']) expect(globals, `${pathOf(cmd)}: ${flag}`).toContain(flag);
+      expect(help, pathOf(cmd)).not.toContain('Global Options:');
     }
   }
 });

@@ -113,7 +113,7 @@ describe.concurrent.each<Engine>(['local', 'remote'])('exit codes, %s engine', (
   test('3: 402 insufficient_balance, with the balance and the cost', async () => {
     const w = await world(engine);
     const line = await expectFailure(w, ['buy', '--kg', '1000000'], 3, 'insufficient_balance');
-    expect(line).toContain('Balance $1,000.00, this purchase $40,000.00');
+    expect(line).toContain(`The test balance ($1,000.00) does not cover this purchase ($40,000.00). ${engine === 'local' ? 'Top it up with `carbon sandbox topup 39000`' : 'Top up the test balance on the developer page'}.`);
     const r = await w.run(['buy', '--kg', '1000000', '--json']);
     expect(JSON.parse(r.stderr).error).toMatchObject({ balance_cents: 100_000, required_cents: 4_000_000 });
   });
@@ -166,7 +166,7 @@ describe.concurrent.each<Engine>(['local', 'remote'])('exit codes, %s engine', (
     const w = await world(engine);
     await w.admin(['sandbox', 'topup', '250', '--live']);
     const started = Date.now();
-    const r = await w.run(['buy', '--kg', '10', '--wait', '--timeout', '1', '--json'], { key: 'live' });
+    const r = await w.run(['buy', '--kg', '10', '--yes', '--wait', '--timeout', '1', '--json'], { key: 'live' });
     expect(r.exitCode, r.stderr).toBe(8);
     expect(Date.now() - started).toBeLessThan(10_000);
     // The purchase happened: a script needs its id to follow it (`carbon show ID --wait`).

@@ -5,15 +5,25 @@ import { carbon, carbonTty, homes, json, ok } from './helpers.js';
 
 const newHome = homes();
 
-/** Purchases spread over months of model time: two now, one refunded, one 40 days on. */
+/**
+ * Purchases spread over months of model time: two now, one refunded, one 40 days on. In live
+ * mode, every purchase held for review (a limit of $0): each status is what the test made it
+ * (approved: placed; failed: refunded; left: processing), never what seconds of real time did.
+ */
 async function ledger(): Promise<{ home: string; first: string }> {
   const home = newHome();
-  const first = (await json<{ created: string }>(['buy', '--kg', '100', '--reference', 'ops-a'], { home })).created.slice(0, 10);
-  await ok(['buy', '--kg', '200', '--reference', 'dev-x'], { home });
-  const gone = await json<{ id: string }>(['buy', '--kg', '999', '--reference', 'ops-gone'], { home });
+  await ok(['config', 'set', 'mode', 'live'], { home });
+  await ok(['sandbox', 'topup', '250'], { home });
+  await ok(['sandbox', 'review-limit', '0'], { home });
+  const buy = (kg: string, reference: string) => json<{ id: string; created: string }>(['buy', '--kg', kg, '--reference', reference, '--yes'], { home });
+  const a = await buy('100', 'ops-a');
+  const first = a.created.slice(0, 10);
+  const x = await buy('200', 'dev-x');
+  for (const placed of [a, x]) await ok(['sandbox', 'review', 'approve', placed.id], { home });
+  const gone = await buy('999', 'ops-gone');
   await ok(['sandbox', 'fail', gone.id], { home });
   await ok(['sandbox', 'clock', 'advance', '40d'], { home });
-  await ok(['buy', '--kg', '50', '--reference', 'ops-b'], { home });
+  await buy('50', 'ops-b');
   return { home, first };
 }
 
@@ -47,7 +57,7 @@ describe('carbon report', () => {
     const tty = await carbonTty(['report', '--by', 'quarter'], { home, env: { FORCE_COLOR: '0' } });
     expect(tty.exitCode).toBe(0);
     expect(tty.output).toMatch(/█/);
-    expect(tty.output).toMatch(/^total +3 +350 kg +\$14\.00$/m);
+    expect(tty.output).toMatch(/^total +3 +350 kg +300 kg +50 kg +\$14\.00$/m);
     const plain = await ok(['report', '--by', 'quarter'], { home });
     for (const line of plain.stdout.trim().split('\n')) expect(line.split('\t')).toHaveLength(6);
   });

@@ -7,8 +7,12 @@ const newHome = homes();
 
 describe('--wait that ends refunded', () => {
   test('show --wait on an offset whose order could not be placed: the offset on stdout, one line on stderr, exit 9', async () => {
+    // A live offset held for review (a limit of $0): still processing when it is failed, however long that took.
     const home = newHome();
-    const bought = await json<{ id: string }>(['buy', '--kg', '3'], { home });
+    await ok(['config', 'set', 'mode', 'live'], { home });
+    await ok(['sandbox', 'topup', '250'], { home });
+    await ok(['sandbox', 'review-limit', '0'], { home });
+    const bought = await json<{ id: string }>(['buy', '--kg', '3', '--yes'], { home });
     await ok(['sandbox', 'fail', bought.id], { home });
     const r = await carbon(['show', bought.id, '--wait', '--json'], { home });
     expect(r.exitCode).toBe(9);
@@ -152,12 +156,17 @@ describe('--verbose (or CARBON_DEBUG=http): a line per HTTP request on stderr', 
 
 describe('list filters: --status, --since, --until, with pages, --all and every format', () => {
   test('each filter keeps what matches, on a page, with --all as NDJSON and CSV, and an empty result says what was filtered', async () => {
+    // Live mode: the early purchase places a minute (model time) on; the others wait for review
+    // (a limit of $0), so no status here depends on seconds of real time.
     const home = newHome();
-    const early = await json<{ id: string; created: string }>(['buy', '--kg', '1'], { home });
-    const failed = await json<{ id: string }>(['buy', '--kg', '2'], { home });
+    await ok(['config', 'set', 'mode', 'live'], { home });
+    await ok(['sandbox', 'topup', '250'], { home });
+    const early = await json<{ id: string; created: string }>(['buy', '--kg', '1', '--yes'], { home });
+    await ok(['sandbox', 'review-limit', '0'], { home });
+    const failed = await json<{ id: string }>(['buy', '--kg', '2', '--yes'], { home });
     await ok(['sandbox', 'fail', failed.id], { home });
     await ok(['sandbox', 'clock', 'advance', '40d'], { home });
-    const late = await json<{ id: string; created: string }>(['buy', '--kg', '3'], { home });
+    const late = await json<{ id: string; created: string }>(['buy', '--kg', '3', '--yes'], { home });
     const ids = async (args: string[]) => (await json<{ data: Array<{ id: string }> }>(['list', ...args], { home })).data.map((o) => o.id);
     expect(await ids(['--status', 'refunded'])).toEqual([failed.id]);
     expect(await ids(['--status', 'placed'])).toEqual([early.id]);
@@ -175,7 +184,7 @@ describe('list filters: --status, --since, --until, with pages, --all and every 
     expect(ndjson).toEqual([failed.id, early.id]);
     expect((await ok(['list', '--all', '--format', 'csv', '--status', 'refunded'], { home })).stdout.trim().split('\r\n')).toHaveLength(2);
     const none = await carbonTty(['list', '--status', 'refunded', '--since', lateDay], { home });
-    expect(none.output).toContain(`No test offsets with status refunded and since ${lateDay}.`);
+    expect(none.output).toContain(`No live offsets with status refunded and since ${lateDay}.`);
     const bad = await carbon(['list', '--since', 'yesterday'], { home });
     expect([bad.exitCode, bad.stdout]).toEqual([2, '']);
     expect(bad.stderr).toMatch(/--since must be a day such as 2026-01-31 or an age such as 7d/);

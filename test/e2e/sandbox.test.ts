@@ -108,8 +108,8 @@ describe('lifecycle: review, fail, clock', () => {
     await ok(['sandbox', 'review-limit', '1'], { home });
     const keys = await sandboxKeys(home);
     const live = { home, env: { CARBON_API_KEY: keys.live } };
-    const a = await json<Offset>(['buy', '--kg', '100'], live);
-    const b = await json<Offset>(['buy', '--kg', '100'], live);
+    const a = await json<Offset>(['buy', '--kg', '100', '--yes'], live);
+    const b = await json<Offset>(['buy', '--kg', '100', '--yes'], live);
     // Far past the 60 s placement: offsets under review stay processing.
     await ok(['sandbox', 'clock', 'advance', '10m'], { home });
     expect((await json<Offset>(['show', a.id], live)).status).toBe('processing');
@@ -131,11 +131,15 @@ describe('lifecycle: review, fail, clock', () => {
 
   test('fail refunds a processing offset; the clock places the rest', async () => {
     const home = newHome();
-    const a = await json<Offset>(['buy', '--kg', '100'], { home });
+    // The offset to fail is a live one held for review (a limit of $0): processing until the
+    // test says otherwise, however long the commands take.
+    await ok(['sandbox', 'topup', '250', '--live'], { home });
+    await ok(['sandbox', 'review-limit', '0'], { home });
+    const a = await json<Offset>(['buy', '--kg', '100', '--live', '--yes'], { home });
     const b = await json<Offset>(['buy', '--kg', '200'], { home });
     const failed = await json<Offset>(['sandbox', 'fail', a.id], { home });
     expect(failed.status).toBe('refunded');
-    const warned = await carbon(['show', a.id], { home });
+    const warned = await carbon(['show', a.id, '--live'], { home });
     expect(warned.stderr).toContain(`warning: ${a.id} was refunded`);
 
     const before = await json<{ now: string; offset_ms: number }>(['sandbox', 'clock'], { home });

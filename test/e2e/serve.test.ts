@@ -48,8 +48,11 @@ describe('carbon serve', () => {
     expect(plain.stdout).toContain(`id\t${bought.id}\n`);
 
     // The same ledger: the purchase shows on the local engine, and a local top-up is served.
+    // Its status is settled by the model's clock (a minute on: placed), never by how long this took.
+    await ok(['sandbox', 'clock', 'advance', '1m'], { home });
     const local = await ok(['list', '--local'], { home, env: { CARBON_BASE_URL: server.url } });
-    expect(local.stdout).toContain(`${bought.id}\tprocessing\t500\t2000\tthrough-serve\t`);
+    expect(local.stdout).toContain(`${bought.id}\tplaced\t500\t2000\tthrough-serve\t`);
+    expect((await json<Offset & { status: string }>(['show', bought.id], remote)).status).toBe('placed');
     await ok(['sandbox', 'topup', '250'], { home });
     expect(await json(['balance'], remote)).toMatchObject({ available_cents: 123_000 });
 

@@ -13,6 +13,36 @@ const newHome = homes();
 /** The base env sets FORCE_COLOR=0 for pipes; a terminal test starts from no colour variable at all. */
 const TTY = { FORCE_COLOR: undefined };
 
+/**
+ * Runs carbon on a pty (script(1)) and, once `after` has been printed, does `then` (type Ctrl-C,
+ * move the model's clock…). `columns` 0 leaves the pty unsized, as `script` makes it without a terminal.
+ */
+async function whenPrinted(
+  args: string[],
+  home: string,
+  after: RegExp,
+  then: (typed: (text: string) => void) => Promise<unknown> | void,
+  columns = 120,
+): Promise<{ output: string; exitCode: number }> {
+  const command = [process.execPath, BIN(), ...args].map(sh).join(' ');
+  const child = execa('script', ['-qec', columns === 0 ? `exec ${command}` : `stty cols ${columns} rows 40; exec ${command}`, '/dev/null'], {
+    env: baseEnv(home, { TERM: 'xterm-256color' }),
+    extendEnv: false,
+    reject: false,
+    stdin: 'pipe',
+    timeout: 20_000,
+  });
+  let output = '';
+  let done: Promise<unknown> | undefined;
+  child.stdout!.on('data', (d: Buffer) => {
+    output += d.toString();
+    if (done === undefined && after.test(output)) done = Promise.resolve(then((text) => child.stdin!.write(text)));
+  });
+  const r = await child;
+  await done;
+  return { output: output.replace(/\r\n/g, '\n'), exitCode: r.exitCode ?? -1 };
+}
+
 describe('cards and tables', () => {
   let home: string;
   beforeAll(async () => {
@@ -126,20 +156,20 @@ describe('prompts', () => {
     expect((await json(['impact', '--live'], { home })).offsets).toBe(2);
   });
 
-  test('without a terminal a live purchase is never prompted and never hangs', async () => {
+  test('without a terminal a live purchase is never prompted and never hangs: it needs --yes', async () => {
     const home = newHome();
     await ok(['sandbox', 'topup', '250', '--live'], { home });
     const started = Date.now();
     // stdin is an open pipe nobody writes to: a prompt would wait forever (until the 20 s kill).
     const r = await carbon(['buy', '--kg', '100', '--live'], { home, input: '' });
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode).toBe(2);
     expect(r.stderr).not.toContain('[y/N]');
-    expect(r.stderr).toContain('warning: buying live without asking: nobody can answer here (stdin is not a terminal). Add --yes');
+    expect(r.stderr).toContain('error: A live purchase needs --yes when nobody can confirm it (stdin is not a terminal); nothing was bought.');
     expect(Date.now() - started).toBeLessThan(10_000);
     // With --yes: no question and no warning.
     expect((await carbon(['buy', '--kg', '1', '--live', '--yes'], { home })).stderr).not.toContain('warning');
     // Not enough balance: still no prompt, just the 402.
-    const poor = await carbon(['buy', '--kg', '1000000', '--live'], { home });
+    const poor = await carbon(['buy', '--kg', '1000000', '--live', '--yes'], { home });
     expect(poor.exitCode).toBe(3);
   });
 
@@ -157,9 +187,10 @@ describe('prompts', () => {
 });
 
 describe('spinner', () => {
+  // The wait ends because the test moves the model's clock, not because 3 s of real time passed.
   test('--wait on a terminal shows a spinner and ends placed', async () => {
     const home = newHome();
-    const r = await carbonTty(['buy', '--kg', '10', '--wait', '--timeout', '15'], { home, env: TTY, timeout: 25_000 });
+    const r = await whenPrinted(['buy', '--kg', '10', '--wait', '--timeout', '15'], home, /Waiting for off_/, () => ok(['sandbox', 'clock', 'advance', '1m'], { home }));
     expect(r.exitCode).toBe(0);
     const text = plain(r.output);
     expect(text).toMatch(/Waiting for off_\S+ to be placed/);
@@ -169,7 +200,7 @@ describe('spinner', () => {
 
   test('a terminal that reports 0 columns gets no spinner, and --wait still ends (ora would loop forever)', async () => {
     const home = newHome();
-    const r = await carbonTty(['buy', '--kg', '10', '--wait', '--timeout', '15'], { home, env: TTY, columns: 0, timeout: 25_000 });
+    const r = await whenPrinted(['buy', '--kg', '10', '--wait', '--timeout', '15'], home, /Bought 10 kg/, () => ok(['sandbox', 'clock', 'advance', '1m'], { home }), 0);
     expect(r.exitCode).toBe(0);
     expect(plain(r.output)).not.toContain('Waiting for');
     expect(plain(r.output)).toMatch(/^status +placed$/m);
@@ -178,44 +209,24 @@ describe('spinner', () => {
 
 describe('confirming a live purchase: every combination of terminals', () => {
   const newHome2 = homes();
-  test('stdout a terminal but stdin not (input piped in): not asked, bought, and it says why', async () => {
+  test('stdout a terminal but stdin not (input piped in): not asked, nothing bought, and it says why', async () => {
     const home = newHome2();
     await ok(['sandbox', 'topup', '250', '--live'], { home });
     // script(1) gives the command a terminal; stdin is then taken from /dev/null.
     const command = `${[process.execPath, BIN(), 'buy', '--kg', '10', '--live'].map(sh).join(' ')} </dev/null`;
     const r = await execa('script', ['-qec', command, '/dev/null'], { env: baseEnv(home, { TERM: 'xterm-256color' }), extendEnv: false, reject: false, input: '', timeout: 20_000 });
     const output = String(r.stdout);
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode).toBe(2);
     expect(output).not.toContain('[y/N]');
-    expect(output).toContain('buying live without asking: nobody can answer here (stdin is not a terminal)');
-    expect(((await json<{ data: unknown[] }>(['list', '--live'], { home })).data)).toHaveLength(1);
+    expect(output).toContain('A live purchase needs --yes when nobody can confirm it (stdin is not a terminal); nothing was bought.');
+    expect(((await json<{ data: unknown[] }>(['list', '--live'], { home })).data)).toHaveLength(0);
   });
 });
 
 describe('Ctrl-C, on a real terminal', () => {
   const newHome3 = homes();
-  /** Runs carbon on a pty (script(1)) and types Ctrl-C once `after` has been printed. */
-  async function interrupt(args: string[], home: string, after: RegExp): Promise<{ output: string; exitCode: number }> {
-    const command = [process.execPath, BIN(), ...args].map(sh).join(' ');
-    const child = execa('script', ['-qec', `stty cols 120 rows 40; exec ${command}`, '/dev/null'], {
-      env: baseEnv(home, { TERM: 'xterm-256color' }),
-      extendEnv: false,
-      reject: false,
-      stdin: 'pipe',
-      timeout: 20_000,
-    });
-    let output = '';
-    let sent = false;
-    child.stdout!.on('data', (d: Buffer) => {
-      output += d.toString();
-      if (!sent && after.test(output)) {
-        sent = true;
-        child.stdin!.write('\x03');
-      }
-    });
-    const r = await child;
-    return { output: output.replace(/\r\n/g, '\n'), exitCode: r.exitCode ?? -1 };
-  }
+  /** Types Ctrl-C once `after` has been printed. */
+  const interrupt = (args: string[], home: string, after: RegExp) => whenPrinted(args, home, after, (type) => type('\x03'));
 
   test('during buy --wait: stops at once, prints the offset (its id to follow), exit 130', async () => {
     const home = newHome3();
@@ -223,7 +234,8 @@ describe('Ctrl-C, on a real terminal', () => {
     // A live purchase places after 60 s of model time: the wait is still on when Ctrl-C comes.
     const r = await interrupt(['buy', '--kg', '10', '--live', '--yes', '--wait'], home, /Waiting for off_/);
     expect(r.exitCode).toBe(130);
-    expect(r.output).toMatch(/Stopped waiting: off_\w+ is processing\. Follow it with `carbon show off_\w+ --wait`\./);
+    // The command to follow it keeps --live: without it, it would look in test mode and find nothing.
+    expect(r.output).toMatch(/Stopped waiting: off_\w+ is processing\. Follow it with `carbon show off_\w+ --wait --live`\./);
     const id = /Stopped waiting: (off_\w+)/.exec(r.output)![1];
     // The offset itself is printed (as a card on a terminal), not only named in the message.
     expect(plain(r.output)).toMatch(new RegExp(`id\\s+${id}\\nstatus\\s+processing\\n`));

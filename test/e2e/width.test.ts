@@ -78,7 +78,7 @@ describe('on a terminal', () => {
 
     test('report by reference: long references cut with …, the total whole', async () => {
       const lines = await onTerminal(['report', '--by', 'reference'], home, width);
-      expect(lines.some((l) => /^quarterly-trav\S*… +1 +5 kg/.test(l))).toBe(true);
+      expect(lines.some((l) => /^quarterly\S*… +1 +5 kg/.test(l))).toBe(true);
       expect(lines.at(-1)).toMatch(/^total +4 +20 kg/);
     });
   });
@@ -111,6 +111,8 @@ describe('in a pipe', () => {
     const home = newHome();
     await ok(['buy', '--kg', '5', '--reference', LONG], { home });
     await ok(['buy', '--kg', '5', '--reference', WIDE], { home });
+    // Placed by the model's clock before the runs compared: no status changes between two of them.
+    await ok(['sandbox', 'clock', 'advance', '1m'], { home });
     for (const args of [['list'], ['list', '--all'], ['list', '--format', 'table'], ['list', '--all', '--format', 'table'], ['sandbox', 'keys'], ['report'], ['report', '--by', 'reference']]) {
       const free = await carbon(args, { home });
       const narrow = await carbon(args, { home, env: { COLUMNS: '40' } });

@@ -13,6 +13,11 @@ import { type Launched, expectAxeClean, launch, withChromium } from './chromium.
  * CARBON_SCREENSHOTS=1 writes docs/developer-page-desktop.png and docs/developer-page-phone.png.
  */
 
+// The page's own globals, in the functions evaluated in Chromium (this project type-checks without the DOM library).
+interface Box { right: number }
+interface El { tagName: string; id: string; classList: Iterable<string> & { contains(c: string): boolean }; className: string; closest(s: string): El | null; getBoundingClientRect(): Box; getAttribute(n: string): string | null }
+declare const document: { documentElement: { clientWidth: number; scrollWidth: number }; querySelectorAll(s: string): Iterable<El>; activeElement: El | null };
+
 const DAY = 86_400_000;
 const SIZES = [
   { name: 'desktop', width: 1280, height: 900 },
@@ -53,7 +58,9 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'carbon-page-sizes-'));
-    server = await startServer({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'data') });
+    // The model's clock stands still but for the test's own moves: no offset is placed by real seconds passing.
+    const start = Date.now();
+    server = await startServer({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'data'), clock: () => start });
     testKey = (await server.sandbox.defaultKey('test'))!;
     chromium = await launch();
     context = await chromium.browser.newContext({ viewport: { width: 1280, height: 900 } });

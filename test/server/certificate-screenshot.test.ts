@@ -17,6 +17,7 @@ const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/go
 const run = promisify(execFile);
 
 if (CHROMIUM === undefined && process.env.CI === 'true') throw new Error('Chromium is missing: in CI the browser tests must run (.ci/run installs it).');
+if (CHROMIUM === undefined) process.stderr.write('Certificate page browser test skipped: no Chromium at /usr/bin/chromium (apt-get install chromium).\n');
 describe.skipIf(CHROMIUM === undefined)('certificate page in headless Chromium', () => {
   let server: RunningServer;
   let dir: string;
