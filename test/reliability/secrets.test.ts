@@ -107,7 +107,8 @@ describe('no full key in any output', () => {
       [{ CARBON_API_KEY: UNKNOWN }, ['balance'], 0],
       [{ CARBON_API_KEY: keys.readOnly }, ['buy', '--kg', '1'], 4],
       [{ CARBON_API_KEY: keys.live }, ['buy', '--kg', '1', '--test'], 2],
-      [{ CARBON_API_KEY: keys.live }, ['buy', '--kg', '1'], 3],
+      [{ CARBON_API_KEY: keys.live }, ['buy', '--kg', '1'], 2],
+      [{ CARBON_API_KEY: keys.live }, ['buy', '--kg', '1', '--yes'], 3],
       [{ CARBON_API_KEY: `${keys.test}x` }, ['balance'], 0],
       [{}, ['balance', '--api-key', UNKNOWN], 0],
     ] as Array<[Record<string, string>, string[], number]>) {
