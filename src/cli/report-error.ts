@@ -1,6 +1,7 @@
 import type { Writable } from 'node:stream';
 import type { ErrorEnvelope } from '../api/types.js';
 import { CarbonApiError, CarbonConfigError, CarbonConnectionError, WaitTimeoutError } from '../client/errors.js';
+import { CarbonPagingError } from '../client/paging.js';
 import { ApiError } from '../service/errors.js';
 import { LedgerError } from '../store/ledger-error.js';
 import { CliError } from './errors.js';
@@ -87,6 +88,10 @@ function classify(err: unknown, scene?: ErrorScene): Reported {
   }
   if (err instanceof CarbonConnectionError) {
     return { exitCode: EXIT.failure, envelope: envelope('api_error', 'connection_error', err.message), line: err.message };
+  }
+  if (err instanceof CarbonPagingError) {
+    const fields: Record<string, string> = err.cursor === null ? {} : { cursor: err.cursor };
+    return { exitCode: EXIT.failure, envelope: { error: { ...envelope('api_error', 'paging_loop', err.message).error, ...fields } }, line: `${err.message} The server at the base URL does not page as the API does; report it to whoever runs it.` };
   }
   if (err instanceof CarbonConfigError) {
     return { exitCode: EXIT.usage, envelope: envelope('invalid_request_error', 'config_error', err.message), line: err.message };

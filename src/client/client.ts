@@ -1,6 +1,7 @@
 import { randomUUID } from '../platform/random.js';
 import { API_PREFIX, type ApiRequest, type ApiResponse, type Balance, type ErrorEnvelope, type Impact, type ListParams, type Offset, type OffsetList, type PurchaseParams, type Quote } from '../api/types.js';
 import { CarbonApiError, CarbonConnectionError, WaitTimeoutError } from './errors.js';
+import { PageGuard } from './paging.js';
 import { DEFAULT_RETRY, type Outcome, type RetryPolicy, retryDelay } from './retry.js';
 import type { Transport } from './transport.js';
 
@@ -83,11 +84,16 @@ export class CarbonClient {
     return (await this.send<OffsetList>('GET', '/offsets', { query })).body;
   }
 
-  /** Every offset, newest first, one page at a time: memory stays flat however many there are. */
+  /**
+   * Every offset, newest first, one page at a time: memory stays flat however many there are. A
+   * server that repeats a cursor or an offset ends the walk with CarbonPagingError (paging.ts).
+   */
   async *listAll(params: Omit<ListParams, 'starting_after'> = {}): AsyncGenerator<Offset> {
     let startingAfter: string | undefined;
+    const guard = new PageGuard();
     for (;;) {
       const page = await this.list({ limit: 100, ...params, ...(startingAfter === undefined ? {} : { starting_after: startingAfter }) });
+      guard.check(page, startingAfter);
       yield* page.data;
       const last = page.data.at(-1);
       if (!page.has_more || last === undefined) return;

@@ -297,6 +297,9 @@ export function realSources(env: NodeJS.ProcessEnv = process.env): Sources {
     offsetIds: (globals) =>
       onEngine(globals, env, async (ctx) => {
         const page = await (await ctx.client()).list({ limit: OFFSET_ID_LIMIT });
+        // One page, no loop; a page that repeats an id is still refused (no candidates offered).
+        const { PageGuard } = await import('../../client/paging.js');
+        new PageGuard().check(page, undefined);
         const { kg, oneLine } = await import('../render/format.js');
         return page.data.map((o) => ({
           value: o.id,

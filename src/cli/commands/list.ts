@@ -4,6 +4,7 @@ import type { Context } from '../context.js';
 import { usage } from '../errors.js';
 import { shellWord } from '../follow-up.js';
 import type { CarbonClient } from '../../client/client.js';
+import { PageGuard } from '../../client/paging.js';
 import { wholeNumberOption } from '../options.js';
 import { terminalWidth } from '../render/fit.js';
 import { csvHeader, csvRow, offsetRow, offsetStream, offsetTable } from '../render/resources.js';
@@ -70,9 +71,11 @@ async function* matching(offsets: AsyncIterable<Offset>, filter: Filter | null):
 async function firstOffsets(client: CarbonClient, params: ListParams, limit: number, filter: Filter | null): Promise<OffsetList> {
   const data: Offset[] = [];
   let after = params.starting_after;
+  const guard = new PageGuard();
   for (;;) {
     const size = params.limit ?? (filter === null ? Math.min(100, limit - data.length) : 100);
     const page = await client.list({ ...params, limit: size, ...(after === undefined ? {} : { starting_after: after }) });
+    guard.check(page, after);
     for (const o of page.data) {
       if (filter?.done(o)) return { object: 'list', data, has_more: false };
       if (filter !== null && !filter.keep(o)) continue;
