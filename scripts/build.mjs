@@ -5,9 +5,9 @@
 //                    command imports with `await import()` are only initialised when it runs.
 //                    Loading one file is cheaper than an ES module graph: each extra ES module
 //                    costs a resolve, an async read, a compile and a link (~0.5 ms apiece here).
-//   dist/vendor/     ora, conf, pg and cli-table3, bundled apart: big, and needed only by a
-//                    spinner, `carbon config set`, a PostgreSQL ledger or a table drawn on a
-//                    terminal, so the rest never parses them.
+//   dist/vendor/     ora, conf, pg, cli-table3 and csv-parse, bundled apart: big, and needed only by
+//                    a spinner, `carbon config set`, a PostgreSQL ledger, a table drawn on a
+//                    terminal or `buy --from-csv`, so the rest never parses them.
 //   dist/index.js    the library (`import { openLocal } from 'carbon-offsets-cli'`), its own bundle.
 //
 // Three plugins keep cli.cjs's start-up to what a command really uses:
@@ -75,7 +75,7 @@ const cjs = {
  * a --database URL is given; src/store/open.ts imports the PostgreSQL store lazily). cli-table3
  * is bundled apart too, but reached through src/cli/render/cli-table3.ts (`tableLoader` below).
  */
-const VENDOR = ['ora', 'conf', 'pg'];
+const VENDOR = ['ora', 'conf', 'pg', 'csv-parse/sync'];
 
 const BUILTINS = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 
@@ -197,12 +197,13 @@ const vendored = {
   setup(b) {
     b.onResolve({ filter: new RegExp(`^(${VENDOR.join('|')})$`) }, (args) => ({ path: args.path, namespace: 'vendored' }));
     b.onResolve({ filter: /^\.\/vendor\//, namespace: 'vendored' }, (args) => ({ path: args.path, external: true }));
-    // Each is imported for its default export only: the ES module's default (ora, conf), or a
+    // Each is imported for its default export: the ES module's default (ora, conf), or a
     // CommonJS package's module.exports (pg). (`import()` of a CommonJS module in a "type": "module"
-    // package makes module.exports the default, so it is unwrapped here.)
+    // package makes module.exports the default, so it is unwrapped here.) An ES module without a
+    // default (csv-parse/sync) is taken whole, for its named exports.
     b.onLoad({ filter: /.*/, namespace: 'vendored' }, (args) => ({
       loader: 'js',
-      contents: `const m = require('./vendor/${args.path}.cjs'); module.exports = m && m.__esModule ? m.default : m;`,
+      contents: `const m = require('./vendor/${args.path}.cjs'); module.exports = m && m.__esModule && 'default' in m ? m.default : m;`,
     }));
   },
 };

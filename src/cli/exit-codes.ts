@@ -21,6 +21,8 @@ export const EXIT = {
   waitTimeout: 8,
   /** --wait ended with the offset refunded (the order could not be placed). */
   refunded: 9,
+  /** `buy --from-csv`: some rows were not bought (their results say why); running it again resumes. */
+  batchIncomplete: 10,
   /** Ctrl-C (SIGINT) at a wait or a confirmation: 128 + 2, as shells report it. */
   interrupted: 130,
 } as const;
@@ -49,4 +51,5 @@ export const EXIT_CODES_HELP = `Exit codes:
   7  429 rate_limited after retries
   8  --wait timed out with the offset still processing
   9  --wait ended with the offset refunded (the order could not be placed)
+ 10  buy --from-csv: some rows were not bought (the results say why); run it again to resume
 130  interrupted (Ctrl-C) at a --wait or a confirmation; a wait prints the offset first`;

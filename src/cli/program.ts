@@ -141,7 +141,9 @@ ${EXIT_CODES_HELP}
     .option('-y, --yes', 'do not ask to confirm a live purchase')
     .option('--dry-run', 'make every check a purchase would (price, balance, --max-cents, permission) and exit as it would; buy nothing')
     .option('-q, --quiet', 'print only the offset ids, one a line (for xargs and loops)')
-    .addHelpText('after', examples('carbon buy --kg 500', 'carbon buy --amount 25 --reference flight-LHR-JFK --wait', 'carbon buy --kg 500 --live --yes --max-cents 2500', 'carbon buy --kg 500 --dry-run && carbon buy --kg 500'))
+    .option('--from-csv <file>', 'one purchase per row of a CSV file (- for stdin): columns kg, amount (dollars) or amount_cents, and reference')
+    .option('--batch-id <id>', 'with --from-csv: the batch\'s name in its idempotency keys (default: a hash of the file)')
+    .addHelpText('after', examples('carbon buy --kg 500', 'carbon buy --amount 25 --reference flight-LHR-JFK --wait', 'carbon buy --kg 500 --live --yes --max-cents 2500', 'carbon buy --kg 500 --dry-run && carbon buy --kg 500', 'carbon buy --from-csv flights.csv --max-cents 50000 > results.csv', 'carbon buy --from-csv - --json < flights.csv | jq -c \'select(.status == "failed")\''))
     .action(action(() => import('./commands/buy.js')));
 
   if (wanted('quote')) purchaseOptions(program.command('quote').description('what a purchase would buy and cost; buys nothing'))

@@ -96,6 +96,21 @@ describe('the README\'s shell examples', () => {
     expect(readFileSync(join(home, 'offsets.csv'), 'utf8')).toMatch(/^id,status,/);
   });
 
+  test('buying from a spreadsheet: a dry run, the batch, and the same batch again', { timeout: 60_000 }, async () => {
+    const home = newHome();
+    const r = await run(block('cat > flights.csv').code, home);
+    expect(r.stderr).not.toMatch(/^error/m);
+    expect(r.exitCode).toBe(0);
+    const results = readFileSync(join(home, 'results.csv'), 'utf8');
+    expect(results).toMatch(/^row,status,offset_id/);
+    const ids = [...results.matchAll(/off_\w+/g)].map((m) => m[0]);
+    expect(ids).toHaveLength(2);
+    // The dry run's rows (quoted, no offset), then the third line's: the same two offsets again.
+    expect(r.stdout).toMatch(/^1,quoted,,1200,4800,flight-LHR-JFK,/m);
+    expect(r.stdout.split('\n').filter((l) => l.startsWith('off_'))).toEqual(ids);
+    expect((await ok(['list', '--all', '-q'], { home })).stdout.trim().split('\n')).toHaveLength(2);
+  });
+
   test('the report', { timeout: 60_000 }, async () => {
     const home = newHome();
     await ok(['buy', '--kg', '5', '--reference', 'ops-flight-12'], { home });
@@ -168,4 +183,4 @@ describe('the README\'s shell examples', () => {
 });
 
 /** The first lines of the examples run above. */
-const RUN = ['carbon buy --kg 500', 'carbon balance --json | jq', 'carbon report ', 'export CARBON_HOME="$RUNNER_TEMP/carbon"', 'carbon sandbox status', '# The sandbox\'s test key'];
+const RUN = ['carbon buy --kg 500', 'cat > flights.csv', 'carbon balance --json | jq', 'carbon report ', 'export CARBON_HOME="$RUNNER_TEMP/carbon"', 'carbon sandbox status', '# The sandbox\'s test key'];

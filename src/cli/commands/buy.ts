@@ -93,7 +93,9 @@ export async function buy(ctx: Context, flags: BuyFlags): Promise<BuyResult> {
   }
 }
 
-export async function run(ctx: Context, flags: BuyFlags): Promise<void> {
+export async function run(ctx: Context, flags: BuyFlags & { fromCsv?: string; batchId?: string }): Promise<void> {
+  if (flags.fromCsv !== undefined) return (await import('./buy-csv.js')).run(ctx, flags);
+  if (flags.batchId !== undefined) throw usage('--batch-id names a --from-csv batch: give --from-csv FILE too.');
   if (flags.quiet && ctx.out.json) throw usage('--quiet prints the id, --json the object: give one.');
   if (flags.dryRun) {
     const maxCents = flags.maxCents === undefined ? undefined : wholeNumberOption(flags.maxCents, '--max-cents (cents)');

@@ -1,0 +1,233 @@
+import { readFileSync } from 'node:fs';
+import type { Offset } from '../../api/types.js';
+import { CarbonApiError, CarbonConnectionError } from '../../client/errors.js';
+import { readRows, type BatchRow } from '../batch/rows.js';
+import { progress } from '../batch/progress.js';
+import type { Context } from '../context.js';
+import { CliError, usage } from '../errors.js';
+import { EXIT } from '../exit-codes.js';
+import { wholeNumberOption } from '../options.js';
+import { dollars, kg } from '../render/format.js';
+import { csvField } from '../render/resources.js';
+import type { BuyFlags } from './buy.js';
+
+/**
+ * `carbon buy --from-csv FILE`: one purchase per row. Every row is read and quoted (so the API
+ * judges it) before anything is bought; each row's Idempotency-Key comes from the batch id, the
+ * row's number and its content, so running the same file again buys nothing twice and finishes
+ * what an earlier run left (Ctrl-C, a network failure, a full balance).
+ */
+
+export interface CsvFlags extends BuyFlags {
+  fromCsv?: string;
+  batchId?: string;
+}
+
+type RowStatus = Offset['status'] | 'failed' | 'skipped' | 'quoted';
+
+interface RowResult {
+  row: number;
+  status: RowStatus;
+  offset_id: string | null;
+  kg: number | null;
+  amount_cents: number | null;
+  reference: string | null;
+  replayed: boolean;
+  error_code: string | null;
+  error_message: string | null;
+  idempotency_key: string;
+}
+
+const COLUMNS = ['row', 'status', 'offset_id', 'kg', 'amount_cents', 'reference', 'replayed', 'error_code', 'error_message', 'idempotency_key'] as const;
+
+const hash = async (data: string | Buffer) => (await import('node:crypto')).createHash('sha256').update(data).digest('hex');
+
+/** The batch's Idempotency-Key of a row: batch id, row number, and a digest of what the row buys. */
+export async function rowKey(batchId: string, row: BatchRow): Promise<string> {
+  const { kg: k, amount_cents: c, reference: r } = row.params;
+  return `csv-${batchId}-${row.row}-${(await hash(JSON.stringify([k ?? null, c ?? null, r ?? null]))).slice(0, 16)}`;
+}
+
+function readInput(file: string): Buffer {
+  try {
+    return readFileSync(file === '-' ? 0 : file);
+  } catch (err) {
+    throw new CliError(`Cannot read ${file === '-' ? 'stdin' : file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}. Nothing was bought.`, EXIT.usage, 'csv_unreadable');
+  }
+}
+
+/** Refuses the flags that belong to one purchase: the file says what to buy. */
+function checkFlags(flags: CsvFlags): void {
+  const single = (['kg', 'amount', 'amountCents', 'reference', 'idempotencyKey', 'wait', 'quiet'] as const).filter((f) => flags[f] !== undefined);
+  if (single.length > 0) {
+    const name = (f: string) => `--${f.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+    throw usage(`--from-csv buys what the file says: leave out ${single.map(name).join(', ')}.`, single.includes('wait') ? 'To wait for the batch, follow it with `carbon watch --until-settled`.' : undefined);
+  }
+  if (flags.batchId !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(flags.batchId)) {
+    throw usage(`--batch-id is 1 to 64 letters, digits, dots, dashes or underscores, not "${flags.batchId}".`);
+  }
+}
+
+export async function run(ctx: Context, flags: CsvFlags): Promise<void> {
+  checkFlags(flags);
+  const maxCents = flags.maxCents === undefined ? undefined : wholeNumberOption(flags.maxCents, '--max-cents (cents)');
+  // Live mode asks once for the whole batch; where nobody can answer, it needs --yes (a batch is too
+  // much money to spend on a warning, unlike one `carbon buy`).
+  const live = ctx.settings.mode === 'live' && !flags.yes && !flags.dryRun;
+  const canAsk = ctx.out.stderrInteractive && Boolean(process.stdin.isTTY) && flags.fromCsv !== '-';
+  if (live && !canAsk) throw usage('A live batch needs --yes where nobody can confirm it (no terminal, or the file on stdin). Nothing was bought.', 'Check it first with --dry-run.');
+
+  const input = readInput(flags.fromCsv!);
+  const batchId = flags.batchId ?? (await hash(input)).slice(0, 16);
+  const { rows, faults, ignored } = await readRows(input.toString('utf8'));
+  if (ignored.length > 0 && !ctx.out.json) ctx.out.warn(`ignoring column${ignored.length > 1 ? 's' : ''} ${ignored.map((h) => JSON.stringify(h)).join(', ')} (carbon reads kg, amount, amount_cents and reference).`);
+  const client = await ctx.client();
+  const bar = await progress(ctx.out, flags.dryRun ? 'Checking' : 'Checking before buying');
+
+  // Every row quoted: the API judges each one (422s) and prices the batch, before any purchase.
+  const total = { kg: 0, cents: 0, available: 0, livemode: ctx.settings.mode === 'live' };
+  const quoted: Array<{ row: BatchRow; kg: number; cents: number }> = [];
+  const refusals = faults.map((f) => `row ${f.row} (line ${f.line}): ${f.message}`);
+  try {
+    for (const row of rows) {
+      bar.update(quoted.length, rows.length);
+      try {
+        const q = await client.quote(row.params);
+        quoted.push({ row, kg: q.kg, cents: q.amount_cents });
+        total.kg += q.kg;
+        total.cents += q.amount_cents;
+        total.available = q.available_cents;
+        total.livemode = q.livemode;
+      } catch (err) {
+        if (!(err instanceof CarbonApiError && (err.status === 400 || err.status === 422))) throw err;
+        refusals.push(`row ${row.row} (line ${row.line}): ${err.message}${err.param === undefined ? '' : ` (param: ${err.param})`}`);
+      }
+    }
+  } finally {
+    bar.stop();
+  }
+  if (refusals.length > 0) {
+    refusals.sort((a, b) => Number(/\d+/.exec(a)![0]) - Number(/\d+/.exec(b)![0]));
+    if (!ctx.out.json) for (const line of refusals.slice(0, 20)) ctx.out.info(`  ${line}`);
+    if (!ctx.out.json && refusals.length > 20) ctx.out.info(`  … and ${refusals.length - 20} more`);
+    throw new CliError(`${refusals.length} of ${rows.length + faults.length} rows cannot be bought (first: ${refusals[0]}); nothing was bought.`, EXIT.usage, 'csv_invalid');
+  }
+  const what = `${rows.length} row${rows.length === 1 ? '' : 's'}, ${kg(total.kg)} for ${dollars(total.cents)}`;
+  if (maxCents !== undefined && total.cents > maxCents) {
+    throw new CliError(`The batch (${what}) would cost ${total.cents} cents, more than --max-cents ${maxCents}; nothing was bought.`, EXIT.usage, 'max_cents_exceeded');
+  }
+  const modeName = total.livemode ? 'live' : 'test';
+  const covered = total.cents <= total.available;
+  const printer = new ResultPrinter(ctx);
+  if (flags.dryRun) {
+    for (const q of quoted) printer.add(result(q.row, await rowKey(batchId, q.row), { status: 'quoted', kg: q.kg, amount_cents: q.cents }));
+    printer.end({ batch_id: batchId, rows: rows.length, kg: total.kg, amount_cents: total.cents, available_cents: total.available, sufficient_balance: covered, livemode: total.livemode, dry_run: true });
+    const balance = `the ${modeName} balance (${dollars(total.available)})`;
+    if (!covered) throw new CliError(`Dry run: ${balance} does not cover the batch (${what}); buying would stop at 402 insufficient_balance. Nothing was bought.`, EXIT.insufficientBalance, 'insufficient_balance');
+    if (!ctx.out.json) ctx.out.info(`Dry run: ${what}, from ${balance}, which covers it (rows bought by an earlier run of this batch would not be charged again). Nothing was bought.`);
+    return;
+  }
+  if (live) {
+    const { confirmPrompt } = await import('../prompt.js');
+    const ok = await confirmPrompt(ctx.out, `Buy ${what} from the LIVE balance (${dollars(total.available)})?`);
+    if (!ok) throw new CliError('Cancelled; nothing was bought.', EXIT.failure, 'cancelled');
+  }
+  await buyRows(ctx, quoted.map((q) => q.row), batchId, printer);
+}
+
+function result(row: BatchRow, key: string, fields: Partial<RowResult> & { status: RowStatus }): RowResult {
+  return {
+    row: row.row,
+    offset_id: null,
+    kg: row.params.kg ?? null,
+    amount_cents: row.params.amount_cents ?? null,
+    reference: row.params.reference ?? null,
+    replayed: false,
+    error_code: null,
+    error_message: null,
+    idempotency_key: key,
+    ...fields,
+  };
+}
+
+/** Why a failed purchase stops the batch: a cause every later row would meet too. */
+function stopsBatch(err: CarbonApiError | CarbonConnectionError): boolean {
+  if (err instanceof CarbonConnectionError) return true;
+  return err.status === 402 || err.status === 401 || err.status === 403 || err.status === 429 || err.status >= 500;
+}
+
+async function buyRows(ctx: Context, rows: BatchRow[], batchId: string, printer: ResultPrinter): Promise<void> {
+  const client = await ctx.client();
+  // Ctrl-C: the purchase under way finishes (its answer is printed), the rest are skipped, exit 130.
+  let interrupted = false;
+  const onInterrupt = () => void (interrupted = true);
+  process.on('SIGINT', onInterrupt);
+  const bar = await progress(ctx.out, 'Buying');
+  const count = { bought: 0, replayed: 0, failed: 0, skipped: 0, kg: 0, cents: 0 };
+  let stop: string | null = null;
+  try {
+    for (const [i, row] of rows.entries()) {
+      const key = await rowKey(batchId, row);
+      if (interrupted || stop !== null) {
+        count.skipped++;
+        printer.add(result(row, key, { status: 'skipped', error_code: interrupted ? 'interrupted' : 'batch_stopped', error_message: stop ?? 'interrupted (Ctrl-C)' }));
+        continue;
+      }
+      bar.update(i, rows.length, `${kg(count.kg)} · ${dollars(count.cents)}`);
+      // A turn of the event loop per row: on the local engine nothing else would give Ctrl-C one.
+      await new Promise((resolve) => setImmediate(resolve));
+      try {
+        const { offset, replayed } = await client.buy(row.params, { idempotencyKey: key });
+        count[replayed ? 'replayed' : 'bought']++;
+        count.kg += offset.kg;
+        count.cents += offset.amount_cents;
+        printer.add(result(row, key, { status: offset.status, offset_id: offset.id, kg: offset.kg, amount_cents: offset.amount_cents, replayed }));
+      } catch (err) {
+        if (!(err instanceof CarbonApiError || err instanceof CarbonConnectionError)) throw err;
+        count.failed++;
+        const code = err instanceof CarbonApiError ? err.code : 'connection_error';
+        printer.add(result(row, key, { status: 'failed', error_code: code, error_message: err.message }));
+        if (stopsBatch(err)) stop = `the batch stopped at row ${row.row}: ${code}`;
+      }
+    }
+  } finally {
+    process.off('SIGINT', onInterrupt);
+    bar.stop();
+  }
+  printer.end({ batch_id: batchId, rows: rows.length, bought: count.bought, replayed: count.replayed, failed: count.failed, skipped: count.skipped, kg: count.kg, amount_cents: count.cents });
+  const done = `${count.bought + count.replayed} of ${rows.length} rows bought (${kg(count.kg)} for ${dollars(count.cents)}${count.replayed > 0 ? `; ${count.replayed} by an earlier run, not charged again` : ''})`;
+  const rest = [count.failed > 0 ? `${count.failed} failed` : '', count.skipped > 0 ? `${count.skipped} skipped` : ''].filter(Boolean).join(', ');
+  const again = `Run the same command again to resume (batch ${batchId}): rows already bought are never bought twice.`;
+  if (interrupted) throw new CliError(`Interrupted: ${done}; ${rest}.`, EXIT.interrupted, 'interrupted', again, { batch_id: batchId });
+  if (rest !== '') throw new CliError(`Batch incomplete: ${done}; ${rest}${stop === null ? '' : ` (${stop})`}.`, EXIT.batchIncomplete, 'batch_incomplete', again, { batch_id: batchId });
+  if (!ctx.out.json) ctx.out.info(`✓ ${done}.`);
+}
+
+/**
+ * The results on stdout: CSV (a header, then a row per purchase) or, with --json, NDJSON (an
+ * object per row, then the batch's totals). Written as each row is done in a pipe, so a reader
+ * sees progress and a cut-off run leaves what it did; on a terminal, after the progress bar.
+ */
+class ResultPrinter {
+  private readonly held: string[] = [];
+  private readonly hold: boolean;
+
+  constructor(private readonly ctx: Context) {
+    this.hold = ctx.out.stderrInteractive && ctx.out.interactive;
+    if (!ctx.out.json) this.write(`${COLUMNS.join(',')}\r\n`);
+  }
+
+  private write(text: string): void {
+    if (this.hold) this.held.push(text);
+    else this.ctx.out.stdout.write(text);
+  }
+
+  add(r: RowResult): void {
+    this.write(this.ctx.out.json ? `${JSON.stringify({ object: 'batch_row', ...Object.fromEntries(COLUMNS.map((c) => [c, r[c]])) })}\n` : `${COLUMNS.map((c) => csvField(r[c])).join(',')}\r\n`);
+  }
+
+  end(totals: Record<string, string | number | boolean>): void {
+    if (this.ctx.out.json) this.write(`${JSON.stringify({ object: 'batch', ...totals })}\n`);
+    if (this.held.length > 0) this.ctx.out.stdout.write(this.held.join(''));
+  }
+}

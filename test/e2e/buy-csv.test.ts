@@ -1,0 +1,273 @@
+import { writeFileSync } from 'node:fs';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterEach, describe, expect, test } from 'vitest';
+import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
+import { BIN, baseEnv, carbon, carbonTty, homes, ok, parseCsv, plain, sandboxKeys, serve } from './helpers.js';
+
+/** Issue 25, item 1: `carbon buy --from-csv FILE`, through the built binary. */
+const newHome = homes();
+
+const file = (home: string, name: string, text: string) => {
+  const path = join(home, name);
+  writeFileSync(path, text);
+  return path;
+};
+const offsetIds = async (home: string, env?: Record<string, string>) =>
+  (await ok(['list', '--all', '-q', ...(env ? [] : [])], { home, ...(env ? { env } : {}) })).stdout.split('\n').filter(Boolean);
+const results = (stdout: string) => {
+  const [header, ...rows] = parseCsv(stdout);
+  return rows.map((r) => Object.fromEntries(header!.map((h, i) => [h, r[i]!])));
+};
+
+describe('in a pipe', () => {
+  test('buys one offset per row, headers matched loosely, and a second run buys nothing', async () => {
+    const home = newHome();
+    const csv = file(home, 'flights.csv', 'KG CO2e,Reference,notes\n500,flight-1,x\n"1,000",flight-2,y\n\n250,,z\n');
+    const first = await carbon(['buy', '--from-csv', csv], { home });
+    expect(first.exitCode).toBe(0);
+    const rows = results(first.stdout);
+    expect(rows.map((r) => [r.row, r.status, r.kg, r.amount_cents, r.reference, r.replayed])).toEqual([
+      ['1', 'processing', '500', '2000', 'flight-1', 'false'],
+      ['2', 'processing', '1000', '4000', 'flight-2', 'false'],
+      ['3', 'processing', '250', '1000', '', 'false'],
+    ]);
+    expect(rows.every((r) => /^off_/.test(r.offset_id!))).toBe(true);
+    // A pipe gets no progress bar: the ignored column's warning and the summary, nothing else.
+    expect(first.stderr).toBe('warning: ignoring column "notes" (carbon reads kg, amount, amount_cents and reference).\n✓ 3 of 3 rows bought (1,750 kg for $70.00).\n');
+    expect(await offsetIds(home)).toHaveLength(3);
+
+    const again = await carbon(['buy', '--from-csv', csv], { home });
+    expect(again.exitCode).toBe(0);
+    const replayed = results(again.stdout);
+    expect(replayed.map((r) => r.offset_id)).toEqual(rows.map((r) => r.offset_id));
+    expect(replayed.every((r) => r.replayed === 'true')).toBe(true);
+    expect(again.stderr).toContain('3 of 3 rows bought (1,750 kg for $70.00; 3 by an earlier run, not charged again)');
+    expect(await offsetIds(home)).toHaveLength(3);
+    expect((await ok(['balance', '--json'], { home })).stdout).toContain('"available_cents": 93000');
+  });
+
+  test('amounts in dollars become exact cents; --json gives NDJSON rows and the batch totals; stdin works', async () => {
+    const home = newHome();
+    await ok(['sandbox', 'topup', '1000'], { home });
+    const r = await carbon(['buy', '--from-csv', '-', '--json'], { home, input: 'amount_usd,REF\n12.50,a\n$0.29,b\n"1,000.10",c\n' });
+    expect(r.exitCode).toBe(0);
+    expect(r.stderr).toBe('');
+    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines.slice(0, 3).map((l) => [l.object, l.row, l.amount_cents, l.reference])).toEqual([
+      ['batch_row', 1, 1248, 'a'], ['batch_row', 2, 28, 'b'], ['batch_row', 3, 100008, 'c'],
+    ]);
+    expect(lines[3]).toMatchObject({ object: 'batch', rows: 3, bought: 3, replayed: 0, failed: 0, skipped: 0 });
+  });
+
+  test('a batch with bad rows is refused whole: every fault named, nothing bought, exit 2', async () => {
+    const home = newHome();
+    const csv = file(home, 'bad.csv', 'kg,amount,reference\n500,,ok\n1.5,,half\n,,none\n0,,zero\n5,2.00,both\n,1.234,mills\n');
+    const r = await carbon(['buy', '--from-csv', csv], { home });
+    expect(r.exitCode).toBe(2);
+    expect(r.stdout).toBe('');
+    for (const fault of ['row 2 (line 3): kg must be a whole number', 'row 3 (line 4): no kg, amount or amount_cents', 'row 4 (line 5): kg must be a whole number from 1 to 1,000,000', 'row 5 (line 6): give one of kg, amount and amount_cents', 'row 6 (line 7): amount must be dollars such as 12.50, not "1.234" (at most two decimals']) {
+      expect(r.stderr).toContain(fault);
+    }
+    expect(r.stderr).toMatch(/^error: 5 of 6 rows cannot be bought .*nothing was bought\.$/m);
+    expect(await offsetIds(home)).toEqual([]);
+    const json = await carbon(['buy', '--from-csv', csv, '--json'], { home });
+    expect(json.exitCode).toBe(2);
+    expect(JSON.parse(json.stderr).error.code).toBe('csv_invalid');
+  });
+
+  test.each([
+    ['no purchase column', 'name,reference\nx,y\n', /names no kg, amount or amount_cents column/],
+    ['two kg columns', 'kg,KG\n1,2\n', /two kg columns: "kg" and "KG"/],
+    ['an unclosed quote', 'kg,reference\n5,"open\n', /cannot be read: Quote Not Closed/],
+    ['only a header', 'kg\n', /a header and no rows/],
+  ])('%s: exit 2, nothing bought', async (_what, text, message) => {
+    const home = newHome();
+    const r = await carbon(['buy', '--from-csv', file(home, 'f.csv', text)], { home });
+    expect(r.exitCode).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(message);
+    expect(await offsetIds(home)).toEqual([]);
+  });
+
+  test('flags of a single purchase, and a missing file, are usage errors', async () => {
+    const home = newHome();
+    const csv = file(home, 'f.csv', 'kg\n5\n');
+    expect((await carbon(['buy', '--from-csv', csv, '--kg', '5'], { home })).stderr).toContain('leave out --kg');
+    const wait = await carbon(['buy', '--from-csv', csv, '--wait'], { home });
+    expect(wait.exitCode).toBe(2);
+    expect(wait.stderr).toContain('carbon watch --until-settled');
+    const missing = await carbon(['buy', '--from-csv', join(home, 'nope.csv')], { home });
+    expect(missing.exitCode).toBe(2);
+    expect(missing.stderr).toContain('ENOENT');
+    expect((await carbon(['buy', '--kg', '5', '--batch-id', 'x'], { home })).exitCode).toBe(2);
+    expect(await offsetIds(home)).toEqual([]);
+  });
+
+  test('--max-cents bounds the batch total; --dry-run prints the totals and whether the balance covers them', async () => {
+    const home = newHome();
+    const csv = file(home, 'f.csv', 'kg\n500\n500\n');
+    const over = await carbon(['buy', '--from-csv', csv, '--max-cents', '3999'], { home });
+    expect(over.exitCode).toBe(2);
+    expect(over.stderr).toContain('would cost 4000 cents, more than --max-cents 3999');
+    expect((await carbon(['buy', '--from-csv', csv, '--max-cents', '4000', '--dry-run'], { home })).exitCode).toBe(0);
+    const dry = await carbon(['buy', '--from-csv', csv, '--dry-run'], { home });
+    expect(results(dry.stdout).map((r) => r.status)).toEqual(['quoted', 'quoted']);
+    expect(dry.stderr).toContain('Dry run: 2 rows, 1,000 kg for $40.00, from the test balance ($1,000.00), which covers it');
+    const big = file(home, 'big.csv', 'kg\n20000\n10000\n');
+    const short = await carbon(['buy', '--from-csv', big, '--dry-run', '--json'], { home });
+    expect(short.exitCode).toBe(3);
+    expect(JSON.parse(short.stdout.trim().split('\n').at(-1)!)).toMatchObject({ object: 'batch', amount_cents: 120000, sufficient_balance: false, dry_run: true });
+    expect(await offsetIds(home)).toEqual([]);
+  });
+
+  test('a full balance cuts the batch (exit 10); after a top-up the same command finishes it, nothing bought twice', async () => {
+    const home = newHome();
+    // $200 a row; the test balance is $1,000.
+    const csv = file(home, 'f.csv', `kg,reference\n${Array.from({ length: 8 }, (_, i) => `5000,team-${i + 1}`).join('\n')}\n`);
+    const cut = await carbon(['buy', '--from-csv', csv], { home });
+    expect(cut.exitCode).toBe(10);
+    expect(results(cut.stdout).map((r) => `${r.status}:${r.error_code}`)).toEqual([
+      ...Array(5).fill('processing:'), 'failed:insufficient_balance', 'skipped:batch_stopped', 'skipped:batch_stopped',
+    ]);
+    expect(cut.stderr).toMatch(/^error: Batch incomplete: 5 of 8 rows bought .*1 failed, 2 skipped .*Run the same command again to resume \(batch [0-9a-f]{16}\)/m);
+    await ok(['sandbox', 'topup', '1000'], { home });
+    const resumed = await carbon(['buy', '--from-csv', csv], { home });
+    expect(resumed.exitCode).toBe(0);
+    expect(results(resumed.stdout).map((r) => r.replayed)).toEqual([...Array(5).fill('true'), ...Array(3).fill('false')]);
+    expect(await offsetIds(home)).toHaveLength(8);
+    expect((await ok(['balance', '--json'], { home })).stdout).toContain('"available_cents": 40000');
+  });
+
+  test('--batch-id keeps the keys when the file changes; without it an edited file is a new batch', async () => {
+    const home = newHome();
+    await ok(['buy', '--from-csv', file(home, 'a.csv', 'kg,reference\n5,a\n6,b\n'), '--batch-id', 'q3'], { home });
+    const grown = await ok(['buy', '--from-csv', file(home, 'b.csv', 'kg,reference,extra\n5,a,1\n6,b,2\n7,c,3\n'), '--batch-id', 'q3'], { home });
+    expect(results(grown.stdout).map((r) => r.replayed)).toEqual(['true', 'true', 'false']);
+    expect(await offsetIds(home)).toHaveLength(3);
+    expect((await carbon(['buy', '--from-csv', join(home, 'a.csv'), '--batch-id', 'no spaces'], { home })).exitCode).toBe(2);
+  });
+
+  test('Ctrl-C stops after the purchase under way (exit 130); running it again resumes', async () => {
+    const home = newHome();
+    const server = await serve(home);
+    // A gate in front of the server holds the answer to the third purchase until Ctrl-C is sent.
+    let purchases = 0;
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let reached: () => void = () => {};
+    const atGate = new Promise<void>((resolve) => (reached = resolve));
+    const target = new URL(server.url);
+    const gate = createServer((req, res) => {
+      const third = req.method === 'POST' && req.url === '/api/v1/offsets' && ++purchases === 3;
+      const upstream = httpRequest({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, async (answer) => {
+        if (third) {
+          reached();
+          await held;
+        }
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+      });
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => gate.listen(0, '127.0.0.1', resolve));
+    try {
+      const env = { CARBON_BASE_URL: `http://127.0.0.1:${(gate.address() as AddressInfo).port}/api/v1`, CARBON_API_KEY: (await sandboxKeys(home)).test };
+      const csv = file(home, 'f.csv', `kg\n${Array(6).fill('1').join('\n')}\n`);
+      const child = execa(process.execPath, [BIN(), 'buy', '--from-csv', csv], { env: baseEnv(home, env), extendEnv: false, reject: false, stdin: 'ignore' });
+      await atGate;
+      child.kill('SIGINT');
+      // Give the signal to the child before the third answer arrives (its handler only sets a flag).
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      release();
+      const r = await child;
+      expect(r.exitCode).toBe(130);
+      expect(results(String(r.stdout)).map((row) => `${row.status}:${row.error_code}`)).toEqual([
+        'processing:', 'processing:', 'processing:', 'skipped:interrupted', 'skipped:interrupted', 'skipped:interrupted',
+      ]);
+      expect(String(r.stderr)).toMatch(/^error: Interrupted: 3 of 6 rows bought .*3 skipped\. Run the same command again to resume/m);
+      const resumed = await carbon(['buy', '--from-csv', csv, '--json'], { home, env });
+      expect(resumed.exitCode).toBe(0);
+      expect(JSON.parse(resumed.stdout.trim().split('\n').at(-1)!)).toMatchObject({ rows: 6, replayed: 3, bought: 3 });
+      expect(await offsetIds(home)).toHaveLength(6);
+    } finally {
+      release();
+      gate.closeAllConnections();
+      await new Promise((resolve) => gate.close(resolve));
+      await server.stop();
+    }
+  });
+
+  test('a lost answer cuts the batch; running it again finds that purchase and buys each row once', async () => {
+    const home = newHome();
+    const server = await serve(home);
+    let proxy: FaultProxy | undefined;
+    try {
+      // The second purchase is made by the server, but its answer never reaches the client.
+      proxy = await startFaultProxy({ target: server.url, plan: ['forward', 'drop'], only: { method: 'POST', path: '/api/v1/offsets' } });
+      const env = { CARBON_BASE_URL: proxy.url, CARBON_API_KEY: (await sandboxKeys(home)).test, CARBON_MAX_RETRIES: '0' };
+      const csv = file(home, 'f.csv', 'kg\n10\n20\n30\n40\n');
+      const cut = await carbon(['buy', '--from-csv', csv], { home, env });
+      expect(cut.exitCode).toBe(10);
+      expect(results(cut.stdout).map((r) => `${r.status}:${r.error_code}`)).toEqual(['processing:', 'failed:connection_error', 'skipped:batch_stopped', 'skipped:batch_stopped']);
+      const resumed = await carbon(['buy', '--from-csv', csv], { home, env });
+      expect(resumed.exitCode).toBe(0);
+      // Rows 1 and 2 were bought by the first run (row 2's answer was lost): replayed, not bought again.
+      expect(results(resumed.stdout).map((r) => r.replayed)).toEqual(['true', 'true', 'false', 'false']);
+      expect(await offsetIds(home)).toHaveLength(4);
+    } finally {
+      await proxy?.close();
+      await server.stop();
+    }
+  });
+});
+
+describe('live mode', () => {
+  test('without a terminal it needs --yes (exit 2, nothing bought); with --yes it buys', async () => {
+    const home = newHome();
+    await ok(['sandbox', 'topup', '250', '--live'], { home });
+    const csv = file(home, 'f.csv', 'kg\n10\n');
+    const refused = await carbon(['buy', '--from-csv', csv, '--live'], { home });
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toContain('A live batch needs --yes');
+    expect((await ok(['list', '--live', '-q'], { home })).stdout).toBe('');
+    const bought = await carbon(['buy', '--from-csv', csv, '--live', '--yes'], { home });
+    expect(bought.exitCode).toBe(0);
+    expect(results(bought.stdout)).toHaveLength(1);
+  });
+});
+
+describe('on a terminal', () => {
+  const csv = (home: string) => file(home, 'f.csv', 'kg,reference\n10,a\n20,b\n');
+
+  test('asks once for a live batch, shows progress, then prints the results', async () => {
+    const home = newHome();
+    await ok(['sandbox', 'topup', '250', '--live'], { home });
+    const r = await carbonTty(['buy', '--from-csv', csv(home), '--live'], { home, input: 'y\n' });
+    expect(r.exitCode).toBe(0);
+    const text = plain(r.output);
+    expect(text.match(/Buy 2 rows, 30 kg for \$1\.20 from the LIVE balance \(\$250\.00\)\? \[y\/N\]/g)).toHaveLength(1);
+    expect(text).toContain('row,status,offset_id');
+    expect(text).toContain('✓ 2 of 2 rows bought (30 kg for $1.20).');
+    expect((await ok(['list', '--live', '-q'], { home })).stdout.trim().split('\n')).toHaveLength(2);
+  });
+
+  test('a "no" buys nothing (exit 1)', async () => {
+    const home = newHome();
+    await ok(['sandbox', 'topup', '250', '--live'], { home });
+    const r = await carbonTty(['buy', '--from-csv', csv(home), '--live'], { home, input: 'n\n' });
+    expect(r.exitCode).toBe(1);
+    expect(plain(r.output)).toContain('Cancelled; nothing was bought.');
+    expect((await ok(['list', '--live', '-q'], { home })).stdout).toBe('');
+  });
+
+  test('a test batch draws a progress bar on the terminal', async () => {
+    const home = newHome();
+    const r = await carbonTty(['buy', '--from-csv', file(home, 'many.csv', `kg\n${Array(200).fill('1').join('\n')}\n`)], { home, timeout: 60_000 });
+    expect(r.exitCode).toBe(0);
+    expect(plain(r.output)).toMatch(/Buying [█░]{20} \d+\/200/);
+    expect(plain(r.output)).toContain('✓ 200 of 200 rows bought');
+  }, 60_000);
+});
