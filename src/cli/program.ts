@@ -194,10 +194,10 @@ ${EXIT_CODES_HELP}
     .option('--prefix-sep <sep>', 'with --by reference: group references by the part before this separator')
     .option('--since <day>', 'from this day on (YYYY-MM-DD, UTC)')
     .option('--until <day>', 'up to and including this day (YYYY-MM-DD, UTC)')
-    .addOption(new Option('--format <format>', 'output format').choices(['table', 'plain', 'csv', 'md', 'json']))
+    .addOption(new Option('--format <format>', 'output format (html: one printable page, with a chart)').choices(['table', 'plain', 'csv', 'md', 'json', 'html']))
     .addHelpText(
       'after',
-      examples('carbon report', 'carbon report --by quarter --since 2026-01-01 --format md', 'carbon report --by reference --prefix-sep - --format csv > by-team.csv', 'carbon report --live --json | jq .total.kg'),
+      examples('carbon report', 'carbon report --by quarter --since 2026-01-01 --format md', 'carbon report --format html > report.html', 'carbon report --by reference --prefix-sep - --format csv > by-team.csv', 'carbon report --live --json | jq .total.kg'),
     )
     .action(action(() => import('./commands/report.js')));
 

@@ -32,7 +32,7 @@ export interface ReportRow {
 
 const BY = ['month', 'week', 'quarter', 'reference'] as const;
 type By = (typeof BY)[number];
-const FORMATS = ['table', 'plain', 'csv', 'md', 'json'] as const;
+const FORMATS = ['table', 'plain', 'csv', 'md', 'json', 'html'] as const;
 
 /** A day (YYYY-MM-DD, UTC) to its first millisecond; `end` gives the next day's (an inclusive --until). */
 function day(text: string, flag: string, end = false): number {
@@ -93,6 +93,11 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
   const span = { since: flags.since ?? null, until: flags.until ?? null };
 
   if (format === 'json') return ctx.out.jsonDocument({ object: 'report', livemode: mode === 'live', by, ...span, rows: list, total });
+  if (format === 'html') {
+    const { reportHtml } = await import('../render/report-html.js');
+    ctx.out.stdout.write(reportHtml({ by, rows: list, total, mode, ...span, made: new Date().toISOString() }));
+    return;
+  }
   const header = [by, 'offsets', 'kg', 'placed_kg', 'processing_kg', 'amount_cents'];
   const cells = (r: ReportRow) => [r.group, r.offsets, r.kg, r.placed_kg, r.processing_kg, r.amount_cents];
   if (format === 'csv') {

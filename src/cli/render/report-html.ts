@@ -1,0 +1,98 @@
+import { escapeHtml, htmlDocument } from '../../server/pages/html.js';
+import type { ReportRow } from '../commands/report.js';
+import { dollars, grouped } from './format.js';
+
+/**
+ * `carbon report --format html`: one self-contained page to hand on (no script, no external
+ * file; the chart an inline SVG), printable on A4 or Letter: the same rows and totals as every
+ * other format, the span, the mode, and when it was made.
+ */
+export interface HtmlReport {
+  by: string;
+  rows: readonly ReportRow[];
+  total: ReportRow;
+  mode: 'test' | 'live';
+  since: string | null;
+  until: string | null;
+  /** ISO time the report was made. */
+  made: string;
+}
+
+const PLACED = '#1d6b34';
+const PROCESSING = '#9a5b00';
+
+const STYLE = `<style>
+@page { size: auto; margin: 16mm 14mm; }
+:root { color-scheme: light; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1a1a1a; background: #fff; margin: 2rem auto; max-width: 56rem; padding: 0 1rem; }
+h1 { font-size: 1.6rem; margin: 0 0 .25rem; }
+.meta { color: #444; margin: 0 0 1.5rem; }
+.meta span + span::before { content: " · "; }
+.mode-live { color: #a1001a; font-weight: 600; }
+figure { margin: 0 0 1.5rem; }
+figcaption { color: #444; margin-top: .25rem; }
+svg text { font: 12px system-ui, sans-serif; fill: #1a1a1a; }
+table { border-collapse: collapse; width: 100%; }
+caption { text-align: left; font-weight: 600; padding-bottom: .5rem; }
+th, td { padding: .35rem .6rem; border-bottom: 1px solid #d0d0d0; }
+th { text-align: left; background: #f2f2f2; }
+tbody th { background: none; }
+td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
+tfoot th, tfoot td { font-weight: 700; border-top: 2px solid #1a1a1a; border-bottom: none; }
+.note { color: #444; margin-top: 1rem; font-size: .9rem; }
+.swatch { display: inline-block; width: .8em; height: .8em; margin-right: .3em; vertical-align: -.05em; }
+@media print { body { margin: 0; max-width: none; } figure, tr { break-inside: avoid; } }
+</style>`;
+
+/** A horizontal bar a row: placed kg, then processing kg, scaled to the largest row; values at the end. */
+function chart(rows: readonly ReportRow[], by: string): string {
+  const label = 150;
+  const width = 640;
+  const barMax = width - label - 110;
+  const rowHeight = 24;
+  const height = rows.length * rowHeight + 8;
+  const max = Math.max(1, ...rows.map((r) => r.kg));
+  const scale = (kg: number) => (kg / max) * barMax;
+  const cut = (text: string) => (text.length > 22 ? `${text.slice(0, 21)}…` : text);
+  const bars = rows.map((r, i) => {
+    const y = i * rowHeight + 4;
+    const placed = scale(r.placed_kg);
+    const processing = scale(r.processing_kg);
+    return `<g><text x="${label - 8}" y="${y + 15}" text-anchor="end">${escapeHtml(cut(r.group))}</text>`
+      + `<rect x="${label}" y="${y + 2}" width="${placed.toFixed(1)}" height="${rowHeight - 8}" fill="${PLACED}"/>`
+      + `<rect x="${(label + placed).toFixed(1)}" y="${y + 2}" width="${processing.toFixed(1)}" height="${rowHeight - 8}" fill="${PROCESSING}"/>`
+      + `<text x="${(label + placed + processing + 6).toFixed(1)}" y="${y + 15}">${grouped(r.kg)} kg</text></g>`;
+  });
+  const described = rows.map((r) => `${r.group}: ${grouped(r.kg)} kg`).join('; ');
+  return `<svg role="img" aria-labelledby="chart-title chart-desc" viewBox="0 0 ${width} ${height}" width="100%" preserveAspectRatio="xMinYMin meet">
+<title id="chart-title">kg of CO2 offset per ${escapeHtml(by)}</title>
+<desc id="chart-desc">${escapeHtml(described)}</desc>
+${bars.join('\n')}
+</svg>`;
+}
+
+export function reportHtml(r: HtmlReport): string {
+  const span = r.since === null && r.until === null ? 'every purchase' : `${r.since ?? 'the first purchase'} to ${r.until ?? 'today'}`;
+  const title = `Carbon offsets by ${r.by}, ${span}`;
+  const cells = (row: ReportRow) =>
+    `<td class="n">${grouped(row.offsets)}</td><td class="n">${grouped(row.kg)}</td><td class="n">${grouped(row.placed_kg)}</td><td class="n">${grouped(row.processing_kg)}</td><td class="n">${dollars(row.amount_cents)}</td>`;
+  const body = r.rows.map((row) => `<tr><th scope="row">${escapeHtml(row.group)}</th>${cells(row)}</tr>`).join('\n');
+  const made = r.made.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+  const figure = r.rows.length === 0
+    ? '<p>No purchases in this span.</p>'
+    : `<figure>${chart(r.rows, r.by)}<figcaption><span class="swatch" style="background:${PLACED}"></span>placed <span class="swatch" style="background:${PROCESSING}"></span>processing: kg per ${escapeHtml(r.by)}</figcaption></figure>`;
+  return htmlDocument(title, STYLE, `<main>
+<h1>Carbon offsets by ${escapeHtml(r.by)}</h1>
+<p class="meta"><span>Span: ${escapeHtml(span)}</span><span class="mode-${r.mode}">${r.mode === 'live' ? 'Live mode' : 'Test mode (simulated purchases)'}</span><span>Made <time datetime="${escapeHtml(r.made)}">${escapeHtml(made)}</time></span></p>
+${figure}
+<table>
+<caption>${grouped(r.total.kg)} kg offset for ${dollars(r.total.amount_cents)} in ${grouped(r.total.offsets)} purchase${r.total.offsets === 1 ? '' : 's'}</caption>
+<thead><tr><th scope="col">${escapeHtml(r.by)}</th><th scope="col" class="n">offsets</th><th scope="col" class="n">kg</th><th scope="col" class="n">placed kg</th><th scope="col" class="n">processing kg</th><th scope="col" class="n">amount</th></tr></thead>
+<tbody>
+${body}
+</tbody>
+<tfoot><tr><th scope="row">Total</th>${cells(r.total)}</tr></tfoot>
+</table>
+<p class="note">Placed and processing offsets are counted; refunded ones bought nothing and are left out. Amounts in US dollars; kg of CO2. Made by carbon report.</p>
+</main>`);
+}

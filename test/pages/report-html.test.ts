@@ -1,0 +1,142 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Browser, type Page, chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { carbon, carbonTty, homes, json, ok } from '../e2e/helpers.js';
+
+/**
+ * Issue 25, item 6: `carbon report --format html`, the page a sustainability team hands on:
+ * made by the built binary, opened and printed to PDF in a real Chromium, checked with axe-core.
+ * CARBON_SCREENSHOTS=1 writes docs/report.png (the README links it).
+ */
+
+const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
+if (CHROMIUM === undefined && process.env.CI === 'true') throw new Error('Chromium is missing: in CI the browser tests must run (.ci/run installs it).');
+const run = CHROMIUM === undefined ? describe.skip : describe;
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const newHome = homes();
+
+interface Report { rows: Array<{ group: string; offsets: number; kg: number; placed_kg: number; processing_kg: number; amount_cents: number }>; total: { kg: number; amount_cents: number; offsets: number } }
+
+/** A ledger over three months on the model's clock: placed, processing and refunded offsets. */
+async function ledger(): Promise<string> {
+  const home = newHome();
+  const buy = async (kg: number, reference: string) => (await json<{ id: string }>(['buy', '--kg', String(kg), '--reference', reference], { home })).id;
+  await ok(['sandbox', 'topup', '2000'], { home });
+  await buy(12_000, 'ops-flights');
+  await buy(4_500, 'fin-travel');
+  await ok(['sandbox', 'clock', 'advance', '31d'], { home });
+  await buy(8_000, 'ops-servers');
+  await ok(['sandbox', 'fail', await buy(3_000, 'ops-refunded')], { home });
+  await ok(['sandbox', 'clock', 'advance', '31d'], { home });
+  await buy(6_500, 'hr-commute');
+  await buy(2_000, 'ops-flights');
+  return home;
+}
+
+run('carbon report --format html, in Chromium', () => {
+  let home: string;
+  let html: string;
+  let report: Report;
+  let browser: Browser;
+  let page: Page;
+  let dir: string;
+
+  beforeAll(async () => {
+    home = await ledger();
+    const r = await carbon(['report', '--format', 'html'], { home });
+    expect(r.exitCode).toBe(0);
+    expect(r.stderr).toBe('');
+    html = r.stdout;
+    report = await json<Report>(['report'], { home });
+    dir = mkdtempSync(join(tmpdir(), 'carbon-report-'));
+    browser = await chromium.launch({
+      executablePath: CHROMIUM!,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+      env: { ...process.env, HOME: dir, XDG_CONFIG_HOME: join(dir, '.config'), XDG_CACHE_HOME: join(dir, '.cache') },
+    });
+    page = await (await browser.newContext({ viewport: { width: 1000, height: 800 } })).newPage();
+    // Offline: a self-contained page needs nothing from anywhere.
+    await page.route('**/*', (route) => route.abort());
+    await page.setContent(html);
+  }, 90_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('is one self-contained document: no script, nothing loaded from elsewhere', () => {
+    expect(html.startsWith('<!doctype html>')).toBe(true);
+    expect(html).not.toMatch(/<script|<link|<img|src=|url\(|@import/i);
+    expect(html).not.toMatch(/https?:\/\//);
+  });
+
+  test('has the same rows and totals as the JSON report, the span, the mode and when it was made', async () => {
+    const rows = await page.$$eval('tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('th, td')].map((c) => c.textContent)));
+    expect(rows).toEqual(report.rows.map((r) => [r.group, String(r.offsets), r.kg.toLocaleString('en-US'), r.placed_kg.toLocaleString('en-US'), r.processing_kg.toLocaleString('en-US'), `$${(r.amount_cents / 100).toLocaleString('en-US', { minimumFractionDigits: 2 })}`]));
+    expect(rows).toHaveLength(3);
+    const foot = await page.$$eval('tfoot th, tfoot td', (cells) => cells.map((c) => c.textContent));
+    expect(foot).toEqual(['Total', '5', '33,000', expect.any(String), expect.any(String), '$1,320.00']);
+    expect(report.total).toMatchObject({ kg: 33_000, amount_cents: 132_000, offsets: 5 });
+    const meta = await page.textContent('.meta');
+    expect(meta).toContain('Span: every purchase');
+    expect(meta).toContain('Test mode');
+    expect(await page.getAttribute('time', 'datetime')).toMatch(/^\d{4}-\d{2}-\d{2}T/);
+  });
+
+  test('draws a bar per row in inline SVG, placed and processing, proportional to kg', async () => {
+    const bars = await page.$$eval('svg g', (gs) => gs.map((g) => [...g.querySelectorAll('rect')].map((r) => Number(r.getAttribute('width')))));
+    expect(bars).toHaveLength(3);
+    const widths = bars.map(([placed, processing]) => placed! + processing!);
+    const kgs = report.rows.map((r) => r.kg);
+    const largest = Math.max(...kgs);
+    for (const [i, w] of widths.entries()) expect(w / Math.max(...widths)).toBeCloseTo(kgs[i]! / largest, 2);
+    // The newest month is still processing: its bar is all the second colour.
+    expect(bars.at(-1)![0]).toBe(0);
+    expect(await page.getAttribute('svg', 'role')).toBe('img');
+  });
+
+  test('passes axe-core with no serious or critical violation', async () => {
+    await page.evaluate(AXE);
+    const found = await page.evaluate(async () => {
+      const r = await (globalThis as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: unknown[] }> }> } }).axe.run();
+      return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.nodes.length})`);
+    });
+    expect(found).toEqual([]);
+  });
+
+  test('prints to one PDF page that fits its width; a screenshot is kept', async () => {
+    await page.emulateMedia({ media: 'print' });
+    const pdf = await page.pdf({ format: 'A4', printBackground: true });
+    expect(pdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    expect(pdf.toString('latin1').match(/\/Type\s*\/Page\b/g)).toHaveLength(1);
+    expect(pdf.length).toBeGreaterThan(10_000);
+    // Printed width (A4 less its margins, ~680 px): nothing sticks out.
+    await page.setViewportSize({ width: 680, height: 900 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth)).toBe(true);
+    await page.emulateMedia({ media: 'screen' });
+    await page.setViewportSize({ width: 1000, height: 800 });
+    const path = process.env.CARBON_SCREENSHOTS === '1' ? join('docs', 'report.png') : join(dir, 'report.png');
+    await page.screenshot({ path, fullPage: true });
+    expect(readFileSync(path).subarray(1, 4).toString('latin1')).toBe('PNG');
+  });
+});
+
+describe('carbon report --format html, terminal and pipe', () => {
+  test('a terminal gets the same page as a pipe (no table, no colour), and an empty ledger says so', async () => {
+    const home = newHome();
+    const tty = await carbonTty(['report', '--format', 'html'], { home });
+    expect(tty.exitCode).toBe(0);
+    expect(tty.output).toMatch(/^<!doctype html>/);
+    expect(tty.output).toContain('No purchases in this span.');
+    expect(tty.output).not.toContain('\u001b[');
+    const spanned = await carbon(['report', '--format', 'html', '--since', '2026-01-01', '--until', '2026-03-31', '--live'], { home });
+    expect(spanned.exitCode).toBe(0);
+    expect(spanned.stdout).toContain('Span: 2026-01-01 to 2026-03-31');
+    expect(spanned.stdout).toContain('Live mode');
+    expect((await carbon(['report', '--format', 'html', '--json'], { home })).exitCode).toBe(2);
+  });
+});
