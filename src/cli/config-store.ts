@@ -13,7 +13,12 @@ export interface Profile {
   mode?: Mode;
   /** The remote API; absent means the local engine. */
   base_url?: string;
+  /** `carbon watch --forward-to`'s signing secret (whsec_…): made by carbon watch, not set by hand. */
+  webhook_secret?: string;
 }
+
+/** Profile fields carbon writes itself, beside the settable ones of CONFIG_KEYS. */
+const OWN_FIELDS: ReadonlyArray<keyof Profile> = ['webhook_secret'];
 
 export interface ConfigData {
   /** The profile used when neither --profile nor CARBON_PROFILE names one. */
@@ -106,7 +111,7 @@ function checkConfig(data: unknown): string | null {
   for (const [name, profile] of Object.entries(profiles)) {
     if (profile === null || typeof profile !== 'object' || Array.isArray(profile)) return `profile "${name}" is not an object`;
     for (const [field, value] of Object.entries(profile)) {
-      if (!Object.values(CONFIG_KEYS).includes(field as keyof Profile)) return `profile "${name}" has an unknown field "${field}"`;
+      if (![...Object.values(CONFIG_KEYS), ...OWN_FIELDS].includes(field as keyof Profile)) return `profile "${name}" has an unknown field "${field}"`;
       if (typeof value !== 'string') return `profile "${name}" field "${field}" is not a string`;
     }
     const mode = (profile as Profile).mode;
@@ -179,6 +184,7 @@ async function writeConfigFile(configDir: string, change: (data: ConfigData) => 
       live_key: { type: 'string' },
       mode: { enum: ['test', 'live'] },
       base_url: { type: 'string' },
+      webhook_secret: { type: 'string' },
     },
   };
   const store = new Conf<ConfigData>({

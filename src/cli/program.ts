@@ -47,7 +47,7 @@ function action(load: Loader, kind: SettingsKind = 'api') {
 }
 
 /** The commands a run may get alone (buildProgram's `only`); not help or the completion helpers. */
-export const SOLO = new Set(['buy', 'quote', 'list', 'show', 'balance', 'impact', 'report', 'open', 'api', 'config', 'sandbox', 'serve']);
+export const SOLO = new Set(['buy', 'quote', 'list', 'show', 'balance', 'impact', 'report', 'watch', 'open', 'api', 'config', 'sandbox', 'serve']);
 
 const examples = (...lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
 
@@ -200,6 +200,23 @@ ${EXIT_CODES_HELP}
       examples('carbon report', 'carbon report --by quarter --since 2026-01-01 --format md', 'carbon report --format html > report.html', 'carbon report --by reference --prefix-sep - --format csv > by-team.csv', 'carbon report --live --json | jq .total.kg'),
     )
     .action(action(() => import('./commands/report.js')));
+
+  if (wanted('watch')) program
+    .command('watch')
+    .description('follow offsets as they change: an NDJSON event per change (offset.created, offset.placed, offset.refunded)')
+    .option('--reference <text>', 'only offsets with this reference')
+    .addOption(new Option('--status <status>', 'only the events that leave an offset in this state').choices(['processing', 'placed', 'refunded']))
+    .option('--since <when>', 'also replay the offsets created since: a day (2026-01-31) or an age (7d, 12h, 30m)')
+    .option('--interval <duration>', 'how often to read the list (default 2s; 10ms to 1h)')
+    .option('--forward-to <url>', 'POST each event to this URL, signed (header Carbon-Signature: t=…,v1=HMAC-SHA256)')
+    .option('--print-secret', 'print the profile\'s signing secret (made if there is none) and exit')
+    .option('--until-settled', 'exit once every offset followed is placed (0) or some refunded (9); 8 after --timeout (default 120 s)')
+    .option('--cursor <file>', 'keep where this run is in FILE, and start from it next time')
+    .addHelpText('after', `
+Without --since, offsets that exist when it starts are not news: their later changes are.
+Ctrl-C (or SIGTERM) stops it after saving the cursor (exit 130).
+${examples('carbon watch', 'carbon watch --forward-to http://localhost:3000/webhooks', 'carbon buy --from-csv flights.csv && carbon watch --until-settled --timeout 300', 'carbon watch --status refunded --cursor ~/.carbon-watch.cursor | jq -r .data.object.id')}`)
+    .action(action(() => import('./commands/watch.js')));
 
   if (wanted('open')) program
     .command('open')

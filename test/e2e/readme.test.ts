@@ -77,11 +77,26 @@ describe('the README\'s shell examples', () => {
   test('the tour, with an offset id for `carbon show off_…`', { timeout: 60_000 }, async () => {
     const home = newHome();
     const id = (await json<{ id: string }>(['buy', '--kg', '5'], { home })).id;
-    const r = await run(block('carbon buy --kg 500').code.replace('off_…', id), home);
+    writeFileSync(join(home, 'flights.csv'), 'kg,reference\n1200,flight-LHR-JFK\n800,flight-JFK-SFO\n');
+    const r = await run(block('carbon buy --kg 500  ').code.replace('off_…', id), home);
     expect(r.stderr).not.toMatch(/error/);
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toContain(id);
     expect(r.stdout).toMatch(/^available_cents\t/m);
+    // The batch's results, then watch's events: every offset of the tour created and placed.
+    expect(r.stdout).toMatch(/^2,processing,off_\w+,800,3200,flight-JFK-SFO,/m);
+    const events = r.stdout.split('\n').filter((l) => l.startsWith('{"id":"evt_')).map((l) => JSON.parse(l) as { type: string });
+    expect(events.filter((e) => e.type === 'offset.created')).toHaveLength(5);
+    expect(events.filter((e) => e.type === 'offset.placed')).toHaveLength(5);
+  });
+
+  test('following offsets: carbon watch until they settle', { timeout: 60_000 }, async () => {
+    const home = newHome();
+    const r = await run(block('carbon buy --kg 500 --reference ci-42').code, home);
+    expect(r.stderr).not.toMatch(/error|warning/);
+    expect(r.exitCode).toBe(0);
+    // After the clock's own lines: the offset created, then placed; then watch exits 0.
+    expect(r.stdout).toMatch(/\noffset\.created (off_\w+)\noffset\.placed \1$/);
   });
 
   test('in pipes: jq, NDJSON, CSV and xargs', { timeout: 60_000 }, async () => {
@@ -183,4 +198,4 @@ describe('the README\'s shell examples', () => {
 });
 
 /** The first lines of the examples run above. */
-const RUN = ['carbon buy --kg 500', 'cat > flights.csv', 'carbon balance --json | jq', 'carbon report ', 'export CARBON_HOME="$RUNNER_TEMP/carbon"', 'carbon sandbox status', '# The sandbox\'s test key'];
+const RUN = ['carbon buy --kg 500', 'cat > flights.csv', 'carbon buy --kg 500 --reference ci-42', 'carbon balance --json | jq', 'carbon report ', 'export CARBON_HOME="$RUNNER_TEMP/carbon"', 'carbon sandbox status', '# The sandbox\'s test key'];

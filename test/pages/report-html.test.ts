@@ -116,7 +116,7 @@ run('carbon report --format html, in Chromium', () => {
     expect(pdf.length).toBeGreaterThan(10_000);
     // Printed width (A4 less its margins, ~680 px): nothing sticks out.
     await page.setViewportSize({ width: 680, height: 900 });
-    expect(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth)).toBe(true);
+    expect(await page.evaluate('document.documentElement.scrollWidth <= document.documentElement.clientWidth')).toBe(true);
     await page.emulateMedia({ media: 'screen' });
     await page.setViewportSize({ width: 1000, height: 800 });
     const path = process.env.CARBON_SCREENSHOTS === '1' ? join('docs', 'report.png') : join(dir, 'report.png');

@@ -32,6 +32,7 @@ function maskedProfile(profile: Profile): Profile {
   const out: Profile = { ...profile };
   if (out.test_key !== undefined) out.test_key = maskKey(out.test_key);
   if (out.live_key !== undefined) out.live_key = maskKey(out.live_key);
+  if (out.webhook_secret !== undefined) out.webhook_secret = `whsec_…${out.webhook_secret.slice(-4)}`;
   return out;
 }
 

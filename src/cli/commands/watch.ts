@@ -1,0 +1,168 @@
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import type { Context } from '../context.js';
+import { CliError, usage } from '../errors.js';
+import { EXIT } from '../exit-codes.js';
+import { parseDuration } from '../render/format.js';
+import { freshState, poll, type EventType, type WatchEvent, type WatchState } from '../watch/follow.js';
+import { DEFAULT_WAIT_SECONDS } from './wait.js';
+import { parseWhen } from './list.js';
+
+/**
+ * `carbon watch`: follows offsets as they change, on either engine, by reading the list every
+ * --interval. One NDJSON event per change on stdout; `--forward-to` POSTs each, signed, to a local
+ * app; `--until-settled` ends once every offset followed is placed or refunded (exit 0, 9, or 8
+ * on --timeout, as --wait); `--cursor FILE` carries the state from one run to the next.
+ */
+
+export interface WatchFlags {
+  reference?: string;
+  status?: string;
+  since?: string;
+  interval?: string;
+  forwardTo?: string;
+  printSecret?: boolean;
+  untilSettled?: boolean;
+  cursor?: string;
+}
+
+const STATUS_EVENT: Record<string, EventType> = { processing: 'offset.created', placed: 'offset.placed', refunded: 'offset.refunded' };
+
+function readCursor(file: string, mode: 'test' | 'live', reference: string | null): WatchState | null {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw usage(`Cannot read the cursor ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`);
+  }
+  let state: WatchState;
+  try {
+    state = JSON.parse(text) as WatchState;
+  } catch {
+    throw usage(`The cursor ${file} is not a cursor carbon watch wrote (not JSON).`, 'Delete it to start afresh.');
+  }
+  if (state?.version !== 1 || typeof state.pending !== 'object' || state.pending === null) throw usage(`The cursor ${file} is not a cursor carbon watch wrote.`, 'Delete it to start afresh.');
+  if (state.mode !== mode || state.reference !== reference) {
+    throw usage(`The cursor ${file} follows ${state.mode} offsets${state.reference === null ? '' : ` with reference ${JSON.stringify(state.reference)}`}, not these.`, 'Give the same --live/--test and --reference, or another --cursor file.');
+  }
+  return state;
+}
+
+/** Written whole and renamed into place: a run killed mid-write leaves the previous cursor. */
+function writeCursor(file: string, state: WatchState): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(state)}\n`, { mode: 0o600 });
+  renameSync(tmp, file);
+}
+
+/** The profile's signing secret, made (and shown once, on stderr) the first time it is needed. */
+async function signingSecret(ctx: Context, show: boolean): Promise<string> {
+  const [{ readConfig, writeConfig }, { resolvePaths }] = await Promise.all([import('../config-store.js'), import('../paths.js')]);
+  const { configDir } = resolvePaths(ctx.env);
+  const name = ctx.settings.profileName;
+  const existing = readConfig(configDir).profiles?.[name]?.webhook_secret;
+  if (existing !== undefined) return existing;
+  const { newSecret } = await import('../watch/forward.js');
+  const secret = await newSecret();
+  await writeConfig(configDir, (data) => ({ ...data, profiles: { ...data.profiles, [name]: { ...data.profiles?.[name], webhook_secret: secret } } }));
+  if (show) ctx.out.info(`Your signing secret is ${secret} (kept in profile ${name}; shown this once: \`carbon watch --print-secret\` prints it again).`);
+  return secret;
+}
+
+export async function run(ctx: Context, flags: WatchFlags): Promise<void> {
+  if (flags.printSecret) {
+    const secret = await signingSecret(ctx, false);
+    return ctx.out.data(secret);
+  }
+  const intervalMs = flags.interval === undefined ? 2000 : parseDuration(flags.interval);
+  if (intervalMs === null || intervalMs < 10 || intervalMs > 3_600_000) throw usage(`--interval must be a duration from 10ms to 1h, such as 2s or 500ms, not "${flags.interval}".`);
+  if (flags.status !== undefined && !(flags.status in STATUS_EVENT)) throw usage(`--status is one of processing, placed, refunded, not "${flags.status}".`);
+  let forwardUrl: URL | undefined;
+  if (flags.forwardTo !== undefined) {
+    try {
+      forwardUrl = new URL(flags.forwardTo);
+    } catch {
+      forwardUrl = undefined;
+    }
+    if (forwardUrl === undefined || !/^https?:$/.test(forwardUrl.protocol)) throw usage(`--forward-to must be an http(s) URL such as http://localhost:3000/webhooks, not "${flags.forwardTo}".`);
+  }
+  const mode = ctx.settings.mode;
+  const reference = flags.reference ?? null;
+  const client = await ctx.client();
+  // --since as list reads it: an age counts back from the model's clock on the local engine.
+  const now = async () => (ctx.settings.engine === 'local' ? await (await ctx.sandbox()).now() : Date.now());
+  const since = flags.since === undefined ? null : parseWhen(flags.since, '--since', await now());
+  const resumed = flags.cursor === undefined ? null : readCursor(flags.cursor, mode, reference);
+  const state = resumed ?? freshState(mode, reference);
+
+  const terminal = ctx.out.stderrInteractive && !ctx.out.json;
+  const sleep = (ms: number) => new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    wake = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+  });
+  let wake: () => void = () => {};
+  let forwarder: import('../watch/forward.js').Forwarder | undefined;
+  if (forwardUrl !== undefined) {
+    const { Forwarder, maskSecret } = await import('../watch/forward.js');
+    const secret = await signingSecret(ctx, true);
+    forwarder = new Forwarder({ url: forwardUrl.href, secret, backoffMs: intervalMs, retries: 5, out: ctx.out, verbose: terminal, sleep });
+    if (terminal) ctx.out.info(`Forwarding to ${forwardUrl.href}, signed with ${maskSecret(secret)} (header Carbon-Signature).`);
+  }
+  if (terminal) ctx.out.info(`Watching ${mode} offsets${reference === null ? '' : ` with reference ${JSON.stringify(reference)}`} every ${flags.interval ?? '2s'}${flags.untilSettled ? ' until they settle' : ''} (Ctrl-C to stop)…`);
+
+  // Ctrl-C (or SIGTERM) ends the run after the poll under way: the cursor is saved first.
+  let stopped: NodeJS.Signals | null = null;
+  const onSignal = (signal: NodeJS.Signals) => {
+    stopped = signal;
+    wake();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const deadline = flags.untilSettled ? Date.now() + (ctx.settings.timeoutSeconds ?? DEFAULT_WAIT_SECONDS) * 1000 : Number.POSITIVE_INFINITY;
+  const { createHash } = await import('node:crypto');
+  const eventId = (offsetId: string, type: EventType) => `evt_${createHash('sha256').update(`${offsetId}:${type}`).digest('base64url').slice(0, 24)}`;
+  const keep = (e: WatchEvent) => flags.status === undefined || STATUS_EVENT[flags.status] === e.type;
+  const counts = { placed: 0, refunded: 0 };
+  try {
+    for (let first = true; ; first = false) {
+      const events = await poll(state, client.listAll(reference === null ? {} : { reference }), {
+        baseline: first && resumed === null,
+        since,
+        now: () => new Date().toISOString(),
+        eventId,
+      });
+      for (const event of events) {
+        if (event.type === 'offset.placed') counts.placed++;
+        if (event.type === 'offset.refunded') counts.refunded++;
+        if (!keep(event)) continue;
+        ctx.out.stdout.write(`${JSON.stringify(event)}\n`);
+        await forwarder?.deliver(event);
+      }
+      if (flags.cursor !== undefined) writeCursor(flags.cursor, state);
+      const pending = Object.keys(state.pending).length;
+      if (flags.untilSettled && pending === 0) {
+        const what = `${counts.placed} placed, ${counts.refunded} refunded`;
+        if (counts.refunded > 0) throw new CliError(`Every offset followed has settled (${what}): some were refunded, their orders not placed.`, EXIT.refunded, 'offset_refunded');
+        if (!ctx.out.json) ctx.out.info(`✓ Every offset followed has settled (${what}).`);
+        return;
+      }
+      if (stopped !== null) break;
+      if (Date.now() >= deadline) {
+        throw new CliError(`${pending} offset${pending === 1 ? ' is' : 's are'} still processing after ${ctx.settings.timeoutSeconds ?? DEFAULT_WAIT_SECONDS} s (${Object.keys(state.pending).slice(0, 3).join(', ')}${pending > 3 ? ', …' : ''}).`, EXIT.waitTimeout, 'wait_timeout', 'Run it again (with the same --cursor) to go on waiting.');
+      }
+      await sleep(intervalMs);
+      if (stopped !== null) {
+        if (flags.cursor !== undefined) writeCursor(flags.cursor, state);
+        break;
+      }
+    }
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+  const where = flags.cursor === undefined ? '' : ` ${flags.cursor} holds where it stopped.`;
+  throw new CliError(`Stopped watching (${stopped === 'SIGTERM' ? 'SIGTERM' : 'Ctrl-C'}).${where}`, EXIT.interrupted, 'interrupted');
+}

@@ -1,0 +1,95 @@
+import type { Offset } from '../../api/types.js';
+
+/**
+ * What `carbon watch` knows between polls, and the events one poll finds. The API has no
+ * webhooks, so changes are found by reading the list, newest first: an offset newer than the
+ * newest seen is new (`offset.created`), and an offset seen processing that is now placed or
+ * refunded has settled. The walk stops at the first offset older than both the newest seen and
+ * every offset still processing, so a poll reads what can have changed, not the whole ledger.
+ */
+
+export type EventType = 'offset.created' | 'offset.placed' | 'offset.refunded';
+
+export interface WatchEvent {
+  id: string;
+  object: 'event';
+  type: EventType;
+  /** The offset's `created` or `placed` for those events; when the refund was seen for offset.refunded. */
+  created: string;
+  data: { object: Offset };
+}
+
+/** The cursor: everything a later run needs to carry on where this one stopped. */
+export interface WatchState {
+  version: 1;
+  mode: 'test' | 'live';
+  reference: string | null;
+  /** The newest offset seen: its `created`, and the ids with that same `created`. */
+  newest: { created: string; ids: string[] } | null;
+  /** Offsets seen processing, by id: their `created`. */
+  pending: Record<string, string>;
+}
+
+export function freshState(mode: 'test' | 'live', reference: string | null): WatchState {
+  return { version: 1, mode, reference, newest: null, pending: {} };
+}
+
+/** An event's id: the same change gets the same id in every run, so a receiver can drop repeats. */
+export type EventId = (offsetId: string, type: EventType) => string;
+
+export interface PollOptions {
+  /** The first poll of a run without a cursor: what exists now is the baseline, not news. */
+  baseline: boolean;
+  /** --since (ms): older offsets are not followed; on a baseline poll, newer ones are replayed. */
+  since: number | null;
+  now: () => string;
+  eventId: EventId;
+}
+
+const settledType = (o: Offset): EventType | null => (o.status === 'placed' ? 'offset.placed' : o.status === 'refunded' ? 'offset.refunded' : null);
+
+/**
+ * Walks `offsets` (newest first) against `state`, updating it, and returns the events found,
+ * oldest offset first, each offset's own events in the order they happened.
+ */
+export async function poll(state: WatchState, offsets: AsyncIterable<Offset>, options: PollOptions): Promise<WatchEvent[]> {
+  const { baseline, since, eventId } = options;
+  const newest = state.newest;
+  const pendingTimes = Object.values(state.pending).map((c) => Date.parse(c));
+  // Below this nothing can have changed: older than the newest seen and than every pending offset.
+  const floor = baseline ? (since ?? Number.NEGATIVE_INFINITY) : Math.max(since ?? Number.NEGATIVE_INFINITY, Math.min(Date.parse(newest?.created ?? '1970-01-01T00:00:00Z'), ...pendingTimes));
+  const found: WatchEvent[][] = [];
+  let top: { created: string; ids: string[] } | null = null;
+  const event = (o: Offset, type: EventType): WatchEvent => ({
+    id: eventId(o.id, type),
+    object: 'event',
+    type,
+    created: type === 'offset.created' ? o.created : type === 'offset.placed' && o.placed ? o.placed : options.now(),
+    data: { object: o },
+  });
+  for await (const o of offsets) {
+    const created = Date.parse(o.created);
+    if (created < floor) break;
+    if (top === null) top = { created: o.created, ids: [o.id] };
+    else if (created === Date.parse(top.created)) top.ids.push(o.id);
+    const newestAt = newest === null ? null : Date.parse(newest.created);
+    const isNew = baseline
+      ? since !== null
+      : newestAt === null || created > newestAt || (created === newestAt && !newest!.ids.includes(o.id));
+    const settled = settledType(o);
+    const events: WatchEvent[] = [];
+    if (isNew) {
+      events.push(event(o, 'offset.created'));
+      if (settled !== null) events.push(event(o, settled));
+    } else if (o.id in state.pending && settled !== null) {
+      events.push(event(o, settled));
+    }
+    if (settled === null) state.pending[o.id] = o.created;
+    else delete state.pending[o.id];
+    if (events.length > 0) found.push(events);
+  }
+  const at = (x: { created: string }) => Date.parse(x.created);
+  if (top !== null && (newest === null || at(top) > at(newest))) state.newest = top;
+  else if (top !== null && newest !== null && at(top) === at(newest)) state.newest = { created: newest.created, ids: [...new Set([...newest.ids, ...top.ids])] };
+  return found.reverse().flat();
+}

@@ -1,0 +1,73 @@
+import { describe, expect, test } from 'vitest';
+import type { Offset } from '../../src/api/types.js';
+import { freshState, poll, type PollOptions } from '../../src/cli/watch/follow.js';
+
+/** carbon watch's diff of one poll against what it knew, in-process, on hand-made lists. */
+
+const at = (s: number) => new Date(Date.UTC(2026, 0, 1) + s * 1000).toISOString();
+const offset = (id: string, s: number, status: Offset['status'] = 'processing'): Offset =>
+  ({ object: 'offset', id, livemode: false, status, kg: 1, amount_cents: 4, reference: null, created: at(s), placed: status === 'placed' ? at(s + 3) : null }) as unknown as Offset;
+
+/** The list newest first, counting how many offsets the walk read. */
+function walk(offsets: Offset[]) {
+  const read = { n: 0 };
+  const sorted = [...offsets].sort((a, b) => b.created.localeCompare(a.created));
+  return {
+    read,
+    async *[Symbol.asyncIterator]() {
+      for (const o of sorted) {
+        read.n++;
+        yield o;
+      }
+    },
+  };
+}
+const options = (over: Partial<PollOptions> = {}): PollOptions => ({ baseline: false, since: null, now: () => at(999), eventId: (id, type) => `${type}:${id}`, ...over });
+const ids = (events: Array<{ id: string }>) => events.map((e) => e.id);
+
+describe('poll', () => {
+  test('a baseline poll prints nothing and remembers what is processing', async () => {
+    const state = freshState('test', null);
+    expect(await poll(state, walk([offset('a', 1, 'placed'), offset('b', 2)]), options({ baseline: true }))).toEqual([]);
+    expect(state.pending).toEqual({ b: at(2) });
+    expect(state.newest).toEqual({ created: at(2), ids: ['b'] });
+    // b placed, c bought: the events of the older offset come first.
+    const events = await poll(state, walk([offset('a', 1, 'placed'), offset('b', 2, 'placed'), offset('c', 3)]), options());
+    expect(ids(events)).toEqual(['offset.placed:b', 'offset.created:c']);
+    expect(state.pending).toEqual({ c: at(3) });
+  });
+
+  test('--since on a baseline poll replays, oldest first, each offset\'s events in order', async () => {
+    const state = freshState('test', null);
+    const events = await poll(state, walk([offset('old', 1), offset('a', 10, 'placed'), offset('b', 11)]), options({ baseline: true, since: Date.parse(at(5)) }));
+    expect(ids(events)).toEqual(['offset.created:a', 'offset.placed:a', 'offset.created:b']);
+    // Older than --since: not followed.
+    expect(state.pending).toEqual({ b: at(11) });
+    expect(events[1]!.created).toBe(at(13));
+  });
+
+  test('offsets created in the same millisecond are told apart by id', async () => {
+    const state = freshState('test', null);
+    await poll(state, walk([offset('a', 5, 'placed')]), options({ baseline: true }));
+    const events = await poll(state, walk([offset('a', 5, 'placed'), offset('b', 5, 'placed')]), options());
+    expect(ids(events)).toEqual(['offset.created:b', 'offset.placed:b']);
+    expect(state.newest).toEqual({ created: at(5), ids: ['a', 'b'] });
+    expect(await poll(state, walk([offset('a', 5, 'placed'), offset('b', 5, 'placed')]), options())).toEqual([]);
+  });
+
+  test('a poll reads down to the oldest offset still processing, and no further', async () => {
+    const state = freshState('test', null);
+    const list = [offset('p1', 1, 'placed'), offset('p2', 2, 'placed'), offset('w', 3), offset('p4', 4, 'placed'), offset('p5', 5, 'placed')];
+    await poll(state, walk(list), options({ baseline: true }));
+    const w = walk(list);
+    expect(await poll(state, w, options())).toEqual([]);
+    // p5, p4, w, then p2 (older than w: the walk stops there).
+    expect(w.read.n).toBe(4);
+    list[2] = offset('w', 3, 'refunded');
+    expect(ids(await poll(state, walk(list), options()))).toEqual(['offset.refunded:w']);
+    const settled = walk(list);
+    await poll(state, settled, options());
+    // Nothing pending: only down to the newest seen.
+    expect(settled.read.n).toBe(2);
+  });
+});

@@ -1,0 +1,271 @@
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { execa, type ResultPromise } from 'execa';
+import { afterAll, describe, expect, test } from 'vitest';
+import { ROOT } from '../support/binary.js';
+import { repeatingServer } from '../support/repeating-server.js';
+import { BIN, baseEnv, carbon, carbonTty, homes, json, ok, plain, sandboxKeys, serve } from './helpers.js';
+
+/**
+ * Issue 25, item 2: `carbon watch`, through the built binary. Time moves on the model's clock
+ * (`carbon sandbox clock advance`); the poll interval is 20 ms, so a test waits for events, never
+ * for wall time.
+ */
+const newHome = homes();
+
+interface Event { id: string; object: string; type: string; created: string; data: { object: { id: string; status: string; reference: string | null } } }
+
+/** `carbon watch …` left running, its events read as they come. */
+function watch(home: string, args: string[], env: Record<string, string> = {}) {
+  const child: ResultPromise = execa(process.execPath, [BIN(), 'watch', '--interval', '20ms', ...args], { env: baseEnv(home, env), extendEnv: false, reject: false, stdin: 'ignore', buffer: false });
+  let out = '';
+  let err = '';
+  const waiters: Array<() => void> = [];
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+    for (const w of waiters.splice(0)) w();
+  });
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const events = () => out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Event);
+  return {
+    events,
+    stderr: () => err,
+    /** Resolves once `n` events are out (the test's own timeout bounds it). */
+    async until(n: number): Promise<Event[]> {
+      while (events().length < n) await new Promise<void>((resolve) => waiters.push(resolve));
+      return events();
+    },
+    async stop(signal: NodeJS.Signals = 'SIGINT') {
+      child.kill(signal);
+      return (await child).exitCode;
+    },
+    done: async () => (await child).exitCode,
+  };
+}
+
+/** Resolves once `file` exists: the watcher wrote its cursor, so its first poll is done. */
+async function written(file: string): Promise<void> {
+  for (let i = 0; i < 500 && !existsSync(file); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  expect(existsSync(file)).toBe(true);
+}
+
+const buy = async (home: string, args: string[], env?: Record<string, string>) => (await json<{ id: string }>(['buy', ...args], { home, ...(env ? { env } : {}) })).id;
+
+describe('in a pipe', () => {
+  test('what exists at the start is not news; a purchase and its placement are, one NDJSON event each', async () => {
+    const home = newHome();
+    const before = await buy(home, ['--kg', '5']);
+    const cursor = join(home, 'cursor.json');
+    const w = watch(home, ['--cursor', cursor]);
+    await written(cursor);
+    const bought = await buy(home, ['--kg', '6', '--reference', 'r-1']);
+    const [created] = await w.until(1);
+    expect(created).toMatchObject({ object: 'event', type: 'offset.created', data: { object: { id: bought, status: 'processing', reference: 'r-1' } } });
+    expect(created!.id).toMatch(/^evt_[\w-]{24}$/);
+    await ok(['sandbox', 'clock', 'advance', '5s'], { home });
+    const events = await w.until(3);
+    expect(events.slice(1).map((e) => [e.type, e.data.object.id]).sort()).toEqual([['offset.placed', before], ['offset.placed', bought]].sort());
+    expect(await w.stop()).toBe(130);
+    // A pipe: no banner, no progress; one line says it stopped and where the cursor is.
+    expect(w.stderr()).toBe(`error: Stopped watching (Ctrl-C). ${cursor} holds where it stopped.\n`);
+    expect(statSync(cursor).mode & 0o777).toBe(0o600);
+  });
+
+  test('--cursor resumes: changes made while stopped come out once, nothing twice', async () => {
+    const home = newHome();
+    const cursor = join(home, 'cursor.json');
+    const first = await buy(home, ['--kg', '5']);
+    const w1 = watch(home, ['--cursor', cursor, '--since', '1h']);
+    expect((await w1.until(1))[0]).toMatchObject({ type: 'offset.created', data: { object: { id: first } } });
+    expect(await w1.stop('SIGTERM')).toBe(130);
+    // While nobody watches: the first is placed, a second bought and placed, a third bought.
+    const second = await buy(home, ['--kg', '6']);
+    await ok(['sandbox', 'clock', 'advance', '5s'], { home });
+    const third = await buy(home, ['--kg', '7']);
+    const w2 = watch(home, ['--cursor', cursor, '--since', '1h']);
+    const events = await w2.until(4);
+    expect(events.map((e) => `${e.type} ${e.data.object.id}`)).toEqual([
+      `offset.placed ${first}`, `offset.created ${second}`, `offset.placed ${second}`, `offset.created ${third}`,
+    ]);
+    expect(await w2.stop()).toBe(130);
+    // Another mode or reference cannot use this cursor.
+    const other = await carbon(['watch', '--cursor', cursor, '--reference', 'x'], { home });
+    expect(other.exitCode).toBe(2);
+    expect(other.stderr).toContain('follows test offsets, not these');
+  });
+
+  test('--until-settled: exit 0 once all are placed, --status and --reference filter', async () => {
+    const home = newHome();
+    const a = await buy(home, ['--kg', '5', '--reference', 'a']);
+    await buy(home, ['--kg', '6', '--reference', 'b']);
+    const w = watch(home, ['--until-settled', '--since', '1h', '--reference', 'a', '--status', 'placed']);
+    await ok(['sandbox', 'clock', 'advance', '5s'], { home });
+    expect(await w.done()).toBe(0);
+    expect(w.events().map((e) => `${e.type} ${e.data.object.id}`)).toEqual([`offset.placed ${a}`]);
+    expect(w.stderr()).toBe('✓ Every offset followed has settled (1 placed, 0 refunded).\n');
+  });
+
+  test('--until-settled: exit 9 when one is refunded; exit 8 when time runs out first', async () => {
+    const home = newHome();
+    const kept = await buy(home, ['--kg', '5']);
+    const failed = await buy(home, ['--kg', '6']);
+    await ok(['sandbox', 'fail', failed], { home });
+    const w = watch(home, ['--until-settled', '--since', '1h']);
+    await ok(['sandbox', 'clock', 'advance', '5s'], { home });
+    expect(await w.done()).toBe(9);
+    expect(w.events().filter((e) => e.type !== 'offset.created').map((e) => `${e.type} ${e.data.object.id}`).sort()).toEqual([`offset.placed ${kept}`, `offset.refunded ${failed}`].sort());
+    expect(w.stderr()).toMatch(/^error: Every offset followed has settled \(1 placed, 1 refunded\): some were refunded/);
+
+    await ok(['sandbox', 'topup', '250', '--live'], { home });
+    const live = await buy(home, ['--kg', '5', '--live', '--yes']);
+    const late = await carbon(['watch', '--live', '--until-settled', '--since', '1h', '--interval', '20ms', '--timeout', '1'], { home });
+    expect(late.exitCode).toBe(8);
+    expect(late.stderr).toContain(`1 offset is still processing after 1 s (${live})`);
+    expect(JSON.parse(late.stdout)).toMatchObject({ type: 'offset.created', data: { object: { id: live } } });
+  });
+
+  test('works the same on the remote engine, through carbon serve', async () => {
+    const home = newHome();
+    const server = await serve(home);
+    try {
+      const env = { CARBON_BASE_URL: server.url, CARBON_API_KEY: (await sandboxKeys(home)).test };
+      const id = await buy(home, ['--kg', '5'], env);
+      const w = watch(home, ['--until-settled', '--since', '1h'], env);
+      await ok(['sandbox', 'clock', 'advance', '5s'], { home });
+      expect(await w.done()).toBe(0);
+      expect(w.events().map((e) => `${e.type} ${e.data.object.id}`)).toEqual([`offset.created ${id}`, `offset.placed ${id}`]);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('bad options are usage errors (exit 2), nothing printed on stdout', async () => {
+    const home = newHome();
+    for (const args of [['--interval', 'soon'], ['--interval', '1ms'], ['--forward-to', 'ftp://x'], ['--since', 'yesterday'], ['--status', 'lost']]) {
+      const r = await carbon(['watch', ...args], { home });
+      expect(r.exitCode, args.join(' ')).toBe(2);
+      expect(r.stdout).toBe('');
+    }
+  });
+
+  test('stops with exit 1 naming the cursor when the server repeats a page', async () => {
+    const stub = await repeatingServer('ignore');
+    try {
+      const r = await carbon(['watch', '--interval', '20ms'], { home: newHome(), env: { CARBON_BASE_URL: stub.url, CARBON_API_KEY: `ck_test_${'a'.repeat(32)}` } });
+      expect(r.exitCode).toBe(1);
+      expect(r.stderr).toContain('starting_after=off_stub0003');
+      expect(stub.requests).toHaveLength(2);
+    } finally {
+      await stub.close();
+    }
+  });
+});
+
+describe('--forward-to', () => {
+  /** The README's verifier, as a reader would copy it into their app. */
+  async function readmeVerifier(home: string): Promise<(body: string, header: string, secret: string) => boolean> {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const code = /```js\n(\/\/ verify-carbon-signature\.mjs\n[\s\S]*?)```/.exec(readme)![1]!;
+    const file = join(home, 'verify-carbon-signature.mjs');
+    writeFileSync(file, code);
+    return ((await import(pathToFileURL(file).href)) as { verifyCarbonSignature: (b: string, h: string, s: string) => boolean }).verifyCarbonSignature;
+  }
+
+  const apps: Server[] = [];
+  afterAll(async () => {
+    for (const app of apps) await new Promise((resolve) => app.close(resolve));
+  });
+
+  /** A local app that answers 500 to its first `failFirst` requests, then 200. */
+  async function app(failFirst: number) {
+    const received: Array<{ body: string; signature: string }> = [];
+    let seen = 0;
+    const server = createServer((req: IncomingMessage, res) => {
+      let body = '';
+      req.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => {
+        seen++;
+        if (seen <= failFirst) return void res.writeHead(500).end();
+        received.push({ body, signature: String(req.headers['carbon-signature']) });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    apps.push(server);
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`, received, attempts: () => seen };
+  }
+
+  test('POSTs each event, signed; retries a failed delivery; keeps each offset\'s events in order', async () => {
+    const home = newHome();
+    const verify = await readmeVerifier(home);
+    const local = await app(2);
+    const ids = [await buy(home, ['--kg', '5']), await buy(home, ['--kg', '6'])];
+    const w = watch(home, ['--until-settled', '--since', '1h', '--forward-to', local.url]);
+    await ok(['sandbox', 'clock', 'advance', '5s'], { home });
+    expect(await w.done()).toBe(0);
+    // The secret: shown once on stderr, kept in the profile (0600), printed again on request.
+    const secret = /Your signing secret is (whsec_[\w-]+)/.exec(w.stderr())![1]!;
+    expect((await ok(['watch', '--print-secret'], { home })).stdout).toBe(`${secret}\n`);
+    const config = readFileSync(join(home, 'config.json'), 'utf8');
+    expect(config).toContain(secret);
+    expect(statSync(join(home, 'config.json')).mode & 0o777).toBe(0o600);
+    expect((await ok(['config', 'list', '--json'], { home })).stdout).not.toContain(secret);
+
+    // Every event arrived, after two refused attempts, each body as printed and signed with the secret.
+    expect(local.attempts()).toBe(w.events().length + 2);
+    expect(local.received.map((r) => r.body)).toEqual(w.events().map((e) => JSON.stringify(e)));
+    for (const r of local.received) {
+      expect(r.signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+      expect(verify(r.body, r.signature, secret)).toBe(true);
+      expect(verify(r.body.replace('"object":"event"', '"object":"evil"'), r.signature, secret)).toBe(false);
+      expect(verify(r.body, r.signature, 'whsec_wrong')).toBe(false);
+    }
+    for (const id of ids) {
+      const types = local.received.map((r) => JSON.parse(r.body) as Event).filter((e) => e.data.object.id === id).map((e) => e.type);
+      expect(types).toEqual(['offset.created', 'offset.placed']);
+    }
+
+    // A second run uses the same secret and does not show it again.
+    const again = watch(home, ['--until-settled', '--since', '1h', '--forward-to', local.url]);
+    expect(await again.done()).toBe(0);
+    expect(again.stderr()).not.toContain('whsec_');
+    expect(verify(local.received.at(-1)!.body, local.received.at(-1)!.signature, secret)).toBe(true);
+  });
+
+  test('an app that never answers 2xx: a warning per event after the retries, and the watch goes on', async () => {
+    const home = newHome();
+    const local = await app(1000);
+    await buy(home, ['--kg', '5']);
+    await ok(['sandbox', 'clock', 'advance', '5s'], { home });
+    const w = watch(home, ['--until-settled', '--since', '1h', '--forward-to', local.url]);
+    expect(await w.done()).toBe(0);
+    expect(local.attempts()).toBe(12);
+    expect(w.stderr().match(/^warning: offset\.\w+ evt_\S+ for off_\w+ was not delivered to .* after 6 attempts \(HTTP 500\)/gm)).toHaveLength(2);
+  });
+});
+
+describe('on a terminal', () => {
+  test('says what it watches, where it forwards and each delivery; the events are NDJSON still', async () => {
+    const home = newHome();
+    await buy(home, ['--kg', '5']);
+    await ok(['sandbox', 'clock', 'advance', '5s'], { home });
+    const server = createServer((req, res) => req.resume().on('end', () => res.writeHead(200).end()));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+      const r = await carbonTty(['watch', '--until-settled', '--since', '1h', '--interval', '20ms', '--forward-to', url], { home });
+      expect(r.exitCode).toBe(0);
+      const text = plain(r.output);
+      expect(text).toContain('Your signing secret is whsec_');
+      expect(text).toMatch(/Forwarding to http:\/\/127\.0\.0\.1:\d+\/hook, signed with whsec_….{4} \(header Carbon-Signature\)/);
+      expect(text).toContain('Watching test offsets every 20ms until they settle (Ctrl-C to stop)…');
+      expect(text).toMatch(/^→ offset\.placed off_\w+ \[200\]$/m);
+      expect(text).toMatch(/^\{"id":"evt_[\w-]+","object":"event","type":"offset\.created"/m);
+      expect(text).toContain('✓ Every offset followed has settled (1 placed, 0 refunded).');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
