@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { repeatingServer, type RepeatingServer } from '../support/repeating-server.js';
-import { carbon, homes } from './helpers.js';
+import { carbon, carbonTty, homes, plain } from './helpers.js';
 
 /**
  * Issue 25, item 5: every paging loop stops, with an error naming the cursor, when a server
@@ -65,4 +65,12 @@ test('a server that pages properly is walked to the end (the guard refuses nothi
   const r = await carbon(['list', '--all', '--page-size', '1', '-q'], { home });
   expect(r.exitCode).toBe(0);
   expect(r.stdout.trim().split('\n')).toHaveLength(3);
+});
+
+test('on a terminal too: the table stops at the repeat, one error line', async () => {
+  stub = await repeatingServer('ignore');
+  const r = await carbonTty(['list', '--limit', '250'], { home: newHome(), env: env(stub) });
+  expect(r.exitCode).toBe(1);
+  expect(plain(r.output)).toMatch(/^error: The server repeated offset off_stub0001 on the page after cursor off_stub0003 .*$/m);
+  expect(stub.requests.length).toBe(2);
 });

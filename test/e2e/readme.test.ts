@@ -88,6 +88,7 @@ describe('the README\'s shell examples', () => {
     const events = r.stdout.split('\n').filter((l) => l.startsWith('{"id":"evt_')).map((l) => JSON.parse(l) as { type: string });
     expect(events.filter((e) => e.type === 'offset.created')).toHaveLength(5);
     expect(events.filter((e) => e.type === 'offset.placed')).toHaveLength(5);
+    expect(readFileSync(join(home, 'report.html'), 'utf8')).toMatch(/^<!doctype html>[\s\S]*<svg role="img"/);
   });
 
   test('following offsets: carbon watch until they settle', { timeout: 60_000 }, async () => {
