@@ -234,6 +234,26 @@ describe('--forward-to', () => {
     expect(verify(local.received.at(-1)!.body, local.received.at(-1)!.signature, secret)).toBe(true);
   });
 
+  test('Ctrl-C while a delivery is retried: the cursor stays where the poll began, and the next run delivers it', async () => {
+    const home = newHome();
+    const cursor = join(home, 'cursor.json');
+    const down = await app(1000);
+    const id = await buy(home, ['--kg', '5']);
+    const w = watch(home, ['--since', '1h', '--cursor', cursor, '--forward-to', down.url]);
+    await w.until(1);
+    while (down.attempts() < 1) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await w.stop()).toBe(130);
+    // Stopped before the poll's events were all delivered: nothing of it was kept.
+    expect(existsSync(cursor)).toBe(false);
+    expect(w.stderr()).not.toContain('was not delivered');
+    const up = await app(0);
+    const again = watch(home, ['--since', '1h', '--cursor', cursor, '--forward-to', up.url]);
+    await again.until(1);
+    await written(cursor);
+    expect(await again.stop()).toBe(130);
+    expect(up.received.map((r) => JSON.parse(r.body) as Event).map((e) => `${e.type} ${e.data.object.id}`)).toEqual([`offset.created ${id}`]);
+  });
+
   test('an app that never answers 2xx: a warning per event after the retries, and the watch goes on', async () => {
     const home = newHome();
     const local = await app(1000);

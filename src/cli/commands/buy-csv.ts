@@ -183,7 +183,11 @@ async function buyRows(ctx: Context, rows: BatchRow[], batchId: string, printer:
         count.cents += offset.amount_cents;
         printer.add(result(row, key, { status: offset.status, offset_id: offset.id, kg: offset.kg, amount_cents: offset.amount_cents, replayed }));
       } catch (err) {
-        if (!(err instanceof CarbonApiError || err instanceof CarbonConnectionError)) throw err;
+        if (!(err instanceof CarbonApiError || err instanceof CarbonConnectionError)) {
+          // Not a refusal: the rows bought so far are printed before the error is reported.
+          printer.flush();
+          throw err;
+        }
         count.failed++;
         const code = err instanceof CarbonApiError ? err.code : 'connection_error';
         printer.add(result(row, key, { status: 'failed', error_code: code, error_message: err.message }));
@@ -228,6 +232,11 @@ class ResultPrinter {
 
   end(totals: Record<string, string | number | boolean>): void {
     if (this.ctx.out.json) this.write(`${JSON.stringify({ object: 'batch', ...totals })}\n`);
-    if (this.held.length > 0) this.ctx.out.stdout.write(this.held.join(''));
+    this.flush();
+  }
+
+  /** What a terminal's run held back, written now. */
+  flush(): void {
+    if (this.held.length > 0) this.ctx.out.stdout.write(this.held.splice(0).join(''));
   }
 }

@@ -51,8 +51,12 @@ function readCursor(file: string, mode: 'test' | 'live', reference: string | nul
 /** Written whole and renamed into place: a run killed mid-write leaves the previous cursor. */
 function writeCursor(file: string, state: WatchState): void {
   const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(state)}\n`, { mode: 0o600 });
-  renameSync(tmp, file);
+  try {
+    writeFileSync(tmp, `${JSON.stringify(state)}\n`, { mode: 0o600 });
+    renameSync(tmp, file);
+  } catch (err) {
+    throw new CliError(`Cannot write the cursor ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`, EXIT.failure, 'cursor_unwritable', 'Give --cursor a file in a directory you can write.');
+  }
 }
 
 /** The profile's signing secret, made (and shown once, on stderr) the first time it is needed. */
@@ -93,7 +97,7 @@ export async function run(ctx: Context, flags: WatchFlags): Promise<void> {
   const now = async () => (ctx.settings.engine === 'local' ? await (await ctx.sandbox()).now() : Date.now());
   const since = flags.since === undefined ? null : parseWhen(flags.since, '--since', await now());
   const resumed = flags.cursor === undefined ? null : readCursor(flags.cursor, mode, reference);
-  const state = resumed ?? freshState(mode, reference);
+  let state = resumed ?? freshState(mode, reference);
 
   const terminal = ctx.out.stderrInteractive && !ctx.out.json;
   const sleep = (ms: number) => new Promise<void>((resolve) => {
@@ -108,13 +112,13 @@ export async function run(ctx: Context, flags: WatchFlags): Promise<void> {
   if (forwardUrl !== undefined) {
     const { Forwarder, maskSecret } = await import('../watch/forward.js');
     const secret = await signingSecret(ctx, true);
-    forwarder = new Forwarder({ url: forwardUrl.href, secret, backoffMs: intervalMs, retries: 5, out: ctx.out, verbose: terminal, sleep });
+    forwarder = new Forwarder({ url: forwardUrl.href, secret, backoffMs: intervalMs, retries: 5, out: ctx.out, verbose: terminal, sleep, stopped: () => stopped !== null });
     if (terminal) ctx.out.info(`Forwarding to ${forwardUrl.href}, signed with ${maskSecret(secret)} (header Carbon-Signature).`);
   }
   if (terminal) ctx.out.info(`Watching ${mode} offsets${reference === null ? '' : ` with reference ${JSON.stringify(reference)}`} every ${flags.interval ?? '2s'}${flags.untilSettled ? ' until they settle' : ''} (Ctrl-C to stop)…`);
 
   // Ctrl-C (or SIGTERM) ends the run after the poll under way: the cursor is saved first.
-  let stopped: NodeJS.Signals | null = null;
+  let stopped = null as NodeJS.Signals | null;
   const onSignal = (signal: NodeJS.Signals) => {
     stopped = signal;
     wake();
@@ -127,20 +131,25 @@ export async function run(ctx: Context, flags: WatchFlags): Promise<void> {
   const keep = (e: WatchEvent) => flags.status === undefined || STATUS_EVENT[flags.status] === e.type;
   const counts = { placed: 0, refunded: 0 };
   try {
-    for (let first = true; ; first = false) {
-      const events = await poll(state, client.listAll(reference === null ? {} : { reference }), {
+    polling: for (let first = true; ; first = false) {
+      // The poll works on a copy, kept only once its events are all out (and delivered): a run
+      // stopped halfway leaves the cursor where the poll began, and the next run sends them again
+      // (at least once; an event's id says which it is).
+      const next = structuredClone(state);
+      const events = await poll(next, client.listAll(reference === null ? {} : { reference }), {
         baseline: first && resumed === null,
         since,
         now: () => new Date().toISOString(),
         eventId,
       });
       for (const event of events) {
-        if (event.type === 'offset.placed') counts.placed++;
-        if (event.type === 'offset.refunded') counts.refunded++;
         if (!keep(event)) continue;
         ctx.out.stdout.write(`${JSON.stringify(event)}\n`);
         await forwarder?.deliver(event);
+        if (stopped !== null) break polling;
       }
+      for (const event of events) if (event.type !== 'offset.created') counts[event.type === 'offset.placed' ? 'placed' : 'refunded']++;
+      state = next;
       if (flags.cursor !== undefined) writeCursor(flags.cursor, state);
       const pending = Object.keys(state.pending).length;
       if (flags.untilSettled && pending === 0) {
@@ -154,10 +163,7 @@ export async function run(ctx: Context, flags: WatchFlags): Promise<void> {
         throw new CliError(`${pending} offset${pending === 1 ? ' is' : 's are'} still processing after ${ctx.settings.timeoutSeconds ?? DEFAULT_WAIT_SECONDS} s (${Object.keys(state.pending).slice(0, 3).join(', ')}${pending > 3 ? ', …' : ''}).`, EXIT.waitTimeout, 'wait_timeout', 'Run it again (with the same --cursor) to go on waiting.');
       }
       await sleep(intervalMs);
-      if (stopped !== null) {
-        if (flags.cursor !== undefined) writeCursor(flags.cursor, state);
-        break;
-      }
+      if (stopped !== null) break;
     }
   } finally {
     process.off('SIGINT', onSignal);

@@ -33,6 +33,8 @@ export interface ForwardOptions {
   /** A line on stderr per delivery (a terminal). */
   verbose: boolean;
   sleep: (ms: number) => Promise<void>;
+  /** True once the run is stopping (Ctrl-C): no more attempts; the event is sent again next run. */
+  stopped: () => boolean;
 }
 
 export class Forwarder {
@@ -48,6 +50,7 @@ export class Forwarder {
     let last = '';
     for (let attempt = 0; attempt <= retries; attempt++) {
       if (attempt > 0) await this.options.sleep(Math.min(30_000, backoffMs * 2 ** (attempt - 1)));
+      if (attempt > 0 && this.options.stopped()) return false;
       try {
         // Signed per attempt: the timestamp says when this attempt was made, for the receiver's tolerance.
         const res = await fetch(url, {
