@@ -92,6 +92,20 @@ describe('in a pipe', () => {
     expect(await offsetIds(home)).toEqual([]);
   });
 
+  test('a file saved in Windows-1252 is refused with how to save it; semicolons and tabs are read as delimiters', async () => {
+    const home = newHome();
+    const latin = join(home, 'latin.csv');
+    writeFileSync(latin, Buffer.from('kg,reference\n5,caf\xe9\n', 'latin1'));
+    const r = await carbon(['buy', '--from-csv', latin], { home });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain('The CSV is not UTF-8 text; nothing was bought. Save it as "CSV UTF-8"');
+    expect(await offsetIds(home)).toEqual([]);
+    const semi = await carbon(['buy', '--from-csv', '-'], { home, input: '\ufeffReference;Kg\nx;5\n' });
+    expect(results(semi.stdout).map((row) => [row.reference, row.kg])).toEqual([['x', '5']]);
+    const tabs = await carbon(['buy', '--from-csv', '-'], { home, input: 'amount\treference\n1.00\ty\n' });
+    expect(results(tabs.stdout).map((row) => [row.reference, row.amount_cents])).toEqual([['y', '100']]);
+  });
+
   test('flags of a single purchase, and a missing file, are usage errors', async () => {
     const home = newHome();
     const csv = file(home, 'f.csv', 'kg\n5\n');

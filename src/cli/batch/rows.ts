@@ -87,12 +87,25 @@ function readRow(cells: readonly string[], columns: Map<Field, number>): Purchas
   return params;
 }
 
+/** The file's bytes as text: UTF-8 (with or without a BOM), or a usage error that says how to save it. */
+export function decodeCsv(bytes: Uint8Array): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new CliError('The CSV is not UTF-8 text; nothing was bought.', EXIT.usage, 'csv_invalid', 'Save it as "CSV UTF-8" (Excel) or convert it: iconv -f WINDOWS-1252 -t UTF-8.');
+  }
+}
+
 /** Parses the file's text: the rows, each fault by row, and the columns that were ignored. */
 export async function readRows(text: string): Promise<{ rows: BatchRow[]; faults: RowFault[]; ignored: string[] }> {
   const { parse } = await import('csv-parse/sync');
   let records: Array<{ record: string[]; info: { lines: number } }>;
+  // Comma-separated; a header line with no comma but semicolons or tabs (a spreadsheet saved in a
+  // locale whose decimal mark is the comma, or pasted from one) is read with that delimiter.
+  const first = /^[^\r\n]*/.exec(text)![0];
+  const delimiter = first.includes(',') ? ',' : first.includes(';') ? ';' : first.includes('\t') ? '\t' : ',';
   try {
-    records = parse(text, { bom: true, skip_empty_lines: true, info: true, relax_column_count: true }) as unknown as typeof records;
+    records = parse(text, { bom: true, delimiter, skip_empty_lines: true, info: true, relax_column_count: true }) as unknown as typeof records;
   } catch (err) {
     // csv-parse names the line: "Invalid Closing Quote: … at line 4".
     throw new CliError(`The CSV cannot be read: ${(err as Error).message}. Nothing was bought.`, EXIT.usage, 'csv_invalid');

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Offset } from '../../api/types.js';
 import { CarbonApiError, CarbonConnectionError } from '../../client/errors.js';
-import { readRows, type BatchRow } from '../batch/rows.js';
+import { decodeCsv, readRows, type BatchRow } from '../batch/rows.js';
 import { progress } from '../batch/progress.js';
 import type { Context } from '../context.js';
 import { CliError, usage } from '../errors.js';
@@ -79,7 +79,7 @@ export async function run(ctx: Context, flags: CsvFlags): Promise<void> {
 
   const input = readInput(flags.fromCsv!);
   const batchId = flags.batchId ?? (await hash(input)).slice(0, 16);
-  const { rows, faults, ignored } = await readRows(input.toString('utf8'));
+  const { rows, faults, ignored } = await readRows(decodeCsv(input));
   if (ignored.length > 0 && !ctx.out.json) ctx.out.warn(`ignoring column${ignored.length > 1 ? 's' : ''} ${ignored.map((h) => JSON.stringify(h)).join(', ')} (carbon reads kg, amount, amount_cents and reference).`);
   const client = await ctx.client();
   const bar = await progress(ctx.out, flags.dryRun ? 'Checking' : 'Checking before buying');
