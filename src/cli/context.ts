@@ -80,7 +80,9 @@ export class Context {
         );
       }
       const { LocalTransport } = await import('../client/transport.js');
-      this.openClient = new CarbonClient({ apiKey, transport: new LocalTransport(sandbox.service()), retry, ...(onExchange ? { onExchange } : {}) });
+      const { withFaults } = await import('../client/local-faults.js');
+      const transport = new LocalTransport(withFaults(sandbox.service(), sandbox.store));
+      this.openClient = new CarbonClient({ apiKey, transport, retry, ...(onExchange ? { onExchange } : {}) });
     }
     return this.openClient;
   }

@@ -429,6 +429,35 @@ ${examples('carbon sandbox status', 'carbon sandbox topup 250 --live', 'carbon s
     .argument('<duration>', 'such as 90s, 15m, 2h, 1d or 1h30m')
     .addHelpText('after', examples('carbon sandbox clock advance 90s', 'carbon sandbox clock advance 1d --json'))
     .action(action(pick(sandboxModule, 'clockAdvance')));
+  const faults = sandbox
+    .command('faults')
+    .description('inject faults into API requests: 429/500/503, dropped connections, latency')
+    .addHelpText('after', `
+The setting lives in the ledger: every \`carbon serve\` on it, and the local engine, apply it from
+the next request. A seed makes the draws repeatable.
+${examples('carbon sandbox faults set --error-rate 0.3 --seed 7', 'carbon sandbox faults set --latency 50ms-400ms --route "POST /offsets"', 'carbon sandbox faults off')}`);
+  faults
+    .command('show', { isDefault: true })
+    .description('the faults injected now (off by default)')
+    .addHelpText('after', examples('carbon sandbox faults', 'carbon sandbox faults --json | jq .error_rate'))
+    .action(action(pick(sandboxModule, 'faultsShow')));
+  faults
+    .command('set')
+    .description('replace the fault setting')
+    .option('--error-rate <share>', 'share of requests (0 to 1) answered with a fault, such as 0.3')
+    .option('--errors <list>', 'the faults drawn from: 429,500,503,drop-before,drop-after (default: all)')
+    .option('--latency <range>', 'added latency, such as 200ms or 50ms-400ms')
+    .option('--route <route>', 'only this endpoint, such as "POST /offsets" (default: every one)')
+    .option('--mode <mode>', 'only requests with a test or a live key (default: both)')
+    .option('--seed <n>', 'seed of the draws, for a repeatable run (default: random)')
+    .option('--retry-after <seconds>', 'Retry-After of injected 429s and 503s (default 1)')
+    .addHelpText('after', examples('carbon sandbox faults set --error-rate 0.3 --seed 7', 'carbon sandbox faults set --errors drop-after --error-rate 0.5 --route "POST /offsets"', 'carbon sandbox faults set --latency 50ms-400ms --mode live'))
+    .action(action(pick(sandboxModule, 'faultsSet')));
+  faults
+    .command('off')
+    .description('stop injecting faults')
+    .addHelpText('after', examples('carbon sandbox faults off'))
+    .action(action(pick(sandboxModule, 'faultsOff')));
   sandbox
     .command('reset')
     .description('delete every offset, balance and key and start over (asks first on a terminal)')

@@ -1,6 +1,7 @@
 import { Sandbox, type DefaultKey } from '../service/sandbox.js';
 import { CarbonClient, type ClientOptions } from './client.js';
 import { CarbonConfigError } from './errors.js';
+import { withFaults } from './local-faults.js';
 import { LocalTransport } from './transport.js';
 
 /**
@@ -18,7 +19,7 @@ export async function openLocal(
     throw new CarbonConfigError(`The local sandbox in ${dataDir} has no ${options.key ?? 'test'} key; run \`carbon sandbox keys create\`.`);
   }
   const service = sandbox.service(options.publicBaseUrl === undefined ? {} : { publicBaseUrl: options.publicBaseUrl });
-  const transport = new LocalTransport(service, () => void sandbox.close());
+  const transport = new LocalTransport(withFaults(service, sandbox.store), () => void sandbox.close());
   const client = new CarbonClient({ apiKey, transport, ...(options.retry ? { retry: options.retry } : {}), ...(options.sleep ? { sleep: options.sleep } : {}) });
   return { client, sandbox };
 }

@@ -10,6 +10,7 @@ import type { OffsetsService } from '../service/service.js';
 import { LedgerError } from '../store/ledger-error.js';
 import type { StoreTarget } from '../store/open.js';
 import { Answered, accessLine, isoNow } from './access-log.js';
+import { ServerFaults } from './faults.js';
 import { clientErrorCode, envelope, parseTarget, rawErrorResponse, readBody, requestHeaders, send, sendJson } from './http.js';
 import { CERTIFICATE_PATH, certificate } from './pages/certificate-route.js';
 import { handlePage, isPagePath } from './pages/developer/routes.js';
@@ -114,6 +115,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     await sandbox.close();
     throw err;
   });
+  const faults = new ServerFaults(sandbox.store);
   let pageOrigin = '';
   let service: OffsetsService | null = null;
   let closing = false;
@@ -239,10 +241,13 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   function drain(): void {
     const pending = batch;
     batch = [];
-    for (const p of pending) answer(p).catch((err: unknown) => sendFailure(p.res, err));
+    // The fault setting (`carbon sandbox faults`), read once a batch like the freshness check.
+    const config = faults.load();
+    config.catch(() => {}); // Each request that needs it reports a failure itself.
+    for (const p of pending) answer(p, config).catch((err: unknown) => sendFailure(p.res, err));
   }
 
-  async function answer({ req, res, method, path, query, body }: Pending): Promise<void> {
+  async function answer({ req, res, method, path, query, body }: Pending, config: ReturnType<ServerFaults['load']>): Promise<void> {
     const svc = service;
     if (svc === null || ledgerClosed) {
       sendError(res, 'service_unavailable', 'The server is shutting down.', { 'retry-after': '1' });
@@ -262,7 +267,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       if (path === '/') return index(res);
       if (path === '/healthz') return health(res);
     }
-    sendJson(res, await svc.handle({ method, path, query, headers, body }), closing);
+    const request = { method, path, query, headers, body };
+    const response = await faults.withFaults(await config, request, res, () => svc.handle(request));
+    if (response !== null) sendJson(res, response, closing);
   }
 
   const handleRequest = (req: IncomingMessage, res: ServerResponse) => {

@@ -6,8 +6,9 @@ import { ApiError, validationError } from './errors.js';
 import { KEY_PREFIX, hashKey, maskedKey, newApiKey, randomBase62, redactKeys } from './keys.js';
 import { effective, effectiveImpact, modelTime, mustAwaitReview, mustBeProcessing } from './lifecycle.js';
 import { DEFAULT_PUBLIC_BASE_URL, OffsetsService, type ServiceOptions, renderOffset } from './service.js';
+import { FAULTS_META, type FaultConfig } from './faults.js';
 import {
-  DEFAULTS, FRESH_ACCOUNT, checkBalanceAfter, checkClockAdvance, checkRate, checkRateLimit, checkReviewLimit, checkTopUp,
+  DEFAULTS, FRESH_ACCOUNT, type FaultInput, checkBalanceAfter, checkClockAdvance, checkFaults, checkRate, checkRateLimit, checkReviewLimit, checkTopUp,
 } from './settings.js';
 
 /**
@@ -43,6 +44,8 @@ export interface SandboxStatus {
   clock: { now: string; offset_ms: number };
   balances: Record<Mode, number>;
   impact: Record<Mode, ImpactTotals>;
+  /** The faults injected on demand (`carbon sandbox faults`); null when off. */
+  faults: FaultConfig | null;
 }
 
 export interface OffsetFilter {
@@ -201,6 +204,24 @@ export class Sandbox {
     return this.write((tx) => tx.updateAccount({ rate_limit_requests: requests, rate_limit_window_ms: windowMs }));
   }
 
+  /** The faults injected into API requests, as stored for every instance sharing the ledger; null when off. */
+  async faults(): Promise<FaultConfig | null> {
+    const text = await this.store.meta(FAULTS_META);
+    return text === undefined ? null : (JSON.parse(text) as FaultConfig);
+  }
+
+  /** Replaces the fault setting (checked first); every instance on the ledger applies it from its next request. */
+  async setFaults(input: FaultInput): Promise<FaultConfig> {
+    const config = checkFaults(input);
+    await this.store.transaction((tx) => tx.putMeta(FAULTS_META, JSON.stringify(config)));
+    return config;
+  }
+
+  /** Turns faults off. */
+  async clearFaults(): Promise<void> {
+    await this.store.transaction((tx) => tx.putMeta(FAULTS_META, null));
+  }
+
   /** Approves an offset waiting for review: it is placed now. */
   async approve(id: string): Promise<Offset> {
     const { row, now } = await this.write(async (tx, now) => {
@@ -250,6 +271,8 @@ export class Sandbox {
   async reset(): Promise<void> {
     await this.store.transaction(async (tx) => {
       await tx.clear();
+      // Starting over turns faults off too: a fresh sandbox answers every request.
+      await tx.putMeta(FAULTS_META, null);
       await provision(tx, this.clock());
     });
   }
@@ -263,6 +286,7 @@ export class Sandbox {
       clock: { now: new Date(now).toISOString(), offset_ms: clock_offset_ms },
       balances: { test: await this.store.balance('test'), live: await this.store.balance('live') },
       impact: { test: await impact('test'), live: await impact('live') },
+      faults: await this.faults(),
     };
   }
 

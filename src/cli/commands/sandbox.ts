@@ -1,5 +1,7 @@
 import type { Balance, Mode, Offset } from '../../api/types.js';
+import type { FaultConfig } from '../../service/faults.js';
 import type { Sandbox } from '../../service/sandbox.js';
+import type { FaultInput } from '../../service/settings.js';
 import type { Context } from '../context.js';
 import { CliError, usage } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
@@ -9,7 +11,7 @@ import { terminalWidth } from '../render/fit.js';
 import { dollars, parseDuration } from '../render/format.js';
 import type { Paint } from '../render/resources.js';
 import {
-  accountCard, accountPlain, clockCard, clockPlain, keyCard, keyPlain, keyRow, keyTable, type ShownKey,
+  accountCard, accountPlain, clockCard, clockPlain, faultsCard, faultsPlain, faultsText, keyCard, keyPlain, keyRow, keyTable, type ShownKey,
   type SandboxAccount, type SandboxClock, statusCard, statusPlain,
 } from '../render/sandbox.js';
 
@@ -195,4 +197,63 @@ export async function reset(ctx: Context, flags: { yes?: boolean }): Promise<voi
   await sandbox.reset();
   await note(ctx, (p) => `${p.green('✓')} The sandbox starts over: a fresh account with new test, live and read-only keys.`);
   await print(ctx, await sandbox.status(), statusCard, statusPlain);
+}
+
+export interface FaultFlags {
+  errorRate?: string;
+  errors?: string;
+  latency?: string;
+  route?: string;
+  mode?: string;
+  seed?: string;
+  retryAfter?: string;
+}
+
+/** `50ms-400ms` (a range), or `200ms` (always that long) → milliseconds. */
+function latencyOption(value: string): { min: number; max: number } {
+  const ms = (text: string) => (/^0+(ms|s)?$/.test(text.trim()) ? 0 : parseDuration(text));
+  const [low = '', high = low, extra] = value.split('-');
+  const min = ms(low);
+  const max = ms(high);
+  if (extra !== undefined || min === null || max === null || min > max) {
+    throw usage(`--latency is a duration or a range such as 200ms or 50ms-400ms (the low end first), not "${value}".`);
+  }
+  return { min, max };
+}
+
+function shareOption(value: string, name: string): number {
+  if (!/^(0(\.\d+)?|1(\.0+)?|\.\d+)$/.test(value.trim())) throw usage(`${name} is a share from 0 to 1, such as 0.3, not "${value}".`);
+  return Number(value);
+}
+
+export async function faultsShow(ctx: Context): Promise<void> {
+  const sandbox = await open(ctx, 'faults');
+  await print(ctx, await sandbox.faults(), faultsCard, faultsPlain);
+}
+
+export async function faultsSet(ctx: Context, flags: FaultFlags): Promise<void> {
+  const input: FaultInput = {
+    ...(flags.errorRate === undefined ? {} : { error_rate: shareOption(flags.errorRate, '--error-rate') }),
+    ...(flags.errors === undefined ? {} : { errors: flags.errors.split(',').map((e) => e.trim()) }),
+    ...(flags.latency === undefined ? {} : { latency_ms: latencyOption(flags.latency) }),
+    ...(flags.route === undefined ? {} : { route: flags.route }),
+    ...(flags.mode === undefined ? {} : { mode: flags.mode }),
+    ...(flags.seed === undefined ? {} : { seed: wholeNumberOption(flags.seed, '--seed', { max: 0xffffffff }) }),
+    ...(flags.retryAfter === undefined ? {} : { retry_after_seconds: wholeNumberOption(flags.retryAfter, '--retry-after', { max: 60 }) }),
+  };
+  // No default share of errors: a sandbox that failed requests unasked would surprise.
+  if (input.error_rate === undefined && input.latency_ms === undefined) {
+    throw usage('Say what to inject: --error-rate 0.3 (429, 500, 503 and dropped connections mixed), --latency 50ms-400ms, or both.');
+  }
+  const sandbox = await open(ctx, 'faults set');
+  const config = await sandbox.setFaults(input);
+  await note(ctx, (p) => `${p.yellow('✓')} Faults on: ${faultsText(config)}. Every carbon serve on this ledger applies them from its next request; \`carbon sandbox faults off\` clears them.`);
+  await print(ctx, config as FaultConfig | null, faultsCard, faultsPlain);
+}
+
+export async function faultsOff(ctx: Context): Promise<void> {
+  const sandbox = await open(ctx, 'faults off');
+  await sandbox.clearFaults();
+  await note(ctx, (p) => `${p.green('✓')} Faults off: every request is answered as usual.`);
+  await print(ctx, null as FaultConfig | null, faultsCard, faultsPlain);
 }

@@ -1,3 +1,4 @@
+import type { FaultConfig } from '../../service/faults.js';
 import type { SandboxKey, SandboxStatus } from '../../service/sandbox.js';
 import { type Column, table } from './fit.js';
 import { dollars, grouped, kg, ratePerKg, when } from './format.js';
@@ -78,9 +79,53 @@ export function statusCard(s: SandboxStatus, paint: Paint): string {
       [`balance ${modeText(true, paint)}`, dollars(s.balances.live)],
       [`impact ${modeText(false, paint)}`, impact('test')],
       [`impact ${modeText(true, paint)}`, impact('live')],
+      ['faults', s.faults === null ? 'off' : paint.yellow(faultsText(s.faults))],
     ],
     paint,
   );
+}
+
+/** One line for people: `30% of requests: 429, 500, 503, drop-before, drop-after; latency 50ms-400ms; POST /offsets; seed 7`. */
+export function faultsText(f: FaultConfig): string {
+  const parts: string[] = [];
+  if (f.error_rate > 0) parts.push(`${+(f.error_rate * 100).toFixed(2)}% of requests: ${f.errors.join(', ')}`);
+  if (f.latency_ms !== null) parts.push(`latency ${f.latency_ms.min}ms-${f.latency_ms.max}ms`);
+  parts.push(`${f.route ?? 'every route'}${f.mode === null ? '' : `, ${f.mode} keys only`}`);
+  parts.push(f.seed === null ? 'no seed' : `seed ${f.seed}`);
+  return parts.join('; ');
+}
+
+/** The fault setting as `field<TAB>value` lines, the JSON's own names; `faults<TAB>off` when none. */
+function faultFields(f: FaultConfig | null, prefix: string): Array<[string, string | number | null]> {
+  if (f === null) return [[prefix.replace(/\.$/, ''), 'off']];
+  return [
+    [`${prefix}error_rate`, f.error_rate],
+    [`${prefix}errors`, f.errors.join(',')],
+    [`${prefix}latency_ms`, f.latency_ms === null ? null : `${f.latency_ms.min}-${f.latency_ms.max}`],
+    [`${prefix}route`, f.route],
+    [`${prefix}mode`, f.mode],
+    [`${prefix}seed`, f.seed],
+    [`${prefix}retry_after_seconds`, f.retry_after_seconds],
+  ];
+}
+
+export function faultsCard(f: FaultConfig | null, paint: Paint): string {
+  if (f === null) return card([['faults', 'off (every request is answered as usual)']], paint);
+  return card(
+    [
+      ['errors', f.error_rate === 0 ? 'none' : `${+(f.error_rate * 100).toFixed(2)}% of requests, drawn from ${f.errors.join(', ')}`],
+      ['latency', f.latency_ms === null ? 'none' : `${f.latency_ms.min}ms to ${f.latency_ms.max}ms`],
+      ['route', f.route ?? 'every route'],
+      ['mode', f.mode ?? 'test and live'],
+      ['seed', f.seed === null ? paint.dim('none (random in each process)') : String(f.seed)],
+      ['retry-after', `${f.retry_after_seconds}s (on 429 and 503)`],
+    ],
+    paint,
+  );
+}
+
+export function faultsPlain(f: FaultConfig | null): string {
+  return plainFields(faultFields(f, ''));
 }
 
 export function statusPlain(s: SandboxStatus): string {
@@ -94,6 +139,7 @@ export function statusPlain(s: SandboxStatus): string {
   for (const mode of ['test', 'live'] as const) {
     for (const [k, v] of Object.entries(s.impact[mode])) fields.push([`impact.${mode}.${k}`, v]);
   }
+  fields.push(...faultFields(s.faults, 'faults.'));
   return plainFields(fields);
 }
 

@@ -1,0 +1,117 @@
+import { API_PREFIX, type ApiRequest, type ApiResponse, type Mode } from '../api/types.js';
+import { bearerToken } from './access.js';
+import { ApiError, type ErrorCode } from './errors.js';
+import { keyMode, requestId } from './keys.js';
+
+/**
+ * Faults on demand (`carbon sandbox faults`): a share of the API's requests answered 429, 500 or
+ * 503, or cut off before or after the service acts on them, and added latency. The setting lives
+ * in the store (one named value), so every `carbon serve` on a shared ledger and every local
+ * engine run reads the same one. What happens to one request is drawn here, from a seeded
+ * generator: the same seed and the same sequence of requests draw the same faults.
+ */
+
+export const FAULT_KINDS = ['429', '500', '503', 'drop-before', 'drop-after'] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+export interface FaultConfig {
+  /** The share of matching requests (0 to 1) that get one of `errors`. */
+  error_rate: number;
+  /** The faults drawn from, each as likely as the others. */
+  errors: FaultKind[];
+  /** Added before a matching request is answered: a whole number of ms drawn from min to max. */
+  latency_ms: { min: number; max: number } | null;
+  /** Only this endpoint (`POST /offsets`, as the API's route table writes it); null: every one. */
+  route: string | null;
+  /** Only requests with a key of this mode; null: both. */
+  mode: Mode | null;
+  /** The generator's seed; null: a random one per process. */
+  seed: number | null;
+  /** The Retry-After (seconds) of injected 429s and 503s. */
+  retry_after_seconds: number;
+}
+
+/** What one request gets: a delay, and perhaps a fault. */
+export interface Fault {
+  latencyMs: number;
+  kind: FaultKind | null;
+}
+
+/** The store's named value holding the setting (JSON); absent when faults are off. */
+export const FAULTS_META = 'sandbox.faults';
+
+/** mulberry32: a small, fast generator; good enough to draw faults, and the same on every platform. */
+function generator(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** `POST /offsets/{id}` → a test of a request's method and path (under /api/v1). */
+function routeTest(route: string): (method: string, path: string) => boolean {
+  const [method, pattern] = route.split(' ') as [string, string];
+  const re = new RegExp(`^${API_PREFIX}${pattern.replace(/\{[^}]+\}/g, '[^/]+')}/?$`);
+  return (m, p) => m === method && re.test(p);
+}
+
+/**
+ * Draws the faults of a sequence of requests. A new setting (another seed, rate or route) starts
+ * its sequence again, so a run after `faults set --seed 7` is repeatable from its first request.
+ */
+export class FaultDice {
+  private text = '';
+  private config: FaultConfig | null = null;
+  private random: () => number = Math.random;
+  private matches: (method: string, path: string) => boolean = () => true;
+
+  /** Takes the setting as stored (its JSON text, or undefined when off). */
+  use(text: string | undefined): FaultConfig | null {
+    if (text === this.text) return this.config;
+    this.text = text ?? '';
+    this.config = text === undefined ? null : (JSON.parse(text) as FaultConfig);
+    if (this.config !== null) {
+      const seed = this.config.seed ?? Math.floor(Math.random() * 4_294_967_296);
+      this.random = generator(seed);
+      this.matches = this.config.route === null ? () => true : routeTest(this.config.route);
+    }
+    return this.config;
+  }
+
+  /** The fault for one request, or null when the setting leaves it alone. */
+  draw(request: Pick<ApiRequest, 'method' | 'path' | 'headers'>): Fault | null {
+    const c = this.config;
+    if (c === null || !request.path.startsWith(API_PREFIX)) return null;
+    if (!this.matches(request.method.toUpperCase(), request.path)) return null;
+    if (c.mode !== null) {
+      const token = request.headers.authorization === undefined ? undefined : bearerToken(request.headers.authorization);
+      if (token === undefined || keyMode(token) !== c.mode) return null;
+    }
+    // Three draws for every matching request, whatever the setting uses, so the sequence stays put.
+    const [u1, u2, u3] = [this.random(), this.random(), this.random()];
+    const kind = u1 < c.error_rate ? c.errors[Math.floor(u2 * c.errors.length)]! : null;
+    const latencyMs = c.latency_ms === null ? 0 : c.latency_ms.min + Math.floor(u3 * (c.latency_ms.max - c.latency_ms.min + 1));
+    return kind === null && latencyMs === 0 ? null : { latencyMs, kind };
+  }
+}
+
+const ANSWERS: Record<'429' | '500' | '503', [ErrorCode, string]> = {
+  '429': ['rate_limited', 'Too many requests (a fault injected by carbon sandbox faults). Retry after the time given.'],
+  '500': ['internal_error', 'The server failed to answer (a fault injected by carbon sandbox faults).'],
+  '503': ['service_unavailable', 'The service is unavailable (a fault injected by carbon sandbox faults). Try again shortly.'],
+};
+
+/** The answer to a request drawn a 429, 500 or 503, in the API's error envelope. */
+export function faultResponse(kind: '429' | '500' | '503', config: FaultConfig): ApiResponse {
+  const [code, message] = ANSWERS[kind];
+  const err = new ApiError(code, message);
+  const headers: Record<string, string> = { 'request-id': requestId() };
+  if (kind !== '500') headers['retry-after'] = String(config.retry_after_seconds);
+  return { status: err.status, headers, body: { error: err.toBody() } };
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
