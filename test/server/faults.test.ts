@@ -1,0 +1,79 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { FaultDice } from '../../src/service/faults.js';
+import { type RunningServer, startServer } from '../../src/server/server.js';
+
+/**
+ * `carbon sandbox faults` through the server in this process: the statuses follow the seeded
+ * schedule exactly, dropped connections are cut before or after the purchase commits, latency
+ * delays the answer, and a second server on the same ledger follows a change at once.
+ */
+
+let dir: string;
+let a: RunningServer;
+let b: RunningServer;
+let key: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'carbon-faults-'));
+  a = await startServer({ host: '127.0.0.1', port: 0, dataDir: dir });
+  b = await startServer({ host: '127.0.0.1', port: 0, dataDir: dir });
+  key = (await a.sandbox.defaultKey('test'))!;
+});
+
+afterAll(async () => {
+  await a?.close();
+  await b?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const balance = (server: RunningServer) => fetch(`${server.url}/balance`, { headers: { authorization: `Bearer ${key}` } });
+const buy = (server: RunningServer, idem: string) =>
+  fetch(`${server.url}/offsets`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'idempotency-key': idem, 'content-type': 'application/json' }, body: '{"kg": 1}' });
+/** A request's status, or "drop" when the connection was cut without an answer. */
+const outcome = (p: Promise<Response>) => p.then((r) => r.text().then(() => String(r.status)), () => 'drop');
+
+describe('faults through carbon serve', () => {
+  test('one request after another: the statuses are the seeded schedule, on every instance', async () => {
+    const config = await a.sandbox.setFaults({ error_rate: 0.5, errors: ['429', '500', '503', 'drop-before'], seed: 7, retry_after_seconds: 0 });
+    const expected = new FaultDice();
+    expected.use(JSON.stringify(config));
+    const want = (n: number) => Array.from({ length: n }, () => expected.draw({ method: 'GET', path: '/api/v1/balance', headers: {} })?.kind ?? '200');
+    const got: string[] = [];
+    for (let i = 0; i < 40; i++) got.push((await outcome(balance(b))).replace(/^drop$/, 'drop-before'));
+    expect(got).toEqual(want(40));
+    expect(new Set(got)).toEqual(new Set(['200', '429', '500', '503', 'drop-before']));
+    // The 429 says when to come back, as set.
+    await a.sandbox.setFaults({ error_rate: 1, errors: ['429'], retry_after_seconds: 0 });
+    const r = await balance(b);
+    expect([r.status, r.headers.get('retry-after'), ((await r.json()) as { error: { code: string } }).error.code]).toEqual([429, '0', 'rate_limited']);
+    await a.sandbox.clearFaults();
+    expect((await balance(b)).status).toBe(200);
+  });
+
+  test('drop-before: nothing bought; drop-after: bought, the answer lost, and a retry with the key replays it', async () => {
+    const before = (await a.sandbox.status()).impact.test.offsets;
+    await a.sandbox.setFaults({ error_rate: 1, errors: ['drop-before'], route: 'POST /offsets' });
+    expect(await outcome(buy(a, 'fault-before'))).toBe('drop');
+    expect((await balance(a)).status).toBe(200); // another route is left alone
+    expect((await a.sandbox.status()).impact.test.offsets).toBe(before);
+
+    await a.sandbox.setFaults({ error_rate: 1, errors: ['drop-after'], route: 'POST /offsets' });
+    expect(await outcome(buy(a, 'fault-after'))).toBe('drop');
+    expect((await a.sandbox.status()).impact.test.offsets).toBe(before + 1);
+    await a.sandbox.clearFaults();
+    const retried = await buy(b, 'fault-after');
+    expect([retried.status, retried.headers.get('idempotent-replayed')]).toEqual([201, 'true']);
+    expect((await a.sandbox.status()).impact.test.offsets).toBe(before + 1);
+  });
+
+  test('latency: the answer comes no sooner than the least delay set', async () => {
+    await a.sandbox.setFaults({ latency_ms: { min: 250, max: 300 }, mode: 'test' });
+    const started = performance.now();
+    expect((await balance(b)).status).toBe(200);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(245);
+    await a.sandbox.clearFaults();
+  });
+});
