@@ -97,7 +97,7 @@ export function faultsText(f: FaultConfig): string {
 
 /** The fault setting as `field<TAB>value` lines, the JSON's own names; `faults<TAB>off` when none. */
 function faultFields(f: FaultConfig | null, prefix: string): Array<[string, string | number | null]> {
-  if (f === null) return [[prefix.replace(/\.$/, ''), 'off']];
+  if (f === null) return [[prefix === '' ? 'faults' : prefix.slice(0, -1), 'off']];
   return [
     [`${prefix}error_rate`, f.error_rate],
     [`${prefix}errors`, f.errors.join(',')],

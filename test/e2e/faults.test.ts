@@ -1,0 +1,129 @@
+import { describe, expect, test } from 'vitest';
+import { CarbonClient } from '../../src/client/client.js';
+import { HttpTransport } from '../../src/client/http-transport.js';
+import { carbon, homes, json, ok, pipeline, sandboxKeys, serve } from './helpers.js';
+
+/**
+ * `carbon sandbox faults` through the built binary: the setting shown, refused and cleared; the
+ * local engine rehearsing them; and the point of it all: purchases under 30 % faults through
+ * `carbon serve` end as exactly one offset each, charged once, because the client retries with
+ * the same Idempotency-Key.
+ */
+
+const newHome = homes();
+
+interface Status {
+  balances: { test: number };
+  impact: { test: { offsets: number } };
+  faults: Record<string, unknown> | null;
+}
+
+describe('carbon sandbox faults', () => {
+  test('set, show (also in status), refuse bad input without changing anything, off', async () => {
+    const home = newHome();
+    expect((await ok(['sandbox', 'faults'], { home })).stdout).toBe('faults\toff\n');
+    expect((await json<Status>(['sandbox', 'status'], { home })).faults).toBeNull();
+
+    const set = await carbon(['sandbox', 'faults', 'set', '--error-rate', '0.3', '--seed', '7', '--latency', '50ms-400ms', '--route', 'post /offsets'], { home });
+    expect(set.exitCode).toBe(0);
+    expect(set.stdout).toBe('error_rate\t0.3\nerrors\t429,500,503,drop-before,drop-after\nlatency_ms\t50-400\nroute\tPOST /offsets\nmode\t\nseed\t7\nretry_after_seconds\t1\n');
+    expect(set.stderr).toContain('Faults on: 30% of requests: 429, 500, 503, drop-before, drop-after; latency 50ms-400ms; POST /offsets; seed 7.');
+    const shown = { error_rate: 0.3, errors: ['429', '500', '503', 'drop-before', 'drop-after'], latency_ms: { min: 50, max: 400 }, route: 'POST /offsets', mode: null, seed: 7, retry_after_seconds: 1 };
+    expect(await json(['sandbox', 'faults', 'show'], { home })).toEqual(shown);
+    expect((await json<Status>(['sandbox', 'status'], { home })).faults).toEqual(shown);
+    expect((await ok(['sandbox', 'status'], { home })).stdout).toContain('faults.route\tPOST /offsets\n');
+
+    for (const [args, message] of [
+      [['--seed', '7'], 'Say what to inject'],
+      [['--error-rate', '30%'], '--error-rate is a share from 0 to 1'],
+      [['--error-rate', '0.3', '--errors', '429,404'], 'not "404"'],
+      [['--latency', '400ms-50ms'], '--latency is a duration or a range'],
+      [['--error-rate', '0.3', '--route', 'DELETE /offsets'], 'The route is one of the API\'s'],
+      [['--error-rate', '0.3', '--mode', 'prod'], 'The mode is test or live'],
+      [['--error-rate', '0.3', '--seed', '-1'], '--seed'],
+    ] as const) {
+      const r = await carbon(['sandbox', 'faults', 'set', ...args], { home });
+      expect([r.exitCode, r.stdout, r.stderr.split('\n').length]).toEqual([2, '', 2]);
+      expect(r.stderr).toContain(message);
+    }
+    expect(await json(['sandbox', 'faults'], { home })).toEqual(shown);
+
+    const off = await ok(['sandbox', 'faults', 'off'], { home });
+    expect(off.stdout).toBe('faults\toff\n');
+    expect(off.stderr).toContain('Faults off');
+    expect((await json<Status>(['sandbox', 'status'], { home })).faults).toBeNull();
+    // With a base URL set, the setting is refused as every sandbox command is: it acts on this machine's ledger.
+    const remote = await carbon(['sandbox', 'faults', 'off'], { home, env: { CARBON_BASE_URL: 'http://127.0.0.1:9/api/v1' } });
+    expect(remote.exitCode).toBe(2);
+  });
+
+  test('the local engine rehearses them: a 503 after retries, and a purchase whose answer was lost', async () => {
+    const home = newHome();
+    await ok(['sandbox', 'faults', 'set', '--error-rate', '1', '--errors', '503', '--retry-after', '0'], { home });
+    const failed = await carbon(['balance', '--max-retries', '1', '--verbose'], { home });
+    expect(failed.exitCode).toBe(1);
+    expect(failed.stderr.match(/GET local\/api\/v1\/balance 503 /g)).toHaveLength(2);
+    expect(failed.stderr).toContain('error: The service is unavailable (a fault injected by carbon sandbox faults)');
+
+    await ok(['sandbox', 'faults', 'set', '--error-rate', '1', '--errors', 'drop-after', '--route', 'POST /offsets'], { home });
+    const lost = await carbon(['buy', '--kg', '5', '--idempotency-key', 'rehearse-1', '--max-retries', '2'], { home });
+    expect([lost.exitCode, lost.stdout]).toEqual([1, '']);
+    expect(lost.stderr).toContain('connection was dropped');
+    expect(lost.stderr).toContain('--idempotency-key rehearse-1');
+    expect(await json(['balance'], { home })).toMatchObject({ available_cents: 99_980 }); // GET /balance is left alone: charged once
+    await ok(['sandbox', 'faults', 'off'], { home });
+    const again = await json<{ kg: number }>(['buy', '--kg', '5', '--idempotency-key', 'rehearse-1'], { home });
+    expect(again.kg).toBe(5);
+    expect((await json<Status>(['sandbox', 'status'], { home })).impact.test.offsets).toBe(1);
+  });
+
+  test('latency through carbon serve: every answer takes at least the least delay set', async () => {
+    const home = newHome();
+    const server = await serve(home);
+    const keys = await sandboxKeys(home);
+    await ok(['sandbox', 'faults', 'set', '--latency', '300ms-350ms', '--route', 'GET /balance'], { home });
+    const r = await ok(['balance', '--verbose'], { home, env: { CARBON_BASE_URL: server.url, CARBON_API_KEY: keys.test } });
+    const ms = Number(/GET http:\S+\/balance 200 ([\d.]+)ms/.exec(r.stderr)?.[1]);
+    expect(ms).toBeGreaterThanOrEqual(295);
+    await server.stop();
+  });
+
+  test('under 30 % faults through carbon serve: 1,000 purchases are exactly 1,000 offsets, each charged once', async () => {
+    const home = newHome();
+    const server = await serve(home);
+    const keys = await sandboxKeys(home);
+    await ok(['sandbox', 'faults', 'set', '--error-rate', '0.3', '--seed', '7', '--retry-after', '0'], { home });
+    const start = (await json<Status>(['sandbox', 'status'], { home })).balances.test;
+
+    // 960 through the client the CLI runs (its retries and keys), 40 at a time from one queue,
+    // while 40 `carbon buy` processes run beside them, 8 at a time, as CI jobs would.
+    const client = new CarbonClient({ apiKey: keys.test, transport: new HttpTransport({ baseUrl: server.url }), retry: { maxRetries: 10 } });
+    let next = 0;
+    let replayed = 0;
+    const library = Promise.all(
+      Array.from({ length: 40 }, async () => {
+        for (let i = next++; i < 960; i = next++) {
+          if ((await client.buy({ kg: 1, reference: `lib-${i}` })).replayed) replayed++;
+        }
+      }),
+    );
+    const cli = await pipeline(
+      'seq 40 | xargs -P 8 -I{} carbon buy --kg 1 --reference cli-{} --max-retries 10 -q > "$CARBON_HOME/ids.txt" && sort -u "$CARBON_HOME/ids.txt" | wc -l',
+      { home, env: { CARBON_BASE_URL: server.url, CARBON_API_KEY: keys.test }, timeout: 60_000 },
+    );
+    await library;
+    expect([cli.exitCode, cli.stdout.trim(), cli.stderr]).toEqual([0, '40', '']);
+
+    const status = await json<Status>(['sandbox', 'status'], { home });
+    expect(status.impact.test.offsets).toBe(1000);
+    expect(start - status.balances.test).toBe(1000 * 4); // 1 kg at $0.04: each charged once
+    // Every reference once (read through the local engine, still under the faults: it retries too).
+    const refs = await pipeline("carbon list --all --json --max-retries 10 | jq -r .reference | sort | uniq -d | wc -l; carbon list --all -q --max-retries 10 | wc -l", { home });
+    expect(refs.stdout.split('\n').map((l) => l.trim())).toEqual(['0', '1000', '']);
+    // The faults happened: some answers were lost after the purchase committed, and replayed.
+    expect(replayed).toBeGreaterThan(0);
+    for (const status of [429, 500, 503]) expect(server.stderr()).toMatch(new RegExp(`POST /api/v1/offsets ${status} `));
+    expect(server.stderr()).toMatch(/POST \/api\/v1\/offsets - \(aborted\)/);
+    await server.stop();
+  }, 120_000);
+});
