@@ -429,6 +429,13 @@ ${examples('carbon sandbox status', 'carbon sandbox topup 250 --live', 'carbon s
     .argument('<duration>', 'such as 90s, 15m, 2h, 1d or 1h30m')
     .addHelpText('after', examples('carbon sandbox clock advance 90s', 'carbon sandbox clock advance 1d --json'))
     .action(action(pick(sandboxModule, 'clockAdvance')));
+  sandbox
+    .command('login')
+    .description('a fresh one-time link to the developer page of carbon serve (opened, or printed)')
+    .option('--print', 'print the link alone on stdout instead of opening it')
+    .option('--url <url>', 'the page\'s address (default: what the last carbon serve on this ledger recorded)')
+    .addHelpText('after', examples('carbon sandbox login', 'carbon sandbox login --print', 'carbon sandbox login --print --url https://sandbox.example.com'))
+    .action(action(pick(sandboxModule, 'login')));
   const faults = sandbox
     .command('faults')
     .description('inject faults into API requests: 429/500/503, dropped connections, latency')

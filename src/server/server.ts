@@ -13,6 +13,7 @@ import { Answered, accessLine, isoNow } from './access-log.js';
 import { ServerFaults } from './faults.js';
 import { clientErrorCode, envelope, parseTarget, rawErrorResponse, readBody, requestHeaders, send, sendJson } from './http.js';
 import { CERTIFICATE_PATH, certificate } from './pages/certificate-route.js';
+import { recordPageUrl } from './pages/developer/address.js';
 import { handlePage, isPagePath } from './pages/developer/routes.js';
 import { newLoginToken } from './pages/developer/session.js';
 
@@ -333,6 +334,12 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const hostForUrl = options.host.includes(':') ? `[${options.host}]` : options.host;
   const origin = `http://${hostForUrl}:${port}`;
   pageOrigin = options.publicUrl ?? origin;
+  // For `carbon sandbox login` on any machine that reaches the ledger.
+  await recordPageUrl(sandbox.store, pageOrigin).catch(async (err: unknown) => {
+    server.close();
+    await sandbox.close();
+    throw err;
+  });
   service = sandbox.service({ publicBaseUrl: options.publicUrl ?? origin });
 
   let closed: Promise<void> | null = null;

@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { hasDisplay, openInBrowser } from '../browser.js';
 import type { Context } from '../context.js';
 import { CliError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
@@ -30,14 +30,9 @@ export async function run(ctx: Context, id: string, flags: { print?: boolean }):
     writeFileSync(file, certificatePage(offset, certificateId), { mode: 0o600 });
     target = pathToFileURL(file).href;
   }
-  const display = process.platform === 'darwin' || process.platform === 'win32' || Boolean(process.env.DISPLAY || process.env.WAYLAND_DISPLAY);
-  if (flags.print || !display) {
+  if (flags.print || !hasDisplay()) {
     ctx.out.data(target);
     return;
   }
-  const opener = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open';
-  const child = spawn(opener, [target], { detached: true, stdio: 'ignore' });
-  child.on('error', () => ctx.out.warn(`could not run ${opener}; the certificate is at ${target}`));
-  child.unref();
-  ctx.out.info(`Opening ${target}`);
+  openInBrowser(ctx, target);
 }

@@ -31,18 +31,18 @@ function port(value: string | undefined): number {
   return wholeNumberOption(value, '--port (0 picks a free one)', { max: 65_535 });
 }
 
-function publicUrl(value: string | undefined): string | undefined {
+/** An http(s) origin given by the user (`--public-url`, `--url`), without its trailing slashes. */
+export function publicUrl(value: string | undefined, flag = '--public-url'): string | undefined {
   if (value === undefined) return undefined;
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw usage(`--public-url must be a URL such as https://sandbox.example.com, not "${value}".`);
+    throw usage(`${flag} must be a URL such as https://sandbox.example.com, not "${value}".`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw usage('--public-url must be an http(s) URL.');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw usage(`${flag} must be an http(s) URL.`);
   return value.replace(/\/+$/, '');
 }
-
 
 /**
  * `carbon serve`: the local model as the HTTP API, from the same data directory as the local
