@@ -2,6 +2,7 @@ import { API_PREFIX, type ApiRequest, type ApiResponse, type Mode } from '../api
 import { bearerToken } from './access.js';
 import { ApiError, type ErrorCode } from './errors.js';
 import { keyMode, requestId } from './keys.js';
+import { parseDuration } from './units.js';
 
 /**
  * Faults on demand (`carbon sandbox faults`): a share of the API's requests answered 429, 500 or
@@ -112,6 +113,30 @@ export function faultResponse(kind: '429' | '500' | '503', config: FaultConfig):
   const headers: Record<string, string> = { 'request-id': requestId() };
   if (kind !== '500') headers['retry-after'] = String(config.retry_after_seconds);
   return { status: err.status, headers, body: { error: err.toBody() } };
+}
+
+/** `50ms-400ms` (a range) or `200ms` (always that long) → milliseconds; null when it is neither. */
+export function parseLatency(text: string): { min: number; max: number } | null {
+  const ms = (t: string) => (/^0+(ms|s)?$/.test(t.trim()) ? 0 : parseDuration(t));
+  const [low = '', high = low, extra] = text.split('-');
+  const min = ms(low);
+  const max = ms(high);
+  return extra !== undefined || min === null || max === null || min > max ? null : { min, max };
+}
+
+/** `0.3`, `1`, `.25` → the share; null for anything else (`30%`, `1e-1`, `2`). */
+export function parseShare(text: string): number | null {
+  return /^(0(\.\d+)?|1(\.0+)?|\.\d+)$/.test(text.trim()) ? Number(text) : null;
+}
+
+/** One line for people: `30% of requests: 429, 500, 503, drop-before, drop-after; latency 50ms-400ms; POST /offsets; seed 7`. */
+export function describeFaults(f: FaultConfig): string {
+  const parts: string[] = [];
+  if (f.error_rate > 0) parts.push(`${+(f.error_rate * 100).toFixed(2)}% of requests: ${f.errors.join(', ')}`);
+  if (f.latency_ms !== null) parts.push(`latency ${f.latency_ms.min}ms-${f.latency_ms.max}ms`);
+  parts.push(`${f.route ?? 'every route'}${f.mode === null ? '' : `, ${f.mode} keys only`}`);
+  parts.push(f.seed === null ? 'no seed' : `seed ${f.seed}`);
+  return parts.join('; ');
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -40,7 +40,7 @@ describe('carbon sandbox login', () => {
     const again = (await ok(['sandbox', 'login'], { home })).stdout.trim();
     expect(again).not.toBe(link);
     expect((await signIn(again)).status).toBe(303);
-    expect((await signIn(second.ready.developer_page_url)).status).toBe(303);
+    expect((await signIn((second.ready as unknown as { developer_page_url: string }).developer_page_url)).status).toBe(303);
 
     const asJson = await json<{ developer_page_url: string }>(['sandbox', 'login'], { home });
     expect(asJson.developer_page_url).toMatch(/\/login\?token=/);

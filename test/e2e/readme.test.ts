@@ -67,7 +67,7 @@ const block = (start: string): Block => {
 describe('the README\'s shell examples', () => {
   test('each is run below, or says why not (and those are these, no more)', () => {
     expect(BLOCKS.filter((b) => b.notRun !== null).map((b) => b.title.split(/\s+/).slice(0, 2).join(' '))).toEqual([
-      'npm ci', 'carbon config', 'carbon serve', 'export CARBON_DATABASE_URL=\'postgres://carbon:secret@db.internal:5432/carbon?schema=team_a\'', 'carbon completion', 'npm run',
+      'npm ci', 'carbon config', 'carbon serve', 'carbon sandbox', 'export CARBON_DATABASE_URL=\'postgres://carbon:secret@db.internal:5432/carbon?schema=team_a\'', 'carbon completion', 'npm run',
     ]);
     const run = BLOCKS.filter((b) => b.notRun === null).map((b) => b.title);
     expect(run).toHaveLength(RUN.length);
@@ -185,6 +185,15 @@ describe('the README\'s shell examples', () => {
     expect(r.stdout.length).toBeGreaterThan(0);
   });
 
+  test('rehearsing failures: bought once under faults, the setting shown, then off', { timeout: 60_000 }, async () => {
+    const home = newHome();
+    const r = await run(block('carbon sandbox faults set --error-rate 0.3 --seed 7 --retry-after 0').code, home);
+    expect([r.exitCode, r.stderr]).toEqual([0, expect.not.stringMatching(/^error/m)]);
+    expect(r.stdout).toContain('faults.route\tPOST /offsets\n');
+    expect(r.stdout).toContain('faults.mode\ttest\n');
+    expect((await json<{ impact: { test: { offsets: number } }; faults: unknown }>(['sandbox', 'status'], { home }))).toMatchObject({ impact: { test: { offsets: 1 } }, faults: null });
+  });
+
   test('carbon serve from another terminal: the served port for 4010', { timeout: 60_000 }, async () => {
     const home = newHome();
     const server = await serve(home);
@@ -199,4 +208,7 @@ describe('the README\'s shell examples', () => {
 });
 
 /** The first lines of the examples run above. */
-const RUN = ['carbon buy --kg 500', 'cat > flights.csv', 'carbon buy --kg 500 --reference ci-42', 'carbon balance --json | jq', 'carbon report ', 'export CARBON_HOME="$RUNNER_TEMP/carbon"', 'carbon sandbox status', '# The sandbox\'s test key'];
+const RUN = [
+  'carbon buy --kg 500', 'cat > flights.csv', 'carbon buy --kg 500 --reference ci-42', 'carbon balance --json | jq', 'carbon report ',
+  'export CARBON_HOME="$RUNNER_TEMP/carbon"', 'carbon sandbox status', 'carbon sandbox faults set', '# The sandbox\'s test key',
+];

@@ -218,6 +218,33 @@ run('the developer page, in Chromium', { shuffle: false }, () => {
     expect((await server.sandbox.status()).balances.test).toBe(before);
   });
 
+  test('faults: injected from the page (the API answers 503), a bad rate refused without a change, then stopped', async () => {
+    await page.goto(`${server.origin}/`);
+    expect(await page.textContent('#faults-now')).toContain('Off');
+    await page.fill('#f-rate', '1');
+    for (const kind of ['429', '500', 'drop-before', 'drop-after']) await page.uncheck(`input[name="errors"][value="${kind}"]`);
+    await page.selectOption('#f-route', 'GET /balance');
+    await page.fill('#f-seed', '7');
+    await page.fill('#f-retry', '0');
+    await page.click('form[action="/actions/faults"] button');
+    expect(await page.textContent('.notice.ok')).toContain('Faults are on');
+    expect(await page.textContent('#faults-now')).toBe('On: 100% of requests: 503; GET /balance; seed 7.');
+    expect(await server.sandbox.faults()).toMatchObject({ error_rate: 1, errors: ['503'], route: 'GET /balance', seed: 7, retry_after_seconds: 0 });
+    expect((await api('GET', '/balance', keys.test)).status).toBe(503);
+    expect((await api('GET', '/impact', keys.test)).status).toBe(200);
+    await axe();
+
+    await page.fill('#f-rate', '30%');
+    await page.click('form[action="/actions/faults"] button');
+    expect(await page.textContent('.notice.error')).toContain('share from 0 to 1');
+    expect((await server.sandbox.faults())?.error_rate).toBe(1);
+
+    await page.click('form[action="/actions/faults-off"] button');
+    expect(await page.textContent('.notice.ok')).toContain('Faults are off');
+    expect(await server.sandbox.faults()).toBeNull();
+    expect((await api('GET', '/balance', keys.test)).status).toBe(200);
+  });
+
   test('a change made with the sandbox API shows on the page at once, and the standing and reset work from the page', async () => {
     await server.sandbox.setRate(4321);
     await page.goto(`${server.origin}/`);

@@ -1,5 +1,5 @@
 import type { Balance, Mode, Offset } from '../../api/types.js';
-import type { FaultConfig } from '../../service/faults.js';
+import { type FaultConfig, describeFaults, parseLatency, parseShare } from '../../service/faults.js';
 import type { Sandbox } from '../../service/sandbox.js';
 import type { FaultInput } from '../../service/settings.js';
 import type { Context } from '../context.js';
@@ -11,7 +11,7 @@ import { terminalWidth } from '../render/fit.js';
 import { dollars, parseDuration } from '../render/format.js';
 import type { Paint } from '../render/resources.js';
 import {
-  accountCard, accountPlain, clockCard, clockPlain, faultsCard, faultsPlain, faultsText, keyCard, keyPlain, keyRow, keyTable, type ShownKey,
+  accountCard, accountPlain, clockCard, clockPlain, faultsCard, faultsPlain, keyCard, keyPlain, keyRow, keyTable, type ShownKey,
   type SandboxAccount, type SandboxClock, statusCard, statusPlain,
 } from '../render/sandbox.js';
 
@@ -209,21 +209,16 @@ export interface FaultFlags {
   retryAfter?: string;
 }
 
-/** `50ms-400ms` (a range), or `200ms` (always that long) → milliseconds. */
 function latencyOption(value: string): { min: number; max: number } {
-  const ms = (text: string) => (/^0+(ms|s)?$/.test(text.trim()) ? 0 : parseDuration(text));
-  const [low = '', high = low, extra] = value.split('-');
-  const min = ms(low);
-  const max = ms(high);
-  if (extra !== undefined || min === null || max === null || min > max) {
-    throw usage(`--latency is a duration or a range such as 200ms or 50ms-400ms (the low end first), not "${value}".`);
-  }
-  return { min, max };
+  const range = parseLatency(value);
+  if (range === null) throw usage(`--latency is a duration or a range such as 200ms or 50ms-400ms (the low end first), not "${value}".`);
+  return range;
 }
 
 function shareOption(value: string, name: string): number {
-  if (!/^(0(\.\d+)?|1(\.0+)?|\.\d+)$/.test(value.trim())) throw usage(`${name} is a share from 0 to 1, such as 0.3, not "${value}".`);
-  return Number(value);
+  const share = parseShare(value);
+  if (share === null) throw usage(`${name} is a share from 0 to 1, such as 0.3, not "${value}".`);
+  return share;
 }
 
 export async function faultsShow(ctx: Context): Promise<void> {
@@ -247,7 +242,7 @@ export async function faultsSet(ctx: Context, flags: FaultFlags): Promise<void> 
   }
   const sandbox = await open(ctx, 'faults set');
   const config = await sandbox.setFaults(input);
-  await note(ctx, (p) => `${p.yellow('✓')} Faults on: ${faultsText(config)}. Every carbon serve on this ledger applies them from its next request; \`carbon sandbox faults off\` clears them.`);
+  await note(ctx, (p) => `${p.yellow('✓')} Faults on: ${describeFaults(config)}. Every carbon serve on this ledger applies them from its next request; \`carbon sandbox faults off\` clears them.`);
   await print(ctx, config as FaultConfig | null, faultsCard, faultsPlain);
 }
 

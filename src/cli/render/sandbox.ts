@@ -1,4 +1,4 @@
-import type { FaultConfig } from '../../service/faults.js';
+import { type FaultConfig, describeFaults } from '../../service/faults.js';
 import type { SandboxKey, SandboxStatus } from '../../service/sandbox.js';
 import { type Column, table } from './fit.js';
 import { dollars, grouped, kg, ratePerKg, when } from './format.js';
@@ -79,20 +79,10 @@ export function statusCard(s: SandboxStatus, paint: Paint): string {
       [`balance ${modeText(true, paint)}`, dollars(s.balances.live)],
       [`impact ${modeText(false, paint)}`, impact('test')],
       [`impact ${modeText(true, paint)}`, impact('live')],
-      ['faults', s.faults === null ? 'off' : paint.yellow(faultsText(s.faults))],
+      ['faults', s.faults === null ? 'off' : paint.yellow(describeFaults(s.faults))],
     ],
     paint,
   );
-}
-
-/** One line for people: `30% of requests: 429, 500, 503, drop-before, drop-after; latency 50ms-400ms; POST /offsets; seed 7`. */
-export function faultsText(f: FaultConfig): string {
-  const parts: string[] = [];
-  if (f.error_rate > 0) parts.push(`${+(f.error_rate * 100).toFixed(2)}% of requests: ${f.errors.join(', ')}`);
-  if (f.latency_ms !== null) parts.push(`latency ${f.latency_ms.min}ms-${f.latency_ms.max}ms`);
-  parts.push(`${f.route ?? 'every route'}${f.mode === null ? '' : `, ${f.mode} keys only`}`);
-  parts.push(f.seed === null ? 'no seed' : `seed ${f.seed}`);
-  return parts.join('; ');
 }
 
 /** The fault setting as `field<TAB>value` lines, the JSON's own names; `faults<TAB>off` when none. */

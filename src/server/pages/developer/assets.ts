@@ -30,6 +30,9 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 form { margin: 0.4rem 0; }
 form.inline { display: inline; }
 .controls form { padding: 0.25rem 0; border-bottom: 1px dashed var(--rule); }
+fieldset { border: 1px solid var(--rule); border-radius: 4px; display: flex; flex-wrap: wrap; gap: 0.4rem 0.8rem; align-items: center; }
+label.check { white-space: nowrap; }
+h3 { font-size: 1rem; margin: 1rem 0 0.25rem; }
 button { font: inherit; padding: 0.2rem 0.7rem; border: 1px solid #7a8a80; border-radius: 4px; background: #fff; color: var(--ink); cursor: pointer; }
 button:hover, button:focus-visible { border-color: var(--ink); }
 .danger button, button.danger { color: var(--bad); border-color: var(--bad); }

@@ -1,5 +1,7 @@
 import type { ApiRequest, Mode, OffsetStatus } from '../../../api/types.js';
 import { ApiError } from '../../../service/errors.js';
+import type { FaultInput } from '../../../service/settings.js';
+import { parseLatency, parseShare } from '../../../service/faults.js';
 import type { Sandbox } from '../../../service/sandbox.js';
 import { LIMITS } from '../../../api/types.js';
 import { MAX_TOP_UP_CENTS } from '../../../service/settings.js';
@@ -43,7 +45,8 @@ const DONE: Record<string, string> = {
   topup: 'Topped up.', 'key-revoke': 'The key is revoked: the API now refuses it with 401.', status: 'The account standing is set.',
   rate: 'The rate is set.', 'review-limit': 'The review limit is set.', 'rate-limit': 'The rate limit is set.', approve: 'Approved: the offset is placed.',
   reject: 'Rejected: the offset is refunded.', fail: 'The order could not be placed: the offset is refunded.', clock: 'The model clock moved forward.',
-  reset: 'The sandbox starts over: a new account and new keys.',
+  reset: 'The sandbox starts over: a new account and new keys.', faults: 'Faults are on: every instance on this ledger applies them from its next request.',
+  'faults-off': 'Faults are off.',
 };
 
 export async function handlePage(sandbox: Sandbox, origin: string, req: ApiRequest): Promise<PageResponse> {
@@ -168,9 +171,33 @@ async function act(sandbox: Sandbox, name: string, form: URLSearchParams): Promi
     }
     case 'reset':
       return sandbox.reset();
+    case 'faults':
+      await sandbox.setFaults(faultForm(field, form.getAll('errors')));
+      return;
+    case 'faults-off':
+      return sandbox.clearFaults();
     default:
       throw new ApiError('route_missing', `There is no action "${name}".`);
   }
+}
+
+/** The faults form, read as `carbon sandbox faults set` reads its options; Sandbox.setFaults checks the rest. */
+function faultForm(field: (n: string) => string, errors: string[]): FaultInput {
+  const invalid = (param: string, text: string) => new ApiError('validation_error', text, { param });
+  const rate = field('error_rate') === '' ? 0 : parseShare(field('error_rate'));
+  if (rate === null) throw invalid('error_rate', `The error rate is a share from 0 to 1, such as 0.3, not "${field('error_rate')}".`);
+  const latency = field('latency') === '' ? null : parseLatency(field('latency'));
+  if (latency === null && field('latency') !== '') throw invalid('latency', `The latency is a duration or a range such as 200ms or 50ms-400ms, not "${field('latency')}".`);
+  const whole = (name: string) => (/^\d{1,10}$/.test(field(name)) ? Number(field(name)) : Number.NaN);
+  return {
+    error_rate: rate,
+    errors,
+    latency_ms: latency,
+    route: field('route') === '' ? null : field('route'),
+    mode: field('mode') === '' ? null : field('mode'),
+    seed: field('seed') === '' ? null : whole('seed'),
+    retry_after_seconds: field('retry_after') === '' ? 1 : whole('retry_after'),
+  };
 }
 
 const STATUSES = new Set(['processing', 'placed', 'refunded']);

@@ -1,4 +1,6 @@
 import type { Mode, Offset } from '../../../api/types.js';
+import { FAULT_KINDS, describeFaults } from '../../../service/faults.js';
+import { ROUTES } from '../../../service/routes.js';
 import type { SandboxKey, SandboxStatus } from '../../../service/sandbox.js';
 import { dollars, ratePerKg } from '../../../service/units.js';
 import { type ChartData, chartHtml } from './chart.js';
@@ -137,8 +139,32 @@ ${action('review-limit', d, `<label for="c-review">Review limit (dollars)</label
 ${action('rate-limit', d, `<label for="c-limit">Rate limit (requests a second, or off)</label> <input id="c-limit" name="requests" required value="${s.account.rate_limit_requests ?? 'off'}">`, 'Set rate limit')}
 ${action('clock', d, `<label for="c-clock">Advance the clock by</label> <input id="c-clock" name="duration" required placeholder="2m, 1h, 30d">`, 'Advance')}
 ${confirmed('reset', d, '', 'Reset the sandbox…', 'Delete everything and start again')}
-</div></section>
+</div>
+${faultControls(d)}
+</section>
 </main>`, d.refresh);
+}
+
+/** `carbon sandbox faults` on the page: the setting now, a form to replace it, and one to stop it. */
+function faultControls(d: DashboardData): string {
+  const f = d.status.faults;
+  const option = (value: string, label: string, selected: boolean) => `<option value="${e(value)}"${selected ? ' selected' : ''}>${e(label)}</option>`;
+  const kinds = FAULT_KINDS.map((k) => `<label class="check"><input type="checkbox" name="errors" value="${k}"${f === null || f.errors.includes(k) ? ' checked' : ''}> ${k}</label>`).join(' ');
+  const routes = [option('', 'every route', f?.route == null), ...ROUTES.map((r) => option(`${r.method} ${r.path}`, `${r.method} ${r.path}`, f?.route === `${r.method} ${r.path}`))].join('');
+  const modes = [option('', 'test and live', f?.mode == null), option('test', 'test keys', f?.mode === 'test'), option('live', 'live keys', f?.mode === 'live')].join('');
+  const latency = f?.latency_ms == null ? '' : `${f.latency_ms.min}ms-${f.latency_ms.max}ms`;
+  return `<h3 id="faults">Faults</h3>
+<p id="faults-now">${f === null ? 'Off: every request is answered as usual.' : `On: ${e(describeFaults(f))}.`}</p>
+${action('faults', d, `<fieldset><legend>Inject into API requests</legend>
+<label for="f-rate">Error rate (0 to 1)</label> <input id="f-rate" name="error_rate" inputmode="decimal" placeholder="0.3" value="${f === null ? '' : f.error_rate}">
+<span role="group" aria-label="Faults drawn from">${kinds}</span>
+<label for="f-latency">Latency</label> <input id="f-latency" name="latency" placeholder="50ms-400ms" value="${e(latency)}">
+<label for="f-route">Route</label> <select id="f-route" name="route">${routes}</select>
+<label for="f-mode">Mode</label> <select id="f-mode" name="mode">${modes}</select>
+<label for="f-seed">Seed</label> <input id="f-seed" name="seed" inputmode="numeric" placeholder="random" value="${f?.seed ?? ''}">
+<label for="f-retry">Retry-After (s)</label> <input id="f-retry" name="retry_after" inputmode="numeric" value="${f?.retry_after_seconds ?? 1}">
+</fieldset>`, 'Inject faults')}
+${f === null ? '' : action('faults-off', d, '', 'Stop faults')}`;
 }
 
 export function offsetPage(o: Offset, csrf: string): string {
