@@ -42,7 +42,7 @@ export interface Fault {
 export const FAULTS_META = 'sandbox.faults';
 
 /** mulberry32: a small, fast generator; good enough to draw faults, and the same on every platform. */
-function generator(seed: number): () => number {
+export function generator(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { ApiError } from '../../src/service/errors.js';
 import { type FaultConfig, FaultDice, faultResponse } from '../../src/service/faults.js';
 import { Sandbox } from '../../src/service/sandbox.js';
 import { checkFaults } from '../../src/service/settings.js';
 import { SEED } from '../support/seed.js';
+import { refused } from './helpers.js';
 
 /**
  * `carbon sandbox faults`: the setting's checks (a table), the draws (seeded, filtered by route
@@ -19,16 +19,6 @@ const dice = (config: Partial<FaultConfig>) => {
   const d = new FaultDice();
   d.use(JSON.stringify({ ...BASE, ...config }));
   return d;
-};
-
-const refused = (fn: () => unknown): ApiError => {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
 };
 
 describe('checkFaults', () => {

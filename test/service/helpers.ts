@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ApiErrorBody, ApiRequest, ApiResponse, Mode, Offset } from '../../src/api/types.js';
 import { expect } from 'vitest';
+import { ApiError } from '../../src/service/errors.js';
 import { Sandbox } from '../../src/service/sandbox.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { OffsetsService } from '../../src/service/service.js';
@@ -129,3 +130,14 @@ export function entrySums(world: World, mode: Mode): { topup: number; charge: nu
   const refund = by.refund ?? 0;
   return { topup, charge, refund, total: topup + charge + refund };
 }
+
+/** The ApiError a rule throws for `fn`; fails when it throws none. */
+export const refused = (fn: () => unknown): ApiError => {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ApiError) return err;
+    throw err;
+  }
+  throw new Error('expected a refusal');
+};

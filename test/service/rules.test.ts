@@ -1,7 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { API_PREFIX } from '../../src/api/types.js';
 import { checkPermission, checkStanding, parseBearer, rateLimited } from '../../src/service/access.js';
-import { ApiError } from '../../src/service/errors.js';
 import { effective, effectiveImpact, isDue, modelTime, mustAwaitReview, mustBeProcessing, settleAtFor, TIMING } from '../../src/service/lifecycle.js';
 import { decidePurchase, fingerprint, replayed, type PurchaseState } from '../../src/service/purchase.js';
 import { matchRoute, routeList } from '../../src/service/routes.js';
@@ -10,21 +9,12 @@ import {
 } from '../../src/service/settings.js';
 import { checkIdempotencyKey, parseListQuery, parsePurchaseBody, rejectQuery } from '../../src/service/validation.js';
 import type { KeyRecord, OffsetRecord } from '../../src/store/port.js';
+import { refused } from './helpers.js';
 
 /**
  * The rules as plain functions, without a store: tables of worked examples (the values written
  * out, never recomputed with the implementation's own formula).
  */
-
-const refused = (fn: () => unknown): ApiError => {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-};
 
 const KEY: KeyRecord = { id: 'key_1', hash: new Uint8Array(32), mode: 'test', permission: 'purchase', last4: 'abcd', created_ms: 0, revoked_ms: null };
 const OFFSET: OffsetRecord = {

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { afterEach } from 'vitest';
+import { generator } from '../../src/service/faults.js';
 
 /**
  * The seed of every randomised test: CARBON_TEST_SEED, default 4242. A failure names it, and the
@@ -16,13 +17,5 @@ afterEach((context) => {
 
 /** A small deterministic generator (mulberry32) for tests that draw numbers themselves. */
 export function random(seed = SEED): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  return generator(seed);
 }
-
