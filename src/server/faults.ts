@@ -1,7 +1,11 @@
 import type { ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import type { ApiRequest, ApiResponse } from '../api/types.js';
 import { FAULTS_META, type FaultConfig, FaultDice, faultResponse, sleep } from '../service/faults.js';
 import type { LedgerStore } from '../store/port.js';
+
+/** How long a PostgreSQL-backed instance keeps the fault setting it read. */
+export const REREAD_MS = 250;
 
 /**
  * `carbon sandbox faults` in the server: each batch of requests reads the setting once from the
@@ -12,12 +16,22 @@ import type { LedgerStore } from '../store/port.js';
  */
 export class ServerFaults {
   private readonly dice = new FaultDice();
+  private current: FaultConfig | null = null;
+  private readAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly store: LedgerStore) {}
 
-  /** The setting for the next batch (one small read of the store). */
+  /**
+   * The setting for the next batch: one small read of the store. On SQLite that is a prepared
+   * statement, read every batch; on PostgreSQL it is a round trip, so it is read at most every
+   * REREAD_MS (a change reaches every instance within that).
+   */
   async load(): Promise<FaultConfig | null> {
-    return this.dice.use(await this.store.meta(FAULTS_META));
+    const now = performance.now();
+    if (this.store.kind === 'postgres' && now - this.readAt < REREAD_MS) return this.current;
+    this.current = this.dice.use(await this.store.meta(FAULTS_META));
+    this.readAt = now;
+    return this.current;
   }
 
   /**
