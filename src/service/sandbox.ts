@@ -20,6 +20,12 @@ import {
 
 export type { DefaultKey } from '../store/port.js';
 
+/**
+ * The name of the developer page's signing secret among the store's named values. reset()
+ * drops it, so every page session signed with it ends, on every instance sharing the store.
+ */
+export const PAGE_SECRET = 'developer_page.secret';
+
 export interface NewKey {
   id: string;
   secret: string;
@@ -267,12 +273,13 @@ export class Sandbox {
     return new Date(now).toISOString();
   }
 
-  /** Deletes every offset, balance and key, and provisions a fresh account. */
+  /** Deletes every offset, balance and key, ends every developer page session, and provisions a fresh account. */
   async reset(): Promise<void> {
     await this.store.transaction(async (tx) => {
       await tx.clear();
       // Starting over turns faults off too: a fresh sandbox answers every request.
       await tx.putMeta(FAULTS_META, null);
+      await tx.putMeta(PAGE_SECRET, null);
       await provision(tx, this.clock());
     });
   }

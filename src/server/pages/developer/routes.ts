@@ -2,12 +2,15 @@ import type { ApiRequest, Mode, OffsetStatus } from '../../../api/types.js';
 import { ApiError } from '../../../service/errors.js';
 import type { FaultInput } from '../../../service/settings.js';
 import { parseLatency, parseShare } from '../../../service/faults.js';
+import { keyMode, redactKeys } from '../../../service/keys.js';
 import type { Sandbox } from '../../../service/sandbox.js';
 import { LIMITS } from '../../../api/types.js';
 import { MAX_TOP_UP_CENTS } from '../../../service/settings.js';
 import { dollars, parseDollars, parseDuration } from '../../../service/units.js';
 import { CSS, ICON, JS } from './assets.js';
-import { csrfOk, newSession, readSession, sameSite, type Session, sessionCookie, useLoginToken } from './session.js';
+import {
+  csrfOk, endSession, loginTokenValid, newSession, putFlash, readSession, sameSite, type Session, sessionCookie, takeFlash, useLoginToken,
+} from './session.js';
 import { type DashboardData, dashboard, loginPage, offsetPage } from './views.js';
 
 /**
@@ -41,13 +44,14 @@ export function isPagePath(method: string, path: string, accept: string | undefi
   return path === '/favicon.ico' || path === '/login' || path === '/logout' || path.startsWith('/actions/') || path.startsWith('/_page/') || /^\/offsets\/[^/]+$/.test(path);
 }
 
-const DONE: Record<string, string> = {
+/** The notice after each action's redirect (`?done=`): a Map, so `constructor` or `__proto__` names nothing. */
+const DONE = new Map(Object.entries({
   topup: 'Topped up.', 'key-revoke': 'The key is revoked: the API now refuses it with 401.', status: 'The account standing is set.',
   rate: 'The rate is set.', 'review-limit': 'The review limit is set.', 'rate-limit': 'The rate limit is set.', approve: 'Approved: the offset is placed.',
   reject: 'Rejected: the offset is refunded.', fail: 'The order could not be placed: the offset is refunded.', clock: 'The model clock moved forward.',
-  reset: 'The sandbox starts over: a new account and new keys.', faults: 'Faults are on: every instance on this ledger applies them from its next request.',
+  reset: 'The sandbox starts over: a new account and new keys. Every other signed-in page was signed out.', faults: 'Faults are on: every instance on this ledger applies them from its next request.',
   'faults-off': 'Faults are off.',
-};
+}));
 
 export async function handlePage(sandbox: Sandbox, origin: string, req: ApiRequest): Promise<PageResponse> {
   const method = req.method.toUpperCase();
@@ -59,8 +63,11 @@ export async function handlePage(sandbox: Sandbox, origin: string, req: ApiReque
 
   if (req.path === '/login') {
     const token = typeof req.query.token === 'string' ? req.query.token : '';
-    if (!(await useLoginToken(store, token, now))) return html(401, loginPage('That login link is not valid: it was used already, or it expired.'));
-    return redirect('/', { 'set-cookie': sessionCookie(await newSession(store, now)) });
+    if (method !== 'GET' && method !== 'HEAD') return html(405, loginPage('The login link is opened with GET.'), { allow: 'GET' });
+    // HEAD (a link preview, a checker) changes nothing: the token is looked at, not used up.
+    const valid = method === 'HEAD' ? await loginTokenValid(store, token, now) : await useLoginToken(store, token, now);
+    if (!valid) return html(401, loginPage('That login link is not valid: it was used already, or it expired.'));
+    return method === 'HEAD' ? redirect('/') : redirect('/', { 'set-cookie': sessionCookie(origin, await newSession(store, now)) });
   }
 
   const session = await readSession(store, req.headers.cookie, now);
@@ -72,17 +79,27 @@ export async function handlePage(sandbox: Sandbox, origin: string, req: ApiReque
     if (!sameSite(req.headers, origin) || !csrfOk(session, form.get('csrf'))) {
       return html(403, loginPage('That form did not come from this page (a cross-site request?). Nothing changed.'));
     }
-    if (req.path === '/logout') return redirect('/', { 'set-cookie': sessionCookie('', 0) });
+    if (req.path === '/logout') {
+      await endSession(store, session);
+      return redirect('/', { 'set-cookie': sessionCookie(origin, '', 0) });
+    }
     const name = req.path.slice('/actions/'.length);
     const back: Mode = form.get('back') === 'live' ? 'live' : 'test';
     try {
       if (name === 'key-create') {
         const mode: Mode = form.get('mode') === 'live' ? 'live' : 'test';
         const made = await sandbox.createKey(mode, form.get('permission') === 'read_only' ? 'read_only' : 'purchase');
-        // Shown in this response only, never in a URL or a cookie.
-        return html(200, dashboard({ ...(await data(sandbox, session, back, {})), createdKey: { id: made.id, secret: made.secret }, notice: { kind: 'ok', text: `Created ${made.mode} key ${made.id}.` } }), { 'cache-control': 'no-store' });
+        // Like every action, a redirect (a reload does not post again). The page it leads to shows
+        // the secret once: its key's id waits in the store for this session, never in a URL or cookie.
+        await putFlash(store, session, made.id, now);
+        return redirect(`/?mode=${back}`);
       }
       await act(sandbox, name, form);
+      if (name === 'reset') {
+        // The reset ended every session; the owner who asked for it gets a new one.
+        await endSession(store, session);
+        return redirect(`/?mode=${back}&done=reset`, { 'set-cookie': sessionCookie(origin, await newSession(store, now)) });
+      }
       return redirect(`/?mode=${back}&done=${encodeURIComponent(name)}`);
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
@@ -102,19 +119,29 @@ export async function handlePage(sandbox: Sandbox, origin: string, req: ApiReque
       // Not valid percent-encoding: names no offset.
     }
     const offset = await sandbox.offset(id);
-    return offset === undefined ? html(404, loginPage(`There is no offset ${id}.`)) : html(200, offsetPage(offset, session.csrf));
+    return offset === undefined ? html(404, loginPage(`There is no offset ${redactKeys(id)}.`)) : html(200, offsetPage(offset, session.csrf));
   }
   const q = (name: string) => (typeof req.query[name] === 'string' ? (req.query[name] as string) : '');
   const mode: Mode = q('mode') === 'live' ? 'live' : 'test';
-  const done = DONE[q('done')];
+  const done = DONE.get(q('done'));
   try {
     const d = await data(sandbox, session, mode, { status: q('status'), reference: q('reference'), since: q('since'), until: q('until'), after: q('after') });
     const refresh = /^\d{1,3}$/.test(q('refresh')) ? Number(q('refresh')) : 0;
+    const created = method === 'GET' ? await createdKey(sandbox, session, now) : undefined;
+    if (created !== undefined) return html(200, dashboard({ ...d, refresh, ...created }));
     return html(200, dashboard({ ...d, refresh, ...(done === undefined ? {} : { notice: { kind: 'ok', text: done } }) }));
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
     return html(422, dashboard({ ...(await data(sandbox, session, mode, {})), notice: { kind: 'error', text: err.message } }));
   }
+}
+
+/** The key this session just created, taken from the store once (a reload shows it no more). */
+async function createdKey(sandbox: Sandbox, session: Session, now: number): Promise<Pick<DashboardData, 'createdKey' | 'notice'> | undefined> {
+  const id = await takeFlash(sandbox.store, session, now);
+  const secret = id === undefined ? undefined : await sandbox.secret(id);
+  if (id === undefined || secret === undefined) return undefined;
+  return { createdKey: { id, secret }, notice: { kind: 'ok', text: `Created ${keyMode(secret) ?? 'test'} key ${id}.` } };
 }
 
 /** One Sandbox call per action; the inputs checked as the CLI checks them. */
