@@ -1,4 +1,5 @@
 import type { ApiErrorBody, ErrorType } from '../api/types.js';
+import { redactKeys } from './keys.js';
 
 /**
  * Every code the model answers with, its HTTP status and its `type`. The spec leaves the
@@ -54,7 +55,10 @@ export class ApiError extends Error {
     readonly extra: { param?: string; balance_cents?: number; required_cents?: number } = {},
     headers: Record<string, string> = {},
   ) {
-    super(message);
+    // An error echoes the caller's input (a path, a parameter's name, an id): a key in it is masked.
+    super(redactKeys(message));
+    const param = extra.param === undefined ? undefined : redactKeys(extra.param);
+    if (param !== extra.param) this.extra = { ...extra, param };
     this.status = ERROR_CODES[code].status;
     this.type = ERROR_CODES[code].type;
     this.headers = headers;

@@ -96,14 +96,27 @@ export function keyShape(key: string): { prefix: string; mode: Mode; rest: strin
 
 /**
  * `text` with anything shaped like an API key masked: for what echoes a caller's input back (an
- * offset id in a 404, a path in the access log), where a key pasted in the wrong place would
- * otherwise be shown in full.
+ * offset id in a 404, a path in the access log, an error's `param`), where a key pasted in the
+ * wrong place would otherwise be shown in full. Percent-encoding is decoded first (a path may
+ * carry `ck%5Ftest%5F…`): text that holds a key once decoded comes back decoded, the key masked.
  */
 export function redactKeys(text: string): string {
-  return KEY_LIKE.test(text) ? text.replace(KEY_LIKE_ALL, (key) => maskKey(key)) : text;
+  const plain = text.includes('%') ? percentDecoded(text) : text;
+  return KEY_LIKE.test(plain) ? plain.replace(KEY_LIKE_ALL, (key) => maskKey(key)) : text;
 }
 const KEY_LIKE = /[a-z]+_(?:test|live)_[A-Za-z0-9]{12,}/;
 const KEY_LIKE_ALL = new RegExp(KEY_LIKE.source, 'g');
+
+/** ASCII escapes decoded (a key is ASCII), repeatedly, so `%255F` is seen too; never throws. */
+function percentDecoded(text: string): string {
+  let out = text;
+  for (let i = 0; i < 4; i++) {
+    const next = out.replace(/%([0-7][0-9a-f])/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+    if (next === out) break;
+    out = next;
+  }
+  return out;
+}
 
 /** The shown form of a key known only by its mode and last four characters. */
 export function maskedKey(prefix: string, mode: Mode, last4: string): string {
