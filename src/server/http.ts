@@ -92,6 +92,24 @@ export function requestHeaders(req: IncomingMessage): ApiRequest['headers'] {
   return headers;
 }
 
+/**
+ * The name of a header that must come once but came more often (Authorization, Idempotency-Key),
+ * or undefined. Node keeps the first Authorization and joins repeated Idempotency-Keys into one
+ * (`a, b`): either would act on something the client did not mean, so such a request is refused
+ * with 400, as a repeated Content-Length is by the parser. A walk over the raw header list,
+ * comparing names by length first: no allocation for a request that repeats nothing.
+ */
+export function repeatedHeader(rawHeaders: string[]): string | undefined {
+  let authorization = 0;
+  let idempotency = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 13 && name.toLowerCase() === 'authorization' && ++authorization > 1) return 'Authorization';
+    if (name.length === 15 && name.toLowerCase() === 'idempotency-key' && ++idempotency > 1) return 'Idempotency-Key';
+  }
+  return undefined;
+}
+
 /** Header names as the spec writes them (`Request-Id`), for people reading curl -i. */
 function canonicalHeader(name: string): string {
   let canonical = canonicalHeaders.get(name);

@@ -11,7 +11,7 @@ import { LedgerError } from '../store/ledger-error.js';
 import type { StoreTarget } from '../store/open.js';
 import { Answered, accessLine, isoNow } from './access-log.js';
 import { ServerFaults } from './faults.js';
-import { clientErrorCode, envelope, parseTarget, rawErrorResponse, readBody, requestHeaders, send, sendJson } from './http.js';
+import { clientErrorCode, envelope, parseTarget, rawErrorResponse, readBody, repeatedHeader, requestHeaders, send, sendJson } from './http.js';
 import { CERTIFICATE_PATH, certificate } from './pages/certificate-route.js';
 import { recordPageUrl } from './pages/developer/address.js';
 import { handlePage, isPagePath } from './pages/developer/routes.js';
@@ -254,6 +254,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       sendError(res, 'service_unavailable', 'The server is shutting down.', { 'retry-after': '1' });
       return;
     }
+    const repeated = repeatedHeader(req.rawHeaders);
+    if (repeated !== undefined) return sendError(res, 'malformed_request', `The request has more than one ${repeated} header; send it once.`);
     const upper = method.toUpperCase();
     const headers = requestHeaders(req);
     if (isPagePath(upper, path, headers.accept)) {
