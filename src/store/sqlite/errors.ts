@@ -23,6 +23,15 @@ export function sqliteError(err: unknown, path: string): Error {
   if (code === 'SQLITE_FULL' || code === 'ENOSPC') {
     return new LedgerError(`The disk holding ${path} is full.`, path, 'Free some space and try again; nothing was written.');
   }
+  if (extended === 'SQLITE_IOERR_SHORT_READ') {
+    // The WAL index (the -shm file, kept alive by a process that still has the old file open)
+    // names pages the file at this path does not have: docs/reliability.md, "The ledger deleted".
+    return new LedgerError(
+      `The ledger ${path} was deleted or replaced while another process (such as carbon serve) still had it open, and no longer matches its write-ahead log.`,
+      path,
+      'Stop that process, then run the command again: it opens the file that is there now (a new ledger if there is none).',
+    );
+  }
   if (code === 'SQLITE_IOERR') {
     // Often a full disk too (no room for the WAL index), or a failing device: SQLite rolled back.
     return new LedgerError(`The ledger ${path} could not be read or written (${message}, ${extended}).`, path, 'Check that the disk holding it has free space and works, then try again; nothing was written.');

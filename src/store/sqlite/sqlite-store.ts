@@ -14,7 +14,7 @@ import { migrate } from './schema.js';
 import { SqliteTx, lm } from './sqlite-tx.js';
 import { DAY_MS, groupByPeriod } from '../periods.js';
 import { OFFSET_COLUMNS, type Statements, offsetRecord, lazyStatements } from './statements.js';
-import { LEDGER_FILE, readVault, writeVault } from './files.js';
+import { KEYS_FILE, LEDGER_FILE, readVault, writeVault } from './files.js';
 
 /**
  * The embedded store: one SQLite file in the data directory (WAL), shared by every carbon process
@@ -124,12 +124,13 @@ export class SqliteStore implements LedgerStore {
     try {
       makeDirs(dir, 0o700);
       closeSync(openSync(path, 'a', 0o600));
-      // Modes apply only to what is created: take back what a copy or a restore may have widened.
-      for (const [p, mode] of [[dir, 0o700], [path, 0o600]] as const) {
+      // Modes apply only to what is created: take back what a copy or a restore may have widened
+      // (the keys file holds the plain keys the sandbox handed out).
+      for (const [p, mode] of [[dir, 0o700], [path, 0o600], [join(dir, KEYS_FILE), 0o600]] as const) {
         try {
           chmodSync(p, mode);
         } catch {
-          // Not the owner: nothing to do here.
+          // Not the owner, or (the keys file) not there yet: nothing to do here.
         }
       }
       db = new Database(path);
