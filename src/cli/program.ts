@@ -30,7 +30,7 @@ function action(load: Loader, kind: SettingsKind = 'api') {
     const command = args.at(-1) as Command;
     const globals = command.optsWithGlobals<GlobalOptions & Record<string, unknown>>();
     const positionals = args.slice(0, -2);
-    const [{ run }, { Context }, { Output }, { resolveSettings, resolveConfigSettings }] = await Promise.all([
+    const [{ run }, { Context }, { Output }, { resolveSettings, resolveConfigSettings, databasePasswordWarning }] = await Promise.all([
       load(),
       import('./context.js'),
       import('./output.js'),
@@ -42,6 +42,8 @@ function action(load: Loader, kind: SettingsKind = 'api') {
     if (ctx.settings.apiKeySource === 'flag' || (kind === 'config' && globals.apiKey !== undefined)) {
       out.warn('an API key given with --api-key can be read by other users (ps) and stays in shell history; prefer CARBON_API_KEY or `carbon config set`.');
     }
+    const passwordWarning = databasePasswordWarning(globals);
+    if (passwordWarning !== undefined) out.warn(passwordWarning);
     await (run as (ctx: Context, ...rest: unknown[]) => Promise<void>)(ctx, ...positionals, command.opts());
   };
 }

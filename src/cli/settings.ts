@@ -5,6 +5,7 @@ import { usage } from './errors.js';
 import { wholeNumberOption } from './options.js';
 import { type CarbonPaths, resolvePaths } from './paths.js';
 import type { StoreTarget } from '../store/open.js';
+import { hasPassword, maskUrl } from '../store/postgres/url.js';
 
 /** The options every command accepts (defined once on the program in main.ts). */
 export interface GlobalOptions {
@@ -118,6 +119,15 @@ export function resolveSettings(
     allowInsecureHttp: Boolean(opts.allowInsecureHttp) || env.CARBON_ALLOW_INSECURE_HTTP === '1',
     store: storeTarget(opts, env, paths.dataDir),
   };
+}
+
+/**
+ * The warning for a database password typed on the command line (`--database
+ * postgres://user:PASSWORD@…`), as `--api-key` draws one: the URL shown masked.
+ */
+export function databasePasswordWarning(opts: GlobalOptions): string | undefined {
+  if (opts.database === undefined || !hasPassword(opts.database)) return undefined;
+  return `the database password in --database ${maskUrl(opts.database)} can be read by other users (ps) and stays in shell history; prefer CARBON_DATABASE_URL, or a password file (PGPASSFILE, ~/.pgpass) and a URL without the password.`;
 }
 
 function storeTarget(opts: GlobalOptions, env: NodeJS.ProcessEnv, dataDir: string): StoreTarget {

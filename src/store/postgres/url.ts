@@ -24,12 +24,23 @@ export function parseDatabaseUrl(url: string, schema?: string): { connectionStri
   return { connectionString: parsed.toString(), schema: chosen };
 }
 
+/** Whether the URL carries a password (or a parameter that looks like one). */
+export function hasPassword(url: string): boolean {
+  try {
+    const u = new URL(url);
+    return u.password !== '' || [...u.searchParams.keys()].some((name) => SECRET_PARAM.test(name));
+  } catch {
+    return false;
+  }
+}
+const SECRET_PARAM = /pass|secret|token|key/i;
+
 /** The URL with its password (and anything that looks like one) replaced by `***`. */
 export function maskUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password !== '') u.password = '***';
-    for (const name of [...u.searchParams.keys()]) if (/pass|secret|token|key/i.test(name)) u.searchParams.set(name, '***');
+    for (const name of [...u.searchParams.keys()]) if (SECRET_PARAM.test(name)) u.searchParams.set(name, '***');
     return u.toString();
   } catch {
     // Not parseable: show no more than its scheme.
