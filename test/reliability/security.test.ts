@@ -25,6 +25,7 @@ import { newLoginToken } from '../../src/server/pages/developer/session.js';
 import { Sandbox } from '../../src/service/sandbox.js';
 import type { StoreTarget } from '../../src/store/open.js';
 import { freshSchema, postgresAvailable, type TestSchema } from '../support/database.js';
+import { rawExchange } from '../support/raw-http.js';
 import { STACK_FRAME, cleanupHomes, http, ledgerPath, requireBuilt, runCli, serve, tempHome } from './support.js';
 
 beforeAll(requireBuilt);
@@ -351,6 +352,11 @@ describe('repeated Authorization or Idempotency-Key headers are refused', () => 
       expect(res.json.error).toMatchObject({ code: 'malformed_request', message: expect.stringContaining('Authorization') });
     }
     expect((await send({ authorization: `Bearer ${purchase}` })).status).toBe(200);
+    // Written in any case, on the wire byte for byte.
+    const port = Number(new URL(p.a.url).port);
+    const raw = await rawExchange(port, `GET /api/v1/balance HTTP/1.1\r\nHost: x\r\nAUTHORIZATION: Bearer ${readOnly}\r\nauthorization: Bearer ${purchase}\r\nConnection: close\r\n\r\n`);
+    expect(raw.status).toBe(400);
+    expect(JSON.parse(raw.body)).toMatchObject({ error: { code: 'malformed_request' } });
   });
 
   test('two Idempotency-Key headers: 400, and nothing is bought', async () => {
