@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { expect, test } from 'vitest';
-import { hashKey, newApiKey, requestId, sameHash } from '../../src/service/keys.js';
+import { hashKey, newApiKey, redactKeys, requestId, sameHash } from '../../src/service/keys.js';
 import { sha256 } from '../../src/service/sha256.js';
 
 // The key digests are computed without node:crypto (start-up); they must be SHA-256 exactly, or
@@ -51,4 +51,22 @@ test('request ids are req_ and 14 base62 characters, and do not repeat', () => {
   const ids = new Set(Array.from({ length: 10_000 }, requestId));
   expect(ids.size).toBe(10_000);
   for (const id of ids) expect(id).toMatch(/^req_[A-Za-z0-9]{14}$/);
+});
+
+test('redactKeys masks key-shaped text, plain or percent-encoded (once or twice), and leaves other text as it was', () => {
+  const key = newApiKey('live');
+  const masked = `ck_live_…${key.slice(-4)}`;
+  const encoded = key.replace(/_/g, '%5F');
+  expect(redactKeys(`GET /x/${key}`)).toBe(`GET /x/${masked}`);
+  expect(redactKeys(`/x/${encoded}`)).toBe(`/x/${masked}`);
+  expect(redactKeys(`/x/${key.replace(/_/g, '%255f')}`)).toBe(`/x/${masked}`);
+  expect(redactKeys(`${key} and ${key.replace('live', 'test')}`)).not.toContain(key.slice(8));
+  // No key: the text comes back untouched, its escapes as they were.
+  for (const text of ['/api/v1/offsets/off_%41bc', '100%', '%zz%', 'ck_live_short']) expect(redactKeys(text)).toBe(text);
+  fc.assert(
+    fc.property(fc.string(), fc.string(), (before, after) => {
+      expect(redactKeys(`${before}${encodeURIComponent(key)}${after}`)).not.toContain(key.slice(8));
+    }),
+    { numRuns: 300 },
+  );
 });
