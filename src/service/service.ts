@@ -25,8 +25,8 @@ interface Caller {
   /** The key's SHA-256, for the check a write makes again inside its transaction. */
   hash: Uint8Array;
   mode: Mode;
-  /** The mode's balance, read with the key. */
-  available: number;
+  /** The mode's balance, read with the key: only for the operations that answer it (else null). */
+  available: number | null;
   account: AccountRecord;
   now: number;
 }
@@ -98,14 +98,14 @@ export class OffsetsService {
       throw new ApiError('method_not_allowed', `${req.method.toUpperCase()} is not allowed on ${req.path}; use ${match.allow}.`, {}, { allow: match.allow });
     }
     const { route } = match;
-    const caller = await this.authenticate(req);
+    const caller = await this.authenticate(req, route.operation === 'getBalance' || route.operation === 'createQuote');
     checkPermission(caller.key, route.permission);
     checkRequestShape(route, req);
     return HANDLERS[route.operation](this, req, caller, match.id);
   }
 
   /** 401 for a missing, malformed, unknown or revoked key; 403 for an inactive account; then the rate limit. */
-  private async authenticate(req: ApiRequest): Promise<Caller> {
+  private async authenticate(req: ApiRequest, withBalance: boolean): Promise<Caller> {
     const header = req.headers.authorization;
     let bearer = header === undefined ? undefined : this.bearers.get(header);
     const seen = bearer !== undefined;
@@ -114,10 +114,14 @@ export class OffsetsService {
       bearer = { mode, hash: hashKey(secret) };
     }
     // The key itself is looked up every time (a revocation is seen at once); only the parsing
-    // and the SHA-256 of a header already seen are saved. The key, the account and the mode's
-    // balance are asked for together: a store that checks its cache once a turn (PostgreSQL: one
-    // round trip) checks it once for all three.
-    const [key, stored, available] = await Promise.all([this.store.keyByHash(bearer.hash), this.store.account(), this.store.balance(bearer.mode)]);
+    // and the SHA-256 of a header already seen are saved. The key, the account and (for the
+    // operations that answer it) the mode's balance are asked for together: a store that checks
+    // its cache once a turn (PostgreSQL: one round trip) checks it once for all three.
+    const [key, stored, available] = await Promise.all([
+      this.store.keyByHash(bearer.hash),
+      this.store.account(),
+      withBalance ? this.store.balance(bearer.mode) : null,
+    ]);
     if (key === undefined) throw new ApiError('api_key_invalid', 'Invalid API key provided.');
     if (!seen && header !== undefined) {
       // Only headers that named a key of the ledger, and only so many (a reset leaves dead ones).
@@ -190,8 +194,8 @@ const HANDLERS: Record<Operation, Handler> = {
       amount_cents: amount,
       currency: CURRENCY,
       rate_millicents_per_kg: account.rate,
-      available_cents: available,
-      sufficient_balance: available >= amount,
+      available_cents: available!,
+      sufficient_balance: available! >= amount,
       requires_review: amount > account.review_limit_cents,
     });
   },
@@ -226,7 +230,7 @@ const HANDLERS: Record<Operation, Handler> = {
     return ok<Balance>({
       object: 'balance',
       livemode: mode === 'live',
-      available_cents: available,
+      available_cents: available!,
       currency: CURRENCY,
       rate_millicents_per_kg: account.rate,
     });
