@@ -21,7 +21,7 @@ afterAll(cleanupHomes);
 
 const root = mkdtempSync(join(tmpdir(), 'carbon-pgfault-'));
 const cluster = await throwawayPostgres(root);
-if (cluster === null && process.env.CI === 'true') throw new Error('the PostgreSQL fault suite needs the server binaries (CI installs them)');
+if (cluster === null && process.env.CI === 'true') throw new Error('the PostgreSQL fault suite could not start a cluster of its own (the line above says why)');
 if (cluster === null) process.stderr.write('PostgreSQL fault suite skipped: no PostgreSQL server binaries in /usr/lib/postgresql.\n');
 const run = cluster === null ? describe.skip : describe;
 

@@ -1,7 +1,8 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 /**
  * Outside CI, with PostgreSQL's server binaries installed (Debian: /usr/lib/postgresql/N/bin)
@@ -22,6 +23,13 @@ export async function throwawayPostgres(root: string): Promise<{ url: string; st
   if (asRoot) {
     chmodSync(root, 0o755);
     chownSync(data, uid!, gid!);
+    // The postgres user must pass through every folder above the cluster: the run's temporary
+    // root (os.tmpdir() in a test process) is made 0700. Traverse only (o+x), and only there.
+    const top = realpathSync(tmpdir());
+    for (let dir = dirname(realpathSync(root)); dir.startsWith(top); dir = dirname(dir)) {
+      const mode = statSync(dir).mode & 0o7777;
+      if ((mode & 0o001) === 0) chmodSync(dir, mode | 0o001);
+    }
   }
   const run = (tool: string, args: string[]) => {
     const r = spawnSync(join(bin, tool), args, { uid, gid, cwd: data, encoding: 'utf8', timeout: 60_000 });
