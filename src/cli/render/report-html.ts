@@ -1,5 +1,5 @@
 import { escapeHtml, htmlDocument } from '../../server/pages/html.js';
-import type { ReportRow } from '../commands/report.js';
+import type { ReportRow } from '../commands/report/run.js';
 import { dollars, grouped } from './format.js';
 
 /**

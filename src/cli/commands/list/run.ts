@@ -1,16 +1,14 @@
 import { once } from 'node:events';
-import type { ListParams, Offset, OffsetList } from '../../api/types.js';
-import type { Context } from '../context.js';
-import { usage } from '../errors.js';
-import { shellWord } from '../follow-up.js';
-import type { CarbonClient } from '../../client/client.js';
-import { PageGuard } from '../../client/paging.js';
-import { wholeNumberOption } from '../options.js';
-import { terminalWidth } from '../render/fit.js';
-import { csvHeader, csvRow, offsetRow, offsetStream, offsetTable } from '../render/resources.js';
-
-export type ListFormat = 'table' | 'plain' | 'json' | 'csv';
-export const LIST_FORMATS: readonly ListFormat[] = ['table', 'plain', 'json', 'csv'];
+import { type ListParams, OFFSET_STATUSES, type Offset, type OffsetList } from '../../../api/types.js';
+import type { Context } from '../../context.js';
+import { usage } from '../../errors.js';
+import { shellWord } from '../../follow-up.js';
+import type { CarbonClient } from '../../../client/client.js';
+import { PageGuard } from '../../../client/paging.js';
+import { wholeNumberOption } from '../../options.js';
+import { terminalWidth } from '../../render/fit.js';
+import { csvHeader, csvRow, offsetRow, offsetStream, offsetTable } from '../../render/resources.js';
+import { LIST_FORMATS, type ListFormat } from './index.js';
 
 export interface ListFlags {
   limit?: string;
@@ -24,8 +22,6 @@ export interface ListFlags {
   since?: string;
   until?: string;
 }
-
-const STATUSES = ['processing', 'placed', 'refunded'];
 
 /** --since / --until: a day (YYYY-MM-DD, UTC) or an age such as 7d, 12h, 30m (before now). */
 export function parseWhen(text: string, flag: string, now = Date.now()): number {
@@ -43,7 +39,7 @@ export function parseWhen(text: string, flag: string, now = Date.now()): number 
  */
 function filterOf(flags: ListFlags, now: number): { keep: (o: Offset) => boolean; done: (o: Offset) => boolean } | null {
   if (flags.status === undefined && flags.since === undefined && flags.until === undefined) return null;
-  if (flags.status !== undefined && !STATUSES.includes(flags.status)) throw usage(`--status is one of ${STATUSES.join(', ')}, not "${flags.status}".`);
+  if (flags.status !== undefined && !(OFFSET_STATUSES as readonly string[]).includes(flags.status)) throw usage(`--status is one of ${OFFSET_STATUSES.join(', ')}, not "${flags.status}".`);
   const since = flags.since === undefined ? null : parseWhen(flags.since, '--since', now);
   // A day given to --until is included whole.
   const until = flags.until === undefined ? null : parseWhen(flags.until, '--until', now) + (/^\d{4}-/.test(flags.until) ? 86_400_000 : 0);
@@ -96,7 +92,7 @@ function chooseFormat(ctx: Context, flags: ListFlags): ListFormat | 'ids' {
     return 'ids';
   }
   if (flags.format !== undefined) {
-    if (!LIST_FORMATS.includes(flags.format as ListFormat)) throw usage(`--format must be one of ${LIST_FORMATS.join(', ')}, not "${flags.format}".`);
+    if (!(LIST_FORMATS as readonly string[]).includes(flags.format)) throw usage(`--format must be one of ${LIST_FORMATS.join(', ')}, not "${flags.format}".`);
     if (ctx.out.json && flags.format !== 'json') throw usage(`--json and --format ${flags.format} disagree; give one.`);
     return flags.format as ListFormat;
   }

@@ -1,9 +1,10 @@
-import type { Offset } from '../../api/types.js';
-import type { Context } from '../context.js';
-import { usage } from '../errors.js';
-import { type Column, headerLine, layout, line, terminalWidth } from '../render/fit.js';
-import { dollars, grouped, oneLine } from '../render/format.js';
-import { csvField } from '../render/resources.js';
+import type { Offset } from '../../../api/types.js';
+import type { Context } from '../../context.js';
+import { usage } from '../../errors.js';
+import { type Column, headerLine, layout, line, terminalWidth } from '../../render/fit.js';
+import { dollars, grouped, oneLine } from '../../render/format.js';
+import { csvField } from '../../render/resources.js';
+import { REPORT_FORMATS, REPORT_GROUPS, type ReportGroup } from './index.js';
 
 /**
  * `carbon report`: what a sustainability report needs, for the key's mode: kg and dollars per
@@ -30,10 +31,6 @@ export interface ReportRow {
   amount_cents: number;
 }
 
-const BY = ['month', 'week', 'quarter', 'reference'] as const;
-type By = (typeof BY)[number];
-const FORMATS = ['table', 'plain', 'csv', 'md', 'json', 'html'] as const;
-
 /** A day (YYYY-MM-DD, UTC) to its first millisecond; `end` gives the next day's (an inclusive --until). */
 function day(text: string, flag: string, end = false): number {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
@@ -42,7 +39,7 @@ function day(text: string, flag: string, end = false): number {
   return end ? ms + 86_400_000 : ms;
 }
 
-export function groupOf(o: Offset, by: By, prefixSep: string | undefined): string {
+export function groupOf(o: Offset, by: ReportGroup, prefixSep: string | undefined): string {
   if (by === 'reference') {
     if (o.reference === null) return '(no reference)';
     const cut = prefixSep === undefined ? -1 : o.reference.indexOf(prefixSep);
@@ -60,11 +57,11 @@ export function groupOf(o: Offset, by: By, prefixSep: string | undefined): strin
 }
 
 export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
-  const by = (flags.by ?? 'month') as By;
-  if (!BY.includes(by)) throw usage(`--by is one of ${BY.join(', ')}, not "${flags.by}".`);
+  const by = (flags.by ?? 'month') as ReportGroup;
+  if (!REPORT_GROUPS.includes(by)) throw usage(`--by is one of ${REPORT_GROUPS.join(', ')}, not "${flags.by}".`);
   if (flags.prefixSep !== undefined && by !== 'reference') throw usage('--prefix-sep groups references: it goes with --by reference.');
   const format = flags.format ?? (ctx.out.json ? 'json' : ctx.out.interactive ? 'table' : 'plain');
-  if (!(FORMATS as readonly string[]).includes(format)) throw usage(`--format is one of ${FORMATS.join(', ')}, not "${format}".`);
+  if (!(REPORT_FORMATS as readonly string[]).includes(format)) throw usage(`--format is one of ${REPORT_FORMATS.join(', ')}, not "${format}".`);
   if (ctx.out.json && format !== 'json') throw usage(`--json and --format ${format} disagree; give one.`);
   const since = flags.since === undefined ? null : day(flags.since, '--since');
   const until = flags.until === undefined ? null : day(flags.until, '--until', true);
@@ -94,7 +91,7 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
 
   if (format === 'json') return ctx.out.jsonDocument({ object: 'report', livemode: mode === 'live', by, ...span, rows: list, total });
   if (format === 'html') {
-    const { reportHtml } = await import('../render/report-html.js');
+    const { reportHtml } = await import('../../render/report-html.js');
     ctx.out.stdout.write(reportHtml({ by, rows: list, total, mode, ...span, made: new Date().toISOString() }));
     return;
   }

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { maskKey } from '../../service/keys.js';
+import { maskKey } from '../../../service/keys.js';
 import {
   CONFIG_FILE, CONFIG_KEYS, checkConfigValue, type ConfigData, type ConfigKey, DEFAULT_PROFILE, isConfigKey, type Profile, writeConfig,
-} from '../config-store.js';
-import type { Context } from '../context.js';
-import { CliError, usage } from '../errors.js';
-import { EXIT } from '../exit-codes.js';
+} from '../../config-store.js';
+import type { Context } from '../../context.js';
+import { CliError, usage } from '../../errors.js';
+import { EXIT } from '../../exit-codes.js';
 
 /**
  * `carbon config`: the profiles in config.json. Every subcommand acts on the profile the global
