@@ -16,6 +16,15 @@ export type CompletionSource = 'offsetIds' | 'profiles' | 'configKeys' | 'keyIds
 /** A source, a fixed list, or a list that depends on the command's earlier arguments. */
 export type Values = CompletionSource | readonly string[] | ((args: readonly string[]) => readonly string[]);
 
+/**
+ * A commander Option or Argument the registry made, carrying the `values` of its declaration for
+ * `carbon __complete`: a property, not an import of the registry, so the completion code loaded
+ * at run time does not pull the registry into its own lazily initialised part of the bundle.
+ */
+export interface Completable {
+  completionValues?: Values;
+}
+
 export interface FlagSpec {
   /** As commander writes them: '-q, --quiet', '--kg <n>', '--no-color'. */
   flags: string;

@@ -11,6 +11,9 @@ import { parseDollars } from './render/format.js';
 const NUMBER = /^-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?$/;
 
 /** Why the text is not a number as carbon reads them, as a parenthesis for the error ('' if it is one). */
+/** Whether `value` is one of `list` (a command's declared choices), as that type. */
+export const isOneOf = <T extends string>(list: readonly T[], value: string): value is T => (list as readonly string[]).includes(value);
+
 export function whyNotANumber(text: string): string {
   const t = text.trim();
   if (NUMBER.test(t)) return '';

@@ -1,6 +1,6 @@
 import { Argument, Command, Option } from 'commander';
 import pkg from '../../package.json' with { type: 'json' };
-import type { ArgSpec, CommandSpec, FlagSpec, Handler, RootSpec, SettingsKind, Values } from './command.js';
+import type { ArgSpec, CommandSpec, Completable, FlagSpec, Handler, RootSpec, SettingsKind } from './command.js';
 import { COMMANDS, ROOT } from './commands/index.js';
 import type { Context } from './context.js';
 import { usage } from './errors.js';
@@ -22,11 +22,6 @@ export type ContextOpened = (ctx: Context) => void;
  * The bare ones (the completion helpers) and help read the whole tree.
  */
 export const STANDALONE_COMMANDS: ReadonlySet<string> = new Set(COMMANDS.filter((c) => c.settings !== 'bare').map((c) => c.name));
-
-const VALUES = new WeakMap<Option | Argument, Values>();
-
-/** What shell completion offers for a flag's value or an argument, beyond its choices (see command.ts). */
-export const completionValues = (of: Option | Argument): Values | undefined => VALUES.get(of);
 
 /**
  * The program. With `only`, the name of the command a run asks for (main.ts passes it when it is
@@ -75,14 +70,14 @@ function option(flag: FlagSpec): Option {
   const made = new Option(flag.flags, flag.description);
   if (flag.choices !== undefined) made.choices(flag.choices);
   if (flag.default !== undefined) made.default(flag.default);
-  if (flag.values !== undefined) VALUES.set(made, flag.values);
+  if (flag.values !== undefined) (made as Completable).completionValues = flag.values;
   return made;
 }
 
 function argument(arg: ArgSpec): Argument {
   const made = new Argument(arg.name, arg.description);
   if (arg.choices !== undefined) made.choices(arg.choices);
-  if (arg.values !== undefined) VALUES.set(made, arg.values);
+  if (arg.values !== undefined) (made as Completable).completionValues = arg.values;
   return made;
 }
 
@@ -121,13 +116,17 @@ function refuseOptionAsValue(program: Command, action: Command): void {
     const option = options.find((o) => o.long === argv[i] || o.short === argv[i]);
     const next = argv[i + 1]!;
     if (option !== undefined && (option.required || option.optional) && known.has(next)) {
-      throw usage(`${argv[i]} needs a value, but "${next}" is an option.`, `Give the value after ${argv[i]} (or write ${argv[i]}=${next} if that is the value).`);
+      const hint = `Give the value after ${argv[i]} (or write ${argv[i]}=${next} if that is the value).`;
+      throw usage(`${argv[i]} needs a value, but "${next}" is an option.`, hint);
     }
   }
 }
 
 /** A bare command's action: its handler gets commander's arguments as they are. */
-const bare = (load: () => Promise<Handler>) => async (...args: unknown[]) => ((await load()) as (...a: unknown[]) => Promise<void>)(...args);
+const bare =
+  (load: () => Promise<Handler>) =>
+  async (...args: unknown[]): Promise<void> =>
+    ((await load()) as (...commanderArgs: unknown[]) => Promise<void>)(...args);
 
 /** A command's action: builds the Context, runs the handler with it, and leaves errors to main(). */
 function withContext(load: () => Promise<Handler>, kind: SettingsKind, opened: ContextOpened | undefined) {
@@ -146,7 +145,10 @@ function withContext(load: () => Promise<Handler>, kind: SettingsKind, opened: C
     const ctx = new Context(settings, out, process.env, Boolean(globals.verbose));
     opened?.(ctx);
     if (ctx.settings.apiKeySource === 'flag' || (kind === 'config' && globals.apiKey !== undefined)) {
-      out.warn('an API key given with --api-key can be read by other users (ps) and stays in shell history; prefer CARBON_API_KEY or `carbon config set`.');
+      out.warn(
+        'an API key given with --api-key can be read by other users (ps) and stays in shell history; ' +
+          'prefer CARBON_API_KEY or `carbon config set`.',
+      );
     }
     const passwordWarning = databasePasswordWarning(globals);
     if (passwordWarning !== undefined) out.warn(passwordWarning);

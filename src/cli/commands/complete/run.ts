@@ -1,6 +1,5 @@
 import type { Argument, Command, Option } from 'commander';
-import type { Values } from '../../command.js';
-import { completionValues } from '../../registry.js';
+import type { Completable, Values } from '../../command.js';
 import type { GlobalOptions } from '../../settings.js';
 import { stdout } from '../../stdio.js';
 import { type Candidate, DEADLINE_MS, realSources, type Sources } from './sources.js';
@@ -146,7 +145,12 @@ function options(pos: Position): Candidate[] {
   return out;
 }
 
-async function valuesFrom(entry: Values | undefined, choices: readonly string[] | undefined, pos: Position, sources: Sources): Promise<Candidate[]> {
+async function valuesFrom(
+  entry: Values | undefined,
+  choices: readonly string[] | undefined,
+  pos: Position,
+  sources: Sources,
+): Promise<Candidate[]> {
   if (choices !== undefined && choices.length > 0) return choices.map((value) => ({ value }));
   if (entry === undefined) return [];
   if (typeof entry === 'function') return entry(pos.args).map((value) => ({ value }));
@@ -155,7 +159,7 @@ async function valuesFrom(entry: Values | undefined, choices: readonly string[] 
 }
 
 function optionValues(option: Option, pos: Position, sources: Sources): Promise<Candidate[]> {
-  return valuesFrom(completionValues(option), option.argChoices, pos, sources);
+  return valuesFrom((option as Completable).completionValues, option.argChoices, pos, sources);
 }
 
 function argumentValues(pos: Position, sources: Sources): Promise<Candidate[]> | undefined {
@@ -163,7 +167,7 @@ function argumentValues(pos: Position, sources: Sources): Promise<Candidate[]> |
   const last = args.at(-1);
   const arg: Argument | undefined = args[pos.positionals] ?? (last?.variadic ? last : undefined);
   if (arg === undefined) return undefined;
-  return valuesFrom(completionValues(arg), arg.argChoices, pos, sources);
+  return valuesFrom((arg as Completable).completionValues, arg.argChoices, pos, sources);
 }
 
 /** What may come at the current word: the heart of `__complete`, free of I/O but `sources`. */

@@ -72,7 +72,9 @@ export function realSources(env: NodeJS.ProcessEnv = process.env): Sources {
         const { kg, oneLine } = await import('../../render/format.js');
         return page.data.map((o) => ({
           value: o.id,
-          description: [kg(o.kg), o.status, o.created.slice(0, 10), o.reference === null ? '' : oneLine(o.reference)].filter(Boolean).join(' · '),
+          description: [kg(o.kg), o.status, o.created.slice(0, 10), o.reference === null ? '' : oneLine(o.reference)]
+            .filter(Boolean)
+            .join(' · '),
         }));
       }),
     keyIds: (globals) =>
@@ -91,7 +93,9 @@ export function realSources(env: NodeJS.ProcessEnv = process.env): Sources {
       return Object.entries(config.profiles ?? {}).map(([name, p]) => ({
         value: name,
         // Never a key: only where the profile points and in which mode.
-        description: [name === config.current_profile ? 'current' : '', p.mode ?? 'test', p.base_url ?? 'local model'].filter(Boolean).join(' · '),
+        description: [name === config.current_profile ? 'current' : '', p.mode ?? 'test', p.base_url ?? 'local model']
+          .filter(Boolean)
+          .join(' · '),
       }));
     },
     async configKeys() {

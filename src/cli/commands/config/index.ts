@@ -21,7 +21,11 @@ export const config: CommandSpec = {
       name: 'set',
       description: 'set a key of the profile (a value of - reads it from stdin)',
       args: [KEY, { name: '<value>', description: 'the value; - reads it from stdin', values: ([key]) => (key === 'mode' ? MODES : []) }],
-      examples: ['carbon config set test-key ck_test_…', 'carbon config set mode live', 'pass show carbon/live | carbon config set live-key -'],
+      examples: [
+        'carbon config set test-key ck_test_…',
+        'carbon config set mode live',
+        'pass show carbon/live | carbon config set live-key -',
+      ],
       load: () => import('./run.js').then((m) => m.set),
     },
     {

@@ -5,7 +5,7 @@ import { usage } from '../../errors.js';
 import { shellWord } from '../../follow-up.js';
 import type { CarbonClient } from '../../../client/client.js';
 import { PageGuard } from '../../../client/paging.js';
-import { wholeNumberOption } from '../../options.js';
+import { isOneOf, wholeNumberOption } from '../../options.js';
 import { terminalWidth } from '../../render/fit.js';
 import { csvHeader, csvRow, offsetRow, offsetStream, offsetTable } from '../../render/resources.js';
 import { LIST_FORMATS, type ListFormat } from './index.js';
@@ -39,7 +39,9 @@ export function parseWhen(text: string, flag: string, now = Date.now()): number 
  */
 function filterOf(flags: ListFlags, now: number): { keep: (o: Offset) => boolean; done: (o: Offset) => boolean } | null {
   if (flags.status === undefined && flags.since === undefined && flags.until === undefined) return null;
-  if (flags.status !== undefined && !(OFFSET_STATUSES as readonly string[]).includes(flags.status)) throw usage(`--status is one of ${OFFSET_STATUSES.join(', ')}, not "${flags.status}".`);
+  if (flags.status !== undefined && !isOneOf(OFFSET_STATUSES, flags.status)) {
+    throw usage(`--status is one of ${OFFSET_STATUSES.join(', ')}, not "${flags.status}".`);
+  }
   const since = flags.since === undefined ? null : parseWhen(flags.since, '--since', now);
   // A day given to --until is included whole.
   const until = flags.until === undefined ? null : parseWhen(flags.until, '--until', now) + (/^\d{4}-/.test(flags.until) ? 86_400_000 : 0);
@@ -92,7 +94,7 @@ function chooseFormat(ctx: Context, flags: ListFlags): ListFormat | 'ids' {
     return 'ids';
   }
   if (flags.format !== undefined) {
-    if (!(LIST_FORMATS as readonly string[]).includes(flags.format)) throw usage(`--format must be one of ${LIST_FORMATS.join(', ')}, not "${flags.format}".`);
+    if (!isOneOf(LIST_FORMATS, flags.format)) throw usage(`--format must be one of ${LIST_FORMATS.join(', ')}, not "${flags.format}".`);
     if (ctx.out.json && flags.format !== 'json') throw usage(`--json and --format ${flags.format} disagree; give one.`);
     return flags.format as ListFormat;
   }

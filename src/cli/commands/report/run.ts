@@ -1,6 +1,7 @@
 import type { Offset } from '../../../api/types.js';
 import type { Context } from '../../context.js';
 import { usage } from '../../errors.js';
+import { isOneOf } from '../../options.js';
 import { type Column, headerLine, layout, line, terminalWidth } from '../../render/fit.js';
 import { dollars, grouped, oneLine } from '../../render/format.js';
 import { csvField } from '../../render/resources.js';
@@ -61,7 +62,7 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
   if (!REPORT_GROUPS.includes(by)) throw usage(`--by is one of ${REPORT_GROUPS.join(', ')}, not "${flags.by}".`);
   if (flags.prefixSep !== undefined && by !== 'reference') throw usage('--prefix-sep groups references: it goes with --by reference.');
   const format = flags.format ?? (ctx.out.json ? 'json' : ctx.out.interactive ? 'table' : 'plain');
-  if (!(REPORT_FORMATS as readonly string[]).includes(format)) throw usage(`--format is one of ${REPORT_FORMATS.join(', ')}, not "${format}".`);
+  if (!isOneOf(REPORT_FORMATS, format)) throw usage(`--format is one of ${REPORT_FORMATS.join(', ')}, not "${format}".`);
   if (ctx.out.json && format !== 'json') throw usage(`--json and --format ${format} disagree; give one.`);
   const since = flags.since === undefined ? null : day(flags.since, '--since');
   const until = flags.until === undefined ? null : day(flags.until, '--until', true);

@@ -1,11 +1,11 @@
-import { ACCOUNT_STANDINGS, type AccountStanding, type Balance, type Mode, type Offset } from '../../../api/types.js';
+import { ACCOUNT_STANDINGS, type Balance, type Mode, type Offset } from '../../../api/types.js';
 import { type FaultConfig, describeFaults, parseLatency, parseShare } from '../../../service/faults.js';
 import type { Sandbox } from '../../../service/sandbox.js';
 import type { FaultInput } from '../../../service/settings.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT } from '../../exit-codes.js';
-import { dollarsOption, wholeNumberOption } from '../../options.js';
+import { dollarsOption, isOneOf, wholeNumberOption } from '../../options.js';
 import { print } from '../../print.js';
 import { terminalWidth } from '../../render/fit.js';
 import { dollars, parseDuration } from '../../render/format.js';
@@ -126,9 +126,9 @@ export async function keysRevoke(ctx: Context, id: string): Promise<void> {
 }
 
 export async function accountStatus(ctx: Context, value: string): Promise<void> {
-  if (!(ACCOUNT_STANDINGS as readonly string[]).includes(value)) throw usage(`The account status is one of ${ACCOUNT_STANDINGS.join(', ')}, not "${value}".`);
+  if (!isOneOf(ACCOUNT_STANDINGS, value)) throw usage(`The account status is one of ${ACCOUNT_STANDINGS.join(', ')}, not "${value}".`);
   const sandbox = await open(ctx, 'account');
-  await sandbox.setStatus(value as AccountStanding);
+  await sandbox.setStatus(value);
   await note(ctx, (p) => `${p.green('✓')} The account is ${value}${value === 'active' ? '' : ': every request now gets 403 api_access_inactive (exit 4)'}.`);
   await print(ctx, await account(sandbox), accountCard, accountPlain);
 }

@@ -3,6 +3,11 @@ import type { CommandSpec } from '../../command.js';
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 4010;
 
+/** The line `carbon serve` writes on stdout when it is ready, as its help shows it. */
+const READY_LINE =
+  '{"url":"http://127.0.0.1:4010/api/v1","test_key":"ck_test_…abcd",…,' +
+  '"developer_page_url":"http://127.0.0.1:4010/login?token=…","pid":1234}';
+
 export const serve: CommandSpec = {
   name: 'serve',
   description: 'serve the local model as the HTTP API (a stateful sandbox on a port), with its developer page',
@@ -16,7 +21,7 @@ export const serve: CommandSpec = {
 served on the same port: open the developer page address the banner prints; it signs you in once.
 
 On start: a banner on stderr, and one JSON line on stdout for scripts:
-  {"url":"http://127.0.0.1:4010/api/v1","test_key":"ck_test_…abcd",…,"developer_page_url":"http://127.0.0.1:4010/login?token=…","pid":1234}
+  ${READY_LINE}
 Stops gracefully on Ctrl-C (SIGINT) or SIGTERM, finishing requests in flight, and exits 0.`,
   examples: [
     'carbon serve',
