@@ -62,7 +62,9 @@ function register(parent: Command, spec: CommandSpec, inherited: SettingsKind, o
   each(spec.args, (arg) => cmd.addArgument(argument(arg)));
   each(spec.flags, (flag) => cmd.addOption(option(flag)));
   // Written when the help is shown, not for every command each time the tree is built.
-  if (spec.notes !== undefined || spec.examples !== undefined || spec.epilogue !== undefined) cmd.addHelpText('after', () => helpAfter(spec));
+  if (spec.notes !== undefined || spec.examples !== undefined || spec.epilogue !== undefined) {
+    cmd.addHelpText('after', () => helpAfter(spec));
+  }
   if (spec.lenient === true) cmd.helpOption(false).allowUnknownOption().allowExcessArguments();
   if (spec.load !== undefined) cmd.action(settings === 'bare' ? bare(spec.load) : withContext(spec.load, settings, opened));
   each(spec.subcommands, (sub) => register(cmd, sub, settings, opened));

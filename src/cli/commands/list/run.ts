@@ -5,7 +5,7 @@ import { usage } from '../../errors.js';
 import { shellWord } from '../../follow-up.js';
 import type { CarbonClient } from '../../../client/client.js';
 import { PageGuard } from '../../../client/paging.js';
-import { isOneOf, wholeNumberOption } from '../../options.js';
+import { isOneOf, parseWhen, wholeNumberOption } from '../../options.js';
 import { terminalWidth } from '../../render/fit.js';
 import { csvHeader, csvRow, offsetRow, offsetStream, offsetTable } from '../../render/resources.js';
 import { LIST_FORMATS, type ListFormat } from './index.js';
@@ -21,16 +21,6 @@ export interface ListFlags {
   status?: string;
   since?: string;
   until?: string;
-}
-
-/** --since / --until: a day (YYYY-MM-DD, UTC) or an age such as 7d, 12h, 30m (before now). */
-export function parseWhen(text: string, flag: string, now = Date.now()): number {
-  const age = /^(\d{1,6})([mhdw])$/.exec(text);
-  if (age) return now - Number(age[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[age[2] as 'm' | 'h' | 'd' | 'w'];
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
-  const ms = m === null ? Number.NaN : Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
-  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== text) throw usage(`${flag} must be a day such as 2026-01-31 or an age such as 7d, 12h or 30m, not "${text}".`);
-  return ms;
 }
 
 /**

@@ -2,10 +2,10 @@ import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT } from '../../exit-codes.js';
+import { parseWhen } from '../../options.js';
 import { parseDuration } from '../../render/format.js';
 import { freshState, poll, type EventType, type WatchEvent, type WatchState } from '../../watch/follow.js';
 import { DEFAULT_WAIT_SECONDS } from '../../offsets/wait.js';
-import { parseWhen } from '../list/run.js';
 
 /**
  * `carbon watch`: follows offsets as they change, on either engine, by reading the list every
