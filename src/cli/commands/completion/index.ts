@@ -4,7 +4,7 @@ export const SHELLS = ['bash', 'zsh', 'fish'] as const;
 export type Shell = (typeof SHELLS)[number];
 
 // Shell completion: completion/ prints the scripts in completions/, complete/ answers them. Neither
-// needs settings or an engine up front, so a broken config never breaks them.
+// needs settings or an engine up front (settings: 'bare'), so a broken config never breaks them.
 
 export const completion: CommandSpec = {
   name: 'completion',
@@ -22,13 +22,4 @@ export const completion: CommandSpec = {
   epilogue: `Completes commands, options, option values (--format, --profile names, ...) and, for
 \`carbon show\`, the newest offset ids. Open a new shell after installing.`,
   load: () => import('./run.js').then((m) => m.run),
-};
-
-export const complete: CommandSpec = {
-  name: '__complete',
-  description: 'used by the completion scripts: the candidates for the word being completed',
-  settings: 'bare',
-  hidden: true,
-  lenient: true,
-  load: () => import('../complete/run.js').then((m) => m.run),
 };
