@@ -142,7 +142,8 @@ export async function list(ctx: Context): Promise<void> {
     const paint = await ctx.paint();
     const lines: string[] = [];
     for (const [name, p] of entries) {
-      const marks = [name === listed.current_profile && 'current', name === listed.selected_profile && name !== listed.current_profile && 'selected'].filter(Boolean);
+      const current = name === listed.current_profile;
+      const marks = [current && 'current', name === listed.selected_profile && !current && 'selected'].filter(Boolean);
       lines.push(`${paint.bold(name)}${marks.length > 0 ? paint.dim(` (${marks.join(', ')})`) : ''}`);
       const set = fields(p);
       if (set.length === 0) lines.push(paint.dim('  (empty)'));
