@@ -12,8 +12,8 @@ import { SHELLS, type Shell } from './index.js';
  * `carbon completion SHELL`: prints the completion script for a shell.
  *
  * The scripts in the package's completions/ directory are the one source of truth: this command
- * prints those files byte for byte, found from this module's own location (dist/chunks/… when
- * built, src/cli/commands/completion/ from source, node_modules/carbon-offsets-cli/… when installed) by
+ * prints those files byte for byte, found from this module's own location (dist/ when built,
+ * src/cli/commands/completion/ from source, node_modules/carbon-offsets-cli/… when installed) by
  * walking up to the directory whose package.json is this package's. The scripts themselves are
  * thin: everything they offer comes from `carbon __complete` (commands/complete/run.ts), which reads
  * the command tree from commander, so a new command or option needs no change to any script.
