@@ -23,8 +23,15 @@ export interface ApiResponse<T = unknown> {
   body: T;
 }
 
-export type OffsetStatus = 'processing' | 'placed' | 'refunded';
-export type Mode = 'test' | 'live';
+/** Where an offset is in its life; `carbon list --status` and `carbon watch --status` offer them. */
+export const OFFSET_STATUSES = ['processing', 'placed', 'refunded'] as const;
+export type OffsetStatus = (typeof OFFSET_STATUSES)[number];
+/** A key's mode: each has a balance and offsets of its own. */
+export const MODES = ['test', 'live'] as const;
+export type Mode = (typeof MODES)[number];
+/** An account's standing: only an active account may use the API (others get 403 api_access_inactive). */
+export const ACCOUNT_STANDINGS = ['active', 'suspended', 'unapproved'] as const;
+export type AccountStanding = (typeof ACCOUNT_STANDINGS)[number];
 
 export interface Offset {
   object: 'offset';

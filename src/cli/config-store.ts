@@ -1,9 +1,11 @@
 import { chmodSync, readFileSync, statSync } from 'node:fs';
 import { makeDirs } from '../platform/dirs.js';
 import { join } from 'node:path';
-import type { Mode } from '../api/types.js';
+import { MODES, type Mode } from '../api/types.js';
 import { EXIT } from './exit-codes.js';
 import { CliError, usage } from './errors.js';
+
+const isMode = (value: string): value is Mode => (MODES as readonly string[]).includes(value);
 
 /** One profile: the keys and the endpoint a team or an environment uses. */
 export interface Profile {
@@ -115,7 +117,7 @@ function checkConfig(data: unknown): string | null {
       if (typeof value !== 'string') return `profile "${name}" field "${field}" is not a string`;
     }
     const mode = (profile as Profile).mode;
-    if (mode !== undefined && mode !== 'test' && mode !== 'live') return `profile "${name}" has mode "${mode}"; expected test or live`;
+    if (mode !== undefined && !isMode(mode)) return `profile "${name}" has mode "${mode}"; expected test or live`;
   }
   return null;
 }
@@ -124,7 +126,7 @@ function checkConfig(data: unknown): string | null {
 export function checkConfigValue(key: ConfigKey, value: string): string {
   switch (key) {
     case 'mode':
-      if (value !== 'test' && value !== 'live') throw usage(`mode must be test or live, not "${value}".`);
+      if (!isMode(value)) throw usage(`mode must be test or live, not "${value}".`);
       return value;
     case 'test-key':
     case 'live-key': {
@@ -182,7 +184,7 @@ async function writeConfigFile(configDir: string, change: (data: ConfigData) => 
     properties: {
       test_key: { type: 'string' },
       live_key: { type: 'string' },
-      mode: { enum: ['test', 'live'] },
+      mode: { enum: [...MODES] },
       base_url: { type: 'string' },
       webhook_secret: { type: 'string' },
     },

@@ -1,13 +1,16 @@
 import { CommanderError } from 'commander';
 import { usage } from './errors.js';
 import { EXIT } from './exit-codes.js';
-import { activeContext, buildProgram } from './program.js';
+import type { Context } from './context.js';
+import { buildProgram } from './registry.js';
 import { reportError } from './report-error.js';
 import { createdStreams, stderr } from './stdio.js';
 
 /** Runs the CLI and exits with the documented code: the one place that ends the process. */
 export async function main(argv: string[]): Promise<never> {
-  const program = buildProgram(argv[0]);
+  // The Context of the command that ran, if one did, so its engine is released whatever happened.
+  let running: Context | undefined;
+  const program = buildProgram(argv[0], (ctx) => (running = ctx));
   const io = {
     json: argv.includes('--json'),
     env: process.env,
@@ -27,12 +30,12 @@ export async function main(argv: string[]): Promise<never> {
         ? EXIT.ok
         : reportError(usage(err.message.replace(/^error: /, ''), '(add --help for usage)'), io);
     } else {
-      const settings = activeContext?.settings;
+      const settings = running?.settings;
       code = reportError(err, io, settings === undefined ? undefined : { mode: settings.mode, engine: settings.engine });
     }
   }
   try {
-    await activeContext?.close();
+    await running?.close();
   } catch {
     // Closing a handle cannot change what the command did.
   }

@@ -78,3 +78,18 @@ export function purchaseParams(flags: PurchaseFlags): PurchaseParams {
   if (flags.reference !== undefined) params.reference = flags.reference;
   return params;
 }
+
+/** Whether `value` is one of `list` (a command's declared choices), as that type. */
+export const isOneOf = <T extends string>(list: readonly T[], value: string): value is T => (list as readonly string[]).includes(value);
+
+/** --since / --until: a day (YYYY-MM-DD, UTC) or an age such as 7d, 12h, 30m (before now). */
+export function parseWhen(text: string, flag: string, now = Date.now()): number {
+  const age = /^(\d{1,6})([mhdw])$/.exec(text);
+  if (age) return now - Number(age[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[age[2] as 'm' | 'h' | 'd' | 'w'];
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  const ms = m === null ? Number.NaN : Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== text) {
+    throw usage(`${flag} must be a day such as 2026-01-31 or an age such as 7d, 12h or 30m, not "${text}".`);
+  }
+  return ms;
+}

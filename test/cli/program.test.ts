@@ -1,6 +1,6 @@
 import { type Command, CommanderError } from 'commander';
 import { describe, expect, test } from 'vitest';
-import { buildProgram, SOLO } from '../../src/cli/program.js';
+import { buildProgram, STANDALONE_COMMANDS } from '../../src/cli/registry.js';
 
 /**
  * argv → the command that runs, its positionals, its own options and the global ones. Every
@@ -168,7 +168,7 @@ describe('a run that names its command gets only that one (start-up), and it is 
   const tree = (program: Command) => new Map([...commands(program)].slice(1).map((c) => [pathOf(c), helpOf(c)]));
   const full = tree(buildProgram());
 
-  test.each([...SOLO])('%s: its commands, options and help as in the whole program, and no other', (name) => {
+  test.each([...STANDALONE_COMMANDS])('%s: its commands, options and help as in the whole program, and no other', (name) => {
     const solo = tree(buildProgram(name));
     expect([...solo.keys()].every((path) => path === name || path.startsWith(`${name} `))).toBe(true);
     expect(solo).toEqual(new Map([...full].filter(([path]) => path === name || path.startsWith(`${name} `))));

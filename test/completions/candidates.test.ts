@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { type Candidate, candidates, formatCandidates, type Sources } from '../../src/cli/commands/complete.js';
-import { buildProgram } from '../../src/cli/program.js';
+import { candidates, formatCandidates } from '../../src/cli/commands/complete/run.js';
+import type { Candidate, Sources } from '../../src/cli/commands/complete/sources.js';
+import { buildProgram } from '../../src/cli/registry.js';
 import type { GlobalOptions } from '../../src/cli/settings.js';
 
 /**

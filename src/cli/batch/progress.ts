@@ -14,7 +14,7 @@ export function bar(done: number, total: number, cells = 20): string {
 }
 
 export async function progress(out: Output, verb: string): Promise<Progress> {
-  // As for --wait's spinner (wait.ts): a pty nobody sized reports 0 columns, and ora never clears there.
+  // As for --wait's spinner (offsets/wait.ts): a pty nobody sized reports 0 columns, and ora never clears there.
   if (!out.spinners || (out.stderr as { columns?: number }).columns === 0) return SILENT;
   const { default: ora } = await import('ora');
   const spinner = ora({ text: verb, stream: out.stderr, isEnabled: true, discardStdin: false }).start();

@@ -1,5 +1,6 @@
+import type { Mode } from '../../api/types.js';
 import { escapeHtml, htmlDocument } from '../../server/pages/html.js';
-import type { ReportRow } from '../commands/report.js';
+import type { ReportRow } from '../commands/report/run.js';
 import { dollars, grouped } from './format.js';
 
 /**
@@ -11,7 +12,7 @@ export interface HtmlReport {
   by: string;
   rows: readonly ReportRow[];
   total: ReportRow;
-  mode: 'test' | 'live';
+  mode: Mode;
   since: string | null;
   until: string | null;
   /** ISO time the report was made. */

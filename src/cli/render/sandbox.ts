@@ -1,3 +1,4 @@
+import { MODES } from '../../api/types.js';
 import { type FaultConfig, describeFaults } from '../../service/faults.js';
 import type { SandboxKey, SandboxStatus } from '../../service/sandbox.js';
 import { type Column, table } from './fit.js';
@@ -126,7 +127,7 @@ export function statusPlain(s: SandboxStatus): string {
     ['balances.test', s.balances.test],
     ['balances.live', s.balances.live],
   ];
-  for (const mode of ['test', 'live'] as const) {
+  for (const mode of MODES) {
     for (const [k, v] of Object.entries(s.impact[mode])) fields.push([`impact.${mode}.${k}`, v]);
   }
   fields.push(...faultFields(s.faults, 'faults.'));

@@ -1,16 +1,14 @@
 import { once } from 'node:events';
-import type { ListParams, Offset, OffsetList } from '../../api/types.js';
-import type { Context } from '../context.js';
-import { usage } from '../errors.js';
-import { shellWord } from '../follow-up.js';
-import type { CarbonClient } from '../../client/client.js';
-import { PageGuard } from '../../client/paging.js';
-import { wholeNumberOption } from '../options.js';
-import { terminalWidth } from '../render/fit.js';
-import { csvHeader, csvRow, offsetRow, offsetStream, offsetTable } from '../render/resources.js';
-
-export type ListFormat = 'table' | 'plain' | 'json' | 'csv';
-export const LIST_FORMATS: readonly ListFormat[] = ['table', 'plain', 'json', 'csv'];
+import { type ListParams, OFFSET_STATUSES, type Offset, type OffsetList } from '../../../api/types.js';
+import type { Context } from '../../context.js';
+import { usage } from '../../errors.js';
+import { shellWord } from '../../follow-up.js';
+import type { CarbonClient } from '../../../client/client.js';
+import { PageGuard } from '../../../client/paging.js';
+import { isOneOf, parseWhen, wholeNumberOption } from '../../options.js';
+import { terminalWidth } from '../../render/fit.js';
+import { csvHeader, csvRow, offsetRow, offsetStream, offsetTable } from '../../render/resources.js';
+import { LIST_FORMATS, type ListFormat } from './index.js';
 
 export interface ListFlags {
   limit?: string;
@@ -25,25 +23,15 @@ export interface ListFlags {
   until?: string;
 }
 
-const STATUSES = ['processing', 'placed', 'refunded'];
-
-/** --since / --until: a day (YYYY-MM-DD, UTC) or an age such as 7d, 12h, 30m (before now). */
-export function parseWhen(text: string, flag: string, now = Date.now()): number {
-  const age = /^(\d{1,6})([mhdw])$/.exec(text);
-  if (age) return now - Number(age[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[age[2] as 'm' | 'h' | 'd' | 'w'];
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
-  const ms = m === null ? Number.NaN : Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
-  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== text) throw usage(`${flag} must be a day such as 2026-01-31 or an age such as 7d, 12h or 30m, not "${text}".`);
-  return ms;
-}
-
 /**
  * The list's own filters (the API filters by reference only): by status and by when it was
  * created. Applied while paging, newest first, so paging stops at the first offset older than --since.
  */
 function filterOf(flags: ListFlags, now: number): { keep: (o: Offset) => boolean; done: (o: Offset) => boolean } | null {
   if (flags.status === undefined && flags.since === undefined && flags.until === undefined) return null;
-  if (flags.status !== undefined && !STATUSES.includes(flags.status)) throw usage(`--status is one of ${STATUSES.join(', ')}, not "${flags.status}".`);
+  if (flags.status !== undefined && !isOneOf(OFFSET_STATUSES, flags.status)) {
+    throw usage(`--status is one of ${OFFSET_STATUSES.join(', ')}, not "${flags.status}".`);
+  }
   const since = flags.since === undefined ? null : parseWhen(flags.since, '--since', now);
   // A day given to --until is included whole.
   const until = flags.until === undefined ? null : parseWhen(flags.until, '--until', now) + (/^\d{4}-/.test(flags.until) ? 86_400_000 : 0);
@@ -96,7 +84,7 @@ function chooseFormat(ctx: Context, flags: ListFlags): ListFormat | 'ids' {
     return 'ids';
   }
   if (flags.format !== undefined) {
-    if (!LIST_FORMATS.includes(flags.format as ListFormat)) throw usage(`--format must be one of ${LIST_FORMATS.join(', ')}, not "${flags.format}".`);
+    if (!isOneOf(LIST_FORMATS, flags.format)) throw usage(`--format must be one of ${LIST_FORMATS.join(', ')}, not "${flags.format}".`);
     if (ctx.out.json && flags.format !== 'json') throw usage(`--json and --format ${flags.format} disagree; give one.`);
     return flags.format as ListFormat;
   }

@@ -1,11 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { hasDisplay, openInBrowser } from '../browser.js';
-import type { Context } from '../context.js';
-import { CliError } from '../errors.js';
-import { EXIT } from '../exit-codes.js';
-import { inEitherMode } from './other-mode.js';
+import { hasDisplay, openInBrowser } from '../../browser.js';
+import type { Context } from '../../context.js';
+import { CliError } from '../../errors.js';
+import { EXIT } from '../../exit-codes.js';
+import { inEitherMode } from '../../offsets/other-mode.js';
 
 /**
  * `carbon open ID`: the offset's certificate. On the remote engine its certificate_url (the
@@ -23,7 +23,7 @@ export async function run(ctx: Context, id: string, flags: { print?: boolean }):
   let target = offset.certificate_url;
   if (ctx.settings.engine === 'local') {
     const certificateId = offset.certificate_url.split('/').pop()!;
-    const { certificatePage } = await import('../../server/pages/certificate.js');
+    const { certificatePage } = await import('../../../server/pages/certificate.js');
     const dir = join(ctx.settings.paths.dataDir, 'certificates');
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const file = join(dir, `${certificateId}.html`);

@@ -2,24 +2,22 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pkg from '../../../package.json' with { type: 'json' };
-import { CliError, usage } from '../errors.js';
-import { EXIT } from '../exit-codes.js';
-import { stdout } from '../stdio.js';
+import pkg from '../../../../package.json' with { type: 'json' };
+import { CliError, usage } from '../../errors.js';
+import { EXIT } from '../../exit-codes.js';
+import { stdout } from '../../stdio.js';
+import { SHELLS, type Shell } from './index.js';
 
 /**
  * `carbon completion SHELL`: prints the completion script for a shell.
  *
  * The scripts in the package's completions/ directory are the one source of truth: this command
- * prints those files byte for byte, found from this module's own location (dist/chunks/… when
- * built, src/cli/commands/ from source, node_modules/carbon-offsets-cli/… when installed) by
+ * prints those files byte for byte, found from this module's own location (dist/ when built,
+ * src/cli/commands/completion/ from source, node_modules/carbon-offsets-cli/… when installed) by
  * walking up to the directory whose package.json is this package's. The scripts themselves are
- * thin: everything they offer comes from `carbon __complete` (commands/complete.ts), which reads
+ * thin: everything they offer comes from `carbon __complete` (commands/complete/run.ts), which reads
  * the command tree from commander, so a new command or option needs no change to any script.
  */
-
-export const SHELLS = ['bash', 'zsh', 'fish'] as const;
-export type Shell = (typeof SHELLS)[number];
 
 /** The file in completions/ for each shell, named as each shell's completion directory expects. */
 export const SCRIPT_FILES: Readonly<Record<Shell, string>> = {

@@ -1,9 +1,11 @@
-import type { Offset } from '../../api/types.js';
-import type { Context } from '../context.js';
-import { usage } from '../errors.js';
-import { type Column, headerLine, layout, line, terminalWidth } from '../render/fit.js';
-import { dollars, grouped, oneLine } from '../render/format.js';
-import { csvField } from '../render/resources.js';
+import type { Offset } from '../../../api/types.js';
+import type { Context } from '../../context.js';
+import { usage } from '../../errors.js';
+import { isOneOf } from '../../options.js';
+import { type Column, headerLine, layout, line, terminalWidth } from '../../render/fit.js';
+import { dollars, grouped, oneLine } from '../../render/format.js';
+import { csvField, type Paint } from '../../render/resources.js';
+import { REPORT_FORMATS, REPORT_GROUPS, type ReportGroup } from './index.js';
 
 /**
  * `carbon report`: what a sustainability report needs, for the key's mode: kg and dollars per
@@ -30,10 +32,6 @@ export interface ReportRow {
   amount_cents: number;
 }
 
-const BY = ['month', 'week', 'quarter', 'reference'] as const;
-type By = (typeof BY)[number];
-const FORMATS = ['table', 'plain', 'csv', 'md', 'json', 'html'] as const;
-
 /** A day (YYYY-MM-DD, UTC) to its first millisecond; `end` gives the next day's (an inclusive --until). */
 function day(text: string, flag: string, end = false): number {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
@@ -42,7 +40,7 @@ function day(text: string, flag: string, end = false): number {
   return end ? ms + 86_400_000 : ms;
 }
 
-export function groupOf(o: Offset, by: By, prefixSep: string | undefined): string {
+export function groupOf(o: Offset, by: ReportGroup, prefixSep: string | undefined): string {
   if (by === 'reference') {
     if (o.reference === null) return '(no reference)';
     const cut = prefixSep === undefined ? -1 : o.reference.indexOf(prefixSep);
@@ -59,17 +57,34 @@ export function groupOf(o: Offset, by: By, prefixSep: string | undefined): strin
   return `${t.getUTCFullYear()}-W${String(n).padStart(2, '0')}`;
 }
 
-export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
-  const by = (flags.by ?? 'month') as By;
-  if (!BY.includes(by)) throw usage(`--by is one of ${BY.join(', ')}, not "${flags.by}".`);
+/** What the flags ask for, checked: the grouping, the format, and the span in ms (until excluded). */
+interface Query {
+  by: ReportGroup;
+  format: (typeof REPORT_FORMATS)[number];
+  since: number | null;
+  until: number | null;
+}
+
+function query(ctx: Context, flags: ReportFlags): Query {
+  const by = (flags.by ?? 'month') as ReportGroup;
+  if (!REPORT_GROUPS.includes(by)) throw usage(`--by is one of ${REPORT_GROUPS.join(', ')}, not "${flags.by}".`);
   if (flags.prefixSep !== undefined && by !== 'reference') throw usage('--prefix-sep groups references: it goes with --by reference.');
   const format = flags.format ?? (ctx.out.json ? 'json' : ctx.out.interactive ? 'table' : 'plain');
-  if (!(FORMATS as readonly string[]).includes(format)) throw usage(`--format is one of ${FORMATS.join(', ')}, not "${format}".`);
+  if (!isOneOf(REPORT_FORMATS, format)) throw usage(`--format is one of ${REPORT_FORMATS.join(', ')}, not "${format}".`);
   if (ctx.out.json && format !== 'json') throw usage(`--json and --format ${format} disagree; give one.`);
   const since = flags.since === undefined ? null : day(flags.since, '--since');
   const until = flags.until === undefined ? null : day(flags.until, '--until', true);
   if (since !== null && until !== null && since >= until) throw usage('--since must come before --until.');
+  return { by, format, since, until };
+}
 
+/** The rows, in the order shown, and their total: placed and processing offsets of the span. */
+interface Sums {
+  list: ReportRow[];
+  total: ReportRow;
+}
+
+async function sum(ctx: Context, { by, since, until }: Query, prefixSep: string | undefined): Promise<Sums> {
   const rows = new Map<string, ReportRow>();
   const client = await ctx.client();
   for await (const o of client.listAll({ limit: 100 })) {
@@ -77,7 +92,7 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
     // Newest first: once older than --since, every later one is too.
     if (since !== null && created < since) break;
     if ((until !== null && created >= until) || o.status === 'refunded') continue;
-    const key = groupOf(o, by, flags.prefixSep);
+    const key = groupOf(o, by, prefixSep);
     let row = rows.get(key);
     if (row === undefined) rows.set(key, (row = { group: key, offsets: 0, kg: 0, placed_kg: 0, processing_kg: 0, amount_cents: 0 }));
     row.offsets++;
@@ -86,15 +101,23 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
     if (o.status === 'placed') row.placed_kg += o.kg;
     else row.processing_kg += o.kg;
   }
-  const list = [...rows.values()].sort((a, b) => (by === 'reference' ? b.kg - a.kg || a.group.localeCompare(b.group) : a.group.localeCompare(b.group)));
+  const byName = (a: ReportRow, b: ReportRow) => a.group.localeCompare(b.group);
+  const list = [...rows.values()].sort((a, b) => (by === 'reference' ? b.kg - a.kg || byName(a, b) : byName(a, b)));
   const total: ReportRow = { group: 'total', offsets: 0, kg: 0, placed_kg: 0, processing_kg: 0, amount_cents: 0 };
   for (const r of list) for (const k of ['offsets', 'kg', 'placed_kg', 'processing_kg', 'amount_cents'] as const) total[k] += r[k];
+  return { list, total };
+}
+
+export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
+  const q = query(ctx, flags);
+  const { by, format } = q;
+  const { list, total } = await sum(ctx, q, flags.prefixSep);
   const mode = ctx.settings.mode;
   const span = { since: flags.since ?? null, until: flags.until ?? null };
 
   if (format === 'json') return ctx.out.jsonDocument({ object: 'report', livemode: mode === 'live', by, ...span, rows: list, total });
   if (format === 'html') {
-    const { reportHtml } = await import('../render/report-html.js');
+    const { reportHtml } = await import('../../render/report-html.js');
     ctx.out.stdout.write(reportHtml({ by, rows: list, total, mode, ...span, made: new Date().toISOString() }));
     return;
   }
@@ -108,22 +131,35 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
     if (list.length > 0) ctx.out.stdout.write(list.map((r) => `${cells(r).join('\t')}\n`).join(''));
     return;
   }
-  const money = (r: ReportRow) => dollars(r.amount_cents);
-  if (format === 'md') {
-    const md = [
-      `| ${by} | offsets | kg | placed kg | processing kg | amount |`,
-      '|---|---:|---:|---:|---:|---:|',
-      ...[...list, total].map((r) => `| ${r === total ? '**total**' : r.group.replace(/\|/g, '\\|')} | ${r.offsets} | ${grouped(r.kg)} | ${grouped(r.placed_kg)} | ${grouped(r.processing_kg)} | ${money(r)} |`),
-    ];
-    ctx.out.stdout.write(`${md.join('\n')}\n`);
-    return;
-  }
-  if (list.length === 0) return ctx.out.info(`No ${mode} purchases${since !== null || until !== null ? ' in that span' : ' yet'}.`);
-  // A table with a bar of kg per row, scaled to the largest, fitted to the terminal (fit.ts): the
-  // bar (30 cells, down to 5) and a long group (a reference, down to 10) narrow, the wider first;
-  // then columns go, in this order: the bar, processing kg, placed kg, the offsets, the amount.
-  // The group and kg always stay.
+  if (format === 'md') return void ctx.out.stdout.write(markdown(by, list, total));
+  if (list.length === 0) return ctx.out.info(`No ${mode} purchases${q.since !== null || q.until !== null ? ' in that span' : ' yet'}.`);
   const paint = await ctx.paint();
+  printTable(ctx, paint, by, list, total);
+  const spanText = `${span.since ? `; from ${span.since}` : ''}${span.until ? `; until ${span.until}` : ''}`;
+  ctx.out.info(paint.dim(`${mode} mode; placed and processing offsets, refunded ones left out${spanText}.`));
+}
+
+const money = (r: ReportRow) => dollars(r.amount_cents);
+
+function markdown(by: ReportGroup, list: readonly ReportRow[], total: ReportRow): string {
+  const cell = (r: ReportRow) => (r === total ? '**total**' : r.group.replace(/\|/g, '\\|'));
+  const md = [
+    `| ${by} | offsets | kg | placed kg | processing kg | amount |`,
+    '|---|---:|---:|---:|---:|---:|',
+    ...[...list, total].map(
+      (r) => `| ${cell(r)} | ${r.offsets} | ${grouped(r.kg)} | ${grouped(r.placed_kg)} | ${grouped(r.processing_kg)} | ${money(r)} |`,
+    ),
+  ];
+  return `${md.join('\n')}\n`;
+}
+
+/**
+ * A table with a bar of kg per row, scaled to the largest, fitted to the terminal (fit.ts): the
+ * bar (30 cells, down to 5) and a long group (a reference, down to 10) narrow, the wider first;
+ * then columns go, in this order: the bar, processing kg, placed kg, the offsets, the amount.
+ * The group and kg always stay.
+ */
+function printTable(ctx: Context, paint: Paint, by: ReportGroup, list: readonly ReportRow[], total: ReportRow): void {
   const width = terminalWidth(ctx.out.stdout, ctx.env);
   const columns: Column[] = [
     { header: by, min: 10 },
@@ -137,8 +173,9 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
   const BAR = columns.length - 1;
   const max = Math.max(...list.map((r) => r.kg), 1);
   const bar = (r: ReportRow, cells: number) => (r === total ? '' : '█'.repeat(Math.max(1, Math.round((r.kg / max) * cells))));
+  const kgCells = (r: ReportRow) => [`${grouped(r.kg)} kg`, `${grouped(r.placed_kg)} kg`, `${grouped(r.processing_kg)} kg`];
   const tableRows = (cells: number) =>
-    [...list, total].map((r) => [oneLine(r.group), String(r.offsets), `${grouped(r.kg)} kg`, `${grouped(r.placed_kg)} kg`, `${grouped(r.processing_kg)} kg`, money(r), bar(r, cells)]);
+    [...list, total].map((r) => [oneLine(r.group), String(r.offsets), ...kgCells(r), money(r), bar(r, cells)]);
   const at = layout(columns, tableRows(30), width);
   // The bars are drawn again to the width their column got, not cut.
   const barCells = at.widths[at.shown.indexOf(BAR)] ?? 30;
@@ -147,5 +184,4 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
     ...tableRows(barCells).map((cells) => line(columns, at, cells.map((c, i) => (i === BAR ? paint.green(c) : c)), width)),
   ];
   ctx.out.data(out.join('\n'));
-  ctx.out.info(paint.dim(`${mode} mode; placed and processing offsets, refunded ones left out${span.since ? `; from ${span.since}` : ''}${span.until ? `; until ${span.until}` : ''}.`));
 }

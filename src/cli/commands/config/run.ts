@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { maskKey } from '../../service/keys.js';
+import { maskKey } from '../../../service/keys.js';
 import {
   CONFIG_FILE, CONFIG_KEYS, checkConfigValue, type ConfigData, type ConfigKey, DEFAULT_PROFILE, isConfigKey, type Profile, writeConfig,
-} from '../config-store.js';
-import type { Context } from '../context.js';
-import { CliError, usage } from '../errors.js';
-import { EXIT } from '../exit-codes.js';
+} from '../../config-store.js';
+import type { Context } from '../../context.js';
+import { CliError, usage } from '../../errors.js';
+import { EXIT } from '../../exit-codes.js';
 
 /**
  * `carbon config`: the profiles in config.json. Every subcommand acts on the profile the global
@@ -127,29 +127,30 @@ export function listing(ctx: Context): ConfigListing {
 }
 
 export async function list(ctx: Context): Promise<void> {
-  const l = listing(ctx);
-  if (ctx.out.json) return ctx.out.jsonDocument(l);
-  const entries = Object.entries(l.profiles);
+  const listed = listing(ctx);
+  if (ctx.out.json) return ctx.out.jsonDocument(listed);
+  const entries = Object.entries(listed.profiles);
   const fields = (p: Profile) => KEY_NAMES.filter((k) => p[CONFIG_KEYS[k]] !== undefined).map((k) => [k, p[CONFIG_KEYS[k]]!] as const);
   if (!ctx.out.interactive) {
     // Plain rows for scripts: profile, key, value; masked like everything else.
     const rows = entries.flatMap(([name, p]) => fields(p).map(([k, v]) => `${name}\t${k}\t${v}\n`));
     if (rows.length > 0) ctx.out.stdout.write(rows.join(''));
   } else if (entries.length === 0) {
-    ctx.out.info(`No profiles in ${l.config_file}: the local engine in test mode, with the sandbox's own keys.`);
+    ctx.out.info(`No profiles in ${listed.config_file}: the local engine in test mode, with the sandbox's own keys.`);
     ctx.out.info('Point at an API with `carbon config set base-url URL` and `carbon config set test-key KEY`.');
   } else {
     const paint = await ctx.paint();
     const lines: string[] = [];
     for (const [name, p] of entries) {
-      const marks = [name === l.current_profile && 'current', name === l.selected_profile && name !== l.current_profile && 'selected'].filter(Boolean);
+      const current = name === listed.current_profile;
+      const marks = [current && 'current', name === listed.selected_profile && !current && 'selected'].filter(Boolean);
       lines.push(`${paint.bold(name)}${marks.length > 0 ? paint.dim(` (${marks.join(', ')})`) : ''}`);
-      const f = fields(p);
-      if (f.length === 0) lines.push(paint.dim('  (empty)'));
-      for (const [k, v] of f) lines.push(`  ${paint.dim(k.padEnd(8))}  ${v}`);
+      const set = fields(p);
+      if (set.length === 0) lines.push(paint.dim('  (empty)'));
+      for (const [k, v] of set) lines.push(`  ${paint.dim(k.padEnd(8))}  ${v}`);
     }
     ctx.out.data(lines.join('\n'));
-    ctx.out.info(paint.dim(l.config_file));
+    ctx.out.info(paint.dim(listed.config_file));
   }
   for (const name of ['CARBON_API_KEY', 'CARBON_BASE_URL'] as const) {
     if (ctx.env[name]) ctx.out.info(`note: ${name} is set in this environment and overrides the profile.`);

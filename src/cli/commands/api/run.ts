@@ -1,9 +1,9 @@
-import { randomUUID } from '../../platform/random.js';
+import { randomUUID } from '../../../platform/random.js';
 import { readFileSync } from 'node:fs';
-import { API_PREFIX } from '../../api/types.js';
-import type { Context } from '../context.js';
-import { CliError, usage } from '../errors.js';
-import { EXIT, exitCodeForStatus } from '../exit-codes.js';
+import { API_PREFIX } from '../../../api/types.js';
+import type { Context } from '../../context.js';
+import { CliError, usage } from '../../errors.js';
+import { EXIT, exitCodeForStatus } from '../../exit-codes.js';
 
 /**
  * `carbon api METHOD PATH`: one raw request through the configured engine and key, like `gh api`

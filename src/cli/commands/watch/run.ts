@@ -1,11 +1,11 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import type { Context } from '../context.js';
-import { CliError, usage } from '../errors.js';
-import { EXIT } from '../exit-codes.js';
-import { parseDuration } from '../render/format.js';
-import { freshState, poll, type EventType, type WatchEvent, type WatchState } from '../watch/follow.js';
-import { DEFAULT_WAIT_SECONDS } from './wait.js';
-import { parseWhen } from './list.js';
+import type { Context } from '../../context.js';
+import { CliError, usage } from '../../errors.js';
+import { EXIT } from '../../exit-codes.js';
+import { parseWhen } from '../../options.js';
+import { parseDuration } from '../../render/format.js';
+import { freshState, poll, type EventType, type WatchEvent, type WatchState } from '../../watch/follow.js';
+import { DEFAULT_WAIT_SECONDS } from '../../offsets/wait.js';
 
 /**
  * `carbon watch`: follows offsets as they change, on either engine, by reading the list every
@@ -61,12 +61,12 @@ function writeCursor(file: string, state: WatchState): void {
 
 /** The profile's signing secret, made (and shown once, on stderr) the first time it is needed. */
 async function signingSecret(ctx: Context, show: boolean): Promise<string> {
-  const [{ readConfig, writeConfig }, { resolvePaths }] = await Promise.all([import('../config-store.js'), import('../paths.js')]);
+  const [{ readConfig, writeConfig }, { resolvePaths }] = await Promise.all([import('../../config-store.js'), import('../../paths.js')]);
   const { configDir } = resolvePaths(ctx.env);
   const name = ctx.settings.profileName;
   const existing = readConfig(configDir).profiles?.[name]?.webhook_secret;
   if (existing !== undefined) return existing;
-  const { newSecret } = await import('../watch/forward.js');
+  const { newSecret } = await import('../../watch/forward.js');
   const secret = await newSecret();
   await writeConfig(configDir, (data) => ({ ...data, profiles: { ...data.profiles, [name]: { ...data.profiles?.[name], webhook_secret: secret } } }));
   if (show) ctx.out.info(`Your signing secret is ${secret} (kept in profile ${name}; shown this once: \`carbon watch --print-secret\` prints it again).`);
@@ -108,9 +108,9 @@ export async function run(ctx: Context, flags: WatchFlags): Promise<void> {
     };
   });
   let wake: () => void = () => {};
-  let forwarder: import('../watch/forward.js').Forwarder | undefined;
+  let forwarder: import('../../watch/forward.js').Forwarder | undefined;
   if (forwardUrl !== undefined) {
-    const { Forwarder, maskSecret } = await import('../watch/forward.js');
+    const { Forwarder, maskSecret } = await import('../../watch/forward.js');
     const secret = await signingSecret(ctx, true);
     forwarder = new Forwarder({ url: forwardUrl.href, secret, backoffMs: intervalMs, retries: 5, out: ctx.out, verbose: terminal, sleep, stopped: () => stopped !== null });
     if (terminal) ctx.out.info(`Forwarding to ${forwardUrl.href}, signed with ${maskSecret(secret)} (header Carbon-Signature).`);

@@ -1,19 +1,19 @@
-import type { Balance, Mode, Offset } from '../../api/types.js';
-import { type FaultConfig, describeFaults, parseLatency, parseShare } from '../../service/faults.js';
-import type { Sandbox } from '../../service/sandbox.js';
-import type { FaultInput } from '../../service/settings.js';
-import type { Context } from '../context.js';
-import { CliError, usage } from '../errors.js';
-import { EXIT } from '../exit-codes.js';
-import { dollarsOption, wholeNumberOption } from '../options.js';
-import { print } from '../print.js';
-import { terminalWidth } from '../render/fit.js';
-import { dollars, parseDuration } from '../render/format.js';
-import type { Paint } from '../render/resources.js';
+import { ACCOUNT_STANDINGS, type Balance, type Mode, type Offset } from '../../../api/types.js';
+import { type FaultConfig, describeFaults, parseLatency, parseShare } from '../../../service/faults.js';
+import type { Sandbox } from '../../../service/sandbox.js';
+import type { FaultInput } from '../../../service/settings.js';
+import type { Context } from '../../context.js';
+import { CliError, usage } from '../../errors.js';
+import { EXIT } from '../../exit-codes.js';
+import { dollarsOption, isOneOf, wholeNumberOption } from '../../options.js';
+import { print } from '../../print.js';
+import { terminalWidth } from '../../render/fit.js';
+import { dollars, parseDuration } from '../../render/format.js';
+import type { Paint } from '../../render/resources.js';
 import {
   accountCard, accountPlain, clockCard, clockPlain, faultsCard, faultsPlain, keyCard, keyPlain, keyRow, keyTable, type ShownKey,
   type SandboxAccount, type SandboxClock, statusCard, statusPlain,
-} from '../render/sandbox.js';
+} from '../../render/sandbox.js';
 
 /**
  * `carbon sandbox …`: what the real service does on its developer page or behind the scenes
@@ -125,12 +125,10 @@ export async function keysRevoke(ctx: Context, id: string): Promise<void> {
   await print(ctx, key as ShownKey, keyCard, keyPlain);
 }
 
-export const ACCOUNT_STATUSES = ['active', 'suspended', 'unapproved'] as const;
-
 export async function accountStatus(ctx: Context, value: string): Promise<void> {
-  if (!(ACCOUNT_STATUSES as readonly string[]).includes(value)) throw usage(`The account status is one of ${ACCOUNT_STATUSES.join(', ')}, not "${value}".`);
+  if (!isOneOf(ACCOUNT_STANDINGS, value)) throw usage(`The account status is one of ${ACCOUNT_STANDINGS.join(', ')}, not "${value}".`);
   const sandbox = await open(ctx, 'account');
-  await sandbox.setStatus(value as (typeof ACCOUNT_STATUSES)[number]);
+  await sandbox.setStatus(value);
   await note(ctx, (p) => `${p.green('✓')} The account is ${value}${value === 'active' ? '' : ': every request now gets 403 api_access_inactive (exit 4)'}.`);
   await print(ctx, await account(sandbox), accountCard, accountPlain);
 }
@@ -191,7 +189,7 @@ export async function reset(ctx: Context, flags: { yes?: boolean }): Promise<voi
     const what = `every offset, balance and key of the local sandbox in ${sandbox.store.label}`;
     // A script is never prompted: without a terminal to ask on, only --yes may delete.
     if (!(process.stdin.isTTY && ctx.out.stderrInteractive)) throw usage(`carbon sandbox reset deletes ${what}.`, 'Add --yes to do it without a prompt.');
-    const { confirmPrompt } = await import('../prompt.js');
+    const { confirmPrompt } = await import('../../prompt.js');
     if (!(await confirmPrompt(ctx.out, `Delete ${what}?`))) throw new CliError('Cancelled; nothing was deleted.', EXIT.failure, 'cancelled');
   }
   await sandbox.reset();
@@ -260,12 +258,12 @@ export async function faultsOff(ctx: Context): Promise<void> {
  * with --print the link alone on stdout.
  */
 export async function login(ctx: Context, flags: { print?: boolean; url?: string }): Promise<void> {
-  const { publicUrl } = await import('./serve.js');
+  const { publicUrl } = await import('../serve/run.js');
   const given = publicUrl(flags.url, '--url');
   const sandbox = await open(ctx, 'login');
   const [{ recordedPageUrl }, { newLoginToken }] = await Promise.all([
-    import('../../server/pages/developer/address.js'),
-    import('../../server/pages/developer/session.js'),
+    import('../../../server/pages/developer/address.js'),
+    import('../../../server/pages/developer/session.js'),
   ]);
   const origin = given ?? (await recordedPageUrl(sandbox.store));
   if (origin === undefined) {
@@ -278,7 +276,7 @@ export async function login(ctx: Context, flags: { print?: boolean; url?: string
   }
   const link = `${origin}/login?token=${await newLoginToken(sandbox.store, Date.now())}`;
   if (ctx.out.json) return ctx.out.jsonDocument({ developer_page_url: link });
-  const { hasDisplay, openInBrowser } = await import('../browser.js');
+  const { hasDisplay, openInBrowser } = await import('../../browser.js');
   if (flags.print || !ctx.out.interactive || !hasDisplay(ctx.env)) {
     ctx.out.data(link);
     if (!flags.print) await note(ctx, (p) => p.dim('A one-time link: it signs one browser in, for 12 hours, and expires unused after a day.'));

@@ -1,7 +1,7 @@
-import { usage } from '../errors.js';
-import type { Context } from '../context.js';
-import { inEitherMode } from './other-mode.js';
-import { printOffset } from './wait.js';
+import { usage } from '../../errors.js';
+import type { Context } from '../../context.js';
+import { inEitherMode } from '../../offsets/other-mode.js';
+import { printOffset } from '../../offsets/wait.js';
 
 export async function run(ctx: Context, id: string, flags: { wait?: boolean; quiet?: boolean }): Promise<void> {
   if (flags.quiet && ctx.out.json) throw usage('--quiet prints ids, --json the object: give one.');

@@ -1,9 +1,10 @@
-import { isLoopback } from '../../client/http-transport.js';
-import { maskKey } from '../../service/keys.js';
-import type { Context } from '../context.js';
-import { CliError, usage } from '../errors.js';
-import { EXIT } from '../exit-codes.js';
-import { wholeNumberOption } from '../options.js';
+import { isLoopback } from '../../../client/http-transport.js';
+import { maskKey } from '../../../service/keys.js';
+import type { Context } from '../../context.js';
+import { CliError, usage } from '../../errors.js';
+import { EXIT } from '../../exit-codes.js';
+import { wholeNumberOption } from '../../options.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from './index.js';
 
 export interface ServeFlags {
   host?: string;
@@ -11,9 +12,6 @@ export interface ServeFlags {
   publicUrl?: string;
   showKeys?: boolean;
 }
-
-export const DEFAULT_HOST = '127.0.0.1';
-export const DEFAULT_PORT = 4010;
 
 /** The line a script reads from stdout (exactly one), to learn where the server is and its keys. */
 export interface ServeReady {
@@ -51,7 +49,7 @@ export function publicUrl(value: string | undefined, flag = '--public-url'): str
 export async function run(ctx: Context, flags: ServeFlags): Promise<void> {
   const host = flags.host ?? DEFAULT_HOST;
   const options = { host, port: port(flags.port), publicUrl: publicUrl(flags.publicUrl) };
-  const { startServer, closeOnSignals } = await import('../../server/server.js');
+  const { startServer, closeOnSignals } = await import('../../../server/server.js');
   // Under load every request logs a line: they are written together once per turn of the event
   // loop, not with one write(2) apiece (stderr to a file or a terminal is written synchronously).
   let pending: string[] = [];

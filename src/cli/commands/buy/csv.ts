@@ -1,15 +1,15 @@
 import { readFileSync } from 'node:fs';
-import type { Offset } from '../../api/types.js';
-import { CarbonApiError, CarbonConnectionError } from '../../client/errors.js';
-import { decodeCsv, readRows, type BatchRow } from '../batch/rows.js';
-import { progress } from '../batch/progress.js';
-import type { Context } from '../context.js';
-import { CliError, usage } from '../errors.js';
-import { EXIT } from '../exit-codes.js';
-import { wholeNumberOption } from '../options.js';
-import { dollars, kg } from '../render/format.js';
-import { csvField } from '../render/resources.js';
-import type { BuyFlags } from './buy.js';
+import type { Offset } from '../../../api/types.js';
+import { CarbonApiError, CarbonConnectionError } from '../../../client/errors.js';
+import { decodeCsv, readRows, type BatchRow } from '../../batch/rows.js';
+import { progress } from '../../batch/progress.js';
+import type { Context } from '../../context.js';
+import { CliError, usage } from '../../errors.js';
+import { EXIT } from '../../exit-codes.js';
+import { wholeNumberOption } from '../../options.js';
+import { dollars, kg } from '../../render/format.js';
+import { csvField } from '../../render/resources.js';
+import type { BuyFlags } from './run.js';
 
 /**
  * `carbon buy --from-csv FILE`: one purchase per row. Every row is read and quoted (so the API
@@ -128,7 +128,7 @@ export async function run(ctx: Context, flags: CsvFlags): Promise<void> {
     return;
   }
   if (live) {
-    const { confirmPrompt } = await import('../prompt.js');
+    const { confirmPrompt } = await import('../../prompt.js');
     const ok = await confirmPrompt(ctx.out, `Buy ${what} from the LIVE balance (${dollars(total.available)})?`);
     if (!ok) throw new CliError('Cancelled; nothing was bought.', EXIT.failure, 'cancelled');
   }

@@ -1,7 +1,7 @@
-import type { Quote } from '../../api/types.js';
-import type { Context } from '../context.js';
-import { purchaseParams, type PurchaseFlags } from '../options.js';
-import { printResource } from '../print.js';
+import type { Quote } from '../../../api/types.js';
+import type { Context } from '../../context.js';
+import { purchaseParams, type PurchaseFlags } from '../../options.js';
+import { printResource } from '../../print.js';
 
 export async function quote(ctx: Context, flags: PurchaseFlags): Promise<Quote> {
   const params = purchaseParams(flags);

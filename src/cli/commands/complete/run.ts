@@ -1,7 +1,8 @@
 import type { Argument, Command, Option } from 'commander';
-import type { GlobalOptions } from '../settings.js';
-import { stdout } from '../stdio.js';
-import { SHELLS } from './completion.js';
+import type { Completable, Values } from '../../command.js';
+import type { GlobalOptions } from '../../settings.js';
+import { stdout } from '../../stdio.js';
+import { type Candidate, DEADLINE_MS, realSources, type Sources } from './sources.js';
 
 /**
  * `carbon __complete -- WORD… CURRENT` (hidden): the one brain behind the bash, zsh and fish
@@ -10,67 +11,18 @@ import { SHELLS } from './completion.js';
  * `VALUE<TAB>DESCRIPTION` (the description is optional; bash drops it, zsh and fish show it).
  * The shells filter by what was typed; this prints every candidate for the position.
  *
- * It reads the command tree from commander at run time, so a command or option added to
- * program.ts completes with no change here or in any script. Values come from, in order: an
- * option's or argument's commander choices (`--format`), then the small table of dynamic
- * sources below (offset ids from the configured engine, profile names from the config file,
- * config keys, shells).
+ * It reads the command tree from commander at run time, so a command or option declared in
+ * commands/ completes with no change here or in any script. Values come from, in order: an
+ * option's or argument's choices (`--format`), then the `values` its declaration names: a fixed
+ * list, or a source (sources.ts: offset ids from the configured engine, profile names from the
+ * config file, config keys, key ids).
  *
  * Completion must never break a shell: any error prints nothing and exits 0, and the whole
  * answer is bounded in time.
  */
 
-export interface Candidate {
-  value: string;
-  description?: string;
-}
-
-/** Where values that are not in the command tree come from; tests pass their own. */
-export interface Sources {
-  /** The newest offset ids on the engine the typed global options select. */
-  offsetIds(globals: GlobalOptions): Promise<Candidate[]>;
-  /** The profiles in the config file. */
-  profiles(globals: GlobalOptions): Promise<Candidate[]>;
-  /** The keys `carbon config set` accepts. */
-  configKeys(): Promise<Candidate[]>;
-  /** The local model's API key ids (never the keys). */
-  keyIds(globals: GlobalOptions): Promise<Candidate[]>;
-}
-
-type Source = keyof Sources;
-/** A source, a fixed list, or a list that depends on the command's earlier arguments. */
-type Entry = Source | readonly string[] | ((args: readonly string[]) => readonly string[]);
-
-/**
- * Values by position: "COMMAND PATH <argument>" or "COMMAND PATH --option"; `*` matches any
- * command. Anything with commander choices (`list --format`, `sandbox account <status>`) needs
- * no entry; a position with neither offers nothing (free text such as --reference).
- */
-const DYNAMIC: Readonly<Record<string, Entry>> = {
-  '* --profile': 'profiles',
-  'show <id>': 'offsetIds',
-  'list --starting-after': 'offsetIds',
-  'completion <shell>': SHELLS,
-  'sandbox review <id>': 'offsetIds',
-  'sandbox fail <id>': 'offsetIds',
-  'sandbox keys revoke <id>': 'keyIds',
-  'sandbox rate-limit <n|off>': ['off'],
-  'config set <key>': 'configKeys',
-  'config get <key>': 'configKeys',
-  'config unset <key>': 'configKeys',
-  'config set <value>': ([key]) => (key === 'mode' ? ['test', 'live'] : []),
-  'config use <profile>': 'profiles',
-};
-
-/** The newest offsets offered for `show`: enough to pick a recent one, few enough to be quick. */
-export const OFFSET_ID_LIMIT = 20;
-/** The whole answer, engine included, must come within this. */
-export const DEADLINE_MS = 3000;
-
 interface Position {
   command: Command;
-  /** Subcommand names from the program down to `command`. */
-  path: string[];
   globals: GlobalOptions & Record<string, unknown>;
   used: Set<Option>;
   positionals: number;
@@ -101,7 +53,7 @@ const isOptionWord = (w: string): boolean => w.length > 1 && w.startsWith('-');
 /** Follows the words typed before the current one through the command tree, as commander would. */
 function locate(program: Command, prior: readonly string[]): Position {
   const pos: Position = {
-    command: program, path: [], globals: {}, used: new Set(), positionals: 0, args: [], afterDashDash: false, helpMode: false, pending: undefined,
+    command: program, globals: {}, used: new Set(), positionals: 0, args: [], afterDashDash: false, helpMode: false, pending: undefined,
   };
   for (let i = 0; i < prior.length; i++) {
     const word = prior[i]!;
@@ -136,7 +88,6 @@ function locate(program: Command, prior: readonly string[]): Position {
     const sub = !pos.afterDashDash && pos.positionals === 0 ? findCommand(pos.command, word) : undefined;
     if (sub) {
       pos.command = sub;
-      pos.path.push(sub.name());
       pos.args = [];
       pos.positionals = 0;
     } else if (word === 'help' && pos.positionals === 0 && pos.command.commands.length > 0) {
@@ -194,12 +145,12 @@ function options(pos: Position): Candidate[] {
   return out;
 }
 
-/** The dynamic source or fixed list for a position key such as "show <id>", if any. */
-function dynamic(path: readonly string[], what: string): Entry | undefined {
-  return DYNAMIC[`${path.join(' ')} ${what}`] ?? DYNAMIC[`* ${what}`];
-}
-
-async function valuesFrom(entry: Entry | undefined, choices: readonly string[] | undefined, pos: Position, sources: Sources): Promise<Candidate[]> {
+async function valuesFrom(
+  entry: Values | undefined,
+  choices: readonly string[] | undefined,
+  pos: Position,
+  sources: Sources,
+): Promise<Candidate[]> {
   if (choices !== undefined && choices.length > 0) return choices.map((value) => ({ value }));
   if (entry === undefined) return [];
   if (typeof entry === 'function') return entry(pos.args).map((value) => ({ value }));
@@ -208,7 +159,7 @@ async function valuesFrom(entry: Entry | undefined, choices: readonly string[] |
 }
 
 function optionValues(option: Option, pos: Position, sources: Sources): Promise<Candidate[]> {
-  return valuesFrom(dynamic(pos.path, option.long ?? option.short ?? ''), option.argChoices, pos, sources);
+  return valuesFrom((option as Completable).completionValues, option.argChoices, pos, sources);
 }
 
 function argumentValues(pos: Position, sources: Sources): Promise<Candidate[]> | undefined {
@@ -216,7 +167,7 @@ function argumentValues(pos: Position, sources: Sources): Promise<Candidate[]> |
   const last = args.at(-1);
   const arg: Argument | undefined = args[pos.positionals] ?? (last?.variadic ? last : undefined);
   if (arg === undefined) return undefined;
-  return valuesFrom(dynamic(pos.path, `<${arg.name()}>`), arg.argChoices, pos, sources);
+  return valuesFrom((arg as Completable).completionValues, arg.argChoices, pos, sources);
 }
 
 /** What may come at the current word: the heart of `__complete`, free of I/O but `sources`. */
@@ -256,82 +207,6 @@ export function formatCandidates(list: readonly Candidate[]): string {
     .join('');
 }
 
-/**
- * Runs `use` with a Context on the engine the typed global options select, quietly: its output
- * goes nowhere, no retries, a short timeout, and on the local engine only when the model already
- * exists (completing a word never provisions one). Resolves to [] when there is nothing to ask.
- */
-async function onEngine(
-  globals: GlobalOptions,
-  env: NodeJS.ProcessEnv,
-  use: (ctx: import('../context.js').Context) => Promise<Candidate[]>,
-  { localOnly = false } = {},
-): Promise<Candidate[]> {
-  const [{ resolveSettings }, { Context }, { Output }, { existsSync }, { join }, { Writable }] = await Promise.all([
-    import('../settings.js'),
-    import('../context.js'),
-    import('../output.js'),
-    import('node:fs'),
-    import('node:path'),
-    import('node:stream'),
-  ]);
-  const resolved = resolveSettings(globals, env);
-  if (resolved.engine === 'remote' && localOnly) return [];
-  if (resolved.engine === 'local') {
-    const { LEDGER_FILE } = await import('../../store/sqlite/files.js');
-    if (!existsSync(join(resolved.paths.dataDir, LEDGER_FILE))) return [];
-  }
-  const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
-  const settings = { ...resolved, maxRetries: 0, timeoutSeconds: DEADLINE_MS / 1000 };
-  const ctx = new Context(settings, new Output({ stdout: sink, stderr: sink, json: true, env }), env);
-  try {
-    return await use(ctx);
-  } finally {
-    await ctx.close();
-  }
-}
-
-/** The real sources: the config file and the engine the settings select. */
-export function realSources(env: NodeJS.ProcessEnv = process.env): Sources {
-  return {
-    offsetIds: (globals) =>
-      onEngine(globals, env, async (ctx) => {
-        const page = await (await ctx.client()).list({ limit: OFFSET_ID_LIMIT });
-        // One page, no loop; a page that repeats an id is still refused (no candidates offered).
-        const { PageGuard } = await import('../../client/paging.js');
-        new PageGuard().check(page, undefined);
-        const { kg, oneLine } = await import('../render/format.js');
-        return page.data.map((o) => ({
-          value: o.id,
-          description: [kg(o.kg), o.status, o.created.slice(0, 10), o.reference === null ? '' : oneLine(o.reference)].filter(Boolean).join(' · '),
-        }));
-      }),
-    keyIds: (globals) =>
-      onEngine(
-        globals,
-        env,
-        async (ctx) =>
-          (await (await ctx.sandbox()).keys())
-            .filter((k) => k.revoked === null)
-            .map((k) => ({ value: k.id, description: `${k.masked} · ${k.permission}${k.default ? ` · default ${k.default}` : ''}` })),
-        { localOnly: true },
-      ),
-    async profiles() {
-      const [{ readConfig }, { resolvePaths }] = await Promise.all([import('../config-store.js'), import('../paths.js')]);
-      const config = readConfig(resolvePaths(env).configDir);
-      return Object.entries(config.profiles ?? {}).map(([name, p]) => ({
-        value: name,
-        // Never a key: only where the profile points and in which mode.
-        description: [name === config.current_profile ? 'current' : '', p.mode ?? 'test', p.base_url ?? 'local model'].filter(Boolean).join(' · '),
-      }));
-    },
-    async configKeys() {
-      const { CONFIG_KEYS } = await import('../config-store.js');
-      return Object.keys(CONFIG_KEYS).map((value) => ({ value }));
-    },
-  };
-}
-
 /** Resolves to `fallback` if `work` takes longer than `ms`. */
 async function within<T>(work: Promise<T>, ms: number, fallback: T): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -347,7 +222,7 @@ async function within<T>(work: Promise<T>, ms: number, fallback: T): Promise<T> 
 }
 
 /** The hidden command's action: prints the candidates, or nothing at all on any error. */
-export async function run(command: Command): Promise<void> {
+export async function run(_flags: unknown, command: Command): Promise<void> {
   try {
     let program = command;
     while (program.parent) program = program.parent;

@@ -1,12 +1,12 @@
-import { randomUUID } from '../../platform/random.js';
-import type { Purchase } from '../../client/client.js';
-import { CarbonApiError, CarbonConnectionError } from '../../client/errors.js';
-import type { Context } from '../context.js';
-import { CliError, usage } from '../errors.js';
-import { EXIT, exitCodeForStatus } from '../exit-codes.js';
-import { purchaseParams, wholeNumberOption, type PurchaseFlags } from '../options.js';
-import { dollars, kg } from '../render/format.js';
-import { printOffset } from './wait.js';
+import { randomUUID } from '../../../platform/random.js';
+import type { Purchase } from '../../../client/client.js';
+import { CarbonApiError, CarbonConnectionError } from '../../../client/errors.js';
+import type { Context } from '../../context.js';
+import { CliError, usage } from '../../errors.js';
+import { EXIT, exitCodeForStatus } from '../../exit-codes.js';
+import { purchaseParams, wholeNumberOption, type PurchaseFlags } from '../../options.js';
+import { dollars, kg } from '../../render/format.js';
+import { printOffset } from '../../offsets/wait.js';
 
 /** What a purchase above the review limit does, said wherever it is shown. */
 export const REVIEW_NOTE = 'It is above the review limit: it will wait for review before it is placed';
@@ -56,7 +56,7 @@ export async function buy(ctx: Context, flags: BuyFlags): Promise<BuyResult> {
       );
     }
     if (confirm) {
-      const { confirmPrompt } = await import('../prompt.js');
+      const { confirmPrompt } = await import('../../prompt.js');
       const ok = await confirmPrompt(
         ctx.out,
         `Buy ${kg(quote.kg)} for ${dollars(quote.amount_cents)} from the LIVE balance (${dollars(quote.available_cents)})?${requiresReview ? ` ${REVIEW_NOTE}.` : ''}`,
@@ -94,12 +94,12 @@ export async function buy(ctx: Context, flags: BuyFlags): Promise<BuyResult> {
 }
 
 export async function run(ctx: Context, flags: BuyFlags & { fromCsv?: string; batchId?: string }): Promise<void> {
-  if (flags.fromCsv !== undefined) return (await import('./buy-csv.js')).run(ctx, flags);
+  if (flags.fromCsv !== undefined) return (await import('./csv.js')).run(ctx, flags);
   if (flags.batchId !== undefined) throw usage('--batch-id names a --from-csv batch: give --from-csv FILE too.');
   if (flags.quiet && ctx.out.json) throw usage('--quiet prints the id, --json the object: give one.');
   if (flags.dryRun) {
     const maxCents = flags.maxCents === undefined ? undefined : wholeNumberOption(flags.maxCents, '--max-cents (cents)');
-    const { dryRun } = await import('./dry-run.js');
+    const { dryRun } = await import('../../purchase/dry-run.js');
     return dryRun(ctx, flags, maxCents);
   }
   const purchase = await buy(ctx, flags);

@@ -1,0 +1,21 @@
+import type { CommandSpec } from '../../command.js';
+
+export const api: CommandSpec = {
+  name: 'api',
+  description: 'one raw API request through the configured engine and key; the answer as JSON, its status as the exit code',
+  args: [
+    { name: '<method>', description: 'GET or POST' },
+    { name: '<path>', description: 'under /api/v1, e.g. /balance or \'/offsets?limit=2\'' },
+  ],
+  flags: [
+    { flags: '-d, --data <json>', description: 'the JSON body, or @FILE (@- for stdin)' },
+    { flags: '--idempotency-key <key>', description: 'for POST /offsets (generated when absent)' },
+  ],
+  examples: [
+    'carbon api GET /balance',
+    'carbon api GET \'/offsets?limit=2\' | jq \'.data[].id\'',
+    'carbon api POST /quotes -d \'{"kg": 500}\'',
+    'carbon api POST /offsets -d @purchase.json',
+  ],
+  load: () => import('./run.js').then((m) => m.run),
+};

@@ -1,0 +1,33 @@
+import type { CommandSpec } from '../../command.js';
+import { PURCHASE_FLAGS, QUIET_FLAG } from '../../flags.js';
+
+export const buy: CommandSpec = {
+  name: 'buy',
+  description: 'buy offsets, charged to the balance',
+  flags: [
+    ...PURCHASE_FLAGS,
+    { flags: '--idempotency-key <key>', description: 'make retries safe: the same key never buys twice (generated when absent)' },
+    { flags: '--wait', description: 'wait until the offset is placed or refunded' },
+    { flags: '--max-cents <n>', description: 'refuse, before buying, a purchase that would cost more than this' },
+    { flags: '-y, --yes', description: 'do not ask to confirm a live purchase' },
+    {
+      flags: '--dry-run',
+      description: 'make every check a purchase would (price, balance, --max-cents, permission) and exit as it would; buy nothing',
+    },
+    QUIET_FLAG,
+    {
+      flags: '--from-csv <file>',
+      description: 'one purchase per row of a CSV file (- for stdin): columns kg, amount (dollars) or amount_cents, and reference',
+    },
+    { flags: '--batch-id <id>', description: 'with --from-csv: the batch\'s name in its idempotency keys (default: a hash of the file)' },
+  ],
+  examples: [
+    'carbon buy --kg 500',
+    'carbon buy --amount 25 --reference flight-LHR-JFK --wait',
+    'carbon buy --kg 500 --live --yes --max-cents 2500',
+    'carbon buy --kg 500 --dry-run && carbon buy --kg 500',
+    'carbon buy --from-csv flights.csv --max-cents 50000 > results.csv',
+    'carbon buy --from-csv - --json < flights.csv | jq -c \'select(.status == "failed")\'',
+  ],
+  load: () => import('./run.js').then((m) => m.run),
+};

@@ -1,0 +1,106 @@
+import type { CompletionSource } from '../../command.js';
+import type { GlobalOptions } from '../../settings.js';
+
+/** Where the values `carbon __complete` offers come from, when a declaration names a source. */
+
+export interface Candidate {
+  value: string;
+  description?: string;
+}
+
+/** Where values that are not in the command tree come from; tests pass their own. */
+export interface Sources extends Record<CompletionSource, (globals: GlobalOptions) => Promise<Candidate[]>> {
+  /** The newest offset ids on the engine the typed global options select. */
+  offsetIds(globals: GlobalOptions): Promise<Candidate[]>;
+  /** The profiles in the config file. */
+  profiles(globals: GlobalOptions): Promise<Candidate[]>;
+  /** The keys `carbon config set` accepts. */
+  configKeys(): Promise<Candidate[]>;
+  /** The local model's API key ids (never the keys). */
+  keyIds(globals: GlobalOptions): Promise<Candidate[]>;
+}
+
+/** The newest offsets offered for `show`: enough to pick a recent one, few enough to be quick. */
+export const OFFSET_ID_LIMIT = 20;
+/** The whole answer, engine included, must come within this. */
+export const DEADLINE_MS = 3000;
+
+/**
+ * Runs `use` with a Context on the engine the typed global options select, quietly: its output
+ * goes nowhere, no retries, a short timeout, and on the local engine only when the model already
+ * exists (completing a word never provisions one). Resolves to [] when there is nothing to ask.
+ */
+async function onEngine(
+  globals: GlobalOptions,
+  env: NodeJS.ProcessEnv,
+  use: (ctx: import('../../context.js').Context) => Promise<Candidate[]>,
+  { localOnly = false } = {},
+): Promise<Candidate[]> {
+  const [{ resolveSettings }, { Context }, { Output }, { existsSync }, { join }, { Writable }] = await Promise.all([
+    import('../../settings.js'),
+    import('../../context.js'),
+    import('../../output.js'),
+    import('node:fs'),
+    import('node:path'),
+    import('node:stream'),
+  ]);
+  const resolved = resolveSettings(globals, env);
+  if (resolved.engine === 'remote' && localOnly) return [];
+  if (resolved.engine === 'local') {
+    const { LEDGER_FILE } = await import('../../../store/sqlite/files.js');
+    if (!existsSync(join(resolved.paths.dataDir, LEDGER_FILE))) return [];
+  }
+  const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
+  const settings = { ...resolved, maxRetries: 0, timeoutSeconds: DEADLINE_MS / 1000 };
+  const ctx = new Context(settings, new Output({ stdout: sink, stderr: sink, json: true, env }), env);
+  try {
+    return await use(ctx);
+  } finally {
+    await ctx.close();
+  }
+}
+
+/** The real sources: the config file and the engine the settings select. */
+export function realSources(env: NodeJS.ProcessEnv = process.env): Sources {
+  return {
+    offsetIds: (globals) =>
+      onEngine(globals, env, async (ctx) => {
+        const page = await (await ctx.client()).list({ limit: OFFSET_ID_LIMIT });
+        // One page, no loop; a page that repeats an id is still refused (no candidates offered).
+        const { PageGuard } = await import('../../../client/paging.js');
+        new PageGuard().check(page, undefined);
+        const { kg, oneLine } = await import('../../render/format.js');
+        return page.data.map((o) => ({
+          value: o.id,
+          description: [kg(o.kg), o.status, o.created.slice(0, 10), o.reference === null ? '' : oneLine(o.reference)]
+            .filter(Boolean)
+            .join(' · '),
+        }));
+      }),
+    keyIds: (globals) =>
+      onEngine(
+        globals,
+        env,
+        async (ctx) =>
+          (await (await ctx.sandbox()).keys())
+            .filter((k) => k.revoked === null)
+            .map((k) => ({ value: k.id, description: `${k.masked} · ${k.permission}${k.default ? ` · default ${k.default}` : ''}` })),
+        { localOnly: true },
+      ),
+    async profiles() {
+      const [{ readConfig }, { resolvePaths }] = await Promise.all([import('../../config-store.js'), import('../../paths.js')]);
+      const config = readConfig(resolvePaths(env).configDir);
+      return Object.entries(config.profiles ?? {}).map(([name, p]) => ({
+        value: name,
+        // Never a key: only where the profile points and in which mode.
+        description: [name === config.current_profile ? 'current' : '', p.mode ?? 'test', p.base_url ?? 'local model']
+          .filter(Boolean)
+          .join(' · '),
+      }));
+    },
+    async configKeys() {
+      const { CONFIG_KEYS } = await import('../../config-store.js');
+      return Object.keys(CONFIG_KEYS).map((value) => ({ value }));
+    },
+  };
+}

@@ -1,0 +1,171 @@
+import { Argument, Command, Option } from 'commander';
+import pkg from '../../package.json' with { type: 'json' };
+import type { ArgSpec, CommandSpec, Completable, FlagSpec, Handler, RootSpec, SettingsKind } from './command.js';
+import { COMMANDS, ROOT } from './commands/index.js';
+import type { Context } from './context.js';
+import { usage } from './errors.js';
+import type { GlobalOptions } from './settings.js';
+import { writeStdout } from './stdio.js';
+
+/**
+ * The registry: builds the carbon command line from the commands' declarations (commands/index.ts):
+ * the commander program, the single-command fast start, the help, and the values completion offers.
+ * Cheap: commander and the declarations only. A command's handler, and whatever heavy modules it
+ * needs, load only when that command runs.
+ */
+
+/** Told the Context of the command that runs, so main() can release its engine whatever happened. */
+export type ContextOpened = (ctx: Context) => void;
+
+/**
+ * The commands a run may get alone (buildProgram's `only`): every one that runs with settings.
+ * The bare ones (the completion helpers) and help read the whole tree.
+ */
+export const STANDALONE_COMMANDS: ReadonlySet<string> = new Set(COMMANDS.filter((c) => c.settings !== 'bare').map((c) => c.name));
+
+/**
+ * The program. With `only`, the name of the command a run asks for (main.ts passes it when it is
+ * the first word), only that command is registered under the root: building all of them is about
+ * a millisecond of every start-up. Help, completion and anything unrecognised get the whole tree.
+ */
+export function buildProgram(only?: string, opened?: ContextOpened): Command {
+  const program = root(ROOT);
+  const alone = only !== undefined && STANDALONE_COMMANDS.has(only);
+  each(COMMANDS, (spec) => {
+    if (!alone || spec.name === only) register(program, spec, 'api', opened);
+  });
+  return program;
+}
+
+function root(spec: RootSpec): Command {
+  const program = new Command('carbon')
+    // Set before any subcommand is created: subcommands copy these settings when they are made.
+    // Without it a usage error in `carbon buy --nope` called process.exit(1) from inside commander
+    // (exit 1 instead of the documented 2, and past main.ts). main.ts reports the error itself,
+    // as one line (or the JSON envelope), so commander prints nothing of its own.
+    .exitOverride()
+    // --help and --version are written with write(2) while process.stdout does not exist (stdio.ts).
+    .configureOutput({ outputError: () => {}, writeOut: writeStdout })
+    // A command's help is its own usage, flags and examples; the global flags it also takes are
+    // named briefly at the end (gh's INHERITED FLAGS) and explained once, in `carbon help`.
+    .addHelpText('afterAll', ({ command }) => (command.parent === null ? '' : inheritedFlags(command)))
+    .description(spec.description)
+    .version(pkg.version, '-v, --version', 'print the version');
+  each(spec.flags, (flag) => program.addOption(option(flag)));
+  return program.addHelpText('after', () => helpAfter(spec)).hook('preAction', (_program, action) => refuseOptionAsValue(program, action));
+}
+
+/** Adds the command `spec` (and its subcommands) under `parent`. */
+function register(parent: Command, spec: CommandSpec, inherited: SettingsKind, opened: ContextOpened | undefined): void {
+  const settings = spec.settings ?? inherited;
+  const cmd = parent.command(spec.name, { hidden: spec.hidden === true, isDefault: spec.isDefault === true }).description(spec.description);
+  each(spec.args, (arg) => cmd.addArgument(argument(arg)));
+  each(spec.flags, (flag) => cmd.addOption(option(flag)));
+  // Written when the help is shown, not for every command each time the tree is built.
+  if (spec.notes !== undefined || spec.examples !== undefined || spec.epilogue !== undefined) {
+    cmd.addHelpText('after', () => helpAfter(spec));
+  }
+  if (spec.lenient === true) cmd.helpOption(false).allowUnknownOption().allowExcessArguments();
+  if (spec.load !== undefined) cmd.action(settings === 'bare' ? bare(spec.load) : withContext(spec.load, settings, opened));
+  each(spec.subcommands, (sub) => register(cmd, sub, settings, opened));
+}
+
+/**
+ * `for…of` without its garbage: at start-up the code runs in V8's interpreter, where every step
+ * of an iterator allocates a result object. Building the whole tree that way allocated enough to
+ * cost `carbon help X` a young-generation GC (a millisecond) that the hand-written tree never ran.
+ */
+function each<T>(list: readonly T[] | undefined, use: (item: T) => void): void {
+  if (list === undefined) return;
+  for (let i = 0; i < list.length; i++) use(list[i]!);
+}
+
+function option(flag: FlagSpec): Option {
+  const made = new Option(flag.flags, flag.description);
+  if (flag.choices !== undefined) made.choices(flag.choices);
+  if (flag.default !== undefined) made.default(flag.default);
+  if (flag.values !== undefined) (made as Completable).completionValues = flag.values;
+  return made;
+}
+
+function argument(arg: ArgSpec): Argument {
+  const made = new Argument(arg.name, arg.description);
+  if (arg.choices !== undefined) made.choices(arg.choices);
+  if (arg.values !== undefined) (made as Completable).completionValues = arg.values;
+  return made;
+}
+
+/** The help after a command's flags: its notes, its examples, then anything after them. */
+function helpAfter(spec: Pick<CommandSpec, 'notes' | 'examples' | 'epilogue'>): string {
+  const notes = spec.notes === undefined ? '' : `\n${spec.notes}\n`;
+  const examples = spec.examples === undefined ? '' : `\nExamples:\n${spec.examples.map((line) => `  $ ${line}`).join('\n')}\n`;
+  const epilogue = spec.epilogue === undefined ? '' : `\n${spec.epilogue}\n`;
+  return `${notes}${examples}${epilogue}`;
+}
+
+/** The global flags, by name only, wrapped to 80 columns: the end of every subcommand's help. */
+function inheritedFlags(command: Command): string {
+  let top = command;
+  while (top.parent !== null) top = top.parent;
+  const names = top.options.filter((o) => o.long !== '--version').map((o) => o.flags.replace(/^-\w, /, ''));
+  const lines: string[] = [];
+  for (const name of names) {
+    const last = lines.at(-1);
+    if (last !== undefined && last.length + name.length + 2 <= 78) lines[lines.length - 1] = `${last}  ${name}`;
+    else lines.push(`  ${name}`);
+  }
+  return `Inherited flags (what each does: carbon help):\n${lines.join('\n')}\n`;
+}
+
+/**
+ * `--reference --wait` would take "--wait" as the reference and buy: an option's value that is
+ * another option of the command is a usage error instead (a value may still start with a dash:
+ * `--reference -x`, or `--reference=--wait` when meant).
+ */
+function refuseOptionAsValue(program: Command, action: Command): void {
+  const options = [...action.options, ...program.options];
+  const known = new Set(options.flatMap((o) => [o.long, o.short].filter((n): n is string => n !== undefined)));
+  const argv = (program as unknown as { rawArgs: string[] }).rawArgs;
+  for (let i = 0; i < argv.length - 1; i++) {
+    const option = options.find((o) => o.long === argv[i] || o.short === argv[i]);
+    const next = argv[i + 1]!;
+    if (option !== undefined && (option.required || option.optional) && known.has(next)) {
+      const hint = `Give the value after ${argv[i]} (or write ${argv[i]}=${next} if that is the value).`;
+      throw usage(`${argv[i]} needs a value, but "${next}" is an option.`, hint);
+    }
+  }
+}
+
+/** A bare command's action: its handler gets commander's arguments as they are. */
+const bare =
+  (load: () => Promise<Handler>) =>
+  async (...args: unknown[]): Promise<void> =>
+    ((await load()) as (...commanderArgs: unknown[]) => Promise<void>)(...args);
+
+/** A command's action: builds the Context, runs the handler with it, and leaves errors to main(). */
+function withContext(load: () => Promise<Handler>, kind: SettingsKind, opened: ContextOpened | undefined) {
+  return async (...args: unknown[]) => {
+    const command = args.at(-1) as Command;
+    const globals = command.optsWithGlobals<GlobalOptions & Record<string, unknown>>();
+    const positionals = args.slice(0, -2);
+    const [run, { Context }, { Output }, { resolveSettings, resolveConfigSettings, databasePasswordWarning }] = await Promise.all([
+      load(),
+      import('./context.js'),
+      import('./output.js'),
+      import('./settings.js'),
+    ]);
+    const out = new Output({ json: Boolean(globals.json), ...(globals.color === false ? { color: false } : {}) });
+    const settings = kind === 'config' ? resolveConfigSettings(globals) : resolveSettings(globals);
+    const ctx = new Context(settings, out, process.env, Boolean(globals.verbose));
+    opened?.(ctx);
+    if (ctx.settings.apiKeySource === 'flag' || (kind === 'config' && globals.apiKey !== undefined)) {
+      out.warn(
+        'an API key given with --api-key can be read by other users (ps) and stays in shell history; ' +
+          'prefer CARBON_API_KEY or `carbon config set`.',
+      );
+    }
+    const passwordWarning = databasePasswordWarning(globals);
+    if (passwordWarning !== undefined) out.warn(passwordWarning);
+    await (run as (ctx: Context, ...rest: unknown[]) => Promise<void>)(ctx, ...positionals, command.opts());
+  };
+}
