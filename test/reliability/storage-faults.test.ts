@@ -16,6 +16,7 @@ import {
   cleanupHomes, dataDir, http, ledgerPath, printedError, printedOffsetId, provision, readLedger, requireBuilt, ROOT, runCli, serve,
   tempHome,
 } from './support.js';
+import { limit } from '../support/load.js';
 
 beforeAll(requireBuilt);
 afterAll(cleanupHomes);
@@ -278,7 +279,7 @@ describe('a full disk', () => {
     } finally {
       disk.unmount();
     }
-  }, 60_000);
+  }, limit(60_000));
 
   test('carbon serve on a full disk answers 503; the purchase retried with its key after space is freed is made once', async (ctx) => {
     const disk = smallDisk(4096);
@@ -349,7 +350,7 @@ describe('files broken by hand', () => {
     expect(readFileSync(path, 'utf8')).toBe(content);
     expect(readdirSync(home).sort()).toEqual(['config.json', 'data']);
     expect(readLedger(home).offsets).toEqual([]);
-  }, 60_000);
+  }, limit(60_000));
 
   test('sandbox-keys.json broken: one line naming it and what to do, exit 1, nothing bought', async () => {
     const home = tempHome();
