@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { type Browser, type Page, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { carbon, carbonTty, homes, json, ok } from '../e2e/helpers.js';
+import { withChromium } from './chromium.js';
 
 /**
  * Issue 25, item 6: `carbon report --format html`, the page a sustainability team hands on:
@@ -14,7 +15,7 @@ import { carbon, carbonTty, homes, json, ok } from '../e2e/helpers.js';
 
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
 if (CHROMIUM === undefined && process.env.CI === 'true') throw new Error('Chromium is missing: in CI the browser tests must run (.ci/run installs it).');
-const run = CHROMIUM === undefined ? describe.skip : describe;
+const run = withChromium(describe, 'Report page browser tests');
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const newHome = homes();
 

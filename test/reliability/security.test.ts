@@ -27,6 +27,7 @@ import type { StoreTarget } from '../../src/store/open.js';
 import { freshSchema, postgresAvailable, type TestSchema } from '../support/database.js';
 import { rawExchange } from '../support/raw-http.js';
 import { STACK_FRAME, cleanupHomes, http, ledgerPath, requireBuilt, runCli, serve, tempHome } from './support.js';
+import { withChromium } from '../pages/chromium.js';
 import { limit } from '../support/load.js';
 
 beforeAll(requireBuilt);
@@ -228,7 +229,7 @@ describe('the session cookie', () => {
 });
 
 describe('key creation in Chromium: a reload leaves one new key', () => {
-  const run = CHROMIUM === undefined ? test.skip : test;
+  const run = withChromium(test, 'Key creation browser test');
   let p: Pair;
   let browser: Browser;
   let home: string;
