@@ -188,10 +188,13 @@ describe('prompts', () => {
 });
 
 describe('spinner', () => {
-  // The wait ends because the test moves the model's clock, not because 3 s of real time passed.
+  // The wait ends because the test moves the model's clock, not because 3 s of real time passed;
+  // its --timeout only bounds it (15 s on a quiet machine, more on a busy one).
+  const WAIT_SECONDS = String(Math.ceil(limit(15_000) / 1000));
+  const advance = (home: string) => ok(['sandbox', 'clock', 'advance', '1m'], { home });
   test('--wait on a terminal shows a spinner and ends placed', async () => {
     const home = newHome();
-    const r = await whenPrinted(['buy', '--kg', '10', '--wait', '--timeout', '15'], home, /Waiting for off_/, () => ok(['sandbox', 'clock', 'advance', '1m'], { home }));
+    const r = await whenPrinted(['buy', '--kg', '10', '--wait', '--timeout', WAIT_SECONDS], home, /Waiting for off_/, () => advance(home));
     expect(r.exitCode).toBe(0);
     const text = plain(r.output);
     expect(text).toMatch(/Waiting for off_\S+ to be placed/);
@@ -201,7 +204,7 @@ describe('spinner', () => {
 
   test('a terminal that reports 0 columns gets no spinner, and --wait still ends (ora would loop forever)', async () => {
     const home = newHome();
-    const r = await whenPrinted(['buy', '--kg', '10', '--wait', '--timeout', '15'], home, /Bought 10 kg/, () => ok(['sandbox', 'clock', 'advance', '1m'], { home }), 0);
+    const r = await whenPrinted(['buy', '--kg', '10', '--wait', '--timeout', WAIT_SECONDS], home, /Bought 10 kg/, () => advance(home), 0);
     expect(r.exitCode).toBe(0);
     expect(plain(r.output)).not.toContain('Waiting for');
     expect(plain(r.output)).toMatch(/^status +placed$/m);
