@@ -17,13 +17,24 @@ const file = (home: string, name: string, text: string) => {
   return path;
 };
 /**
- * Resolves once process `pid` has taken the signals sent to it (none pending in /proc/PID/status):
- * its handler is then queued ahead of anything that reaches it later. An event, not a sleep of a
- * guessed length, which a busy machine can outlast.
+ * Ctrl-C to a child that is waiting on an answer, handled before the answer can arrive: an event,
+ * not a sleep of a guessed length, which a busy machine can outlast. Linux's /proc tells it: the
+ * signal is no longer pending, and the main thread, woken by it, has gone back to sleep (its
+ * voluntary context switches grew), so its event loop has run the SIGINT handler. (libuv runs
+ * signal handlers after the other I/O of the same wake-up: an answer arriving in that wake-up
+ * would be seen first.)
  */
-async function signalTaken(pid: number): Promise<void> {
-  const pending = () => /^(SigPnd|ShdPnd):\s*[0-9a-f]*[1-9a-f]/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  while (pending()) await new Promise((resolve) => setTimeout(resolve, 5));
+async function interruptWaiting(pid: number): Promise<void> {
+  const main = () => readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8');
+  const switches = (status: string) => Number(/^voluntary_ctxt_switches:\s*(\d+)/m.exec(status)![1]);
+  const before = switches(main());
+  process.kill(pid, 'SIGINT');
+  const handled = () => {
+    const status = main();
+    const pending = /^(SigPnd|ShdPnd):\s*[0-9a-f]*[1-9a-f]/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return !pending && /^State:\s*S/m.test(status) && switches(status) > before;
+  };
+  while (!handled()) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
 const offsetIds = async (home: string, env?: Record<string, string>) =>
@@ -203,9 +214,8 @@ describe('in a pipe', () => {
       const csv = file(home, 'f.csv', `kg\n${Array(6).fill('1').join('\n')}\n`);
       const child = execa(process.execPath, [BIN(), 'buy', '--from-csv', csv], { env: baseEnv(home, env), extendEnv: false, reject: false, stdin: 'ignore' });
       await atGate;
-      child.kill('SIGINT');
-      // The child takes the signal before the third answer arrives (its handler only sets a flag).
-      await signalTaken(child.pid!);
+      // The child handles Ctrl-C before the third answer arrives (its handler only sets a flag).
+      await interruptWaiting(child.pid!);
       release();
       const r = await child;
       expect(r.exitCode).toBe(130);
