@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import { BASE_TEST_LIMIT_MS } from './test/support/load.js';
 
 /**
  * Two projects. `unit`: everything that runs in this process (the rules, the model over SQLite,
@@ -18,13 +19,15 @@ const SPAWNING = [
 
 export default defineConfig({
   test: {
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Limits catch hangs; they are not timings. test/support/limits.ts scales them for the machine's
+    // load as each file starts, and a test that sets its own uses limit() (test/support/load.ts).
+    testTimeout: BASE_TEST_LIMIT_MS,
+    hookTimeout: BASE_TEST_LIMIT_MS,
     // End-to-end tests spawn the binary and servers; two cores, so keep the fan-out modest.
     maxWorkers: 2,
     reporters: ['default'],
     // One seed for every randomised test (fast-check, the kill rounds, the fuzzers).
-    setupFiles: ['test/support/seed.ts'],
+    setupFiles: ['test/support/seed.ts', 'test/support/limits.ts'],
     projects: [
       {
         extends: true,

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -6,6 +6,7 @@ import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
 import { BIN, baseEnv, carbon, carbonTty, homes, ok, parseCsv, plain, sandboxKeys, serve } from './helpers.js';
+import { limit } from '../support/load.js';
 
 /** Issue 25, item 1: `carbon buy --from-csv FILE`, through the built binary. */
 const newHome = homes();
@@ -15,6 +16,27 @@ const file = (home: string, name: string, text: string) => {
   writeFileSync(path, text);
   return path;
 };
+/**
+ * Ctrl-C to a child that is waiting on an answer, handled before the answer can arrive: an event,
+ * not a sleep of a guessed length, which a busy machine can outlast. Linux's /proc tells it: the
+ * signal is no longer pending, and the main thread, woken by it, has gone back to sleep (its
+ * voluntary context switches grew), so its event loop has run the SIGINT handler. (libuv runs
+ * signal handlers after the other I/O of the same wake-up: an answer arriving in that wake-up
+ * would be seen first.)
+ */
+async function interruptWaiting(pid: number): Promise<void> {
+  const main = () => readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8');
+  const switches = (status: string) => Number(/^voluntary_ctxt_switches:\s*(\d+)/m.exec(status)![1]);
+  const before = switches(main());
+  process.kill(pid, 'SIGINT');
+  const handled = () => {
+    const status = main();
+    const pending = /^(SigPnd|ShdPnd):\s*[0-9a-f]*[1-9a-f]/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return !pending && /^State:\s*S/m.test(status) && switches(status) > before;
+  };
+  while (!handled()) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
 const offsetIds = async (home: string, env?: Record<string, string>) =>
   (await ok(['list', '--all', '-q', ...(env ? [] : [])], { home, ...(env ? { env } : {}) })).stdout.split('\n').filter(Boolean);
 const results = (stdout: string) => {
@@ -192,9 +214,8 @@ describe('in a pipe', () => {
       const csv = file(home, 'f.csv', `kg\n${Array(6).fill('1').join('\n')}\n`);
       const child = execa(process.execPath, [BIN(), 'buy', '--from-csv', csv], { env: baseEnv(home, env), extendEnv: false, reject: false, stdin: 'ignore' });
       await atGate;
-      child.kill('SIGINT');
-      // Give the signal to the child before the third answer arrives (its handler only sets a flag).
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // The child handles Ctrl-C before the third answer arrives (its handler only sets a flag).
+      await interruptWaiting(child.pid!);
       release();
       const r = await child;
       expect(r.exitCode).toBe(130);
@@ -279,9 +300,10 @@ describe('on a terminal', () => {
 
   test('a test batch draws a progress bar on the terminal', async () => {
     const home = newHome();
-    const r = await carbonTty(['buy', '--from-csv', file(home, 'many.csv', `kg\n${Array(200).fill('1').join('\n')}\n`)], { home, timeout: 60_000 });
+    const many = file(home, 'many.csv', `kg\n${Array(200).fill('1').join('\n')}\n`);
+    const r = await carbonTty(['buy', '--from-csv', many], { home, timeout: limit(60_000) });
     expect(r.exitCode).toBe(0);
     expect(plain(r.output)).toMatch(/Buying [█░]{20} \d+\/200/);
     expect(plain(r.output)).toContain('✓ 200 of 200 rows bought');
-  }, 60_000);
+  }, limit(60_000));
 });

@@ -2,6 +2,7 @@ import { readdirSync } from 'node:fs';
 import { afterAll, describe, expect, test } from 'vitest';
 import { freshSchema, postgresAvailable, TEST_DATABASE_URL, type TestSchema } from '../support/database.js';
 import { carbon, homes, json, ok, serve } from './helpers.js';
+import { limit } from '../support/load.js';
 
 /** `--database` / CARBON_DATABASE_URL through the built binary: the shared ledger, and every way it can be wrong. */
 
@@ -75,7 +76,7 @@ run('one ledger on PostgreSQL, for the CLI and for carbon serve', () => {
     expect((await json<{ available_cents: number }>(['balance'], { home, env })).available_cents).toBe(100_000 - 6 * 40);
     const keys = await json<Array<{ default: string | null }>>(['sandbox', 'keys'], { home, env });
     expect(keys.map((k) => k.default).sort()).toEqual(['live', 'read_only', 'test']);
-  }, 60_000);
+  }, limit(60_000));
 
   test('a purchase on one machine is seen by another and by a server; sandbox commands act on the shared sandbox', async () => {
     const schema = freshSchema('e2e');
@@ -103,5 +104,5 @@ run('one ledger on PostgreSQL, for the CLI and for carbon serve', () => {
     }
     // Nothing of the ledger was written to the runners' homes.
     for (const home of [runnerA, runnerB]) expect(readdirSync(home).filter((f) => f !== 'config')).toEqual([]);
-  }, 60_000);
+  }, limit(60_000));
 });

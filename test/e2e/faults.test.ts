@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { carbon, homes, json, ok, pipeline, sandboxKeys, serve } from './helpers.js';
+import { limit } from '../support/load.js';
 
 /**
  * `carbon sandbox faults` through the built binary: the setting shown, refused and cleared; the
@@ -100,11 +101,11 @@ describe('carbon sandbox faults', () => {
       `for b in $(seq 0 23); do { echo kg,reference; for r in $(seq 0 39); do echo "1,csv-$b-$r"; done; } > "$CARBON_HOME/b$b.csv"; done
        seq 0 23 | xargs -P 24 -I{} sh -c 'for try in 1 2 3 4 5; do carbon buy --from-csv "$CARBON_HOME/b{}.csv" --max-retries 10 > "$CARBON_HOME/out{}.csv" 2>/dev/null; code=$?; [ $code -eq 10 ] || exit $code; done; exit 10' &&
        cat "$CARBON_HOME"/out*.csv | grep ',csv-' | wc -l; cat "$CARBON_HOME"/out*.csv | grep ',csv-' | awk -F, '$7 == "true"' | wc -l`,
-      { home, env: { CARBON_BASE_URL: server.url, CARBON_API_KEY: keys.test }, timeout: 150_000 },
+      { home, env: { CARBON_BASE_URL: server.url, CARBON_API_KEY: keys.test }, timeout: limit(150_000) },
     );
     const cli = await pipeline(
       'seq 40 | xargs -P 8 -I{} carbon buy --kg 1 --reference cli-{} --max-retries 10 -q > "$CARBON_HOME/ids.txt" && sort -u "$CARBON_HOME/ids.txt" | wc -l',
-      { home, env: { CARBON_BASE_URL: server.url, CARBON_API_KEY: keys.test }, timeout: 60_000 },
+      { home, env: { CARBON_BASE_URL: server.url, CARBON_API_KEY: keys.test }, timeout: limit(60_000) },
     );
     const [rows, replayed] = batches.stdout.trim().split('\n').map((n) => Number(n.trim()));
     expect([batches.exitCode, rows, batches.stderr]).toEqual([0, 960, '']);
@@ -121,5 +122,5 @@ describe('carbon sandbox faults', () => {
     for (const status of [429, 500, 503]) expect(server.stderr()).toMatch(new RegExp(`POST /api/v1/offsets ${status} `));
     expect(server.stderr()).toMatch(/POST \/api\/v1\/offsets - \(aborted\)/);
     await server.stop();
-  }, 240_000);
+  }, limit(240_000));
 });

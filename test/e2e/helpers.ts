@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, inject } from 'vitest';
 import { maskKey } from '../../src/service/keys.js';
+import { limit } from '../support/load.js';
 
 /**
  * Runs the built binary as a user or a script would: a fresh CARBON_HOME, an environment with
@@ -51,7 +52,7 @@ export async function carbon(args: string[], options: RunOptions): Promise<Run> 
     reject: false,
     stripFinalNewline: false,
     ...(options.input === undefined ? { stdin: 'ignore' as const } : { input: options.input }),
-    timeout: options.timeout ?? 20_000,
+    timeout: options.timeout ?? limit(20_000),
     forceKillAfterDelay: 1_000,
   });
   if (r.timedOut) throw new Error(`carbon ${args.join(' ')} timed out\nstdout: ${String(r.stdout)}\nstderr: ${String(r.stderr)}`);
@@ -77,7 +78,7 @@ export async function carbonTty(
     extendEnv: false,
     reject: false,
     input: options.input ?? '',
-    timeout: options.timeout ?? 20_000,
+    timeout: options.timeout ?? limit(20_000),
     forceKillAfterDelay: 1_000,
   });
   if (r.timedOut) throw new Error(`carbon ${args.join(' ')} (terminal) timed out\noutput: ${String(r.stdout)}`);
@@ -198,7 +199,7 @@ export async function pipeline(script: string, options: RunOptions): Promise<Run
       reject: false,
       stripFinalNewline: false,
       ...(options.input === undefined ? { stdin: 'ignore' as const } : { input: options.input }),
-      timeout: options.timeout ?? 30_000,
+      timeout: options.timeout ?? limit(30_000),
     });
     if (r.timedOut) throw new Error(`${script} timed out`);
     return { stdout: String(r.stdout), stderr: String(r.stderr), exitCode: r.exitCode ?? -1 };
@@ -238,8 +239,9 @@ export async function serve(home: string, args: string[] = [], env: Record<strin
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const startLimit = limit(15_000);
   const line = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`carbon serve printed no line in 15 s\nstderr: ${err}`)), 15_000);
+    const timer = setTimeout(() => reject(new Error(`carbon serve printed no line in ${startLimit} ms\nstderr: ${err}`)), startLimit);
     const check = () => {
       const nl = out.indexOf('\n');
       if (nl !== -1) {
@@ -263,7 +265,7 @@ export async function serve(home: string, args: string[] = [], env: Record<strin
     stop(signal = 'SIGTERM') {
       stopped ??= (async () => {
         child.kill(signal);
-        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        const timer = setTimeout(() => child.kill('SIGKILL'), limit(10_000));
         const r = await child;
         clearTimeout(timer);
         servers.delete(served);

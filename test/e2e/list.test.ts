@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { openLocal } from '../../src/client/local.js';
 import { carbon, homes, ok, parseCsv, pipeline, sandboxKeys, serve } from './helpers.js';
+import { limit } from '../support/load.js';
 
 /**
  * `carbon list --all` walks every page (250 offsets: three pages of the default 100, or many
@@ -32,7 +33,7 @@ beforeAll(async () => {
   } finally {
     client.close();
   }
-}, 60_000);
+}, limit(60_000));
 
 describe('list --all', () => {
   test('--json: NDJSON, one offset a line, every offset once, newest first', async () => {

@@ -6,6 +6,7 @@ import { execa } from 'execa';
 import { afterAll, describe, expect, test } from 'vitest';
 import { ROOT } from '../support/binary.js';
 import { baseEnv } from './helpers.js';
+import { limit } from '../support/load.js';
 
 /**
  * The npm package as a user gets it: `npm pack`, then `npm install` of the tarball into an empty
@@ -29,14 +30,20 @@ describe('npm pack', () => {
     for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) expect(manifest.scripts[hook], hook).toBeUndefined();
   });
 
-  test('installs into an empty prefix without warnings of ours, and runs: --version, buy, --help', { timeout: 300_000 }, async () => {
+  // Builds better-sqlite3 from source: a minute on a quiet machine, many on a busy one (the limits scale with the load).
+  const installLimit = { timeout: limit(300_000) };
+  test('installs into an empty prefix without warnings of ours, and runs: --version, buy, --help', installLimit, async () => {
     execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], { cwd: ROOT, stdio: 'ignore' });
     const tarballs = readdirSync(dir).filter((n) => n.endsWith('.tgz'));
     expect(tarballs).toHaveLength(1);
     const tarball = join(dir, tarballs[0]!);
     const prefix = join(dir, 'prefix');
     mkdirSync(prefix);
-    const install = await execa('npm', ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--prefer-offline', tarball], { reject: false, all: true, timeout: 280_000 });
+    const install = await execa('npm', ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--prefer-offline', tarball], {
+      reject: false,
+      all: true,
+      timeout: installLimit.timeout - limit(20_000),
+    });
     expect(install.exitCode, String(install.all)).toBe(0);
     // better-sqlite3's own build script may be named by npm; nothing of carbon-offsets-cli may be.
     expect(String(install.all)).not.toMatch(/carbon-offsets-cli@[\d.]+ \(/);

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { repeatingServer, type RepeatingServer } from '../support/repeating-server.js';
 import { carbon, carbonTty, homes, plain } from './helpers.js';
+import { limit } from '../support/load.js';
 
 /**
  * Issue 25, item 5: every paging loop stops, with an error naming the cursor, when a server
@@ -24,7 +25,7 @@ describe.each(['ignore', 'echo'] as const)('a server whose cursor does not advan
     ['report', '--json'],
   ].map((args) => [args.join(' '), args] as const))('carbon %s stops with exit 1, naming the cursor', async (_name, args) => {
     stub = await repeatingServer(mode);
-    const r = await carbon(args, { home: newHome(), env: env(stub), timeout: 10_000 });
+    const r = await carbon(args, { home: newHome(), env: env(stub), timeout: limit(10_000) });
     expect(r.exitCode).toBe(1);
     // Two pages asked at most: the second one repeats the first.
     expect(stub.requests.length).toBeLessThanOrEqual(2);

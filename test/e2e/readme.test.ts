@@ -4,6 +4,7 @@ import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
 import { ROOT } from '../support/binary.js';
 import { BIN, baseEnv, homes, json, ok, serve } from './helpers.js';
+import { limit } from '../support/load.js';
 
 /**
  * Every ```sh example of the README, run the way CI shells run scripts: `bash -eo pipefail`,
@@ -53,7 +54,7 @@ async function run(code: string, home: string, env: Record<string, string> = {})
     extendEnv: false,
     reject: false,
     stdin: 'ignore',
-    timeout: 60_000,
+    timeout: limit(60_000),
   });
   return { stdout: String(r.stdout), stderr: String(r.stderr), exitCode: r.exitCode ?? -1 };
 }
@@ -74,7 +75,7 @@ describe('the README\'s shell examples', () => {
     for (const title of run) expect(RUN.some((start) => title.startsWith(start)), title).toBe(true);
   });
 
-  test('the tour, with an offset id for `carbon show off_…`', { timeout: 60_000 }, async () => {
+  test('the tour, with an offset id for `carbon show off_…`', { timeout: limit(60_000) }, async () => {
     const home = newHome();
     const id = (await json<{ id: string }>(['buy', '--kg', '5'], { home })).id;
     writeFileSync(join(home, 'flights.csv'), 'kg,reference\n1200,flight-LHR-JFK\n800,flight-JFK-SFO\n');
@@ -91,7 +92,7 @@ describe('the README\'s shell examples', () => {
     expect(readFileSync(join(home, 'report.html'), 'utf8')).toMatch(/^<!doctype html>[\s\S]*<svg role="img"/);
   });
 
-  test('following offsets: carbon watch until they settle', { timeout: 60_000 }, async () => {
+  test('following offsets: carbon watch until they settle', { timeout: limit(60_000) }, async () => {
     const home = newHome();
     const r = await run(block('carbon buy --kg 500 --reference ci-42').code, home);
     expect(r.stderr).not.toMatch(/error|warning/);
@@ -100,7 +101,7 @@ describe('the README\'s shell examples', () => {
     expect(r.stdout).toMatch(/\noffset\.created (off_\w+)\noffset\.placed \1$/);
   });
 
-  test('in pipes: jq, NDJSON, CSV and xargs', { timeout: 60_000 }, async () => {
+  test('in pipes: jq, NDJSON, CSV and xargs', { timeout: limit(60_000) }, async () => {
     const home = newHome();
     await ok(['buy', '--kg', '5'], { home });
     const r = await run(block('carbon balance --json | jq').code, home);
@@ -112,7 +113,7 @@ describe('the README\'s shell examples', () => {
     expect(readFileSync(join(home, 'offsets.csv'), 'utf8')).toMatch(/^id,status,/);
   });
 
-  test('buying from a spreadsheet: a dry run, the batch, and the same batch again', { timeout: 60_000 }, async () => {
+  test('buying from a spreadsheet: a dry run, the batch, and the same batch again', { timeout: limit(60_000) }, async () => {
     const home = newHome();
     const r = await run(block('cat > flights.csv').code, home);
     expect(r.stderr).not.toMatch(/^error/m);
@@ -127,7 +128,7 @@ describe('the README\'s shell examples', () => {
     expect((await ok(['list', '--all', '-q'], { home })).stdout.trim().split('\n')).toHaveLength(2);
   });
 
-  test('the report', { timeout: 60_000 }, async () => {
+  test('the report', { timeout: limit(60_000) }, async () => {
     const home = newHome();
     await ok(['buy', '--kg', '5', '--reference', 'ops-flight-12'], { home });
     const r = await run(block('carbon report ').code, home);
@@ -153,14 +154,14 @@ describe('the README\'s shell examples', () => {
       return r;
     }
 
-    test('bought: the id on stdout, exit 0', { timeout: 60_000 }, async () => {
+    test('bought: the id on stdout, exit 0', { timeout: limit(60_000) }, async () => {
       const r = await ci(false);
       expect(r.stderr).toBe('');
       expect(r.exitCode).toBe(0);
       expect(r.stdout).toMatch(/^off_\w+$/);
     });
 
-    test('balance too low (exit 3): the case arm runs under -e and says so, exit 1', { timeout: 60_000 }, async () => {
+    test('balance too low (exit 3): the case arm runs under -e and says so, exit 1', { timeout: limit(60_000) }, async () => {
       const r = await ci(true);
       expect(r.exitCode).toBe(1);
       expect(r.stdout).toBe('');
@@ -168,7 +169,7 @@ describe('the README\'s shell examples', () => {
     });
   });
 
-  test('the sandbox, every control, with ids from a model set up for it', { timeout: 60_000 }, async () => {
+  test('the sandbox, every control, with ids from a model set up for it', { timeout: limit(60_000) }, async () => {
     const home = newHome();
     await ok(['sandbox', 'topup', '2000', '--live'], { home });
     await ok(['sandbox', 'review-limit', '1000'], { home });
@@ -185,7 +186,7 @@ describe('the README\'s shell examples', () => {
     expect(r.stdout.length).toBeGreaterThan(0);
   });
 
-  test('rehearsing failures: bought once under faults, the setting shown, then off', { timeout: 60_000 }, async () => {
+  test('rehearsing failures: bought once under faults, the setting shown, then off', { timeout: limit(60_000) }, async () => {
     const home = newHome();
     const r = await run(block('carbon sandbox faults set --error-rate 0.3 --seed 7 --retry-after 0').code, home);
     expect([r.exitCode, r.stderr]).toEqual([0, expect.not.stringMatching(/^error/m)]);
@@ -194,7 +195,7 @@ describe('the README\'s shell examples', () => {
     expect((await json<{ impact: { test: { offsets: number } }; faults: unknown }>(['sandbox', 'status'], { home }))).toMatchObject({ impact: { test: { offsets: 1 } }, faults: null });
   });
 
-  test('carbon serve from another terminal: the served port for 4010', { timeout: 60_000 }, async () => {
+  test('carbon serve from another terminal: the served port for 4010', { timeout: limit(60_000) }, async () => {
     const home = newHome();
     const server = await serve(home);
     const port = new URL(server.url).port;

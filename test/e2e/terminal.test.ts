@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, test } from 'vitest';
 import { execa } from 'execa';
 import { BIN, baseEnv, carbon, carbonTty, coloured, homes, json, ok, plain, sh } from './helpers.js';
+import { limit } from '../support/load.js';
 
 /**
  * A person at a terminal: the binary on a pseudo-terminal (util-linux `script`), so stdin, stdout
@@ -30,7 +31,7 @@ async function whenPrinted(
     extendEnv: false,
     reject: false,
     stdin: 'pipe',
-    timeout: 20_000,
+    timeout: limit(20_000),
   });
   let output = '';
   let done: Promise<unknown> | undefined;
@@ -160,12 +161,12 @@ describe('prompts', () => {
     const home = newHome();
     await ok(['sandbox', 'topup', '250', '--live'], { home });
     const started = Date.now();
-    // stdin is an open pipe nobody writes to: a prompt would wait forever (until the 20 s kill).
+    // stdin is an open pipe nobody writes to: a prompt would wait forever (until carbon()'s kill).
     const r = await carbon(['buy', '--kg', '100', '--live'], { home, input: '' });
     expect(r.exitCode).toBe(2);
     expect(r.stderr).not.toContain('[y/N]');
     expect(r.stderr).toContain('error: A live purchase needs --yes when nobody can confirm it (stdin is not a terminal); nothing was bought.');
-    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(Date.now() - started).toBeLessThan(limit(10_000));
     // With --yes: no question and no warning.
     expect((await carbon(['buy', '--kg', '1', '--live', '--yes'], { home })).stderr).not.toContain('warning');
     // Not enough balance: still no prompt, just the 402.
@@ -187,10 +188,13 @@ describe('prompts', () => {
 });
 
 describe('spinner', () => {
-  // The wait ends because the test moves the model's clock, not because 3 s of real time passed.
+  // The wait ends because the test moves the model's clock, not because 3 s of real time passed;
+  // its --timeout only bounds it (15 s on a quiet machine, more on a busy one).
+  const WAIT_SECONDS = String(Math.ceil(limit(15_000) / 1000));
+  const advance = (home: string) => ok(['sandbox', 'clock', 'advance', '1m'], { home });
   test('--wait on a terminal shows a spinner and ends placed', async () => {
     const home = newHome();
-    const r = await whenPrinted(['buy', '--kg', '10', '--wait', '--timeout', '15'], home, /Waiting for off_/, () => ok(['sandbox', 'clock', 'advance', '1m'], { home }));
+    const r = await whenPrinted(['buy', '--kg', '10', '--wait', '--timeout', WAIT_SECONDS], home, /Waiting for off_/, () => advance(home));
     expect(r.exitCode).toBe(0);
     const text = plain(r.output);
     expect(text).toMatch(/Waiting for off_\S+ to be placed/);
@@ -200,7 +204,7 @@ describe('spinner', () => {
 
   test('a terminal that reports 0 columns gets no spinner, and --wait still ends (ora would loop forever)', async () => {
     const home = newHome();
-    const r = await whenPrinted(['buy', '--kg', '10', '--wait', '--timeout', '15'], home, /Bought 10 kg/, () => ok(['sandbox', 'clock', 'advance', '1m'], { home }), 0);
+    const r = await whenPrinted(['buy', '--kg', '10', '--wait', '--timeout', WAIT_SECONDS], home, /Bought 10 kg/, () => advance(home), 0);
     expect(r.exitCode).toBe(0);
     expect(plain(r.output)).not.toContain('Waiting for');
     expect(plain(r.output)).toMatch(/^status +placed$/m);
@@ -214,7 +218,8 @@ describe('confirming a live purchase: every combination of terminals', () => {
     await ok(['sandbox', 'topup', '250', '--live'], { home });
     // script(1) gives the command a terminal; stdin is then taken from /dev/null.
     const command = `${[process.execPath, BIN(), 'buy', '--kg', '10', '--live'].map(sh).join(' ')} </dev/null`;
-    const r = await execa('script', ['-qec', command, '/dev/null'], { env: baseEnv(home, { TERM: 'xterm-256color' }), extendEnv: false, reject: false, input: '', timeout: 20_000 });
+    const options = { env: baseEnv(home, { TERM: 'xterm-256color' }), extendEnv: false, reject: false, input: '', timeout: limit(20_000) };
+    const r = await execa('script', ['-qec', command, '/dev/null'], options);
     const output = String(r.stdout);
     expect(r.exitCode).toBe(2);
     expect(output).not.toContain('[y/N]');

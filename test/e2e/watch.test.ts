@@ -46,26 +46,38 @@ function watch(home: string, args: string[], env: Record<string, string> = {}) {
   };
 }
 
-/** Resolves once `file` exists: the watcher wrote its cursor, so its first poll is done. */
+/** Resolves once `file` exists: the watcher wrote its cursor, so its first poll is done (the test's limit bounds it). */
 async function written(file: string): Promise<void> {
-  for (let i = 0; i < 500 && !existsSync(file); i++) await new Promise((resolve) => setTimeout(resolve, 20));
-  expect(existsSync(file)).toBe(true);
+  while (!existsSync(file)) await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
 const buy = async (home: string, args: string[], env?: Record<string, string>) => (await json<{ id: string }>(['buy', ...args], { home, ...(env ? { env } : {}) })).id;
 
+/**
+ * Where a test needs an offset to stay processing across several commands, it is a live one: a
+ * test offset places itself 3 s after its purchase, which a busy machine can let pass between two
+ * commands; a live one waits a minute of model time, which only `sandbox clock advance` brings.
+ */
+const LIVE = ['--live', '--yes'];
+async function liveHome(): Promise<string> {
+  const home = newHome();
+  await ok(['sandbox', 'topup', '250', '--live'], { home });
+  return home;
+}
+const placeLive = (home: string) => ok(['sandbox', 'clock', 'advance', '1m', '--live'], { home });
+
 describe('in a pipe', () => {
   test('what exists at the start is not news; a purchase and its placement are, one NDJSON event each', async () => {
-    const home = newHome();
-    const before = await buy(home, ['--kg', '5']);
+    const home = await liveHome();
+    const before = await buy(home, ['--kg', '5', ...LIVE]);
     const cursor = join(home, 'cursor.json');
-    const w = watch(home, ['--cursor', cursor]);
+    const w = watch(home, ['--cursor', cursor, '--live']);
     await written(cursor);
-    const bought = await buy(home, ['--kg', '6', '--reference', 'r-1']);
+    const bought = await buy(home, ['--kg', '6', '--reference', 'r-1', ...LIVE]);
     const [created] = await w.until(1);
     expect(created).toMatchObject({ object: 'event', type: 'offset.created', data: { object: { id: bought, status: 'processing', reference: 'r-1' } } });
     expect(created!.id).toMatch(/^evt_[\w-]{24}$/);
-    await ok(['sandbox', 'clock', 'advance', '5s'], { home });
+    await placeLive(home);
     const events = await w.until(3);
     expect(events.slice(1).map((e) => [e.type, e.data.object.id]).sort()).toEqual([['offset.placed', before], ['offset.placed', bought]].sort());
     expect(await w.stop()).toBe(130);
@@ -75,17 +87,17 @@ describe('in a pipe', () => {
   });
 
   test('--cursor resumes: changes made while stopped come out once, nothing twice', async () => {
-    const home = newHome();
+    const home = await liveHome();
     const cursor = join(home, 'cursor.json');
-    const first = await buy(home, ['--kg', '5']);
-    const w1 = watch(home, ['--cursor', cursor, '--since', '1h']);
+    const first = await buy(home, ['--kg', '5', ...LIVE]);
+    const w1 = watch(home, ['--cursor', cursor, '--since', '1h', '--live']);
     expect((await w1.until(1))[0]).toMatchObject({ type: 'offset.created', data: { object: { id: first } } });
     expect(await w1.stop('SIGTERM')).toBe(130);
     // While nobody watches: the first is placed, a second bought and placed, a third bought.
-    const second = await buy(home, ['--kg', '6']);
-    await ok(['sandbox', 'clock', 'advance', '5s'], { home });
-    const third = await buy(home, ['--kg', '7']);
-    const w2 = watch(home, ['--cursor', cursor, '--since', '1h']);
+    const second = await buy(home, ['--kg', '6', ...LIVE]);
+    await placeLive(home);
+    const third = await buy(home, ['--kg', '7', ...LIVE]);
+    const w2 = watch(home, ['--cursor', cursor, '--since', '1h', '--live']);
     const events = await w2.until(4);
     expect(events.map((e) => `${e.type} ${e.data.object.id}`)).toEqual([
       `offset.placed ${first}`, `offset.created ${second}`, `offset.placed ${second}`, `offset.created ${third}`,
@@ -94,7 +106,7 @@ describe('in a pipe', () => {
     // Another mode or reference cannot use this cursor.
     const other = await carbon(['watch', '--cursor', cursor, '--reference', 'x'], { home });
     expect(other.exitCode).toBe(2);
-    expect(other.stderr).toContain('follows test offsets, not these');
+    expect(other.stderr).toContain('follows live offsets, not these');
   });
 
   test('--until-settled: exit 0 once all are placed, --status and --reference filter', async () => {
@@ -109,19 +121,21 @@ describe('in a pipe', () => {
   });
 
   test('--until-settled: exit 9 when one is refunded; exit 8 when time runs out first', async () => {
-    const home = newHome();
-    const kept = await buy(home, ['--kg', '5']);
-    const failed = await buy(home, ['--kg', '6']);
+    const home = await liveHome();
+    const kept = await buy(home, ['--kg', '5', ...LIVE]);
+    // Failed while still processing: live, so no second of real time can place it first.
+    const failed = await buy(home, ['--kg', '6', ...LIVE]);
     await ok(['sandbox', 'fail', failed], { home });
-    const w = watch(home, ['--until-settled', '--since', '1h']);
-    await ok(['sandbox', 'clock', 'advance', '5s'], { home });
+    const w = watch(home, ['--until-settled', '--since', '1h', '--live']);
+    await placeLive(home);
     expect(await w.done()).toBe(9);
-    expect(w.events().filter((e) => e.type !== 'offset.created').map((e) => `${e.type} ${e.data.object.id}`).sort()).toEqual([`offset.placed ${kept}`, `offset.refunded ${failed}`].sort());
+    const settled = w.events().filter((e) => e.type !== 'offset.created').map((e) => `${e.type} ${e.data.object.id}`);
+    expect(settled.sort()).toEqual([`offset.placed ${kept}`, `offset.refunded ${failed}`].sort());
     expect(w.stderr()).toMatch(/^error: Every offset followed has settled \(1 placed, 1 refunded\): some were refunded/);
 
-    await ok(['sandbox', 'topup', '250', '--live'], { home });
-    const live = await buy(home, ['--kg', '5', '--live', '--yes']);
-    const late = await carbon(['watch', '--live', '--until-settled', '--since', '1h', '--interval', '20ms', '--timeout', '1'], { home });
+    const other = await liveHome();
+    const live = await buy(other, ['--kg', '5', ...LIVE]);
+    const late = await carbon(['watch', '--live', '--until-settled', '--since', '1h', '--interval', '20ms', '--timeout', '1'], { home: other });
     expect(late.exitCode).toBe(8);
     expect(late.stderr).toContain(`1 offset is still processing after 1 s (${live})`);
     expect(JSON.parse(late.stdout)).toMatchObject({ type: 'offset.created', data: { object: { id: live } } });
@@ -235,11 +249,11 @@ describe('--forward-to', () => {
   });
 
   test('Ctrl-C while a delivery is retried: the cursor stays where the poll began, and the next run delivers it', async () => {
-    const home = newHome();
+    const home = await liveHome();
     const cursor = join(home, 'cursor.json');
     const down = await app(1000);
-    const id = await buy(home, ['--kg', '5']);
-    const w = watch(home, ['--since', '1h', '--cursor', cursor, '--forward-to', down.url]);
+    const id = await buy(home, ['--kg', '5', ...LIVE]);
+    const w = watch(home, ['--since', '1h', '--cursor', cursor, '--forward-to', down.url, '--live']);
     await w.until(1);
     while (down.attempts() < 1) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(await w.stop()).toBe(130);
@@ -247,7 +261,7 @@ describe('--forward-to', () => {
     expect(existsSync(cursor)).toBe(false);
     expect(w.stderr()).not.toContain('was not delivered');
     const up = await app(0);
-    const again = watch(home, ['--since', '1h', '--cursor', cursor, '--forward-to', up.url]);
+    const again = watch(home, ['--since', '1h', '--cursor', cursor, '--forward-to', up.url, '--live']);
     await again.until(1);
     await written(cursor);
     expect(await again.stop()).toBe(130);

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, test } from 'vitest';
 import { execa } from 'execa';
 import { BIN, baseEnv, carbon, homes, json, ok, plain, sh } from './helpers.js';
+import { limit } from '../support/load.js';
 
 /**
  * Tables fit the terminal (issue 15): on a real pseudo-terminal (util-linux `script`) sized with
@@ -26,7 +27,7 @@ async function onTerminal(args: string[], home: string, columns: number, env: Re
     extendEnv: false,
     reject: false,
     input: '',
-    timeout: 20_000,
+    timeout: limit(20_000),
   });
   expect(r.exitCode, `carbon ${args.join(' ')}: ${String(r.stdout)}`).toBe(0);
   return plain(String(r.stdout)).replace(/\r\n/g, '\n').replace(/\n$/, '').split('\n');

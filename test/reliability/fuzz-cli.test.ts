@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   cleanupHomes, ledgerState, openLedger, printedError, provision, requireBuilt, runCli, type SandboxKeys, STACK_FRAME, tempHome,
 } from './support.js';
+import { limit } from '../support/load.js';
 
 let home: string;
 let keys: SandboxKeys;
@@ -59,7 +60,7 @@ describe('fuzzing the command line', () => {
     await fc.assert(
       fc.asyncProperty(argv, async (args) => {
         const before = state();
-        const r = await runCli(home, args, { env: { CARBON_MAX_RETRIES: '0' }, timeoutMs: 15_000 });
+        const r = await runCli(home, args, { env: { CARBON_MAX_RETRIES: '0' }, timeoutMs: limit(15_000) });
         const context = `carbon ${JSON.stringify(args)} → exit ${r.code}\nstdout: ${r.stdout.slice(0, 300)}\nstderr: ${r.stderr.slice(0, 500)}`;
         expect(r.timedOut, `${context}: did not end in 15 s`).toBe(false);
         expect(r.signal, context).toBeNull();
@@ -84,5 +85,5 @@ describe('fuzzing the command line', () => {
       }),
       { numRuns: 30 },
     );
-  }, 100_000);
+  }, limit(100_000));
 });

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { rawExchange } from '../support/raw-http.js';
 import { authorizations, expectDocumented, idempotencyKeys, type Keys, methods, paths, purchaseBodies, queries } from './fuzz-inputs.js';
 import { cleanupHomes, ledgerState, openLedger, provision, requireBuilt, STACK_FRAME, serve, type Served, tempHome } from './support.js';
+import { limit } from '../support/load.js';
 
 let home: string;
 let server: Served;
@@ -115,7 +116,7 @@ describe('fuzzing carbon serve over raw HTTP', () => {
     const log = server.output();
     for (const key of keys.all) expect(log.includes(key), 'a full key in the access log').toBe(false);
     expect(log).not.toMatch(STACK_FRAME);
-  }, 90_000);
+  }, limit(90_000));
 
   test('a body past the limit is 413 body_too_large; a 256-character key is 401; duplicate JSON keys are 400', async () => {
     const send = (body: string, extra = '') =>

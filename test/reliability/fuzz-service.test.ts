@@ -14,6 +14,7 @@ import { Sandbox } from '../../src/service/sandbox.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { OffsetsService } from '../../src/service/service.js';
 import { authorizations, expectDocumented, idempotencyKeys, type Keys, methods, paths, purchaseBodies, queries } from './fuzz-inputs.js';
+import { limit } from '../support/load.js';
 
 let dir: string;
 let sandbox: Sandbox;
@@ -104,7 +105,7 @@ const requests = (keys: Keys) =>
 describe('fuzzing OffsetsService.handle()', () => {
   test('any request: a documented answer, and a refusal changes nothing', async () => {
     await fc.assert(fc.asyncProperty(requests(keys), async (request) => void (await check(request))), { numRuns: 1500 });
-  }, 60_000);
+  }, limit(60_000));
 
   test('purchases only (POST /offsets with a real key): bodies and Idempotency-Keys', async () => {
     const purchase = fc
@@ -127,7 +128,7 @@ describe('fuzzing OffsetsService.handle()', () => {
     // The fuzzing did buy now and then, and was refused for each kind of reason it can meet.
     expect(state().offsets).toBeGreaterThan(0);
     expect([...outcomes].sort()).toEqual(expect.arrayContaining(['201', 'idempotency_key_invalid', 'insufficient_permissions', 'invalid_json', 'validation_error']));
-  }, 60_000);
+  }, limit(60_000));
 
   test('the named cases: a 256-character key, duplicate keys, deep nesting, huge and negative numbers, unicode references', async () => {
     // The fuzzing above may have spent the balance; these cases need a purchase to go through.

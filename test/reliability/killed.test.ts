@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   cleanupHomes, http, printedOffsetId, provision, readLedger, requireBuilt, rng, runCli, serve, sleep, tempHome,
 } from './support.js';
+import { limit } from '../support/load.js';
 
 beforeAll(requireBuilt);
 afterAll(cleanupHomes);
@@ -59,7 +60,7 @@ describe('kill -9 in the middle of a stream of purchases', () => {
           // purchase's transaction, or printing the answer).
           const killAfter = random() < 0.5 ? 60 + random() * 300 : null;
           const r = await runCli(home, ['buy', '--kg', String(p.kg), '--reference', p.reference, '--idempotency-key', p.idem, '--json'], {
-            timeoutMs: 30_000,
+            timeoutMs: limit(30_000),
             onSpawn: (child) => {
               inFlight.add(child);
               child.on('exit', () => inFlight.delete(child));
@@ -122,5 +123,5 @@ describe('kill -9 in the middle of a stream of purchases', () => {
     expect(after.problems).toEqual([]);
     expect(after.offsets.map((o) => o.reference).sort()).toEqual(all.map((p) => p.reference).sort());
     for (const p of all) expect(after.byId.get(p.seen!)).toMatchObject({ reference: p.reference, kg: p.kg });
-  }, 110_000);
+  }, limit(110_000));
 });

@@ -10,6 +10,7 @@ import { type Fault, startFaultProxy } from '../support/fault-proxy.js';
 import {
   cleanupHomes, pool, printedError, provision, readLedger, requireBuilt, rng, runCli, serve, tempHome,
 } from './support.js';
+import { limit } from '../support/load.js';
 
 beforeAll(requireBuilt);
 afterAll(cleanupHomes);
@@ -54,7 +55,7 @@ describe('lost responses between carbon buy and carbon serve', () => {
         const args = ['buy', '--kg', String(kg), '--reference', reference];
         if (json) args.push('--json');
         if (ownKey) args.push('--idempotency-key', `own-key-${i}`);
-        const r = await runCli(cliHome, args, { env, timeoutMs: 30_000 });
+        const r = await runCli(cliHome, args, { env, timeoutMs: limit(30_000) });
         const output = `exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`;
         const attempt: Attempt = { reference, kg, json, code: r.code, output };
         if (r.code === 0) {
@@ -106,7 +107,7 @@ describe('lost responses between carbon buy and carbon serve', () => {
           const r = await runCli(
             cliHome,
             ['buy', '--kg', String(a.kg), '--reference', a.reference, '--idempotency-key', a.retryKey!, '--json', '--max-retries', '6'],
-            { env, timeoutMs: 60_000 },
+            { env, timeoutMs: limit(60_000) },
           );
           const output = `retry ${round}: exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}\nfirst: ${a.output}`;
           expect(r.code, context(output)).toBe(0);
@@ -125,5 +126,5 @@ describe('lost responses between carbon buy and carbon serve', () => {
       await proxy.close();
       await server.stop();
     }
-  }, 110_000);
+  }, limit(110_000));
 });

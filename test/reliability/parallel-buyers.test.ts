@@ -10,6 +10,7 @@ import {
   cleanupHomes, dataDir, http, openLedger, pool, printedError, printedOffsetId, provision, readLedger, requireBuilt, runCli, sandboxKeys,
   serve, type Served, sleep, tempHome,
 } from './support.js';
+import { limit } from '../support/load.js';
 
 beforeAll(requireBuilt);
 afterAll(cleanupHomes);
@@ -80,7 +81,8 @@ describe('parallel buyers', () => {
         for (let j = 0; j < CLI_BUYS; j++) {
           const order = ORDERS[(w + j) % ORDERS.length]!;
           const reference = `cli-${w}-${j}`;
-          const r = await runCli(home, ['buy', order.flag, String(order.value), '--reference', reference, '--json'], { timeoutMs: 30_000 });
+          const args = ['buy', order.flag, String(order.value), '--reference', reference, '--json'];
+          const r = await runCli(home, args, { timeoutMs: limit(30_000) });
           cliDone++;
           const id = printedOffsetId(r.stdout);
           const detail = `exit ${r.code} ${r.signal ?? ''} stdout=${r.stdout.slice(0, 200)} stderr=${r.stderr}`;
@@ -160,5 +162,5 @@ describe('parallel buyers', () => {
     } finally {
       await server.stop();
     }
-  }, 120_000);
+  }, limit(120_000));
 });

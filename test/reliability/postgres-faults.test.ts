@@ -7,6 +7,7 @@ import { Sandbox } from '../../src/service/sandbox.js';
 import { ledgerProblems, postgresRows } from '../support/ledger-check.js';
 import { throwawayPostgres } from '../support/postgres-cluster.js';
 import { cleanupHomes, http, type HttpResult, requireBuilt, runCli, type Served, serve, sleep, tempHome } from './support.js';
+import { limit } from '../support/load.js';
 
 /**
  * Faults under purchase load on a shared PostgreSQL ledger: the database restarted, and an
@@ -38,7 +39,7 @@ run('PostgreSQL faults under purchase load', () => {
     key = (await sandbox.defaultKey('test'))!;
     await sandbox.close();
     servers = await Promise.all([serve(home, { env }), serve(home, { env })]);
-  }, 60_000);
+  }, limit(60_000));
 
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.kill()));
@@ -50,7 +51,7 @@ run('PostgreSQL faults under purchase load', () => {
   const buyUntilAnswered = async (idem: string, kg: number, seen: HttpResult[]): Promise<HttpResult> => {
     for (let attempt = 0; attempt < 200; attempt++) {
       const server = servers[(attempt + kg) % servers.length]!;
-      const r = await http(`${server.url}/offsets`, { key, idem, body: JSON.stringify({ kg }), timeoutMs: 10_000 });
+      const r = await http(`${server.url}/offsets`, { key, idem, body: JSON.stringify({ kg }), timeoutMs: limit(10_000) });
       seen.push(r);
       if (r.status === 201) return r;
       await sleep(r.status === 503 ? Number(r.headers['retry-after'] ?? 1) * 100 : 50);
@@ -76,7 +77,8 @@ run('PostgreSQL faults under purchase load', () => {
     let restarted = false;
     const keys = load(8, seen, () => restarted && seen.filter((r) => r.status === 201).length > 20);
     // A CLI purchase through the remote engine, with its own retries, across the restart too.
-    const cli = runCli(home, ['buy', '--kg', '9', '--json'], { env: { CARBON_BASE_URL: servers[0]!.url, CARBON_API_KEY: key, CARBON_MAX_RETRIES: '10' }, timeoutMs: 90_000 });
+    const cliEnv = { CARBON_BASE_URL: servers[0]!.url, CARBON_API_KEY: key, CARBON_MAX_RETRIES: '10' };
+    const cli = runCli(home, ['buy', '--kg', '9', '--json'], { env: cliEnv, timeoutMs: limit(90_000) });
     while (seen.length < 40) await sleep(10);
     // Immediate: the server terminates every connection (57P01), then comes back.
     cluster!.restart();
@@ -100,7 +102,7 @@ run('PostgreSQL faults under purchase load', () => {
     for (const k of used) expect(byKey.has(k), k).toBe(true);
     // Each client purchase once, and the CLI's.
     expect(rows.offsets.length).toBe(used.length + 1);
-  }, 180_000);
+  }, limit(180_000));
 
   test('an instance killed with SIGKILL under load: its requests are retried through the other, once each', async () => {
     const before = (await postgresRows(url)).offsets.length;
@@ -118,5 +120,5 @@ run('PostgreSQL faults under purchase load', () => {
     const rows = await postgresRows(url);
     expect(ledgerProblems(rows)).toEqual([]);
     expect(rows.offsets.length - before).toBe(used.length);
-  }, 120_000);
+  }, limit(120_000));
 });

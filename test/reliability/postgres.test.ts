@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Sandbox } from '../../src/service/sandbox.js';
 import { freshSchema, postgresAvailable, type TestSchema } from '../support/database.js';
 import { type ServerProcess, startServerProcess } from '../support/server-process.js';
+import { limit } from '../support/load.js';
 
 /**
  * Several `carbon serve` instances on one PostgreSQL ledger: purchases through all of them at
@@ -24,7 +25,7 @@ run('several carbon serve instances on one PostgreSQL', () => {
     key = (await sandbox.defaultKey('test'))!;
     await sandbox.close();
     servers = await Promise.all([0, 1, 2].map(() => startServerProcess({ database: schema.url })));
-  }, 60_000);
+  }, limit(60_000));
 
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.stop('SIGKILL').catch(() => {})));
@@ -99,7 +100,7 @@ run('several carbon serve instances on one PostgreSQL', () => {
     } finally {
       await db.end();
     }
-  }, 60_000);
+  }, limit(60_000));
 
   test('a key revoked through one instance is refused by every instance at once; rate limits hold across instances', async () => {
     const [a, b] = servers as [ServerProcess, ServerProcess];
@@ -122,7 +123,7 @@ run('several carbon serve instances on one PostgreSQL', () => {
     } finally {
       await sandbox.close();
     }
-  }, 30_000);
+  }, limit(30_000));
 
   test('GET /healthz answers 200 while the database answers', async () => {
     const res = await fetch(`${servers[0]!.origin}/healthz`);

@@ -6,6 +6,7 @@ import type { StoreTarget } from '../../src/store/open.js';
 import { freshSchema, postgresAvailable, type TestSchema } from '../support/database.js';
 import { type LedgerRows, ledgerProblems, postgresRows, sqliteRows } from '../support/ledger-check.js';
 import { cleanupHomes, dataDir, http, ledgerPath, requireBuilt, rng, runCli, type Served, serve, tempHome } from './support.js';
+import { limit } from '../support/load.js';
 
 /**
  * The port's promise, raced: conflicting writes started together from separate processes (`carbon
@@ -60,7 +61,7 @@ describe.each(stores)('conflicting writes raced on %s', (_name, make) => {
   let testKey: string;
 
   /** `carbon sandbox …` in a process of its own, on this ledger. */
-  const sandboxCli = (args: string[]) => runCli(ledger.home, ['sandbox', ...args], { env: ledger.env, timeoutMs: 60_000 });
+  const sandboxCli = (args: string[]) => runCli(ledger.home, ['sandbox', ...args], { env: ledger.env, timeoutMs: limit(60_000) });
 
   const buy = async (server: Served, key: string, body: Record<string, unknown>, idem: string = randomUUID()) =>
     http(`${server.url}/offsets`, { key, idem, body: JSON.stringify(body) });
@@ -78,7 +79,7 @@ describe.each(stores)('conflicting writes raced on %s', (_name, make) => {
       await sandbox.close();
     }
     servers = await Promise.all([serve(ledger.home, { env: ledger.env }), serve(ledger.home, { env: ledger.env })]);
-  }, 60_000);
+  }, limit(60_000));
 
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.kill()));
@@ -129,7 +130,7 @@ describe.each(stores)('conflicting writes raced on %s', (_name, make) => {
       expect((x.json as { id: string }).id).toBe((y.json as { id: string }).id);
       expect(await problems(ledger), `round ${round}`).toEqual([]);
     }
-  }, 240_000);
+  }, limit(240_000));
 
   test('a key revoked while purchases with it run on both instances: refused by both from then on, and the ledger adds up', async () => {
     const sandbox = await Sandbox.open(ledger.target);
@@ -141,7 +142,7 @@ describe.each(stores)('conflicting writes raced on %s', (_name, make) => {
     expect(answers.every((r) => r.status === 201 || r.status === 401), answers.map((r) => r.status).join(' ')).toBe(true);
     for (const server of servers) expect((await buy(server, key.secret, { kg: 1 })).status).toBe(401);
     expect(await problems(ledger)).toEqual([]);
-  }, 120_000);
+  }, limit(120_000));
 
   test('the one-time login link raced by 30 requests through both instances opens one session', async () => {
     const sandbox = await Sandbox.open(ledger.target);
@@ -152,7 +153,7 @@ describe.each(stores)('conflicting writes raced on %s', (_name, make) => {
     const sessions = tries.filter((r) => r.status === 303 && (r.headers.get('set-cookie') ?? '').includes('carbon_session='));
     expect(sessions).toHaveLength(1);
     expect(tries.filter((r) => r.status !== 303).every((r) => r.status === 401)).toBe(true);
-  }, 60_000);
+  }, limit(60_000));
 
   test('sandbox reset under purchase load: never a deadlock or a 500, and no purchase with an old key lands in the new ledger', async () => {
     for (let round = 0; round < 3; round++) {
@@ -181,5 +182,5 @@ describe.each(stores)('conflicting writes raced on %s', (_name, make) => {
     await sandbox.topUp('live', 10_000_000);
     await sandbox.close();
     for (const server of servers) expect((await buy(server, testKey, { kg: 1 })).status).toBe(201);
-  }, 180_000);
+  }, limit(180_000));
 });

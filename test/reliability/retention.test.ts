@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { cleanupHomes, http, printedOffsetId, provision, readLedger, requireBuilt, runCli, sandboxKeys, serve, tempHome } from './support.js';
+import { limit } from '../support/load.js';
 
 beforeAll(requireBuilt);
 afterAll(cleanupHomes);
@@ -76,5 +77,5 @@ describe('what the sandbox keeps', () => {
     const third = await buy('order-42');
     expect([first, second]).not.toContain(third);
     expect(readLedger(home).offsets.map((o) => o.id)).toEqual([third]);
-  }, 60_000);
+  }, limit(60_000));
 });

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   cleanupHomes, http, printedError, provision, readLedger, requireBuilt, runCli, serve, type Served, tempHome,
 } from './support.js';
+import { limit } from '../support/load.js';
 
 beforeAll(requireBuilt);
 afterAll(cleanupHomes);
@@ -77,12 +78,13 @@ describe('one Idempotency-Key, 20 simultaneous callers', () => {
 });
 
 describe('one --idempotency-key, 20 `carbon buy` processes at once (local engine)', () => {
+  const cliLimit = { timeoutMs: limit(30_000) };
   test('the same purchase: every process prints the one offset; all but one say it was already bought', async () => {
     const home = tempHome();
     await provision(home);
     const before = readLedger(home);
     const results = await Promise.all(
-      Array.from({ length: CALLERS }, () => runCli(home, ['buy', '--kg', '77', '--idempotency-key', 'cli-same-key'], { timeoutMs: 30_000 })),
+      Array.from({ length: CALLERS }, () => runCli(home, ['buy', '--kg', '77', '--idempotency-key', 'cli-same-key'], cliLimit)),
     );
     for (const r of results) expect(r.code, r.stderr).toBe(0);
     const ids = results.map((r) => /^id\t(\S+)$/m.exec(r.stdout)?.[1]);
@@ -95,14 +97,13 @@ describe('one --idempotency-key, 20 `carbon buy` processes at once (local engine
     expect(after.problems).toEqual([]);
     expect(after.offsets.length - before.offsets.length).toBe(1);
     expect(after.balances[0]).toBe(before.balances[0]! - 77 * 4);
-  }, 60_000);
+  }, limit(60_000));
 
   test('different purchases under one key: one exits 0, the others exit 6 and are charged nothing', async () => {
     const home = tempHome();
     await provision(home);
-    const results = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => runCli(home, ['buy', '--kg', String(i + 1), '--idempotency-key', 'cli-other', '--json'], { timeoutMs: 30_000 })),
-    );
+    const buyKg = (kg: number) => runCli(home, ['buy', '--kg', String(kg), '--idempotency-key', 'cli-other', '--json'], cliLimit);
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => buyKg(i + 1)));
     const ok = results.filter((r) => r.code === 0);
     expect(ok).toHaveLength(1);
     for (const r of results.filter((x) => x.code !== 0)) {
@@ -114,5 +115,5 @@ describe('one --idempotency-key, 20 `carbon buy` processes at once (local engine
     expect(after.problems).toEqual([]);
     expect(after.offsets.map((o) => o.id)).toEqual([winner.id]);
     expect(after.balances[0]).toBe(100_000 - winner.kg * 4);
-  }, 60_000);
+  }, limit(60_000));
 });

@@ -15,6 +15,7 @@ import {
   BIN, childEnv, cleanupHomes, dataDir, http, ledgerPath, openLedger, provision, requireBuilt, runCli, type RunResult, type SandboxKeys,
   sandboxKeys, serve, sleep, tempHome,
 } from './support.js';
+import { limit } from '../support/load.js';
 
 beforeAll(requireBuilt);
 afterAll(cleanupHomes);
@@ -26,7 +27,7 @@ function runWideOpen(home: string, args: string[], input?: string) {
   const r = spawnSync('sh', ['-c', 'umask 000; exec "$0" "$@"', process.execPath, BIN, ...args], {
     env: childEnv(home),
     encoding: 'utf8',
-    timeout: 20_000,
+    timeout: limit(20_000),
     ...(input === undefined ? {} : { input }),
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
@@ -147,7 +148,7 @@ describe('no full key in any output', () => {
       for (const s of [...secrets, ...parts]) expect(text.includes(s), `${what} shows a full key:\n${text}`).toBe(false);
     }
     expect(outputs.length).toBeGreaterThan(50);
-  }, 90_000);
+  }, limit(90_000));
 
   test('--api-key draws a warning; so does a key typed as a `carbon config set` argument', async () => {
     const flag = await runCli(home, ['balance', '--api-key', keys.test]);
@@ -248,8 +249,8 @@ describe('carbon serve listens on loopback unless told otherwise', () => {
     await provision(home);
     const server = await serve(home, { args: ['--host', '0.0.0.0'] });
     try {
-      // The warning goes to stderr, which may arrive a moment after the JSON line on stdout.
-      for (let i = 0; i < 40 && !server.output().includes('warning:'); i++) await sleep(50);
+      // The warning goes to stderr, which may arrive a moment after the JSON line on stdout (the test's limit bounds the wait).
+      while (!server.output().includes('warning:')) await sleep(50);
       expect(server.output()).toMatch(/warning: serving on 0\.0\.0\.0, not a loopback address/);
     } finally {
       await server.stop();

@@ -27,6 +27,8 @@ import type { StoreTarget } from '../../src/store/open.js';
 import { freshSchema, postgresAvailable, type TestSchema } from '../support/database.js';
 import { rawExchange } from '../support/raw-http.js';
 import { STACK_FRAME, cleanupHomes, http, ledgerPath, requireBuilt, runCli, serve, tempHome } from './support.js';
+import { withChromium } from '../pages/chromium.js';
+import { limit } from '../support/load.js';
 
 beforeAll(requireBuilt);
 afterAll(cleanupHomes);
@@ -102,7 +104,7 @@ describe.each(STORES)('page sessions and one-time links (%s, two instances on on
   let p: Pair;
   beforeAll(async () => {
     p = await pair(store);
-  }, 30_000);
+  }, limit(30_000));
   afterAll(async () => p?.close());
 
   test('signing out ends the session on every instance: a cookie copied before opens and changes nothing after', async () => {
@@ -227,7 +229,7 @@ describe('the session cookie', () => {
 });
 
 describe('key creation in Chromium: a reload leaves one new key', () => {
-  const run = CHROMIUM === undefined ? test.skip : test;
+  const run = withChromium(test, 'Key creation browser test');
   let p: Pair;
   let browser: Browser;
   let home: string;
@@ -240,7 +242,7 @@ describe('key creation in Chromium: a reload leaves one new key', () => {
       args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic'],
       env: { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_CACHE_HOME: join(home, '.cache') },
     });
-  }, 60_000);
+  }, limit(60_000));
   afterAll(async () => {
     await browser?.close();
     await p?.close();

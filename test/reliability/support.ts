@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { binary } from '../support/binary.js';
 import { ledgerProblems, sqliteRows } from '../support/ledger-check.js';
+import { limit } from '../support/load.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -92,7 +93,7 @@ export function runNode(argv: string[], env: NodeJS.ProcessEnv, options: RunOpti
     const timer = setTimeout(() => {
       timedOut = true;
       child.kill('SIGKILL');
-    }, options.timeoutMs ?? 20_000);
+    }, options.timeoutMs ?? limit(20_000));
     options.onSpawn?.(child);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
@@ -250,7 +251,8 @@ export async function serve(home: string, options: { env?: Record<string, string
   let stdoutBuffer = '';
   const exited = new Promise<void>((r) => child.on('exit', () => r()));
   const url = await new Promise<string>((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start in 15 s:\n${out}`)), 15_000);
+    const startLimit = limit(15_000);
+    const timer = setTimeout(() => reject(new Error(`the server did not start in ${startLimit} ms:\n${out}`)), startLimit);
     child.stdout!.setEncoding('utf8').on('data', (d: string) => {
       out += d;
       stdoutBuffer += d;
@@ -305,7 +307,7 @@ export async function http(
       method: options.method ?? (options.body === undefined ? 'GET' : 'POST'),
       headers,
       ...(options.body === undefined ? {} : { body: options.body }),
-      signal: AbortSignal.timeout(options.timeoutMs ?? 15_000),
+      signal: AbortSignal.timeout(options.timeoutMs ?? limit(15_000)),
     });
     const text = await res.text();
     const out: Record<string, string> = {};

@@ -9,6 +9,7 @@ import { type RunningServer, type ServeOptions, parseTarget, startServer } from 
 import { LEDGER_FILE } from '../../src/store/sqlite/files.js';
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { Sandbox } from '../../src/service/sandbox.js';
+import { limit } from '../support/load.js';
 import { rawExchange, sleep } from '../support/raw-http.js';
 
 /**
@@ -220,11 +221,11 @@ describe('carbon serve: HTTP robustness', () => {
 
   describe('timeouts', () => {
     it('a client that never finishes its headers gets 408 and is disconnected', async () => {
-      const r = await rawExchange(h.port, 'GET /api/v1/balance HTTP/1.1\r\nHost: x\r\n', 5_000);
+      const r = await rawExchange(h.port, 'GET /api/v1/balance HTTP/1.1\r\nHost: x\r\n', limit(5_000));
       expect(r.status).toBe(408);
       expect(envelopeOf(r).code).toBe('request_timeout');
       expect(r.closedByServer).toBe(true);
-      expect(r.elapsedMs).toBeLessThan(3_000);
+      expect(r.elapsedMs).toBeLessThan(limit(3_000));
     });
 
     it('a client trickling its headers a byte at a time is cut off all the same', async () => {
@@ -237,25 +238,26 @@ describe('carbon serve: HTTP robustness', () => {
             await sleep(50);
           }
         },
-        5_000,
+        limit(5_000),
       );
       expect(r.status).toBe(408);
-      expect(r.elapsedMs).toBeLessThan(3_000);
+      expect(r.elapsedMs).toBeLessThan(limit(3_000));
     });
 
     it('a body that stops arriving gets 408', async () => {
-      const r = await rawExchange(h.port, `POST /api/v1/quotes HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"kg":`, 5_000);
+      const r = await rawExchange(h.port, `POST /api/v1/quotes HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"kg":`, limit(5_000));
       expect(r.status).toBe(408);
       expect(r.closedByServer).toBe(true);
-      expect(r.elapsedMs).toBeLessThan(3_000);
+      expect(r.elapsedMs).toBeLessThan(limit(3_000));
     });
 
     it('an idle keep-alive connection is closed after the keep-alive timeout', async () => {
       const short = await serve({ keepAliveTimeoutMs: 200 });
-      const r = await rawExchange(short.port, `GET /api/v1/balance HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${short.keys.test}\r\n\r\n`, 5_000);
+      const request = `GET /api/v1/balance HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${short.keys.test}\r\n\r\n`;
+      const r = await rawExchange(short.port, request, limit(5_000));
       expect(r.status).toBe(200);
       expect(r.closedByServer).toBe(true);
-      expect(r.elapsedMs).toBeLessThan(2_000);
+      expect(r.elapsedMs).toBeLessThan(limit(2_000));
     });
   });
 });
@@ -454,17 +456,17 @@ describe('carbon serve: graceful close', () => {
     expect(r.status).toBe(200);
     const started = Date.now();
     await h.server.close();
-    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(Date.now() - started).toBeLessThan(limit(1_000));
     rmSync(h.dir, { recursive: true, force: true });
   });
 
   it('cuts off requests still in flight after the grace period', async () => {
     const h = await serve({ shutdownGraceMs: 200, requestTimeoutMs: 60_000, headersTimeoutMs: 60_000 });
-    const stuck = rawExchange(h.port, `POST /api/v1/quotes HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{`, 5_000);
+    const stuck = rawExchange(h.port, `POST /api/v1/quotes HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{`, limit(5_000));
     await sleep(100);
     const started = Date.now();
     await h.server.close();
-    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(Date.now() - started).toBeLessThan(limit(2_000));
     expect((await stuck).closedByServer).toBe(true);
     expect(h.log.some((l) => /cutting off 1 request/.test(l))).toBe(true);
     rmSync(h.dir, { recursive: true, force: true });

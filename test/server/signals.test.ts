@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Sandbox } from '../../src/service/sandbox.js';
+import { limit } from '../support/load.js';
 import { sleep } from '../support/raw-http.js';
 import { type ServerProcess, defaultLauncher, startServerProcess } from '../support/server-process.js';
 
@@ -89,6 +90,6 @@ describe(`carbon serve stopped by a signal (${launcher})`, () => {
     const started = Date.now();
     const { code } = await server.stop('SIGTERM');
     expect(code).toBe(0);
-    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(Date.now() - started).toBeLessThan(limit(3_000));
   });
 });

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ServeOptions } from '../../src/server/server.js';
 import { binary } from './binary.js';
+import { limit } from './load.js';
 
 /**
  * A `carbon serve` in a child process, for tests that need a real server across a process
@@ -158,11 +159,12 @@ export async function startServerProcess(options: StartOptions = {}): Promise<Se
     }),
   );
 
+  const startLimit = options.startTimeoutMs ?? limit(20_000);
   const started = await new Promise<{ url: string; origin?: string; data_dir?: string }>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`the server (${launcher}) did not start within ${options.startTimeoutMs ?? 20_000} ms; stderr:\n${err}`));
-    }, options.startTimeoutMs ?? 20_000);
+      reject(new Error(`the server (${launcher}) did not start within ${startLimit} ms; stderr:\n${err}`));
+    }, startLimit);
     child.stdout!.setEncoding('utf8').on('data', (d: string) => {
       out += d;
       for (const line of out.split('\n').slice(0, -1)) {
@@ -193,7 +195,7 @@ export async function startServerProcess(options: StartOptions = {}): Promise<Se
     child,
     launcher,
     stderr: () => err,
-    async stop(signal = 'SIGTERM', timeoutMs = 10_000) {
+    async stop(signal = 'SIGTERM', timeoutMs = limit(10_000)) {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
       const result = await exited;

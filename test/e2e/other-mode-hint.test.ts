@@ -1,0 +1,95 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { carbon, homes, json, leakedKeys, ok, sandboxKeys, serve, type Served } from './helpers.js';
+
+/**
+ * On the remote engine, `carbon show` and `carbon open` of an offset of the other mode: the API
+ * answers 404 to this mode's key. When the profile also has the other mode's key, carbon asks the
+ * API once more with it, and a hit adds the hint the local engine gives (the exit code and the
+ * message stay); without that key, one request only. The client's CARBON_HOME is not the
+ * server's, so a hint can only come from the API. Neither key is ever printed.
+ */
+
+const newHome = homes();
+let server: Served;
+let keys: Awaited<ReturnType<typeof sandboxKeys>>;
+let liveId: string;
+
+beforeAll(async () => {
+  const serverHome = newHome();
+  server = await serve(serverHome);
+  keys = await sandboxKeys(serverHome);
+  await ok(['sandbox', 'topup', '250', '--live'], { home: serverHome });
+  liveId = (await json<{ id: string }>(['buy', '--kg', '10', '--live', '--yes'], { home: serverHome })).id;
+});
+
+/** A client home whose default profile points at the server, with the given keys (as `carbon config set` writes them). */
+function clientHome(profile: { test_key?: string; live_key?: string }): string {
+  const home = newHome();
+  const config = { profiles: { default: { base_url: server.url, ...profile } } };
+  writeFileSync(join(home, 'config.json'), JSON.stringify(config), { mode: 0o600 });
+  return home;
+}
+
+/** The error line's start, as the API's 404 says it. */
+const missing = (id: string): string => `error: No such offset: '${id}'. (param: id)`;
+
+/** The --verbose lines of the HTTP requests made, as `METHOD path status`. */
+const requests = (stderr: string): string[] =>
+  [...stderr.matchAll(/^http: (\w+) http:\/\/127\.0\.0\.1:\d+(\S+) (\d+) /gm)].map((m) => `${m[1]} ${m[2]} ${m[3]}`);
+
+describe('the remote engine: an offset of the other mode', () => {
+  test('found with the profile\'s other key: 404 and exit 5 as before, with the command that shows it', async () => {
+    const home = clientHome({ test_key: keys.test, live_key: keys.live });
+    const shown = await carbon(['show', liveId], { home });
+    expect(shown).toEqual({
+      stdout: '',
+      stderr: `${missing(liveId)} It is a live offset: see it with \`carbon show ${liveId} --live\`.\n`,
+      exitCode: 5,
+    });
+    const opened = await carbon(['open', liveId, '--print'], { home });
+    expect(opened).toEqual({
+      stdout: '',
+      stderr: `${missing(liveId)} It is a live offset: see it with \`carbon open ${liveId} --print --live\`.\n`,
+      exitCode: 5,
+    });
+    // Two requests, the second with the live key; neither key is printed.
+    const verbose = await carbon(['show', liveId, '--verbose'], { home });
+    expect(verbose.exitCode).toBe(5);
+    expect(requests(verbose.stderr)).toEqual([`GET /api/v1/offsets/${liveId} 404`, `GET /api/v1/offsets/${liveId} 200`]);
+    expect(verbose.stderr).toContain('It is a live offset');
+    expect(leakedKeys(shown.stderr + opened.stderr + verbose.stderr, [keys.test, keys.live])).toEqual([]);
+    // As printed, it runs.
+    expect((await json<{ id: string }>(['show', liveId, '--live'], { home })).id).toBe(liveId);
+  });
+
+  test('a key from CARBON_API_KEY sets the mode: the hint names the key to use, not a flag', async () => {
+    const home = clientHome({ live_key: keys.live });
+    const shown = await carbon(['show', liveId], { home, env: { CARBON_API_KEY: keys.test } });
+    expect(shown).toEqual({
+      stdout: '',
+      stderr: `${missing(liveId)} It is a live offset: use a live key to see it.\n`,
+      exitCode: 5,
+    });
+  });
+
+  test('found nowhere: no hint, after asking with both keys', async () => {
+    const home = clientHome({ test_key: keys.test, live_key: keys.live });
+    const r = await carbon(['show', 'off_nowhere', '--verbose'], { home });
+    expect([r.stdout, r.exitCode]).toEqual(['', 5]);
+    expect(r.stderr).toMatch(/\nerror: No such offset: 'off_nowhere'\. \(param: id\)\n$/);
+    expect(requests(r.stderr)).toEqual(['GET /api/v1/offsets/off_nowhere 404', 'GET /api/v1/offsets/off_nowhere 404']);
+    const quiet = await carbon(['show', 'off_nowhere'], { home });
+    expect(quiet).toEqual({ stdout: '', stderr: `${missing('off_nowhere')}\n`, exitCode: 5 });
+  });
+
+  test('no key of the other mode configured: no hint, one request only', async () => {
+    const home = clientHome({ test_key: keys.test });
+    const r = await carbon(['show', liveId, '--verbose'], { home });
+    expect([r.stdout, r.exitCode]).toEqual(['', 5]);
+    expect(r.stderr).toMatch(new RegExp(`\\nerror: No such offset: '${liveId}'\\. \\(param: id\\)\\n$`));
+    expect(requests(r.stderr)).toEqual([`GET /api/v1/offsets/${liveId} 404`]);
+    expect(leakedKeys(r.stderr, [keys.test, keys.live])).toEqual([]);
+  });
+});
