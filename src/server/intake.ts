@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { FaultConfig } from '../service/faults.js';
@@ -35,21 +35,28 @@ export class Intake {
   private batch: Incoming[] = [];
   private readonly onClose: (this: ServerResponse) => void;
 
+  /** Takes `server`'s requests from now on. */
   constructor(
+    server: Server<typeof IncomingMessage, typeof Answered>,
     private readonly writer: ReplyWriter,
     private readonly faults: { load(): Promise<FaultConfig | null> },
     private readonly log: (line: string) => void,
     private readonly bodyLimit: number,
-    /** Lets idle connections go (while closing, a connection whose request just ended is idle). */
-    closeIdle: () => void,
   ) {
     const intake = this;
-    // The access log's line for a request, once its response is over (sent, or cut off).
+    // The access log's line for a request, once its response is over (sent, or cut off). While
+    // closing, a connection whose request just ended is idle now: let it go.
     this.onClose = function (this: ServerResponse) {
       intake.inFlight--;
       intake.log(accessLine(this as Answered));
-      if (intake.writer.closing) closeIdle();
+      if (intake.writer.closing) server.closeIdleConnections();
     };
+    server.on('request', this.handle);
+    server.on('checkContinue', this.checkContinue);
+    // Any other `Expect` value: Node would answer a bare 417 outside the envelope. The expectation
+    // is ignored instead (RFC 9110 allows it) and the request answered as usual.
+    server.on('checkExpectation', this.handle);
+    server.on('clientError', this.clientError);
   }
 
   /** node:http's `request` (and `checkExpectation`): nothing thrown here may escape. */

@@ -84,14 +84,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const writer = new ReplyWriter();
   const faults = new ServerFaults(() => sandbox.faults());
   const server = httpServer(options);
-  const intake = new Intake(writer, faults, log, options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES, () =>
-    server.closeIdleConnections());
-  server.on('request', intake.handle);
-  server.on('checkContinue', intake.checkContinue);
-  // Any other `Expect` value: Node would answer a bare 417 outside the envelope. The expectation
-  // is ignored instead (RFC 9110 allows it) and the request answered as usual.
-  server.on('checkExpectation', intake.handle);
-  server.on('clientError', intake.clientError);
+  const intake = new Intake(server, writer, faults, log, options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES);
   await listen(server, options).catch(failStart(engine));
   server.on('error', (err) => log(`server error: ${err.message}`));
 
