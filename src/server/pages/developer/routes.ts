@@ -8,7 +8,8 @@ import type { Incoming, Served } from '../../requests.js';
 import { ACTIONS, type Form } from './actions.js';
 import { CSS, ICON, JS } from './assets.js';
 import { SESSION_COOKIE, cookie, sameSite, sessionCookie } from './session.js';
-import { type DashboardData, dashboard, loginPage, offsetPage } from './views.js';
+import { dashboard } from './dashboard.js';
+import { type DashboardData, loginPage, offsetPage } from './views.js';
 
 /**
  * The developer page's handlers, as the request table (src/server/requests.ts) names them: `/`
