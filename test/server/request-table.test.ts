@@ -4,8 +4,10 @@ import { type Incoming, REQUESTS, match } from '../../src/server/requests.js';
 
 /** The request table: every URL the server answers is one entry, matched in the table's order. */
 
-const request = (method: string, path: string, accept?: string) =>
-  ({ method, upper: method, path, query: {}, headers: accept === undefined ? {} : { accept }, body: '', params: [] }) as unknown as Incoming;
+const request = (method: string, path: string, accept?: string): Incoming => {
+  const headers = accept === undefined ? {} : { accept };
+  return { method, upper: method, path, query: {}, headers, body: '', params: [] } as unknown as Incoming;
+};
 const entry = (method: string, path: string, accept?: string) => {
   const r = request(method, path, accept);
   const found = match(r);
