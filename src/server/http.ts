@@ -1,11 +1,10 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ApiErrorBody, ApiRequest, ApiResponse } from '../api/types.js';
+import type { IncomingMessage } from 'node:http';
+import type { ApiErrorBody, ApiRequest } from '../api/types.js';
 import { ApiError, type ErrorCode } from '../service/errors.js';
-import { Answered } from './access-log.js';
 
 /**
- * node:http ↔ the API's request and response: the target parsed into path and query, the body
- * read within its limit, and one response written with every header in one writeHead().
+ * node:http → the API's request: the target parsed into path and query, the body read within its
+ * limit, the headers as the service reads them; and the error envelope for what Node refuses.
  */
 
 /** Splits a request target into the path (raw, still percent-encoded) and its query. */
@@ -111,46 +110,6 @@ export function repeatedHeader(rawHeaders: string[]): string | undefined {
   return undefined;
 }
 const named = (name: string, canonical: string, lower: string) => name === canonical || name === lower || name.toLowerCase() === lower;
-
-/** Header names as the spec writes them (`Request-Id`), for people reading curl -i. */
-function canonicalHeader(name: string): string {
-  let canonical = canonicalHeaders.get(name);
-  if (canonical === undefined) {
-    canonical = name.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
-    // The names are the service's own few; the bound only guards against a surprise.
-    if (canonicalHeaders.size < 256) canonicalHeaders.set(name, canonical);
-  }
-  return canonical;
-}
-const canonicalHeaders = new Map<string, string>();
-
-/** Set by send() itself, below whatever a response's headers say. */
-const OWN_HEADERS = new Set(['content-type', 'content-length', 'cache-control', 'x-content-type-options']);
-
-/**
- * Writes a whole response. One writeHead() with every header, not a setHeader() apiece (each one
- * validates and stores its header in a map that writeHead() then walks again). `closing`: the
- * server is shutting down, so the connection is not kept.
- */
-export function send(res: ServerResponse, status: number, headers: Record<string, string>, body: string, contentType: string, closing = false): void {
-  if (res.headersSent || res.destroyed) return;
-  const list: string[] = [];
-  for (const name in headers) {
-    const lower = name.toLowerCase();
-    if (OWN_HEADERS.has(lower) || (closing && lower === 'connection')) continue;
-    list.push(canonicalHeader(name), headers[name]!);
-  }
-  list.push('Content-Type', contentType, 'Content-Length', String(Buffer.byteLength(body)), 'Cache-Control', 'no-store', 'X-Content-Type-Options', 'nosniff');
-  if (closing) list.push('Connection', 'close');
-  const requestId = headers['request-id'];
-  if (requestId !== undefined && res instanceof Answered) res.requestId = requestId;
-  res.writeHead(status, list);
-  res.end(body);
-}
-
-export function sendJson(res: ServerResponse, response: ApiResponse, closing = false): void {
-  send(res, response.status, response.headers, JSON.stringify(response.body), 'application/json', closing);
-}
 
 export function envelope(code: ErrorCode, message: string): { status: number; body: { error: ApiErrorBody } } {
   const err = new ApiError(code, message);

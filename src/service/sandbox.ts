@@ -7,6 +7,7 @@ import { KEY_PREFIX, hashKey, maskedKey, newApiKey, randomBase62, redactKeys } f
 import { effective, effectiveImpact, modelTime, mustAwaitReview, mustBeProcessing } from './lifecycle.js';
 import { DEFAULT_PUBLIC_BASE_URL, OffsetsService, type ServiceOptions, renderOffset } from './service.js';
 import { FAULTS_META, type FaultConfig } from './faults.js';
+import { PAGE_SECRET, PageAccess } from './page-access.js';
 import {
   DEFAULTS, FRESH_ACCOUNT, type FaultInput, checkBalanceAfter, checkClockAdvance, checkFaults, checkRate, checkRateLimit, checkReviewLimit, checkTopUp,
 } from './settings.js';
@@ -20,11 +21,10 @@ import {
 
 export type { DefaultKey } from '../store/port.js';
 
-/**
- * The name of the developer page's signing secret among the store's named values. reset()
- * drops it, so every page session signed with it ends, on every instance sharing the store.
- */
-export const PAGE_SECRET = 'developer_page.secret';
+// src/server reads no store: what it needs is reached through the Sandbox (pages, certificate)
+// or re-exported here (LedgerError: a storage failure the server answers with 503).
+export { LedgerError } from '../store/ledger-error.js';
+export { PAGE_SECRET } from './page-access.js';
 
 export interface NewKey {
   id: string;
@@ -97,6 +97,19 @@ export class Sandbox {
 
   close(): Promise<void> {
     return this.store.close();
+  }
+
+  // For src/server (no port reads there): the developer page's sign-in, and the certificate lookup.
+  private pageAccess: PageAccess | undefined;
+  /** The developer page's login tokens, sessions, notices and recorded address. */
+  get pages(): PageAccess {
+    return (this.pageAccess ??= new PageAccess(this.store));
+  }
+
+  /** The offset a certificate id names, as it stands now; undefined when none does. */
+  async certificate(certificateId: string): Promise<Offset | undefined> {
+    const row = await this.store.offsetByCertificate(certificateId);
+    return row === undefined ? undefined : this.toOffset(row);
   }
 
   /** The service model over this sandbox's store. */

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { newLoginToken } from '../../src/server/pages/developer/session.js';
 import { Sandbox } from '../../src/service/sandbox.js';
 import type { StoreTarget } from '../../src/store/open.js';
 import { freshSchema, postgresAvailable, type TestSchema } from '../support/database.js';
@@ -146,7 +145,7 @@ describe.each(stores)('conflicting writes raced on %s', (_name, make) => {
 
   test('the one-time login link raced by 30 requests through both instances opens one session', async () => {
     const sandbox = await Sandbox.open(ledger.target);
-    const token = await newLoginToken(sandbox.store, Date.now()).finally(() => sandbox.close());
+    const token = await sandbox.pages.newLoginToken(Date.now()).finally(() => sandbox.close());
     const tries = await Promise.all(
       Array.from({ length: 30 }, (_, i) => fetch(`${servers[i % 2]!.origin}/login?token=${token}`, { redirect: 'manual' })),
     );

@@ -21,7 +21,6 @@ import { join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type RunningServer, startServer } from '../../src/server/server.js';
-import { newLoginToken } from '../../src/server/pages/developer/session.js';
 import { Sandbox } from '../../src/service/sandbox.js';
 import type { StoreTarget } from '../../src/store/open.js';
 import { freshSchema, postgresAvailable, type TestSchema } from '../support/database.js';
@@ -74,7 +73,7 @@ const STORES = postgresAvailable() ? (['sqlite', 'postgres'] as const) : (['sqli
 
 /** Signs in through `server` with a fresh login link; the cookie as a Cookie header sends it. */
 async function signIn(server: RunningServer): Promise<string> {
-  const token = await newLoginToken(server.sandbox.store, Date.now());
+  const token = await server.sandbox.pages.newLoginToken(Date.now());
   const res = await fetch(`${server.origin}/login?token=${token}`, { redirect: 'manual' });
   expect(res.status).toBe(303);
   return /carbon_session=[^;]+/.exec(res.headers.get('set-cookie') ?? '')![0];
@@ -156,7 +155,7 @@ describe.each(STORES)('page sessions and one-time links (%s, two instances on on
   });
 
   test('HEAD /login looks at the one-time token without using it up', async () => {
-    const token = await newLoginToken(p.a.sandbox.store, Date.now());
+    const token = await p.a.sandbox.pages.newLoginToken(Date.now());
     const link = (s: RunningServer) => `${s.origin}/login?token=${token}`;
     for (const s of [p.a, p.b]) {
       const head = await fetch(link(s), { method: 'HEAD', redirect: 'manual' });
@@ -218,7 +217,7 @@ describe('the session cookie', () => {
     const behindTls = await startServer({ host: '127.0.0.1', port: 0, dataDir: join(home, 'data'), publicUrl: 'https://sandbox.example.test' });
     try {
       const cookieOf = async (s: RunningServer) =>
-        (await fetch(`${s.origin}/login?token=${await newLoginToken(s.sandbox.store, Date.now())}`, { redirect: 'manual' })).headers.get('set-cookie') ?? '';
+        (await fetch(`${s.origin}/login?token=${await s.sandbox.pages.newLoginToken(Date.now())}`, { redirect: 'manual' })).headers.get('set-cookie') ?? '';
       const clear = await cookieOf(plain);
       expect(clear).toMatch(/; HttpOnly; SameSite=Strict; Max-Age=43200$/);
       expect(await cookieOf(behindTls)).toMatch(/; HttpOnly; SameSite=Strict; Max-Age=43200; Secure$/);

@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Offset } from '../../src/api/types.js';
-import { type RunningServer, startServer } from '../../src/server/server.js';
+import type { RunningServer } from '../../src/server/server.js';
+import { serveInProcess } from '../support/in-process-server.js';
 
 /**
  * The certificate page of a placed live offset, opened in headless Chromium as a person would:
@@ -19,15 +19,15 @@ const run = promisify(execFile);
 if (CHROMIUM === undefined && process.env.CI === 'true') throw new Error('Chromium is missing: in CI the browser tests must run (.ci/run installs it).');
 if (CHROMIUM === undefined) process.stderr.write('Certificate page browser test skipped: no Chromium at /usr/bin/chromium (apt-get install chromium).\n');
 describe.skipIf(CHROMIUM === undefined)('certificate page in headless Chromium', () => {
+  const served = serveInProcess('carbon-shot-');
   let server: RunningServer;
   let dir: string;
   let out: string;
   let url: string;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'carbon-shot-'));
+    ({ dir, server } = served);
     out = process.env.CARBON_SCREENSHOT_DIR ?? join(dir, 'out');
-    server = await startServer({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'data') });
     const live = (await server.sandbox.defaultKey('live'))!;
     await server.sandbox.topUp('live', 1_000_000);
     const headers = { authorization: `Bearer ${live}`, 'idempotency-key': 'shot' };
@@ -35,11 +35,6 @@ describe.skipIf(CHROMIUM === undefined)('certificate page in headless Chromium',
     await server.sandbox.advanceClock(60_000);
     const placed = (await (await fetch(`${server.url}/offsets/${bought.id}`, { headers })).json()) as Offset;
     url = placed.certificate_url!;
-  });
-
-  afterAll(async () => {
-    await server?.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   const chromium = (args: string[]) =>

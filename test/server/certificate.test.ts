@@ -1,25 +1,22 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Offset } from '../../src/api/types.js';
 import { certificateNotFoundPage, certificatePage, escapeHtml, formatCents } from '../../src/server/pages/certificate.js';
-import { type RunningServer, startServer } from '../../src/server/server.js';
+import type { RunningServer } from '../../src/server/server.js';
+import { serveInProcess } from '../support/in-process-server.js';
 
 /** The public certificate page: readable, printable, escaped, and never the private reference. */
 
 const REFERENCE = 'SECRET-PO-4471 <script>alert("ref")</script>';
 
 describe('certificate page, served', () => {
+  const served = serveInProcess('carbon-cert-');
   let server: RunningServer;
-  let dir: string;
   let offset: Offset;
   let page: Response;
   let html: string;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'carbon-cert-'));
-    server = await startServer({ host: '127.0.0.1', port: 0, dataDir: dir });
+    server = served.server;
     const live = (await server.sandbox.defaultKey('live'))!;
     await server.sandbox.topUp('live', 1_000_000);
     const headers = { authorization: `Bearer ${live}`, 'idempotency-key': 'cert-1' };
@@ -30,10 +27,6 @@ describe('certificate page, served', () => {
     html = await page.text();
   });
 
-  afterAll(async () => {
-    await server?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
 
   it('is an HTML page on the server origin', () => {
     expect(offset.status).toBe('placed');

@@ -1,12 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CarbonClient } from '../../src/client/client.js';
 import { CarbonApiError, CarbonConnectionError } from '../../src/client/errors.js';
 import { HttpTransport } from '../../src/client/http-transport.js';
-import { type RunningServer, startServer } from '../../src/server/server.js';
+import type { RunningServer } from '../../src/server/server.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
+import { serveInProcess } from '../support/in-process-server.js';
 
 /**
  * A lost response must never buy twice: a proxy between the client and `carbon serve` drops
@@ -15,8 +13,8 @@ import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
  * or with the right error once retries run out.
  */
 
+const served = serveInProcess('carbon-fault-');
 let server: RunningServer;
-let dir: string;
 let proxy: FaultProxy;
 let key: string;
 let waits: number[];
@@ -39,14 +37,8 @@ async function purchases(): Promise<{ offsets: number; balance: number }> {
   return { offsets: status.impact.test.offsets, balance: status.balances.test };
 }
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'carbon-fault-'));
-  server = await startServer({ host: '127.0.0.1', port: 0, dataDir: dir });
-});
-
-afterAll(async () => {
-  await server?.close();
-  rmSync(dir, { recursive: true, force: true });
+beforeAll(() => {
+  server = served.server;
 });
 
 beforeEach(async () => {

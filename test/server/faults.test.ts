@@ -1,9 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { FaultDice } from '../../src/service/faults.js';
-import { type RunningServer, startServer } from '../../src/server/server.js';
+import type { RunningServer } from '../../src/server/server.js';
+import { serveInProcess } from '../support/in-process-server.js';
 
 /**
  * `carbon sandbox faults` through the server in this process: the statuses follow the seeded
@@ -11,22 +9,14 @@ import { type RunningServer, startServer } from '../../src/server/server.js';
  * delays the answer, and a second server on the same ledger follows a change at once.
  */
 
-let dir: string;
+const served = serveInProcess('carbon-faults-', { servers: 2 });
 let a: RunningServer;
 let b: RunningServer;
 let key: string;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'carbon-faults-'));
-  a = await startServer({ host: '127.0.0.1', port: 0, dataDir: dir });
-  b = await startServer({ host: '127.0.0.1', port: 0, dataDir: dir });
+  [a, b] = served.servers as [RunningServer, RunningServer];
   key = (await a.sandbox.defaultKey('test'))!;
-});
-
-afterAll(async () => {
-  await a?.close();
-  await b?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const balance = (server: RunningServer) => fetch(`${server.url}/balance`, { headers: { authorization: `Bearer ${key}` } });

@@ -1,24 +1,16 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningServer, startServer } from '../../src/server/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { RunningServer } from '../../src/server/server.js';
+import { serveInProcess } from '../support/in-process-server.js';
 
 /** HEAD answers wherever GET does, with GET's status and headers and no body. */
 describe('HEAD on the API', () => {
+  const served = serveInProcess('carbon-head-');
   let server: RunningServer;
-  let dir: string;
   let key: string;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'carbon-head-'));
-    server = await startServer({ host: '127.0.0.1', port: 0, dataDir: dir });
+    server = served.server;
     key = (await server.sandbox.defaultKey('test'))!;
-  });
-
-  afterAll(async () => {
-    await server?.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it.each(['/balance', '/impact', '/offsets'])('HEAD %s is GET without a body', async (path) => {

@@ -261,11 +261,7 @@ export async function login(ctx: Context, flags: { print?: boolean; url?: string
   const { publicUrl } = await import('../serve/run.js');
   const given = publicUrl(flags.url, '--url');
   const sandbox = await open(ctx, 'login');
-  const [{ recordedPageUrl }, { newLoginToken }] = await Promise.all([
-    import('../../../server/pages/developer/address.js'),
-    import('../../../server/pages/developer/session.js'),
-  ]);
-  const origin = given ?? (await recordedPageUrl(sandbox.store));
+  const origin = given ?? (await sandbox.pages.recordedUrl());
   if (origin === undefined) {
     throw new CliError(
       'No carbon serve has served this ledger yet, so the developer page\'s address is not known.',
@@ -274,7 +270,7 @@ export async function login(ctx: Context, flags: { print?: boolean; url?: string
       'Start `carbon serve` (with the same CARBON_HOME or --database), or give the page\'s address with --url http://127.0.0.1:4010.',
     );
   }
-  const link = `${origin}/login?token=${await newLoginToken(sandbox.store, Date.now())}`;
+  const link = `${origin}/login?token=${await sandbox.pages.newLoginToken(Date.now())}`;
   if (ctx.out.json) return ctx.out.jsonDocument({ developer_page_url: link });
   const { hasDisplay, openInBrowser } = await import('../../browser.js');
   if (flags.print || !ctx.out.interactive || !hasDisplay(ctx.env)) {

@@ -1,0 +1,47 @@
+import { requestId } from '../service/keys.js';
+import { certificateNotFoundPage, certificatePage } from './pages/certificate.js';
+import type { Reply } from './reply.js';
+import type { Incoming, Served } from './requests.js';
+
+/** The request table's handlers outside the developer page: the API, the certificate, /healthz. */
+
+/** The API (and the envelope's 404 or 405 for anything no other entry answers), through the faults. */
+export async function api(r: Incoming, served: Served): Promise<Reply | null> {
+  const request = { method: r.method, path: r.path, query: r.query, headers: r.headers, body: r.body };
+  return await served.faults.withFaults(await r.faults, request, r.res, () => served.service.handle(request));
+}
+
+const CERTIFICATE_ID = /^cert_[0-9a-f]{24}$/;
+const CERTIFICATE_HEADERS = {
+  // The page is static HTML: no script, no outside resource, only its own inline style.
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'referrer-policy': 'no-referrer',
+};
+const HTML = 'text/html; charset=utf-8';
+
+/** GET /certificates/{id}: the public page of a placed live offset; 404 for anything else. */
+export async function certificate(r: Incoming, served: Served): Promise<Reply> {
+  const segment = r.params[0]!;
+  let certId = segment;
+  try {
+    certId = decodeURIComponent(segment);
+  } catch {
+    // Not valid percent-encoding: it names no certificate; shown escaped as it came.
+  }
+  const offset = CERTIFICATE_ID.test(certId) ? await served.sandbox.certificate(certId) : undefined;
+  const headers = { 'request-id': requestId(), ...CERTIFICATE_HEADERS };
+  if (offset === undefined || offset.status !== 'placed' || !offset.livemode) {
+    return { status: 404, headers, body: certificateNotFoundPage(certId), type: HTML };
+  }
+  return { status: 200, headers, body: certificatePage(offset, certId), type: HTML };
+}
+
+/** GET /healthz: 200 while the ledger answers, else 503 (for load balancers). */
+export async function health(_: Incoming, served: Served): Promise<Reply> {
+  const ok = !served.writer.closing && (await served.healthy());
+  return {
+    status: ok ? 200 : 503,
+    headers: { 'request-id': requestId(), ...(ok ? {} : { 'retry-after': '1' }) },
+    body: { status: ok ? 'ok' : served.writer.closing ? 'draining' : 'unavailable', store: served.storeKind },
+  };
+}

@@ -1,0 +1,199 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import type { FaultConfig } from '../service/faults.js';
+import { requestId } from '../service/keys.js';
+import { LedgerError } from '../service/sandbox.js';
+import { type Answered, accessLine, isoNow } from './access-log.js';
+import { clientErrorCode, parseTarget, rawErrorResponse, readBody, repeatedHeader, requestHeaders } from './http.js';
+import { errorReply, type ReplyWriter } from './reply.js';
+import { type Incoming, type Served, match } from './requests.js';
+
+/**
+ * From node:http to the request table: a request is read (its body within the limit), joins the
+ * turn's batch, and is answered by the first entry of the table that matches it. Failures the
+ * service could not answer (storage, bugs) are answered here, in the envelope, and logged.
+ */
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const NO_PARAMS: string[] = [];
+const NO_HEADERS: Incoming['headers'] = {};
+const NO_FAULTS: Promise<FaultConfig | null> = Promise.resolve(null);
+
+/** One shape for every request (all fields set at once), filled in as it is answered. */
+function incoming(
+  req: IncomingMessage, res: ServerResponse, method: string, path: string, query: Incoming['query'], body: string,
+): Incoming {
+  return { method, path, query, headers: NO_HEADERS, body, req, res, upper: '', params: NO_PARAMS, faults: NO_FAULTS };
+}
+
+export class Intake {
+  /** Requests being received or answered right now. */
+  inFlight = 0;
+  /** What the handlers share; null before the server is ready and once its ledger is closed. */
+  served: Served | null = null;
+  private batch: Incoming[] = [];
+  private readonly onClose: (this: ServerResponse) => void;
+
+  /** Takes `server`'s requests from now on. */
+  constructor(
+    server: Server<typeof IncomingMessage, typeof Answered>,
+    private readonly writer: ReplyWriter,
+    private readonly faults: { load(): Promise<FaultConfig | null> },
+    private readonly log: (line: string) => void,
+    private readonly bodyLimit: number,
+  ) {
+    const intake = this;
+    // The access log's line for a request, once its response is over (sent, or cut off). While
+    // closing, a connection whose request just ended is idle now: let it go.
+    this.onClose = function (this: ServerResponse) {
+      intake.inFlight--;
+      intake.log(accessLine(this as Answered));
+      if (intake.writer.closing) server.closeIdleConnections();
+    };
+    server.on('request', this.handle);
+    server.on('checkContinue', this.checkContinue);
+    // Any other `Expect` value: Node would answer a bare 417 outside the envelope. The expectation
+    // is ignored instead (RFC 9110 allows it) and the request answered as usual.
+    server.on('checkExpectation', this.handle);
+    server.on('clientError', this.clientError);
+  }
+
+  /** node:http's `request` (and `checkExpectation`): nothing thrown here may escape. */
+  readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
+    try {
+      this.receive(req, res);
+    } catch (err) {
+      this.fail(res, err);
+    }
+  };
+
+  /** `Expect: 100-continue`: refuse an oversized body before the client sends it. */
+  readonly checkContinue = (req: IncomingMessage, res: ServerResponse): void => {
+    const declared = req.headers['content-length'];
+    if (declared === undefined || !/^\d+$/.test(declared) || Number(declared) <= this.bodyLimit) res.writeContinue();
+    this.handle(req, res);
+  };
+
+  /** Requests Node could not parse, or that timed out: answered in the envelope, then closed. */
+  readonly clientError = (err: NodeJS.ErrnoException, socket: Socket): void => {
+    const current = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
+    if (err.code === 'ECONNRESET' || !socket.writable || current?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    const [code, message] = clientErrorCode(err.code);
+    if (current !== undefined) {
+      // A request is under way (its body broke off or took too long): answer through its
+      // response, so the access log still has exactly one line for it.
+      current.setHeader('Connection', 'close');
+      current.on('finish', () => setTimeout(() => socket.destroy(), 1_000).unref());
+      this.writer.write(current, errorReply(code, message));
+      return;
+    }
+    const id = requestId();
+    const { text, status } = rawErrorResponse(code, message, id);
+    socket.end(text);
+    setTimeout(() => socket.destroy(), 1_000).unref();
+    this.log(`${isoNow()} - - ${status} key=- ${id} (${err.code ?? err.message})`);
+  };
+
+  private receive(req: IncomingMessage, res: ServerResponse): void {
+    const answered = res as Answered;
+    answered.started = performance.now();
+    const method = req.method ?? 'GET';
+    const { path, query } = parseTarget(req.url ?? '/');
+    answered.method = method;
+    answered.path = path;
+    this.inFlight++;
+    res.on('close', this.onClose);
+
+    // A request with neither Content-Length nor Transfer-Encoding has no body (RFC 9112 §6.3):
+    // it joins this turn's batch at once, without a Promise or waiting for its end.
+    if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
+      this.enqueue(incoming(req, res, method, path, query, ''));
+      return;
+    }
+    readBody(req, this.bodyLimit)
+      .then((result) => {
+        if (result.kind === 'aborted') return;
+        if (result.kind === 'too_large') return this.tooLarge(req, res);
+        let body: string;
+        try {
+          body = utf8.decode(result.body);
+        } catch {
+          this.writer.write(res, errorReply('invalid_json', 'Invalid request body: it is not valid UTF-8.'));
+          return;
+        }
+        this.enqueue(incoming(req, res, method, path, query, body));
+      })
+      .catch((err: unknown) => this.fail(res, err));
+  }
+
+  /**
+   * Stop keeping bytes; answer, close the connection, and drain briefly so the client can read
+   * the 413 rather than a reset (a reset can overtake an answer still in flight).
+   */
+  private tooLarge(req: IncomingMessage, res: ServerResponse): void {
+    res.setHeader('Connection', 'close');
+    this.writer.write(res, errorReply('body_too_large', `The request body is larger than ${this.bodyLimit} bytes.`));
+    req.resume();
+    res.on('finish', () => setTimeout(() => req.socket.destroy(), 1_000).unref());
+  }
+
+  /**
+   * Requests read in one turn of the event loop are answered together at its end (setImmediate
+   * runs after the turn's I/O callbacks), so the store checks once whether another process has
+   * committed for the whole batch instead of once a request (BENCHMARKS.md: GET /balance). That
+   * check still comes after every request in the batch was read, so an answer never misses a
+   * commit that finished before its request arrived.
+   */
+  private enqueue(request: Incoming): void {
+    if (this.batch.push(request) === 1) setImmediate(this.drain);
+  }
+
+  private readonly drain = (): void => {
+    const pending = this.batch;
+    this.batch = [];
+    // The fault setting (`carbon sandbox faults`), read once a batch like the freshness check.
+    const config = this.faults.load();
+    config.catch(() => {}); // Each request that needs it reports a failure itself.
+    for (const request of pending) {
+      request.faults = config;
+      this.answer(request).catch((err: unknown) => this.fail(request.res, err));
+    }
+  };
+
+  private async answer(request: Incoming): Promise<void> {
+    const served = this.served;
+    const { res } = request;
+    if (served === null) {
+      this.writer.write(res, errorReply('service_unavailable', 'The server is shutting down.', { 'retry-after': '1' }));
+      return;
+    }
+    const repeated = repeatedHeader(request.req.rawHeaders);
+    if (repeated !== undefined) {
+      this.writer.write(res, errorReply('malformed_request', `The request has more than one ${repeated} header; send it once.`));
+      return;
+    }
+    request.upper = request.method.toUpperCase();
+    request.headers = requestHeaders(request.req);
+    const reply = await match(request).handle(request, served);
+    if (reply !== null) this.writer.write(res, reply);
+  }
+
+  /** Answers anything the service itself could not: a storage failure or a bug. Logged, never shown. */
+  private fail(res: ServerResponse, err: unknown): void {
+    const id = requestId();
+    if (err instanceof LedgerError) {
+      this.log(`error ${id}: ${err.message} ${err.hint}`);
+      // Storage trouble (locked, full, unreachable) is a state of the service, not of the request.
+      const message = 'The service cannot reach its ledger right now. Try again shortly.';
+      this.writer.write(res, errorReply('service_unavailable', message, { 'request-id': id, 'retry-after': '1' }));
+      return;
+    }
+    this.log(`error ${id}: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
+    const message = 'The server failed to answer this request. It has been logged.';
+    this.writer.write(res, errorReply('internal_error', message, { 'request-id': id }));
+  }
+}

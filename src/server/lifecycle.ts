@@ -1,0 +1,153 @@
+import { type IncomingMessage, type Server, createServer } from 'node:http';
+import { API_PREFIX } from '../api/types.js';
+import { Sandbox } from '../service/sandbox.js';
+import { Answered } from './access-log.js';
+import { ServerFaults } from './faults.js';
+import { Intake } from './intake.js';
+import { ReplyWriter } from './reply.js';
+import type { RunningServer, ServeOptions } from './server.js';
+
+/**
+ * The server's life: the engine opened, the port listened on, requests drained on close, then
+ * the ledger closed (signals.ts turns SIGINT and SIGTERM into close() and terminate()).
+ */
+
+/**
+ * Every opening of the engine the server does, in one place. Until `openEngine` (src/engine/open.ts)
+ * is merged this opens the Sandbox itself; then this function is `openEngine(target, options)`.
+ */
+async function openEngine(options: ServeOptions) {
+  const sandbox = await Sandbox.open(options.store ?? { kind: 'sqlite', dir: options.dataDir }, options.clock);
+  const { store } = sandbox;
+  return { sandbox, close: () => sandbox.close(), healthy: () => store.healthy(), store: { kind: store.kind, label: store.label } };
+}
+type Engine = Awaited<ReturnType<typeof openEngine>>;
+type HttpServer = Server<typeof IncomingMessage, typeof Answered>;
+
+export const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024;
+const DEFAULTS = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, shutdownGraceMs: 10_000 } as const;
+
+/** A log that fails (stderr closed under us) must not take a request, or the server, down with it. */
+function safeLog(log: ((line: string) => void) | undefined): (line: string) => void {
+  return (line) => {
+    try {
+      log?.(line);
+    } catch {
+      // Nowhere left to report it.
+    }
+  };
+}
+
+function httpServer(options: ServeOptions): HttpServer {
+  const headersTimeout = options.headersTimeoutMs ?? DEFAULTS.headersTimeoutMs;
+  const requestTimeout = Math.max(options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs, headersTimeout);
+  const keepAliveTimeout = options.keepAliveTimeoutMs ?? DEFAULTS.keepAliveTimeoutMs;
+  const server = createServer({
+    headersTimeout,
+    requestTimeout,
+    keepAliveTimeout,
+    // The timeouts above are enforced by a periodic sweep; its default (30 s) would let them run long.
+    connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(headersTimeout / 4))),
+    // A request without Host is harmless here; let it reach the envelope instead of Node's bare 400.
+    requireHostHeader: false,
+    ServerResponse: Answered,
+  });
+  server.setTimeout(requestTimeout + keepAliveTimeout + 60_000);
+  return server;
+}
+
+function listen(server: HttpServer, options: ServeOptions): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/** Closes the engine when a step of the start fails, then fails the start. */
+const failStart = (engine: Engine, server?: HttpServer) => async (err: unknown): Promise<never> => {
+  server?.close();
+  await engine.close();
+  throw err;
+};
+
+/** Starts serving the sandbox. Resolves once listening; rejects if the port or the ledger cannot be had. */
+export async function startServer(options: ServeOptions): Promise<RunningServer> {
+  const log = safeLog(options.log);
+  // Opened first: a ledger that cannot be used should fail the start, not the first request.
+  const engine = await openEngine(options);
+  const { sandbox } = engine;
+  // The developer page's one-time login token, made before the first request can arrive.
+  const loginToken = await sandbox.pages.newLoginToken(Date.now()).catch(failStart(engine));
+  const writer = new ReplyWriter();
+  const faults = new ServerFaults(() => sandbox.faults());
+  const server = httpServer(options);
+  const intake = new Intake(server, writer, faults, log, options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES);
+  await listen(server, options).catch(failStart(engine));
+  server.on('error', (err) => log(`server error: ${err.message}`));
+
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : options.port;
+  const origin = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
+  const pageOrigin = options.publicUrl ?? origin;
+  // For `carbon sandbox login` on any machine that reaches the ledger.
+  await sandbox.pages.recordUrl(pageOrigin).catch(failStart(engine, server));
+  const service = sandbox.service({ publicBaseUrl: pageOrigin });
+  const url = `${origin}${API_PREFIX}`;
+  intake.served = { sandbox, service, faults, writer, pageOrigin, apiUrl: url, healthy: engine.healthy, storeKind: engine.store.kind };
+  const graceMs = options.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs;
+  const { close, terminate } = closer({ server, intake, writer, engine, log, graceMs });
+  return {
+    url, origin, host: options.host, port, dataDir: options.dataDir, sandbox, store: engine.store,
+    developerPageUrl: `${pageOrigin}/login?token=${loginToken}`,
+    inFlight: () => intake.inFlight,
+    close,
+    terminate,
+  };
+}
+
+interface Parts {
+  server: HttpServer;
+  intake: Intake;
+  writer: ReplyWriter;
+  engine: Engine;
+  log: (line: string) => void;
+  graceMs: number;
+}
+
+/** Graceful close (stop accepting, finish what is in flight, then close the ledger), and its hurried twin. */
+function closer({ server, intake, writer, engine, log, graceMs }: Parts): Pick<RunningServer, 'close' | 'terminate'> {
+  let closed: Promise<void> | null = null;
+  const close = (): Promise<void> => {
+    closed ??= new Promise<void>((resolve) => {
+      writer.closing = true;
+      log(intake.inFlight > 0 ? `shutting down: finishing ${intake.inFlight} request(s) in flight` : 'shutting down');
+      const force = setTimeout(() => {
+        log(`shutdown: cutting off ${intake.inFlight} request(s) still in flight after ${graceMs} ms`);
+        server.closeAllConnections();
+      }, graceMs);
+      force.unref();
+      server.close(() => {
+        clearTimeout(force);
+        intake.served = null;
+        engine.close().then(
+          () => undefined,
+          (err: unknown) => log(`error closing the ledger: ${err instanceof Error ? err.message : String(err)}`),
+        ).finally(() => {
+          log('closed');
+          resolve();
+        });
+      });
+      server.closeIdleConnections();
+    });
+    return closed;
+  };
+  const terminate = (): Promise<void> => {
+    const done = close();
+    server.closeAllConnections();
+    return done;
+  };
+  return { close, terminate };
+}

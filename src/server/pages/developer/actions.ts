@@ -1,0 +1,110 @@
+import { LIMITS } from '../../../api/types.js';
+import { ApiError } from '../../../service/errors.js';
+import { parseLatency, parseShare } from '../../../service/faults.js';
+import type { Sandbox } from '../../../service/sandbox.js';
+import { type FaultInput, MAX_TOP_UP_CENTS } from '../../../service/settings.js';
+import { dollars, parseDollars, parseDuration } from '../../../service/units.js';
+
+/**
+ * The developer page's actions (`POST /actions/{name}`): one row each, mapping the form's fields
+ * to one call of the Sandbox (the same the CLI's `carbon sandbox` commands make), with the notice
+ * shown after the redirect. The inputs are checked as the CLI checks them. Creating a key and
+ * resetting, which also touch the session, are handled by the page's routes around these rows.
+ */
+
+export interface Form {
+  /** A field, trimmed; '' when absent. */
+  field(name: string): string;
+  /** Every value of a repeated field. */
+  all(name: string): string[];
+}
+
+export interface Action {
+  run(sandbox: Sandbox, form: Form): Promise<unknown>;
+  /** Shown after the redirect (`?done=`). */
+  done: string;
+}
+
+const invalid = (param: string, text: string) => new ApiError('validation_error', text, { param });
+const mode = (form: Form) => (form.field('mode') === 'live' ? 'live' : 'test');
+
+/** A Map, so `constructor` or `__proto__` names nothing. */
+export const ACTIONS = new Map<string, Action>([
+  ['topup', { run: (s, f) => s.topUp(mode(f), topUpCents(f.field('amount'))), done: 'Topped up.' }],
+  ['key-revoke', { run: (s, f) => s.revokeKey(f.field('id')), done: 'The key is revoked: the API now refuses it with 401.' }],
+  ['status', { run: (s, f) => s.setStatus(standing(f.field('status'))), done: 'The account standing is set.' }],
+  ['rate', { run: (s, f) => s.setRate(whole(f.field('rate'), 8)), done: 'The rate is set.' }],
+  ['review-limit', { run: (s, f) => s.setReviewLimit(reviewCents(f.field('amount'))), done: 'The review limit is set.' }],
+  ['rate-limit', { run: (s, f) => s.setRateLimit(requests(f.field('requests'))), done: 'The rate limit is set.' }],
+  ['approve', { run: (s, f) => s.approve(f.field('id')), done: 'Approved: the offset is placed.' }],
+  ['reject', { run: (s, f) => s.reject(f.field('id')), done: 'Rejected: the offset is refunded.' }],
+  ['fail', { run: (s, f) => s.fail(f.field('id')), done: 'The order could not be placed: the offset is refunded.' }],
+  ['clock', { run: (s, f) => s.advanceClock(duration(f.field('duration'))), done: 'The model clock moved forward.' }],
+  ['reset', {
+    run: (s) => s.reset(),
+    done: 'The sandbox starts over: a new account and new keys. Every other signed-in page was signed out.',
+  }],
+  ['faults', {
+    run: (s, f) => s.setFaults(faultForm(f)),
+    done: 'Faults are on: every instance on this ledger applies them from its next request.',
+  }],
+  ['faults-off', { run: (s) => s.clearFaults(), done: 'Faults are off.' }],
+]);
+
+/** Digits up to `most` of them, else NaN (which the Sandbox refuses with its own message). */
+const whole = (text: string, most: number) => (new RegExp(`^\\d{1,${most}}$`).test(text) ? Number(text) : Number.NaN);
+/** A rate limit: requests a second, or `off`. */
+const requests = (text: string) => (text === 'off' ? null : whole(text, 7));
+
+function topUpCents(amount: string): number {
+  const cents = parseDollars(amount);
+  if (cents === null) {
+    throw invalid('amount_cents', `The top-up must be dollars with at most two decimals, such as 250 or 250.00, not "${amount}".`);
+  }
+  // Said in dollars, as the field asks: the model's own message counts cents.
+  if (cents < LIMITS.topUpMinCents || cents > MAX_TOP_UP_CENTS) {
+    const side = cents < LIMITS.topUpMinCents ? 'less' : 'more';
+    const range = `${dollars(LIMITS.topUpMinCents)} to ${dollars(MAX_TOP_UP_CENTS)}`;
+    throw invalid('amount_cents', `A top-up is from ${range}; ${dollars(cents)} is ${side}.`);
+  }
+  return cents;
+}
+
+function standing(status: string): 'active' | 'suspended' | 'unapproved' {
+  if (status !== 'active' && status !== 'suspended' && status !== 'unapproved') {
+    throw invalid('status', 'The standing is active, suspended or not approved.');
+  }
+  return status;
+}
+
+function reviewCents(amount: string): number {
+  const cents = parseDollars(amount);
+  if (cents === null) throw invalid('review_limit_cents', `The review limit must be dollars, such as 5000, not "${amount}".`);
+  return cents;
+}
+
+function duration(text: string): number {
+  const ms = parseDuration(text);
+  if (ms === null) throw invalid('duration', `The duration is like 90s, 15m, 2h or 1d, not "${text}".`);
+  return ms;
+}
+
+/** The faults form, read as `carbon sandbox faults set` reads its options; Sandbox.setFaults checks the rest. */
+function faultForm(form: Form): FaultInput {
+  const field = form.field;
+  const rate = field('error_rate') === '' ? 0 : parseShare(field('error_rate'));
+  if (rate === null) throw invalid('error_rate', `The error rate is a share from 0 to 1, such as 0.3, not "${field('error_rate')}".`);
+  const latency = field('latency') === '' ? null : parseLatency(field('latency'));
+  if (latency === null && field('latency') !== '') {
+    throw invalid('latency', `The latency is a duration or a range such as 200ms or 50ms-400ms, not "${field('latency')}".`);
+  }
+  return {
+    error_rate: rate,
+    errors: form.all('errors'),
+    latency_ms: latency,
+    route: field('route') === '' ? null : field('route'),
+    mode: field('mode') === '' ? null : field('mode'),
+    seed: field('seed') === '' ? null : whole(field('seed'), 10),
+    retry_after_seconds: field('retry_after') === '' ? 1 : whole(field('retry_after'), 10),
+  };
+}

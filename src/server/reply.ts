@@ -1,0 +1,67 @@
+import type { ServerResponse } from 'node:http';
+import type { ErrorCode } from '../service/errors.js';
+import { requestId } from '../service/keys.js';
+import { Answered } from './access-log.js';
+import { envelope } from './http.js';
+
+/**
+ * What every handler of the request table returns, and the one writer that turns it into bytes.
+ * The service's ApiResponse is a Reply as it stands (a JSON body, no `type`).
+ */
+export interface Reply {
+  status: number;
+  headers: Record<string, string>;
+  /** With `type`: a string or Buffer sent as it is. Without: a value sent as JSON. */
+  body: unknown;
+  /** The Content-Type of a string or Buffer body; absent for JSON. */
+  type?: string;
+}
+
+/** A reply in the API's error envelope, with a fresh Request-Id unless `headers` gives one. */
+export function errorReply(code: ErrorCode, message: string, headers: Record<string, string> = {}): Reply {
+  const { status, body } = envelope(code, message);
+  return { status, headers: { 'request-id': requestId(), ...headers }, body };
+}
+
+/** Header names as the spec writes them (`Request-Id`), for people reading curl -i. */
+function canonicalHeader(name: string): string {
+  let canonical = canonicalHeaders.get(name);
+  if (canonical === undefined) {
+    canonical = name.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
+    // The names are the service's own few; the bound only guards against a surprise.
+    if (canonicalHeaders.size < 256) canonicalHeaders.set(name, canonical);
+  }
+  return canonical;
+}
+const canonicalHeaders = new Map<string, string>();
+
+/** Set by the writer itself, below whatever a reply's headers say. */
+const OWN_HEADERS = new Set(['content-type', 'content-length', 'cache-control', 'x-content-type-options']);
+
+/**
+ * Writes replies. One writeHead() with every header, not a setHeader() apiece (each one validates
+ * and stores its header in a map that writeHead() then walks again). While `closing` (the server
+ * is draining), every reply says `Connection: close`, so no connection is kept.
+ */
+export class ReplyWriter {
+  closing = false;
+
+  write(res: ServerResponse, reply: Reply): void {
+    if (res.headersSent || res.destroyed) return;
+    const { headers, type } = reply;
+    const body = type === undefined ? JSON.stringify(reply.body) : (reply.body as string | Buffer);
+    const list: string[] = [];
+    for (const name in headers) {
+      const lower = name.toLowerCase();
+      if (OWN_HEADERS.has(lower) || (this.closing && lower === 'connection')) continue;
+      list.push(canonicalHeader(name), headers[name]!);
+    }
+    list.push('Content-Type', type ?? 'application/json', 'Content-Length', String(Buffer.byteLength(body)));
+    list.push('Cache-Control', 'no-store', 'X-Content-Type-Options', 'nosniff');
+    if (this.closing) list.push('Connection', 'close');
+    const id = headers['request-id'];
+    if (id !== undefined && res instanceof Answered) res.requestId = id;
+    res.writeHead(reply.status, list);
+    res.end(body);
+  }
+}

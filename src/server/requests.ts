@@ -1,0 +1,129 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ApiRequest } from '../api/types.js';
+import type { FaultConfig } from '../service/faults.js';
+import { ROUTES } from '../service/routes.js';
+import { API_PREFIX } from '../api/types.js';
+import type { OffsetsService } from '../service/service.js';
+import type { Sandbox } from '../service/sandbox.js';
+import { api, certificate, health } from './endpoints.js';
+import type { ServerFaults } from './faults.js';
+import { asset, favicon, login, signedIn } from './pages/developer/routes.js';
+import { requestId } from '../service/keys.js';
+import type { Reply, ReplyWriter } from './reply.js';
+
+/**
+ * The request table: every URL `carbon serve` answers, one entry each, in the order they are
+ * matched. A new endpoint or page is one entry here and its handler. The API's endpoints come
+ * from the service's route table (src/service/routes.ts); the last entry hands everything else to
+ * the service too, which answers 404, or 405 with Allow, in the API's envelope.
+ */
+
+/** A request as the handlers see it: read whole, its path split, and the segments the entry captured. */
+export interface Incoming extends ApiRequest {
+  req: IncomingMessage;
+  res: ServerResponse;
+  /** The method in capitals. */
+  upper: string;
+  /** The path segments the entry's `{name}` parts captured, in order (raw, still percent-encoded). */
+  params: string[];
+  /** The fault setting of this request's batch (`carbon sandbox faults`). */
+  faults: Promise<FaultConfig | null>;
+}
+
+/** What the handlers share: the engine, where the server is, and how it is doing. */
+export interface Served {
+  sandbox: Sandbox;
+  service: OffsetsService;
+  faults: ServerFaults;
+  writer: ReplyWriter;
+  /** The developer page's origin: --public-url, or http://host:port. */
+  pageOrigin: string;
+  /** The API's base address, for the index. */
+  apiUrl: string;
+  /** Whether the ledger answers (for /healthz), and which store it is. */
+  healthy(): Promise<boolean>;
+  storeKind: string;
+}
+
+/** A handler's answer; null when there is nothing to send (a fault cut the connection). */
+export type Handler = (request: Incoming, served: Served) => Reply | null | Promise<Reply | null>;
+
+export interface Entry {
+  /** GET also answers HEAD; ANY answers every method (the handler says which it takes). */
+  method: 'GET' | 'POST' | 'ANY';
+  /** Exact, or with `{name}` for one segment, `{name*}` for the rest of the path; `*` is every path. */
+  path: string;
+  /** A further condition (the developer page at `/` is for browsers only). */
+  when?: (request: Incoming) => boolean;
+  /** Shown in the JSON index at `/`. */
+  listed?: boolean;
+  handle: Handler;
+}
+
+const browser = (r: Incoming) => (r.headers.accept ?? '').includes('text/html');
+
+export const REQUESTS: readonly Entry[] = [
+  ...ROUTES.map((r): Entry => ({ method: r.method, path: `${API_PREFIX}${r.path}`, listed: true, handle: api })),
+  { method: 'GET', path: '/', when: browser, handle: signedIn },
+  { method: 'ANY', path: '/login', handle: login },
+  { method: 'ANY', path: '/logout', handle: signedIn },
+  { method: 'ANY', path: '/actions/{name*}', handle: signedIn },
+  { method: 'ANY', path: '/offsets/{id}', handle: signedIn },
+  { method: 'GET', path: '/certificates/{certificate_id}', listed: true, handle: certificate },
+  { method: 'GET', path: '/healthz', listed: true, handle: health },
+  { method: 'GET', path: '/', handle: index },
+  { method: 'ANY', path: '/favicon.ico', handle: favicon },
+  { method: 'ANY', path: '/_page/app.css', handle: asset },
+  { method: 'ANY', path: '/_page/app.js', handle: asset },
+  { method: 'ANY', path: '/_page/{rest*}', handle: signedIn },
+  { method: 'ANY', path: '*', handle: api },
+];
+
+/** GET /: what this server is, and the endpoints the table lists. */
+function index(_: Incoming, served: Served): Reply {
+  return {
+    status: 200,
+    headers: { 'request-id': requestId() },
+    body: {
+      object: 'api',
+      name: 'carbon offsets sandbox',
+      version: 'v1',
+      base_url: served.apiUrl,
+      documentation: 'openapi.yaml in the carbon repository describes every operation.',
+      endpoints: REQUESTS.filter((e) => e.listed === true).map((e) => `${e.method} ${e.path}`),
+    },
+  };
+}
+
+interface Compiled {
+  entry: Entry;
+  exact: string | null;
+  pattern: RegExp | null;
+}
+
+const COMPILED: Compiled[] = REQUESTS.map((entry) => {
+  const { path } = entry;
+  if (path === '*') return { entry, exact: null, pattern: null };
+  if (!path.includes('{')) return { entry, exact: path, pattern: null };
+  const source = path.replace(/\{[a-z_]+\*\}/g, '(.*)').replace(/\{[a-z_]+\}/g, '([^/]+)');
+  return { entry, exact: null, pattern: new RegExp(`^${source}$`) };
+});
+
+/** The first entry that answers `request`; its captured segments are put in `request.params`. */
+export function match(request: Incoming): Entry {
+  const { upper, path } = request;
+  for (const c of COMPILED) {
+    const m = c.entry.method;
+    if (m !== 'ANY' && m !== upper && !(m === 'GET' && upper === 'HEAD')) continue;
+    if (c.exact !== null) {
+      if (c.exact !== path) continue;
+    } else if (c.pattern !== null) {
+      const found = c.pattern.exec(path);
+      if (found === null) continue;
+      request.params = found.slice(1);
+    }
+    if (c.entry.when !== undefined && !c.entry.when(request)) continue;
+    return c.entry;
+  }
+  return REQUESTS[REQUESTS.length - 1]!;
+}

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { routeList } from '../../src/service/routes.js';
+import { type Incoming, REQUESTS, match } from '../../src/server/requests.js';
+
+/** The request table: every URL the server answers is one entry, matched in the table's order. */
+
+const request = (method: string, path: string, accept?: string): Incoming => {
+  const headers = accept === undefined ? {} : { accept };
+  return { method, upper: method, path, query: {}, headers, body: '', params: [] } as unknown as Incoming;
+};
+const entry = (method: string, path: string, accept?: string) => {
+  const r = request(method, path, accept);
+  const found = match(r);
+  return { path: found.path, method: found.method, params: r.params };
+};
+
+describe('the request table', () => {
+  it('lists the API from the service route table first, and ends with the catch-all for the envelope', () => {
+    const api = REQUESTS.slice(0, routeList().length).map((e) => `${e.method} ${e.path}`);
+    expect(api).toEqual(routeList());
+    expect(REQUESTS.at(-1)!.path).toBe('*');
+  });
+
+  it.each([
+    ['GET', '/api/v1/balance', undefined, 'GET /api/v1/balance'],
+    ['HEAD', '/api/v1/offsets/off_1', undefined, 'GET /api/v1/offsets/{id}'],
+    ['POST', '/api/v1/offsets', undefined, 'POST /api/v1/offsets'],
+    ['HEAD', '/api/v1/quotes', undefined, 'ANY *'],
+    ['DELETE', '/api/v1/balance', undefined, 'ANY *'],
+    ['GET', '/', 'text/html,application/xhtml+xml', 'GET /'],
+    ['GET', '/', 'application/json', 'GET /'],
+    ['POST', '/', 'text/html', 'ANY *'],
+    ['PUT', '/login', undefined, 'ANY /login'],
+    ['GET', '/actions/topup', undefined, 'ANY /actions/{name*}'],
+    ['POST', '/offsets/off_1', undefined, 'ANY /offsets/{id}'],
+    ['GET', '/offsets/a/b', undefined, 'ANY *'],
+    ['HEAD', '/certificates/cert_1', undefined, 'GET /certificates/{certificate_id}'],
+    ['POST', '/certificates/cert_1', undefined, 'ANY *'],
+    ['GET', '/healthz', undefined, 'GET /healthz'],
+    ['POST', '/healthz', undefined, 'ANY *'],
+    ['DELETE', '/favicon.ico', undefined, 'ANY /favicon.ico'],
+    ['GET', '/_page/app.css', undefined, 'ANY /_page/app.css'],
+    ['GET', '/_page/other', undefined, 'ANY /_page/{rest*}'],
+    ['GET', '/nowhere', undefined, 'ANY *'],
+  ])('%s %s (Accept: %s) is answered by %s', (method, path, accept, want) => {
+    const found = entry(method, path, accept);
+    expect(`${found.method} ${found.path}`).toBe(want);
+  });
+
+  it('the developer page answers / only for a browser; the JSON index for everything else', () => {
+    const html = match(request('GET', '/', 'text/html'));
+    const json = match(request('GET', '/', '*/*'));
+    expect(html).not.toBe(json);
+    expect(html.when).toBeDefined();
+    expect(json.listed).toBeUndefined();
+  });
+
+  it('hands the captured segments to the handler, raw', () => {
+    expect(entry('GET', '/certificates/cert_%41').params).toEqual(['cert_%41']);
+    expect(entry('POST', '/actions/a/b').params).toEqual(['a/b']);
+  });
+});
