@@ -13,8 +13,9 @@ export async function inEitherMode<T>(ctx: Context, id: string, words: string[],
     return await lookup();
   } catch (err) {
     if (!(err instanceof CarbonApiError) || err.code !== 'resource_missing' || ctx.settings.engine !== 'local') throw err;
-    const found = await (await ctx.sandbox()).store.offset(id);
-    if (found === undefined || found.mode === ctx.settings.mode) throw err;
+    const offset = await (await ctx.sandbox()).offset(id);
+    if (offset === undefined || offset.livemode === (ctx.settings.mode === 'live')) throw err;
+    const found = { mode: offset.livemode ? 'live' : 'test' };
     // A key given by CARBON_API_KEY or --api-key sets the mode: a flag of the other mode would clash with it.
     if (ctx.settings.apiKeySource === 'env' || ctx.settings.apiKeySource === 'flag') throw hinted(err, `It is a ${found.mode} offset: use a ${found.mode} key to see it.`);
     const command = followUp([...words, `--${found.mode}`], process.argv.slice(2).filter((a) => a !== '--live' && a !== '--test'));
