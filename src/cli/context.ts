@@ -1,5 +1,5 @@
 import type { CarbonClient, Exchange } from '../client/client.js';
-import { hashKey } from '../service/keys.js';
+import type { Engine } from '../engine/open.js';
 import type { Sandbox } from '../service/sandbox.js';
 import { EXIT } from './exit-codes.js';
 import { CliError } from './errors.js';
@@ -13,7 +13,7 @@ import type { Settings } from './settings.js';
  * so a test can build a Context with its own streams and environment.
  */
 export class Context {
-  private openSandbox: Sandbox | undefined;
+  private openedEngine: Engine | undefined;
   private openClient: CarbonClient | undefined;
 
   constructor(
@@ -60,9 +60,10 @@ export class Context {
       });
       this.openClient = new CarbonClient({ apiKey: s.apiKey, transport, retry, ...(onExchange ? { onExchange } : {}) });
     } else {
-      const sandbox = await this.sandbox();
+      const engine = await this.engine();
+      const { sandbox } = engine;
       let apiKey = s.apiKey;
-      if (apiKey !== undefined && (await sandbox.store.keyByHash(hashKey(apiKey))) === undefined) {
+      if (apiKey !== undefined && (await sandbox.findKey(apiKey)) === undefined) {
         // A key meant for the live API (CARBON_API_KEY, a profile's key) must not stop local runs:
         // the local model uses its own key of the same mode instead, and says so. A key the local
         // sandbox made (revoked or read-only ones too) is used as it is.
@@ -81,18 +82,23 @@ export class Context {
       }
       const { LocalTransport } = await import('../client/transport.js');
       const { withFaults } = await import('../client/local-faults.js');
-      const transport = new LocalTransport(withFaults(sandbox.service(), sandbox.store));
+      const transport = new LocalTransport(withFaults(engine.service, () => sandbox.faultsText()));
       this.openClient = new CarbonClient({ apiKey, transport, retry, ...(onExchange ? { onExchange } : {}) });
     }
     return this.openClient;
   }
 
-  /** The local model's sandbox on this machine's data directory. Refused on the remote engine. */
+  /** The local engine on this machine's ledger (the data directory, or --database), opened on first use. */
+  private async engine(): Promise<Engine> {
+    if (this.openedEngine) return this.openedEngine;
+    const { openEngine } = await import('../engine/open.js');
+    this.openedEngine = await openEngine(this.settings.store);
+    return this.openedEngine;
+  }
+
+  /** The local model's sandbox on this machine's ledger. Refused on the remote engine. */
   async sandbox(): Promise<Sandbox> {
-    if (this.openSandbox) return this.openSandbox;
-    const { Sandbox } = await import('../service/sandbox.js');
-    this.openSandbox = await Sandbox.open(this.settings.store);
-    return this.openSandbox;
+    return (await this.engine()).sandbox;
   }
 
   /** Refuses sandbox operations when the engine is remote: they act on this machine's model only. */
@@ -116,6 +122,6 @@ export class Context {
 
   async close(): Promise<void> {
     this.openClient?.close();
-    await this.openSandbox?.close();
+    await this.openedEngine?.close();
   }
 }
