@@ -3,7 +3,6 @@ import { type StoreTarget, openStore } from '../store/open.js';
 import type { AccountRecord, AccountStatus, DefaultKey, LedgerStore, LedgerTx, OffsetRecord, Permission } from '../store/port.js';
 import { validationError } from './errors.js';
 import { FAULTS_META, type FaultConfig } from './faults.js';
-import { hashKey } from './keys.js';
 import { effective, effectiveImpact, modelTime, mustHaveAccount, settleDue } from './lifecycle.js';
 import { listPage } from './listing.js';
 import {
@@ -136,7 +135,7 @@ export class Sandbox {
 
   /** What the ledger knows of the key whose full text is `secret` (any state), or undefined for a key it never made. */
   async findKey(secret: string): Promise<FoundKey | undefined> {
-    const key = await this.ledger.keyByHash(hashKey(secret));
+    const key = await this.ledger.keyBySecret(secret);
     return key === undefined ? undefined : { id: key.id, mode: key.mode, permission: key.permission, revoked: key.revoked_ms !== null };
   }
 

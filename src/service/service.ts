@@ -2,7 +2,7 @@ import { API_PREFIX, type ApiRequest, type ApiResponse, type Balance, type Impac
 import type { AccountRecord, KeyRecord, LedgerStore, OffsetRecord } from '../store/port.js';
 import { checkPermission, checkStanding, parseBearer, rateLimited } from './access.js';
 import { ApiError } from './errors.js';
-import { hashKey, redactKeys, requestId } from './keys.js';
+import { redactKeys, requestId } from './keys.js';
 import { effective, effectiveImpact, isDue, modelTime, mustHaveAccount, settleDue } from './lifecycle.js';
 import { listPage } from './listing.js';
 import { price } from './pricing.js';
@@ -42,12 +42,6 @@ type Handler = (service: OffsetsService, req: ApiRequest, caller: Caller, id: st
  */
 export class OffsetsService {
   private readonly clock: () => number;
-  /**
-   * Authorization headers that named a key of the ledger → the key's mode and SHA-256 digest.
-   * Keyed by the header as sent, so a later request with the same header skips parsing and
-   * hashing; what the key may do is still read from the store on every request.
-   */
-  private readonly bearers = new Map<string, { mode: Mode; hash: Uint8Array }>();
   readonly publicBaseUrl: string;
   private readonly purchases: PurchaseQueue;
 
@@ -113,28 +107,17 @@ export class OffsetsService {
 
   /** 401 for a missing, malformed, unknown or revoked key; 403 for an inactive account; then the rate limit. */
   private async authenticate(req: ApiRequest, withBalance: boolean): Promise<Caller> {
-    const header = req.headers.authorization;
-    let bearer = header === undefined ? undefined : this.bearers.get(header);
-    const seen = bearer !== undefined;
-    if (bearer === undefined) {
-      const { secret, mode } = parseBearer(header);
-      bearer = { mode, hash: hashKey(secret) };
-    }
-    // The key itself is looked up every time (a revocation is seen at once); only the parsing
-    // and the SHA-256 of a header already seen are saved. The key, the account and (for the
+    const { secret, mode } = parseBearer(req.headers.authorization);
+    // The key is looked up every time (a revocation is seen at once): the store keeps what it
+    // read, and hashes a key only the first time it sees it. The key, the account and (for the
     // operations that answer it) the mode's balance are asked for together: a store that checks
     // its cache once a turn (PostgreSQL: one round trip) checks it once for all three.
     const [key, stored, available] = await Promise.all([
-      this.store.keyByHash(bearer.hash),
+      this.store.keyBySecret(secret),
       this.store.account(),
-      withBalance ? this.store.balance(bearer.mode) : null,
+      withBalance ? this.store.balance(mode) : null,
     ]);
     if (key === undefined) throw new ApiError('api_key_invalid', 'Invalid API key provided.');
-    if (!seen && header !== undefined) {
-      // Only headers that named a key of the ledger, and only so many (a reset leaves dead ones).
-      if (this.bearers.size >= 64) this.bearers.clear();
-      this.bearers.set(header, bearer);
-    }
     const account = mustHaveAccount(stored, this.store.label);
     checkStanding(key, account);
     const now = this.now(account);
@@ -142,7 +125,7 @@ export class OffsetsService {
       const wait = await this.store.takeRequest(key.id, now, account.rate_limit_requests, account.rate_limit_window_ms);
       if (wait !== null) throw rateLimited(wait);
     }
-    return { key, hash: bearer.hash, mode: bearer.mode, account, available, now };
+    return { key, hash: key.hash, mode, account, available, now };
   }
 
   /** The spec's Offset for a stored one as it stands at `now`, certificate URLs on this service's base URL. */

@@ -116,7 +116,12 @@ export interface BrowseQuery extends PageQuery {
 export interface LedgerReads {
   /** Undefined only before provisioning (or after a store was emptied by hand). */
   account(): Promise<AccountRecord | undefined>;
-  keyByHash(hash: Uint8Array): Promise<KeyRecord | undefined>;
+  /**
+   * The key whose full text is `secret`, in any state, or undefined. The ledger holds only keys'
+   * SHA-256 digests: the store hashes `secret` to look it up, and outside a transaction may keep
+   * the answer, by the text, for as long as it keeps the account (a revocation is seen as at once).
+   */
+  keyBySecret(secret: string): Promise<KeyRecord | undefined>;
   keys(): Promise<KeyRecord[]>;
   vault(): Promise<KeyVault>;
   balance(mode: Mode): Promise<number>;

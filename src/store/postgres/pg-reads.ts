@@ -1,5 +1,6 @@
 import type { Mode } from '../../api/types.js';
 import type { AccountRecord, DefaultKey, ImpactTotals, KeyRecord, KeyVault, LedgerReads, OffsetRecord, PageQuery, BrowseQuery } from '../port.js';
+import { sha256 } from '../../platform/sha256.js';
 import { DAY_MS, groupByPeriod } from '../periods.js';
 
 /** A pool or one connection: what runs a query. */
@@ -48,8 +49,8 @@ export class PgReads implements LedgerReads {
     return this.one<AccountRecord>(`SELECT ${ACCOUNT} FROM account WHERE id = 1`);
   }
 
-  keyByHash(hash: Uint8Array): Promise<KeyRecord | undefined> {
-    return this.one<KeyRecord>(`SELECT ${KEY} FROM api_keys WHERE hash = $1`, [Buffer.from(hash)]);
+  keyBySecret(secret: string): Promise<KeyRecord | undefined> {
+    return this.one<KeyRecord>(`SELECT ${KEY} FROM api_keys WHERE hash = $1`, [sha256(Buffer.from(secret, 'utf8'))]);
   }
 
   keys(): Promise<KeyRecord[]> {

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Mode } from '../../api/types.js';
-import { type AccountRecord, type KeyRecord, type LedgerStore, type LedgerTx, hashId } from '../port.js';
+import type { AccountRecord, KeyRecord, LedgerStore, LedgerTx } from '../port.js';
 import { pgError } from './errors.js';
 import { PgReads, type Queryable } from './pg-reads.js';
 import { PgTx } from './pg-tx.js';
@@ -36,7 +36,7 @@ interface ReadCache {
   account: AccountRecord | undefined;
   /** test, live */
   balances: [number, number];
-  /** Keys looked up since keys_version last moved, by `hashId`. */
+  /** Keys looked up since keys_version last moved, by their full text. */
   keys: Map<string, KeyRecord>;
   /** Named values read since the version last moved (absent ones too). */
   metas: Map<string, string | undefined>;
@@ -172,15 +172,14 @@ export class PostgresStore extends PgReads implements LedgerStore {
     return this.run(async () => (await this.fresh()).account);
   }
 
-  override keyByHash(hash: Uint8Array): Promise<KeyRecord | undefined> {
+  override keyBySecret(secret: string): Promise<KeyRecord | undefined> {
     return this.run(async () => {
       const cache = await this.fresh();
-      const id = hashId(hash);
-      let key = cache.keys.get(id);
+      let key = cache.keys.get(secret);
       if (key === undefined) {
-        key = await super.keyByHash(hash);
+        key = await super.keyBySecret(secret);
         // Only keys that exist are kept.
-        if (key !== undefined && cache.keys.size < MAX_KEPT) cache.keys.set(id, Object.freeze(key));
+        if (key !== undefined && cache.keys.size < MAX_KEPT) cache.keys.set(secret, Object.freeze(key));
       }
       return key;
     });

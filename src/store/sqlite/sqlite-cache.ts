@@ -1,5 +1,4 @@
 import type { AccountRecord, KeyRecord } from '../port.js';
-import { hashId } from '../port.js';
 
 /**
  * Commits made by every SqliteStore of this process. PRAGMA data_version tells a connection about
@@ -17,6 +16,7 @@ interface Kept {
   othersCommits: number;
   accountWrites: number;
   account: AccountRecord | undefined;
+  /** By the key's full text: a request that names a key seen before neither hashes nor reads. */
   keys: Map<string, KeyRecord>;
   balanceWrites: number;
   balances: [number | undefined, number | undefined];
@@ -84,14 +84,13 @@ export class SqliteReadCache {
     return row;
   }
 
-  key(hash: Uint8Array, read: () => KeyRecord | undefined): KeyRecord | undefined {
+  key(secret: string, read: () => KeyRecord | undefined): KeyRecord | undefined {
     const kept = this.fresh();
-    const id = hashId(hash);
-    let row = kept.keys.get(id);
+    let row = kept.keys.get(secret);
     if (row === undefined) {
       row = read();
       // Only keys that exist are kept.
-      if (row !== undefined && kept.keys.size < MAX_KEPT) kept.keys.set(id, Object.freeze(row));
+      if (row !== undefined && kept.keys.size < MAX_KEPT) kept.keys.set(secret, Object.freeze(row));
     }
     return row;
   }

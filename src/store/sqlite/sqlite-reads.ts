@@ -2,10 +2,14 @@ import type Database from 'better-sqlite3';
 import type { Mode } from '../../api/types.js';
 import type { AccountRecord, BrowseQuery, ImpactTotals, KeyRecord, KeyVault, LedgerReads, OffsetRecord, PageQuery } from '../port.js';
 import { DAY_MS, groupByPeriod } from '../periods.js';
+import { sha256 } from '../../platform/sha256.js';
 import { readVault } from './files.js';
 import { OFFSET_COLUMNS, type Statements, offsetRecord } from './statements.js';
 
 export const lm = (mode: Mode): number => (mode === 'live' ? 1 : 0);
+
+/** A key's SHA-256, as the ledger holds it. */
+export const digest = (secret: string): Buffer => sha256(Buffer.from(secret, 'utf8'));
 
 /** What the reads run on: the store's one connection, its statements and its data directory. */
 export interface SqliteConnection {
@@ -34,8 +38,8 @@ export class SqliteReads implements LedgerReads {
     return this.run(() => this.c.s.account.get());
   }
 
-  keyByHash(hash: Uint8Array): Promise<KeyRecord | undefined> {
-    return this.run(() => this.c.s.keyByHash.get(hash));
+  keyBySecret(secret: string): Promise<KeyRecord | undefined> {
+    return this.run(() => this.c.s.keyByHash.get(digest(secret)));
   }
 
   keys(): Promise<KeyRecord[]> {

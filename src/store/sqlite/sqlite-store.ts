@@ -7,7 +7,7 @@ import { type RateWindow, takeFromWindow } from '../rate-window.js';
 import { type Checkpointer, startCheckpointer, WAL_HIGH } from './checkpointer.js';
 import { sqliteError } from './errors.js';
 import { SqliteReadCache } from './sqlite-cache.js';
-import { SqliteReads } from './sqlite-reads.js';
+import { SqliteReads, digest } from './sqlite-reads.js';
 import { SqliteTx } from './sqlite-tx.js';
 import { lazyStatements } from './statements.js';
 import { LEDGER_FILE, readVault, writeVault } from './files.js';
@@ -96,8 +96,8 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
     return this.run(() => this.cache.account(() => this.c.s.account.get()));
   }
 
-  override keyByHash(hash: Uint8Array): Promise<KeyRecord | undefined> {
-    return this.run(() => this.cache.key(hash, () => this.c.s.keyByHash.get(hash)));
+  override keyBySecret(secret: string): Promise<KeyRecord | undefined> {
+    return this.run(() => this.cache.key(secret, () => this.c.s.keyByHash.get(digest(secret))));
   }
 
   override balance(mode: Mode): Promise<number> {
