@@ -24,7 +24,8 @@ export async function listPage(reads: Pick<LedgerReads, 'offset'>, ask: PageAsk)
   if (ask.startingAfter !== null) {
     const cursor = await reads.offset(ask.startingAfter);
     if (cursor === undefined || cursor.mode !== ask.mode) {
-      throw new ApiError('resource_missing', `No such offset: '${redactKeys(ask.startingAfter)}'${ask.cursorNote}.`, { param: 'starting_after' });
+      const named = `'${redactKeys(ask.startingAfter)}'${ask.cursorNote}`;
+      throw new ApiError('resource_missing', `No such offset: ${named}.`, { param: 'starting_after' });
     }
     beforeSeq = cursor.seq;
   }

@@ -1,5 +1,7 @@
 import type { Mode, OffsetStatus } from '../api/types.js';
-import type { AccountRecord, BrowseQuery, DefaultKey, ImpactTotals, KeyRecord, KeyVault, LedgerTx, OffsetRecord, Permission } from '../store/port.js';
+import type {
+  AccountRecord, BrowseQuery, DefaultKey, ImpactTotals, KeyRecord, KeyVault, LedgerTx, OffsetRecord, Permission,
+} from '../store/port.js';
 import { ApiError, validationError } from './errors.js';
 import { FAULTS_META, type FaultConfig } from './faults.js';
 import { mustAwaitReview, mustBeProcessing } from './lifecycle.js';
@@ -103,7 +105,9 @@ export async function provision(tx: LedgerTx, now: number): Promise<void> {
   await createKey(tx, 'test', 'read_only', now, 'read_only');
 }
 
-export async function createKey(tx: LedgerTx, mode: Mode, permission: Permission, now: number, defaultFor: DefaultKey | null): Promise<NewKey> {
+export async function createKey(
+  tx: LedgerTx, mode: Mode, permission: Permission, now: number, defaultFor: DefaultKey | null,
+): Promise<NewKey> {
   const secret = newApiKey(mode);
   const id = `key_${randomBase62(16)}`;
   const key = { id, hash: hashKey(secret), mode, permission, last4: secret.slice(-4), created_ms: now, revoked_ms: null };

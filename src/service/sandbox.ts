@@ -6,8 +6,8 @@ import { FAULTS_META, type FaultConfig } from './faults.js';
 import { effective, effectiveImpact, modelTime, mustHaveAccount, settleDue } from './lifecycle.js';
 import { listPage } from './listing.js';
 import {
-  type FoundKey, type NewKey, type OffsetFilter, PAGE_SECRET, type SandboxKey, type SandboxStatus, approve, browseQuery, createKey, defaultSecret,
-  keyView, provision, refund, revokeKey, startOver,
+  type FoundKey, type NewKey, type OffsetFilter, PAGE_SECRET, type SandboxKey, type SandboxStatus, approve, browseQuery, createKey,
+  defaultSecret, keyView, provision, refund, revokeKey, startOver,
 } from './sandbox-model.js';
 import { DEFAULT_PUBLIC_BASE_URL, OffsetsService, type ServiceOptions, renderOffset } from './service.js';
 import {

@@ -60,7 +60,8 @@ export async function openWorld(options: { memory?: boolean; start?: number; dir
   const ownDir = options.dir === undefined;
   const clock = { now: options.start ?? T0 };
   const store = options.memory ? SqliteStore.memory(dir) : SqliteStore.open(dir);
-  const sandbox = await Sandbox.over(store, { clock: () => clock.now, ...(options.publicBaseUrl === undefined ? {} : { publicBaseUrl: options.publicBaseUrl }) });
+  const publicBaseUrl = options.publicBaseUrl === undefined ? {} : { publicBaseUrl: options.publicBaseUrl };
+  const sandbox = await Sandbox.over(store, { clock: () => clock.now, ...publicBaseUrl });
   const service = sandbox.service();
   const keys = {
     test: (await sandbox.defaultKey('test'))!,

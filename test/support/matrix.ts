@@ -30,7 +30,7 @@ interface StoreRow {
 }
 
 const STORES: readonly StoreRow[] = [
-  { kind: 'sqlite', label: 'SQLite', available: () => true, ledger: () => ({ database: undefined, target: (dir) => ({ kind: 'sqlite', dir }), drop: async () => {} }) },
+  { kind: 'sqlite', label: 'SQLite', available: () => true, ledger: sqliteLedger },
   { kind: 'postgres', label: 'PostgreSQL', available: postgresAvailable, ledger: postgresLedger },
 ];
 
@@ -39,6 +39,10 @@ const ENGINES: ReadonlyArray<{ kind: EngineKind; label: () => string }> = [
   // The HTTP side's title says which `carbon serve` runs: the built binary, or the current source bundled.
   { kind: 'http', label: () => `http (carbon serve ${defaultLauncher()})` },
 ];
+
+function sqliteLedger(): TestLedger {
+  return { database: undefined, target: (dir) => ({ kind: 'sqlite', dir }), drop: async () => {} };
+}
 
 function postgresLedger(prefix: string): TestLedger {
   const schema = freshSchema(prefix);
@@ -52,5 +56,7 @@ export function testLedger(store: StoreKind, prefix: string): TestLedger {
 
 /** Every engine on every store this run can reach (PostgreSQL only with CARBON_TEST_DATABASE_URL), stores outermost. */
 export function engineMatrix(): Array<{ kind: EngineKind; store: StoreKind; label: string }> {
-  return STORES.filter((s) => s.available()).flatMap((s) => ENGINES.map((e) => ({ kind: e.kind, store: s.kind, label: `${e.label()}, ${s.label}` })));
+  return STORES.filter((s) => s.available()).flatMap((s) =>
+    ENGINES.map((e) => ({ kind: e.kind, store: s.kind, label: `${e.label()}, ${s.label}` })),
+  );
 }

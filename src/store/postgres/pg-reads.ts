@@ -1,5 +1,7 @@
 import type { Mode } from '../../api/types.js';
-import type { AccountRecord, DefaultKey, ImpactTotals, KeyRecord, KeyVault, LedgerReads, OffsetRecord, PageQuery, BrowseQuery } from '../port.js';
+import type {
+  AccountRecord, BrowseQuery, DefaultKey, ImpactTotals, KeyRecord, KeyVault, LedgerReads, OffsetRecord, PageQuery,
+} from '../port.js';
 import { sha256 } from '../../platform/sha256.js';
 import { DAY_MS, groupByPeriod } from '../periods.js';
 
@@ -10,7 +12,8 @@ export interface Queryable {
 
 export const lm = (mode: Mode): number => (mode === 'live' ? 1 : 0);
 const MODE = "CASE livemode WHEN 1 THEN 'live' ELSE 'test' END AS mode";
-const OFFSET = `seq, id, ${MODE}, status, kg, amount_cents, rate, req_kg, req_amount_cents, reference, created_ms, settle_at_ms, review, placed_ms, certificate_id`;
+const OFFSET = `seq, id, ${MODE}, status, kg, amount_cents, rate, req_kg, req_amount_cents, reference, created_ms, settle_at_ms, review, `
+  + 'placed_ms, certificate_id';
 const KEY = `id, hash, ${MODE}, permission, last4, created_ms, revoked_ms`;
 const ACCOUNT = 'status, rate, review_limit_cents, clock_offset_ms, rate_limit_requests, rate_limit_window_ms';
 const NO_IMPACT: ImpactTotals = { placed_kg: 0, processing_kg: 0, offsets: 0 };
@@ -58,7 +61,8 @@ export class PgReads implements LedgerReads {
   }
 
   async vault(): Promise<KeyVault> {
-    const rows = await this.all<{ id: string; secret: string; default_for: DefaultKey | null }>('SELECT id, secret, default_for FROM key_vault');
+    type Row = { id: string; secret: string; default_for: DefaultKey | null };
+    const rows = await this.all<Row>('SELECT id, secret, default_for FROM key_vault');
     const vault: KeyVault = { defaults: {}, secrets: {} };
     for (const r of rows) {
       vault.secrets[r.id] = r.secret;
@@ -68,16 +72,19 @@ export class PgReads implements LedgerReads {
   }
 
   async balance(mode: Mode): Promise<number> {
-    return (await this.one<{ available_cents: number }>('SELECT available_cents FROM balances WHERE livemode = $1', [lm(mode)]))?.available_cents ?? 0;
+    const row = await this.one<{ available_cents: number }>('SELECT available_cents FROM balances WHERE livemode = $1', [lm(mode)]);
+    return row?.available_cents ?? 0;
   }
 
   async impact(mode: Mode): Promise<ImpactTotals> {
-    return (await this.one<ImpactTotals>('SELECT placed_kg, processing_kg, offsets FROM impact WHERE livemode = $1', [lm(mode)])) ?? NO_IMPACT;
+    const row = await this.one<ImpactTotals>('SELECT placed_kg, processing_kg, offsets FROM impact WHERE livemode = $1', [lm(mode)]);
+    return row ?? NO_IMPACT;
   }
 
   async due(mode: Mode, now: number): Promise<{ kg: number; count: number }> {
     return (await this.one<{ kg: number; count: number }>(
-      "SELECT coalesce(SUM(kg), 0) AS kg, COUNT(*) AS count FROM offsets WHERE status = 'processing' AND settle_at_ms <= $1 AND livemode = $2",
+      'SELECT coalesce(SUM(kg), 0) AS kg, COUNT(*) AS count FROM offsets '
+        + "WHERE status = 'processing' AND settle_at_ms <= $1 AND livemode = $2",
       [now, lm(mode)],
     ))!;
   }
@@ -93,7 +100,10 @@ export class PgReads implements LedgerReads {
   page(mode: Mode, p: PageQuery): Promise<OffsetRecord[]> {
     const before = p.beforeSeq ?? Number.MAX_SAFE_INTEGER;
     return p.reference === null
-      ? this.all<OffsetRecord>(`SELECT ${OFFSET} FROM offsets WHERE livemode = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`, [lm(mode), before, p.limit])
+      ? this.all<OffsetRecord>(
+          `SELECT ${OFFSET} FROM offsets WHERE livemode = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`,
+          [lm(mode), before, p.limit],
+        )
       : this.all<OffsetRecord>(
           `SELECT ${OFFSET} FROM offsets WHERE livemode = $1 AND reference = $2 AND seq < $3 ORDER BY seq DESC LIMIT $4`,
           [lm(mode), p.reference, before, p.limit],
@@ -113,11 +123,13 @@ export class PgReads implements LedgerReads {
     if (b.since !== null) add('created_ms >= ?', b.since);
     if (b.until !== null) add('created_ms < ?', b.until);
     values.push(b.limit);
-    return this.all<OffsetRecord>(`SELECT ${OFFSET} FROM offsets WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $${values.length}`, values);
+    const sql = `SELECT ${OFFSET} FROM offsets WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $${values.length}`;
+    return this.all<OffsetRecord>(sql, values);
   }
 
   reviewQueue(limit: number): Promise<OffsetRecord[]> {
-    return this.all<OffsetRecord>(`SELECT ${OFFSET} FROM offsets WHERE review = 'pending' AND status = 'processing' ORDER BY seq LIMIT $1`, [limit]);
+    const sql = `SELECT ${OFFSET} FROM offsets WHERE review = 'pending' AND status = 'processing' ORDER BY seq LIMIT $1`;
+    return this.all<OffsetRecord>(sql, [limit]);
   }
 
   async kgByPeriod(mode: Mode, period: 'day' | 'month', since: number | null): Promise<Array<{ period: string; kg: number }>> {

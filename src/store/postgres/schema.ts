@@ -121,7 +121,8 @@ export async function migrate(pool: pg.Pool, schema: string, label: string): Pro
     const row = (await client.query<{ version: number }>('SELECT version FROM schema_version')).rows[0];
     const from = row?.version ?? 0;
     if (from > MIGRATIONS.length) {
-      throw new LedgerError(`The database schema "${schema}" is version ${from}; this carbon knows up to ${MIGRATIONS.length}.`, label, 'Upgrade carbon, or use another schema (?schema=…).');
+      const problem = `The database schema "${schema}" is version ${from}; this carbon knows up to ${MIGRATIONS.length}.`;
+      throw new LedgerError(problem, label, 'Upgrade carbon, or use another schema (?schema=…).');
     }
     for (let v = from; v < MIGRATIONS.length; v++) await client.query(MIGRATIONS[v]!);
     if (row === undefined) await client.query('INSERT INTO schema_version VALUES ($1)', [MIGRATIONS.length]);
