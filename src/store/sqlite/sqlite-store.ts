@@ -58,8 +58,9 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
    */
   private checkIdentity(): void {
     if (this.identityFd === null || fstatSync(this.identityFd).nlink > 0) return;
+    const what = existsSync(this.label) ? 'replaced' : 'deleted';
     throw new LedgerError(
-      `The ledger ${this.label} was ${existsSync(this.label) ? 'replaced' : 'deleted'} while this process had it open; nothing more is written to the old one.`,
+      `The ledger ${this.label} was ${what} while this process had it open; nothing more is written to the old one.`,
       this.label,
       'Restart carbon serve (or the command) to open the ledger that is there now.',
     );
@@ -129,7 +130,8 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
   }
 
   private locked(): LedgerError {
-    return new LedgerError(`The ledger ${this.label} is locked by another process.`, this.label, 'Wait for the other carbon process to finish and try again.', true);
+    const fix = 'Wait for the other carbon process to finish and try again.';
+    return new LedgerError(`The ledger ${this.label} is locked by another process.`, this.label, fix, true);
   }
 
   private async runTransaction<T>(fn: (tx: LedgerTx) => Promise<T>, wait: boolean): Promise<T> {
