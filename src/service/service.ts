@@ -46,6 +46,10 @@ export class OffsetsService {
   private readonly purchases: PurchaseQueue;
 
   constructor(
+    /**
+     * The ledger, for this module's handlers; nothing above the service reads it (TRANSITIONAL:
+     * src/server/pages/certificate-route.ts does until it asks `offsetByCertificate`).
+     */
     readonly store: LedgerStore,
     options: ServiceOptions = {},
   ) {
