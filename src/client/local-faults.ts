@@ -9,8 +9,8 @@ import type { RequestHandler } from './transport.js';
  * latency slept, 429/500/503 answered in the envelope, and a dropped connection raised as the
  * network failure HttpTransport would raise (after the service acted, for `drop-after`). Each
  * process draws its own sequence: with a seed, a command's run is the same every time.
+ * `faultsText` reads the stored setting (`Sandbox.faultsText`).
  */
-/** `faultsText` is the stored setting (`Sandbox.faultsText`). */
 export function withFaults(handler: RequestHandler, faultsText: () => Promise<string | undefined>): RequestHandler {
   const dice = new FaultDice();
   const dropped = () => new CarbonConnectionError('Could not reach the local sandbox: the connection was dropped (a fault injected by carbon sandbox faults).');

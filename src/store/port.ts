@@ -119,7 +119,7 @@ export interface LedgerReads {
   /**
    * The key whose full text is `secret`, in any state, or undefined. The ledger holds only keys'
    * SHA-256 digests: the store hashes `secret` to look it up, and outside a transaction may keep
-   * the answer, by the text, for as long as it keeps the account (a revocation is seen as at once).
+   * the answer, by the text, for as long as it keeps the account (so a revocation is seen at once).
    */
   keyBySecret(secret: string): Promise<KeyRecord | undefined>;
   keys(): Promise<KeyRecord[]>;
