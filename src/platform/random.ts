@@ -38,7 +38,8 @@ function nextByte(): number {
   return b;
 }
 
-const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+/** The 62 letters and digits of ids and keys. */
+export const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 /** Random base62 text (ids, API keys); 62 does not divide 256, so bytes ≥ 248 are skipped to stay uniform. */
 export function randomBase62(length: number): string {

@@ -1,4 +1,4 @@
-import { randomBase62, randomHex } from '../platform/random.js';
+import { BASE62, randomBase62, randomHex } from '../platform/random.js';
 import { sha256 } from '../platform/sha256.js';
 import type { Mode } from '../api/types.js';
 
@@ -7,7 +7,6 @@ export { randomBase62 };
 /** The service-specific key prefix; keys read `ck_test_…` and `ck_live_…`. */
 export const KEY_PREFIX = 'ck';
 const KEY_PATTERN = /^ck_(test|live)_[A-Za-z0-9]{32}$/;
-const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 /** A certificate's id: 24 lowercase hex digits of CSPRNG after `cert_` (public, unguessable). */
 export function newCertificateId(): string {
