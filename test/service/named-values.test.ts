@@ -1,8 +1,7 @@
+import { rmSync } from 'node:fs';
 import { afterEach, describe, expect, test } from 'vitest';
-import { type StoreTarget, openEngine } from '../../src/engine/open.js';
-import type { Engine } from '../../src/engine/open.js';
-import { postgresAvailable } from '../support/database.js';
-import { testLedger } from '../support/matrix.js';
+import { type Engine, openEngine } from '../../src/engine/open.js';
+import { type StoreKind, storeMatrix, testLedger } from '../support/matrix.js';
 import { tempDir } from './helpers.js';
 
 // Every API request reads the fault setting, so a store keeps its named values between reads,
@@ -10,7 +9,6 @@ import { tempDir } from './helpers.js';
 // of its own, and from the next turn of the event loop after another connection's (another
 // instance, another process). Neither side of a change may read the value from before it.
 
-const STORES = ['sqlite', ...(postgresAvailable() ? ['postgres' as const] : [])] as const;
 /** A new turn of the event loop: a store checks for other connections' commits once per turn. */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -20,16 +18,16 @@ afterEach(async () => {
   cleanup = [];
 });
 
-async function twoEngines(store: (typeof STORES)[number]): Promise<[Engine, Engine]> {
+async function twoEngines(store: StoreKind): Promise<[Engine, Engine]> {
   const ledger = testLedger(store, 'meta');
-  const target: StoreTarget = ledger.target(tempDir('carbon-meta-'));
-  const a = await openEngine(target);
-  const b = await openEngine(target);
-  cleanup.push(() => ledger.drop(), () => a.close(), () => b.close());
+  const dir = tempDir('carbon-meta-');
+  const a = await openEngine(ledger.target(dir));
+  const b = await openEngine(ledger.target(dir));
+  cleanup.push(async () => rmSync(dir, { recursive: true, force: true }), () => ledger.drop(), () => a.close(), () => b.close());
   return [a, b];
 }
 
-describe.each(STORES)('the fault setting, kept by the %s store', (store) => {
+describe.each(storeMatrix())('the fault setting, kept by the $label store', ({ kind: store }) => {
   test('is read again after a write through the same store, and after another store\'s from the next turn', async () => {
     const [a, b] = await twoEngines(store);
     expect(await a.sandbox.faults()).toBeNull();

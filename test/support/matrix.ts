@@ -54,6 +54,11 @@ export function testLedger(store: StoreKind, prefix: string): TestLedger {
   return STORES.find((s) => s.kind === store)!.ledger(prefix);
 }
 
+/** Every store this run can reach (PostgreSQL only with CARBON_TEST_DATABASE_URL): for suites of the stores alone. */
+export function storeMatrix(): Array<{ kind: StoreKind; label: string }> {
+  return STORES.filter((s) => s.available()).map((s) => ({ kind: s.kind, label: s.label }));
+}
+
 /** Every engine on every store this run can reach (PostgreSQL only with CARBON_TEST_DATABASE_URL), stores outermost. */
 export function engineMatrix(): Array<{ kind: EngineKind; store: StoreKind; label: string }> {
   return STORES.filter((s) => s.available()).flatMap((s) =>
