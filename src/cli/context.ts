@@ -1,5 +1,6 @@
 import type { CarbonClient, Exchange } from '../client/client.js';
-import { hashKey } from '../service/keys.js';
+import type { Transport } from '../client/transport.js';
+import type { Engine } from '../engine/open.js';
 import type { Sandbox } from '../service/sandbox.js';
 import { EXIT } from './exit-codes.js';
 import { CliError } from './errors.js';
@@ -13,7 +14,7 @@ import type { Settings } from './settings.js';
  * so a test can build a Context with its own streams and environment.
  */
 export class Context {
-  private openSandbox: Sandbox | undefined;
+  private openedEngine: Engine | undefined;
   private openClient: CarbonClient | undefined;
 
   constructor(
@@ -37,62 +38,79 @@ export class Context {
       ? (x: Exchange) =>
           this.out.info(`http: ${x.method} ${origin}${x.path} ${x.status === 0 ? 'no answer' : x.status} ${x.ms.toFixed(1)}ms${x.requestId === undefined ? '' : ` ${x.requestId}`} attempt ${x.attempt}`)
       : undefined;
-    if (s.engine === 'remote') {
-      if (s.apiKey === undefined) {
-        throw new CliError(
-          `No ${s.mode} API key for ${s.baseUrl}.`,
-          EXIT.auth,
-          'api_key_missing',
-          `Set CARBON_API_KEY, or run \`carbon config set ${s.mode}-key <KEY>${s.profileName === 'default' ? '' : ` --profile ${s.profileName}`}\`.`,
-        );
-      }
-      // Every path of the API is under /api/v1: a base URL without it answers 404s that say
-      // nothing about why. Said once, with the likely fix (not with --json: stderr is for errors).
-      const path = new URL(s.baseUrl!).pathname.replace(/\/+$/, '');
-      if (!path.endsWith('/api/v1') && !this.out.json) {
-        this.out.warn(`the base URL ${new URL(s.baseUrl!).origin}${path} does not end in /api/v1, where the API's paths are; did you mean ${new URL(s.baseUrl!).origin}${path}/api/v1?`);
-      }
-      const { HttpTransport } = await import('../client/http-transport.js');
-      const transport = new HttpTransport({
-        baseUrl: s.baseUrl!,
-        allowInsecureHttp: s.allowInsecureHttp,
-        ...(s.timeoutSeconds === undefined ? {} : { timeoutMs: s.timeoutSeconds * 1000 }),
-      });
-      this.openClient = new CarbonClient({ apiKey: s.apiKey, transport, retry, ...(onExchange ? { onExchange } : {}) });
-    } else {
-      const sandbox = await this.sandbox();
-      let apiKey = s.apiKey;
-      if (apiKey !== undefined && (await sandbox.store.keyByHash(hashKey(apiKey))) === undefined) {
-        // A key meant for the live API (CARBON_API_KEY, a profile's key) must not stop local runs:
-        // the local model uses its own key of the same mode instead, and says so. A key the local
-        // sandbox made (revoked or read-only ones too) is used as it is.
-        const source = s.apiKeySource === 'env' ? 'CARBON_API_KEY' : s.apiKeySource === 'flag' ? '--api-key' : `the ${s.mode}-key of profile ${s.profileName}`;
-        this.out.warn(`${source} is not a key of the local sandbox: using the sandbox's own ${s.mode} key (set CARBON_BASE_URL to send it to the API).`);
-        apiKey = undefined;
-      }
-      apiKey ??= await sandbox.defaultKey(s.mode);
-      if (apiKey === undefined) {
-        throw new CliError(
-          `The local sandbox has no ${s.mode} key.`,
-          EXIT.auth,
-          'api_key_missing',
-          'Create one with `carbon sandbox keys create' + (s.mode === 'live' ? ' --live`' : '`') + ', or start over with `carbon sandbox reset`.',
-        );
-      }
-      const { LocalTransport } = await import('../client/transport.js');
-      const { withFaults } = await import('../client/local-faults.js');
-      const transport = new LocalTransport(withFaults(sandbox.service(), sandbox.store));
-      this.openClient = new CarbonClient({ apiKey, transport, retry, ...(onExchange ? { onExchange } : {}) });
-    }
+    const { apiKey, transport } = s.engine === 'remote' ? await this.remote() : await this.local();
+    this.openClient = new CarbonClient({ apiKey, transport, retry, ...(onExchange ? { onExchange } : {}) });
     return this.openClient;
   }
 
-  /** The local model's sandbox on this machine's data directory. Refused on the remote engine. */
+  /** The API over HTTP, with the configured key. */
+  private async remote(): Promise<{ apiKey: string; transport: Transport }> {
+    const s = this.settings;
+    if (s.apiKey === undefined) {
+      throw new CliError(
+        `No ${s.mode} API key for ${s.baseUrl}.`,
+        EXIT.auth,
+        'api_key_missing',
+        `Set CARBON_API_KEY, or run \`carbon config set ${s.mode}-key <KEY>${profileFlag(s.profileName)}\`.`,
+      );
+    }
+    // Every path of the API is under /api/v1: a base URL without it answers 404s that say
+    // nothing about why. Said once, with the likely fix (not with --json: stderr is for errors).
+    const path = new URL(s.baseUrl!).pathname.replace(/\/+$/, '');
+    if (!path.endsWith('/api/v1') && !this.out.json) {
+      const base = `${new URL(s.baseUrl!).origin}${path}`;
+      this.out.warn(`the base URL ${base} does not end in /api/v1, where the API's paths are; did you mean ${base}/api/v1?`);
+    }
+    const { HttpTransport } = await import('../client/http-transport.js');
+    const transport = new HttpTransport({
+      baseUrl: s.baseUrl!,
+      allowInsecureHttp: s.allowInsecureHttp,
+      ...(s.timeoutSeconds === undefined ? {} : { timeoutMs: s.timeoutSeconds * 1000 }),
+    });
+    return { apiKey: s.apiKey, transport };
+  }
+
+  /** The local model in this process, with the configured key if the sandbox made it, else the sandbox's own. */
+  private async local(): Promise<{ apiKey: string; transport: Transport }> {
+    const s = this.settings;
+    const engine = await this.engine();
+    const { sandbox } = engine;
+    let apiKey = s.apiKey;
+    if (apiKey !== undefined && (await sandbox.findKey(apiKey)) === undefined) {
+      // A key meant for the live API (CARBON_API_KEY, a profile's key) must not stop local runs:
+      // the local model uses its own key of the same mode instead, and says so. A key the local
+      // sandbox made (revoked or read-only ones too) is used as it is.
+      const profileKey = `the ${s.mode}-key of profile ${s.profileName}`;
+      const source = s.apiKeySource === 'env' ? 'CARBON_API_KEY' : s.apiKeySource === 'flag' ? '--api-key' : profileKey;
+      const instead = `using the sandbox's own ${s.mode} key (set CARBON_BASE_URL to send it to the API)`;
+      this.out.warn(`${source} is not a key of the local sandbox: ${instead}.`);
+      apiKey = undefined;
+    }
+    apiKey ??= await sandbox.defaultKey(s.mode);
+    if (apiKey === undefined) {
+      throw new CliError(
+        `The local sandbox has no ${s.mode} key.`,
+        EXIT.auth,
+        'api_key_missing',
+        `Create one with \`carbon sandbox keys create${s.mode === 'live' ? ' --live' : ''}\`, or start over with \`carbon sandbox reset\`.`,
+      );
+    }
+    const { LocalTransport } = await import('../client/transport.js');
+    const { withFaults } = await import('../client/local-faults.js');
+    return { apiKey, transport: new LocalTransport(withFaults(engine.service, () => sandbox.faultsText())) };
+  }
+
+  /** The local engine on this machine's ledger (the data directory, or --database), opened on first use. */
+  private async engine(): Promise<Engine> {
+    if (this.openedEngine) return this.openedEngine;
+    const { openEngine } = await import('../engine/open.js');
+    this.openedEngine = await openEngine(this.settings.store);
+    return this.openedEngine;
+  }
+
+  /** The local model's sandbox on this machine's ledger. Refused on the remote engine. */
   async sandbox(): Promise<Sandbox> {
-    if (this.openSandbox) return this.openSandbox;
-    const { Sandbox } = await import('../service/sandbox.js');
-    this.openSandbox = await Sandbox.open(this.settings.store);
-    return this.openSandbox;
+    return (await this.engine()).sandbox;
   }
 
   /** Refuses sandbox operations when the engine is remote: they act on this machine's model only. */
@@ -116,6 +134,11 @@ export class Context {
 
   async close(): Promise<void> {
     this.openClient?.close();
-    await this.openSandbox?.close();
+    await this.openedEngine?.close();
   }
+}
+
+/** ` --profile <name>` for a follow-up command, unless the profile is the default one. */
+function profileFlag(name: string): string {
+  return name === 'default' ? '' : ` --profile ${name}`;
 }

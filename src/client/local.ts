@@ -1,4 +1,5 @@
-import { Sandbox, type DefaultKey } from '../service/sandbox.js';
+import { type EngineOptions, openEngine } from '../engine/open.js';
+import type { DefaultKey, Sandbox } from '../service/sandbox.js';
 import { CarbonClient, type ClientOptions } from './client.js';
 import { CarbonConfigError } from './errors.js';
 import { withFaults } from './local-faults.js';
@@ -10,16 +11,16 @@ import { LocalTransport } from './transport.js';
  */
 export async function openLocal(
   dataDir: string,
-  options: { apiKey?: string; key?: DefaultKey; publicBaseUrl?: string } & Pick<ClientOptions, 'retry' | 'sleep'> = {},
+  options: { apiKey?: string; key?: DefaultKey } & Pick<EngineOptions, 'publicBaseUrl'> & Pick<ClientOptions, 'retry' | 'sleep'> = {},
 ): Promise<{ client: CarbonClient; sandbox: Sandbox }> {
-  const sandbox = await Sandbox.open(dataDir);
+  const engine = await openEngine(dataDir, options.publicBaseUrl === undefined ? {} : { publicBaseUrl: options.publicBaseUrl });
+  const { sandbox } = engine;
   const apiKey = options.apiKey ?? (await sandbox.defaultKey(options.key ?? 'test'));
   if (apiKey === undefined) {
-    await sandbox.close();
+    await engine.close();
     throw new CarbonConfigError(`The local sandbox in ${dataDir} has no ${options.key ?? 'test'} key; run \`carbon sandbox keys create\`.`);
   }
-  const service = sandbox.service(options.publicBaseUrl === undefined ? {} : { publicBaseUrl: options.publicBaseUrl });
-  const transport = new LocalTransport(withFaults(service, sandbox.store), () => void sandbox.close());
+  const transport = new LocalTransport(withFaults(engine.service, () => sandbox.faultsText()), () => void engine.close());
   const client = new CarbonClient({ apiKey, transport, ...(options.retry ? { retry: options.retry } : {}), ...(options.sleep ? { sleep: options.sleep } : {}) });
   return { client, sandbox };
 }

@@ -2,6 +2,7 @@ import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { closeSync, openSync, readSync } from 'node:fs';
 
 /**
+ * The process's one pool of random bytes, and what is drawn from it: bytes, ids' text, UUIDs.
  * Bytes from the operating system's CSPRNG. On Linux and macOS they are read from /dev/urandom
  * (the same source node:crypto draws from), because loading node:crypto costs a one-shot command
  * such as `carbon buy` several milliseconds of its start-up; elsewhere, or if that fails, from
@@ -23,6 +24,37 @@ export function randomBytes(size: number): Buffer {
   // Bytes handed out are not kept where they could be handed out again.
   pool.fill(0, used, used + size);
   used += size;
+  return out;
+}
+
+/** One byte from the pool, refilled 4 KiB at a time (one call per character of an id must stay cheap). */
+function nextByte(): number {
+  if (used >= pool.length) {
+    pool = readRandom(POOL_SIZE);
+    used = 0;
+  }
+  const b = pool[used]!;
+  pool[used++] = 0;
+  return b;
+}
+
+/** The 62 letters and digits of ids and keys. */
+export const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** Random base62 text (ids, API keys); 62 does not divide 256, so bytes ≥ 248 are skipped to stay uniform. */
+export function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    const b = nextByte();
+    if (b < 248) out += BASE62[b % 62];
+  }
+  return out;
+}
+
+/** `bytes` random bytes as lowercase hex. */
+export function randomHex(bytes: number): string {
+  let out = '';
+  for (let i = 0; i < bytes; i++) out += nextByte().toString(16).padStart(2, '0');
   return out;
 }
 

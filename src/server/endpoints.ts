@@ -28,7 +28,7 @@ export async function certificate(r: Incoming, served: Served): Promise<Reply> {
   } catch {
     // Not valid percent-encoding: it names no certificate; shown escaped as it came.
   }
-  const offset = CERTIFICATE_ID.test(certId) ? await served.sandbox.certificate(certId) : undefined;
+  const offset = CERTIFICATE_ID.test(certId) ? await served.service.offsetByCertificate(certId) : undefined;
   const headers = { 'request-id': requestId(), ...CERTIFICATE_HEADERS };
   if (offset === undefined || offset.status !== 'placed' || !offset.livemode) {
     return { status: 404, headers, body: certificateNotFoundPage(certId), type: HTML };

@@ -12,13 +12,12 @@ import { type FaultConfig, FaultDice, faultResponse, sleep } from '../service/fa
 export class ServerFaults {
   private readonly dice = new FaultDice();
 
-  /** `read`: the setting as every instance sees it (`() => sandbox.faults()`); the store keeps it cheap to read. */
-  constructor(private readonly read: () => Promise<FaultConfig | null>) {}
+  /** `read`: the stored setting's text as every instance sees it (`() => sandbox.faultsText()`); the store caches it. */
+  constructor(private readonly read: () => Promise<string | undefined>) {}
 
   /** The setting for the next batch. A new setting starts its seeded sequence again. */
   async load(): Promise<FaultConfig | null> {
-    const config = await this.read();
-    return this.dice.use(config === null ? undefined : JSON.stringify(config));
+    return this.dice.use(await this.read());
   }
 
   /**

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { FaultConfig } from '../service/faults.js';
 import { requestId } from '../service/keys.js';
-import { LedgerError } from '../service/sandbox.js';
+import { LedgerError } from '../engine/ledger.js';
 import { type Answered, accessLine, isoNow } from './access-log.js';
 import { clientErrorCode, parseTarget, rawErrorResponse, readBody, repeatedHeader, requestHeaders } from './http.js';
 import { errorReply, type ReplyWriter } from './reply.js';

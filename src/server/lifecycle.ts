@@ -1,6 +1,6 @@
 import { type IncomingMessage, type Server, createServer } from 'node:http';
 import { API_PREFIX } from '../api/types.js';
-import { Sandbox } from '../service/sandbox.js';
+import { type Engine, openEngine } from '../engine/open.js';
 import { Answered } from './access-log.js';
 import { ServerFaults } from './faults.js';
 import { Intake } from './intake.js';
@@ -12,16 +12,6 @@ import type { RunningServer, ServeOptions } from './server.js';
  * the ledger closed (signals.ts turns SIGINT and SIGTERM into close() and terminate()).
  */
 
-/**
- * Every opening of the engine the server does, in one place. Until `openEngine` (src/engine/open.ts)
- * is merged this opens the Sandbox itself; then this function is `openEngine(target, options)`.
- */
-async function openEngine(options: ServeOptions) {
-  const sandbox = await Sandbox.open(options.store ?? { kind: 'sqlite', dir: options.dataDir }, options.clock);
-  const { store } = sandbox;
-  return { sandbox, close: () => sandbox.close(), healthy: () => store.healthy(), store: { kind: store.kind, label: store.label } };
-}
-type Engine = Awaited<ReturnType<typeof openEngine>>;
 type HttpServer = Server<typeof IncomingMessage, typeof Answered>;
 
 export const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024;
@@ -77,12 +67,11 @@ const failStart = (engine: Engine, server?: HttpServer) => async (err: unknown):
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const log = safeLog(options.log);
   // Opened first: a ledger that cannot be used should fail the start, not the first request.
-  const engine = await openEngine(options);
-  const { sandbox } = engine;
+  const engine = await openEngine(options.store ?? options.dataDir, options.clock === undefined ? {} : { clock: options.clock });
   // The developer page's one-time login token, made before the first request can arrive.
-  const loginToken = await sandbox.pages.newLoginToken(Date.now()).catch(failStart(engine));
+  const loginToken = await engine.sandbox.pages.newLoginToken(Date.now()).catch(failStart(engine));
   const writer = new ReplyWriter();
-  const faults = new ServerFaults(() => sandbox.faults());
+  const faults = new ServerFaults(() => engine.sandbox.faultsText());
   const server = httpServer(options);
   const intake = new Intake(server, writer, faults, log, options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES);
   await listen(server, options).catch(failStart(engine));
@@ -93,8 +82,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const origin = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
   const pageOrigin = options.publicUrl ?? origin;
   // For `carbon sandbox login` on any machine that reaches the ledger.
-  await sandbox.pages.recordUrl(pageOrigin).catch(failStart(engine, server));
-  const service = sandbox.service({ publicBaseUrl: pageOrigin });
+  await engine.sandbox.pages.recordUrl(pageOrigin).catch(failStart(engine, server));
+  // Certificate URLs on the address the server is reached at, known only once it listens.
+  const sandbox = engine.sandbox.withPublicBaseUrl(pageOrigin);
+  const service = sandbox.service();
   const url = `${origin}${API_PREFIX}`;
   intake.served = { sandbox, service, faults, writer, pageOrigin, apiUrl: url, healthy: engine.healthy, storeKind: engine.store.kind };
   const graceMs = options.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs;

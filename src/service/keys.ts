@@ -1,50 +1,21 @@
-import { randomBytes } from '../platform/random.js';
+import { BASE62, randomBase62, randomHex } from '../platform/random.js';
+import { sha256 } from '../platform/sha256.js';
 import type { Mode } from '../api/types.js';
-import { sha256 } from './sha256.js';
+
+export { randomBase62 };
 
 /** The service-specific key prefix; keys read `ck_test_…` and `ck_live_…`. */
 export const KEY_PREFIX = 'ck';
 const KEY_PATTERN = /^ck_(test|live)_[A-Za-z0-9]{32}$/;
-const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
-/**
- * CSPRNG bytes drawn from a pool refilled 4 KiB at a time: one randomBytes() call per request
- * id cost more than the rest of a `GET /balance` (node's randomUUID() batches the same way).
- */
-const POOL_SIZE = 4096;
-let pool: Buffer = Buffer.alloc(0);
-let poolOffset = 0;
-
-/** Random base62 text; 62 does not divide 256, so bytes ≥ 248 are skipped to stay uniform. */
-export function randomBase62(length: number): string {
-  let out = '';
-  while (out.length < length) {
-    if (poolOffset >= pool.length) {
-      pool = randomBytes(POOL_SIZE);
-      poolOffset = 0;
-    }
-    const b = pool[poolOffset++]!;
-    if (b < 248) out += BASE62[b % 62];
-  }
-  return out;
-}
 
 /** A certificate's id: 24 lowercase hex digits of CSPRNG after `cert_` (public, unguessable). */
 export function newCertificateId(): string {
-  let out = 'cert_';
-  while (out.length < 29) {
-    if (poolOffset >= pool.length) {
-      pool = randomBytes(POOL_SIZE);
-      poolOffset = 0;
-    }
-    out += pool[poolOffset++]!.toString(16).padStart(2, '0');
-  }
-  return out;
+  return `cert_${randomHex(12)}`;
 }
 
 /**
  * A request's id (`req_…`): a label for logs and support, not a secret, so it is drawn from
- * Math.random. A read then never loads node:crypto (see sha256.ts).
+ * Math.random: the CSPRNG's pool (platform/random.ts) is kept for what must not be guessed.
  */
 export function requestId(): string {
   let out = 'req_';

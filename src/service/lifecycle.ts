@@ -1,5 +1,6 @@
 import type { Mode } from '../api/types.js';
-import type { ImpactTotals, OffsetRecord } from '../store/port.js';
+import { LedgerError } from '../store/ledger-error.js';
+import type { AccountRecord, ImpactTotals, LedgerStore, OffsetRecord } from '../store/port.js';
 import { ApiError, validationError } from './errors.js';
 import { redactKeys } from './keys.js';
 
@@ -56,4 +57,22 @@ export function mustAwaitReview(offset: OffsetRecord | undefined, id: string): O
   if (offset === undefined) throw new ApiError('resource_missing', `No such offset: '${redactKeys(id)}'.`, { param: 'id' });
   if (offset.review !== 'pending') throw validationError('id', `Offset ${id} is not waiting for review.`);
   return offset;
+}
+
+/** The account; a store with none (emptied by hand) is a storage fault the person can mend. */
+export function mustHaveAccount(account: AccountRecord | undefined, label: string): AccountRecord {
+  if (account === undefined) throw new LedgerError('The ledger has no account.', label, 'Run `carbon sandbox reset` to provision one.');
+  return account;
+}
+
+/**
+ * Records the placements due by `now` if the store's write lock is free, and otherwise leaves
+ * them to the next writer: reads show them placed either way (`effective`), and never wait.
+ */
+export async function settleDue(store: LedgerStore, now: number): Promise<void> {
+  try {
+    await store.transaction((tx) => tx.placeDue(now), { wait: false });
+  } catch (err) {
+    if (!(err instanceof LedgerError && err.transient)) throw err;
+  }
 }

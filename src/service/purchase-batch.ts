@@ -1,9 +1,11 @@
 import type { Mode } from '../api/types.js';
-import { LedgerError } from '../store/ledger-error.js';
-import { type AccountRecord, type LedgerStore, type LedgerTx, type NewPurchase, type OffsetRecord, hashId } from '../store/port.js';
+import {
+  type AccountRecord, type LedgerStore, type LedgerTx, type NewPurchase, type OffsetRecord, type PurchaseFacts, hashId,
+} from '../store/port.js';
 import { checkPermission, checkStanding } from './access.js';
 import { ApiError } from './errors.js';
 import { newCertificateId, randomBase62 } from './keys.js';
+import { mustHaveAccount } from './lifecycle.js';
 import { decidePurchase, replayed } from './purchase.js';
 import type { PurchaseRequest } from './validation.js';
 
@@ -76,7 +78,9 @@ export class PurchaseQueue {
 }
 
 /** One transaction's purchases, mode by mode: the facts read once, the rule applied in order, the offsets written at once. */
-async function writeBatch(tx: LedgerTx, jobs: PurchaseJob[], modelNow: (account: AccountRecord) => number, label: string): Promise<Array<PurchaseOutcome | ApiError>> {
+async function writeBatch(
+  tx: LedgerTx, jobs: PurchaseJob[], modelNow: (account: AccountRecord) => number, label: string,
+): Promise<Array<PurchaseOutcome | ApiError>> {
   const outcomes: Array<PurchaseOutcome | ApiError> = new Array(jobs.length);
   let now: number | undefined;
   for (const mode of ['test', 'live'] as const) {
@@ -88,49 +92,14 @@ async function writeBatch(tx: LedgerTx, jobs: PurchaseJob[], modelNow: (account:
       mine.flatMap((j) => (j.idempotencyKey === null ? [] : [j.idempotencyKey])),
       mine.map((j) => j.keyHash),
     );
-    const { account } = facts;
-    if (account === undefined) throw new LedgerError('The ledger has no account.', label, 'Run `carbon sandbox reset` to provision one.');
+    const account = mustHaveAccount(facts.account, label);
     if (now === undefined) {
       // Taken inside the transaction, after the write lock: `created` follows the list's order.
       now = modelNow(account);
       // Recording due placements first keeps the due set small; it does not change the facts.
       await tx.placeDue(now);
     }
-    let available = facts.available;
-    let newestCreated = facts.newestCreated;
-    const writes: NewPurchase[] = [];
-    const written: number[] = [];
-    const replays = new Map<number, string>();
-    for (const [n, job] of mine.entries()) {
-      const slot = slots[n]!;
-      try {
-        const key = facts.keys.get(hashId(job.keyHash));
-        if (key === undefined) throw new ApiError('api_key_invalid', 'Invalid API key provided.');
-        checkStanding(key, account);
-        checkPermission(key, 'purchase');
-        const prior = job.idempotencyKey === null ? undefined : facts.priors.get(job.idempotencyKey);
-        const decision = decidePurchase(
-          { account, available, prior, newestCreated },
-          { mode, request: job.request, idempotencyKey: job.idempotencyKey, now },
-          { offset: () => `off_${randomBase62(24)}`, certificate: newCertificateId },
-        );
-        if (decision.kind === 'replay') {
-          replays.set(slot, decision.offsetId);
-          continue;
-        }
-        const { offset } = decision;
-        available -= offset.amount_cents;
-        newestCreated = offset.created_ms;
-        const idempotency = job.idempotencyKey === null ? null : { key: job.idempotencyKey, fingerprint: decision.fingerprint };
-        // A later purchase of this batch under the same key is a replay of this one (or a 409).
-        if (idempotency !== null) facts.priors.set(idempotency.key, { fingerprint: idempotency.fingerprint, offset_id: offset.id, created_ms: offset.created_ms });
-        writes.push({ offset, idempotency });
-        written.push(slot);
-      } catch (err) {
-        if (!(err instanceof ApiError)) throw err;
-        outcomes[slot] = err;
-      }
-    }
+    const { writes, written, replays } = decideAll(mode, mine, slots, facts, account, now, outcomes);
     const rows = await tx.insertOffsets(writes);
     const byId = new Map(rows.map((row) => [row.id, row]));
     rows.forEach((offset, k) => (outcomes[written[k]!] = { offset, replayed: false, now: now! }));
@@ -139,4 +108,53 @@ async function writeBatch(tx: LedgerTx, jobs: PurchaseJob[], modelNow: (account:
     }
   }
   return outcomes;
+}
+
+/**
+ * The rule applied to each purchase of one mode in turn, against the balance the ones before it
+ * left: what to write (and for which slot), which slots replay which offset; refusals go into
+ * `outcomes` at their slot.
+ */
+function decideAll(
+  mode: Mode, mine: PurchaseJob[], slots: number[], facts: PurchaseFacts, account: AccountRecord, now: number,
+  outcomes: Array<PurchaseOutcome | ApiError>,
+): { writes: NewPurchase[]; written: number[]; replays: Map<number, string> } {
+  let available = facts.available;
+  let newestCreated = facts.newestCreated;
+  const writes: NewPurchase[] = [];
+  const written: number[] = [];
+  const replays = new Map<number, string>();
+  for (const [n, job] of mine.entries()) {
+    const slot = slots[n]!;
+    try {
+      const key = facts.keys.get(hashId(job.keyHash));
+      if (key === undefined) throw new ApiError('api_key_invalid', 'Invalid API key provided.');
+      checkStanding(key, account);
+      checkPermission(key, 'purchase');
+      const prior = job.idempotencyKey === null ? undefined : facts.priors.get(job.idempotencyKey);
+      const decision = decidePurchase(
+        { account, available, prior, newestCreated },
+        { mode, request: job.request, idempotencyKey: job.idempotencyKey, now },
+        { offset: () => `off_${randomBase62(24)}`, certificate: newCertificateId },
+      );
+      if (decision.kind === 'replay') {
+        replays.set(slot, decision.offsetId);
+        continue;
+      }
+      const { offset } = decision;
+      available -= offset.amount_cents;
+      newestCreated = offset.created_ms;
+      const idempotency = job.idempotencyKey === null ? null : { key: job.idempotencyKey, fingerprint: decision.fingerprint };
+      // A later purchase of this batch under the same key is a replay of this one (or a 409).
+      if (idempotency !== null) {
+        facts.priors.set(idempotency.key, { fingerprint: idempotency.fingerprint, offset_id: offset.id, created_ms: offset.created_ms });
+      }
+      writes.push({ offset, idempotency });
+      written.push(slot);
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      outcomes[slot] = err;
+    }
+  }
+  return { writes, written, replays };
 }

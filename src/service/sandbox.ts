@@ -1,86 +1,62 @@
-import type { Mode, Offset, OffsetStatus } from '../api/types.js';
-import { LedgerError } from '../store/ledger-error.js';
+import type { Mode, Offset } from '../api/types.js';
 import { type StoreTarget, openStore } from '../store/open.js';
-import type { AccountRecord, AccountStatus, DefaultKey, ImpactTotals, KeyRecord, LedgerStore, LedgerTx, OffsetRecord, Permission } from '../store/port.js';
-import { ApiError, validationError } from './errors.js';
-import { KEY_PREFIX, hashKey, maskedKey, newApiKey, randomBase62, redactKeys } from './keys.js';
-import { effective, effectiveImpact, modelTime, mustAwaitReview, mustBeProcessing } from './lifecycle.js';
-import { DEFAULT_PUBLIC_BASE_URL, OffsetsService, type ServiceOptions, renderOffset } from './service.js';
+import type { AccountRecord, AccountStatus, DefaultKey, LedgerStore, LedgerTx, OffsetRecord, Permission } from '../store/port.js';
+import { validationError } from './errors.js';
 import { FAULTS_META, type FaultConfig } from './faults.js';
-import { PAGE_SECRET, PageAccess } from './page-access.js';
+import { effective, effectiveImpact, modelTime, mustHaveAccount, settleDue } from './lifecycle.js';
+import { listPage } from './listing.js';
+import { PageAccess } from './page-access.js';
 import {
-  DEFAULTS, FRESH_ACCOUNT, type FaultInput, checkBalanceAfter, checkClockAdvance, checkFaults, checkRate, checkRateLimit, checkReviewLimit, checkTopUp,
+  type FoundKey, type NewKey, type OffsetFilter, type SandboxKey, type SandboxStatus, approve, browseQuery, createKey,
+  defaultSecret, keyView, provision, refund, revokeKey, startOver,
+} from './sandbox-model.js';
+import { DEFAULT_PUBLIC_BASE_URL, OffsetsService, type ServiceOptions, renderOffset } from './service.js';
+import {
+  type FaultInput, checkBalanceAfter, checkClockAdvance, checkFaults, checkRate, checkRateLimit, checkReviewLimit, checkTopUp,
 } from './settings.js';
 
 /**
  * The sandbox: what the real service does on its developer page or behind the scenes (top-ups,
  * keys, account standing, review, failed orders, the clock), as a typed API over one store. The
  * developer page, `carbon sandbox` and the tests all act through these methods, so a change made
- * in one shows at once in the others.
+ * in one shows at once in the others. Nothing above the service reads the store: what the CLI
+ * and the pages need of it is a method here.
  */
 
-export type { DefaultKey } from '../store/port.js';
+export type { DefaultKey, FoundKey, NewKey, OffsetFilter, SandboxKey, SandboxStatus };
 
-// src/server reads no store: what it needs is reached through the Sandbox (pages, certificate)
-// or re-exported here (LedgerError: a storage failure the server answers with 503).
-export { LedgerError } from '../store/ledger-error.js';
-export { PAGE_SECRET } from './page-access.js';
-
-export interface NewKey {
-  id: string;
-  secret: string;
-  mode: Mode;
-  permission: Permission;
-}
-
-export interface SandboxKey {
-  id: string;
-  mode: Mode;
-  permission: Permission;
-  /** The key as it may be shown: `ck_test_…abcd`. */
-  masked: string;
-  created: string;
-  revoked: string | null;
-  /** Which of the account's starting keys this is, if any. */
-  default: DefaultKey | null;
-}
-
-export interface SandboxStatus {
-  account: Omit<AccountRecord, 'clock_offset_ms'>;
-  clock: { now: string; offset_ms: number };
-  balances: Record<Mode, number>;
-  impact: Record<Mode, ImpactTotals>;
-  /** The faults injected on demand (`carbon sandbox faults`); null when off. */
-  faults: FaultConfig | null;
-}
-
-export interface OffsetFilter {
-  status?: OffsetStatus | null;
-  reference?: string | null;
-  since?: number | null;
-  until?: number | null;
-  /** Offsets older than this one (the previous page's last). */
-  startingAfter?: string | null;
-  limit?: number;
+export interface SandboxOptions {
+  /** Wall-clock milliseconds; the account's sandbox clock offset is added on top. */
+  clock?: () => number;
+  /** The origin certificate URLs point at, in the offsets this sandbox and its service() return. */
+  publicBaseUrl?: string;
 }
 
 export class Sandbox {
-  /** The public base URL of the last service() made, so the offsets approve/reject/fail return match what it serves. */
-  private publicBaseUrl = DEFAULT_PUBLIC_BASE_URL;
+  private readonly clock: () => number;
+  private readonly publicBaseUrl: string;
 
   private constructor(
-    readonly store: LedgerStore,
-    private readonly clock: () => number,
-  ) {}
+    private readonly ledger: LedgerStore,
+    options: SandboxOptions,
+  ) {
+    this.clock = options.clock ?? Date.now;
+    this.publicBaseUrl = (options.publicBaseUrl ?? DEFAULT_PUBLIC_BASE_URL).replace(/\/+$/, '');
+  }
 
-  /** Opens the sandbox over a data directory (SQLite) or a store target, provisioning a fresh account on first use. */
-  static async open(target: string | StoreTarget, clock: () => number = Date.now): Promise<Sandbox> {
+  /**
+   * Opens the sandbox over a data directory (SQLite) or a store target, provisioning a fresh
+   * account on first use. An engine (service, sandbox, health) is opened by src/engine/open.ts.
+   */
+  static async open(target: string | StoreTarget, options: SandboxOptions | (() => number) = {}): Promise<Sandbox> {
     const store = await openStore(typeof target === 'string' ? { kind: 'sqlite', dir: target } : target);
-    return Sandbox.over(store, clock);
+    return Sandbox.over(store, options);
   }
 
   /** The sandbox over a store already open; it provisions the account if the store has none. */
-  static async over(store: LedgerStore, clock: () => number = Date.now): Promise<Sandbox> {
+  static async over(store: LedgerStore, options: SandboxOptions | (() => number) = {}): Promise<Sandbox> {
+    const settings = typeof options === 'function' ? { clock: options } : options;
+    const clock = settings.clock ?? Date.now;
     try {
       if ((await store.account()) === undefined) {
         await store.transaction(async (tx) => {
@@ -92,92 +68,77 @@ export class Sandbox {
       await store.close().catch(() => {});
       throw err;
     }
-    return new Sandbox(store, clock);
+    return new Sandbox(store, settings);
   }
 
-  close(): Promise<void> {
-    return this.store.close();
-  }
-
-  // For src/server (no port reads there): the developer page's sign-in, and the certificate lookup.
   private pageAccess: PageAccess | undefined;
   /** The developer page's login tokens, sessions, notices and recorded address. */
   get pages(): PageAccess {
-    return (this.pageAccess ??= new PageAccess(this.store));
+    this.pageAccess ??= new PageAccess(this.ledger);
+    return this.pageAccess;
   }
 
-  /** The offset a certificate id names, as it stands now; undefined when none does. */
-  async certificate(certificateId: string): Promise<Offset | undefined> {
-    const row = await this.store.offsetByCertificate(certificateId);
-    return row === undefined ? undefined : this.toOffset(row);
+  /** The same sandbox with certificate URLs on another origin (a server knows its own once listening). */
+  withPublicBaseUrl(publicBaseUrl: string): Sandbox {
+    return new Sandbox(this.ledger, { clock: this.clock, publicBaseUrl });
   }
 
-  /** The service model over this sandbox's store. */
-  service(options: Omit<ServiceOptions, 'clock'> = {}): OffsetsService {
-    const service = new OffsetsService(this.store, { ...options, clock: this.clock });
-    this.publicBaseUrl = service.publicBaseUrl;
-    return service;
+  /** Where the ledger is, as it may be shown: a path, or a URL with its password masked. */
+  get label(): string {
+    return this.ledger.label;
   }
 
-  private async account(): Promise<AccountRecord> {
-    const account = await this.store.account();
-    if (account === undefined) throw new LedgerError('The ledger has no account.', this.store.label, 'Run `carbon sandbox reset` to provision one.');
-    return account;
+  close(): Promise<void> {
+    return this.ledger.close();
   }
+
+  /** The service model over this sandbox's store, its certificate URLs on this sandbox's origin unless given. */
+  service(options: Pick<ServiceOptions, 'publicBaseUrl'> = {}): OffsetsService {
+    return new OffsetsService(this.ledger, { clock: this.clock, publicBaseUrl: options.publicBaseUrl ?? this.publicBaseUrl });
+  }
+
+  private account = async (): Promise<AccountRecord> => mustHaveAccount(await this.ledger.account(), this.ledger.label);
 
   /** Model time: the wall clock plus the sandbox clock's offset. */
   async now(): Promise<number> {
     return modelTime(this.clock, await this.account());
   }
 
-  /** The API's Offset as it stands at `now`, certificate URLs on the last service's base URL. */
+  /** The API's Offset as it stands at `now`, certificate URLs on this sandbox's origin. */
   private async toOffset(row: OffsetRecord, now?: number): Promise<Offset> {
     return renderOffset(effective(row, now ?? (await this.now())), this.publicBaseUrl);
   }
 
   /** A write with model time read inside it. */
   private write<T>(fn: (tx: LedgerTx, now: number) => Promise<T>): Promise<T> {
-    return this.store.transaction(async (tx) => {
-      const account = await tx.account();
-      if (account === undefined) throw new LedgerError('The ledger has no account.', this.store.label, 'Run `carbon sandbox reset` to provision one.');
-      const now = modelTime(this.clock, account);
+    return this.ledger.transaction(async (tx) => {
+      const now = modelTime(this.clock, mustHaveAccount(await tx.account(), this.ledger.label));
       await tx.placeDue(now);
       return fn(tx, now);
     });
   }
 
-  /**
-   * The full text of the key the local engine uses for a role when none is configured: the
-   * account's starting key while it is active, else the newest active key of that mode and
-   * access that this sandbox created (the starting one may have been revoked), else none.
-   */
+  /** The full text of the key the local engine uses for a role when none is configured (sandbox-model.ts). */
   async defaultKey(which: DefaultKey): Promise<string | undefined> {
-    const [vault, all] = await Promise.all([this.store.vault(), this.store.keys()]);
-    const startingId = vault.defaults[which];
-    const keys = all.filter((k) => k.revoked_ms === null && vault.secrets[k.id] !== undefined);
-    const fits = (k: KeyRecord) =>
-      which === 'read_only' ? k.permission === 'read_only' && k.mode === 'test' : k.permission === 'purchase' && k.mode === which;
-    const chosen = keys.find((k) => k.id === startingId) ?? keys.filter(fits).at(-1);
-    return chosen === undefined ? undefined : vault.secrets[chosen.id];
+    const [vault, all] = await Promise.all([this.ledger.vault(), this.ledger.keys()]);
+    return defaultSecret(which, vault, all);
   }
 
   /** The full text of a key this sandbox created. */
   async secret(id: string): Promise<string | undefined> {
-    return (await this.store.vault()).secrets[id];
+    return (await this.ledger.vault()).secrets[id];
   }
 
-  async keys(): Promise<SandboxKey[]> {
-    const [vault, all] = await Promise.all([this.store.vault(), this.store.keys()]);
-    const defaults = new Map(Object.entries(vault.defaults).map(([k, v]) => [v, k as DefaultKey]));
-    return all.map((k) => ({
-      id: k.id,
-      mode: k.mode,
-      permission: k.permission,
-      masked: maskedKey(KEY_PREFIX, k.mode, k.last4),
-      created: new Date(k.created_ms).toISOString(),
-      revoked: k.revoked_ms === null ? null : new Date(k.revoked_ms).toISOString(),
-      default: defaults.get(k.id) ?? null,
-    }));
+  /** Every key, masked; with `reveal`, with the full text this machine keeps for each. */
+  async keys(options: { reveal?: boolean } = {}): Promise<SandboxKey[]> {
+    const [vault, all] = await Promise.all([this.ledger.vault(), this.ledger.keys()]);
+    return all.map((k) => keyView(k, vault, options.reveal === true));
+  }
+
+  /** What the ledger knows of the key whose full text is `secret` (any state), or undefined for a key it never made. */
+  async findKey(secret: string): Promise<FoundKey | undefined> {
+    const key = await this.ledger.keyBySecret(secret);
+    return key === undefined ? undefined : { id: key.id, mode: key.mode, permission: key.permission, revoked: key.revoked_ms !== null };
   }
 
   /** Creates a key; the one time its full text is returned. */
@@ -186,11 +147,7 @@ export class Sandbox {
   }
 
   async revokeKey(id: string): Promise<void> {
-    await this.write(async (tx, now) => {
-      if (await tx.revokeKey(id, now)) return;
-      if (!(await tx.keys()).some((k) => k.id === id)) throw new ApiError('resource_missing', `No such key: '${id}'.`, { param: 'id' });
-      throw validationError('id', `Key ${id} is already revoked.`);
-    });
+    await this.write((tx, now) => revokeKey(tx, id, now));
   }
 
   /** Adds to a mode's balance; the smallest top-up is 250 US dollars, as on the developer page. */
@@ -223,36 +180,40 @@ export class Sandbox {
     return this.write((tx) => tx.updateAccount({ rate_limit_requests: requests, rate_limit_window_ms: windowMs }));
   }
 
+  /**
+   * The fault setting as stored (its JSON text), or undefined when off: what a server or the
+   * local engine reads before each request. Cheap: the store keeps it and drops it on a change.
+   */
+  faultsText(): Promise<string | undefined> {
+    return this.ledger.meta(FAULTS_META);
+  }
+
   /** The faults injected into API requests, as stored for every instance sharing the ledger; null when off. */
   async faults(): Promise<FaultConfig | null> {
-    const text = await this.store.meta(FAULTS_META);
+    const text = await this.faultsText();
     return text === undefined ? null : (JSON.parse(text) as FaultConfig);
   }
 
   /** Replaces the fault setting (checked first); every instance on the ledger applies it from its next request. */
   async setFaults(input: FaultInput): Promise<FaultConfig> {
     const config = checkFaults(input);
-    await this.store.transaction((tx) => tx.putMeta(FAULTS_META, JSON.stringify(config)));
+    await this.ledger.transaction((tx) => tx.putMeta(FAULTS_META, JSON.stringify(config)));
     return config;
   }
 
   /** Turns faults off. */
   async clearFaults(): Promise<void> {
-    await this.store.transaction((tx) => tx.putMeta(FAULTS_META, null));
+    await this.ledger.transaction((tx) => tx.putMeta(FAULTS_META, null));
   }
 
   /** Approves an offset waiting for review: it is placed now. */
   async approve(id: string): Promise<Offset> {
-    const { row, now } = await this.write(async (tx, now) => {
-      // Approve asks first whether the offset can still be placed, then whether it waits for review.
-      const offset = mustAwaitReview(mustBeProcessing(await tx.offset(id), id), id);
-      return { row: await tx.place(offset, now, 'approved'), now };
-    });
+    const { row, now } = await this.write(async (tx, now) => ({ row: await approve(tx, id, now), now }));
     return this.toOffset(row, now);
   }
 
   /** Rejects an offset waiting for review: it is refunded. */
-  async reject(id: string): Promise<Offset> {
+  reject(id: string): Promise<Offset> {
     return this.refund(id, 'rejected');
   }
 
@@ -266,13 +227,7 @@ export class Sandbox {
   }
 
   private async refund(id: string, review: 'rejected' | null): Promise<Offset> {
-    const { row, now } = await this.write(async (tx, now) => {
-      const found = await tx.offset(id);
-      // Reject asks first whether the offset waits for review at all.
-      const offset = mustBeProcessing(review === 'rejected' ? mustAwaitReview(found, id) : found, id);
-      await tx.moveBalance(offset.mode, offset.amount_cents, 'refund', offset.id, now);
-      return { row: await tx.markRefunded(offset, review), now };
-    });
+    const { row, now } = await this.write(async (tx, now) => ({ row: await refund(tx, id, now, review), now }));
     return this.toOffset(row, now);
   }
 
@@ -288,23 +243,17 @@ export class Sandbox {
 
   /** Deletes every offset, balance and key, ends every developer page session, and provisions a fresh account. */
   async reset(): Promise<void> {
-    await this.store.transaction(async (tx) => {
-      await tx.clear();
-      // Starting over turns faults off too: a fresh sandbox answers every request.
-      await tx.putMeta(FAULTS_META, null);
-      await tx.putMeta(PAGE_SECRET, null);
-      await provision(tx, this.clock());
-    });
+    await this.ledger.transaction((tx) => startOver(tx, this.clock()));
   }
 
   async status(): Promise<SandboxStatus> {
     const { clock_offset_ms, ...account } = await this.account();
     const now = modelTime(this.clock, { clock_offset_ms });
-    const impact = async (mode: Mode) => effectiveImpact(await this.store.impact(mode), await this.store.due(mode, now));
+    const impact = async (mode: Mode) => effectiveImpact(await this.ledger.impact(mode), await this.ledger.due(mode, now));
     return {
       account,
       clock: { now: new Date(now).toISOString(), offset_ms: clock_offset_ms },
-      balances: { test: await this.store.balance('test'), live: await this.store.balance('live') },
+      balances: { test: await this.ledger.balance('test'), live: await this.ledger.balance('live') },
       impact: { test: await impact('test'), live: await impact('live') },
       faults: await this.faults(),
     };
@@ -314,57 +263,36 @@ export class Sandbox {
   async offsets(mode: Mode, filter: OffsetFilter = {}): Promise<{ data: Offset[]; has_more: boolean }> {
     const now = await this.now();
     // Placements due by now are recorded first (if the lock is free), so the status filter sees them placed.
-    await new OffsetsService(this.store, { clock: this.clock, publicBaseUrl: this.publicBaseUrl }).settleDue(now);
-    let beforeSeq: number | null = null;
-    if (filter.startingAfter) {
-      const cursor = await this.store.offset(filter.startingAfter);
-      if (cursor === undefined || cursor.mode !== mode) throw new ApiError('resource_missing', `No such offset: '${redactKeys(filter.startingAfter)}'.`, { param: 'starting_after' });
-      beforeSeq = cursor.seq;
-    }
-    const limit = filter.limit ?? 20;
-    const rows = await this.store.browse(mode, {
-      limit: limit + 1,
-      beforeSeq,
-      reference: filter.reference ?? null,
-      status: filter.status ?? null,
-      since: filter.since ?? null,
-      until: filter.until ?? null,
+    await settleDue(this.ledger, now);
+    const { rows, hasMore } = await listPage(this.ledger, {
+      mode,
+      startingAfter: filter.startingAfter || null,
+      limit: filter.limit ?? 20,
+      cursorNote: '',
+      read: (beforeSeq, limit) => this.ledger.browse(mode, browseQuery(filter, beforeSeq, limit)),
     });
-    const hasMore = rows.length > limit;
-    if (hasMore) rows.pop();
     return { data: await Promise.all(rows.map((r) => this.toOffset(r, now))), has_more: hasMore };
   }
 
   /** One offset of either mode, as the API shows it. */
   async offset(id: string): Promise<Offset | undefined> {
-    const row = await this.store.offset(id);
+    const row = await this.ledger.offset(id);
     return row === undefined ? undefined : this.toOffset(row);
+  }
+
+  /** Whether the offset `id` waits for review (held above the review limit). */
+  async awaitsReview(id: string): Promise<boolean> {
+    return (await this.ledger.offset(id))?.review === 'pending';
   }
 
   /** Offsets waiting for review, oldest first. */
   async reviewQueue(limit = 50): Promise<Offset[]> {
     const now = await this.now();
-    return Promise.all((await this.store.reviewQueue(limit)).map((r) => this.toOffset(r, now)));
+    return Promise.all((await this.ledger.reviewQueue(limit)).map((r) => this.toOffset(r, now)));
   }
 
   /** kg bought (placed or processing) per UTC day or month. */
   async kgByPeriod(mode: Mode, period: 'day' | 'month', since: number | null = null): Promise<Array<{ period: string; kg: number }>> {
-    return this.store.kgByPeriod(mode, period, since);
+    return this.ledger.kgByPeriod(mode, period, since);
   }
-}
-
-/** A fresh account: the defaults, the test balance, and three keys (test, live, read-only test). */
-async function provision(tx: LedgerTx, now: number): Promise<void> {
-  await tx.createAccount(FRESH_ACCOUNT, now);
-  await tx.moveBalance('test', DEFAULTS.testBalanceCents, 'topup', null, now);
-  await createKey(tx, 'test', 'purchase', now, 'test');
-  await createKey(tx, 'live', 'purchase', now, 'live');
-  await createKey(tx, 'test', 'read_only', now, 'read_only');
-}
-
-async function createKey(tx: LedgerTx, mode: Mode, permission: Permission, now: number, defaultFor: DefaultKey | null): Promise<NewKey> {
-  const secret = newApiKey(mode);
-  const id = `key_${randomBase62(16)}`;
-  await tx.insertKey({ id, hash: hashKey(secret), mode, permission, last4: secret.slice(-4), created_ms: now, revoked_ms: null }, secret, defaultFor);
-  return { id, secret, mode, permission };
 }

@@ -1,10 +1,10 @@
 import { API_PREFIX, type ApiRequest, type ApiResponse, type Balance, type Impact, type Mode, type Offset, type OffsetList, type Quote } from '../api/types.js';
 import type { AccountRecord, KeyRecord, LedgerStore, OffsetRecord } from '../store/port.js';
-import { LedgerError } from '../store/ledger-error.js';
 import { checkPermission, checkStanding, parseBearer, rateLimited } from './access.js';
 import { ApiError } from './errors.js';
-import { hashKey, redactKeys, requestId } from './keys.js';
-import { effective, effectiveImpact, isDue, modelTime } from './lifecycle.js';
+import { redactKeys, requestId } from './keys.js';
+import { effective, effectiveImpact, isDue, modelTime, mustHaveAccount, settleDue } from './lifecycle.js';
+import { listPage } from './listing.js';
 import { price } from './pricing.js';
 import { type PurchaseOutcome, PurchaseQueue } from './purchase-batch.js';
 import { type Operation, type Route, matchRoute } from './routes.js';
@@ -42,16 +42,11 @@ type Handler = (service: OffsetsService, req: ApiRequest, caller: Caller, id: st
  */
 export class OffsetsService {
   private readonly clock: () => number;
-  /**
-   * Authorization headers that named a key of the ledger → the key's mode and SHA-256 digest.
-   * Keyed by the header as sent, so a later request with the same header skips parsing and
-   * hashing; what the key may do is still read from the store on every request.
-   */
-  private readonly bearers = new Map<string, { mode: Mode; hash: Uint8Array }>();
   readonly publicBaseUrl: string;
   private readonly purchases: PurchaseQueue;
 
   constructor(
+    /** The ledger, for this module's handlers; nothing above the service reads it. */
     readonly store: LedgerStore,
     options: ServiceOptions = {},
   ) {
@@ -67,9 +62,16 @@ export class OffsetsService {
 
   /** The account; a store with none (emptied by hand) is a storage fault the person can mend. */
   async account(): Promise<AccountRecord> {
-    const account = await this.store.account();
-    if (account === undefined) throw new LedgerError('The ledger has no account.', this.store.label, 'Run `carbon sandbox reset` to provision one.');
-    return account;
+    return mustHaveAccount(await this.store.account(), this.store.label);
+  }
+
+  /**
+   * The offset a certificate id names, as it stands now (certificate URLs on this service's base
+   * URL), or undefined; whether it is public (placed, live) is the caller's to decide.
+   */
+  async offsetByCertificate(certificateId: string): Promise<Offset | undefined> {
+    const row = await this.store.offsetByCertificate(certificateId);
+    return row === undefined ? undefined : this.toOffset(row, this.now(await this.account()));
   }
 
   /** Answers one request. Storage faults (LedgerError) are thrown for the transport to map. */
@@ -106,37 +108,25 @@ export class OffsetsService {
 
   /** 401 for a missing, malformed, unknown or revoked key; 403 for an inactive account; then the rate limit. */
   private async authenticate(req: ApiRequest, withBalance: boolean): Promise<Caller> {
-    const header = req.headers.authorization;
-    let bearer = header === undefined ? undefined : this.bearers.get(header);
-    const seen = bearer !== undefined;
-    if (bearer === undefined) {
-      const { secret, mode } = parseBearer(header);
-      bearer = { mode, hash: hashKey(secret) };
-    }
-    // The key itself is looked up every time (a revocation is seen at once); only the parsing
-    // and the SHA-256 of a header already seen are saved. The key, the account and (for the
+    const { secret, mode } = parseBearer(req.headers.authorization);
+    // The key is looked up every time (a revocation is seen at once): the store keeps what it
+    // read, and hashes a key only the first time it sees it. The key, the account and (for the
     // operations that answer it) the mode's balance are asked for together: a store that checks
     // its cache once a turn (PostgreSQL: one round trip) checks it once for all three.
     const [key, stored, available] = await Promise.all([
-      this.store.keyByHash(bearer.hash),
+      this.store.keyBySecret(secret),
       this.store.account(),
-      withBalance ? this.store.balance(bearer.mode) : null,
+      withBalance ? this.store.balance(mode) : null,
     ]);
     if (key === undefined) throw new ApiError('api_key_invalid', 'Invalid API key provided.');
-    if (!seen && header !== undefined) {
-      // Only headers that named a key of the ledger, and only so many (a reset leaves dead ones).
-      if (this.bearers.size >= 64) this.bearers.clear();
-      this.bearers.set(header, bearer);
-    }
-    if (stored === undefined) throw new LedgerError('The ledger has no account.', this.store.label, 'Run `carbon sandbox reset` to provision one.');
-    const account = stored;
+    const account = mustHaveAccount(stored, this.store.label);
     checkStanding(key, account);
     const now = this.now(account);
     if (account.rate_limit_requests !== null) {
       const wait = await this.store.takeRequest(key.id, now, account.rate_limit_requests, account.rate_limit_window_ms);
       if (wait !== null) throw rateLimited(wait);
     }
-    return { key, hash: bearer.hash, mode: bearer.mode, account, available, now };
+    return { key, hash: key.hash, mode, account, available, now };
   }
 
   /** The spec's Offset for a stored one as it stands at `now`, certificate URLs on this service's base URL. */
@@ -148,12 +138,8 @@ export class OffsetsService {
    * Records the placements due by `now` if the store's write lock is free, and otherwise leaves
    * them to the next writer: reads show them placed either way (lifecycle.ts), and never wait.
    */
-  async settleDue(now: number): Promise<void> {
-    try {
-      await this.store.transaction((tx) => tx.placeDue(now), { wait: false });
-    } catch (err) {
-      if (!(err instanceof LedgerError && err.transient)) throw err;
-    }
+  settleDue(now: number): Promise<void> {
+    return settleDue(this.store, now);
   }
 
   /** Buys, in the next batch of purchases (purchase-batch.ts); the caller's key is checked again inside the write. */
@@ -169,7 +155,7 @@ function checkRequestShape(route: Route, req: ApiRequest): void {
   if (route.idempotency !== 'none') checkIdempotencyKey(req.headers['idempotency-key'], route.idempotency === 'required');
 }
 
-/** The offset a path or cursor names, if it is of the caller's mode. */
+/** The offset a path names, if it is of the caller's mode. */
 async function ownOffset(service: OffsetsService, mode: Mode, id: string): Promise<OffsetRecord | undefined> {
   const row = await service.store.offset(id);
   return row !== undefined && row.mode === mode ? row : undefined;
@@ -202,17 +188,13 @@ const HANDLERS: Record<Operation, Handler> = {
 
   async listOffsets(service, req, { mode, now }) {
     const query = parseListQuery(req.query);
-    let beforeSeq: number | null = null;
-    if (query.starting_after !== null) {
-      const cursor = await ownOffset(service, mode, query.starting_after);
-      if (cursor === undefined) {
-        throw new ApiError('resource_missing', `No such offset: '${redactKeys(query.starting_after)}' (starting_after).`, { param: 'starting_after' });
-      }
-      beforeSeq = cursor.seq;
-    }
-    const rows = await service.store.page(mode, { limit: query.limit + 1, beforeSeq, reference: query.reference });
-    const hasMore = rows.length > query.limit;
-    if (hasMore) rows.pop();
+    const { rows, hasMore } = await listPage(service.store, {
+      mode,
+      startingAfter: query.starting_after,
+      limit: query.limit,
+      cursorNote: ' (starting_after)',
+      read: (beforeSeq, limit) => service.store.page(mode, { limit, beforeSeq, reference: query.reference }),
+    });
     if (rows.some((r) => isDue(r, now))) await service.settleDue(now);
     return ok<OffsetList>({ object: 'list', data: rows.map((r) => service.toOffset(r, now)), has_more: hasMore });
   },

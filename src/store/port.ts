@@ -4,7 +4,8 @@ export { LedgerError } from './ledger-error.js';
 
 /**
  * The storage port: everything the model keeps, in the model's own terms. The service decides
- * (the rules in src/service/), a store stores. No SQL and no driver type crosses this file, so a store
+ * (its rules are plain functions: src/service/access.ts, purchase.ts, lifecycle.ts, pricing.ts,
+ * validation.ts), a store stores. No SQL and no driver type crosses this file, so a store
  * is chosen at run time (SQLite in the data directory, or PostgreSQL by URL) and the same
  * service, server and contract suite run on each.
  *
@@ -108,11 +109,19 @@ export interface BrowseQuery extends PageQuery {
   until: number | null;
 }
 
-/** Reads: committed state, inside or outside a transaction. */
+/**
+ * Reads: committed state outside a transaction, the transaction's own view inside one. A store
+ * writes them once, for itself and its transactions alike (LedgerTx extends them).
+ */
 export interface LedgerReads {
   /** Undefined only before provisioning (or after a store was emptied by hand). */
   account(): Promise<AccountRecord | undefined>;
-  keyByHash(hash: Uint8Array): Promise<KeyRecord | undefined>;
+  /**
+   * The key whose full text is `secret`, in any state, or undefined. The ledger holds only keys'
+   * SHA-256 digests: the store hashes `secret` to look it up, and outside a transaction may keep
+   * the answer, by the text, for as long as it keeps the account (so a revocation is seen at once).
+   */
+  keyBySecret(secret: string): Promise<KeyRecord | undefined>;
   keys(): Promise<KeyRecord[]>;
   vault(): Promise<KeyVault>;
   balance(mode: Mode): Promise<number>;
@@ -129,11 +138,12 @@ export interface LedgerReads {
   reviewQueue(limit: number): Promise<OffsetRecord[]>;
   /** kg placed or processing per UTC day or month (YYYY-MM-DD / YYYY-MM), oldest first. */
   kgByPeriod(mode: Mode, period: 'day' | 'month', since: number | null): Promise<Array<{ period: string; kg: number }>>;
-  /** The created_ms of the newest offset of `mode`, or null: a new one is never older. */
-  newestCreated(mode: Mode): Promise<number | null>;
   /**
-   * A small named value the model keeps beside the ledger (the developer page's signing secret,
-   * its used login tokens): what every instance sharing the store must agree on.
+   * A small named value the model keeps beside the ledger (the fault setting, the developer
+   * page's signing secret, its used login tokens): what every instance sharing the store must
+   * agree on. Outside a transaction a store may answer from a cache, which it drops as it drops
+   * its cached account: at once after its own writes, within a turn of the event loop after
+   * another instance's.
    */
   meta(name: string): Promise<string | undefined>;
 }
@@ -192,8 +202,12 @@ export interface LedgerTx extends LedgerReads {
   clear(): Promise<void>;
 }
 
+/**
+ * A store: the reads, transactions, and what serving needs of it. It does not say which kind of
+ * store it is; what differs between stores is asked as a capability (`healthy`), and where the
+ * ledger is, for people, is `label`.
+ */
 export interface LedgerStore extends LedgerReads {
-  readonly kind: 'sqlite' | 'postgres';
   /** Where the ledger is, as it may be shown: a path, or a URL with its password masked. */
   readonly label: string;
   /**

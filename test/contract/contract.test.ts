@@ -2,9 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { ApiErrorBody, ApiResponse, Offset, OffsetList } from '../../src/api/types.js';
 import { CarbonApiError } from '../../src/client/errors.js';
 import { OpenApiValidator } from '../support/openapi.js';
-import { defaultLauncher } from '../support/server-process.js';
-import { postgresAvailable } from '../support/database.js';
-import { type EngineKind, type StoreKind, forThisProject, useEngine } from './engines.js';
+import { engineMatrix } from '../support/matrix.js';
+import { forThisProject, useEngine } from './engines.js';
 
 /**
  * The contract: the spec's rules, written once, run against the in-process engine and against
@@ -13,18 +12,8 @@ import { type EngineKind, type StoreKind, forThisProject, useEngine } from './en
  * review limit 500000 cents, no rate limit.
  */
 
-// The HTTP side's title says which `carbon serve` runs: the built binary, or the current source bundled.
 /** Every engine on every store: the suite is the port's contract as much as the API's. */
-const ENGINES: { kind: EngineKind; store: StoreKind; label: string }[] = [
-  { kind: 'local', store: 'sqlite', label: 'local, SQLite' },
-  { kind: 'http', store: 'sqlite', label: `http (carbon serve ${defaultLauncher()}), SQLite` },
-  ...(postgresAvailable()
-    ? [
-        { kind: 'local' as const, store: 'postgres' as const, label: 'local, PostgreSQL' },
-        { kind: 'http' as const, store: 'postgres' as const, label: `http (carbon serve ${defaultLauncher()}), PostgreSQL` },
-      ]
-    : []),
-];
+const ENGINES = engineMatrix();
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 

@@ -7,23 +7,22 @@ import { CarbonClient } from '../../src/client/client.js';
 import { HttpTransport } from '../../src/client/http-transport.js';
 import type { RetryPolicy } from '../../src/client/retry.js';
 import { LocalTransport, type Transport } from '../../src/client/transport.js';
-import { Sandbox } from '../../src/service/sandbox.js';
-import type { StoreTarget } from '../../src/store/open.js';
-import { freshSchema } from '../support/database.js';
+import { type StoreTarget, openEngine } from '../../src/engine/open.js';
+import type { Sandbox } from '../../src/service/sandbox.js';
+import { type EngineKind, type StoreKind, testLedger } from '../support/matrix.js';
 import type { Exchange } from '../support/openapi.js';
 import { type ServerProcess, startServerProcess } from '../support/server-process.js';
 
 /**
  * The two engines the contract suite runs on. Each is a data directory with the service behind
  * a Transport: in this process (`local`), or a `carbon serve` child process over HTTP (`http`).
- * Sandbox operations (top-ups, the clock, failures, the rate limit) go through a second
- * `Sandbox.open` on the same directory, as `carbon sandbox …` in another shell would: the
- * service re-reads the account on every request, so this works across processes.
+ * Sandbox operations (top-ups, the clock, failures, the rate limit) go through a second engine
+ * opened on the same ledger, as `carbon sandbox …` in another shell would: the service re-reads
+ * the account on every request, so this works across processes. The engine × store matrix the
+ * suites run on is test/support/matrix.ts.
  */
 
-export type EngineKind = 'local' | 'http';
-/** Where the engine's ledger lives: the contract suite runs on every store. */
-export type StoreKind = 'sqlite' | 'postgres';
+export type { EngineKind, StoreKind };
 
 export interface RawRequest {
   method: string;
@@ -115,7 +114,8 @@ async function makeEngine(
   transport: Transport,
   stop: () => Promise<void>,
 ): Promise<Engine> {
-  const sandbox = await Sandbox.open(target);
+  const handle = await openEngine(target);
+  const { sandbox } = handle;
   const exchanges: Exchange[] = [];
   const recording = new RecordingTransport(transport, exchanges);
   let keys = await readKeys(sandbox);
@@ -139,7 +139,7 @@ async function makeEngine(
       keys = await readKeys(sandbox);
     },
     async close() {
-      await sandbox.close();
+      await handle.close();
       await stop();
     },
   };
@@ -149,27 +149,27 @@ async function makeEngine(
 export async function startLocalEngine(store: StoreKind = 'sqlite'): Promise<Engine> {
   const home = mkdtempSync(join(tmpdir(), 'carbon-contract-local-'));
   const dataDir = join(home, 'data');
-  const schema = store === 'postgres' ? freshSchema('contract') : null;
-  const target: StoreTarget = schema === null ? { kind: 'sqlite', dir: dataDir } : { kind: 'postgres', url: schema.url };
-  const serving = await Sandbox.open(target);
+  const ledger = testLedger(store, 'contract');
+  const target = ledger.target(dataDir);
   const origin = 'http://127.0.0.1:4010';
-  const transport = new LocalTransport(serving.service({ publicBaseUrl: origin }));
+  const serving = await openEngine(target, { publicBaseUrl: origin });
+  const transport = new LocalTransport(serving.service);
   return makeEngine('local', dataDir, target, origin, transport, async () => {
     await serving.close();
-    await schema?.drop();
+    await ledger.drop();
     rmSync(home, { recursive: true, force: true });
   });
 }
 
 /** The served engine: a `carbon serve` child process, reached over HTTP. */
 export async function startHttpEngine(store: StoreKind = 'sqlite'): Promise<Engine & { server: ServerProcess }> {
-  const schema = store === 'postgres' ? freshSchema('contract') : null;
-  const server = await startServerProcess(schema === null ? {} : { database: schema.url });
-  const target: StoreTarget = schema === null ? { kind: 'sqlite', dir: server.dataDir } : { kind: 'postgres', url: schema.url };
+  const ledger = testLedger(store, 'contract');
+  const server = await startServerProcess(ledger.database === undefined ? {} : { database: ledger.database });
+  const target = ledger.target(server.dataDir);
   const transport = new HttpTransport({ baseUrl: server.url, timeoutMs: 10_000 });
   const engine = await makeEngine('http', server.dataDir, target, server.origin, transport, async () => {
     const { code, signal } = await server.stop('SIGTERM');
-    await schema?.drop();
+    await ledger.drop();
     if (code !== 0) throw new Error(`the server exited with ${code ?? signal}; stderr:\n${server.stderr()}`);
   });
   return Object.assign(engine, { server });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiErrorBody, ApiResponse } from '../../src/api/types.js';
-import { postgresAvailable } from '../support/database.js';
+import { engineMatrix } from '../support/matrix.js';
 import { rawExchange } from '../support/raw-http.js';
-import { type EngineKind, type StoreKind, forThisProject, useEngine } from './engines.js';
+import { forThisProject, useEngine } from './engines.js';
 
 /**
  * Where the model once differed from the specification (issue: fidelity), on every engine and
@@ -10,11 +10,7 @@ import { type EngineKind, type StoreKind, forThisProject, useEngine } from './en
  * parameters do, and every kind of wrong JSON value.
  */
 
-const ENGINES: Array<{ kind: EngineKind; store: StoreKind }> = [
-  { kind: 'local', store: 'sqlite' },
-  { kind: 'http', store: 'sqlite' },
-  ...(postgresAvailable() ? [{ kind: 'local' as const, store: 'postgres' as const }, { kind: 'http' as const, store: 'postgres' as const }] : []),
-];
+const ENGINES = engineMatrix();
 
 const errorOf = (r: ApiResponse) => (r.body as { error: ApiErrorBody }).error;
 

@@ -293,7 +293,8 @@ describe('carbon serve: failures never crash the server or leak a stack', () => 
 
   it('an unexpected failure is 500 internal_error; the details go to the log only', async () => {
     // The ledger handle closed under the server: every query now throws a plain TypeError.
-    (h.server.sandbox.store as SqliteStore).db.close();
+    // Reached through the sandbox's private field: nothing in src/ may read the port from here.
+    (h.server.sandbox as unknown as { ledger: SqliteStore }).ledger.db.close();
     const r = await call(h, 'GET', '/api/v1/balance');
     expect(r.status).toBe(500);
     expect(r.json.error).toMatchObject({ type: 'api_error', code: 'internal_error' });

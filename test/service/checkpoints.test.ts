@@ -2,7 +2,6 @@ import { existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { openWorld, type World } from './helpers.js';
 
 /**
@@ -17,7 +16,7 @@ afterEach(async () => {
   w = undefined;
 });
 
-const autocheckpoint = (world: World): number => (world.sandbox.store as SqliteStore).db.pragma('wal_autocheckpoint', { simple: true }) as number;
+const autocheckpoint = (world: World): number => world.store.db.pragma('wal_autocheckpoint', { simple: true }) as number;
 
 /** Polls until `check` holds, up to a deadline: the worker runs on its own time. */
 async function eventually(check: () => boolean, ms = 10_000): Promise<void> {

@@ -1,7 +1,6 @@
 import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { Sandbox } from '../../src/service/sandbox.js';
 import { expectError, openWorld, tempDir, type World } from './helpers.js';
 
@@ -74,7 +73,7 @@ describe('files on disk', () => {
 
   test('the ledger uses WAL journaling', async () => {
     const w = (await world());
-    expect((w.sandbox.store as SqliteStore).db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(w.store.db.pragma('journal_mode', { simple: true })).toBe('wal');
   });
 
   test('reopening a directory keeps everything and provisions nothing new', async () => {

@@ -28,6 +28,8 @@ export interface CallOptions {
 export interface World {
   dir: string;
   sandbox: Sandbox;
+  /** The world's SQLite store, for checks below the port's users (its connection, its rows). */
+  store: SqliteStore;
   service: OffsetsService;
   keys: { test: string; live: string; readOnly: string };
   /** The injected wall clock, in milliseconds; assign to move or freeze time. */
@@ -58,8 +60,9 @@ export async function openWorld(options: { memory?: boolean; start?: number; dir
   const ownDir = options.dir === undefined;
   const clock = { now: options.start ?? T0 };
   const store = options.memory ? SqliteStore.memory(dir) : SqliteStore.open(dir);
-  const sandbox = await Sandbox.over(store, () => clock.now);
-  const service = sandbox.service(options.publicBaseUrl === undefined ? {} : { publicBaseUrl: options.publicBaseUrl });
+  const publicBaseUrl = options.publicBaseUrl === undefined ? {} : { publicBaseUrl: options.publicBaseUrl };
+  const sandbox = await Sandbox.over(store, { clock: () => clock.now, ...publicBaseUrl });
+  const service = sandbox.service();
   const keys = {
     test: (await sandbox.defaultKey('test'))!,
     live: (await sandbox.defaultKey('live'))!,
@@ -79,6 +82,7 @@ export async function openWorld(options: { memory?: boolean; start?: number; dir
   const world: World = {
     dir,
     sandbox,
+    store,
     service,
     keys,
     clock,

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { expect, test } from 'vitest';
 import { hashKey, newApiKey, redactKeys, requestId, sameHash } from '../../src/service/keys.js';
-import { sha256 } from '../../src/service/sha256.js';
+import { sha256 } from '../../src/platform/sha256.js';
 
 // The key digests are computed without node:crypto (start-up); they must be SHA-256 exactly, or
 // every key already stored in a ledger would stop authenticating.

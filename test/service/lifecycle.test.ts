@@ -67,7 +67,7 @@ describe('live offsets: placed 60 s after creation, with a certificate', () => {
     expect((await impact(w.keys.live))).toMatchObject({ placed_kg: 500, processing_kg: 0, offsets: 1 });
     // The certificate address is stable across reads.
     expect((await get(o.id, w.keys.live)).certificate_url).toBe(placed.certificate_url);
-    expect((await w.sandbox.store.offsetByCertificate(placed.certificate_url!.split('/').pop()!))?.id).toBe(o.id);
+    expect((await w.service.offsetByCertificate(placed.certificate_url!.split('/').pop()!))?.id).toBe(o.id);
   });
 
   test('every placed live offset gets its own certificate; the default base URL is the local server', async () => {

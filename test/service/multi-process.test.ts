@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Mode } from '../../src/api/types.js';
-import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { Sandbox } from '../../src/service/sandbox.js';
 import { tempDir } from './helpers.js';
 
@@ -95,9 +95,10 @@ test('processes buying, topping up and refunding on one ledger at once leave it 
   const refunds = (failer as { id: string; amount_cents?: number; status?: string }[]).filter((f) => f.status === 'refunded');
   expect(topups).toBe(100_000);
 
-  const after = (await Sandbox.open(dir));
+  const store = SqliteStore.open(dir);
+  const after = await Sandbox.over(store);
   try {
-    const db = (after.store as SqliteStore).db;
+    const db = store.db;
     for (const mode of ['test', 'live'] as const) {
       const results = byMode[mode];
       const lmode = mode === 'live' ? 1 : 0;

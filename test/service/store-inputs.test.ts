@@ -6,7 +6,7 @@ import type { OffsetsService } from '../../src/service/service.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freshSchema, postgresAvailable, type TestSchema } from '../support/database.js';
+import { type TestLedger, storeMatrix, testLedger } from '../support/matrix.js';
 
 /**
  * Every input answered alike on every store. Text PostgreSQL cannot hold (NUL), text no encoding
@@ -83,20 +83,20 @@ const sandboxCalls = (sandbox: Sandbox): Array<[string, (v: string) => Promise<u
 
 describe('every input answered alike on every store', () => {
   const worlds: Array<[string, World]> = [];
-  let schema: TestSchema | undefined;
+  const ledgers: TestLedger[] = [];
   const dir = mkdtempSync(join(tmpdir(), 'carbon-inputs-'));
 
   beforeAll(async () => {
-    worlds.push(['SQLite', await world(await Sandbox.open(dir))]);
-    if (postgresAvailable()) {
-      schema = freshSchema('inputs');
-      worlds.push(['PostgreSQL', await world(await Sandbox.open({ kind: 'postgres', url: schema.url }))]);
+    for (const store of storeMatrix()) {
+      const ledger = testLedger(store.kind, 'inputs');
+      ledgers.push(ledger);
+      worlds.push([store.label, await world(await Sandbox.open(ledger.target(dir)))]);
     }
   });
 
   afterAll(async () => {
     for (const [, w] of worlds) await w.sandbox.close();
-    await schema?.drop();
+    for (const ledger of ledgers) await ledger.drop();
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -28,7 +28,8 @@ export async function inEitherMode<T>(ctx: Context, id: string, words: string[],
 }
 
 async function localMode(ctx: Context, id: string): Promise<Mode | undefined> {
-  return (await (await ctx.sandbox()).store.offset(id))?.mode;
+  const offset = await (await ctx.sandbox()).offset(id);
+  return offset === undefined ? undefined : offset.livemode ? 'live' : 'test';
 }
 
 /** The offset's mode as the API answers it to the other mode's key from the profile; undefined when there is none. */

@@ -63,7 +63,7 @@ export async function waitForOffset(ctx: Context, client: CarbonClient, offset: 
  * offset a minute (model time) after its purchase, or holds it for review above the limit.
  */
 async function localLiveNote(ctx: Context, offset: Offset, review: boolean): Promise<string> {
-  const held = review || (await (await ctx.sandbox()).store.offset(offset.id))?.review === 'pending';
+  const held = review || (await (await ctx.sandbox()).awaitsReview(offset.id));
   if (held) return `${offset.id} waits for review (above the review limit): \`${followUp(['sandbox', 'review', 'approve', offset.id])}\` places it.`;
   const { TIMING } = await import('../../service/lifecycle.js');
   const seconds = TIMING.livePlacementMs / 1000;

@@ -28,8 +28,7 @@ export async function dryRun(ctx: Context, flags: PurchaseFlags & { maxCents?: s
   let permission = 'the key\'s purchase access is not checked on the remote engine (the API checks it only when buying)';
   if (ctx.settings.engine === 'local') {
     const sandbox = await ctx.sandbox();
-    const { hashKey } = await import('../../service/keys.js');
-    const key = ctx.settings.apiKey === undefined ? undefined : await sandbox.store.keyByHash(hashKey(ctx.settings.apiKey));
+    const key = ctx.settings.apiKey === undefined ? undefined : await sandbox.findKey(ctx.settings.apiKey);
     if (key?.permission === 'read_only') {
       throw new CliError('Dry run: this key is read-only; the purchase would get 403 insufficient_permissions.', EXIT.auth, 'insufficient_permissions');
     }

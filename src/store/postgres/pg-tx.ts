@@ -1,113 +1,16 @@
 import type { Mode } from '../../api/types.js';
 import {
-  type AccountRecord, type DefaultKey, type IdempotencyRecord, type ImpactTotals, type KeyRecord, type KeyVault, type LedgerReads,
-  type LedgerTx, type NewPurchase, type OffsetRecord, type PurchaseFacts, type ReviewState, hashId,
+  type AccountRecord, type DefaultKey, type IdempotencyRecord, type KeyRecord, type LedgerTx, type NewPurchase, type OffsetRecord,
+  type PurchaseFacts, type ReviewState, hashId,
 } from '../port.js';
-import { DAY_MS, groupByPeriod } from '../periods.js';
-
-/** A pool or one connection: what runs a query. */
-export interface Queryable {
-  query<R extends object = Record<string, unknown>>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
-}
-
-const lm = (mode: Mode): number => (mode === 'live' ? 1 : 0);
-const MODE = "CASE livemode WHEN 1 THEN 'live' ELSE 'test' END AS mode";
-const OFFSET = `seq, id, ${MODE}, status, kg, amount_cents, rate, req_kg, req_amount_cents, reference, created_ms, settle_at_ms, review, placed_ms, certificate_id`;
-const KEY = `id, hash, ${MODE}, permission, last4, created_ms, revoked_ms`;
-const ACCOUNT = 'status, rate, review_limit_cents, clock_offset_ms, rate_limit_requests, rate_limit_window_ms';
-
-/**
- * Whether PostgreSQL text can hold every value of a lookup. It cannot hold NUL (U+0000), and no
- * write stores one (validation refuses it), so a lookup by such a value finds nothing, as it does
- * on SQLite, instead of failing with 22021 (a 500).
- */
-function holdable(values: unknown[]): boolean {
-  return values.every((v) => typeof v !== 'string' || !v.includes('\u0000'));
-}
-
-/** The reads, on a pool (committed state) or inside a transaction (its own view). */
-export function reads(q: Queryable): LedgerReads {
-  const one = async <R extends object>(text: string, values: unknown[] = []): Promise<R | undefined> =>
-    holdable(values) ? (await q.query<R>(text, values)).rows[0] : undefined;
-  const all = async <R extends object>(text: string, values: unknown[] = []): Promise<R[]> => (holdable(values) ? (await q.query<R>(text, values)).rows : []);
-  return {
-    account: () => one<AccountRecord>(`SELECT ${ACCOUNT} FROM account WHERE id = 1`),
-    keyByHash: (hash) => one<KeyRecord>(`SELECT ${KEY} FROM api_keys WHERE hash = $1`, [Buffer.from(hash)]),
-    keys: () => all<KeyRecord>(`SELECT ${KEY} FROM api_keys ORDER BY created_ms, id`),
-    async vault(): Promise<KeyVault> {
-      const rows = await all<{ id: string; secret: string; default_for: DefaultKey | null }>('SELECT id, secret, default_for FROM key_vault');
-      const vault: KeyVault = { defaults: {}, secrets: {} };
-      for (const r of rows) {
-        vault.secrets[r.id] = r.secret;
-        if (r.default_for !== null) vault.defaults[r.default_for] = r.id;
-      }
-      return vault;
-    },
-    balance: async (mode) => (await one<{ available_cents: number }>('SELECT available_cents FROM balances WHERE livemode = $1', [lm(mode)]))?.available_cents ?? 0,
-    impact: async (mode) =>
-      (await one<ImpactTotals>('SELECT placed_kg, processing_kg, offsets FROM impact WHERE livemode = $1', [lm(mode)])) ?? { placed_kg: 0, processing_kg: 0, offsets: 0 },
-    due: async (mode, now) =>
-      (await one<{ kg: number; count: number }>(
-        "SELECT coalesce(SUM(kg), 0) AS kg, COUNT(*) AS count FROM offsets WHERE status = 'processing' AND settle_at_ms <= $1 AND livemode = $2",
-        [now, lm(mode)],
-      ))!,
-    offset: (id) => one<OffsetRecord>(`SELECT ${OFFSET} FROM offsets WHERE id = $1`, [id]),
-    offsetByCertificate: (id) => one<OffsetRecord>(`SELECT ${OFFSET} FROM offsets WHERE certificate_id = $1`, [id]),
-    page: (mode, p) =>
-      p.reference === null
-        ? all<OffsetRecord>(`SELECT ${OFFSET} FROM offsets WHERE livemode = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`, [lm(mode), p.beforeSeq ?? Number.MAX_SAFE_INTEGER, p.limit])
-        : all<OffsetRecord>(`SELECT ${OFFSET} FROM offsets WHERE livemode = $1 AND reference = $2 AND seq < $3 ORDER BY seq DESC LIMIT $4`, [
-            lm(mode), p.reference, p.beforeSeq ?? Number.MAX_SAFE_INTEGER, p.limit,
-          ]),
-    browse: (mode, b) => {
-      const values: unknown[] = [lm(mode), b.beforeSeq ?? Number.MAX_SAFE_INTEGER];
-      const where = ['livemode = $1', 'seq < $2'];
-      const add = (clause: string, value: unknown) => {
-        values.push(value);
-        where.push(clause.replace('?', `$${values.length}`));
-      };
-      // A prefix, compared as text (no LIKE: a % or _ in it is itself, and case counts).
-      if (b.reference !== null) add('starts_with(reference, ?)', b.reference);
-      if (b.status !== null) add('status = ?', b.status);
-      if (b.since !== null) add('created_ms >= ?', b.since);
-      if (b.until !== null) add('created_ms < ?', b.until);
-      values.push(b.limit);
-      return all<OffsetRecord>(`SELECT ${OFFSET} FROM offsets WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $${values.length}`, values);
-    },
-    reviewQueue: (limit) => all<OffsetRecord>(`SELECT ${OFFSET} FROM offsets WHERE review = 'pending' AND status = 'processing' ORDER BY seq LIMIT $1`, [limit]),
-    kgByPeriod: async (mode, period, since) =>
-      groupByPeriod(await all<{ day: number; kg: number }>('SELECT day, kg FROM impact_daily WHERE livemode = $1 AND day >= $2 ORDER BY day', [lm(mode), since === null ? 0 : Math.floor(since / DAY_MS)]), period),
-    newestCreated: async (mode) => (await one<{ created_ms: number }>('SELECT created_ms FROM offsets WHERE livemode = $1 ORDER BY seq DESC LIMIT 1', [lm(mode)]))?.created_ms ?? null,
-    meta: async (name) => (await one<{ value: string }>('SELECT value FROM meta WHERE name = $1', [name]))?.value,
-  };
-}
+import { DAY_MS } from '../periods.js';
+import { PgReads, holdable, lm } from './pg-reads.js';
 
 /** The writes of one transaction, on one connection. */
-export class PgTx implements LedgerTx {
-  private readonly r: LedgerReads;
-  /** What the store's read cache holds (the account, the balances; the keys) was written. */
+export class PgTx extends PgReads implements LedgerTx {
+  /** What the store's read cache holds (the account, the balances, the named values; the keys) was written. */
   touched = false;
   touchedKeys = false;
-
-  constructor(private readonly q: Queryable) {
-    this.r = reads(q);
-  }
-
-  account = () => this.r.account();
-  keyByHash = (hash: Uint8Array) => this.r.keyByHash(hash);
-  keys = () => this.r.keys();
-  vault = () => this.r.vault();
-  balance = (mode: Mode) => this.r.balance(mode);
-  impact = (mode: Mode) => this.r.impact(mode);
-  due = (mode: Mode, now: number) => this.r.due(mode, now);
-  offset = (id: string) => this.r.offset(id);
-  offsetByCertificate = (id: string) => this.r.offsetByCertificate(id);
-  page: LedgerReads['page'] = (mode, q) => this.r.page(mode, q);
-  browse: LedgerReads['browse'] = (mode, q) => this.r.browse(mode, q);
-  reviewQueue = (limit: number) => this.r.reviewQueue(limit);
-  kgByPeriod: LedgerReads['kgByPeriod'] = (mode, period, since) => this.r.kgByPeriod(mode, period, since);
-  newestCreated = (mode: Mode) => this.r.newestCreated(mode);
-  meta = (name: string) => this.r.meta(name);
 
   /** Everything the purchase rule reads for a batch, in one statement (the writer lock is held: see transaction()). */
   async purchaseFacts(mode: Mode, idempotencyKeys: string[], keyHashes: Uint8Array[]): Promise<PurchaseFacts> {
@@ -157,7 +60,7 @@ export class PgTx implements LedgerTx {
     if (columns.length > 0) {
       await this.q.query(`UPDATE account SET ${columns.map((c, i) => `${c} = $${i + 1}`).join(', ')} WHERE id = 1`, columns.map((c) => patch[c]));
     }
-    return (await this.r.account())!;
+    return (await this.account())!;
   }
 
   async moveBalance(mode: Mode, cents: number, kind: 'topup' | 'charge' | 'refund', offsetId: string | null, now: number): Promise<number> {
@@ -223,7 +126,7 @@ export class PgTx implements LedgerTx {
       [review, now, offset.id],
     );
     await this.q.query('UPDATE impact SET processing_kg = processing_kg - $1, placed_kg = placed_kg + $1 WHERE livemode = $2', [offset.kg, lm(offset.mode)]);
-    return (await this.r.offset(offset.id))!;
+    return (await this.offset(offset.id))!;
   }
 
   async markRefunded(offset: OffsetRecord, review: ReviewState | null): Promise<OffsetRecord> {
@@ -233,7 +136,7 @@ export class PgTx implements LedgerTx {
     await this.q.query('UPDATE impact_daily SET kg = kg - $1, offsets = offsets - 1 WHERE livemode = $2 AND day = $3', [
       offset.kg, livemode, Math.floor(offset.created_ms / DAY_MS),
     ]);
-    return (await this.r.offset(offset.id))!;
+    return (await this.offset(offset.id))!;
   }
 
   async insertKey(key: KeyRecord, secret: string, defaultFor: DefaultKey | null): Promise<void> {
@@ -258,6 +161,8 @@ export class PgTx implements LedgerTx {
   }
 
   async putMeta(name: string, value: string | null): Promise<void> {
+    // The store keeps named values too: moving the version tells every instance to read them again.
+    this.touched = true;
     if (value === null) await this.q.query('DELETE FROM meta WHERE name = $1', [name]);
     else await this.q.query('INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value', [name, value]);
   }

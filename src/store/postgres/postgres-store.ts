@@ -1,13 +1,10 @@
 import pg from 'pg';
 import type { Mode } from '../../api/types.js';
-import { LedgerError } from '../ledger-error.js';
-import {
-  type AccountRecord, type BrowseQuery, type ImpactTotals, type KeyRecord, type KeyVault, type LedgerReads, type LedgerStore, type LedgerTx,
-  type OffsetRecord, type PageQuery, hashId,
-} from '../port.js';
+import type { AccountRecord, KeyRecord, LedgerStore, LedgerTx } from '../port.js';
 import { pgError } from './errors.js';
-import { PgTx, type Queryable, reads } from './pg-tx.js';
-import { MIGRATIONS } from './schema.js';
+import { PgReads, type Queryable } from './pg-reads.js';
+import { PgTx } from './pg-tx.js';
+import { migrate } from './schema.js';
 import { maskUrl, parseDatabaseUrl } from './url.js';
 
 /**
@@ -16,7 +13,7 @@ import { maskUrl, parseDatabaseUrl } from './url.js';
  * - every transaction takes the ledger's writer lock before its snapshot and runs SERIALIZABLE
  *   (see transaction()): writers of every instance take their turn, each seeing the one before,
  *   and the Idempotency-Key's primary key and the balance's CHECK are the last lines of defence;
- * - the account, its balances and the keys are kept between requests and checked against the
+ * - the account, its balances, the keys and the named values are kept between requests and checked against the
  *   ledger's version once a batch (see fresh()), so a key revoked through one instance is refused
  *   by all from their next request;
  * - a transaction that fails with a serialization failure or a deadlock runs again from the start.
@@ -39,9 +36,14 @@ interface ReadCache {
   account: AccountRecord | undefined;
   /** test, live */
   balances: [number, number];
-  /** Keys looked up since keys_version last moved, by `hashId`. */
+  /** Keys looked up since keys_version last moved, by their full text. */
   keys: Map<string, KeyRecord>;
+  /** Named values read since the version last moved (absent ones too). */
+  metas: Map<string, string | undefined>;
 }
+
+/** At most this many keys and named values are kept: unknown ones sprayed at a server cost memory. */
+const MAX_KEPT = 1000;
 
 /** The writer lock first (no snapshot yet), then everything else (see transaction()). */
 const BEGIN = 'BEGIN ISOLATION LEVEL SERIALIZABLE; LOCK TABLE account IN SHARE ROW EXCLUSIVE MODE';
@@ -64,15 +66,13 @@ function watch(client: pg.PoolClient): void {
   client.on('error', () => {});
 }
 
-export class PostgresStore implements LedgerStore {
-  readonly kind = 'postgres' as const;
-  private readonly reads: LedgerReads;
+export class PostgresStore extends PgReads implements LedgerStore {
 
   private constructor(
     private readonly pool: pg.Pool,
     readonly label: string,
   ) {
-    this.reads = reads(pool as unknown as Queryable);
+    super(pool as unknown as Queryable);
   }
 
   /** Connects, checks the server answers, and brings the schema up to date. */
@@ -97,7 +97,7 @@ export class PostgresStore implements LedgerStore {
     pool.on('error', () => {});
     const store = new PostgresStore(pool, label);
     try {
-      await store.migrate(parsed.schema);
+      await migrate(pool, parsed.schema, label);
     } catch (err) {
       await pool.end().catch(() => {});
       throw pgError(err, label);
@@ -105,34 +105,10 @@ export class PostgresStore implements LedgerStore {
     return store;
   }
 
-  private async migrate(schema: string): Promise<void> {
-    const client = await this.pool.connect();
+  /** A read on the pool, its failure said in the ledger's terms. */
+  protected override async run<T>(read: () => Promise<T>): Promise<T> {
     try {
-      await client.query('BEGIN');
-      // One migration at a time across every instance starting now, per schema.
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`carbon-migrate:${schema}`]);
-      await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-      await client.query('CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)');
-      const row = (await client.query<{ version: number }>('SELECT version FROM schema_version')).rows[0];
-      const from = row?.version ?? 0;
-      if (from > MIGRATIONS.length) {
-        throw new LedgerError(`The database schema "${schema}" is version ${from}; this carbon knows up to ${MIGRATIONS.length}.`, this.label, 'Upgrade carbon, or use another schema (?schema=…).');
-      }
-      for (let v = from; v < MIGRATIONS.length; v++) await client.query(MIGRATIONS[v]!);
-      if (row === undefined) await client.query('INSERT INTO schema_version VALUES ($1)', [MIGRATIONS.length]);
-      else if (from < MIGRATIONS.length) await client.query('UPDATE schema_version SET version = $1', [MIGRATIONS.length]);
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
-  }
-
-  private async read<T>(fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
+      return await read();
     } catch (err) {
       throw pgError(err, this.label);
     }
@@ -178,6 +154,7 @@ export class PostgresStore implements LedgerStore {
       account: id === null ? undefined : Object.freeze(account),
       balances: [test ?? 0, live ?? 0],
       keys: before !== undefined && before.keysVersion === keys_version ? before.keys : new Map(),
+      metas: before !== undefined && before.version === version ? before.metas : new Map(),
     };
     this.cache = cache;
     return cache;
@@ -189,60 +166,35 @@ export class PostgresStore implements LedgerStore {
     if (tx.touchedKeys) this.cache = undefined;
   }
 
-  account(): Promise<AccountRecord | undefined> {
-    return this.read(async () => (await this.fresh()).account);
+  override account(): Promise<AccountRecord | undefined> {
+    return this.run(async () => (await this.fresh()).account);
   }
-  keyByHash(hash: Uint8Array): Promise<KeyRecord | undefined> {
-    return this.read(async () => {
+
+  override keyBySecret(secret: string): Promise<KeyRecord | undefined> {
+    return this.run(async () => {
       const cache = await this.fresh();
-      const id = hashId(hash);
-      let key = cache.keys.get(id);
+      let key = cache.keys.get(secret);
       if (key === undefined) {
-        key = await this.reads.keyByHash(hash);
-        // Only keys that exist are kept, and only so many: unknown keys sprayed at a server cost memory.
-        if (key !== undefined && cache.keys.size < 1000) cache.keys.set(id, Object.freeze(key));
+        key = await super.keyBySecret(secret);
+        // Only keys that exist are kept.
+        if (key !== undefined && cache.keys.size < MAX_KEPT) cache.keys.set(secret, Object.freeze(key));
       }
       return key;
     });
   }
-  keys(): Promise<KeyRecord[]> {
-    return this.read(() => this.reads.keys());
+
+  override balance(mode: Mode): Promise<number> {
+    return this.run(async () => (await this.fresh()).balances[mode === 'live' ? 1 : 0]);
   }
-  vault(): Promise<KeyVault> {
-    return this.read(() => this.reads.vault());
-  }
-  balance(mode: Mode): Promise<number> {
-    return this.read(async () => (await this.fresh()).balances[mode === 'live' ? 1 : 0]);
-  }
-  impact(mode: Mode): Promise<ImpactTotals> {
-    return this.read(() => this.reads.impact(mode));
-  }
-  due(mode: Mode, now: number): Promise<{ kg: number; count: number }> {
-    return this.read(() => this.reads.due(mode, now));
-  }
-  offset(id: string): Promise<OffsetRecord | undefined> {
-    return this.read(() => this.reads.offset(id));
-  }
-  offsetByCertificate(certificateId: string): Promise<OffsetRecord | undefined> {
-    return this.read(() => this.reads.offsetByCertificate(certificateId));
-  }
-  page(mode: Mode, query: PageQuery): Promise<OffsetRecord[]> {
-    return this.read(() => this.reads.page(mode, query));
-  }
-  browse(mode: Mode, query: BrowseQuery): Promise<OffsetRecord[]> {
-    return this.read(() => this.reads.browse(mode, query));
-  }
-  reviewQueue(limit: number): Promise<OffsetRecord[]> {
-    return this.read(() => this.reads.reviewQueue(limit));
-  }
-  kgByPeriod(mode: Mode, period: 'day' | 'month', since: number | null): Promise<Array<{ period: string; kg: number }>> {
-    return this.read(() => this.reads.kgByPeriod(mode, period, since));
-  }
-  newestCreated(mode: Mode): Promise<number | null> {
-    return this.read(() => this.reads.newestCreated(mode));
-  }
-  meta(name: string): Promise<string | undefined> {
-    return this.read(() => this.reads.meta(name));
+
+  override meta(name: string): Promise<string | undefined> {
+    return this.run(async () => {
+      const cache = await this.fresh();
+      if (cache.metas.has(name)) return cache.metas.get(name);
+      const value = await super.meta(name);
+      if (cache.metas.size < MAX_KEPT) cache.metas.set(name, value);
+      return value;
+    });
   }
 
   /**
@@ -298,7 +250,7 @@ export class PostgresStore implements LedgerStore {
   async takeRequest(keyId: string, now: number, limit: number, windowMs: number): Promise<number | null> {
     // The rule of rate-window.ts in one statement, so every instance counts against one window.
     // The count stops at limit + 1: above the limit means refused.
-    const row = await this.read(async () =>
+    const row = await this.run(async () =>
       (
         await this.pool.query<{ start_ms: number; count: number }>(
           `INSERT INTO rate_windows AS w (key_id, start_ms, count) VALUES ($1, $2, 1)

@@ -1,3 +1,6 @@
+import type pg from 'pg';
+import { LedgerError } from '../ledger-error.js';
+
 /**
  * The PostgreSQL ledger's schema, by version, in a schema of its own. The tables are the SQLite
  * store's (src/store/sqlite/schema.ts) in PostgreSQL's dialect, kept apart on purpose: each store
@@ -105,3 +108,30 @@ INSERT INTO ledger_version VALUES (1, 0, 0);
 `;
 
 export const MIGRATIONS = [V1, V2];
+
+/** Brings the schema up to date, once across every instance starting now. */
+export async function migrate(pool: pg.Pool, schema: string, label: string): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    // One migration at a time across every instance starting now, per schema.
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`carbon-migrate:${schema}`]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    await client.query('CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)');
+    const row = (await client.query<{ version: number }>('SELECT version FROM schema_version')).rows[0];
+    const from = row?.version ?? 0;
+    if (from > MIGRATIONS.length) {
+      const problem = `The database schema "${schema}" is version ${from}; this carbon knows up to ${MIGRATIONS.length}.`;
+      throw new LedgerError(problem, label, 'Upgrade carbon, or use another schema (?schema=…).');
+    }
+    for (let v = from; v < MIGRATIONS.length; v++) await client.query(MIGRATIONS[v]!);
+    if (row === undefined) await client.query('INSERT INTO schema_version VALUES ($1)', [MIGRATIONS.length]);
+    else if (from < MIGRATIONS.length) await client.query('UPDATE schema_version SET version = $1', [MIGRATIONS.length]);
+    await client.query('COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}

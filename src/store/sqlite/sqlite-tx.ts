@@ -1,48 +1,36 @@
-import type Database from 'better-sqlite3';
 import type { Mode } from '../../api/types.js';
 import {
-  type AccountRecord, type BrowseQuery, type DefaultKey, type IdempotencyRecord, type KeyRecord, type KeyVault, type LedgerReads,
-  type LedgerTx, type NewOffset, type NewPurchase, type OffsetRecord, type PageQuery, type PurchaseFacts, type ReviewState, hashId,
+  type AccountRecord, type DefaultKey, type IdempotencyRecord, type KeyRecord, type KeyVault, type LedgerTx, type NewOffset,
+  type NewPurchase, type OffsetRecord, type PurchaseFacts, type ReviewState, hashId,
 } from '../port.js';
 import { withKey } from './files.js';
-import type { Statements } from './statements.js';
 import { DAY_MS } from '../periods.js';
+import { type SqliteConnection, SqliteReads, lm } from './sqlite-reads.js';
 
-
-export const lm = (mode: Mode): number => (mode === 'live' ? 1 : 0);
-
-/** The writes of one transaction, on the store's one connection. */
-export class SqliteTx implements LedgerTx {
+/** One transaction on the store's one connection: the reads as they are, and the writes. */
+export class SqliteTx extends SqliteReads implements LedgerTx {
   touchedAccount = false;
   touchedBalance = false;
+  touchedMeta = false;
   /** The key vault as this transaction leaves it, written once it commits. */
   pendingVault: KeyVault | undefined;
+  private readonly s = this.c.s;
+  private readonly db = this.c.db;
 
   constructor(
-    private readonly s: Statements,
-    private readonly reads: LedgerReads,
-    private readonly db: Database.Database,
+    connection: SqliteConnection,
     /** The vault as it stands before this transaction. */
     private readonly committedVault: () => KeyVault,
-  ) {}
+  ) {
+    super(connection);
+  }
 
-  account = () => this.reads.account();
-  keyByHash = (hash: Uint8Array) => this.reads.keyByHash(hash);
-  keys = () => this.reads.keys();
-  vault = async () => this.pendingVault ?? this.reads.vault();
-  balance = (mode: Mode) => this.reads.balance(mode);
-  impact = (mode: Mode) => this.reads.impact(mode);
-  due = (mode: Mode, now: number) => this.reads.due(mode, now);
-  offset = (id: string) => this.reads.offset(id);
-  offsetByCertificate = (id: string) => this.reads.offsetByCertificate(id);
-  page = (mode: Mode, q: PageQuery) => this.reads.page(mode, q);
-  browse = (mode: Mode, q: BrowseQuery) => this.reads.browse(mode, q);
-  reviewQueue = (limit: number) => this.reads.reviewQueue(limit);
-  kgByPeriod = (mode: Mode, period: 'day' | 'month', since: number | null) => this.reads.kgByPeriod(mode, period, since);
-  newestCreated = (mode: Mode) => this.reads.newestCreated(mode);
-  meta = (name: string) => this.reads.meta(name);
+  override async vault(): Promise<KeyVault> {
+    return this.pendingVault ?? super.vault();
+  }
 
   async putMeta(name: string, value: string | null): Promise<void> {
+    this.touchedMeta = true;
     if (value === null) this.s.deleteMeta.run(name);
     else this.s.putMeta.run(name, value);
   }

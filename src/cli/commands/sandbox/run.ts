@@ -77,13 +77,7 @@ export async function topup(ctx: Context, amount: string | undefined, flags: { c
 
 /** The keys as printed: masked, or (--reveal) with the full text this machine keeps for each. */
 async function shownKeys(sandbox: Sandbox, reveal: boolean): Promise<ShownKey[]> {
-  const keys = await sandbox.keys();
-  if (!reveal) return keys;
-  const vault = await sandbox.store.vault();
-  return keys.map((k) => {
-    const secret = vault.secrets[k.id];
-    return secret === undefined ? k : { ...k, secret };
-  });
+  return sandbox.keys({ reveal });
 }
 
 export async function keysList(ctx: Context, flags: { reveal?: boolean }): Promise<void> {
@@ -186,7 +180,7 @@ export async function clockAdvance(ctx: Context, value: string): Promise<void> {
 export async function reset(ctx: Context, flags: { yes?: boolean }): Promise<void> {
   const sandbox = await open(ctx, 'reset');
   if (!flags.yes) {
-    const what = `every offset, balance and key of the local sandbox in ${sandbox.store.label}`;
+    const what = `every offset, balance and key of the local sandbox in ${sandbox.label}`;
     // A script is never prompted: without a terminal to ask on, only --yes may delete.
     if (!(process.stdin.isTTY && ctx.out.stderrInteractive)) throw usage(`carbon sandbox reset deletes ${what}.`, 'Add --yes to do it without a prompt.');
     const { confirmPrompt } = await import('../../prompt.js');

@@ -116,7 +116,8 @@ export async function run(ctx: Context, flags: ServeFlags): Promise<void> {
     `  live key       ${ready.live_key ?? paint.dim('none (carbon sandbox keys create --live)')}`,
   ];
   if (!flags.showKeys) lines.push(paint.dim('  (masked: add --show-keys, or run `carbon sandbox keys --reveal` with the same CARBON_HOME)'));
-  lines.push(`  data           ${server.sandbox.store.kind === 'sqlite' ? ctx.settings.paths.dataDir : server.sandbox.store.label}`, '', `  Try: ${example}`, paint.dim('  Ctrl-C stops it.'), '');
+  const data = ctx.settings.store.kind === 'sqlite' ? ctx.settings.paths.dataDir : server.sandbox.label;
+  lines.push(`  data           ${data}`, '', `  Try: ${example}`, paint.dim('  Ctrl-C stops it.'), '');
   ctx.out.info(lines.join('\n'));
   if (!isLoopback(host)) ctx.out.warn(`serving on ${host}, not a loopback address: anyone who can reach it can use the sandbox's keys.`);
   // The one line of data: what a script needs to drive the server.

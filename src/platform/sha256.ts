@@ -1,11 +1,13 @@
 /**
- * SHA-256 (FIPS 180-4) in plain JavaScript, for the API key digests of `keys.ts`.
+ * SHA-256 (FIPS 180-4) in plain JavaScript: a stand-in for node:crypto's
+ * `createHash('sha256')`, for the API key digests (service/keys.ts, and the stores' key lookups).
  *
  * Why not node:crypto: loading it pulls in some 35 of Node's internal modules (streams among
  * them), ~3.5 ms of every `carbon balance` on a machine where the whole command takes ~40.
- * A read needs one digest of a 40-character key, which this computes in microseconds; writes
- * (new ids, idempotency keys) still load node:crypto for its random bytes. Checked against
- * node:crypto on the FIPS examples and on random inputs (test/service/keys.test.ts).
+ * A command needs a digest of a 40-character key or two, which this computes in microseconds;
+ * random bytes come from the OS without node:crypto too (random.ts), so neither a read nor a
+ * write loads it. Checked against node:crypto on the FIPS examples and on random inputs
+ * (test/service/keys.test.ts).
  */
 
 const K = new Uint32Array([

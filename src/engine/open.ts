@@ -1,0 +1,57 @@
+import { Sandbox } from '../service/sandbox.js';
+import type { OffsetsService } from '../service/service.js';
+import { type StoreTarget, openStore } from '../store/open.js';
+
+/**
+ * The composition root: the one place the local engine is put together (the ledger's store, the
+ * sandbox over it, the service), for a command, `carbon serve` and the tests alike. It is the
+ * only module above src/service that imports src/store: it knows the target, so it can say
+ * where the ledger is, while the port itself names no implementation.
+ */
+
+export type { StoreTarget };
+
+export interface EngineOptions {
+  /** Wall-clock milliseconds (the model adds the account's clock offset); Date.now by default. */
+  clock?: () => number;
+  /** The origin certificate URLs point at, in what the service and the sandbox return. */
+  publicBaseUrl?: string;
+}
+
+/** Where the ledger is, as a person reads it: the /healthz body, the serve banner. */
+export interface LedgerDescription {
+  kind: StoreTarget['kind'];
+  /** The data directory (SQLite), or the database URL with its password masked (PostgreSQL). */
+  label: string;
+}
+
+/** The local engine over one ledger. */
+export interface Engine {
+  /** The API: takes the API's request, returns its response (auth, validation, idempotency, rate limits). */
+  readonly service: OffsetsService;
+  /** What the developer page and `carbon sandbox` do: top-ups, keys, review, faults, the clock. */
+  readonly sandbox: Sandbox;
+  /** Where the ledger is, taken from the target. */
+  readonly store: LedgerDescription;
+  /** True while the ledger can serve (the health check). */
+  healthy(): Promise<boolean>;
+  /** Closes the ledger; the service and the sandbox are not to be used after. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the ledger at `target` (a data directory's path is SQLite), provisions a fresh account on
+ * first use, and builds the service over it. Each store's code loads only when it is opened.
+ */
+export async function openEngine(target: StoreTarget | string, options: EngineOptions = {}): Promise<Engine> {
+  const where: StoreTarget = typeof target === 'string' ? { kind: 'sqlite', dir: target } : target;
+  const ledger = await openStore(where);
+  const sandbox = await Sandbox.over(ledger, options);
+  return {
+    service: sandbox.service(),
+    sandbox,
+    store: { kind: where.kind, label: where.kind === 'sqlite' ? where.dir : ledger.label },
+    healthy: () => ledger.healthy(),
+    close: () => ledger.close(),
+  };
+}

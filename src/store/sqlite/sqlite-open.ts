@@ -1,0 +1,81 @@
+import { chmodSync, closeSync, openSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { makeDirs } from '../../platform/dirs.js';
+import { sqliteError } from './errors.js';
+import { KEYS_FILE, LEDGER_FILE } from './files.js';
+import { migrate } from './schema.js';
+
+/**
+ * How long a write waits for another process's lock before failing with "locked": 5 s, or
+ * CARBON_BUSY_TIMEOUT_MS (whole milliseconds), which lets tests and impatient scripts wait less.
+ */
+export function busyTimeoutMs(): number {
+  const raw = process.env.CARBON_BUSY_TIMEOUT_MS;
+  return raw !== undefined && /^\d{1,7}$/.test(raw) ? Number(raw) : 5000;
+}
+
+/**
+ * Puts the ledger in WAL mode (it stays so: the mode is kept in the file). Switching needs the
+ * file to itself, and SQLite answers BUSY at once, without its busy handler, when processes that
+ * open a new ledger together race for that: such answers are retried for the busy timeout.
+ */
+function enableWal(db: Database.Database): void {
+  const deadline = Date.now() + busyTimeoutMs();
+  for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
+    try {
+      if (db.pragma('journal_mode', { simple: true }) !== 'wal') db.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if (!/^SQLITE_BUSY/.test((err as { code?: string }).code ?? '') || Date.now() >= deadline) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, pause);
+    }
+  }
+}
+
+/** Opens (creating when absent) the ledger file in `dir`: the directory 0700, the file 0600. */
+export function openLedgerFile(dir: string): { db: Database.Database; path: string } {
+  const path = join(dir, LEDGER_FILE);
+  try {
+    makeDirs(dir, 0o700);
+    closeSync(openSync(path, 'a', 0o600));
+    // Modes apply only to what is created: take back what a copy or a restore may have widened
+    // (the keys file holds the plain keys the sandbox handed out).
+    for (const [p, mode] of [[dir, 0o700], [path, 0o600], [join(dir, KEYS_FILE), 0o600]] as const) {
+      try {
+        chmodSync(p, mode);
+      } catch {
+        // Not the owner, or (the keys file) not there yet: nothing to do here.
+      }
+    }
+    return { db: new Database(path), path };
+  } catch (err) {
+    throw sqliteError(err, path);
+  }
+}
+
+/** A private ledger in memory. */
+export function openMemoryLedger(): { db: Database.Database; path: string } {
+  return { db: new Database(':memory:'), path: ':memory:' };
+}
+
+/** The connection's settings (WAL journal, busy timeout, page cache) and the schema brought up to date. */
+export function prepareLedger(db: Database.Database, path: string): void {
+  try {
+    db.pragma(`busy_timeout = ${busyTimeoutMs()}`);
+    if (path !== ':memory:') {
+      enableWal(db);
+      // NORMAL in WAL mode: a commit survives any process crash (kill -9 included); an OS
+      // crash or power loss may lose the last commits but never corrupts. docs/reliability.md.
+      db.pragma('synchronous = NORMAL');
+    }
+    // 4 MiB of page cache, not the 16 MiB better-sqlite3 builds SQLite with: reads walk an index
+    // and purchases touch a few pages, so the rest only held the pages a `list --all` streamed
+    // past (12 MB of its peak; the same buys a second: BENCHMARKS.md).
+    db.pragma('cache_size = -4096');
+    migrate(db);
+  } catch (err) {
+    db.close();
+    throw sqliteError(err, path);
+  }
+}
