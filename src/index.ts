@@ -17,4 +17,4 @@ export { openEngine, type Engine, type EngineOptions, type LedgerDescription } f
 export { LedgerError } from './store/ledger-error.js';
 export type { LedgerStore, LedgerTx } from './store/port.js';
 export { openStore, type StoreTarget } from './store/open.js';
-export { openLocal } from './client/local.js';
+export { openLocal } from './engine/local.js';

@@ -3,7 +3,7 @@ import type { ErrorEnvelope } from '../api/types.js';
 import { CarbonApiError, CarbonConfigError, CarbonConnectionError, WaitTimeoutError } from '../client/errors.js';
 import { CarbonPagingError } from '../client/paging.js';
 import { ApiError } from '../service/errors.js';
-import { LedgerError } from '../store/ledger-error.js';
+import { LedgerError } from '../engine/ledger.js';
 import { CliError } from './errors.js';
 import { EXIT, exitCodeForStatus } from './exit-codes.js';
 import { engineFlags, followUp } from './follow-up.js';

@@ -4,8 +4,7 @@ import { type ConfigData, DEFAULT_PROFILE, type Profile, readConfig } from './co
 import { usage } from './errors.js';
 import { wholeNumberOption } from './options.js';
 import { type CarbonPaths, resolvePaths } from './paths.js';
-import type { StoreTarget } from '../store/open.js';
-import { hasPassword, maskUrl } from '../store/postgres/url.js';
+import { type StoreTarget, hasPassword, maskUrl } from '../engine/ledger.js';
 
 /** The options every command accepts (defined once on the program in main.ts). */
 export interface GlobalOptions {

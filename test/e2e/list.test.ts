@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { openLocal } from '../../src/client/local.js';
+import { openLocal } from '../../src/engine/local.js';
 import { carbon, homes, ok, parseCsv, pipeline, sandboxKeys, serve } from './helpers.js';
 import { limit } from '../support/load.js';
 

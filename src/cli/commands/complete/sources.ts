@@ -47,7 +47,7 @@ async function onEngine(
   const resolved = resolveSettings(globals, env);
   if (resolved.engine === 'remote' && localOnly) return [];
   if (resolved.engine === 'local') {
-    const { LEDGER_FILE } = await import('../../../store/sqlite/files.js');
+    const { LEDGER_FILE } = await import('../../../engine/ledger.js');
     if (!existsSync(join(resolved.paths.dataDir, LEDGER_FILE))) return [];
   }
   const sink = new Writable({ write: (_chunk, _encoding, done) => done() });

@@ -1,9 +1,9 @@
-import { type EngineOptions, openEngine } from '../engine/open.js';
+import { type EngineOptions, openEngine } from './open.js';
 import type { DefaultKey, Sandbox } from '../service/sandbox.js';
-import { CarbonClient, type ClientOptions } from './client.js';
-import { CarbonConfigError } from './errors.js';
-import { withFaults } from './local-faults.js';
-import { LocalTransport } from './transport.js';
+import { CarbonClient, type ClientOptions } from '../client/client.js';
+import { CarbonConfigError } from '../client/errors.js';
+import { withFaults } from '../client/local-faults.js';
+import { LocalTransport } from '../client/transport.js';
 
 /**
  * A client on the local engine: the model in this process over the ledger in `dataDir`.
