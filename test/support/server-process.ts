@@ -74,7 +74,7 @@ export function defaultLauncher(): ServerLauncher {
   const chosen = process.env.CARBON_TEST_SERVER;
   if (chosen === 'binary' || chosen === 'bundle') return chosen;
   const cli = join(REPO_ROOT, 'dist', 'cli.cjs');
-  if (!existsSync(cli) || !existsSync(join(REPO_ROOT, 'src', 'cli', 'commands', 'serve.ts'))) return 'bundle';
+  if (!existsSync(cli) || !existsSync(join(REPO_ROOT, 'src', 'cli', 'commands', 'serve', 'run.ts'))) return 'bundle';
   return statSync(cli).mtimeMs >= newestMtime(join(REPO_ROOT, 'src')) ? 'binary' : 'bundle';
 }
 
