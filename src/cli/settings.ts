@@ -64,43 +64,10 @@ export function resolveSettings(
 ): Settings {
   const paths = resolvePaths(env);
   const config = readConfig(paths.configDir);
-  const profileName = opts.profile ?? (env.CARBON_PROFILE || undefined) ?? config.current_profile ?? DEFAULT_PROFILE;
-  const profile = config.profiles?.[profileName];
-  if (
-    profile === undefined &&
-    !options.allowMissingProfile &&
-    (opts.profile !== undefined || env.CARBON_PROFILE) &&
-    profileName !== DEFAULT_PROFILE
-  ) {
-    throw usage(`No profile named "${profileName}".`, 'List profiles with `carbon config list`; create one with `carbon config set --profile NAME ...`.');
-  }
-
-  if (opts.live && opts.test) throw usage('Give --live or --test, not both.');
-  const envKey = env.CARBON_API_KEY || undefined;
-  const flagMode: Mode | null = opts.live ? 'live' : opts.test ? 'test' : null;
-  const explicitKey = opts.apiKey ?? envKey;
-  const explicitKeyMode = explicitKey === undefined ? null : modeOfKey(explicitKey);
-  if (explicitKey !== undefined && explicitKeyMode === null) {
-    throw usage(`The API key from ${opts.apiKey !== undefined ? '--api-key' : 'CARBON_API_KEY'} is not a test or live key (expected PREFIX_test_… or PREFIX_live_…).`);
-  }
-  if (flagMode !== null && explicitKeyMode !== null && flagMode !== explicitKeyMode) {
-    throw usage(`--${flagMode} was given, but the API key from ${opts.apiKey !== undefined ? '--api-key' : 'CARBON_API_KEY'} is a ${explicitKeyMode} key.`);
-  }
-  const mode: Mode = flagMode ?? explicitKeyMode ?? profile?.mode ?? 'test';
-
-  let apiKey: string | undefined;
-  let apiKeySource: KeySource;
-  if (opts.apiKey !== undefined) [apiKey, apiKeySource] = [opts.apiKey, 'flag'];
-  else if (envKey !== undefined) [apiKey, apiKeySource] = [envKey, 'env'];
-  else if (profile?.[mode === 'live' ? 'live_key' : 'test_key'] !== undefined) {
-    [apiKey, apiKeySource] = [profile[mode === 'live' ? 'live_key' : 'test_key'], 'profile'];
-  } else [apiKey, apiKeySource] = [undefined, 'sandbox'];
-
-  const baseUrl = opts.local ? null : (opts.baseUrl ?? (env.CARBON_BASE_URL || undefined) ?? profile?.base_url ?? null);
-  // A key (or any credential) in the URL would travel in every message that names the URL: refused, never echoed.
-  if (baseUrl !== null && /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(baseUrl)) {
-    throw usage('The base URL must not carry a user name or password (a key there would show wherever the URL is printed); give the key with CARBON_API_KEY or `carbon config set test-key -`.');
-  }
+  const { profileName, profile } = chooseProfile(opts, env, config, options);
+  const mode = chooseMode(opts, env, profile);
+  const [apiKey, apiKeySource] = chooseKey(opts, env, profile, mode);
+  const baseUrl = chooseBaseUrl(opts, env, profile);
   const maxRetriesText = opts.maxRetries ?? (env.CARBON_MAX_RETRIES || undefined);
   const timeoutText = opts.timeout ?? (env.CARBON_TIMEOUT || undefined);
   return {
@@ -118,6 +85,61 @@ export function resolveSettings(
     allowInsecureHttp: Boolean(opts.allowInsecureHttp) || env.CARBON_ALLOW_INSECURE_HTTP === '1',
     store: storeTarget(opts, env, paths.dataDir),
   };
+}
+
+/** The profile: --profile, CARBON_PROFILE, the current one, else the default; one named but missing is refused. */
+function chooseProfile(
+  opts: GlobalOptions,
+  env: NodeJS.ProcessEnv,
+  config: ConfigData,
+  options: { allowMissingProfile?: boolean },
+): { profileName: string; profile: Profile | undefined } {
+  const profileName = opts.profile ?? (env.CARBON_PROFILE || undefined) ?? config.current_profile ?? DEFAULT_PROFILE;
+  const profile = config.profiles?.[profileName];
+  if (
+    profile === undefined &&
+    !options.allowMissingProfile &&
+    (opts.profile !== undefined || env.CARBON_PROFILE) &&
+    profileName !== DEFAULT_PROFILE
+  ) {
+    throw usage(`No profile named "${profileName}".`, 'List profiles with `carbon config list`; create one with `carbon config set --profile NAME ...`.');
+  }
+  return { profileName, profile };
+}
+
+/** Test or live: --live/--test, else the mode of the key given, else the profile's, else test. A key of the other mode is refused. */
+function chooseMode(opts: GlobalOptions, env: NodeJS.ProcessEnv, profile: Profile | undefined): Mode {
+  if (opts.live && opts.test) throw usage('Give --live or --test, not both.');
+  const flagMode: Mode | null = opts.live ? 'live' : opts.test ? 'test' : null;
+  const explicitKey = opts.apiKey ?? (env.CARBON_API_KEY || undefined);
+  const explicitKeyMode = explicitKey === undefined ? null : modeOfKey(explicitKey);
+  if (explicitKey !== undefined && explicitKeyMode === null) {
+    throw usage(`The API key from ${opts.apiKey !== undefined ? '--api-key' : 'CARBON_API_KEY'} is not a test or live key (expected PREFIX_test_… or PREFIX_live_…).`);
+  }
+  if (flagMode !== null && explicitKeyMode !== null && flagMode !== explicitKeyMode) {
+    throw usage(`--${flagMode} was given, but the API key from ${opts.apiKey !== undefined ? '--api-key' : 'CARBON_API_KEY'} is a ${explicitKeyMode} key.`);
+  }
+  return flagMode ?? explicitKeyMode ?? profile?.mode ?? 'test';
+}
+
+/** The API key and where it came from: --api-key, CARBON_API_KEY, the profile's for the mode, else the sandbox's own. */
+function chooseKey(opts: GlobalOptions, env: NodeJS.ProcessEnv, profile: Profile | undefined, mode: Mode): [string | undefined, KeySource] {
+  const envKey = env.CARBON_API_KEY || undefined;
+  if (opts.apiKey !== undefined) return [opts.apiKey, 'flag'];
+  if (envKey !== undefined) return [envKey, 'env'];
+  const profileKey = profile?.[mode === 'live' ? 'live_key' : 'test_key'];
+  if (profileKey !== undefined) return [profileKey, 'profile'];
+  return [undefined, 'sandbox'];
+}
+
+/** The remote API's base URL, or null for the local engine (--local, or none given). */
+function chooseBaseUrl(opts: GlobalOptions, env: NodeJS.ProcessEnv, profile: Profile | undefined): string | null {
+  const baseUrl = opts.local ? null : (opts.baseUrl ?? (env.CARBON_BASE_URL || undefined) ?? profile?.base_url ?? null);
+  // A key (or any credential) in the URL would travel in every message that names the URL: refused, never echoed.
+  if (baseUrl !== null && /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(baseUrl)) {
+    throw usage('The base URL must not carry a user name or password (a key there would show wherever the URL is printed); give the key with CARBON_API_KEY or `carbon config set test-key -`.');
+  }
+  return baseUrl;
 }
 
 /**

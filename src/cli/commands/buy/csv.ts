@@ -81,13 +81,44 @@ export async function run(ctx: Context, flags: CsvFlags): Promise<void> {
   const batchId = flags.batchId ?? (await hash(input)).slice(0, 16);
   const { rows, faults, ignored } = await readRows(decodeCsv(input));
   if (ignored.length > 0 && !ctx.out.json) ctx.out.warn(`ignoring column${ignored.length > 1 ? 's' : ''} ${ignored.map((h) => JSON.stringify(h)).join(', ')} (carbon reads kg, amount, amount_cents and reference).`);
+  const { quoted, total, refusals } = await quoteRows(ctx, rows, flags);
+  const unreadable = faults.map((f) => `row ${f.row} (line ${f.line}): ${f.message}`);
+  refuseBatch(ctx, [...unreadable, ...refusals], rows.length + faults.length);
+  const what = `${rows.length} row${rows.length === 1 ? '' : 's'}, ${kg(total.kg)} for ${dollars(total.cents)}`;
+  if (maxCents !== undefined && total.cents > maxCents) {
+    throw new CliError(`The batch (${what}) would cost ${total.cents} cents, more than --max-cents ${maxCents}; nothing was bought.`, EXIT.usage, 'max_cents_exceeded');
+  }
+  const printer = new ResultPrinter(ctx);
+  if (flags.dryRun) return dryRun(ctx, printer, { batchId, rows: rows.length, quoted, total, what });
+  if (live) {
+    const { confirmPrompt } = await import('../../prompt.js');
+    const ok = await confirmPrompt(ctx.out, `Buy ${what} from the LIVE balance (${dollars(total.available)})?`);
+    if (!ok) throw new CliError('Cancelled; nothing was bought.', EXIT.failure, 'cancelled');
+  }
+  await buyRows(ctx, quoted.map((q) => q.row), batchId, printer);
+}
+
+/** What the quotes say of the batch: its weight, its price, and the balance it would come from. */
+interface BatchTotal {
+  kg: number;
+  cents: number;
+  available: number;
+  livemode: boolean;
+}
+
+type QuotedRow = { row: BatchRow; kg: number; cents: number };
+
+/** Every row quoted: the API judges each one (422s) and prices the batch, before any purchase. */
+async function quoteRows(
+  ctx: Context,
+  rows: BatchRow[],
+  flags: CsvFlags,
+): Promise<{ quoted: QuotedRow[]; total: BatchTotal; refusals: string[] }> {
   const client = await ctx.client();
   const bar = await progress(ctx.out, flags.dryRun ? 'Checking' : 'Checking before buying');
-
-  // Every row quoted: the API judges each one (422s) and prices the batch, before any purchase.
-  const total = { kg: 0, cents: 0, available: 0, livemode: ctx.settings.mode === 'live' };
-  const quoted: Array<{ row: BatchRow; kg: number; cents: number }> = [];
-  const refusals = faults.map((f) => `row ${f.row} (line ${f.line}): ${f.message}`);
+  const total: BatchTotal = { kg: 0, cents: 0, available: 0, livemode: ctx.settings.mode === 'live' };
+  const quoted: QuotedRow[] = [];
+  const refusals: string[] = [];
   try {
     for (const row of rows) {
       bar.update(quoted.length, rows.length);
@@ -106,33 +137,50 @@ export async function run(ctx: Context, flags: CsvFlags): Promise<void> {
   } finally {
     bar.stop();
   }
-  if (refusals.length > 0) {
-    refusals.sort((a, b) => Number(/\d+/.exec(a)![0]) - Number(/\d+/.exec(b)![0]));
-    if (!ctx.out.json) for (const line of refusals.slice(0, 20)) ctx.out.info(`  ${line}`);
-    if (!ctx.out.json && refusals.length > 20) ctx.out.info(`  … and ${refusals.length - 20} more`);
-    throw new CliError(`${refusals.length} of ${rows.length + faults.length} rows cannot be bought (first: ${refusals[0]}); nothing was bought.`, EXIT.usage, 'csv_invalid');
-  }
-  const what = `${rows.length} row${rows.length === 1 ? '' : 's'}, ${kg(total.kg)} for ${dollars(total.cents)}`;
-  if (maxCents !== undefined && total.cents > maxCents) {
-    throw new CliError(`The batch (${what}) would cost ${total.cents} cents, more than --max-cents ${maxCents}; nothing was bought.`, EXIT.usage, 'max_cents_exceeded');
-  }
-  const modeName = total.livemode ? 'live' : 'test';
+  return { quoted, total, refusals };
+}
+
+/** Stops the batch, nothing bought, when any row cannot be bought; lists the first 20 in row order. */
+function refuseBatch(ctx: Context, refusals: string[], rowCount: number): void {
+  if (refusals.length === 0) return;
+  refusals.sort((a, b) => Number(/\d+/.exec(a)![0]) - Number(/\d+/.exec(b)![0]));
+  if (!ctx.out.json) for (const line of refusals.slice(0, 20)) ctx.out.info(`  ${line}`);
+  if (!ctx.out.json && refusals.length > 20) ctx.out.info(`  … and ${refusals.length - 20} more`);
+  const first = `(first: ${refusals[0]}); nothing was bought.`;
+  throw new CliError(`${refusals.length} of ${rowCount} rows cannot be bought ${first}`, EXIT.usage, 'csv_invalid');
+}
+
+/** `--dry-run`: each row's quote and the batch's totals, and whether the balance covers them. */
+async function dryRun(
+  ctx: Context,
+  printer: ResultPrinter,
+  batch: { batchId: string; rows: number; quoted: QuotedRow[]; total: BatchTotal; what: string },
+): Promise<void> {
+  const { batchId, quoted, total, what } = batch;
   const covered = total.cents <= total.available;
-  const printer = new ResultPrinter(ctx);
-  if (flags.dryRun) {
-    for (const q of quoted) printer.add(result(q.row, await rowKey(batchId, q.row), { status: 'quoted', kg: q.kg, amount_cents: q.cents }));
-    printer.end({ batch_id: batchId, rows: rows.length, kg: total.kg, amount_cents: total.cents, available_cents: total.available, sufficient_balance: covered, livemode: total.livemode, dry_run: true });
-    const balance = `the ${modeName} balance (${dollars(total.available)})`;
-    if (!covered) throw new CliError(`Dry run: ${balance} does not cover the batch (${what}); buying would stop at 402 insufficient_balance. Nothing was bought.`, EXIT.insufficientBalance, 'insufficient_balance');
-    if (!ctx.out.json) ctx.out.info(`Dry run: ${what}, from ${balance}, which covers it (rows bought by an earlier run of this batch would not be charged again). Nothing was bought.`);
-    return;
+  for (const q of quoted) printer.add(result(q.row, await rowKey(batchId, q.row), { status: 'quoted', kg: q.kg, amount_cents: q.cents }));
+  printer.end({
+    batch_id: batchId,
+    rows: batch.rows,
+    kg: total.kg,
+    amount_cents: total.cents,
+    available_cents: total.available,
+    sufficient_balance: covered,
+    livemode: total.livemode,
+    dry_run: true,
+  });
+  const balance = `the ${total.livemode ? 'live' : 'test'} balance (${dollars(total.available)})`;
+  if (!covered) {
+    throw new CliError(
+      `Dry run: ${balance} does not cover the batch (${what}); buying would stop at 402 insufficient_balance. Nothing was bought.`,
+      EXIT.insufficientBalance,
+      'insufficient_balance',
+    );
   }
-  if (live) {
-    const { confirmPrompt } = await import('../../prompt.js');
-    const ok = await confirmPrompt(ctx.out, `Buy ${what} from the LIVE balance (${dollars(total.available)})?`);
-    if (!ok) throw new CliError('Cancelled; nothing was bought.', EXIT.failure, 'cancelled');
+  if (!ctx.out.json) {
+    const earlier = '(rows bought by an earlier run of this batch would not be charged again)';
+    ctx.out.info(`Dry run: ${what}, from ${balance}, which covers it ${earlier}. Nothing was bought.`);
   }
-  await buyRows(ctx, quoted.map((q) => q.row), batchId, printer);
 }
 
 function result(row: BatchRow, key: string, fields: Partial<RowResult> & { status: RowStatus }): RowResult {

@@ -1,5 +1,6 @@
 import { randomUUID } from '../../../platform/random.js';
-import type { Purchase } from '../../../client/client.js';
+import type { CarbonClient, Purchase } from '../../../client/client.js';
+import type { PurchaseParams } from '../../../api/types.js';
 import { CarbonApiError, CarbonConnectionError } from '../../../client/errors.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
@@ -42,28 +43,7 @@ export async function buy(ctx: Context, flags: BuyFlags): Promise<BuyResult> {
     );
   }
   const client = await ctx.client();
-
-  // Live purchases are quoted first too: the quote says whether the purchase will wait for review.
-  let requiresReview = false;
-  if (maxCents !== undefined || ctx.settings.mode === 'live') {
-    const quote = await client.quote(params);
-    requiresReview = quote.livemode && quote.requires_review;
-    if (maxCents !== undefined && quote.amount_cents > maxCents) {
-      throw new CliError(
-        `This purchase would cost ${quote.amount_cents} cents (${dollars(quote.amount_cents)}), more than --max-cents ${maxCents}; nothing was bought.`,
-        EXIT.usage,
-        'max_cents_exceeded',
-      );
-    }
-    if (confirm) {
-      const { confirmPrompt } = await import('../../prompt.js');
-      const ok = await confirmPrompt(
-        ctx.out,
-        `Buy ${kg(quote.kg)} for ${dollars(quote.amount_cents)} from the LIVE balance (${dollars(quote.available_cents)})?${requiresReview ? ` ${REVIEW_NOTE}.` : ''}`,
-      );
-      if (!ok) throw new CliError('Cancelled; nothing was bought.', EXIT.failure, 'cancelled');
-    }
-  }
+  const requiresReview = await checkBeforeBuying(ctx, client, params, maxCents, confirm);
   // Generated here rather than in the client so that a failure can tell the user the key to
   // retry with: the same key can never buy twice.
   const idempotencyKey = flags.idempotencyKey ?? randomUUID();
@@ -71,26 +51,69 @@ export async function buy(ctx: Context, flags: BuyFlags): Promise<BuyResult> {
     return { ...(await client.buy(params, { idempotencyKey })), requiresReview };
   } catch (err) {
     if (!(err instanceof CarbonConnectionError || err instanceof CarbonApiError)) throw err;
-    // The outcome is unknown when the last attempt got no answer or a 5xx; and also when it was
-    // refused for a reason the client retries (429, a 409 other than a reused key), because an
-    // earlier attempt whose answer was lost may have bought. Either way, say the key to retry with.
-    const retriedRefusal =
-      err instanceof CarbonApiError && ctx.settings.maxRetries > 0 && (err.status === 429 || (err.status === 409 && err.code !== 'idempotency_key_reused'));
-    if (err instanceof CarbonConnectionError && err.neverSent) {
-      // Every attempt failed before sending anything: nothing can have been bought.
-      throw new CliError(`${err.message} Nothing was sent, so nothing was bought.`, EXIT.failure, 'connection_error', 'Check the base URL and that the server is running, then run the command again.');
-    }
-    const unknownOutcome = err instanceof CarbonConnectionError || err.status >= 500 || retriedRefusal;
-    if (!unknownOutcome) throw err;
+    throw failedPurchase(ctx, err, idempotencyKey);
+  }
+}
+
+/**
+ * The quote before a purchase, when something must be known before spending: it holds the purchase to
+ * --max-cents and asks the person confirming a live one. Says whether the purchase will wait for review.
+ */
+async function checkBeforeBuying(
+  ctx: Context,
+  client: CarbonClient,
+  params: PurchaseParams,
+  maxCents: number | undefined,
+  confirm: boolean,
+): Promise<boolean> {
+  // Live purchases are quoted first too: the quote says whether the purchase will wait for review.
+  if (maxCents === undefined && ctx.settings.mode !== 'live') return false;
+  const quote = await client.quote(params);
+  const requiresReview = quote.livemode && quote.requires_review;
+  if (maxCents !== undefined && quote.amount_cents > maxCents) {
     throw new CliError(
-      `${err.message} The purchase may or may not have been made${retriedRefusal ? ' (an earlier attempt may have gone through)' : ''}.`,
-      err instanceof CarbonApiError ? exitCodeForStatus(err.status) : EXIT.failure,
-      err instanceof CarbonApiError ? err.code : 'connection_error',
-      `Retry safely with --idempotency-key ${idempotencyKey}: a key that bought once returns that purchase and never buys again.`,
-      // A --json caller gets no hint line: the envelope carries the key to retry with.
-      { idempotency_key: idempotencyKey },
+      `This purchase would cost ${quote.amount_cents} cents (${dollars(quote.amount_cents)}), more than --max-cents ${maxCents}; nothing was bought.`,
+      EXIT.usage,
+      'max_cents_exceeded',
     );
   }
+  if (confirm) {
+    const { confirmPrompt } = await import('../../prompt.js');
+    const ok = await confirmPrompt(
+      ctx.out,
+      `Buy ${kg(quote.kg)} for ${dollars(quote.amount_cents)} from the LIVE balance (${dollars(quote.available_cents)})?${requiresReview ? ` ${REVIEW_NOTE}.` : ''}`,
+    );
+    if (!ok) throw new CliError('Cancelled; nothing was bought.', EXIT.failure, 'cancelled');
+  }
+  return requiresReview;
+}
+
+/** The error a failed purchase reports: whether anything can have been bought, and if so the key to retry with. */
+function failedPurchase(ctx: Context, err: CarbonConnectionError | CarbonApiError, idempotencyKey: string): Error {
+  // The outcome is unknown when the last attempt got no answer or a 5xx; and also when it was
+  // refused for a reason the client retries (429, a 409 other than a reused key), because an
+  // earlier attempt whose answer was lost may have bought. Either way, say the key to retry with.
+  const retriedRefusal =
+    err instanceof CarbonApiError && ctx.settings.maxRetries > 0 && (err.status === 429 || (err.status === 409 && err.code !== 'idempotency_key_reused'));
+  if (err instanceof CarbonConnectionError && err.neverSent) {
+    // Every attempt failed before sending anything: nothing can have been bought.
+    return new CliError(
+      `${err.message} Nothing was sent, so nothing was bought.`,
+      EXIT.failure,
+      'connection_error',
+      'Check the base URL and that the server is running, then run the command again.',
+    );
+  }
+  const unknownOutcome = err instanceof CarbonConnectionError || err.status >= 500 || retriedRefusal;
+  if (!unknownOutcome) return err;
+  return new CliError(
+    `${err.message} The purchase may or may not have been made${retriedRefusal ? ' (an earlier attempt may have gone through)' : ''}.`,
+    err instanceof CarbonApiError ? exitCodeForStatus(err.status) : EXIT.failure,
+    err instanceof CarbonApiError ? err.code : 'connection_error',
+    `Retry safely with --idempotency-key ${idempotencyKey}: a key that bought once returns that purchase and never buys again.`,
+    // A --json caller gets no hint line: the envelope carries the key to retry with.
+    { idempotency_key: idempotencyKey },
+  );
 }
 
 export async function run(ctx: Context, flags: BuyFlags & { fromCsv?: string; batchId?: string }): Promise<void> {

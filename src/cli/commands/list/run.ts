@@ -94,6 +94,19 @@ function chooseFormat(ctx: Context, flags: ListFlags): ListFormat | 'ids' {
 
 export async function run(ctx: Context, flags: ListFlags): Promise<void> {
   const format = chooseFormat(ctx, flags);
+  const { params, limit } = requestOf(flags);
+  const client = await ctx.client();
+  // An age (7d) counts back from the model's clock on the local engine, where offsets are stamped
+  // by it (a sandbox's clock may have been moved on), and from this computer's on a remote API.
+  const age = [flags.since, flags.until].some((w) => w !== undefined && !/^\d{4}-/.test(w));
+  const now = age && ctx.settings.engine === 'local' ? await (await ctx.sandbox()).now() : Date.now();
+  const filter = filterOf(flags, now);
+  if (!flags.all) return printPage(ctx, flags, format, params, await firstOffsets(client, params, limit, filter));
+  return streamAll(ctx, format, matching(client.listAll(params), filter));
+}
+
+/** What to ask the API for, and how many offsets to print (without --all). */
+function requestOf(flags: ListFlags): { params: ListParams; limit: number } {
   const params: ListParams = {};
   // --limit is how many offsets to print, across pages (gh's --limit); --page-size is how many
   // each request asks for (the API's `limit`, 1 to 100, which the API judges).
@@ -105,44 +118,43 @@ export async function run(ctx: Context, flags: ListFlags): Promise<void> {
     if (flags.all) throw usage('--all walks every page itself; leave out --starting-after.');
     params.starting_after = flags.startingAfter;
   }
-  const client = await ctx.client();
-  // An age (7d) counts back from the model's clock on the local engine, where offsets are stamped
-  // by it (a sandbox's clock may have been moved on), and from this computer's on a remote API.
-  const age = [flags.since, flags.until].some((w) => w !== undefined && !/^\d{4}-/.test(w));
-  const now = age && ctx.settings.engine === 'local' ? await (await ctx.sandbox()).now() : Date.now();
-  const filter = filterOf(flags, now);
+  return { params, limit };
+}
 
-  if (!flags.all) {
-    const page = await firstOffsets(client, params, limit, filter);
-    // One page is small: written in one go, without loading chalk or creating process.stdout.
-    if (format === 'ids') return void (page.data.length > 0 && ctx.out.data(page.data.map((o) => o.id).join('\n')));
-    if (format === 'json') return ctx.out.jsonDocument(page);
-    if (format === 'csv') return ctx.out.data(csvHeader() + page.data.map(csvRow).join(''));
-    if (format === 'plain') return void (page.data.length > 0 && ctx.out.data(page.data.map(offsetRow).join('\n')));
-    const paint = await ctx.paint();
-    if (page.data.length === 0) {
-      const filtered = [
-        params.reference === undefined ? null : `with reference ${JSON.stringify(params.reference)}`,
-        params.starting_after === undefined ? null : `older than ${params.starting_after}`,
-        flags.status === undefined ? null : `with status ${flags.status}`,
-        flags.since === undefined ? null : `since ${flags.since}`,
-        flags.until === undefined ? null : `until ${flags.until}`,
-      ].filter((f) => f !== null);
-      return ctx.out.info(
-        filtered.length > 0
-          ? `No ${ctx.settings.mode} offsets ${filtered.join(' and ')}.`
-          : `No ${ctx.settings.mode} offsets yet. Buy some with \`carbon buy --kg 500${ctx.settings.mode === 'live' ? ' --live' : ''}\`.`,
-      );
-    }
-    ctx.out.data(offsetTable(page.data, paint, terminalWidth(ctx.out.stdout, ctx.env)));
-    const last = page.data.at(-1);
-    if (page.has_more && last) ctx.out.info(paint.dim(`More offsets: ${nextPageCommand(last.id)}  (or --all)`));
-    return;
-  }
+/** One page of offsets, in the format; a table ends with the command for the next page. */
+async function printPage(ctx: Context, flags: ListFlags, format: ListFormat | 'ids', params: ListParams, page: OffsetList): Promise<void> {
+  // One page is small: written in one go, without loading chalk or creating process.stdout.
+  if (format === 'ids') return void (page.data.length > 0 && ctx.out.data(page.data.map((o) => o.id).join('\n')));
+  if (format === 'json') return ctx.out.jsonDocument(page);
+  if (format === 'csv') return ctx.out.data(csvHeader() + page.data.map(csvRow).join(''));
+  if (format === 'plain') return void (page.data.length > 0 && ctx.out.data(page.data.map(offsetRow).join('\n')));
+  const paint = await ctx.paint();
+  if (page.data.length === 0) return ctx.out.info(noOffsets(ctx, flags, params));
+  ctx.out.data(offsetTable(page.data, paint, terminalWidth(ctx.out.stdout, ctx.env)));
+  const last = page.data.at(-1);
+  if (page.has_more && last) ctx.out.info(paint.dim(`More offsets: ${nextPageCommand(last.id)}  (or --all)`));
+}
 
-  // --all streams: one page in memory at a time (--page-size sets its size), rows written as they arrive.
-  // Backpressure: when the reader is slower than the ledger, wait for it rather than queue every
-  // remaining page in memory (constant memory is the point of streaming).
+/** What a table says when no offset matched: the filters it was given, or how to buy the first ones. */
+function noOffsets(ctx: Context, flags: ListFlags, params: ListParams): string {
+  const filtered = [
+    params.reference === undefined ? null : `with reference ${JSON.stringify(params.reference)}`,
+    params.starting_after === undefined ? null : `older than ${params.starting_after}`,
+    flags.status === undefined ? null : `with status ${flags.status}`,
+    flags.since === undefined ? null : `since ${flags.since}`,
+    flags.until === undefined ? null : `until ${flags.until}`,
+  ].filter((f) => f !== null);
+  return filtered.length > 0
+    ? `No ${ctx.settings.mode} offsets ${filtered.join(' and ')}.`
+    : `No ${ctx.settings.mode} offsets yet. Buy some with \`carbon buy --kg 500${ctx.settings.mode === 'live' ? ' --live' : ''}\`.`;
+}
+
+/**
+ * --all streams: one page in memory at a time (--page-size sets its size), rows written as they arrive.
+ * Backpressure: when the reader is slower than the ledger, wait for it rather than queue every
+ * remaining page in memory (constant memory is the point of streaming).
+ */
+async function streamAll(ctx: Context, format: ListFormat | 'ids', offsets: AsyncIterable<Offset>): Promise<void> {
   const write = async (text: string): Promise<void> => {
     if (!ctx.out.stdout.write(text)) await once(ctx.out.stdout, 'drain');
   };
@@ -157,7 +169,7 @@ export async function run(ctx: Context, flags: ListFlags): Promise<void> {
   if (format === 'csv') await write(csvHeader());
   let batch: Offset[] = [];
   let written = false;
-  for await (const offset of matching(client.listAll(params), filter)) {
+  for await (const offset of offsets) {
     batch.push(offset);
     if (batch.length === 100) {
       await write(text(batch));

@@ -47,6 +47,23 @@ async function clock(sandbox: Sandbox): Promise<SandboxClock> {
   return (await sandbox.status()).clock;
 }
 
+/** A part of the sandbox as a subcommand prints it: read afresh, then a card or plain lines. */
+interface View<T> {
+  read: (sandbox: Sandbox) => Promise<T>;
+  card: (value: T, paint: Paint) => string;
+  plain: (value: T) => string;
+}
+
+const ACCOUNT: View<SandboxAccount> = { read: account, card: accountCard, plain: accountPlain };
+const CLOCK: View<SandboxClock> = { read: clock, card: clockCard, plain: clockPlain };
+
+/** `carbon sandbox <what>` that sets one thing: the change made, then the part it changed printed as it now is. */
+async function change<T>(ctx: Context, what: string, apply: (sandbox: Sandbox) => Promise<unknown>, view: View<T>): Promise<void> {
+  const sandbox = await open(ctx, what);
+  await apply(sandbox);
+  await print(ctx, await view.read(sandbox), view.card, view.plain);
+}
+
 export async function status(ctx: Context): Promise<void> {
   const sandbox = await open(ctx, 'status');
   await print(ctx, await sandbox.status(), statusCard, statusPlain);
@@ -129,25 +146,20 @@ export async function accountStatus(ctx: Context, value: string): Promise<void> 
 
 export async function rate(ctx: Context, value: string): Promise<void> {
   const millicents = wholeNumberOption(value, 'The rate (millicents per kg)');
-  const sandbox = await open(ctx, 'rate');
-  await sandbox.setRate(millicents);
-  await print(ctx, await account(sandbox), accountCard, accountPlain);
+  await change(ctx, 'rate', (sandbox) => sandbox.setRate(millicents), ACCOUNT);
 }
 
 export async function reviewLimit(ctx: Context, value: string): Promise<void> {
   const cents = dollarsOption(value, 'The review limit');
-  const sandbox = await open(ctx, 'review-limit');
-  await sandbox.setReviewLimit(cents);
-  await print(ctx, await account(sandbox), accountCard, accountPlain);
+  await change(ctx, 'review-limit', (sandbox) => sandbox.setReviewLimit(cents), ACCOUNT);
 }
 
 export async function rateLimit(ctx: Context, value: string, flags: { window?: string }): Promise<void> {
   const requests = value === 'off' ? null : wholeNumberOption(value, 'The rate limit (requests per window, or off)');
   const windowMs = flags.window === undefined ? undefined : durationArg(flags.window, '--window');
-  const sandbox = await open(ctx, 'rate-limit');
   // Without --window the current window stays: `rate-limit 10` after `--window 1m` means 10 a minute.
-  await sandbox.setRateLimit(requests, windowMs ?? (await account(sandbox)).rate_limit_window_ms);
-  await print(ctx, await account(sandbox), accountCard, accountPlain);
+  const apply = async (sandbox: Sandbox) => sandbox.setRateLimit(requests, windowMs ?? (await account(sandbox)).rate_limit_window_ms);
+  await change(ctx, 'rate-limit', apply, ACCOUNT);
 }
 
 export async function review(ctx: Context, decision: string, id: string): Promise<void> {
@@ -172,9 +184,7 @@ export async function clockShow(ctx: Context): Promise<void> {
 
 export async function clockAdvance(ctx: Context, value: string): Promise<void> {
   const ms = durationArg(value, 'The duration');
-  const sandbox = await open(ctx, 'clock advance');
-  await sandbox.advanceClock(ms);
-  await print(ctx, await clock(sandbox), clockCard, clockPlain);
+  await change(ctx, 'clock advance', (sandbox) => sandbox.advanceClock(ms), CLOCK);
 }
 
 export async function reset(ctx: Context, flags: { yes?: boolean }): Promise<void> {

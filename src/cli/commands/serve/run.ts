@@ -1,5 +1,6 @@
 import { isLoopback } from '../../../client/http-transport.js';
 import { maskKey } from '../../../service/keys.js';
+import type { RunningServer } from '../../../server/server.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT } from '../../exit-codes.js';
@@ -50,19 +51,8 @@ export async function run(ctx: Context, flags: ServeFlags): Promise<void> {
   const host = flags.host ?? DEFAULT_HOST;
   const options = { host, port: port(flags.port), publicUrl: publicUrl(flags.publicUrl) };
   const { startServer, closeOnSignals } = await import('../../../server/server.js');
-  // Under load every request logs a line: they are written together once per turn of the event
-  // loop, not with one write(2) apiece (stderr to a file or a terminal is written synchronously).
-  let pending: string[] = [];
-  const flush = () => {
-    if (pending.length === 0) return;
-    const text = pending.join('\n');
-    pending = [];
-    ctx.out.info(text);
-  };
-  const log = (line: string) => {
-    if (pending.push(line) === 1) setImmediate(flush);
-  };
-  let server: Awaited<ReturnType<typeof startServer>>;
+  const { log, flush } = requestLog(ctx);
+  let server: RunningServer;
   try {
     server = await startServer({
       host: options.host,
@@ -74,20 +64,12 @@ export async function run(ctx: Context, flags: ServeFlags): Promise<void> {
     });
   } catch (err) {
     flush();
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') {
-      throw new CliError(`Port ${options.port} on ${host} is already in use.`, EXIT.failure, 'address_in_use', 'Pick another with --port, or --port 0 for a free one.');
-    }
-    if (code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
-      throw new CliError(`Cannot listen on ${host}:${options.port} (${code}).`, EXIT.failure, 'listen_failed', 'Try --host 127.0.0.1 and a port above 1023.');
-    }
-    throw err;
+    throw listenError(err, host, options.port);
   }
 
   // Registered before anything is printed: a script that reads the line and signals at once
   // must get a graceful close, not Node's default death by signal.
   const closed = new Promise<void>((resolve) => closeOnSignals(server, { log, onClosed: resolve }));
-
   const full = {
     test: (await server.sandbox.defaultKey('test')) ?? null,
     read_only: (await server.sandbox.defaultKey('read_only')) ?? null,
@@ -104,8 +86,59 @@ export async function run(ctx: Context, flags: ServeFlags): Promise<void> {
   };
 
   flush();
+  ctx.out.info(await banner(ctx, flags, server, ready, full.test));
+  if (!isLoopback(host)) ctx.out.warn(`serving on ${host}, not a loopback address: anyone who can reach it can use the sandbox's keys.`);
+  // The one line of data: what a script needs to drive the server.
+  ctx.out.stdout.write(`${JSON.stringify(ready)}\n`);
+
+  await closed;
+  flush();
+}
+
+/**
+ * The request log on stderr. Under load every request logs a line: they are written together once per
+ * turn of the event loop, not with one write(2) apiece (stderr to a file or a terminal is written synchronously).
+ */
+function requestLog(ctx: Context): { log: (line: string) => void; flush: () => void } {
+  let pending: string[] = [];
+  const flush = () => {
+    if (pending.length === 0) return;
+    const text = pending.join('\n');
+    pending = [];
+    ctx.out.info(text);
+  };
+  const log = (line: string) => {
+    if (pending.push(line) === 1) setImmediate(flush);
+  };
+  return { log, flush };
+}
+
+/** Why the server could not listen, as the user can act on it (a port in use, an address refused). */
+function listenError(err: unknown, host: string, port: number): unknown {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') {
+    const hint = 'Pick another with --port, or --port 0 for a free one.';
+    return new CliError(`Port ${port} on ${host} is already in use.`, EXIT.failure, 'address_in_use', hint);
+  }
+  if (code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+    const hint = 'Try --host 127.0.0.1 and a port above 1023.';
+    return new CliError(`Cannot listen on ${host}:${port} (${code}).`, EXIT.failure, 'listen_failed', hint);
+  }
+  return err;
+}
+
+/** The banner on stderr: where the server is, its keys (masked unless --show-keys), its data, and a command to try. */
+async function banner(
+  ctx: Context,
+  flags: ServeFlags,
+  server: RunningServer,
+  ready: ServeReady,
+  testKey: string | null,
+): Promise<string> {
   const paint = await ctx.paint('stderr');
-  const example = `CARBON_BASE_URL=${server.url} CARBON_API_KEY=${full.test === null ? '<test key>' : flags.showKeys ? full.test : '$(carbon sandbox keys --reveal --json | jq -r \'.[] | select(.default=="test") | .secret\')'} carbon buy --kg 500`;
+  const reveal = '$(carbon sandbox keys --reveal --json | jq -r \'.[] | select(.default=="test") | .secret\')';
+  const key = testKey === null ? '<test key>' : flags.showKeys ? testKey : reveal;
+  const example = `CARBON_BASE_URL=${server.url} CARBON_API_KEY=${key} carbon buy --kg 500`;
   const lines = [
     '',
     `${paint.green('●')} carbon sandbox API at ${paint.bold(server.url)}`,
@@ -116,13 +149,7 @@ export async function run(ctx: Context, flags: ServeFlags): Promise<void> {
     `  live key       ${ready.live_key ?? paint.dim('none (carbon sandbox keys create --live)')}`,
   ];
   if (!flags.showKeys) lines.push(paint.dim('  (masked: add --show-keys, or run `carbon sandbox keys --reveal` with the same CARBON_HOME)'));
-  const data = ctx.settings.store.kind === 'sqlite' ? ctx.settings.paths.dataDir : server.sandbox.label;
-  lines.push(`  data           ${data}`, '', `  Try: ${example}`, paint.dim('  Ctrl-C stops it.'), '');
-  ctx.out.info(lines.join('\n'));
-  if (!isLoopback(host)) ctx.out.warn(`serving on ${host}, not a loopback address: anyone who can reach it can use the sandbox's keys.`);
-  // The one line of data: what a script needs to drive the server.
-  ctx.out.stdout.write(`${JSON.stringify(ready)}\n`);
-
-  await closed;
-  flush();
+  // The data directory (SQLite), or the database URL with its password masked.
+  lines.push(`  data           ${server.store.label}`, '', `  Try: ${example}`, paint.dim('  Ctrl-C stops it.'), '');
+  return lines.join('\n');
 }

@@ -1,4 +1,5 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import type { CarbonClient } from '../../../client/client.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT } from '../../exit-codes.js';
@@ -78,6 +79,37 @@ export async function run(ctx: Context, flags: WatchFlags): Promise<void> {
     const secret = await signingSecret(ctx, false);
     return ctx.out.data(secret);
   }
+  const { intervalMs, forwardUrl } = checkFlags(flags);
+  const mode = ctx.settings.mode;
+  const reference = flags.reference ?? null;
+  const client = await ctx.client();
+  // --since as list reads it: an age counts back from the model's clock on the local engine.
+  const now = async () => (ctx.settings.engine === 'local' ? await (await ctx.sandbox()).now() : Date.now());
+  const since = flags.since === undefined ? null : parseWhen(flags.since, '--since', await now());
+  const resumed = flags.cursor === undefined ? null : readCursor(flags.cursor, mode, reference);
+
+  const terminal = ctx.out.stderrInteractive && !ctx.out.json;
+  const stop = new Stop();
+  const forwarder = forwardUrl === undefined ? undefined : await startForwarder(ctx, forwardUrl, { intervalMs, terminal, stop });
+  if (terminal) {
+    const which = `${mode} offsets${reference === null ? '' : ` with reference ${JSON.stringify(reference)}`}`;
+    ctx.out.info(`Watching ${which} every ${flags.interval ?? '2s'}${flags.untilSettled ? ' until they settle' : ''} (Ctrl-C to stop)…`);
+  }
+
+  // Ctrl-C (or SIGTERM) ends the run after the poll under way: the cursor is saved first.
+  stop.listen();
+  try {
+    const watch = { client, stop, forwarder, intervalMs, reference, since, resumed: resumed !== null };
+    if (await follow(ctx, flags, watch, resumed ?? freshState(mode, reference))) return;
+  } finally {
+    stop.release();
+  }
+  const where = flags.cursor === undefined ? '' : ` ${flags.cursor} holds where it stopped.`;
+  throw new CliError(`Stopped watching (${stop.signal === 'SIGTERM' ? 'SIGTERM' : 'Ctrl-C'}).${where}`, EXIT.interrupted, 'interrupted');
+}
+
+/** The interval, and the URL to forward to, checked before anything is read. */
+function checkFlags(flags: WatchFlags): { intervalMs: number; forwardUrl: URL | undefined } {
   const intervalMs = flags.interval === undefined ? 2000 : parseDuration(flags.interval);
   if (intervalMs === null || intervalMs < 10 || intervalMs > 3_600_000) throw usage(`--interval must be a duration from 10ms to 1h, such as 2s or 500ms, not "${flags.interval}".`);
   if (flags.status !== undefined && !(flags.status in STATUS_EVENT)) throw usage(`--status is one of processing, placed, refunded, not "${flags.status}".`);
@@ -90,85 +122,131 @@ export async function run(ctx: Context, flags: WatchFlags): Promise<void> {
     }
     if (forwardUrl === undefined || !/^https?:$/.test(forwardUrl.protocol)) throw usage(`--forward-to must be an http(s) URL such as http://localhost:3000/webhooks, not "${flags.forwardTo}".`);
   }
-  const mode = ctx.settings.mode;
-  const reference = flags.reference ?? null;
-  const client = await ctx.client();
-  // --since as list reads it: an age counts back from the model's clock on the local engine.
-  const now = async () => (ctx.settings.engine === 'local' ? await (await ctx.sandbox()).now() : Date.now());
-  const since = flags.since === undefined ? null : parseWhen(flags.since, '--since', await now());
-  const resumed = flags.cursor === undefined ? null : readCursor(flags.cursor, mode, reference);
-  let state = resumed ?? freshState(mode, reference);
+  return { intervalMs, forwardUrl };
+}
 
-  const terminal = ctx.out.stderrInteractive && !ctx.out.json;
-  const sleep = (ms: number) => new Promise<void>((resolve) => {
+/** Ctrl-C or SIGTERM, once heard: the signal, and a wake-up for the sleeps between polls and between deliveries. */
+class Stop {
+  signal: NodeJS.Signals | null = null;
+  private wake: () => void = () => {};
+  private readonly onSignal = (signal: NodeJS.Signals): void => {
+    this.signal = signal;
+    this.wake();
+  };
+
+  readonly sleep = (ms: number): Promise<void> => new Promise<void>((resolve) => {
     const timer = setTimeout(resolve, ms);
-    wake = () => {
+    this.wake = () => {
       clearTimeout(timer);
       resolve();
     };
   });
-  let wake: () => void = () => {};
-  let forwarder: import('../../watch/forward.js').Forwarder | undefined;
-  if (forwardUrl !== undefined) {
-    const { Forwarder, maskSecret } = await import('../../watch/forward.js');
-    const secret = await signingSecret(ctx, true);
-    forwarder = new Forwarder({ url: forwardUrl.href, secret, backoffMs: intervalMs, retries: 5, out: ctx.out, verbose: terminal, sleep, stopped: () => stopped !== null });
-    if (terminal) ctx.out.info(`Forwarding to ${forwardUrl.href}, signed with ${maskSecret(secret)} (header Carbon-Signature).`);
-  }
-  if (terminal) ctx.out.info(`Watching ${mode} offsets${reference === null ? '' : ` with reference ${JSON.stringify(reference)}`} every ${flags.interval ?? '2s'}${flags.untilSettled ? ' until they settle' : ''} (Ctrl-C to stop)…`);
 
-  // Ctrl-C (or SIGTERM) ends the run after the poll under way: the cursor is saved first.
-  let stopped = null as NodeJS.Signals | null;
-  const onSignal = (signal: NodeJS.Signals) => {
-    stopped = signal;
-    wake();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  listen(): void {
+    process.on('SIGINT', this.onSignal);
+    process.on('SIGTERM', this.onSignal);
+  }
+
+  release(): void {
+    process.off('SIGINT', this.onSignal);
+    process.off('SIGTERM', this.onSignal);
+  }
+}
+
+type Forwarder = import('../../watch/forward.js').Forwarder;
+
+/** `--forward-to`: a forwarder that POSTs each event, signed with the profile's secret. */
+async function startForwarder(ctx: Context, url: URL, how: { intervalMs: number; terminal: boolean; stop: Stop }): Promise<Forwarder> {
+  const { Forwarder, maskSecret } = await import('../../watch/forward.js');
+  const secret = await signingSecret(ctx, true);
+  const { stop, terminal } = how;
+  const forwarder = new Forwarder({
+    url: url.href,
+    secret,
+    backoffMs: how.intervalMs,
+    retries: 5,
+    out: ctx.out,
+    verbose: terminal,
+    sleep: stop.sleep,
+    stopped: () => stop.signal !== null,
+  });
+  if (terminal) ctx.out.info(`Forwarding to ${url.href}, signed with ${maskSecret(secret)} (header Carbon-Signature).`);
+  return forwarder;
+}
+
+/** What a run follows, and how. */
+interface Watch {
+  client: CarbonClient;
+  stop: Stop;
+  forwarder: Forwarder | undefined;
+  intervalMs: number;
+  reference: string | null;
+  since: number | null;
+  /** Whether the state came from --cursor (else the first poll is the baseline, and sends nothing). */
+  resumed: boolean;
+}
+
+/**
+ * Polls until every offset followed has settled (with --until-settled: true) or a signal stops the run
+ * (false); throws when --until-settled ends refunded or at its deadline.
+ */
+async function follow(ctx: Context, flags: WatchFlags, watch: Watch, initial: WatchState): Promise<boolean> {
+  const { client, stop, forwarder, reference } = watch;
+  let state = initial;
   const deadline = flags.untilSettled ? Date.now() + (ctx.settings.timeoutSeconds ?? DEFAULT_WAIT_SECONDS) * 1000 : Number.POSITIVE_INFINITY;
-  const { createHash } = await import('node:crypto');
-  const eventId = (offsetId: string, type: EventType) => `evt_${createHash('sha256').update(`${offsetId}:${type}`).digest('base64url').slice(0, 24)}`;
+  const eventId = await eventIds();
   const keep = (e: WatchEvent) => flags.status === undefined || STATUS_EVENT[flags.status] === e.type;
   const counts = { placed: 0, refunded: 0 };
-  try {
-    polling: for (let first = true; ; first = false) {
-      // The poll works on a copy, kept only once its events are all out (and delivered): a run
-      // stopped halfway leaves the cursor where the poll began, and the next run sends them again
-      // (at least once; an event's id says which it is).
-      const next = structuredClone(state);
-      const events = await poll(next, client.listAll(reference === null ? {} : { reference }), {
-        baseline: first && resumed === null,
-        since,
-        now: () => new Date().toISOString(),
-        eventId,
-      });
-      for (const event of events) {
-        if (!keep(event)) continue;
-        ctx.out.stdout.write(`${JSON.stringify(event)}\n`);
-        await forwarder?.deliver(event);
-        if (stopped !== null) break polling;
-      }
-      for (const event of events) if (event.type !== 'offset.created') counts[event.type === 'offset.placed' ? 'placed' : 'refunded']++;
-      state = next;
-      if (flags.cursor !== undefined) writeCursor(flags.cursor, state);
-      const pending = Object.keys(state.pending).length;
-      if (flags.untilSettled && pending === 0) {
-        const what = `${counts.placed} placed, ${counts.refunded} refunded`;
-        if (counts.refunded > 0) throw new CliError(`Every offset followed has settled (${what}): some were refunded, their orders not placed.`, EXIT.refunded, 'offset_refunded');
-        if (!ctx.out.json) ctx.out.info(`✓ Every offset followed has settled (${what}).`);
-        return;
-      }
-      if (stopped !== null) break;
-      if (Date.now() >= deadline) {
-        throw new CliError(`${pending} offset${pending === 1 ? ' is' : 's are'} still processing after ${ctx.settings.timeoutSeconds ?? DEFAULT_WAIT_SECONDS} s (${Object.keys(state.pending).slice(0, 3).join(', ')}${pending > 3 ? ', …' : ''}).`, EXIT.waitTimeout, 'wait_timeout', 'Run it again (with the same --cursor) to go on waiting.');
-      }
-      await sleep(intervalMs);
-      if (stopped !== null) break;
+  for (let first = true; ; first = false) {
+    // The poll works on a copy, kept only once its events are all out (and delivered): a run
+    // stopped halfway leaves the cursor where the poll began, and the next run sends them again
+    // (at least once; an event's id says which it is).
+    const next = structuredClone(state);
+    const events = await poll(next, client.listAll(reference === null ? {} : { reference }), {
+      baseline: first && !watch.resumed,
+      since: watch.since,
+      now: () => new Date().toISOString(),
+      eventId,
+    });
+    for (const event of events) {
+      if (!keep(event)) continue;
+      ctx.out.stdout.write(`${JSON.stringify(event)}\n`);
+      await forwarder?.deliver(event);
+      if (stop.signal !== null) return false;
     }
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    for (const event of events) if (event.type !== 'offset.created') counts[event.type === 'offset.placed' ? 'placed' : 'refunded']++;
+    state = next;
+    if (flags.cursor !== undefined) writeCursor(flags.cursor, state);
+    if (flags.untilSettled && Object.keys(state.pending).length === 0) return settled(ctx, counts);
+    if (stop.signal !== null) return false;
+    if (Date.now() >= deadline) throw stillProcessing(ctx, state);
+    await stop.sleep(watch.intervalMs);
+    if (stop.signal !== null) return false;
   }
-  const where = flags.cursor === undefined ? '' : ` ${flags.cursor} holds where it stopped.`;
-  throw new CliError(`Stopped watching (${stopped === 'SIGTERM' ? 'SIGTERM' : 'Ctrl-C'}).${where}`, EXIT.interrupted, 'interrupted');
+}
+
+/** An event's id: the same for the same offset and type, on every run (so a receiver can tell a repeat). */
+async function eventIds(): Promise<(offsetId: string, type: EventType) => string> {
+  const { createHash } = await import('node:crypto');
+  return (offsetId, type) => `evt_${createHash('sha256').update(`${offsetId}:${type}`).digest('base64url').slice(0, 24)}`;
+}
+
+/** The end of --until-settled: success, unless some offsets were refunded. */
+function settled(ctx: Context, counts: { placed: number; refunded: number }): true {
+  const what = `${counts.placed} placed, ${counts.refunded} refunded`;
+  if (counts.refunded > 0) {
+    throw new CliError(`Every offset followed has settled (${what}): some were refunded, their orders not placed.`, EXIT.refunded, 'offset_refunded');
+  }
+  if (!ctx.out.json) ctx.out.info(`✓ Every offset followed has settled (${what}).`);
+  return true;
+}
+
+/** --until-settled's deadline passed: which offsets are still processing. */
+function stillProcessing(ctx: Context, state: WatchState): CliError {
+  const ids = Object.keys(state.pending);
+  const pending = ids.length;
+  const seconds = ctx.settings.timeoutSeconds ?? DEFAULT_WAIT_SECONDS;
+  const which = `${ids.slice(0, 3).join(', ')}${pending > 3 ? ', …' : ''}`;
+  const message = `${pending} offset${pending === 1 ? ' is' : 's are'} still processing after ${seconds} s (${which}).`;
+  return new CliError(message, EXIT.waitTimeout, 'wait_timeout', 'Run it again (with the same --cursor) to go on waiting.');
 }
