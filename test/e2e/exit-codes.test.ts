@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { describe, expect, test } from 'vitest';
 import { limit } from '../support/load.js';
-import { carbon, homes, json, ok, type Run, type RunOptions, sandboxKeys, serve } from './helpers.js';
+import { carbon, homes, json, ok, type Run, type RunOptions, sandboxKeys, serve } from '../support/cli.js';
 
 /**
  * Each documented exit code from a real cause, on both engines: the local model in-process, and

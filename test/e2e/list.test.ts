@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { openLocal } from '../../src/engine/local.js';
-import { carbon, homes, ok, parseCsv, pipeline, sandboxKeys, serve } from './helpers.js';
+import { carbon, homes, ok, parseCsv, pipeline, sandboxKeys, serve } from '../support/cli.js';
 import { limit } from '../support/load.js';
 
 /**

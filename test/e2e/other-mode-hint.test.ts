@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { carbon, homes, json, leakedKeys, ok, sandboxKeys, serve, type Served } from './helpers.js';
+import { carbon, homes, json, leakedKeys, ok, sandboxKeys, serve, type Served } from '../support/cli.js';
 
 /**
  * On the remote engine, `carbon show` and `carbon open` of an offset of the other mode: the API

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { carbon, carbonTty, homes, json, ok } from './helpers.js';
+import { carbon, carbonTty, homes, json, ok } from '../support/cli.js';
 
 /** `carbon report`: kg and dollars per period or reference, over a span, in every format. */
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { carbon, carbonTty, homes, json, ok, plain, serve } from './helpers.js';
+import { carbon, carbonTty, homes, json, ok, plain, serve } from '../support/cli.js';
 
 /**
  * What a new user tripped on, round three: hints that know the mode, live purchases that cannot

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { carbon, carbonTty, coloured, homes, json, ok } from './helpers.js';
+import { carbon, carbonTty, coloured, homes, json, ok } from '../support/cli.js';
 
 /** What a new user tripped on, fixed: a wait that ends refunded, and TERM=dumb. */
 
@@ -133,7 +133,7 @@ describe('buy --dry-run: every check, the exit code the purchase would get, noth
 describe('--verbose (or CARBON_DEBUG=http): a line per HTTP request on stderr', () => {
   test('through carbon serve: method, URL, status, time, Request-Id and attempt; never the key; stdout untouched', async () => {
     const home = newHome();
-    const { serve } = await import('./helpers.js');
+    const { serve } = await import('../support/cli.js');
     const keys = await json<Array<{ default: string | null; secret: string }>>(['sandbox', 'keys', '--reveal'], { home });
     const key = keys.find((k) => k.default === 'test')!.secret;
     const server = await serve(home);
@@ -215,7 +215,7 @@ describe('carbon completion --install', () => {
 describe('a base URL without /api/v1', () => {
   test('gets one warning with the likely fix; with /api/v1 there is none', async () => {
     const home = newHome();
-    const { serve } = await import('./helpers.js');
+    const { serve } = await import('../support/cli.js');
     const keys = await json<Array<{ default: string | null; secret: string }>>(['sandbox', 'keys', '--reveal'], { home });
     const env = { CARBON_API_KEY: keys.find((k) => k.default === 'test')!.secret };
     const server = await serve(home);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { carbon, homes, json, ok, sandboxKeys } from './helpers.js';
+import { carbon, homes, json, ok, sandboxKeys } from '../support/cli.js';
 
 /**
  * `carbon sandbox …`: every operation of the local model, --json and plain, and its errors'

@@ -2,9 +2,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { afterAll, inject } from 'vitest';
+import { afterAll } from 'vitest';
 import { maskKey } from '../../src/service/keys.js';
-import { limit } from '../support/load.js';
+import { binary } from './binary.js';
+import { limit } from './load.js';
 
 /**
  * Runs the built binary as a user or a script would: a fresh CARBON_HOME, an environment with
@@ -29,7 +30,8 @@ export interface RunOptions {
   timeout?: number;
 }
 
-export const BIN = (): string => inject('carbonBin');
+/** The run's copy of the built binary (test/support/binary.ts). */
+export const BIN = binary;
 
 /** The environment every run starts from: enough to run node, and nothing that changes carbon. */
 export function baseEnv(home: string, extra: Record<string, string | undefined> = {}): Record<string, string> {

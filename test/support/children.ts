@@ -6,14 +6,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { binary } from '../support/binary.js';
-import { ledgerProblems, sqliteRows } from '../support/ledger-check.js';
-import { limit } from '../support/load.js';
+import { binary, ROOT } from './binary.js';
+import { ledgerProblems, sqliteRows } from './ledger-check.js';
+import { limit } from './load.js';
 
-export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+/** The repository root, as test/support/binary.ts finds it. */
+export { ROOT };
 
 /** The built binary under test: this test process's checked copy (test/support/binary.ts). */
 export let BIN = join(ROOT, 'bin', 'carbon.cjs');
@@ -117,7 +117,7 @@ export async function pool<T, R>(items: readonly T[], limit: number, fn: (item: 
 }
 
 /** A small seeded PRNG: runs are random but repeatable from the seed (test/support/seed.ts). */
-export { random as rng } from '../support/seed.js';
+export { random as rng } from './seed.js';
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
