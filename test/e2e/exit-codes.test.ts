@@ -234,3 +234,22 @@ describe('stack traces', () => {
     expect(frames.filter((f) => /dist\/cli\.cjs:(?!1:)\d+:\d+/.test(f))).toEqual([]);
   });
 });
+
+describe('a refused connection says plainly that nothing was bought', () => {
+  test('no server on the port: one line, exit 1, "nothing was bought", no retry key offered', async () => {
+    const home = newHome();
+    // A port nobody listens on: taken from a server that is started and stopped again.
+    const { createServer } = await import('node:net');
+    const port = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
+    });
+    const r = await carbon(['buy', '--kg', '1', '--base-url', `http://127.0.0.1:${port}/api/v1`, '--max-retries', '1'], { home, env: { CARBON_API_KEY: `ck_test_${'A'.repeat(32)}` } });
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('connection refused (is the server running?). Nothing was sent, so nothing was bought.');
+    expect(r.stderr).not.toContain('may or may not');
+  });
+});

@@ -61,6 +61,9 @@ export async function carbon(args: string[], options: RunOptions): Promise<Run> 
   return { stdout: String(r.stdout), stderr: String(r.stderr), exitCode: r.exitCode ?? -1 };
 }
 
+/** The base env sets FORCE_COLOR=0 for pipes; a terminal test starts from no colour variable at all. */
+export const TTY = { FORCE_COLOR: undefined };
+
 /** Quotes one word for sh -c. */
 export const sh = (word: string): string => `'${word.replace(/'/g, `'\\''`)}'`;
 
@@ -118,6 +121,15 @@ export async function sandboxKeys(home: string): Promise<{ test: string; live: s
   const keys = await json<Array<{ default: string | null; secret: string }>>(['sandbox', 'keys', '--reveal'], { home });
   const find = (role: string) => keys.find((k) => k.default === role)!.secret;
   return { test: find('test'), live: find('live'), readOnly: find('read_only'), all: keys };
+}
+
+/** Makes homes with `newHome` (from homes()), each with $250 of live balance. */
+export function liveHomes(newHome: () => string): () => Promise<string> {
+  return async () => {
+    const home = newHome();
+    await ok(['sandbox', 'topup', '250', '--live'], { home });
+    return home;
+  };
 }
 
 /** Every full key the sandbox of `home` holds, for "no full key in this output" checks. */
