@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -6,6 +6,7 @@ import { afterAll } from 'vitest';
 import { maskKey } from '../../src/service/keys.js';
 import { binary } from './binary.js';
 import { limit } from './load.js';
+import { tempDir, tempDirs } from './temp.js';
 
 /**
  * Runs the built binary as a user or a script would: a fresh CARBON_HOME, an environment with
@@ -105,15 +106,9 @@ export async function json<T = Record<string, unknown>>(args: string[], options:
 
 /** Fresh CARBON_HOME directories, removed after the file's tests. */
 export function homes(): () => string {
-  const made: string[] = [];
-  afterAll(() => {
-    for (const dir of made) rmSync(dir, { recursive: true, force: true });
-  });
-  return () => {
-    const dir = mkdtempSync(join(tmpdir(), 'carbon-e2e-'));
-    made.push(dir);
-    return dir;
-  };
+  const made = tempDirs('carbon-e2e-');
+  afterAll(() => made.removeAll());
+  return () => made.make();
 }
 
 /** The sandbox's full keys in `home`, as the CLI reveals them. */
@@ -203,7 +198,7 @@ export const coloured = (text: string): boolean => /\u001b\[\d+(;\d+)*m/.test(te
  * wrapper around the built binary. Returns the pipeline's outcome (bash with pipefail).
  */
 export async function pipeline(script: string, options: RunOptions): Promise<Run> {
-  const dir = mkdtempSync(join(tmpdir(), 'carbon-e2e-bin-'));
+  const dir = tempDir('carbon-e2e-bin-');
   try {
     writeFileSync(join(dir, 'carbon'), `#!/bin/sh\nexec ${sh(process.execPath)} ${sh(BIN())} "$@"\n`, { mode: 0o755 });
     const env = baseEnv(options.home, { ...options.env, PATH: `${dir}:${process.env.PATH}` });
