@@ -3,9 +3,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writ
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { ServeOptions } from '../../src/server/server.js';
-import { binary } from './binary.js';
+import { binary, ROOT as REPO_ROOT } from './binary.js';
 import { limit } from './load.js';
 
 /**
@@ -21,8 +20,6 @@ import { limit } from './load.js';
  *
  * Both use the same layout: CARBON_HOME=<home>, data directory <home>/data (as the CLI does).
  */
-
-export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export type ServerLauncher = 'binary' | 'bundle';
 
@@ -74,7 +71,7 @@ export function defaultLauncher(): ServerLauncher {
   const chosen = process.env.CARBON_TEST_SERVER;
   if (chosen === 'binary' || chosen === 'bundle') return chosen;
   const cli = join(REPO_ROOT, 'dist', 'cli.cjs');
-  if (!existsSync(cli) || !existsSync(join(REPO_ROOT, 'src', 'cli', 'commands', 'serve.ts'))) return 'bundle';
+  if (!existsSync(cli) || !existsSync(join(REPO_ROOT, 'src', 'cli', 'commands', 'serve', 'index.ts'))) return 'bundle';
   return statSync(cli).mtimeMs >= newestMtime(join(REPO_ROOT, 'src')) ? 'binary' : 'bundle';
 }
 
