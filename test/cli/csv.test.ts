@@ -1,7 +1,7 @@
 import { expect, test } from 'vitest';
 import type { Offset } from '../../src/api/types.js';
 import { CSV_COLUMNS, csvHeader, csvRow } from '../../src/cli/render/resources.js';
-import { parseCsv } from '../e2e/helpers.js';
+import { parseCsv } from '../support/cli.js';
 
 const offset = (reference: string | null): Offset => ({
   object: 'offset',

@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Fixture, FORMATS, LIST_OPTIONS, makeFixture, TOP_COMMANDS } from './fixture.js';
-import { carbon, lines, run, SCRIPT } from './helpers.js';
+import { type Fixture, FORMATS, LIST_OPTIONS, makeFixture, TOP_COMMANDS } from '../support/completion-fixture.js';
+import { carbon, lines, run, SCRIPT } from '../support/shells.js';
 
 /**
  * completions/carbon.bash in a real bash: sourced, then `_carbon` called the way bash calls it

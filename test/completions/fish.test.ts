@@ -1,8 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Fixture, FORMATS, LIST_OPTIONS, makeFixture, TOP_COMMANDS } from './fixture.js';
-import { carbon, lines, run, SCRIPT } from './helpers.js';
+import { type Fixture, FORMATS, LIST_OPTIONS, makeFixture, TOP_COMMANDS } from '../support/completion-fixture.js';
+import { carbon, lines, run, SCRIPT } from '../support/shells.js';
 
 /**
  * completions/carbon.fish in a real fish: `complete -C LINE` asks fish for the completions of a

@@ -2,8 +2,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { limit } from '../support/load.js';
-import { type Fixture, FORMATS, makeFixture, TOP_COMMANDS } from './fixture.js';
-import { carbon, makeSandbox, SCRIPT, values } from './helpers.js';
+import { type Fixture, FORMATS, makeFixture, TOP_COMMANDS } from '../support/completion-fixture.js';
+import { carbon, makeSandbox, SCRIPT, values } from '../support/shells.js';
 
 /** The built binary's side: `carbon completion SHELL` and the `carbon __complete` protocol. */
 

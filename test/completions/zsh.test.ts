@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Fixture, FORMATS, LIST_OPTIONS, makeFixture, TOP_COMMANDS } from './fixture.js';
-import { COMPLETIONS, lines, run, SCRIPT } from './helpers.js';
+import { type Fixture, FORMATS, LIST_OPTIONS, makeFixture, TOP_COMMANDS } from '../support/completion-fixture.js';
+import { COMPLETIONS, lines, run, SCRIPT } from '../support/shells.js';
 
 /**
  * completions/_carbon in a real zsh (`zsh -f`, no zpty): loaded the two ways a user installs it

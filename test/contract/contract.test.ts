@@ -3,7 +3,7 @@ import type { ApiErrorBody, ApiResponse, Offset, OffsetList } from '../../src/ap
 import { CarbonApiError } from '../../src/client/errors.js';
 import { OpenApiValidator } from '../support/openapi.js';
 import { engineMatrix } from '../support/matrix.js';
-import { forThisProject, useEngine } from './engines.js';
+import { forThisProject, useEngine } from '../support/engines.js';
 
 /**
  * The contract: the spec's rules, written once, run against the in-process engine and against

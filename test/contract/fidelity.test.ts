@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ApiErrorBody, ApiResponse } from '../../src/api/types.js';
 import { engineMatrix } from '../support/matrix.js';
 import { rawExchange } from '../support/raw-http.js';
-import { forThisProject, useEngine } from './engines.js';
+import { forThisProject, useEngine } from '../support/engines.js';
 
 /**
  * Where the model once differed from the specification (issue: fidelity), on every engine and

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
-import { BIN, baseEnv, carbon, carbonTty, homes, ok, parseCsv, plain, sandboxKeys, serve } from './helpers.js';
+import { BIN, baseEnv, carbon, carbonTty, homes, ok, parseCsv, plain, sandboxKeys, serve } from '../support/cli.js';
 import { limit } from '../support/load.js';
 
 /** Issue 25, item 1: `carbon buy --from-csv FILE`, through the built binary. */

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, test } from 'vitest';
 import pkg from '../../package.json' with { type: 'json' };
-import { carbon, coloured, homes, json, ok, pipeline, sandboxKeys, serve } from './helpers.js';
+import { carbon, coloured, homes, json, ok, pipeline, sandboxKeys, serve } from '../support/cli.js';
 
 /**
  * Every command with --json (one JSON document, the API's object) and without it in a pipe

@@ -1,7 +1,7 @@
 import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { carbon, fullKeys, homes, json, leakedKeys, maskKey, ok, sandboxKeys } from './helpers.js';
+import { carbon, fullKeys, homes, json, leakedKeys, maskKey, ok, sandboxKeys } from '../support/cli.js';
 
 /**
  * `carbon config`: profiles, precedence, masked keys, the 0600 file in a 0700 directory, and the

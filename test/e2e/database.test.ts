@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { afterAll, describe, expect, test } from 'vitest';
 import { freshSchema, postgresAvailable, TEST_DATABASE_URL, type TestSchema } from '../support/database.js';
-import { carbon, homes, json, ok, serve } from './helpers.js';
+import { carbon, homes, json, ok, serve } from '../support/cli.js';
 import { limit } from '../support/load.js';
 
 /** `--database` / CARBON_DATABASE_URL through the built binary: the shared ledger, and every way it can be wrong. */

@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { describe, expect, test } from 'vitest';
 import { limit } from '../support/load.js';
-import { carbon, homes, json, ok, type Run, type RunOptions, sandboxKeys, serve } from './helpers.js';
+import { carbon, homes, json, ok, type Run, type RunOptions, sandboxKeys, serve } from '../support/cli.js';
 
 /**
  * Each documented exit code from a real cause, on both engines: the local model in-process, and
@@ -232,5 +232,24 @@ describe('stack traces', () => {
     // but on its first line (the helpers, whose columns the bin's wrapper shifts).
     expect(frames.some((f) => /src\/cli\/commands\/show\/run\.ts:\d+:\d+\)$/.test(f))).toBe(true);
     expect(frames.filter((f) => /dist\/cli\.cjs:(?!1:)\d+:\d+/.test(f))).toEqual([]);
+  });
+});
+
+describe('a refused connection says plainly that nothing was bought', () => {
+  test('no server on the port: one line, exit 1, "nothing was bought", no retry key offered', async () => {
+    const home = newHome();
+    // A port nobody listens on: taken from a server that is started and stopped again.
+    const { createServer } = await import('node:net');
+    const port = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
+    });
+    const r = await carbon(['buy', '--kg', '1', '--base-url', `http://127.0.0.1:${port}/api/v1`, '--max-retries', '1'], { home, env: { CARBON_API_KEY: `ck_test_${'A'.repeat(32)}` } });
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('connection refused (is the server running?). Nothing was sent, so nothing was bought.');
+    expect(r.stderr).not.toContain('may or may not');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { carbon, homes, json, ok, pipeline, sandboxKeys, serve } from './helpers.js';
+import { carbon, homes, json, ok, pipeline, sandboxKeys, serve } from '../support/cli.js';
 import { limit } from '../support/load.js';
 
 /**

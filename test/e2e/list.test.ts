@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { openLocal } from '../../src/engine/local.js';
-import { carbon, homes, ok, parseCsv, pipeline, sandboxKeys, serve } from './helpers.js';
+import { carbon, carbonTty, homes, json, ok, parseCsv, pipeline, sandboxKeys, serve } from '../support/cli.js';
 import { limit } from '../support/load.js';
 
 /**
@@ -159,5 +159,42 @@ describe('--format csv', () => {
     const r = await carbon(['list', '--format', 'csv', '--json'], { home });
     expect(r.exitCode).toBe(2);
     expect(r.stdout).toBe('');
+  });
+});
+
+describe('list filters: --status, --since, --until, with pages, --all and every format', () => {
+  test('each filter keeps what matches, on a page, with --all as NDJSON and CSV, and an empty result says what was filtered', async () => {
+    // Live mode: the early purchase places a minute (model time) on; the others wait for review
+    // (a limit of $0), so no status here depends on seconds of real time.
+    const home = newHome();
+    await ok(['config', 'set', 'mode', 'live'], { home });
+    await ok(['sandbox', 'topup', '250'], { home });
+    const early = await json<{ id: string; created: string }>(['buy', '--kg', '1', '--yes'], { home });
+    await ok(['sandbox', 'review-limit', '0'], { home });
+    const failed = await json<{ id: string }>(['buy', '--kg', '2', '--yes'], { home });
+    await ok(['sandbox', 'fail', failed.id], { home });
+    await ok(['sandbox', 'clock', 'advance', '40d'], { home });
+    const late = await json<{ id: string; created: string }>(['buy', '--kg', '3', '--yes'], { home });
+    const ids = async (args: string[]) => (await json<{ data: Array<{ id: string }> }>(['list', ...args], { home })).data.map((o) => o.id);
+    expect(await ids(['--status', 'refunded'])).toEqual([failed.id]);
+    expect(await ids(['--status', 'placed'])).toEqual([early.id]);
+    expect(await ids(['--status', 'processing'])).toEqual([late.id]);
+    const lateDay = late.created.slice(0, 10);
+    const earlyDay = early.created.slice(0, 10);
+    expect(await ids(['--since', lateDay])).toEqual([late.id]);
+    expect(await ids(['--until', earlyDay])).toEqual([failed.id, early.id]);
+    expect(await ids(['--until', earlyDay, '--status', 'placed', '--limit', '1'])).toEqual([early.id]);
+    // An age counts back from the model's clock, which the sandbox moved 40 days on: the last
+    // week holds only the late purchase, and "until a week ago" the early ones.
+    expect(await ids(['--since', '7d'])).toEqual([late.id]);
+    expect(await ids(['--until', '7d'])).toEqual([failed.id, early.id]);
+    const ndjson = (await ok(['list', '--all', '--json', '--until', earlyDay], { home })).stdout.trim().split('\n').map((l) => JSON.parse(l).id);
+    expect(ndjson).toEqual([failed.id, early.id]);
+    expect((await ok(['list', '--all', '--format', 'csv', '--status', 'refunded'], { home })).stdout.trim().split('\r\n')).toHaveLength(2);
+    const none = await carbonTty(['list', '--status', 'refunded', '--since', lateDay], { home });
+    expect(none.output).toContain(`No live offsets with status refunded and since ${lateDay}.`);
+    const bad = await carbon(['list', '--since', 'yesterday'], { home });
+    expect([bad.exitCode, bad.stdout]).toEqual([2, '']);
+    expect(bad.stderr).toMatch(/--since must be a day such as 2026-01-31 or an age such as 7d/);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { carbon, homes, json, ok, serve } from './helpers.js';
+import { carbon, homes, json, ok, serve } from '../support/cli.js';
 
 /**
  * `carbon sandbox login`: a fresh one-time link to the developer page, made through the ledger,

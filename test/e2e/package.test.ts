@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, test } from 'vitest';
 import { ROOT } from '../support/binary.js';
-import { baseEnv } from './helpers.js';
+import { baseEnv } from '../support/cli.js';
 import { limit } from '../support/load.js';
 
 /**

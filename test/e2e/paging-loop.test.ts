@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { repeatingServer, type RepeatingServer } from '../support/repeating-server.js';
-import { carbon, carbonTty, homes, plain } from './helpers.js';
+import { carbon, carbonTty, homes, plain } from '../support/cli.js';
 import { limit } from '../support/load.js';
 
 /**

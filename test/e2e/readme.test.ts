@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
 import { ROOT } from '../support/binary.js';
-import { BIN, baseEnv, homes, json, ok, serve } from './helpers.js';
+import { BIN, baseEnv, homes, json, ok, serve } from '../support/cli.js';
 import { limit } from '../support/load.js';
 
 /**

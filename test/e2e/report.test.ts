@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { carbon, carbonTty, homes, json, ok } from './helpers.js';
+import { carbon, carbonTty, homes, json, ok, plain, TTY } from '../support/cli.js';
 
 /** `carbon report`: kg and dollars per period or reference, over a span, in every format. */
 
@@ -116,5 +116,19 @@ describe('carbon open ID: the certificate', () => {
     expect((await ok(['open', bought.id, '--live', '--print'], { home })).stdout.trim()).toBe(url);
     const test = await json<{ id: string }>(['buy', '--kg', '1'], { home });
     expect((await carbon(['open', test.id], { home })).stderr).toContain('test offsets have none');
+  });
+});
+
+describe('report on a terminal', () => {
+  test('at 160 columns: placed kg and processing kg, as the README promises; at 60 they go first', async () => {
+    const home = newHome();
+    await ok(['buy', '--kg', '100', '--reference', 'ops-a'], { home });
+    await ok(['sandbox', 'clock', 'advance', '1m'], { home });
+    const wide = plain((await carbonTty(['report'], { home, env: TTY, columns: 160 })).output);
+    expect(wide).toMatch(/^month +offsets +kg +placed kg +processing kg +amount/m);
+    expect(wide).toMatch(/^total +1 +100 kg +100 kg +0 kg +\$4\.00$/m);
+    const narrow = plain((await carbonTty(['report'], { home, env: TTY, columns: 50 })).output);
+    expect(narrow).not.toContain('processing kg');
+    expect(narrow).toMatch(/^total +1 +100 kg/m);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { carbon, homes, json, ok, sandboxKeys } from './helpers.js';
+import { carbon, carbonTty, homes, json, ok, plain, sandboxKeys, TTY } from '../support/cli.js';
 
 /**
  * `carbon sandbox …`: every operation of the local model, --json and plain, and its errors'
@@ -199,4 +199,12 @@ describe('on the remote engine', () => {
     expect(JSON.parse(json.stderr).error.code).toBe('usage_error');
     expect((await carbon(['sandbox', 'status', '--local'], { home, env })).exitCode).toBe(0);
   });
+});
+
+test('sandbox status says "1 offset"', async () => {
+  const home = newHome();
+  await ok(['buy', '--kg', '5'], { home });
+  const r = await carbonTty(['sandbox', 'status'], { home, env: TTY });
+  expect(plain(r.output)).toMatch(/, 1 offset$/m);
+  expect(plain(r.output)).toMatch(/, 0 offsets$/m);
 });

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { carbon, homes, json, leakedKeys, maskKey, ok, sandboxKeys, serve } from './helpers.js';
+import { carbon, homes, json, leakedKeys, maskKey, ok, sandboxKeys, serve } from '../support/cli.js';
 
 /**
  * `carbon serve` as a user runs it: one JSON line on stdout, a banner on stderr with masked keys,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, test } from 'vitest';
 import { copyBinary, ROOT } from '../support/binary.js';
-import { BIN, baseEnv, homes, ok } from './helpers.js';
+import { BIN, baseEnv, homes, ok } from '../support/cli.js';
 
 /**
  * What bin/carbon.cjs does before the CLI loads: `--version` and `--help` into a pipe answered

@@ -2,7 +2,7 @@ import { cpSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } 
 import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { BIN, baseEnv, carbonTty, homes, ok, plain, sh } from './helpers.js';
+import { BIN, baseEnv, carbonTty, homes, ok, plain, sh } from '../support/cli.js';
 
 /**
  * The built CLI draws its tables with cli-table3 (dist/vendor/cli-table3.cjs, issue 28): loaded

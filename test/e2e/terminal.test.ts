@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from 'vitest';
 import { execa } from 'execa';
-import { BIN, baseEnv, carbon, carbonTty, coloured, homes, json, ok, plain, sh } from './helpers.js';
+import { BIN, baseEnv, carbon, carbonTty, coloured, homes, json, ok, plain, sh, TTY } from '../support/cli.js';
 import { limit } from '../support/load.js';
 
 /**
@@ -11,8 +11,6 @@ import { limit } from '../support/load.js';
  */
 
 const newHome = homes();
-/** The base env sets FORCE_COLOR=0 for pipes; a terminal test starts from no colour variable at all. */
-const TTY = { FORCE_COLOR: undefined };
 
 /**
  * Runs carbon on a pty (script(1)) and, once `after` has been printed, does `then` (type Ctrl-C,
@@ -255,5 +253,18 @@ describe('Ctrl-C, on a real terminal', () => {
     expect(r.output).toContain('Cancelled; nothing was done.');
     expect(r.output).not.toContain('Unexpected error');
     expect((await json<{ data: unknown[] }>(['list', '--live'], { home })).data).toEqual([]);
+  });
+});
+
+describe('TERM=dumb', () => {
+  test('a terminal that says it is dumb gets no colour', async () => {
+    const home = newHome();
+    const colourful = await carbonTty(['balance'], { home, env: { FORCE_COLOR: undefined } });
+    expect(colourful.exitCode).toBe(0);
+    expect(coloured(colourful.output)).toBe(true);
+    const dumb = await carbonTty(['balance'], { home, env: { TERM: 'dumb', FORCE_COLOR: undefined } });
+    expect(dumb.exitCode).toBe(0);
+    expect(coloured(dumb.output)).toBe(false);
+    expect(dumb.output).not.toMatch(/\u001b\[/);
   });
 });

@@ -7,7 +7,7 @@ import { execa, type ResultPromise } from 'execa';
 import { afterAll, describe, expect, test } from 'vitest';
 import { ROOT } from '../support/binary.js';
 import { repeatingServer } from '../support/repeating-server.js';
-import { BIN, baseEnv, carbon, carbonTty, homes, json, ok, plain, sandboxKeys, serve } from './helpers.js';
+import { BIN, baseEnv, carbon, carbonTty, homes, json, ok, plain, sandboxKeys, serve } from '../support/cli.js';
 
 /**
  * Issue 25, item 2: `carbon watch`, through the built binary. Time moves on the model's clock

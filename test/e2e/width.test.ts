@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from 'vitest';
 import { execa } from 'execa';
-import { BIN, baseEnv, carbon, homes, json, ok, plain, sh } from './helpers.js';
+import { BIN, baseEnv, carbon, homes, json, ok, plain, sh } from '../support/cli.js';
 import { limit } from '../support/load.js';
 
 /**

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type RunningServer, startServer } from '../../src/server/server.js';
-import { type Launched, expectAxeClean, launch, withChromium } from './chromium.js';
+import { type Launched, expectAxeClean, launch, withChromium } from '../support/chromium.js';
 
 /**
  * The developer page as a new user meets it, in Chromium at a desktop's 1280 px and a phone's

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, type Page, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { carbon, carbonTty, homes, json, ok } from '../e2e/helpers.js';
+import { carbon, carbonTty, homes, json, ok } from '../support/cli.js';
 import { limit } from '../support/load.js';
-import { withChromium } from './chromium.js';
+import { withChromium } from '../support/chromium.js';
 
 /**
  * Issue 25, item 6: `carbon report --format html`, the page a sustainability team hands on:

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type RunningServer, startServer } from '../../src/server/server.js';
 import { LEDGER_FILE } from '../../src/store/sqlite/files.js';
-import { cleanupHomes, requireBuilt, runCli, tempHome } from './support.js';
+import { cleanupHomes, requireBuilt, runCli, tempHome } from '../support/children.js';
 import { limit } from '../support/load.js';
 
 /**

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   cleanupHomes, ledgerState, openLedger, printedError, provision, requireBuilt, runCli, type SandboxKeys, STACK_FRAME, tempHome,
-} from './support.js';
+} from '../support/children.js';
 import { limit } from '../support/load.js';
 
 let home: string;

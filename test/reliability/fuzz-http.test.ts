@@ -9,8 +9,12 @@ import fc from 'fast-check';
 import type Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { rawExchange } from '../support/raw-http.js';
-import { authorizations, expectDocumented, idempotencyKeys, type Keys, methods, paths, purchaseBodies, queries } from './fuzz-inputs.js';
-import { cleanupHomes, ledgerState, openLedger, provision, requireBuilt, STACK_FRAME, serve, type Served, tempHome } from './support.js';
+import {
+  authorizations, expectDocumented, idempotencyKeys, type Keys, methods, paths, purchaseBodies, queries,
+} from '../support/fuzz-inputs.js';
+import {
+  cleanupHomes, ledgerState, openLedger, provision, requireBuilt, STACK_FRAME, serve, type Served, tempHome,
+} from '../support/children.js';
 import { limit } from '../support/load.js';
 
 let home: string;

@@ -13,7 +13,9 @@ import type { ApiRequest, ApiResponse } from '../../src/api/types.js';
 import { Sandbox } from '../../src/service/sandbox.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { OffsetsService } from '../../src/service/service.js';
-import { authorizations, expectDocumented, idempotencyKeys, type Keys, methods, paths, purchaseBodies, queries } from './fuzz-inputs.js';
+import {
+  authorizations, expectDocumented, idempotencyKeys, type Keys, methods, paths, purchaseBodies, queries,
+} from '../support/fuzz-inputs.js';
 import { limit } from '../support/load.js';
 
 let dir: string;

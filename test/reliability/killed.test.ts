@@ -10,7 +10,7 @@ import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   cleanupHomes, http, printedOffsetId, provision, readLedger, requireBuilt, rng, runCli, serve, sleep, tempHome,
-} from './support.js';
+} from '../support/children.js';
 import { limit } from '../support/load.js';
 
 beforeAll(requireBuilt);

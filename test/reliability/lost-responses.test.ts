@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type Fault, startFaultProxy } from '../support/fault-proxy.js';
 import {
   cleanupHomes, pool, printedError, provision, readLedger, requireBuilt, rng, runCli, serve, tempHome,
-} from './support.js';
+} from '../support/children.js';
 import { limit } from '../support/load.js';
 
 beforeAll(requireBuilt);

@@ -9,7 +9,7 @@ import { Sandbox } from '../../src/service/sandbox.js';
 import {
   cleanupHomes, dataDir, http, openLedger, pool, printedError, printedOffsetId, provision, readLedger, requireBuilt, runCli, sandboxKeys,
   serve, type Served, sleep, tempHome,
-} from './support.js';
+} from '../support/children.js';
 import { limit } from '../support/load.js';
 
 beforeAll(requireBuilt);

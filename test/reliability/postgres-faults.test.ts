@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Sandbox } from '../../src/service/sandbox.js';
 import { ledgerProblems, postgresRows } from '../support/ledger-check.js';
 import { throwawayPostgres } from '../support/postgres-cluster.js';
-import { cleanupHomes, http, type HttpResult, requireBuilt, runCli, type Served, serve, sleep, tempHome } from './support.js';
+import { cleanupHomes, http, type HttpResult, requireBuilt, runCli, type Served, serve, sleep, tempHome } from '../support/children.js';
 import { limit } from '../support/load.js';
 
 /**

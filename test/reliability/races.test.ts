@@ -4,7 +4,7 @@ import { Sandbox } from '../../src/service/sandbox.js';
 import type { StoreTarget } from '../../src/store/open.js';
 import { freshSchema, postgresAvailable, type TestSchema } from '../support/database.js';
 import { type LedgerRows, ledgerProblems, postgresRows, sqliteRows } from '../support/ledger-check.js';
-import { cleanupHomes, dataDir, http, ledgerPath, requireBuilt, rng, runCli, type Served, serve, tempHome } from './support.js';
+import { cleanupHomes, dataDir, http, ledgerPath, requireBuilt, rng, runCli, type Served, serve, tempHome } from '../support/children.js';
 import { limit } from '../support/load.js';
 
 /**

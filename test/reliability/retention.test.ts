@@ -4,7 +4,9 @@
  * restarts (a killed server included) and any passage of time, until `carbon sandbox reset`.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { cleanupHomes, http, printedOffsetId, provision, readLedger, requireBuilt, runCli, sandboxKeys, serve, tempHome } from './support.js';
+import {
+  cleanupHomes, http, printedOffsetId, provision, readLedger, requireBuilt, runCli, sandboxKeys, serve, tempHome,
+} from '../support/children.js';
 import { limit } from '../support/load.js';
 
 beforeAll(requireBuilt);

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   cleanupHomes, http, printedError, provision, readLedger, requireBuilt, runCli, serve, type Served, tempHome,
-} from './support.js';
+} from '../support/children.js';
 import { limit } from '../support/load.js';
 
 beforeAll(requireBuilt);

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   BIN, childEnv, cleanupHomes, dataDir, http, ledgerPath, openLedger, provision, requireBuilt, runCli, type RunResult, type SandboxKeys,
   sandboxKeys, serve, sleep, tempHome,
-} from './support.js';
+} from '../support/children.js';
 import { limit } from '../support/load.js';
 
 beforeAll(requireBuilt);

@@ -25,8 +25,8 @@ import { Sandbox } from '../../src/service/sandbox.js';
 import type { StoreTarget } from '../../src/store/open.js';
 import { freshSchema, postgresAvailable, type TestSchema } from '../support/database.js';
 import { rawExchange } from '../support/raw-http.js';
-import { STACK_FRAME, cleanupHomes, http, ledgerPath, requireBuilt, runCli, serve, tempHome } from './support.js';
-import { withChromium } from '../pages/chromium.js';
+import { STACK_FRAME, cleanupHomes, http, ledgerPath, requireBuilt, runCli, serve, tempHome } from '../support/children.js';
+import { withChromium } from '../support/chromium.js';
 import { limit } from '../support/load.js';
 
 beforeAll(requireBuilt);

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   cleanupHomes, dataDir, http, ledgerPath, printedError, printedOffsetId, provision, readLedger, requireBuilt, ROOT, runCli, serve,
   tempHome,
-} from './support.js';
+} from '../support/children.js';
 import { limit } from '../support/load.js';
 
 beforeAll(requireBuilt);

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { expectError, openWorld, type World } from './helpers.js';
+import { expectError, openWorld, type World } from '../support/world.js';
 
 let w: World;
 beforeEach(async () => {

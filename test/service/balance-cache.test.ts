@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import { Sandbox } from '../../src/service/sandbox.js';
-import { type World, entrySums, openWorld } from './helpers.js';
+import { type World, entrySums, openWorld } from '../support/world.js';
 
 // The ledger keeps the balances between reads (as it keeps the account and the keys) and must
 // drop them whenever they may have moved: a commit through another connection, or any write of

@@ -2,7 +2,7 @@ import { existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
-import { openWorld, type World } from './helpers.js';
+import { openWorld, type World } from '../support/world.js';
 
 /**
  * WAL checkpoints leave the purchase path once a store has committed a few times: its own

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { Sandbox } from '../../src/service/sandbox.js';
-import { expectError, openWorld, tempDir, type World } from './helpers.js';
+import { expectError, openWorld, tempDir, type World } from '../support/world.js';
 
 const cleanup: (() => void)[] = [];
 afterEach(() => {

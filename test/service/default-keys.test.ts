@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from 'vitest';
-import { T0, type World, openWorld } from './helpers.js';
+import { T0, type World, openWorld } from '../support/world.js';
 
 /**
  * The key the local engine uses when none is configured: the starting key of its role while it

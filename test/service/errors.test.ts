@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ApiResponse } from '../../src/api/types.js';
 import { ERROR_CODES } from '../../src/service/errors.js';
-import { errorOf, expectError, openWorld, type World } from './helpers.js';
+import { errorOf, expectError, openWorld, type World } from '../support/world.js';
 
 /**
  * The documented type↔code table (docs/service-model.md). Written out here rather than imported,

@@ -6,7 +6,7 @@ import { type FaultConfig, FaultDice, faultResponse } from '../../src/service/fa
 import { Sandbox } from '../../src/service/sandbox.js';
 import { checkFaults } from '../../src/service/settings.js';
 import { SEED } from '../support/seed.js';
-import { refused } from './helpers.js';
+import { refused } from '../support/world.js';
 
 /**
  * `carbon sandbox faults`: the setting's checks (a table), the draws (seeded, filtered by route

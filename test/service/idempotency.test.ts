@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { entrySums, expectError, openWorld, T0, type OffsetBody, type World } from './helpers.js';
+import { entrySums, expectError, openWorld, T0, type OffsetBody, type World } from '../support/world.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import { Sandbox } from '../../src/service/sandbox.js';
-import { type World, expectError, openWorld } from './helpers.js';
+import { type World, expectError, openWorld } from '../support/world.js';
 
 // The service remembers the digest of an Authorization header it has seen name a key, to skip
 // hashing it again; whether the key is still good must be decided afresh on every request.

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import type { Impact, OffsetList } from '../../src/api/types.js';
-import { entrySums, openWorld, T0, type OffsetBody, type World } from './helpers.js';
+import { entrySums, openWorld, T0, type OffsetBody, type World } from '../support/world.js';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const BASE = 'https://carbon.example';

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import type { OffsetList } from '../../src/api/types.js';
-import { expectError, openWorld, T0, type World } from './helpers.js';
+import { expectError, openWorld, T0, type World } from '../support/world.js';
 
 let w: World;
 beforeEach(async () => {

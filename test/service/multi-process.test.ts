@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Mode } from '../../src/api/types.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { Sandbox } from '../../src/service/sandbox.js';
-import { tempDir } from './helpers.js';
+import { tempDir } from '../support/world.js';
 
 /**
  * Several node processes buy from ONE data directory at the same instant while others top up

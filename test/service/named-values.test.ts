@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { afterEach, describe, expect, test } from 'vitest';
 import { type Engine, openEngine } from '../../src/engine/open.js';
 import { type StoreKind, storeMatrix, testLedger } from '../support/matrix.js';
-import { tempDir } from './helpers.js';
+import { tempDir } from '../support/world.js';
 
 // Every API request reads the fault setting, so a store keeps its named values between reads,
 // as it keeps the account, and must drop them when they may have changed: at once after a write

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import type { Quote } from '../../src/api/types.js';
-import { entrySums, expectError, openWorld, type OffsetBody, type World } from './helpers.js';
+import { entrySums, expectError, openWorld, type OffsetBody, type World } from '../support/world.js';
 
 let w: World;
 beforeEach(async () => {

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Impact, Mode, OffsetList, Quote } from '../../src/api/types.js';
-import { entrySums, errorOf, lm, openWorld, tempDir, type OffsetBody, type World } from './helpers.js';
+import { entrySums, errorOf, lm, openWorld, tempDir, type OffsetBody, type World } from '../support/world.js';
 
 /**
  * Property-based tests of the model against an independent reference written with BigInt:

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { takeFromWindow } from '../../src/store/rate-window.js';
 import { Sandbox } from '../../src/service/sandbox.js';
-import { expectError, openWorld, type World } from './helpers.js';
+import { expectError, openWorld, type World } from '../support/world.js';
 
 let w: World;
 beforeEach(async () => {

@@ -9,7 +9,7 @@ import {
 } from '../../src/service/settings.js';
 import { checkIdempotencyKey, parseListQuery, parsePurchaseBody, rejectQuery } from '../../src/service/validation.js';
 import type { KeyRecord, OffsetRecord } from '../../src/store/port.js';
-import { refused } from './helpers.js';
+import { refused } from '../support/world.js';
 
 /**
  * The rules as plain functions, without a store: tables of worked examples (the values written

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { expectError, openWorld, type OffsetBody, type World } from './helpers.js';
+import { expectError, openWorld, type OffsetBody, type World } from '../support/world.js';
 
 let w: World;
 beforeAll(async () => {

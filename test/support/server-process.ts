@@ -3,9 +3,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writ
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { ServeOptions } from '../../src/server/server.js';
-import { binary } from './binary.js';
+import { binary, ROOT as REPO_ROOT } from './binary.js';
 import { limit } from './load.js';
 
 /**
@@ -21,8 +20,6 @@ import { limit } from './load.js';
  *
  * Both use the same layout: CARBON_HOME=<home>, data directory <home>/data (as the CLI does).
  */
-
-export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export type ServerLauncher = 'binary' | 'bundle';
 
@@ -85,7 +82,10 @@ let bundle: Promise<string> | null = null;
 function serverBundle(): Promise<string> {
   bundle ??= (async () => {
     const { build } = await import('esbuild');
-    const dir = mkdtempSync(join(tmpdir(), 'carbon-serve-bundle-'));
+    // Inside the repository, as dist/ is: the store's checkpoint worker resolves better-sqlite3
+    // from the bundle's own place, which a temporary directory elsewhere does not reach.
+    mkdirSync(join(REPO_ROOT, 'node_modules', '.cache'), { recursive: true });
+    const dir = mkdtempSync(join(REPO_ROOT, 'node_modules', '.cache', 'carbon-serve-bundle-'));
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
     // better-sqlite3 is native, pg loads lazily: keep them external, by absolute path, since the
     // bundle lives outside the repo.

@@ -4,16 +4,16 @@
  * check that the money adds up. Everything stays on loopback and in temporary directories.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { binary } from '../support/binary.js';
-import { ledgerProblems, sqliteRows } from '../support/ledger-check.js';
-import { limit } from '../support/load.js';
+import { binary, ROOT } from './binary.js';
+import { ledgerProblems, sqliteRows } from './ledger-check.js';
+import { limit } from './load.js';
+import { tempDirs } from './temp.js';
 
-export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+/** The repository root, as test/support/binary.ts finds it. */
+export { ROOT };
 
 /** The built binary under test: this test process's checked copy (test/support/binary.ts). */
 export let BIN = join(ROOT, 'bin', 'carbon.cjs');
@@ -23,18 +23,16 @@ export function requireBuilt(): void {
   BIN = binary();
 }
 
-const homes: string[] = [];
+const homes = tempDirs('carbon-rel-');
 
 /** A fresh, empty temporary directory to use as CARBON_HOME (removed by cleanupHomes). */
 export function tempHome(prefix = 'carbon-rel-'): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  homes.push(dir);
-  return dir;
+  return homes.make(prefix);
 }
 
 /** Removes the temporary homes (the copy of the binary goes when the test process exits). */
 export function cleanupHomes(): void {
-  for (const dir of homes.splice(0)) rmSync(dir, { recursive: true, force: true });
+  homes.removeAll();
 }
 
 /** The environment a child gets: this one without any CARBON_* setting, colour off, plus `extra`. */
@@ -117,7 +115,7 @@ export async function pool<T, R>(items: readonly T[], limit: number, fn: (item: 
 }
 
 /** A small seeded PRNG: runs are random but repeatable from the seed (test/support/seed.ts). */
-export { random as rng } from '../support/seed.js';
+export { random as rng } from './seed.js';
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 

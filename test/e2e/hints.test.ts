@@ -1,9 +1,13 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { carbon, homes, json, leakedKeys, ok, sandboxKeys, serve, type Served } from './helpers.js';
+import { carbon, carbonTty, homes, json, leakedKeys, liveHomes, ok, sandboxKeys, serve, type Served } from '../support/cli.js';
 
 /**
+ * Hints that say what the user was doing and know the mode: a next-page hint that keeps the
+ * filters, an empty filtered list that names them, and an offset of the other mode named with the
+ * command that shows it.
+ *
  * On the remote engine, `carbon show` and `carbon open` of an offset of the other mode: the API
  * answers 404 to this mode's key. When the profile also has the other mode's key, carbon asks the
  * API once more with it, and a hit adds the hint the local engine gives (the exit code and the
@@ -12,6 +16,7 @@ import { carbon, homes, json, leakedKeys, ok, sandboxKeys, serve, type Served } 
  */
 
 const newHome = homes();
+const liveHome = liveHomes(newHome);
 let server: Served;
 let keys: Awaited<ReturnType<typeof sandboxKeys>>;
 let liveId: string;
@@ -91,5 +96,61 @@ describe('the remote engine: an offset of the other mode', () => {
     expect(r.stderr).toMatch(new RegExp(`\\nerror: No such offset: '${liveId}'\\. \\(param: id\\)\\n$`));
     expect(requests(r.stderr)).toEqual([`GET /api/v1/offsets/${liveId} 404`]);
     expect(leakedKeys(r.stderr, [keys.test, keys.live])).toEqual([]);
+  });
+});
+
+describe('hints and empty lists say what the user was doing', () => {
+  test('the next-page hint keeps --reference, --limit and --live; an empty filtered list says what was filtered', async () => {
+    const home = newHome();
+    await ok(['sandbox', 'topup', '250', '--live'], { home });
+    for (let i = 0; i < 3; i++) await ok(['buy', '--kg', '1', '--live', '--yes', '--reference', 'team trip'], { home });
+    const page = await carbonTty(['list', '--live', '--reference', 'team trip', '--limit', '2'], { home });
+    const hint = /More offsets: (.*) {2}\(or --all\)/.exec(page.output)?.[1];
+    expect(hint).toMatch(/^carbon list --live --reference 'team trip' --limit 2 --starting-after off_\w+$/);
+    // The hint, run as printed (its words as a shell would split them), gives the rest.
+    const words = hint!.replace(/^carbon /, '').match(/'[^']*'|\S+/g)!.map((w) => w.replace(/^'|'$/g, ''));
+    expect((await json<{ data: unknown[]; has_more: boolean }>(words, { home })).data).toHaveLength(1);
+    const empty = await carbonTty(['list', '--reference', 'nowhere'], { home });
+    expect(empty.output).toContain('No test offsets with reference "nowhere".');
+  });
+});
+
+describe('hints that know the mode', () => {
+  test('show and open of an offset of the other mode: 404, and the command that shows it', async () => {
+    const home = await liveHome();
+    const live = await json<{ id: string }>(['buy', '--kg', '10', '--live', '--yes'], { home });
+    const shown = await carbon(['show', live.id], { home });
+    expect(shown.exitCode).toBe(5);
+    expect(shown.stderr).toBe(`error: No such offset: '${live.id}'. (param: id) It is a live offset: see it with \`carbon show ${live.id} --live\`.\n`);
+    const opened = await carbon(['open', live.id], { home });
+    expect([opened.exitCode, opened.stderr]).toEqual([5, `error: No such offset: '${live.id}'. (param: id) It is a live offset: see it with \`carbon open ${live.id} --live\`.\n`]);
+    // And the other way round; --json keeps the API's envelope, nothing added.
+    const test_ = await json<{ id: string }>(['buy', '--kg', '1'], { home });
+    expect((await carbon(['show', test_.id, '--live', '--wait'], { home })).stderr).toContain(`It is a test offset: see it with \`carbon show ${test_.id} --wait --test\`.`);
+    const asJson = await carbon(['show', live.id, '--json'], { home });
+    expect(JSON.parse(asJson.stderr).error).toEqual({ type: 'invalid_request_error', code: 'resource_missing', message: `No such offset: '${live.id}'.`, param: 'id' });
+    // An id that is nowhere gets no hint.
+    expect((await carbon(['show', 'off_nowhere'], { home })).stderr).toBe("error: No such offset: 'off_nowhere'. (param: id)\n");
+  });
+
+  test('the wait-timeout message keeps --live and the profile', async () => {
+    const home = await liveHome();
+    await ok(['config', 'set', '--profile', 'team', 'mode', 'test'], { home });
+    const r = await carbon(['buy', '--kg', '10', '--live', '--yes', '--wait', '--timeout', '1', '--profile', 'team'], { home });
+    expect(r.exitCode).toBe(8);
+    const id = /off_\w+/.exec(r.stdout)![0];
+    expect(r.stderr).toContain(`Follow it with \`carbon show ${id} --wait --live --profile team\`.`);
+    // As printed, it runs: the same offset, in the same mode and profile.
+    expect((await carbon(['show', id, '--wait', '--live', '--profile', 'team', '--timeout', '1'], { home })).exitCode).toBe(8);
+  });
+
+  test('a live purchase short of balance: the live top-up, in dollars only', async () => {
+    const home = await liveHome();
+    const r = await carbon(['buy', '--kg', '10000', '--live', '--yes'], { home });
+    expect(r.exitCode).toBe(3);
+    expect(r.stderr).toBe('error: The live balance ($250.00) does not cover this purchase ($400.00). Top it up with `carbon sandbox topup 250 --live`.\n');
+    expect(r.stderr).not.toMatch(/cents/);
+    const test_ = await carbon(['buy', '--kg', '1000000'], { home });
+    expect(test_.stderr).toBe('error: The test balance ($1,000.00) does not cover this purchase ($40,000.00). Top it up with `carbon sandbox topup 39000`.\n');
   });
 });

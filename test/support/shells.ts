@@ -1,9 +1,8 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import { binary, buildIfStale } from '../support/binary.js';
+import { binary, buildIfStale, ROOT } from './binary.js';
 
 /**
  * The completion scripts are tested in real shells against the built binary: a `carbon` shim on
@@ -12,7 +11,7 @@ import { binary, buildIfStale } from '../support/binary.js';
  * shared tree cannot pull dist/ away mid-test. The scripts come from completions/ itself.
  */
 
-export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export { ROOT };
 export const COMPLETIONS = join(ROOT, 'completions');
 export const SCRIPT = {
   bash: join(COMPLETIONS, 'carbon.bash'),

@@ -1,10 +1,12 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { afterAll, inject } from 'vitest';
+import { afterAll } from 'vitest';
 import { maskKey } from '../../src/service/keys.js';
-import { limit } from '../support/load.js';
+import { binary } from './binary.js';
+import { limit } from './load.js';
+import { tempDir, tempDirs } from './temp.js';
 
 /**
  * Runs the built binary as a user or a script would: a fresh CARBON_HOME, an environment with
@@ -29,7 +31,8 @@ export interface RunOptions {
   timeout?: number;
 }
 
-export const BIN = (): string => inject('carbonBin');
+/** The run's copy of the built binary (test/support/binary.ts). */
+export const BIN = binary;
 
 /** The environment every run starts from: enough to run node, and nothing that changes carbon. */
 export function baseEnv(home: string, extra: Record<string, string | undefined> = {}): Record<string, string> {
@@ -58,6 +61,9 @@ export async function carbon(args: string[], options: RunOptions): Promise<Run> 
   if (r.timedOut) throw new Error(`carbon ${args.join(' ')} timed out\nstdout: ${String(r.stdout)}\nstderr: ${String(r.stderr)}`);
   return { stdout: String(r.stdout), stderr: String(r.stderr), exitCode: r.exitCode ?? -1 };
 }
+
+/** The base env sets FORCE_COLOR=0 for pipes; a terminal test starts from no colour variable at all. */
+export const TTY = { FORCE_COLOR: undefined };
 
 /** Quotes one word for sh -c. */
 export const sh = (word: string): string => `'${word.replace(/'/g, `'\\''`)}'`;
@@ -100,15 +106,9 @@ export async function json<T = Record<string, unknown>>(args: string[], options:
 
 /** Fresh CARBON_HOME directories, removed after the file's tests. */
 export function homes(): () => string {
-  const made: string[] = [];
-  afterAll(() => {
-    for (const dir of made) rmSync(dir, { recursive: true, force: true });
-  });
-  return () => {
-    const dir = mkdtempSync(join(tmpdir(), 'carbon-e2e-'));
-    made.push(dir);
-    return dir;
-  };
+  const made = tempDirs('carbon-e2e-');
+  afterAll(() => made.removeAll());
+  return () => made.make();
 }
 
 /** The sandbox's full keys in `home`, as the CLI reveals them. */
@@ -116,6 +116,15 @@ export async function sandboxKeys(home: string): Promise<{ test: string; live: s
   const keys = await json<Array<{ default: string | null; secret: string }>>(['sandbox', 'keys', '--reveal'], { home });
   const find = (role: string) => keys.find((k) => k.default === role)!.secret;
   return { test: find('test'), live: find('live'), readOnly: find('read_only'), all: keys };
+}
+
+/** Makes homes with `newHome` (from homes()), each with $250 of live balance. */
+export function liveHomes(newHome: () => string): () => Promise<string> {
+  return async () => {
+    const home = newHome();
+    await ok(['sandbox', 'topup', '250', '--live'], { home });
+    return home;
+  };
 }
 
 /** Every full key the sandbox of `home` holds, for "no full key in this output" checks. */
@@ -189,7 +198,7 @@ export const coloured = (text: string): boolean => /\u001b\[\d+(;\d+)*m/.test(te
  * wrapper around the built binary. Returns the pipeline's outcome (bash with pipefail).
  */
 export async function pipeline(script: string, options: RunOptions): Promise<Run> {
-  const dir = mkdtempSync(join(tmpdir(), 'carbon-e2e-bin-'));
+  const dir = tempDir('carbon-e2e-bin-');
   try {
     writeFileSync(join(dir, 'carbon'), `#!/bin/sh\nexec ${sh(process.execPath)} ${sh(BIN())} "$@"\n`, { mode: 0o755 });
     const env = baseEnv(options.home, { ...options.env, PATH: `${dir}:${process.env.PATH}` });

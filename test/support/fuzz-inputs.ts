@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import { ERROR_CODES } from '../../src/service/errors.js';
-import { STACK_FRAME } from './support.js';
+import { STACK_FRAME } from './children.js';
 
 export interface Keys {
   test: string;

@@ -9,9 +9,9 @@ import type { RetryPolicy } from '../../src/client/retry.js';
 import { LocalTransport, type Transport } from '../../src/client/transport.js';
 import { type StoreTarget, openEngine } from '../../src/engine/open.js';
 import type { Sandbox } from '../../src/service/sandbox.js';
-import { type EngineKind, type StoreKind, testLedger } from '../support/matrix.js';
-import type { Exchange } from '../support/openapi.js';
-import { type ServerProcess, startServerProcess } from '../support/server-process.js';
+import { type EngineKind, type StoreKind, testLedger } from './matrix.js';
+import type { Exchange } from './openapi.js';
+import { type ServerProcess, startServerProcess } from './server-process.js';
 
 /**
  * The two engines the contract suite runs on. Each is a data directory with the service behind

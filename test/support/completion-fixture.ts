@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { carbon, lines, makeSandbox, type Sandbox } from './helpers.js';
+import { carbon, lines, makeSandbox, type Sandbox } from './shells.js';
 
 /**
  * One sandbox for a shell's tests: two profiles in config.json (written by hand: the point is

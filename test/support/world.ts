@@ -1,12 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import type { ApiErrorBody, ApiRequest, ApiResponse, Mode, Offset } from '../../src/api/types.js';
 import { expect } from 'vitest';
 import { ApiError } from '../../src/service/errors.js';
 import { Sandbox } from '../../src/service/sandbox.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { OffsetsService } from '../../src/service/service.js';
+import { tempDir as makeTempDir } from './temp.js';
 
 /** A fixed starting instant, so timestamps in assertions are predictable. */
 export const T0 = Date.UTC(2030, 0, 15, 12, 0, 0, 0);
@@ -47,8 +46,9 @@ export type OffsetBody = Offset;
 
 let counter = 0;
 
+/** A fresh temporary directory (test/support/temp.ts), `carbon-svc-…` unless named otherwise. */
 export function tempDir(prefix = 'carbon-svc-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  return makeTempDir(prefix);
 }
 
 /**

@@ -1,0 +1,31 @@
+import { describe, expect, test } from 'vitest';
+import { carbon, homes, json } from '../support/cli.js';
+
+/** `carbon buy --dry-run`: every check a purchase gets, its exit code, and nothing bought. */
+
+const newHome = homes();
+
+describe('buy --dry-run: every check, the exit code the purchase would get, nothing bought', () => {
+  test('passes, 402, --max-cents and a read-only key, and never buys', async () => {
+    const home = newHome();
+    const keys = await json<Array<{ default: string | null; secret: string }>>(['sandbox', 'keys', '--reveal'], { home });
+    const readOnly = keys.find((k) => k.default === 'read_only')!.secret;
+    const ok1 = await carbon(['buy', '--kg', '500', '--dry-run'], { home });
+    expect(ok1.exitCode).toBe(0);
+    expect(ok1.stdout).toMatch(/^kg\t500$/m);
+    expect(ok1.stderr).toMatch(/Dry run: 500 kg for \$20\.00 would be bought from the test balance \(\$1,000\.00\); the key may buy\. Nothing was bought\./);
+    const cases: Array<[string[], Record<string, string>, number, RegExp]> = [
+      [['buy', '--kg', '30000', '--dry-run'], {}, 3, /402 insufficient_balance/],
+      [['buy', '--kg', '500', '--max-cents', '100', '--dry-run'], {}, 2, /more than --max-cents 100/],
+      [['buy', '--kg', '5', '--dry-run'], { CARBON_API_KEY: readOnly }, 4, /403 insufficient_permissions/],
+      [['buy', '--kg', '0', '--dry-run'], {}, 2, /kg/],
+    ];
+    for (const [args, env, code, says] of cases) {
+      const r = await carbon(args, { home, env });
+      expect(r.exitCode, r.stderr).toBe(code);
+      expect(r.stderr).toMatch(says);
+    }
+    expect((await json<{ data: unknown[] }>(['list'], { home })).data).toEqual([]);
+    expect((await json<{ available_cents: number }>(['balance'], { home })).available_cents).toBe(100_000);
+  });
+});

@@ -1,0 +1,42 @@
+import { describe, expect, test } from 'vitest';
+import { carbon, carbonTty, homes, json, liveHomes, ok, plain, TTY } from '../support/cli.js';
+
+/** Live purchases: none by accident (no --yes, no terminal: nothing bought), and one above the review limit says it will wait. */
+
+const newHome = homes();
+const liveHome = liveHomes(newHome);
+
+describe('a live purchase cannot happen by accident', () => {
+  test('echo n | carbon buy --kg 10 --live: exit 2, one line, nothing bought', async () => {
+    const home = await liveHome();
+    const r = await carbon(['buy', '--kg', '10', '--live'], { home, input: 'n\n' });
+    expect([r.exitCode, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toBe('error: A live purchase needs --yes when nobody can confirm it (stdin is not a terminal); nothing was bought. Add --yes to buy with real money without being asked.\n');
+    const asJson = await carbon(['buy', '--kg', '10', '--live', '--json'], { home, input: 'n\n' });
+    expect([asJson.exitCode, JSON.parse(asJson.stderr).error.code]).toEqual([2, 'usage_error']);
+    expect((await json<{ data: unknown[] }>(['list', '--live'], { home })).data).toEqual([]);
+    expect((await json<{ available_cents: number }>(['balance', '--live'], { home })).available_cents).toBe(25_000);
+    // --yes says so: bought, with no warning.
+    const yes = await carbon(['buy', '--kg', '10', '--live', '--yes'], { home, input: 'n\n' });
+    expect([yes.exitCode, yes.stderr]).toEqual([0, '✓ Bought 10 kg for $0.40 (live mode).\n']);
+  });
+});
+
+describe('a purchase above the review limit says it will wait for review', () => {
+  test('in the prompt, the line and the card after it, and --dry-run', async () => {
+    const home = await liveHome();
+    await ok(['sandbox', 'review-limit', '100'], { home });
+    const r = await carbonTty(['buy', '--kg', '3000', '--live'], { home, env: TTY, input: 'y\n' });
+    expect(r.exitCode).toBe(0);
+    const text = plain(r.output);
+    expect(text).toContain('Buy 3,000 kg for $120.00 from the LIVE balance ($250.00)? It is above the review limit: it will wait for review before it is placed. [y/N]');
+    expect(text).toContain('✓ Bought 3,000 kg for $120.00 (live mode). It is above the review limit: it will wait for review before it is placed.');
+    expect(text).toMatch(/^status +processing · waiting for review \(above the review limit\)$/m);
+    const dry = await carbon(['buy', '--kg', '3000', '--live', '--dry-run'], { home });
+    expect(dry.stdout).toContain('requires_review\ttrue\n');
+    expect(dry.stderr).toContain('it would wait for review');
+    // Below the limit: not a word about review.
+    const small = await carbonTty(['buy', '--kg', '10', '--live'], { home, env: TTY, input: 'y\n' });
+    expect(plain(small.output)).not.toMatch(/review/);
+  });
+});
