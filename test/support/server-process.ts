@@ -78,14 +78,31 @@ export function defaultLauncher(): ServerLauncher {
 
 let bundle: Promise<string> | null = null;
 
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Builds src/server/server.ts and its runner script once per test process; returns the runner's path. */
 function serverBundle(): Promise<string> {
   bundle ??= (async () => {
     const { build } = await import('esbuild');
     // Inside the repository, as dist/ is: the store's checkpoint worker resolves better-sqlite3
     // from the bundle's own place, which a temporary directory elsewhere does not reach.
-    mkdirSync(join(REPO_ROOT, 'node_modules', '.cache'), { recursive: true });
-    const dir = mkdtempSync(join(REPO_ROOT, 'node_modules', '.cache', 'carbon-serve-bundle-'));
+    // Named by this process's pid: one a worker that was stopped before its exit handler ran left
+    // behind is removed by the next.
+    const cache = join(REPO_ROOT, 'node_modules', '.cache');
+    mkdirSync(cache, { recursive: true });
+    for (const name of readdirSync(cache)) {
+      const pid = /^carbon-serve-bundle-(\d+)$/.exec(name)?.[1];
+      if (pid !== undefined && !alive(Number(pid))) rmSync(join(cache, name), { recursive: true, force: true });
+    }
+    const dir = join(cache, `carbon-serve-bundle-${process.pid}`);
+    mkdirSync(dir, { recursive: true });
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
     // better-sqlite3 is native, pg loads lazily: keep them external, by absolute path, since the
     // bundle lives outside the repo.
