@@ -1,5 +1,6 @@
 import { ACCOUNT_STANDINGS } from '../../../api/types.js';
 import type { CommandSpec } from '../../command.js';
+import { flagTable } from '../../flags.js';
 
 const run = () => import('./run.js');
 const OFFSET_ID = { name: '<id>', description: 'the offset id (off_…)', values: 'offsetIds' } as const;
@@ -81,15 +82,15 @@ the next request. A seed makes the draws repeatable.`,
     {
       name: 'set',
       description: 'replace the fault setting',
-      flags: [
-        { flags: '--error-rate <share>', description: 'share of requests (0 to 1) answered with a fault, such as 0.3' },
-        { flags: '--errors <list>', description: 'the faults drawn from: 429,500,503,drop-before,drop-after (default: all)' },
-        { flags: '--latency <range>', description: 'added latency, such as 200ms or 50ms-400ms' },
-        { flags: '--route <route>', description: 'only this endpoint, such as "POST /offsets" (default: every one)' },
-        { flags: '--mode <mode>', description: 'only requests with a test or a live key (default: both)' },
-        { flags: '--seed <n>', description: 'seed of the draws, for a repeatable run (default: random)' },
-        { flags: '--retry-after <seconds>', description: 'Retry-After of injected 429s and 503s (default 1)' },
-      ],
+      flags: flagTable(`
+        --error-rate <share>      share of requests (0 to 1) answered with a fault, such as 0.3
+        --errors <list>           the faults drawn from: 429,500,503,drop-before,drop-after (default: all)
+        --latency <range>         added latency, such as 200ms or 50ms-400ms
+        --route <route>           only this endpoint, such as "POST /offsets" (default: every one)
+        --mode <mode>             only requests with a test or a live key (default: both)
+        --seed <n>                seed of the draws, for a repeatable run (default: random)
+        --retry-after <seconds>   Retry-After of injected 429s and 503s (default 1)
+      `),
       examples: [
         'carbon sandbox faults set --error-rate 0.3 --seed 7',
         'carbon sandbox faults set --errors drop-after --error-rate 0.5 --route "POST /offsets"',
@@ -185,10 +186,10 @@ on a remote API; with a base URL configured, add --local.`,
     {
       name: 'login',
       description: 'a fresh one-time link to the developer page of carbon serve (opened, or printed)',
-      flags: [
-        { flags: '--print', description: 'print the link alone on stdout instead of opening it' },
-        { flags: '--url <url>', description: 'the page\'s address (default: what the last carbon serve on this ledger recorded)' },
-      ],
+      flags: flagTable(`
+        --print       print the link alone on stdout instead of opening it
+        --url <url>   the page's address (default: what the last carbon serve on this ledger recorded)
+      `),
       examples: ['carbon sandbox login', 'carbon sandbox login --print', 'carbon sandbox login --print --url https://sandbox.example.com'],
       load: () => run().then((m) => m.login),
     },
