@@ -6,27 +6,31 @@ export type FlagExtras = Readonly<Record<string, Omit<FlagSpec, 'flags' | 'descr
 /**
  * A flag table written as aligned text: on each line the flags as commander writes them, two or more
  * spaces, the description. A line indented further than the flags carries on the description above
- * it (joined with a space). Parsing it is a split and a regular expression a line: cheap at start-up.
+ * it (joined with a space). It runs at every start-up, so it stays plain string work: no regular
+ * expression, no spread.
  */
-export function flagTable(text: string, extras: FlagExtras = {}): FlagSpec[] {
-  const lines = text.split('\n').filter((line) => line.trim() !== '');
-  const indent = Math.min(...lines.map(indentOf));
+export function flagTable(text: string, extras?: FlagExtras): FlagSpec[] {
   const rows: FlagSpec[] = [];
-  for (const line of lines) {
-    const last = rows.at(-1);
-    if (indentOf(line) > indent && last !== undefined) {
-      last.description += ` ${line.trim()}`;
+  let indent = -1;
+  for (const line of text.split('\n')) {
+    const rest = line.trimStart();
+    if (rest === '') continue;
+    const start = line.length - rest.length;
+    if (indent < 0) indent = start;
+    const last = rows[rows.length - 1];
+    if (start > indent && last !== undefined) {
+      last.description += ` ${rest}`;
       continue;
     }
-    const match = /^(\S.*?)\s{2,}(\S.*)$/.exec(line.trim());
-    if (match === null) throw new Error(`flag table: no description in "${line.trim()}"`);
-    const [, flags, description] = match as unknown as [string, string, string];
-    rows.push({ flags, description, ...extras[/--[\w-]+/.exec(flags)?.[0] ?? flags] });
+    const gap = rest.indexOf('  ');
+    if (gap < 0) throw new Error(`flag table: no description in "${rest}"`);
+    const row: FlagSpec = { flags: rest.slice(0, gap), description: rest.slice(gap).trim() };
+    const extra = extras?.[row.flags.slice(row.flags.indexOf('--')).split(' ')[0]!];
+    if (extra !== undefined) Object.assign(row, extra);
+    rows.push(row);
   }
   return rows;
 }
-
-const indentOf = (line: string): number => line.length - line.trimStart().length;
 
 /** What to buy: `carbon buy` and `carbon quote` take the same four flags. */
 export const PURCHASE_FLAGS = flagTable(`
