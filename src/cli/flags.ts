@@ -12,6 +12,7 @@ export type FlagExtras = Readonly<Record<string, Omit<FlagSpec, 'flags' | 'descr
 export function flagTable(text: string, extras?: FlagExtras): FlagSpec[] {
   const rows: FlagSpec[] = [];
   let indent = -1;
+  let used = 0;
   for (const line of text.split('\n')) {
     const rest = line.trimStart();
     if (rest === '') continue;
@@ -26,9 +27,11 @@ export function flagTable(text: string, extras?: FlagExtras): FlagSpec[] {
     if (gap < 0) throw new Error(`flag table: no description in "${rest}"`);
     const row: FlagSpec = { flags: rest.slice(0, gap), description: rest.slice(gap).trim() };
     const extra = extras?.[row.flags.slice(row.flags.indexOf('--')).split(' ')[0]!];
-    if (extra !== undefined) Object.assign(row, extra);
-    rows.push(row);
+    if (extra !== undefined) used++;
+    rows.push(extra === undefined ? row : Object.assign(row, extra));
   }
+  // A misspelt name in extras would lose its choices or completion values without a word.
+  if (extras !== undefined && used !== Object.keys(extras).length) throw new Error('flag table: extras for a flag it does not have');
   return rows;
 }
 
