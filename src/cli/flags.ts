@@ -26,7 +26,7 @@ export function flagTable(text: string, extras?: FlagExtras): FlagSpec[] {
     const gap = rest.indexOf('  ');
     if (gap < 0) throw new Error(`flag table: no description in "${rest}"`);
     const row: FlagSpec = { flags: rest.slice(0, gap), description: rest.slice(gap).trim() };
-    const extra = extras?.[row.flags.slice(row.flags.indexOf('--')).split(' ')[0]!];
+    const extra = extras?.[row.flags.slice(row.flags.indexOf('--')).split(' ')[0] ?? ''];
     if (extra !== undefined) used++;
     rows.push(extra === undefined ? row : Object.assign(row, extra));
   }
