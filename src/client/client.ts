@@ -43,6 +43,12 @@ export interface WaitOptions {
   onPoll?: (offset: Offset) => void;
 }
 
+/** What a request may add to its method and path. */
+interface RequestExtra {
+  query?: Record<string, string>;
+  headers?: Record<string, string>;
+}
+
 const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -131,36 +137,31 @@ export class CarbonClient {
    * One request as given, through the same transport and key, answered whatever its status (for
    * `carbon api`): no retries, no error thrown for a 4xx or 5xx.
    */
-  async raw(method: string, path: string, options: { body?: string; query?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<ApiResponse> {
-    return this.options.transport.request({
-      method: method.toUpperCase(),
-      path: `${API_PREFIX}${path}`,
-      query: options.query ?? {},
-      headers: {
-        authorization: `Bearer ${this.options.apiKey}`,
-        ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
-        ...options.headers,
-      },
-      body: options.body ?? '',
-    });
+  async raw(method: string, path: string, options: RequestExtra & { body?: string } = {}): Promise<ApiResponse> {
+    return this.options.transport.request(this.request(method.toUpperCase(), path, options.body, options));
   }
 
-  private async send<T>(
-    method: string,
-    path: string,
-    extra: { body?: unknown; query?: Record<string, string>; headers?: Record<string, string> } = {},
-  ): Promise<ApiResponse<T>> {
-    const request: ApiRequest = {
+  /** The request as sent: under /api/v1, with the key, and a JSON content type when there is a body. */
+  private request(method: string, path: string, body: string | undefined, extra: RequestExtra): ApiRequest {
+    return {
       method,
       path: `${API_PREFIX}${path}`,
       query: extra.query ?? {},
       headers: {
         authorization: `Bearer ${this.options.apiKey}`,
-        ...(extra.body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         ...extra.headers,
       },
-      body: extra.body === undefined ? '' : JSON.stringify(extra.body),
+      body: body ?? '',
     };
+  }
+
+  private async send<T>(
+    method: string,
+    path: string,
+    extra: RequestExtra & { body?: unknown } = {},
+  ): Promise<ApiResponse<T>> {
+    const request = this.request(method, path, extra.body === undefined ? undefined : JSON.stringify(extra.body), extra);
     // Whether any attempt may have reached the server (so a purchase may have been made).
     let maybeSent = false;
     const query = new URLSearchParams(extra.query).toString();

@@ -1,5 +1,6 @@
 import type { CommandSpec, RootSpec } from '../command.js';
 import { EXIT_CODES_HELP } from '../exit-codes.js';
+import { flagTable } from '../flags.js';
 import { api } from './api/index.js';
 import { balance } from './balance/index.js';
 import { buy } from './buy/index.js';
@@ -41,31 +42,24 @@ export const COMMANDS: readonly CommandSpec[] = [
 /** `carbon` itself: the global flags every command takes, and the help that explains them. */
 export const ROOT: RootSpec = {
   description: 'Buy carbon offsets from a prepaid balance: from the live API, or from a full local model of it.',
-  flags: [
-    { flags: '--json', description: 'print the API\'s JSON object (errors: the JSON envelope on stderr)' },
-    { flags: '--profile <name>', description: 'use this profile (env CARBON_PROFILE)', values: 'profiles' },
-    { flags: '--live', description: 'use the live key of the profile for this call' },
-    { flags: '--test', description: 'use the test key of the profile for this call' },
-    { flags: '--local', description: 'use the local model even if a base URL is set' },
-    { flags: '--base-url <url>', description: 'the API\'s base URL, ending in /api/v1 (env CARBON_BASE_URL)' },
-    { flags: '--api-key <key>', description: 'API key (prefer env CARBON_API_KEY: flags show up in ps)' },
-    { flags: '--max-retries <n>', description: 'retries of failed requests (env CARBON_MAX_RETRIES, default 2)' },
-    { flags: '--timeout <seconds>', description: 'per request timeout, and how long --wait waits (env CARBON_TIMEOUT)' },
-    { flags: '--allow-insecure-http', description: 'allow sending the key over http:// to a non-loopback host' },
-    {
-      flags: '--database <url>',
-      description: 'the local model\'s ledger in PostgreSQL: postgres://… (env CARBON_DATABASE_URL; default SQLite in CARBON_HOME)',
-    },
-    {
-      flags: '--database-schema <name>',
-      description: 'the PostgreSQL schema (env CARBON_DATABASE_SCHEMA, or ?schema= in the URL; default carbon)',
-    },
-    {
-      flags: '--verbose',
-      description: 'one line on stderr per HTTP request: method, URL, status, time, Request-Id, attempt (also CARBON_DEBUG=http)',
-    },
-    { flags: '--no-color', description: 'no colour (also NO_COLOR=1)' },
-  ],
+  flags: flagTable(`
+    --json                     print the API's JSON object (errors: the JSON envelope on stderr)
+    --profile <name>           use this profile (env CARBON_PROFILE)
+    --live                     use the live key of the profile for this call
+    --test                     use the test key of the profile for this call
+    --local                    use the local model even if a base URL is set
+    --base-url <url>           the API's base URL, ending in /api/v1 (env CARBON_BASE_URL)
+    --api-key <key>            API key (prefer env CARBON_API_KEY: flags show up in ps)
+    --max-retries <n>          retries of failed requests (env CARBON_MAX_RETRIES, default 2)
+    --timeout <seconds>        per request timeout, and how long --wait waits (env CARBON_TIMEOUT)
+    --allow-insecure-http      allow sending the key over http:// to a non-loopback host
+    --database <url>           the local model's ledger in PostgreSQL: postgres://… (env CARBON_DATABASE_URL;
+                                 default SQLite in CARBON_HOME)
+    --database-schema <name>   the PostgreSQL schema (env CARBON_DATABASE_SCHEMA, or ?schema= in the URL; default carbon)
+    --verbose                  one line on stderr per HTTP request: method, URL, status, time, Request-Id, attempt
+                                 (also CARBON_DEBUG=http)
+    --no-color                 no colour (also NO_COLOR=1)
+  `, { '--profile': { values: 'profiles' } }),
   examples: ['carbon buy --kg 500', 'carbon quote --amount 12.50', 'carbon list --json | jq \'.data[].id\'', 'carbon balance'],
   epilogue: `Environment: CARBON_API_KEY, CARBON_BASE_URL, CARBON_PROFILE, CARBON_HOME (config and data),
 CARBON_MAX_RETRIES, CARBON_TIMEOUT, NO_COLOR, FORCE_COLOR, CARBON_DEBUG=1 (stack traces).

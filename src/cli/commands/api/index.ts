@@ -1,4 +1,5 @@
 import type { CommandSpec } from '../../command.js';
+import { flagTable } from '../../flags.js';
 
 export const api: CommandSpec = {
   name: 'api',
@@ -7,10 +8,10 @@ export const api: CommandSpec = {
     { name: '<method>', description: 'GET or POST' },
     { name: '<path>', description: 'under /api/v1, e.g. /balance or \'/offsets?limit=2\'' },
   ],
-  flags: [
-    { flags: '-d, --data <json>', description: 'the JSON body, or @FILE (@- for stdin)' },
-    { flags: '--idempotency-key <key>', description: 'for POST /offsets (generated when absent)' },
-  ],
+  flags: flagTable(`
+    -d, --data <json>         the JSON body, or @FILE (@- for stdin)
+    --idempotency-key <key>   for POST /offsets (generated when absent)
+  `),
   examples: [
     'carbon api GET /balance',
     'carbon api GET \'/offsets?limit=2\' | jq \'.data[].id\'',

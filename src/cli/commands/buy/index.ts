@@ -1,25 +1,25 @@
 import type { CommandSpec } from '../../command.js';
-import { PURCHASE_FLAGS, QUIET_FLAG } from '../../flags.js';
+import { flagTable, PURCHASE_FLAGS, QUIET_FLAG } from '../../flags.js';
 
 export const buy: CommandSpec = {
   name: 'buy',
   description: 'buy offsets, charged to the balance',
   flags: [
     ...PURCHASE_FLAGS,
-    { flags: '--idempotency-key <key>', description: 'make retries safe: the same key never buys twice (generated when absent)' },
-    { flags: '--wait', description: 'wait until the offset is placed or refunded' },
-    { flags: '--max-cents <n>', description: 'refuse, before buying, a purchase that would cost more than this' },
-    { flags: '-y, --yes', description: 'do not ask to confirm a live purchase' },
-    {
-      flags: '--dry-run',
-      description: 'make every check a purchase would (price, balance, --max-cents, permission) and exit as it would; buy nothing',
-    },
+    ...flagTable(`
+      --idempotency-key <key>   make retries safe: the same key never buys twice (generated when absent)
+      --wait                    wait until the offset is placed or refunded
+      --max-cents <n>           refuse, before buying, a purchase that would cost more than this
+      -y, --yes                 do not ask to confirm a live purchase
+      --dry-run                 make every check a purchase would (price, balance, --max-cents, permission) and exit as it
+                                  would; buy nothing
+    `),
     QUIET_FLAG,
-    {
-      flags: '--from-csv <file>',
-      description: 'one purchase per row of a CSV file (- for stdin): columns kg, amount (dollars) or amount_cents, and reference',
-    },
-    { flags: '--batch-id <id>', description: 'with --from-csv: the batch\'s name in its idempotency keys (default: a hash of the file)' },
+    ...flagTable(`
+      --from-csv <file>         one purchase per row of a CSV file (- for stdin): columns kg, amount (dollars) or amount_cents,
+                                  and reference
+      --batch-id <id>           with --from-csv: the batch's name in its idempotency keys (default: a hash of the file)
+    `),
   ],
   examples: [
     'carbon buy --kg 500',

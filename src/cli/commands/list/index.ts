@@ -1,6 +1,6 @@
 import { OFFSET_STATUSES } from '../../../api/types.js';
 import type { CommandSpec } from '../../command.js';
-import { QUIET_FLAG } from '../../flags.js';
+import { flagTable, QUIET_FLAG } from '../../flags.js';
 
 export const LIST_FORMATS = ['table', 'plain', 'json', 'csv'] as const;
 export type ListFormat = (typeof LIST_FORMATS)[number];
@@ -9,14 +9,16 @@ export const list: CommandSpec = {
   name: 'list',
   description: 'list offsets, newest first',
   flags: [
-    { flags: '--limit <n>', description: 'how many offsets to print, across pages (default 10)' },
-    { flags: '--page-size <n>', description: 'offsets per request (1 to 100; default: what --limit needs, 100 with --all)' },
-    { flags: '--starting-after <id>', description: 'the page after this offset', values: 'offsetIds' },
-    { flags: '--reference <text>', description: 'only offsets with this reference' },
-    { flags: '--all', description: 'every offset, page by page, streamed (NDJSON with --json)' },
-    { flags: '--status <status>', description: 'only offsets in this state', choices: OFFSET_STATUSES },
-    { flags: '--since <when>', description: 'only offsets created since: a day (2026-01-31) or an age (7d, 12h, 30m)' },
-    { flags: '--until <when>', description: 'only offsets created until: a day (included) or an age' },
+    ...flagTable(`
+      --limit <n>             how many offsets to print, across pages (default 10)
+      --page-size <n>         offsets per request (1 to 100; default: what --limit needs, 100 with --all)
+      --starting-after <id>   the page after this offset
+      --reference <text>      only offsets with this reference
+      --all                   every offset, page by page, streamed (NDJSON with --json)
+      --status <status>       only offsets in this state
+      --since <when>          only offsets created since: a day (2026-01-31) or an age (7d, 12h, 30m)
+      --until <when>          only offsets created until: a day (included) or an age
+    `, { '--starting-after': { values: 'offsetIds' }, '--status': { choices: OFFSET_STATUSES } }),
     QUIET_FLAG,
     { flags: '--format <format>', description: 'output format', choices: LIST_FORMATS },
   ],

@@ -1,4 +1,5 @@
 import type { CommandSpec } from '../../command.js';
+import { flagTable } from '../../flags.js';
 
 export const REPORT_GROUPS = ['month', 'week', 'quarter', 'reference'] as const;
 export type ReportGroup = (typeof REPORT_GROUPS)[number];
@@ -7,13 +8,13 @@ export const REPORT_FORMATS = ['table', 'plain', 'csv', 'md', 'json', 'html'] as
 export const report: CommandSpec = {
   name: 'report',
   description: 'kg and dollars per month, week, quarter or reference, over a span: for a sustainability report',
-  flags: [
-    { flags: '--by <what>', description: 'group by', choices: REPORT_GROUPS, default: 'month' },
-    { flags: '--prefix-sep <sep>', description: 'with --by reference: group references by the part before this separator' },
-    { flags: '--since <day>', description: 'from this day on (YYYY-MM-DD, UTC)' },
-    { flags: '--until <day>', description: 'up to and including this day (YYYY-MM-DD, UTC)' },
-    { flags: '--format <format>', description: 'output format (html: one printable page, with a chart)', choices: REPORT_FORMATS },
-  ],
+  flags: flagTable(`
+    --by <what>           group by
+    --prefix-sep <sep>    with --by reference: group references by the part before this separator
+    --since <day>         from this day on (YYYY-MM-DD, UTC)
+    --until <day>         up to and including this day (YYYY-MM-DD, UTC)
+    --format <format>     output format (html: one printable page, with a chart)
+  `, { '--by': { choices: REPORT_GROUPS, default: 'month' }, '--format': { choices: REPORT_FORMATS } }),
   examples: [
     'carbon report',
     'carbon report --by quarter --since 2026-01-01 --format md',

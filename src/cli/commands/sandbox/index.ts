@@ -1,7 +1,18 @@
 import { ACCOUNT_STANDINGS } from '../../../api/types.js';
 import type { CommandSpec } from '../../command.js';
+import { flagTable } from '../../flags.js';
 
 const run = () => import('./run.js');
+type Handlers = Awaited<ReturnType<typeof run>>;
+
+/** A subcommand done by the function `handler` of run.ts (imported when it runs), and what else it declares. */
+type Declared = Omit<CommandSpec, 'name' | 'description' | 'load'>;
+
+/** A subcommand done by the function `handler` of run.ts (imported when it runs), and what else it declares. */
+function sub(name: string, handler: keyof Handlers, description: string, rest: Declared = {}): CommandSpec {
+  return { name, description, ...rest, load: () => run().then((m) => m[handler]) };
+}
+
 const OFFSET_ID = { name: '<id>', description: 'the offset id (off_…)', values: 'offsetIds' } as const;
 
 const keys: CommandSpec = {
@@ -9,32 +20,23 @@ const keys: CommandSpec = {
   description: 'API keys: list (masked unless --reveal), create, revoke',
   examples: ['carbon sandbox keys', 'carbon sandbox keys create --live', 'carbon sandbox keys revoke key_…'],
   subcommands: [
-    {
-      name: 'list',
+    sub('list', 'keysList', 'every key, masked unless --reveal', {
       isDefault: true,
-      description: 'every key, masked unless --reveal',
       flags: [{ flags: '--reveal', description: 'print the keys in full' }],
       examples: ['carbon sandbox keys', 'carbon sandbox keys --reveal --json | jq -r \'.[] | select(.default=="test") | .secret\''],
-      load: () => run().then((m) => m.keysList),
-    },
-    {
-      name: 'create',
-      description: 'create a key of the mode (--live or --test) and print it in full, once',
+    }),
+    sub('create', 'keysCreate', 'create a key of the mode (--live or --test) and print it in full, once', {
       flags: [{ flags: '--read-only', description: 'reads only: purchases get 403 insufficient_permissions' }],
       examples: [
         'carbon sandbox keys create',
         'KEY=$(carbon sandbox keys create --live)',
         'carbon sandbox keys create --read-only --json | jq -r .secret',
       ],
-      load: () => run().then((m) => m.keysCreate),
-    },
-    {
-      name: 'revoke',
-      description: 'revoke a key: it gets 401 from now on',
+    }),
+    sub('revoke', 'keysRevoke', 'revoke a key: it gets 401 from now on', {
       args: [{ name: '<id>', description: 'the key\'s id (key_…), from `carbon sandbox keys`', values: 'keyIds' }],
       examples: ['carbon sandbox keys revoke key_…'],
-      load: () => run().then((m) => m.keysRevoke),
-    },
+    }),
   ],
 };
 
@@ -43,20 +45,14 @@ const clock: CommandSpec = {
   description: 'the model\'s clock: show it, or move it forward to fire placements',
   examples: ['carbon sandbox clock', 'carbon sandbox clock advance 2m'],
   subcommands: [
-    {
-      name: 'show',
+    sub('show', 'clockShow', 'the model\'s time, and how far ahead of real time it is', {
       isDefault: true,
-      description: 'the model\'s time, and how far ahead of real time it is',
       examples: ['carbon sandbox clock', 'carbon sandbox clock --json | jq -r .now'],
-      load: () => run().then((m) => m.clockShow),
-    },
-    {
-      name: 'advance',
-      description: 'move the clock forward (test offsets place after 3 s, live after 60 s)',
+    }),
+    sub('advance', 'clockAdvance', 'move the clock forward (test offsets place after 3 s, live after 60 s)', {
       args: [{ name: '<duration>', description: 'such as 90s, 15m, 2h, 1d or 1h30m' }],
       examples: ['carbon sandbox clock advance 90s', 'carbon sandbox clock advance 1d --json'],
-      load: () => run().then((m) => m.clockAdvance),
-    },
+    }),
   ],
 };
 
@@ -71,38 +67,29 @@ the next request. A seed makes the draws repeatable.`,
     'carbon sandbox faults off',
   ],
   subcommands: [
-    {
-      name: 'show',
+    sub('show', 'faultsShow', 'the faults injected now (off by default)', {
       isDefault: true,
-      description: 'the faults injected now (off by default)',
       examples: ['carbon sandbox faults', 'carbon sandbox faults --json | jq .error_rate'],
-      load: () => run().then((m) => m.faultsShow),
-    },
-    {
-      name: 'set',
-      description: 'replace the fault setting',
-      flags: [
-        { flags: '--error-rate <share>', description: 'share of requests (0 to 1) answered with a fault, such as 0.3' },
-        { flags: '--errors <list>', description: 'the faults drawn from: 429,500,503,drop-before,drop-after (default: all)' },
-        { flags: '--latency <range>', description: 'added latency, such as 200ms or 50ms-400ms' },
-        { flags: '--route <route>', description: 'only this endpoint, such as "POST /offsets" (default: every one)' },
-        { flags: '--mode <mode>', description: 'only requests with a test or a live key (default: both)' },
-        { flags: '--seed <n>', description: 'seed of the draws, for a repeatable run (default: random)' },
-        { flags: '--retry-after <seconds>', description: 'Retry-After of injected 429s and 503s (default 1)' },
-      ],
+    }),
+    sub('set', 'faultsSet', 'replace the fault setting', {
+      flags: flagTable(`
+        --error-rate <share>      share of requests (0 to 1) answered with a fault, such as 0.3
+        --errors <list>           the faults drawn from: 429,500,503,drop-before,drop-after (default: all)
+        --latency <range>         added latency, such as 200ms or 50ms-400ms
+        --route <route>           only this endpoint, such as "POST /offsets" (default: every one)
+        --mode <mode>             only requests with a test or a live key (default: both)
+        --seed <n>                seed of the draws, for a repeatable run (default: random)
+        --retry-after <seconds>   Retry-After of injected 429s and 503s (default 1)
+      `),
       examples: [
         'carbon sandbox faults set --error-rate 0.3 --seed 7',
         'carbon sandbox faults set --errors drop-after --error-rate 0.5 --route "POST /offsets"',
         'carbon sandbox faults set --latency 50ms-400ms --mode live',
       ],
-      load: () => run().then((m) => m.faultsSet),
-    },
-    {
-      name: 'off',
-      description: 'stop injecting faults',
+    }),
+    sub('off', 'faultsOff', 'stop injecting faults', {
       examples: ['carbon sandbox faults off'],
-      load: () => run().then((m) => m.faultsOff),
-    },
+    }),
   ],
 };
 
@@ -119,15 +106,10 @@ on a remote API; with a base URL configured, add --local.`,
     'carbon sandbox keys --reveal --json | jq -r \'.[] | select(.default=="test") | .secret\'',
   ],
   subcommands: [
-    {
-      name: 'status',
-      description: 'account, rate, limits, clock, balances and impact',
+    sub('status', 'status', 'account, rate, limits, clock, balances and impact', {
       examples: ['carbon sandbox status', 'carbon sandbox status --json | jq .balances'],
-      load: () => run().then((m) => m.status),
-    },
-    {
-      name: 'topup',
-      description: 'add to the balance of the mode (--live or --test); the smallest top-up is $250',
+    }),
+    sub('topup', 'topup', 'add to the balance of the mode (--live or --test); the smallest top-up is $250', {
       args: [{ name: '[dollars]', description: 'dollars, such as 250 or 250.00' }],
       flags: [{ flags: '--cents <n>', description: 'the amount in cents instead' }],
       examples: [
@@ -135,70 +117,45 @@ on a remote API; with a base URL configured, add --local.`,
         'carbon sandbox topup 1000 --live',
         'carbon sandbox topup --cents 25000 --json | jq .available_cents',
       ],
-      load: () => run().then((m) => m.topup),
-    },
+    }),
     keys,
-    {
-      name: 'account',
-      description: 'set the account\'s standing: suspended or unapproved accounts get 403 api_access_inactive',
+    sub('account', 'accountStatus', 'set the account\'s standing: suspended or unapproved accounts get 403 api_access_inactive', {
       args: [{ name: '<status>', description: 'the new standing', choices: ACCOUNT_STANDINGS }],
       examples: ['carbon sandbox account suspended', 'carbon sandbox account active'],
-      load: () => run().then((m) => m.accountStatus),
-    },
-    {
-      name: 'rate',
-      description: 'set the rate, in thousandths of a cent per kg (4000 = $0.04/kg)',
+    }),
+    sub('rate', 'rate', 'set the rate, in thousandths of a cent per kg (4000 = $0.04/kg)', {
       args: [{ name: '<millicents>', description: 'millicents per kg' }],
       examples: ['carbon sandbox rate 4000', 'carbon sandbox rate 4125 --json'],
-      load: () => run().then((m) => m.rate),
-    },
-    {
-      name: 'review-limit',
-      description: 'set the automatic review limit: larger live purchases wait for review',
+    }),
+    sub('review-limit', 'reviewLimit', 'set the automatic review limit: larger live purchases wait for review', {
       args: [{ name: '<dollars>', description: 'dollars, such as 5000; 0 reviews every live purchase' }],
       examples: ['carbon sandbox review-limit 5000', 'carbon sandbox review-limit 0'],
-      load: () => run().then((m) => m.reviewLimit),
-    },
-    {
-      name: 'rate-limit',
-      description: 'allow N requests per window per key (429 rate_limited beyond), or off',
+    }),
+    sub('rate-limit', 'rateLimit', 'allow N requests per window per key (429 rate_limited beyond), or off', {
       args: [{ name: '<n|off>', description: 'requests per window, or off', values: ['off'] }],
       flags: [{ flags: '--window <duration>', description: 'the window, such as 1s or 1m (default: unchanged, 1s at first)' }],
       examples: ['carbon sandbox rate-limit 5 --window 1s', 'carbon sandbox rate-limit 0', 'carbon sandbox rate-limit off'],
-      load: () => run().then((m) => m.rateLimit),
-    },
-    {
-      name: 'review',
-      description: 'approve (placed now) or reject (refunded) a live offset waiting for review',
+    }),
+    sub('review', 'review', 'approve (placed now) or reject (refunded) a live offset waiting for review', {
       args: [{ name: '<decision>', description: 'approve or reject', choices: ['approve', 'reject'] }, OFFSET_ID],
       examples: ['carbon sandbox review approve off_…', 'carbon sandbox review reject off_… --json | jq .status'],
-      load: () => run().then((m) => m.review),
-    },
-    {
-      name: 'fail',
-      description: 'the order could not be placed: a processing offset is refunded',
+    }),
+    sub('fail', 'fail', 'the order could not be placed: a processing offset is refunded', {
       args: [OFFSET_ID],
       examples: ['carbon sandbox fail off_…'],
-      load: () => run().then((m) => m.fail),
-    },
+    }),
     clock,
-    {
-      name: 'login',
-      description: 'a fresh one-time link to the developer page of carbon serve (opened, or printed)',
-      flags: [
-        { flags: '--print', description: 'print the link alone on stdout instead of opening it' },
-        { flags: '--url <url>', description: 'the page\'s address (default: what the last carbon serve on this ledger recorded)' },
-      ],
+    sub('login', 'login', 'a fresh one-time link to the developer page of carbon serve (opened, or printed)', {
+      flags: flagTable(`
+        --print       print the link alone on stdout instead of opening it
+        --url <url>   the page's address (default: what the last carbon serve on this ledger recorded)
+      `),
       examples: ['carbon sandbox login', 'carbon sandbox login --print', 'carbon sandbox login --print --url https://sandbox.example.com'],
-      load: () => run().then((m) => m.login),
-    },
+    }),
     faults,
-    {
-      name: 'reset',
-      description: 'delete every offset, balance and key and start over (asks first on a terminal)',
+    sub('reset', 'reset', 'delete every offset, balance and key and start over (asks first on a terminal)', {
       flags: [{ flags: '-y, --yes', description: 'do not ask (required when there is no terminal)' }],
       examples: ['carbon sandbox reset', 'carbon sandbox reset --yes --json | jq .balances'],
-      load: () => run().then((m) => m.reset),
-    },
+    }),
   ],
 };

@@ -1,4 +1,5 @@
 import type { CommandSpec } from '../../command.js';
+import { flagTable } from '../../flags.js';
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 4010;
@@ -11,12 +12,12 @@ const READY_LINE =
 export const serve: CommandSpec = {
   name: 'serve',
   description: 'serve the local model as the HTTP API (a stateful sandbox on a port), with its developer page',
-  flags: [
-    { flags: '--host <host>', description: 'interface to listen on', default: DEFAULT_HOST },
-    { flags: '--port <port>', description: 'port; 0 picks a free one', default: String(DEFAULT_PORT) },
-    { flags: '--public-url <url>', description: 'origin used in certificate URLs (default http://HOST:PORT)' },
-    { flags: '--show-keys', description: 'print the sandbox\'s keys in full (masked otherwise)' },
-  ],
+  flags: flagTable(`
+    --host <host>         interface to listen on
+    --port <port>         port; 0 picks a free one
+    --public-url <url>    origin used in certificate URLs (default http://HOST:PORT)
+    --show-keys           print the sandbox's keys in full (masked otherwise)
+  `, { '--host': { default: DEFAULT_HOST }, '--port': { default: String(DEFAULT_PORT) } }),
   notes: `The developer page (top-ups, keys, review, the ledger and a chart of kg bought, in a browser) is
 served on the same port: open the developer page address the banner prints; it signs you in once.
 

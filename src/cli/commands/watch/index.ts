@@ -1,22 +1,20 @@
 import { OFFSET_STATUSES } from '../../../api/types.js';
 import type { CommandSpec } from '../../command.js';
+import { flagTable } from '../../flags.js';
 
 export const watch: CommandSpec = {
   name: 'watch',
   description: 'follow offsets as they change: an NDJSON event per change (offset.created, offset.placed, offset.refunded)',
-  flags: [
-    { flags: '--reference <text>', description: 'only offsets with this reference' },
-    { flags: '--status <status>', description: 'only the events that leave an offset in this state', choices: OFFSET_STATUSES },
-    { flags: '--since <when>', description: 'also replay the offsets created since: a day (2026-01-31) or an age (7d, 12h, 30m)' },
-    { flags: '--interval <duration>', description: 'how often to read the list (default 2s; 10ms to 1h)' },
-    { flags: '--forward-to <url>', description: 'POST each event to this URL, signed (header Carbon-Signature: t=…,v1=HMAC-SHA256)' },
-    { flags: '--print-secret', description: 'print the profile\'s signing secret (made if there is none) and exit' },
-    {
-      flags: '--until-settled',
-      description: 'exit once every offset followed is placed (0) or some refunded (9); 8 after --timeout (default 120 s)',
-    },
-    { flags: '--cursor <file>', description: 'keep where this run is in FILE, and start from it next time' },
-  ],
+  flags: flagTable(`
+    --reference <text>     only offsets with this reference
+    --status <status>      only the events that leave an offset in this state
+    --since <when>         also replay the offsets created since: a day (2026-01-31) or an age (7d, 12h, 30m)
+    --interval <duration>  how often to read the list (default 2s; 10ms to 1h)
+    --forward-to <url>     POST each event to this URL, signed (header Carbon-Signature: t=…,v1=HMAC-SHA256)
+    --print-secret         print the profile's signing secret (made if there is none) and exit
+    --until-settled        exit once every offset followed is placed (0) or some refunded (9); 8 after --timeout (default 120 s)
+    --cursor <file>        keep where this run is in FILE, and start from it next time
+  `, { '--status': { choices: OFFSET_STATUSES } }),
   notes: `Without --since, offsets that exist when it starts are not news: their later changes are.
 Ctrl-C (or SIGTERM) stops it after saving the cursor (exit 130).`,
   examples: [
