@@ -147,7 +147,7 @@ async function configuration(label, instances, database) {
   await load(urls, key, 'get'); // warm-up
   const get = await measured(pids, () => load(urls, key, 'get'));
   const post = await measured(pids, () => load(urls, key, 'post'));
-  const perRequest = (r, cpu) => `${cpu.map((c) => ((c * 1e6) / (r.rps * seconds)).toFixed(0)).join(' + ')} µs` + (database ? `, PostgreSQL ${((r.cpu.postgres * 1e6) / (r.rps * seconds)).toFixed(0)} µs` : '');
+  const perRequest = (r, cpu) => `${cpu.map((c) => ((c * 1e6) / (r.rps * seconds)).toFixed(0)).join(' + ')} µs${database ? `, PostgreSQL ${((r.cpu.postgres * 1e6) / (r.rps * seconds)).toFixed(0)} µs` : ''}`;
   const row = (what, r) =>
     console.log(`| ${label} | ${what} | ${Math.round(r.rps).toLocaleString('en-US')}/s | ${r.p50} ms | ${r.p99} ms | ${r.errors} | ${perRequest(r, r.cpu.carbon)} |`);
   row('GET /balance', get);

@@ -372,13 +372,13 @@ function scale(small, mid, big) {
   const perSize = sizes.map(([h]) => commands(h.ids));
   const names = perSize[0].map(([name]) => name);
   for (let i = 0; i < names.length; i++) {
-    sizes.forEach(([h, n], k) => list.push({ name: `${names[i]} @${short(n)}`, argv: [NODE, BIN, ...perSize[k][i][1]], env: envFor(h.home) }));
+    for (const [k, [h, n]] of sizes.entries()) list.push({ name: `${names[i]} @${short(n)}`, argv: [NODE, BIN, ...perSize[k][i][1]], env: envFor(h.home) });
   }
   // A purchase whose placement has come due: the next read places it (the lazy lifecycle), and
   // finding what is due must not read the whole ledger either.
   const dueMakers = sizes.map(([h]) => duePlacement(h.home));
   names.push('impact, a placement due');
-  sizes.forEach(([h, n], k) => list.push({ name: `impact due @${short(n)}`, argv: [NODE, BIN, 'impact'], env: envFor(h.home), before: dueMakers[k].add }));
+  for (const [k, [h, n]] of sizes.entries()) list.push({ name: `impact due @${short(n)}`, argv: [NODE, BIN, 'impact'], env: envFor(h.home), before: dueMakers[k].add });
   const t = timeInterleaved(list, Math.ceil(ROUNDS / 2), 2);
   for (const m of dueMakers) {
     const left = m.left();

@@ -4,7 +4,7 @@
 import { createServer } from 'node:http';
 
 const body = JSON.stringify({ object: 'balance', livemode: false, available_cents: 100000, currency: 'usd', rate_millicents_per_kg: 4000 });
-const server = createServer((req, res) => {
+const server = createServer((_req, res) => {
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
   res.end(body);
 });

@@ -24,8 +24,8 @@ export interface GlobalOptions {
   verbose?: boolean;
 }
 
-export type Engine = 'local' | 'remote';
-export type KeySource = 'flag' | 'env' | 'profile' | 'sandbox';
+type Engine = 'local' | 'remote';
+type KeySource = 'flag' | 'env' | 'profile' | 'sandbox';
 
 /** Everything a command needs to know about where and how to talk to the API. */
 export interface Settings {

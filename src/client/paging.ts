@@ -24,7 +24,7 @@ export class CarbonPagingError extends CarbonError {
  * offsets stays in constant memory). A server that loops must repeat a cursor, and one that
  * ignores `starting_after` repeats the page before: both are caught however long the walk.
  */
-export const SEEN_MAX = 100_000;
+const SEEN_MAX = 100_000;
 
 export class PageGuard {
   private readonly seen = new Set<string>();

@@ -58,7 +58,7 @@ function maskedLabel(authorization: string): string {
 const PRINTABLE_PATH = /^[\x21-\x7e]{0,200}$/;
 
 /** The path for the log: bounded, and printable (a raw request line can carry odd bytes). */
-export function logPath(path: string): string {
+function logPath(path: string): string {
   // A key pasted into a path (`/offsets/ck_test_…`) is logged masked, in ASCII.
   const shown = redactKeys(path).replace('…', '...');
   if (PRINTABLE_PATH.test(shown)) return shown;

@@ -14,7 +14,7 @@ import type { RunningServer, ServeOptions } from './server.js';
 
 type HttpServer = Server<typeof IncomingMessage, typeof Answered>;
 
-export const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024;
+const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024;
 const DEFAULTS = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, shutdownGraceMs: 10_000 } as const;
 
 /** A log that fails (stderr closed under us) must not take a request, or the server, down with it. */

@@ -46,7 +46,7 @@ export interface Served {
 }
 
 /** A handler's answer; null when there is nothing to send (a fault cut the connection). */
-export type Handler = (request: Incoming, served: Served) => Reply | null | Promise<Reply | null>;
+type Handler = (request: Incoming, served: Served) => Reply | null | Promise<Reply | null>;
 
 export interface Entry {
   /** GET also answers HEAD; ANY answers every method (the handler says which it takes). */

@@ -1,3 +1,4 @@
+import type { StoreTarget } from '../engine/ledger.js';
 import type { Sandbox } from '../service/sandbox.js';
 
 /**
@@ -9,8 +10,6 @@ import type { Sandbox } from '../service/sandbox.js';
  * the in-process engine does.
  */
 
-/** Where the ledger lives: a store target, as `Sandbox.open` takes it. */
-export type StoreTarget = Exclude<Parameters<typeof Sandbox.open>[0], string>;
 
 export interface ServeOptions {
   /** Interface to bind; the CLI passes 127.0.0.1. */
@@ -61,6 +60,6 @@ export interface RunningServer {
   terminate(): Promise<void>;
 }
 
-export { DEFAULT_BODY_LIMIT_BYTES, startServer } from './lifecycle.js';
+export {  startServer } from './lifecycle.js';
 export { closeOnSignals } from './signals.js';
 export { parseTarget } from './http.js';

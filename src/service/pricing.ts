@@ -7,7 +7,7 @@ import { ApiError } from './errors.js';
  * docs/service-model.md records this choice.) All arithmetic is on safe integers: kg ≤ 10^6
  * and the rate ≤ 10^7 keep kg × rate below 2^53.
  */
-export function chargeCents(kg: number, rate: number): number {
+function chargeCents(kg: number, rate: number): number {
   return Math.ceil((kg * rate) / 1000);
 }
 
@@ -16,12 +16,12 @@ export function chargeCents(kg: number, rate: number): number {
  * floor(amount·1000 / rate) kg costs at most `amountCents` (its exact price is ≤ amount·1000
  * millicents, so rounding up to whole cents stays ≤ amount), and one kg more would not fit.
  */
-export function kgForAmount(amountCents: number, rate: number): number {
+function kgForAmount(amountCents: number, rate: number): number {
   return Math.min(Math.floor((amountCents * 1000) / rate), LIMITS.kgMax);
 }
 
 /** The smallest `amount_cents` that buys at least 1 kg: the charge for 1 kg. */
-export function smallestAmountCents(rate: number): number {
+function smallestAmountCents(rate: number): number {
   return chargeCents(1, rate);
 }
 

@@ -68,7 +68,10 @@ export class PurchaseQueue {
       const batch = this.waiting.splice(0, MAX_BATCH);
       try {
         const outcomes = await this.store.transaction((tx) => writeBatch(tx, batch.map((w) => w.job), this.now, this.store.label));
-        outcomes.forEach((outcome, i) => (outcome instanceof ApiError ? batch[i]!.reject(outcome) : batch[i]!.resolve(outcome)));
+        for (const [i, outcome] of outcomes.entries()) {
+          if (outcome instanceof ApiError) batch[i]!.reject(outcome);
+          else batch[i]!.resolve(outcome);
+        }
       } catch (err) {
         for (const w of batch) w.reject(err);
       }
@@ -102,7 +105,7 @@ async function writeBatch(
     const { writes, written, replays } = decideAll(mode, mine, slots, facts, account, now, outcomes);
     const rows = await tx.insertOffsets(writes);
     const byId = new Map(rows.map((row) => [row.id, row]));
-    rows.forEach((offset, k) => (outcomes[written[k]!] = { offset, replayed: false, now: now! }));
+    for (const [k, offset] of rows.entries()) outcomes[written[k]!] = { offset, replayed: false, now: now! };
     for (const [slot, id] of replays) {
       outcomes[slot] = { offset: replayed(byId.get(id) ?? (await tx.offset(id)), id), replayed: true, now };
     }

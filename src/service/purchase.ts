@@ -90,7 +90,7 @@ export function decidePurchase(
   };
 }
 
-export function insufficientBalance(available: number, required: number): ApiError {
+function insufficientBalance(available: number, required: number): ApiError {
   return new ApiError(
     'insufficient_balance',
     `The balance (${available} cents) does not cover this purchase (${required} cents).`,

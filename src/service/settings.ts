@@ -92,7 +92,7 @@ export interface FaultInput {
   retry_after_seconds?: number;
 }
 
-export const MAX_FAULT_LATENCY_MS = 60_000;
+const MAX_FAULT_LATENCY_MS = 60_000;
 
 /** The fault setting, checked: every share, kind, route and bound within what the model can do. */
 export function checkFaults(input: FaultInput): FaultConfig {

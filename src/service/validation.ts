@@ -64,7 +64,7 @@ export function parsePurchaseBody(raw: string): PurchaseRequest {
   return validatePurchase(fields as PurchaseParams & Record<string, unknown>);
 }
 
-export function validatePurchase(fields: Record<string, unknown>): PurchaseRequest {
+function validatePurchase(fields: Record<string, unknown>): PurchaseRequest {
   const hasKg = fields.kg !== undefined && fields.kg !== null;
   const hasAmount = fields.amount_cents !== undefined && fields.amount_cents !== null;
   if (hasKg && hasAmount) {

@@ -1,7 +1,5 @@
 import type { Mode, OffsetStatus } from '../api/types.js';
 
-export { LedgerError } from './ledger-error.js';
-
 /**
  * The storage port: everything the model keeps, in the model's own terms. The service decides
  * (its rules are plain functions: src/service/access.ts, purchase.ts, lifecycle.ts, pricing.ts,

@@ -36,7 +36,7 @@ function layerOf(file: string): string | null {
 }
 
 /** Every relative module a file imports, resolved to a path. */
-export function importsOf(file: string, text = readFileSync(file, 'utf8')): string[] {
+function importsOf(file: string, text = readFileSync(file, 'utf8')): string[] {
   const specifiers = [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)'(\.{1,2}\/[^']+)'/gm)].map((m) => m[1]!);
   return specifiers.map((s) => resolve(dirname(file), s));
 }

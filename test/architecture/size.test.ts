@@ -21,7 +21,7 @@ function sourceFiles(dir: string): string[] {
 }
 
 /** Every function, method, accessor and arrow over the limit, as `file:line name (N lines)`. */
-export function longFunctions(name: string, text: string, max = MAX_FUNCTION_LINES): string[] {
+function longFunctions(name: string, text: string, max = MAX_FUNCTION_LINES): string[] {
   const source = ts.createSourceFile(name, text, ts.ScriptTarget.Latest, true);
   const found: string[] = [];
   const visit = (node: ts.Node): void => {

@@ -20,9 +20,9 @@ type Options = InstanceType<typeof Table>['options'];
 /** What `draw` returned, and each cli-table3 table drawn meanwhile: its options and its text. */
 function drawnBy<T>(draw: () => T): { result: T; tables: Array<{ options: Options; text: string }> } {
   const tables: Array<{ options: Options; text: string }> = [];
-  const toString = Table.prototype.toString;
+  const drawTable = Table.prototype.toString;
   const spy = vi.spyOn(Table.prototype, 'toString').mockImplementation(function (this: InstanceType<typeof Table>) {
-    const text = toString.call(this);
+    const text = drawTable.call(this);
     tables.push({ options: this.options, text });
     return text;
   });

@@ -131,7 +131,7 @@ describe('properties', () => {
         const lines = offsetTable(offsets, painted ? colour : noPaint, width).split('\n');
         expect(lines).toHaveLength(offsets.length + 1);
         for (const l of lines) expect(displayWidth(l)).toBeLessThanOrEqual(width);
-        offsets.forEach((o, i) => expect(stripAnsi(lines[i + 1]!).startsWith(`${o.id}  `)).toBe(true));
+        for (const [i, o] of offsets.entries()) expect(stripAnsi(lines[i + 1]!).startsWith(`${o.id}  `)).toBe(true);
         expect(stripAnsi(lines[0]!)).toMatch(/^ID {28}STATUS/);
       }),
     );
@@ -193,7 +193,7 @@ describe('properties', () => {
       fc.property(fc.array(key, { minLength: 1, maxLength: 6 }), fc.integer({ min: 40, max: 200 }), (keys, width) => {
         const lines = keyTable(keys, colour, width).split('\n');
         for (const l of lines) expect(displayWidth(l)).toBeLessThanOrEqual(width);
-        keys.forEach((k, i) => expect(stripAnsi(lines[i + 1]!).startsWith(`${k.id}  `)).toBe(true));
+        for (const [i, k] of keys.entries()) expect(stripAnsi(lines[i + 1]!).startsWith(`${k.id}  `)).toBe(true);
       }),
     );
   });
@@ -208,7 +208,7 @@ describe('a list streamed to a terminal (--all)', () => {
   test('the header comes once, with the first batch, which sizes the columns; later rows are cut to them', () => {
     const stream = offsetStream(noPaint, 120);
     const first = stream([offset(1, 'a-reference-of-20-ch'), offset(2, 'short')]).split('\n');
-    expect(first[0]).toMatch(/^ID {28}STATUS  KG  AMOUNT  REFERENCE {13}CREATED$/);
+    expect(first[0]).toMatch(/^ID {28}STATUS {2}KG {2}AMOUNT {2}REFERENCE {13}CREATED$/);
     expect(first[1]).toBe(`off_${'0'.repeat(23)}1  placed   5   $0.20  a-reference-of-20-ch  2026-11-21 22:00:00 UTC`);
     const later = stream([offset(3, 'a-reference-much-longer-than-the-first-batch')]);
     expect(later).toBe(`off_${'0'.repeat(23)}3  placed   5   $0.20  a-reference-much-lo…  2026-11-21 22:00:00 UTC\n`);

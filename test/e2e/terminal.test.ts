@@ -20,6 +20,7 @@ async function whenPrinted(
   args: string[],
   home: string,
   after: RegExp,
+  // biome-ignore lint/suspicious/noConfusingVoidType: a step may type and return nothing
   then: (typed: (text: string) => void) => Promise<unknown> | void,
   columns = 120,
 ): Promise<{ output: string; exitCode: number }> {

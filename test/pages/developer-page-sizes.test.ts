@@ -111,7 +111,7 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
     let focused = '';
     for (let i = 0; i < 60 && !focused.startsWith('day'); i++) {
       await page.keyboard.press('Tab');
-      focused = await page.evaluate(() => (document.activeElement?.className ?? '') + '');
+      focused = await page.evaluate(() => `${document.activeElement?.className ?? ''}`);
     }
     expect(focused).toMatch(/^day/);
     expect(await page.evaluate(() => document.activeElement!.getAttribute('aria-label'))).toMatch(/^\d{4}-\d\d-\d\d: 500 kg$/);

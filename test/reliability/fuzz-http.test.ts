@@ -56,7 +56,7 @@ const rawRequests = (k: Keys) =>
           const text = search.toString();
           return text ? `?${text}` : '';
         }),
-        fc.constantFrom('?a=%ZZ', '?&&=&', '?limit=1&limit=2', '?limit', '?%00=1', '?reference=%F0%9F%98%80', '?' + 'x'.repeat(6000)),
+        fc.constantFrom('?a=%ZZ', '?&&=&', '?limit=1&limit=2', '?limit', '?%00=1', '?reference=%F0%9F%98%80', `?${'x'.repeat(6000)}`),
       ),
       authorization: authorizations(k),
       idempotencyKey: idempotencyKeys,

@@ -75,7 +75,7 @@ describe('certificate page, served', () => {
     const placedTest = (await (await fetch(`${server.url}/offsets/${t.id}`, { headers })).json()) as Offset;
     expect([placedTest.status, placedTest.certificate_url]).toEqual(['placed', null]);
 
-    for (const id of ['cert_000000000000000000000000', 'nonsense', t.id, '%ZZ', 'cert_' + 'f'.repeat(500)]) {
+    for (const id of ['cert_000000000000000000000000', 'nonsense', t.id, '%ZZ', `cert_${'f'.repeat(500)}`]) {
       const r = await fetch(`${server.origin}/certificates/${id}`);
       expect(r.status, id).toBe(404);
       expect(r.headers.get('content-type')).toBe('text/html; charset=utf-8');

@@ -122,7 +122,9 @@ describe('FaultDice', () => {
 
 describe('the setting in the store', () => {
   const dirs: string[] = [];
-  afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
   const dir = () => {
     const d = mkdtempSync(join(tmpdir(), 'carbon-faults-'));
     dirs.push(d);

@@ -28,18 +28,18 @@ describe('access', () => {
     ['', 'api_key_missing'],
     ['  ', 'api_key_missing'],
     ['Bearer', 'api_key_invalid'],
-    ['Basic ck_test_' + 'a'.repeat(32), 'api_key_invalid'],
-    ['xBearer ck_test_' + 'a'.repeat(32), 'api_key_invalid'],
-    ['Bearer ck_prod_' + 'a'.repeat(32), 'api_key_invalid'],
+    [`Basic ck_test_${'a'.repeat(32)}`, 'api_key_invalid'],
+    [`xBearer ck_test_${'a'.repeat(32)}`, 'api_key_invalid'],
+    [`Bearer ck_prod_${'a'.repeat(32)}`, 'api_key_invalid'],
     ['Bearer ck_test_short', 'api_key_invalid'],
   ])('Authorization %j → 401 %s', (header, code) => {
     expect(refused(() => parseBearer(header)).code).toBe(code);
   });
 
   test.each([
-    ['Bearer ck_test_' + 'a'.repeat(32), 'test'],
-    ['bearer ck_live_' + 'B'.repeat(32), 'live'],
-    ['Bearer   ck_test_' + '0'.repeat(32) + '  ', 'test'],
+    [`Bearer ck_test_${'a'.repeat(32)}`, 'test'],
+    [`bearer ck_live_${'B'.repeat(32)}`, 'live'],
+    [`Bearer   ck_test_${'0'.repeat(32)}  `, 'test'],
   ])('Authorization %j → a %s key', (header, mode) => {
     expect(parseBearer(header).mode).toBe(mode);
   });

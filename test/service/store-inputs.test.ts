@@ -108,7 +108,7 @@ describe('every input answered alike on every store', () => {
       expect(outcomes.filter((o) => o.startsWith('threw') || o.startsWith('5'))).toEqual([]);
     }
     for (const [name, outcomes] of rest) {
-      outcomes.forEach((o, i) => expect(o, `${name}: ${names[i]}`).toBe(first![1][i]));
+      for (const [i, o] of outcomes.entries()) expect(o, `${name}: ${names[i]}`).toBe(first![1][i]);
     }
     // The issue's example: a NUL in the offset's path segment is a 404 everywhere.
     const nul = names.indexOf('GET /offsets/{raw}');

@@ -22,7 +22,7 @@ function newestMtime(path: string): number {
 }
 
 /** True when dist/ is missing or older than the source, the build script or package.json. */
-export function stale(): boolean {
+function stale(): boolean {
   const cli = join(ROOT, 'dist', 'cli.cjs');
   if (!existsSync(cli)) return true;
   const built = statSync(cli).mtimeMs;

@@ -74,7 +74,7 @@ export function runCli(home: string, args: string[], options: RunOptions = {}): 
   return runNode([BIN, ...args], childEnv(home, options.env), options);
 }
 
-export function runNode(argv: string[], env: NodeJS.ProcessEnv, options: RunOptions = {}): Promise<RunResult> {
+function runNode(argv: string[], env: NodeJS.ProcessEnv, options: RunOptions = {}): Promise<RunResult> {
   return new Promise((resolvePromise) => {
     const child = spawn(process.execPath, argv, {
       env,
@@ -166,7 +166,7 @@ export function ledgerState(db: Database.Database): { test: number; live: number
   };
 }
 
-export interface OffsetFact {
+interface OffsetFact {
   id: string;
   livemode: number;
   status: string;
@@ -309,7 +309,9 @@ export async function http(
     });
     const text = await res.text();
     const out: Record<string, string> = {};
-    res.headers.forEach((v, k) => (out[k] = v));
+    res.headers.forEach((v, k) => {
+      out[k] = v;
+    });
     let json: unknown;
     try {
       json = JSON.parse(text);

@@ -11,7 +11,7 @@ import { expect } from 'vitest';
  * saying why; in CI its absence is a failure.
  */
 
-export const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
+const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
 if (CHROMIUM === undefined && process.env.CI === 'true') throw new Error('Chromium is missing: in CI the browser tests must run (.ci/run installs it).');
 
 /** `describe` when Chromium is there; otherwise `describe.skip`, after saying why. */

@@ -24,7 +24,7 @@ import { type ServerProcess, startServerProcess } from './server-process.js';
 
 export type { EngineKind, StoreKind };
 
-export interface RawRequest {
+interface RawRequest {
   method: string;
   /** Relative to /api/v1 (`/offsets`), or absolute from the origin when it does not start with `/`… use `fullPath`. */
   path: string;
@@ -38,13 +38,13 @@ export interface RawRequest {
   body?: unknown;
 }
 
-export interface Keys {
+interface Keys {
   test: string;
   live: string;
   readOnly: string;
 }
 
-export interface ClientSettings {
+interface ClientSettings {
   retry?: Partial<RetryPolicy>;
   sleep?: (ms: number) => Promise<void>;
 }
@@ -146,7 +146,7 @@ async function makeEngine(
 }
 
 /** The in-process engine: the service over its own handle on the store. */
-export async function startLocalEngine(store: StoreKind = 'sqlite'): Promise<Engine> {
+async function startLocalEngine(store: StoreKind = 'sqlite'): Promise<Engine> {
   const home = mkdtempSync(join(tmpdir(), 'carbon-contract-local-'));
   const dataDir = join(home, 'data');
   const ledger = testLedger(store, 'contract');
@@ -162,7 +162,7 @@ export async function startLocalEngine(store: StoreKind = 'sqlite'): Promise<Eng
 }
 
 /** The served engine: a `carbon serve` child process, reached over HTTP. */
-export async function startHttpEngine(store: StoreKind = 'sqlite'): Promise<Engine & { server: ServerProcess }> {
+async function startHttpEngine(store: StoreKind = 'sqlite'): Promise<Engine & { server: ServerProcess }> {
   const ledger = testLedger(store, 'contract');
   const server = await startServerProcess(ledger.database === undefined ? {} : { database: ledger.database });
   const target = ledger.target(server.dataDir);
@@ -207,6 +207,6 @@ export function useEngine(kind: EngineKind, store: StoreKind): Engine {
   });
 }
 
-export function startEngine(kind: EngineKind, store: StoreKind = 'sqlite'): Promise<Engine> {
+function startEngine(kind: EngineKind, store: StoreKind = 'sqlite'): Promise<Engine> {
   return kind === 'local' ? startLocalEngine(store) : startHttpEngine(store);
 }

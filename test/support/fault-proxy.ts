@@ -33,7 +33,7 @@ export interface FaultProxyOptions {
   port?: number;
 }
 
-export interface ProxiedRequest {
+interface ProxiedRequest {
   method: string;
   path: string;
   idempotencyKey: string | undefined;

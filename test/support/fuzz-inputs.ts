@@ -15,7 +15,7 @@ export interface Keys {
 }
 
 /** The codes an answer may carry: the service's table and the server's own, never a 5xx. */
-export const DOCUMENTED: Record<string, number> = {
+const DOCUMENTED: Record<string, number> = {
   ...Object.fromEntries(Object.entries(ERROR_CODES).filter(([, v]) => v.status < 500).map(([code, v]) => [code, v.status])),
   malformed_request: 400,
   request_timeout: 408,
@@ -26,7 +26,7 @@ const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const base62 = (n: number) => fc.string({ unit: fc.constantFrom(...BASE62), minLength: n, maxLength: n });
 
 /** Numbers a purchase should refuse (and a few it should take). */
-export const numbers = fc.oneof(
+const numbers = fc.oneof(
   fc.constantFrom(0, -1, 1, 1.5, -0, 999_999, 1_000_000, 1_000_001, 5_000_000, 5_000_001, 2 ** 31, 2 ** 53, 2 ** 53 + 2, -(2 ** 53), 1e21, 1e308, Number.MIN_VALUE),
   fc.integer({ min: -2_000_000, max: 6_000_000 }),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
@@ -35,7 +35,7 @@ export const numbers = fc.oneof(
 /** Raw number texts JSON.parse reads in odd ways. */
 const numberTexts = fc.constantFrom('1e400', '-1e400', '1E2', '1.0', '10.000000000000001', '0.0000001e7', '-0', '00', '+1', '.5', '0x10', 'NaN', 'Infinity', '1_000');
 
-export const anyJsonValue: fc.Arbitrary<unknown> = fc.oneof(
+const anyJsonValue: fc.Arbitrary<unknown> = fc.oneof(
   numbers,
   fc.string(),
   fc.boolean(),
@@ -45,7 +45,7 @@ export const anyJsonValue: fc.Arbitrary<unknown> = fc.oneof(
 );
 
 /** References: unicode of every kind, empty, at and past the 200-character limit. */
-export const references = fc.oneof(
+const references = fc.oneof(
   fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 40 }),
   fc.constantFrom('', ' ', 'é'.repeat(200), '😀'.repeat(200), '😀'.repeat(201), 'a'.repeat(201), '\u0000', '\ud800', 'a\u202eb', '<script>alert(1)</script>', "'; DROP TABLE offsets; --"),
@@ -85,7 +85,7 @@ export function purchaseBodies(options: { hugeBytes: number }): fc.Arbitrary<str
     // Huge: a long reference, a long key, a long body of nothing.
     fc.constant(JSON.stringify({ kg: 1, reference: 'r'.repeat(options.hugeBytes) })),
     fc.constant(`{"${'k'.repeat(options.hugeBytes)}":1}`),
-    fc.constant(' '.repeat(options.hugeBytes) + '{"kg":1}'),
+    fc.constant(`${' '.repeat(options.hugeBytes)}{"kg":1}`),
   );
 }
 

@@ -16,7 +16,7 @@ import { availableParallelism, loadavg } from 'node:os';
 /** vitest's default limit of a test and of a hook, on a quiet machine (the setup file scales them). */
 export const BASE_TEST_LIMIT_MS = 30_000;
 
-export function slowdown(): number {
+function slowdown(): number {
   // CARBON_TEST_SLOWDOWN pins the factor (e.g. 1 to see how a test fares with quiet-machine limits).
   const pinned = Number(process.env.CARBON_TEST_SLOWDOWN);
   if (Number.isFinite(pinned) && pinned > 0) return pinned;

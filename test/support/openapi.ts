@@ -12,7 +12,7 @@ import { API_PREFIX } from '../../src/api/types.js';
  * JSON body validates against the documented schema.
  */
 
-export const OPENAPI_PATH = fileURLToPath(new URL('../../openapi.yaml', import.meta.url));
+const OPENAPI_PATH = fileURLToPath(new URL('../../openapi.yaml', import.meta.url));
 
 /** One response as a test saw it. `path` is the full path (with /api/v1), without the query. */
 export interface Exchange {

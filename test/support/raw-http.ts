@@ -17,7 +17,7 @@ export interface RawResult {
   elapsedMs: number;
 }
 
-export function parseRaw(raw: string): Pick<RawResult, 'status' | 'headers' | 'body'> {
+function parseRaw(raw: string): Pick<RawResult, 'status' | 'headers' | 'body'> {
   const end = raw.indexOf('\r\n\r\n');
   const head = end === -1 ? raw : raw.slice(0, end);
   const [statusLine = '', ...lines] = head.split('\r\n');

@@ -11,7 +11,7 @@ import { binary, buildIfStale, ROOT } from './binary.js';
  * shared tree cannot pull dist/ away mid-test. The scripts come from completions/ itself.
  */
 
-export { ROOT };
+;
 export const COMPLETIONS = join(ROOT, 'completions');
 export const SCRIPT = {
   bash: join(COMPLETIONS, 'carbon.bash'),

@@ -10,7 +10,7 @@ import { tempDir as makeTempDir } from './temp.js';
 /** A fixed starting instant, so timestamps in assertions are predictable. */
 export const T0 = Date.UTC(2030, 0, 15, 12, 0, 0, 0);
 
-export interface CallOptions {
+interface CallOptions {
   /** The API key; `null` sends no Authorization header. Defaults to the world's test key. */
   key?: string | null;
   /** An object is sent as JSON; a string is sent as is. */

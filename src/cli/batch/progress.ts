@@ -8,7 +8,7 @@ export interface Progress {
 
 const SILENT: Progress = { update() {}, stop() {} };
 
-export function bar(done: number, total: number, cells = 20): string {
+function bar(done: number, total: number, cells = 20): string {
   const full = total === 0 ? cells : Math.round((done / total) * cells);
   return `${'█'.repeat(full)}${'░'.repeat(cells - full)}`;
 }

@@ -9,20 +9,20 @@ import { whyNotANumber } from '../options.js';
  * API's purchase body, every fault of every row found before anything is bought.
  */
 
-export type Field = 'kg' | 'amount' | 'amount_cents' | 'reference';
+type Field = 'kg' | 'amount' | 'amount_cents' | 'reference';
 
 /**
  * Header names, as `normalize` leaves them (lower case; spaces, underscores, hyphens, dots and
  * brackets gone): `Amount (USD)`, `amount_usd` and `AMOUNT-USD` all read `amountusd`.
  */
-export const HEADER_ALIASES: Record<Field, readonly string[]> = {
+const HEADER_ALIASES: Record<Field, readonly string[]> = {
   kg: ['kg', 'kgs', 'kilograms', 'kgco2', 'kgco2e', 'co2kg', 'co2ekg'],
   amount: ['amount', 'amountusd', 'usd', 'dollars', 'amountdollars', 'amount$'],
   amount_cents: ['amountcents', 'cents', 'amountincents', 'amountusdcents'],
   reference: ['reference', 'ref', 'label', 'memo'],
 };
 
-export const normalize = (header: string): string => header.toLowerCase().replace(/[\s_\-.()[\]]/g, '');
+const normalize = (header: string): string => header.toLowerCase().replace(/[\s_\-.()[\]]/g, '');
 
 export interface BatchRow {
   /** 1 for the first row under the header. */
@@ -39,12 +39,15 @@ export interface RowFault {
 }
 
 /** Which column holds which field; unknown columns are ignored, and named so. */
-export function mapHeaders(headers: readonly string[]): { columns: Map<Field, number>; ignored: string[] } {
+function mapHeaders(headers: readonly string[]): { columns: Map<Field, number>; ignored: string[] } {
   const columns = new Map<Field, number>();
   const ignored: string[] = [];
   headers.forEach((header, i) => {
     const field = (Object.keys(HEADER_ALIASES) as Field[]).find((f) => HEADER_ALIASES[f].includes(normalize(header)));
-    if (field === undefined) return void (header.trim() !== '' && ignored.push(header));
+    if (field === undefined) {
+      if (header.trim() !== '') ignored.push(header);
+      return;
+    }
     const earlier = columns.get(field);
     if (earlier !== undefined) throw usage(`The CSV has two ${field} columns: "${headers[earlier]}" and "${header}"; keep one.`);
     columns.set(field, i);

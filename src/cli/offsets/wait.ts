@@ -14,7 +14,7 @@ export const DEFAULT_WAIT_SECONDS = 120;
  * Waits until an offset is placed or refunded, with an ora spinner when stderr is a terminal
  * (and nothing at all otherwise). WaitTimeoutError propagates: main.ts turns it into exit 8.
  */
-export async function waitForOffset(ctx: Context, client: CarbonClient, offset: Offset, review = false): Promise<Offset> {
+async function waitForOffset(ctx: Context, client: CarbonClient, offset: Offset, review = false): Promise<Offset> {
   if (offset.status !== 'processing') return offset;
   const timeoutMs = (ctx.settings.timeoutSeconds ?? DEFAULT_WAIT_SECONDS) * 1000;
   let spinner: { text: string; stop(): void; succeed(t: string): void; warn(t: string): void } | undefined;
@@ -71,7 +71,7 @@ async function localLiveNote(ctx: Context, offset: Offset, review: boolean): Pro
 }
 
 /** Ctrl-C during a wait, with the offset as last seen. */
-export class WaitInterrupted extends CliError {
+class WaitInterrupted extends CliError {
   constructor(readonly offset: Offset) {
     super(`Stopped waiting: ${offset.id} is ${offset.status}. Follow it with \`${followUp(['show', offset.id, '--wait'])}\`.`, EXIT.interrupted, 'interrupted');
   }

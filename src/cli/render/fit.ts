@@ -36,7 +36,7 @@ export interface Layout {
 }
 
 /** Between two columns. */
-export const GAP = 2;
+const GAP = 2;
 
 const span = (widths: number[]) => widths.reduce((a, b) => a + b, 0) + GAP * Math.max(0, widths.length - 1);
 

@@ -18,7 +18,7 @@ export interface Paint {
 
 export const noPaint: Paint = { bold: (s) => s, dim: (s) => s, green: (s) => s, yellow: (s) => s, red: (s) => s, cyan: (s) => s };
 
-export function statusText(status: Offset['status'], paint: Paint): string {
+function statusText(status: Offset['status'], paint: Paint): string {
   if (status === 'placed') return paint.green(status);
   if (status === 'refunded') return paint.red(status);
   return paint.yellow(status);
@@ -133,7 +133,7 @@ export function impactPlain(i: Impact): string {
  * to 10 cells), then columns go, least useful first: CREATED (the list is newest first already),
  * AMOUNT (kg at the account's rate), REFERENCE, KG. ID and STATUS always stay, the id whole.
  */
-export const LIST_TABLE: readonly Column[] = [
+const LIST_TABLE: readonly Column[] = [
   { header: 'ID' },
   { header: 'STATUS' },
   { header: 'KG', align: 'right', drop: 4 },
@@ -148,7 +148,7 @@ export function offsetRow(o: Offset): string {
 }
 
 /** One row of a list for a terminal, as table cells (LIST_TABLE). */
-export function offsetCells(o: Offset, paint: Paint): string[] {
+function offsetCells(o: Offset, paint: Paint): string[] {
   return [
     o.id,
     statusText(o.status, paint),

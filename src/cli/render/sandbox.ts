@@ -17,7 +17,7 @@ export interface SandboxClock {
 }
 
 /** 90000 → "1m30s"; 0 → "0s". For people; the JSON keeps milliseconds. */
-export function duration(ms: number): string {
+function duration(ms: number): string {
   if (ms === 0) return '0s';
   const units: Array<[string, number]> = [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000], ['ms', 1]];
   let rest = ms;
@@ -143,7 +143,7 @@ export type ShownKey = SandboxKey & { secret?: string };
  * CREATED, DEFAULT, REVOKED (a revoked key is also dimmed), ACCESS. A revealed key on a terminal
  * narrower than about 62 cells is cut at the edge all the same: pipe it or use --json.
  */
-export const KEY_TABLE: readonly Column[] = [
+const KEY_TABLE: readonly Column[] = [
   { header: 'ID' },
   { header: 'KEY' },
   { header: 'MODE', drop: 1 },
@@ -158,7 +158,7 @@ export function keyRow(k: ShownKey): string {
   return [k.id, k.secret ?? k.masked, k.mode, k.permission, k.default ?? '', k.created, k.revoked ?? ''].join('\t');
 }
 
-export function keyCells(k: ShownKey, paint: Paint): string[] {
+function keyCells(k: ShownKey, paint: Paint): string[] {
   return [
     k.id,
     k.revoked === null ? (k.secret ?? k.masked) : paint.dim(k.secret ?? k.masked),

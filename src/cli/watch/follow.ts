@@ -35,7 +35,7 @@ export function freshState(mode: 'test' | 'live', reference: string | null): Wat
 }
 
 /** An event's id: the same change gets the same id in every run, so a receiver can drop repeats. */
-export type EventId = (offsetId: string, type: EventType) => string;
+type EventId = (offsetId: string, type: EventType) => string;
 
 export interface PollOptions {
   /** The first poll of a run without a cursor: what exists now is the baseline, not news. */

@@ -8,9 +8,9 @@ import type { Output } from '../output.js';
  * an offset's events arrive in order; a failed one is retried with backoff before the next.
  */
 
-export const SIGNATURE_HEADER = 'Carbon-Signature';
+const SIGNATURE_HEADER = 'Carbon-Signature';
 
-export function signature(secret: string, body: string, t: number): string {
+function signature(secret: string, body: string, t: number): string {
   return `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${body}`).digest('hex')}`;
 }
 

@@ -107,7 +107,7 @@ CREATE TABLE ledger_version (
 INSERT INTO ledger_version VALUES (1, 0, 0);
 `;
 
-export const MIGRATIONS = [V1, V2];
+const MIGRATIONS = [V1, V2];
 
 /** Brings the schema up to date, once across every instance starting now. */
 export async function migrate(pool: pg.Pool, schema: string, label: string): Promise<void> {

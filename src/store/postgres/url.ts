@@ -3,12 +3,8 @@
  * The schema (default `carbon`) is carbon's own parameter, taken out before the driver sees the
  * URL. The password is never shown: `maskUrl` is what errors, logs and `config list` print.
  */
-export const DEFAULT_SCHEMA = 'carbon';
+const DEFAULT_SCHEMA = 'carbon';
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
-
-export function isDatabaseUrl(value: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(value);
-}
 
 export function parseDatabaseUrl(url: string, schema?: string): { connectionString: string; schema: string } {
   let parsed: URL;

@@ -94,7 +94,7 @@ CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 `;
 
 const MIGRATIONS = [V1, V2];
-export const SCHEMA_VERSION = MIGRATIONS.length;
+const SCHEMA_VERSION = MIGRATIONS.length;
 
 /** Brings the file up to SCHEMA_VERSION; a newer file than this carbon knows is refused. */
 export function migrate(db: Database.Database): void {

@@ -10,7 +10,7 @@ import { SqliteReadCache } from './sqlite-cache.js';
 import { SqliteReads, digest } from './sqlite-reads.js';
 import { SqliteTx } from './sqlite-tx.js';
 import { lazyStatements } from './statements.js';
-import { LEDGER_FILE, readVault, writeVault } from './files.js';
+import { readVault, writeVault } from './files.js';
 import { busyTimeoutMs, openLedgerFile, openMemoryLedger, prepareLedger } from './sqlite-open.js';
 
 /**
@@ -20,7 +20,7 @@ import { busyTimeoutMs, openLedgerFile, openMemoryLedger, prepareLedger } from '
  * last line of defence behind the service's own check.
  */
 
-export { LEDGER_FILE };
+;
 
 /** Commits by one store before its checkpoints move to a worker thread (checkpointer.ts). */
 const CHECKPOINTER_AFTER = 32;

@@ -10,7 +10,7 @@ import { dollars, kg } from '../../render/format.js';
 import { printOffset } from '../../offsets/wait.js';
 
 /** What a purchase above the review limit does, said wherever it is shown. */
-export const REVIEW_NOTE = 'It is above the review limit: it will wait for review before it is placed';
+const REVIEW_NOTE = 'It is above the review limit: it will wait for review before it is placed';
 
 export interface BuyFlags extends PurchaseFlags {
   idempotencyKey?: string;
@@ -26,9 +26,9 @@ export interface BuyFlags extends PurchaseFlags {
  * must be known before spending: a --max-cents ceiling, or a person confirming a live purchase.
  */
 /** A purchase, and whether the quote before it said it waits for review (known for live purchases). */
-export type BuyResult = Purchase & { requiresReview: boolean };
+type BuyResult = Purchase & { requiresReview: boolean };
 
-export async function buy(ctx: Context, flags: BuyFlags): Promise<BuyResult> {
+async function buy(ctx: Context, flags: BuyFlags): Promise<BuyResult> {
   const params = purchaseParams(flags);
   const maxCents = flags.maxCents === undefined ? undefined : wholeNumberOption(flags.maxCents, '--max-cents (cents)');
   // One rule: real money is spent only when a person said so. A live purchase asks when a person

@@ -67,7 +67,7 @@ function locate(program: Command, prior: readonly string[]): Position {
       const option = findOption(pos.command, name);
       if (option === undefined) continue;
       pos.used.add(option);
-      let value: unknown = option.negate ? false : true;
+      let value: unknown = !option.negate;
       if (eq !== -1) value = word.slice(eq + 1);
       else if (takesValue(option)) {
         const next = prior[i + 1];

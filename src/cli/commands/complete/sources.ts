@@ -21,7 +21,7 @@ export interface Sources extends Record<CompletionSource, (globals: GlobalOption
 }
 
 /** The newest offsets offered for `show`: enough to pick a recent one, few enough to be quick. */
-export const OFFSET_ID_LIMIT = 20;
+const OFFSET_ID_LIMIT = 20;
 /** The whole answer, engine included, must come within this. */
 export const DEADLINE_MS = 3000;
 

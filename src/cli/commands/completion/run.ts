@@ -20,18 +20,18 @@ import { SHELLS, type Shell } from './index.js';
  */
 
 /** The file in completions/ for each shell, named as each shell's completion directory expects. */
-export const SCRIPT_FILES: Readonly<Record<Shell, string>> = {
+const SCRIPT_FILES: Readonly<Record<Shell, string>> = {
   bash: 'carbon.bash',
   zsh: '_carbon',
   fish: 'carbon.fish',
 };
 
-export function isShell(name: string): name is Shell {
+function isShell(name: string): name is Shell {
   return (SHELLS as readonly string[]).includes(name);
 }
 
 /** The completions/ directory of this package, found by walking up from `from`. */
-export function completionsDir(from: string = fileURLToPath(import.meta.url)): string {
+function completionsDir(from: string = fileURLToPath(import.meta.url)): string {
   let dir = dirname(from);
   for (;;) {
     const candidate = join(dir, 'completions');
@@ -57,7 +57,7 @@ function isThisPackage(dir: string): boolean {
 }
 
 /** The script for `shell`, exactly as shipped in completions/. Unknown shell: a usage error. */
-export function completionScript(shell: string, dir?: string): string {
+function completionScript(shell: string, dir?: string): string {
   if (!isShell(shell)) {
     throw usage(`carbon has completion scripts for ${SHELLS.join(', ')}, not "${shell}".`, 'Run `carbon completion --help` for how to install one.');
   }
@@ -68,7 +68,7 @@ export function completionScript(shell: string, dir?: string): string {
  * Where each shell looks for a completion script of its own user (no root needed): bash-completion's
  * user directory, a directory for zsh's fpath, fish's completions directory.
  */
-export function installPath(shell: Shell, env: NodeJS.ProcessEnv = process.env): string {
+function installPath(shell: Shell, env: NodeJS.ProcessEnv = process.env): string {
   const home = env.HOME ?? homedir();
   if (shell === 'bash') return join(env.XDG_DATA_HOME || join(home, '.local', 'share'), 'bash-completion', 'completions', 'carbon');
   if (shell === 'zsh') return join(home, '.zfunc', '_carbon');

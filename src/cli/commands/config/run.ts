@@ -107,7 +107,7 @@ export async function use(ctx: Context, profileName: string): Promise<void> {
 }
 
 /** What `config list --json` prints: every profile, keys masked. */
-export interface ConfigListing {
+interface ConfigListing {
   config_file: string;
   current_profile: string;
   /** The profile this command resolved to (--profile / CARBON_PROFILE / current). */
@@ -115,7 +115,7 @@ export interface ConfigListing {
   profiles: Record<string, Profile>;
 }
 
-export function listing(ctx: Context): ConfigListing {
+function listing(ctx: Context): ConfigListing {
   const { config } = ctx.settings;
   const profiles = Object.fromEntries(Object.entries(config.profiles ?? {}).map(([name, p]) => [name, maskedProfile(p)]));
   return {

@@ -184,7 +184,7 @@ async function streamAll(ctx: Context, format: ListFormat | 'ids', offsets: Asyn
  * The command for the next page: this one as it was typed (its --live, --profile, --reference,
  * --limit …), with the cursor moved on. Run as printed, it does what the user was doing.
  */
-export function nextPageCommand(after: string, argv: readonly string[] = process.argv.slice(2)): string {
+function nextPageCommand(after: string, argv: readonly string[] = process.argv.slice(2)): string {
   const kept: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;

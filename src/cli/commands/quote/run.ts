@@ -3,7 +3,7 @@ import type { Context } from '../../context.js';
 import { purchaseParams, type PurchaseFlags } from '../../options.js';
 import { printResource } from '../../print.js';
 
-export async function quote(ctx: Context, flags: PurchaseFlags): Promise<Quote> {
+async function quote(ctx: Context, flags: PurchaseFlags): Promise<Quote> {
   const params = purchaseParams(flags);
   return (await ctx.client()).quote(params);
 }

@@ -40,7 +40,7 @@ function day(text: string, flag: string, end = false): number {
   return end ? ms + 86_400_000 : ms;
 }
 
-export function groupOf(o: Offset, by: ReportGroup, prefixSep: string | undefined): string {
+function groupOf(o: Offset, by: ReportGroup, prefixSep: string | undefined): string {
   if (by === 'reference') {
     if (o.reference === null) return '(no reference)';
     const cut = prefixSep === undefined ? -1 : o.reference.indexOf(prefixSep);

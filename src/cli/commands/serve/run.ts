@@ -15,7 +15,7 @@ export interface ServeFlags {
 }
 
 /** The line a script reads from stdout (exactly one), to learn where the server is and its keys. */
-export interface ServeReady {
+interface ServeReady {
   url: string;
   test_key: string | null;
   read_only_key: string | null;

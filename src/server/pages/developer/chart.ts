@@ -25,7 +25,7 @@ const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const tick = (day: string) => new Date(`${day}T00:00:00Z`).toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
 
 /** The scale's top: 1, 2 or 5 times a power of ten, at or above the largest bar. */
-export function niceMax(max: number): number {
+function niceMax(max: number): number {
   if (max <= 1) return 1;
   const power = 10 ** Math.floor(Math.log10(max));
   return [1, 2, 5, 10].map((m) => m * power).find((top) => top >= max)!;
