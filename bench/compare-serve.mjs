@@ -48,14 +48,22 @@ const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2
 try {
   const servers = [await start('bare node:http', [new URL('lib/bare-server.mjs', import.meta.url).pathname], process.env)];
   for (const build of builds) {
-    const s = await start(build, [build, 'serve', '--port', '0', '--show-keys'], { ...process.env, CARBON_HOME: mkdtempSync(join(TMP, 'home-')) });
+    const s = await start(build, [build, 'serve', '--port', '0', '--show-keys'], {
+      ...process.env,
+      CARBON_HOME: mkdtempSync(join(TMP, 'home-')),
+    });
     servers.push({ ...s, url: `${s.ready.url}/balance`, key: s.ready.test_key });
   }
   for (const s of servers) s.runs = [];
   for (let r = -1; r < rounds; r++) {
     for (const s of servers) {
       const before = cpuMs(s.child.pid);
-      const result = await autocannon({ url: s.url ?? s.ready.url, connections, duration: r < 0 ? 1 : seconds, headers: { authorization: `Bearer ${s.key ?? 'none'}` } });
+      const result = await autocannon({
+        url: s.url ?? s.ready.url,
+        connections,
+        duration: r < 0 ? 1 : seconds,
+        headers: { authorization: `Bearer ${s.key ?? 'none'}` },
+      });
       if (result.non2xx || result.errors) throw new Error(`${s.name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
       if (r >= 0) s.runs.push({ rps: result.requests.average, us: ((cpuMs(s.child.pid) - before) * 1000) / result.requests.total });
     }
@@ -64,7 +72,9 @@ try {
   console.log(`GET /balance, ${connections} connections, ${rounds} interleaved rounds of ${seconds} s, medians`);
   for (const s of servers) {
     const rps = median(s.runs.map((x) => x.rps));
-    console.log(`${s.name.padEnd(40)} ${rps.toFixed(0).padStart(7)}/s  ${(rps / bare).toFixed(2)}×  CPU ${median(s.runs.map((x) => x.us)).toFixed(1)} µs a request`);
+    console.log(
+      `${s.name.padEnd(40)} ${rps.toFixed(0).padStart(7)}/s  ${(rps / bare).toFixed(2)}×  CPU ${median(s.runs.map((x) => x.us)).toFixed(1)} µs a request`,
+    );
   }
 } finally {
   for (const c of children) c.kill('SIGTERM');

@@ -46,7 +46,9 @@ try {
     }
     console.log(`${args.join(' ')}, ${rounds} interleaved rounds, ${withCa ? 'with' : 'without'} NODE_EXTRA_CA_CERTS, medians`);
     for (let i = 0; i < commands.length; i++) {
-      console.log(`  ${commands[i].name.padEnd(40)} ${median(times[i]).toFixed(1).padStart(6)} ms  ${(median(times[i]) / median(times[0])).toFixed(2)}×`);
+      console.log(
+        `  ${commands[i].name.padEnd(40)} ${median(times[i]).toFixed(1).padStart(6)} ms  ${(median(times[i]) / median(times[0])).toFixed(2)}×`,
+      );
     }
   }
 } finally {

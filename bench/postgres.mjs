@@ -8,10 +8,9 @@
 // process, spread round-robin over the instances (as a load balancer would). For each figure the
 // CPU time each carbon process and the PostgreSQL server used per request is read from /proc, so
 // scaling past this machine's cores can be judged on paper.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -41,13 +40,15 @@ function cpuSeconds(pid) {
 
 /** The PostgreSQL server's processes (the postmaster and its backends). */
 function postgresPids() {
-  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres';
-    } catch {
-      return false;
-    }
-  });
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres';
+      } catch {
+        return false;
+      }
+    });
 }
 
 /** CPU used by `pids` and by PostgreSQL while `fn` runs. */
@@ -86,7 +87,10 @@ function pgbench(url) {
 
 function serve(env, home = mkdtempSync(join(TMP, 'home-'))) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--show-keys'], { env: { PATH: process.env.PATH, CARBON_HOME: home, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--show-keys'], {
+      env: { PATH: process.env.PATH, CARBON_HOME: home, NO_COLOR: '1', ...env },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     children.push(child);
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d) => {
@@ -100,7 +104,10 @@ function serve(env, home = mkdtempSync(join(TMP, 'home-'))) {
 
 function carbon(args, env) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, CARBON_HOME: mkdtempSync(join(TMP, 'cli-')), ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { PATH: process.env.PATH, CARBON_HOME: mkdtempSync(join(TMP, 'cli-')), ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
     child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`carbon ${args.join(' ')} exited ${code}`))));
@@ -116,7 +123,9 @@ async function load(urls, key, kind) {
       connections: Math.max(1, Math.round(connections / urls.length)),
       duration: seconds,
       headers,
-      ...(kind === 'post' ? { body: '{"kg":1}', requests: [{ setupRequest: (r) => ({ ...r, headers: { ...r.headers, 'idempotency-key': randomUUID() } }) }] } : {}),
+      ...(kind === 'post'
+        ? { body: '{"kg":1}', requests: [{ setupRequest: (r) => ({ ...r, headers: { ...r.headers, 'idempotency-key': randomUUID() } }) }] }
+        : {}),
     }),
   );
   const results = await Promise.all(runs);
@@ -147,9 +156,12 @@ async function configuration(label, instances, database) {
   await load(urls, key, 'get'); // warm-up
   const get = await measured(pids, () => load(urls, key, 'get'));
   const post = await measured(pids, () => load(urls, key, 'post'));
-  const perRequest = (r, cpu) => `${cpu.map((c) => ((c * 1e6) / (r.rps * seconds)).toFixed(0)).join(' + ')} µs${database ? `, PostgreSQL ${((r.cpu.postgres * 1e6) / (r.rps * seconds)).toFixed(0)} µs` : ''}`;
+  const perRequest = (r, cpu) =>
+    `${cpu.map((c) => ((c * 1e6) / (r.rps * seconds)).toFixed(0)).join(' + ')} µs${database ? `, PostgreSQL ${((r.cpu.postgres * 1e6) / (r.rps * seconds)).toFixed(0)} µs` : ''}`;
   const row = (what, r) =>
-    console.log(`| ${label} | ${what} | ${Math.round(r.rps).toLocaleString('en-US')}/s | ${r.p50} ms | ${r.p99} ms | ${r.errors} | ${perRequest(r, r.cpu.carbon)} |`);
+    console.log(
+      `| ${label} | ${what} | ${Math.round(r.rps).toLocaleString('en-US')}/s | ${r.p50} ms | ${r.p99} ms | ${r.errors} | ${perRequest(r, r.cpu.carbon)} |`,
+    );
   row('GET /balance', get);
   row('POST /offsets', post);
   for (const c of children.splice(0)) c.kill('SIGTERM');
@@ -173,18 +185,25 @@ try {
   const figures = {};
   for (const n of [1, 2, 4]) figures[n] = await configuration(`PostgreSQL, ${n}`, n, schemaUrl());
   const reference = pgbench(base);
-  console.log(`| PostgreSQL | pgbench TPC-B-like, scale 1, ${connections} clients | ${Math.round(reference.tps).toLocaleString('en-US')} tps | | latency average ${reference.latency} ms | | |`);
+  console.log(
+    `| PostgreSQL | pgbench TPC-B-like, scale 1, ${connections} clients | ${Math.round(reference.tps).toLocaleString('en-US')} tps | | latency average ${reference.latency} ms | | |`,
+  );
   const verdict = (ok) => (ok ? 'pass' : 'falls short');
   const purchases = figures[1].post.rps / reference.tps;
   const reads = figures[1].get.rps / sqlite.get.rps;
   console.log('');
-  console.log(`POST /offsets on PostgreSQL, 1 instance: ${purchases.toFixed(2)}× pgbench (goal ≥ 1.0×): ${verdict(purchases >= 1)}; p99 ${figures[1].post.p99} ms (goal < 50 ms): ${verdict(figures[1].post.p99 < 50)}`);
+  console.log(
+    `POST /offsets on PostgreSQL, 1 instance: ${purchases.toFixed(2)}× pgbench (goal ≥ 1.0×): ${verdict(purchases >= 1)}; p99 ${figures[1].post.p99} ms (goal < 50 ms): ${verdict(figures[1].post.p99 < 50)}`,
+  );
   console.log(`GET /balance on PostgreSQL, 1 instance: ${reads.toFixed(2)}× SQLite (goal ≥ 0.5×): ${verdict(reads >= 0.5)}`);
   for (const kind of ['get', 'post']) {
-    console.log(`${kind === 'get' ? 'GET /balance' : 'POST /offsets'} scaling, 1 → 2 → 4 instances: 1 → ${(figures[2][kind].rps / figures[1][kind].rps).toFixed(2)} → ${(figures[4][kind].rps / figures[1][kind].rps).toFixed(2)}×`);
+    console.log(
+      `${kind === 'get' ? 'GET /balance' : 'POST /offsets'} scaling, 1 → 2 → 4 instances: 1 → ${(figures[2][kind].rps / figures[1][kind].rps).toFixed(2)} → ${(figures[4][kind].rps / figures[1][kind].rps).toFixed(2)}×`,
+    );
   }
   // For `npm run bench`, which puts these figures in its table.
-  if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify({ sqlite, postgres: figures, pgbench: reference, seconds, connections }));
+  if (process.env.BENCH_JSON)
+    writeFileSync(process.env.BENCH_JSON, JSON.stringify({ sqlite, postgres: figures, pgbench: reference, seconds, connections }));
 } finally {
   for (const c of children) c.kill('SIGKILL');
   const client = new pg.Client({ connectionString: base });

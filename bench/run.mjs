@@ -12,15 +12,28 @@
 // Loopback only; every child process and temporary directory is removed at the end.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmodSync, chownSync, closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { seedOffsets } from './lib/seed.mjs';
 import { paced } from './lib/paced.mjs';
+import { seedOffsets } from './lib/seed.mjs';
 import { median, quantile } from './lib/stats.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -73,7 +86,10 @@ const log = (line) => process.stderr.write(`${line}\n`);
 
 cpSync(join(ROOT, 'bin'), join(SNAPSHOT, 'bin'), { recursive: true });
 cpSync(join(ROOT, 'package.json'), join(SNAPSHOT, 'package.json'));
-const built = spawnSync(NODE, [join(ROOT, 'scripts', 'build.mjs'), '--outdir', join(SNAPSHOT, 'dist')], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+const built = spawnSync(NODE, [join(ROOT, 'scripts', 'build.mjs'), '--outdir', join(SNAPSHOT, 'dist')], {
+  cwd: ROOT,
+  stdio: ['ignore', 'inherit', 'inherit'],
+});
 if (built.status !== 0) {
   cleanup();
   throw new Error('the build failed');
@@ -86,7 +102,17 @@ function envFor(home, extra = {}) {
   const env = { ...process.env, CARBON_HOME: home, NO_COLOR: '1', ...extra };
   // NODE_EXTRA_CA_CERTS (set on some machines) makes every node start parse a CA bundle: unset, as
   // users run carbon; the start-up section measures with it too, for comparison.
-  for (const name of ['CARBON_API_KEY', 'CARBON_BASE_URL', 'CARBON_PROFILE', 'CARBON_MAX_RETRIES', 'CARBON_TIMEOUT', 'CARBON_DEBUG', 'FORCE_COLOR', 'NODE_OPTIONS', 'NODE_EXTRA_CA_CERTS']) {
+  for (const name of [
+    'CARBON_API_KEY',
+    'CARBON_BASE_URL',
+    'CARBON_PROFILE',
+    'CARBON_MAX_RETRIES',
+    'CARBON_TIMEOUT',
+    'CARBON_DEBUG',
+    'FORCE_COLOR',
+    'NODE_OPTIONS',
+    'NODE_EXTRA_CA_CERTS',
+  ]) {
     if (!(name in extra)) delete env[name];
   }
   return env;
@@ -170,7 +196,7 @@ function startup() {
   if (bought.object !== 'offset') throw new Error(`carbon buy --json did not print an offset: ${first.stderr}`);
   const commands = [
     ['node -e 0', ['-e', '0'], null],
-    ['floor: node + the SQLite addon\'s dlopen', ['-e', `process.dlopen({ exports: {} }, ${JSON.stringify(ADDON)})`], null],
+    ["floor: node + the SQLite addon's dlopen", ['-e', `process.dlopen({ exports: {} }, ${JSON.stringify(ADDON)})`], null],
     ['carbon --version', [BIN, '--version'], STARTUP_GOALS.version],
     ['carbon --help', [BIN, '--help'], STARTUP_GOALS.help],
     ['carbon balance --json', [BIN, 'balance', '--json'], STARTUP_GOALS.read],
@@ -189,8 +215,16 @@ function startup() {
     const [name, , goal] = commands[i];
     const m = median(t[i]);
     const ca = sets.length > 1 ? `; with NODE_EXTRA_CA_CERTS: ${ms(median(t[n + i]))}, ${times(median(t[n + i]) / median(t[n]))}` : '';
-    row('1 start-up', name, ms(m), `node -e 0: ${ms(base)}`, m / base, goal === null ? '—' : `≤ ${goal.toFixed(2)}×`, goal === null ? null : m / base <= goal,
-      `p25–p75 ${quantile(t[i], 0.25).toFixed(1)}–${quantile(t[i], 0.75).toFixed(1)} ms${ca}`);
+    row(
+      '1 start-up',
+      name,
+      ms(m),
+      `node -e 0: ${ms(base)}`,
+      m / base,
+      goal === null ? '—' : `≤ ${goal.toFixed(2)}×`,
+      goal === null ? null : m / base <= goal,
+      `p25–p75 ${quantile(t[i], 0.25).toFixed(1)}–${quantile(t[i], 0.75).toFixed(1)} ms${ca}`,
+    );
   }
   readOnlyInstall();
 }
@@ -221,17 +255,29 @@ function readOnlyInstall() {
   const bin = join(dir, 'bin', 'carbon.cjs');
   const argv = (args) => (asRoot ? [...prefix, NODE, ...args] : [NODE, ...args]);
   const first = spawnSync(argv([bin, 'balance', '--json'])[0], argv([bin, 'balance', '--json']).slice(1), { env, encoding: 'utf8' });
-  if (first.status !== 0 || JSON.parse(first.stdout).object !== 'balance') throw new Error(`the read-only install did not run: ${first.stderr}`);
+  if (first.status !== 0 || JSON.parse(first.stdout).object !== 'balance')
+    throw new Error(`the read-only install did not run: ${first.stderr}`);
   if (readdirSync(join(dir, 'dist')).some((f) => f.endsWith('.v8cache'))) throw new Error('the read-only install was written to');
   if (!existsSync(join(home, '.cache', 'carbon'))) throw new Error('the read-only install wrote no code cache to ~/.cache/carbon');
-  const t = timeInterleaved([
-    { name: 'node -e 0', argv: argv(['-e', '0']), env },
-    { name: 'balance', argv: argv([bin, 'balance', '--json']), env },
-  ], Math.ceil(ROUNDS / 2));
+  const t = timeInterleaved(
+    [
+      { name: 'node -e 0', argv: argv(['-e', '0']), env },
+      { name: 'balance', argv: argv([bin, 'balance', '--json']), env },
+    ],
+    Math.ceil(ROUNDS / 2),
+  );
   const m = median(t[1]);
   const base = median(t[0]);
-  row('1 start-up', `carbon balance --json, read-only install${asRoot ? ' (root\'s, run as nobody)' : ''}`, ms(m), `node -e 0: ${ms(base)}`, m / base, `≤ ${STARTUP_GOALS.read.toFixed(2)}×`, m / base <= STARTUP_GOALS.read,
-    'the code cache in ~/.cache/carbon, written by the first run');
+  row(
+    '1 start-up',
+    `carbon balance --json, read-only install${asRoot ? " (root's, run as nobody)" : ''}`,
+    ms(m),
+    `node -e 0: ${ms(base)}`,
+    m / base,
+    `≤ ${STARTUP_GOALS.read.toFixed(2)}×`,
+    m / base <= STARTUP_GOALS.read,
+    'the code cache in ~/.cache/carbon, written by the first run',
+  );
   rmSync(dir, { recursive: true, force: true });
 }
 
@@ -294,11 +340,27 @@ async function throughput() {
   raw.close();
   const b = median(buys);
   const rw = median(raws);
-  row('2 throughput', 'client.buy() in-process', perSec(b), `bare SQLite commit: ${perSec(rw)}`, b / rw, '≥ 9,000/s', b >= 9000,
-    'WAL, synchronous=NORMAL, one IMMEDIATE transaction per buy; checkpoints in a worker thread (docs/reliability.md)');
+  row(
+    '2 throughput',
+    'client.buy() in-process',
+    perSec(b),
+    `bare SQLite commit: ${perSec(rw)}`,
+    b / rw,
+    '≥ 9,000/s',
+    b >= 9000,
+    'WAL, synchronous=NORMAL, one IMMEDIATE transaction per buy; checkpoints in a worker thread (docs/reliability.md)',
+  );
   const p999 = quantile(latencies, 0.999);
-  row('2 throughput', 'client.buy() latency, p99.9', `${p999.toFixed(2)} ms`, `p50 ${quantile(latencies, 0.5).toFixed(3)} ms, p99 ${quantile(latencies, 0.99).toFixed(2)} ms`, null, '< 2 ms', p999 < 2,
-    `${latencies.length.toLocaleString('en-US')} purchases back to back; the longest ${Math.max(...latencies).toFixed(1)} ms`);
+  row(
+    '2 throughput',
+    'client.buy() latency, p99.9',
+    `${p999.toFixed(2)} ms`,
+    `p50 ${quantile(latencies, 0.5).toFixed(3)} ms, p99 ${quantile(latencies, 0.99).toFixed(2)} ms`,
+    null,
+    '< 2 ms',
+    p999 < 2,
+    `${latencies.length.toLocaleString('en-US')} purchases back to back; the longest ${Math.max(...latencies).toFixed(1)} ms`,
+  );
 }
 
 /**
@@ -309,7 +371,7 @@ async function throughput() {
  * JavaScript frames; without perf (the linux-perf package) the row says so.
  */
 function portCost() {
-  const what = 'the async port\'s machinery in the purchase loop';
+  const what = "the async port's machinery in the purchase loop";
   if (spawnSync('perf', ['--version'], { stdio: 'ignore' }).status !== 0) {
     row('2 throughput', what, 'not measured', 'needs Linux perf (linux-perf)', null, '≤ 5 %', null);
     return;
@@ -318,14 +380,37 @@ function portCost() {
   const dir = join(TMP, 'port');
   mkdirSync(dir);
   const data = join(dir, 'perf.data');
-  const loop = spawnSync('perf', ['record', '-q', '-e', 'cpu-clock', '-F', '4000', '-o', data, '--', NODE, '--perf-basic-prof', join(ROOT, 'bench', 'lib', 'buy-loop.mjs'), DIST_INDEX, join(dir, 'data'), '4000'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const loop = spawnSync(
+    'perf',
+    [
+      'record',
+      '-q',
+      '-e',
+      'cpu-clock',
+      '-F',
+      '4000',
+      '-o',
+      data,
+      '--',
+      NODE,
+      '--perf-basic-prof',
+      join(ROOT, 'bench', 'lib', 'buy-loop.mjs'),
+      DIST_INDEX,
+      join(dir, 'data'),
+      '4000',
+    ],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   if (loop.status !== 0) {
     // perf is there but may not record (kernel.perf_event_paranoid, a container): said, not fatal.
     row('2 throughput', what, 'not measured', `perf record failed: ${loop.stderr.trim().split('\n')[0] ?? ''}`, null, '≤ 5 %', null);
     return;
   }
   const { perSecond } = JSON.parse(loop.stdout);
-  const report = spawnSync('perf', ['report', '-i', data, '--no-children', '--sort', 'pid,sym', '--stdio', '-g', 'none'], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  const report = spawnSync('perf', ['report', '-i', data, '--no-children', '--sort', 'pid,sym', '--stdio', '-g', 'none'], {
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+  });
   if (report.status !== 0) throw new Error(`perf report failed: ${report.stderr}`);
   // Lines: "  0.20%  5059:node  [.] Builtins_RunMicrotasks". The main thread is the busiest one
   // (the checkpointer's worker and libuv's pool take the rest).
@@ -335,22 +420,35 @@ function portCost() {
     if (m === null) continue;
     const t = byThread.get(m[2]) ?? { all: 0, async: 0 };
     t.all += Number(m[1]);
-    if (/^Builtins_(RunMicrotasks|EnqueueMicrotask|\w*Promise\w*|AsyncFunction\w*|ResumeGenerator\w*|\w*Await\w*)$/.test(m[3])) t.async += Number(m[1]);
+    if (/^Builtins_(RunMicrotasks|EnqueueMicrotask|\w*Promise\w*|AsyncFunction\w*|ResumeGenerator\w*|\w*Await\w*)$/.test(m[3]))
+      t.async += Number(m[1]);
     byThread.set(m[2], t);
   }
   const [tid, main] = [...byThread].sort((a, b) => b[1].all - a[1].all)[0] ?? [];
   if (main === undefined || main.all === 0) throw new Error('perf recorded no samples of the purchase loop');
   rmSync(join(os.tmpdir(), `perf-${tid}.map`), { force: true });
   const share = (100 * main.async) / main.all;
-  row('2 throughput', what, `${share.toFixed(2)} % of its CPU`, `the loop's main thread: ${perSec(perSecond)}`, null, '≤ 5 %', share <= 5,
-    'perf record -e cpu-clock -F 4000 of bench/lib/buy-loop.mjs (4 s); V8\'s promise, microtask and async-function builtins, as a share of the main thread\'s samples');
+  row(
+    '2 throughput',
+    what,
+    `${share.toFixed(2)} % of its CPU`,
+    `the loop's main thread: ${perSec(perSecond)}`,
+    null,
+    '≤ 5 %',
+    share <= 5,
+    "perf record -e cpu-clock -F 4000 of bench/lib/buy-loop.mjs (4 s); V8's promise, microtask and async-function builtins, as a share of the main thread's samples",
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
 // 3. Scale: the same commands on a ledger of BIG offsets vs one of 1,000.
 
 function scale(small, mid, big) {
-  const sizes = [[small, SMALL], [mid, MID], [big, BIG]];
+  const sizes = [
+    [small, SMALL],
+    [mid, MID],
+    [big, BIG],
+  ];
   log(`growth: ${sizes.map(([, n]) => short(n)).join(', ')} offsets, ${Math.ceil(ROUNDS / 2)} rounds`);
   const commands = (ids) => [
     ['list --limit 10', ['list', '--limit', '10']],
@@ -372,13 +470,15 @@ function scale(small, mid, big) {
   const perSize = sizes.map(([h]) => commands(h.ids));
   const names = perSize[0].map(([name]) => name);
   for (let i = 0; i < names.length; i++) {
-    for (const [k, [h, n]] of sizes.entries()) list.push({ name: `${names[i]} @${short(n)}`, argv: [NODE, BIN, ...perSize[k][i][1]], env: envFor(h.home) });
+    for (const [k, [h, n]] of sizes.entries())
+      list.push({ name: `${names[i]} @${short(n)}`, argv: [NODE, BIN, ...perSize[k][i][1]], env: envFor(h.home) });
   }
   // A purchase whose placement has come due: the next read places it (the lazy lifecycle), and
   // finding what is due must not read the whole ledger either.
   const dueMakers = sizes.map(([h]) => duePlacement(h.home));
   names.push('impact, a placement due');
-  for (const [k, [h, n]] of sizes.entries()) list.push({ name: `impact due @${short(n)}`, argv: [NODE, BIN, 'impact'], env: envFor(h.home), before: dueMakers[k].add });
+  for (const [k, [h, n]] of sizes.entries())
+    list.push({ name: `impact due @${short(n)}`, argv: [NODE, BIN, 'impact'], env: envFor(h.home), before: dueMakers[k].add });
   const t = timeInterleaved(list, Math.ceil(ROUNDS / 2), 2);
   for (const m of dueMakers) {
     const left = m.left();
@@ -388,7 +488,16 @@ function scale(small, mid, big) {
   const notes = { 4: 'the cursor is found by key', 5: 'each run first places a purchase that came due' };
   for (let i = 0; i < names.length; i++) {
     const [s, m, b] = [0, 1, 2].map((k) => median(t[3 * i + k]));
-    row('3 growth', `carbon ${names[i]}`, `${ms(b)} @${short(BIG)}`, `${ms(s)} @1k`, b / s, '≤ 1.20×', b / s <= 1.2, `${ms(m)} @${short(MID)}${notes[i] ? `; ${notes[i]}` : ''}`);
+    row(
+      '3 growth',
+      `carbon ${names[i]}`,
+      `${ms(b)} @${short(BIG)}`,
+      `${ms(s)} @1k`,
+      b / s,
+      '≤ 1.20×',
+      b / s <= 1.2,
+      `${ms(m)} @${short(MID)}${notes[i] ? `; ${notes[i]}` : ''}`,
+    );
   }
   // A report reads every offset of the span once: its time grows with the ledger by nature; the
   // figure is its rate at each size.
@@ -402,8 +511,16 @@ function scale(small, mid, big) {
     return { n, ms: median(runs) };
   });
   const [rs, rm, rb] = reports;
-  row('3 growth', 'carbon report --by month', `${ms(rb.ms)} @${short(BIG)} (${perSec((rb.n * 1000) / rb.ms)})`, `${ms(rs.ms)} @1k`, null, '≥ 50,000/s @1M', (rb.n * 1000) / rb.ms >= 50_000,
-    `${ms(rm.ms)} @${short(MID)} (${perSec((rm.n * 1000) / rm.ms)}); every offset read once, start-up included`);
+  row(
+    '3 growth',
+    'carbon report --by month',
+    `${ms(rb.ms)} @${short(BIG)} (${perSec((rb.n * 1000) / rb.ms)})`,
+    `${ms(rs.ms)} @1k`,
+    null,
+    '≥ 50,000/s @1M',
+    (rb.n * 1000) / rb.ms >= 50_000,
+    `${ms(rm.ms)} @${short(MID)} (${perSec((rm.n * 1000) / rm.ms)}); every offset read once, start-up included`,
+  );
 }
 /**
  * Adds, on demand, one test purchase of 1 kg whose placement is already due, charged and counted
@@ -419,7 +536,11 @@ function duePlacement(home) {
     const id = `off_due${randomUUID().replace(/-/g, '').slice(0, 21)}`;
     db.prepare(`INSERT INTO offsets (id, livemode, status, kg, amount_cents, rate, req_kg, req_amount_cents, reference, created_ms, settle_at_ms, review)
       VALUES (?, 0, 'processing', 1, ?, ?, 1, NULL, NULL, ?, ?, NULL)`).run(id, cents, rate, now - 5000, now - 2000);
-    db.prepare("INSERT INTO entries (livemode, kind, amount_cents, offset_id, created_ms) VALUES (0, 'charge', ?, ?, ?)").run(-cents, id, now - 5000);
+    db.prepare("INSERT INTO entries (livemode, kind, amount_cents, offset_id, created_ms) VALUES (0, 'charge', ?, ?, ?)").run(
+      -cents,
+      id,
+      now - 5000,
+    );
     db.prepare('UPDATE balances SET available_cents = available_cents - ? WHERE livemode = 0').run(cents);
     db.prepare('UPDATE impact SET processing_kg = processing_kg + 1, offsets = offsets + 1 WHERE livemode = 0').run();
   });
@@ -493,13 +614,32 @@ async function streaming(small, big) {
   }
   if (process.env.BENCH_DEBUG) log(JSON.stringify({ base, runs }));
   const baseRss = Math.max(...base.map((x) => x.rssKb));
-  for (const [format, label] of [['json', 'NDJSON (--json)'], ['csv', 'CSV (--format csv)']]) {
+  for (const [format, label] of [
+    ['json', 'NDJSON (--json)'],
+    ['csv', 'CSV (--format csv)'],
+  ]) {
     const rss = Math.max(...runs[format].map((x) => x.rssKb));
     const rate = median(runs[format].map((x) => (bigCount * 1000) / x.wall));
-    row('4 streaming', `list --all, ${label}, ${short(BIG)} offsets: rate`, perSec(rate), `${(median(runs[format].map((x) => x.wall)) / 1000).toFixed(1)} s wall`, null, '≥ 200,000/s', rate >= 200_000,
-      'into /dev/null, start-up included');
-    row('4 streaming', `list --all, ${label}, ${short(BIG)} offsets: peak RSS`, mb(rss), `node -e 0: ${mb(baseRss)}`, rss / baseRss, '< 100 MB', rss < 100 * 1024,
-      'the larger of 2 runs (VmHWM), reference likewise');
+    row(
+      '4 streaming',
+      `list --all, ${label}, ${short(BIG)} offsets: rate`,
+      perSec(rate),
+      `${(median(runs[format].map((x) => x.wall)) / 1000).toFixed(1)} s wall`,
+      null,
+      '≥ 200,000/s',
+      rate >= 200_000,
+      'into /dev/null, start-up included',
+    );
+    row(
+      '4 streaming',
+      `list --all, ${label}, ${short(BIG)} offsets: peak RSS`,
+      mb(rss),
+      `node -e 0: ${mb(baseRss)}`,
+      rss / baseRss,
+      '< 100 MB',
+      rss < 100 * 1024,
+      'the larger of 2 runs (VmHWM), reference likewise',
+    );
   }
 }
 
@@ -587,9 +727,16 @@ async function serving() {
       }
       const s = median(serveRuns.map((x) => x.rps));
       const b = median(bareRuns.map((x) => x.rps));
-      row('5 serving', `GET /api/v1/balance, ${connections} connections`, `${perSec(s)} (p99 ${median(serveRuns.map((x) => x.p99))} ms)`,
-        `bare node:http: ${perSec(b)} (p99 ${median(bareRuns.map((x) => x.p99))} ms)`, s / b, '≥ 0.85×', s / b >= 0.85,
-        `autocannon, ${connections} connections, ${rounds} × ${seconds} s each, interleaved; the median`);
+      row(
+        '5 serving',
+        `GET /api/v1/balance, ${connections} connections`,
+        `${perSec(s)} (p99 ${median(serveRuns.map((x) => x.p99))} ms)`,
+        `bare node:http: ${perSec(b)} (p99 ${median(bareRuns.map((x) => x.p99))} ms)`,
+        s / b,
+        '≥ 0.85×',
+        s / b >= 0.85,
+        `autocannon, ${connections} connections, ${rounds} × ${seconds} s each, interleaved; the median`,
+      );
     }
 
     // Fresh idempotency keys: every request is a new purchase. Enough balance for all of them.
@@ -611,22 +758,47 @@ async function serving() {
     // second's share in a burst at full speed.
     const steady = [];
     for (let r = 0; r < 3; r++) {
-      const x = await paced({ url: post.url, method: 'POST', headers: post.headers, body: post.body, rate: 2000, seconds, perRequest: () => ({ 'idempotency-key': randomUUID() }) });
+      const x = await paced({
+        url: post.url,
+        method: 'POST',
+        headers: post.headers,
+        body: post.body,
+        rate: 2000,
+        seconds,
+        perRequest: () => ({ 'idempotency-key': randomUUID() }),
+      });
       if (x.errors > 0 || x.non2xx > 0) throw new Error(`POST /offsets at 2,000/s: ${x.errors} errors, ${x.non2xx} non-2xx`);
       steady.push(x);
     }
     const steadyP99 = median(steady.map((x) => x.p99));
-    row('5 serving', 'POST /api/v1/offsets at 2,000/s, p99', `${steadyP99.toFixed(2)} ms`, `p50 ${median(steady.map((x) => x.p50)).toFixed(2)} ms, p99.9 ${median(steady.map((x) => x.p999)).toFixed(2)} ms, ${perSec(median(steady.map((x) => x.rps)))}`, null, '< 5 ms', steadyP99 < 5,
-      `an open-loop load at a steady 2,000 a second (bench/lib/paced.mjs), 3 × ${seconds} s, after a 1 s warm-up; the median p99; the generator sent up to ${Math.max(...steady.map((x) => x.lag)).toFixed(1)} ms late`);
+    row(
+      '5 serving',
+      'POST /api/v1/offsets at 2,000/s, p99',
+      `${steadyP99.toFixed(2)} ms`,
+      `p50 ${median(steady.map((x) => x.p50)).toFixed(2)} ms, p99.9 ${median(steady.map((x) => x.p999)).toFixed(2)} ms, ${perSec(median(steady.map((x) => x.rps)))}`,
+      null,
+      '< 5 ms',
+      steadyP99 < 5,
+      `an open-loop load at a steady 2,000 a second (bench/lib/paced.mjs), 3 × ${seconds} s, after a 1 s warm-up; the median p99; the generator sent up to ${Math.max(...steady.map((x) => x.lag)).toFixed(1)} ms late`,
+    );
     const postRuns = [];
     for (let r = 0; r < 2; r++) postRuns.push(await load({ ...post, duration: seconds }));
     const impact = await (await fetch(`${serve.ready.url}/impact`, { headers })).json();
     const sent = postRuns.reduce((n, x) => n + x.total, 0);
     const sentAll = sent + steady.reduce((n, x) => n + x.total, 0);
-    if (impact.offsets - before < sentAll) throw new Error(`${sentAll} purchases answered 201 but only ${impact.offsets - before} offsets were added`);
+    if (impact.offsets - before < sentAll)
+      throw new Error(`${sentAll} purchases answered 201 but only ${impact.offsets - before} offsets were added`);
     const p = median(postRuns.map((x) => x.rps));
-    row('5 serving', 'POST /api/v1/offsets (fresh keys), as fast as it goes', `${perSec(p)} (p99 ${median(postRuns.map((x) => x.p99))} ms)`, '—', null, '≥ 2,000/s', p >= 2000,
-      `each a new purchase; ${impact.offsets - before} offsets added`);
+    row(
+      '5 serving',
+      'POST /api/v1/offsets (fresh keys), as fast as it goes',
+      `${perSec(p)} (p99 ${median(postRuns.map((x) => x.p99))} ms)`,
+      '—',
+      null,
+      '≥ 2,000/s',
+      p >= 2000,
+      `each a new purchase; ${impact.offsets - before} offsets added`,
+    );
   } finally {
     await Promise.all([stop(serve.child), stop(bare.child)]);
   }
@@ -639,20 +811,43 @@ async function serving() {
 function postgres() {
   const url = process.env.CARBON_BENCH_DATABASE_URL ?? process.env.CARBON_TEST_DATABASE_URL;
   if (!url) {
-    row('7 PostgreSQL', 'not measured', '—', '—', null, '—', null, 'set CARBON_BENCH_DATABASE_URL=postgres://… (a database the bench may create schemas in)');
+    row(
+      '7 PostgreSQL',
+      'not measured',
+      '—',
+      '—',
+      null,
+      '—',
+      null,
+      'set CARBON_BENCH_DATABASE_URL=postgres://… (a database the bench may create schemas in)',
+    );
     return;
   }
   log('PostgreSQL: bench/postgres.mjs');
   const out = join(TMP, 'postgres.json');
-  const r = spawnSync(NODE, [join(ROOT, 'bench', 'postgres.mjs')], { env: { ...process.env, BENCH_JSON: out, BENCH_BIN: BIN, CARBON_BENCH_DATABASE_URL: url }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const r = spawnSync(NODE, [join(ROOT, 'bench', 'postgres.mjs')], {
+    env: { ...process.env, BENCH_JSON: out, BENCH_BIN: BIN, CARBON_BENCH_DATABASE_URL: url },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   if (r.status !== 0) throw new Error(`bench/postgres.mjs exited ${r.status}`);
   const { sqlite, postgres: pg, seconds, connections } = JSON.parse(readFileSync(out, 'utf8'));
   const fig = (x) => `${perSec(x.rps)} (p99 ${x.p99} ms)`;
-  for (const [kind, what] of [['get', 'GET /api/v1/balance'], ['post', 'POST /api/v1/offsets']]) {
+  for (const [kind, what] of [
+    ['get', 'GET /api/v1/balance'],
+    ['post', 'POST /api/v1/offsets'],
+  ]) {
     for (const n of ['1', '2', '4']) {
       const x = pg[n][kind];
-      row('7 PostgreSQL', `${what}, ${n} instance${n === '1' ? '' : 's'} on one PostgreSQL`, fig(x), `SQLite, 1 instance: ${fig(sqlite[kind])}`, x.rps / sqlite[kind].rps, '—', null,
-        n === '1' ? `${connections} connections in all, ${seconds} s a figure; ${x.errors} errors` : `${x.errors} errors`);
+      row(
+        '7 PostgreSQL',
+        `${what}, ${n} instance${n === '1' ? '' : 's'} on one PostgreSQL`,
+        fig(x),
+        `SQLite, 1 instance: ${fig(sqlite[kind])}`,
+        x.rps / sqlite[kind].rps,
+        '—',
+        null,
+        n === '1' ? `${connections} connections in all, ${seconds} s a figure; ${x.errors} errors` : `${x.errors} errors`,
+      );
     }
   }
 }
@@ -677,11 +872,18 @@ async function developerPage(small, mid, big) {
       const login = await fetch(ready.developer_page_url, { redirect: 'manual' });
       const cookie = login.headers.get('set-cookie').split(';')[0];
       for (let i = 0; i < 5; i++) await (await fetch(new URL('/', ready.url), { headers: { cookie, accept: 'text/html' } })).text();
-      const lines = () => readFileSync(join(TMP, `${name}.log`), 'utf8').split('\n').filter((l) => / GET \/ 200 /.test(l));
+      const lines = () =>
+        readFileSync(join(TMP, `${name}.log`), 'utf8')
+          .split('\n')
+          .filter((l) => / GET \/ 200 /.test(l));
       const seen = lines().length;
       for (let i = 0; i < 30; i++) await (await fetch(new URL('/', ready.url), { headers: { cookie, accept: 'text/html' } })).text();
       await new Promise((r) => setTimeout(r, 100));
-      return median(lines().slice(seen).map((l) => Number(/ (\d+\.\d)ms /.exec(l)[1])));
+      return median(
+        lines()
+          .slice(seen)
+          .map((l) => Number(/ (\d+\.\d)ms /.exec(l)[1])),
+      );
     } finally {
       await stop(child);
     }
@@ -689,13 +891,32 @@ async function developerPage(small, mid, big) {
   const s = await serverMs(small.home, 'page-small');
   const m = await serverMs(mid.home, 'page-mid');
   const b = await serverMs(big.home, 'page-big');
-  row('3 growth', `developer page GET / (signed in), server time`, `${ms(b)} @${short(BIG)}`, `${ms(s)} @1k`, b / s, '< 50 ms', b < 50, `${ms(m)} @${short(MID)}; the access log's duration, median of 30`);
+  row(
+    '3 growth',
+    `developer page GET / (signed in), server time`,
+    `${ms(b)} @${short(BIG)}`,
+    `${ms(s)} @1k`,
+    b / s,
+    '< 50 ms',
+    b < 50,
+    `${ms(m)} @${short(MID)}; the access log's duration, median of 30`,
+  );
 }
 
 function printTable() {
   const header = ['target', 'measured', 'figure', 'reference (same run)', 'ratio', 'goal', 'result'];
   const section = (r) => Number.parseInt(r.section, 10);
-  const body = [...rows].sort((a, b) => section(a) - section(b)).map((r) => [r.section, r.what, r.figure, r.reference, r.ratio === null ? '—' : times(r.ratio), r.goal, r.pass === null ? '—' : r.pass ? 'pass' : 'FALLS SHORT']);
+  const body = [...rows]
+    .sort((a, b) => section(a) - section(b))
+    .map((r) => [
+      r.section,
+      r.what,
+      r.figure,
+      r.reference,
+      r.ratio === null ? '—' : times(r.ratio),
+      r.goal,
+      r.pass === null ? '—' : r.pass ? 'pass' : 'FALLS SHORT',
+    ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
   const line = (cells) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
   console.log(line(header));
@@ -737,7 +958,9 @@ const totalS = (performance.now() - started) / 1000;
 const loadAfter = os.loadavg();
 console.log(`\ncarbon bench — ${new Date().toISOString()}`);
 console.log(`machine: ${info.model}, ${info.cpus} CPUs (nproc), node ${info.node}, ${info.platform}; commit ${info.git}`);
-console.log(`load average (1 min): ${loadBefore[0].toFixed(2)} at start, ${loadAfter[0].toFixed(2)} at end; bench took ${totalS.toFixed(0)} s\n`);
+console.log(
+  `load average (1 min): ${loadBefore[0].toFixed(2)} at start, ${loadAfter[0].toFixed(2)} at end; bench took ${totalS.toFixed(0)} s\n`,
+);
 printTable();
 if (opts.json) writeFileSync(opts.json, `${JSON.stringify({ machine: info, loadBefore, loadAfter, seconds: totalS, rows }, null, 2)}\n`);
 const short_ = rows.filter((r) => r.pass === false);

@@ -23,14 +23,15 @@
 //   - nothing else: commander, chalk and our own code are plain bundled modules.
 //
 // --outdir: the benchmark builds into a snapshot of its own, out of reach of a concurrent build.
-import { build } from 'esbuild';
-import { createHash } from 'node:crypto';
+
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { builtinModules, createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { build } from 'esbuild';
 
 const { values } = parseArgs({ options: { outdir: { type: 'string', default: 'dist' } } });
 // Built beside the target and renamed into place at the end: tests and benchmarks running beside
@@ -84,7 +85,19 @@ const BUILTINS = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
  * deferring them saves nothing, and their stand-ins cost more than a plain require (each importing
  * module would copy node:fs's hundred exports into getters of its own), so they stay external.
  */
-const LOADED_AT_BOOT = new Set(['async_hooks', 'buffer', 'events', 'fs', 'module', 'path', 'process', 'querystring', 'timers', 'url', 'util']);
+const LOADED_AT_BOOT = new Set([
+  'async_hooks',
+  'buffer',
+  'events',
+  'fs',
+  'module',
+  'path',
+  'process',
+  'querystring',
+  'timers',
+  'url',
+  'util',
+]);
 
 /**
  * A builtin module as a CommonJS stand-in whose exports load the real module on first use. A
@@ -230,7 +243,9 @@ const measuredTable = {
         module.exports = (text) => measure(text);
         module.exports.measureWith = (f) => { measure = f; };`,
     }));
-    b.onResolve({ filter: /^cli-table3$/ }, (args) => (args.kind === 'entry-point' ? { path: 'entry', namespace: 'measured-table' } : undefined));
+    b.onResolve({ filter: /^cli-table3$/ }, (args) =>
+      args.kind === 'entry-point' ? { path: 'entry', namespace: 'measured-table' } : undefined,
+    );
     b.onLoad({ filter: /^entry$/, namespace: 'measured-table' }, () => ({
       loader: 'js',
       resolveDir: process.cwd(),
@@ -300,7 +315,10 @@ try {
 // character makes V8 hold the whole 370 KB source as two-byte text. bin/carbon.cjs reads it as
 // latin1, a plain copy (~1.4 ms less a start). A \u escape means the same in a comment, a string,
 // a regular expression or an identifier.
-const cliSource = readFileSync(`${outdir}/cli.cjs`, 'utf8').replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+const cliSource = readFileSync(`${outdir}/cli.cjs`, 'utf8').replace(
+  /[^\x00-\x7f]/g,
+  (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+);
 // bin/carbon.cjs runs cli.cjs as a vm.Script, which has no loader for `import()`: every one must
 // have become a require (bundled modules, the deferred builtins, the CommonJS vendor bundles).
 const dynamicImport = /(?<![\w$.])import\(/.exec(cliSource);
@@ -326,7 +344,12 @@ if (existsSync(bin)) {
   try {
     // The help a pipe gets from `carbon --help` without loading the CLI (bin/carbon.cjs): the
     // CLI's own text, through `carbon help`, which commander prints the same.
-    const help = spawnSync(process.execPath, [bin, 'help'], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 60_000 });
+    const help = spawnSync(process.execPath, [bin, 'help'], {
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      timeout: 60_000,
+    });
     if (help.status !== 0 || !help.stdout.startsWith('Usage: carbon')) throw new Error(`carbon help exited ${help.status}`);
     writeFileSync(join(target, 'help.txt'), help.stdout);
     for (let run = 0; run < 2; run++) {

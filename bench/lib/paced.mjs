@@ -19,7 +19,8 @@ import { quantile } from './stats.mjs';
  */
 export async function paced({ url, method = 'GET', headers = {}, body, rate, seconds, perRequest }) {
   const target = new URL(url);
-  if (!['127.0.0.1', 'localhost', '[::1]'].includes(target.hostname)) throw new Error(`paced load is for loopback servers, not ${target.host}`);
+  if (!['127.0.0.1', 'localhost', '[::1]'].includes(target.hostname))
+    throw new Error(`paced load is for loopback servers, not ${target.host}`);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const total = Math.round(rate * seconds);
   const latencies = new Float64Array(total);
@@ -42,7 +43,15 @@ export async function paced({ url, method = 'GET', headers = {}, body, rate, sec
         const sentAt = performance.now();
         lag = Math.max(lag, sentAt - (t0 + (i * 1000) / rate));
         const req = http.request(
-          { agent, host: target.hostname, port: target.port, path: target.pathname + target.search, method, headers: { ...headers, ...perRequest?.() }, timeout: 10_000 },
+          {
+            agent,
+            host: target.hostname,
+            port: target.port,
+            path: target.pathname + target.search,
+            method,
+            headers: { ...headers, ...perRequest?.() },
+            timeout: 10_000,
+          },
           (res) => {
             res.resume();
             res.on('end', () => finish(i, sentAt, res.statusCode));

@@ -56,7 +56,10 @@ export function seedOffsets(dataDir, count, { batch = 100_000 } = {}) {
       }
       const t = totals.get(firstSeq);
       if (t.n !== count) throw new Error(`seeded ${t.n} offsets, expected ${count}`);
-      db.prepare("INSERT INTO entries (livemode, kind, amount_cents, offset_id, created_ms) VALUES (0, 'topup', ?, NULL, ?)").run(t.cents, start - 1);
+      db.prepare("INSERT INTO entries (livemode, kind, amount_cents, offset_id, created_ms) VALUES (0, 'topup', ?, NULL, ?)").run(
+        t.cents,
+        start - 1,
+      );
       insertCharges.run(firstSeq);
       db.prepare('UPDATE impact SET placed_kg = placed_kg + ?, offsets = offsets + ? WHERE livemode = 0').run(t.kg, t.n);
       // The per-day totals (the developer page's chart), as the model keeps them.

@@ -96,12 +96,7 @@ export interface ListParams {
   reference?: string;
 }
 
-export type ErrorType =
-  | 'authentication_error'
-  | 'permission_error'
-  | 'invalid_request_error'
-  | 'rate_limit_error'
-  | 'api_error';
+export type ErrorType = 'authentication_error' | 'permission_error' | 'invalid_request_error' | 'rate_limit_error' | 'api_error';
 
 /** The error envelope's inner object (spec part 7). */
 export interface ApiErrorBody {

@@ -1,9 +1,9 @@
 import { chmodSync, readFileSync, statSync } from 'node:fs';
-import { makeDirs } from '../platform/dirs.js';
 import { join } from 'node:path';
 import { MODES, type Mode } from '../api/types.js';
-import { EXIT } from './exit-codes.js';
+import { makeDirs } from '../platform/dirs.js';
 import { CliError, usage } from './errors.js';
+import { EXIT } from './exit-codes.js';
 
 const isMode = (value: string): value is Mode => (MODES as readonly string[]).includes(value);
 
@@ -91,7 +91,9 @@ function tighten(path: string, mode: number): void {
       `It holds API keys: make it ${mode.toString(8)} (chmod ${mode.toString(8)} ${path}), or set CARBON_HOME to a directory of your own.`,
     );
   }
-  process.stderr.write(`carbon: ${path} was readable by others (mode ${current.toString(8)}); it holds API keys, so it is now ${mode.toString(8)}.\n`);
+  process.stderr.write(
+    `carbon: ${path} was readable by others (mode ${current.toString(8)}); it holds API keys, so it is now ${mode.toString(8)}.\n`,
+  );
 }
 
 function brokenConfig(path: string, reason: string): CliError {
@@ -113,7 +115,8 @@ function checkConfig(data: unknown): string | null {
   for (const [name, profile] of Object.entries(profiles)) {
     if (profile === null || typeof profile !== 'object' || Array.isArray(profile)) return `profile "${name}" is not an object`;
     for (const [field, value] of Object.entries(profile)) {
-      if (![...Object.values(CONFIG_KEYS), ...OWN_FIELDS].includes(field as keyof Profile)) return `profile "${name}" has an unknown field "${field}"`;
+      if (![...Object.values(CONFIG_KEYS), ...OWN_FIELDS].includes(field as keyof Profile))
+        return `profile "${name}" has an unknown field "${field}"`;
       if (typeof value !== 'string') return `profile "${name}" field "${field}" is not a string`;
     }
     const mode = (profile as Profile).mode;

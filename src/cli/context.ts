@@ -2,8 +2,8 @@ import type { CarbonClient, Exchange } from '../client/client.js';
 import type { Transport } from '../client/transport.js';
 import type { Engine } from '../engine/open.js';
 import type { Sandbox } from '../service/sandbox.js';
-import { EXIT } from './exit-codes.js';
 import { CliError } from './errors.js';
+import { EXIT } from './exit-codes.js';
 import type { Output } from './output.js';
 import type { Paint } from './render/resources.js';
 import type { Settings } from './settings.js';
@@ -36,7 +36,9 @@ export class Context {
     const verbose = this.verbose || /(^|,)http(,|$)/.test(this.env.CARBON_DEBUG ?? '');
     const onExchange = verbose
       ? (x: Exchange) =>
-          this.out.info(`http: ${x.method} ${origin}${x.path} ${x.status === 0 ? 'no answer' : x.status} ${x.ms.toFixed(1)}ms${x.requestId === undefined ? '' : ` ${x.requestId}`} attempt ${x.attempt}`)
+          this.out.info(
+            `http: ${x.method} ${origin}${x.path} ${x.status === 0 ? 'no answer' : x.status} ${x.ms.toFixed(1)}ms${x.requestId === undefined ? '' : ` ${x.requestId}`} attempt ${x.attempt}`,
+          )
       : undefined;
     const { apiKey, transport } = s.engine === 'remote' ? await this.remote() : await this.local();
     this.openClient = new CarbonClient({ apiKey, transport, retry, ...(onExchange ? { onExchange } : {}) });
@@ -120,7 +122,7 @@ export class Context {
         `${what} acts on the local model, but this command is set to use the remote API at ${this.settings.baseUrl}.`,
         EXIT.usage,
         'usage_error',
-        'Add --local to act on this machine\'s model (the one `carbon serve` serves from the same CARBON_HOME).',
+        "Add --local to act on this machine's model (the one `carbon serve` serves from the same CARBON_HOME).",
       );
     }
   }

@@ -1,7 +1,7 @@
 import { CommanderError } from 'commander';
+import type { Context } from './context.js';
 import { usage } from './errors.js';
 import { EXIT } from './exit-codes.js';
-import type { Context } from './context.js';
 import { buildProgram } from './registry.js';
 import { reportError } from './report-error.js';
 import { createdStreams, stderr } from './stdio.js';
@@ -26,9 +26,7 @@ export async function main(argv: string[]): Promise<never> {
     if (err instanceof CommanderError) {
       const shown = ['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(err.code);
       // A usage error from commander is reported like every other error: one line, or the envelope.
-      code = shown
-        ? EXIT.ok
-        : reportError(usage(err.message.replace(/^error: /, ''), '(add --help for usage)'), io);
+      code = shown ? EXIT.ok : reportError(usage(err.message.replace(/^error: /, ''), '(add --help for usage)'), io);
     } else {
       const settings = running?.settings;
       code = reportError(err, io, settings === undefined ? undefined : { mode: settings.mode, engine: settings.engine });

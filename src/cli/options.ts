@@ -40,7 +40,8 @@ export function numberOption(value: string, flag: string): number {
 export function wholeNumberOption(value: string, name: string, bounds: { min?: number; max?: number } = {}): number {
   const n = readNumber(value);
   const min = bounds.min ?? 0;
-  const range = bounds.max === undefined ? (min === 0 ? '' : ` of at least ${min.toLocaleString('en-US')}`) : ` from ${min} to ${bounds.max}`;
+  const range =
+    bounds.max === undefined ? (min === 0 ? '' : ` of at least ${min.toLocaleString('en-US')}`) : ` from ${min} to ${bounds.max}`;
   if (!(Number.isSafeInteger(n) && n >= min && n <= (bounds.max ?? Number.MAX_SAFE_INTEGER))) {
     throw usage(`${name} must be a whole number${range}, not "${value}"${whyNotANumber(value)}.`);
   }
@@ -66,7 +67,11 @@ export interface PurchaseFlags {
 
 /** --kg, --amount-cents or --amount (dollars): exactly one, as the API's body. */
 export function purchaseParams(flags: PurchaseFlags): PurchaseParams {
-  const given = [flags.kg !== undefined && '--kg', flags.amountCents !== undefined && '--amount-cents', flags.amount !== undefined && '--amount'].filter(Boolean);
+  const given = [
+    flags.kg !== undefined && '--kg',
+    flags.amountCents !== undefined && '--amount-cents',
+    flags.amount !== undefined && '--amount',
+  ].filter(Boolean);
   if (given.length === 0) throw usage('Say how much to buy: --kg N, --amount-cents N or --amount DOLLARS.');
   if (given.length > 1) throw usage(`Give only one of --kg, --amount-cents and --amount (got ${given.join(' and ')}).`);
   const params: PurchaseParams = {};

@@ -1,7 +1,15 @@
 import type { Balance, Impact, Offset, Quote } from '../api/types.js';
 import type { Context } from './context.js';
 import {
-  balanceCard, balancePlain, impactCard, impactPlain, offsetCard, offsetPlain, quoteCard, quotePlain, type Paint,
+  balanceCard,
+  balancePlain,
+  impactCard,
+  impactPlain,
+  offsetCard,
+  offsetPlain,
+  type Paint,
+  quoteCard,
+  quotePlain,
 } from './render/resources.js';
 
 type Renderers<T> = { card: (value: T, paint: Paint) => string; plain: (value: T) => string };
@@ -29,7 +37,12 @@ export async function printResource(ctx: Context, value: Resource): Promise<void
  * Prints any object the same three ways: --json the object itself, a card on a terminal, plain
  * `field<TAB>value` lines in a pipe. Without renderers, the value is one of the API's resources.
  */
-export async function print<T>(ctx: Context, value: T, card?: (value: T, paint: Paint) => string, plain?: (value: T) => string): Promise<void> {
+export async function print<T>(
+  ctx: Context,
+  value: T,
+  card?: (value: T, paint: Paint) => string,
+  plain?: (value: T) => string,
+): Promise<void> {
   if (card === undefined || plain === undefined) return printResource(ctx, value as Resource);
   if (ctx.out.json) return ctx.out.jsonDocument(value);
   ctx.out.data(ctx.out.interactive ? card(value, await ctx.paint()) : plain(value));

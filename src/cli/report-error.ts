@@ -2,8 +2,8 @@ import type { Writable } from 'node:stream';
 import type { ErrorEnvelope } from '../api/types.js';
 import { CarbonApiError, CarbonConfigError, CarbonConnectionError, WaitTimeoutError } from '../client/errors.js';
 import { CarbonPagingError } from '../client/paging.js';
-import { ApiError } from '../service/errors.js';
 import { LedgerError } from '../engine/ledger.js';
+import { ApiError } from '../service/errors.js';
 import { CliError } from './errors.js';
 import { EXIT, exitCodeForStatus } from './exit-codes.js';
 import { engineFlags, followUp } from './follow-up.js';
@@ -61,11 +61,16 @@ function shortBalanceLine(err: CarbonApiError, scene: ErrorScene | undefined): s
 }
 
 function classify(err: unknown, scene?: ErrorScene): Reported {
-  const envelope = (type: ErrorEnvelope['error']['type'], code: string, message: string): ErrorEnvelope => ({ error: { type, code, message } });
+  const envelope = (type: ErrorEnvelope['error']['type'], code: string, message: string): ErrorEnvelope => ({
+    error: { type, code, message },
+  });
   if (err instanceof CarbonApiError) {
     const param = err.param === undefined ? '' : ` (param: ${err.param})`;
     const hint = hints.get(err);
-    const line = err.code === 'insufficient_balance' ? shortBalanceLine(err, scene) : `${err.message}${param}${apiHint(err)}${hint === undefined ? '' : ` ${hint}`}`;
+    const line =
+      err.code === 'insufficient_balance'
+        ? shortBalanceLine(err, scene)
+        : `${err.message}${param}${apiHint(err)}${hint === undefined ? '' : ` ${hint}`}`;
     return { exitCode: exitCodeForStatus(err.status), envelope: err.toJSON(), line };
   }
   if (err instanceof ApiError) {
@@ -77,21 +82,36 @@ function classify(err: unknown, scene?: ErrorScene): Reported {
   }
   if (err instanceof CliError) {
     const type =
-      err.exitCode === EXIT.usage ? 'invalid_request_error'
-      : err.exitCode === EXIT.auth ? 'authentication_error'
-      : err.exitCode === EXIT.rateLimited ? 'rate_limit_error'
-      : 'api_error';
-    return { exitCode: err.exitCode, envelope: { error: { ...envelope(type, err.code, err.message).error, ...err.fields } }, line: err.hint ? `${err.message} ${err.hint}` : err.message };
+      err.exitCode === EXIT.usage
+        ? 'invalid_request_error'
+        : err.exitCode === EXIT.auth
+          ? 'authentication_error'
+          : err.exitCode === EXIT.rateLimited
+            ? 'rate_limit_error'
+            : 'api_error';
+    return {
+      exitCode: err.exitCode,
+      envelope: { error: { ...envelope(type, err.code, err.message).error, ...err.fields } },
+      line: err.hint ? `${err.message} ${err.hint}` : err.message,
+    };
   }
   if (err instanceof WaitTimeoutError) {
-    return { exitCode: EXIT.waitTimeout, envelope: envelope('api_error', 'wait_timeout', err.message), line: `${err.message} Follow it with \`${followUp(['show', err.offset.id, '--wait'])}\`.` };
+    return {
+      exitCode: EXIT.waitTimeout,
+      envelope: envelope('api_error', 'wait_timeout', err.message),
+      line: `${err.message} Follow it with \`${followUp(['show', err.offset.id, '--wait'])}\`.`,
+    };
   }
   if (err instanceof CarbonConnectionError) {
     return { exitCode: EXIT.failure, envelope: envelope('api_error', 'connection_error', err.message), line: err.message };
   }
   if (err instanceof CarbonPagingError) {
     const fields: Record<string, string> = err.cursor === null ? {} : { cursor: err.cursor };
-    return { exitCode: EXIT.failure, envelope: { error: { ...envelope('api_error', 'paging_loop', err.message).error, ...fields } }, line: `${err.message} The server at the base URL does not page as the API does; report it to whoever runs it.` };
+    return {
+      exitCode: EXIT.failure,
+      envelope: { error: { ...envelope('api_error', 'paging_loop', err.message).error, ...fields } },
+      line: `${err.message} The server at the base URL does not page as the API does; report it to whoever runs it.`,
+    };
   }
   if (err instanceof CarbonConfigError) {
     return { exitCode: EXIT.usage, envelope: envelope('invalid_request_error', 'config_error', err.message), line: err.message };
@@ -113,7 +133,7 @@ function classify(err: unknown, scene?: ErrorScene): Reported {
  */
 export function reportError(
   err: unknown,
-  io: { json: boolean; env: NodeJS.ProcessEnv; stderr: Writable & { isTTY?: boolean }; /** false for --no-color. */ color?: boolean },
+  io: { json: boolean; env: NodeJS.ProcessEnv; stderr: Writable & { isTTY?: boolean } /** false for --no-color. */; color?: boolean },
   /** The command's mode and engine, when its settings were resolved: hints name the right balance. */
   scene?: ErrorScene,
 ): number {

@@ -1,10 +1,10 @@
 import type { Mode } from '../api/types.js';
+import { hasPassword, maskUrl, type StoreTarget } from '../engine/ledger.js';
 import { keyShape } from '../service/keys.js';
 import { type ConfigData, DEFAULT_PROFILE, type Profile, readConfig } from './config-store.js';
 import { usage } from './errors.js';
 import { wholeNumberOption } from './options.js';
 import { type CarbonPaths, resolvePaths } from './paths.js';
-import { type StoreTarget, hasPassword, maskUrl } from '../engine/ledger.js';
 
 /** The options every command accepts (defined once on the program in main.ts). */
 export interface GlobalOptions {
@@ -102,7 +102,10 @@ function chooseProfile(
     (opts.profile !== undefined || env.CARBON_PROFILE) &&
     profileName !== DEFAULT_PROFILE
   ) {
-    throw usage(`No profile named "${profileName}".`, 'List profiles with `carbon config list`; create one with `carbon config set --profile NAME ...`.');
+    throw usage(
+      `No profile named "${profileName}".`,
+      'List profiles with `carbon config list`; create one with `carbon config set --profile NAME ...`.',
+    );
   }
   return { profileName, profile };
 }
@@ -114,10 +117,14 @@ function chooseMode(opts: GlobalOptions, env: NodeJS.ProcessEnv, profile: Profil
   const explicitKey = opts.apiKey ?? (env.CARBON_API_KEY || undefined);
   const explicitKeyMode = explicitKey === undefined ? null : modeOfKey(explicitKey);
   if (explicitKey !== undefined && explicitKeyMode === null) {
-    throw usage(`The API key from ${opts.apiKey !== undefined ? '--api-key' : 'CARBON_API_KEY'} is not a test or live key (expected PREFIX_test_… or PREFIX_live_…).`);
+    throw usage(
+      `The API key from ${opts.apiKey !== undefined ? '--api-key' : 'CARBON_API_KEY'} is not a test or live key (expected PREFIX_test_… or PREFIX_live_…).`,
+    );
   }
   if (flagMode !== null && explicitKeyMode !== null && flagMode !== explicitKeyMode) {
-    throw usage(`--${flagMode} was given, but the API key from ${opts.apiKey !== undefined ? '--api-key' : 'CARBON_API_KEY'} is a ${explicitKeyMode} key.`);
+    throw usage(
+      `--${flagMode} was given, but the API key from ${opts.apiKey !== undefined ? '--api-key' : 'CARBON_API_KEY'} is a ${explicitKeyMode} key.`,
+    );
   }
   return flagMode ?? explicitKeyMode ?? profile?.mode ?? 'test';
 }
@@ -137,7 +144,9 @@ function chooseBaseUrl(opts: GlobalOptions, env: NodeJS.ProcessEnv, profile: Pro
   const baseUrl = opts.local ? null : (opts.baseUrl ?? (env.CARBON_BASE_URL || undefined) ?? profile?.base_url ?? null);
   // A key (or any credential) in the URL would travel in every message that names the URL: refused, never echoed.
   if (baseUrl !== null && /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(baseUrl)) {
-    throw usage('The base URL must not carry a user name or password (a key there would show wherever the URL is printed); give the key with CARBON_API_KEY or `carbon config set test-key -`.');
+    throw usage(
+      'The base URL must not carry a user name or password (a key there would show wherever the URL is printed); give the key with CARBON_API_KEY or `carbon config set test-key -`.',
+    );
   }
   return baseUrl;
 }
@@ -160,7 +169,9 @@ function storeTarget(opts: GlobalOptions, env: NodeJS.ProcessEnv, dataDir: strin
   }
   if (!/^postgres(ql)?:\/\//i.test(url)) {
     // Never echo the value: it may carry a password.
-    throw usage(`The database URL from ${opts.database !== undefined ? '--database' : 'CARBON_DATABASE_URL'} must start with postgres:// or postgresql://.`);
+    throw usage(
+      `The database URL from ${opts.database !== undefined ? '--database' : 'CARBON_DATABASE_URL'} must start with postgres:// or postgresql://.`,
+    );
   }
   return schema === undefined ? { kind: 'postgres', url } : { kind: 'postgres', url, schema };
 }
@@ -173,5 +184,7 @@ function storeTarget(opts: GlobalOptions, env: NodeJS.ProcessEnv, dataDir: strin
  */
 export function resolveConfigSettings(opts: GlobalOptions, env: NodeJS.ProcessEnv = process.env): Settings {
   const { CARBON_API_KEY: _key, CARBON_BASE_URL: _url, CARBON_MAX_RETRIES: _retries, CARBON_TIMEOUT: _timeout, ...rest } = env;
-  return resolveSettings(opts.profile === undefined ? { local: true } : { profile: opts.profile, local: true }, rest, { allowMissingProfile: true });
+  return resolveSettings(opts.profile === undefined ? { local: true } : { profile: opts.profile, local: true }, rest, {
+    allowMissingProfile: true,
+  });
 }

@@ -1,5 +1,17 @@
+import {
+  API_PREFIX,
+  type ApiRequest,
+  type ApiResponse,
+  type Balance,
+  type ErrorEnvelope,
+  type Impact,
+  type ListParams,
+  type Offset,
+  type OffsetList,
+  type PurchaseParams,
+  type Quote,
+} from '../api/types.js';
 import { randomUUID } from '../platform/random.js';
-import { API_PREFIX, type ApiRequest, type ApiResponse, type Balance, type ErrorEnvelope, type Impact, type ListParams, type Offset, type OffsetList, type PurchaseParams, type Quote } from '../api/types.js';
 import { CarbonApiError, CarbonConnectionError, WaitTimeoutError } from './errors.js';
 import { PageGuard } from './paging.js';
 import { DEFAULT_RETRY, type Outcome, type RetryPolicy, retryDelay } from './retry.js';
@@ -156,11 +168,7 @@ export class CarbonClient {
     };
   }
 
-  private async send<T>(
-    method: string,
-    path: string,
-    extra: RequestExtra & { body?: unknown } = {},
-  ): Promise<ApiResponse<T>> {
+  private async send<T>(method: string, path: string, extra: RequestExtra & { body?: unknown } = {}): Promise<ApiResponse<T>> {
     const request = this.request(method, path, extra.body === undefined ? undefined : JSON.stringify(extra.body), extra);
     // Whether any attempt may have reached the server (so a purchase may have been made).
     let maybeSent = false;
@@ -180,7 +188,12 @@ export class CarbonClient {
         maybeSent = true;
         if (response.status < 400) return response as ApiResponse<T>;
         const error = toApiError(response);
-        outcome = { kind: 'response', status: response.status, code: error.code, ...(error.retryAfter === undefined ? {} : { retryAfter: error.retryAfter }) };
+        outcome = {
+          kind: 'response',
+          status: response.status,
+          code: error.code,
+          ...(error.retryAfter === undefined ? {} : { retryAfter: error.retryAfter }),
+        };
         failure = error;
       } catch (err) {
         if (!(err instanceof CarbonConnectionError)) throw err;
@@ -200,7 +213,8 @@ export class CarbonClient {
 function toApiError(response: ApiResponse): CarbonApiError {
   const envelope = response.body as Partial<ErrorEnvelope> | undefined;
   const body = envelope?.error;
-  if (body && typeof body.code === 'string' && typeof body.message === 'string') return new CarbonApiError(response.status, body, response.headers);
+  if (body && typeof body.code === 'string' && typeof body.message === 'string')
+    return new CarbonApiError(response.status, body, response.headers);
   return new CarbonApiError(
     response.status,
     { type: 'api_error', code: 'unexpected_response', message: `The server answered ${response.status} without an error envelope.` },

@@ -30,10 +30,14 @@ export class HttpTransport implements Transport {
       url = new URL(options.baseUrl);
     } catch {
       // Not echoed: what was typed may hold a key.
-      throw new CarbonConfigError(`The base URL (${options.baseUrl.length} characters) is not a URL; expected e.g. https://api.example.com/api/v1.`);
+      throw new CarbonConfigError(
+        `The base URL (${options.baseUrl.length} characters) is not a URL; expected e.g. https://api.example.com/api/v1.`,
+      );
     }
     if (url.username !== '' || url.password !== '') {
-      throw new CarbonConfigError('The base URL must not carry a user name or password (a key there would travel and show in logs); give the key with CARBON_API_KEY or `carbon config set test-key -`.');
+      throw new CarbonConfigError(
+        'The base URL must not carry a user name or password (a key there would travel and show in logs); give the key with CARBON_API_KEY or `carbon config set test-key -`.',
+      );
     }
     if (url.protocol !== 'https:' && url.protocol !== 'http:') {
       throw new CarbonConfigError(`The base URL must use https:// (or http:// to a loopback address), not ${url.protocol}`);
@@ -60,7 +64,8 @@ export class HttpTransport implements Transport {
     for (const [name, value] of Object.entries(request.headers)) {
       if (value === undefined) continue;
       // A header cannot carry control characters (other than tab): say so, before anything is sent.
-      if (/[\x00-\x08\x0a-\x1f\x7f]/.test(value)) throw new CarbonConfigError(`The ${name} header cannot be sent: it holds a control character.`);
+      if (/[\x00-\x08\x0a-\x1f\x7f]/.test(value))
+        throw new CarbonConfigError(`The ${name} header cannot be sent: it holds a control character.`);
       // HTTP carries bytes: text beyond ASCII (an Idempotency-Key may be any text) goes as UTF-8.
       headers[name] = /[^\x00-\x7f]/.test(value) ? Buffer.from(value, 'utf8').toString('latin1') : value;
     }
@@ -92,7 +97,9 @@ export class HttpTransport implements Transport {
       body = undefined;
     }
     if (body === undefined && response.status < 400) {
-      throw new CarbonConnectionError(`${new URL(this.baseUrl).origin} answered ${response.status} with a body that is not JSON; is the base URL right?`);
+      throw new CarbonConnectionError(
+        `${new URL(this.baseUrl).origin} answered ${response.status} with a body that is not JSON; is the base URL right?`,
+      );
     }
     return { status: response.status, headers: responseHeaders, body };
   }

@@ -13,7 +13,8 @@ import type { RequestHandler } from './transport.js';
  */
 export function withFaults(handler: RequestHandler, faultsText: () => Promise<string | undefined>): RequestHandler {
   const dice = new FaultDice();
-  const dropped = () => new CarbonConnectionError('Could not reach the local sandbox: the connection was dropped (a fault injected by carbon sandbox faults).');
+  const dropped = () =>
+    new CarbonConnectionError('Could not reach the local sandbox: the connection was dropped (a fault injected by carbon sandbox faults).');
   return {
     async handle(request: ApiRequest): Promise<ApiResponse> {
       const config = dice.use(await faultsText());

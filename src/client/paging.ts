@@ -35,7 +35,8 @@ export class PageGuard {
   check(page: OffsetList, cursor: string | undefined): void {
     const at = cursor === undefined ? 'the first page' : `the page after cursor ${cursor}`;
     if (cursor !== undefined) {
-      if (this.cursors.has(cursor)) throw new CarbonPagingError(`The server sent cursor ${cursor} a second time: paging would never end, so it stopped.`, cursor);
+      if (this.cursors.has(cursor))
+        throw new CarbonPagingError(`The server sent cursor ${cursor} a second time: paging would never end, so it stopped.`, cursor);
       this.cursors.add(cursor);
     }
     const current = new Set<string>();
@@ -52,7 +53,10 @@ export class PageGuard {
     this.previous = current;
     const last = page.data.at(-1);
     if (page.has_more && last !== undefined && last.id === cursor) {
-      throw new CarbonPagingError(`The server's cursor did not advance: the page after ${cursor} ends with ${cursor} again and says has_more.`, cursor);
+      throw new CarbonPagingError(
+        `The server's cursor did not advance: the page after ${cursor} ends with ${cursor} again and says has_more.`,
+        cursor,
+      );
     }
   }
 }

@@ -1,9 +1,9 @@
-import { type EngineOptions, openEngine } from './open.js';
-import type { DefaultKey, Sandbox } from '../service/sandbox.js';
 import { CarbonClient, type ClientOptions } from '../client/client.js';
 import { CarbonConfigError } from '../client/errors.js';
 import { withFaults } from '../client/local-faults.js';
 import { LocalTransport } from '../client/transport.js';
+import type { DefaultKey, Sandbox } from '../service/sandbox.js';
+import { type EngineOptions, openEngine } from './open.js';
 
 /**
  * A client on the local engine: the model in this process over the ledger in `dataDir`.
@@ -20,7 +20,15 @@ export async function openLocal(
     await engine.close();
     throw new CarbonConfigError(`The local sandbox in ${dataDir} has no ${options.key ?? 'test'} key; run \`carbon sandbox keys create\`.`);
   }
-  const transport = new LocalTransport(withFaults(engine.service, () => sandbox.faultsText()), () => void engine.close());
-  const client = new CarbonClient({ apiKey, transport, ...(options.retry ? { retry: options.retry } : {}), ...(options.sleep ? { sleep: options.sleep } : {}) });
+  const transport = new LocalTransport(
+    withFaults(engine.service, () => sandbox.faultsText()),
+    () => void engine.close(),
+  );
+  const client = new CarbonClient({
+    apiKey,
+    transport,
+    ...(options.retry ? { retry: options.retry } : {}),
+    ...(options.sleep ? { sleep: options.sleep } : {}),
+  });
   return { client, sandbox };
 }

@@ -1,6 +1,6 @@
 import { Sandbox } from '../service/sandbox.js';
 import type { OffsetsService } from '../service/service.js';
-import { type StoreTarget, openStore } from '../store/open.js';
+import { openStore, type StoreTarget } from '../store/open.js';
 
 /**
  * The composition root: the one place the local engine is put together (the ledger's store, the

@@ -1,5 +1,5 @@
-import { performance } from 'node:perf_hooks';
 import { ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { bearerToken } from '../service/access.js';
 import { maskKey, redactKeys } from '../service/keys.js';
 

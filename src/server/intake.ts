@@ -1,13 +1,13 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { LedgerError } from '../engine/ledger.js';
 import type { FaultConfig } from '../service/faults.js';
 import { requestId } from '../service/keys.js';
-import { LedgerError } from '../engine/ledger.js';
 import { type Answered, accessLine, isoNow } from './access-log.js';
 import { clientErrorCode, parseTarget, rawErrorResponse, readBody, repeatedHeader, requestHeaders } from './http.js';
 import { errorReply, type ReplyWriter } from './reply.js';
-import { type Incoming, type Served, match } from './requests.js';
+import { type Incoming, match, type Served } from './requests.js';
 
 /**
  * From node:http to the request table: a request is read (its body within the limit), joins the
@@ -22,7 +22,12 @@ const NO_FAULTS: Promise<FaultConfig | null> = Promise.resolve(null);
 
 /** One shape for every request (all fields set at once), filled in as it is answered. */
 function incoming(
-  req: IncomingMessage, res: ServerResponse, method: string, path: string, query: Incoming['query'], body: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  method: string,
+  path: string,
+  query: Incoming['query'],
+  body: string,
 ): Incoming {
   return { method, path, query, headers: NO_HEADERS, body, req, res, upper: '', params: NO_PARAMS, faults: NO_FAULTS };
 }

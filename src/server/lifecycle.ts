@@ -1,4 +1,4 @@
-import { type IncomingMessage, type Server, createServer } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { API_PREFIX } from '../api/types.js';
 import { type Engine, openEngine } from '../engine/open.js';
 import { Answered } from './access-log.js';
@@ -57,11 +57,13 @@ function listen(server: HttpServer, options: ServeOptions): Promise<void> {
 }
 
 /** Closes the engine when a step of the start fails, then fails the start. */
-const failStart = (engine: Engine, server?: HttpServer) => async (err: unknown): Promise<never> => {
-  server?.close();
-  await engine.close();
-  throw err;
-};
+const failStart =
+  (engine: Engine, server?: HttpServer) =>
+  async (err: unknown): Promise<never> => {
+    server?.close();
+    await engine.close();
+    throw err;
+  };
 
 /** Starts serving the sandbox. Resolves once listening; rejects if the port or the ledger cannot be had. */
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
@@ -91,7 +93,13 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const graceMs = options.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs;
   const { close, terminate } = closer({ server, intake, writer, engine, log, graceMs });
   return {
-    url, origin, host: options.host, port, dataDir: options.dataDir, sandbox, store: engine.store,
+    url,
+    origin,
+    host: options.host,
+    port,
+    dataDir: options.dataDir,
+    sandbox,
+    store: engine.store,
     developerPageUrl: `${pageOrigin}/login?token=${loginToken}`,
     inFlight: () => intake.inFlight,
     close,
@@ -123,13 +131,16 @@ function closer({ server, intake, writer, engine, log, graceMs }: Parts): Pick<R
       server.close(() => {
         clearTimeout(force);
         intake.served = null;
-        engine.close().then(
-          () => undefined,
-          (err: unknown) => log(`error closing the ledger: ${err instanceof Error ? err.message : String(err)}`),
-        ).finally(() => {
-          log('closed');
-          resolve();
-        });
+        engine
+          .close()
+          .then(
+            () => undefined,
+            (err: unknown) => log(`error closing the ledger: ${err instanceof Error ? err.message : String(err)}`),
+          )
+          .finally(() => {
+            log('closed');
+            resolve();
+          });
       });
       server.closeIdleConnections();
     });

@@ -1,14 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiRequest } from '../api/types.js';
-import type { FaultConfig } from '../service/faults.js';
-import { ROUTES } from '../service/routes.js';
 import { API_PREFIX } from '../api/types.js';
-import type { OffsetsService } from '../service/service.js';
+import type { FaultConfig } from '../service/faults.js';
+import { requestId } from '../service/keys.js';
+import { ROUTES } from '../service/routes.js';
 import type { Sandbox } from '../service/sandbox.js';
+import type { OffsetsService } from '../service/service.js';
 import { api, certificate, health } from './endpoints.js';
 import type { ServerFaults } from './faults.js';
 import { asset, favicon, login, signedIn } from './pages/developer/routes.js';
-import { requestId } from '../service/keys.js';
 import type { Reply, ReplyWriter } from './reply.js';
 
 /**

@@ -10,7 +10,6 @@ import type { Sandbox } from '../service/sandbox.js';
  * the in-process engine does.
  */
 
-
 export interface ServeOptions {
   /** Interface to bind; the CLI passes 127.0.0.1. */
   host: string;
@@ -60,6 +59,6 @@ export interface RunningServer {
   terminate(): Promise<void>;
 }
 
-export {  startServer } from './lifecycle.js';
-export { closeOnSignals } from './signals.js';
 export { parseTarget } from './http.js';
+export { startServer } from './lifecycle.js';
+export { closeOnSignals } from './signals.js';

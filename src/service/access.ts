@@ -32,7 +32,9 @@ export function checkStanding(key: KeyRecord, account: AccountRecord): void {
   if (account.status !== 'active') {
     throw new ApiError(
       'api_access_inactive',
-      account.status === 'suspended' ? 'API access is inactive: the account is suspended.' : 'API access is inactive: the account is not yet approved.',
+      account.status === 'suspended'
+        ? 'API access is inactive: the account is suspended.'
+        : 'API access is inactive: the account is not yet approved.',
     );
   }
 }
@@ -46,5 +48,10 @@ export function checkPermission(key: KeyRecord, needed: 'read' | 'purchase'): vo
 
 /** 429 with Retry-After in whole seconds. */
 export function rateLimited(wait: number): ApiError {
-  return new ApiError('rate_limited', `Too many requests. Retry after ${wait} second${wait === 1 ? '' : 's'}.`, {}, { 'retry-after': String(wait) });
+  return new ApiError(
+    'rate_limited',
+    `Too many requests. Retry after ${wait} second${wait === 1 ? '' : 's'}.`,
+    {},
+    { 'retry-after': String(wait) },
+  );
 }

@@ -1,6 +1,6 @@
+import type { Mode } from '../api/types.js';
 import { BASE62, randomBase62, randomHex } from '../platform/random.js';
 import { sha256 } from '../platform/sha256.js';
-import type { Mode } from '../api/types.js';
 
 export { randomBase62 };
 

@@ -32,9 +32,13 @@ function smallestAmountCents(rate: number): number {
 export function price(request: { kg?: number; amount_cents?: number }, rate: number): { kg: number; amount_cents: number } {
   const kg = request.kg ?? kgForAmount(request.amount_cents ?? 0, rate);
   if (kg < 1) {
-    throw new ApiError('amount_too_small', `The amount is too small to buy 1 kg; the smallest amount is ${smallestAmountCents(rate)} cents.`, {
-      param: 'amount_cents',
-    });
+    throw new ApiError(
+      'amount_too_small',
+      `The amount is too small to buy 1 kg; the smallest amount is ${smallestAmountCents(rate)} cents.`,
+      {
+        param: 'amount_cents',
+      },
+    );
   }
   return { kg, amount_cents: chargeCents(kg, rate) };
 }

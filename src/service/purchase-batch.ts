@@ -1,6 +1,12 @@
 import type { Mode } from '../api/types.js';
 import {
-  type AccountRecord, type LedgerStore, type LedgerTx, type NewPurchase, type OffsetRecord, type PurchaseFacts, hashId,
+  type AccountRecord,
+  hashId,
+  type LedgerStore,
+  type LedgerTx,
+  type NewPurchase,
+  type OffsetRecord,
+  type PurchaseFacts,
 } from '../store/port.js';
 import { checkPermission, checkStanding } from './access.js';
 import { ApiError } from './errors.js';
@@ -67,7 +73,14 @@ export class PurchaseQueue {
     while (this.waiting.length > 0) {
       const batch = this.waiting.splice(0, MAX_BATCH);
       try {
-        const outcomes = await this.store.transaction((tx) => writeBatch(tx, batch.map((w) => w.job), this.now, this.store.label));
+        const outcomes = await this.store.transaction((tx) =>
+          writeBatch(
+            tx,
+            batch.map((w) => w.job),
+            this.now,
+            this.store.label,
+          ),
+        );
         for (const [i, outcome] of outcomes.entries()) {
           if (outcome instanceof ApiError) batch[i]!.reject(outcome);
           else batch[i]!.resolve(outcome);
@@ -82,7 +95,10 @@ export class PurchaseQueue {
 
 /** One transaction's purchases, mode by mode: the facts read once, the rule applied in order, the offsets written at once. */
 async function writeBatch(
-  tx: LedgerTx, jobs: PurchaseJob[], modelNow: (account: AccountRecord) => number, label: string,
+  tx: LedgerTx,
+  jobs: PurchaseJob[],
+  modelNow: (account: AccountRecord) => number,
+  label: string,
 ): Promise<Array<PurchaseOutcome | ApiError>> {
   const outcomes: Array<PurchaseOutcome | ApiError> = new Array(jobs.length);
   let now: number | undefined;
@@ -119,7 +135,12 @@ async function writeBatch(
  * `outcomes` at their slot.
  */
 function decideAll(
-  mode: Mode, mine: PurchaseJob[], slots: number[], facts: PurchaseFacts, account: AccountRecord, now: number,
+  mode: Mode,
+  mine: PurchaseJob[],
+  slots: number[],
+  facts: PurchaseFacts,
+  account: AccountRecord,
+  now: number,
   outcomes: Array<PurchaseOutcome | ApiError>,
 ): { writes: NewPurchase[]; written: number[]; replays: Map<number, string> } {
   let available = facts.available;

@@ -31,9 +31,7 @@ export interface PurchaseAsk {
   now: number;
 }
 
-export type PurchaseDecision =
-  | { kind: 'replay'; offsetId: string }
-  | { kind: 'buy'; offset: NewOffset; fingerprint: string };
+export type PurchaseDecision = { kind: 'replay'; offsetId: string } | { kind: 'buy'; offset: NewOffset; fingerprint: string };
 
 /** What makes two requests under one Idempotency-Key "the same body". */
 export function fingerprint(request: PurchaseRequest): string {
@@ -91,11 +89,10 @@ export function decidePurchase(
 }
 
 function insufficientBalance(available: number, required: number): ApiError {
-  return new ApiError(
-    'insufficient_balance',
-    `The balance (${available} cents) does not cover this purchase (${required} cents).`,
-    { balance_cents: available, required_cents: required },
-  );
+  return new ApiError('insufficient_balance', `The balance (${available} cents) does not cover this purchase (${required} cents).`, {
+    balance_cents: available,
+    required_cents: required,
+  });
 }
 
 /** The replayed purchase's offset must exist: the store writes both in one transaction. */

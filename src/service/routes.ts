@@ -29,18 +29,69 @@ export interface Route {
 }
 
 export const ROUTES: readonly Route[] = [
-  { method: 'POST', path: '/offsets', operation: 'createOffset', permission: 'purchase', query: null, unknownQuery: 'refuse', body: 'purchase', idempotency: 'required' },
-  { method: 'GET', path: '/offsets', operation: 'listOffsets', permission: 'read', query: ['limit', 'starting_after', 'reference'], unknownQuery: 'refuse', body: null, idempotency: 'none' },
-  { method: 'GET', path: '/offsets/{id}', operation: 'getOffset', permission: 'read', query: null, unknownQuery: 'ignore', body: null, idempotency: 'none' },
-  { method: 'POST', path: '/quotes', operation: 'createQuote', permission: 'read', query: null, unknownQuery: 'refuse', body: 'purchase', idempotency: 'optional' },
-  { method: 'GET', path: '/balance', operation: 'getBalance', permission: 'read', query: null, unknownQuery: 'ignore', body: null, idempotency: 'none' },
-  { method: 'GET', path: '/impact', operation: 'getImpact', permission: 'read', query: null, unknownQuery: 'ignore', body: null, idempotency: 'none' },
+  {
+    method: 'POST',
+    path: '/offsets',
+    operation: 'createOffset',
+    permission: 'purchase',
+    query: null,
+    unknownQuery: 'refuse',
+    body: 'purchase',
+    idempotency: 'required',
+  },
+  {
+    method: 'GET',
+    path: '/offsets',
+    operation: 'listOffsets',
+    permission: 'read',
+    query: ['limit', 'starting_after', 'reference'],
+    unknownQuery: 'refuse',
+    body: null,
+    idempotency: 'none',
+  },
+  {
+    method: 'GET',
+    path: '/offsets/{id}',
+    operation: 'getOffset',
+    permission: 'read',
+    query: null,
+    unknownQuery: 'ignore',
+    body: null,
+    idempotency: 'none',
+  },
+  {
+    method: 'POST',
+    path: '/quotes',
+    operation: 'createQuote',
+    permission: 'read',
+    query: null,
+    unknownQuery: 'refuse',
+    body: 'purchase',
+    idempotency: 'optional',
+  },
+  {
+    method: 'GET',
+    path: '/balance',
+    operation: 'getBalance',
+    permission: 'read',
+    query: null,
+    unknownQuery: 'ignore',
+    body: null,
+    idempotency: 'none',
+  },
+  {
+    method: 'GET',
+    path: '/impact',
+    operation: 'getImpact',
+    permission: 'read',
+    query: null,
+    unknownQuery: 'ignore',
+    body: null,
+    idempotency: 'none',
+  },
 ];
 
-export type RouteMatch =
-  | { kind: 'found'; route: Route; id: string | null }
-  | { kind: 'wrong_method'; allow: string }
-  | { kind: 'missing' };
+export type RouteMatch = { kind: 'found'; route: Route; id: string | null } | { kind: 'wrong_method'; allow: string } | { kind: 'missing' };
 
 /** Path shapes, each with the routes that share it. */
 const SHAPES = (() => {
@@ -49,7 +100,10 @@ const SHAPES = (() => {
   return [...shapes.entries()].map(([path, routes]) => ({
     pattern: new RegExp(`^${path.replace('{id}', '([^/]+)')}$`),
     routes,
-    allow: routes.map((r) => r.method).sort().join(', '),
+    allow: routes
+      .map((r) => r.method)
+      .sort()
+      .join(', '),
   }));
 })();
 

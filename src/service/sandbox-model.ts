@@ -1,18 +1,25 @@
 import type { Mode, OffsetStatus } from '../api/types.js';
 import type {
-  AccountRecord, BrowseQuery, DefaultKey, ImpactTotals, KeyRecord, KeyVault, LedgerTx, OffsetRecord, Permission,
+  AccountRecord,
+  BrowseQuery,
+  DefaultKey,
+  ImpactTotals,
+  KeyRecord,
+  KeyVault,
+  LedgerTx,
+  OffsetRecord,
+  Permission,
 } from '../store/port.js';
 import { ApiError, validationError } from './errors.js';
 import { FAULTS_META, type FaultConfig } from './faults.js';
+import { hashKey, KEY_PREFIX, maskedKey, newApiKey, randomBase62 } from './keys.js';
 import { mustAwaitReview, mustBeProcessing } from './lifecycle.js';
 import { PAGE_SECRET } from './page-access.js';
-import { KEY_PREFIX, hashKey, maskedKey, newApiKey, randomBase62 } from './keys.js';
 import { DEFAULTS, FRESH_ACCOUNT } from './settings.js';
 
 /** What the sandbox's methods take and give (sandbox.ts), and how a fresh account is made. */
 
 export type { DefaultKey } from '../store/port.js';
-
 
 export interface NewKey {
   id: string;
@@ -102,7 +109,11 @@ export async function provision(tx: LedgerTx, now: number): Promise<void> {
 }
 
 export async function createKey(
-  tx: LedgerTx, mode: Mode, permission: Permission, now: number, defaultFor: DefaultKey | null,
+  tx: LedgerTx,
+  mode: Mode,
+  permission: Permission,
+  now: number,
+  defaultFor: DefaultKey | null,
 ): Promise<NewKey> {
   const secret = newApiKey(mode);
   const id = `key_${randomBase62(16)}`;

@@ -1,5 +1,5 @@
 import type { Mode, Offset } from '../api/types.js';
-import { type StoreTarget, openStore } from '../store/open.js';
+import { openStore, type StoreTarget } from '../store/open.js';
 import type { AccountRecord, AccountStatus, DefaultKey, LedgerStore, LedgerTx, OffsetRecord, Permission } from '../store/port.js';
 import { validationError } from './errors.js';
 import { FAULTS_META, type FaultConfig } from './faults.js';
@@ -7,12 +7,31 @@ import { effective, effectiveImpact, modelTime, mustHaveAccount, settleDue } fro
 import { listPage } from './listing.js';
 import { PageAccess } from './page-access.js';
 import {
-  type FoundKey, type NewKey, type OffsetFilter, type SandboxKey, type SandboxStatus, approve, browseQuery, createKey,
-  defaultSecret, keyView, provision, refund, revokeKey, startOver,
+  approve,
+  browseQuery,
+  createKey,
+  defaultSecret,
+  type FoundKey,
+  keyView,
+  type NewKey,
+  type OffsetFilter,
+  provision,
+  refund,
+  revokeKey,
+  type SandboxKey,
+  type SandboxStatus,
+  startOver,
 } from './sandbox-model.js';
-import { DEFAULT_PUBLIC_BASE_URL, OffsetsService, type ServiceOptions, renderOffset } from './service.js';
+import { DEFAULT_PUBLIC_BASE_URL, OffsetsService, renderOffset, type ServiceOptions } from './service.js';
 import {
-  type FaultInput, checkBalanceAfter, checkClockAdvance, checkFaults, checkRate, checkRateLimit, checkReviewLimit, checkTopUp,
+  checkBalanceAfter,
+  checkClockAdvance,
+  checkFaults,
+  checkRate,
+  checkRateLimit,
+  checkReviewLimit,
+  checkTopUp,
+  type FaultInput,
 } from './settings.js';
 
 /**
@@ -160,7 +179,8 @@ export class Sandbox {
   }
 
   async setStatus(status: AccountStatus): Promise<AccountRecord> {
-    if (!['active', 'suspended', 'unapproved'].includes(status)) throw validationError('status', 'The status is active, suspended or unapproved.');
+    if (!['active', 'suspended', 'unapproved'].includes(status))
+      throw validationError('status', 'The status is active, suspended or unapproved.');
     return this.write((tx) => tx.updateAccount({ status }));
   }
 

@@ -1,4 +1,14 @@
-import { API_PREFIX, type ApiRequest, type ApiResponse, type Balance, type Impact, type Mode, type Offset, type OffsetList, type Quote } from '../api/types.js';
+import {
+  API_PREFIX,
+  type ApiRequest,
+  type ApiResponse,
+  type Balance,
+  type Impact,
+  type Mode,
+  type Offset,
+  type OffsetList,
+  type Quote,
+} from '../api/types.js';
 import type { AccountRecord, KeyRecord, LedgerStore, OffsetRecord } from '../store/port.js';
 import { checkPermission, checkStanding, parseBearer, rateLimited } from './access.js';
 import { ApiError } from './errors.js';
@@ -7,7 +17,7 @@ import { effective, effectiveImpact, isDue, modelTime, mustHaveAccount, settleDu
 import { listPage } from './listing.js';
 import { price } from './pricing.js';
 import { type PurchaseOutcome, PurchaseQueue } from './purchase-batch.js';
-import { type Operation, type Route, matchRoute } from './routes.js';
+import { matchRoute, type Operation, type Route } from './routes.js';
 import { checkIdempotencyKey, parseListQuery, parsePurchaseBody, rejectQuery } from './validation.js';
 
 export interface ServiceOptions {
@@ -94,10 +104,18 @@ export class OffsetsService {
   private async route(req: ApiRequest): Promise<ApiResponse> {
     const match = matchRoute(req.method, req.path);
     if (match.kind === 'missing') {
-      throw new ApiError('route_missing', `Unrecognized request URL (${req.method.toUpperCase()} ${req.path}). The API lives under ${API_PREFIX}.`);
+      throw new ApiError(
+        'route_missing',
+        `Unrecognized request URL (${req.method.toUpperCase()} ${req.path}). The API lives under ${API_PREFIX}.`,
+      );
     }
     if (match.kind === 'wrong_method') {
-      throw new ApiError('method_not_allowed', `${req.method.toUpperCase()} is not allowed on ${req.path}; use ${match.allow}.`, {}, { allow: match.allow });
+      throw new ApiError(
+        'method_not_allowed',
+        `${req.method.toUpperCase()} is not allowed on ${req.path}; use ${match.allow}.`,
+        {},
+        { allow: match.allow },
+      );
     }
     const { route } = match;
     const caller = await this.authenticate(req, route.operation === 'getBalance' || route.operation === 'createQuote');

@@ -41,14 +41,18 @@ export const LATEST_MODEL_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999) - TIMIN
 
 export function checkTopUp(cents: number): number {
   if (!Number.isSafeInteger(cents) || cents < LIMITS.topUpMinCents || cents > MAX_TOP_UP_CENTS) {
-    throw validationError('amount_cents', `A top-up is a whole number of cents from ${LIMITS.topUpMinCents} cents (${dollars(LIMITS.topUpMinCents)}) to ${MAX_TOP_UP_CENTS} cents (${dollars(MAX_TOP_UP_CENTS)}).`);
+    throw validationError(
+      'amount_cents',
+      `A top-up is a whole number of cents from ${LIMITS.topUpMinCents} cents (${dollars(LIMITS.topUpMinCents)}) to ${MAX_TOP_UP_CENTS} cents (${dollars(MAX_TOP_UP_CENTS)}).`,
+    );
   }
   return cents;
 }
 
 /** A balance after a top-up stays a safe integer with room for any later refund. */
 export function checkBalanceAfter(balance: number, cents: number): void {
-  if (balance + cents > Number.MAX_SAFE_INTEGER / 2) throw validationError('amount_cents', 'That top-up would take the balance past what the model can hold.');
+  if (balance + cents > Number.MAX_SAFE_INTEGER / 2)
+    throw validationError('amount_cents', 'That top-up would take the balance past what the model can hold.');
 }
 
 export function checkRate(rate: number): number {
@@ -59,7 +63,8 @@ export function checkRate(rate: number): number {
 }
 
 export function checkReviewLimit(cents: number): number {
-  if (!Number.isSafeInteger(cents) || cents < 0) throw validationError('review_limit_cents', 'The review limit is a whole number of cents, 0 or more.');
+  if (!Number.isSafeInteger(cents) || cents < 0)
+    throw validationError('review_limit_cents', 'The review limit is a whole number of cents, 0 or more.');
   return cents;
 }
 
@@ -76,7 +81,10 @@ export function checkRateLimit(requests: number | null, windowMs: number): void 
 export function checkClockAdvance(modelNow: number, ms: number): number {
   if (!Number.isSafeInteger(ms) || ms <= 0) throw validationError('duration', 'The clock only moves forward, by a positive duration.');
   if (modelNow + ms > LATEST_MODEL_TIME) {
-    throw validationError('duration', `The model clock cannot go past ${new Date(LATEST_MODEL_TIME).toISOString()}; it is now ${new Date(modelNow).toISOString()}.`);
+    throw validationError(
+      'duration',
+      `The model clock cannot go past ${new Date(LATEST_MODEL_TIME).toISOString()}; it is now ${new Date(modelNow).toISOString()}.`,
+    );
   }
   return ms;
 }
@@ -97,25 +105,44 @@ const MAX_FAULT_LATENCY_MS = 60_000;
 /** The fault setting, checked: every share, kind, route and bound within what the model can do. */
 export function checkFaults(input: FaultInput): FaultConfig {
   const rate = input.error_rate ?? 0;
-  if (typeof rate !== 'number' || !Number.isFinite(rate) || rate < 0 || rate > 1) throw validationError('error_rate', 'The error rate is a share from 0 to 1, such as 0.3.');
+  if (typeof rate !== 'number' || !Number.isFinite(rate) || rate < 0 || rate > 1)
+    throw validationError('error_rate', 'The error rate is a share from 0 to 1, such as 0.3.');
   const errors = [...new Set(input.errors ?? FAULT_KINDS)];
   const unknown = errors.find((e) => !(FAULT_KINDS as readonly string[]).includes(e));
-  if (unknown !== undefined || errors.length === 0) throw validationError('errors', `The faults are one or more of ${FAULT_KINDS.join(', ')}${unknown === undefined ? '' : `, not "${unknown}"`}.`);
+  if (unknown !== undefined || errors.length === 0)
+    throw validationError(
+      'errors',
+      `The faults are one or more of ${FAULT_KINDS.join(', ')}${unknown === undefined ? '' : `, not "${unknown}"`}.`,
+    );
   const latency = input.latency_ms ?? null;
   if (latency !== null) {
     const { min, max } = latency;
     if (!Number.isSafeInteger(min) || !Number.isSafeInteger(max) || min < 0 || min > max || max > MAX_FAULT_LATENCY_MS) {
-      throw validationError('latency', `The latency is a range of milliseconds such as 50ms-400ms, its low end first, at most ${MAX_FAULT_LATENCY_MS / 1000}s.`);
+      throw validationError(
+        'latency',
+        `The latency is a range of milliseconds such as 50ms-400ms, its low end first, at most ${MAX_FAULT_LATENCY_MS / 1000}s.`,
+      );
     }
   }
-  if (rate === 0 && (latency === null || latency.max === 0)) throw validationError('error_rate', 'Nothing to inject: give an error rate above 0, or a latency.');
+  if (rate === 0 && (latency === null || latency.max === 0))
+    throw validationError('error_rate', 'Nothing to inject: give an error rate above 0, or a latency.');
   const mode = input.mode ?? null;
   if (mode !== null && mode !== 'test' && mode !== 'live') throw validationError('mode', 'The mode is test or live.');
   const seed = input.seed ?? null;
-  if (seed !== null && (!Number.isSafeInteger(seed) || seed < 0 || seed > 0xffffffff)) throw validationError('seed', 'The seed is a whole number from 0 to 4294967295.');
+  if (seed !== null && (!Number.isSafeInteger(seed) || seed < 0 || seed > 0xffffffff))
+    throw validationError('seed', 'The seed is a whole number from 0 to 4294967295.');
   const retryAfter = input.retry_after_seconds ?? 1;
-  if (!Number.isSafeInteger(retryAfter) || retryAfter < 0 || retryAfter > 60) throw validationError('retry_after', 'Retry-After is a whole number of seconds from 0 to 60.');
-  return { error_rate: rate, errors: errors as FaultKind[], latency_ms: latency, route: checkRoute(input.route ?? null), mode, seed, retry_after_seconds: retryAfter };
+  if (!Number.isSafeInteger(retryAfter) || retryAfter < 0 || retryAfter > 60)
+    throw validationError('retry_after', 'Retry-After is a whole number of seconds from 0 to 60.');
+  return {
+    error_rate: rate,
+    errors: errors as FaultKind[],
+    latency_ms: latency,
+    route: checkRoute(input.route ?? null),
+    mode,
+    seed,
+    retry_after_seconds: retryAfter,
+  };
 }
 
 /** `post /api/v1/offsets/` → `POST /offsets`: one of the API's routes, as its table writes it. */
@@ -124,6 +151,7 @@ function checkRoute(route: string | null): string | null {
   const m = /^\s*([A-Za-z]+)\s+(\S+)\s*$/.exec(route);
   const path = m === null ? '' : m[2]!.replace(/^\/api\/v1(?=\/)/, '').replace(/(.)\/+$/, '$1');
   const found = m === null ? undefined : ROUTES.find((r) => r.method === m[1]!.toUpperCase() && r.path === path);
-  if (found === undefined) throw validationError('route', `The route is one of the API's: ${ROUTES.map((r) => `"${r.method} ${r.path}"`).join(', ')}.`);
+  if (found === undefined)
+    throw validationError('route', `The route is one of the API's: ${ROUTES.map((r) => `"${r.method} ${r.path}"`).join(', ')}.`);
   return `${found.method} ${found.path}`;
 }

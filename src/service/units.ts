@@ -18,7 +18,10 @@ export function dollars(cents: number): string {
  */
 export function ratePerKg(millicents: number): string {
   const whole = Math.floor(millicents / 100_000);
-  const frac = String(millicents % 100_000).padStart(5, '0').replace(/0+$/, '').padEnd(2, '0');
+  const frac = String(millicents % 100_000)
+    .padStart(5, '0')
+    .replace(/0+$/, '')
+    .padEnd(2, '0');
   return `$${whole.toLocaleString('en-US')}.${frac}/kg`;
 }
 

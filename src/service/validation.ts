@@ -73,8 +73,7 @@ function validatePurchase(fields: Record<string, unknown>): PurchaseRequest {
   if (!hasKg && !hasAmount) {
     throw validationError('kg', 'Give exactly one of kg or amount_cents.');
   }
-  const reference =
-    fields.reference === undefined || fields.reference === null ? null : checkReference(fields.reference, 'reference');
+  const reference = fields.reference === undefined || fields.reference === null ? null : checkReference(fields.reference, 'reference');
   return hasKg
     ? { kg: checkInteger(fields.kg, 'kg', LIMITS.kgMin, LIMITS.kgMax), reference }
     : { amount_cents: checkInteger(fields.amount_cents, 'amount_cents', LIMITS.amountCentsMin, LIMITS.amountCentsMax), reference };

@@ -5,9 +5,7 @@ import type { LedgerStore } from './port.js';
  * by URL (`--database` / CARBON_DATABASE_URL). Each store's code, and its driver, loads only when
  * that store is opened: a local `carbon balance` pays nothing for PostgreSQL.
  */
-export type StoreTarget =
-  | { kind: 'sqlite'; dir: string }
-  | { kind: 'postgres'; url: string; schema?: string };
+export type StoreTarget = { kind: 'sqlite'; dir: string } | { kind: 'postgres'; url: string; schema?: string };
 
 export async function openStore(target: StoreTarget): Promise<LedgerStore> {
   if (target.kind === 'postgres') {

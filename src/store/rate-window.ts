@@ -8,7 +8,12 @@ export interface RateWindow {
   count: number;
 }
 
-export function takeFromWindow(w: RateWindow | undefined, now: number, limit: number, windowMs: number): { window: RateWindow; wait: number | null } {
+export function takeFromWindow(
+  w: RateWindow | undefined,
+  now: number,
+  limit: number,
+  windowMs: number,
+): { window: RateWindow; wait: number | null } {
   const current = w === undefined || now >= w.start + windowMs || now < w.start ? { start: now, count: 0 } : w;
   if (current.count >= limit) return { window: current, wait: Math.max(1, Math.ceil((current.start + windowMs - now) / 1000)) };
   return { window: { start: current.start, count: current.count + 1 }, wait: null };

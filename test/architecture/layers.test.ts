@@ -46,7 +46,8 @@ function violations(file: string, text?: string): string[] {
   const from = layerOf(file);
   if (from === '' || from === null) return []; // src/index.ts: the package's public surface, above every layer
   const allowed = MAY_IMPORT[from];
-  if (allowed === undefined) return [`${relative(SRC, file)}: src/${from} is not a known layer (add it to MAY_IMPORT and the architecture doc)`];
+  if (allowed === undefined)
+    return [`${relative(SRC, file)}: src/${from} is not a known layer (add it to MAY_IMPORT and the architecture doc)`];
   return importsOf(file, text)
     .map((target) => ({ target, to: layerOf(target) }))
     .filter(({ to }) => to !== null && to !== from && !allowed.includes(to))
@@ -65,7 +66,9 @@ describe('the layer rules', () => {
     expect(violations(join(SRC, 'server/x.ts'), "const { LedgerError } = await import('../store/ledger-error.js');")).toEqual([
       'server/x.ts → store/ledger-error.js',
     ]);
-    expect(violations(join(SRC, 'service/x.ts'), "import type { Context } from '../cli/context.js';")).toEqual(['service/x.ts → cli/context.js']);
+    expect(violations(join(SRC, 'service/x.ts'), "import type { Context } from '../cli/context.js';")).toEqual([
+      'service/x.ts → cli/context.js',
+    ]);
     expect(violations(join(SRC, 'engine/open.ts'), "import { openStore } from '../store/open.js';")).toEqual([]);
   });
 });

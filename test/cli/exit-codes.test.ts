@@ -4,20 +4,43 @@ import { EXIT, EXIT_CODES_HELP, exitCodeForStatus } from '../../src/cli/exit-cod
 /** The status → exit code mapping, in-process, as a table of worked examples (README's table). */
 describe('exit codes for API statuses', () => {
   test.each([
-    [200, 1], [201, 1],
-    [400, 2], [405, 2], [413, 2], [422, 2],
+    [200, 1],
+    [201, 1],
+    [400, 2],
+    [405, 2],
+    [413, 2],
+    [422, 2],
     [402, 3],
-    [401, 4], [403, 4],
+    [401, 4],
+    [403, 4],
     [404, 5],
     [409, 6],
     [429, 7],
-    [408, 1], [431, 1], [500, 1], [502, 1], [503, 1], [0, 1],
+    [408, 1],
+    [431, 1],
+    [500, 1],
+    [502, 1],
+    [503, 1],
+    [0, 1],
   ])('%i → %i', (status, code) => {
     expect(exitCodeForStatus(status)).toBe(code);
   });
 
   test('the codes are the documented, stable numbers', () => {
-    expect(EXIT).toEqual({ ok: 0, failure: 1, usage: 2, insufficientBalance: 3, auth: 4, notFound: 5, conflict: 6, rateLimited: 7, waitTimeout: 8, refunded: 9, batchIncomplete: 10, interrupted: 130 });
+    expect(EXIT).toEqual({
+      ok: 0,
+      failure: 1,
+      usage: 2,
+      insufficientBalance: 3,
+      auth: 4,
+      notFound: 5,
+      conflict: 6,
+      rateLimited: 7,
+      waitTimeout: 8,
+      refunded: 9,
+      batchIncomplete: 10,
+      interrupted: 130,
+    });
     for (let code = 0; code <= 9; code++) expect(EXIT_CODES_HELP).toMatch(new RegExp(`^  ${code}  \\S`, 'm'));
     expect(EXIT_CODES_HELP).toMatch(/^ 10 {2}buy --from-csv: /m);
   });

@@ -37,7 +37,10 @@ function drawnBy<T>(draw: () => T): { result: T; tables: Array<{ options: Option
 const linesOf = (tables: Array<{ text: string }>) => tables.flatMap((t) => t.text.split('\n').map((l) => l.replace(/ +$/, '')));
 
 const columns: Column[] = [{ header: 'KEY' }, { header: 'COUNT', align: 'right', drop: 1 }, { header: 'NOTE', min: 5, drop: 2 }];
-const rows = [['k_1', '12', 'a note that goes on and on'], ['k_22', '3', 'brief']];
+const rows = [
+  ['k_1', '12', 'a note that goes on and on'],
+  ['k_22', '3', 'brief'],
+];
 
 describe('cli-table3 draws the lines', () => {
   test('a table is one cli-table3 table: no borders, no padding, two spaces between columns, the widths fit.ts chose', () => {
@@ -46,9 +49,20 @@ describe('cli-table3 draws the lines', () => {
     const { options, text } = tables[0]!;
     // Every border character none, but the one between two columns.
     expect(options.chars).toEqual({
-      top: '', 'top-mid': '', 'top-left': '', 'top-right': '',
-      bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
-      left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '',
+      top: '',
+      'top-mid': '',
+      'top-left': '',
+      'top-right': '',
+      bottom: '',
+      'bottom-mid': '',
+      'bottom-left': '',
+      'bottom-right': '',
+      left: '',
+      'left-mid': '',
+      mid: '',
+      'mid-mid': '',
+      right: '',
+      'right-mid': '',
       middle: '  ',
     });
     expect(BORDERLESS.middle).toBe('  ');
@@ -71,24 +85,47 @@ describe('cli-table3 draws the lines', () => {
   });
 
   const offset = (n: number, reference: string | null): Offset => ({
-    object: 'offset', id: `off_${String(n).padStart(24, '0')}`, livemode: false, status: 'placed', kg: 5, amount_cents: 20, currency: 'usd',
-    rate_millicents_per_kg: 4000, requested: { kg: 5, amount_cents: null }, reference, certificate_url: null, created: '2026-11-21T22:00:00.000Z', placed: null,
+    object: 'offset',
+    id: `off_${String(n).padStart(24, '0')}`,
+    livemode: false,
+    status: 'placed',
+    kg: 5,
+    amount_cents: 20,
+    currency: 'usd',
+    rate_millicents_per_kg: 4000,
+    requested: { kg: 5, amount_cents: null },
+    reference,
+    certificate_url: null,
+    created: '2026-11-21T22:00:00.000Z',
+    placed: null,
   });
   const key: ShownKey = {
-    id: 'key_0123456789abcdef', mode: 'test', permission: 'purchase', masked: 'ck_test_…abcd', default: 'test', created: '2026-11-21T22:00:00.000Z', revoked: null,
+    id: 'key_0123456789abcdef',
+    mode: 'test',
+    permission: 'purchase',
+    masked: 'ck_test_…abcd',
+    default: 'test',
+    created: '2026-11-21T22:00:00.000Z',
+    revoked: null,
   } as ShownKey;
 
   test.each([
     ['a list', () => offsetTable([offset(1, 'travel'), offset(2, null)], colour, 80)],
     ['sandbox keys', () => keyTable([key], colour, 80)],
-    ['a list streamed (--all), each batch', () => {
-      const stream = offsetStream(colour, 80);
-      return stream([offset(1, 'travel')]) + stream([offset(2, 'a-reference-longer-than-the-first')]);
-    }],
-    ['a report\'s lines, one at a time', () => {
-      const at = layout(columns, rows, 40);
-      return [headerLine(columns, at, 40, colour.dim), ...rows.map((r) => line(columns, at, r, 40))].join('\n');
-    }],
+    [
+      'a list streamed (--all), each batch',
+      () => {
+        const stream = offsetStream(colour, 80);
+        return stream([offset(1, 'travel')]) + stream([offset(2, 'a-reference-longer-than-the-first')]);
+      },
+    ],
+    [
+      "a report's lines, one at a time",
+      () => {
+        const at = layout(columns, rows, 40);
+        return [headerLine(columns, at, 40, colour.dim), ...rows.map((r) => line(columns, at, r, 40))].join('\n');
+      },
+    ],
   ])('%s: every line drawn by cli-table3', (_name, draw) => {
     const { result, tables } = drawnBy(draw);
     expect(tables.length).toBeGreaterThan(0);
@@ -98,9 +135,15 @@ describe('cli-table3 draws the lines', () => {
 
   test('a row of a stream wider than its column in an uncuttable column gets a table of its own, and stays whole', () => {
     const at = layout(columns, rows, 80);
-    const later = [['k_333', '1', 'x'], ['k_4', '2', 'y']];
+    const later = [
+      ['k_333', '1', 'x'],
+      ['k_4', '2', 'y'],
+    ];
     const { result, tables } = drawnBy(() => later.map((r) => line(columns, at, r, 80)));
-    expect(tables.map((t) => t.options.colWidths)).toEqual([[5, 5, 26], [4, 5, 26]]);
+    expect(tables.map((t) => t.options.colWidths)).toEqual([
+      [5, 5, 26],
+      [4, 5, 26],
+    ]);
     expect(result).toEqual(['k_333      1  x', 'k_4       2  y']);
   });
 });
@@ -127,19 +170,38 @@ describe('cli-table3 counts cells as fit.ts does', () => {
     expect([`a${POINT}`, '✌', '㉈'].map(displayWidth)).toEqual([1, 1, 2]);
   });
 
-  test('cli-table3 pads each cell to its column by fit.ts\'s count, coloured or not', () => {
-    const drawn = new Table({ chars: BORDERLESS, style: { 'padding-left': 0, 'padding-right': 0, head: [], border: [] }, colWidths: [4, 4, 1], colAligns: ['left', 'right', 'left'] });
+  test("cli-table3 pads each cell to its column by fit.ts's count, coloured or not", () => {
+    const drawn = new Table({
+      chars: BORDERLESS,
+      style: { 'padding-left': 0, 'padding-right': 0, head: [], border: [] },
+      colWidths: [4, 4, 1],
+      colAligns: ['left', 'right', 'left'],
+    });
     const cells = [`a${POINT}`, '✌', '㉈', colour.green('㉈'), colour.dim(`✌${POINT}`)];
     drawn.push(...cells.map((c) => [c, c, '|']));
-    expect(drawn.toString().split('\n')).toEqual(cells.map((c) => {
-      const pad = ' '.repeat(4 - displayWidth(c));
-      return `${c}${pad}  ${pad}${c}  |`;
-    }));
+    expect(drawn.toString().split('\n')).toEqual(
+      cells.map((c) => {
+        const pad = ' '.repeat(4 - displayWidth(c));
+        return `${c}${pad}  ${pad}${c}  |`;
+      }),
+    );
   });
 
   test('a table with such cells: its columns line up', () => {
-    const cols: Column[] = [{ header: 'REF', min: 3 }, { header: 'N', align: 'right' }];
-    const text = table(cols, [[`a${POINT}b`, '1'], ['✌✌', '22'], ['㉈', '3']], undefined, (s) => s);
+    const cols: Column[] = [
+      { header: 'REF', min: 3 },
+      { header: 'N', align: 'right' },
+    ];
+    const text = table(
+      cols,
+      [
+        [`a${POINT}b`, '1'],
+        ['✌✌', '22'],
+        ['㉈', '3'],
+      ],
+      undefined,
+      (s) => s,
+    );
     expect(text.split('\n')).toEqual(['REF   N', `a${POINT}b    1`, '✌✌   22', '㉈    3']);
   });
 });

@@ -68,7 +68,11 @@ describe('layout', () => {
 
   test('then columns go, lowest drop rank first, and the cut column gets room back', () => {
     // 32 cells: WHEN (rank 1) goes, and TEXT gets the room it left.
-    expect(table(columns, rows, 32, (s) => s).split('\n')).toEqual(['ID     NUMBER  TEXT', 'id_1        7  a long piece of …', 'id_22   1,234  short']);
+    expect(table(columns, rows, 32, (s) => s).split('\n')).toEqual([
+      'ID     NUMBER  TEXT',
+      'id_1        7  a long piece of …',
+      'id_22   1,234  short',
+    ]);
     // 20 cells: NUMBER (rank 2) goes too.
     expect(table(columns, rows, 20, (s) => s).split('\n')).toEqual(['ID     TEXT', 'id_1   a long piece…', 'id_22  short']);
     // 12 cells: TEXT would be under its minimum of 6, so it goes (rank 3); the id stays whole.
@@ -82,7 +86,9 @@ describe('layout', () => {
 
   test('a row laid out by earlier ones (a stream): a cuttable cell is cut to its column, any other stays whole', () => {
     const at = layout(columns, rows, 80);
-    expect(line(columns, at, ['id_333', '12,345', 'an even longer piece of text', '2026-01-03'], 80)).toBe('id_333  12,345  an even longer piec…  2026-01-03');
+    expect(line(columns, at, ['id_333', '12,345', 'an even longer piece of text', '2026-01-03'], 80)).toBe(
+      'id_333  12,345  an even longer piec…  2026-01-03',
+    );
     // Still never past the width.
     expect(line(columns, at, ['id_333', '12,345', 'text', '2026-01-03'], 20)).toBe('id_333  12,345  tex…');
   });
@@ -104,36 +110,45 @@ describe('properties', () => {
     fc.string({ unit: fc.constantFrom('a', 'Z', ' ', '-', '出', '張', 'Ａ', 'e\u0301', '😀', '\t', '\n', '…'), maxLength: 200 }),
     fc.string({ unit: 'binary', maxLength: 200 }),
   );
-  const offset = fc.record({
-    id,
-    status: fc.constantFrom('processing' as const, 'placed' as const, 'refunded' as const),
-    kg: fc.integer({ min: 1, max: 1_000_000_000 }),
-    reference: fc.option(reference),
-  }).map((o): Offset => ({
-    object: 'offset',
-    id: o.id,
-    livemode: false,
-    status: o.status,
-    kg: o.kg,
-    amount_cents: o.kg * 4,
-    currency: 'usd',
-    rate_millicents_per_kg: 4000,
-    requested: { kg: o.kg, amount_cents: null },
-    reference: o.reference,
-    certificate_url: null,
-    created: '2026-11-21T22:00:00.000Z',
-    placed: null,
-  }));
+  const offset = fc
+    .record({
+      id,
+      status: fc.constantFrom('processing' as const, 'placed' as const, 'refunded' as const),
+      kg: fc.integer({ min: 1, max: 1_000_000_000 }),
+      reference: fc.option(reference),
+    })
+    .map(
+      (o): Offset => ({
+        object: 'offset',
+        id: o.id,
+        livemode: false,
+        status: o.status,
+        kg: o.kg,
+        amount_cents: o.kg * 4,
+        currency: 'usd',
+        rate_millicents_per_kg: 4000,
+        requested: { kg: o.kg, amount_cents: null },
+        reference: o.reference,
+        certificate_url: null,
+        created: '2026-11-21T22:00:00.000Z',
+        placed: null,
+      }),
+    );
 
   test('a list: every line at most the width (40..200), each id whole at the start of its line', () => {
     fc.assert(
-      fc.property(fc.array(offset, { minLength: 1, maxLength: 12 }), fc.integer({ min: 40, max: 200 }), fc.boolean(), (offsets, width, painted) => {
-        const lines = offsetTable(offsets, painted ? colour : noPaint, width).split('\n');
-        expect(lines).toHaveLength(offsets.length + 1);
-        for (const l of lines) expect(displayWidth(l)).toBeLessThanOrEqual(width);
-        for (const [i, o] of offsets.entries()) expect(stripAnsi(lines[i + 1]!).startsWith(`${o.id}  `)).toBe(true);
-        expect(stripAnsi(lines[0]!)).toMatch(/^ID {28}STATUS/);
-      }),
+      fc.property(
+        fc.array(offset, { minLength: 1, maxLength: 12 }),
+        fc.integer({ min: 40, max: 200 }),
+        fc.boolean(),
+        (offsets, width, painted) => {
+          const lines = offsetTable(offsets, painted ? colour : noPaint, width).split('\n');
+          expect(lines).toHaveLength(offsets.length + 1);
+          for (const l of lines) expect(displayWidth(l)).toBeLessThanOrEqual(width);
+          for (const [i, o] of offsets.entries()) expect(stripAnsi(lines[i + 1]!).startsWith(`${o.id}  `)).toBe(true);
+          expect(stripAnsi(lines[0]!)).toMatch(/^ID {28}STATUS/);
+        },
+      ),
     );
   });
 
@@ -174,21 +189,26 @@ describe('properties', () => {
   });
 
   test('sandbox keys, revealed or masked: lines at most the width, each key id whole', () => {
-    const key = fc.record({
-      id: fc.string({ unit: fc.constantFrom(...ALNUM), minLength: 16, maxLength: 16 }).map((s) => `key_${s}`),
-      reveal: fc.boolean(),
-      revoked: fc.boolean(),
-      mode: fc.constantFrom('test' as const, 'live' as const),
-    }).map((k): ShownKey => ({
-      id: k.id,
-      mode: k.mode,
-      permission: 'purchase',
-      masked: `ck_${k.mode}_…abcd`,
-      default: null,
-      created: '2026-11-21T22:00:00.000Z',
-      revoked: k.revoked ? '2026-11-22T22:00:00.000Z' : null,
-      ...(k.reveal ? { secret: `ck_${k.mode}_${'x'.repeat(28)}abcd` } : {}),
-    }) as ShownKey);
+    const key = fc
+      .record({
+        id: fc.string({ unit: fc.constantFrom(...ALNUM), minLength: 16, maxLength: 16 }).map((s) => `key_${s}`),
+        reveal: fc.boolean(),
+        revoked: fc.boolean(),
+        mode: fc.constantFrom('test' as const, 'live' as const),
+      })
+      .map(
+        (k): ShownKey =>
+          ({
+            id: k.id,
+            mode: k.mode,
+            permission: 'purchase',
+            masked: `ck_${k.mode}_…abcd`,
+            default: null,
+            created: '2026-11-21T22:00:00.000Z',
+            revoked: k.revoked ? '2026-11-22T22:00:00.000Z' : null,
+            ...(k.reveal ? { secret: `ck_${k.mode}_${'x'.repeat(28)}abcd` } : {}),
+          }) as ShownKey,
+      );
     fc.assert(
       fc.property(fc.array(key, { minLength: 1, maxLength: 6 }), fc.integer({ min: 40, max: 200 }), (keys, width) => {
         const lines = keyTable(keys, colour, width).split('\n');
@@ -201,8 +221,19 @@ describe('properties', () => {
 
 describe('a list streamed to a terminal (--all)', () => {
   const offset = (n: number, reference: string): Offset => ({
-    object: 'offset', id: `off_${String(n).padStart(24, '0')}`, livemode: false, status: 'placed', kg: 5, amount_cents: 20, currency: 'usd',
-    rate_millicents_per_kg: 4000, requested: { kg: 5, amount_cents: null }, reference, certificate_url: null, created: '2026-11-21T22:00:00.000Z', placed: null,
+    object: 'offset',
+    id: `off_${String(n).padStart(24, '0')}`,
+    livemode: false,
+    status: 'placed',
+    kg: 5,
+    amount_cents: 20,
+    currency: 'usd',
+    rate_millicents_per_kg: 4000,
+    requested: { kg: 5, amount_cents: null },
+    reference,
+    certificate_url: null,
+    created: '2026-11-21T22:00:00.000Z',
+    placed: null,
   });
 
   test('the header comes once, with the first batch, which sizes the columns; later rows are cut to them', () => {

@@ -2,11 +2,14 @@ import { expect, test } from 'vitest';
 import { flagTable } from '../../src/cli/flags.js';
 
 test('a flag table: flags, two or more spaces, the description; a line indented further carries it on', () => {
-  const rows = flagTable(`
+  const rows = flagTable(
+    `
     -q, --quiet        print only the ids
     --status <status>  only offsets
                          in this state
-  `, { '--status': { choices: ['placed'] } });
+  `,
+    { '--status': { choices: ['placed'] } },
+  );
   expect(rows).toEqual([
     { flags: '-q, --quiet', description: 'print only the ids' },
     { flags: '--status <status>', description: 'only offsets in this state', choices: ['placed'] },

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { dollarsOption, numberOption, whyNotANumber, wholeNumberOption } from '../../src/cli/options.js';
+import { dollarsOption, numberOption, wholeNumberOption, whyNotANumber } from '../../src/cli/options.js';
 
 /**
  * One grammar for every number typed into carbon: digits, thousands grouped by commas or not at
@@ -32,8 +32,12 @@ describe('accepted the same way everywhere', () => {
     expect(numberOption('2.5', '--kg')).toBe(2.5);
     expect(dollarsOption('12.50', '--amount')).toBe(1250);
     expect(dollarsOption('$1,000.05', '--amount')).toBe(100_005);
-    expect(message(() => wholeNumberOption('12.50', '--max-cents (cents)'))).toBe('--max-cents (cents) must be a whole number, not "12.50".');
-    expect(message(() => dollarsOption('12.505', '--amount'))).toBe('--amount must be dollars such as 250, 1,000 or 12.50, not "12.505" (at most two decimals: whole cents).');
+    expect(message(() => wholeNumberOption('12.50', '--max-cents (cents)'))).toBe(
+      '--max-cents (cents) must be a whole number, not "12.50".',
+    );
+    expect(message(() => dollarsOption('12.505', '--amount'))).toBe(
+      '--amount must be dollars such as 250, 1,000 or 12.50, not "12.505" (at most two decimals: whole cents).',
+    );
   });
 });
 
@@ -61,7 +65,9 @@ describe('refused the same way everywhere, saying why', () => {
 
   test('bounds are named in the message', () => {
     expect(message(() => wholeNumberOption('0', '--limit', { min: 1 }))).toBe('--limit must be a whole number of at least 1, not "0".');
-    expect(message(() => wholeNumberOption('65,536', '--port', { max: 65_535 }))).toBe('--port must be a whole number from 0 to 65535, not "65,536".');
+    expect(message(() => wholeNumberOption('65,536', '--port', { max: 65_535 }))).toBe(
+      '--port must be a whole number from 0 to 65535, not "65,536".',
+    );
     expect(wholeNumberOption('65,535', '--port', { max: 65_535 })).toBe(65_535);
   });
 });

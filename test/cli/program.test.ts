@@ -61,7 +61,10 @@ describe('argv → command and options', () => {
     ['buy --amount-cents 1250 --live --yes', { command: 'buy', opts: { amountCents: '1250', yes: true } }],
     ['quote --kg 1 --reference x', { command: 'quote', opts: { kg: '1', reference: 'x' } }],
     ['list', { command: 'list', opts: {} }],
-    ['list --all --limit 7 --format csv --reference r', { command: 'list', opts: { all: true, limit: '7', format: 'csv', reference: 'r' } }],
+    [
+      'list --all --limit 7 --format csv --reference r',
+      { command: 'list', opts: { all: true, limit: '7', format: 'csv', reference: 'r' } },
+    ],
     ['list --starting-after off_1', { command: 'list', opts: { startingAfter: 'off_1' } }],
     ['show off_1 --wait', { command: 'show', args: ['off_1'], opts: { wait: true } }],
     ['balance', { command: 'balance', args: [] }],
@@ -90,7 +93,10 @@ describe('argv → command and options', () => {
     ['sandbox clock advance 90s', { command: 'sandbox clock advance', args: ['90s'] }],
     ['sandbox reset --yes', { command: 'sandbox reset', opts: { yes: true } }],
     ['serve', { command: 'serve', opts: { host: '127.0.0.1', port: '4010' } }],
-    ['serve --port 0 --host 0.0.0.0 --public-url https://x.example --show-keys', { command: 'serve', opts: { host: '0.0.0.0', port: '0', publicUrl: 'https://x.example', showKeys: true } }],
+    [
+      'serve --port 0 --host 0.0.0.0 --public-url https://x.example --show-keys',
+      { command: 'serve', opts: { host: '0.0.0.0', port: '0', publicUrl: 'https://x.example', showKeys: true } },
+    ],
   ];
 
   test.each(cases)('%s', async (argv, expected) => {
@@ -152,7 +158,8 @@ test('every command has an example in its --help, and a subcommand names the glo
       // Named once, briefly, after the command's own flags and examples; explained in `carbon help`.
       const globals = help.slice(help.indexOf('Inherited flags (what each does: carbon help):'));
       expect(help.indexOf('Examples:'), pathOf(cmd)).toBeLessThan(help.indexOf('Inherited flags'));
-      for (const flag of ['--json', '--profile <name>', '--timeout <seconds>', '--local']) expect(globals, `${pathOf(cmd)}: ${flag}`).toContain(flag);
+      for (const flag of ['--json', '--profile <name>', '--timeout <seconds>', '--local'])
+        expect(globals, `${pathOf(cmd)}: ${flag}`).toContain(flag);
       expect(help, pathOf(cmd)).not.toContain('Global Options:');
     }
   }
@@ -178,4 +185,3 @@ describe('a run that names its command gets only that one (start-up), and it is 
     expect([...tree(buildProgram(first)).keys()]).toEqual([...full.keys()]);
   });
 });
-

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { colorOn } from '../../src/cli/output.js';
-import { resolveConfigSettings, resolveSettings, type GlobalOptions } from '../../src/cli/settings.js';
+import { type GlobalOptions, resolveConfigSettings, resolveSettings } from '../../src/cli/settings.js';
 
 /** Settings precedence (flag > environment > profile > default) and the colour rule, as tables. */
 
@@ -26,19 +26,59 @@ writeFileSync(
   }),
 );
 
-type Expect = Partial<{ profileName: string; mode: string; engine: string; baseUrl: string | null; apiKey: string | undefined; apiKeySource: string; maxRetries: number }>;
+type Expect = Partial<{
+  profileName: string;
+  mode: string;
+  engine: string;
+  baseUrl: string | null;
+  apiKey: string | undefined;
+  apiKeySource: string;
+  maxRetries: number;
+}>;
 
 describe('resolveSettings', () => {
   const cases: Array<[string, GlobalOptions, Record<string, string>, Expect]> = [
-    ['defaults: local, test, the profile key', {}, {}, { profileName: 'default', mode: 'test', engine: 'local', baseUrl: null, apiKey: TEST_A, apiKeySource: 'profile', maxRetries: 2 }],
+    [
+      'defaults: local, test, the profile key',
+      {},
+      {},
+      { profileName: 'default', mode: 'test', engine: 'local', baseUrl: null, apiKey: TEST_A, apiKeySource: 'profile', maxRetries: 2 },
+    ],
     ['--live picks the live key', { live: true }, {}, { mode: 'live', apiKey: LIVE_A }],
-    ['CARBON_API_KEY beats the profile, and its prefix sets the mode', {}, { CARBON_API_KEY: LIVE_ENV }, { mode: 'live', apiKey: LIVE_ENV, apiKeySource: 'env' }],
-    ['--api-key beats CARBON_API_KEY', { apiKey: TEST_B }, { CARBON_API_KEY: LIVE_ENV }, { mode: 'test', apiKey: TEST_B, apiKeySource: 'flag' }],
-    ['a profile sets mode and base URL', { profile: 'staging' }, {}, { profileName: 'staging', mode: 'live', engine: 'remote', baseUrl: 'https://staging.example.com/api/v1', apiKey: undefined, apiKeySource: 'sandbox' }],
+    [
+      'CARBON_API_KEY beats the profile, and its prefix sets the mode',
+      {},
+      { CARBON_API_KEY: LIVE_ENV },
+      { mode: 'live', apiKey: LIVE_ENV, apiKeySource: 'env' },
+    ],
+    [
+      '--api-key beats CARBON_API_KEY',
+      { apiKey: TEST_B },
+      { CARBON_API_KEY: LIVE_ENV },
+      { mode: 'test', apiKey: TEST_B, apiKeySource: 'flag' },
+    ],
+    [
+      'a profile sets mode and base URL',
+      { profile: 'staging' },
+      {},
+      {
+        profileName: 'staging',
+        mode: 'live',
+        engine: 'remote',
+        baseUrl: 'https://staging.example.com/api/v1',
+        apiKey: undefined,
+        apiKeySource: 'sandbox',
+      },
+    ],
     ['CARBON_PROFILE selects, --profile beats it', { profile: 'default' }, { CARBON_PROFILE: 'staging' }, { profileName: 'default' }],
     ['--test beats the profile mode', { profile: 'staging', test: true }, {}, { mode: 'test', apiKey: TEST_B }],
     ['--local beats a base URL', { profile: 'staging', local: true }, {}, { engine: 'local', baseUrl: null }],
-    ['CARBON_BASE_URL beats the profile, --base-url beats it', { baseUrl: 'http://127.0.0.1:1/api/v1' }, { CARBON_BASE_URL: 'http://127.0.0.1:2/api/v1' }, { engine: 'remote', baseUrl: 'http://127.0.0.1:1/api/v1' }],
+    [
+      'CARBON_BASE_URL beats the profile, --base-url beats it',
+      { baseUrl: 'http://127.0.0.1:1/api/v1' },
+      { CARBON_BASE_URL: 'http://127.0.0.1:2/api/v1' },
+      { engine: 'remote', baseUrl: 'http://127.0.0.1:1/api/v1' },
+    ],
     ['CARBON_MAX_RETRIES, --max-retries beats it', { maxRetries: '0' }, { CARBON_MAX_RETRIES: '5' }, { maxRetries: 0 }],
     ['an empty CARBON_PROFILE is unset', {}, { CARBON_PROFILE: '' }, { profileName: 'default' }],
   ];
@@ -57,7 +97,10 @@ describe('resolveSettings', () => {
   });
 
   test('config commands resolve a profile that does not exist yet, whatever the key variables say', () => {
-    const s = resolveConfigSettings({ profile: 'new' }, { CARBON_HOME: home, CARBON_API_KEY: 'nope', CARBON_MAX_RETRIES: 'x', CARBON_BASE_URL: 'bad' });
+    const s = resolveConfigSettings(
+      { profile: 'new' },
+      { CARBON_HOME: home, CARBON_API_KEY: 'nope', CARBON_MAX_RETRIES: 'x', CARBON_BASE_URL: 'bad' },
+    );
     expect(s).toMatchObject({ profileName: 'new', profile: {}, engine: 'local' });
   });
 });

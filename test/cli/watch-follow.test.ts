@@ -1,12 +1,22 @@
 import { describe, expect, test } from 'vitest';
 import type { Offset } from '../../src/api/types.js';
-import { freshState, poll, type PollOptions } from '../../src/cli/watch/follow.js';
+import { freshState, type PollOptions, poll } from '../../src/cli/watch/follow.js';
 
 /** carbon watch's diff of one poll against what it knew, in-process, on hand-made lists. */
 
 const at = (s: number) => new Date(Date.UTC(2026, 0, 1) + s * 1000).toISOString();
 const offset = (id: string, s: number, status: Offset['status'] = 'processing'): Offset =>
-  ({ object: 'offset', id, livemode: false, status, kg: 1, amount_cents: 4, reference: null, created: at(s), placed: status === 'placed' ? at(s + 3) : null }) as unknown as Offset;
+  ({
+    object: 'offset',
+    id,
+    livemode: false,
+    status,
+    kg: 1,
+    amount_cents: 4,
+    reference: null,
+    created: at(s),
+    placed: status === 'placed' ? at(s + 3) : null,
+  }) as unknown as Offset;
 
 /** The list newest first, counting how many offsets the walk read. */
 function walk(offsets: Offset[]) {
@@ -22,7 +32,13 @@ function walk(offsets: Offset[]) {
     },
   };
 }
-const options = (over: Partial<PollOptions> = {}): PollOptions => ({ baseline: false, since: null, now: () => at(999), eventId: (id, type) => `${type}:${id}`, ...over });
+const options = (over: Partial<PollOptions> = {}): PollOptions => ({
+  baseline: false,
+  since: null,
+  now: () => at(999),
+  eventId: (id, type) => `${type}:${id}`,
+  ...over,
+});
 const ids = (events: Array<{ id: string }>) => events.map((e) => e.id);
 
 describe('poll', () => {
@@ -37,9 +53,13 @@ describe('poll', () => {
     expect(state.pending).toEqual({ c: at(3) });
   });
 
-  test('--since on a baseline poll replays, oldest first, each offset\'s events in order', async () => {
+  test("--since on a baseline poll replays, oldest first, each offset's events in order", async () => {
     const state = freshState('test', null);
-    const events = await poll(state, walk([offset('old', 1), offset('a', 10, 'placed'), offset('b', 11)]), options({ baseline: true, since: Date.parse(at(5)) }));
+    const events = await poll(
+      state,
+      walk([offset('old', 1), offset('a', 10, 'placed'), offset('b', 11)]),
+      options({ baseline: true, since: Date.parse(at(5)) }),
+    );
     expect(ids(events)).toEqual(['offset.created:a', 'offset.placed:a', 'offset.created:b']);
     // Older than --since: not followed.
     expect(state.pending).toEqual({ b: at(11) });
@@ -57,7 +77,13 @@ describe('poll', () => {
 
   test('a poll reads down to the oldest offset still processing, and no further', async () => {
     const state = freshState('test', null);
-    const list = [offset('p1', 1, 'placed'), offset('p2', 2, 'placed'), offset('w', 3), offset('p4', 4, 'placed'), offset('p5', 5, 'placed')];
+    const list = [
+      offset('p1', 1, 'placed'),
+      offset('p2', 2, 'placed'),
+      offset('w', 3),
+      offset('p4', 4, 'placed'),
+      offset('p5', 5, 'placed'),
+    ];
     await poll(state, walk(list), options({ baseline: true }));
     const w = walk(list);
     expect(await poll(state, w, options())).toEqual([]);

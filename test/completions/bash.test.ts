@@ -14,7 +14,8 @@ const BASH_COMPLETION = '/usr/share/bash-completion/bash_completion';
 const HAS_BASH_COMPLETION = existsSync(BASH_COMPLETION);
 // A test skipped says why, in one line; in CI (.ci/run installs it) its absence is a failure.
 if (!HAS_BASH_COMPLETION) {
-  if (process.env.CI === 'true') throw new Error(`bash-completion is missing (${BASH_COMPLETION}): in CI the completion tests must run (.ci/run installs it).`);
+  if (process.env.CI === 'true')
+    throw new Error(`bash-completion is missing (${BASH_COMPLETION}): in CI the completion tests must run (.ci/run installs it).`);
   process.stderr.write(`bash-completion loader test skipped: no ${BASH_COMPLETION} (apt-get install bash-completion).\n`);
 }
 

@@ -46,7 +46,19 @@ describe('__complete candidates', () => {
 
   it("offers a command's own options and the global ones, not the options already given", async () => {
     const buy = await complete('buy', '--kg', '5', '-');
-    expect(buy).toEqual(expect.arrayContaining(['--amount-cents', '--reference', '--idempotency-key', '--wait', '--max-cents', '--yes', '--json', '--profile', '--help']));
+    expect(buy).toEqual(
+      expect.arrayContaining([
+        '--amount-cents',
+        '--reference',
+        '--idempotency-key',
+        '--wait',
+        '--max-cents',
+        '--yes',
+        '--json',
+        '--profile',
+        '--help',
+      ]),
+    );
     expect(buy).not.toContain('--kg');
     expect(buy).not.toContain('--limit');
     expect(buy).not.toContain('--version');
@@ -92,6 +104,8 @@ describe('__complete candidates', () => {
   });
 
   it('prints one candidate a line, a description after a tab, nothing that could split a line', () => {
-    expect(formatCandidates([{ value: 'a', description: 'one\ttwo\nthree' }, { value: 'b' }, { value: 'bad\nvalue' }, { value: '' }])).toBe('a\tone two three\nb\n');
+    expect(formatCandidates([{ value: 'a', description: 'one\ttwo\nthree' }, { value: 'b' }, { value: 'bad\nvalue' }, { value: '' }])).toBe(
+      'a\tone two three\nb\n',
+    );
   });
 });

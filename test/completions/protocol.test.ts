@@ -1,8 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { limit } from '../support/load.js';
 import { type Fixture, FORMATS, makeFixture, TOP_COMMANDS } from '../support/completion-fixture.js';
+import { limit } from '../support/load.js';
 import { carbon, makeSandbox, SCRIPT, values } from '../support/shells.js';
 
 /** The built binary's side: `carbon completion SHELL` and the `carbon __complete` protocol. */
@@ -92,7 +92,10 @@ describe('carbon __complete', () => {
       expect((await carbon(sandbox, ['__complete', '--', 'show', ''])).stdout).toBe('');
       expect(existsSync(join(sandbox.home, 'data'))).toBe(false);
       writeFileSync(join(sandbox.home, 'config.json'), '{ not json');
-      for (const words of [['show', ''], ['--profile', '']]) {
+      for (const words of [
+        ['show', ''],
+        ['--profile', ''],
+      ]) {
         const r = await carbon(sandbox, ['__complete', '--', ...words]);
         expect(r).toEqual({ stdout: '', stderr: '', exitCode: 0 });
       }

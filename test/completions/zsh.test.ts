@@ -96,7 +96,9 @@ describe('zsh', () => {
   });
 
   it('offers nothing, quietly, when carbon is not there', async () => {
-    const r = await run(fx.sandbox, 'zsh', ['-f', '-c', HARNESS, 'zsh', 'fpath', COMPLETIONS, 'carbon', 'show', ''], { PATH: '/usr/bin:/bin' });
+    const r = await run(fx.sandbox, 'zsh', ['-f', '-c', HARNESS, 'zsh', 'fpath', COMPLETIONS, 'carbon', 'show', ''], {
+      PATH: '/usr/bin:/bin',
+    });
     expect(r).toMatchObject({ stdout: '', stderr: '' });
   });
 });

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiErrorBody, ApiResponse, Offset, OffsetList } from '../../src/api/types.js';
 import { CarbonApiError } from '../../src/client/errors.js';
-import { OpenApiValidator } from '../support/openapi.js';
-import { engineMatrix } from '../support/matrix.js';
 import { forThisProject, useEngine } from '../support/engines.js';
+import { engineMatrix } from '../support/matrix.js';
+import { OpenApiValidator } from '../support/openapi.js';
 
 /**
  * The contract: the spec's rules, written once, run against the in-process engine and against
@@ -36,7 +36,6 @@ describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('contract: $label',
   const test = () => e.client(key().test);
   const live = () => e.client(key().live);
 
-
   /** Checks the envelope and returns its inner object. */
   function expectError(response: ApiResponse, status: number, code: string, type?: string): ApiErrorBody {
     expect(response.status, JSON.stringify(response.body)).toBe(status);
@@ -67,7 +66,13 @@ describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('contract: $label',
     });
 
     it('a key that is not a bearer key, or not one of ours, is 401', async () => {
-      for (const authorization of ['Basic dXNlcjpwYXNz', 'Bearer', 'Bearer sk_test_123', `Bearer ck_test_${'A'.repeat(32)}`, 'ck_test_abc']) {
+      for (const authorization of [
+        'Basic dXNlcjpwYXNz',
+        'Bearer',
+        'Bearer sk_test_123',
+        `Bearer ck_test_${'A'.repeat(32)}`,
+        'ck_test_abc',
+      ]) {
         const r = await e.raw({ method: 'GET', path: '/balance', key: null, headers: { authorization } });
         expectError(r, 401, 'api_key_invalid', 'authentication_error');
       }
@@ -139,7 +144,14 @@ describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('contract: $label',
     });
 
     it('the bounds themselves are accepted, and reference counts characters, not bytes', async () => {
-      for (const body of [{ kg: 1 }, { kg: 1_000_000 }, { amount_cents: 4 }, { amount_cents: 5_000_000 }, { kg: 1, reference: 'r'.repeat(200) }, { kg: 1, reference: '🌍'.repeat(200) }]) {
+      for (const body of [
+        { kg: 1 },
+        { kg: 1_000_000 },
+        { amount_cents: 4 },
+        { amount_cents: 5_000_000 },
+        { kg: 1, reference: 'r'.repeat(200) },
+        { kg: 1, reference: '🌍'.repeat(200) },
+      ]) {
         const r = await e.raw({ method: 'POST', path: '/quotes', body });
         expect(r.status, JSON.stringify([body, r.body])).toBe(200);
       }
@@ -167,7 +179,12 @@ describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('contract: $label',
     });
 
     it('POST /offsets needs an Idempotency-Key of 1 to 255 characters without control characters: 400 otherwise', async () => {
-      expectError(await e.raw({ method: 'POST', path: '/offsets', body: { kg: 1 } }), 400, 'idempotency_key_missing', 'invalid_request_error');
+      expectError(
+        await e.raw({ method: 'POST', path: '/offsets', body: { kg: 1 } }),
+        400,
+        'idempotency_key_missing',
+        'invalid_request_error',
+      );
       for (const bad of ['', 'k'.repeat(256), 'has\ttab']) {
         const r = await e.raw({ method: 'POST', path: '/offsets', body: { kg: 1 }, headers: { 'idempotency-key': bad } });
         expectError(r, 400, 'idempotency_key_invalid', 'invalid_request_error');
@@ -328,11 +345,21 @@ describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('contract: $label',
 
   describe('idempotency', () => {
     it('the same key and body replays the first purchase with Idempotent-Replayed: true', async () => {
-      const first = await e.raw<Offset>({ method: 'POST', path: '/offsets', body: { kg: 10, reference: 'r1' }, headers: { 'idempotency-key': 'same' } });
+      const first = await e.raw<Offset>({
+        method: 'POST',
+        path: '/offsets',
+        body: { kg: 10, reference: 'r1' },
+        headers: { 'idempotency-key': 'same' },
+      });
       expect(first.status).toBe(201);
       expect(first.headers['idempotent-replayed']).toBeUndefined();
       // The same body, spelled differently, is the same request.
-      const again = await e.raw<Offset>({ method: 'POST', path: '/offsets', body: '{ "reference": "r1", "kg": 10 }', headers: { 'idempotency-key': 'same' } });
+      const again = await e.raw<Offset>({
+        method: 'POST',
+        path: '/offsets',
+        body: '{ "reference": "r1", "kg": 10 }',
+        headers: { 'idempotency-key': 'same' },
+      });
       expect(again.status).toBe(201);
       expect(again.headers['idempotent-replayed']).toBe('true');
       expect(again.body).toEqual(first.body);
@@ -523,8 +550,20 @@ describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('contract: $label',
       const cursor = await e.raw({ method: 'GET', path: '/offsets', query: { starting_after: l.id } });
       expect(expectError(cursor, 404, 'resource_missing').param).toBe('starting_after');
 
-      expect(await test().balance()).toEqual({ object: 'balance', livemode: false, available_cents: 100_000 - 20, currency: 'usd', rate_millicents_per_kg: 4000 });
-      expect(await live().balance()).toEqual({ object: 'balance', livemode: true, available_cents: 30_000 - 400, currency: 'usd', rate_millicents_per_kg: 4000 });
+      expect(await test().balance()).toEqual({
+        object: 'balance',
+        livemode: false,
+        available_cents: 100_000 - 20,
+        currency: 'usd',
+        rate_millicents_per_kg: 4000,
+      });
+      expect(await live().balance()).toEqual({
+        object: 'balance',
+        livemode: true,
+        available_cents: 30_000 - 400,
+        currency: 'usd',
+        rate_millicents_per_kg: 4000,
+      });
       expect(await test().impact()).toEqual({ object: 'impact', livemode: false, placed_kg: 0, processing_kg: 5, offsets: 1 });
       expect(await live().impact()).toEqual({ object: 'impact', livemode: true, placed_kg: 0, processing_kg: 100, offsets: 1 });
     });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiErrorBody, ApiResponse } from '../../src/api/types.js';
+import { forThisProject, useEngine } from '../support/engines.js';
 import { engineMatrix } from '../support/matrix.js';
 import { rawExchange } from '../support/raw-http.js';
-import { forThisProject, useEngine } from '../support/engines.js';
 
 /**
  * Where the model once differed from the specification (issue: fidelity), on every engine and
@@ -17,7 +17,8 @@ const errorOf = (r: ApiResponse) => (r.body as { error: ApiErrorBody }).error;
 describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('fidelity: $kind, $store', ({ kind, store }) => {
   const e = useEngine(kind, store);
 
-  const buy = (body: unknown, idem: string) => e.raw<{ id: string; reference: string | null }>({ method: 'POST', path: '/offsets', body, headers: { 'idempotency-key': idem } });
+  const buy = (body: unknown, idem: string) =>
+    e.raw<{ id: string; reference: string | null }>({ method: 'POST', path: '/offsets', body, headers: { 'idempotency-key': idem } });
 
   it('an Idempotency-Key beyond ASCII buys, replays and conflicts like any other', async () => {
     for (const key of ['clé-1', 'ключ 🔑 東京', '🔑'.repeat(255)]) {
@@ -42,7 +43,9 @@ describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('fidelity: $kind, $
       expect([r.status, errorOf(r).code]).toEqual([400, 'idempotency_key_invalid']);
     }
     if (kind === 'http') {
-      await expect(e.client(e.keys().test).buy({ kg: 1 }, { idempotencyKey: 'k\u0001k' })).rejects.toThrow(/cannot be sent: it holds a control character/);
+      await expect(e.client(e.keys().test).buy({ kg: 1 }, { idempotencyKey: 'k\u0001k' })).rejects.toThrow(
+        /cannot be sent: it holds a control character/,
+      );
     }
     expect((await e.raw<{ data: unknown[] }>({ method: 'GET', path: '/offsets' })).body.data).toEqual([]);
   });
@@ -95,10 +98,18 @@ describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('fidelity: $kind, $
     expect([byPrice.status, (byPrice.body as unknown as { kg: number }).kg]).toEqual([201, 100]);
   });
 
-  it.each(['text/plain', 'application/json', 'application/x-www-form-urlencoded', ''])('a body that is not JSON is 400 invalid_json, whatever its Content-Type (%s)', async (type) => {
-    const r = await e.raw({ method: 'POST', path: '/offsets', body: 'kg=5', headers: { 'idempotency-key': `nj-${type}`, 'content-type': type } });
-    expect([r.status, errorOf(r).code]).toEqual([400, 'invalid_json']);
-  });
+  it.each(['text/plain', 'application/json', 'application/x-www-form-urlencoded', ''])(
+    'a body that is not JSON is 400 invalid_json, whatever its Content-Type (%s)',
+    async (type) => {
+      const r = await e.raw({
+        method: 'POST',
+        path: '/offsets',
+        body: 'kg=5',
+        headers: { 'idempotency-key': `nj-${type}`, 'content-type': type },
+      });
+      expect([r.status, errorOf(r).code]).toEqual([400, 'invalid_json']);
+    },
+  );
 
   it('unknown query parameters: ignored where the spec lists no 422, refused by name where it does', async () => {
     for (const path of ['/balance', '/impact']) expect((await e.raw({ method: 'GET', path, query: { expand: 'all' } })).status).toBe(200);

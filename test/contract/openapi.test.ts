@@ -83,7 +83,16 @@ describe('openapi.yaml', () => {
 
   it('accepts a good response', () => {
     expect(v.check(ex({}))).toEqual([]);
-    expect(v.check(ex({ method: 'GET', path: '/certificates/cert_0123456789abcdef01234567', headers: { 'content-type': 'text/html; charset=utf-8', 'request-id': 'req_x' }, body: undefined }))).toEqual([]);
+    expect(
+      v.check(
+        ex({
+          method: 'GET',
+          path: '/certificates/cert_0123456789abcdef01234567',
+          headers: { 'content-type': 'text/html; charset=utf-8', 'request-id': 'req_x' },
+          body: undefined,
+        }),
+      ),
+    ).toEqual([]);
   });
 
   it.each<[string, Partial<Exchange>]>([
@@ -95,12 +104,35 @@ describe('openapi.yaml', () => {
     ['no Request-Id', { headers: { 'content-type': 'application/json' } }],
     ['the wrong content type', { headers: { 'content-type': 'text/plain', 'request-id': 'req_x' } }],
     ['an undocumented status', { status: 402 }],
-    ['an error envelope with the wrong code for its status', { status: 401, body: { error: { type: 'authentication_error', code: 'rate_limited', message: 'x' } } }],
-    ['an error envelope with an extra field', { status: 404, body: { error: { type: 'invalid_request_error', code: 'resource_missing', message: 'x', param: 'id', stack: 'at …' } } }],
-    ['a 402 without balance_cents', { method: 'POST', path: '/api/v1/offsets', status: 402, body: { error: { type: 'invalid_request_error', code: 'insufficient_balance', message: 'x', required_cents: 5 } } }],
+    [
+      'an error envelope with the wrong code for its status',
+      { status: 401, body: { error: { type: 'authentication_error', code: 'rate_limited', message: 'x' } } },
+    ],
+    [
+      'an error envelope with an extra field',
+      {
+        status: 404,
+        body: { error: { type: 'invalid_request_error', code: 'resource_missing', message: 'x', param: 'id', stack: 'at …' } },
+      },
+    ],
+    [
+      'a 402 without balance_cents',
+      {
+        method: 'POST',
+        path: '/api/v1/offsets',
+        status: 402,
+        body: { error: { type: 'invalid_request_error', code: 'insufficient_balance', message: 'x', required_cents: 5 } },
+      },
+    ],
     ['a 429 without Retry-After', { status: 429, body: { error: { type: 'rate_limit_error', code: 'rate_limited', message: 'x' } } }],
-    ['a 405 without Allow', { method: 'DELETE', status: 405, body: { error: { type: 'invalid_request_error', code: 'method_not_allowed', message: 'x' } } }],
-    ['a 422 validation_error without param', { status: 422, body: { error: { type: 'invalid_request_error', code: 'validation_error', message: 'x' } } }],
+    [
+      'a 405 without Allow',
+      { method: 'DELETE', status: 405, body: { error: { type: 'invalid_request_error', code: 'method_not_allowed', message: 'x' } } },
+    ],
+    [
+      'a 422 validation_error without param',
+      { status: 422, body: { error: { type: 'invalid_request_error', code: 'validation_error', message: 'x' } } },
+    ],
     ['an unknown path that is not 404', { path: '/api/v1/nope', status: 200 }],
   ])('rejects %s', (_, partial) => {
     expect(v.check(ex(partial)).length).toBeGreaterThan(0);

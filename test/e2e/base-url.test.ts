@@ -15,7 +15,9 @@ describe('a base URL without /api/v1', () => {
     try {
       const origin = new URL(server.url).origin;
       const wrong = await carbon(['balance', '--base-url', origin], { home, env });
-      expect(wrong.stderr).toContain(`warning: the base URL ${origin} does not end in /api/v1, where the API's paths are; did you mean ${origin}/api/v1?`);
+      expect(wrong.stderr).toContain(
+        `warning: the base URL ${origin} does not end in /api/v1, where the API's paths are; did you mean ${origin}/api/v1?`,
+      );
       const right = await carbon(['balance', '--base-url', server.url], { home, env });
       expect([right.exitCode, right.stderr]).toEqual([0, '']);
     } finally {

@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
-import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
 import { BIN, baseEnv, carbon, carbonTty, homes, ok, parseCsv, plain, sandboxKeys, serve } from '../support/cli.js';
+import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
 import { limit } from '../support/load.js';
 
 /** Issue 25, item 1: `carbon buy --from-csv FILE`, through the built binary. */
@@ -58,7 +58,9 @@ describe('in a pipe', () => {
     ]);
     expect(rows.every((r) => /^off_/.test(r.offset_id!))).toBe(true);
     // A pipe gets no progress bar: the ignored column's warning and the summary, nothing else.
-    expect(first.stderr).toBe('warning: ignoring column "notes" (carbon reads kg, amount, amount_cents and reference).\n✓ 3 of 3 rows bought (1,750 kg for $70.00).\n');
+    expect(first.stderr).toBe(
+      'warning: ignoring column "notes" (carbon reads kg, amount, amount_cents and reference).\n✓ 3 of 3 rows bought (1,750 kg for $70.00).\n',
+    );
     expect(await offsetIds(home)).toHaveLength(3);
 
     const again = await carbon(['buy', '--from-csv', csv], { home });
@@ -77,9 +79,14 @@ describe('in a pipe', () => {
     const r = await carbon(['buy', '--from-csv', '-', '--json'], { home, input: 'amount_usd,REF\n12.50,a\n$0.29,b\n"1,000.10",c\n' });
     expect(r.exitCode).toBe(0);
     expect(r.stderr).toBe('');
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.slice(0, 3).map((l) => [l.object, l.row, l.amount_cents, l.reference])).toEqual([
-      ['batch_row', 1, 1248, 'a'], ['batch_row', 2, 28, 'b'], ['batch_row', 3, 100008, 'c'],
+      ['batch_row', 1, 1248, 'a'],
+      ['batch_row', 2, 28, 'b'],
+      ['batch_row', 3, 100008, 'c'],
     ]);
     expect(lines[3]).toMatchObject({ object: 'batch', rows: 3, bought: 3, replayed: 0, failed: 0, skipped: 0 });
   });
@@ -90,7 +97,13 @@ describe('in a pipe', () => {
     const r = await carbon(['buy', '--from-csv', csv], { home });
     expect(r.exitCode).toBe(2);
     expect(r.stdout).toBe('');
-    for (const fault of ['row 2 (line 3): kg must be a whole number', 'row 3 (line 4): no kg, amount or amount_cents', 'row 4 (line 5): kg must be a whole number from 1 to 1,000,000', 'row 5 (line 6): give one of kg, amount and amount_cents', 'row 6 (line 7): amount must be dollars such as 12.50, not "1.234" (at most two decimals']) {
+    for (const fault of [
+      'row 2 (line 3): kg must be a whole number',
+      'row 3 (line 4): no kg, amount or amount_cents',
+      'row 4 (line 5): kg must be a whole number from 1 to 1,000,000',
+      'row 5 (line 6): give one of kg, amount and amount_cents',
+      'row 6 (line 7): amount must be dollars such as 12.50, not "1.234" (at most two decimals',
+    ]) {
       expect(r.stderr).toContain(fault);
     }
     expect(r.stderr).toMatch(/^error: 5 of 6 rows cannot be bought .*nothing was bought\.$/m);
@@ -155,7 +168,12 @@ describe('in a pipe', () => {
     const big = file(home, 'big.csv', 'kg\n20000\n10000\n');
     const short = await carbon(['buy', '--from-csv', big, '--dry-run', '--json'], { home });
     expect(short.exitCode).toBe(3);
-    expect(JSON.parse(short.stdout.trim().split('\n').at(-1)!)).toMatchObject({ object: 'batch', amount_cents: 120000, sufficient_balance: false, dry_run: true });
+    expect(JSON.parse(short.stdout.trim().split('\n').at(-1)!)).toMatchObject({
+      object: 'batch',
+      amount_cents: 120000,
+      sufficient_balance: false,
+      dry_run: true,
+    });
     expect(await offsetIds(home)).toEqual([]);
   });
 
@@ -166,9 +184,14 @@ describe('in a pipe', () => {
     const cut = await carbon(['buy', '--from-csv', csv], { home });
     expect(cut.exitCode).toBe(10);
     expect(results(cut.stdout).map((r) => `${r.status}:${r.error_code}`)).toEqual([
-      ...Array(5).fill('processing:'), 'failed:insufficient_balance', 'skipped:batch_stopped', 'skipped:batch_stopped',
+      ...Array(5).fill('processing:'),
+      'failed:insufficient_balance',
+      'skipped:batch_stopped',
+      'skipped:batch_stopped',
     ]);
-    expect(cut.stderr).toMatch(/^error: Batch incomplete: 5 of 8 rows bought .*1 failed, 2 skipped .*Run the same command again to resume \(batch [0-9a-f]{16}\)/m);
+    expect(cut.stderr).toMatch(
+      /^error: Batch incomplete: 5 of 8 rows bought .*1 failed, 2 skipped .*Run the same command again to resume \(batch [0-9a-f]{16}\)/m,
+    );
     await ok(['sandbox', 'topup', '1000'], { home });
     const resumed = await carbon(['buy', '--from-csv', csv], { home });
     expect(resumed.exitCode).toBe(0);
@@ -180,7 +203,9 @@ describe('in a pipe', () => {
   test('--batch-id keeps the keys when the file changes; without it an edited file is a new batch', async () => {
     const home = newHome();
     await ok(['buy', '--from-csv', file(home, 'a.csv', 'kg,reference\n5,a\n6,b\n'), '--batch-id', 'q3'], { home });
-    const grown = await ok(['buy', '--from-csv', file(home, 'b.csv', 'kg,reference,extra\n5,a,1\n6,b,2\n7,c,3\n'), '--batch-id', 'q3'], { home });
+    const grown = await ok(['buy', '--from-csv', file(home, 'b.csv', 'kg,reference,extra\n5,a,1\n6,b,2\n7,c,3\n'), '--batch-id', 'q3'], {
+      home,
+    });
     expect(results(grown.stdout).map((r) => r.replayed)).toEqual(['true', 'true', 'false']);
     expect(await offsetIds(home)).toHaveLength(3);
     expect((await carbon(['buy', '--from-csv', join(home, 'a.csv'), '--batch-id', 'no spaces'], { home })).exitCode).toBe(2);
@@ -198,21 +223,32 @@ describe('in a pipe', () => {
     const target = new URL(server.url);
     const gate = createServer((req, res) => {
       const third = req.method === 'POST' && req.url === '/api/v1/offsets' && ++purchases === 3;
-      const upstream = httpRequest({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, async (answer) => {
-        if (third) {
-          reached();
-          await held;
-        }
-        res.writeHead(answer.statusCode!, answer.headers);
-        answer.pipe(res);
-      });
+      const upstream = httpRequest(
+        { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+        async (answer) => {
+          if (third) {
+            reached();
+            await held;
+          }
+          res.writeHead(answer.statusCode!, answer.headers);
+          answer.pipe(res);
+        },
+      );
       req.pipe(upstream);
     });
     await new Promise<void>((resolve) => gate.listen(0, '127.0.0.1', resolve));
     try {
-      const env = { CARBON_BASE_URL: `http://127.0.0.1:${(gate.address() as AddressInfo).port}/api/v1`, CARBON_API_KEY: (await sandboxKeys(home)).test };
+      const env = {
+        CARBON_BASE_URL: `http://127.0.0.1:${(gate.address() as AddressInfo).port}/api/v1`,
+        CARBON_API_KEY: (await sandboxKeys(home)).test,
+      };
       const csv = file(home, 'f.csv', `kg\n${Array(6).fill('1').join('\n')}\n`);
-      const child = execa(process.execPath, [BIN(), 'buy', '--from-csv', csv], { env: baseEnv(home, env), extendEnv: false, reject: false, stdin: 'ignore' });
+      const child = execa(process.execPath, [BIN(), 'buy', '--from-csv', csv], {
+        env: baseEnv(home, env),
+        extendEnv: false,
+        reject: false,
+        stdin: 'ignore',
+      });
       await atGate;
       // The child handles Ctrl-C before the third answer arrives (its handler only sets a flag).
       await interruptWaiting(child.pid!);
@@ -220,7 +256,12 @@ describe('in a pipe', () => {
       const r = await child;
       expect(r.exitCode).toBe(130);
       expect(results(String(r.stdout)).map((row) => `${row.status}:${row.error_code}`)).toEqual([
-        'processing:', 'processing:', 'processing:', 'skipped:interrupted', 'skipped:interrupted', 'skipped:interrupted',
+        'processing:',
+        'processing:',
+        'processing:',
+        'skipped:interrupted',
+        'skipped:interrupted',
+        'skipped:interrupted',
       ]);
       expect(String(r.stderr)).toMatch(/^error: Interrupted: 3 of 6 rows bought .*3 skipped\. Run the same command again to resume/m);
       const resumed = await carbon(['buy', '--from-csv', csv, '--json'], { home, env });
@@ -246,7 +287,12 @@ describe('in a pipe', () => {
       const csv = file(home, 'f.csv', 'kg\n10\n20\n30\n40\n');
       const cut = await carbon(['buy', '--from-csv', csv], { home, env });
       expect(cut.exitCode).toBe(10);
-      expect(results(cut.stdout).map((r) => `${r.status}:${r.error_code}`)).toEqual(['processing:', 'failed:connection_error', 'skipped:batch_stopped', 'skipped:batch_stopped']);
+      expect(results(cut.stdout).map((r) => `${r.status}:${r.error_code}`)).toEqual([
+        'processing:',
+        'failed:connection_error',
+        'skipped:batch_stopped',
+        'skipped:batch_stopped',
+      ]);
       const resumed = await carbon(['buy', '--from-csv', csv], { home, env });
       expect(resumed.exitCode).toBe(0);
       // Rows 1 and 2 were bought by the first run (row 2's answer was lost): replayed, not bought again.
@@ -298,12 +344,16 @@ describe('on a terminal', () => {
     expect((await ok(['list', '--live', '-q'], { home })).stdout).toBe('');
   });
 
-  test('a test batch draws a progress bar on the terminal', async () => {
-    const home = newHome();
-    const many = file(home, 'many.csv', `kg\n${Array(200).fill('1').join('\n')}\n`);
-    const r = await carbonTty(['buy', '--from-csv', many], { home, timeout: limit(60_000) });
-    expect(r.exitCode).toBe(0);
-    expect(plain(r.output)).toMatch(/Buying [█░]{20} \d+\/200/);
-    expect(plain(r.output)).toContain('✓ 200 of 200 rows bought');
-  }, limit(60_000));
+  test(
+    'a test batch draws a progress bar on the terminal',
+    async () => {
+      const home = newHome();
+      const many = file(home, 'many.csv', `kg\n${Array(200).fill('1').join('\n')}\n`);
+      const r = await carbonTty(['buy', '--from-csv', many], { home, timeout: limit(60_000) });
+      expect(r.exitCode).toBe(0);
+      expect(plain(r.output)).toMatch(/Buying [█░]{20} \d+\/200/);
+      expect(plain(r.output)).toContain('✓ 200 of 200 rows bought');
+    },
+    limit(60_000),
+  );
 });

@@ -16,8 +16,22 @@ test('zero configuration: carbon buy --kg 500 exits 0 on the local engine in tes
   const r = await carbon(['buy', '--kg', '500'], { home });
   expect(r.exitCode).toBe(0);
   expect(r.stderr).toBe('✓ Bought 500 kg for $20.00 (test mode).\n');
-  const fields = Object.fromEntries(r.stdout.trimEnd().split('\n').map((l) => l.split('\t') as [string, string]));
-  expect(fields).toMatchObject({ status: 'processing', livemode: 'false', kg: '500', amount_cents: '2000', currency: 'usd', requested_kg: '500', reference: '', placed: '' });
+  const fields = Object.fromEntries(
+    r.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => l.split('\t') as [string, string]),
+  );
+  expect(fields).toMatchObject({
+    status: 'processing',
+    livemode: 'false',
+    kg: '500',
+    amount_cents: '2000',
+    currency: 'usd',
+    requested_kg: '500',
+    reference: '',
+    placed: '',
+  });
   expect(fields.id).toMatch(/^off_/);
   expect(coloured(r.stdout + r.stderr)).toBe(false);
   // No config file was needed or written; the ledger lives under CARBON_HOME/data.
@@ -48,78 +62,82 @@ describe.each(['local', 'remote'] as const)('each command, --json and plain (%s 
     expect(coloured(stdout)).toBe(false);
     expect(stdout.trimStart()).not.toMatch(/^[{[]/);
     expect(stdout).not.toMatch(/[│─┌└]/);
-    return stdout.trimEnd().split('\n').map((l) => l.split('\t'));
+    return stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => l.split('\t'));
   }
 
-  const cases: Array<{ name: string; args: () => string[]; object: Record<string, unknown> | 'array'; plain: (rows: string[][]) => void }> = [
-    {
-      name: 'buy --kg 10',
-      args: () => ['buy', '--kg', '10'],
-      object: { object: 'offset', kg: 10, amount_cents: 40 },
-      plain: (rows) => expect(rows).toContainEqual(['kg', '10']),
-    },
-    {
-      name: 'quote --amount 12.50',
-      args: () => ['quote', '--amount', '12.50'],
-      object: { object: 'quote', kg: 312, amount_cents: 1248, sufficient_balance: true, requires_review: false },
-      plain: (rows) => expect(rows).toContainEqual(['amount_cents', '1248']),
-    },
-    {
-      name: 'list',
-      args: () => ['list'],
-      object: { object: 'list', has_more: false },
-      plain: (rows) => {
-        expect(rows.length).toBeGreaterThanOrEqual(1);
-        for (const row of rows) expect(row).toHaveLength(6);
+  const cases: Array<{ name: string; args: () => string[]; object: Record<string, unknown> | 'array'; plain: (rows: string[][]) => void }> =
+    [
+      {
+        name: 'buy --kg 10',
+        args: () => ['buy', '--kg', '10'],
+        object: { object: 'offset', kg: 10, amount_cents: 40 },
+        plain: (rows) => expect(rows).toContainEqual(['kg', '10']),
       },
-    },
-    {
-      name: 'show offsetId',
-      args: () => ['show', offsetId],
-      object: { object: 'offset', reference: 'seed' },
-      plain: (rows) => expect(rows).toContainEqual(['reference', 'seed']),
-    },
-    {
-      name: 'balance',
-      args: () => ['balance'],
-      object: { object: 'balance', livemode: false, currency: 'usd', rate_millicents_per_kg: 4000 },
-      plain: (rows) => expect(rows).toContainEqual(['rate_millicents_per_kg', '4000']),
-    },
-    {
-      name: 'impact',
-      args: () => ['impact'],
-      object: { object: 'impact', livemode: false },
-      plain: (rows) => expect(rows.map((r) => r[0])).toEqual(['livemode', 'placed_kg', 'processing_kg', 'offsets']),
-    },
-    {
-      name: 'sandbox status',
-      args: () => ['sandbox', 'status'],
-      object: { account: { status: 'active', rate: 4000 } },
-      plain: (rows) => expect(rows).toContainEqual(['account.status', 'active']),
-    },
-    {
-      name: 'sandbox clock',
-      args: () => ['sandbox', 'clock'],
-      object: { offset_ms: 0 },
-      plain: (rows) => expect(rows).toContainEqual(['offset_ms', '0']),
-    },
-    {
-      name: 'sandbox keys',
-      args: () => ['sandbox', 'keys'],
-      object: 'array',
-      plain: (rows) => {
-        expect(rows).toHaveLength(3);
-        for (const row of rows) expect(row[1]).toMatch(/^ck_(test|live)_…[A-Za-z0-9]{4}$/);
+      {
+        name: 'quote --amount 12.50',
+        args: () => ['quote', '--amount', '12.50'],
+        object: { object: 'quote', kg: 312, amount_cents: 1248, sufficient_balance: true, requires_review: false },
+        plain: (rows) => expect(rows).toContainEqual(['amount_cents', '1248']),
       },
-    },
-    {
-      name: 'config list',
-      args: () => ['config', 'list'],
-      object: { current_profile: 'default', profiles: {} },
-      // No profiles: nothing to list, so nothing on stdout (the JSON form says so explicitly).
-      plain: () => {},
-    },
-  ];
+      {
+        name: 'list',
+        args: () => ['list'],
+        object: { object: 'list', has_more: false },
+        plain: (rows) => {
+          expect(rows.length).toBeGreaterThanOrEqual(1);
+          for (const row of rows) expect(row).toHaveLength(6);
+        },
+      },
+      {
+        name: 'show offsetId',
+        args: () => ['show', offsetId],
+        object: { object: 'offset', reference: 'seed' },
+        plain: (rows) => expect(rows).toContainEqual(['reference', 'seed']),
+      },
+      {
+        name: 'balance',
+        args: () => ['balance'],
+        object: { object: 'balance', livemode: false, currency: 'usd', rate_millicents_per_kg: 4000 },
+        plain: (rows) => expect(rows).toContainEqual(['rate_millicents_per_kg', '4000']),
+      },
+      {
+        name: 'impact',
+        args: () => ['impact'],
+        object: { object: 'impact', livemode: false },
+        plain: (rows) => expect(rows.map((r) => r[0])).toEqual(['livemode', 'placed_kg', 'processing_kg', 'offsets']),
+      },
+      {
+        name: 'sandbox status',
+        args: () => ['sandbox', 'status'],
+        object: { account: { status: 'active', rate: 4000 } },
+        plain: (rows) => expect(rows).toContainEqual(['account.status', 'active']),
+      },
+      {
+        name: 'sandbox clock',
+        args: () => ['sandbox', 'clock'],
+        object: { offset_ms: 0 },
+        plain: (rows) => expect(rows).toContainEqual(['offset_ms', '0']),
+      },
+      {
+        name: 'sandbox keys',
+        args: () => ['sandbox', 'keys'],
+        object: 'array',
+        plain: (rows) => {
+          expect(rows).toHaveLength(3);
+          for (const row of rows) expect(row[1]).toMatch(/^ck_(test|live)_…[A-Za-z0-9]{4}$/);
+        },
+      },
+      {
+        name: 'config list',
+        args: () => ['config', 'list'],
+        object: { current_profile: 'default', profiles: {} },
+        // No profiles: nothing to list, so nothing on stdout (the JSON form says so explicitly).
+        plain: () => {},
+      },
+    ];
 
   const local = (c: (typeof cases)[number]) => c.name.startsWith('sandbox') || c.name.startsWith('config');
   const ran = cases.filter((c) => engine === 'local' || !local(c));
@@ -199,11 +217,36 @@ describe.concurrent('help and version', () => {
   });
 
   const commands = [
-    'buy', 'quote', 'list', 'show', 'balance', 'impact', 'serve',
-    'config', 'config set', 'config get', 'config unset', 'config list', 'config use',
-    'sandbox', 'sandbox status', 'sandbox topup', 'sandbox keys', 'sandbox keys list', 'sandbox keys create', 'sandbox keys revoke',
-    'sandbox account', 'sandbox rate', 'sandbox review-limit', 'sandbox rate-limit', 'sandbox review', 'sandbox fail',
-    'sandbox clock', 'sandbox clock show', 'sandbox clock advance', 'sandbox reset',
+    'buy',
+    'quote',
+    'list',
+    'show',
+    'balance',
+    'impact',
+    'serve',
+    'config',
+    'config set',
+    'config get',
+    'config unset',
+    'config list',
+    'config use',
+    'sandbox',
+    'sandbox status',
+    'sandbox topup',
+    'sandbox keys',
+    'sandbox keys list',
+    'sandbox keys create',
+    'sandbox keys revoke',
+    'sandbox account',
+    'sandbox rate',
+    'sandbox review-limit',
+    'sandbox rate-limit',
+    'sandbox review',
+    'sandbox fail',
+    'sandbox clock',
+    'sandbox clock show',
+    'sandbox clock advance',
+    'sandbox reset',
   ];
   test.each(commands)('carbon %s --help has an example', async (command) => {
     const r = await ok([...command.split(' '), '--help'], { home: home() });

@@ -169,7 +169,10 @@ describe('keys in use', () => {
     // A well-formed key the sandbox does not know: the local model uses its own (exit 0, said on
     // stderr); something that is no key at all: a usage error. Neither echoes what was given.
     const unknown = `ck_test_${'Q'.repeat(32)}`;
-    for (const [key, code] of [[unknown, 0], ['not-a-key-at-all-but-secret', 2]] as const) {
+    for (const [key, code] of [
+      [unknown, 0],
+      ['not-a-key-at-all-but-secret', 2],
+    ] as const) {
       for (const extra of [[], ['--json']]) {
         const r = await carbon(['balance', '--api-key', key, ...extra], { home });
         expect(r.exitCode).toBe(code);

@@ -1,14 +1,18 @@
 import { readdirSync } from 'node:fs';
 import { afterAll, describe, expect, test } from 'vitest';
-import { freshSchema, postgresAvailable, TEST_DATABASE_URL, type TestSchema } from '../support/database.js';
 import { carbon, homes, json, ok, serve } from '../support/cli.js';
+import { freshSchema, postgresAvailable, TEST_DATABASE_URL, type TestSchema } from '../support/database.js';
 import { limit } from '../support/load.js';
 
 /** `--database` / CARBON_DATABASE_URL through the built binary: the shared ledger, and every way it can be wrong. */
 
 const newHome = homes();
 /** stderr's lines but the warning a password typed in --database draws (docs/security.md). */
-const errorLine = (stderr: string) => stderr.trim().split('\n').filter((line) => !line.startsWith('warning: the database password in --database'));
+const errorLine = (stderr: string) =>
+  stderr
+    .trim()
+    .split('\n')
+    .filter((line) => !line.startsWith('warning: the database password in --database'));
 
 describe('a database URL that cannot be used: one line, exit code, no password, nothing written', () => {
   const cases: Array<[string, string, number, RegExp]> = [
@@ -19,14 +23,18 @@ describe('a database URL that cannot be used: one line, exit code, no password, 
   for (const [what, url, code, says] of cases) {
     test(what, async () => {
       const home = newHome();
-      for (const args of [['balance', '--database', url], ['sandbox', 'keys', '--database', url]]) {
+      for (const args of [
+        ['balance', '--database', url],
+        ['sandbox', 'keys', '--database', url],
+      ]) {
         const r = await carbon(args, { home });
         expect(r.exitCode, r.stderr).toBe(code);
         expect(r.stdout).toBe('');
         expect(errorLine(r.stderr)).toHaveLength(1);
         expect(r.stderr).toMatch(says);
         // A URL that gets as far as being used warns about its password, masked.
-        if (code === 1) expect(r.stderr).toMatch(/^warning: the database password in --database postgres:\/\/carbon:\*\*\*@127\.0\.0\.1:1\//);
+        if (code === 1)
+          expect(r.stderr).toMatch(/^warning: the database password in --database postgres:\/\/carbon:\*\*\*@127\.0\.0\.1:1\//);
         expect(r.stderr).not.toContain('hunter2');
         expect(r.stderr).not.toMatch(/\n\s+at /);
       }
@@ -61,48 +69,60 @@ run('one ledger on PostgreSQL, for the CLI and for carbon serve', () => {
     for (const s of schemas) await s.drop();
   });
 
-  test('6 runners buying at once on a new schema: it is made and provisioned once, and every purchase is in it', async () => {
-    const schema = freshSchema('race');
-    schemas.push(schema);
-    const env = { CARBON_DATABASE_URL: schema.url };
-    const runs = await Promise.all(Array.from({ length: 6 }, (_, i) => carbon(['buy', '--kg', '10', '--reference', `runner-${i}`, '--json'], { home: newHome(), env })));
-    for (const r of runs) expect({ code: r.exitCode, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
-    const ids = runs.map((r) => (JSON.parse(r.stdout) as { id: string }).id);
-    const home = newHome();
-    const listed = await json<{ data: Array<{ id: string; reference: string }> }>(['list', '--limit', '20'], { home, env });
-    expect(new Set(listed.data.map((o) => o.id))).toEqual(new Set(ids));
-    expect(listed.data.map((o) => o.reference).sort()).toEqual(Array.from({ length: 6 }, (_, i) => `runner-${i}`));
-    // One account: one starting balance, charged six times (10 kg at $0.04 is 40 cents); one set of keys.
-    expect((await json<{ available_cents: number }>(['balance'], { home, env })).available_cents).toBe(100_000 - 6 * 40);
-    const keys = await json<Array<{ default: string | null }>>(['sandbox', 'keys'], { home, env });
-    expect(keys.map((k) => k.default).sort()).toEqual(['live', 'read_only', 'test']);
-  }, limit(60_000));
+  test(
+    '6 runners buying at once on a new schema: it is made and provisioned once, and every purchase is in it',
+    async () => {
+      const schema = freshSchema('race');
+      schemas.push(schema);
+      const env = { CARBON_DATABASE_URL: schema.url };
+      const runs = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          carbon(['buy', '--kg', '10', '--reference', `runner-${i}`, '--json'], { home: newHome(), env }),
+        ),
+      );
+      for (const r of runs) expect({ code: r.exitCode, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+      const ids = runs.map((r) => (JSON.parse(r.stdout) as { id: string }).id);
+      const home = newHome();
+      const listed = await json<{ data: Array<{ id: string; reference: string }> }>(['list', '--limit', '20'], { home, env });
+      expect(new Set(listed.data.map((o) => o.id))).toEqual(new Set(ids));
+      expect(listed.data.map((o) => o.reference).sort()).toEqual(Array.from({ length: 6 }, (_, i) => `runner-${i}`));
+      // One account: one starting balance, charged six times (10 kg at $0.04 is 40 cents); one set of keys.
+      expect((await json<{ available_cents: number }>(['balance'], { home, env })).available_cents).toBe(100_000 - 6 * 40);
+      const keys = await json<Array<{ default: string | null }>>(['sandbox', 'keys'], { home, env });
+      expect(keys.map((k) => k.default).sort()).toEqual(['live', 'read_only', 'test']);
+    },
+    limit(60_000),
+  );
 
-  test('a purchase on one machine is seen by another and by a server; sandbox commands act on the shared sandbox', async () => {
-    const schema = freshSchema('e2e');
-    schemas.push(schema);
-    const env = { CARBON_DATABASE_URL: schema.url };
-    const [runnerA, runnerB] = [newHome(), newHome()];
-    const bought = await json<{ id: string; kg: number }>(['buy', '--kg', '42', '--reference', 'from-a'], { home: runnerA, env });
-    const listed = await json<{ data: Array<{ id: string }> }>(['list'], { home: runnerB, env });
-    expect(listed.data.map((o) => o.id)).toEqual([bought.id]);
-    await ok(['sandbox', 'topup', '250'], { home: runnerB, env });
-    expect((await json<{ available_cents: number }>(['balance'], { home: runnerA, env })).available_cents).toBe(100_000 - 168 + 25_000);
-    // The keys of the shared sandbox, revealed from any runner, work against a server on it.
-    const keys = await json<Array<{ default: string | null; secret: string }>>(['sandbox', 'keys', '--reveal'], { home: runnerB, env });
-    const testKey = keys.find((k) => k.default === 'test')!.secret;
-    const server = await serve(newHome(), ['--database', schema.url]);
-    try {
-      expect(server.stderr()).not.toContain(new URL(TEST_DATABASE_URL!).password || '\u0000');
-      const res = await fetch(`${server.url}/offsets/${bought.id}`, { headers: { authorization: `Bearer ${testKey}` } });
-      expect(res.status).toBe(200);
-      expect(((await res.json()) as { reference: string }).reference).toBe('from-a');
-      const health = await fetch(`${new URL(server.url).origin}/healthz`);
-      expect([health.status, await health.json()]).toEqual([200, { status: 'ok', store: 'postgres' }]);
-    } finally {
-      expect((await server.stop('SIGTERM')).exitCode).toBe(0);
-    }
-    // Nothing of the ledger was written to the runners' homes.
-    for (const home of [runnerA, runnerB]) expect(readdirSync(home).filter((f) => f !== 'config')).toEqual([]);
-  }, limit(60_000));
+  test(
+    'a purchase on one machine is seen by another and by a server; sandbox commands act on the shared sandbox',
+    async () => {
+      const schema = freshSchema('e2e');
+      schemas.push(schema);
+      const env = { CARBON_DATABASE_URL: schema.url };
+      const [runnerA, runnerB] = [newHome(), newHome()];
+      const bought = await json<{ id: string; kg: number }>(['buy', '--kg', '42', '--reference', 'from-a'], { home: runnerA, env });
+      const listed = await json<{ data: Array<{ id: string }> }>(['list'], { home: runnerB, env });
+      expect(listed.data.map((o) => o.id)).toEqual([bought.id]);
+      await ok(['sandbox', 'topup', '250'], { home: runnerB, env });
+      expect((await json<{ available_cents: number }>(['balance'], { home: runnerA, env })).available_cents).toBe(100_000 - 168 + 25_000);
+      // The keys of the shared sandbox, revealed from any runner, work against a server on it.
+      const keys = await json<Array<{ default: string | null; secret: string }>>(['sandbox', 'keys', '--reveal'], { home: runnerB, env });
+      const testKey = keys.find((k) => k.default === 'test')!.secret;
+      const server = await serve(newHome(), ['--database', schema.url]);
+      try {
+        expect(server.stderr()).not.toContain(new URL(TEST_DATABASE_URL!).password || '\u0000');
+        const res = await fetch(`${server.url}/offsets/${bought.id}`, { headers: { authorization: `Bearer ${testKey}` } });
+        expect(res.status).toBe(200);
+        expect(((await res.json()) as { reference: string }).reference).toBe('from-a');
+        const health = await fetch(`${new URL(server.url).origin}/healthz`);
+        expect([health.status, await health.json()]).toEqual([200, { status: 'ok', store: 'postgres' }]);
+      } finally {
+        expect((await server.stop('SIGTERM')).exitCode).toBe(0);
+      }
+      // Nothing of the ledger was written to the runners' homes.
+      for (const home of [runnerA, runnerB]) expect(readdirSync(home).filter((f) => f !== 'config')).toEqual([]);
+    },
+    limit(60_000),
+  );
 });

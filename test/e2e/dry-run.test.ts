@@ -13,7 +13,9 @@ describe('buy --dry-run: every check, the exit code the purchase would get, noth
     const ok1 = await carbon(['buy', '--kg', '500', '--dry-run'], { home });
     expect(ok1.exitCode).toBe(0);
     expect(ok1.stdout).toMatch(/^kg\t500$/m);
-    expect(ok1.stderr).toMatch(/Dry run: 500 kg for \$20\.00 would be bought from the test balance \(\$1,000\.00\); the key may buy\. Nothing was bought\./);
+    expect(ok1.stderr).toMatch(
+      /Dry run: 500 kg for \$20\.00 would be bought from the test balance \(\$1,000\.00\); the key may buy\. Nothing was bought\./,
+    );
     const cases: Array<[string[], Record<string, string>, number, RegExp]> = [
       [['buy', '--kg', '30000', '--dry-run'], {}, 3, /402 insufficient_balance/],
       [['buy', '--kg', '500', '--max-cents', '100', '--dry-run'], {}, 2, /more than --max-cents 100/],

@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { describe, expect, test } from 'vitest';
-import { limit } from '../support/load.js';
 import { carbon, homes, json, ok, type Run, type RunOptions, sandboxKeys, serve } from '../support/cli.js';
+import { limit } from '../support/load.js';
 
 /**
  * Each documented exit code from a real cause, on both engines: the local model in-process, and
@@ -56,19 +56,31 @@ async function world(engine: Engine): Promise<World> {
 }
 
 /** The error contract of a failed command, in both forms. */
-async function expectFailure(w: World, args: string[], code: number, errorCode: string, options: Parameters<World['run']>[1] = {}): Promise<string> {
+async function expectFailure(
+  w: World,
+  args: string[],
+  code: number,
+  errorCode: string,
+  options: Parameters<World['run']>[1] = {},
+): Promise<string> {
   const human = await w.run(args, options);
   expect(human.exitCode, human.stderr).toBe(code);
   expect(human.stdout).toBe('');
   const lines = human.stderr.trimEnd().split('\n');
-  expect(lines.filter((l) => !l.startsWith('warning:')), human.stderr).toHaveLength(1);
+  expect(
+    lines.filter((l) => !l.startsWith('warning:')),
+    human.stderr,
+  ).toHaveLength(1);
   expect(human.stderr).toMatch(/^error: /m);
   expect(human.stderr).not.toMatch(/^\s+at /m);
 
   const machine = await w.run([...args, '--json'], options);
   expect(machine.exitCode).toBe(code);
   expect(machine.stdout).toBe('');
-  const envelope = machine.stderr.trimEnd().split('\n').filter((l) => !l.startsWith('warning:'));
+  const envelope = machine.stderr
+    .trimEnd()
+    .split('\n')
+    .filter((l) => !l.startsWith('warning:'));
   expect(envelope).toHaveLength(1);
   const parsed = JSON.parse(envelope[0]!) as { error: { type: string; code: string; message: string } };
   expect(parsed.error.code).toBe(errorCode);
@@ -114,7 +126,9 @@ describe.concurrent.each<Engine>(['local', 'remote'])('exit codes, %s engine', (
   test('3: 402 insufficient_balance, with the balance and the cost', async () => {
     const w = await world(engine);
     const line = await expectFailure(w, ['buy', '--kg', '1000000'], 3, 'insufficient_balance');
-    expect(line).toContain(`The test balance ($1,000.00) does not cover this purchase ($40,000.00). ${engine === 'local' ? 'Top it up with `carbon sandbox topup 39000`' : 'Top up the test balance on the developer page'}.`);
+    expect(line).toContain(
+      `The test balance ($1,000.00) does not cover this purchase ($40,000.00). ${engine === 'local' ? 'Top it up with `carbon sandbox topup 39000`' : 'Top up the test balance on the developer page'}.`,
+    );
     const r = await w.run(['buy', '--kg', '1000000', '--json']);
     expect(JSON.parse(r.stderr).error).toMatchObject({ balance_cents: 100_000, required_cents: 4_000_000 });
   });
@@ -187,7 +201,10 @@ describe('exit 1', () => {
     const home = newHome();
     const port = await closedPort();
     const env = { CARBON_BASE_URL: `http://127.0.0.1:${port}/api/v1`, CARBON_API_KEY: `ck_test_${'a'.repeat(32)}` };
-    for (const args of [['balance', '--max-retries', '0'], ['balance', '--max-retries', '0', '--json']]) {
+    for (const args of [
+      ['balance', '--max-retries', '0'],
+      ['balance', '--max-retries', '0', '--json'],
+    ]) {
       const r = await carbon(args, { home, env });
       expect(r.exitCode).toBe(1);
       expect(r.stdout).toBe('');
@@ -246,7 +263,10 @@ describe('a refused connection says plainly that nothing was bought', () => {
         s.close(() => resolve(p));
       });
     });
-    const r = await carbon(['buy', '--kg', '1', '--base-url', `http://127.0.0.1:${port}/api/v1`, '--max-retries', '1'], { home, env: { CARBON_API_KEY: `ck_test_${'A'.repeat(32)}` } });
+    const r = await carbon(['buy', '--kg', '1', '--base-url', `http://127.0.0.1:${port}/api/v1`, '--max-retries', '1'], {
+      home,
+      env: { CARBON_API_KEY: `ck_test_${'A'.repeat(32)}` },
+    });
     expect(r.exitCode).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('connection refused (is the server running?). Nothing was sent, so nothing was bought.');

@@ -23,11 +23,26 @@ describe('carbon sandbox faults', () => {
     expect((await ok(['sandbox', 'faults'], { home })).stdout).toBe('faults\toff\n');
     expect((await json<Status>(['sandbox', 'status'], { home })).faults).toBeNull();
 
-    const set = await carbon(['sandbox', 'faults', 'set', '--error-rate', '0.3', '--seed', '7', '--latency', '50ms-400ms', '--route', 'post /offsets'], { home });
+    const set = await carbon(
+      ['sandbox', 'faults', 'set', '--error-rate', '0.3', '--seed', '7', '--latency', '50ms-400ms', '--route', 'post /offsets'],
+      { home },
+    );
     expect(set.exitCode).toBe(0);
-    expect(set.stdout).toBe('error_rate\t0.3\nerrors\t429,500,503,drop-before,drop-after\nlatency_ms\t50-400\nroute\tPOST /offsets\nmode\t\nseed\t7\nretry_after_seconds\t1\n');
-    expect(set.stderr).toContain('Faults on: 30% of requests: 429, 500, 503, drop-before, drop-after; latency 50ms-400ms; POST /offsets; seed 7.');
-    const shown = { error_rate: 0.3, errors: ['429', '500', '503', 'drop-before', 'drop-after'], latency_ms: { min: 50, max: 400 }, route: 'POST /offsets', mode: null, seed: 7, retry_after_seconds: 1 };
+    expect(set.stdout).toBe(
+      'error_rate\t0.3\nerrors\t429,500,503,drop-before,drop-after\nlatency_ms\t50-400\nroute\tPOST /offsets\nmode\t\nseed\t7\nretry_after_seconds\t1\n',
+    );
+    expect(set.stderr).toContain(
+      'Faults on: 30% of requests: 429, 500, 503, drop-before, drop-after; latency 50ms-400ms; POST /offsets; seed 7.',
+    );
+    const shown = {
+      error_rate: 0.3,
+      errors: ['429', '500', '503', 'drop-before', 'drop-after'],
+      latency_ms: { min: 50, max: 400 },
+      route: 'POST /offsets',
+      mode: null,
+      seed: 7,
+      retry_after_seconds: 1,
+    };
     expect(await json(['sandbox', 'faults', 'show'], { home })).toEqual(shown);
     expect((await json<Status>(['sandbox', 'status'], { home })).faults).toEqual(shown);
     expect((await ok(['sandbox', 'status'], { home })).stdout).toContain('faults.route\tPOST /offsets\n');
@@ -37,7 +52,7 @@ describe('carbon sandbox faults', () => {
       [['--error-rate', '30%'], '--error-rate is a share from 0 to 1'],
       [['--error-rate', '0.3', '--errors', '429,404'], 'not "404"'],
       [['--latency', '400ms-50ms'], '--latency is a duration or a range'],
-      [['--error-rate', '0.3', '--route', 'DELETE /offsets'], 'The route is one of the API\'s'],
+      [['--error-rate', '0.3', '--route', 'DELETE /offsets'], "The route is one of the API's"],
       [['--error-rate', '0.3', '--mode', 'prod'], 'The mode is test or live'],
       [['--error-rate', '0.3', '--seed', '-1'], '--seed'],
     ] as const) {
@@ -87,40 +102,50 @@ describe('carbon sandbox faults', () => {
     await server.stop();
   });
 
-  test('under 30 % faults through carbon serve: 1,000 purchases are exactly 1,000 offsets, each charged once', async () => {
-    const home = newHome();
-    const server = await serve(home);
-    const keys = await sandboxKeys(home);
-    await ok(['sandbox', 'faults', 'set', '--error-rate', '0.3', '--seed', '7', '--retry-after', '0'], { home });
-    const start = (await json<Status>(['sandbox', 'status'], { home })).balances.test;
+  test(
+    'under 30 % faults through carbon serve: 1,000 purchases are exactly 1,000 offsets, each charged once',
+    async () => {
+      const home = newHome();
+      const server = await serve(home);
+      const keys = await sandboxKeys(home);
+      await ok(['sandbox', 'faults', 'set', '--error-rate', '0.3', '--seed', '7', '--retry-after', '0'], { home });
+      const start = (await json<Status>(['sandbox', 'status'], { home })).balances.test;
 
-    // All through the CLI, as CI jobs would buy: 24 `carbon buy --from-csv` runs of 40 rows at
-    // once, and 40 `carbon buy` runs 8 at a time. A batch cut off by a fault that outlived its
-    // retries exits 10 and is run again, as its README says: it resumes under the same keys.
-    const batches = await pipeline(
-      `for b in $(seq 0 23); do { echo kg,reference; for r in $(seq 0 39); do echo "1,csv-$b-$r"; done; } > "$CARBON_HOME/b$b.csv"; done
+      // All through the CLI, as CI jobs would buy: 24 `carbon buy --from-csv` runs of 40 rows at
+      // once, and 40 `carbon buy` runs 8 at a time. A batch cut off by a fault that outlived its
+      // retries exits 10 and is run again, as its README says: it resumes under the same keys.
+      const batches = await pipeline(
+        `for b in $(seq 0 23); do { echo kg,reference; for r in $(seq 0 39); do echo "1,csv-$b-$r"; done; } > "$CARBON_HOME/b$b.csv"; done
        seq 0 23 | xargs -P 24 -I{} sh -c 'for try in 1 2 3 4 5; do carbon buy --from-csv "$CARBON_HOME/b{}.csv" --max-retries 10 > "$CARBON_HOME/out{}.csv" 2>/dev/null; code=$?; [ $code -eq 10 ] || exit $code; done; exit 10' &&
        cat "$CARBON_HOME"/out*.csv | grep ',csv-' | wc -l; cat "$CARBON_HOME"/out*.csv | grep ',csv-' | awk -F, '$7 == "true"' | wc -l`,
-      { home, env: { CARBON_BASE_URL: server.url, CARBON_API_KEY: keys.test }, timeout: limit(150_000) },
-    );
-    const cli = await pipeline(
-      'seq 40 | xargs -P 8 -I{} carbon buy --kg 1 --reference cli-{} --max-retries 10 -q > "$CARBON_HOME/ids.txt" && sort -u "$CARBON_HOME/ids.txt" | wc -l',
-      { home, env: { CARBON_BASE_URL: server.url, CARBON_API_KEY: keys.test }, timeout: limit(60_000) },
-    );
-    const [rows, replayed] = batches.stdout.trim().split('\n').map((n) => Number(n.trim()));
-    expect([batches.exitCode, rows, batches.stderr]).toEqual([0, 960, '']);
-    expect([cli.exitCode, cli.stdout.trim(), cli.stderr]).toEqual([0, '40', '']);
+        { home, env: { CARBON_BASE_URL: server.url, CARBON_API_KEY: keys.test }, timeout: limit(150_000) },
+      );
+      const cli = await pipeline(
+        'seq 40 | xargs -P 8 -I{} carbon buy --kg 1 --reference cli-{} --max-retries 10 -q > "$CARBON_HOME/ids.txt" && sort -u "$CARBON_HOME/ids.txt" | wc -l',
+        { home, env: { CARBON_BASE_URL: server.url, CARBON_API_KEY: keys.test }, timeout: limit(60_000) },
+      );
+      const [rows, replayed] = batches.stdout
+        .trim()
+        .split('\n')
+        .map((n) => Number(n.trim()));
+      expect([batches.exitCode, rows, batches.stderr]).toEqual([0, 960, '']);
+      expect([cli.exitCode, cli.stdout.trim(), cli.stderr]).toEqual([0, '40', '']);
 
-    const status = await json<Status>(['sandbox', 'status'], { home });
-    expect(status.impact.test.offsets).toBe(1000);
-    expect(start - status.balances.test).toBe(1000 * 4); // 1 kg at $0.04: each charged once
-    // Every reference once (read through the local engine, still under the faults: it retries too).
-    const refs = await pipeline("carbon list --all --json --max-retries 10 | jq -r .reference | sort | uniq -d | wc -l; carbon list --all -q --max-retries 10 | wc -l", { home });
-    expect(refs.stdout.split('\n').map((l) => l.trim())).toEqual(['0', '1000', '']);
-    // The faults happened: some answers were lost after the purchase committed, and replayed.
-    expect(replayed).toBeGreaterThan(0);
-    for (const status of [429, 500, 503]) expect(server.stderr()).toMatch(new RegExp(`POST /api/v1/offsets ${status} `));
-    expect(server.stderr()).toMatch(/POST \/api\/v1\/offsets - \(aborted\)/);
-    await server.stop();
-  }, limit(240_000));
+      const status = await json<Status>(['sandbox', 'status'], { home });
+      expect(status.impact.test.offsets).toBe(1000);
+      expect(start - status.balances.test).toBe(1000 * 4); // 1 kg at $0.04: each charged once
+      // Every reference once (read through the local engine, still under the faults: it retries too).
+      const refs = await pipeline(
+        'carbon list --all --json --max-retries 10 | jq -r .reference | sort | uniq -d | wc -l; carbon list --all -q --max-retries 10 | wc -l',
+        { home },
+      );
+      expect(refs.stdout.split('\n').map((l) => l.trim())).toEqual(['0', '1000', '']);
+      // The faults happened: some answers were lost after the purchase committed, and replayed.
+      expect(replayed).toBeGreaterThan(0);
+      for (const status of [429, 500, 503]) expect(server.stderr()).toMatch(new RegExp(`POST /api/v1/offsets ${status} `));
+      expect(server.stderr()).toMatch(/POST \/api\/v1\/offsets - \(aborted\)/);
+      await server.stop();
+    },
+    limit(240_000),
+  );
 });

@@ -6,16 +6,16 @@ import { homes, ok, serve } from '../support/cli.js';
 const newHome = homes();
 
 describe('help', () => {
-  test('a command\'s help is its own: usage, flags and examples first, the global flags named once at the end', async () => {
+  test("a command's help is its own: usage, flags and examples first, the global flags named once at the end", async () => {
     const home = newHome();
     const help = (await ok(['help', 'balance'], { home })).stdout;
     expect(help.split('\n').length).toBeLessThan(20);
     expect(help.indexOf('Examples:')).toBeLessThan(help.indexOf('Inherited flags'));
     expect(help).toMatch(/Inherited flags \(what each does: carbon help\):\n {2}--json {2}--profile <name> {2}--live/);
-    expect(help).not.toContain('print the API\'s JSON object');
+    expect(help).not.toContain("print the API's JSON object");
     // The whole explanation is in `carbon help`, once.
     const root = (await ok(['help'], { home })).stdout;
-    expect(root).toContain('print the API\'s JSON object');
+    expect(root).toContain("print the API's JSON object");
     expect(root).not.toContain('Inherited flags');
   });
 

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { carbon, carbonTty, homes, json, leakedKeys, liveHomes, ok, sandboxKeys, serve, type Served } from '../support/cli.js';
+import { carbon, carbonTty, homes, json, leakedKeys, liveHomes, ok, type Served, sandboxKeys, serve } from '../support/cli.js';
 
 /**
  * Hints that say what the user was doing and know the mode: a next-page hint that keeps the
@@ -45,7 +45,7 @@ const requests = (stderr: string): string[] =>
   [...stderr.matchAll(/^http: (\w+) http:\/\/127\.0\.0\.1:\d+(\S+) (\d+) /gm)].map((m) => `${m[1]} ${m[2]} ${m[3]}`);
 
 describe('the remote engine: an offset of the other mode', () => {
-  test('found with the profile\'s other key: 404 and exit 5 as before, with the command that shows it', async () => {
+  test("found with the profile's other key: 404 and exit 5 as before, with the command that shows it", async () => {
     const home = clientHome({ test_key: keys.test, live_key: keys.live });
     const shown = await carbon(['show', liveId], { home });
     expect(shown).toEqual({
@@ -108,7 +108,10 @@ describe('hints and empty lists say what the user was doing', () => {
     const hint = /More offsets: (.*) {2}\(or --all\)/.exec(page.output)?.[1];
     expect(hint).toMatch(/^carbon list --live --reference 'team trip' --limit 2 --starting-after off_\w+$/);
     // The hint, run as printed (its words as a shell would split them), gives the rest.
-    const words = hint!.replace(/^carbon /, '').match(/'[^']*'|\S+/g)!.map((w) => w.replace(/^'|'$/g, ''));
+    const words = hint!
+      .replace(/^carbon /, '')
+      .match(/'[^']*'|\S+/g)!
+      .map((w) => w.replace(/^'|'$/g, ''));
     expect((await json<{ data: unknown[]; has_more: boolean }>(words, { home })).data).toHaveLength(1);
     const empty = await carbonTty(['list', '--reference', 'nowhere'], { home });
     expect(empty.output).toContain('No test offsets with reference "nowhere".');
@@ -121,14 +124,26 @@ describe('hints that know the mode', () => {
     const live = await json<{ id: string }>(['buy', '--kg', '10', '--live', '--yes'], { home });
     const shown = await carbon(['show', live.id], { home });
     expect(shown.exitCode).toBe(5);
-    expect(shown.stderr).toBe(`error: No such offset: '${live.id}'. (param: id) It is a live offset: see it with \`carbon show ${live.id} --live\`.\n`);
+    expect(shown.stderr).toBe(
+      `error: No such offset: '${live.id}'. (param: id) It is a live offset: see it with \`carbon show ${live.id} --live\`.\n`,
+    );
     const opened = await carbon(['open', live.id], { home });
-    expect([opened.exitCode, opened.stderr]).toEqual([5, `error: No such offset: '${live.id}'. (param: id) It is a live offset: see it with \`carbon open ${live.id} --live\`.\n`]);
+    expect([opened.exitCode, opened.stderr]).toEqual([
+      5,
+      `error: No such offset: '${live.id}'. (param: id) It is a live offset: see it with \`carbon open ${live.id} --live\`.\n`,
+    ]);
     // And the other way round; --json keeps the API's envelope, nothing added.
     const test_ = await json<{ id: string }>(['buy', '--kg', '1'], { home });
-    expect((await carbon(['show', test_.id, '--live', '--wait'], { home })).stderr).toContain(`It is a test offset: see it with \`carbon show ${test_.id} --wait --test\`.`);
+    expect((await carbon(['show', test_.id, '--live', '--wait'], { home })).stderr).toContain(
+      `It is a test offset: see it with \`carbon show ${test_.id} --wait --test\`.`,
+    );
     const asJson = await carbon(['show', live.id, '--json'], { home });
-    expect(JSON.parse(asJson.stderr).error).toEqual({ type: 'invalid_request_error', code: 'resource_missing', message: `No such offset: '${live.id}'.`, param: 'id' });
+    expect(JSON.parse(asJson.stderr).error).toEqual({
+      type: 'invalid_request_error',
+      code: 'resource_missing',
+      message: `No such offset: '${live.id}'.`,
+      param: 'id',
+    });
     // An id that is nowhere gets no hint.
     expect((await carbon(['show', 'off_nowhere'], { home })).stderr).toBe("error: No such offset: 'off_nowhere'. (param: id)\n");
   });
@@ -148,9 +163,13 @@ describe('hints that know the mode', () => {
     const home = await liveHome();
     const r = await carbon(['buy', '--kg', '10000', '--live', '--yes'], { home });
     expect(r.exitCode).toBe(3);
-    expect(r.stderr).toBe('error: The live balance ($250.00) does not cover this purchase ($400.00). Top it up with `carbon sandbox topup 250 --live`.\n');
+    expect(r.stderr).toBe(
+      'error: The live balance ($250.00) does not cover this purchase ($400.00). Top it up with `carbon sandbox topup 250 --live`.\n',
+    );
     expect(r.stderr).not.toMatch(/cents/);
     const test_ = await carbon(['buy', '--kg', '1000000'], { home });
-    expect(test_.stderr).toBe('error: The test balance ($1,000.00) does not cover this purchase ($40,000.00). Top it up with `carbon sandbox topup 39000`.\n');
+    expect(test_.stderr).toBe(
+      'error: The test balance ($1,000.00) does not cover this purchase ($40,000.00). Top it up with `carbon sandbox topup 39000`.\n',
+    );
   });
 });

@@ -52,18 +52,31 @@ describe('list --all', () => {
     const server = await serve(home);
     const env = { CARBON_BASE_URL: server.url, CARBON_API_KEY: (await sandboxKeys(home)).test };
     const r = await ok(['list', '--all', '--json'], { home, env });
-    expect(r.stdout.trimEnd().split('\n').map((l) => (JSON.parse(l) as { id: string }).id)).toEqual([...bought].reverse());
+    expect(
+      r.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { id: string }).id),
+    ).toEqual([...bought].reverse());
     await server.stop();
   });
 
   test('--page-size sets the page size: 36 pages of 7 give the same 250, in the same order', async () => {
     const r = await ok(['list', '--all', '--page-size', '7', '--json'], { home });
-    expect(r.stdout.trimEnd().split('\n').map((l) => (JSON.parse(l) as { id: string }).id)).toEqual([...bought].reverse());
+    expect(
+      r.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { id: string }).id),
+    ).toEqual([...bought].reverse());
   });
 
   test('plain rows: 250 tab-separated lines; a reference with a newline stays on its row', async () => {
     const r = await ok(['list', '--all'], { home });
-    const rows = r.stdout.trimEnd().split('\n').map((l) => l.split('\t'));
+    const rows = r.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => l.split('\t'));
     expect(rows).toHaveLength(N);
     for (const row of rows) expect(row).toHaveLength(6);
     expect(rows.find((row) => row[0] === bought[7])![4]).toBe('Flight LHR→JFK, "economy" return leg');
@@ -71,7 +84,10 @@ describe('list --all', () => {
 
   test('--reference filters across pages', async () => {
     const r = await ok(['list', '--all', '--reference', 'batch-a', '--page-size', '2', '--json'], { home });
-    const ids = r.stdout.trimEnd().split('\n').map((l) => (JSON.parse(l) as { id: string }).id);
+    const ids = r.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { id: string }).id);
     expect(ids).toEqual([200, 150, 100, 50, 0].map((i) => bought[i]));
   });
 
@@ -116,14 +132,22 @@ describe('one page at a time', () => {
     expect((JSON.parse(r.stdout) as { data: unknown[] }).data).toHaveLength(10);
     expect(r.stderr.match(/^http: GET \S+\/offsets\?limit=10 200 /gm)).toHaveLength(1);
     const many = await ok(['list', '--limit', '240', '--json', '--verbose'], { home });
-    expect(many.stderr.match(/^http: GET \S+\/offsets\?limit=(\d+)\b/gm)!.map((l) => /limit=(\d+)/.exec(l)![1])).toEqual(['100', '100', '40']);
+    expect(many.stderr.match(/^http: GET \S+\/offsets\?limit=(\d+)\b/gm)!.map((l) => /limit=(\d+)/.exec(l)![1])).toEqual([
+      '100',
+      '100',
+      '40',
+    ]);
   });
 
   test('--limit past the end prints them all with has_more false; --all with --limit, or a bad --limit, is a usage error', async () => {
     const all = JSON.parse((await ok(['list', '--limit', '1000', '--json'], { home })).stdout) as { data: unknown[]; has_more: boolean };
     expect(all.data).toHaveLength(N);
     expect(all.has_more).toBe(false);
-    for (const args of [['--all', '--limit', '5'], ['--limit', '0'], ['--limit', '2.5']]) {
+    for (const args of [
+      ['--all', '--limit', '5'],
+      ['--limit', '0'],
+      ['--limit', '2.5'],
+    ]) {
       const r = await carbon(['list', ...args], { home });
       expect(r.exitCode).toBe(2);
       expect(r.stdout).toBe('');
@@ -139,8 +163,19 @@ describe('--format csv', () => {
     const rows = parseCsv(r.stdout);
     const [header, ...data] = rows;
     expect(header).toEqual([
-      'id', 'status', 'livemode', 'kg', 'amount_cents', 'currency', 'rate_millicents_per_kg',
-      'requested_kg', 'requested_amount_cents', 'reference', 'created', 'placed', 'certificate_url',
+      'id',
+      'status',
+      'livemode',
+      'kg',
+      'amount_cents',
+      'currency',
+      'rate_millicents_per_kg',
+      'requested_kg',
+      'requested_amount_cents',
+      'reference',
+      'created',
+      'placed',
+      'certificate_url',
     ]);
     expect(data).toHaveLength(N);
     for (const row of data) expect(row).toHaveLength(header!.length);
@@ -188,7 +223,10 @@ describe('list filters: --status, --since, --until, with pages, --all and every 
     // week holds only the late purchase, and "until a week ago" the early ones.
     expect(await ids(['--since', '7d'])).toEqual([late.id]);
     expect(await ids(['--until', '7d'])).toEqual([failed.id, early.id]);
-    const ndjson = (await ok(['list', '--all', '--json', '--until', earlyDay], { home })).stdout.trim().split('\n').map((l) => JSON.parse(l).id);
+    const ndjson = (await ok(['list', '--all', '--json', '--until', earlyDay], { home })).stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).id);
     expect(ndjson).toEqual([failed.id, early.id]);
     expect((await ok(['list', '--all', '--format', 'csv', '--status', 'refunded'], { home })).stdout.trim().split('\r\n')).toHaveLength(2);
     const none = await carbonTty(['list', '--status', 'refunded', '--since', lateDay], { home });

@@ -11,7 +11,9 @@ describe('a live purchase cannot happen by accident', () => {
     const home = await liveHome();
     const r = await carbon(['buy', '--kg', '10', '--live'], { home, input: 'n\n' });
     expect([r.exitCode, r.stdout]).toEqual([2, '']);
-    expect(r.stderr).toBe('error: A live purchase needs --yes when nobody can confirm it (stdin is not a terminal); nothing was bought. Add --yes to buy with real money without being asked.\n');
+    expect(r.stderr).toBe(
+      'error: A live purchase needs --yes when nobody can confirm it (stdin is not a terminal); nothing was bought. Add --yes to buy with real money without being asked.\n',
+    );
     const asJson = await carbon(['buy', '--kg', '10', '--live', '--json'], { home, input: 'n\n' });
     expect([asJson.exitCode, JSON.parse(asJson.stderr).error.code]).toEqual([2, 'usage_error']);
     expect((await json<{ data: unknown[] }>(['list', '--live'], { home })).data).toEqual([]);
@@ -29,8 +31,12 @@ describe('a purchase above the review limit says it will wait for review', () =>
     const r = await carbonTty(['buy', '--kg', '3000', '--live'], { home, env: TTY, input: 'y\n' });
     expect(r.exitCode).toBe(0);
     const text = plain(r.output);
-    expect(text).toContain('Buy 3,000 kg for $120.00 from the LIVE balance ($250.00)? It is above the review limit: it will wait for review before it is placed. [y/N]');
-    expect(text).toContain('✓ Bought 3,000 kg for $120.00 (live mode). It is above the review limit: it will wait for review before it is placed.');
+    expect(text).toContain(
+      'Buy 3,000 kg for $120.00 from the LIVE balance ($250.00)? It is above the review limit: it will wait for review before it is placed. [y/N]',
+    );
+    expect(text).toContain(
+      '✓ Bought 3,000 kg for $120.00 (live mode). It is above the review limit: it will wait for review before it is placed.',
+    );
     expect(text).toMatch(/^status +processing · waiting for review \(above the review limit\)$/m);
     const dry = await carbon(['buy', '--kg', '3000', '--live', '--dry-run'], { home });
     expect(dry.stdout).toContain('requires_review\ttrue\n');

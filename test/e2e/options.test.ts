@@ -11,7 +11,9 @@ describe('an option value that is another option', () => {
     const r = await carbon(['buy', '--kg', '5', '--reference', '--wait'], { home });
     expect(r.exitCode).toBe(2);
     expect(r.stdout).toBe('');
-    expect(r.stderr.trim()).toBe('error: --reference needs a value, but "--wait" is an option. Give the value after --reference (or write --reference=--wait if that is the value).');
+    expect(r.stderr.trim()).toBe(
+      'error: --reference needs a value, but "--wait" is an option. Give the value after --reference (or write --reference=--wait if that is the value).',
+    );
     expect((await json<{ data: unknown[] }>(['list'], { home })).data).toEqual([]);
     expect((await json<{ reference: string }>(['buy', '--kg', '5', '--reference=--wait'], { home })).reference).toBe('--wait');
   });
@@ -24,7 +26,13 @@ describe('numbers read the same way in every option', () => {
     expect(bought).toMatchObject({ kg: 1000, amount_cents: 4000 });
     expect((await ok(['sandbox', 'topup', '1,000.50'], { home })).stderr).toContain('$1,000.50');
     const before = (await ok(['balance', '--json'], { home })).stdout;
-    for (const args of [['buy', '--kg', '1e3'], ['buy', '--amount', '1e3'], ['buy', '--kg', '5', '--max-cents', '1e3'], ['sandbox', 'topup', '1e3'], ['list', '--limit', '1e3']]) {
+    for (const args of [
+      ['buy', '--kg', '1e3'],
+      ['buy', '--amount', '1e3'],
+      ['buy', '--kg', '5', '--max-cents', '1e3'],
+      ['sandbox', 'topup', '1e3'],
+      ['list', '--limit', '1e3'],
+    ]) {
       const r = await carbon(args, { home });
       expect(r.exitCode, args.join(' ')).toBe(2);
       expect(r.stdout).toBe('');

@@ -18,10 +18,27 @@ const dir = mkdtempSync(join(tmpdir(), 'carbon-pack-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('npm pack', () => {
-  test('the tarball: built, with its licence, and nothing of the repository\'s own', async () => {
-    const [packed] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })) as Array<{ files: Array<{ path: string }> }>;
+  test("the tarball: built, with its licence, and nothing of the repository's own", async () => {
+    const [packed] = JSON.parse(
+      execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }),
+    ) as Array<{ files: Array<{ path: string }> }>;
     const files = packed!.files.map((f) => f.path).sort();
-    for (const needed of ['LICENSE', 'README.md', 'package.json', 'bin/carbon.cjs', 'dist/cli.cjs', 'dist/index.js', 'dist/help.txt', 'dist/vendor/pg.cjs', 'openapi.yaml', 'completions/carbon.bash']) {
+    for (const needed of [
+      'LICENSE',
+      'README.md',
+      'package.json',
+      'bin/carbon.cjs',
+      'dist/cli.cjs',
+      'dist/index.js',
+      'dist/help.txt',
+      'dist/vendor/pg.cjs',
+      'openapi.yaml',
+      'completions/carbon.bash',
+    ]) {
       expect(files).toContain(needed);
     }
     expect(files.filter((f) => /^(src|test|bench|scripts|docs)\//.test(f) || f.endsWith('.v8cache') || f.startsWith('.'))).toEqual([]);

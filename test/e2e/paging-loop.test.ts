@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
-import { repeatingServer, type RepeatingServer } from '../support/repeating-server.js';
 import { carbon, carbonTty, homes, plain } from '../support/cli.js';
 import { limit } from '../support/load.js';
+import { type RepeatingServer, repeatingServer } from '../support/repeating-server.js';
 
 /**
  * Issue 25, item 5: every paging loop stops, with an error naming the cursor, when a server
@@ -16,14 +16,16 @@ afterEach(async () => {
 const env = (s: RepeatingServer) => ({ CARBON_BASE_URL: s.url, CARBON_API_KEY: `ck_test_${'a'.repeat(32)}` });
 
 describe.each(['ignore', 'echo'] as const)('a server whose cursor does not advance (%s)', (mode) => {
-  test.each([
-    ['list', '--all'],
-    ['list', '--all', '--json'],
-    ['list', '--limit', '250'],
-    ['list', '--limit', '50', '--status', 'refunded'],
-    ['report'],
-    ['report', '--json'],
-  ].map((args) => [args.join(' '), args] as const))('carbon %s stops with exit 1, naming the cursor', async (_name, args) => {
+  test.each(
+    [
+      ['list', '--all'],
+      ['list', '--all', '--json'],
+      ['list', '--limit', '250'],
+      ['list', '--limit', '50', '--status', 'refunded'],
+      ['report'],
+      ['report', '--json'],
+    ].map((args) => [args.join(' '), args] as const),
+  )('carbon %s stops with exit 1, naming the cursor', async (_name, args) => {
     stub = await repeatingServer(mode);
     const r = await carbon(args, { home: newHome(), env: env(stub), timeout: limit(10_000) });
     expect(r.exitCode).toBe(1);

@@ -65,14 +65,24 @@ const block = (start: string): Block => {
   return found[0]!;
 };
 
-describe('the README\'s shell examples', () => {
+describe("the README's shell examples", () => {
   test('each is run below, or says why not (and those are these, no more)', () => {
     expect(BLOCKS.filter((b) => b.notRun !== null).map((b) => b.title.split(/\s+/).slice(0, 2).join(' '))).toEqual([
-      'npm ci', 'carbon config', 'carbon serve', 'carbon sandbox', 'export CARBON_DATABASE_URL=\'postgres://carbon:secret@db.internal:5432/carbon?schema=team_a\'', 'carbon completion', 'npm run',
+      'npm ci',
+      'carbon config',
+      'carbon serve',
+      'carbon sandbox',
+      "export CARBON_DATABASE_URL='postgres://carbon:secret@db.internal:5432/carbon?schema=team_a'",
+      'carbon completion',
+      'npm run',
     ]);
     const run = BLOCKS.filter((b) => b.notRun === null).map((b) => b.title);
     expect(run).toHaveLength(RUN.length);
-    for (const title of run) expect(RUN.some((start) => title.startsWith(start)), title).toBe(true);
+    for (const title of run)
+      expect(
+        RUN.some((start) => title.startsWith(start)),
+        title,
+      ).toBe(true);
   });
 
   test('the tour, with an offset id for `carbon show off_…`', { timeout: limit(60_000) }, async () => {
@@ -86,7 +96,10 @@ describe('the README\'s shell examples', () => {
     expect(r.stdout).toMatch(/^available_cents\t/m);
     // The batch's results, then watch's events: every offset of the tour created and placed.
     expect(r.stdout).toMatch(/^2,processing,off_\w+,800,3200,flight-JFK-SFO,/m);
-    const events = r.stdout.split('\n').filter((l) => l.startsWith('{"id":"evt_')).map((l) => JSON.parse(l) as { type: string });
+    const events = r.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{"id":"evt_'))
+      .map((l) => JSON.parse(l) as { type: string });
     expect(events.filter((e) => e.type === 'offset.created')).toHaveLength(5);
     expect(events.filter((e) => e.type === 'offset.placed')).toHaveLength(5);
     expect(readFileSync(join(home, 'report.html'), 'utf8')).toMatch(/^<!doctype html>[\s\S]*<svg role="img"/);
@@ -142,7 +155,9 @@ describe('the README\'s shell examples', () => {
     async function ci(drain: boolean) {
       const serverHome = newHome();
       const server = await serve(serverHome);
-      const key = (await json<Array<{ default: string | null; secret: string }>>(['sandbox', 'keys', '--reveal'], { home: serverHome })).find((k) => k.default === 'test')!.secret;
+      const key = (
+        await json<Array<{ default: string | null; secret: string }>>(['sandbox', 'keys', '--reveal'], { home: serverHome })
+      ).find((k) => k.default === 'test')!.secret;
       if (drain) {
         const { available_cents } = await json<{ available_cents: number }>(['balance'], { home: serverHome });
         await ok(['buy', '--amount-cents', String(available_cents - 100)], { home: serverHome });
@@ -176,8 +191,8 @@ describe('the README\'s shell examples', () => {
     const inReview = (await json<{ id: string }>(['buy', '--amount', '1500', '--live', '--yes'], { home })).id;
     const toFail = (await json<{ id: string }>(['buy', '--kg', '10', '--live', '--yes'], { home })).id;
     const key = (await json<{ id: string }>(['sandbox', 'keys', 'create'], { home })).id;
-    const code = block('carbon sandbox status').code
-      .replace('review approve off_…', `review approve ${inReview}`)
+    const code = block('carbon sandbox status')
+      .code.replace('review approve off_…', `review approve ${inReview}`)
       .replace('fail off_…', `fail ${toFail}`)
       .replace('key_…', key);
     const r = await run(code, home);
@@ -192,14 +207,17 @@ describe('the README\'s shell examples', () => {
     expect([r.exitCode, r.stderr]).toEqual([0, expect.not.stringMatching(/^error/m)]);
     expect(r.stdout).toContain('faults.route\tPOST /offsets\n');
     expect(r.stdout).toContain('faults.mode\ttest\n');
-    expect((await json<{ impact: { test: { offsets: number } }; faults: unknown }>(['sandbox', 'status'], { home }))).toMatchObject({ impact: { test: { offsets: 1 } }, faults: null });
+    expect(await json<{ impact: { test: { offsets: number } }; faults: unknown }>(['sandbox', 'status'], { home })).toMatchObject({
+      impact: { test: { offsets: 1 } },
+      faults: null,
+    });
   });
 
   test('carbon serve from another terminal: the served port for 4010', { timeout: limit(60_000) }, async () => {
     const home = newHome();
     const server = await serve(home);
     const port = new URL(server.url).port;
-    const r = await run(block('# The sandbox\'s test key').code.replaceAll('127.0.0.1:4010', `127.0.0.1:${port}`), home);
+    const r = await run(block("# The sandbox's test key").code.replaceAll('127.0.0.1:4010', `127.0.0.1:${port}`), home);
     await server.stop();
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toContain('exit 6');
@@ -210,6 +228,13 @@ describe('the README\'s shell examples', () => {
 
 /** The first lines of the examples run above. */
 const RUN = [
-  'carbon buy --kg 500', 'cat > flights.csv', 'carbon buy --kg 500 --reference ci-42', 'carbon balance --json | jq', 'carbon report ',
-  'export CARBON_HOME="$RUNNER_TEMP/carbon"', 'carbon sandbox status', 'carbon sandbox faults set', '# The sandbox\'s test key',
+  'carbon buy --kg 500',
+  'cat > flights.csv',
+  'carbon buy --kg 500 --reference ci-42',
+  'carbon balance --json | jq',
+  'carbon report ',
+  'export CARBON_HOME="$RUNNER_TEMP/carbon"',
+  'carbon sandbox status',
+  'carbon sandbox faults set',
+  "# The sandbox's test key",
 ];

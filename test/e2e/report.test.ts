@@ -15,7 +15,8 @@ async function ledger(): Promise<{ home: string; first: string }> {
   await ok(['config', 'set', 'mode', 'live'], { home });
   await ok(['sandbox', 'topup', '250'], { home });
   await ok(['sandbox', 'review-limit', '0'], { home });
-  const buy = (kg: string, reference: string) => json<{ id: string; created: string }>(['buy', '--kg', kg, '--reference', reference, '--yes'], { home });
+  const buy = (kg: string, reference: string) =>
+    json<{ id: string; created: string }>(['buy', '--kg', kg, '--reference', reference, '--yes'], { home });
   const a = await buy('100', 'ops-a');
   const first = a.created.slice(0, 10);
   const x = await buy('200', 'dev-x');
@@ -30,7 +31,12 @@ async function ledger(): Promise<{ home: string; first: string }> {
 describe('carbon report', () => {
   test('by month (the default), as JSON: totals without the refunded offset, placed and processing apart', async () => {
     const { home } = await ledger();
-    const r = await json<{ object: string; by: string; rows: Array<{ group: string; kg: number; amount_cents: number; placed_kg: number; processing_kg: number }>; total: { kg: number; amount_cents: number; offsets: number } }>(['report'], { home });
+    const r = await json<{
+      object: string;
+      by: string;
+      rows: Array<{ group: string; kg: number; amount_cents: number; placed_kg: number; processing_kg: number }>;
+      total: { kg: number; amount_cents: number; offsets: number };
+    }>(['report'], { home });
     expect([r.object, r.by]).toEqual(['report', 'month']);
     expect(r.rows).toHaveLength(2);
     expect(r.rows.map((x) => x.kg)).toEqual([300, 50]);
@@ -102,7 +108,10 @@ describe('carbon open ID: the certificate', () => {
     await ok(['sandbox', 'topup', '250', '--live'], { home });
     const bought = await json<{ id: string }>(['buy', '--kg', '300', '--live', '--yes', '--reference', 'private-label'], { home });
     const early = await carbon(['open', bought.id, '--live'], { home });
-    expect([early.exitCode, early.stderr.trim()]).toEqual([5, `error: ${bought.id} has no certificate: it is processing; only placed offsets have one.`]);
+    expect([early.exitCode, early.stderr.trim()]).toEqual([
+      5,
+      `error: ${bought.id} has no certificate: it is processing; only placed offsets have one.`,
+    ]);
     await ok(['sandbox', 'clock', 'advance', '2m'], { home });
     const r = await ok(['open', bought.id, '--live'], { home, env: { DISPLAY: undefined, WAYLAND_DISPLAY: undefined } });
     const url = r.stdout.trim();

@@ -20,10 +20,19 @@ describe('top-ups', () => {
   test('dollars, cents, --live; the smallest is $250', async () => {
     const home = newHome();
     expect(await json(['sandbox', 'topup', '250'], { home })).toEqual({
-      object: 'balance', livemode: false, available_cents: 125_000, currency: 'usd', rate_millicents_per_kg: 4000,
+      object: 'balance',
+      livemode: false,
+      available_cents: 125_000,
+      currency: 'usd',
+      rate_millicents_per_kg: 4000,
     });
-    expect((await json<{ available_cents: number; livemode: boolean }>(['sandbox', 'topup', '1,000.50', '--live'], { home }))).toMatchObject({ available_cents: 100_050, livemode: true });
-    expect((await json<{ available_cents: number }>(['sandbox', 'topup', '--cents', '25000', '--live'], { home })).available_cents).toBe(125_050);
+    expect(await json<{ available_cents: number; livemode: boolean }>(['sandbox', 'topup', '1,000.50', '--live'], { home })).toMatchObject({
+      available_cents: 100_050,
+      livemode: true,
+    });
+    expect((await json<{ available_cents: number }>(['sandbox', 'topup', '--cents', '25000', '--live'], { home })).available_cents).toBe(
+      125_050,
+    );
     const plain = await ok(['sandbox', 'topup', '300'], { home });
     expect(plain.stdout).toContain('available_cents\t155000\n');
     expect(plain.stderr).toBe('✓ Topped up $300.00 (test balance).\n');
@@ -45,7 +54,10 @@ describe('keys', () => {
     expect(created.stderr).toMatch(/Created live key key_\S+ with purchase access/);
     const secret = created.stdout.trim();
 
-    const ro = await json<{ id: string; secret: string; mode: string; permission: string; masked: string }>(['sandbox', 'keys', 'create', '--read-only'], { home });
+    const ro = await json<{ id: string; secret: string; mode: string; permission: string; masked: string }>(
+      ['sandbox', 'keys', 'create', '--read-only'],
+      { home },
+    );
     expect(ro).toMatchObject({ mode: 'test', permission: 'read_only' });
     expect(ro.masked).toBe(`ck_test_…${ro.secret.slice(-4)}`);
 
@@ -91,7 +103,10 @@ describe('account, rate, limits', () => {
     expect(await json(['sandbox', 'review-limit', '10'], { home })).toMatchObject({ review_limit_cents: 1000 });
     expect((await json<{ requires_review: boolean }>(['quote', '--kg', '1000'], { home })).requires_review).toBe(true);
 
-    expect(await json(['sandbox', 'rate-limit', '5', '--window', '1m'], { home })).toMatchObject({ rate_limit_requests: 5, rate_limit_window_ms: 60_000 });
+    expect(await json(['sandbox', 'rate-limit', '5', '--window', '1m'], { home })).toMatchObject({
+      rate_limit_requests: 5,
+      rate_limit_window_ms: 60_000,
+    });
     // Without --window the window stays.
     expect(await json(['sandbox', 'rate-limit', '10'], { home })).toMatchObject({ rate_limit_requests: 10, rate_limit_window_ms: 60_000 });
     expect(await json(['sandbox', 'rate-limit', 'off'], { home })).toMatchObject({ rate_limit_requests: null });
@@ -155,7 +170,8 @@ describe('lifecycle: review, fail, clock', () => {
     expect((await carbon(['sandbox', 'fail', b.id], { home })).exitCode).toBe(2);
     expect(await json(['impact'], { home })).toMatchObject({ placed_kg: 200, processing_kg: 0, offsets: 1 });
 
-    for (const bad of ['0s', 'soon', '-5m', '']) expect((await carbon(['sandbox', 'clock', 'advance', bad], { home })).exitCode, bad).toBe(2);
+    for (const bad of ['0s', 'soon', '-5m', ''])
+      expect((await carbon(['sandbox', 'clock', 'advance', bad], { home })).exitCode, bad).toBe(2);
   });
 });
 
@@ -171,7 +187,9 @@ describe('reset', () => {
     expect(refused.stderr).toContain('Add --yes');
     expect((await ok(['show', offset.id], { home })).exitCode).toBe(0);
 
-    const status = await json<{ balances: { test: number; live: number }; account: { status: string } }>(['sandbox', 'reset', '--yes'], { home });
+    const status = await json<{ balances: { test: number; live: number }; account: { status: string } }>(['sandbox', 'reset', '--yes'], {
+      home,
+    });
     expect(status.balances).toEqual({ test: 100_000, live: 0 });
     expect((await carbon(['show', offset.id], { home })).exitCode).toBe(5);
     const newKeys = await sandboxKeys(home);

@@ -35,7 +35,9 @@ describe('carbon serve', () => {
     expect(banner).toContain(`carbon sandbox API at ${server.url}`);
     expect(banner).toContain(`test key       ${maskKey(keys.test)}`);
     expect(banner).toContain(`read-only key  ${maskKey(keys.readOnly)}`);
-    expect(banner).toMatch(new RegExp(`Try: CARBON_BASE_URL=${server.url.replace(/[./]/g, '\\$&')} CARBON_API_KEY=\\S.* carbon buy --kg 500`));
+    expect(banner).toMatch(
+      new RegExp(`Try: CARBON_BASE_URL=${server.url.replace(/[./]/g, '\\$&')} CARBON_API_KEY=\\S.* carbon buy --kg 500`),
+    );
 
     const remote = { home, env: { CARBON_BASE_URL: server.url, CARBON_API_KEY: keys.test } };
     const bought = await json<Offset>(['buy', '--kg', '500', '--reference', 'through-serve'], remote);
@@ -58,7 +60,12 @@ describe('carbon serve', () => {
 
     // The access log masks the key; no full key anywhere in what the server printed.
     expect(server.stderr()).toMatch(/POST \/api\/v1\/offsets 201 .* key=ck_test_\.\.\./);
-    expect(leakedKeys(server.stderr() + server.stdout(), keys.all.map((k) => k.secret as string))).toEqual([]);
+    expect(
+      leakedKeys(
+        server.stderr() + server.stdout(),
+        keys.all.map((k) => k.secret as string),
+      ),
+    ).toEqual([]);
 
     const stopped = await server.stop('SIGTERM');
     expect(stopped.exitCode).toBe(0);

@@ -15,7 +15,7 @@ import { BIN, baseEnv, homes, ok } from '../support/cli.js';
 const newHome = homes();
 
 describe('--version and --help without loading the CLI', () => {
-  test('--version and -v print package.json\'s version, as the CLI would', async () => {
+  test("--version and -v print package.json's version, as the CLI would", async () => {
     const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
     const home = newHome();
     for (const flag of ['--version', '-v']) {
@@ -25,7 +25,7 @@ describe('--version and --help without loading the CLI', () => {
     }
   });
 
-  test('--help into a pipe is exactly the CLI\'s own help (`carbon help`), and a command\'s help is the CLI\'s', async () => {
+  test("--help into a pipe is exactly the CLI's own help (`carbon help`), and a command's help is the CLI's", async () => {
     const home = newHome();
     const fast = await ok(['--help'], { home });
     const cli = await ok(['help'], { home });
@@ -34,7 +34,12 @@ describe('--version and --help without loading the CLI', () => {
     expect(fast.stdout).toBe(cli.stdout);
     expect((await ok(['-h'], { home })).stdout).toBe(cli.stdout);
     // On a terminal the CLI answers, fitting the help to the terminal's width.
-    const tty = await execa('script', ['-qec', `stty cols 200; exec ${process.execPath} ${BIN()} --help`, '/dev/null'], { env: baseEnv(home), extendEnv: false, reject: false, input: '' });
+    const tty = await execa('script', ['-qec', `stty cols 200; exec ${process.execPath} ${BIN()} --help`, '/dev/null'], {
+      env: baseEnv(home),
+      extendEnv: false,
+      reject: false,
+      input: '',
+    });
     const longest = (text: string) => Math.max(...text.split(/\r?\n/).map((l) => l.length));
     expect(String(tty.stdout)).toContain('Usage: carbon [options] [command]');
     expect(longest(String(tty.stdout))).toBeGreaterThan(longest(fast.stdout) + 20);
@@ -50,7 +55,7 @@ describe('an install the user cannot write (a global install by root, run by ano
   });
   const root = process.getuid?.() === 0;
 
-  test('the code cache goes to the user\'s cache directory (owner-only), is used on the next run, and follows XDG_CACHE_HOME', async () => {
+  test("the code cache goes to the user's cache directory (owner-only), is used on the next run, and follows XDG_CACHE_HOME", async () => {
     // An install of its own, outside the checkout (whose directories another user may not be
     // able to enter): the package's files and the one dependency it loads from node_modules.
     const dir = mkdtempSync(join(root ? '/tmp' : tmpdir(), 'carbon-ro-'));
@@ -70,7 +75,12 @@ describe('an install the user cannot write (a global install by root, run by ano
     if (root) {
       for (const d of [dir, home]) chmodSync(d, 0o755);
       chownSync(home, 65534, 65534);
-      run = (env) => execa('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, bin, 'balance', '--json'], { env, extendEnv: false, reject: false });
+      run = (env) =>
+        execa('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, bin, 'balance', '--json'], {
+          env,
+          extendEnv: false,
+          reject: false,
+        });
     } else {
       chmodSync(join(dir, 'dist'), 0o555);
       run = (env) => execa(process.execPath, [bin, 'balance', '--json'], { env, extendEnv: false, reject: false });

@@ -36,11 +36,20 @@ describe('dist/vendor/cli-table3.cjs', () => {
   async function loads(args: string[], where: 'pipe' | 'terminal'): Promise<number> {
     writeFileSync(log, '');
     const argv = [process.execPath, join(copy, 'bin', 'carbon.cjs'), ...args];
-    const r = where === 'pipe'
-      ? await execa(argv[0]!, argv.slice(1), { env: baseEnv(home, { TABLE_LOAD_LOG: log }), extendEnv: false, reject: false, stdin: 'ignore' })
-      : await execa('script', ['-qec', `stty cols 120 rows 40; exec ${argv.map(sh).join(' ')}`, '/dev/null'], {
-        env: baseEnv(home, { TABLE_LOAD_LOG: log, TERM: 'xterm-256color' }), extendEnv: false, reject: false, input: '',
-      });
+    const r =
+      where === 'pipe'
+        ? await execa(argv[0]!, argv.slice(1), {
+            env: baseEnv(home, { TABLE_LOAD_LOG: log }),
+            extendEnv: false,
+            reject: false,
+            stdin: 'ignore',
+          })
+        : await execa('script', ['-qec', `stty cols 120 rows 40; exec ${argv.map(sh).join(' ')}`, '/dev/null'], {
+            env: baseEnv(home, { TABLE_LOAD_LOG: log, TERM: 'xterm-256color' }),
+            extendEnv: false,
+            reject: false,
+            input: '',
+          });
     expect(r.exitCode, `carbon ${args.join(' ')}: ${String(r.stdout)}${String(r.stderr)}`).toBe(0);
     return readFileSync(log, 'utf8').split('\n').filter(Boolean).length;
   }

@@ -1,5 +1,5 @@
-import { beforeAll, describe, expect, test } from 'vitest';
 import { execa } from 'execa';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { BIN, baseEnv, carbon, carbonTty, coloured, homes, json, ok, plain, sh, TTY } from '../support/cli.js';
 import { limit } from '../support/load.js';
 
@@ -25,13 +25,17 @@ async function whenPrinted(
   columns = 120,
 ): Promise<{ output: string; exitCode: number }> {
   const command = [process.execPath, BIN(), ...args].map(sh).join(' ');
-  const child = execa('script', ['-qec', columns === 0 ? `exec ${command}` : `stty cols ${columns} rows 40; exec ${command}`, '/dev/null'], {
-    env: baseEnv(home, { TERM: 'xterm-256color' }),
-    extendEnv: false,
-    reject: false,
-    stdin: 'pipe',
-    timeout: limit(20_000),
-  });
+  const child = execa(
+    'script',
+    ['-qec', columns === 0 ? `exec ${command}` : `stty cols ${columns} rows 40; exec ${command}`, '/dev/null'],
+    {
+      env: baseEnv(home, { TERM: 'xterm-256color' }),
+      extendEnv: false,
+      reject: false,
+      stdin: 'pipe',
+      timeout: limit(20_000),
+    },
+  );
   let output = '';
   let done: Promise<unknown> | undefined;
   child.stdout!.on('data', (d: Buffer) => {
@@ -67,7 +71,9 @@ describe('cards and tables', () => {
     expect(r.exitCode).toBe(0);
     const text = plain(r.output);
     expect(text).toMatch(/^ID\s+STATUS\s+KG\s+AMOUNT\s+REFERENCE\s+CREATED/m);
-    expect(text.match(/^off_\S+\s+(processing|placed)\s+\d+\s+\$4\.\d\d\s+trip-\d+\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC *$/gm)).toHaveLength(10);
+    expect(
+      text.match(/^off_\S+\s+(processing|placed)\s+\d+\s+\$4\.\d\d\s+trip-\d+\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC *$/gm),
+    ).toHaveLength(10);
     expect(text).toMatch(/More offsets: carbon list --starting-after off_\S+ {2}\(or --all\)/);
   });
 
@@ -164,7 +170,9 @@ describe('prompts', () => {
     const r = await carbon(['buy', '--kg', '100', '--live'], { home, input: '' });
     expect(r.exitCode).toBe(2);
     expect(r.stderr).not.toContain('[y/N]');
-    expect(r.stderr).toContain('error: A live purchase needs --yes when nobody can confirm it (stdin is not a terminal); nothing was bought.');
+    expect(r.stderr).toContain(
+      'error: A live purchase needs --yes when nobody can confirm it (stdin is not a terminal); nothing was bought.',
+    );
     expect(Date.now() - started).toBeLessThan(limit(10_000));
     // With --yes: no question and no warning.
     expect((await carbon(['buy', '--kg', '1', '--live', '--yes'], { home })).stderr).not.toContain('warning');
@@ -223,7 +231,7 @@ describe('confirming a live purchase: every combination of terminals', () => {
     expect(r.exitCode).toBe(2);
     expect(output).not.toContain('[y/N]');
     expect(output).toContain('A live purchase needs --yes when nobody can confirm it (stdin is not a terminal); nothing was bought.');
-    expect(((await json<{ data: unknown[] }>(['list', '--live'], { home })).data)).toHaveLength(0);
+    expect((await json<{ data: unknown[] }>(['list', '--live'], { home })).data).toHaveLength(0);
   });
 });
 

@@ -18,7 +18,9 @@ describe('--verbose (or CARBON_DEBUG=http): a line per HTTP request on stderr', 
       expect(r.exitCode).toBe(0);
       expect(JSON.parse(r.stdout)).toMatchObject({ kg: 2 });
       const origin = new URL(server.url).origin;
-      expect(r.stderr).toMatch(new RegExp(`^http: POST ${origin.replace(/[.]/g, '\\.')}/api/v1/offsets 201 \\d+\\.\\dms req_\\w+ attempt 1$`, 'm'));
+      expect(r.stderr).toMatch(
+        new RegExp(`^http: POST ${origin.replace(/[.]/g, '\\.')}/api/v1/offsets 201 \\d+\\.\\dms req_\\w+ attempt 1$`, 'm'),
+      );
       expect(r.stderr).not.toContain(key);
       const debug = await carbon(['balance'], { home, env: { ...env, CARBON_DEBUG: 'http' } });
       expect(debug.stderr).toMatch(/^http: GET \S+\/api\/v1\/balance 200 /m);

@@ -33,10 +33,14 @@ describe('live --wait on the local model', () => {
     const home = await liveHome();
     const r = await carbonTty(['buy', '--kg', '10', '--live', '--yes', '--wait', '--timeout', '1'], { home, env: TTY });
     expect(r.exitCode).toBe(8);
-    expect(plain(r.output)).toContain('The local model places a live offset 60 s (model time) after its purchase; `carbon sandbox clock advance 1m --live` places it at once.');
+    expect(plain(r.output)).toContain(
+      'The local model places a live offset 60 s (model time) after its purchase; `carbon sandbox clock advance 1m --live` places it at once.',
+    );
     // Held for review, the clock does not place it: the hint says what does.
     await ok(['sandbox', 'review-limit', '0'], { home });
     const held = await carbonTty(['buy', '--kg', '10', '--live', '--yes', '--wait', '--timeout', '1'], { home, env: TTY });
-    expect(plain(held.output)).toMatch(/off_\w+ waits for review \(above the review limit\): `carbon sandbox review approve off_\w+ --live` places it\./);
+    expect(plain(held.output)).toMatch(
+      /off_\w+ waits for review \(above the review limit\): `carbon sandbox review approve off_\w+ --live` places it\./,
+    );
   });
 });

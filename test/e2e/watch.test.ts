@@ -6,8 +6,8 @@ import { pathToFileURL } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, describe, expect, test } from 'vitest';
 import { ROOT } from '../support/binary.js';
-import { repeatingServer } from '../support/repeating-server.js';
 import { BIN, baseEnv, carbon, carbonTty, homes, json, ok, plain, sandboxKeys, serve } from '../support/cli.js';
+import { repeatingServer } from '../support/repeating-server.js';
 
 /**
  * Issue 25, item 2: `carbon watch`, through the built binary. Time moves on the model's clock
@@ -16,11 +16,23 @@ import { BIN, baseEnv, carbon, carbonTty, homes, json, ok, plain, sandboxKeys, s
  */
 const newHome = homes();
 
-interface Event { id: string; object: string; type: string; created: string; data: { object: { id: string; status: string; reference: string | null } } }
+interface Event {
+  id: string;
+  object: string;
+  type: string;
+  created: string;
+  data: { object: { id: string; status: string; reference: string | null } };
+}
 
 /** `carbon watch …` left running, its events read as they come. */
 function watch(home: string, args: string[], env: Record<string, string> = {}) {
-  const child: ResultPromise = execa(process.execPath, [BIN(), 'watch', '--interval', '20ms', ...args], { env: baseEnv(home, env), extendEnv: false, reject: false, stdin: 'ignore', buffer: false });
+  const child: ResultPromise = execa(process.execPath, [BIN(), 'watch', '--interval', '20ms', ...args], {
+    env: baseEnv(home, env),
+    extendEnv: false,
+    reject: false,
+    stdin: 'ignore',
+    buffer: false,
+  });
   let out = '';
   let err = '';
   const waiters: Array<() => void> = [];
@@ -29,7 +41,11 @@ function watch(home: string, args: string[], env: Record<string, string> = {}) {
     for (const w of waiters.splice(0)) w();
   });
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const events = () => out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Event);
+  const events = () =>
+    out
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Event);
   return {
     events,
     stderr: () => err,
@@ -51,7 +67,8 @@ async function written(file: string): Promise<void> {
   while (!existsSync(file)) await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
-const buy = async (home: string, args: string[], env?: Record<string, string>) => (await json<{ id: string }>(['buy', ...args], { home, ...(env ? { env } : {}) })).id;
+const buy = async (home: string, args: string[], env?: Record<string, string>) =>
+  (await json<{ id: string }>(['buy', ...args], { home, ...(env ? { env } : {}) })).id;
 
 /**
  * Where a test needs an offset to stay processing across several commands, it is a live one: a
@@ -75,11 +92,25 @@ describe('in a pipe', () => {
     await written(cursor);
     const bought = await buy(home, ['--kg', '6', '--reference', 'r-1', ...LIVE]);
     const [created] = await w.until(1);
-    expect(created).toMatchObject({ object: 'event', type: 'offset.created', data: { object: { id: bought, status: 'processing', reference: 'r-1' } } });
+    expect(created).toMatchObject({
+      object: 'event',
+      type: 'offset.created',
+      data: { object: { id: bought, status: 'processing', reference: 'r-1' } },
+    });
     expect(created!.id).toMatch(/^evt_[\w-]{24}$/);
     await placeLive(home);
     const events = await w.until(3);
-    expect(events.slice(1).map((e) => [e.type, e.data.object.id]).sort()).toEqual([['offset.placed', before], ['offset.placed', bought]].sort());
+    expect(
+      events
+        .slice(1)
+        .map((e) => [e.type, e.data.object.id])
+        .sort(),
+    ).toEqual(
+      [
+        ['offset.placed', before],
+        ['offset.placed', bought],
+      ].sort(),
+    );
     expect(await w.stop()).toBe(130);
     // A pipe: no banner, no progress; one line says it stopped and where the cursor is.
     expect(w.stderr()).toBe(`error: Stopped watching (Ctrl-C). ${cursor} holds where it stopped.\n`);
@@ -100,7 +131,10 @@ describe('in a pipe', () => {
     const w2 = watch(home, ['--cursor', cursor, '--since', '1h', '--live']);
     const events = await w2.until(4);
     expect(events.map((e) => `${e.type} ${e.data.object.id}`)).toEqual([
-      `offset.placed ${first}`, `offset.created ${second}`, `offset.placed ${second}`, `offset.created ${third}`,
+      `offset.placed ${first}`,
+      `offset.created ${second}`,
+      `offset.placed ${second}`,
+      `offset.created ${third}`,
     ]);
     expect(await w2.stop()).toBe(130);
     // Another mode or reference cannot use this cursor.
@@ -129,13 +163,18 @@ describe('in a pipe', () => {
     const w = watch(home, ['--until-settled', '--since', '1h', '--live']);
     await placeLive(home);
     expect(await w.done()).toBe(9);
-    const settled = w.events().filter((e) => e.type !== 'offset.created').map((e) => `${e.type} ${e.data.object.id}`);
+    const settled = w
+      .events()
+      .filter((e) => e.type !== 'offset.created')
+      .map((e) => `${e.type} ${e.data.object.id}`);
     expect(settled.sort()).toEqual([`offset.placed ${kept}`, `offset.refunded ${failed}`].sort());
     expect(w.stderr()).toMatch(/^error: Every offset followed has settled \(1 placed, 1 refunded\): some were refunded/);
 
     const other = await liveHome();
     const live = await buy(other, ['--kg', '5', ...LIVE]);
-    const late = await carbon(['watch', '--live', '--until-settled', '--since', '1h', '--interval', '20ms', '--timeout', '1'], { home: other });
+    const late = await carbon(['watch', '--live', '--until-settled', '--since', '1h', '--interval', '20ms', '--timeout', '1'], {
+      home: other,
+    });
     expect(late.exitCode).toBe(8);
     expect(late.stderr).toContain(`1 offset is still processing after 1 s (${live})`);
     expect(JSON.parse(late.stdout)).toMatchObject({ type: 'offset.created', data: { object: { id: live } } });
@@ -158,7 +197,13 @@ describe('in a pipe', () => {
 
   test('bad options are usage errors (exit 2), nothing printed on stdout', async () => {
     const home = newHome();
-    for (const args of [['--interval', 'soon'], ['--interval', '1ms'], ['--forward-to', 'ftp://x'], ['--since', 'yesterday'], ['--status', 'lost']]) {
+    for (const args of [
+      ['--interval', 'soon'],
+      ['--interval', '1ms'],
+      ['--forward-to', 'ftp://x'],
+      ['--since', 'yesterday'],
+      ['--status', 'lost'],
+    ]) {
       const r = await carbon(['watch', ...args], { home });
       expect(r.exitCode, args.join(' ')).toBe(2);
       expect(r.stdout).toBe('');
@@ -168,7 +213,10 @@ describe('in a pipe', () => {
   test('stops with exit 1 naming the cursor when the server repeats a page', async () => {
     const stub = await repeatingServer('ignore');
     try {
-      const r = await carbon(['watch', '--interval', '20ms'], { home: newHome(), env: { CARBON_BASE_URL: stub.url, CARBON_API_KEY: `ck_test_${'a'.repeat(32)}` } });
+      const r = await carbon(['watch', '--interval', '20ms'], {
+        home: newHome(),
+        env: { CARBON_BASE_URL: stub.url, CARBON_API_KEY: `ck_test_${'a'.repeat(32)}` },
+      });
       expect(r.exitCode).toBe(1);
       expect(r.stderr).toContain('starting_after=off_stub0003');
       expect(stub.requests).toHaveLength(2);
@@ -185,7 +233,8 @@ describe('--forward-to', () => {
     const code = /```js\n(\/\/ verify-carbon-signature\.mjs\n[\s\S]*?)```/.exec(readme)![1]!;
     const file = join(home, 'verify-carbon-signature.mjs');
     writeFileSync(file, code);
-    return ((await import(pathToFileURL(file).href)) as { verifyCarbonSignature: (b: string, h: string, s: string) => boolean }).verifyCarbonSignature;
+    return ((await import(pathToFileURL(file).href)) as { verifyCarbonSignature: (b: string, h: string, s: string) => boolean })
+      .verifyCarbonSignature;
   }
 
   const apps: Server[] = [];
@@ -199,19 +248,22 @@ describe('--forward-to', () => {
     let seen = 0;
     const server = createServer((req: IncomingMessage, res) => {
       let body = '';
-      req.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => {
-        seen++;
-        if (seen <= failFirst) return void res.writeHead(500).end();
-        received.push({ body, signature: String(req.headers['carbon-signature']) });
-        res.writeHead(204).end();
-      });
+      req
+        .setEncoding('utf8')
+        .on('data', (d: string) => (body += d))
+        .on('end', () => {
+          seen++;
+          if (seen <= failFirst) return void res.writeHead(500).end();
+          received.push({ body, signature: String(req.headers['carbon-signature']) });
+          res.writeHead(204).end();
+        });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     apps.push(server);
     return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`, received, attempts: () => seen };
   }
 
-  test('POSTs each event, signed; retries a failed delivery; keeps each offset\'s events in order', async () => {
+  test("POSTs each event, signed; retries a failed delivery; keeps each offset's events in order", async () => {
     const home = newHome();
     const verify = await readmeVerifier(home);
     const local = await app(2);
@@ -237,7 +289,10 @@ describe('--forward-to', () => {
       expect(verify(r.body, r.signature, 'whsec_wrong')).toBe(false);
     }
     for (const id of ids) {
-      const types = local.received.map((r) => JSON.parse(r.body) as Event).filter((e) => e.data.object.id === id).map((e) => e.type);
+      const types = local.received
+        .map((r) => JSON.parse(r.body) as Event)
+        .filter((e) => e.data.object.id === id)
+        .map((e) => e.type);
       expect(types).toEqual(['offset.created', 'offset.placed']);
     }
 
@@ -265,7 +320,9 @@ describe('--forward-to', () => {
     await again.until(1);
     await written(cursor);
     expect(await again.stop()).toBe(130);
-    expect(up.received.map((r) => JSON.parse(r.body) as Event).map((e) => `${e.type} ${e.data.object.id}`)).toEqual([`offset.created ${id}`]);
+    expect(up.received.map((r) => JSON.parse(r.body) as Event).map((e) => `${e.type} ${e.data.object.id}`)).toEqual([
+      `offset.created ${id}`,
+    ]);
   });
 
   test('an app that never answers 2xx: a warning per event after the retries, and the watch goes on', async () => {
@@ -276,7 +333,9 @@ describe('--forward-to', () => {
     const w = watch(home, ['--until-settled', '--since', '1h', '--forward-to', local.url]);
     expect(await w.done()).toBe(0);
     expect(local.attempts()).toBe(12);
-    expect(w.stderr().match(/^warning: offset\.\w+ evt_\S+ for off_\w+ was not delivered to .* after 6 attempts \(HTTP 500\)/gm)).toHaveLength(2);
+    expect(
+      w.stderr().match(/^warning: offset\.\w+ evt_\S+ for off_\w+ was not delivered to .* after 6 attempts \(HTTP 500\)/gm),
+    ).toHaveLength(2);
   });
 });
 

@@ -1,5 +1,5 @@
-import { beforeAll, describe, expect, test } from 'vitest';
 import { execa } from 'execa';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { BIN, baseEnv, carbon, homes, json, ok, plain, sh } from '../support/cli.js';
 import { limit } from '../support/load.js';
 
@@ -100,7 +100,7 @@ describe('on a terminal', () => {
     expect(report.some((l) => l.startsWith(`${LONG} `) && l.endsWith('█'.repeat(30)))).toBe(true);
   });
 
-  test('COLUMNS overrides the terminal\'s width', async () => {
+  test("COLUMNS overrides the terminal's width", async () => {
     const lines = await onTerminal(['list'], home, 200, { COLUMNS: '60' });
     for (const line of lines) expect(cells(line)).toBeLessThanOrEqual(60);
     expect(lines.join('\n')).toContain('…');
@@ -114,7 +114,15 @@ describe('in a pipe', () => {
     await ok(['buy', '--kg', '5', '--reference', WIDE], { home });
     // Placed by the model's clock before the runs compared: no status changes between two of them.
     await ok(['sandbox', 'clock', 'advance', '1m'], { home });
-    for (const args of [['list'], ['list', '--all'], ['list', '--format', 'table'], ['list', '--all', '--format', 'table'], ['sandbox', 'keys'], ['report'], ['report', '--by', 'reference']]) {
+    for (const args of [
+      ['list'],
+      ['list', '--all'],
+      ['list', '--format', 'table'],
+      ['list', '--all', '--format', 'table'],
+      ['sandbox', 'keys'],
+      ['report'],
+      ['report', '--by', 'reference'],
+    ]) {
       const free = await carbon(args, { home });
       const narrow = await carbon(args, { home, env: { COLUMNS: '40' } });
       expect(free.exitCode).toBe(0);

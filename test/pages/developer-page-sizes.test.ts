@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type RunningServer, startServer } from '../../src/server/server.js';
-import { type Launched, expectAxeClean, launch, withChromium } from '../support/chromium.js';
+import { expectAxeClean, type Launched, launch, withChromium } from '../support/chromium.js';
 
 /**
  * The developer page as a new user meets it, in Chromium at a desktop's 1280 px and a phone's
@@ -14,9 +14,23 @@ import { type Launched, expectAxeClean, launch, withChromium } from '../support/
  */
 
 // The page's own globals, in the functions evaluated in Chromium (this project type-checks without the DOM library).
-interface Box { right: number }
-interface El { tagName: string; id: string; classList: Iterable<string> & { contains(c: string): boolean }; className: string; closest(s: string): El | null; getBoundingClientRect(): Box; getAttribute(n: string): string | null }
-declare const document: { documentElement: { clientWidth: number; scrollWidth: number }; querySelectorAll(s: string): Iterable<El>; activeElement: El | null };
+interface Box {
+  right: number;
+}
+interface El {
+  tagName: string;
+  id: string;
+  classList: Iterable<string> & { contains(c: string): boolean };
+  className: string;
+  closest(s: string): El | null;
+  getBoundingClientRect(): Box;
+  getAttribute(n: string): string | null;
+}
+declare const document: {
+  documentElement: { clientWidth: number; scrollWidth: number };
+  querySelectorAll(s: string): Iterable<El>;
+  activeElement: El | null;
+};
 
 const DAY = 86_400_000;
 const SIZES = [
@@ -36,7 +50,11 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
   const buy = async (kg: number, reference?: string) => {
     const res = await fetch(`${server.url}/offsets`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${testKey}`, 'content-type': 'application/json', 'idempotency-key': `sizes-${kg}-${reference}-${Math.random()}` },
+      headers: {
+        authorization: `Bearer ${testKey}`,
+        'content-type': 'application/json',
+        'idempotency-key': `sizes-${kg}-${reference}-${Math.random()}`,
+      },
       body: JSON.stringify({ kg, ...(reference === undefined ? {} : { reference }) }),
     });
     expect(res.status).toBe(201);
@@ -49,7 +67,10 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
       const out = [...document.querySelectorAll('body *')]
         .filter((el) => !el.closest('.scroll') || el.classList.contains('scroll'))
         .filter((el) => el.getBoundingClientRect().right > width + 0.5)
-        .map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${[...el.classList].join('.')} → ${Math.round(el.getBoundingClientRect().right)}`);
+        .map(
+          (el) =>
+            `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${[...el.classList].join('.')} → ${Math.round(el.getBoundingClientRect().right)}`,
+        );
       return { scroll: document.documentElement.scrollWidth, width, out: out.slice(0, 5) };
     });
     expect(wide.out, where).toEqual([]);
@@ -82,7 +103,9 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
     expect(await page.locator('section[aria-labelledby="impact"]').innerText()).toContain('No purchases yet in test mode');
     await buy(500, 'ops-flight-2');
     await page.goto(`${server.origin}/`);
-    expect(await page.locator('.first-day').innerText()).toMatch(/^500 kg bought today \(\d{4}-\d\d-\d\d\), the first day of purchases in test mode\./);
+    expect(await page.locator('.first-day').innerText()).toMatch(
+      /^500 kg bought today \(\d{4}-\d\d-\d\d\), the first day of purchases in test mode\./,
+    );
     expect(await page.locator('.chart').count()).toBe(0);
   });
 
@@ -93,7 +116,9 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
     await page.goto(`${server.origin}/`);
     const today = new Date(await server.sandbox.now()).toISOString().slice(0, 10);
     const first = new Date(Date.parse(`${today}T00:00:00Z`) - 6 * DAY).toISOString().slice(0, 10);
-    expect(await page.locator('.chart figcaption').innerText()).toBe(`kg of CO2 bought per day (test), the last 7 days: ${first} to ${today}`);
+    expect(await page.locator('.chart figcaption').innerText()).toBe(
+      `kg of CO2 bought per day (test), the last 7 days: ${first} to ${today}`,
+    );
     expect(await page.locator('.chart .scale li').allInnerTexts()).toEqual(['500 kg', '250 kg', '0']);
     const ticks = await page.locator('.chart .ticks li').allInnerTexts();
     const short = (ms: number) => new Date(ms).toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
@@ -152,23 +177,31 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
     expect(await page.locator('label[for="f-reference"]').innerText()).toBe('Reference starts with');
   });
 
-  test.each(SIZES)('at $width px ($name): nothing wider than the viewport, keys on one line, axe-core clean, no 404', async ({ name, width, height }) => {
-    await page.setViewportSize({ width, height });
-    for (let i = 0; i < 12; i++) await buy(1000 + i, `team-${'long-reference-'.repeat(3)}${i}`);
-    notFound.length = 0;
-    for (const path of ['/?mode=test', '/?mode=live']) {
-      await page.goto(`${server.origin}${path}`);
-      await fitsViewport(`${name} ${path}`);
-      await expectAxeClean(page, `${name} ${path}`);
-    }
-    await page.goto(`${server.origin}/?mode=test`);
-    // Masked keys never wrap (`ck_test_…` / `qqnv` on two lines).
-    const lines = await page.locator('section[aria-labelledby="keys"] td code').evaluateAll((codes) => codes.map((c) => c.getClientRects().length));
-    expect(lines.length).toBeGreaterThan(0);
-    expect(lines.every((n) => n === 1)).toBe(true);
-    expect(notFound).toEqual([]);
-    const icon = await fetch(`${server.origin}/favicon.ico`);
-    expect([icon.status, icon.headers.get('content-type')]).toEqual([200, 'image/svg+xml']);
-    await page.screenshot({ path: process.env.CARBON_SCREENSHOTS === '1' ? join('docs', `developer-page-${name}.png`) : join(dir, `${name}.png`), fullPage: true });
-  });
+  test.each(SIZES)(
+    'at $width px ($name): nothing wider than the viewport, keys on one line, axe-core clean, no 404',
+    async ({ name, width, height }) => {
+      await page.setViewportSize({ width, height });
+      for (let i = 0; i < 12; i++) await buy(1000 + i, `team-${'long-reference-'.repeat(3)}${i}`);
+      notFound.length = 0;
+      for (const path of ['/?mode=test', '/?mode=live']) {
+        await page.goto(`${server.origin}${path}`);
+        await fitsViewport(`${name} ${path}`);
+        await expectAxeClean(page, `${name} ${path}`);
+      }
+      await page.goto(`${server.origin}/?mode=test`);
+      // Masked keys never wrap (`ck_test_…` / `qqnv` on two lines).
+      const lines = await page
+        .locator('section[aria-labelledby="keys"] td code')
+        .evaluateAll((codes) => codes.map((c) => c.getClientRects().length));
+      expect(lines.length).toBeGreaterThan(0);
+      expect(lines.every((n) => n === 1)).toBe(true);
+      expect(notFound).toEqual([]);
+      const icon = await fetch(`${server.origin}/favicon.ico`);
+      expect([icon.status, icon.headers.get('content-type')]).toEqual([200, 'image/svg+xml']);
+      await page.screenshot({
+        path: process.env.CARBON_SCREENSHOTS === '1' ? join('docs', `developer-page-${name}.png`) : join(dir, `${name}.png`),
+        fullPage: true,
+      });
+    },
+  );
 });

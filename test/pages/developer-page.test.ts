@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type RunningServer, startServer } from '../../src/server/server.js';
 
@@ -13,9 +13,11 @@ import { type RunningServer, startServer } from '../../src/server/server.js';
  */
 
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
-if (CHROMIUM === undefined && process.env.CI === 'true') throw new Error('Chromium is missing: in CI the browser tests must run (.ci/run installs it).');
+if (CHROMIUM === undefined && process.env.CI === 'true')
+  throw new Error('Chromium is missing: in CI the browser tests must run (.ci/run installs it).');
 const run = CHROMIUM === undefined ? describe.skip : describe;
-if (CHROMIUM === undefined) process.stderr.write('Developer page browser tests skipped: no Chromium at /usr/bin/chromium (apt-get install chromium).\n');
+if (CHROMIUM === undefined)
+  process.stderr.write('Developer page browser tests skipped: no Chromium at /usr/bin/chromium (apt-get install chromium).\n');
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -32,7 +34,11 @@ run('the developer page, in Chromium', { shuffle: false }, () => {
   const api = async (method: string, path: string, key: string, body?: unknown) => {
     const res = await fetch(`${server.url}${path}`, {
       method,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(method === 'POST' ? { 'idempotency-key': `page-${Math.random()}` } : {}) },
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        ...(method === 'POST' ? { 'idempotency-key': `page-${Math.random()}` } : {}),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
@@ -43,7 +49,9 @@ run('the developer page, in Chromium', { shuffle: false }, () => {
     // Evaluated through the DevTools protocol: the page's CSP (no inline script) rightly refuses a <script> tag.
     await page.evaluate(AXE);
     const found = await page.evaluate(async () => {
-      const r = await (globalThis as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: unknown[] }> }> } }).axe.run();
+      const r = await (
+        globalThis as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: unknown[] }> }> } }
+      ).axe.run();
       return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.nodes.length})`);
     });
     expect(found).toEqual([]);
@@ -67,7 +75,16 @@ run('the developer page, in Chromium', { shuffle: false }, () => {
     };
     browser = await chromium.launch({
       executablePath: CHROMIUM!,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-dev-shm-usage',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+        '--disable-sync',
+        '--disable-quic',
+      ],
       // Nothing of Chromium's lands in the real home.
       env: { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_CACHE_HOME: join(home, '.cache') },
     });
@@ -166,7 +183,8 @@ run('the developer page, in Chromium', { shuffle: false }, () => {
 
   test('fail → refunded; clock advance → placed; filters and pages; a first day of purchases said in words', async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 25; i++) ids.push((await api('POST', '/offsets', keys.test, { kg: 1 + i, reference: i % 2 === 0 ? 'even' : 'odd' })).body.id as string);
+    for (let i = 0; i < 25; i++)
+      ids.push((await api('POST', '/offsets', keys.test, { kg: 1 + i, reference: i % 2 === 0 ? 'even' : 'odd' })).body.id as string);
     await page.goto(`${server.origin}/`);
     await page.locator('tr', { hasText: ids[24]! }).locator('form[action="/actions/fail"] button').click();
     expect(await page.textContent('.notice.ok')).toContain('refunded');
@@ -204,7 +222,11 @@ run('the developer page, in Chromium', { shuffle: false }, () => {
     const res = await fetch(`${server.origin}/actions/topup`, {
       method: 'POST',
       redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example', cookie: `${cookie!.name}=${cookie!.value}` },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        origin: 'https://evil.example',
+        cookie: `${cookie!.name}=${cookie!.value}`,
+      },
       body: new URLSearchParams({ csrf: csrf!, mode: 'test', amount: '1000', back: 'test' }).toString(),
     });
     expect(res.status).toBe(403);
@@ -229,7 +251,13 @@ run('the developer page, in Chromium', { shuffle: false }, () => {
     await page.click('form[action="/actions/faults"] button');
     expect(await page.textContent('.notice.ok')).toContain('Faults are on');
     expect(await page.textContent('#faults-now')).toBe('On: 100% of requests: 503; GET /balance; seed 7.');
-    expect(await server.sandbox.faults()).toMatchObject({ error_rate: 1, errors: ['503'], route: 'GET /balance', seed: 7, retry_after_seconds: 0 });
+    expect(await server.sandbox.faults()).toMatchObject({
+      error_rate: 1,
+      errors: ['503'],
+      route: 'GET /balance',
+      seed: 7,
+      retry_after_seconds: 0,
+    });
     expect((await api('GET', '/balance', keys.test)).status).toBe(503);
     expect((await api('GET', '/impact', keys.test)).status).toBe(200);
     await axe();

@@ -2,11 +2,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, type Page, chromium } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { withChromium } from '../support/chromium.js';
 import { carbon, carbonTty, homes, json, ok } from '../support/cli.js';
 import { limit } from '../support/load.js';
-import { withChromium } from '../support/chromium.js';
 
 /**
  * Issue 25, item 6: `carbon report --format html`, the page a sustainability team hands on:
@@ -15,12 +15,16 @@ import { withChromium } from '../support/chromium.js';
  */
 
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
-if (CHROMIUM === undefined && process.env.CI === 'true') throw new Error('Chromium is missing: in CI the browser tests must run (.ci/run installs it).');
+if (CHROMIUM === undefined && process.env.CI === 'true')
+  throw new Error('Chromium is missing: in CI the browser tests must run (.ci/run installs it).');
 const run = withChromium(describe, 'Report page browser tests');
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const newHome = homes();
 
-interface Report { rows: Array<{ group: string; offsets: number; kg: number; placed_kg: number; processing_kg: number; amount_cents: number }>; total: { kg: number; amount_cents: number; offsets: number } }
+interface Report {
+  rows: Array<{ group: string; offsets: number; kg: number; placed_kg: number; processing_kg: number; amount_cents: number }>;
+  total: { kg: number; amount_cents: number; offsets: number };
+}
 
 /**
  * A ledger over three months on the model's clock: placed, processing and refunded offsets. Live,
@@ -66,7 +70,15 @@ run('carbon report --format html, in Chromium', () => {
     dir = mkdtempSync(join(tmpdir(), 'carbon-report-'));
     browser = await chromium.launch({
       executablePath: CHROMIUM!,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-dev-shm-usage',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+        '--disable-sync',
+      ],
       env: { ...process.env, HOME: dir, XDG_CONFIG_HOME: join(dir, '.config'), XDG_CACHE_HOME: join(dir, '.cache') },
     });
     page = await (await browser.newContext({ viewport: { width: 1000, height: 800 } })).newPage();
@@ -88,7 +100,16 @@ run('carbon report --format html, in Chromium', () => {
 
   test('has the same rows and totals as the JSON report, the span, the mode and when it was made', async () => {
     const rows = await page.$$eval('tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('th, td')].map((c) => c.textContent)));
-    expect(rows).toEqual(report.rows.map((r) => [r.group, String(r.offsets), r.kg.toLocaleString('en-US'), r.placed_kg.toLocaleString('en-US'), r.processing_kg.toLocaleString('en-US'), `$${(r.amount_cents / 100).toLocaleString('en-US', { minimumFractionDigits: 2 })}`]));
+    expect(rows).toEqual(
+      report.rows.map((r) => [
+        r.group,
+        String(r.offsets),
+        r.kg.toLocaleString('en-US'),
+        r.placed_kg.toLocaleString('en-US'),
+        r.processing_kg.toLocaleString('en-US'),
+        `$${(r.amount_cents / 100).toLocaleString('en-US', { minimumFractionDigits: 2 })}`,
+      ]),
+    );
     expect(rows).toHaveLength(3);
     const foot = await page.$$eval('tfoot th, tfoot td', (cells) => cells.map((c) => c.textContent));
     expect(foot).toEqual(['Total', '5', '33,000', expect.any(String), expect.any(String), '$1,320.00']);
@@ -100,7 +121,9 @@ run('carbon report --format html, in Chromium', () => {
   });
 
   test('draws a bar per row in inline SVG, placed and processing, proportional to kg', async () => {
-    const bars = await page.$$eval('svg g', (gs) => gs.map((g) => [...g.querySelectorAll('rect')].map((r) => Number(r.getAttribute('width')))));
+    const bars = await page.$$eval('svg g', (gs) =>
+      gs.map((g) => [...g.querySelectorAll('rect')].map((r) => Number(r.getAttribute('width')))),
+    );
     expect(bars).toHaveLength(3);
     const widths = bars.map(([placed, processing]) => placed! + processing!);
     const kgs = report.rows.map((r) => r.kg);
@@ -114,7 +137,9 @@ run('carbon report --format html, in Chromium', () => {
   test('passes axe-core with no serious or critical violation', async () => {
     await page.evaluate(AXE);
     const found = await page.evaluate(async () => {
-      const r = await (globalThis as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: unknown[] }> }> } }).axe.run();
+      const r = await (
+        globalThis as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: unknown[] }> }> } }
+      ).axe.run();
       return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.nodes.length})`);
     });
     expect(found).toEqual([]);

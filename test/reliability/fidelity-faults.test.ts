@@ -30,7 +30,11 @@ async function serving(): Promise<{ server: RunningServer; log: string[]; key: s
 }
 
 const buy = (server: RunningServer, key: string, idem: string) =>
-  fetch(`${server.url}/offsets`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'idempotency-key': idem, 'content-type': 'application/json' }, body: '{"kg":1}' });
+  fetch(`${server.url}/offsets`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'idempotency-key': idem, 'content-type': 'application/json' },
+    body: '{"kg":1}',
+  });
 
 describe('the ledger deleted or replaced under a running server', () => {
   for (const what of ['deleted', 'replaced'] as const) {

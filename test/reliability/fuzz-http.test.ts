@@ -5,17 +5,33 @@
  * Every request gets a documented answer and the connection closes (never a hang); a refused
  * request changes nothing; the access log shows no key and no stack trace.
  */
-import fc from 'fast-check';
+
 import type Database from 'better-sqlite3';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { rawExchange } from '../support/raw-http.js';
 import {
-  authorizations, expectDocumented, idempotencyKeys, type Keys, methods, paths, purchaseBodies, queries,
-} from '../support/fuzz-inputs.js';
-import {
-  cleanupHomes, ledgerState, openLedger, provision, requireBuilt, STACK_FRAME, serve, type Served, tempHome,
+  cleanupHomes,
+  ledgerState,
+  openLedger,
+  provision,
+  requireBuilt,
+  type Served,
+  STACK_FRAME,
+  serve,
+  tempHome,
 } from '../support/children.js';
+import {
+  authorizations,
+  expectDocumented,
+  idempotencyKeys,
+  type Keys,
+  methods,
+  paths,
+  purchaseBodies,
+  queries,
+} from '../support/fuzz-inputs.js';
 import { limit } from '../support/load.js';
+import { rawExchange } from '../support/raw-http.js';
 
 let home: string;
 let server: Served;
@@ -60,7 +76,22 @@ const rawRequests = (k: Keys) =>
       ),
       authorization: authorizations(k),
       idempotencyKey: idempotencyKeys,
-      extra: fc.array(fc.tuple(fc.constantFrom('X-Junk', 'Content-Type', 'Accept', 'Authorization', 'Idempotency-Key', 'Transfer-Encoding', 'Content-Length', 'Expect'), fc.string({ maxLength: 30 })), { maxLength: 2 }),
+      extra: fc.array(
+        fc.tuple(
+          fc.constantFrom(
+            'X-Junk',
+            'Content-Type',
+            'Accept',
+            'Authorization',
+            'Idempotency-Key',
+            'Transfer-Encoding',
+            'Content-Length',
+            'Expect',
+          ),
+          fc.string({ maxLength: 30 }),
+        ),
+        { maxLength: 2 },
+      ),
       body: purchaseBodies({ hugeBytes: 100_000 }),
       framing: fc.constantFrom('length', 'length', 'length', 'chunked', 'short-length', 'none'),
     })
@@ -76,51 +107,60 @@ const rawRequests = (k: Keys) =>
         payload = body;
       } else if (r.framing === 'chunked') {
         head.push('Transfer-Encoding: chunked');
-        payload = body.length === 0 ? Buffer.from('0\r\n\r\n') : Buffer.concat([Buffer.from(`${body.length.toString(16)}\r\n`), body, Buffer.from('\r\n0\r\n\r\n')]);
+        payload =
+          body.length === 0
+            ? Buffer.from('0\r\n\r\n')
+            : Buffer.concat([Buffer.from(`${body.length.toString(16)}\r\n`), body, Buffer.from('\r\n0\r\n\r\n')]);
       }
       const wire = Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`, 'utf8'), payload]);
       return { wire, method: r.method, describe: `${head[0]!.slice(0, 100)} [${r.framing}] body=${JSON.stringify(r.body.slice(0, 80))}` };
     });
 
 describe('fuzzing carbon serve over raw HTTP', () => {
-  test('any request: a documented answer, the connection closes, a refusal changes nothing', async () => {
-    await fc.assert(
-      fc.asyncProperty(rawRequests(keys), async ({ wire, method, describe: context }) => {
-        const before = state();
-        // The client closes its side once the request is written: a request that declares more
-        // body than it sends (an `extra` Content-Length) then ends, as when any client hangs up,
-        // instead of waiting out the server's 30 s request timeout (that case: server.test.ts).
-        const res = await rawExchange(port, (socket) => void socket.end(wire), 10_000);
-        expect(res.closedByServer, `${context}: no answer in 10 s`).toBe(true);
-        expect(res.status, `${context}: ${res.raw.slice(0, 200)}`).not.toBeNull();
-        let body: unknown;
-        try {
-          body = JSON.parse(res.body);
-        } catch {
-          body = undefined;
-        }
-        if (method.toUpperCase() === 'HEAD') {
-          expect(res.status!, context).toBeLessThan(500);
-        } else {
-          expectDocumented({ status: res.status!, body, text: res.raw }, keys.all, context);
-          expect(res.headers['content-type'], context).toMatch(/^application\/json/);
-        }
-        const after = state();
-        const offset = body as { livemode?: boolean; amount_cents?: number } | undefined;
-        if (res.status === 201 && res.headers['idempotent-replayed'] !== 'true') {
-          expect(after.offsets, context).toBe(before.offsets + 1);
-          expect(after[offset?.livemode ? 'live' : 'test'], context).toBe(before[offset?.livemode ? 'live' : 'test'] - offset!.amount_cents!);
-        } else {
-          expect(after, context).toEqual(before);
-        }
-      }),
-      { numRuns: 600 },
-    );
-    // The access log: one line per request, no full key, no stack trace.
-    const log = server.output();
-    for (const key of keys.all) expect(log.includes(key), 'a full key in the access log').toBe(false);
-    expect(log).not.toMatch(STACK_FRAME);
-  }, limit(90_000));
+  test(
+    'any request: a documented answer, the connection closes, a refusal changes nothing',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(rawRequests(keys), async ({ wire, method, describe: context }) => {
+          const before = state();
+          // The client closes its side once the request is written: a request that declares more
+          // body than it sends (an `extra` Content-Length) then ends, as when any client hangs up,
+          // instead of waiting out the server's 30 s request timeout (that case: server.test.ts).
+          const res = await rawExchange(port, (socket) => void socket.end(wire), 10_000);
+          expect(res.closedByServer, `${context}: no answer in 10 s`).toBe(true);
+          expect(res.status, `${context}: ${res.raw.slice(0, 200)}`).not.toBeNull();
+          let body: unknown;
+          try {
+            body = JSON.parse(res.body);
+          } catch {
+            body = undefined;
+          }
+          if (method.toUpperCase() === 'HEAD') {
+            expect(res.status!, context).toBeLessThan(500);
+          } else {
+            expectDocumented({ status: res.status!, body, text: res.raw }, keys.all, context);
+            expect(res.headers['content-type'], context).toMatch(/^application\/json/);
+          }
+          const after = state();
+          const offset = body as { livemode?: boolean; amount_cents?: number } | undefined;
+          if (res.status === 201 && res.headers['idempotent-replayed'] !== 'true') {
+            expect(after.offsets, context).toBe(before.offsets + 1);
+            expect(after[offset?.livemode ? 'live' : 'test'], context).toBe(
+              before[offset?.livemode ? 'live' : 'test'] - offset!.amount_cents!,
+            );
+          } else {
+            expect(after, context).toEqual(before);
+          }
+        }),
+        { numRuns: 600 },
+      );
+      // The access log: one line per request, no full key, no stack trace.
+      const log = server.output();
+      for (const key of keys.all) expect(log.includes(key), 'a full key in the access log').toBe(false);
+      expect(log).not.toMatch(STACK_FRAME);
+    },
+    limit(90_000),
+  );
 
   test('a body past the limit is 413 body_too_large; a 256-character key is 401; duplicate JSON keys are 400', async () => {
     const send = (body: string, extra = '') =>
@@ -131,7 +171,10 @@ describe('fuzzing carbon serve over raw HTTP', () => {
     const before = state();
     const huge = await send(JSON.stringify({ kg: 1, reference: 'x'.repeat(200_000) }));
     expect([huge.status, JSON.parse(huge.body).error.code]).toEqual([413, 'body_too_large']);
-    const longKey = await rawExchange(port, `GET /api/v1/balance HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${'k'.repeat(256)}\r\n\r\n`);
+    const longKey = await rawExchange(
+      port,
+      `GET /api/v1/balance HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${'k'.repeat(256)}\r\n\r\n`,
+    );
     expect([longKey.status, JSON.parse(longKey.body).error.code]).toEqual([401, 'api_key_invalid']);
     const dup = await send('{"kg":1,"kg":1000000}');
     expect([dup.status, JSON.parse(dup.body).error.code]).toEqual([400, 'invalid_json']);
@@ -139,7 +182,9 @@ describe('fuzzing carbon serve over raw HTTP', () => {
     const latin1 = await rawExchange(
       port,
       Buffer.concat([
-        Buffer.from(`POST /api/v1/offsets HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${keys.test}\r\nIdempotency-Key: k\r\nContent-Length: ${notUtf8.length}\r\n\r\n`),
+        Buffer.from(
+          `POST /api/v1/offsets HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${keys.test}\r\nIdempotency-Key: k\r\nContent-Length: ${notUtf8.length}\r\n\r\n`,
+        ),
         notUtf8,
       ]),
     );

@@ -4,17 +4,25 @@
  * documented status and code in the error envelope (or a resource), nothing throws, and a
  * refused request changes nothing: balances, offsets and ledger entries stay as they were.
  */
-import fc from 'fast-check';
+
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ApiRequest, ApiResponse } from '../../src/api/types.js';
 import { Sandbox } from '../../src/service/sandbox.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { OffsetsService } from '../../src/service/service.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import {
-  authorizations, expectDocumented, idempotencyKeys, type Keys, methods, paths, purchaseBodies, queries,
+  authorizations,
+  expectDocumented,
+  idempotencyKeys,
+  type Keys,
+  methods,
+  paths,
+  purchaseBodies,
+  queries,
 } from '../support/fuzz-inputs.js';
 import { limit } from '../support/load.js';
 
@@ -32,7 +40,11 @@ beforeAll(async () => {
   sandbox = await Sandbox.over(store);
   await sandbox.topUp('live', 50_000);
   service = sandbox.service();
-  keys = { test: (await sandbox.defaultKey('test'))!, live: (await sandbox.defaultKey('live'))!, readOnly: (await sandbox.defaultKey('read_only'))! };
+  keys = {
+    test: (await sandbox.defaultKey('test'))!,
+    live: (await sandbox.defaultKey('live'))!,
+    readOnly: (await sandbox.defaultKey('read_only'))!,
+  };
 });
 afterAll(async () => {
   await sandbox.close();
@@ -93,7 +105,11 @@ const requests = (keys: Keys) =>
       authorization: authorizations(keys),
       idempotencyKey: idempotencyKeys,
       contentType: fc.constantFrom(undefined, 'application/json', 'text/plain', 'application/json; charset=latin1', ''),
-      extra: fc.dictionary(fc.string({ minLength: 1, maxLength: 10 }).map((s) => s.toLowerCase()), fc.string({ maxLength: 20 }), { maxKeys: 2 }),
+      extra: fc.dictionary(
+        fc.string({ minLength: 1, maxLength: 10 }).map((s) => s.toLowerCase()),
+        fc.string({ maxLength: 20 }),
+        { maxKeys: 2 },
+      ),
       body: purchaseBodies({ hugeBytes: 1_000_000 }),
     })
     .map((r): ApiRequest => {
@@ -105,38 +121,63 @@ const requests = (keys: Keys) =>
     });
 
 describe('fuzzing OffsetsService.handle()', () => {
-  test('any request: a documented answer, and a refusal changes nothing', async () => {
-    await fc.assert(fc.asyncProperty(requests(keys), async (request) => void (await check(request))), { numRuns: 1500 });
-  }, limit(60_000));
+  test(
+    'any request: a documented answer, and a refusal changes nothing',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(requests(keys), async (request) => void (await check(request))),
+        { numRuns: 1500 },
+      );
+    },
+    limit(60_000),
+  );
 
-  test('purchases only (POST /offsets with a real key): bodies and Idempotency-Keys', async () => {
-    const purchase = fc
-      .record({ key: fc.constantFrom(keys.test, keys.live, keys.readOnly), idem: idempotencyKeys, body: purchaseBodies({ hugeBytes: 300_000 }) })
-      .map(({ key, idem, body }): ApiRequest => ({
-        method: 'POST',
-        path: '/api/v1/offsets',
-        query: {},
-        headers: { authorization: `Bearer ${key}`, 'idempotency-key': idem, 'content-type': 'application/json' },
-        body,
-      }));
-    const outcomes = new Set<string>();
-    await fc.assert(
-      fc.asyncProperty(purchase, async (request) => {
-        const res = await check(request);
-        outcomes.add(res.status === 201 ? '201' : (res.body as { error: { code: string } }).error.code);
-      }),
-      { numRuns: 1500 },
-    );
-    // The fuzzing did buy now and then, and was refused for each kind of reason it can meet.
-    expect(state().offsets).toBeGreaterThan(0);
-    expect([...outcomes].sort()).toEqual(expect.arrayContaining(['201', 'idempotency_key_invalid', 'insufficient_permissions', 'invalid_json', 'validation_error']));
-  }, limit(60_000));
+  test(
+    'purchases only (POST /offsets with a real key): bodies and Idempotency-Keys',
+    async () => {
+      const purchase = fc
+        .record({
+          key: fc.constantFrom(keys.test, keys.live, keys.readOnly),
+          idem: idempotencyKeys,
+          body: purchaseBodies({ hugeBytes: 300_000 }),
+        })
+        .map(
+          ({ key, idem, body }): ApiRequest => ({
+            method: 'POST',
+            path: '/api/v1/offsets',
+            query: {},
+            headers: { authorization: `Bearer ${key}`, 'idempotency-key': idem, 'content-type': 'application/json' },
+            body,
+          }),
+        );
+      const outcomes = new Set<string>();
+      await fc.assert(
+        fc.asyncProperty(purchase, async (request) => {
+          const res = await check(request);
+          outcomes.add(res.status === 201 ? '201' : (res.body as { error: { code: string } }).error.code);
+        }),
+        { numRuns: 1500 },
+      );
+      // The fuzzing did buy now and then, and was refused for each kind of reason it can meet.
+      expect(state().offsets).toBeGreaterThan(0);
+      expect([...outcomes].sort()).toEqual(
+        expect.arrayContaining(['201', 'idempotency_key_invalid', 'insufficient_permissions', 'invalid_json', 'validation_error']),
+      );
+    },
+    limit(60_000),
+  );
 
   test('the named cases: a 256-character key, duplicate keys, deep nesting, huge and negative numbers, unicode references', async () => {
     // The fuzzing above may have spent the balance; these cases need a purchase to go through.
     await sandbox.topUp('test', 1_000_000);
     const post = (body: string, headers: Record<string, string> = {}) =>
-      check({ method: 'POST', path: '/api/v1/offsets', query: {}, headers: { authorization: `Bearer ${keys.test}`, 'idempotency-key': `k-${Math.random()}`, ...headers }, body });
+      check({
+        method: 'POST',
+        path: '/api/v1/offsets',
+        query: {},
+        headers: { authorization: `Bearer ${keys.test}`, 'idempotency-key': `k-${Math.random()}`, ...headers },
+        body,
+      });
     const code = (res: ApiResponse) => [res.status, (res.body as { error?: { code: string } }).error?.code];
     expect(code(await post('{"kg":1}', { authorization: `Bearer ck_test_${'A'.repeat(248)}` }))).toEqual([401, 'api_key_invalid']);
     expect(code(await post('{"kg":1}', { 'idempotency-key': 'k'.repeat(256) }))).toEqual([400, 'idempotency_key_invalid']);

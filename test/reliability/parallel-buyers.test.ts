@@ -7,8 +7,22 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Sandbox } from '../../src/service/sandbox.js';
 import {
-  cleanupHomes, dataDir, http, openLedger, pool, printedError, printedOffsetId, provision, readLedger, requireBuilt, runCli, sandboxKeys,
-  serve, type Served, sleep, tempHome,
+  cleanupHomes,
+  dataDir,
+  http,
+  openLedger,
+  pool,
+  printedError,
+  printedOffsetId,
+  provision,
+  readLedger,
+  requireBuilt,
+  runCli,
+  type Served,
+  sandboxKeys,
+  serve,
+  sleep,
+  tempHome,
 } from '../support/children.js';
 import { limit } from '../support/load.js';
 
@@ -38,129 +52,148 @@ interface Outcome {
 describe('parallel buyers', () => {
   // Three fresh homes: one race seldom lands on the narrow windows (the switch to WAL, the key
   // file written around the commit) that once failed a buyer.
-  test.each([1, 2, 3])('8 processes racing to create a fresh sandbox make one account, one set of keys, and all buy (round %i)', async () => {
-    const home = tempHome();
-    const results = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => runCli(home, ['buy', '--kg', '10', '--reference', `first-${i}`, '--json'])),
-    );
-    for (const r of results) expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
-    const ids = results.map((r) => printedOffsetId(r.stdout));
-    const ledger = readLedger(home);
-    expect(ledger.problems).toEqual([]);
-    expect(new Set(ledger.offsets.map((o) => o.id))).toEqual(new Set(ids));
-    expect(ledger.topups).toEqual({ 0: 100_000, 1: 0 });
-    expect(ledger.balances[0]).toBe(100_000 - 8 * 40);
-    // The keys file names exactly the keys the ledger knows (by hash): no process's keys were lost.
-    const keys = sandboxKeys(home);
-    const db = openLedger(home, { readonly: true });
-    const hashes = (db.prepare('SELECT hash FROM api_keys').all() as Array<{ hash: Buffer }>).map((r) => r.hash.toString('hex')).sort();
-    db.close();
-    expect(keys.all.map((k) => createHash('sha256').update(k).digest('hex')).sort()).toEqual(hashes);
-    expect(hashes).toHaveLength(3);
-  });
-
-  test('8 CLI buyers and 8 HTTP clients on one ledger until the balance runs out: the ledger is exact', async () => {
-    const home = tempHome();
-    await provision(home);
-    const sandbox = await Sandbox.open(dataDir(home));
-    await sandbox.topUp('test', 150_000);
-    await sandbox.close();
-    const { test: key } = sandboxKeys(home);
-    const server: Served = await serve(home);
-
-    const CLI_WORKERS = 8;
-    const CLI_BUYS = 12;
-    const HTTP_CLIENTS = 8;
-    const HTTP_BUYS = 30;
-    // The HTTP clients keep pace with the CLI buyers (buy j waits for a share j/HTTP_BUYS of the
-    // CLI purchases to be done), so both kinds are still buying when the balance runs out.
-    let cliDone = 0;
-    try {
-      const cliWorker = async (w: number): Promise<Outcome[]> => {
-        const out: Outcome[] = [];
-        for (let j = 0; j < CLI_BUYS; j++) {
-          const order = ORDERS[(w + j) % ORDERS.length]!;
-          const reference = `cli-${w}-${j}`;
-          const args = ['buy', order.flag, String(order.value), '--reference', reference, '--json'];
-          const r = await runCli(home, args, { timeoutMs: limit(30_000) });
-          cliDone++;
-          const id = printedOffsetId(r.stdout);
-          const detail = `exit ${r.code} ${r.signal ?? ''} stdout=${r.stdout.slice(0, 200)} stderr=${r.stderr}`;
-          if (r.code === 0) {
-            const amount = (JSON.parse(r.stdout) as { amount_cents: number }).amount_cents;
-            out.push({ reference, ok: true, ...(id === undefined ? {} : { id }), amount, detail });
-          } else {
-            const err = printedError(r.stderr);
-            // Every refusal is exit 3 with the 402 envelope; nothing else (a lock timeout, a crash) is allowed.
-            expect({ code: r.code, error: err?.code, stdout: r.stdout }, detail).toEqual({ code: 3, error: 'insufficient_balance', stdout: '' });
-            out.push({ reference, ok: false, balance: err!.balance_cents as number, required: err!.required_cents as number, detail });
-          }
-        }
-        return out;
-      };
-      const httpClient = async (c: number): Promise<Outcome[]> => {
-        const out: Outcome[] = [];
-        for (let j = 0; j < HTTP_BUYS; j++) {
-          const order = ORDERS[(c * 3 + j) % ORDERS.length]!;
-          const reference = `http-${c}-${j}`;
-          while (cliDone < Math.floor((j * CLI_WORKERS * CLI_BUYS) / HTTP_BUYS)) await sleep(10);
-          const res = await http(`${server.url}/offsets`, {
-            key,
-            idem: `idem-${reference}`,
-            body: JSON.stringify({ [order.field]: order.value, reference }),
-          });
-          const detail = `${res.status} ${res.text}`;
-          if (res.status === 201) {
-            const body = res.json as { id: string; amount_cents: number; reference: string };
-            expect(body.reference).toBe(reference);
-            out.push({ reference, ok: true, id: body.id, amount: body.amount_cents, detail });
-          } else {
-            const err = (res.json as { error?: { code: string; balance_cents: number; required_cents: number } } | undefined)?.error;
-            expect({ status: res.status, code: err?.code }, detail).toEqual({ status: 402, code: 'insufficient_balance' });
-            out.push({ reference, ok: false, balance: err!.balance_cents, required: err!.required_cents, detail });
-          }
-        }
-        return out;
-      };
-      const outcomes = (
-        await Promise.all([
-          pool(Array.from({ length: CLI_WORKERS }, (_, w) => w), CLI_WORKERS, cliWorker),
-          pool(Array.from({ length: HTTP_CLIENTS }, (_, c) => c), HTTP_CLIENTS, httpClient),
-        ])
-      ).flat(2);
-
-      expect(outcomes).toHaveLength(CLI_WORKERS * CLI_BUYS + HTTP_CLIENTS * HTTP_BUYS);
+  test.each([1, 2, 3])(
+    '8 processes racing to create a fresh sandbox make one account, one set of keys, and all buy (round %i)',
+    async () => {
+      const home = tempHome();
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => runCli(home, ['buy', '--kg', '10', '--reference', `first-${i}`, '--json'])),
+      );
+      for (const r of results) expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+      const ids = results.map((r) => printedOffsetId(r.stdout));
       const ledger = readLedger(home);
       expect(ledger.problems).toEqual([]);
+      expect(new Set(ledger.offsets.map((o) => o.id))).toEqual(new Set(ids));
+      expect(ledger.topups).toEqual({ 0: 100_000, 1: 0 });
+      expect(ledger.balances[0]).toBe(100_000 - 8 * 40);
+      // The keys file names exactly the keys the ledger knows (by hash): no process's keys were lost.
+      const keys = sandboxKeys(home);
+      const db = openLedger(home, { readonly: true });
+      const hashes = (db.prepare('SELECT hash FROM api_keys').all() as Array<{ hash: Buffer }>).map((r) => r.hash.toString('hex')).sort();
+      db.close();
+      expect(keys.all.map((k) => createHash('sha256').update(k).digest('hex')).sort()).toEqual(hashes);
+      expect(hashes).toHaveLength(3);
+    },
+  );
 
-      const successes = outcomes.filter((o) => o.ok);
-      const failures = outcomes.filter((o) => !o.ok);
-      // The balance really ran out, and both kinds of caller were refused at some point.
-      expect(failures.some((f) => f.reference.startsWith('cli-'))).toBe(true);
-      expect(failures.some((f) => f.reference.startsWith('http-'))).toBe(true);
-      expect(successes.length).toBeGreaterThan(100);
+  test(
+    '8 CLI buyers and 8 HTTP clients on one ledger until the balance runs out: the ledger is exact',
+    async () => {
+      const home = tempHome();
+      await provision(home);
+      const sandbox = await Sandbox.open(dataDir(home));
+      await sandbox.topUp('test', 150_000);
+      await sandbox.close();
+      const { test: key } = sandboxKeys(home);
+      const server: Served = await serve(home);
 
-      // No success without an offset, no offset without a success: the same ids, one per success.
-      expect(ledger.offsets).toHaveLength(successes.length);
-      expect(new Set(ledger.offsets.map((o) => o.id))).toEqual(new Set(successes.map((s) => s.id)));
-      for (const s of successes) {
-        expect(ledger.byId.get(s.id!), s.detail).toMatchObject({ reference: s.reference, amount_cents: s.amount });
+      const CLI_WORKERS = 8;
+      const CLI_BUYS = 12;
+      const HTTP_CLIENTS = 8;
+      const HTTP_BUYS = 30;
+      // The HTTP clients keep pace with the CLI buyers (buy j waits for a share j/HTTP_BUYS of the
+      // CLI purchases to be done), so both kinds are still buying when the balance runs out.
+      let cliDone = 0;
+      try {
+        const cliWorker = async (w: number): Promise<Outcome[]> => {
+          const out: Outcome[] = [];
+          for (let j = 0; j < CLI_BUYS; j++) {
+            const order = ORDERS[(w + j) % ORDERS.length]!;
+            const reference = `cli-${w}-${j}`;
+            const args = ['buy', order.flag, String(order.value), '--reference', reference, '--json'];
+            const r = await runCli(home, args, { timeoutMs: limit(30_000) });
+            cliDone++;
+            const id = printedOffsetId(r.stdout);
+            const detail = `exit ${r.code} ${r.signal ?? ''} stdout=${r.stdout.slice(0, 200)} stderr=${r.stderr}`;
+            if (r.code === 0) {
+              const amount = (JSON.parse(r.stdout) as { amount_cents: number }).amount_cents;
+              out.push({ reference, ok: true, ...(id === undefined ? {} : { id }), amount, detail });
+            } else {
+              const err = printedError(r.stderr);
+              // Every refusal is exit 3 with the 402 envelope; nothing else (a lock timeout, a crash) is allowed.
+              expect({ code: r.code, error: err?.code, stdout: r.stdout }, detail).toEqual({
+                code: 3,
+                error: 'insufficient_balance',
+                stdout: '',
+              });
+              out.push({ reference, ok: false, balance: err!.balance_cents as number, required: err!.required_cents as number, detail });
+            }
+          }
+          return out;
+        };
+        const httpClient = async (c: number): Promise<Outcome[]> => {
+          const out: Outcome[] = [];
+          for (let j = 0; j < HTTP_BUYS; j++) {
+            const order = ORDERS[(c * 3 + j) % ORDERS.length]!;
+            const reference = `http-${c}-${j}`;
+            while (cliDone < Math.floor((j * CLI_WORKERS * CLI_BUYS) / HTTP_BUYS)) await sleep(10);
+            const res = await http(`${server.url}/offsets`, {
+              key,
+              idem: `idem-${reference}`,
+              body: JSON.stringify({ [order.field]: order.value, reference }),
+            });
+            const detail = `${res.status} ${res.text}`;
+            if (res.status === 201) {
+              const body = res.json as { id: string; amount_cents: number; reference: string };
+              expect(body.reference).toBe(reference);
+              out.push({ reference, ok: true, id: body.id, amount: body.amount_cents, detail });
+            } else {
+              const err = (res.json as { error?: { code: string; balance_cents: number; required_cents: number } } | undefined)?.error;
+              expect({ status: res.status, code: err?.code }, detail).toEqual({ status: 402, code: 'insufficient_balance' });
+              out.push({ reference, ok: false, balance: err!.balance_cents, required: err!.required_cents, detail });
+            }
+          }
+          return out;
+        };
+        const outcomes = (
+          await Promise.all([
+            pool(
+              Array.from({ length: CLI_WORKERS }, (_, w) => w),
+              CLI_WORKERS,
+              cliWorker,
+            ),
+            pool(
+              Array.from({ length: HTTP_CLIENTS }, (_, c) => c),
+              HTTP_CLIENTS,
+              httpClient,
+            ),
+          ])
+        ).flat(2);
+
+        expect(outcomes).toHaveLength(CLI_WORKERS * CLI_BUYS + HTTP_CLIENTS * HTTP_BUYS);
+        const ledger = readLedger(home);
+        expect(ledger.problems).toEqual([]);
+
+        const successes = outcomes.filter((o) => o.ok);
+        const failures = outcomes.filter((o) => !o.ok);
+        // The balance really ran out, and both kinds of caller were refused at some point.
+        expect(failures.some((f) => f.reference.startsWith('cli-'))).toBe(true);
+        expect(failures.some((f) => f.reference.startsWith('http-'))).toBe(true);
+        expect(successes.length).toBeGreaterThan(100);
+
+        // No success without an offset, no offset without a success: the same ids, one per success.
+        expect(ledger.offsets).toHaveLength(successes.length);
+        expect(new Set(ledger.offsets.map((o) => o.id))).toEqual(new Set(successes.map((s) => s.id)));
+        for (const s of successes) {
+          expect(ledger.byId.get(s.id!), s.detail).toMatchObject({ reference: s.reference, amount_cents: s.amount });
+        }
+        // No refusal charged anything: no offset carries a refused caller's reference.
+        const refused = new Set(failures.map((f) => f.reference));
+        expect(ledger.offsets.filter((o) => refused.has(o.reference ?? ''))).toEqual([]);
+
+        // balance = top-ups − charges, to the cent, and equal to what the callers were told they paid.
+        const paid = successes.reduce((sum, s) => sum + s.amount!, 0);
+        expect(ledger.charges[0]).toBe(paid);
+        expect(ledger.balances[0]).toBe(250_000 - paid);
+        // Each refusal was right when it was made, and the balance never grew back afterwards.
+        for (const f of failures) {
+          expect(f.balance!, f.detail).toBeLessThan(f.required!);
+          expect(ledger.balances[0]!, f.detail).toBeLessThanOrEqual(f.balance!);
+        }
+      } finally {
+        await server.stop();
       }
-      // No refusal charged anything: no offset carries a refused caller's reference.
-      const refused = new Set(failures.map((f) => f.reference));
-      expect(ledger.offsets.filter((o) => refused.has(o.reference ?? ''))).toEqual([]);
-
-      // balance = top-ups − charges, to the cent, and equal to what the callers were told they paid.
-      const paid = successes.reduce((sum, s) => sum + s.amount!, 0);
-      expect(ledger.charges[0]).toBe(paid);
-      expect(ledger.balances[0]).toBe(250_000 - paid);
-      // Each refusal was right when it was made, and the balance never grew back afterwards.
-      for (const f of failures) {
-        expect(f.balance!, f.detail).toBeLessThan(f.required!);
-        expect(ledger.balances[0]!, f.detail).toBeLessThanOrEqual(f.balance!);
-      }
-    } finally {
-      await server.stop();
-    }
-  }, limit(120_000));
+    },
+    limit(120_000),
+  );
 });

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Sandbox } from '../../src/service/sandbox.js';
+import { cleanupHomes, type HttpResult, http, requireBuilt, runCli, type Served, serve, sleep, tempHome } from '../support/children.js';
 import { ledgerProblems, postgresRows } from '../support/ledger-check.js';
-import { throwawayPostgres } from '../support/postgres-cluster.js';
-import { cleanupHomes, http, type HttpResult, requireBuilt, runCli, type Served, serve, sleep, tempHome } from '../support/children.js';
 import { limit } from '../support/load.js';
+import { throwawayPostgres } from '../support/postgres-cluster.js';
 
 /**
  * Faults under purchase load on a shared PostgreSQL ledger: the database restarted, and an
@@ -22,7 +22,8 @@ afterAll(cleanupHomes);
 
 const root = mkdtempSync(join(tmpdir(), 'carbon-pgfault-'));
 const cluster = await throwawayPostgres(root);
-if (cluster === null && process.env.CI === 'true') throw new Error('the PostgreSQL fault suite could not start a cluster of its own (the line above says why)');
+if (cluster === null && process.env.CI === 'true')
+  throw new Error('the PostgreSQL fault suite could not start a cluster of its own (the line above says why)');
 if (cluster === null) process.stderr.write('PostgreSQL fault suite skipped: no PostgreSQL server binaries in /usr/lib/postgresql.\n');
 const run = cluster === null ? describe.skip : describe;
 
@@ -72,53 +73,61 @@ run('PostgreSQL faults under purchase load', () => {
     return Promise.all(running).then(() => keys);
   };
 
-  test('PostgreSQL restarted under load: every instance stays up and answers 503 with Retry-After meanwhile; every purchase lands once', async () => {
-    const seen: HttpResult[] = [];
-    let restarted = false;
-    const keys = load(8, seen, () => restarted && seen.filter((r) => r.status === 201).length > 20);
-    // A CLI purchase through the remote engine, with its own retries, across the restart too.
-    const cliEnv = { CARBON_BASE_URL: servers[0]!.url, CARBON_API_KEY: key, CARBON_MAX_RETRIES: '10' };
-    const cli = runCli(home, ['buy', '--kg', '9', '--json'], { env: cliEnv, timeoutMs: limit(90_000) });
-    while (seen.length < 40) await sleep(10);
-    // Immediate: the server terminates every connection (57P01), then comes back.
-    cluster!.restart();
-    restarted = true;
-    const used = await keys;
-    const bought = await cli;
-    expect(bought.code, bought.stderr).toBe(0);
+  test(
+    'PostgreSQL restarted under load: every instance stays up and answers 503 with Retry-After meanwhile; every purchase lands once',
+    async () => {
+      const seen: HttpResult[] = [];
+      let restarted = false;
+      const keys = load(8, seen, () => restarted && seen.filter((r) => r.status === 201).length > 20);
+      // A CLI purchase through the remote engine, with its own retries, across the restart too.
+      const cliEnv = { CARBON_BASE_URL: servers[0]!.url, CARBON_API_KEY: key, CARBON_MAX_RETRIES: '10' };
+      const cli = runCli(home, ['buy', '--kg', '9', '--json'], { env: cliEnv, timeoutMs: limit(90_000) });
+      while (seen.length < 40) await sleep(10);
+      // Immediate: the server terminates every connection (57P01), then comes back.
+      cluster!.restart();
+      restarted = true;
+      const used = await keys;
+      const bought = await cli;
+      expect(bought.code, bought.stderr).toBe(0);
 
-    for (const server of servers) expect(server.child.exitCode, server.output().slice(-2000)).toBeNull();
-    expect(seen.filter((r) => r.status !== 201 && r.status !== 503).map((r) => `${r.status} ${r.text}`)).toEqual([]);
-    // The restart is synchronous above, and the clients were sending throughout it.
-    const unavailable = seen.filter((r) => r.status === 503);
-    expect(unavailable.length, 'requests met the restart').toBeGreaterThan(0);
-    for (const r of unavailable) {
-      expect(r.headers['retry-after']).toMatch(/^\d+$/);
-      expect((r.json as { error: { code: string } }).error.code).toBe('service_unavailable');
-    }
-    const rows = await postgresRows(url);
-    expect(ledgerProblems(rows)).toEqual([]);
-    const byKey = new Map(rows.idempotency.map((k) => [k.key, k.offset_id]));
-    for (const k of used) expect(byKey.has(k), k).toBe(true);
-    // Each client purchase once, and the CLI's.
-    expect(rows.offsets.length).toBe(used.length + 1);
-  }, limit(180_000));
+      for (const server of servers) expect(server.child.exitCode, server.output().slice(-2000)).toBeNull();
+      expect(seen.filter((r) => r.status !== 201 && r.status !== 503).map((r) => `${r.status} ${r.text}`)).toEqual([]);
+      // The restart is synchronous above, and the clients were sending throughout it.
+      const unavailable = seen.filter((r) => r.status === 503);
+      expect(unavailable.length, 'requests met the restart').toBeGreaterThan(0);
+      for (const r of unavailable) {
+        expect(r.headers['retry-after']).toMatch(/^\d+$/);
+        expect((r.json as { error: { code: string } }).error.code).toBe('service_unavailable');
+      }
+      const rows = await postgresRows(url);
+      expect(ledgerProblems(rows)).toEqual([]);
+      const byKey = new Map(rows.idempotency.map((k) => [k.key, k.offset_id]));
+      for (const k of used) expect(byKey.has(k), k).toBe(true);
+      // Each client purchase once, and the CLI's.
+      expect(rows.offsets.length).toBe(used.length + 1);
+    },
+    limit(180_000),
+  );
 
-  test('an instance killed with SIGKILL under load: its requests are retried through the other, once each', async () => {
-    const before = (await postgresRows(url)).offsets.length;
-    const seen: HttpResult[] = [];
-    let killed = false;
-    const keys = load(8, seen, () => killed && seen.filter((r) => r.status === 201).length > 60);
-    while (seen.length < 40) await sleep(10);
-    const victim = servers[1]!;
-    servers = [servers[0]!];
-    await victim.kill();
-    killed = true;
-    const used = await keys;
-    // Cut off (0) or answered: nothing else, and never a 500.
-    expect(seen.filter((r) => r.status !== 201 && r.status !== 0 && r.status !== 503).map((r) => `${r.status} ${r.text}`)).toEqual([]);
-    const rows = await postgresRows(url);
-    expect(ledgerProblems(rows)).toEqual([]);
-    expect(rows.offsets.length - before).toBe(used.length);
-  }, limit(120_000));
+  test(
+    'an instance killed with SIGKILL under load: its requests are retried through the other, once each',
+    async () => {
+      const before = (await postgresRows(url)).offsets.length;
+      const seen: HttpResult[] = [];
+      let killed = false;
+      const keys = load(8, seen, () => killed && seen.filter((r) => r.status === 201).length > 60);
+      while (seen.length < 40) await sleep(10);
+      const victim = servers[1]!;
+      servers = [servers[0]!];
+      await victim.kill();
+      killed = true;
+      const used = await keys;
+      // Cut off (0) or answered: nothing else, and never a 500.
+      expect(seen.filter((r) => r.status !== 201 && r.status !== 0 && r.status !== 503).map((r) => `${r.status} ${r.text}`)).toEqual([]);
+      const rows = await postgresRows(url);
+      expect(ledgerProblems(rows)).toEqual([]);
+      expect(rows.offsets.length - before).toBe(used.length);
+    },
+    limit(120_000),
+  );
 });

@@ -5,7 +5,16 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
-  cleanupHomes, http, printedError, provision, readLedger, requireBuilt, runCli, serve, type Served, tempHome,
+  cleanupHomes,
+  http,
+  printedError,
+  provision,
+  readLedger,
+  requireBuilt,
+  runCli,
+  type Served,
+  serve,
+  tempHome,
 } from '../support/children.js';
 import { limit } from '../support/load.js';
 
@@ -33,7 +42,10 @@ describe('one Idempotency-Key, 20 simultaneous callers', () => {
 
   test('the same body: one offset, one charge, every caller gets that offset, all but one flagged as replays', async () => {
     const before = readLedger(home);
-    const responses = await fire('same-key-same-body', Array.from({ length: CALLERS }, () => JSON.stringify({ kg: 123, reference: 'po-1' })));
+    const responses = await fire(
+      'same-key-same-body',
+      Array.from({ length: CALLERS }, () => JSON.stringify({ kg: 123, reference: 'po-1' })),
+    );
 
     expect(responses.map((r) => r.status)).toEqual(Array(CALLERS).fill(201));
     const ids = new Set(responses.map((r) => (r.json as { id: string }).id));
@@ -55,7 +67,10 @@ describe('one Idempotency-Key, 20 simultaneous callers', () => {
 
   test('different bodies: exactly one wins with 201, every other caller gets 409 idempotency_key_reused', async () => {
     const before = readLedger(home);
-    const responses = await fire('same-key-other-bodies', Array.from({ length: CALLERS }, (_, i) => JSON.stringify({ kg: i + 1 })));
+    const responses = await fire(
+      'same-key-other-bodies',
+      Array.from({ length: CALLERS }, (_, i) => JSON.stringify({ kg: i + 1 })),
+    );
 
     const winners = responses.filter((r) => r.status === 201);
     expect(winners).toHaveLength(1);
@@ -79,41 +94,49 @@ describe('one Idempotency-Key, 20 simultaneous callers', () => {
 
 describe('one --idempotency-key, 20 `carbon buy` processes at once (local engine)', () => {
   const cliLimit = { timeoutMs: limit(30_000) };
-  test('the same purchase: every process prints the one offset; all but one say it was already bought', async () => {
-    const home = tempHome();
-    await provision(home);
-    const before = readLedger(home);
-    const results = await Promise.all(
-      Array.from({ length: CALLERS }, () => runCli(home, ['buy', '--kg', '77', '--idempotency-key', 'cli-same-key'], cliLimit)),
-    );
-    for (const r of results) expect(r.code, r.stderr).toBe(0);
-    const ids = results.map((r) => /^id\t(\S+)$/m.exec(r.stdout)?.[1]);
-    expect(new Set(ids).size).toBe(1);
-    expect(ids[0]).toMatch(/^off_/);
-    expect(results.filter((r) => r.stderr.includes('Already bought with this idempotency key'))).toHaveLength(CALLERS - 1);
-    expect(results.filter((r) => /Bought .* \(test mode\)/.test(r.stderr))).toHaveLength(1);
+  test(
+    'the same purchase: every process prints the one offset; all but one say it was already bought',
+    async () => {
+      const home = tempHome();
+      await provision(home);
+      const before = readLedger(home);
+      const results = await Promise.all(
+        Array.from({ length: CALLERS }, () => runCli(home, ['buy', '--kg', '77', '--idempotency-key', 'cli-same-key'], cliLimit)),
+      );
+      for (const r of results) expect(r.code, r.stderr).toBe(0);
+      const ids = results.map((r) => /^id\t(\S+)$/m.exec(r.stdout)?.[1]);
+      expect(new Set(ids).size).toBe(1);
+      expect(ids[0]).toMatch(/^off_/);
+      expect(results.filter((r) => r.stderr.includes('Already bought with this idempotency key'))).toHaveLength(CALLERS - 1);
+      expect(results.filter((r) => /Bought .* \(test mode\)/.test(r.stderr))).toHaveLength(1);
 
-    const after = readLedger(home);
-    expect(after.problems).toEqual([]);
-    expect(after.offsets.length - before.offsets.length).toBe(1);
-    expect(after.balances[0]).toBe(before.balances[0]! - 77 * 4);
-  }, limit(60_000));
+      const after = readLedger(home);
+      expect(after.problems).toEqual([]);
+      expect(after.offsets.length - before.offsets.length).toBe(1);
+      expect(after.balances[0]).toBe(before.balances[0]! - 77 * 4);
+    },
+    limit(60_000),
+  );
 
-  test('different purchases under one key: one exits 0, the others exit 6 and are charged nothing', async () => {
-    const home = tempHome();
-    await provision(home);
-    const buyKg = (kg: number) => runCli(home, ['buy', '--kg', String(kg), '--idempotency-key', 'cli-other', '--json'], cliLimit);
-    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => buyKg(i + 1)));
-    const ok = results.filter((r) => r.code === 0);
-    expect(ok).toHaveLength(1);
-    for (const r of results.filter((x) => x.code !== 0)) {
-      expect(r.code, r.stderr).toBe(6);
-      expect(printedError(r.stderr)?.code).toBe('idempotency_key_reused');
-    }
-    const winner = JSON.parse(ok[0]!.stdout) as { id: string; kg: number };
-    const after = readLedger(home);
-    expect(after.problems).toEqual([]);
-    expect(after.offsets.map((o) => o.id)).toEqual([winner.id]);
-    expect(after.balances[0]).toBe(100_000 - winner.kg * 4);
-  }, limit(60_000));
+  test(
+    'different purchases under one key: one exits 0, the others exit 6 and are charged nothing',
+    async () => {
+      const home = tempHome();
+      await provision(home);
+      const buyKg = (kg: number) => runCli(home, ['buy', '--kg', String(kg), '--idempotency-key', 'cli-other', '--json'], cliLimit);
+      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => buyKg(i + 1)));
+      const ok = results.filter((r) => r.code === 0);
+      expect(ok).toHaveLength(1);
+      for (const r of results.filter((x) => x.code !== 0)) {
+        expect(r.code, r.stderr).toBe(6);
+        expect(printedError(r.stderr)?.code).toBe('idempotency_key_reused');
+      }
+      const winner = JSON.parse(ok[0]!.stdout) as { id: string; kg: number };
+      const after = readLedger(home);
+      expect(after.problems).toEqual([]);
+      expect(after.offsets.map((o) => o.id)).toEqual([winner.id]);
+      expect(after.balances[0]).toBe(100_000 - winner.kg * 4);
+    },
+    limit(60_000),
+  );
 });

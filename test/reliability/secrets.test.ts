@@ -12,8 +12,22 @@ import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
-  BIN, childEnv, cleanupHomes, dataDir, http, ledgerPath, openLedger, provision, requireBuilt, runCli, type RunResult, type SandboxKeys,
-  sandboxKeys, serve, sleep, tempHome,
+  BIN,
+  childEnv,
+  cleanupHomes,
+  dataDir,
+  http,
+  ledgerPath,
+  openLedger,
+  provision,
+  type RunResult,
+  requireBuilt,
+  runCli,
+  type SandboxKeys,
+  sandboxKeys,
+  serve,
+  sleep,
+  tempHome,
 } from '../support/children.js';
 import { limit } from '../support/load.js';
 
@@ -33,7 +47,7 @@ function runWideOpen(home: string, args: string[], input?: string) {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-describe('files holding keys are the owner\'s alone', () => {
+describe("files holding keys are the owner's alone", () => {
   test('created by carbon (even under umask 000): directories 0700, config, ledger, WAL and keys file 0600', async () => {
     const home = join(tempHome(), 'carbon-home');
     expect(runWideOpen(home, ['buy', '--kg', '1']).code).toBe(0);
@@ -75,7 +89,8 @@ describe('no full key in any output', () => {
   let home: string;
   let keys: SandboxKeys;
   const outputs: Array<{ what: string; text: string }> = [];
-  const record = (what: string, r: RunResult | { stdout: string; stderr: string }) => outputs.push({ what, text: `${r.stdout}\n${r.stderr}` });
+  const record = (what: string, r: RunResult | { stdout: string; stderr: string }) =>
+    outputs.push({ what, text: `${r.stdout}\n${r.stderr}` });
   const UNKNOWN = `ck_test_${'Q'.repeat(28)}zzzz`;
 
   beforeAll(async () => {
@@ -83,72 +98,85 @@ describe('no full key in any output', () => {
     keys = await provision(home);
   });
 
-  test('commands, errors and --json errors on the local engine and through carbon serve, and the access log', async () => {
-    const run = async (args: string[], env: Record<string, string> = {}, expectCode?: number) => {
-      const r = await runCli(home, args, { env });
-      if (expectCode !== undefined) expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(expectCode);
-      record(`carbon ${args.join(' ')} ${JSON.stringify(env)}`, r);
-      return r;
-    };
-    const buy = await run(['buy', '--kg', '3', '--json'], {}, 0);
-    const id = JSON.parse(buy.stdout).id as string;
-    for (const args of [['list'], ['show', id], ['balance'], ['impact'], ['quote', '--kg', '5'], ['sandbox', 'status'], ['sandbox', 'keys'], ['sandbox', 'keys', '--json']]) {
-      await run(args, {}, 0);
-      await run([...args, '--json'], {}, 0);
-    }
-    // Keys set in the config are masked when it is shown.
-    expect((await runCli(home, ['config', 'set', 'test-key', '-'], { input: keys.test })).code).toBe(0);
-    expect((await runCli(home, ['config', 'set', 'live-key', '-'], { input: keys.live })).code).toBe(0);
-    await run(['config', 'list'], {}, 0);
-    await run(['config', 'list', '--json'], {}, 0);
-    await run(['config', 'get', 'test-key'], {}, 0);
-    // Outcomes that involve a key: unknown to the local sandbox (its own key is used, with a
-    // warning), read-only, wrong mode, no balance, malformed; never the key in full.
-    for (const [env, args, code] of [
-      [{ CARBON_API_KEY: UNKNOWN }, ['balance'], 0],
-      [{ CARBON_API_KEY: keys.readOnly }, ['buy', '--kg', '1'], 4],
-      [{ CARBON_API_KEY: keys.live }, ['buy', '--kg', '1', '--test'], 2],
-      [{ CARBON_API_KEY: keys.live }, ['buy', '--kg', '1'], 2],
-      [{ CARBON_API_KEY: keys.live }, ['buy', '--kg', '1', '--yes'], 3],
-      [{ CARBON_API_KEY: `${keys.test}x` }, ['balance'], 0],
-      [{}, ['balance', '--api-key', UNKNOWN], 0],
-    ] as Array<[Record<string, string>, string[], number]>) {
-      await run(args, env, code);
-      await run([...args, '--json'], env, code);
-    }
-
-    const server = await serve(home);
-    try {
-      const remote = { CARBON_BASE_URL: server.url };
-      await run(['buy', '--kg', '2'], { ...remote, CARBON_API_KEY: keys.test }, 0);
-      await run(['list', '--json'], { ...remote, CARBON_API_KEY: keys.test }, 0);
-      await run(['balance'], { ...remote, CARBON_API_KEY: UNKNOWN }, 4);
-      await run(['balance', '--json'], { ...remote, CARBON_API_KEY: UNKNOWN }, 4);
-      await run(['buy', '--kg', '1', '--json'], { ...remote, CARBON_API_KEY: keys.readOnly }, 4);
-      for (const key of [...keys.all, UNKNOWN, 'k'.repeat(256)]) {
-        for (const path of ['/balance', '/offsets', '/nope', '/offsets/off_x']) {
-          const res = await http(`${server.url}${path}`, { key });
-          outputs.push({ what: `GET ${path}`, text: JSON.stringify(res) });
-        }
+  test(
+    'commands, errors and --json errors on the local engine and through carbon serve, and the access log',
+    async () => {
+      const run = async (args: string[], env: Record<string, string> = {}, expectCode?: number) => {
+        const r = await runCli(home, args, { env });
+        if (expectCode !== undefined) expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(expectCode);
+        record(`carbon ${args.join(' ')} ${JSON.stringify(env)}`, r);
+        return r;
+      };
+      const buy = await run(['buy', '--kg', '3', '--json'], {}, 0);
+      const id = JSON.parse(buy.stdout).id as string;
+      for (const args of [
+        ['list'],
+        ['show', id],
+        ['balance'],
+        ['impact'],
+        ['quote', '--kg', '5'],
+        ['sandbox', 'status'],
+        ['sandbox', 'keys'],
+        ['sandbox', 'keys', '--json'],
+      ]) {
+        await run(args, {}, 0);
+        await run([...args, '--json'], {}, 0);
       }
-      const a = await http(`${server.url}/offsets`, { key: keys.test, idem: keys.test, body: '{"kg":1}' });
-      outputs.push({ what: 'a key as the Idempotency-Key', text: JSON.stringify(a) });
-    } finally {
-      await server.stop();
-    }
-    // The access log shows a key only masked: prefix, mode, last four.
-    const log = server.output();
-    expect(log).toContain(`ck_test_…${keys.test.slice(-4)}`);
-    outputs.push({ what: 'carbon serve (banner, JSON line and access log)', text: log });
+      // Keys set in the config are masked when it is shown.
+      expect((await runCli(home, ['config', 'set', 'test-key', '-'], { input: keys.test })).code).toBe(0);
+      expect((await runCli(home, ['config', 'set', 'live-key', '-'], { input: keys.live })).code).toBe(0);
+      await run(['config', 'list'], {}, 0);
+      await run(['config', 'list', '--json'], {}, 0);
+      await run(['config', 'get', 'test-key'], {}, 0);
+      // Outcomes that involve a key: unknown to the local sandbox (its own key is used, with a
+      // warning), read-only, wrong mode, no balance, malformed; never the key in full.
+      for (const [env, args, code] of [
+        [{ CARBON_API_KEY: UNKNOWN }, ['balance'], 0],
+        [{ CARBON_API_KEY: keys.readOnly }, ['buy', '--kg', '1'], 4],
+        [{ CARBON_API_KEY: keys.live }, ['buy', '--kg', '1', '--test'], 2],
+        [{ CARBON_API_KEY: keys.live }, ['buy', '--kg', '1'], 2],
+        [{ CARBON_API_KEY: keys.live }, ['buy', '--kg', '1', '--yes'], 3],
+        [{ CARBON_API_KEY: `${keys.test}x` }, ['balance'], 0],
+        [{}, ['balance', '--api-key', UNKNOWN], 0],
+      ] as Array<[Record<string, string>, string[], number]>) {
+        await run(args, env, code);
+        await run([...args, '--json'], env, code);
+      }
 
-    const secrets = [...sandboxKeys(home).all, UNKNOWN];
-    // The secret part alone, too: a key must not leak cut in two or re-prefixed.
-    const parts = secrets.map((k) => k.slice(-32));
-    for (const { what, text } of outputs) {
-      for (const s of [...secrets, ...parts]) expect(text.includes(s), `${what} shows a full key:\n${text}`).toBe(false);
-    }
-    expect(outputs.length).toBeGreaterThan(50);
-  }, limit(90_000));
+      const server = await serve(home);
+      try {
+        const remote = { CARBON_BASE_URL: server.url };
+        await run(['buy', '--kg', '2'], { ...remote, CARBON_API_KEY: keys.test }, 0);
+        await run(['list', '--json'], { ...remote, CARBON_API_KEY: keys.test }, 0);
+        await run(['balance'], { ...remote, CARBON_API_KEY: UNKNOWN }, 4);
+        await run(['balance', '--json'], { ...remote, CARBON_API_KEY: UNKNOWN }, 4);
+        await run(['buy', '--kg', '1', '--json'], { ...remote, CARBON_API_KEY: keys.readOnly }, 4);
+        for (const key of [...keys.all, UNKNOWN, 'k'.repeat(256)]) {
+          for (const path of ['/balance', '/offsets', '/nope', '/offsets/off_x']) {
+            const res = await http(`${server.url}${path}`, { key });
+            outputs.push({ what: `GET ${path}`, text: JSON.stringify(res) });
+          }
+        }
+        const a = await http(`${server.url}/offsets`, { key: keys.test, idem: keys.test, body: '{"kg":1}' });
+        outputs.push({ what: 'a key as the Idempotency-Key', text: JSON.stringify(a) });
+      } finally {
+        await server.stop();
+      }
+      // The access log shows a key only masked: prefix, mode, last four.
+      const log = server.output();
+      expect(log).toContain(`ck_test_…${keys.test.slice(-4)}`);
+      outputs.push({ what: 'carbon serve (banner, JSON line and access log)', text: log });
+
+      const secrets = [...sandboxKeys(home).all, UNKNOWN];
+      // The secret part alone, too: a key must not leak cut in two or re-prefixed.
+      const parts = secrets.map((k) => k.slice(-32));
+      for (const { what, text } of outputs) {
+        for (const s of [...secrets, ...parts]) expect(text.includes(s), `${what} shows a full key:\n${text}`).toBe(false);
+      }
+      expect(outputs.length).toBeGreaterThan(50);
+    },
+    limit(90_000),
+  );
 
   test('--api-key draws a warning; so does a key typed as a `carbon config set` argument', async () => {
     const flag = await runCli(home, ['balance', '--api-key', keys.test]);
@@ -215,7 +243,7 @@ describe('the ledger stores only hashes', () => {
 });
 
 describe('carbon serve listens on loopback unless told otherwise', () => {
-  test('the default is 127.0.0.1: reachable there, refused on the machine\'s other addresses', async () => {
+  test("the default is 127.0.0.1: reachable there, refused on the machine's other addresses", async () => {
     const home = tempHome();
     await provision(home);
     const server = await serve(home);

@@ -23,17 +23,18 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type RunningServer, startServer } from '../../src/server/server.js';
 import { Sandbox } from '../../src/service/sandbox.js';
 import type { StoreTarget } from '../../src/store/open.js';
-import { freshSchema, postgresAvailable, type TestSchema } from '../support/database.js';
-import { rawExchange } from '../support/raw-http.js';
-import { STACK_FRAME, cleanupHomes, http, ledgerPath, requireBuilt, runCli, serve, tempHome } from '../support/children.js';
+import { cleanupHomes, http, ledgerPath, requireBuilt, runCli, STACK_FRAME, serve, tempHome } from '../support/children.js';
 import { withChromium } from '../support/chromium.js';
+import { freshSchema, postgresAvailable, type TestSchema } from '../support/database.js';
 import { limit } from '../support/load.js';
+import { rawExchange } from '../support/raw-http.js';
 
 beforeAll(requireBuilt);
 afterAll(cleanupHomes);
 
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
-if (CHROMIUM === undefined && process.env.CI === 'true') throw new Error('Chromium is missing: in CI the browser tests must run (.ci/run installs it).');
+if (CHROMIUM === undefined && process.env.CI === 'true')
+  throw new Error('Chromium is missing: in CI the browser tests must run (.ci/run installs it).');
 
 /** Two servers on one store, their access logs, and what to remove afterwards. */
 interface Pair {
@@ -60,7 +61,11 @@ async function pair(store: 'sqlite' | 'postgres'): Promise<Pair> {
   const a = await start();
   const b = await start();
   return {
-    a, b, home, target, log,
+    a,
+    b,
+    home,
+    target,
+    log,
     env: schema === undefined ? {} : { CARBON_DATABASE_URL: schema.url },
     async close() {
       await Promise.all([a.close(), b.close()]);
@@ -214,10 +219,17 @@ describe('the session cookie', () => {
   test('HttpOnly and SameSite=Strict always; Secure when the page is reached over HTTPS (--public-url https://…)', async () => {
     const home = tempHome('carbon-sec-');
     const plain = await startServer({ host: '127.0.0.1', port: 0, dataDir: join(home, 'data') });
-    const behindTls = await startServer({ host: '127.0.0.1', port: 0, dataDir: join(home, 'data'), publicUrl: 'https://sandbox.example.test' });
+    const behindTls = await startServer({
+      host: '127.0.0.1',
+      port: 0,
+      dataDir: join(home, 'data'),
+      publicUrl: 'https://sandbox.example.test',
+    });
     try {
       const cookieOf = async (s: RunningServer) =>
-        (await fetch(`${s.origin}/login?token=${await s.sandbox.pages.newLoginToken(Date.now())}`, { redirect: 'manual' })).headers.get('set-cookie') ?? '';
+        (await fetch(`${s.origin}/login?token=${await s.sandbox.pages.newLoginToken(Date.now())}`, { redirect: 'manual' })).headers.get(
+          'set-cookie',
+        ) ?? '';
       const clear = await cookieOf(plain);
       expect(clear).toMatch(/; HttpOnly; SameSite=Strict; Max-Age=43200$/);
       expect(await cookieOf(behindTls)).toMatch(/; HttpOnly; SameSite=Strict; Max-Age=43200; Secure$/);
@@ -238,7 +250,16 @@ describe('key creation in Chromium: a reload leaves one new key', () => {
     home = mkdtempSync(join(tmpdir(), 'carbon-sec-chromium-'));
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-dev-shm-usage',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+        '--disable-sync',
+        '--disable-quic',
+      ],
       env: { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_CACHE_HOME: join(home, '.cache') },
     });
   }, limit(60_000));
@@ -292,7 +313,7 @@ describe('no full API key in an answer or the access log', () => {
 
   const cases: Array<[string, string, string, number, string]> = [
     ['a key in an unknown path (404 route_missing)', 'GET', `/api/v1/x/${KEY}`, 404, 'route_missing'],
-    ['a key as a query parameter\'s name (422, param)', 'GET', `/api/v1/offsets?${KEY}=1`, 422, 'validation_error'],
+    ["a key as a query parameter's name (422, param)", 'GET', `/api/v1/offsets?${KEY}=1`, 422, 'validation_error'],
     ['a percent-encoded key in the path', 'GET', `/api/v1/x/ck%5ftest%5f${SECRET_PART}`, 404, 'route_missing'],
     ['a doubly percent-encoded key in the path', 'GET', `/api/v1/offsets/ck%255Ftest%255F${SECRET_PART}`, 404, 'resource_missing'],
   ];
@@ -309,7 +330,7 @@ describe('no full API key in an answer or the access log', () => {
     expect(line).not.toMatch(/%5f/i);
   });
 
-  test('a key as a body field\'s name: masked in param and message', async () => {
+  test("a key as a body field's name: masked in param and message", async () => {
     const key = await p.a.sandbox.defaultKey('test');
     const res = await http(`${p.a.url}/offsets`, { method: 'POST', key: key!, idem: 'sec-body', body: JSON.stringify({ [KEY]: 1 }) });
     expect(res.status).toBe(422);
@@ -333,12 +354,22 @@ describe('repeated Authorization or Idempotency-Key headers are refused', () => 
   afterAll(async () => p?.close());
 
   /** node:http sends an array value as one header line per element. */
-  function send(headers: Record<string, string | string[]>, body?: string): Promise<{ status: number; json: { error?: { code: string; message: string } } }> {
+  function send(
+    headers: Record<string, string | string[]>,
+    body?: string,
+  ): Promise<{ status: number; json: { error?: { code: string; message: string } } }> {
     return new Promise((resolve, reject) => {
-      const req = request(`${p.a.url}/offsets`, { method: body === undefined ? 'GET' : 'POST', headers: { 'content-type': 'application/json', ...headers } }, (res) => {
-        let text = '';
-        res.setEncoding('utf8').on('data', (d: string) => (text += d)).on('end', () => resolve({ status: res.statusCode!, json: JSON.parse(text) }));
-      });
+      const req = request(
+        `${p.a.url}/offsets`,
+        { method: body === undefined ? 'GET' : 'POST', headers: { 'content-type': 'application/json', ...headers } },
+        (res) => {
+          let text = '';
+          res
+            .setEncoding('utf8')
+            .on('data', (d: string) => (text += d))
+            .on('end', () => resolve({ status: res.statusCode!, json: JSON.parse(text) }));
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -347,7 +378,11 @@ describe('repeated Authorization or Idempotency-Key headers are refused', () => 
   test('two Authorization headers: 400 in the envelope, whichever comes first', async () => {
     const purchase = (await p.a.sandbox.defaultKey('test'))!;
     const readOnly = (await p.a.sandbox.defaultKey('read_only'))!;
-    for (const pairOf of [[purchase, readOnly], [readOnly, purchase], [purchase, purchase]]) {
+    for (const pairOf of [
+      [purchase, readOnly],
+      [readOnly, purchase],
+      [purchase, purchase],
+    ]) {
       const res = await send({ authorization: pairOf.map((k) => `Bearer ${k}`) });
       expect(res.status).toBe(400);
       expect(res.json.error).toMatchObject({ code: 'malformed_request', message: expect.stringContaining('Authorization') });
@@ -355,7 +390,10 @@ describe('repeated Authorization or Idempotency-Key headers are refused', () => 
     expect((await send({ authorization: `Bearer ${purchase}` })).status).toBe(200);
     // Written in any case, on the wire byte for byte.
     const port = Number(new URL(p.a.url).port);
-    const raw = await rawExchange(port, `GET /api/v1/balance HTTP/1.1\r\nHost: x\r\nAUTHORIZATION: Bearer ${readOnly}\r\nauthorization: Bearer ${purchase}\r\nConnection: close\r\n\r\n`);
+    const raw = await rawExchange(
+      port,
+      `GET /api/v1/balance HTTP/1.1\r\nHost: x\r\nAUTHORIZATION: Bearer ${readOnly}\r\nauthorization: Bearer ${purchase}\r\nConnection: close\r\n\r\n`,
+    );
     expect(raw.status).toBe(400);
     expect(JSON.parse(raw.body)).toMatchObject({ error: { code: 'malformed_request' } });
   });
@@ -385,9 +423,13 @@ describe('files and the command line', () => {
     const home = tempHome('carbon-sec-');
     const server = await serve(home);
     try {
-      const key = JSON.parse((await runCli(home, ['sandbox', 'keys', '--reveal', '--json'])).stdout) as Array<{ default: string | null; secret: string }>;
+      const key = JSON.parse((await runCli(home, ['sandbox', 'keys', '--reveal', '--json'])).stdout) as Array<{
+        default: string | null;
+        secret: string;
+      }>;
       const secret = key.find((k) => k.default === 'test')!.secret;
-      for (let i = 0; i < 3; i++) expect((await http(`${server.url}/offsets`, { key: secret, idem: `del-${i}`, body: '{"kg":5}' })).status).toBe(201);
+      for (let i = 0; i < 3; i++)
+        expect((await http(`${server.url}/offsets`, { key: secret, idem: `del-${i}`, body: '{"kg":5}' })).status).toBe(201);
       rmSync(ledgerPath(home));
       for (const args of [['balance'], ['list'], ['buy', '--kg', '1'], ['list', '--json']]) {
         const r = await runCli(home, args);
@@ -411,7 +453,9 @@ describe('files and the command line', () => {
     const home = tempHome('carbon-sec-');
     const PASSWORD = 'Sup3rSecretPw';
     const typed = await runCli(home, ['balance', '--database', `postgres://carbon:${PASSWORD}@127.0.0.1:1/carbon`]);
-    expect(typed.stderr).toMatch(/warning: the database password in --database postgres:\/\/carbon:\*\*\*@127\.0\.0\.1:1\/carbon can be read by other users \(ps\)/);
+    expect(typed.stderr).toMatch(
+      /warning: the database password in --database postgres:\/\/carbon:\*\*\*@127\.0\.0\.1:1\/carbon can be read by other users \(ps\)/,
+    );
     expect(typed.stderr).toMatch(/CARBON_DATABASE_URL/);
     expect(typed.stderr).toMatch(/PGPASSFILE/);
     expect(`${typed.stdout}${typed.stderr}`).not.toContain(PASSWORD);

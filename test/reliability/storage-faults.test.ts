@@ -13,7 +13,18 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, w
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
-  cleanupHomes, dataDir, http, ledgerPath, printedError, printedOffsetId, provision, readLedger, requireBuilt, ROOT, runCli, serve,
+  cleanupHomes,
+  dataDir,
+  http,
+  ledgerPath,
+  printedError,
+  printedOffsetId,
+  provision,
+  ROOT,
+  readLedger,
+  requireBuilt,
+  runCli,
+  serve,
   tempHome,
 } from '../support/children.js';
 import { limit } from '../support/load.js';
@@ -25,7 +36,10 @@ const sha = (path: string) => createHash('sha256').update(readFileSync(path)).di
 
 /** The one line a person reads (warnings aside). */
 function errorLine(stderr: string): string {
-  const lines = stderr.trim().split('\n').filter((l) => !l.startsWith('warning:'));
+  const lines = stderr
+    .trim()
+    .split('\n')
+    .filter((l) => !l.startsWith('warning:'));
   expect(lines, stderr).toHaveLength(1);
   expect(lines[0]).toMatch(/^error: /);
   return lines[0]!;
@@ -252,42 +266,51 @@ describe('a read-only data directory', () => {
 });
 
 describe('a full disk', () => {
-  test('carbon buy fails clearly and charges nothing; with space again, it works and the ledger is exact', async (ctx) => {
-    const disk = smallDisk(2048);
-    if (typeof disk === 'string') return ctx.skip(disk);
-    try {
-      const home = join(disk.dir, 'home');
-      await provision(home);
-      const bought: string[] = [];
-      for (let i = 1; i <= 3; i++) {
-        const r = await runCli(home, ['buy', '--kg', String(i), '--json']);
-        expect(r.code, r.stderr).toBe(0);
-        bought.push(printedOffsetId(r.stdout)!);
-      }
-      const keysBefore = sha(join(dataDir(home), 'sandbox-keys.json'));
-      const filler = fill(disk.dir);
-      // No room for the WAL index (SQLITE_IOERR_SHMSIZE) or for the WAL itself (SQLITE_FULL): either way, free space.
-      await expectStorageError(home, ['buy', '--kg', '7'], ledgerPath(home), /(is full|could not be read or written).*free (some )?space/i);
-      // A config change on a full disk fails too, and leaves no half-written file behind.
-      const config = await runCli(home, ['config', 'set', 'mode', 'live']);
-      expect(config.code, config.stderr).toBe(1);
-      expect(errorLine(config.stderr)).toMatch(new RegExp(`${join(home, 'config.json')} could not be written.*Free some space`));
-      expect(existsSync(join(home, 'config.json'))).toBe(false);
+  test(
+    'carbon buy fails clearly and charges nothing; with space again, it works and the ledger is exact',
+    async (ctx) => {
+      const disk = smallDisk(2048);
+      if (typeof disk === 'string') return ctx.skip(disk);
+      try {
+        const home = join(disk.dir, 'home');
+        await provision(home);
+        const bought: string[] = [];
+        for (let i = 1; i <= 3; i++) {
+          const r = await runCli(home, ['buy', '--kg', String(i), '--json']);
+          expect(r.code, r.stderr).toBe(0);
+          bought.push(printedOffsetId(r.stdout)!);
+        }
+        const keysBefore = sha(join(dataDir(home), 'sandbox-keys.json'));
+        const filler = fill(disk.dir);
+        // No room for the WAL index (SQLITE_IOERR_SHMSIZE) or for the WAL itself (SQLITE_FULL): either way, free space.
+        await expectStorageError(
+          home,
+          ['buy', '--kg', '7'],
+          ledgerPath(home),
+          /(is full|could not be read or written).*free (some )?space/i,
+        );
+        // A config change on a full disk fails too, and leaves no half-written file behind.
+        const config = await runCli(home, ['config', 'set', 'mode', 'live']);
+        expect(config.code, config.stderr).toBe(1);
+        expect(errorLine(config.stderr)).toMatch(new RegExp(`${join(home, 'config.json')} could not be written.*Free some space`));
+        expect(existsSync(join(home, 'config.json'))).toBe(false);
 
-      rmSync(filler);
-      const files = readdirSync(home);
-      expect(files.filter((f) => f !== 'data')).toEqual([]);
-      expect(sha(join(dataDir(home), 'sandbox-keys.json'))).toBe(keysBefore);
-      const ledger = readLedger(home);
-      expect(ledger.problems).toEqual([]);
-      expect(ledger.offsets.map((o) => o.id)).toEqual(bought);
-      const r = await runCli(home, ['buy', '--kg', '7', '--json']);
-      expect(r.code, r.stderr).toBe(0);
-      expect(readLedger(home).offsets).toHaveLength(4);
-    } finally {
-      disk.unmount();
-    }
-  }, limit(60_000));
+        rmSync(filler);
+        const files = readdirSync(home);
+        expect(files.filter((f) => f !== 'data')).toEqual([]);
+        expect(sha(join(dataDir(home), 'sandbox-keys.json'))).toBe(keysBefore);
+        const ledger = readLedger(home);
+        expect(ledger.problems).toEqual([]);
+        expect(ledger.offsets.map((o) => o.id)).toEqual(bought);
+        const r = await runCli(home, ['buy', '--kg', '7', '--json']);
+        expect(r.code, r.stderr).toBe(0);
+        expect(readLedger(home).offsets).toHaveLength(4);
+      } finally {
+        disk.unmount();
+      }
+    },
+    limit(60_000),
+  );
 
   test('carbon serve on a full disk answers 503; the purchase retried with its key after space is freed is made once', async (ctx) => {
     const disk = smallDisk(4096);
@@ -339,26 +362,30 @@ describe('files broken by hand', () => {
     ['a profile of the wrong type', '{"profiles": {"default": "ck_test_x"}}'],
     ['an unknown field', '{"profiles": {"default": {"tset_key": "ck_test_x"}}}'],
     ['a bad mode', '{"profiles": {"default": {"mode": "prod"}}}'],
-  ])('config.json %s: one line naming the file and what to do, exit 1, the file untouched', async (_name, content) => {
-    const home = tempHome();
-    await provision(home);
-    const path = join(home, 'config.json');
-    writeFileSync(path, content, { mode: 0o600 });
-    for (const args of [['balance'], ['buy', '--kg', '1'], ['config', 'set', 'mode', 'live']]) {
-      const r = await runCli(home, args);
-      expect(r.code, r.stderr).toBe(1);
-      expect(r.stdout).toBe('');
-      const line = errorLine(r.stderr);
-      expect(line).toContain(path);
-      expect(line).toMatch(/Fix it by hand, or move it aside/);
-      const json = await runCli(home, [...args, '--json']);
-      expect(json.code).toBe(1);
-      expect(printedError(json.stderr)?.message).toContain(path);
-    }
-    expect(readFileSync(path, 'utf8')).toBe(content);
-    expect(readdirSync(home).sort()).toEqual(['config.json', 'data']);
-    expect(readLedger(home).offsets).toEqual([]);
-  }, limit(60_000));
+  ])(
+    'config.json %s: one line naming the file and what to do, exit 1, the file untouched',
+    async (_name, content) => {
+      const home = tempHome();
+      await provision(home);
+      const path = join(home, 'config.json');
+      writeFileSync(path, content, { mode: 0o600 });
+      for (const args of [['balance'], ['buy', '--kg', '1'], ['config', 'set', 'mode', 'live']]) {
+        const r = await runCli(home, args);
+        expect(r.code, r.stderr).toBe(1);
+        expect(r.stdout).toBe('');
+        const line = errorLine(r.stderr);
+        expect(line).toContain(path);
+        expect(line).toMatch(/Fix it by hand, or move it aside/);
+        const json = await runCli(home, [...args, '--json']);
+        expect(json.code).toBe(1);
+        expect(printedError(json.stderr)?.message).toContain(path);
+      }
+      expect(readFileSync(path, 'utf8')).toBe(content);
+      expect(readdirSync(home).sort()).toEqual(['config.json', 'data']);
+      expect(readLedger(home).offsets).toEqual([]);
+    },
+    limit(60_000),
+  );
 
   test('sandbox-keys.json broken: one line naming it and what to do, exit 1, nothing bought', async () => {
     const home = tempHome();

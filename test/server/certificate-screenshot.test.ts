@@ -16,8 +16,10 @@ import { serveInProcess } from '../support/in-process-server.js';
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p) => existsSync(p));
 const run = promisify(execFile);
 
-if (CHROMIUM === undefined && process.env.CI === 'true') throw new Error('Chromium is missing: in CI the browser tests must run (.ci/run installs it).');
-if (CHROMIUM === undefined) process.stderr.write('Certificate page browser test skipped: no Chromium at /usr/bin/chromium (apt-get install chromium).\n');
+if (CHROMIUM === undefined && process.env.CI === 'true')
+  throw new Error('Chromium is missing: in CI the browser tests must run (.ci/run installs it).');
+if (CHROMIUM === undefined)
+  process.stderr.write('Certificate page browser test skipped: no Chromium at /usr/bin/chromium (apt-get install chromium).\n');
 describe.skipIf(CHROMIUM === undefined)('certificate page in headless Chromium', () => {
   const served = serveInProcess('carbon-shot-');
   let server: RunningServer;
@@ -31,18 +33,39 @@ describe.skipIf(CHROMIUM === undefined)('certificate page in headless Chromium',
     const live = (await server.sandbox.defaultKey('live'))!;
     await server.sandbox.topUp('live', 1_000_000);
     const headers = { authorization: `Bearer ${live}`, 'idempotency-key': 'shot' };
-    const bought = (await (await fetch(`${server.url}/offsets`, { method: 'POST', headers, body: '{"kg": 2500, "reference": "PRIVATE-LABEL"}' })).json()) as Offset;
+    const bought = (await (
+      await fetch(`${server.url}/offsets`, { method: 'POST', headers, body: '{"kg": 2500, "reference": "PRIVATE-LABEL"}' })
+    ).json()) as Offset;
     await server.sandbox.advanceClock(60_000);
     const placed = (await (await fetch(`${server.url}/offsets/${bought.id}`, { headers })).json()) as Offset;
     url = placed.certificate_url!;
   });
 
   const chromium = (args: string[]) =>
-    run(CHROMIUM!, ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', `--user-data-dir=${join(dir, 'profile')}`, ...args], {
-      timeout: 60_000,
-      // A home of its own: Chromium writes crash reports and dconf caches under $HOME otherwise.
-      env: { ...process.env, HOME: join(dir, 'home'), XDG_CONFIG_HOME: join(dir, 'home', '.config'), XDG_CACHE_HOME: join(dir, 'home', '.cache') },
-    });
+    run(
+      CHROMIUM!,
+      [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--no-first-run',
+        '--disable-dev-shm-usage',
+        '--disable-background-networking',
+        '--disable-component-update',
+        `--user-data-dir=${join(dir, 'profile')}`,
+        ...args,
+      ],
+      {
+        timeout: 60_000,
+        // A home of its own: Chromium writes crash reports and dconf caches under $HOME otherwise.
+        env: {
+          ...process.env,
+          HOME: join(dir, 'home'),
+          XDG_CONFIG_HOME: join(dir, 'home', '.config'),
+          XDG_CACHE_HOME: join(dir, 'home', '.cache'),
+        },
+      },
+    );
 
   it('renders: a screenshot of the page', async () => {
     const png = join(out, 'certificate.png');

@@ -20,13 +20,14 @@ describe('certificate page, served', () => {
     const live = (await server.sandbox.defaultKey('live'))!;
     await server.sandbox.topUp('live', 1_000_000);
     const headers = { authorization: `Bearer ${live}`, 'idempotency-key': 'cert-1' };
-    const bought = (await (await fetch(`${server.url}/offsets`, { method: 'POST', headers, body: JSON.stringify({ kg: 12_345, reference: REFERENCE }) })).json()) as Offset;
+    const bought = (await (
+      await fetch(`${server.url}/offsets`, { method: 'POST', headers, body: JSON.stringify({ kg: 12_345, reference: REFERENCE }) })
+    ).json()) as Offset;
     await server.sandbox.advanceClock(60_000);
     offset = (await (await fetch(`${server.url}/offsets/${bought.id}`, { headers })).json()) as Offset;
     page = await fetch(offset.certificate_url!);
     html = await page.text();
   });
-
 
   it('is an HTML page on the server origin', () => {
     expect(offset.status).toBe('placed');
@@ -128,7 +129,13 @@ describe('certificate page, rendered', () => {
   });
 
   it('formats cents with integer arithmetic', () => {
-    expect([formatCents(0), formatCents(5), formatCents(100), formatCents(123_456_78), formatCents(-250)]).toEqual(['$0.00', '$0.05', '$1.00', '$123,456.78', '-$2.50']);
+    expect([formatCents(0), formatCents(5), formatCents(100), formatCents(123_456_78), formatCents(-250)]).toEqual([
+      '$0.00',
+      '$0.05',
+      '$1.00',
+      '$123,456.78',
+      '-$2.50',
+    ]);
   });
 
   it('escapeHtml covers the five characters', () => {

@@ -102,7 +102,9 @@ describe('buying through faults', () => {
 describe('when retries run out', () => {
   it('dropped every time: CarbonConnectionError, yet the purchase happened exactly once', async () => {
     proxy = await startFaultProxy({ target: server.url, plan: () => 'drop', only: BUY });
-    const err = await client(2).buy({ kg: 9 }, { idempotencyKey: 'lost-forever' }).catch((e: unknown) => e);
+    const err = await client(2)
+      .buy({ kg: 9 }, { idempotencyKey: 'lost-forever' })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CarbonConnectionError);
     expect((err as Error).message).toMatch(/connection closed before a response arrived/);
     expect(proxy.requests).toHaveLength(3);
@@ -116,7 +118,9 @@ describe('when retries run out', () => {
 
   it('503 every time: CarbonApiError 503 service_unavailable, nothing bought', async () => {
     proxy = await startFaultProxy({ target: server.url, plan: () => '503', only: BUY });
-    const err = await client(2).buy({ kg: 9 }).catch((e: unknown) => e);
+    const err = await client(2)
+      .buy({ kg: 9 })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CarbonApiError);
     expect(err).toMatchObject({ status: 503, code: 'service_unavailable', type: 'api_error' });
     expect(proxy.requests).toHaveLength(3);
@@ -125,7 +129,9 @@ describe('when retries run out', () => {
 
   it('429 every time: CarbonApiError 429 rate_limited with retryAfter, nothing bought', async () => {
     proxy = await startFaultProxy({ target: server.url, plan: () => '429', only: BUY });
-    const err = await client(3).buy({ kg: 9 }).catch((e: unknown) => e);
+    const err = await client(3)
+      .buy({ kg: 9 })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 429, code: 'rate_limited', retryAfter: 1 });
     expect(waits).toEqual([1_000, 1_000, 1_000]);
     expect((await purchases()).offsets).toBe(0);
@@ -133,7 +139,9 @@ describe('when retries run out', () => {
 
   it('a Retry-After beyond the cap is not waited for', async () => {
     proxy = await startFaultProxy({ target: server.url, plan: [{ status: 429, retryAfter: 3_600 }], only: BUY });
-    const err = await client(3).buy({ kg: 9 }).catch((e: unknown) => e);
+    const err = await client(3)
+      .buy({ kg: 9 })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 429, retryAfter: 3_600 });
     expect(waits).toEqual([]);
     expect(proxy.requests).toHaveLength(1);
@@ -142,7 +150,9 @@ describe('when retries run out', () => {
   it('the real server’s 429 is retried the same way', async () => {
     proxy = await startFaultProxy({ target: server.url, plan: [] });
     await server.sandbox.setRateLimit(0);
-    const err = await client(1).buy({ kg: 1 }).catch((e: unknown) => e);
+    const err = await client(1)
+      .buy({ kg: 1 })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 429, code: 'rate_limited' });
     expect(waits).toHaveLength(1);
     expect(waits[0]).toBeGreaterThanOrEqual(1_000);

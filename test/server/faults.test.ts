@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from 'vitest';
-import { FaultDice } from '../../src/service/faults.js';
 import type { RunningServer } from '../../src/server/server.js';
+import { FaultDice } from '../../src/service/faults.js';
 import { serveInProcess } from '../support/in-process-server.js';
 
 /**
@@ -21,16 +21,30 @@ beforeAll(async () => {
 
 const balance = (server: RunningServer) => fetch(`${server.url}/balance`, { headers: { authorization: `Bearer ${key}` } });
 const buy = (server: RunningServer, idem: string) =>
-  fetch(`${server.url}/offsets`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'idempotency-key': idem, 'content-type': 'application/json' }, body: '{"kg": 1}' });
+  fetch(`${server.url}/offsets`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'idempotency-key': idem, 'content-type': 'application/json' },
+    body: '{"kg": 1}',
+  });
 /** A request's status, or "drop" when the connection was cut without an answer. */
-const outcome = (p: Promise<Response>) => p.then((r) => r.text().then(() => String(r.status)), () => 'drop');
+const outcome = (p: Promise<Response>) =>
+  p.then(
+    (r) => r.text().then(() => String(r.status)),
+    () => 'drop',
+  );
 
 describe('faults through carbon serve', () => {
   test('one request after another: the statuses are the seeded schedule, on every instance', async () => {
-    const config = await a.sandbox.setFaults({ error_rate: 0.5, errors: ['429', '500', '503', 'drop-before'], seed: 7, retry_after_seconds: 0 });
+    const config = await a.sandbox.setFaults({
+      error_rate: 0.5,
+      errors: ['429', '500', '503', 'drop-before'],
+      seed: 7,
+      retry_after_seconds: 0,
+    });
     const expected = new FaultDice();
     expected.use(JSON.stringify(config));
-    const want = (n: number) => Array.from({ length: n }, () => expected.draw({ method: 'GET', path: '/api/v1/balance', headers: {} })?.kind ?? '200');
+    const want = (n: number) =>
+      Array.from({ length: n }, () => expected.draw({ method: 'GET', path: '/api/v1/balance', headers: {} })?.kind ?? '200');
     const got: string[] = [];
     for (let i = 0; i < 40; i++) got.push((await outcome(balance(b))).replace(/^drop$/, 'drop-before'));
     expect(got).toEqual(want(40));
@@ -38,7 +52,11 @@ describe('faults through carbon serve', () => {
     // The 429 says when to come back, as set.
     await a.sandbox.setFaults({ error_rate: 1, errors: ['429'], retry_after_seconds: 0 });
     const r = await balance(b);
-    expect([r.status, r.headers.get('retry-after'), ((await r.json()) as { error: { code: string } }).error.code]).toEqual([429, '0', 'rate_limited']);
+    expect([r.status, r.headers.get('retry-after'), ((await r.json()) as { error: { code: string } }).error.code]).toEqual([
+      429,
+      '0',
+      'rate_limited',
+    ]);
     await a.sandbox.clearFaults();
     expect((await balance(b)).status).toBe(200);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { type Incoming, match, REQUESTS } from '../../src/server/requests.js';
 import { routeList } from '../../src/service/routes.js';
-import { type Incoming, REQUESTS, match } from '../../src/server/requests.js';
 
 /** The request table: every URL the server answers is one entry, matched in the table's order. */
 

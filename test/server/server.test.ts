@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Offset } from '../../src/api/types.js';
-import { type RunningServer, type ServeOptions, parseTarget, startServer } from '../../src/server/server.js';
+import { parseTarget, type RunningServer, type ServeOptions, startServer } from '../../src/server/server.js';
+import { Sandbox } from '../../src/service/sandbox.js';
 import { LEDGER_FILE } from '../../src/store/sqlite/files.js';
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { Sandbox } from '../../src/service/sandbox.js';
 import { limit } from '../support/load.js';
 import { rawExchange, sleep } from '../support/raw-http.js';
 
@@ -51,7 +51,12 @@ afterAll(async () => {
   for (const h of open.splice(0)) await shutdown(h).catch(() => {});
 });
 
-async function call(h: Harness, method: string, path: string, init: { key?: string | null; body?: string; headers?: Record<string, string> } = {}) {
+async function call(
+  h: Harness,
+  method: string,
+  path: string,
+  init: { key?: string | null; body?: string; headers?: Record<string, string> } = {},
+) {
   const headers: Record<string, string> = { ...init.headers };
   const key = init.key === undefined ? h.keys.test : init.key;
   if (key !== null) headers.authorization = `Bearer ${key}`;
@@ -92,7 +97,10 @@ describe('carbon serve: HTTP robustness', () => {
 
   it('answers the API with the spec headers: JSON, Request-Id, Idempotent-Replayed', async () => {
     const body = JSON.stringify({ kg: 5 });
-    const first = await call(h, 'POST', '/api/v1/offsets', { body, headers: { 'idempotency-key': 'robust-1', 'content-type': 'application/json' } });
+    const first = await call(h, 'POST', '/api/v1/offsets', {
+      body,
+      headers: { 'idempotency-key': 'robust-1', 'content-type': 'application/json' },
+    });
     expect(first.status).toBe(201);
     expect(first.headers.get('content-type')).toBe('application/json');
     expect(first.headers.get('request-id')).toMatch(/^req_/);
@@ -105,7 +113,10 @@ describe('carbon serve: HTTP robustness', () => {
   it('shows the spec header names in their usual case on the wire', async () => {
     // Its own purchase first (any order of tests), then the replay read at the byte level.
     expect((await call(h, 'POST', '/api/v1/offsets', { body: '{"kg":5}', headers: { 'idempotency-key': 'wire-1' } })).status).toBe(201);
-    const r = await rawExchange(h.port, `POST /api/v1/offsets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${h.keys.test}\r\nIdempotency-Key: wire-1\r\nContent-Length: 10\r\nConnection: close\r\n\r\n{"kg": 5} `);
+    const r = await rawExchange(
+      h.port,
+      `POST /api/v1/offsets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${h.keys.test}\r\nIdempotency-Key: wire-1\r\nContent-Length: 10\r\nConnection: close\r\n\r\n{"kg": 5} `,
+    );
     expect(r.status).toBe(201);
     expect(r.raw).toContain('\r\nIdempotent-Replayed: true\r\n');
     expect(r.raw).toContain('\r\nRequest-Id: req_');
@@ -129,7 +140,10 @@ describe('carbon serve: HTTP robustness', () => {
 
   describe('the body limit', () => {
     it('refuses a declared Content-Length over the limit with 413 before the body is sent', async () => {
-      const r = await rawExchange(h.port, `POST /api/v1/quotes HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${h.keys.test}\r\nContent-Length: 5000000\r\n\r\n{"kg":`);
+      const r = await rawExchange(
+        h.port,
+        `POST /api/v1/quotes HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${h.keys.test}\r\nContent-Length: 5000000\r\n\r\n{"kg":`,
+      );
       expect(r.status).toBe(413);
       expect(r.headers['content-type']).toBe('application/json');
       expect(r.headers.connection).toBe('close');
@@ -155,14 +169,19 @@ describe('carbon serve: HTTP robustness', () => {
     });
 
     it('refuses `Expect: 100-continue` with a large body without asking for it', async () => {
-      const r = await rawExchange(h.port, `POST /api/v1/quotes HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 99999\r\n\r\n`);
+      const r = await rawExchange(
+        h.port,
+        `POST /api/v1/quotes HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 99999\r\n\r\n`,
+      );
       expect(r.raw).not.toContain('100 Continue');
       expect(r.status).toBe(413);
     });
 
     it('accepts `Expect: 100-continue` with a small body', async () => {
       const r = await rawExchange(h.port, async (s) => {
-        s.write(`POST /api/v1/quotes HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${h.keys.test}\r\nExpect: 100-continue\r\nContent-Length: 9\r\nConnection: close\r\n\r\n`);
+        s.write(
+          `POST /api/v1/quotes HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${h.keys.test}\r\nExpect: 100-continue\r\nContent-Length: 9\r\nConnection: close\r\n\r\n`,
+        );
         await sleep(100);
         s.write('{"kg": 5}');
       });
@@ -178,7 +197,9 @@ describe('carbon serve: HTTP robustness', () => {
 
     it('answers a body that is not UTF-8 with 400 invalid_json', async () => {
       const payload = Buffer.concat([
-        Buffer.from(`POST /api/v1/quotes HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${h.keys.test}\r\nContent-Length: 11\r\nConnection: close\r\n\r\n`),
+        Buffer.from(
+          `POST /api/v1/quotes HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${h.keys.test}\r\nContent-Length: 11\r\nConnection: close\r\n\r\n`,
+        ),
         Buffer.from([0x7b, 0x22, 0x6b, 0x67, 0x22, 0x3a, 0x31, 0xff, 0xfe, 0x20, 0x7d]),
       ]);
       const r = await rawExchange(h.port, payload);
@@ -192,9 +213,19 @@ describe('carbon serve: HTTP robustness', () => {
       ['a garbage request line', 'GARBAGE\r\n\r\n', 400, 'malformed_request'],
       ['an unknown HTTP version', 'GET /api/v1/balance HTTP/9.9\r\nHost: x\r\n\r\n', 400, 'malformed_request'],
       ['a header without a colon', 'GET /api/v1/balance HTTP/1.1\r\nHost: x\r\nNo colon here\r\n\r\n', 400, 'malformed_request'],
-      ['Content-Length and Transfer-Encoding together', 'POST /api/v1/quotes HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n', 400, 'malformed_request'],
+      [
+        'Content-Length and Transfer-Encoding together',
+        'POST /api/v1/quotes HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n',
+        400,
+        'malformed_request',
+      ],
       ['a bad Content-Length', 'POST /api/v1/quotes HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n', 400, 'malformed_request'],
-      ['a bad chunk size', 'POST /api/v1/quotes HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n', 400, 'malformed_request'],
+      [
+        'a bad chunk size',
+        'POST /api/v1/quotes HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n',
+        400,
+        'malformed_request',
+      ],
       ['headers over 16 KiB', `GET /api/v1/balance HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'headers_too_large'],
       ['binary noise', Buffer.from([0, 1, 2, 3, 255, 254, 13, 10, 13, 10]), 400, 'malformed_request'],
     ] as const)('%s: %i %s in the envelope, then the connection closes', async (_, payload, status, code) => {
@@ -214,7 +245,10 @@ describe('carbon serve: HTTP robustness', () => {
     });
 
     it('an absolute-form request target is served by its path', async () => {
-      const r = await rawExchange(h.port, `GET http://127.0.0.1:${h.port}/api/v1/balance HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${h.keys.test}\r\nConnection: close\r\n\r\n`);
+      const r = await rawExchange(
+        h.port,
+        `GET http://127.0.0.1:${h.port}/api/v1/balance HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${h.keys.test}\r\nConnection: close\r\n\r\n`,
+      );
       expect(r.status).toBe(200);
       expect(JSON.parse(r.body)).toMatchObject({ object: 'balance' });
     });
@@ -314,12 +348,15 @@ describe('carbon serve: answers stay fresh under load', () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 16 });
     const balance = () =>
       new Promise<number>((resolve, reject) => {
-        const req = httpRequest({ port: h.port, path: '/api/v1/balance', agent, headers: { authorization: `Bearer ${h.keys.test}` } }, (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => (text += chunk));
-          res.on('end', () => resolve((JSON.parse(text) as { available_cents: number }).available_cents));
-        });
+        const req = httpRequest(
+          { port: h.port, path: '/api/v1/balance', agent, headers: { authorization: `Bearer ${h.keys.test}` } },
+          (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => (text += chunk));
+            res.on('end', () => resolve((JSON.parse(text) as { available_cents: number }).available_cents));
+          },
+        );
         req.on('error', reject);
         req.end();
       });
@@ -361,7 +398,10 @@ describe('carbon serve: the access log', () => {
       ['GET', '/nope', h.keys.test],
     ];
     for (const [method, path, key] of requests) await call(h, method, path, { key });
-    await call(h, 'GET', '/api/v1/balance', { key: null, headers: { authorization: `Basic ${Buffer.from(`user:${h.keys.test}`).toString('base64')}` } });
+    await call(h, 'GET', '/api/v1/balance', {
+      key: null,
+      headers: { authorization: `Basic ${Buffer.from(`user:${h.keys.test}`).toString('base64')}` },
+    });
     await call(h, 'POST', '/api/v1/offsets', { body: '{"kg":1}', headers: { 'idempotency-key': 'log-1' } });
     await sleep(50);
 
@@ -373,7 +413,9 @@ describe('carbon serve: the access log', () => {
       expect(all).not.toContain(secret.slice(8, 30));
     }
     expect(all).not.toContain('secret-ref');
-    expect(access[0]).toMatch(new RegExp(`^\\S+ GET /api/v1/balance 200 \\d+\\.\\dms key=ck_test_\\.\\.\\.${h.keys.test.slice(-4)} req_\\w+$`));
+    expect(access[0]).toMatch(
+      new RegExp(`^\\S+ GET /api/v1/balance 200 \\d+\\.\\dms key=ck_test_\\.\\.\\.${h.keys.test.slice(-4)} req_\\w+$`),
+    );
     expect(access[1]).toContain(`key=ck_live_...${h.keys.live.slice(-4)}`);
     expect(access[2]).toMatch(/ GET \/api\/v1\/offsets 200 /);
     expect(access[5]).toMatch(/ GET \/api\/v1\/balance 401 .* key=- /);
@@ -499,7 +541,11 @@ describe('carbon serve: publicUrl', () => {
   it('certificate URLs use the public origin when one is given', async () => {
     const h = await serve({ publicUrl: 'https://sandbox.example.test' });
     await h.server.sandbox.topUp('live', 25_000);
-    const bought = await call(h, 'POST', '/api/v1/offsets', { key: h.keys.live, body: '{"kg": 10}', headers: { 'idempotency-key': 'pub' } });
+    const bought = await call(h, 'POST', '/api/v1/offsets', {
+      key: h.keys.live,
+      body: '{"kg": 10}',
+      headers: { 'idempotency-key': 'pub' },
+    });
     await h.server.sandbox.advanceClock(60_000);
     const r = await call(h, 'GET', `/api/v1/offsets/${bought.json.id as string}`, { key: h.keys.live });
     expect(r.json.certificate_url).toMatch(/^https:\/\/sandbox\.example\.test\/certificates\/cert_[0-9a-f]{24}$/);

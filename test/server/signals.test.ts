@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Sandbox } from '../../src/service/sandbox.js';
 import { limit } from '../support/load.js';
 import { sleep } from '../support/raw-http.js';
-import { type ServerProcess, defaultLauncher, startServerProcess } from '../support/server-process.js';
+import { defaultLauncher, type ServerProcess, startServerProcess } from '../support/server-process.js';
 
 /**
  * `carbon serve` in its own process, stopped by a signal with a request in flight: the request
@@ -56,34 +56,37 @@ describe(`carbon serve stopped by a signal (${launcher})`, () => {
     server = undefined;
   });
 
-  it.each(['SIGTERM', 'SIGINT'] as const)('%s with a request in flight: the request completes, then the process exits 0', async (signal) => {
-    server = await startServerProcess();
-    const key = await keyOf(server.dataDir);
-    const purchase = slowPurchase(server.url, key, '{"kg": 33}');
-    await sleep(200);
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    '%s with a request in flight: the request completes, then the process exits 0',
+    async (signal) => {
+      server = await startServerProcess();
+      const key = await keyOf(server.dataDir);
+      const purchase = slowPurchase(server.url, key, '{"kg": 33}');
+      await sleep(200);
 
-    const exited = new Promise<number | null>((resolve) => server!.child.once('exit', (code) => resolve(code)));
-    server.child.kill(signal);
-    await sleep(300);
-    // Still running: it is waiting for the request in flight.
-    expect(server.child.exitCode).toBeNull();
-    // And no longer accepting new connections.
-    await expect(fetch(`${server.url}/balance`, { headers: { authorization: `Bearer ${key}` } })).rejects.toThrow();
+      const exited = new Promise<number | null>((resolve) => server!.child.once('exit', (code) => resolve(code)));
+      server.child.kill(signal);
+      await sleep(300);
+      // Still running: it is waiting for the request in flight.
+      expect(server.child.exitCode).toBeNull();
+      // And no longer accepting new connections.
+      await expect(fetch(`${server.url}/balance`, { headers: { authorization: `Bearer ${key}` } })).rejects.toThrow();
 
-    purchase.finish();
-    const answer = await purchase.response;
-    expect(answer.status).toBe(201);
-    expect(JSON.parse(answer.body)).toMatchObject({ object: 'offset', kg: 33, status: 'processing' });
-    expect(answer.connection).toBe('close');
-    expect(await exited).toBe(0);
+      purchase.finish();
+      const answer = await purchase.response;
+      expect(answer.status).toBe(201);
+      expect(JSON.parse(answer.body)).toMatchObject({ object: 'offset', kg: 33, status: 'processing' });
+      expect(answer.connection).toBe('close');
+      expect(await exited).toBe(0);
 
-    const sandbox = await Sandbox.open(server.dataDir);
-    expect((await sandbox.status()).impact.test.offsets).toBe(1);
-    await sandbox.close();
-    const log = server.stderr();
-    expect(log).toMatch(/ POST \/api\/v1\/offsets 201 /);
-    expect(log).not.toContain(key);
-  });
+      const sandbox = await Sandbox.open(server.dataDir);
+      expect((await sandbox.status()).impact.test.offsets).toBe(1);
+      await sandbox.close();
+      const log = server.stderr();
+      expect(log).toMatch(/ POST \/api\/v1\/offsets 201 /);
+      expect(log).not.toContain(key);
+    },
+  );
 
   it('an idle server exits 0 at once on SIGTERM', async () => {
     server = await startServerProcess();

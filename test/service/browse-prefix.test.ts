@@ -20,7 +20,10 @@ async function prefixes(target: StoreTarget): Promise<Record<string, string[]>> 
     const key = (await sandbox.defaultKey('test'))!;
     for (const [i, reference] of REFERENCES.entries()) {
       const res = await service.handle({
-        method: 'POST', path: '/api/v1/offsets', query: {}, body: JSON.stringify({ kg: 1, reference }),
+        method: 'POST',
+        path: '/api/v1/offsets',
+        query: {},
+        body: JSON.stringify({ kg: 1, reference }),
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': `prefix-${i}` },
       });
       expect(res.status).toBe(201);

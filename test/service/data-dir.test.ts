@@ -9,7 +9,7 @@ afterEach(() => {
   while (cleanup.length) cleanup.pop()!();
 });
 async function world(options: Parameters<typeof openWorld>[0] = {}): Promise<World> {
-  const w = (await openWorld(options));
+  const w = await openWorld(options);
   cleanup.push(() => w.close());
   return w;
 }
@@ -23,18 +23,18 @@ const mode = (path: string) => statSync(path).mode & 0o777;
 
 describe('data-directory isolation', () => {
   test('two sandboxes in two directories share nothing: keys, offsets, balances, clocks', async () => {
-    const a = (await world());
-    const b = (await world());
+    const a = await world();
+    const b = await world();
     expect(a.keys.test).not.toBe(b.keys.test);
     const bought = (await a.buy({ kg: 500, reference: 'only-in-a' })).body;
-    (await a.sandbox.topUp('live', 25_000));
-    (await a.sandbox.advanceClock(10_000));
-    (await a.sandbox.setRate(9000));
+    await a.sandbox.topUp('live', 25_000);
+    await a.sandbox.advanceClock(10_000);
+    await a.sandbox.setRate(9000);
 
-    expectError((await b.call('GET', '/balance', { key: a.keys.test })), 401, 'api_key_invalid');
-    expectError((await a.call('GET', '/balance', { key: b.keys.live })), 401, 'api_key_invalid');
+    expectError(await b.call('GET', '/balance', { key: a.keys.test }), 401, 'api_key_invalid');
+    expectError(await a.call('GET', '/balance', { key: b.keys.live }), 401, 'api_key_invalid');
     expect((await b.call('GET', '/offsets')).body).toEqual({ object: 'list', data: [], has_more: false });
-    expectError((await b.call('GET', `/offsets/${bought.id}`)), 404, 'resource_missing', 'id');
+    expectError(await b.call('GET', `/offsets/${bought.id}`), 404, 'resource_missing', 'id');
     expect((await b.sandbox.status()).balances).toEqual({ test: 100_000, live: 0 });
     expect((await b.sandbox.status()).clock.offset_ms).toBe(0);
     expect((await b.sandbox.status()).account.rate).toBe(4000);
@@ -42,11 +42,11 @@ describe('data-directory isolation', () => {
   });
 
   test('revoking a key in one directory does not touch the other', async () => {
-    const a = (await world());
-    const b = (await world());
+    const a = await world();
+    const b = await world();
     const idA = (await a.sandbox.keys()).find((k) => k.default === 'test')!.id;
-    (await a.sandbox.revokeKey(idA));
-    expectError((await a.call('GET', '/balance')), 401, 'api_key_revoked');
+    await a.sandbox.revokeKey(idA);
+    expectError(await a.call('GET', '/balance'), 401, 'api_key_revoked');
     expect((await b.call('GET', '/balance')).status).toBe(200);
   });
 });
@@ -58,9 +58,9 @@ describe('files on disk', () => {
     const old = process.umask(0o000);
     let w: World;
     try {
-      w = (await world({ dir: data }));
-      (await w.buy({ kg: 1 })); // the WAL file exists once something is written
-      (await w.sandbox.createKey('live', 'read_only')); // the keys file is rewritten
+      w = await world({ dir: data });
+      await w.buy({ kg: 1 }); // the WAL file exists once something is written
+      await w.sandbox.createKey('live', 'read_only'); // the keys file is rewritten
     } finally {
       process.umask(old);
     }
@@ -72,41 +72,41 @@ describe('files on disk', () => {
   });
 
   test('the ledger uses WAL journaling', async () => {
-    const w = (await world());
+    const w = await world();
     expect(w.store.db.pragma('journal_mode', { simple: true })).toBe('wal');
   });
 
   test('reopening a directory keeps everything and provisions nothing new', async () => {
     const d = dir();
-    const first = (await Sandbox.open(d));
+    const first = await Sandbox.open(d);
     const key = (await first.defaultKey('test'))!;
     const service = first.service();
-    const bought = (await service.handle({
+    const bought = await service.handle({
       method: 'POST',
       path: '/api/v1/offsets',
       query: {},
       headers: { authorization: `Bearer ${key}`, 'idempotency-key': 'persist' },
       body: '{"kg": 250}',
-    }));
+    });
     expect(bought.status).toBe(201);
-    (await first.advanceClock(5000));
-    (await first.close());
+    await first.advanceClock(5000);
+    await first.close();
 
-    const again = (await Sandbox.open(d));
+    const again = await Sandbox.open(d);
     cleanup.push(() => again.close());
-    expect((await again.defaultKey('test'))).toBe(key);
-    expect((await again.keys())).toHaveLength(3);
-    const status = (await again.status());
+    expect(await again.defaultKey('test')).toBe(key);
+    expect(await again.keys()).toHaveLength(3);
+    const status = await again.status();
     expect(status.balances).toEqual({ test: 99_000, live: 0 });
     expect(status.clock.offset_ms).toBe(5000);
     expect(status.impact.test).toEqual({ placed_kg: 250, processing_kg: 0, offsets: 1 });
-    const replay = (await again.service().handle({
+    const replay = await again.service().handle({
       method: 'POST',
       path: '/api/v1/offsets',
       query: {},
       headers: { authorization: `Bearer ${key}`, 'idempotency-key': 'persist' },
       body: '{"kg": 250}',
-    }));
+    });
     expect(replay.headers['idempotent-replayed']).toBe('true');
   });
 
@@ -114,7 +114,11 @@ describe('files on disk', () => {
     // What a ledger deleted under its key file leaves, or a run killed after writing the file and
     // before its commit: defaults naming keys the ledger does not have.
     const data = dir();
-    writeFileSync(join(data, 'sandbox-keys.json'), JSON.stringify({ defaults: { test: 'key_stale' }, secrets: { key_stale: 'ck_test_stalestalestalestalestalestale' } }), { mode: 0o600 });
+    writeFileSync(
+      join(data, 'sandbox-keys.json'),
+      JSON.stringify({ defaults: { test: 'key_stale' }, secrets: { key_stale: 'ck_test_stalestalestalestalestalestale' } }),
+      { mode: 0o600 },
+    );
     const sandbox = await Sandbox.open(data);
     try {
       const keys = await sandbox.keys();
@@ -129,8 +133,8 @@ describe('files on disk', () => {
 
   test('two handles on one directory share one ledger', async () => {
     const d = dir();
-    const a = (await world({ dir: d }));
-    const b = (await world({ dir: d }));
+    const a = await world({ dir: d });
+    const b = await world({ dir: d });
     expect(b.keys).toEqual(a.keys);
     const o = (await a.buy({ kg: 10 })).body;
     expect((await b.call('GET', `/offsets/${o.id}`)).status).toBe(200);
@@ -138,8 +142,8 @@ describe('files on disk', () => {
   });
 
   test('a memory sandbox keeps its ledger off the disk, and only its keys file in the directory', async () => {
-    const w = (await world({ memory: true }));
-    (await w.buy({ kg: 1 }));
+    const w = await world({ memory: true });
+    await w.buy({ kg: 1 });
     expect(readdirSync(w.dir)).toEqual(['sandbox-keys.json']);
     expect(existsSync(join(w.dir, 'ledger.db'))).toBe(false);
   });
@@ -147,20 +151,20 @@ describe('files on disk', () => {
 
 describe('reset', () => {
   test('deletes every offset, balance, key and remembered Idempotency-Key, and provisions a fresh account', async () => {
-    const w = (await world());
-    (await w.buy({ kg: 10 }, { idem: 'before-reset' }));
-    (await w.sandbox.topUp('live', 30_000));
-    (await w.sandbox.setRate(7000));
-    (await w.sandbox.setReviewLimit(1));
-    (await w.sandbox.setStatus('suspended'));
-    (await w.sandbox.advanceClock(10_000));
+    const w = await world();
+    await w.buy({ kg: 10 }, { idem: 'before-reset' });
+    await w.sandbox.topUp('live', 30_000);
+    await w.sandbox.setRate(7000);
+    await w.sandbox.setReviewLimit(1);
+    await w.sandbox.setStatus('suspended');
+    await w.sandbox.advanceClock(10_000);
     const oldKeys = { ...w.keys };
 
-    (await w.sandbox.reset());
-    expectError((await w.call('GET', '/balance', { key: oldKeys.test })), 401, 'api_key_invalid');
+    await w.sandbox.reset();
+    expectError(await w.call('GET', '/balance', { key: oldKeys.test }), 401, 'api_key_invalid');
     const key = (await w.sandbox.defaultKey('test'))!;
     expect(key).not.toBe(oldKeys.test);
-    expect((await w.sandbox.status())).toMatchObject({
+    expect(await w.sandbox.status()).toMatchObject({
       account: { status: 'active', rate: 4000, review_limit_cents: 500_000, rate_limit_requests: null },
       clock: { offset_ms: 0 },
       balances: { test: 100_000, live: 0 },
@@ -168,7 +172,7 @@ describe('reset', () => {
     });
     for (const table of ['offsets', 'idempotency']) expect(w.rows(`SELECT * FROM ${table}`)).toEqual([]);
     expect(w.rows('SELECT kind, amount_cents FROM entries')).toEqual([{ kind: 'topup', amount_cents: 100_000 }]);
-    const res = (await w.call('POST', '/offsets', { key, body: { kg: 10 }, idem: 'before-reset' }));
+    const res = await w.call('POST', '/offsets', { key, body: { kg: 10 }, idem: 'before-reset' });
     expect(res.status).toBe(201);
     expect(res.headers['idempotent-replayed']).toBeUndefined();
   });

@@ -42,7 +42,7 @@ const EXTRA_FIELDS: Record<string, string[]> = {
 
 let w: World;
 beforeAll(async () => {
-  w = (await openWorld());
+  w = await openWorld();
 });
 afterAll(() => w.close());
 
@@ -60,18 +60,18 @@ async function trigger(code: string): Promise<ApiResponse> {
     case 'api_key_invalid':
       return w.call('GET', '/balance', { key: 'nope' });
     case 'api_key_revoked': {
-      const k = (await w.sandbox.createKey('test', 'purchase'));
-      (await w.sandbox.revokeKey(k.id));
+      const k = await w.sandbox.createKey('test', 'purchase');
+      await w.sandbox.revokeKey(k.id);
       return w.call('GET', '/balance', { key: k.secret });
     }
     case 'insufficient_balance':
       return w.call('POST', '/offsets', { key: w.keys.live, body: { kg: 1 }, idem: 'e-402' });
     case 'api_access_inactive': {
-      (await w.sandbox.setStatus('suspended'));
+      await w.sandbox.setStatus('suspended');
       try {
         return await w.call('GET', '/balance');
       } finally {
-        (await w.sandbox.setStatus('active'));
+        await w.sandbox.setStatus('active');
       }
     }
     case 'insufficient_permissions':
@@ -83,18 +83,18 @@ async function trigger(code: string): Promise<ApiResponse> {
     case 'method_not_allowed':
       return w.call('DELETE', '/offsets');
     case 'idempotency_key_reused':
-      (await w.call('POST', '/offsets', { body: { kg: 1 }, idem: 'e-409' }));
+      await w.call('POST', '/offsets', { body: { kg: 1 }, idem: 'e-409' });
       return w.call('POST', '/offsets', { body: { kg: 2 }, idem: 'e-409' });
     case 'validation_error':
       return w.call('POST', '/quotes', { body: { kg: 1.5 } });
     case 'amount_too_small':
       return w.call('POST', '/quotes', { body: { amount_cents: 1 } });
     case 'rate_limited': {
-      (await w.sandbox.setRateLimit(0));
+      await w.sandbox.setRateLimit(0);
       try {
         return await w.call('GET', '/impact');
       } finally {
-        (await w.sandbox.setRateLimit(null));
+        await w.sandbox.setRateLimit(null);
       }
     }
     default:
@@ -103,7 +103,14 @@ async function trigger(code: string): Promise<ApiResponse> {
 }
 
 /** Codes only the HTTP adapter (400/408/413/431) or an unexpected failure (5xx) produce: never from handle(). */
-const NOT_FROM_HANDLE = new Set(['malformed_request', 'request_timeout', 'body_too_large', 'headers_too_large', 'internal_error', 'service_unavailable']);
+const NOT_FROM_HANDLE = new Set([
+  'malformed_request',
+  'request_timeout',
+  'body_too_large',
+  'headers_too_large',
+  'internal_error',
+  'service_unavailable',
+]);
 
 describe('the type↔code table', () => {
   test('the model’s table is exactly the documented one', () => {
@@ -121,34 +128,38 @@ describe('the type↔code table', () => {
     }
   });
 
-  test.each(Object.keys(DOCUMENTED).filter((c) => !NOT_FROM_HANDLE.has(c)))(
-    '%s: status, type and envelope as documented',
-    async (code) => {
-      const res = (await trigger(code));
-      const [status, type] = DOCUMENTED[code]!;
-      expect(res.status).toBe(status);
-      expect(Object.keys(res.body as object)).toEqual(['error']);
-      const err = errorOf(res);
-      expect(err.code).toBe(code);
-      expect(err.type).toBe(type);
-      expect(typeof err.message).toBe('string');
-      expect(err.message.length).toBeGreaterThan(10);
-      const optional = Object.keys(err).filter((k) => !['type', 'code', 'message'].includes(k)).sort();
-      expect(optional).toEqual((EXTRA_FIELDS[code] ?? []).slice().sort());
-      if (code === 'insufficient_balance') {
-        expect(Number.isSafeInteger(err.balance_cents)).toBe(true);
-        expect(Number.isSafeInteger(err.required_cents)).toBe(true);
-      }
-      expect(res.headers['content-type']).toBe('application/json');
-      expect(res.headers['request-id']).toMatch(/^req_[A-Za-z0-9]{14}$/);
-    },
-  );
+  test.each(Object.keys(DOCUMENTED).filter((c) => !NOT_FROM_HANDLE.has(c)))('%s: status, type and envelope as documented', async (code) => {
+    const res = await trigger(code);
+    const [status, type] = DOCUMENTED[code]!;
+    expect(res.status).toBe(status);
+    expect(Object.keys(res.body as object)).toEqual(['error']);
+    const err = errorOf(res);
+    expect(err.code).toBe(code);
+    expect(err.type).toBe(type);
+    expect(typeof err.message).toBe('string');
+    expect(err.message.length).toBeGreaterThan(10);
+    const optional = Object.keys(err)
+      .filter((k) => !['type', 'code', 'message'].includes(k))
+      .sort();
+    expect(optional).toEqual((EXTRA_FIELDS[code] ?? []).slice().sort());
+    if (code === 'insufficient_balance') {
+      expect(Number.isSafeInteger(err.balance_cents)).toBe(true);
+      expect(Number.isSafeInteger(err.required_cents)).toBe(true);
+    }
+    expect(res.headers['content-type']).toBe('application/json');
+    expect(res.headers['request-id']).toMatch(/^req_[A-Za-z0-9]{14}$/);
+  });
 });
 
 describe('headers', () => {
   test('every response is JSON and carries a unique request-id', async () => {
     const ids = new Set<string>();
-    for (const res of [await w.call('GET', '/balance'), await w.call('GET', '/impact'), await w.call('GET', '/offsets'), await w.call('GET', '/nowhere')]) {
+    for (const res of [
+      await w.call('GET', '/balance'),
+      await w.call('GET', '/impact'),
+      await w.call('GET', '/offsets'),
+      await w.call('GET', '/nowhere'),
+    ]) {
       expect(res.headers['content-type']).toBe('application/json');
       ids.add(res.headers['request-id']!);
     }
@@ -169,7 +180,7 @@ describe('routes and methods', () => {
     '/api/v1//offsets',
     '/API/V1/offsets',
   ])('%s → 404 route_missing, before authentication', async (path) => {
-    const res = (await w.call('GET', path, { key: null, raw: true }));
+    const res = await w.call('GET', path, { key: null, raw: true });
     const err = expectError(res, 404, 'route_missing');
     expect(err.type).toBe('invalid_request_error');
   });
@@ -183,7 +194,7 @@ describe('routes and methods', () => {
     ['POST', '/offsets/off_x', 'GET'],
     ['DELETE', '/offsets/off_x', 'GET'],
   ])('%s %s → 405 method_not_allowed with Allow: %s', async (method, path, allow) => {
-    const res = (await w.call(method, path, { key: null }));
+    const res = await w.call(method, path, { key: null });
     expectError(res, 405, 'method_not_allowed');
     expect(res.headers.allow).toBe(allow);
   });

@@ -13,7 +13,15 @@ import { refused } from '../support/world.js';
  * and mode, shares and bounds kept), and the setting as the store keeps it for every instance.
  */
 
-const BASE: FaultConfig = { error_rate: 0, errors: ['429', '500', '503', 'drop-before', 'drop-after'], latency_ms: null, route: null, mode: null, seed: SEED, retry_after_seconds: 1 };
+const BASE: FaultConfig = {
+  error_rate: 0,
+  errors: ['429', '500', '503', 'drop-before', 'drop-after'],
+  latency_ms: null,
+  route: null,
+  mode: null,
+  seed: SEED,
+  retry_after_seconds: 1,
+};
 const buy = { method: 'POST', path: '/api/v1/offsets', headers: { authorization: 'Bearer ck_test_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' } };
 const dice = (config: Partial<FaultConfig>) => {
   const d = new FaultDice();
@@ -24,8 +32,22 @@ const dice = (config: Partial<FaultConfig>) => {
 describe('checkFaults', () => {
   test('fills the defaults and writes the route as the route table does', () => {
     expect(checkFaults({ error_rate: 0.3, seed: 7 })).toEqual({ ...BASE, error_rate: 0.3, seed: 7 });
-    expect(checkFaults({ latency_ms: { min: 50, max: 400 }, route: 'post /api/v1/offsets/', mode: 'live', retry_after_seconds: 0, errors: ['503', '503'] })).toEqual({
-      ...BASE, seed: null, latency_ms: { min: 50, max: 400 }, route: 'POST /offsets', mode: 'live', retry_after_seconds: 0, errors: ['503'],
+    expect(
+      checkFaults({
+        latency_ms: { min: 50, max: 400 },
+        route: 'post /api/v1/offsets/',
+        mode: 'live',
+        retry_after_seconds: 0,
+        errors: ['503', '503'],
+      }),
+    ).toEqual({
+      ...BASE,
+      seed: null,
+      latency_ms: { min: 50, max: 400 },
+      route: 'POST /offsets',
+      mode: 'live',
+      retry_after_seconds: 0,
+      errors: ['503'],
     });
     expect(checkFaults({ error_rate: 1, route: 'GET /offsets/{id}' }).route).toBe('GET /offsets/{id}');
   });
@@ -111,8 +133,16 @@ describe('FaultDice', () => {
 
   test('answers in the envelope, with Retry-After on 429 and 503', () => {
     const config = { ...BASE, retry_after_seconds: 0 };
-    expect(faultResponse('429', config)).toMatchObject({ status: 429, headers: { 'retry-after': '0' }, body: { error: { code: 'rate_limited', type: 'rate_limit_error' } } });
-    expect(faultResponse('503', config)).toMatchObject({ status: 503, headers: { 'retry-after': '0' }, body: { error: { code: 'service_unavailable' } } });
+    expect(faultResponse('429', config)).toMatchObject({
+      status: 429,
+      headers: { 'retry-after': '0' },
+      body: { error: { code: 'rate_limited', type: 'rate_limit_error' } },
+    });
+    expect(faultResponse('503', config)).toMatchObject({
+      status: 503,
+      headers: { 'retry-after': '0' },
+      body: { error: { code: 'service_unavailable' } },
+    });
     const five = faultResponse('500', config);
     expect(five).toMatchObject({ status: 500, body: { error: { code: 'internal_error' } } });
     expect(five.headers['retry-after']).toBeUndefined();

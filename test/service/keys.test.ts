@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { expect, test } from 'vitest';
-import { hashKey, newApiKey, redactKeys, requestId, sameHash } from '../../src/service/keys.js';
 import { sha256 } from '../../src/platform/sha256.js';
+import { hashKey, newApiKey, redactKeys, requestId, sameHash } from '../../src/service/keys.js';
 
 // The key digests are computed without node:crypto (start-up); they must be SHA-256 exactly, or
 // every key already stored in a ledger would stop authenticating.
@@ -13,7 +13,9 @@ test('sha256 gives the FIPS 180-4 example digests', () => {
   const hex = (s: string) => sha256(Buffer.from(s, 'utf8')).toString('hex');
   expect(hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
   expect(hex('')).toBe('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
-  expect(hex('abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq')).toBe('248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1');
+  expect(hex('abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq')).toBe(
+    '248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1',
+  );
   expect(hex('a'.repeat(1_000_000))).toBe('cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0');
 });
 

@@ -4,13 +4,13 @@ import { expectError, openWorld, T0, type World } from '../support/world.js';
 
 let w: World;
 beforeEach(async () => {
-  w = (await openWorld());
-  (await w.sandbox.topUp('live', 100_000));
+  w = await openWorld();
+  await w.sandbox.topUp('live', 100_000);
 });
 afterEach(() => w.close());
 
 const list = async (query: Record<string, string> = {}, key?: string) => {
-  const res = (await w.call<OffsetList>('GET', '/offsets', { query, ...(key ? { key } : {}) }));
+  const res = await w.call<OffsetList>('GET', '/offsets', { query, ...(key ? { key } : {}) });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body;
 };
@@ -23,7 +23,7 @@ async function walk(limit: number, extra: Record<string, string> = {}, key?: str
   for (;;) {
     // Bounded: a cursor bug fails here in milliseconds instead of paging forever.
     if (pages > 10_000) throw new Error(`more than 10,000 pages of ${limit}: the cursor does not move (last ${after})`);
-    const page = (await list({ limit: String(limit), ...extra, ...(after ? { starting_after: after } : {}) }, key));
+    const page = await list({ limit: String(limit), ...extra, ...(after ? { starting_after: after } : {}) }, key);
     pages++;
     expect(page.object).toBe('list');
     expect(page.data.length).toBeLessThanOrEqual(limit);
@@ -36,7 +36,7 @@ async function walk(limit: number, extra: Record<string, string> = {}, key?: str
 
 describe('order and pages', () => {
   test('an empty account lists nothing', async () => {
-    expect((await list())).toEqual({ object: 'list', data: [], has_more: false });
+    expect(await list()).toEqual({ object: 'list', data: [], has_more: false });
   });
 
   test('newest first as time moves; the default page is 10', async () => {
@@ -45,10 +45,10 @@ describe('order and pages', () => {
       w.clock.now = T0 + i * 10;
       ids.push((await w.buy({ kg: i + 1 })).body.id);
     }
-    const page = (await list());
+    const page = await list();
     expect(page.data.map((o) => o.id)).toEqual(ids.slice().reverse().slice(0, 10));
     expect(page.has_more).toBe(true);
-    const rest = (await list({ starting_after: page.data.at(-1)!.id }));
+    const rest = await list({ starting_after: page.data.at(-1)!.id });
     expect(rest).toMatchObject({ has_more: false });
     expect(rest.data.map((o) => o.id)).toEqual([ids[1], ids[0]]);
   });
@@ -60,19 +60,19 @@ describe('order and pages', () => {
     expect([...created]).toEqual([new Date(T0).toISOString()]);
     const newestFirst = ids.slice().reverse();
     for (const limit of [1, 7, 100]) {
-      const { ids: seen, pages } = (await walk(limit));
+      const { ids: seen, pages } = await walk(limit);
       expect(seen).toEqual(newestFirst);
       expect(pages).toBe(Math.ceil(230 / limit));
     }
     // Listing twice gives the same answer.
-    expect((await list({ limit: '50' }))).toEqual((await list({ limit: '50' })));
+    expect(await list({ limit: '50' })).toEqual(await list({ limit: '50' }));
   });
 
   test('has_more is false when the last page is exactly full', async () => {
-    for (let i = 0; i < 4; i++) (await w.buy({ kg: 1 }));
-    const first = (await list({ limit: '2' }));
+    for (let i = 0; i < 4; i++) await w.buy({ kg: 1 });
+    const first = await list({ limit: '2' });
     expect(first.has_more).toBe(true);
-    const second = (await list({ limit: '2', starting_after: first.data[1]!.id }));
+    const second = await list({ limit: '2', starting_after: first.data[1]!.id });
     expect(second.data).toHaveLength(2);
     expect(second.has_more).toBe(false);
     expect((await list({ limit: '4' })).has_more).toBe(false);
@@ -81,15 +81,15 @@ describe('order and pages', () => {
 
   test('starting_after the oldest offset gives an empty last page', async () => {
     const oldest = (await w.buy({ kg: 1 })).body.id;
-    (await w.buy({ kg: 1 }));
-    expect((await list({ starting_after: oldest }))).toEqual({ object: 'list', data: [], has_more: false });
+    await w.buy({ kg: 1 });
+    expect(await list({ starting_after: oldest })).toEqual({ object: 'list', data: [], has_more: false });
   });
 
   test('refunded and placed offsets stay in the list with their status', async () => {
     const a = (await w.buy({ kg: 1 })).body.id;
     w.clock.now += 1;
     const b = (await w.buy({ kg: 2 })).body.id;
-    (await w.sandbox.fail(b));
+    await w.sandbox.fail(b);
     w.clock.now += 3000;
     expect((await list()).data.map((o) => [o.id, o.status])).toEqual([
       [b, 'refunded'],
@@ -98,8 +98,8 @@ describe('order and pages', () => {
   });
 
   test('listed offsets equal what GET /offsets/{id} returns', async () => {
-    (await w.buy({ kg: 3, reference: 'x' }));
-    (await w.buy({ amount_cents: 50 }));
+    await w.buy({ kg: 3, reference: 'x' });
+    await w.buy({ amount_cents: 50 });
     for (const o of (await list()).data) expect((await w.call('GET', `/offsets/${encodeURIComponent(o.id)}`)).body).toEqual(o);
   });
 });
@@ -112,8 +112,8 @@ describe('reference filter', () => {
       const id = (await w.buy({ kg: 1, reference: ref })).body.id;
       if (ref === 'invoice-7') tagged.push(id);
     }
-    (await w.buy({ kg: 1 }));
-    const all = (await walk(2, { reference: 'invoice-7' }));
+    await w.buy({ kg: 1 });
+    const all = await walk(2, { reference: 'invoice-7' });
     expect(all.ids).toEqual(tagged.slice().reverse());
     expect(all.pages).toBe(2);
     expect((await list({ reference: 'invoice-7' })).data.every((o) => o.reference === 'invoice-7')).toBe(true);
@@ -123,7 +123,7 @@ describe('reference filter', () => {
   test('the cursor may be an offset without that reference: the page is everything older that matches', async () => {
     const old = (await w.buy({ kg: 1, reference: 'r' })).body.id;
     const mid = (await w.buy({ kg: 1 })).body.id;
-    (await w.buy({ kg: 1, reference: 'r' }));
+    await w.buy({ kg: 1, reference: 'r' });
     expect((await list({ reference: 'r', starting_after: mid })).data.map((o) => o.id)).toEqual([old]);
   });
 
@@ -136,21 +136,21 @@ describe('reference filter', () => {
 
 describe('404 resource_missing', () => {
   test('an unknown starting_after → 404 param starting_after', async () => {
-    (await w.buy({ kg: 1 }));
-    expectError((await w.call('GET', '/offsets', { query: { starting_after: 'off_missing' } })), 404, 'resource_missing', 'starting_after');
+    await w.buy({ kg: 1 });
+    expectError(await w.call('GET', '/offsets', { query: { starting_after: 'off_missing' } }), 404, 'resource_missing', 'starting_after');
   });
 
   test('an unknown id → 404 param id; so is a path segment that is not valid percent-encoding', async () => {
-    expectError((await w.call('GET', '/offsets/off_missing')), 404, 'resource_missing', 'id');
-    expectError((await w.call('GET', '/offsets/%ZZ')), 404, 'resource_missing', 'id');
-    expectError((await w.call('GET', '/offsets/%E0%A4%A')), 404, 'resource_missing', 'id');
+    expectError(await w.call('GET', '/offsets/off_missing'), 404, 'resource_missing', 'id');
+    expectError(await w.call('GET', '/offsets/%ZZ'), 404, 'resource_missing', 'id');
+    expectError(await w.call('GET', '/offsets/%E0%A4%A'), 404, 'resource_missing', 'id');
   });
 
   test('ids are matched exactly, after percent-decoding', async () => {
     const id = (await w.buy({ kg: 1 })).body.id;
     expect((await w.call('GET', `/offsets/${id.replace('off_', 'off%5F')}`)).status).toBe(200);
-    expectError((await w.call('GET', `/offsets/${id.toUpperCase()}`)), 404, 'resource_missing', 'id');
-    expectError((await w.call('GET', `/offsets/${id} `)), 404, 'resource_missing', 'id');
+    expectError(await w.call('GET', `/offsets/${id.toUpperCase()}`), 404, 'resource_missing', 'id');
+    expectError(await w.call('GET', `/offsets/${id} `), 404, 'resource_missing', 'id');
   });
 });
 
@@ -166,16 +166,33 @@ describe('mode scoping of every read', () => {
     expect((await list({}, w.keys.readOnly)).data.map((o) => o.id)).toEqual([t.id]);
 
     expect((await w.call('GET', `/offsets/${t.id}`)).status).toBe(200);
-    expectError((await w.call('GET', `/offsets/${l.id}`)), 404, 'resource_missing', 'id');
-    expectError((await w.call('GET', `/offsets/${t.id}`, { key: w.keys.live })), 404, 'resource_missing', 'id');
-    expectError((await w.call('GET', `/offsets/${l.id}`, { key: w.keys.readOnly })), 404, 'resource_missing', 'id');
+    expectError(await w.call('GET', `/offsets/${l.id}`), 404, 'resource_missing', 'id');
+    expectError(await w.call('GET', `/offsets/${t.id}`, { key: w.keys.live }), 404, 'resource_missing', 'id');
+    expectError(await w.call('GET', `/offsets/${l.id}`, { key: w.keys.readOnly }), 404, 'resource_missing', 'id');
 
-    expectError((await w.call('GET', '/offsets', { query: { starting_after: l.id } })), 404, 'resource_missing', 'starting_after');
-    expectError((await w.call('GET', '/offsets', { key: w.keys.live, query: { starting_after: t.id } })), 404, 'resource_missing', 'starting_after');
+    expectError(await w.call('GET', '/offsets', { query: { starting_after: l.id } }), 404, 'resource_missing', 'starting_after');
+    expectError(
+      await w.call('GET', '/offsets', { key: w.keys.live, query: { starting_after: t.id } }),
+      404,
+      'resource_missing',
+      'starting_after',
+    );
 
     expect((await w.call('GET', '/balance')).body).toMatchObject({ livemode: false, available_cents: 100_000 - 40 });
     expect((await w.call('GET', '/balance', { key: w.keys.live })).body).toMatchObject({ livemode: true, available_cents: 100_000 - 80 });
-    expect((await w.call('GET', '/impact')).body).toEqual({ object: 'impact', livemode: false, placed_kg: 0, processing_kg: 10, offsets: 1 });
-    expect((await w.call('GET', '/impact', { key: w.keys.live })).body).toEqual({ object: 'impact', livemode: true, placed_kg: 0, processing_kg: 20, offsets: 1 });
+    expect((await w.call('GET', '/impact')).body).toEqual({
+      object: 'impact',
+      livemode: false,
+      placed_kg: 0,
+      processing_kg: 10,
+      offsets: 1,
+    });
+    expect((await w.call('GET', '/impact', { key: w.keys.live })).body).toEqual({
+      object: 'impact',
+      livemode: true,
+      placed_kg: 0,
+      processing_kg: 20,
+      offsets: 1,
+    });
   });
 });

@@ -4,8 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Mode } from '../../src/api/types.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { Sandbox } from '../../src/service/sandbox.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { tempDir } from '../support/world.js';
 
 /**
@@ -48,7 +48,12 @@ interface BuyResult {
   kg: number;
   status: number;
   replayed: boolean;
-  body: { id?: string; amount_cents?: number; livemode?: boolean; error?: { code: string; balance_cents?: number; required_cents?: number } };
+  body: {
+    id?: string;
+    amount_cents?: number;
+    livemode?: boolean;
+    error?: { code: string; balance_cents?: number; required_cents?: number };
+  };
 }
 
 /** A deterministic spread of sizes: 1000 to 2000 kg, i.e. 4,000 to 8,000 cents each at the default rate. */
@@ -63,11 +68,11 @@ function sizes(seed: number, n: number): number[] {
 }
 
 test('processes buying, topping up and refunding on one ledger at once leave it exact', { timeout: 60_000 }, async () => {
-  const setup = (await Sandbox.open(dir));
+  const setup = await Sandbox.open(dir);
   const keys = { test: (await setup.defaultKey('test'))!, live: (await setup.defaultKey('live'))! };
-  (await setup.topUp('live', 30_000));
-  const start = (await setup.status());
-  (await setup.close());
+  await setup.topUp('live', 30_000);
+  const start = await setup.status();
+  await setup.close();
   expect(start.balances).toEqual({ test: 100_000, live: 30_000 });
 
   const startAt = Date.now() + 1500; // time for every child to start and open the ledger
@@ -126,18 +131,33 @@ test('processes buying, topping up and refunding on one ledger at once leave it 
       expect(bought.length).toBeGreaterThan(1);
 
       // The offsets table holds exactly the successful purchases; one charge entry each, for its amount.
-      const rows = db.prepare('SELECT id, amount_cents, status FROM offsets WHERE livemode = ?').all(lmode) as { id: string; amount_cents: number; status: string }[];
+      const rows = db.prepare('SELECT id, amount_cents, status FROM offsets WHERE livemode = ?').all(lmode) as {
+        id: string;
+        amount_cents: number;
+        status: string;
+      }[];
       expect(rows.map((r) => r.id).sort()).toEqual(bought.map((r) => r.body.id!).sort());
       for (const r of bought) expect(rows.find((x) => x.id === r.body.id)!.amount_cents).toBe(r.kg * 4);
-      const charges = db.prepare("SELECT offset_id, amount_cents FROM entries WHERE kind = 'charge' AND livemode = ?").all(lmode) as { offset_id: string; amount_cents: number }[];
+      const charges = db.prepare("SELECT offset_id, amount_cents FROM entries WHERE kind = 'charge' AND livemode = ?").all(lmode) as {
+        offset_id: string;
+        amount_cents: number;
+      }[];
       expect(charges.map((c) => c.offset_id).sort()).toEqual(rows.map((r) => r.id).sort());
       for (const c of charges) expect(-c.amount_cents).toBe(rows.find((r) => r.id === c.offset_id)!.amount_cents);
 
       // The refunds the failer made are exactly the refund entries and the refunded offsets.
       const modeRefunds = mode === 'test' ? refunds : [];
-      const refundRows = db.prepare("SELECT offset_id, amount_cents FROM entries WHERE kind = 'refund' AND livemode = ?").all(lmode) as { offset_id: string; amount_cents: number }[];
+      const refundRows = db.prepare("SELECT offset_id, amount_cents FROM entries WHERE kind = 'refund' AND livemode = ?").all(lmode) as {
+        offset_id: string;
+        amount_cents: number;
+      }[];
       expect(refundRows.map((r) => r.offset_id).sort()).toEqual(modeRefunds.map((r) => r.id).sort());
-      expect(rows.filter((r) => r.status === 'refunded').map((r) => r.id).sort()).toEqual(modeRefunds.map((r) => r.id).sort());
+      expect(
+        rows
+          .filter((r) => r.status === 'refunded')
+          .map((r) => r.id)
+          .sort(),
+      ).toEqual(modeRefunds.map((r) => r.id).sort());
 
       // balance = top-ups − charges + refunds, from the children's own reports and from the entries table.
       const charged = bought.reduce((s, r) => s + r.kg * 4, 0);
@@ -153,13 +173,15 @@ test('processes buying, topping up and refunding on one ledger at once leave it 
     expect(refunds.length).toBeGreaterThan(0);
     // And the processes really ran at once: in ledger order, the test buyers' purchases interleave.
     const order = db
-      .prepare("SELECT i.key FROM offsets o JOIN idempotency i ON i.offset_id = o.id WHERE o.livemode = 0 AND i.key <> 'shared-across-processes' ORDER BY o.seq")
+      .prepare(
+        "SELECT i.key FROM offsets o JOIN idempotency i ON i.offset_id = o.id WHERE o.livemode = 0 AND i.key <> 'shared-across-processes' ORDER BY o.seq",
+      )
       .all() as { key: string }[];
     const who = order.map((r) => r.key.split('-')[0]);
     const switches = who.filter((b, i) => i > 0 && b !== who[i - 1]).length;
     if (process.env.DEBUG_MP) console.log({ who: who.join(' '), refunds: refunds.length, switches });
     expect(switches).toBeGreaterThanOrEqual(2);
   } finally {
-    (await after.close());
+    await after.close();
   }
 });

@@ -23,12 +23,17 @@ async function twoEngines(store: StoreKind): Promise<[Engine, Engine]> {
   const dir = tempDir('carbon-meta-');
   const a = await openEngine(ledger.target(dir));
   const b = await openEngine(ledger.target(dir));
-  cleanup.push(async () => rmSync(dir, { recursive: true, force: true }), () => ledger.drop(), () => a.close(), () => b.close());
+  cleanup.push(
+    async () => rmSync(dir, { recursive: true, force: true }),
+    () => ledger.drop(),
+    () => a.close(),
+    () => b.close(),
+  );
   return [a, b];
 }
 
 describe.each(storeMatrix())('the fault setting, kept by the $label store', ({ kind: store }) => {
-  test('is read again after a write through the same store, and after another store\'s from the next turn', async () => {
+  test("is read again after a write through the same store, and after another store's from the next turn", async () => {
     const [a, b] = await twoEngines(store);
     expect(await a.sandbox.faults()).toBeNull();
     await a.sandbox.setFaults({ error_rate: 0.5, seed: 7 });

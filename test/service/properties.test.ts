@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Impact, Mode, OffsetList, Quote } from '../../src/api/types.js';
-import { entrySums, errorOf, lm, openWorld, tempDir, type OffsetBody, type World } from '../support/world.js';
+import { entrySums, errorOf, lm, type OffsetBody, openWorld, tempDir, type World } from '../support/world.js';
 
 /**
  * Property-based tests of the model against an independent reference written with BigInt:
@@ -34,16 +34,16 @@ const amountArb = fc.oneof(
 
 describe('pricing properties', () => {
   test('by price: never charges more than asked, and buys the most whole kg that fits (capped at 1,000,000)', async () => {
-    const w = (await openWorld({ memory: true, dir: shared }));
+    const w = await openWorld({ memory: true, dir: shared });
     try {
-      (await w.sandbox.topUp('test', 100_000_000_000));
+      await w.sandbox.topUp('test', 100_000_000_000);
       let balance = (await w.sandbox.status()).balances.test;
       let n = 0;
       await fc.assert(
         fc.asyncProperty(rateArb, amountArb, async (rate, amount) => {
-          (await w.sandbox.setRate(rate));
-          const q = (await w.call<Quote>('POST', '/quotes', { body: { amount_cents: amount } }));
-          const res = (await w.call<OffsetBody>('POST', '/offsets', { body: { amount_cents: amount }, idem: `price-${++n}` }));
+          await w.sandbox.setRate(rate);
+          const q = await w.call<Quote>('POST', '/quotes', { body: { amount_cents: amount } });
+          const res = await w.call<OffsetBody>('POST', '/offsets', { body: { amount_cents: amount }, idem: `price-${++n}` });
           if (refCharge(1, rate) > amount) {
             // Not even 1 kg fits.
             for (const r of [q, res]) {
@@ -67,23 +67,23 @@ describe('pricing properties', () => {
         { numRuns: 300 },
       );
     } finally {
-      (await w.close());
+      await w.close();
     }
   });
 
   test('by volume: the charge is ceil(kg × rate / 1000), and buying that amount by price buys at least that kg', async () => {
-    const w = (await openWorld({ memory: true, dir: shared }));
+    const w = await openWorld({ memory: true, dir: shared });
     try {
       await fc.assert(
         fc.asyncProperty(rateArb, fc.integer({ min: 1, max: 1_000_000 }), async (rate, kg) => {
-          (await w.sandbox.setRate(rate));
-          const q = (await w.call<Quote>('POST', '/quotes', { body: { kg } }));
+          await w.sandbox.setRate(rate);
+          const q = await w.call<Quote>('POST', '/quotes', { body: { kg } });
           expect(q.status).toBe(200);
           expect(q.body.amount_cents).toBe(refCharge(kg, rate));
           expect(q.body.amount_cents * 1000).toBeGreaterThanOrEqual(kg * rate);
           expect((q.body.amount_cents - 1) * 1000).toBeLessThan(kg * rate);
           if (q.body.amount_cents <= 5_000_000) {
-            const back = (await w.call<Quote>('POST', '/quotes', { body: { amount_cents: q.body.amount_cents } }));
+            const back = await w.call<Quote>('POST', '/quotes', { body: { amount_cents: q.body.amount_cents } });
             expect(back.body.kg).toBeGreaterThanOrEqual(kg);
             expect(back.body.amount_cents).toBeLessThanOrEqual(q.body.amount_cents);
           }
@@ -91,7 +91,7 @@ describe('pricing properties', () => {
         { numRuns: 300 },
       );
     } finally {
-      (await w.close());
+      await w.close();
     }
   });
 });
@@ -109,7 +109,13 @@ type Op =
 
 const modeArb = fc.constantFrom<Mode>('test', 'live');
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ t: fc.constant('buy' as const), mode: modeArb, kg: fc.integer({ min: 1, max: 60_000 }) }, { requiredKeys: ['t', 'mode', 'kg'] }) },
+  {
+    weight: 6,
+    arbitrary: fc.record(
+      { t: fc.constant('buy' as const), mode: modeArb, kg: fc.integer({ min: 1, max: 60_000 }) },
+      { requiredKeys: ['t', 'mode', 'kg'] },
+    ),
+  },
   {
     weight: 4,
     arbitrary: fc.record(
@@ -118,7 +124,10 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     ),
   },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('replay' as const), pick: fc.nat() }) },
-  { weight: 2, arbitrary: fc.record({ t: fc.constant('topup' as const), mode: modeArb, cents: fc.integer({ min: 25_000, max: 400_000 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ t: fc.constant('topup' as const), mode: modeArb, cents: fc.integer({ min: 25_000, max: 400_000 }) }),
+  },
   { weight: 3, arbitrary: fc.record({ t: fc.constantFrom('fail' as const, 'approve' as const, 'reject' as const), pick: fc.nat() }) },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('advance' as const), ms: fc.integer({ min: 1, max: 90_000 }) }) },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('tick' as const), ms: fc.integer({ min: 0, max: 4_000 }) }) },
@@ -152,7 +161,7 @@ function modelStatus(o: ModelOffset, now: number): 'processing' | 'placed' | 're
 
 /** Runs one random history against the model and a reference, checking the books after every step. */
 async function runHistory(ops: Op[]): Promise<void> {
-  const w = (await openWorld({ memory: true, dir: shared }));
+  const w = await openWorld({ memory: true, dir: shared });
   try {
     const key = (mode: Mode) => w.keys[mode];
     let offset = 0; // the sandbox clock's offset
@@ -171,7 +180,7 @@ async function runHistory(ops: Op[]): Promise<void> {
           if (op.reference !== undefined) body.reference = op.reference;
           const kg = op.kg ?? Math.min(Math.floor((op.amount! * 1000) / rate), 1_000_000);
           const idem = `h-${++attempts}`;
-          const res = (await w.call<OffsetBody>('POST', '/offsets', { key: key(op.mode), body, idem }));
+          const res = await w.call<OffsetBody>('POST', '/offsets', { key: key(op.mode), body, idem });
           if (kg < 1) {
             expect(errorOf(res).code).toBe('amount_too_small');
             break;
@@ -201,14 +210,14 @@ async function runHistory(ops: Op[]): Promise<void> {
         case 'replay': {
           if (offsets.length === 0) break;
           const o = offsets[op.pick % offsets.length]!;
-          const res = (await w.call<OffsetBody>('POST', '/offsets', { key: key(o.mode), body: o.body, idem: o.idem }));
+          const res = await w.call<OffsetBody>('POST', '/offsets', { key: key(o.mode), body: o.body, idem: o.idem });
           expect(res.status).toBe(201);
           expect(res.headers['idempotent-replayed']).toBe('true');
           expect(res.body).toMatchObject({ id: o.id, status: modelStatus(o, now()) });
           break;
         }
         case 'topup':
-          (await w.sandbox.topUp(op.mode, op.cents));
+          await w.sandbox.topUp(op.mode, op.cents);
           topups[op.mode] += op.cents;
           balance[op.mode] += op.cents;
           break;
@@ -223,7 +232,7 @@ async function runHistory(ops: Op[]): Promise<void> {
             await expect(w.sandbox[op.t](o.id)).rejects.toThrow();
             break;
           }
-          const result = (await w.sandbox[op.t](o.id));
+          const result = await w.sandbox[op.t](o.id);
           if (op.t === 'approve') {
             o.outcome = 'approved';
             expect(result).toMatchObject({ status: 'placed', placed: new Date(now()).toISOString() });
@@ -235,28 +244,28 @@ async function runHistory(ops: Op[]): Promise<void> {
           break;
         }
         case 'advance':
-          (await w.sandbox.advanceClock(op.ms));
+          await w.sandbox.advanceClock(op.ms);
           offset += op.ms;
           break;
         case 'tick':
           w.clock.now += op.ms;
           break;
         case 'review':
-          (await w.sandbox.setReviewLimit(op.cents));
+          await w.sandbox.setReviewLimit(op.cents);
           reviewLimit = op.cents;
           break;
         case 'rate':
-          (await w.sandbox.setRate(op.rate));
+          await w.sandbox.setRate(op.rate);
           rate = op.rate;
           break;
         case 'check':
-          (await checkBooks(w, { offsets, balance, topups, now: now() }));
+          await checkBooks(w, { offsets, balance, topups, now: now() });
           break;
       }
     }
-    (await checkBooks(w, { offsets, balance, topups, now: now() }));
+    await checkBooks(w, { offsets, balance, topups, now: now() });
   } finally {
-    (await w.close());
+    await w.close();
   }
 }
 
@@ -280,8 +289,11 @@ async function checkBooks(
     let after: string | undefined;
     for (let pages = 0; ; pages++) {
       // Bounded: a cursor bug fails here instead of paging forever.
-      if (pages > mine.length / 100 + 2) throw new Error(`more pages than ${mine.length} offsets can fill: the cursor does not move (last ${after})`);
-      const page = (await w.call<OffsetList>('GET', '/offsets', { key, query: { limit: '100', ...(after ? { starting_after: after } : {}) } })).body;
+      if (pages > mine.length / 100 + 2)
+        throw new Error(`more pages than ${mine.length} offsets can fill: the cursor does not move (last ${after})`);
+      const page = (
+        await w.call<OffsetList>('GET', '/offsets', { key, query: { limit: '100', ...(after ? { starting_after: after } : {}) } })
+      ).body;
       listed.push(...(page.data as OffsetBody[]));
       if (!page.has_more) break;
       after = page.data.at(-1)!.id;
@@ -302,9 +314,26 @@ async function checkBooks(
     const rows = w.rows<OffsetRowLite>('SELECT id, status, kg, amount_cents FROM offsets WHERE livemode = ?', lm(mode));
     expect(rows).toHaveLength(mine.length);
     const total = (pred: (r: OffsetRowLite) => boolean, f: (r: OffsetRowLite) => number) => rows.filter(pred).reduce((s, r) => s + f(r), 0);
-    expect(sums.charge + total(() => true, (r) => r.amount_cents)).toBe(0);
-    expect(sums.refund).toBe(total((r) => r.status === 'refunded', (r) => r.amount_cents));
-    expect(api).toBe(model.topups[mode] - total((r) => r.status !== 'refunded', (r) => r.amount_cents));
+    expect(
+      sums.charge +
+        total(
+          () => true,
+          (r) => r.amount_cents,
+        ),
+    ).toBe(0);
+    expect(sums.refund).toBe(
+      total(
+        (r) => r.status === 'refunded',
+        (r) => r.amount_cents,
+      ),
+    );
+    expect(api).toBe(
+      model.topups[mode] -
+        total(
+          (r) => r.status !== 'refunded',
+          (r) => r.amount_cents,
+        ),
+    );
     const perOffset = w.rows<{ offset_id: string; n: number }>(
       "SELECT offset_id, COUNT(*) AS n FROM entries WHERE kind = 'charge' AND livemode = ? GROUP BY offset_id HAVING n <> 1",
       lm(mode),
@@ -316,8 +345,14 @@ async function checkBooks(
     expect(impact).toEqual({
       object: 'impact',
       livemode: mode === 'live',
-      placed_kg: total((r) => r.status === 'placed', (r) => r.kg),
-      processing_kg: total((r) => r.status === 'processing', (r) => r.kg),
+      placed_kg: total(
+        (r) => r.status === 'placed',
+        (r) => r.kg,
+      ),
+      processing_kg: total(
+        (r) => r.status === 'processing',
+        (r) => r.kg,
+      ),
       offsets: rows.filter((r) => r.status !== 'refunded').length,
     });
   }
@@ -327,14 +362,14 @@ describe('ledger properties', () => {
   test('under random buys, replays, top-ups, refunds, reviews, rate changes and clock moves the books always balance', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 40 }), async (ops) => {
-        (await runHistory(ops));
+        await runHistory(ops);
       }),
       { numRuns: 100 },
     );
   });
 
   test('a history that exercises every branch (a fixed example, so coverage does not depend on luck)', async () => {
-    (await runHistory([
+    await runHistory([
       { t: 'review', cents: 1000 },
       { t: 'topup', mode: 'live', cents: 25_000 },
       { t: 'buy', mode: 'live', kg: 100 }, // 400 cents: no review
@@ -357,6 +392,6 @@ describe('ledger properties', () => {
       { t: 'rate', rate: 5_000 },
       { t: 'replay', pick: 0 },
       { t: 'buy', mode: 'live', amount: 20_000 },
-    ]));
+    ]);
   });
 });

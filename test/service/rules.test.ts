@@ -1,11 +1,29 @@
 import { describe, expect, test } from 'vitest';
 import { API_PREFIX } from '../../src/api/types.js';
 import { checkPermission, checkStanding, parseBearer, rateLimited } from '../../src/service/access.js';
-import { effective, effectiveImpact, isDue, modelTime, mustAwaitReview, mustBeProcessing, settleAtFor, TIMING } from '../../src/service/lifecycle.js';
-import { decidePurchase, fingerprint, replayed, type PurchaseState } from '../../src/service/purchase.js';
+import {
+  effective,
+  effectiveImpact,
+  isDue,
+  modelTime,
+  mustAwaitReview,
+  mustBeProcessing,
+  settleAtFor,
+  TIMING,
+} from '../../src/service/lifecycle.js';
+import { decidePurchase, fingerprint, type PurchaseState, replayed } from '../../src/service/purchase.js';
 import { matchRoute, routeList } from '../../src/service/routes.js';
 import {
-  FRESH_ACCOUNT, LATEST_MODEL_TIME, MAX_RATE, MAX_TOP_UP_CENTS, checkBalanceAfter, checkClockAdvance, checkRate, checkRateLimit, checkReviewLimit, checkTopUp,
+  checkBalanceAfter,
+  checkClockAdvance,
+  checkRate,
+  checkRateLimit,
+  checkReviewLimit,
+  checkTopUp,
+  FRESH_ACCOUNT,
+  LATEST_MODEL_TIME,
+  MAX_RATE,
+  MAX_TOP_UP_CENTS,
 } from '../../src/service/settings.js';
 import { checkIdempotencyKey, parseListQuery, parsePurchaseBody, rejectQuery } from '../../src/service/validation.js';
 import type { KeyRecord, OffsetRecord } from '../../src/store/port.js';
@@ -16,10 +34,31 @@ import { refused } from '../support/world.js';
  * out, never recomputed with the implementation's own formula).
  */
 
-const KEY: KeyRecord = { id: 'key_1', hash: new Uint8Array(32), mode: 'test', permission: 'purchase', last4: 'abcd', created_ms: 0, revoked_ms: null };
+const KEY: KeyRecord = {
+  id: 'key_1',
+  hash: new Uint8Array(32),
+  mode: 'test',
+  permission: 'purchase',
+  last4: 'abcd',
+  created_ms: 0,
+  revoked_ms: null,
+};
 const OFFSET: OffsetRecord = {
-  seq: 1, id: 'off_1', mode: 'live', status: 'processing', kg: 10, amount_cents: 40, rate: 4000, req_kg: 10, req_amount_cents: null,
-  reference: null, created_ms: 1_000, settle_at_ms: 61_000, review: null, placed_ms: null, certificate_id: 'cert_x',
+  seq: 1,
+  id: 'off_1',
+  mode: 'live',
+  status: 'processing',
+  kg: 10,
+  amount_cents: 40,
+  rate: 4000,
+  req_kg: 10,
+  req_amount_cents: null,
+  reference: null,
+  created_ms: 1_000,
+  settle_at_ms: 61_000,
+  review: null,
+  placed_ms: null,
+  certificate_id: 'cert_x',
 };
 
 describe('access', () => {
@@ -46,8 +85,12 @@ describe('access', () => {
 
   test('standing: revoked 401, suspended and unapproved 403 with their own words; permission 403 for read-only purchases', () => {
     expect(refused(() => checkStanding({ ...KEY, revoked_ms: 5 }, FRESH_ACCOUNT)).code).toBe('api_key_revoked');
-    expect(refused(() => checkStanding(KEY, { ...FRESH_ACCOUNT, status: 'suspended' })).message).toBe('API access is inactive: the account is suspended.');
-    expect(refused(() => checkStanding(KEY, { ...FRESH_ACCOUNT, status: 'unapproved' })).message).toBe('API access is inactive: the account is not yet approved.');
+    expect(refused(() => checkStanding(KEY, { ...FRESH_ACCOUNT, status: 'suspended' })).message).toBe(
+      'API access is inactive: the account is suspended.',
+    );
+    expect(refused(() => checkStanding(KEY, { ...FRESH_ACCOUNT, status: 'unapproved' })).message).toBe(
+      'API access is inactive: the account is not yet approved.',
+    );
     expect(() => checkStanding(KEY, FRESH_ACCOUNT)).not.toThrow();
     expect(refused(() => checkPermission({ ...KEY, permission: 'read_only' }, 'purchase')).code).toBe('insufficient_permissions');
     expect(() => checkPermission({ ...KEY, permission: 'read_only' }, 'read')).not.toThrow();
@@ -81,7 +124,11 @@ describe('lifecycle', () => {
     expect([TIMING.testPlacementMs, TIMING.livePlacementMs]).toEqual([3_000, 60_000]);
     expect([settleAtFor('test', 1_000), settleAtFor('live', 1_000)]).toEqual([4_000, 61_000]);
     expect(modelTime(() => 10_000, { clock_offset_ms: 2_500 })).toBe(12_500);
-    expect(effectiveImpact({ placed_kg: 5, processing_kg: 7, offsets: 3 }, { kg: 4 })).toEqual({ placed_kg: 9, processing_kg: 3, offsets: 3 });
+    expect(effectiveImpact({ placed_kg: 5, processing_kg: 7, offsets: 3 }, { kg: 4 })).toEqual({
+      placed_kg: 9,
+      processing_kg: 3,
+      offsets: 3,
+    });
   });
 
   test('refund and review checks name the offset and the id parameter', () => {
@@ -90,7 +137,11 @@ describe('lifecycle', () => {
       expect([err.status, err.code, err.extra.param, err.message]).toEqual([404, 'resource_missing', 'id', "No such offset: 'off_x'."]);
     }
     const placed = refused(() => mustBeProcessing({ ...OFFSET, status: 'placed' }, 'off_1'));
-    expect([placed.code, placed.extra.param, placed.message]).toEqual(['validation_error', 'id', 'Offset off_1 is placed, not processing.']);
+    expect([placed.code, placed.extra.param, placed.message]).toEqual([
+      'validation_error',
+      'id',
+      'Offset off_1 is placed, not processing.',
+    ]);
     const notInReview = refused(() => mustAwaitReview(OFFSET, 'off_1'));
     expect([notInReview.extra.param, notInReview.message]).toEqual(['id', 'Offset off_1 is not waiting for review.']);
     expect(mustAwaitReview({ ...OFFSET, review: 'pending' }, 'off_1').id).toBe('off_1');
@@ -98,7 +149,13 @@ describe('lifecycle', () => {
 });
 
 describe('the purchase rule', () => {
-  const state = (over: Partial<PurchaseState> = {}): PurchaseState => ({ account: FRESH_ACCOUNT, available: 100_000, prior: undefined, newestCreated: null, ...over });
+  const state = (over: Partial<PurchaseState> = {}): PurchaseState => ({
+    account: FRESH_ACCOUNT,
+    available: 100_000,
+    prior: undefined,
+    newestCreated: null,
+    ...over,
+  });
   const ids = { offset: () => 'off_new', certificate: () => 'cert_new' };
   const ask = { mode: 'test' as const, request: { kg: 10, reference: null }, idempotencyKey: 'k', now: 50_000 };
 
@@ -106,7 +163,16 @@ describe('the purchase rule', () => {
     const d = decidePurchase(state(), ask, ids);
     expect(d.kind).toBe('buy');
     if (d.kind !== 'buy') return;
-    expect(d.offset).toMatchObject({ id: 'off_new', mode: 'test', kg: 10, amount_cents: 40, created_ms: 50_000, settle_at_ms: 53_000, review: null, certificate_id: null });
+    expect(d.offset).toMatchObject({
+      id: 'off_new',
+      mode: 'test',
+      kg: 10,
+      amount_cents: 40,
+      created_ms: 50_000,
+      settle_at_ms: 53_000,
+      review: null,
+      certificate_id: null,
+    });
     expect(d.fingerprint).toBe('[10,null,null]');
   });
 
@@ -125,14 +191,24 @@ describe('the purchase rule', () => {
     [25_000, false],
     [25_001, true],
   ])('live, %i kg (4 cents a kg) against a limit of 100000 cents: review %s', (kg, review) => {
-    const d = decidePurchase(state({ account: { ...FRESH_ACCOUNT, review_limit_cents: 100_000 }, available: 10 ** 9 }), { ...ask, mode: 'live', request: { kg, reference: null } }, ids);
-    expect(d.kind === 'buy' && [d.offset.review, d.offset.settle_at_ms === null, d.offset.certificate_id]).toEqual([review ? 'pending' : null, review, 'cert_new']);
+    const d = decidePurchase(
+      state({ account: { ...FRESH_ACCOUNT, review_limit_cents: 100_000 }, available: 10 ** 9 }),
+      { ...ask, mode: 'live', request: { kg, reference: null } },
+      ids,
+    );
+    expect(d.kind === 'buy' && [d.offset.review, d.offset.settle_at_ms === null, d.offset.certificate_id]).toEqual([
+      review ? 'pending' : null,
+      review,
+      'cert_new',
+    ]);
   });
 
   test('a known key: the same body replays, another is 409; without a key nothing is replayed', () => {
     const prior = { fingerprint: '[10,null,null]', offset_id: 'off_old', created_ms: 1 };
     expect(decidePurchase(state({ prior }), ask, ids)).toEqual({ kind: 'replay', offsetId: 'off_old' });
-    expect(refused(() => decidePurchase(state({ prior }), { ...ask, request: { kg: 11, reference: null } }, ids)).code).toBe('idempotency_key_reused');
+    expect(refused(() => decidePurchase(state({ prior }), { ...ask, request: { kg: 11, reference: null } }, ids)).code).toBe(
+      'idempotency_key_reused',
+    );
     expect(decidePurchase(state({ prior }), { ...ask, idempotencyKey: null }, ids).kind).toBe('buy');
   });
 
@@ -186,7 +262,9 @@ describe('settings and their bounds', () => {
     expect(checkClockAdvance(LATEST_MODEL_TIME - 10, 10)).toBe(10);
     // The last moment an offset's placement, a minute later, still has a four-digit year.
     expect(new Date(LATEST_MODEL_TIME).toISOString()).toBe('9999-12-31T23:58:59.999Z');
-    expect(refused(() => checkClockAdvance(0, LATEST_MODEL_TIME + 1)).message).toMatch(/^The model clock cannot go past 9999-12-31T23:58:59\.999Z; it is now 1970-01-01T00:00:00\.000Z\.$/);
+    expect(refused(() => checkClockAdvance(0, LATEST_MODEL_TIME + 1)).message).toMatch(
+      /^The model clock cannot go past 9999-12-31T23:58:59\.999Z; it is now 1970-01-01T00:00:00\.000Z\.$/,
+    );
   });
 });
 
@@ -200,7 +278,9 @@ describe('validation details', () => {
     expect(parseListQuery({ starting_after: 'x'.repeat(255) }).starting_after).toHaveLength(255);
     expect(refused(() => parseListQuery({ starting_after: 'x'.repeat(256) })).extra.param).toBe('starting_after');
     expect(() => rejectQuery({ gone: undefined })).not.toThrow();
-    expect(refused(() => parsePurchaseBody('{"kg":1,"reference":"\\ud800"}')).message).toBe('reference must be valid Unicode text (it holds an unpaired surrogate).');
+    expect(refused(() => parsePurchaseBody('{"kg":1,"reference":"\\ud800"}')).message).toBe(
+      'reference must be valid Unicode text (it holds an unpaired surrogate).',
+    );
     expect(checkIdempotencyKey(undefined, false)).toBeNull();
   });
 });
@@ -222,7 +302,8 @@ describe('the route table', () => {
   test('wrong methods list what is allowed; other paths are missing', () => {
     expect(matchRoute('DELETE', `${API_PREFIX}/offsets`)).toEqual({ kind: 'wrong_method', allow: 'GET, POST' });
     expect(matchRoute('POST', `${API_PREFIX}/offsets/off_1`)).toEqual({ kind: 'wrong_method', allow: 'GET' });
-    for (const path of ['/offsets', '/api/v2/offsets', `${API_PREFIX}/offsets/a/b`, `${API_PREFIX}`]) expect(matchRoute('GET', path).kind).toBe('missing');
+    for (const path of ['/offsets', '/api/v2/offsets', `${API_PREFIX}/offsets/a/b`, `${API_PREFIX}`])
+      expect(matchRoute('GET', path).kind).toBe('missing');
     expect(routeList()).toContain('GET /api/v1/offsets/{id}');
   });
 });

@@ -1,12 +1,12 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ApiRequest } from '../../src/api/types.js';
 import { ApiError } from '../../src/service/errors.js';
 import { Sandbox } from '../../src/service/sandbox.js';
 import type { OffsetsService } from '../../src/service/service.js';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type TestLedger, storeMatrix, testLedger } from '../support/matrix.js';
+import { storeMatrix, type TestLedger, testLedger } from '../support/matrix.js';
 
 /**
  * Every input answered alike on every store. Text PostgreSQL cannot hold (NUL), text no encoding
@@ -50,25 +50,37 @@ function segment(v: string): string {
 }
 
 const requests = (key: string): Array<[string, ApiRequest]> => {
-  const get = (path: string, query: ApiRequest['query'] = {}): ApiRequest => ({ method: 'GET', path, query, headers: { authorization: `Bearer ${key}` }, body: '' });
+  const get = (path: string, query: ApiRequest['query'] = {}): ApiRequest => ({
+    method: 'GET',
+    path,
+    query,
+    headers: { authorization: `Bearer ${key}` },
+    body: '',
+  });
   const post = (path: string, body: unknown): ApiRequest => ({
     method: 'POST',
     path,
     query: {},
-    headers: { authorization: `Bearer ${key}`, 'idempotency-key': `k-${JSON.stringify(body).length}-${Math.random()}`, 'content-type': 'application/json' },
+    headers: {
+      authorization: `Bearer ${key}`,
+      'idempotency-key': `k-${JSON.stringify(body).length}-${Math.random()}`,
+      'content-type': 'application/json',
+    },
     body: JSON.stringify(body),
   });
-  return ODD.flatMap((v): Array<[string, ApiRequest]> => [
-    [`GET /offsets/{${JSON.stringify(v).slice(0, 20)}}`, get(`/api/v1/offsets/${segment(v)}`)],
-    [`GET /offsets/{raw}`, get(`/api/v1/offsets/${v.replace(/\u0000/g, '%00')}`)],
-    ['starting_after', get('/api/v1/offsets', { starting_after: v })],
-    ['reference', get('/api/v1/offsets', { reference: v })],
-    ['limit', get('/api/v1/offsets', { limit: v })],
-    ['POST /offsets reference', post('/api/v1/offsets', { kg: 1, reference: v })],
-    ['POST /quotes reference', post('/api/v1/quotes', { kg: 1, reference: v })],
-    ['POST /offsets kg', post('/api/v1/offsets', { kg: v })],
-    ['unknown path', get(`/api/v1/${segment(v)}`)],
-  ]);
+  return ODD.flatMap(
+    (v): Array<[string, ApiRequest]> => [
+      [`GET /offsets/{${JSON.stringify(v).slice(0, 20)}}`, get(`/api/v1/offsets/${segment(v)}`)],
+      [`GET /offsets/{raw}`, get(`/api/v1/offsets/${v.replace(/\u0000/g, '%00')}`)],
+      ['starting_after', get('/api/v1/offsets', { starting_after: v })],
+      ['reference', get('/api/v1/offsets', { reference: v })],
+      ['limit', get('/api/v1/offsets', { limit: v })],
+      ['POST /offsets reference', post('/api/v1/offsets', { kg: 1, reference: v })],
+      ['POST /quotes reference', post('/api/v1/quotes', { kg: 1, reference: v })],
+      ['POST /offsets kg', post('/api/v1/offsets', { kg: v })],
+      ['unknown path', get(`/api/v1/${segment(v)}`)],
+    ],
+  );
 };
 
 const sandboxCalls = (sandbox: Sandbox): Array<[string, (v: string) => Promise<unknown>]> => [
@@ -101,7 +113,11 @@ describe('every input answered alike on every store', () => {
   });
 
   test('API requests: the same status and code on each store, never a failure', async () => {
-    const answers = await Promise.all(worlds.map(async ([name, w]) => [name, await Promise.all(requests(w.key).map(([, req]) => outcome(() => w.service.handle(req))))] as const));
+    const answers = await Promise.all(
+      worlds.map(
+        async ([name, w]) => [name, await Promise.all(requests(w.key).map(([, req]) => outcome(() => w.service.handle(req))))] as const,
+      ),
+    );
     const names = requests('k').map(([name]) => name);
     const [first, ...rest] = answers;
     for (const [, outcomes] of answers) {
@@ -117,7 +133,17 @@ describe('every input answered alike on every store', () => {
 
   test('sandbox operations by id and filter: the same answer on each store, never a failure', async () => {
     const answers = await Promise.all(
-      worlds.map(async ([name, w]) => [name, await Promise.all(ODD.flatMap((v) => sandboxCalls(w.sandbox).map(([, call]) => outcome(async () => ({ status: 200, body: (await call(v)) ?? {} })))))] as const),
+      worlds.map(
+        async ([name, w]) =>
+          [
+            name,
+            await Promise.all(
+              ODD.flatMap((v) =>
+                sandboxCalls(w.sandbox).map(([, call]) => outcome(async () => ({ status: 200, body: (await call(v)) ?? {} }))),
+              ),
+            ),
+          ] as const,
+      ),
     );
     const [first, ...rest] = answers;
     for (const [, outcomes] of answers) expect(outcomes.filter((o) => o.startsWith('threw') || o.startsWith('5'))).toEqual([]);

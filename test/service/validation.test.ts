@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { expectError, openWorld, type OffsetBody, type World } from '../support/world.js';
+import { expectError, type OffsetBody, openWorld, type World } from '../support/world.js';
 
 let w: World;
 beforeAll(async () => {
-  w = (await openWorld());
+  w = await openWorld();
   // Enough for every boundary purchase below (5,000,000 cents and 1,000,000 kg = 4,000,000 cents).
-  (await w.sandbox.topUp('test', 10_000_000));
+  await w.sandbox.topUp('test', 10_000_000);
 });
 afterAll(() => w.close());
 
@@ -39,22 +39,22 @@ describe('400: the body is not a JSON object', () => {
   ])('%s → 400 invalid_json on both purchase forms, nothing bought', async (_name, raw) => {
     const before = offsetsCount();
     for (const [, send] of bothForms) {
-      const err = expectError((await send(raw)), 400, 'invalid_json');
+      const err = expectError(await send(raw), 400, 'invalid_json');
       expect(err.type).toBe('invalid_request_error');
     }
     expect(offsetsCount()).toBe(before);
   });
 
   test('duplicate keys are refused only at the top level of the body; escaped key names are compared decoded', async () => {
-    expectError((await buy('{"k\\u0067": 5, "kg": 6}')), 400, 'invalid_json');
+    expectError(await buy('{"k\\u0067": 5, "kg": 6}'), 400, 'invalid_json');
     // A nested object may repeat keys of the outer one; it is still an invalid field value (422), not bad JSON.
-    expectError((await buy('{"kg": {"kg": 1, "kg": 2}}')), 422, 'validation_error', 'kg');
+    expectError(await buy('{"kg": {"kg": 1, "kg": 2}}'), 422, 'validation_error', 'kg');
   });
 });
 
 describe('400: Idempotency-Key', () => {
   test('missing on POST /offsets → 400 idempotency_key_missing', async () => {
-    const err = expectError((await w.call('POST', '/offsets', { body: { kg: 1 } })), 400, 'idempotency_key_missing');
+    const err = expectError(await w.call('POST', '/offsets', { body: { kg: 1 } }), 400, 'idempotency_key_missing');
     expect(err.type).toBe('invalid_request_error');
   });
 
@@ -68,8 +68,8 @@ describe('400: Idempotency-Key', () => {
     ['an unpaired surrogate', 'a\uD800b'],
   ])('%s → 400 idempotency_key_invalid on POST /offsets and (when present) on POST /quotes', async (_name, key) => {
     const before = offsetsCount();
-    expectError((await buy({ kg: 1 }, { idem: key })), 400, 'idempotency_key_invalid');
-    expectError((await quote({ kg: 1 }, { headers: { 'idempotency-key': key } })), 400, 'idempotency_key_invalid');
+    expectError(await buy({ kg: 1 }, { idem: key }), 400, 'idempotency_key_invalid');
+    expectError(await quote({ kg: 1 }, { headers: { 'idempotency-key': key } }), 400, 'idempotency_key_invalid');
     expect(offsetsCount()).toBe(before);
   });
 
@@ -88,7 +88,7 @@ describe('400: Idempotency-Key', () => {
   });
 
   test('the header is checked before the body: a bad body without the header is idempotency_key_missing', async () => {
-    expectError((await w.call('POST', '/offsets', { body: '{nope' })), 400, 'idempotency_key_missing');
+    expectError(await w.call('POST', '/offsets', { body: '{nope' }), 400, 'idempotency_key_missing');
   });
 });
 
@@ -108,33 +108,33 @@ describe('422 validation_error: kg and amount_cents', () => {
   ];
 
   test.each(badValues)('kg as %s → 422 param kg on both forms', async (_name, value) => {
-    for (const [, send] of bothForms) expectError((await send({ kg: value })), 422, 'validation_error', 'kg');
+    for (const [, send] of bothForms) expectError(await send({ kg: value }), 422, 'validation_error', 'kg');
   });
 
   test.each(badValues)('amount_cents as %s → 422 param amount_cents on both forms', async (_name, value) => {
-    for (const [, send] of bothForms) expectError((await send({ amount_cents: value })), 422, 'validation_error', 'amount_cents');
+    for (const [, send] of bothForms) expectError(await send({ amount_cents: value }), 422, 'validation_error', 'amount_cents');
   });
 
   test('bounds: kg 1 to 1,000,000 and amount_cents 1 to 5,000,000', async () => {
     for (const [, send] of bothForms) {
-      expectError((await send({ kg: 1_000_001 })), 422, 'validation_error', 'kg');
-      expectError((await send({ amount_cents: 5_000_001 })), 422, 'validation_error', 'amount_cents');
-      expectError((await send('{"kg": 1e400}')), 422, 'validation_error', 'kg');
-      expectError((await send({ kg: Number.MAX_SAFE_INTEGER + 2 })), 422, 'validation_error', 'kg');
+      expectError(await send({ kg: 1_000_001 }), 422, 'validation_error', 'kg');
+      expectError(await send({ amount_cents: 5_000_001 }), 422, 'validation_error', 'amount_cents');
+      expectError(await send('{"kg": 1e400}'), 422, 'validation_error', 'kg');
+      expectError(await send({ kg: Number.MAX_SAFE_INTEGER + 2 }), 422, 'validation_error', 'kg');
     }
     expect((await quote({ kg: 1 })).status).toBe(200);
     expect((await quote({ kg: 1_000_000 })).status).toBe(200);
     expect((await quote({ amount_cents: 5_000_000 })).status).toBe(200);
-    const max = (await buy({ kg: 1_000_000 }));
+    const max = await buy({ kg: 1_000_000 });
     expect(max.status).toBe(201);
     expect(max.body.kg).toBe(1_000_000);
-    const maxPrice = (await buy({ amount_cents: 5_000_000 }));
+    const maxPrice = await buy({ amount_cents: 5_000_000 });
     expect(maxPrice.status).toBe(201);
     expect(maxPrice.body.requested).toEqual({ kg: null, amount_cents: 5_000_000 });
   });
 
   test('a JSON number with a zero fraction (2.0, 2e0) is the whole number 2: JSON cannot tell them apart', async () => {
-    const res = (await buy('{"kg": 2.0}'));
+    const res = await buy('{"kg": 2.0}');
     expect(res.status).toBe(201);
     expect(res.body.kg).toBe(2);
     expect((await quote('{"kg": 2e0}')).status).toBe(200);
@@ -142,16 +142,16 @@ describe('422 validation_error: kg and amount_cents', () => {
 
   test('both kg and amount_cents → 422 param amount_cents; neither → 422 param kg', async () => {
     for (const [, send] of bothForms) {
-      expectError((await send({ kg: 1, amount_cents: 100 })), 422, 'validation_error', 'amount_cents');
-      expectError((await send({})), 422, 'validation_error', 'kg');
-      expectError((await send({ reference: 'only a label' })), 422, 'validation_error', 'kg');
-      expectError((await send({ kg: null, amount_cents: null })), 422, 'validation_error', 'kg');
-      expectError((await send({ kg: null })), 422, 'validation_error', 'kg');
+      expectError(await send({ kg: 1, amount_cents: 100 }), 422, 'validation_error', 'amount_cents');
+      expectError(await send({}), 422, 'validation_error', 'kg');
+      expectError(await send({ reference: 'only a label' }), 422, 'validation_error', 'kg');
+      expectError(await send({ kg: null, amount_cents: null }), 422, 'validation_error', 'kg');
+      expectError(await send({ kg: null }), 422, 'validation_error', 'kg');
     }
   });
 
   test('null counts as absent: {kg: null, amount_cents: 100} is a purchase by price', async () => {
-    const res = (await buy({ kg: null, amount_cents: 100, reference: null }));
+    const res = await buy({ kg: null, amount_cents: 100, reference: null });
     expect(res.status).toBe(201);
     expect(res.body.requested).toEqual({ kg: null, amount_cents: 100 });
     expect(res.body.reference).toBeNull();
@@ -162,12 +162,12 @@ describe('422 validation_error: unknown fields', () => {
   test.each(['foo', 'Kg', 'KG', 'amount', 'livemode', 'currency', 'rate_millicents_per_kg', '__proto__', 'constructor', ''])(
     'unknown body field %j → 422 with that param, on both forms',
     async (field) => {
-      for (const [, send] of bothForms) expectError((await send(`{"kg": 1, ${JSON.stringify(field)}: 1}`)), 422, 'validation_error', field);
+      for (const [, send] of bothForms) expectError(await send(`{"kg": 1, ${JSON.stringify(field)}: 1}`), 422, 'validation_error', field);
     },
   );
 
   test('an unknown field is reported before an invalid known one', async () => {
-    expectError((await buy({ kg: 1.5, extra: true })), 422, 'validation_error', 'extra');
+    expectError(await buy({ kg: 1.5, extra: true }), 422, 'validation_error', 'extra');
   });
 
   test.each([
@@ -175,7 +175,7 @@ describe('422 validation_error: unknown fields', () => {
     ['POST', '/offsets'],
   ])('any query parameter on %s %s → 422 with that param (the spec lists 422 there)', async (method, path) => {
     const before = offsetsCount();
-    const res = (await w.call(method, path, { query: { expand: 'x' }, body: { kg: 1 }, idem: `qp-${++n}` }));
+    const res = await w.call(method, path, { query: { expand: 'x' }, body: { kg: 1 }, idem: `qp-${++n}` });
     expectError(res, 422, 'validation_error', 'expand');
     expect(offsetsCount()).toBe(before);
   });
@@ -205,7 +205,7 @@ describe('422 validation_error: reference', () => {
     ['an array', ['a']],
     ['an object', { a: 1 }],
   ])('reference as %s → 422 param reference on both forms', async (_name, reference) => {
-    for (const [, send] of bothForms) expectError((await send({ kg: 1, reference })), 422, 'validation_error', 'reference');
+    for (const [, send] of bothForms) expectError(await send({ kg: 1, reference }), 422, 'validation_error', 'reference');
   });
 
   test.each([
@@ -215,16 +215,24 @@ describe('422 validation_error: reference', () => {
     ['199 characters and an emoji', `${'r'.repeat(199)}${emoji}`],
     ['whitespace and symbols', '  order #42 / "q3" \n'],
   ])('reference of %s is accepted and returned exactly as sent', async (_name, reference) => {
-    const res = (await buy({ kg: 1, reference }));
+    const res = await buy({ kg: 1, reference });
     expect(res.status).toBe(201);
     expect(res.body.reference).toBe(reference);
     expect((await w.call<OffsetBody>('GET', `/offsets/${res.body.id}`)).body.reference).toBe(reference);
   });
 
   test('a 422 changes nothing: no offset, no charge, no ledger entry, no remembered key', async () => {
-    const before = { offsets: offsetsCount(), entries: w.rows('SELECT seq FROM entries').length, balance: (await w.sandbox.status()).balances.test };
-    expectError((await buy({ kg: 1, reference: '' }, { idem: 'after-422' })), 422, 'validation_error', 'reference');
-    expect({ offsets: offsetsCount(), entries: w.rows('SELECT seq FROM entries').length, balance: (await w.sandbox.status()).balances.test }).toEqual(before);
+    const before = {
+      offsets: offsetsCount(),
+      entries: w.rows('SELECT seq FROM entries').length,
+      balance: (await w.sandbox.status()).balances.test,
+    };
+    expectError(await buy({ kg: 1, reference: '' }, { idem: 'after-422' }), 422, 'validation_error', 'reference');
+    expect({
+      offsets: offsetsCount(),
+      entries: w.rows('SELECT seq FROM entries').length,
+      balance: (await w.sandbox.status()).balances.test,
+    }).toEqual(before);
     // The key was not used up by the failed request.
     expect((await buy({ kg: 2 }, { idem: 'after-422' })).headers['idempotent-replayed']).toBeUndefined();
   });
@@ -236,7 +244,7 @@ describe('422 validation_error: list query', () => {
   test.each(['0', '101', '-1', 'abc', '1.5', '', ' 5', '5 ', '1e1', '0x10', '+5', '10000', '99999999999999999999'])(
     'limit=%j → 422 param limit',
     async (limit) => {
-      expectError((await list({ limit })), 422, 'validation_error', 'limit');
+      expectError(await list({ limit }), 422, 'validation_error', 'limit');
     },
   );
 
@@ -245,28 +253,28 @@ describe('422 validation_error: list query', () => {
   });
 
   test('a parameter given twice → 422 naming it', async () => {
-    expectError((await list({ limit: ['1', '2'] })), 422, 'validation_error', 'limit');
-    expectError((await list({ limit: ['5', '5'] })), 422, 'validation_error', 'limit');
-    expectError((await list({ reference: ['a', 'b'] })), 422, 'validation_error', 'reference');
-    expectError((await list({ starting_after: ['off_a', 'off_b'] })), 422, 'validation_error', 'starting_after');
+    expectError(await list({ limit: ['1', '2'] }), 422, 'validation_error', 'limit');
+    expectError(await list({ limit: ['5', '5'] }), 422, 'validation_error', 'limit');
+    expectError(await list({ reference: ['a', 'b'] }), 422, 'validation_error', 'reference');
+    expectError(await list({ starting_after: ['off_a', 'off_b'] }), 422, 'validation_error', 'starting_after');
   });
 
   test('unknown list parameters → 422 naming them', async () => {
-    expectError((await list({ foo: '1' })), 422, 'validation_error', 'foo');
-    expectError((await list({ Limit: '1' })), 422, 'validation_error', 'Limit');
-    expectError((await list({ ending_before: 'off_x' })), 422, 'validation_error', 'ending_before');
+    expectError(await list({ foo: '1' }), 422, 'validation_error', 'foo');
+    expectError(await list({ Limit: '1' }), 422, 'validation_error', 'Limit');
+    expectError(await list({ ending_before: 'off_x' }), 422, 'validation_error', 'ending_before');
   });
 
   test('reference filter: 1 to 200 characters', async () => {
-    expectError((await list({ reference: '' })), 422, 'validation_error', 'reference');
-    expectError((await list({ reference: 'r'.repeat(201) })), 422, 'validation_error', 'reference');
+    expectError(await list({ reference: '' }), 422, 'validation_error', 'reference');
+    expectError(await list({ reference: 'r'.repeat(201) }), 422, 'validation_error', 'reference');
     expect((await list({ reference: 'r'.repeat(200) })).status).toBe(200);
   });
 
   test('starting_after: empty or over 255 characters → 422; an unknown id → 404 resource_missing param starting_after', async () => {
-    expectError((await list({ starting_after: '' })), 422, 'validation_error', 'starting_after');
-    expectError((await list({ starting_after: 'o'.repeat(256) })), 422, 'validation_error', 'starting_after');
-    const err = expectError((await list({ starting_after: 'off_doesnotexist' })), 404, 'resource_missing', 'starting_after');
+    expectError(await list({ starting_after: '' }), 422, 'validation_error', 'starting_after');
+    expectError(await list({ starting_after: 'o'.repeat(256) }), 422, 'validation_error', 'starting_after');
+    const err = expectError(await list({ starting_after: 'off_doesnotexist' }), 404, 'resource_missing', 'starting_after');
     expect(err.type).toBe('invalid_request_error');
   });
 });

@@ -1,8 +1,8 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { inject } from 'vitest';
 import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
 
 /**
  * The built binary under test, for every suite that runs it (e2e, serve, reliability,
@@ -31,7 +31,8 @@ function stale(): boolean {
 
 /** Builds dist/ when it is stale (the build writes beside dist/ and renames it into place). */
 export function buildIfStale(): void {
-  if (stale()) execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], timeout: 120_000 });
+  if (stale())
+    execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], timeout: 120_000 });
 }
 
 /** Copies left behind by test processes that were killed before they could remove them. */

@@ -209,7 +209,8 @@ export function readLedger(home: string): LedgerFacts {
   const sum = (kind: 'topup' | 'charge' | 'refund'): Record<number, number> => {
     const total: Record<number, number> = { 0: 0, 1: 0 };
     // Charges are kept negative in the ledger and reported as positive totals.
-    for (const e of rows.entries) if (e.kind === kind) total[e.livemode] = (total[e.livemode] ?? 0) + (kind === 'charge' ? -e.amount_cents : e.amount_cents);
+    for (const e of rows.entries)
+      if (e.kind === kind) total[e.livemode] = (total[e.livemode] ?? 0) + (kind === 'charge' ? -e.amount_cents : e.amount_cents);
     return total;
   };
   for (const mode of [0, 1]) {
@@ -219,7 +220,16 @@ export function readLedger(home: string): LedgerFacts {
     if (backwards !== -1) problems.push(`mode ${mode}: offset ${backwards} in list order was created before the one listed after it`);
   }
   const offsets: OffsetFact[] = rows.offsets.map(({ created_ms: _created, ...o }) => o);
-  return { integrity, balances, offsets, byId: new Map(offsets.map((o) => [o.id, o])), topups: sum('topup'), charges: sum('charge'), refunds: sum('refund'), problems };
+  return {
+    integrity,
+    balances,
+    offsets,
+    byId: new Map(offsets.map((o) => [o.id, o])),
+    topups: sum('topup'),
+    charges: sum('charge'),
+    refunds: sum('refund'),
+    problems,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

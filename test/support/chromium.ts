@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, type Page, chromium } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 
 /**
@@ -12,7 +12,8 @@ import { expect } from 'vitest';
  */
 
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
-if (CHROMIUM === undefined && process.env.CI === 'true') throw new Error('Chromium is missing: in CI the browser tests must run (.ci/run installs it).');
+if (CHROMIUM === undefined && process.env.CI === 'true')
+  throw new Error('Chromium is missing: in CI the browser tests must run (.ci/run installs it).');
 
 /** `describe` when Chromium is there; otherwise `describe.skip`, after saying why. */
 export function withChromium<D>(describe: D & { skip: D }, what: string): D {
@@ -30,7 +31,16 @@ export async function launch(): Promise<Launched> {
   const home = mkdtempSync(join(tmpdir(), 'carbon-chromium-home-'));
   const browser = await chromium.launch({
     executablePath: CHROMIUM!,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-dev-shm-usage',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--disable-sync',
+      '--disable-quic',
+    ],
     env: { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_CACHE_HOME: join(home, '.cache') },
   });
   return {
@@ -49,8 +59,14 @@ export async function expectAxeClean(page: Page, where: string): Promise<void> {
   // Evaluated through the DevTools protocol: the page's CSP (no inline script) rightly refuses a <script> tag.
   await page.evaluate(AXE);
   const found = await page.evaluate(async () => {
-    const r = await (globalThis as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }> }> } }).axe.run();
-    return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.nodes.length}: ${JSON.stringify(v.nodes[0]?.target)})`);
+    const r = await (
+      globalThis as unknown as {
+        axe: { run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }> }> };
+      }
+    ).axe.run();
+    return r.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.nodes.length}: ${JSON.stringify(v.nodes[0]?.target)})`);
   });
   expect(found, where).toEqual([]);
 }

@@ -74,7 +74,9 @@ export const sh = (word: string): string => `'${word.replace(/'/g, `'\\''`)}'`;
  */
 export async function carbonTty(
   args: string[],
-  options: RunOptions & { /** The terminal's width; 0 leaves the pty unsized, as `script` makes it without a terminal. */ columns?: number },
+  options: RunOptions & {
+    /** The terminal's width; 0 leaves the pty unsized, as `script` makes it without a terminal. */ columns?: number;
+  },
 ): Promise<{ output: string; exitCode: number }> {
   const columns = options.columns ?? 120;
   const binary = [process.execPath, BIN(), ...args].map(sh).join(' ');
@@ -112,7 +114,9 @@ export function homes(): () => string {
 }
 
 /** The sandbox's full keys in `home`, as the CLI reveals them. */
-export async function sandboxKeys(home: string): Promise<{ test: string; live: string; readOnly: string; all: Array<Record<string, unknown>> }> {
+export async function sandboxKeys(
+  home: string,
+): Promise<{ test: string; live: string; readOnly: string; all: Array<Record<string, unknown>> }> {
   const keys = await json<Array<{ default: string | null; secret: string }>>(['sandbox', 'keys', '--reveal'], { home });
   const find = (role: string) => keys.find((k) => k.default === role)!.secret;
   return { test: find('test'), live: find('live'), readOnly: find('read_only'), all: keys };

@@ -1,13 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { API_PREFIX, type ApiRequest, type ApiResponse } from '../../src/api/types.js';
 import { CarbonClient } from '../../src/client/client.js';
 import { HttpTransport } from '../../src/client/http-transport.js';
 import type { RetryPolicy } from '../../src/client/retry.js';
 import { LocalTransport, type Transport } from '../../src/client/transport.js';
-import { type StoreTarget, openEngine } from '../../src/engine/open.js';
+import { openEngine, type StoreTarget } from '../../src/engine/open.js';
 import type { Sandbox } from '../../src/service/sandbox.js';
 import { type EngineKind, type StoreKind, testLedger } from './matrix.js';
 import type { Exchange } from './openapi.js';

@@ -1,4 +1,4 @@
-import { type IncomingMessage, type ServerResponse, createServer, request as httpRequest } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -14,13 +14,7 @@ import type { AddressInfo } from 'node:net';
  * - `429` / `{ status: 429, retryAfter }`: answered with `Retry-After` (1 s unless given).
  */
 
-export type Fault =
-  | 'forward'
-  | 'drop'
-  | '429'
-  | '500'
-  | '503'
-  | { status: number; retryAfter?: number; body?: unknown };
+export type Fault = 'forward' | 'drop' | '429' | '500' | '503' | { status: number; retryAfter?: number; body?: unknown };
 
 export interface FaultProxyOptions {
   /** The server: an origin or base URL on loopback (its path is kept for `url`). */
@@ -99,14 +93,26 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   const server = createServer((req, res) => {
     const fault = nextFault(req);
     const idem = req.headers['idempotency-key'];
-    requests.push({ method: req.method ?? 'GET', path: (req.url ?? '/').split('?')[0]!, idempotencyKey: Array.isArray(idem) ? idem[0] : idem, fault });
+    requests.push({
+      method: req.method ?? 'GET',
+      path: (req.url ?? '/').split('?')[0]!,
+      idempotencyKey: Array.isArray(idem) ? idem[0] : idem,
+      fault,
+    });
 
     if (fault !== 'forward' && fault !== 'drop') {
       const spec = typeof fault === 'string' ? { status: Number(fault) } : fault;
-      const retryAfter = spec.status === 429 ? (('retryAfter' in spec ? spec.retryAfter : undefined) ?? 1) : 'retryAfter' in spec ? spec.retryAfter : undefined;
+      const retryAfter =
+        spec.status === 429
+          ? (('retryAfter' in spec ? spec.retryAfter : undefined) ?? 1)
+          : 'retryAfter' in spec
+            ? spec.retryAfter
+            : undefined;
       // Read the request to its end before answering, as a real server would.
       req.resume();
-      req.on('end', () => respond(res, spec.status, 'body' in spec && spec.body !== undefined ? spec.body : envelopeFor(spec.status), retryAfter));
+      req.on('end', () =>
+        respond(res, spec.status, 'body' in spec && spec.body !== undefined ? spec.body : envelopeFor(spec.status), retryAfter),
+      );
       return;
     }
 

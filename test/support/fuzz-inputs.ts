@@ -16,7 +16,11 @@ export interface Keys {
 
 /** The codes an answer may carry: the service's table and the server's own, never a 5xx. */
 const DOCUMENTED: Record<string, number> = {
-  ...Object.fromEntries(Object.entries(ERROR_CODES).filter(([, v]) => v.status < 500).map(([code, v]) => [code, v.status])),
+  ...Object.fromEntries(
+    Object.entries(ERROR_CODES)
+      .filter(([, v]) => v.status < 500)
+      .map(([code, v]) => [code, v.status]),
+  ),
   malformed_request: 400,
   request_timeout: 408,
   headers_too_large: 431,
@@ -27,13 +31,46 @@ const base62 = (n: number) => fc.string({ unit: fc.constantFrom(...BASE62), minL
 
 /** Numbers a purchase should refuse (and a few it should take). */
 const numbers = fc.oneof(
-  fc.constantFrom(0, -1, 1, 1.5, -0, 999_999, 1_000_000, 1_000_001, 5_000_000, 5_000_001, 2 ** 31, 2 ** 53, 2 ** 53 + 2, -(2 ** 53), 1e21, 1e308, Number.MIN_VALUE),
+  fc.constantFrom(
+    0,
+    -1,
+    1,
+    1.5,
+    -0,
+    999_999,
+    1_000_000,
+    1_000_001,
+    5_000_000,
+    5_000_001,
+    2 ** 31,
+    2 ** 53,
+    2 ** 53 + 2,
+    -(2 ** 53),
+    1e21,
+    1e308,
+    Number.MIN_VALUE,
+  ),
   fc.integer({ min: -2_000_000, max: 6_000_000 }),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
 );
 
 /** Raw number texts JSON.parse reads in odd ways. */
-const numberTexts = fc.constantFrom('1e400', '-1e400', '1E2', '1.0', '10.000000000000001', '0.0000001e7', '-0', '00', '+1', '.5', '0x10', 'NaN', 'Infinity', '1_000');
+const numberTexts = fc.constantFrom(
+  '1e400',
+  '-1e400',
+  '1E2',
+  '1.0',
+  '10.000000000000001',
+  '0.0000001e7',
+  '-0',
+  '00',
+  '+1',
+  '.5',
+  '0x10',
+  'NaN',
+  'Infinity',
+  '1_000',
+);
 
 const anyJsonValue: fc.Arbitrary<unknown> = fc.oneof(
   numbers,
@@ -48,7 +85,19 @@ const anyJsonValue: fc.Arbitrary<unknown> = fc.oneof(
 const references = fc.oneof(
   fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 40 }),
-  fc.constantFrom('', ' ', 'é'.repeat(200), '😀'.repeat(200), '😀'.repeat(201), 'a'.repeat(201), '\u0000', '\ud800', 'a\u202eb', '<script>alert(1)</script>', "'; DROP TABLE offsets; --"),
+  fc.constantFrom(
+    '',
+    ' ',
+    'é'.repeat(200),
+    '😀'.repeat(200),
+    '😀'.repeat(201),
+    'a'.repeat(201),
+    '\u0000',
+    '\ud800',
+    'a\u202eb',
+    '<script>alert(1)</script>',
+    "'; DROP TABLE offsets; --",
+  ),
 );
 
 /** A purchase body in text: near misses, wrong types, duplicate keys, deep nesting, huge. */
@@ -92,10 +141,22 @@ export function purchaseBodies(options: { hugeBytes: number }): fc.Arbitrary<str
 /** Authorization headers: the real keys, keys of the right shape that are not ours, junk, a 256-character key. */
 export function authorizations(keys: Keys): fc.Arbitrary<string | undefined> {
   return fc.oneof(
-    { weight: 4, arbitrary: fc.constantFrom(`Bearer ${keys.test}`, `Bearer ${keys.live}`, `Bearer ${keys.readOnly}`, `bearer  ${keys.test} `) },
+    {
+      weight: 4,
+      arbitrary: fc.constantFrom(`Bearer ${keys.test}`, `Bearer ${keys.live}`, `Bearer ${keys.readOnly}`, `bearer  ${keys.test} `),
+    },
     fc.constant(undefined),
     base62(32).map((s) => `Bearer ck_test_${s}`),
-    fc.constantFrom('', 'Bearer', 'Bearer ', 'Basic dXNlcjpwYXNz', `Bearer ${'k'.repeat(256)}`, `Bearer ck_test_${'A'.repeat(248)}`, `Bearer ${keys.test} extra`, `Token ${keys.test}`),
+    fc.constantFrom(
+      '',
+      'Bearer',
+      'Bearer ',
+      'Basic dXNlcjpwYXNz',
+      `Bearer ${'k'.repeat(256)}`,
+      `Bearer ck_test_${'A'.repeat(248)}`,
+      `Bearer ${keys.test} extra`,
+      `Token ${keys.test}`,
+    ),
     fc.string({ maxLength: 40 }),
   );
 }
@@ -117,9 +178,22 @@ const PATHS = ['/api/v1/offsets', '/api/v1/quotes', '/api/v1/balance', '/api/v1/
 export const paths = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom(...PATHS) },
   fc.constantFrom(
-    '/api/v1/offsets/off_doesnotexist', '/api/v1/offsets/%ZZ', '/api/v1/offsets/%00', '/api/v1/offsets/..%2F..%2Fbalance', '/api/v1/offsets/',
-    '/api/v1/offsets//', '/api/v1/../v1/balance', '/api/v2/offsets', '/api/v1', '/api/v1/', '/API/V1/OFFSETS', '/api/v1/offsets/off_%F0%9F%98%80',
-    `/api/v1/offsets/${'x'.repeat(5000)}`, '/api/v1/balance/', '/api/v1/offsets?', '/api/v1//offsets',
+    '/api/v1/offsets/off_doesnotexist',
+    '/api/v1/offsets/%ZZ',
+    '/api/v1/offsets/%00',
+    '/api/v1/offsets/..%2F..%2Fbalance',
+    '/api/v1/offsets/',
+    '/api/v1/offsets//',
+    '/api/v1/../v1/balance',
+    '/api/v2/offsets',
+    '/api/v1',
+    '/api/v1/',
+    '/API/V1/OFFSETS',
+    '/api/v1/offsets/off_%F0%9F%98%80',
+    `/api/v1/offsets/${'x'.repeat(5000)}`,
+    '/api/v1/balance/',
+    '/api/v1/offsets?',
+    '/api/v1//offsets',
   ),
   fc.string({ maxLength: 30 }).map((s) => `/api/v1/offsets/${encodeURIComponent(s)}`),
   fc.string({ maxLength: 30 }).map((s) => `/api/v1/${encodeURIComponent(s)}`),
@@ -130,15 +204,22 @@ export const queries = fc.oneof(
   fc.constant({} as Record<string, string | string[]>),
   fc.record(
     {
-      limit: fc.oneof(fc.constantFrom('0', '1', '100', '101', '-1', '1e2', ' 5', '5 ', '0x10', '', '99999999999999999999'), fc.string({ maxLength: 6 })),
+      limit: fc.oneof(
+        fc.constantFrom('0', '1', '100', '101', '-1', '1e2', ' 5', '5 ', '0x10', '', '99999999999999999999'),
+        fc.string({ maxLength: 6 }),
+      ),
       starting_after: fc.oneof(fc.constantFrom('off_nope', '', 'x'.repeat(256)), fc.string({ maxLength: 20 })),
       reference: references,
     },
     { requiredKeys: [] },
   ) as fc.Arbitrary<Record<string, string | string[]>>,
-  fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.oneof(fc.string({ maxLength: 8 }), fc.array(fc.string({ maxLength: 4 }), { minLength: 2, maxLength: 3 })), {
-    maxKeys: 3,
-  }),
+  fc.dictionary(
+    fc.string({ minLength: 1, maxLength: 8 }),
+    fc.oneof(fc.string({ maxLength: 8 }), fc.array(fc.string({ maxLength: 4 }), { minLength: 2, maxLength: 3 })),
+    {
+      maxKeys: 3,
+    },
+  ),
   fc.constant({ limit: ['1', '2'] } as Record<string, string | string[]>),
   fc.constant({ __proto__: 'x', constructor: 'y' } as unknown as Record<string, string | string[]>),
 );
@@ -167,6 +248,8 @@ export function expectDocumented(answer: Answer, secrets: string[], context: str
   expect(error, `${context}: no error envelope`).toBeDefined();
   expect(typeof error!.code, context).toBe('string');
   expect(DOCUMENTED[error!.code as string], `${context}: code ${String(error!.code)} for status ${status}`).toBe(status);
-  expect(['authentication_error', 'permission_error', 'invalid_request_error', 'rate_limit_error', 'api_error'], context).toContain(error!.type);
+  expect(['authentication_error', 'permission_error', 'invalid_request_error', 'rate_limit_error', 'api_error'], context).toContain(
+    error!.type,
+  );
   expect(typeof error!.message === 'string' && (error!.message as string).length > 0, context).toBe(true);
 }

@@ -8,7 +8,15 @@ import pg from 'pg';
 
 export interface LedgerRows {
   balances: Array<{ livemode: number; available_cents: number }>;
-  offsets: Array<{ id: string; livemode: number; status: string; kg: number; amount_cents: number; reference: string | null; created_ms: number }>;
+  offsets: Array<{
+    id: string;
+    livemode: number;
+    status: string;
+    kg: number;
+    amount_cents: number;
+    reference: string | null;
+    created_ms: number;
+  }>;
   entries: Array<{ livemode: number; kind: 'topup' | 'charge' | 'refund'; amount_cents: number; offset_id: string | null }>;
   impact: Array<{ livemode: number; placed_kg: number; processing_kg: number; offsets: number }>;
   daily: Array<{ livemode: number; kg: number; offsets: number }>;
@@ -95,18 +103,23 @@ export function ledgerProblems(rows: LedgerRows): string[] {
     const processing = kept.filter((o) => o.status === 'processing').reduce((n, o) => n + o.kg, 0);
     const impact = rows.impact.find((r) => r.livemode === mode);
     if (impact === undefined || impact.offsets !== kept.length || impact.placed_kg !== placed || impact.processing_kg !== processing) {
-      problems.push(`mode ${mode}: impact ${JSON.stringify(impact)} ≠ ${kept.length} offsets, ${placed} kg placed, ${processing} kg processing`);
+      problems.push(
+        `mode ${mode}: impact ${JSON.stringify(impact)} ≠ ${kept.length} offsets, ${placed} kg placed, ${processing} kg processing`,
+      );
     }
-    if (impact !== undefined && (impact.offsets < 0 || impact.placed_kg < 0 || impact.processing_kg < 0)) problems.push(`mode ${mode}: a total below zero`);
+    if (impact !== undefined && (impact.offsets < 0 || impact.placed_kg < 0 || impact.processing_kg < 0))
+      problems.push(`mode ${mode}: a total below zero`);
     const daily = rows.daily.filter((d) => d.livemode === mode);
     const dailyKg = daily.reduce((n, d) => n + d.kg, 0);
     const dailyCount = daily.reduce((n, d) => n + d.offsets, 0);
-    if (dailyKg !== placed + processing || dailyCount !== kept.length) problems.push(`mode ${mode}: per-day totals ${dailyKg} kg / ${dailyCount} ≠ the offsets'`);
+    if (dailyKg !== placed + processing || dailyCount !== kept.length)
+      problems.push(`mode ${mode}: per-day totals ${dailyKg} kg / ${dailyCount} ≠ the offsets'`);
     if (daily.some((d) => d.kg < 0 || d.offsets < 0)) problems.push(`mode ${mode}: a per-day total below zero`);
   }
   for (const o of rows.offsets) {
     const c = charges.get(o.id) ?? [];
-    if (c.length !== 1 || c[0] !== -o.amount_cents) problems.push(`offset ${o.id}: charges ${JSON.stringify(c)} for ${o.amount_cents} cents`);
+    if (c.length !== 1 || c[0] !== -o.amount_cents)
+      problems.push(`offset ${o.id}: charges ${JSON.stringify(c)} for ${o.amount_cents} cents`);
     const r = refunds.get(o.id) ?? [];
     const want = o.status === 'refunded' ? [o.amount_cents] : [];
     if (JSON.stringify(r) !== JSON.stringify(want)) problems.push(`offset ${o.id} (${o.status}): refunds ${JSON.stringify(r)}`);
@@ -114,7 +127,8 @@ export function ledgerProblems(rows: LedgerRows): string[] {
   const keyed = new Set<string>();
   for (const k of rows.idempotency) {
     const o = byId.get(k.offset_id);
-    if (o === undefined || o.livemode !== k.livemode) problems.push(`Idempotency-Key ${k.key} names ${k.offset_id}, not an offset of its mode`);
+    if (o === undefined || o.livemode !== k.livemode)
+      problems.push(`Idempotency-Key ${k.key} names ${k.offset_id}, not an offset of its mode`);
     if (keyed.has(k.offset_id)) problems.push(`offset ${k.offset_id} is named by two Idempotency-Keys`);
     keyed.add(k.offset_id);
   }

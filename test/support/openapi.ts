@@ -128,7 +128,8 @@ export class OpenApiValidator {
         continue;
       }
       const schema = header.schema as Json;
-      const typed = this.resolve(schema, `${headerPointer}/schema`).node.type === 'integer' && /^-?\d+$/.test(value) ? Number(value) : value;
+      const typed =
+        this.resolve(schema, `${headerPointer}/schema`).node.type === 'integer' && /^-?\d+$/.test(value) ? Number(value) : value;
       const fn = this.validator(`${headerPointer}/schema`);
       if (!fn(typed)) problems.push(`${where}: header ${name}: ${JSON.stringify(value)} ${this.ajv.errorsText(fn.errors)}`);
     }

@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, realpathSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
 /**
@@ -43,7 +43,16 @@ export async function throwawayPostgres(root: string): Promise<{ url: string; st
   });
   try {
     run('initdb', ['-D', data, '-A', 'trust', '-U', 'carbon', '--no-sync', '-E', 'UTF8']);
-    run('pg_ctl', ['-D', data, '-w', '-l', join(data, 'log'), '-o', `-p ${port} -k ${data} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start']);
+    run('pg_ctl', [
+      '-D',
+      data,
+      '-w',
+      '-l',
+      join(data, 'log'),
+      '-o',
+      `-p ${port} -k ${data} -c listen_addresses=127.0.0.1 -c fsync=off`,
+      'start',
+    ]);
   } catch (err) {
     process.stderr.write(`PostgreSQL suites: no throw-away cluster (${(err as Error).message.split('\n')[0]}).\n`);
     return null;
@@ -51,7 +60,19 @@ export async function throwawayPostgres(root: string): Promise<{ url: string; st
   return {
     url: `postgres://carbon@127.0.0.1:${port}/postgres`,
     /** Immediate: every connection is terminated (57P01), then the server is started again. */
-    restart: () => run('pg_ctl', ['-D', data, '-w', '-m', 'immediate', '-l', join(data, 'log'), '-o', `-p ${port} -k ${data} -c listen_addresses=127.0.0.1 -c fsync=off`, 'restart']),
+    restart: () =>
+      run('pg_ctl', [
+        '-D',
+        data,
+        '-w',
+        '-m',
+        'immediate',
+        '-l',
+        join(data, 'log'),
+        '-o',
+        `-p ${port} -k ${data} -c listen_addresses=127.0.0.1 -c fsync=off`,
+        'restart',
+      ]),
     stop: () => {
       spawnSync(join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', 'stop'], { uid, gid, timeout: 30_000 });
     },

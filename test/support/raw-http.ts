@@ -1,4 +1,4 @@
-import { type Socket, connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 
 /**
  * HTTP at the byte level, for requests no well-behaved client would send: malformed request
@@ -34,7 +34,11 @@ function parseRaw(raw: string): Pick<RawResult, 'status' | 'headers' | 'body'> {
  * Connects to 127.0.0.1:`port`, lets `script` write (it may wait between writes), and collects
  * the answer until the server closes the connection or `timeoutMs` passes.
  */
-export function rawExchange(port: number, script: string | Buffer | ((socket: Socket) => Promise<void> | void), timeoutMs = 5_000): Promise<RawResult> {
+export function rawExchange(
+  port: number,
+  script: string | Buffer | ((socket: Socket) => Promise<void> | void),
+  timeoutMs = 5_000,
+): Promise<RawResult> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
     const socket = connect(port, '127.0.0.1');

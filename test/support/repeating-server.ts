@@ -39,9 +39,11 @@ export async function repeatingServer(mode: 'ignore' | 'echo' | 'dup'): Promise<
     }
     const after = url.searchParams.get('starting_after');
     const data =
-      mode === 'dup' ? [offset(1), offset(2), offset(1)]
-      : mode === 'echo' && after !== null ? [{ ...offset(3), id: after }]
-      : [offset(1), offset(2), offset(3)];
+      mode === 'dup'
+        ? [offset(1), offset(2), offset(1)]
+        : mode === 'echo' && after !== null
+          ? [{ ...offset(3), id: after }]
+          : [offset(1), offset(2), offset(3)];
     res.end(JSON.stringify({ object: 'list', data, has_more: mode !== 'dup' }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

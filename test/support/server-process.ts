@@ -75,7 +75,6 @@ export function defaultLauncher(): ServerLauncher {
   return statSync(cli).mtimeMs >= newestMtime(join(REPO_ROOT, 'src')) ? 'binary' : 'bundle';
 }
 
-
 let bundle: Promise<string> | null = null;
 
 function alive(pid: number): boolean {
@@ -162,7 +161,10 @@ export async function startServerProcess(options: StartOptions = {}): Promise<Se
   } else {
     args = [await serverBundle()];
     env.CARBON_TEST_DATA_DIR = dataDir;
-    env.CARBON_TEST_SERVE_OPTIONS = JSON.stringify({ ...options.serve, ...(options.database === undefined ? {} : { store: { kind: 'postgres', url: options.database } }) });
+    env.CARBON_TEST_SERVE_OPTIONS = JSON.stringify({
+      ...options.serve,
+      ...(options.database === undefined ? {} : { store: { kind: 'postgres', url: options.database } }),
+    });
   }
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'], cwd: REPO_ROOT });
   live.add(child);

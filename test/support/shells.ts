@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { binary, buildIfStale, ROOT } from './binary.js';
-
 /**
  * The completion scripts are tested in real shells against the built binary: a `carbon` shim on
  * PATH execs `node <bin>`, in a temporary HOME and CARBON_HOME. The binary is the e2e harness's
@@ -11,7 +10,6 @@ import { binary, buildIfStale, ROOT } from './binary.js';
  * shared tree cannot pull dist/ away mid-test. The scripts come from completions/ itself.
  */
 
-;
 export const COMPLETIONS = join(ROOT, 'completions');
 export const SCRIPT = {
   bash: join(COMPLETIONS, 'carbon.bash'),
@@ -43,7 +41,8 @@ function withBuildLock<T>(fn: () => T): T {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       // A lock left by a killed run: a build never takes this long.
-      if (Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 150_000) rmSync(lock, { recursive: true, force: true });
+      if (Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 150_000)
+        rmSync(lock, { recursive: true, force: true });
       if (Date.now() > deadline) throw new Error(`waited too long for ${lock}`);
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
     }

@@ -1,10 +1,10 @@
 import { rmSync } from 'node:fs';
-import type { ApiErrorBody, ApiRequest, ApiResponse, Mode, Offset } from '../../src/api/types.js';
 import { expect } from 'vitest';
+import type { ApiErrorBody, ApiRequest, ApiResponse, Mode, Offset } from '../../src/api/types.js';
 import { ApiError } from '../../src/service/errors.js';
 import { Sandbox } from '../../src/service/sandbox.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { OffsetsService } from '../../src/service/service.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { tempDir as makeTempDir } from './temp.js';
 
 /** A fixed starting instant, so timestamps in assertions are predictable. */
@@ -76,7 +76,13 @@ export async function openWorld(options: { memory?: boolean; start?: number; dir
     Object.assign(headers, o.headers);
     const body = o.body === undefined ? '' : typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
     if (body !== '') headers['content-type'] ??= 'application/json';
-    const request: ApiRequest = { method, path: o.raw || path.startsWith('/api/') ? path : `/api/v1${path}`, query: o.query ?? {}, headers, body };
+    const request: ApiRequest = {
+      method,
+      path: o.raw || path.startsWith('/api/') ? path : `/api/v1${path}`,
+      query: o.query ?? {},
+      headers,
+      body,
+    };
     return (await service.handle(request)) as ApiResponse<T>;
   };
   const world: World = {

@@ -75,11 +75,13 @@ function readRow(cells: readonly string[], columns: Map<Field, number>): Purchas
   const text = cell(field);
   if (field === 'amount') {
     const cents = parseDollars(text);
-    if (cents === null) return `amount must be dollars such as 12.50, not "${text}"${/\.\d{3,}$/.test(text) ? ' (at most two decimals: whole cents)' : whyNotANumber(text.replace(/^\$/, ''))}`;
+    if (cents === null)
+      return `amount must be dollars such as 12.50, not "${text}"${/\.\d{3,}$/.test(text) ? ' (at most two decimals: whole cents)' : whyNotANumber(text.replace(/^\$/, ''))}`;
     params.amount_cents = cents;
   } else {
     // kg and amount_cents: whole numbers, grouped by commas or not at all (the API judges the range).
-    if (!/^(?:\d{1,3}(?:,\d{3})+|\d+)$/.test(text)) return `${field} must be a whole number such as 500 or 1,000, not "${text}"${whyNotANumber(text)}`;
+    if (!/^(?:\d{1,3}(?:,\d{3})+|\d+)$/.test(text))
+      return `${field} must be a whole number such as 500 or 1,000, not "${text}"${whyNotANumber(text)}`;
     const n = Number(text.replace(/,/g, ''));
     if (!Number.isSafeInteger(n)) return `${field} is too large: "${text}"`;
     if (field === 'kg') params.kg = n;
@@ -95,7 +97,12 @@ export function decodeCsv(bytes: Uint8Array): string {
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
-    throw new CliError('The CSV is not UTF-8 text; nothing was bought.', EXIT.usage, 'csv_invalid', 'Save it as "CSV UTF-8" (Excel) or convert it: iconv -f WINDOWS-1252 -t UTF-8.');
+    throw new CliError(
+      'The CSV is not UTF-8 text; nothing was bought.',
+      EXIT.usage,
+      'csv_invalid',
+      'Save it as "CSV UTF-8" (Excel) or convert it: iconv -f WINDOWS-1252 -t UTF-8.',
+    );
   }
 }
 
@@ -108,13 +115,20 @@ export async function readRows(text: string): Promise<{ rows: BatchRow[]; faults
   const first = /^[^\r\n]*/.exec(text)![0];
   const delimiter = first.includes(',') ? ',' : first.includes(';') ? ';' : first.includes('\t') ? '\t' : ',';
   try {
-    records = parse(text, { bom: true, delimiter, skip_empty_lines: true, info: true, relax_column_count: true }) as unknown as typeof records;
+    records = parse(text, {
+      bom: true,
+      delimiter,
+      skip_empty_lines: true,
+      info: true,
+      relax_column_count: true,
+    }) as unknown as typeof records;
   } catch (err) {
     // csv-parse names the line: "Invalid Closing Quote: … at line 4".
     throw new CliError(`The CSV cannot be read: ${(err as Error).message}. Nothing was bought.`, EXIT.usage, 'csv_invalid');
   }
   const [header, ...body] = records;
-  if (header === undefined) throw new CliError('The CSV is empty: it needs a header line and at least one row. Nothing was bought.', EXIT.usage, 'csv_invalid');
+  if (header === undefined)
+    throw new CliError('The CSV is empty: it needs a header line and at least one row. Nothing was bought.', EXIT.usage, 'csv_invalid');
   const { columns, ignored } = mapHeaders(header.record);
   if (body.length === 0) throw new CliError('The CSV has a header and no rows. Nothing was bought.', EXIT.usage, 'csv_invalid');
   const rows: BatchRow[] = [];

@@ -22,7 +22,10 @@ export async function inEitherMode<T>(ctx: Context, id: string, words: string[],
     if (ctx.settings.apiKeySource === 'env' || ctx.settings.apiKeySource === 'flag') {
       throw hinted(err, `It is a ${mode} offset: use a ${mode} key to see it.`);
     }
-    const command = followUp([...words, `--${mode}`], process.argv.slice(2).filter((a) => a !== '--live' && a !== '--test'));
+    const command = followUp(
+      [...words, `--${mode}`],
+      process.argv.slice(2).filter((a) => a !== '--live' && a !== '--test'),
+    );
     throw hinted(err, `It is a ${mode} offset: see it with \`${command}\`.`);
   }
 }

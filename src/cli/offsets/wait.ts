@@ -22,12 +22,19 @@ async function waitForOffset(ctx: Context, client: CarbonClient, offset: Offset,
   // makes ora count Infinity lines to clear, and its clear() then never returns: no spinner there.
   const columns = (ctx.out.stderr as { columns?: number }).columns;
   // On a terminal, a live wait on the local model says what it waits for and how to end it now.
-  if (ctx.out.stderrInteractive && !ctx.out.json && offset.livemode && ctx.settings.engine === 'local') ctx.out.info(await localLiveNote(ctx, offset, review));
+  if (ctx.out.stderrInteractive && !ctx.out.json && offset.livemode && ctx.settings.engine === 'local')
+    ctx.out.info(await localLiveNote(ctx, offset, review));
   if (ctx.out.spinners && columns !== 0) {
     const { default: ora } = await import('ora');
     // discardStdin off: ora would otherwise put the terminal in raw mode, and Ctrl-C would be
     // read as a character instead of interrupting.
-    spinner = ora({ text: `Waiting for ${offset.id} to be placed…`, stream: ctx.out.stderr, color: 'green', isEnabled: true, discardStdin: false }).start();
+    spinner = ora({
+      text: `Waiting for ${offset.id} to be placed…`,
+      stream: ctx.out.stderr,
+      color: 'green',
+      isEnabled: true,
+      discardStdin: false,
+    }).start();
   }
   // Ctrl-C stops the wait at once: the offset is printed (a script or a person can follow it),
   // then exit 130.
@@ -64,7 +71,8 @@ async function waitForOffset(ctx: Context, client: CarbonClient, offset: Offset,
  */
 async function localLiveNote(ctx: Context, offset: Offset, review: boolean): Promise<string> {
   const held = review || (await (await ctx.sandbox()).awaitsReview(offset.id));
-  if (held) return `${offset.id} waits for review (above the review limit): \`${followUp(['sandbox', 'review', 'approve', offset.id])}\` places it.`;
+  if (held)
+    return `${offset.id} waits for review (above the review limit): \`${followUp(['sandbox', 'review', 'approve', offset.id])}\` places it.`;
   const { TIMING } = await import('../../service/lifecycle.js');
   const seconds = TIMING.livePlacementMs / 1000;
   return `The local model places a live offset ${seconds} s (model time) after its purchase; \`${followUp(['sandbox', 'clock', 'advance', '1m'])}\` places it at once.`;
@@ -73,7 +81,11 @@ async function localLiveNote(ctx: Context, offset: Offset, review: boolean): Pro
 /** Ctrl-C during a wait, with the offset as last seen. */
 class WaitInterrupted extends CliError {
   constructor(readonly offset: Offset) {
-    super(`Stopped waiting: ${offset.id} is ${offset.status}. Follow it with \`${followUp(['show', offset.id, '--wait'])}\`.`, EXIT.interrupted, 'interrupted');
+    super(
+      `Stopped waiting: ${offset.id} is ${offset.status}. Follow it with \`${followUp(['show', offset.id, '--wait'])}\`.`,
+      EXIT.interrupted,
+      'interrupted',
+    );
   }
 }
 
@@ -81,7 +93,14 @@ class WaitInterrupted extends CliError {
  * Prints an offset, after waiting for it to settle when asked. On a timeout the offset is still
  * printed (it exists, and a script needs its id) before the error goes on to become exit 8.
  */
-export async function printOffset(ctx: Context, client: CarbonClient, offset: Offset, wait: boolean, quiet = false, review = false): Promise<void> {
+export async function printOffset(
+  ctx: Context,
+  client: CarbonClient,
+  offset: Offset,
+  wait: boolean,
+  quiet = false,
+  review = false,
+): Promise<void> {
   // --quiet: the id alone, one line, for xargs and loops.
   const print = quiet
     ? async (o: Offset) => void ctx.out.stdout.write(`${o.id}\n`)
@@ -98,7 +117,11 @@ export async function printOffset(ctx: Context, client: CarbonClient, offset: Of
   await print(shown);
   // A wait that ends refunded is a failure for a script: the offset is printed, then exit 9.
   if (wait && shown.status === 'refunded') {
-    throw new CliError(`${shown.id} was refunded: the order could not be placed and the charge was returned.`, EXIT.refunded, 'offset_refunded');
+    throw new CliError(
+      `${shown.id} was refunded: the order could not be placed and the charge was returned.`,
+      EXIT.refunded,
+      'offset_refunded',
+    );
   }
   if (shown.status === 'refunded') ctx.out.warn(`${shown.id} was refunded: the order could not be placed and the charge was returned.`);
 }

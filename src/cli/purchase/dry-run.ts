@@ -20,20 +20,34 @@ export async function dryRun(ctx: Context, flags: PurchaseFlags & { maxCents?: s
   await printResource(ctx, quote);
   const what = `${kg(quote.kg)} for ${dollars(quote.amount_cents)}`;
   if (maxCents !== undefined && quote.amount_cents > maxCents) {
-    throw new CliError(`Dry run: this purchase would cost ${quote.amount_cents} cents (${dollars(quote.amount_cents)}), more than --max-cents ${maxCents}; it would be refused.`, EXIT.usage, 'max_cents_exceeded');
+    throw new CliError(
+      `Dry run: this purchase would cost ${quote.amount_cents} cents (${dollars(quote.amount_cents)}), more than --max-cents ${maxCents}; it would be refused.`,
+      EXIT.usage,
+      'max_cents_exceeded',
+    );
   }
   if (!quote.sufficient_balance) {
-    throw new CliError(`Dry run: the balance (${dollars(quote.available_cents)}) does not cover ${what}; the purchase would get 402 insufficient_balance.`, EXIT.insufficientBalance, 'insufficient_balance');
+    throw new CliError(
+      `Dry run: the balance (${dollars(quote.available_cents)}) does not cover ${what}; the purchase would get 402 insufficient_balance.`,
+      EXIT.insufficientBalance,
+      'insufficient_balance',
+    );
   }
-  let permission = 'the key\'s purchase access is not checked on the remote engine (the API checks it only when buying)';
+  let permission = "the key's purchase access is not checked on the remote engine (the API checks it only when buying)";
   if (ctx.settings.engine === 'local') {
     const sandbox = await ctx.sandbox();
     const key = ctx.settings.apiKey === undefined ? undefined : await sandbox.findKey(ctx.settings.apiKey);
     if (key?.permission === 'read_only') {
-      throw new CliError('Dry run: this key is read-only; the purchase would get 403 insufficient_permissions.', EXIT.auth, 'insufficient_permissions');
+      throw new CliError(
+        'Dry run: this key is read-only; the purchase would get 403 insufficient_permissions.',
+        EXIT.auth,
+        'insufficient_permissions',
+      );
     }
     permission = 'the key may buy';
   }
   const review = quote.requires_review ? '; it would wait for review before the credits are retired' : '';
-  ctx.out.info(`Dry run: ${what} would be bought from the ${quote.livemode ? 'live' : 'test'} balance (${dollars(quote.available_cents)})${review}; ${permission}. Nothing was bought.`);
+  ctx.out.info(
+    `Dry run: ${what} would be bought from the ${quote.livemode ? 'live' : 'test'} balance (${dollars(quote.available_cents)})${review}; ${permission}. Nothing was bought.`,
+  );
 }

@@ -74,9 +74,20 @@ export function layout(columns: readonly Column[], rows: readonly (readonly stri
 
 /** cli-table3's border characters, every one none but the two spaces between columns. */
 export const BORDERLESS = {
-  top: '', 'top-mid': '', 'top-left': '', 'top-right': '',
-  bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
-  left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '',
+  top: '',
+  'top-mid': '',
+  'top-left': '',
+  'top-right': '',
+  bottom: '',
+  'bottom-mid': '',
+  'bottom-left': '',
+  'bottom-right': '',
+  left: '',
+  'left-mid': '',
+  mid: '',
+  'mid-mid': '',
+  right: '',
+  'right-mid': '',
   middle: ' '.repeat(GAP),
 } as const;
 
@@ -95,16 +106,33 @@ const ROWS_A_TABLE = 50;
  * (`colWidths`, no padding) that every cell fits: it pads and aligns, and its `truncate` ('…', as
  * fit.ts's) never has to act. Rows whose cells give the same widths are drawn by one table.
  */
-export function lines(columns: readonly Column[], at: Layout, rows: readonly (readonly string[])[], width: number | undefined, paint?: (s: string) => string): string[] {
+export function lines(
+  columns: readonly Column[],
+  at: Layout,
+  rows: readonly (readonly string[])[],
+  width: number | undefined,
+  paint?: (s: string) => string,
+): string[] {
   const cells = (row: readonly string[], header: boolean) =>
     at.shown.map((i, j) => (header || columns[i]!.min !== undefined ? cut(row[i] ?? '', at.widths[j]!) : (row[i] ?? '')));
-  const head = paint === undefined ? undefined : cells(columns.map((c) => c.header), true).map((h) => paint(h));
+  const head =
+    paint === undefined
+      ? undefined
+      : cells(
+          columns.map((c) => c.header),
+          true,
+        ).map((h) => paint(h));
   const drawn = [...(head === undefined ? [] : [head]), ...rows.map((r) => cells(r, false))];
   const out: string[] = [];
   for (let from = 0; from < drawn.length; ) {
     const widths = at.widths.map((w, j) => Math.max(w, displayWidth(drawn[from]![j]!)));
     let to = from + 1;
-    while (to < drawn.length && to - from < ROWS_A_TABLE && drawn[to]!.every((c, j) => Math.max(at.widths[j]!, displayWidth(c)) === widths[j])) to++;
+    while (
+      to < drawn.length &&
+      to - from < ROWS_A_TABLE &&
+      drawn[to]!.every((c, j) => Math.max(at.widths[j]!, displayWidth(c)) === widths[j])
+    )
+      to++;
     const withHead = from === 0 && head !== undefined;
     out.push(...draw(columns, at, widths, withHead ? drawn[0] : undefined, drawn.slice(withHead ? 1 : from, to)));
     from = to;
@@ -142,7 +170,12 @@ export function headerLine(columns: readonly Column[], at: Layout, width: number
 }
 
 /** A whole table: the header, then one line a row, fitted to `width`. */
-export function table(columns: readonly Column[], rows: readonly (readonly string[])[], width: number | undefined, paint: (s: string) => string): string {
+export function table(
+  columns: readonly Column[],
+  rows: readonly (readonly string[])[],
+  width: number | undefined,
+  paint: (s: string) => string,
+): string {
   return lines(columns, layout(columns, rows, width), rows, width, paint).join('\n');
 }
 

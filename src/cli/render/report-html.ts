@@ -59,10 +59,12 @@ function chart(rows: readonly ReportRow[], by: string): string {
     const y = i * rowHeight + 4;
     const placed = scale(r.placed_kg);
     const processing = scale(r.processing_kg);
-    return `<g><text x="${label - 8}" y="${y + 15}" text-anchor="end">${escapeHtml(cut(r.group))}</text>`
-      + `<rect x="${label}" y="${y + 2}" width="${placed.toFixed(1)}" height="${rowHeight - 8}" fill="${PLACED}"/>`
-      + `<rect x="${(label + placed).toFixed(1)}" y="${y + 2}" width="${processing.toFixed(1)}" height="${rowHeight - 8}" fill="${PROCESSING}"/>`
-      + `<text x="${(label + placed + processing + 6).toFixed(1)}" y="${y + 15}">${grouped(r.kg)} kg</text></g>`;
+    return (
+      `<g><text x="${label - 8}" y="${y + 15}" text-anchor="end">${escapeHtml(cut(r.group))}</text>` +
+      `<rect x="${label}" y="${y + 2}" width="${placed.toFixed(1)}" height="${rowHeight - 8}" fill="${PLACED}"/>` +
+      `<rect x="${(label + placed).toFixed(1)}" y="${y + 2}" width="${processing.toFixed(1)}" height="${rowHeight - 8}" fill="${PROCESSING}"/>` +
+      `<text x="${(label + placed + processing + 6).toFixed(1)}" y="${y + 15}">${grouped(r.kg)} kg</text></g>`
+    );
   });
   const described = rows.map((r) => `${r.group}: ${grouped(r.kg)} kg`).join('; ');
   return `<svg role="img" aria-labelledby="chart-title chart-desc" viewBox="0 0 ${width} ${height}" width="100%" preserveAspectRatio="xMinYMin meet">
@@ -79,10 +81,14 @@ export function reportHtml(r: HtmlReport): string {
     `<td class="n">${grouped(row.offsets)}</td><td class="n">${grouped(row.kg)}</td><td class="n">${grouped(row.placed_kg)}</td><td class="n">${grouped(row.processing_kg)}</td><td class="n">${dollars(row.amount_cents)}</td>`;
   const body = r.rows.map((row) => `<tr><th scope="row">${escapeHtml(row.group)}</th>${cells(row)}</tr>`).join('\n');
   const made = r.made.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
-  const figure = r.rows.length === 0
-    ? '<p>No purchases in this span.</p>'
-    : `<figure>${chart(r.rows, r.by)}<figcaption><span class="swatch" style="background:${PLACED}"></span>placed <span class="swatch" style="background:${PROCESSING}"></span>processing: kg per ${escapeHtml(r.by)}</figcaption></figure>`;
-  return htmlDocument(title, STYLE, `<main>
+  const figure =
+    r.rows.length === 0
+      ? '<p>No purchases in this span.</p>'
+      : `<figure>${chart(r.rows, r.by)}<figcaption><span class="swatch" style="background:${PLACED}"></span>placed <span class="swatch" style="background:${PROCESSING}"></span>processing: kg per ${escapeHtml(r.by)}</figcaption></figure>`;
+  return htmlDocument(
+    title,
+    STYLE,
+    `<main>
 <h1>Carbon offsets by ${escapeHtml(r.by)}</h1>
 <p class="meta"><span>Span: ${escapeHtml(span)}</span><span class="mode-${r.mode}">${r.mode === 'live' ? 'Live mode' : 'Test mode (simulated purchases)'}</span><span>Made <time datetime="${escapeHtml(r.made)}">${escapeHtml(made)}</time></span></p>
 ${figure}
@@ -95,5 +101,6 @@ ${body}
 <tfoot><tr><th scope="row">Total</th>${cells(r.total)}</tr></tfoot>
 </table>
 <p class="note">Placed and processing offsets are counted; refunded ones bought nothing and are left out. Amounts in US dollars; kg of CO2. Made by carbon report.</p>
-</main>`);
+</main>`,
+  );
 }

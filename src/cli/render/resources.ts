@@ -43,7 +43,10 @@ export function offsetCard(o: Offset, paint: Paint, review = false): string {
   return card(
     [
       ['id', paint.bold(o.id)],
-      ['status', `${statusText(o.status, paint)}${review && o.status === 'processing' ? paint.yellow(' · waiting for review (above the review limit)') : ''}`],
+      [
+        'status',
+        `${statusText(o.status, paint)}${review && o.status === 'processing' ? paint.yellow(' · waiting for review (above the review limit)') : ''}`,
+      ],
       ['mode', modeText(o.livemode, paint)],
       ['kg', kg(o.kg)],
       ['amount', dollars(o.amount_cents)],
@@ -85,7 +88,12 @@ export function quoteCard(q: Quote, paint: Paint): string {
       ['mode', modeText(q.livemode, paint)],
       ['balance', dollars(q.available_cents)],
       ['covered', q.sufficient_balance ? paint.green('yes') : paint.red(`no: ${dollars(q.amount_cents - q.available_cents)} short`)],
-      ['review', q.requires_review ? paint.yellow(q.livemode ? 'yes: it would wait for review' : 'yes (above the review limit; test offsets are not held)') : 'no'],
+      [
+        'review',
+        q.requires_review
+          ? paint.yellow(q.livemode ? 'yes: it would wait for review' : 'yes (above the review limit; test offsets are not held)')
+          : 'no',
+      ],
     ],
     paint,
   );
@@ -161,7 +169,12 @@ function offsetCells(o: Offset, paint: Paint): string[] {
 
 /** A page of a list as a table fitted to `width` cells (undefined: as wide as it takes). */
 export function offsetTable(offsets: readonly Offset[], paint: Paint, width: number | undefined): string {
-  return table(LIST_TABLE, offsets.map((o) => offsetCells(o, paint)), width, paint.dim);
+  return table(
+    LIST_TABLE,
+    offsets.map((o) => offsetCells(o, paint)),
+    width,
+    paint.dim,
+  );
 }
 
 /**
@@ -175,7 +188,9 @@ export function offsetStream(paint: Paint, width: number | undefined): (batch: r
     const rows = batch.map((o) => offsetCells(o, paint));
     const first = at === undefined;
     at ??= layout(LIST_TABLE, rows, width);
-    return lines(LIST_TABLE, at, rows, width, first ? paint.dim : undefined).map((l) => `${l}\n`).join('');
+    return lines(LIST_TABLE, at, rows, width, first ? paint.dim : undefined)
+      .map((l) => `${l}\n`)
+      .join('');
   };
 }
 

@@ -1,5 +1,5 @@
 import { MODES } from '../../api/types.js';
-import { type FaultConfig, describeFaults } from '../../service/faults.js';
+import { describeFaults, type FaultConfig } from '../../service/faults.js';
 import type { SandboxKey, SandboxStatus } from '../../service/sandbox.js';
 import { type Column, table } from './fit.js';
 import { dollars, grouped, kg, ratePerKg, when } from './format.js';
@@ -19,7 +19,13 @@ export interface SandboxClock {
 /** 90000 → "1m30s"; 0 → "0s". For people; the JSON keeps milliseconds. */
 function duration(ms: number): string {
   if (ms === 0) return '0s';
-  const units: Array<[string, number]> = [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000], ['ms', 1]];
+  const units: Array<[string, number]> = [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+    ['ms', 1],
+  ];
   let rest = ms;
   let out = '';
   for (const [unit, size] of units) {
@@ -42,7 +48,9 @@ function accountStatusText(status: SandboxAccount['status'], paint: Paint): stri
 }
 
 function rateLimitText(a: SandboxAccount): string {
-  return a.rate_limit_requests === null ? 'off' : `${grouped(a.rate_limit_requests)} requests per ${duration(a.rate_limit_window_ms)} per key`;
+  return a.rate_limit_requests === null
+    ? 'off'
+    : `${grouped(a.rate_limit_requests)} requests per ${duration(a.rate_limit_window_ms)} per key`;
 }
 
 function accountRows(a: SandboxAccount, paint: Paint): Array<[string, string]> {
@@ -63,15 +71,25 @@ export function accountPlain(a: SandboxAccount): string {
 }
 
 export function clockCard(c: SandboxClock, paint: Paint): string {
-  return card([['now', when(c.now)], ['ahead by', c.offset_ms === 0 ? 'nothing (real time)' : duration(c.offset_ms)]], paint);
+  return card(
+    [
+      ['now', when(c.now)],
+      ['ahead by', c.offset_ms === 0 ? 'nothing (real time)' : duration(c.offset_ms)],
+    ],
+    paint,
+  );
 }
 
 export function clockPlain(c: SandboxClock): string {
-  return plainFields([['now', c.now], ['offset_ms', c.offset_ms]]);
+  return plainFields([
+    ['now', c.now],
+    ['offset_ms', c.offset_ms],
+  ]);
 }
 
 export function statusCard(s: SandboxStatus, paint: Paint): string {
-  const impact = (m: 'test' | 'live') => `${kg(s.impact[m].placed_kg)} placed, ${kg(s.impact[m].processing_kg)} processing, ${grouped(s.impact[m].offsets)} ${s.impact[m].offsets === 1 ? 'offset' : 'offsets'}`;
+  const impact = (m: 'test' | 'live') =>
+    `${kg(s.impact[m].placed_kg)} placed, ${kg(s.impact[m].processing_kg)} processing, ${grouped(s.impact[m].offsets)} ${s.impact[m].offsets === 1 ? 'offset' : 'offsets'}`;
   return card(
     [
       ...accountRows(s.account, paint),
@@ -172,7 +190,12 @@ function keyCells(k: ShownKey, paint: Paint): string[] {
 
 /** The keys as a table fitted to `width` cells (undefined: as wide as it takes). */
 export function keyTable(keys: readonly ShownKey[], paint: Paint, width: number | undefined): string {
-  return table(KEY_TABLE, keys.map((k) => keyCells(k, paint)), width, paint.dim);
+  return table(
+    KEY_TABLE,
+    keys.map((k) => keyCells(k, paint)),
+    width,
+    paint.dim,
+  );
 }
 
 export function keyCard(k: ShownKey, paint: Paint): string {

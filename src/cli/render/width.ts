@@ -9,10 +9,11 @@ const ANSI = /\u001b\[[0-9;?]*[ -/]*[@-~]/g;
 // Made on first use: Unicode property classes cost ~0.4 ms to build, which every command would
 // pay at start-up, tables or not.
 let widthClasses: { zero: RegExp; wide: RegExp } | undefined;
-const classes = () => (widthClasses ??= {
-  zero: /[\p{Mn}\p{Me}\p{Cf}\p{Cc}]/u,
-  wide: /[\p{Emoji_Presentation}\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{1f300}-\u{1f64f}\u{1f900}-\u{1f9ff}\u{20000}-\u{3fffd}]/u,
-});
+const classes = () =>
+  (widthClasses ??= {
+    zero: /[\p{Mn}\p{Me}\p{Cf}\p{Cc}]/u,
+    wide: /[\p{Emoji_Presentation}\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{1f300}-\u{1f64f}\u{1f900}-\u{1f9ff}\u{20000}-\u{3fffd}]/u,
+  });
 
 export function stripAnsi(text: string): string {
   return text.replace(ANSI, '');

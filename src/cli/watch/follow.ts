@@ -46,7 +46,8 @@ export interface PollOptions {
   eventId: EventId;
 }
 
-const settledType = (o: Offset): EventType | null => (o.status === 'placed' ? 'offset.placed' : o.status === 'refunded' ? 'offset.refunded' : null);
+const settledType = (o: Offset): EventType | null =>
+  o.status === 'placed' ? 'offset.placed' : o.status === 'refunded' ? 'offset.refunded' : null;
 
 /**
  * Walks `offsets` (newest first) against `state`, updating it, and returns the events found,
@@ -57,7 +58,9 @@ export async function poll(state: WatchState, offsets: AsyncIterable<Offset>, op
   const newest = state.newest;
   const pendingTimes = Object.values(state.pending).map((c) => Date.parse(c));
   // Below this nothing can have changed: older than the newest seen and than every pending offset.
-  const floor = baseline ? (since ?? Number.NEGATIVE_INFINITY) : Math.max(since ?? Number.NEGATIVE_INFINITY, Math.min(Date.parse(newest?.created ?? '1970-01-01T00:00:00Z'), ...pendingTimes));
+  const floor = baseline
+    ? (since ?? Number.NEGATIVE_INFINITY)
+    : Math.max(since ?? Number.NEGATIVE_INFINITY, Math.min(Date.parse(newest?.created ?? '1970-01-01T00:00:00Z'), ...pendingTimes));
   const found: WatchEvent[][] = [];
   let top: { created: string; ids: string[] } | null = null;
   const event = (o: Offset, type: EventType): WatchEvent => ({
@@ -90,6 +93,7 @@ export async function poll(state: WatchState, offsets: AsyncIterable<Offset>, op
   }
   const at = (x: { created: string }) => Date.parse(x.created);
   if (top !== null && (newest === null || at(top) > at(newest))) state.newest = top;
-  else if (top !== null && newest !== null && at(top) === at(newest)) state.newest = { created: newest.created, ids: [...new Set([...newest.ids, ...top.ids])] };
+  else if (top !== null && newest !== null && at(top) === at(newest))
+    state.newest = { created: newest.created, ids: [...new Set([...newest.ids, ...top.ids])] };
   return found.reverse().flat();
 }

@@ -55,7 +55,11 @@ export class Forwarder {
         // Signed per attempt: the timestamp says when this attempt was made, for the receiver's tolerance.
         const res = await fetch(url, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signature(secret, body, Math.floor(Date.now() / 1000)), 'user-agent': 'carbon-watch' },
+          headers: {
+            'content-type': 'application/json',
+            [SIGNATURE_HEADER]: signature(secret, body, Math.floor(Date.now() / 1000)),
+            'user-agent': 'carbon-watch',
+          },
           body,
           signal: AbortSignal.timeout(10_000),
         });
@@ -71,7 +75,9 @@ export class Forwarder {
       }
     }
     this.failed++;
-    out.warn(`${event.type} ${event.id} for ${event.data.object.id} was not delivered to ${url} after ${retries + 1} attempts (${last}); the next events go on.`);
+    out.warn(
+      `${event.type} ${event.id} for ${event.data.object.id} was not delivered to ${url} after ${retries + 1} attempts (${last}); the next events go on.`,
+    );
     return false;
   }
 }

@@ -9,9 +9,8 @@ import { escapeHtml, htmlDocument } from './html.js';
  * safe whatever a future field holds.
  */
 
-export { escapeHtml } from './html.js';
-
 export { dollars as formatCents } from '../../service/units.js';
+export { escapeHtml } from './html.js';
 
 function formatDate(iso: string): string {
   const d = new Date(iso);

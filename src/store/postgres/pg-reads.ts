@@ -1,9 +1,17 @@
 import type { Mode } from '../../api/types.js';
-import type {
-  AccountRecord, BrowseQuery, DefaultKey, ImpactTotals, KeyRecord, KeyVault, LedgerReads, OffsetRecord, PageQuery,
-} from '../port.js';
 import { sha256 } from '../../platform/sha256.js';
 import { DAY_MS, groupByPeriod } from '../periods.js';
+import type {
+  AccountRecord,
+  BrowseQuery,
+  DefaultKey,
+  ImpactTotals,
+  KeyRecord,
+  KeyVault,
+  LedgerReads,
+  OffsetRecord,
+  PageQuery,
+} from '../port.js';
 
 /** A pool or one connection: what runs a query. */
 export interface Queryable {
@@ -12,8 +20,9 @@ export interface Queryable {
 
 export const lm = (mode: Mode): number => (mode === 'live' ? 1 : 0);
 const MODE = "CASE livemode WHEN 1 THEN 'live' ELSE 'test' END AS mode";
-const OFFSET = `seq, id, ${MODE}, status, kg, amount_cents, rate, req_kg, req_amount_cents, reference, created_ms, settle_at_ms, review, `
-  + 'placed_ms, certificate_id';
+const OFFSET =
+  `seq, id, ${MODE}, status, kg, amount_cents, rate, req_kg, req_amount_cents, reference, created_ms, settle_at_ms, review, ` +
+  'placed_ms, certificate_id';
 const KEY = `id, hash, ${MODE}, permission, last4, created_ms, revoked_ms`;
 const ACCOUNT = 'status, rate, review_limit_cents, clock_offset_ms, rate_limit_requests, rate_limit_window_ms';
 const NO_IMPACT: ImpactTotals = { placed_kg: 0, processing_kg: 0, offsets: 0 };
@@ -83,8 +92,8 @@ export class PgReads implements LedgerReads {
 
   async due(mode: Mode, now: number): Promise<{ kg: number; count: number }> {
     return (await this.one<{ kg: number; count: number }>(
-      'SELECT coalesce(SUM(kg), 0) AS kg, COUNT(*) AS count FROM offsets '
-        + "WHERE status = 'processing' AND settle_at_ms <= $1 AND livemode = $2",
+      'SELECT coalesce(SUM(kg), 0) AS kg, COUNT(*) AS count FROM offsets ' +
+        "WHERE status = 'processing' AND settle_at_ms <= $1 AND livemode = $2",
       [now, lm(mode)],
     ))!;
   }
@@ -100,10 +109,11 @@ export class PgReads implements LedgerReads {
   page(mode: Mode, p: PageQuery): Promise<OffsetRecord[]> {
     const before = p.beforeSeq ?? Number.MAX_SAFE_INTEGER;
     return p.reference === null
-      ? this.all<OffsetRecord>(
-          `SELECT ${OFFSET} FROM offsets WHERE livemode = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`,
-          [lm(mode), before, p.limit],
-        )
+      ? this.all<OffsetRecord>(`SELECT ${OFFSET} FROM offsets WHERE livemode = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`, [
+          lm(mode),
+          before,
+          p.limit,
+        ])
       : this.all<OffsetRecord>(
           `SELECT ${OFFSET} FROM offsets WHERE livemode = $1 AND reference = $2 AND seq < $3 ORDER BY seq DESC LIMIT $4`,
           [lm(mode), p.reference, before, p.limit],

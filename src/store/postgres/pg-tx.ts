@@ -1,10 +1,18 @@
 import type { Mode } from '../../api/types.js';
-import {
-  type AccountRecord, type DefaultKey, type IdempotencyRecord, type KeyRecord, type LedgerTx, type NewPurchase, type OffsetRecord,
-  type PurchaseFacts, type ReviewState, hashId,
-} from '../port.js';
 import { DAY_MS } from '../periods.js';
-import { PgReads, holdable, lm } from './pg-reads.js';
+import {
+  type AccountRecord,
+  type DefaultKey,
+  hashId,
+  type IdempotencyRecord,
+  type KeyRecord,
+  type LedgerTx,
+  type NewPurchase,
+  type OffsetRecord,
+  type PurchaseFacts,
+  type ReviewState,
+} from '../port.js';
+import { holdable, lm, PgReads } from './pg-reads.js';
 
 /** The writes of one transaction, on one connection. */
 export class PgTx extends PgReads implements LedgerTx {
@@ -15,7 +23,14 @@ export class PgTx extends PgReads implements LedgerTx {
   /** Everything the purchase rule reads for a batch, in one statement (the writer lock is held: see transaction()). */
   async purchaseFacts(mode: Mode, idempotencyKeys: string[], keyHashes: Uint8Array[]): Promise<PurchaseFacts> {
     const row = (
-      await this.q.query<AccountRecord & { available: number | null; newest: number | null; priors: Array<IdempotencyRecord & { key: string }>; keys: Array<KeyRecord & { hash: string }> }>(
+      await this.q.query<
+        AccountRecord & {
+          available: number | null;
+          newest: number | null;
+          priors: Array<IdempotencyRecord & { key: string }>;
+          keys: Array<KeyRecord & { hash: string }>;
+        }
+      >(
         `SELECT a.status, a.rate, a.review_limit_cents, a.clock_offset_ms, a.rate_limit_requests, a.rate_limit_window_ms,
                 (SELECT available_cents FROM balances WHERE livemode = $1) AS available,
                 (SELECT created_ms FROM offsets WHERE livemode = $1 ORDER BY seq DESC LIMIT 1) AS newest,
@@ -28,7 +43,8 @@ export class PgTx extends PgReads implements LedgerTx {
         [lm(mode), idempotencyKeys, keyHashes.map((h) => Buffer.from(h))],
       )
     ).rows[0];
-    if (row === undefined || row.available === null) return { account: undefined, available: 0, priors: new Map(), newestCreated: null, keys: new Map() };
+    if (row === undefined || row.available === null)
+      return { account: undefined, available: 0, priors: new Map(), newestCreated: null, keys: new Map() };
     const { available, newest, priors, keys, ...account } = row;
     const keyRecords = keys.map((k) => ({ ...k, hash: new Uint8Array(Buffer.from(k.hash, 'base64')) }));
     return {
@@ -46,7 +62,15 @@ export class PgTx extends PgReads implements LedgerTx {
     await this.q.query(
       `INSERT INTO account (id, status, rate, review_limit_cents, clock_offset_ms, rate_limit_requests, rate_limit_window_ms, created_ms)
        VALUES (1, $1, $2, $3, $4, $5, $6, $7)`,
-      [account.status, account.rate, account.review_limit_cents, account.clock_offset_ms, account.rate_limit_requests, account.rate_limit_window_ms, now],
+      [
+        account.status,
+        account.rate,
+        account.review_limit_cents,
+        account.clock_offset_ms,
+        account.rate_limit_requests,
+        account.rate_limit_window_ms,
+        now,
+      ],
     );
     await this.q.query('INSERT INTO balances VALUES (0, 0), (1, 0)');
     await this.q.query('INSERT INTO impact VALUES (0, 0, 0, 0), (1, 0, 0, 0)');
@@ -58,14 +82,23 @@ export class PgTx extends PgReads implements LedgerTx {
       ['status', 'rate', 'review_limit_cents', 'clock_offset_ms', 'rate_limit_requests', 'rate_limit_window_ms'].includes(k),
     );
     if (columns.length > 0) {
-      await this.q.query(`UPDATE account SET ${columns.map((c, i) => `${c} = $${i + 1}`).join(', ')} WHERE id = 1`, columns.map((c) => patch[c]));
+      await this.q.query(
+        `UPDATE account SET ${columns.map((c, i) => `${c} = $${i + 1}`).join(', ')} WHERE id = 1`,
+        columns.map((c) => patch[c]),
+      );
     }
     return (await this.account())!;
   }
 
   async moveBalance(mode: Mode, cents: number, kind: 'topup' | 'charge' | 'refund', offsetId: string | null, now: number): Promise<number> {
     this.touched = true;
-    await this.q.query('INSERT INTO entries (livemode, kind, amount_cents, offset_id, created_ms) VALUES ($1, $2, $3, $4, $5)', [lm(mode), kind, cents, offsetId, now]);
+    await this.q.query('INSERT INTO entries (livemode, kind, amount_cents, offset_id, created_ms) VALUES ($1, $2, $3, $4, $5)', [
+      lm(mode),
+      kind,
+      cents,
+      offsetId,
+      now,
+    ]);
     const r = await this.q.query<{ available_cents: number }>(
       'UPDATE balances SET available_cents = available_cents + $1 WHERE livemode = $2 RETURNING available_cents',
       [cents, lm(mode)],
@@ -97,10 +130,20 @@ export class PgTx extends PgReads implements LedgerTx {
        SELECT id, seq FROM o`,
       [
         lm(purchases[0]!.offset.mode),
-        column((p) => p.offset.id), column((p) => p.offset.kg), column((p) => p.offset.amount_cents), column((p) => p.offset.rate),
-        column((p) => p.offset.req_kg), column((p) => p.offset.req_amount_cents), column((p) => p.offset.reference), column((p) => p.offset.created_ms),
-        column((p) => p.offset.settle_at_ms), column((p) => p.offset.review), column((p) => p.offset.certificate_id),
-        column((p) => Math.floor(p.offset.created_ms / DAY_MS)), column((p) => p.idempotency?.key ?? null), column((p) => p.idempotency?.fingerprint ?? null),
+        column((p) => p.offset.id),
+        column((p) => p.offset.kg),
+        column((p) => p.offset.amount_cents),
+        column((p) => p.offset.rate),
+        column((p) => p.offset.req_kg),
+        column((p) => p.offset.req_amount_cents),
+        column((p) => p.offset.reference),
+        column((p) => p.offset.created_ms),
+        column((p) => p.offset.settle_at_ms),
+        column((p) => p.offset.review),
+        column((p) => p.offset.certificate_id),
+        column((p) => Math.floor(p.offset.created_ms / DAY_MS)),
+        column((p) => p.idempotency?.key ?? null),
+        column((p) => p.idempotency?.fingerprint ?? null),
       ],
     );
     const seqs = new Map(r.rows.map((row) => [row.id, row.seq]));
@@ -125,16 +168,27 @@ export class PgTx extends PgReads implements LedgerTx {
       "UPDATE offsets SET status = 'placed', review = coalesce($1, review), placed_ms = $2, settle_at_ms = NULL WHERE id = $3 AND status = 'processing'",
       [review, now, offset.id],
     );
-    await this.q.query('UPDATE impact SET processing_kg = processing_kg - $1, placed_kg = placed_kg + $1 WHERE livemode = $2', [offset.kg, lm(offset.mode)]);
+    await this.q.query('UPDATE impact SET processing_kg = processing_kg - $1, placed_kg = placed_kg + $1 WHERE livemode = $2', [
+      offset.kg,
+      lm(offset.mode),
+    ]);
     return (await this.offset(offset.id))!;
   }
 
   async markRefunded(offset: OffsetRecord, review: ReviewState | null): Promise<OffsetRecord> {
     const livemode = lm(offset.mode);
-    await this.q.query("UPDATE offsets SET status = 'refunded', settle_at_ms = NULL, review = coalesce($1, review) WHERE id = $2 AND status = 'processing'", [review, offset.id]);
-    await this.q.query('UPDATE impact SET processing_kg = processing_kg - $1, offsets = offsets - 1 WHERE livemode = $2', [offset.kg, livemode]);
+    await this.q.query(
+      "UPDATE offsets SET status = 'refunded', settle_at_ms = NULL, review = coalesce($1, review) WHERE id = $2 AND status = 'processing'",
+      [review, offset.id],
+    );
+    await this.q.query('UPDATE impact SET processing_kg = processing_kg - $1, offsets = offsets - 1 WHERE livemode = $2', [
+      offset.kg,
+      livemode,
+    ]);
     await this.q.query('UPDATE impact_daily SET kg = kg - $1, offsets = offsets - 1 WHERE livemode = $2 AND day = $3', [
-      offset.kg, livemode, Math.floor(offset.created_ms / DAY_MS),
+      offset.kg,
+      livemode,
+      Math.floor(offset.created_ms / DAY_MS),
     ]);
     return (await this.offset(offset.id))!;
   }
@@ -143,7 +197,12 @@ export class PgTx extends PgReads implements LedgerTx {
     this.touched = true;
     this.touchedKeys = true;
     await this.q.query('INSERT INTO api_keys (id, hash, livemode, permission, last4, created_ms) VALUES ($1, $2, $3, $4, $5, $6)', [
-      key.id, Buffer.from(key.hash), lm(key.mode), key.permission, key.last4, key.created_ms,
+      key.id,
+      Buffer.from(key.hash),
+      lm(key.mode),
+      key.permission,
+      key.last4,
+      key.created_ms,
     ]);
     // The first key of a role becomes its default; a later one of the same role is just kept.
     await this.q.query(
@@ -157,14 +216,20 @@ export class PgTx extends PgReads implements LedgerTx {
     if (!holdable([id])) return false;
     this.touched = true;
     this.touchedKeys = true;
-    return ((await this.q.query('UPDATE api_keys SET revoked_ms = $1 WHERE id = $2 AND revoked_ms IS NULL', [now, id])).rowCount ?? 0) === 1;
+    return (
+      ((await this.q.query('UPDATE api_keys SET revoked_ms = $1 WHERE id = $2 AND revoked_ms IS NULL', [now, id])).rowCount ?? 0) === 1
+    );
   }
 
   async putMeta(name: string, value: string | null): Promise<void> {
     // The store keeps named values too: moving the version tells every instance to read them again.
     this.touched = true;
     if (value === null) await this.q.query('DELETE FROM meta WHERE name = $1', [name]);
-    else await this.q.query('INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value', [name, value]);
+    else
+      await this.q.query('INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value', [
+        name,
+        value,
+      ]);
   }
 
   /**

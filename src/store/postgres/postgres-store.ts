@@ -67,7 +67,6 @@ function watch(client: pg.PoolClient): void {
 }
 
 export class PostgresStore extends PgReads implements LedgerStore {
-
   private constructor(
     private readonly pool: pg.Pool,
     readonly label: string,
@@ -138,7 +137,9 @@ export class PostgresStore extends PgReads implements LedgerStore {
 
   private async load(): Promise<ReadCache> {
     const row = (
-      await this.pool.query<AccountRecord & { version: number; keys_version: number; test: number | null; live: number | null; id: number | null }>(
+      await this.pool.query<
+        AccountRecord & { version: number; keys_version: number; test: number | null; live: number | null; id: number | null }
+      >(
         `SELECT l.version, l.keys_version, a.id, a.status, a.rate, a.review_limit_cents, a.clock_offset_ms, a.rate_limit_requests, a.rate_limit_window_ms,
                 b0.available_cents AS test, b1.available_cents AS live
          FROM ledger_version l LEFT JOIN account a ON a.id = 1
@@ -250,17 +251,18 @@ export class PostgresStore extends PgReads implements LedgerStore {
   async takeRequest(keyId: string, now: number, limit: number, windowMs: number): Promise<number | null> {
     // The rule of rate-window.ts in one statement, so every instance counts against one window.
     // The count stops at limit + 1: above the limit means refused.
-    const row = await this.run(async () =>
-      (
-        await this.pool.query<{ start_ms: number; count: number }>(
-          `INSERT INTO rate_windows AS w (key_id, start_ms, count) VALUES ($1, $2, 1)
+    const row = await this.run(
+      async () =>
+        (
+          await this.pool.query<{ start_ms: number; count: number }>(
+            `INSERT INTO rate_windows AS w (key_id, start_ms, count) VALUES ($1, $2, 1)
            ON CONFLICT (key_id) DO UPDATE SET
              start_ms = CASE WHEN $2 >= w.start_ms + $4 OR $2 < w.start_ms THEN $2 ELSE w.start_ms END,
              count = CASE WHEN $2 >= w.start_ms + $4 OR $2 < w.start_ms THEN 1 WHEN w.count > $3 THEN w.count ELSE w.count + 1 END
            RETURNING start_ms, count`,
-          [keyId, now, limit, windowMs],
-        )
-      ).rows[0]!,
+            [keyId, now, limit, windowMs],
+          )
+        ).rows[0]!,
     );
     if (row.count <= limit) return null;
     return Math.max(1, Math.ceil((row.start_ms + windowMs - now) / 1000));

@@ -16,7 +16,8 @@ export function parseDatabaseUrl(url: string, schema?: string): { connectionStri
   const fromUrl = parsed.searchParams.get('schema');
   parsed.searchParams.delete('schema');
   const chosen = schema ?? fromUrl ?? DEFAULT_SCHEMA;
-  if (!SCHEMA_NAME.test(chosen)) throw new Error(`the schema name "${chosen}" must be lowercase letters, digits and _ (at most 63), starting with a letter or _`);
+  if (!SCHEMA_NAME.test(chosen))
+    throw new Error(`the schema name "${chosen}" must be lowercase letters, digits and _ (at most 63), starting with a letter or _`);
   return { connectionString: parsed.toString(), schema: chosen };
 }
 

@@ -8,17 +8,34 @@ export function sqliteError(err: unknown, path: string): Error {
   const code = /^SQLITE_[A-Z]+/.exec(extended)?.[0] ?? extended;
   const message = err instanceof Error ? err.message : String(err);
   if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
-    return new LedgerError(`The ledger ${path} is damaged (${message}).`, path, 'Move it aside to start a new ledger, or restore it from a backup.');
+    return new LedgerError(
+      `The ledger ${path} is damaged (${message}).`,
+      path,
+      'Move it aside to start a new ledger, or restore it from a backup.',
+    );
   }
   if (code === 'CARBON_SCHEMA_NEWER') {
-    return new LedgerError(`The ledger ${path} was written by a newer carbon (${message}).`, path, 'Upgrade carbon, or point CARBON_HOME at another data directory.');
+    return new LedgerError(
+      `The ledger ${path} was written by a newer carbon (${message}).`,
+      path,
+      'Upgrade carbon, or point CARBON_HOME at another data directory.',
+    );
   }
   if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
-    return new LedgerError(`The ledger ${path} is locked by another process.`, path, 'Wait for the other carbon process to finish and try again.', true);
+    return new LedgerError(
+      `The ledger ${path} is locked by another process.`,
+      path,
+      'Wait for the other carbon process to finish and try again.',
+      true,
+    );
   }
   // A recursive mkdir that could not create a parent (read-only file system) says ENOENT.
   if (['SQLITE_READONLY', 'EACCES', 'EPERM', 'EROFS', 'SQLITE_CANTOPEN', 'ENOENT', 'ENOTDIR', 'EEXIST'].includes(code)) {
-    return new LedgerError(`The ledger ${path} cannot be written (${message}).`, path, 'Check the permissions of the data directory, or set CARBON_HOME to a writable one.');
+    return new LedgerError(
+      `The ledger ${path} cannot be written (${message}).`,
+      path,
+      'Check the permissions of the data directory, or set CARBON_HOME to a writable one.',
+    );
   }
   if (code === 'SQLITE_FULL' || code === 'ENOSPC') {
     return new LedgerError(`The disk holding ${path} is full.`, path, 'Free some space and try again; nothing was written.');
@@ -34,7 +51,11 @@ export function sqliteError(err: unknown, path: string): Error {
   }
   if (code === 'SQLITE_IOERR') {
     // Often a full disk too (no room for the WAL index), or a failing device: SQLite rolled back.
-    return new LedgerError(`The ledger ${path} could not be read or written (${message}, ${extended}).`, path, 'Check that the disk holding it has free space and works, then try again; nothing was written.');
+    return new LedgerError(
+      `The ledger ${path} could not be read or written (${message}, ${extended}).`,
+      path,
+      'Check that the disk holding it has free space and works, then try again; nothing was written.',
+    );
   }
   return err instanceof Error ? err : new Error(message);
 }

@@ -20,7 +20,11 @@ export function readVault(dir: string): KeyVault {
     return { defaults: parsed.defaults ?? {}, secrets: parsed.secrets ?? {} };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { defaults: {}, secrets: {} };
-    throw new LedgerError(`The sandbox keys file ${path} cannot be read.`, path, 'Fix or delete it, then run `carbon sandbox keys create` for a new key.');
+    throw new LedgerError(
+      `The sandbox keys file ${path} cannot be read.`,
+      path,
+      'Fix or delete it, then run `carbon sandbox keys create` for a new key.',
+    );
   }
 }
 

@@ -103,7 +103,9 @@ export function migrate(db: Database.Database): void {
   db.transaction(() => {
     const from = version();
     if (from > SCHEMA_VERSION) {
-      throw Object.assign(new Error(`the ledger's schema is version ${from}; this carbon knows up to ${SCHEMA_VERSION}`), { code: 'CARBON_SCHEMA_NEWER' });
+      throw Object.assign(new Error(`the ledger's schema is version ${from}; this carbon knows up to ${SCHEMA_VERSION}`), {
+        code: 'CARBON_SCHEMA_NEWER',
+      });
     }
     for (let v = from; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]!);
     db.pragma(`user_version = ${SCHEMA_VERSION}`);

@@ -66,8 +66,15 @@ export class SqliteReadCache {
       }
       if (kept === undefined || kept.version !== version || kept.accountWrites !== this.accountWrites) {
         kept = {
-          version, othersCommits: others, accountWrites: this.accountWrites, account: undefined, keys: new Map(),
-          balanceWrites: this.balanceWrites, balances: [undefined, undefined], metaWrites: this.metaWrites, metas: new Map(),
+          version,
+          othersCommits: others,
+          accountWrites: this.accountWrites,
+          account: undefined,
+          keys: new Map(),
+          balanceWrites: this.balanceWrites,
+          balances: [undefined, undefined],
+          metaWrites: this.metaWrites,
+          metas: new Map(),
         };
         this.kept = kept;
       }

@@ -41,7 +41,11 @@ export function openLedgerFile(dir: string): { db: Database.Database; path: stri
     closeSync(openSync(path, 'a', 0o600));
     // Modes apply only to what is created: take back what a copy or a restore may have widened
     // (the keys file holds the plain keys the sandbox handed out).
-    for (const [p, mode] of [[dir, 0o700], [path, 0o600], [join(dir, KEYS_FILE), 0o600]] as const) {
+    for (const [p, mode] of [
+      [dir, 0o700],
+      [path, 0o600],
+      [join(dir, KEYS_FILE), 0o600],
+    ] as const) {
       try {
         chmodSync(p, mode);
       } catch {

@@ -1,10 +1,10 @@
 import type Database from 'better-sqlite3';
 import type { Mode } from '../../api/types.js';
-import type { AccountRecord, BrowseQuery, ImpactTotals, KeyRecord, KeyVault, LedgerReads, OffsetRecord, PageQuery } from '../port.js';
-import { DAY_MS, groupByPeriod } from '../periods.js';
 import { sha256 } from '../../platform/sha256.js';
+import { DAY_MS, groupByPeriod } from '../periods.js';
+import type { AccountRecord, BrowseQuery, ImpactTotals, KeyRecord, KeyVault, LedgerReads, OffsetRecord, PageQuery } from '../port.js';
 import { readVault } from './files.js';
-import { OFFSET_COLUMNS, type Statements, offsetRecord } from './statements.js';
+import { OFFSET_COLUMNS, offsetRecord, type Statements } from './statements.js';
 
 export const lm = (mode: Mode): number => (mode === 'live' ? 1 : 0);
 
@@ -73,9 +73,10 @@ export class SqliteReads implements LedgerReads {
   page(mode: Mode, q: PageQuery): Promise<OffsetRecord[]> {
     return this.run(() => {
       const before = q.beforeSeq ?? Number.MAX_SAFE_INTEGER;
-      const rows = q.reference === null
-        ? this.c.s.page.all(lm(mode), before, q.limit)
-        : this.c.s.pageByReference.all(lm(mode), q.reference, before, q.limit);
+      const rows =
+        q.reference === null
+          ? this.c.s.page.all(lm(mode), before, q.limit)
+          : this.c.s.pageByReference.all(lm(mode), q.reference, before, q.limit);
       return rows.map(offsetRecord);
     });
   }

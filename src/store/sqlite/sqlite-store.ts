@@ -6,12 +6,12 @@ import type { AccountRecord, KeyRecord, KeyVault, LedgerStore, LedgerTx } from '
 import { type RateWindow, takeFromWindow } from '../rate-window.js';
 import { type Checkpointer, startCheckpointer, WAL_HIGH } from './checkpointer.js';
 import { sqliteError } from './errors.js';
+import { readVault, writeVault } from './files.js';
 import { SqliteReadCache } from './sqlite-cache.js';
-import { SqliteReads, digest } from './sqlite-reads.js';
+import { busyTimeoutMs, openLedgerFile, openMemoryLedger, prepareLedger } from './sqlite-open.js';
+import { digest, SqliteReads } from './sqlite-reads.js';
 import { SqliteTx } from './sqlite-tx.js';
 import { lazyStatements } from './statements.js';
-import { readVault, writeVault } from './files.js';
-import { busyTimeoutMs, openLedgerFile, openMemoryLedger, prepareLedger } from './sqlite-open.js';
 
 /**
  * The embedded store: one SQLite file in the data directory (WAL), shared by every carbon process
@@ -19,8 +19,6 @@ import { busyTimeoutMs, openLedgerFile, openMemoryLedger, prepareLedger } from '
  * lock, so no two purchases can both spend the same cents; `CHECK (available_cents >= 0)` is a
  * last line of defence behind the service's own check.
  */
-
-;
 
 /** Commits by one store before its checkpoints move to a worker thread (checkpointer.ts). */
 const CHECKPOINTER_AFTER = 32;

@@ -1,11 +1,21 @@
 import type { Mode } from '../../api/types.js';
+import { DAY_MS } from '../periods.js';
 import {
-  type AccountRecord, type DefaultKey, type IdempotencyRecord, type KeyRecord, type KeyVault, type LedgerTx, type NewOffset,
-  type NewPurchase, type OffsetRecord, type PurchaseFacts, type ReviewState, hashId,
+  type AccountRecord,
+  type DefaultKey,
+  hashId,
+  type IdempotencyRecord,
+  type KeyRecord,
+  type KeyVault,
+  type LedgerTx,
+  type NewOffset,
+  type NewPurchase,
+  type OffsetRecord,
+  type PurchaseFacts,
+  type ReviewState,
 } from '../port.js';
 import { withKey } from './files.js';
-import { DAY_MS } from '../periods.js';
-import { type SqliteConnection, SqliteReads, lm } from './sqlite-reads.js';
+import { lm, type SqliteConnection, SqliteReads } from './sqlite-reads.js';
 
 /** One transaction on the store's one connection: the reads as they are, and the writes. */
 export class SqliteTx extends SqliteReads implements LedgerTx {
@@ -93,9 +103,18 @@ export class SqliteTx extends SqliteReads implements LedgerTx {
     const livemode = lm(offset.mode);
     this.touchedBalance = true;
     const { lastInsertRowid } = this.s.insertOffset.run({
-      id: offset.id, livemode, kg: offset.kg, amount_cents: offset.amount_cents, rate: offset.rate, req_kg: offset.req_kg,
-      req_amount_cents: offset.req_amount_cents, reference: offset.reference, created_ms: offset.created_ms,
-      settle_at_ms: offset.settle_at_ms, review: offset.review, certificate_id: offset.certificate_id,
+      id: offset.id,
+      livemode,
+      kg: offset.kg,
+      amount_cents: offset.amount_cents,
+      rate: offset.rate,
+      req_kg: offset.req_kg,
+      req_amount_cents: offset.req_amount_cents,
+      reference: offset.reference,
+      created_ms: offset.created_ms,
+      settle_at_ms: offset.settle_at_ms,
+      review: offset.review,
+      certificate_id: offset.certificate_id,
     });
     this.s.entry.run(livemode, 'charge', -offset.amount_cents, offset.id, offset.created_ms);
     this.s.addBalance.run(-offset.amount_cents, livemode);

@@ -14,8 +14,21 @@ const NEW_CERTIFICATE = "'cert_' || lower(hex(randomblob(12)))";
 
 /** An offset row as the raw statements below return it: the columns of OFFSET_COLUMNS, in order. */
 export type OffsetRow = [
-  number, string, OffsetRecord['mode'], OffsetRecord['status'], number, number, number, number | null, number | null,
-  string | null, number, number | null, OffsetRecord['review'], number | null, string | null,
+  number,
+  string,
+  OffsetRecord['mode'],
+  OffsetRecord['status'],
+  number,
+  number,
+  number,
+  number | null,
+  number | null,
+  string | null,
+  number,
+  number | null,
+  OffsetRecord['review'],
+  number | null,
+  string | null,
 ];
 
 /**
@@ -25,8 +38,21 @@ export type OffsetRow = [
  */
 export function offsetRecord(r: OffsetRow): OffsetRecord {
   return {
-    seq: r[0], id: r[1], mode: r[2], status: r[3], kg: r[4], amount_cents: r[5], rate: r[6], req_kg: r[7], req_amount_cents: r[8],
-    reference: r[9], created_ms: r[10], settle_at_ms: r[11], review: r[12], placed_ms: r[13], certificate_id: r[14],
+    seq: r[0],
+    id: r[1],
+    mode: r[2],
+    status: r[3],
+    kg: r[4],
+    amount_cents: r[5],
+    rate: r[6],
+    req_kg: r[7],
+    req_amount_cents: r[8],
+    reference: r[9],
+    created_ms: r[10],
+    settle_at_ms: r[11],
+    review: r[12],
+    placed_ms: r[13],
+    certificate_id: r[14],
   };
 }
 
@@ -34,90 +60,114 @@ type Db = Database.Database;
 
 /** Each statement, as a function that prepares it on a connection. */
 const SQL = {
-  account: (db: Db) => db.prepare<[], AccountRecord>(
-    'SELECT status, rate, review_limit_cents, clock_offset_ms, rate_limit_requests, rate_limit_window_ms FROM account WHERE id = 1',
-  ),
+  account: (db: Db) =>
+    db.prepare<[], AccountRecord>(
+      'SELECT status, rate, review_limit_cents, clock_offset_ms, rate_limit_requests, rate_limit_window_ms FROM account WHERE id = 1',
+    ),
   keyByHash: (db: Db) => db.prepare<[Uint8Array], KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = ?`),
   keys: (db: Db) => db.prepare<[], KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_ms, rowid`),
   balance: (db: Db) => db.prepare<[number], number>('SELECT available_cents FROM balances WHERE livemode = ?').pluck(),
   impact: (db: Db) => db.prepare<[number], ImpactTotals>('SELECT placed_kg, processing_kg, offsets FROM impact WHERE livemode = ?'),
-  due: (db: Db) => db.prepare<[number, number], { kg: number; count: number }>(
-    // INDEXED BY: left to itself the planner may walk offsets_by_mode, reading every offset.
-    "SELECT coalesce(SUM(kg), 0) AS kg, COUNT(*) AS count FROM offsets INDEXED BY offsets_due WHERE status = 'processing' AND settle_at_ms <= ? AND livemode = ?",
-  ),
-  anyDue: (db: Db) => db.prepare<[number], number>("SELECT 1 FROM offsets WHERE status = 'processing' AND settle_at_ms <= ? LIMIT 1").pluck(),
+  due: (db: Db) =>
+    db.prepare<[number, number], { kg: number; count: number }>(
+      // INDEXED BY: left to itself the planner may walk offsets_by_mode, reading every offset.
+      "SELECT coalesce(SUM(kg), 0) AS kg, COUNT(*) AS count FROM offsets INDEXED BY offsets_due WHERE status = 'processing' AND settle_at_ms <= ? AND livemode = ?",
+    ),
+  anyDue: (db: Db) =>
+    db.prepare<[number], number>("SELECT 1 FROM offsets WHERE status = 'processing' AND settle_at_ms <= ? LIMIT 1").pluck(),
   offsetById: (db: Db) => db.prepare<[string], OffsetRecord>(`SELECT ${OFFSET_COLUMNS} FROM offsets WHERE id = ?`),
   offsetByCertificate: (db: Db) => db.prepare<[string], OffsetRecord>(`SELECT ${OFFSET_COLUMNS} FROM offsets WHERE certificate_id = ?`),
-  page: (db: Db) => db.prepare<[number, number, number], OffsetRow>(
-    `SELECT ${OFFSET_COLUMNS} FROM offsets WHERE livemode = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
-  ).raw(true),
-  pageByReference: (db: Db) => db.prepare<[number, string, number, number], OffsetRow>(
-    `SELECT ${OFFSET_COLUMNS} FROM offsets WHERE livemode = ? AND reference = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
-  ).raw(true),
-  reviewQueue: (db: Db) => db.prepare<[number], OffsetRecord>(
-    `SELECT ${OFFSET_COLUMNS} FROM offsets WHERE review = 'pending' AND status = 'processing' ORDER BY seq LIMIT ?`,
-  ),
-  newestCreated: (db: Db) => db.prepare<[number], number>('SELECT created_ms FROM offsets WHERE livemode = ? ORDER BY seq DESC LIMIT 1').pluck(),
-  daily: (db: Db) => db.prepare<[number, number], { day: number; kg: number }>(
-    'SELECT day, kg FROM impact_daily WHERE livemode = ? AND day >= ? ORDER BY day',
-  ),
+  page: (db: Db) =>
+    db
+      .prepare<[number, number, number], OffsetRow>(
+        `SELECT ${OFFSET_COLUMNS} FROM offsets WHERE livemode = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+      )
+      .raw(true),
+  pageByReference: (db: Db) =>
+    db
+      .prepare<[number, string, number, number], OffsetRow>(
+        `SELECT ${OFFSET_COLUMNS} FROM offsets WHERE livemode = ? AND reference = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+      )
+      .raw(true),
+  reviewQueue: (db: Db) =>
+    db.prepare<[number], OffsetRecord>(
+      `SELECT ${OFFSET_COLUMNS} FROM offsets WHERE review = 'pending' AND status = 'processing' ORDER BY seq LIMIT ?`,
+    ),
+  newestCreated: (db: Db) =>
+    db.prepare<[number], number>('SELECT created_ms FROM offsets WHERE livemode = ? ORDER BY seq DESC LIMIT 1').pluck(),
+  daily: (db: Db) =>
+    db.prepare<[number, number], { day: number; kg: number }>(
+      'SELECT day, kg FROM impact_daily WHERE livemode = ? AND day >= ? ORDER BY day',
+    ),
   meta: (db: Db) => db.prepare<[string], string>('SELECT value FROM meta WHERE name = ?').pluck(),
-  putMeta: (db: Db) => db.prepare<[string, string]>('INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value'),
+  putMeta: (db: Db) =>
+    db.prepare<[string, string]>('INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value'),
   deleteMeta: (db: Db) => db.prepare<[string]>('DELETE FROM meta WHERE name = ?'),
   // Prepared statements: db.exec() would parse them again on every transaction.
   begin: (db: Db) => db.prepare('BEGIN IMMEDIATE'),
   commit: (db: Db) => db.prepare('COMMIT'),
   rollback: (db: Db) => db.prepare('ROLLBACK'),
   dataVersion: (db: Db) => db.prepare<[], number>('PRAGMA data_version').pluck(),
-  dueByMode: (db: Db) => db.prepare<[number], { livemode: number; kg: number }>(
-    "SELECT livemode, SUM(kg) AS kg FROM offsets INDEXED BY offsets_due WHERE status = 'processing' AND settle_at_ms <= ? GROUP BY livemode",
-  ),
-  placeDue: (db: Db) => db.prepare<[number]>(
-    `UPDATE offsets SET status = 'placed', placed_ms = settle_at_ms, settle_at_ms = NULL,
+  dueByMode: (db: Db) =>
+    db.prepare<[number], { livemode: number; kg: number }>(
+      "SELECT livemode, SUM(kg) AS kg FROM offsets INDEXED BY offsets_due WHERE status = 'processing' AND settle_at_ms <= ? GROUP BY livemode",
+    ),
+  placeDue: (db: Db) =>
+    db.prepare<[number]>(
+      `UPDATE offsets SET status = 'placed', placed_ms = settle_at_ms, settle_at_ms = NULL,
        certificate_id = CASE WHEN livemode = 1 THEN coalesce(certificate_id, ${NEW_CERTIFICATE}) END
      WHERE status = 'processing' AND settle_at_ms <= ?`,
-  ),
-  place: (db: Db) => db.prepare<[string | null, number, string]>(
-    `UPDATE offsets SET status = 'placed', review = coalesce(?, review), placed_ms = ?, settle_at_ms = NULL,
+    ),
+  place: (db: Db) =>
+    db.prepare<[string | null, number, string]>(
+      `UPDATE offsets SET status = 'placed', review = coalesce(?, review), placed_ms = ?, settle_at_ms = NULL,
        certificate_id = CASE WHEN livemode = 1 THEN coalesce(certificate_id, ${NEW_CERTIFICATE}) END WHERE id = ?`,
-  ),
-  refund: (db: Db) => db.prepare<[string | null, string]>(
-    "UPDATE offsets SET status = 'refunded', settle_at_ms = NULL, review = coalesce(?, review) WHERE id = ?",
-  ),
-  moveToPlaced: (db: Db) => db.prepare<[{ kg: number; livemode: number }]>(
-    'UPDATE impact SET processing_kg = processing_kg - @kg, placed_kg = placed_kg + @kg WHERE livemode = @livemode',
-  ),
-  idempotency: (db: Db) => db.prepare<[number, string], IdempotencyRecord>(
-    'SELECT fingerprint, offset_id, created_ms FROM idempotency WHERE livemode = ? AND key = ?',
-  ),
-  rememberKey: (db: Db) => db.prepare<[number, string, string, string, number]>(
-    'INSERT INTO idempotency (livemode, key, fingerprint, offset_id, created_ms) VALUES (?, ?, ?, ?, ?)',
-  ),
-  insertOffset: (db: Db) => db.prepare(
-    `INSERT INTO offsets (id, livemode, status, kg, amount_cents, rate, req_kg, req_amount_cents, reference,
+    ),
+  refund: (db: Db) =>
+    db.prepare<[string | null, string]>(
+      "UPDATE offsets SET status = 'refunded', settle_at_ms = NULL, review = coalesce(?, review) WHERE id = ?",
+    ),
+  moveToPlaced: (db: Db) =>
+    db.prepare<[{ kg: number; livemode: number }]>(
+      'UPDATE impact SET processing_kg = processing_kg - @kg, placed_kg = placed_kg + @kg WHERE livemode = @livemode',
+    ),
+  idempotency: (db: Db) =>
+    db.prepare<[number, string], IdempotencyRecord>(
+      'SELECT fingerprint, offset_id, created_ms FROM idempotency WHERE livemode = ? AND key = ?',
+    ),
+  rememberKey: (db: Db) =>
+    db.prepare<[number, string, string, string, number]>(
+      'INSERT INTO idempotency (livemode, key, fingerprint, offset_id, created_ms) VALUES (?, ?, ?, ?, ?)',
+    ),
+  insertOffset: (db: Db) =>
+    db.prepare(
+      `INSERT INTO offsets (id, livemode, status, kg, amount_cents, rate, req_kg, req_amount_cents, reference,
        created_ms, settle_at_ms, review, certificate_id)
      VALUES (@id, @livemode, 'processing', @kg, @amount_cents, @rate, @req_kg, @req_amount_cents, @reference,
        @created_ms, @settle_at_ms, @review, @certificate_id)`,
-  ),
-  entry: (db: Db) => db.prepare<[number, string, number, string | null, number]>(
-    'INSERT INTO entries (livemode, kind, amount_cents, offset_id, created_ms) VALUES (?, ?, ?, ?, ?)',
-  ),
+    ),
+  entry: (db: Db) =>
+    db.prepare<[number, string, number, string | null, number]>(
+      'INSERT INTO entries (livemode, kind, amount_cents, offset_id, created_ms) VALUES (?, ?, ?, ?, ?)',
+    ),
   addBalance: (db: Db) => db.prepare<[number, number]>('UPDATE balances SET available_cents = available_cents + ? WHERE livemode = ?'),
-  addImpact: (db: Db) => db.prepare<[number, number, number]>(
-    'UPDATE impact SET processing_kg = processing_kg + ?, offsets = offsets + ? WHERE livemode = ?',
-  ),
-  addDaily: (db: Db) => db.prepare<[{ livemode: number; day: number; kg: number; offsets: number }]>(
-    `INSERT INTO impact_daily (livemode, day, kg, offsets) VALUES (@livemode, @day, @kg, @offsets)
+  addImpact: (db: Db) =>
+    db.prepare<[number, number, number]>('UPDATE impact SET processing_kg = processing_kg + ?, offsets = offsets + ? WHERE livemode = ?'),
+  addDaily: (db: Db) =>
+    db.prepare<[{ livemode: number; day: number; kg: number; offsets: number }]>(
+      `INSERT INTO impact_daily (livemode, day, kg, offsets) VALUES (@livemode, @day, @kg, @offsets)
      ON CONFLICT (livemode, day) DO UPDATE SET kg = kg + @kg, offsets = offsets + @offsets`,
-  ),
-  insertKey: (db: Db) => db.prepare<[string, Uint8Array, number, string, string, number]>(
-    'INSERT INTO api_keys (id, hash, livemode, permission, last4, created_ms) VALUES (?, ?, ?, ?, ?, ?)',
-  ),
+    ),
+  insertKey: (db: Db) =>
+    db.prepare<[string, Uint8Array, number, string, string, number]>(
+      'INSERT INTO api_keys (id, hash, livemode, permission, last4, created_ms) VALUES (?, ?, ?, ?, ?, ?)',
+    ),
   revokeKey: (db: Db) => db.prepare<[number, string]>('UPDATE api_keys SET revoked_ms = ? WHERE id = ? AND revoked_ms IS NULL'),
-  createAccount: (db: Db) => db.prepare(
-    `INSERT INTO account (id, status, rate, review_limit_cents, clock_offset_ms, rate_limit_requests, rate_limit_window_ms, created_ms)
+  createAccount: (db: Db) =>
+    db.prepare(
+      `INSERT INTO account (id, status, rate, review_limit_cents, clock_offset_ms, rate_limit_requests, rate_limit_window_ms, created_ms)
      VALUES (1, @status, @rate, @review_limit_cents, @clock_offset_ms, @rate_limit_requests, @rate_limit_window_ms, @created_ms)`,
-  ),
+    ),
 };
 
 /**

@@ -6,7 +6,7 @@ export const api: CommandSpec = {
   description: 'one raw API request through the configured engine and key; the answer as JSON, its status as the exit code',
   args: [
     { name: '<method>', description: 'GET or POST' },
-    { name: '<path>', description: 'under /api/v1, e.g. /balance or \'/offsets?limit=2\'' },
+    { name: '<path>', description: "under /api/v1, e.g. /balance or '/offsets?limit=2'" },
   ],
   flags: flagTable(`
     -d, --data <json>         the JSON body, or @FILE (@- for stdin)
@@ -14,7 +14,7 @@ export const api: CommandSpec = {
   `),
   examples: [
     'carbon api GET /balance',
-    'carbon api GET \'/offsets?limit=2\' | jq \'.data[].id\'',
+    "carbon api GET '/offsets?limit=2' | jq '.data[].id'",
     'carbon api POST /quotes -d \'{"kg": 500}\'',
     'carbon api POST /offsets -d @purchase.json',
   ],

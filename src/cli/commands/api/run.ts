@@ -1,6 +1,6 @@
-import { randomUUID } from '../../../platform/random.js';
 import { readFileSync } from 'node:fs';
 import { API_PREFIX } from '../../../api/types.js';
+import { randomUUID } from '../../../platform/random.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT, exitCodeForStatus } from '../../exit-codes.js';

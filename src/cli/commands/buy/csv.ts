@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { Offset } from '../../../api/types.js';
 import { CarbonApiError, CarbonConnectionError } from '../../../client/errors.js';
-import { decodeCsv, readRows, type BatchRow } from '../../batch/rows.js';
 import { progress } from '../../batch/progress.js';
+import { type BatchRow, decodeCsv, readRows } from '../../batch/rows.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT } from '../../exit-codes.js';
@@ -38,7 +38,18 @@ interface RowResult {
   idempotency_key: string;
 }
 
-const COLUMNS = ['row', 'status', 'offset_id', 'kg', 'amount_cents', 'reference', 'replayed', 'error_code', 'error_message', 'idempotency_key'] as const;
+const COLUMNS = [
+  'row',
+  'status',
+  'offset_id',
+  'kg',
+  'amount_cents',
+  'reference',
+  'replayed',
+  'error_code',
+  'error_message',
+  'idempotency_key',
+] as const;
 
 const hash = async (data: string | Buffer) => (await import('node:crypto')).createHash('sha256').update(data).digest('hex');
 
@@ -52,16 +63,25 @@ function readInput(file: string): Buffer {
   try {
     return readFileSync(file === '-' ? 0 : file);
   } catch (err) {
-    throw new CliError(`Cannot read ${file === '-' ? 'stdin' : file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}. Nothing was bought.`, EXIT.usage, 'csv_unreadable');
+    throw new CliError(
+      `Cannot read ${file === '-' ? 'stdin' : file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}. Nothing was bought.`,
+      EXIT.usage,
+      'csv_unreadable',
+    );
   }
 }
 
 /** Refuses the flags that belong to one purchase: the file says what to buy. */
 function checkFlags(flags: CsvFlags): void {
-  const single = (['kg', 'amount', 'amountCents', 'reference', 'idempotencyKey', 'wait', 'quiet'] as const).filter((f) => flags[f] !== undefined);
+  const single = (['kg', 'amount', 'amountCents', 'reference', 'idempotencyKey', 'wait', 'quiet'] as const).filter(
+    (f) => flags[f] !== undefined,
+  );
   if (single.length > 0) {
     const name = (f: string) => `--${f.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-    throw usage(`--from-csv buys what the file says: leave out ${single.map(name).join(', ')}.`, single.includes('wait') ? 'To wait for the batch, follow it with `carbon watch --until-settled`.' : undefined);
+    throw usage(
+      `--from-csv buys what the file says: leave out ${single.map(name).join(', ')}.`,
+      single.includes('wait') ? 'To wait for the batch, follow it with `carbon watch --until-settled`.' : undefined,
+    );
   }
   if (flags.batchId !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(flags.batchId)) {
     throw usage(`--batch-id is 1 to 64 letters, digits, dots, dashes or underscores, not "${flags.batchId}".`);
@@ -75,18 +95,29 @@ export async function run(ctx: Context, flags: CsvFlags): Promise<void> {
   // much money to spend on a warning, unlike one `carbon buy`).
   const live = ctx.settings.mode === 'live' && !flags.yes && !flags.dryRun;
   const canAsk = ctx.out.stderrInteractive && Boolean(process.stdin.isTTY) && flags.fromCsv !== '-';
-  if (live && !canAsk) throw usage('A live batch needs --yes where nobody can confirm it (no terminal, or the file on stdin). Nothing was bought.', 'Check it first with --dry-run.');
+  if (live && !canAsk)
+    throw usage(
+      'A live batch needs --yes where nobody can confirm it (no terminal, or the file on stdin). Nothing was bought.',
+      'Check it first with --dry-run.',
+    );
 
   const input = readInput(flags.fromCsv!);
   const batchId = flags.batchId ?? (await hash(input)).slice(0, 16);
   const { rows, faults, ignored } = await readRows(decodeCsv(input));
-  if (ignored.length > 0 && !ctx.out.json) ctx.out.warn(`ignoring column${ignored.length > 1 ? 's' : ''} ${ignored.map((h) => JSON.stringify(h)).join(', ')} (carbon reads kg, amount, amount_cents and reference).`);
+  if (ignored.length > 0 && !ctx.out.json)
+    ctx.out.warn(
+      `ignoring column${ignored.length > 1 ? 's' : ''} ${ignored.map((h) => JSON.stringify(h)).join(', ')} (carbon reads kg, amount, amount_cents and reference).`,
+    );
   const { quoted, total, refusals } = await quoteRows(ctx, rows, flags);
   const unreadable = faults.map((f) => `row ${f.row} (line ${f.line}): ${f.message}`);
   refuseBatch(ctx, [...unreadable, ...refusals], rows.length + faults.length);
   const what = `${rows.length} row${rows.length === 1 ? '' : 's'}, ${kg(total.kg)} for ${dollars(total.cents)}`;
   if (maxCents !== undefined && total.cents > maxCents) {
-    throw new CliError(`The batch (${what}) would cost ${total.cents} cents, more than --max-cents ${maxCents}; nothing was bought.`, EXIT.usage, 'max_cents_exceeded');
+    throw new CliError(
+      `The batch (${what}) would cost ${total.cents} cents, more than --max-cents ${maxCents}; nothing was bought.`,
+      EXIT.usage,
+      'max_cents_exceeded',
+    );
   }
   const printer = new ResultPrinter(ctx);
   if (flags.dryRun) return dryRun(ctx, printer, { batchId, rows: rows.length, quoted, total, what });
@@ -95,7 +126,12 @@ export async function run(ctx: Context, flags: CsvFlags): Promise<void> {
     const ok = await confirmPrompt(ctx.out, `Buy ${what} from the LIVE balance (${dollars(total.available)})?`);
     if (!ok) throw new CliError('Cancelled; nothing was bought.', EXIT.failure, 'cancelled');
   }
-  await buyRows(ctx, quoted.map((q) => q.row), batchId, printer);
+  await buyRows(
+    ctx,
+    quoted.map((q) => q.row),
+    batchId,
+    printer,
+  );
 }
 
 /** What the quotes say of the batch: its weight, its price, and the balance it would come from. */
@@ -218,7 +254,13 @@ async function buyRows(ctx: Context, rows: BatchRow[], batchId: string, printer:
       const key = await rowKey(batchId, row);
       if (interrupted || stop !== null) {
         count.skipped++;
-        printer.add(result(row, key, { status: 'skipped', error_code: interrupted ? 'interrupted' : 'batch_stopped', error_message: stop ?? 'interrupted (Ctrl-C)' }));
+        printer.add(
+          result(row, key, {
+            status: 'skipped',
+            error_code: interrupted ? 'interrupted' : 'batch_stopped',
+            error_message: stop ?? 'interrupted (Ctrl-C)',
+          }),
+        );
         continue;
       }
       bar.update(i, rows.length, `${kg(count.kg)} · ${dollars(count.cents)}`);
@@ -229,7 +271,9 @@ async function buyRows(ctx: Context, rows: BatchRow[], batchId: string, printer:
         count[replayed ? 'replayed' : 'bought']++;
         count.kg += offset.kg;
         count.cents += offset.amount_cents;
-        printer.add(result(row, key, { status: offset.status, offset_id: offset.id, kg: offset.kg, amount_cents: offset.amount_cents, replayed }));
+        printer.add(
+          result(row, key, { status: offset.status, offset_id: offset.id, kg: offset.kg, amount_cents: offset.amount_cents, replayed }),
+        );
       } catch (err) {
         if (!(err instanceof CarbonApiError || err instanceof CarbonConnectionError)) {
           // Not a refusal: the rows bought so far are printed before the error is reported.
@@ -246,12 +290,30 @@ async function buyRows(ctx: Context, rows: BatchRow[], batchId: string, printer:
     process.off('SIGINT', onInterrupt);
     bar.stop();
   }
-  printer.end({ batch_id: batchId, rows: rows.length, bought: count.bought, replayed: count.replayed, failed: count.failed, skipped: count.skipped, kg: count.kg, amount_cents: count.cents });
+  printer.end({
+    batch_id: batchId,
+    rows: rows.length,
+    bought: count.bought,
+    replayed: count.replayed,
+    failed: count.failed,
+    skipped: count.skipped,
+    kg: count.kg,
+    amount_cents: count.cents,
+  });
   const done = `${count.bought + count.replayed} of ${rows.length} rows bought (${kg(count.kg)} for ${dollars(count.cents)}${count.replayed > 0 ? `; ${count.replayed} by an earlier run, not charged again` : ''})`;
-  const rest = [count.failed > 0 ? `${count.failed} failed` : '', count.skipped > 0 ? `${count.skipped} skipped` : ''].filter(Boolean).join(', ');
+  const rest = [count.failed > 0 ? `${count.failed} failed` : '', count.skipped > 0 ? `${count.skipped} skipped` : '']
+    .filter(Boolean)
+    .join(', ');
   const again = `Run the same command again to resume (batch ${batchId}): rows already bought are never bought twice.`;
   if (interrupted) throw new CliError(`Interrupted: ${done}; ${rest}.`, EXIT.interrupted, 'interrupted', again, { batch_id: batchId });
-  if (rest !== '') throw new CliError(`Batch incomplete: ${done}; ${rest}${stop === null ? '' : ` (${stop})`}.`, EXIT.batchIncomplete, 'batch_incomplete', again, { batch_id: batchId });
+  if (rest !== '')
+    throw new CliError(
+      `Batch incomplete: ${done}; ${rest}${stop === null ? '' : ` (${stop})`}.`,
+      EXIT.batchIncomplete,
+      'batch_incomplete',
+      again,
+      { batch_id: batchId },
+    );
   if (!ctx.out.json) ctx.out.info(`✓ ${done}.`);
 }
 
@@ -275,7 +337,11 @@ class ResultPrinter {
   }
 
   add(r: RowResult): void {
-    this.write(this.ctx.out.json ? `${JSON.stringify({ object: 'batch_row', ...Object.fromEntries(COLUMNS.map((c) => [c, r[c]])) })}\n` : `${COLUMNS.map((c) => csvField(r[c])).join(',')}\r\n`);
+    this.write(
+      this.ctx.out.json
+        ? `${JSON.stringify({ object: 'batch_row', ...Object.fromEntries(COLUMNS.map((c) => [c, r[c]])) })}\n`
+        : `${COLUMNS.map((c) => csvField(r[c])).join(',')}\r\n`,
+    );
   }
 
   end(totals: Record<string, string | number | boolean>): void {

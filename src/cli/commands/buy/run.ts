@@ -1,13 +1,13 @@
-import { randomUUID } from '../../../platform/random.js';
-import type { CarbonClient, Purchase } from '../../../client/client.js';
 import type { PurchaseParams } from '../../../api/types.js';
+import type { CarbonClient, Purchase } from '../../../client/client.js';
 import { CarbonApiError, CarbonConnectionError } from '../../../client/errors.js';
+import { randomUUID } from '../../../platform/random.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT, exitCodeForStatus } from '../../exit-codes.js';
-import { purchaseParams, wholeNumberOption, type PurchaseFlags } from '../../options.js';
-import { dollars, kg } from '../../render/format.js';
 import { printOffset } from '../../offsets/wait.js';
+import { type PurchaseFlags, purchaseParams, wholeNumberOption } from '../../options.js';
+import { dollars, kg } from '../../render/format.js';
 
 /** What a purchase above the review limit does, said wherever it is shown. */
 const REVIEW_NOTE = 'It is above the review limit: it will wait for review before it is placed';
@@ -94,7 +94,9 @@ function failedPurchase(ctx: Context, err: CarbonConnectionError | CarbonApiErro
   // refused for a reason the client retries (429, a 409 other than a reused key), because an
   // earlier attempt whose answer was lost may have bought. Either way, say the key to retry with.
   const retriedRefusal =
-    err instanceof CarbonApiError && ctx.settings.maxRetries > 0 && (err.status === 429 || (err.status === 409 && err.code !== 'idempotency_key_reused'));
+    err instanceof CarbonApiError &&
+    ctx.settings.maxRetries > 0 &&
+    (err.status === 429 || (err.status === 409 && err.code !== 'idempotency_key_reused'));
   if (err instanceof CarbonConnectionError && err.neverSent) {
     // Every attempt failed before sending anything: nothing can have been bought.
     return new CliError(

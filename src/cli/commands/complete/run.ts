@@ -53,7 +53,14 @@ const isOptionWord = (w: string): boolean => w.length > 1 && w.startsWith('-');
 /** Follows the words typed before the current one through the command tree, as commander would. */
 function locate(program: Command, prior: readonly string[]): Position {
   const pos: Position = {
-    command: program, globals: {}, used: new Set(), positionals: 0, args: [], afterDashDash: false, helpMode: false, pending: undefined,
+    command: program,
+    globals: {},
+    used: new Set(),
+    positionals: 0,
+    args: [],
+    afterDashDash: false,
+    helpMode: false,
+    pending: undefined,
   };
   for (let i = 0; i < prior.length; i++) {
     const word = prior[i]!;

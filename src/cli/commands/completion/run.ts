@@ -59,7 +59,10 @@ function isThisPackage(dir: string): boolean {
 /** The script for `shell`, exactly as shipped in completions/. Unknown shell: a usage error. */
 function completionScript(shell: string, dir?: string): string {
   if (!isShell(shell)) {
-    throw usage(`carbon has completion scripts for ${SHELLS.join(', ')}, not "${shell}".`, 'Run `carbon completion --help` for how to install one.');
+    throw usage(
+      `carbon has completion scripts for ${SHELLS.join(', ')}, not "${shell}".`,
+      'Run `carbon completion --help` for how to install one.',
+    );
   }
   return readFileSync(join(dir ?? completionsDir(), SCRIPT_FILES[shell]), 'utf8');
 }
@@ -83,7 +86,9 @@ export async function run(shell: string | undefined, flags: { install?: boolean 
   }
   const chosen = shell ?? basename(process.env.SHELL ?? '');
   if (!isShell(chosen)) {
-    throw usage(`Cannot tell which shell to install for${process.env.SHELL ? ` ($SHELL is ${process.env.SHELL})` : ''}: name it, as in carbon completion --install bash.`);
+    throw usage(
+      `Cannot tell which shell to install for${process.env.SHELL ? ` ($SHELL is ${process.env.SHELL})` : ''}: name it, as in carbon completion --install bash.`,
+    );
   }
   const path = installPath(chosen);
   mkdirSync(dirname(path), { recursive: true });

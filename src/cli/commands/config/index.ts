@@ -52,7 +52,7 @@ export const config: CommandSpec = {
     {
       name: 'use',
       description: 'make a profile the current one',
-      args: [{ name: '<profile>', description: 'the profile\'s name', values: 'profiles' }],
+      args: [{ name: '<profile>', description: "the profile's name", values: 'profiles' }],
       examples: ['carbon config use staging', 'carbon config use default'],
       load: () => import('./run.js').then((m) => m.use),
     },

@@ -2,7 +2,15 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { maskKey } from '../../../service/keys.js';
 import {
-  CONFIG_FILE, CONFIG_KEYS, checkConfigValue, type ConfigData, type ConfigKey, DEFAULT_PROFILE, isConfigKey, type Profile, writeConfig,
+  CONFIG_FILE,
+  CONFIG_KEYS,
+  type ConfigData,
+  type ConfigKey,
+  checkConfigValue,
+  DEFAULT_PROFILE,
+  isConfigKey,
+  type Profile,
+  writeConfig,
 } from '../../config-store.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
@@ -55,7 +63,9 @@ function readValue(value: string): string {
 export async function set(ctx: Context, name: string, rawValue: string): Promise<void> {
   const key = configKey(name);
   if (isSecret(key) && rawValue !== '-') {
-    ctx.out.warn(`an API key typed on the command line can be read by other users (ps) and stays in shell history; prefer \`carbon config set ${key} -\` with the key on stdin.`);
+    ctx.out.warn(
+      `an API key typed on the command line can be read by other users (ps) and stays in shell history; prefer \`carbon config set ${key} -\` with the key on stdin.`,
+    );
   }
   const value = checkConfigValue(key, readValue(rawValue));
   const profileName = ctx.settings.profileName;
@@ -72,7 +82,12 @@ export async function get(ctx: Context, name: string, flags: { reveal?: boolean 
   const value = ctx.settings.config.profiles?.[ctx.settings.profileName]?.[CONFIG_KEYS[key]];
   if (value === undefined) {
     // Exit 5, "not found", so a script can test for it: `carbon config get base-url || …`.
-    throw new CliError(`${key} is not set in ${profileLabel(ctx)}.`, EXIT.notFound, 'config_key_unset', `Set it with \`carbon config set ${key} VALUE\`.`);
+    throw new CliError(
+      `${key} is not set in ${profileLabel(ctx)}.`,
+      EXIT.notFound,
+      'config_key_unset',
+      `Set it with \`carbon config set ${key} VALUE\`.`,
+    );
   }
   const printed = flags.reveal ? value : shown(key, value);
   if (ctx.out.json) return ctx.out.jsonDocument({ profile: ctx.settings.profileName, key, value: printed });
@@ -99,11 +114,15 @@ export async function use(ctx: Context, profileName: string): Promise<void> {
   // A typo here would silently switch every later command to an empty profile (the local
   // engine, no keys); so only a profile that exists, or the default, can be made current.
   if (!exists && profileName !== DEFAULT_PROFILE) {
-    throw usage(`No profile named "${profileName}".`, `Create it with \`carbon config set --profile ${profileName} test-key KEY\` (or base-url, mode, live-key).`);
+    throw usage(
+      `No profile named "${profileName}".`,
+      `Create it with \`carbon config set --profile ${profileName} test-key KEY\` (or base-url, mode, live-key).`,
+    );
   }
   await writeConfig(ctx.settings.paths.configDir, (data) => ({ ...data, current_profile: profileName }));
   ctx.out.info(`Now using profile ${profileName}.`);
-  if (ctx.env.CARBON_PROFILE) ctx.out.warn(`CARBON_PROFILE=${ctx.env.CARBON_PROFILE} is set in this environment and still wins over the current profile.`);
+  if (ctx.env.CARBON_PROFILE)
+    ctx.out.warn(`CARBON_PROFILE=${ctx.env.CARBON_PROFILE} is set in this environment and still wins over the current profile.`);
 }
 
 /** What `config list --json` prints: every profile, keys masked. */

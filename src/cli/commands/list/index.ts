@@ -9,7 +9,8 @@ export const list: CommandSpec = {
   name: 'list',
   description: 'list offsets, newest first',
   flags: [
-    ...flagTable(`
+    ...flagTable(
+      `
       --limit <n>             how many offsets to print, across pages (default 10)
       --page-size <n>         offsets per request (1 to 100; default: what --limit needs, 100 with --all)
       --starting-after <id>   the page after this offset
@@ -18,16 +19,18 @@ export const list: CommandSpec = {
       --status <status>       only offsets in this state
       --since <when>          only offsets created since: a day (2026-01-31) or an age (7d, 12h, 30m)
       --until <when>          only offsets created until: a day (included) or an age
-    `, { '--starting-after': { values: 'offsetIds' }, '--status': { choices: OFFSET_STATUSES } }),
+    `,
+      { '--starting-after': { values: 'offsetIds' }, '--status': { choices: OFFSET_STATUSES } },
+    ),
     QUIET_FLAG,
     { flags: '--format <format>', description: 'output format', choices: LIST_FORMATS },
   ],
   examples: [
     'carbon list',
-    'carbon list --json | jq \'.data[].id\'',
+    "carbon list --json | jq '.data[].id'",
     'carbon list --limit 250 --status placed --since 30d',
     'carbon list --all --format csv > offsets.csv',
-    'carbon list --all --json | jq -s \'map(.kg) | add\'',
+    "carbon list --all --json | jq -s 'map(.kg) | add'",
     'carbon list --all -q | xargs -n1 carbon show --json',
   ],
   load: () => import('./run.js').then((m) => m.run),

@@ -1,10 +1,10 @@
 import { once } from 'node:events';
 import { type ListParams, OFFSET_STATUSES, type Offset, type OffsetList } from '../../../api/types.js';
+import type { CarbonClient } from '../../../client/client.js';
+import { PageGuard } from '../../../client/paging.js';
 import type { Context } from '../../context.js';
 import { usage } from '../../errors.js';
 import { shellWord } from '../../follow-up.js';
-import type { CarbonClient } from '../../../client/client.js';
-import { PageGuard } from '../../../client/paging.js';
 import { isOneOf, parseWhen, wholeNumberOption } from '../../options.js';
 import { terminalWidth } from '../../render/fit.js';
 import { csvHeader, csvRow, offsetRow, offsetStream, offsetTable } from '../../render/resources.js';
@@ -160,12 +160,16 @@ async function streamAll(ctx: Context, format: ListFormat | 'ids', offsets: Asyn
   };
   const paint = format === 'table' ? await ctx.paint() : undefined;
   const line: (o: Offset) => string =
-    format === 'ids' ? (o) => `${o.id}\n`
-    : format === 'json' ? (o) => `${JSON.stringify(o)}\n`
-    : format === 'csv' ? csvRow
-    : (o) => `${offsetRow(o)}\n`;
+    format === 'ids'
+      ? (o) => `${o.id}\n`
+      : format === 'json'
+        ? (o) => `${JSON.stringify(o)}\n`
+        : format === 'csv'
+          ? csvRow
+          : (o) => `${offsetRow(o)}\n`;
   // On a terminal, a table sized by its first batch of rows (the header goes with them).
-  const text = paint !== undefined ? offsetStream(paint, terminalWidth(ctx.out.stdout, ctx.env)) : (b: readonly Offset[]) => b.map(line).join('');
+  const text =
+    paint !== undefined ? offsetStream(paint, terminalWidth(ctx.out.stdout, ctx.env)) : (b: readonly Offset[]) => b.map(line).join('');
   if (format === 'csv') await write(csvHeader());
   let batch: Offset[] = [];
   let written = false;
@@ -193,4 +197,3 @@ function nextPageCommand(after: string, argv: readonly string[] = process.argv.s
   }
   return ['carbon', ...kept, '--starting-after', after].map(shellWord).join(' ');
 }
-

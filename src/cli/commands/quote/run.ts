@@ -1,6 +1,6 @@
 import type { Quote } from '../../../api/types.js';
 import type { Context } from '../../context.js';
-import { purchaseParams, type PurchaseFlags } from '../../options.js';
+import { type PurchaseFlags, purchaseParams } from '../../options.js';
 import { printResource } from '../../print.js';
 
 async function quote(ctx: Context, flags: PurchaseFlags): Promise<Quote> {

@@ -36,7 +36,8 @@ export interface ReportRow {
 function day(text: string, flag: string, end = false): number {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
   const ms = m === null ? Number.NaN : Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
-  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== text) throw usage(`${flag} must be a day such as 2026-01-31, not "${text}".`);
+  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== text)
+    throw usage(`${flag} must be a day such as 2026-01-31, not "${text}".`);
   return end ? ms + 86_400_000 : ms;
 }
 
@@ -181,7 +182,14 @@ function printTable(ctx: Context, paint: Paint, by: ReportGroup, list: readonly 
   const barCells = at.widths[at.shown.indexOf(BAR)] ?? 30;
   const out = [
     headerLine(columns, at, width, paint.dim),
-    ...tableRows(barCells).map((cells) => line(columns, at, cells.map((c, i) => (i === BAR ? paint.green(c) : c)), width)),
+    ...tableRows(barCells).map((cells) =>
+      line(
+        columns,
+        at,
+        cells.map((c, i) => (i === BAR ? paint.green(c) : c)),
+        width,
+      ),
+    ),
   ];
   ctx.out.data(out.join('\n'));
 }

@@ -34,7 +34,7 @@ const keys: CommandSpec = {
       ],
     }),
     sub('revoke', 'keysRevoke', 'revoke a key: it gets 401 from now on', {
-      args: [{ name: '<id>', description: 'the key\'s id (key_…), from `carbon sandbox keys`', values: 'keyIds' }],
+      args: [{ name: '<id>', description: "the key's id (key_…), from `carbon sandbox keys`", values: 'keyIds' }],
       examples: ['carbon sandbox keys revoke key_…'],
     }),
   ],
@@ -42,10 +42,10 @@ const keys: CommandSpec = {
 
 const clock: CommandSpec = {
   name: 'clock',
-  description: 'the model\'s clock: show it, or move it forward to fire placements',
+  description: "the model's clock: show it, or move it forward to fire placements",
   examples: ['carbon sandbox clock', 'carbon sandbox clock advance 2m'],
   subcommands: [
-    sub('show', 'clockShow', 'the model\'s time, and how far ahead of real time it is', {
+    sub('show', 'clockShow', "the model's time, and how far ahead of real time it is", {
       isDefault: true,
       examples: ['carbon sandbox clock', 'carbon sandbox clock --json | jq -r .now'],
     }),
@@ -119,7 +119,7 @@ on a remote API; with a base URL configured, add --local.`,
       ],
     }),
     keys,
-    sub('account', 'accountStatus', 'set the account\'s standing: suspended or unapproved accounts get 403 api_access_inactive', {
+    sub('account', 'accountStatus', "set the account's standing: suspended or unapproved accounts get 403 api_access_inactive", {
       args: [{ name: '<status>', description: 'the new standing', choices: ACCOUNT_STANDINGS }],
       examples: ['carbon sandbox account suspended', 'carbon sandbox account active'],
     }),

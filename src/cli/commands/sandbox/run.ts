@@ -1,5 +1,5 @@
 import { ACCOUNT_STANDINGS, type Balance, type Mode, type Offset } from '../../../api/types.js';
-import { type FaultConfig, describeFaults, parseLatency, parseShare } from '../../../service/faults.js';
+import { describeFaults, type FaultConfig, parseLatency, parseShare } from '../../../service/faults.js';
 import type { Sandbox } from '../../../service/sandbox.js';
 import type { FaultInput } from '../../../service/settings.js';
 import type { Context } from '../../context.js';
@@ -11,8 +11,21 @@ import { terminalWidth } from '../../render/fit.js';
 import { dollars, parseDuration } from '../../render/format.js';
 import type { Paint } from '../../render/resources.js';
 import {
-  accountCard, accountPlain, clockCard, clockPlain, faultsCard, faultsPlain, keyCard, keyPlain, keyRow, keyTable, type ShownKey,
-  type SandboxAccount, type SandboxClock, statusCard, statusPlain,
+  accountCard,
+  accountPlain,
+  clockCard,
+  clockPlain,
+  faultsCard,
+  faultsPlain,
+  keyCard,
+  keyPlain,
+  keyRow,
+  keyTable,
+  type SandboxAccount,
+  type SandboxClock,
+  type ShownKey,
+  statusCard,
+  statusPlain,
 } from '../../render/sandbox.js';
 
 /**
@@ -129,9 +142,13 @@ export async function keysRevoke(ctx: Context, id: string): Promise<void> {
   const sandbox = await open(ctx, 'keys revoke');
   await sandbox.revokeKey(id);
   const key = (await sandbox.keys()).find((k) => k.id === id)!;
-  await note(ctx, (p) =>
-    `${p.green('✓')} Revoked ${id}.` +
-      (key.default === null ? '' : ` It was the sandbox's default ${key.default.replace('_', '-')} key: local commands that use it now get 401 (exit 4); \`carbon sandbox keys create\` makes a new one.`),
+  await note(
+    ctx,
+    (p) =>
+      `${p.green('✓')} Revoked ${id}.` +
+      (key.default === null
+        ? ''
+        : ` It was the sandbox's default ${key.default.replace('_', '-')} key: local commands that use it now get 401 (exit 4); \`carbon sandbox keys create\` makes a new one.`),
   );
   await print(ctx, key as ShownKey, keyCard, keyPlain);
 }
@@ -140,7 +157,11 @@ export async function accountStatus(ctx: Context, value: string): Promise<void> 
   if (!isOneOf(ACCOUNT_STANDINGS, value)) throw usage(`The account status is one of ${ACCOUNT_STANDINGS.join(', ')}, not "${value}".`);
   const sandbox = await open(ctx, 'account');
   await sandbox.setStatus(value);
-  await note(ctx, (p) => `${p.green('✓')} The account is ${value}${value === 'active' ? '' : ': every request now gets 403 api_access_inactive (exit 4)'}.`);
+  await note(
+    ctx,
+    (p) =>
+      `${p.green('✓')} The account is ${value}${value === 'active' ? '' : ': every request now gets 403 api_access_inactive (exit 4)'}.`,
+  );
   await print(ctx, await account(sandbox), accountCard, accountPlain);
 }
 
@@ -166,7 +187,9 @@ export async function review(ctx: Context, decision: string, id: string): Promis
   if (decision !== 'approve' && decision !== 'reject') throw usage(`The decision is approve or reject, not "${decision}".`);
   const sandbox = await open(ctx, 'review');
   const offset: Offset = decision === 'approve' ? await sandbox.approve(id) : await sandbox.reject(id);
-  await note(ctx, (p) => (decision === 'approve' ? `${p.green('✓')} Approved ${id}: placed.` : `${p.yellow('✓')} Rejected ${id}: refunded, the charge returned.`));
+  await note(ctx, (p) =>
+    decision === 'approve' ? `${p.green('✓')} Approved ${id}: placed.` : `${p.yellow('✓')} Rejected ${id}: refunded, the charge returned.`,
+  );
   await print(ctx, offset);
 }
 
@@ -192,9 +215,11 @@ export async function reset(ctx: Context, flags: { yes?: boolean }): Promise<voi
   if (!flags.yes) {
     const what = `every offset, balance and key of the local sandbox in ${sandbox.label}`;
     // A script is never prompted: without a terminal to ask on, only --yes may delete.
-    if (!(process.stdin.isTTY && ctx.out.stderrInteractive)) throw usage(`carbon sandbox reset deletes ${what}.`, 'Add --yes to do it without a prompt.');
+    if (!(process.stdin.isTTY && ctx.out.stderrInteractive))
+      throw usage(`carbon sandbox reset deletes ${what}.`, 'Add --yes to do it without a prompt.');
     const { confirmPrompt } = await import('../../prompt.js');
-    if (!(await confirmPrompt(ctx.out, `Delete ${what}?`))) throw new CliError('Cancelled; nothing was deleted.', EXIT.failure, 'cancelled');
+    if (!(await confirmPrompt(ctx.out, `Delete ${what}?`)))
+      throw new CliError('Cancelled; nothing was deleted.', EXIT.failure, 'cancelled');
   }
   await sandbox.reset();
   await note(ctx, (p) => `${p.green('✓')} The sandbox starts over: a fresh account with new test, live and read-only keys.`);
@@ -244,7 +269,11 @@ export async function faultsSet(ctx: Context, flags: FaultFlags): Promise<void> 
   }
   const sandbox = await open(ctx, 'faults set');
   const config = await sandbox.setFaults(input);
-  await note(ctx, (p) => `${p.yellow('✓')} Faults on: ${describeFaults(config)}. Every carbon serve on this ledger applies them from its next request; \`carbon sandbox faults off\` clears them.`);
+  await note(
+    ctx,
+    (p) =>
+      `${p.yellow('✓')} Faults on: ${describeFaults(config)}. Every carbon serve on this ledger applies them from its next request; \`carbon sandbox faults off\` clears them.`,
+  );
   await print(ctx, config as FaultConfig | null, faultsCard, faultsPlain);
 }
 
@@ -268,10 +297,10 @@ export async function login(ctx: Context, flags: { print?: boolean; url?: string
   const origin = given ?? (await sandbox.pages.recordedUrl());
   if (origin === undefined) {
     throw new CliError(
-      'No carbon serve has served this ledger yet, so the developer page\'s address is not known.',
+      "No carbon serve has served this ledger yet, so the developer page's address is not known.",
       EXIT.usage,
       'page_url_missing',
-      'Start `carbon serve` (with the same CARBON_HOME or --database), or give the page\'s address with --url http://127.0.0.1:4010.',
+      "Start `carbon serve` (with the same CARBON_HOME or --database), or give the page's address with --url http://127.0.0.1:4010.",
     );
   }
   const link = `${origin}/login?token=${await sandbox.pages.newLoginToken(Date.now())}`;
@@ -279,7 +308,8 @@ export async function login(ctx: Context, flags: { print?: boolean; url?: string
   const { hasDisplay, openInBrowser } = await import('../../browser.js');
   if (flags.print || !ctx.out.interactive || !hasDisplay(ctx.env)) {
     ctx.out.data(link);
-    if (!flags.print) await note(ctx, (p) => p.dim('A one-time link: it signs one browser in, for 12 hours, and expires unused after a day.'));
+    if (!flags.print)
+      await note(ctx, (p) => p.dim('A one-time link: it signs one browser in, for 12 hours, and expires unused after a day.'));
     return;
   }
   openInBrowser(ctx, link, `${origin}/login (a one-time link)`);

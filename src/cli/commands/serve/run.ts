@@ -1,6 +1,6 @@
 import { isLoopback } from '../../../client/http-transport.js';
-import { maskKey } from '../../../service/keys.js';
 import type { RunningServer } from '../../../server/server.js';
+import { maskKey } from '../../../service/keys.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT } from '../../exit-codes.js';
@@ -128,13 +128,7 @@ function listenError(err: unknown, host: string, port: number): unknown {
 }
 
 /** The banner on stderr: where the server is, its keys (masked unless --show-keys), its data, and a command to try. */
-async function banner(
-  ctx: Context,
-  flags: ServeFlags,
-  server: RunningServer,
-  ready: ServeReady,
-  testKey: string | null,
-): Promise<string> {
+async function banner(ctx: Context, flags: ServeFlags, server: RunningServer, ready: ServeReady, testKey: string | null): Promise<string> {
   const paint = await ctx.paint('stderr');
   const reveal = '$(carbon sandbox keys --reveal --json | jq -r \'.[] | select(.default=="test") | .secret\')';
   const key = testKey === null ? '<test key>' : flags.showKeys ? testKey : reveal;
@@ -148,7 +142,8 @@ async function banner(
     `  read-only key  ${ready.read_only_key ?? paint.dim('none (carbon sandbox keys create --read-only)')}`,
     `  live key       ${ready.live_key ?? paint.dim('none (carbon sandbox keys create --live)')}`,
   ];
-  if (!flags.showKeys) lines.push(paint.dim('  (masked: add --show-keys, or run `carbon sandbox keys --reveal` with the same CARBON_HOME)'));
+  if (!flags.showKeys)
+    lines.push(paint.dim('  (masked: add --show-keys, or run `carbon sandbox keys --reveal` with the same CARBON_HOME)'));
   // The data directory (SQLite), or the database URL with its password masked.
   lines.push(`  data           ${server.store.label}`, '', `  Try: ${example}`, paint.dim('  Ctrl-C stops it.'), '');
   return lines.join('\n');

@@ -1,5 +1,5 @@
-import { usage } from '../../errors.js';
 import type { Context } from '../../context.js';
+import { usage } from '../../errors.js';
 import { inEitherMode } from '../../offsets/other-mode.js';
 import { printOffset } from '../../offsets/wait.js';
 

@@ -3,10 +3,10 @@ import type { CarbonClient } from '../../../client/client.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT } from '../../exit-codes.js';
+import { DEFAULT_WAIT_SECONDS } from '../../offsets/wait.js';
 import { parseWhen } from '../../options.js';
 import { parseDuration } from '../../render/format.js';
-import { freshState, poll, type EventType, type WatchEvent, type WatchState } from '../../watch/follow.js';
-import { DEFAULT_WAIT_SECONDS } from '../../offsets/wait.js';
+import { type EventType, freshState, poll, type WatchEvent, type WatchState } from '../../watch/follow.js';
 
 /**
  * `carbon watch`: follows offsets as they change, on either engine, by reading the list every
@@ -42,9 +42,13 @@ function readCursor(file: string, mode: 'test' | 'live', reference: string | nul
   } catch {
     throw usage(`The cursor ${file} is not a cursor carbon watch wrote (not JSON).`, 'Delete it to start afresh.');
   }
-  if (state?.version !== 1 || typeof state.pending !== 'object' || state.pending === null) throw usage(`The cursor ${file} is not a cursor carbon watch wrote.`, 'Delete it to start afresh.');
+  if (state?.version !== 1 || typeof state.pending !== 'object' || state.pending === null)
+    throw usage(`The cursor ${file} is not a cursor carbon watch wrote.`, 'Delete it to start afresh.');
   if (state.mode !== mode || state.reference !== reference) {
-    throw usage(`The cursor ${file} follows ${state.mode} offsets${state.reference === null ? '' : ` with reference ${JSON.stringify(state.reference)}`}, not these.`, 'Give the same --live/--test and --reference, or another --cursor file.');
+    throw usage(
+      `The cursor ${file} follows ${state.mode} offsets${state.reference === null ? '' : ` with reference ${JSON.stringify(state.reference)}`}, not these.`,
+      'Give the same --live/--test and --reference, or another --cursor file.',
+    );
   }
   return state;
 }
@@ -56,7 +60,12 @@ function writeCursor(file: string, state: WatchState): void {
     writeFileSync(tmp, `${JSON.stringify(state)}\n`, { mode: 0o600 });
     renameSync(tmp, file);
   } catch (err) {
-    throw new CliError(`Cannot write the cursor ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`, EXIT.failure, 'cursor_unwritable', 'Give --cursor a file in a directory you can write.');
+    throw new CliError(
+      `Cannot write the cursor ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
+      EXIT.failure,
+      'cursor_unwritable',
+      'Give --cursor a file in a directory you can write.',
+    );
   }
 }
 
@@ -69,8 +78,14 @@ async function signingSecret(ctx: Context, show: boolean): Promise<string> {
   if (existing !== undefined) return existing;
   const { newSecret } = await import('../../watch/forward.js');
   const secret = await newSecret();
-  await writeConfig(configDir, (data) => ({ ...data, profiles: { ...data.profiles, [name]: { ...data.profiles?.[name], webhook_secret: secret } } }));
-  if (show) ctx.out.info(`Your signing secret is ${secret} (kept in profile ${name}; shown this once: \`carbon watch --print-secret\` prints it again).`);
+  await writeConfig(configDir, (data) => ({
+    ...data,
+    profiles: { ...data.profiles, [name]: { ...data.profiles?.[name], webhook_secret: secret } },
+  }));
+  if (show)
+    ctx.out.info(
+      `Your signing secret is ${secret} (kept in profile ${name}; shown this once: \`carbon watch --print-secret\` prints it again).`,
+    );
   return secret;
 }
 
@@ -111,8 +126,10 @@ export async function run(ctx: Context, flags: WatchFlags): Promise<void> {
 /** The interval, and the URL to forward to, checked before anything is read. */
 function checkFlags(flags: WatchFlags): { intervalMs: number; forwardUrl: URL | undefined } {
   const intervalMs = flags.interval === undefined ? 2000 : parseDuration(flags.interval);
-  if (intervalMs === null || intervalMs < 10 || intervalMs > 3_600_000) throw usage(`--interval must be a duration from 10ms to 1h, such as 2s or 500ms, not "${flags.interval}".`);
-  if (flags.status !== undefined && !(flags.status in STATUS_EVENT)) throw usage(`--status is one of processing, placed, refunded, not "${flags.status}".`);
+  if (intervalMs === null || intervalMs < 10 || intervalMs > 3_600_000)
+    throw usage(`--interval must be a duration from 10ms to 1h, such as 2s or 500ms, not "${flags.interval}".`);
+  if (flags.status !== undefined && !(flags.status in STATUS_EVENT))
+    throw usage(`--status is one of processing, placed, refunded, not "${flags.status}".`);
   let forwardUrl: URL | undefined;
   if (flags.forwardTo !== undefined) {
     try {
@@ -120,7 +137,8 @@ function checkFlags(flags: WatchFlags): { intervalMs: number; forwardUrl: URL | 
     } catch {
       forwardUrl = undefined;
     }
-    if (forwardUrl === undefined || !/^https?:$/.test(forwardUrl.protocol)) throw usage(`--forward-to must be an http(s) URL such as http://localhost:3000/webhooks, not "${flags.forwardTo}".`);
+    if (forwardUrl === undefined || !/^https?:$/.test(forwardUrl.protocol))
+      throw usage(`--forward-to must be an http(s) URL such as http://localhost:3000/webhooks, not "${flags.forwardTo}".`);
   }
   return { intervalMs, forwardUrl };
 }
@@ -134,13 +152,14 @@ class Stop {
     this.wake();
   };
 
-  readonly sleep = (ms: number): Promise<void> => new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    this.wake = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-  });
+  readonly sleep = (ms: number): Promise<void> =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
 
   listen(): void {
     process.on('SIGINT', this.onSignal);
@@ -193,7 +212,9 @@ interface Watch {
 async function follow(ctx: Context, flags: WatchFlags, watch: Watch, initial: WatchState): Promise<boolean> {
   const { client, stop, forwarder, reference } = watch;
   let state = initial;
-  const deadline = flags.untilSettled ? Date.now() + (ctx.settings.timeoutSeconds ?? DEFAULT_WAIT_SECONDS) * 1000 : Number.POSITIVE_INFINITY;
+  const deadline = flags.untilSettled
+    ? Date.now() + (ctx.settings.timeoutSeconds ?? DEFAULT_WAIT_SECONDS) * 1000
+    : Number.POSITIVE_INFINITY;
   const eventId = await eventIds();
   const keep = (e: WatchEvent) => flags.status === undefined || STATUS_EVENT[flags.status] === e.type;
   const counts = { placed: 0, refunded: 0 };
@@ -235,7 +256,11 @@ async function eventIds(): Promise<(offsetId: string, type: EventType) => string
 function settled(ctx: Context, counts: { placed: number; refunded: number }): true {
   const what = `${counts.placed} placed, ${counts.refunded} refunded`;
   if (counts.refunded > 0) {
-    throw new CliError(`Every offset followed has settled (${what}): some were refunded, their orders not placed.`, EXIT.refunded, 'offset_refunded');
+    throw new CliError(
+      `Every offset followed has settled (${what}): some were refunded, their orders not placed.`,
+      EXIT.refunded,
+      'offset_refunded',
+    );
   }
   if (!ctx.out.json) ctx.out.info(`✓ Every offset followed has settled (${what}).`);
   return true;

@@ -40,14 +40,20 @@ export const ACTIONS = new Map<string, Action>([
   ['reject', { run: (s, f) => s.reject(f.field('id')), done: 'Rejected: the offset is refunded.' }],
   ['fail', { run: (s, f) => s.fail(f.field('id')), done: 'The order could not be placed: the offset is refunded.' }],
   ['clock', { run: (s, f) => s.advanceClock(duration(f.field('duration'))), done: 'The model clock moved forward.' }],
-  ['reset', {
-    run: (s) => s.reset(),
-    done: 'The sandbox starts over: a new account and new keys. Every other signed-in page was signed out.',
-  }],
-  ['faults', {
-    run: (s, f) => s.setFaults(faultForm(f)),
-    done: 'Faults are on: every instance on this ledger applies them from its next request.',
-  }],
+  [
+    'reset',
+    {
+      run: (s) => s.reset(),
+      done: 'The sandbox starts over: a new account and new keys. Every other signed-in page was signed out.',
+    },
+  ],
+  [
+    'faults',
+    {
+      run: (s, f) => s.setFaults(faultForm(f)),
+      done: 'Faults are on: every instance on this ledger applies them from its next request.',
+    },
+  ],
   ['faults-off', { run: (s) => s.clearFaults(), done: 'Faults are off.' }],
 ]);
 

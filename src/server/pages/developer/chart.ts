@@ -41,7 +41,10 @@ export function chartHtml(data: ChartData, mode: Mode): string {
   }
   const span = Math.min(MAX_DAYS, Math.max(MIN_DAYS, Math.round((todayMs - firstMs) / DAY) + 1));
   const byDay = new Map(data.days.map((d) => [d.period, d.kg]));
-  const days = Array.from({ length: span }, (_, i) => dayOf(todayMs - (span - 1 - i) * DAY)).map((period) => ({ period, kg: byDay.get(period) ?? 0 }));
+  const days = Array.from({ length: span }, (_, i) => dayOf(todayMs - (span - 1 - i) * DAY)).map((period) => ({
+    period,
+    kg: byDay.get(period) ?? 0,
+  }));
   const top = niceMax(Math.max(...days.map((d) => d.kg)));
   const title = `kg of CO2 bought per day (${mode}), the last ${span} days: ${days[0]!.period} to ${days.at(-1)!.period}`;
   const bars = days

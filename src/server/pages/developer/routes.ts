@@ -7,8 +7,8 @@ import type { Reply } from '../../reply.js';
 import type { Incoming, Served } from '../../requests.js';
 import { ACTIONS, type Form } from './actions.js';
 import { CSS, ICON, JS } from './assets.js';
-import { SESSION_COOKIE, cookie, sameSite, sessionCookie } from './session.js';
 import { dashboard } from './dashboard.js';
+import { cookie, SESSION_COOKIE, sameSite, sessionCookie } from './session.js';
 import { type DashboardData, loginPage, offsetPage } from './views.js';
 
 /**
@@ -18,8 +18,9 @@ import { type DashboardData, loginPage, offsetPage } from './views.js';
  */
 
 /** No inline script or style; forms post only here; nothing may frame the page. */
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; "
-  + "frame-ancestors 'none'; base-uri 'none'";
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; " +
+  "frame-ancestors 'none'; base-uri 'none'";
 const SECURITY = { 'content-security-policy': CSP, 'referrer-policy': 'same-origin', 'x-frame-options': 'DENY' };
 
 const html = (status: number, body: string, headers: Record<string, string> = {}): Reply => ({
@@ -34,8 +35,12 @@ const redirect = (to: string, headers: Record<string, string> = {}): Reply => ({
   body: '',
   type: 'text/plain',
 });
-const file = (body: string, type: string, cache: string): Reply =>
-  ({ status: 200, headers: { 'request-id': requestId(), 'cache-control': cache }, body, type });
+const file = (body: string, type: string, cache: string): Reply => ({
+  status: 200,
+  headers: { 'request-id': requestId(), 'cache-control': cache },
+  body,
+  type,
+});
 
 export const favicon = (): Reply => file(ICON, 'image/svg+xml', 'max-age=86400');
 export const asset = (r: Incoming): Reply =>

@@ -1,10 +1,10 @@
 import type { Mode, Offset } from '../../../api/types.js';
-import { FAULT_KINDS, describeFaults } from '../../../service/faults.js';
+import { describeFaults, FAULT_KINDS } from '../../../service/faults.js';
 import { ROUTES } from '../../../service/routes.js';
 import type { SandboxKey, SandboxStatus } from '../../../service/sandbox.js';
 import { dollars, ratePerKg } from '../../../service/units.js';
-import type { ChartData } from './chart.js';
 import { escapeHtml as e, htmlDocument } from '../html.js';
+import type { ChartData } from './chart.js';
 
 /**
  * The developer page's HTML: plain server-rendered documents, every form a POST that works
@@ -34,19 +34,23 @@ export interface DashboardData {
 export const kg = (n: number) => `${n.toLocaleString('en-US')} kg`;
 export const date = (iso: string | null) => (iso === null ? '—' : `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`);
 
-const HEAD = '<link rel="icon" href="/favicon.ico" type="image/svg+xml">\n<link rel="stylesheet" href="/_page/app.css">\n'
-  + '<script src="/_page/app.js" defer></script>';
+const HEAD =
+  '<link rel="icon" href="/favicon.ico" type="image/svg+xml">\n<link rel="stylesheet" href="/_page/app.css">\n' +
+  '<script src="/_page/app.js" defer></script>';
 
 export function layout(title: string, body: string, refresh = 0): string {
   return htmlDocument(title, HEAD, body, refresh > 0 ? ` data-refresh="${refresh}"` : '');
 }
 
 export function loginPage(message: string): string {
-  return layout('carbon sandbox: sign in', `<main class="narrow">
+  return layout(
+    'carbon sandbox: sign in',
+    `<main class="narrow">
 <h1>carbon sandbox</h1>
 <p>${e(message)}</p>
 <p>Open the address <code>carbon serve</code> printed (it carries a one-time login token), or start the server again for a new one.</p>
-</main>`);
+</main>`,
+  );
 }
 
 export function csrfField(csrf: string): string {
@@ -68,14 +72,28 @@ export function confirmed(name: string, d: DashboardData, fields: string, ask: s
 /** `carbon sandbox faults` on the page: the setting now, a form to replace it, and one to stop it. */
 export function faultControls(d: DashboardData): string {
   const f = d.status.faults;
-  const option = (value: string, label: string, selected: boolean) => `<option value="${e(value)}"${selected ? ' selected' : ''}>${e(label)}</option>`;
-  const kinds = FAULT_KINDS.map((k) => `<label class="check"><input type="checkbox" name="errors" value="${k}"${f === null || f.errors.includes(k) ? ' checked' : ''}> ${k}</label>`).join(' ');
-  const routes = [option('', 'every route', f?.route == null), ...ROUTES.map((r) => option(`${r.method} ${r.path}`, `${r.method} ${r.path}`, f?.route === `${r.method} ${r.path}`))].join('');
-  const modes = [option('', 'test and live', f?.mode == null), option('test', 'test keys', f?.mode === 'test'), option('live', 'live keys', f?.mode === 'live')].join('');
+  const option = (value: string, label: string, selected: boolean) =>
+    `<option value="${e(value)}"${selected ? ' selected' : ''}>${e(label)}</option>`;
+  const kinds = FAULT_KINDS.map(
+    (k) =>
+      `<label class="check"><input type="checkbox" name="errors" value="${k}"${f === null || f.errors.includes(k) ? ' checked' : ''}> ${k}</label>`,
+  ).join(' ');
+  const routes = [
+    option('', 'every route', f?.route == null),
+    ...ROUTES.map((r) => option(`${r.method} ${r.path}`, `${r.method} ${r.path}`, f?.route === `${r.method} ${r.path}`)),
+  ].join('');
+  const modes = [
+    option('', 'test and live', f?.mode == null),
+    option('test', 'test keys', f?.mode === 'test'),
+    option('live', 'live keys', f?.mode === 'live'),
+  ].join('');
   const latency = f?.latency_ms == null ? '' : `${f.latency_ms.min}ms-${f.latency_ms.max}ms`;
   return `<h3 id="faults">Faults</h3>
 <p id="faults-now">${f === null ? 'Off: every request is answered as usual.' : `On: ${e(describeFaults(f))}.`}</p>
-${action('faults', d, `<fieldset><legend>Inject into API requests</legend>
+${action(
+  'faults',
+  d,
+  `<fieldset><legend>Inject into API requests</legend>
 <label for="f-rate">Error rate (0 to 1)</label> <input id="f-rate" name="error_rate" inputmode="decimal" placeholder="0.3" value="${f === null ? '' : f.error_rate}">
 <span role="group" aria-label="Faults drawn from">${kinds}</span>
 <label for="f-latency">Latency</label> <input id="f-latency" name="latency" placeholder="50ms-400ms" value="${e(latency)}">
@@ -83,13 +101,17 @@ ${action('faults', d, `<fieldset><legend>Inject into API requests</legend>
 <label for="f-mode">Mode</label> <select id="f-mode" name="mode">${modes}</select>
 <label for="f-seed">Seed</label> <input id="f-seed" name="seed" inputmode="numeric" placeholder="random" value="${f?.seed ?? ''}">
 <label for="f-retry">Retry-After (s)</label> <input id="f-retry" name="retry_after" inputmode="numeric" value="${f?.retry_after_seconds ?? 1}">
-</fieldset>`, 'Inject faults')}
+</fieldset>`,
+  'Inject faults',
+)}
 ${f === null ? '' : action('faults-off', d, '', 'Stop faults')}`;
 }
 
 export function offsetPage(o: Offset, csrf: string): string {
   const row = (k: string, v: string) => `<dt>${e(k)}</dt><dd>${v}</dd>`;
-  return layout(`Offset ${o.id}`, `<header><h1>Offset <code>${e(o.id)}</code></h1><nav aria-label="Back"><a href="/?mode=${o.livemode ? 'live' : 'test'}">← Developer page</a></nav>
+  return layout(
+    `Offset ${o.id}`,
+    `<header><h1>Offset <code>${e(o.id)}</code></h1><nav aria-label="Back"><a href="/?mode=${o.livemode ? 'live' : 'test'}">← Developer page</a></nav>
 <form method="post" action="/logout">${csrfField(csrf)}<button type="submit">Sign out</button></form></header>
 <main><dl class="facts">
 ${row('Status', `<span class="status ${e(o.status)}">${e(o.status)}</span>`)}${row('Mode', o.livemode ? 'live' : 'test')}${row('kg', e(kg(o.kg)))}
@@ -97,5 +119,6 @@ ${row('Amount', e(dollars(o.amount_cents)))}${row('Rate', e(ratePerKg(o.rate_mil
 ${row('Requested', e(o.requested.kg !== null ? kg(o.requested.kg) : dollars(o.requested.amount_cents ?? 0)))}${row('Reference', o.reference === null ? '—' : e(o.reference))}
 ${row('Created', e(date(o.created)))}${row('Placed', e(date(o.placed)))}
 ${row('Certificate', o.certificate_url === null ? '<span class="muted">none (only placed live offsets have one)</span>' : `<a href="${e(o.certificate_url)}">${e(o.certificate_url)}</a>`)}
-</dl></main>`);
+</dl></main>`,
+  );
 }
