@@ -60,41 +60,50 @@ function shortBalanceLine(err: CarbonApiError, scene: ErrorScene | undefined): s
   return `${line} Top it up with \`${followUp(['sandbox', 'topup', amount, ...live])}\`.`;
 }
 
-function classify(err: unknown, scene?: ErrorScene): Reported {
-  const envelope = (type: ErrorEnvelope['error']['type'], code: string, message: string): ErrorEnvelope => ({
-    error: { type, code, message },
-  });
-  if (err instanceof CarbonApiError) {
-    const param = err.param === undefined ? '' : ` (param: ${err.param})`;
-    const hint = hints.get(err);
-    const line =
-      err.code === 'insufficient_balance'
-        ? shortBalanceLine(err, scene)
-        : `${err.message}${param}${apiHint(err)}${hint === undefined ? '' : ` ${hint}`}`;
-    return { exitCode: exitCodeForStatus(err.status), envelope: err.toJSON(), line };
-  }
-  if (err instanceof ApiError) {
-    // The sandbox's own operations (top-up, keys, review…) throw the model's errors directly:
-    // there is no HTTP response in between, but the same status decides the exit code.
-    const body = err.toBody();
-    const param = body.param === undefined ? '' : ` (param: ${body.param})`;
-    return { exitCode: exitCodeForStatus(err.status), envelope: { error: body }, line: `${err.message}${param}` };
-  }
-  if (err instanceof CliError) {
-    const type =
-      err.exitCode === EXIT.usage
-        ? 'invalid_request_error'
-        : err.exitCode === EXIT.auth
-          ? 'authentication_error'
-          : err.exitCode === EXIT.rateLimited
-            ? 'rate_limit_error'
-            : 'api_error';
-    return {
-      exitCode: err.exitCode,
-      envelope: { error: { ...envelope(type, err.code, err.message).error, ...err.fields } },
-      line: err.hint ? `${err.message} ${err.hint}` : err.message,
-    };
-  }
+const envelope = (type: ErrorEnvelope['error']['type'], code: string, message: string): ErrorEnvelope => ({
+  error: { type, code, message },
+});
+
+/** An error the API answered with: its message, its param and any hint; 402 as the balance that fell short. */
+function apiReport(err: CarbonApiError, scene: ErrorScene | undefined): Reported {
+  const param = err.param === undefined ? '' : ` (param: ${err.param})`;
+  const hint = hints.get(err);
+  const line =
+    err.code === 'insufficient_balance'
+      ? shortBalanceLine(err, scene)
+      : `${err.message}${param}${apiHint(err)}${hint === undefined ? '' : ` ${hint}`}`;
+  return { exitCode: exitCodeForStatus(err.status), envelope: err.toJSON(), line };
+}
+
+/**
+ * The sandbox's own operations (top-up, keys, review…) throw the model's errors directly: there
+ * is no HTTP response in between, but the same status decides the exit code.
+ */
+function modelReport(err: ApiError): Reported {
+  const body = err.toBody();
+  const param = body.param === undefined ? '' : ` (param: ${body.param})`;
+  return { exitCode: exitCodeForStatus(err.status), envelope: { error: body }, line: `${err.message}${param}` };
+}
+
+/** A refusal of the CLI's own: the envelope's type follows from its exit code. */
+function cliReport(err: CliError): Reported {
+  const type =
+    err.exitCode === EXIT.usage
+      ? 'invalid_request_error'
+      : err.exitCode === EXIT.auth
+        ? 'authentication_error'
+        : err.exitCode === EXIT.rateLimited
+          ? 'rate_limit_error'
+          : 'api_error';
+  return {
+    exitCode: err.exitCode,
+    envelope: { error: { ...envelope(type, err.code, err.message).error, ...err.fields } },
+    line: err.hint ? `${err.message} ${err.hint}` : err.message,
+  };
+}
+
+/** The client's and the ledger's own failures: no API answer, each with its code and what to do. */
+function localReport(err: unknown): Reported | undefined {
   if (err instanceof WaitTimeoutError) {
     return {
       exitCode: EXIT.waitTimeout,
@@ -119,6 +128,15 @@ function classify(err: unknown, scene?: ErrorScene): Reported {
   if (err instanceof LedgerError) {
     return { exitCode: EXIT.failure, envelope: envelope('api_error', 'storage_error', err.message), line: `${err.message} ${err.hint}` };
   }
+  return undefined;
+}
+
+function classify(err: unknown, scene?: ErrorScene): Reported {
+  if (err instanceof CarbonApiError) return apiReport(err, scene);
+  if (err instanceof ApiError) return modelReport(err);
+  if (err instanceof CliError) return cliReport(err);
+  const local = localReport(err);
+  if (local !== undefined) return local;
   const message = err instanceof Error ? err.message : String(err);
   return {
     exitCode: EXIT.failure,
