@@ -1,0 +1,56 @@
+import type { Sandbox } from '../../../service/sandbox.js';
+import type { Context } from '../../context.js';
+import { print } from '../../print.js';
+import { terminalWidth } from '../../render/fit.js';
+import { keyCard, keyPlain, keyRow, keyTable, type ShownKey } from '../../render/sandbox.js';
+import { note, open } from './shared.js';
+
+/** `carbon sandbox keys`: list them (masked unless --reveal), create one, revoke one. */
+
+/** The keys as printed: masked, or (--reveal) with the full text this machine keeps for each. */
+async function shownKeys(sandbox: Sandbox, reveal: boolean): Promise<ShownKey[]> {
+  return sandbox.keys({ reveal });
+}
+
+export async function keysList(ctx: Context, flags: { reveal?: boolean }): Promise<void> {
+  const sandbox = await open(ctx, 'keys');
+  const keys = await shownKeys(sandbox, Boolean(flags.reveal));
+  if (ctx.out.json) return ctx.out.jsonDocument(keys);
+  if (!ctx.out.interactive) {
+    if (keys.length > 0) ctx.out.stdout.write(keys.map((k) => `${keyRow(k)}\n`).join(''));
+    return;
+  }
+  const paint = await ctx.paint();
+  ctx.out.data(keyTable(keys, paint, terminalWidth(ctx.out.stdout, ctx.env)));
+  if (!flags.reveal) ctx.out.info(paint.dim('Keys are masked; add --reveal to print them in full.'));
+}
+
+export async function keysCreate(ctx: Context, flags: { readOnly?: boolean }): Promise<void> {
+  const sandbox = await open(ctx, 'keys create');
+  const created = await sandbox.createKey(ctx.settings.mode, flags.readOnly ? 'read_only' : 'purchase');
+  const key = (await sandbox.keys()).find((k) => k.id === created.id)!;
+  const shown: ShownKey = { ...key, secret: created.secret };
+  if (ctx.out.json) return ctx.out.jsonDocument(shown);
+  const paint = await ctx.paint('stderr');
+  ctx.out.info(
+    `${paint.green('✓')} Created ${key.mode} key ${key.id} with ${key.permission === 'read_only' ? 'read-only' : 'purchase'} access. ` +
+      'It is printed in full only here (and by `carbon sandbox keys --reveal` on this machine).',
+  );
+  // The full key alone on stdout, so `KEY=$(carbon sandbox keys create)` captures it.
+  ctx.out.data(created.secret);
+}
+
+export async function keysRevoke(ctx: Context, id: string): Promise<void> {
+  const sandbox = await open(ctx, 'keys revoke');
+  await sandbox.revokeKey(id);
+  const key = (await sandbox.keys()).find((k) => k.id === id)!;
+  await note(
+    ctx,
+    (p) =>
+      `${p.green('✓')} Revoked ${id}.` +
+      (key.default === null
+        ? ''
+        : ` It was the sandbox's default ${key.default.replace('_', '-')} key: local commands that use it now get 401 (exit 4); \`carbon sandbox keys create\` makes a new one.`),
+  );
+  await print(ctx, key as ShownKey, keyCard, keyPlain);
+}

@@ -1,0 +1,35 @@
+import type { Context } from '../../context.js';
+import { CliError } from '../../errors.js';
+import { EXIT } from '../../exit-codes.js';
+import { note, open } from './shared.js';
+
+/**
+ * `carbon sandbox login`: a fresh one-time link to the developer page, made in the ledger (so it
+ * works on every instance that shares it) for the address the last `carbon serve` recorded
+ * there, or `--url`. Opened in the browser on a terminal with a display; printed otherwise, and
+ * with --print the link alone on stdout.
+ */
+export async function login(ctx: Context, flags: { print?: boolean; url?: string }): Promise<void> {
+  const { publicUrl } = await import('../serve/run.js');
+  const given = publicUrl(flags.url, '--url');
+  const sandbox = await open(ctx, 'login');
+  const origin = given ?? (await sandbox.pages.recordedUrl());
+  if (origin === undefined) {
+    throw new CliError(
+      "No carbon serve has served this ledger yet, so the developer page's address is not known.",
+      EXIT.usage,
+      'page_url_missing',
+      "Start `carbon serve` (with the same CARBON_HOME or --database), or give the page's address with --url http://127.0.0.1:4010.",
+    );
+  }
+  const link = `${origin}/login?token=${await sandbox.pages.newLoginToken(Date.now())}`;
+  if (ctx.out.json) return ctx.out.jsonDocument({ developer_page_url: link });
+  const { hasDisplay, openInBrowser } = await import('../../browser.js');
+  if (flags.print || !ctx.out.interactive || !hasDisplay(ctx.env)) {
+    ctx.out.data(link);
+    if (!flags.print)
+      await note(ctx, (p) => p.dim('A one-time link: it signs one browser in, for 12 hours, and expires unused after a day.'));
+    return;
+  }
+  openInBrowser(ctx, link, `${origin}/login (a one-time link)`);
+}

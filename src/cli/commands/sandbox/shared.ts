@@ -1,0 +1,51 @@
+import type { Sandbox } from '../../../service/sandbox.js';
+import type { Context } from '../../context.js';
+import { usage } from '../../errors.js';
+import { print } from '../../print.js';
+import { parseDuration } from '../../render/format.js';
+import type { Paint } from '../../render/resources.js';
+import { accountCard, accountPlain, clockCard, clockPlain, type SandboxAccount, type SandboxClock } from '../../render/sandbox.js';
+
+/** What the `carbon sandbox` subcommands share: the local sandbox opened, notes, durations, and the parts they print. */
+
+export async function open(ctx: Context, what: string): Promise<Sandbox> {
+  ctx.requireLocal(`carbon sandbox ${what}`);
+  return ctx.sandbox();
+}
+
+/** A success note for people, on stderr; silent with --json (the object on stdout says it all). */
+export async function note(ctx: Context, text: (paint: Paint) => string): Promise<void> {
+  if (ctx.out.json) return;
+  ctx.out.info(text(await ctx.paint('stderr')));
+}
+
+export function durationArg(value: string, what: string): number {
+  const ms = parseDuration(value);
+  if (ms === null) throw usage(`${what} must be a duration such as 90s, 15m, 2h, 1d or 1h30m, not "${value}".`);
+  return ms;
+}
+
+export async function account(sandbox: Sandbox): Promise<SandboxAccount> {
+  return (await sandbox.status()).account;
+}
+
+export async function clock(sandbox: Sandbox): Promise<SandboxClock> {
+  return (await sandbox.status()).clock;
+}
+
+/** A part of the sandbox as a subcommand prints it: read afresh, then a card or plain lines. */
+export interface View<T> {
+  read: (sandbox: Sandbox) => Promise<T>;
+  card: (value: T, paint: Paint) => string;
+  plain: (value: T) => string;
+}
+
+export const ACCOUNT: View<SandboxAccount> = { read: account, card: accountCard, plain: accountPlain };
+export const CLOCK: View<SandboxClock> = { read: clock, card: clockCard, plain: clockPlain };
+
+/** `carbon sandbox <what>` that sets one thing: the change made, then the part it changed printed as it now is. */
+export async function change<T>(ctx: Context, what: string, apply: (sandbox: Sandbox) => Promise<unknown>, view: View<T>): Promise<void> {
+  const sandbox = await open(ctx, what);
+  await apply(sandbox);
+  await print(ctx, await view.read(sandbox), view.card, view.plain);
+}
