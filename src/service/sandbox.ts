@@ -6,33 +6,10 @@ import { FAULTS_META, type FaultConfig } from './faults.js';
 import { effective, effectiveImpact, modelTime, mustHaveAccount, settleDue } from './lifecycle.js';
 import { listPage } from './listing.js';
 import { PageAccess } from './page-access.js';
-import {
-  approve,
-  browseQuery,
-  createKey,
-  defaultSecret,
-  type FoundKey,
-  keyView,
-  type NewKey,
-  type OffsetFilter,
-  provision,
-  refund,
-  revokeKey,
-  type SandboxKey,
-  type SandboxStatus,
-  startOver,
-} from './sandbox-model.js';
+import type { FoundKey, NewKey, OffsetFilter, SandboxKey, SandboxStatus } from './sandbox-model.js';
+import * as model from './sandbox-model.js';
 import { DEFAULT_PUBLIC_BASE_URL, OffsetsService, renderOffset, type ServiceOptions } from './service.js';
-import {
-  checkBalanceAfter,
-  checkClockAdvance,
-  checkFaults,
-  checkRate,
-  checkRateLimit,
-  checkReviewLimit,
-  checkTopUp,
-  type FaultInput,
-} from './settings.js';
+import * as bounds from './settings.js';
 
 /**
  * The sandbox: what the real service does on its developer page or behind the scenes (top-ups,
@@ -80,7 +57,7 @@ export class Sandbox {
       if ((await store.account()) === undefined) {
         await store.transaction(async (tx) => {
           // Another process may have won the race since the read above.
-          if ((await tx.account()) === undefined) await provision(tx, clock());
+          if ((await tx.account()) === undefined) await model.provision(tx, clock());
         });
       }
     } catch (err) {
@@ -140,7 +117,7 @@ export class Sandbox {
   /** The full text of the key the local engine uses for a role when none is configured (sandbox-model.ts). */
   async defaultKey(which: DefaultKey): Promise<string | undefined> {
     const [vault, all] = await Promise.all([this.ledger.vault(), this.ledger.keys()]);
-    return defaultSecret(which, vault, all);
+    return model.defaultSecret(which, vault, all);
   }
 
   /** The full text of a key this sandbox created. */
@@ -151,7 +128,7 @@ export class Sandbox {
   /** Every key, masked; with `reveal`, with the full text this machine keeps for each. */
   async keys(options: { reveal?: boolean } = {}): Promise<SandboxKey[]> {
     const [vault, all] = await Promise.all([this.ledger.vault(), this.ledger.keys()]);
-    return all.map((k) => keyView(k, vault, options.reveal === true));
+    return all.map((k) => model.keyView(k, vault, options.reveal === true));
   }
 
   /** What the ledger knows of the key whose full text is `secret` (any state), or undefined for a key it never made. */
@@ -162,18 +139,18 @@ export class Sandbox {
 
   /** Creates a key; the one time its full text is returned. */
   async createKey(mode: Mode, permission: Permission): Promise<NewKey> {
-    return this.write((tx, now) => createKey(tx, mode, permission, now, null));
+    return this.write((tx, now) => model.createKey(tx, mode, permission, now, null));
   }
 
   async revokeKey(id: string): Promise<void> {
-    await this.write((tx, now) => revokeKey(tx, id, now));
+    await this.write((tx, now) => model.revokeKey(tx, id, now));
   }
 
   /** Adds to a mode's balance; the smallest top-up is 250 US dollars, as on the developer page. */
   async topUp(mode: Mode, cents: number): Promise<number> {
-    checkTopUp(cents);
+    bounds.checkTopUp(cents);
     return this.write(async (tx, now) => {
-      checkBalanceAfter(await tx.balance(mode), cents);
+      bounds.checkBalanceAfter(await tx.balance(mode), cents);
       return tx.moveBalance(mode, cents, 'topup', null, now);
     });
   }
@@ -185,18 +162,18 @@ export class Sandbox {
   }
 
   async setRate(rate: number): Promise<AccountRecord> {
-    checkRate(rate);
+    bounds.checkRate(rate);
     return this.write((tx) => tx.updateAccount({ rate }));
   }
 
   async setReviewLimit(cents: number): Promise<AccountRecord> {
-    checkReviewLimit(cents);
+    bounds.checkReviewLimit(cents);
     return this.write((tx) => tx.updateAccount({ review_limit_cents: cents }));
   }
 
   /** `requests` per `windowMs` per key; null turns rate limiting off. */
   async setRateLimit(requests: number | null, windowMs = 1000): Promise<AccountRecord> {
-    checkRateLimit(requests, windowMs);
+    bounds.checkRateLimit(requests, windowMs);
     return this.write((tx) => tx.updateAccount({ rate_limit_requests: requests, rate_limit_window_ms: windowMs }));
   }
 
@@ -215,8 +192,8 @@ export class Sandbox {
   }
 
   /** Replaces the fault setting (checked first); every instance on the ledger applies it from its next request. */
-  async setFaults(input: FaultInput): Promise<FaultConfig> {
-    const config = checkFaults(input);
+  async setFaults(input: bounds.FaultInput): Promise<FaultConfig> {
+    const config = bounds.checkFaults(input);
     await this.ledger.transaction((tx) => tx.putMeta(FAULTS_META, JSON.stringify(config)));
     return config;
   }
@@ -228,7 +205,7 @@ export class Sandbox {
 
   /** Approves an offset waiting for review: it is placed now. */
   async approve(id: string): Promise<Offset> {
-    const { row, now } = await this.write(async (tx, now) => ({ row: await approve(tx, id, now), now }));
+    const { row, now } = await this.write(async (tx, now) => ({ row: await model.approve(tx, id, now), now }));
     return this.toOffset(row, now);
   }
 
@@ -247,14 +224,14 @@ export class Sandbox {
   }
 
   private async refund(id: string, review: 'rejected' | null): Promise<Offset> {
-    const { row, now } = await this.write(async (tx, now) => ({ row: await refund(tx, id, now, review), now }));
+    const { row, now } = await this.write(async (tx, now) => ({ row: await model.refund(tx, id, now, review), now }));
     return this.toOffset(row, now);
   }
 
   /** Moves the model's clock forward; time-driven transitions follow. */
   async advanceClock(ms: number): Promise<string> {
     const now = await this.write(async (tx, modelNow) => {
-      checkClockAdvance(modelNow, ms);
+      bounds.checkClockAdvance(modelNow, ms);
       const account = await tx.updateAccount({ clock_offset_ms: (await tx.account())!.clock_offset_ms + ms });
       return modelTime(this.clock, account);
     });
@@ -263,7 +240,7 @@ export class Sandbox {
 
   /** Deletes every offset, balance and key, ends every developer page session, and provisions a fresh account. */
   async reset(): Promise<void> {
-    await this.ledger.transaction((tx) => startOver(tx, this.clock()));
+    await this.ledger.transaction((tx) => model.startOver(tx, this.clock()));
   }
 
   async status(): Promise<SandboxStatus> {
@@ -289,7 +266,7 @@ export class Sandbox {
       startingAfter: filter.startingAfter || null,
       limit: filter.limit ?? 20,
       cursorNote: '',
-      read: (beforeSeq, limit) => this.ledger.browse(mode, browseQuery(filter, beforeSeq, limit)),
+      read: (beforeSeq, limit) => this.ledger.browse(mode, model.browseQuery(filter, beforeSeq, limit)),
     });
     return { data: await Promise.all(rows.map((r) => this.toOffset(r, now))), has_more: hasMore };
   }
