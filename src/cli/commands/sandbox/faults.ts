@@ -55,7 +55,8 @@ export async function faultsSet(ctx: Context, flags: FaultFlags): Promise<void> 
   await note(
     ctx,
     (p) =>
-      `${p.yellow('✓')} Faults on: ${describeFaults(config)}. Every carbon serve on this ledger applies them from its next request; \`carbon sandbox faults off\` clears them.`,
+      `${p.yellow('✓')} Faults on: ${describeFaults(config)}. ` +
+      'Every carbon serve on this ledger applies them from its next request; `carbon sandbox faults off` clears them.',
   );
   await print(ctx, config as FaultConfig | null, faultsCard, faultsPlain);
 }

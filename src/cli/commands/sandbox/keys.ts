@@ -50,7 +50,8 @@ export async function keysRevoke(ctx: Context, id: string): Promise<void> {
       `${p.green('✓')} Revoked ${id}.` +
       (key.default === null
         ? ''
-        : ` It was the sandbox's default ${key.default.replace('_', '-')} key: local commands that use it now get 401 (exit 4); \`carbon sandbox keys create\` makes a new one.`),
+        : ` It was the sandbox's default ${key.default.replace('_', '-')} key: local commands that use it now get 401 (exit 4); ` +
+          '`carbon sandbox keys create` makes a new one.'),
   );
   await print(ctx, key as ShownKey, keyCard, keyPlain);
 }
