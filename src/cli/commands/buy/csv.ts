@@ -1,14 +1,15 @@
 import { readFileSync } from 'node:fs';
-import type { Offset } from '../../../api/types.js';
-import { CarbonApiError, CarbonConnectionError } from '../../../client/errors.js';
+import { CarbonApiError } from '../../../client/errors.js';
+import { buyRows } from '../../batch/buy.js';
+import { hash, rowKey } from '../../batch/key.js';
 import { progress } from '../../batch/progress.js';
+import { ResultPrinter, result } from '../../batch/results.js';
 import { type BatchRow, decodeCsv, readRows } from '../../batch/rows.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT } from '../../exit-codes.js';
 import { wholeNumberOption } from '../../options.js';
 import { dollars, kg } from '../../render/format.js';
-import { csvField } from '../../render/resources.js';
 import type { BuyFlags } from './run.js';
 
 /**
@@ -21,42 +22,6 @@ import type { BuyFlags } from './run.js';
 export interface CsvFlags extends BuyFlags {
   fromCsv?: string;
   batchId?: string;
-}
-
-type RowStatus = Offset['status'] | 'failed' | 'skipped' | 'quoted';
-
-interface RowResult {
-  row: number;
-  status: RowStatus;
-  offset_id: string | null;
-  kg: number | null;
-  amount_cents: number | null;
-  reference: string | null;
-  replayed: boolean;
-  error_code: string | null;
-  error_message: string | null;
-  idempotency_key: string;
-}
-
-const COLUMNS = [
-  'row',
-  'status',
-  'offset_id',
-  'kg',
-  'amount_cents',
-  'reference',
-  'replayed',
-  'error_code',
-  'error_message',
-  'idempotency_key',
-] as const;
-
-const hash = async (data: string | Buffer) => (await import('node:crypto')).createHash('sha256').update(data).digest('hex');
-
-/** The batch's Idempotency-Key of a row: batch id, row number, and a digest of what the row buys. */
-export async function rowKey(batchId: string, row: BatchRow): Promise<string> {
-  const { kg: k, amount_cents: c, reference: r } = row.params;
-  return `csv-${batchId}-${row.row}-${(await hash(JSON.stringify([k ?? null, c ?? null, r ?? null]))).slice(0, 16)}`;
 }
 
 function readInput(file: string): Buffer {
@@ -106,7 +71,8 @@ export async function run(ctx: Context, flags: CsvFlags): Promise<void> {
   const { rows, faults, ignored } = await readRows(decodeCsv(input));
   if (ignored.length > 0 && !ctx.out.json)
     ctx.out.warn(
-      `ignoring column${ignored.length > 1 ? 's' : ''} ${ignored.map((h) => JSON.stringify(h)).join(', ')} (carbon reads kg, amount, amount_cents and reference).`,
+      `ignoring column${ignored.length > 1 ? 's' : ''} ${ignored.map((h) => JSON.stringify(h)).join(', ')} ` +
+        '(carbon reads kg, amount, amount_cents and reference).',
     );
   const { quoted, total, refusals } = await quoteRows(ctx, rows, flags);
   const unreadable = faults.map((f) => `row ${f.row} (line ${f.line}): ${f.message}`);
@@ -216,141 +182,5 @@ async function dryRun(
   if (!ctx.out.json) {
     const earlier = '(rows bought by an earlier run of this batch would not be charged again)';
     ctx.out.info(`Dry run: ${what}, from ${balance}, which covers it ${earlier}. Nothing was bought.`);
-  }
-}
-
-function result(row: BatchRow, key: string, fields: Partial<RowResult> & { status: RowStatus }): RowResult {
-  return {
-    row: row.row,
-    offset_id: null,
-    kg: row.params.kg ?? null,
-    amount_cents: row.params.amount_cents ?? null,
-    reference: row.params.reference ?? null,
-    replayed: false,
-    error_code: null,
-    error_message: null,
-    idempotency_key: key,
-    ...fields,
-  };
-}
-
-/** Why a failed purchase stops the batch: a cause every later row would meet too. */
-function stopsBatch(err: CarbonApiError | CarbonConnectionError): boolean {
-  if (err instanceof CarbonConnectionError) return true;
-  return err.status === 402 || err.status === 401 || err.status === 403 || err.status === 429 || err.status >= 500;
-}
-
-async function buyRows(ctx: Context, rows: BatchRow[], batchId: string, printer: ResultPrinter): Promise<void> {
-  const client = await ctx.client();
-  // Ctrl-C: the purchase under way finishes (its answer is printed), the rest are skipped, exit 130.
-  let interrupted = false;
-  const onInterrupt = () => void (interrupted = true);
-  process.on('SIGINT', onInterrupt);
-  const bar = await progress(ctx.out, 'Buying');
-  const count = { bought: 0, replayed: 0, failed: 0, skipped: 0, kg: 0, cents: 0 };
-  let stop: string | null = null;
-  try {
-    for (const [i, row] of rows.entries()) {
-      const key = await rowKey(batchId, row);
-      if (interrupted || stop !== null) {
-        count.skipped++;
-        printer.add(
-          result(row, key, {
-            status: 'skipped',
-            error_code: interrupted ? 'interrupted' : 'batch_stopped',
-            error_message: stop ?? 'interrupted (Ctrl-C)',
-          }),
-        );
-        continue;
-      }
-      bar.update(i, rows.length, `${kg(count.kg)} · ${dollars(count.cents)}`);
-      // A turn of the event loop per row: on the local engine nothing else would give Ctrl-C one.
-      await new Promise((resolve) => setImmediate(resolve));
-      try {
-        const { offset, replayed } = await client.buy(row.params, { idempotencyKey: key });
-        count[replayed ? 'replayed' : 'bought']++;
-        count.kg += offset.kg;
-        count.cents += offset.amount_cents;
-        printer.add(
-          result(row, key, { status: offset.status, offset_id: offset.id, kg: offset.kg, amount_cents: offset.amount_cents, replayed }),
-        );
-      } catch (err) {
-        if (!(err instanceof CarbonApiError || err instanceof CarbonConnectionError)) {
-          // Not a refusal: the rows bought so far are printed before the error is reported.
-          printer.flush();
-          throw err;
-        }
-        count.failed++;
-        const code = err instanceof CarbonApiError ? err.code : 'connection_error';
-        printer.add(result(row, key, { status: 'failed', error_code: code, error_message: err.message }));
-        if (stopsBatch(err)) stop = `the batch stopped at row ${row.row}: ${code}`;
-      }
-    }
-  } finally {
-    process.off('SIGINT', onInterrupt);
-    bar.stop();
-  }
-  printer.end({
-    batch_id: batchId,
-    rows: rows.length,
-    bought: count.bought,
-    replayed: count.replayed,
-    failed: count.failed,
-    skipped: count.skipped,
-    kg: count.kg,
-    amount_cents: count.cents,
-  });
-  const done = `${count.bought + count.replayed} of ${rows.length} rows bought (${kg(count.kg)} for ${dollars(count.cents)}${count.replayed > 0 ? `; ${count.replayed} by an earlier run, not charged again` : ''})`;
-  const rest = [count.failed > 0 ? `${count.failed} failed` : '', count.skipped > 0 ? `${count.skipped} skipped` : '']
-    .filter(Boolean)
-    .join(', ');
-  const again = `Run the same command again to resume (batch ${batchId}): rows already bought are never bought twice.`;
-  if (interrupted) throw new CliError(`Interrupted: ${done}; ${rest}.`, EXIT.interrupted, 'interrupted', again, { batch_id: batchId });
-  if (rest !== '')
-    throw new CliError(
-      `Batch incomplete: ${done}; ${rest}${stop === null ? '' : ` (${stop})`}.`,
-      EXIT.batchIncomplete,
-      'batch_incomplete',
-      again,
-      { batch_id: batchId },
-    );
-  if (!ctx.out.json) ctx.out.info(`✓ ${done}.`);
-}
-
-/**
- * The results on stdout: CSV (a header, then a row per purchase) or, with --json, NDJSON (an
- * object per row, then the batch's totals). Written as each row is done in a pipe, so a reader
- * sees progress and a cut-off run leaves what it did; on a terminal, after the progress bar.
- */
-class ResultPrinter {
-  private readonly held: string[] = [];
-  private readonly hold: boolean;
-
-  constructor(private readonly ctx: Context) {
-    this.hold = ctx.out.stderrInteractive && ctx.out.interactive;
-    if (!ctx.out.json) this.write(`${COLUMNS.join(',')}\r\n`);
-  }
-
-  private write(text: string): void {
-    if (this.hold) this.held.push(text);
-    else this.ctx.out.stdout.write(text);
-  }
-
-  add(r: RowResult): void {
-    this.write(
-      this.ctx.out.json
-        ? `${JSON.stringify({ object: 'batch_row', ...Object.fromEntries(COLUMNS.map((c) => [c, r[c]])) })}\n`
-        : `${COLUMNS.map((c) => csvField(r[c])).join(',')}\r\n`,
-    );
-  }
-
-  end(totals: Record<string, string | number | boolean>): void {
-    if (this.ctx.out.json) this.write(`${JSON.stringify({ object: 'batch', ...totals })}\n`);
-    this.flush();
-  }
-
-  /** What a terminal's run held back, written now. */
-  flush(): void {
-    if (this.held.length > 0) this.ctx.out.stdout.write(this.held.splice(0).join(''));
   }
 }
