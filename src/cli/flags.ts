@@ -36,7 +36,8 @@ export function flagTable(text: string, extras?: FlagExtras): FlagSpec[] {
 }
 
 /** What to buy: `carbon buy` and `carbon quote` take the same four flags. */
-export const PURCHASE_FLAGS = flagTable(`
+export const purchaseFlags = (): FlagSpec[] =>
+  flagTable(`
   --kg <n>             kg of CO2 to offset (1 to 1,000,000)
   --amount-cents <n>   US cents to spend: buys the most whole kg that fits
   --amount <dollars>   dollars to spend, e.g. 12.50

@@ -10,7 +10,9 @@ import { createdStreams, stderr } from './stdio.js';
 export async function main(argv: string[]): Promise<never> {
   // The Context of the command that ran, if one did, so its engine is released whatever happened.
   let running: Context | undefined;
-  const program = buildProgram(argv[0], (ctx) => (running = ctx));
+  // `carbon help X` needs only X in the tree, as `carbon X --help` does.
+  const named = argv[0] === 'help' && argv.length > 1 ? argv[1] : argv[0];
+  const program = buildProgram(named, (ctx) => (running = ctx));
   const io = {
     json: argv.includes('--json'),
     env: process.env,

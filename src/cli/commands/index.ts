@@ -42,8 +42,9 @@ export const COMMANDS: readonly CommandSpec[] = [
 /** `carbon` itself: the global flags every command takes, and the help that explains them. */
 export const ROOT: RootSpec = {
   description: 'Buy carbon offsets from a prepaid balance: from the live API, or from a full local model of it.',
-  flags: flagTable(
-    `
+  get flags() {
+    return flagTable(
+      `
     --json                     print the API's JSON object (errors: the JSON envelope on stderr)
     --profile <name>           use this profile (env CARBON_PROFILE)
     --live                     use the live key of the profile for this call
@@ -61,8 +62,9 @@ export const ROOT: RootSpec = {
                                  (also CARBON_DEBUG=http)
     --no-color                 no colour (also NO_COLOR=1)
   `,
-    { '--profile': { values: 'profiles' } },
-  ),
+      { '--profile': { values: 'profiles' } },
+    );
+  },
   examples: ['carbon buy --kg 500', 'carbon quote --amount 12.50', "carbon list --json | jq '.data[].id'", 'carbon balance'],
   epilogue: `Environment: CARBON_API_KEY, CARBON_BASE_URL, CARBON_PROFILE, CARBON_HOME (config and data),
 CARBON_MAX_RETRIES, CARBON_TIMEOUT, NO_COLOR, FORCE_COLOR, CARBON_DEBUG=1 (stack traces).

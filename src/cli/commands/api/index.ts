@@ -8,10 +8,12 @@ export const api: CommandSpec = {
     { name: '<method>', description: 'GET or POST' },
     { name: '<path>', description: "under /api/v1, e.g. /balance or '/offsets?limit=2'" },
   ],
-  flags: flagTable(`
+  get flags() {
+    return flagTable(`
     -d, --data <json>         the JSON body, or @FILE (@- for stdin)
     --idempotency-key <key>   for POST /offsets (generated when absent)
-  `),
+  `);
+  },
   examples: [
     'carbon api GET /balance',
     "carbon api GET '/offsets?limit=2' | jq '.data[].id'",

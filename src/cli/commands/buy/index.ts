@@ -1,12 +1,13 @@
 import type { CommandSpec } from '../../command.js';
-import { flagTable, PURCHASE_FLAGS, QUIET_FLAG } from '../../flags.js';
+import { flagTable, purchaseFlags, QUIET_FLAG } from '../../flags.js';
 
 export const buy: CommandSpec = {
   name: 'buy',
   description: 'buy offsets, charged to the balance',
-  flags: [
-    ...PURCHASE_FLAGS,
-    ...flagTable(`
+  get flags() {
+    return [
+      ...purchaseFlags(),
+      ...flagTable(`
       --idempotency-key <key>   make retries safe: the same key never buys twice (generated when absent)
       --wait                    wait until the offset is placed or refunded
       --max-cents <n>           refuse, before buying, a purchase that would cost more than this
@@ -14,13 +15,14 @@ export const buy: CommandSpec = {
       --dry-run                 make every check a purchase would (price, balance, --max-cents, permission) and exit as it
                                   would; buy nothing
     `),
-    QUIET_FLAG,
-    ...flagTable(`
+      QUIET_FLAG,
+      ...flagTable(`
       --from-csv <file>         one purchase per row of a CSV file (- for stdin): columns kg, amount (dollars) or amount_cents,
                                   and reference
       --batch-id <id>           with --from-csv: the batch's name in its idempotency keys (default: a hash of the file)
     `),
-  ],
+    ];
+  },
   examples: [
     'carbon buy --kg 500',
     'carbon buy --amount 25 --reference flight-LHR-JFK --wait',

@@ -8,9 +8,10 @@ export type ListFormat = (typeof LIST_FORMATS)[number];
 export const list: CommandSpec = {
   name: 'list',
   description: 'list offsets, newest first',
-  flags: [
-    ...flagTable(
-      `
+  get flags() {
+    return [
+      ...flagTable(
+        `
       --limit <n>             how many offsets to print, across pages (default 10)
       --page-size <n>         offsets per request (1 to 100; default: what --limit needs, 100 with --all)
       --starting-after <id>   the page after this offset
@@ -20,11 +21,12 @@ export const list: CommandSpec = {
       --since <when>          only offsets created since: a day (2026-01-31) or an age (7d, 12h, 30m)
       --until <when>          only offsets created until: a day (included) or an age
     `,
-      { '--starting-after': { values: 'offsetIds' }, '--status': { choices: OFFSET_STATUSES } },
-    ),
-    QUIET_FLAG,
-    { flags: '--format <format>', description: 'output format', choices: LIST_FORMATS },
-  ],
+        { '--starting-after': { values: 'offsetIds' }, '--status': { choices: OFFSET_STATUSES } },
+      ),
+      QUIET_FLAG,
+      { flags: '--format <format>', description: 'output format', choices: LIST_FORMATS },
+    ];
+  },
   examples: [
     'carbon list',
     "carbon list --json | jq '.data[].id'",

@@ -8,16 +8,18 @@ export const REPORT_FORMATS = ['table', 'plain', 'csv', 'md', 'json', 'html'] as
 export const report: CommandSpec = {
   name: 'report',
   description: 'kg and dollars per month, week, quarter or reference, over a span: for a sustainability report',
-  flags: flagTable(
-    `
+  get flags() {
+    return flagTable(
+      `
     --by <what>           group by
     --prefix-sep <sep>    with --by reference: group references by the part before this separator
     --since <day>         from this day on (YYYY-MM-DD, UTC)
     --until <day>         up to and including this day (YYYY-MM-DD, UTC)
     --format <format>     output format (html: one printable page, with a chart)
   `,
-    { '--by': { choices: REPORT_GROUPS, default: 'month' }, '--format': { choices: REPORT_FORMATS } },
-  ),
+      { '--by': { choices: REPORT_GROUPS, default: 'month' }, '--format': { choices: REPORT_FORMATS } },
+    );
+  },
   examples: [
     'carbon report',
     'carbon report --by quarter --since 2026-01-01 --format md',

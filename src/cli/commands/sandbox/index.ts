@@ -72,7 +72,8 @@ the next request. A seed makes the draws repeatable.`,
       examples: ['carbon sandbox faults', 'carbon sandbox faults --json | jq .error_rate'],
     }),
     sub('set', 'faultsSet', 'replace the fault setting', {
-      flags: flagTable(`
+      get flags() {
+        return flagTable(`
         --error-rate <share>      share of requests (0 to 1) answered with a fault, such as 0.3
         --errors <list>           the faults drawn from: 429,500,503,drop-before,drop-after (default: all)
         --latency <range>         added latency, such as 200ms or 50ms-400ms
@@ -80,7 +81,8 @@ the next request. A seed makes the draws repeatable.`,
         --mode <mode>             only requests with a test or a live key (default: both)
         --seed <n>                seed of the draws, for a repeatable run (default: random)
         --retry-after <seconds>   Retry-After of injected 429s and 503s (default 1)
-      `),
+      `);
+      },
       examples: [
         'carbon sandbox faults set --error-rate 0.3 --seed 7',
         'carbon sandbox faults set --errors drop-after --error-rate 0.5 --route "POST /offsets"',
@@ -146,10 +148,12 @@ on a remote API; with a base URL configured, add --local.`,
     }),
     clock,
     sub('login', 'login', 'a fresh one-time link to the developer page of carbon serve (opened, or printed)', {
-      flags: flagTable(`
+      get flags() {
+        return flagTable(`
         --print       print the link alone on stdout instead of opening it
         --url <url>   the page's address (default: what the last carbon serve on this ledger recorded)
-      `),
+      `);
+      },
       examples: ['carbon sandbox login', 'carbon sandbox login --print', 'carbon sandbox login --print --url https://sandbox.example.com'],
     }),
     faults,

@@ -12,15 +12,17 @@ const READY_LINE =
 export const serve: CommandSpec = {
   name: 'serve',
   description: 'serve the local model as the HTTP API (a stateful sandbox on a port), with its developer page',
-  flags: flagTable(
-    `
+  get flags() {
+    return flagTable(
+      `
     --host <host>         interface to listen on
     --port <port>         port; 0 picks a free one
     --public-url <url>    origin used in certificate URLs (default http://HOST:PORT)
     --show-keys           print the sandbox's keys in full (masked otherwise)
   `,
-    { '--host': { default: DEFAULT_HOST }, '--port': { default: String(DEFAULT_PORT) } },
-  ),
+      { '--host': { default: DEFAULT_HOST }, '--port': { default: String(DEFAULT_PORT) } },
+    );
+  },
   notes: `The developer page (top-ups, keys, review, the ledger and a chart of kg bought, in a browser) is
 served on the same port: open the developer page address the banner prints; it signs you in once.
 

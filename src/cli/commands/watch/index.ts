@@ -5,8 +5,9 @@ import { flagTable } from '../../flags.js';
 export const watch: CommandSpec = {
   name: 'watch',
   description: 'follow offsets as they change: an NDJSON event per change (offset.created, offset.placed, offset.refunded)',
-  flags: flagTable(
-    `
+  get flags() {
+    return flagTable(
+      `
     --reference <text>     only offsets with this reference
     --status <status>      only the events that leave an offset in this state
     --since <when>         also replay the offsets created since: a day (2026-01-31) or an age (7d, 12h, 30m)
@@ -16,8 +17,9 @@ export const watch: CommandSpec = {
     --until-settled        exit once every offset followed is placed (0) or some refunded (9); 8 after --timeout (default 120 s)
     --cursor <file>        keep where this run is in FILE, and start from it next time
   `,
-    { '--status': { choices: OFFSET_STATUSES } },
-  ),
+      { '--status': { choices: OFFSET_STATUSES } },
+    );
+  },
   notes: `Without --since, offsets that exist when it starts are not news: their later changes are.
 Ctrl-C (or SIGTERM) stops it after saving the cursor (exit 130).`,
   examples: [
