@@ -1,4 +1,5 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from '../platform/random.js';
 import type { LedgerStore } from '../store/port.js';
 
 /**

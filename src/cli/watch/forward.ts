@@ -16,7 +16,7 @@ function signature(secret: string, body: string, t: number): string {
 
 /** A new signing secret: `whsec_` and 32 random bytes, base64url. */
 export async function newSecret(): Promise<string> {
-  const { randomBytes } = await import('node:crypto');
+  const { randomBytes } = await import('../../platform/random.js');
   return `whsec_${randomBytes(32).toString('base64url')}`;
 }
 
