@@ -1,12 +1,11 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { LedgerError } from '../engine/ledger.js';
 import type { FaultConfig } from '../service/faults.js';
 import { requestId } from '../service/keys.js';
 import { type Answered, accessLine, isoNow } from './access-log.js';
 import { clientErrorCode, parseTarget, rawErrorResponse, readBody, repeatedHeader, requestHeaders } from './http.js';
-import { errorReply, type ReplyWriter } from './reply.js';
+import { errorReply, failureReply, type ReplyWriter } from './reply.js';
 import { type Incoming, match, type Served } from './requests.js';
 
 /**
@@ -187,18 +186,8 @@ export class Intake {
     if (reply !== null) this.writer.write(res, reply);
   }
 
-  /** Answers anything the service itself could not: a storage failure or a bug. Logged, never shown. */
+  /** Answers anything the service itself could not (reply.ts: `failureReply`). */
   private fail(res: ServerResponse, err: unknown): void {
-    const id = requestId();
-    if (err instanceof LedgerError) {
-      this.log(`error ${id}: ${err.message} ${err.hint}`);
-      // Storage trouble (locked, full, unreachable) is a state of the service, not of the request.
-      const message = 'The service cannot reach its ledger right now. Try again shortly.';
-      this.writer.write(res, errorReply('service_unavailable', message, { 'request-id': id, 'retry-after': '1' }));
-      return;
-    }
-    this.log(`error ${id}: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
-    const message = 'The server failed to answer this request. It has been logged.';
-    this.writer.write(res, errorReply('internal_error', message, { 'request-id': id }));
+    this.writer.write(res, failureReply(err, this.log));
   }
 }

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { LedgerError } from '../engine/ledger.js';
 import type { ErrorCode } from '../service/errors.js';
 import { requestId } from '../service/keys.js';
 import { Answered } from './access-log.js';
@@ -64,4 +65,17 @@ export class ReplyWriter {
     res.writeHead(reply.status, list);
     res.end(body);
   }
+}
+
+/** The answer to a failure the service itself could not answer: a storage failure or a bug. Logged, never shown. */
+export function failureReply(err: unknown, log: (line: string) => void): Reply {
+  const id = requestId();
+  if (err instanceof LedgerError) {
+    log(`error ${id}: ${err.message} ${err.hint}`);
+    // Storage trouble (locked, full, unreachable) is a state of the service, not of the request.
+    const message = 'The service cannot reach its ledger right now. Try again shortly.';
+    return errorReply('service_unavailable', message, { 'request-id': id, 'retry-after': '1' });
+  }
+  log(`error ${id}: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
+  return errorReply('internal_error', 'The server failed to answer this request. It has been logged.', { 'request-id': id });
 }

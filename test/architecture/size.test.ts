@@ -1,14 +1,17 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 /**
- * Size limits of src/ (docs/architecture.md, "Rules of the code"): no file over 300 lines and no
- * function over 60, so each can be read whole. Declarative tables (the route and request tables,
- * the SQL statements) are lists, not logic, and may run longer: they are named here.
+ * Size limits of src/ (docs/architecture.md, "Rules of the code"): no file over 300 lines (200 in
+ * src/server) and no function over 60, so each can be read whole. Declarative tables (the route
+ * and request tables, the SQL statements) are lists, not logic, and may run longer: one that
+ * needs to is named in TABLES (none does today).
  */
 const MAX_FILE_LINES = 300;
+/** `carbon serve` is read whole more often than anything: its files stay under 200 lines. */
+const MAX_SERVER_FILE_LINES = 200;
 const MAX_FUNCTION_LINES = 60;
 const TABLES = new Set<string>([]);
 
@@ -48,6 +51,11 @@ describe('the size of src/', () => {
 
   it(`has no function over ${MAX_FUNCTION_LINES} lines but the declarative tables`, () => {
     expect(files.filter((f) => !TABLES.has(f.name)).flatMap((f) => longFunctions(f.name, f.text))).toEqual([]);
+  });
+
+  it(`has no file in server/ over ${MAX_SERVER_FILE_LINES} lines`, () => {
+    const long = files.filter((f) => f.name.startsWith(`server${sep}`) && f.text.split('\n').length - 1 > MAX_SERVER_FILE_LINES);
+    expect(long.map((f) => `${f.name} (${f.text.split('\n').length - 1} lines)`)).toEqual([]);
   });
 
   it('measures a function from its first line to its last', () => {
