@@ -1,10 +1,11 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type RunningServer, startServer } from '../../src/server/server.js';
+import { launchIn, withChromium } from '../support/chromium.js';
 
 /**
  * The developer page in a real Chromium (Debian's, driven by playwright-core): every flow the
@@ -12,12 +13,7 @@ import { type RunningServer, startServer } from '../../src/server/server.js';
  * CARBON_SCREENSHOTS=1 also writes the screenshots into docs/.
  */
 
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
-if (CHROMIUM === undefined && process.env.CI === 'true')
-  throw new Error('Chromium is missing: in CI the browser tests must run (.ci/run installs it).');
-const run = CHROMIUM === undefined ? describe.skip : describe;
-if (CHROMIUM === undefined)
-  process.stderr.write('Developer page browser tests skipped: no Chromium at /usr/bin/chromium (apt-get install chromium).\n');
+const run = withChromium(describe, 'Developer page browser tests');
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -73,21 +69,7 @@ run('the developer page, in Chromium', { shuffle: false }, () => {
       live: (await server.sandbox.defaultKey('live'))!,
       readOnly: (await server.sandbox.defaultKey('read_only'))!,
     };
-    browser = await chromium.launch({
-      executablePath: CHROMIUM!,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-dev-shm-usage',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-        '--disable-sync',
-        '--disable-quic',
-      ],
-      // Nothing of Chromium's lands in the real home.
-      env: { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_CACHE_HOME: join(home, '.cache') },
-    });
+    browser = await launchIn(home);
     context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
     page = await context.newPage();
   }, 60_000);

@@ -1,10 +1,10 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { withChromium } from '../support/chromium.js';
+import { launchIn, withChromium } from '../support/chromium.js';
 import { carbon, carbonTty, homes, json, ok } from '../support/cli.js';
 import { limit } from '../support/load.js';
 
@@ -14,9 +14,6 @@ import { limit } from '../support/load.js';
  * CARBON_SCREENSHOTS=1 writes docs/report.png (the README links it).
  */
 
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
-if (CHROMIUM === undefined && process.env.CI === 'true')
-  throw new Error('Chromium is missing: in CI the browser tests must run (.ci/run installs it).');
 const run = withChromium(describe, 'Report page browser tests');
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const newHome = homes();
@@ -68,19 +65,7 @@ run('carbon report --format html, in Chromium', () => {
     html = r.stdout;
     report = await json<Report>(['report'], { home });
     dir = mkdtempSync(join(tmpdir(), 'carbon-report-'));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM!,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-dev-shm-usage',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-        '--disable-sync',
-      ],
-      env: { ...process.env, HOME: dir, XDG_CONFIG_HOME: join(dir, '.config'), XDG_CACHE_HOME: join(dir, '.cache') },
-    });
+    browser = await launchIn(dir);
     page = await (await browser.newContext({ viewport: { width: 1000, height: 800 } })).newPage();
     // Offline: a self-contained page needs nothing from anywhere.
     await page.route('**/*', (route) => route.abort());

@@ -14,27 +14,23 @@
  * The page and session cases run on SQLite and, when there is one, PostgreSQL, each with two
  * server instances on one store.
  */
-import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type RunningServer, startServer } from '../../src/server/server.js';
 import { Sandbox } from '../../src/service/sandbox.js';
 import type { StoreTarget } from '../../src/store/open.js';
 import { cleanupHomes, http, ledgerPath, requireBuilt, runCli, STACK_FRAME, serve, tempHome } from '../support/children.js';
-import { withChromium } from '../support/chromium.js';
+import { hasChromium, launchIn, withChromium } from '../support/chromium.js';
 import { freshSchema, postgresAvailable, type TestSchema } from '../support/database.js';
 import { limit } from '../support/load.js';
 import { rawExchange } from '../support/raw-http.js';
 
 beforeAll(requireBuilt);
 afterAll(cleanupHomes);
-
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
-if (CHROMIUM === undefined && process.env.CI === 'true')
-  throw new Error('Chromium is missing: in CI the browser tests must run (.ci/run installs it).');
 
 /** Two servers on one store, their access logs, and what to remove afterwards. */
 interface Pair {
@@ -246,22 +242,9 @@ describe('key creation in Chromium: a reload leaves one new key', () => {
   let home: string;
   beforeAll(async () => {
     p = await pair('sqlite');
-    if (CHROMIUM === undefined) return;
+    if (!hasChromium) return;
     home = mkdtempSync(join(tmpdir(), 'carbon-sec-chromium-'));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-dev-shm-usage',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-        '--disable-sync',
-        '--disable-quic',
-      ],
-      env: { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_CACHE_HOME: join(home, '.cache') },
-    });
+    browser = await launchIn(home);
   }, limit(60_000));
   afterAll(async () => {
     await browser?.close();

@@ -15,6 +15,9 @@ const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => 
 if (CHROMIUM === undefined && process.env.CI === 'true')
   throw new Error('Chromium is missing: in CI the browser tests must run (.ci/run installs it).');
 
+/** Whether Debian's Chromium is here. */
+export const hasChromium = CHROMIUM !== undefined;
+
 /** `describe` when Chromium is there; otherwise `describe.skip`, after saying why. */
 export function withChromium<D>(describe: D & { skip: D }, what: string): D {
   if (CHROMIUM !== undefined) return describe;
@@ -27,9 +30,9 @@ export interface Launched {
   close(): Promise<void>;
 }
 
-export async function launch(): Promise<Launched> {
-  const home = mkdtempSync(join(tmpdir(), 'carbon-chromium-home-'));
-  const browser = await chromium.launch({
+/** Chromium with `home` as its home, profile and caches: nothing of it lands in the real home. */
+export function launchIn(home: string): Promise<Browser> {
+  return chromium.launch({
     executablePath: CHROMIUM!,
     args: [
       '--no-sandbox',
@@ -43,6 +46,11 @@ export async function launch(): Promise<Launched> {
     ],
     env: { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_CACHE_HOME: join(home, '.cache') },
   });
+}
+
+export async function launch(): Promise<Launched> {
+  const home = mkdtempSync(join(tmpdir(), 'carbon-chromium-home-'));
+  const browser = await launchIn(home);
   return {
     browser,
     async close() {
