@@ -4,6 +4,7 @@ import type { SandboxKey, SandboxStatus } from '../../service/sandbox.js';
 import { type Column, table } from './fit.js';
 import { dollars, grouped, kg, ratePerKg, when } from './format.js';
 import { modeText, type Paint, plainFields } from './resources.js';
+import { displayWidth } from './width.js';
 
 /**
  * The sandbox's objects as text: a card for a terminal, `field<TAB>value` lines (raw values,
@@ -38,9 +39,10 @@ function duration(ms: number): string {
   return out;
 }
 
+/** Labels padded by what a terminal shows of them: a coloured mode in a label takes no room. */
 function card(rows: Array<[string, string]>, paint: Paint): string {
-  const width = Math.max(...rows.map(([label]) => label.length));
-  return `${rows.map(([label, value]) => `${paint.dim(label.padEnd(width))}  ${value}`).join('\n')}\n`;
+  const width = Math.max(...rows.map(([label]) => displayWidth(label)));
+  return `${rows.map(([label, value]) => `${paint.dim(label + ' '.repeat(width - displayWidth(label)))}  ${value}`).join('\n')}\n`;
 }
 
 function accountStatusText(status: SandboxAccount['status'], paint: Paint): string {
