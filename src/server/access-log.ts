@@ -6,10 +6,10 @@ import { maskKey, redactKeys } from '../service/keys.js';
 /**
  * The access log: one line per request once its response is over (sent, or cut off), with the
  * key masked and the path bounded and printable. What the line needs of its request is kept on
- * the response as declared fields (`Answered`): one shape for every response, not a closure per
+ * the response as declared fields (`LoggedResponse`): one shape for every response, not a closure per
  * request nor properties added to Node's own class (each such store took V8's slow path).
  */
-export class Answered extends ServerResponse {
+export class LoggedResponse extends ServerResponse {
   started = 0;
   method = '';
   path = '';
@@ -67,7 +67,7 @@ function logPath(path: string): string {
 }
 
 /** The line for a finished (or cut off) response. */
-export function accessLine(res: Answered): string {
+export function accessLine(res: LoggedResponse): string {
   const ms = (performance.now() - res.started).toFixed(1);
   const status = res.writableFinished ? String(res.statusCode) : `${res.headersSent ? res.statusCode : '-'} (aborted)`;
   const requestId = res.requestId ?? res.getHeader('request-id');

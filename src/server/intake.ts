@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { FaultConfig } from '../service/faults.js';
 import { requestId } from '../service/keys.js';
-import { type Answered, accessLine, isoNow } from './access-log.js';
+import { accessLine, isoNow, type LoggedResponse } from './access-log.js';
 import { clientErrorCode, parseTarget, rawErrorResponse, readBody, repeatedHeader, requestHeaders } from './http.js';
 import { errorReply, failureReply, type ReplyWriter } from './reply.js';
 import { type Incoming, match, type Served } from './requests.js';
@@ -41,7 +41,7 @@ export class Intake {
 
   /** Takes `server`'s requests from now on. */
   constructor(
-    server: Server<typeof IncomingMessage, typeof Answered>,
+    server: Server<typeof IncomingMessage, typeof LoggedResponse>,
     private readonly writer: ReplyWriter,
     private readonly faults: { load(): Promise<FaultConfig | null> },
     private readonly log: (line: string) => void,
@@ -52,7 +52,7 @@ export class Intake {
     // closing, a connection whose request just ended is idle now: let it go.
     this.onClose = function (this: ServerResponse) {
       intake.inFlight--;
-      intake.log(accessLine(this as Answered));
+      intake.log(accessLine(this as LoggedResponse));
       if (intake.writer.closing) server.closeIdleConnections();
     };
     server.on('request', this.handle);
@@ -103,7 +103,7 @@ export class Intake {
   };
 
   private receive(req: IncomingMessage, res: ServerResponse): void {
-    const answered = res as Answered;
+    const answered = res as LoggedResponse;
     answered.started = performance.now();
     const method = req.method ?? 'GET';
     const { path, query } = parseTarget(req.url ?? '/');

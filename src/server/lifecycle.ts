@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { API_PREFIX } from '../api/types.js';
 import { type Engine, openEngine } from '../engine/open.js';
-import { Answered } from './access-log.js';
+import { LoggedResponse } from './access-log.js';
 import { ServerFaults } from './faults.js';
 import { Intake } from './intake.js';
 import { ReplyWriter } from './reply.js';
@@ -12,7 +12,7 @@ import type { RunningServer, ServeOptions } from './server.js';
  * the ledger closed (signals.ts turns SIGINT and SIGTERM into close() and terminate()).
  */
 
-type HttpServer = Server<typeof IncomingMessage, typeof Answered>;
+type HttpServer = Server<typeof IncomingMessage, typeof LoggedResponse>;
 
 const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024;
 const DEFAULTS = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, shutdownGraceMs: 10_000 } as const;
@@ -40,7 +40,7 @@ function httpServer(options: ServeOptions): HttpServer {
     connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(headersTimeout / 4))),
     // A request without Host is harmless here; let it reach the envelope instead of Node's bare 400.
     requireHostHeader: false,
-    ServerResponse: Answered,
+    ServerResponse: LoggedResponse,
   });
   server.setTimeout(requestTimeout + keepAliveTimeout + 60_000);
   return server;

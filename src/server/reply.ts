@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { LedgerError } from '../engine/ledger.js';
 import type { ErrorCode } from '../service/errors.js';
 import { requestId } from '../service/keys.js';
-import { Answered } from './access-log.js';
+import { LoggedResponse } from './access-log.js';
 import { envelope } from './http.js';
 
 /**
@@ -61,7 +61,7 @@ export class ReplyWriter {
     list.push('Cache-Control', 'no-store', 'X-Content-Type-Options', 'nosniff');
     if (this.closing) list.push('Connection', 'close');
     const id = headers['request-id'];
-    if (id !== undefined && res instanceof Answered) res.requestId = id;
+    if (id !== undefined && res instanceof LoggedResponse) res.requestId = id;
     res.writeHead(reply.status, list);
     res.end(body);
   }

@@ -1,5 +1,5 @@
 import type { Mode } from '../../../api/types.js';
-import { escapeHtml as e } from '../html.js';
+import { escapeHtml } from '../html.js';
 
 /**
  * The developer page's chart of kg bought per day: from the first purchase (at most 30 days
@@ -37,7 +37,7 @@ export function chartHtml(data: ChartData, mode: Mode): string {
   const todayMs = Date.parse(`${data.today}T00:00:00Z`);
   const firstMs = Date.parse(`${bought[0]!.period}T00:00:00Z`);
   if (bought.length === 1 && bought[0]!.period === data.today) {
-    return `<p class="first-day"><strong>${e(kg(bought[0]!.kg))}</strong> bought today (${e(data.today)}), the first day of purchases in ${mode} mode. From tomorrow (model time) a chart shows kg per day.</p>`;
+    return `<p class="first-day"><strong>${escapeHtml(kg(bought[0]!.kg))}</strong> bought today (${escapeHtml(data.today)}), the first day of purchases in ${mode} mode. From tomorrow (model time) a chart shows kg per day.</p>`;
   }
   const span = Math.min(MAX_DAYS, Math.max(MIN_DAYS, Math.round((todayMs - firstMs) / DAY) + 1));
   const byDay = new Map(data.days.map((d) => [d.period, d.kg]));
@@ -54,18 +54,18 @@ export function chartHtml(data: ChartData, mode: Mode): string {
       // The value pops up on the side with room: the last third of the days opens to the left.
       const side = i >= (span * 2) / 3 ? ' end' : '';
       const focus = d.kg === 0 ? '' : ' tabindex="0"';
-      return `<li class="day${side}"${focus} title="${e(label)}" aria-label="${e(label)}"><svg viewBox="0 0 10 100" preserveAspectRatio="none" aria-hidden="true" focusable="false"><rect x="1" y="${100 - h}" width="8" height="${h}"/></svg><span class="value" aria-hidden="true">${e(tick(d.period))}: ${e(kg(d.kg))}</span></li>`;
+      return `<li class="day${side}"${focus} title="${escapeHtml(label)}" aria-label="${escapeHtml(label)}"><svg viewBox="0 0 10 100" preserveAspectRatio="none" aria-hidden="true" focusable="false"><rect x="1" y="${100 - h}" width="8" height="${h}"/></svg><span class="value" aria-hidden="true">${escapeHtml(tick(d.period))}: ${escapeHtml(kg(d.kg))}</span></li>`;
     })
     .join('');
   // A date under every second day of a short span, every seventh of a long one, from the first:
   // each tick spans the days up to the next.
   const step = span <= 14 ? 2 : 7;
   const ticks: string[] = [];
-  for (let i = 0; i < span; i += step) ticks.push(`<li class="span${Math.min(step, span - i)}">${e(tick(days[i]!.period))}</li>`);
-  const rows = bought.map((d) => `<tr><td>${e(d.period)}</td><td class="num">${e(kg(d.kg))}</td></tr>`).join('');
+  for (let i = 0; i < span; i += step) ticks.push(`<li class="span${Math.min(step, span - i)}">${escapeHtml(tick(days[i]!.period))}</li>`);
+  const rows = bought.map((d) => `<tr><td>${escapeHtml(d.period)}</td><td class="num">${escapeHtml(kg(d.kg))}</td></tr>`).join('');
   return `<figure class="chart days${span}" aria-labelledby="chart-title">
-<figcaption id="chart-title">${e(title)}</figcaption>
-<div class="plot"><ol class="scale" aria-hidden="true"><li>${e(kg(top))}</li><li>${e(kg(top / 2))}</li><li>0</li></ol>
+<figcaption id="chart-title">${escapeHtml(title)}</figcaption>
+<div class="plot"><ol class="scale" aria-hidden="true"><li>${escapeHtml(kg(top))}</li><li>${escapeHtml(kg(top / 2))}</li><li>0</li></ol>
 <ol class="bars">${bars}</ol>
 <ol class="ticks" aria-hidden="true">${ticks.join('')}</ol></div>
 </figure>

@@ -1,7 +1,7 @@
 import type { Mode, Offset } from '../../../api/types.js';
 import type { SandboxKey } from '../../../service/sandbox.js';
 import { dollars, ratePerKg } from '../../../service/units.js';
-import { escapeHtml as e } from '../html.js';
+import { escapeHtml } from '../html.js';
 import { chartHtml } from './chart.js';
 import { action, confirmed, csrfField, type DashboardData, date, faultControls, kg, layout } from './views.js';
 
@@ -10,16 +10,16 @@ import { action, confirmed, csrfField, type DashboardData, date, faultControls, 
  * review queue, the keys and the sandbox's controls. Every form is one action's row (actions.ts).
  */
 
-const hiddenId = (id: string) => `<input type="hidden" name="id" value="${e(id)}">`;
-const offsetLink = (o: Offset) => `<a href="/offsets/${encodeURIComponent(o.id)}">${e(o.id)}</a>`;
+const hiddenId = (id: string) => `<input type="hidden" name="id" value="${escapeHtml(id)}">`;
+const offsetLink = (o: Offset) => `<a href="/offsets/${encodeURIComponent(o.id)}">${escapeHtml(o.id)}</a>`;
 
 function offsetRow(o: Offset, d: DashboardData): string {
   const fail = o.status === 'processing' ? action('fail', d, hiddenId(o.id), 'Fail', 'inline') : '';
-  const reference = o.reference === null ? '<span class="muted">—</span>' : e(o.reference);
+  const reference = o.reference === null ? '<span class="muted">—</span>' : escapeHtml(o.reference);
   return (
-    `<tr><td>${offsetLink(o)}</td><td><span class="status ${e(o.status)}">${e(o.status)}</span></td>` +
-    `<td class="num">${e(kg(o.kg))}</td><td class="num">${e(dollars(o.amount_cents))}</td>` +
-    `<td>${reference}</td><td>${e(date(o.created))}</td><td>${fail}</td></tr>`
+    `<tr><td>${offsetLink(o)}</td><td><span class="status ${escapeHtml(o.status)}">${escapeHtml(o.status)}</span></td>` +
+    `<td class="num">${escapeHtml(kg(o.kg))}</td><td class="num">${escapeHtml(dollars(o.amount_cents))}</td>` +
+    `<td>${reference}</td><td>${escapeHtml(date(o.created))}</td><td>${fail}</td></tr>`
   );
 }
 
@@ -27,7 +27,7 @@ function offsetRow(o: Offset, d: DashboardData): string {
 export function dashboard(d: DashboardData): string {
   const other: Mode = d.mode === 'live' ? 'test' : 'live';
   const role = d.notice?.kind === 'error' ? 'alert' : 'status';
-  const notice = d.notice === undefined ? '' : `<p class="notice ${d.notice.kind}" role="${role}">${e(d.notice.text)}</p>`;
+  const notice = d.notice === undefined ? '' : `<p class="notice ${d.notice.kind}" role="${role}">${escapeHtml(d.notice.text)}</p>`;
   const refresh =
     d.refresh > 0 ? `<a href="/?mode=${d.mode}">Stop refreshing</a>` : `<a href="/?mode=${d.mode}&amp;refresh=10">Refresh every 10 s</a>`;
   return layout(
@@ -56,9 +56,9 @@ const modeOptions = (d: DashboardData) => `${modeOption(d, 'test')}${modeOption(
 function createdKey(d: DashboardData): string {
   if (d.createdKey === undefined) return '';
   return (
-    `<section class="secret" aria-labelledby="new-key"><h2 id="new-key">New key ${e(d.createdKey.id)}</h2>
+    `<section class="secret" aria-labelledby="new-key"><h2 id="new-key">New key ${escapeHtml(d.createdKey.id)}</h2>
 <p>Copy it now: it is shown in full only this once.</p>
-<p><label for="new-secret">Secret</label> <input id="new-secret" readonly value="${e(d.createdKey.secret)}" size="48"> ` +
+<p><label for="new-secret">Secret</label> <input id="new-secret" readonly value="${escapeHtml(d.createdKey.secret)}" size="48"> ` +
     `<button type="button" data-copy="new-secret">Copy</button></p></section>`
   );
 }
@@ -66,16 +66,16 @@ function createdKey(d: DashboardData): string {
 function accountSection(d: DashboardData): string {
   const s = d.status;
   const standing = s.account.status === 'active' ? 'active' : s.account.status === 'suspended' ? 'suspended' : 'not approved';
-  const typed = d.typed?.amount === undefined ? '' : ` value="${e(d.typed.amount)}"`;
+  const typed = d.typed?.amount === undefined ? '' : ` value="${escapeHtml(d.typed.amount)}"`;
   const topUp =
     `<label for="topup-mode">Mode</label> <select id="topup-mode" name="mode">${modeOptions(d)}</select> ` +
     '<label for="topup-amount">Amount in dollars (at least $250)</label> ' +
     `<input id="topup-amount" name="amount" inputmode="decimal" required placeholder="250.00"${typed}>`;
   return `<section aria-labelledby="account"><h2 id="account">Account</h2>
-<dl class="facts"><dt>Standing</dt><dd><span class="standing ${e(s.account.status)}">${standing}</span></dd>
-<dt>Test balance</dt><dd>${e(dollars(s.balances.test))}</dd><dt>Live balance</dt><dd>${e(dollars(s.balances.live))}</dd>
-<dt>Rate</dt><dd>${e(ratePerKg(s.account.rate))}</dd><dt>Review limit</dt><dd>${e(dollars(s.account.review_limit_cents))}</dd>
-<dt>Model clock</dt><dd>${e(date(s.clock.now))}</dd></dl>
+<dl class="facts"><dt>Standing</dt><dd><span class="standing ${escapeHtml(s.account.status)}">${standing}</span></dd>
+<dt>Test balance</dt><dd>${escapeHtml(dollars(s.balances.test))}</dd><dt>Live balance</dt><dd>${escapeHtml(dollars(s.balances.live))}</dd>
+<dt>Rate</dt><dd>${escapeHtml(ratePerKg(s.account.rate))}</dd><dt>Review limit</dt><dd>${escapeHtml(dollars(s.account.review_limit_cents))}</dd>
+<dt>Model clock</dt><dd>${escapeHtml(date(s.clock.now))}</dd></dl>
 ${action('topup', d, topUp, 'Top up')}
 </section>`;
 }
@@ -84,8 +84,8 @@ function impactSection(d: DashboardData): string {
   const impact = d.status.impact[d.mode];
   return (
     `<section aria-labelledby="impact"><h2 id="impact">Impact (${d.mode})</h2>
-<dl class="facts"><dt>Placed</dt><dd>${e(kg(impact.placed_kg))}</dd><dt>Processing</dt><dd>${e(kg(impact.processing_kg))}</dd>` +
-    `<dt>Offsets</dt><dd>${e(impact.offsets.toLocaleString('en-US'))}</dd></dl>
+<dl class="facts"><dt>Placed</dt><dd>${escapeHtml(kg(impact.placed_kg))}</dd><dt>Processing</dt><dd>${escapeHtml(kg(impact.processing_kg))}</dd>` +
+    `<dt>Offsets</dt><dd>${escapeHtml(impact.offsets.toLocaleString('en-US'))}</dd></dl>
 ${chartHtml(d.chart, d.mode)}
 </section>`
   );
@@ -106,7 +106,8 @@ function offsetsSection(d: DashboardData): string {
     return `/?${new URLSearchParams({ mode: d.mode, ...filters, ...extra }).toString()}`;
   };
   const last = d.offsets.data.at(-1);
-  const older = d.offsets.has_more && last !== undefined ? `<a rel="next" href="${e(query({ after: last.id }))}">Older offsets →</a>` : '';
+  const older =
+    d.offsets.has_more && last !== undefined ? `<a rel="next" href="${escapeHtml(query({ after: last.id }))}">Older offsets →</a>` : '';
   const offsets =
     d.offsets.data.length === 0
       ? `<p class="muted">No offsets${f.status || f.reference || f.since || f.until ? ' match these filters' : ' yet in this mode'}.</p>`
@@ -117,9 +118,9 @@ function offsetsSection(d: DashboardData): string {
   return `<section aria-labelledby="offsets"><h2 id="offsets">Offsets (${d.mode}), newest first</h2>
 <form method="get" action="/" class="filters"><input type="hidden" name="mode" value="${d.mode}">
 <label for="f-status">Status</label> <select id="f-status" name="status">${statuses}</select>
-<label for="f-reference">Reference starts with</label> <input id="f-reference" name="reference" value="${e(f.reference)}">
-<label for="f-since">From</label> <input id="f-since" name="since" type="date" value="${e(f.since)}">
-<label for="f-until">Until</label> <input id="f-until" name="until" type="date" value="${e(f.until)}">
+<label for="f-reference">Reference starts with</label> <input id="f-reference" name="reference" value="${escapeHtml(f.reference)}">
+<label for="f-since">From</label> <input id="f-since" name="since" type="date" value="${escapeHtml(f.since)}">
+<label for="f-until">Until</label> <input id="f-until" name="until" type="date" value="${escapeHtml(f.until)}">
 <button type="submit">Filter</button></form>
 ${offsets}
 <p>${older}</p>
@@ -132,8 +133,8 @@ function reviewTable(d: DashboardData): string {
     const id = hiddenId(o.id);
     const decide = `${action('approve', d, id, 'Approve', 'inline')} ${action('reject', d, id, 'Reject', 'inline danger')}`;
     return (
-      `<tr><td>${offsetLink(o)}</td><td class="num">${e(kg(o.kg))}</td>` +
-      `<td class="num">${e(dollars(o.amount_cents))}</td><td>${e(date(o.created))}</td><td>${decide}</td></tr>`
+      `<tr><td>${offsetLink(o)}</td><td class="num">${escapeHtml(kg(o.kg))}</td>` +
+      `<td class="num">${escapeHtml(dollars(o.amount_cents))}</td><td>${escapeHtml(date(o.created))}</td><td>${decide}</td></tr>`
     );
   };
   return (
@@ -143,12 +144,12 @@ function reviewTable(d: DashboardData): string {
 }
 
 function keyRow(k: SandboxKey, d: DashboardData): string {
-  const state = k.revoked === null ? 'active' : `revoked ${e(date(k.revoked))}`;
+  const state = k.revoked === null ? 'active' : `revoked ${escapeHtml(date(k.revoked))}`;
   const revoke = k.revoked === null ? confirmed('key-revoke', d, hiddenId(k.id), 'Revoke…', `Revoke ${k.id}`) : '';
-  const which = k.default === null ? '' : ` <span class="muted">(default ${e(k.default.replace('_', '-'))})</span>`;
+  const which = k.default === null ? '' : ` <span class="muted">(default ${escapeHtml(k.default.replace('_', '-'))})</span>`;
   return (
-    `<tr><td>${e(k.id)}</td><td>${e(k.mode)}</td><td>${k.permission === 'read_only' ? 'read-only' : 'purchase'}</td>` +
-    `<td><code>${e(k.masked)}</code></td><td>${e(date(k.created))}</td><td>${state}${which}</td><td>${revoke}</td></tr>`
+    `<tr><td>${escapeHtml(k.id)}</td><td>${escapeHtml(k.mode)}</td><td>${k.permission === 'read_only' ? 'read-only' : 'purchase'}</td>` +
+    `<td><code>${escapeHtml(k.masked)}</code></td><td>${escapeHtml(date(k.created))}</td><td>${state}${which}</td><td>${revoke}</td></tr>`
   );
 }
 
@@ -173,7 +174,7 @@ function controlsSection(d: DashboardData): string {
     '<option value="active">active</option><option value="suspended">suspended</option>' +
     '<option value="unapproved">not approved</option></select>';
   const rate = `name="rate" inputmode="numeric" required value="${account.rate}"`;
-  const review = `name="amount" inputmode="decimal" required value="${e(dollars(account.review_limit_cents).slice(1).replace(/,/g, ''))}"`;
+  const review = `name="amount" inputmode="decimal" required value="${escapeHtml(dollars(account.review_limit_cents).slice(1).replace(/,/g, ''))}"`;
   const limit = `name="requests" required value="${account.rate_limit_requests ?? 'off'}"`;
   const field = (id: string, label: string, input: string) => `<label for="${id}">${label}</label> <input id="${id}" ${input}>`;
   return `<section aria-labelledby="controls"><h2 id="controls">Sandbox controls</h2>

@@ -3,7 +3,7 @@ import { describeFaults, FAULT_KINDS } from '../../../service/faults.js';
 import { ROUTES } from '../../../service/routes.js';
 import type { SandboxKey, SandboxStatus } from '../../../service/sandbox.js';
 import { dollars, ratePerKg } from '../../../service/units.js';
-import { escapeHtml as e, htmlDocument } from '../html.js';
+import { escapeHtml, htmlDocument } from '../html.js';
 import type { ChartData } from './chart.js';
 
 /**
@@ -47,14 +47,14 @@ export function loginPage(message: string): string {
     'carbon sandbox: sign in',
     `<main class="narrow">
 <h1>carbon sandbox</h1>
-<p>${e(message)}</p>
+<p>${escapeHtml(message)}</p>
 <p>Open the address <code>carbon serve</code> printed (it carries a one-time login token), or start the server again for a new one.</p>
 </main>`,
   );
 }
 
 export function csrfField(csrf: string): string {
-  return `<input type="hidden" name="csrf" value="${e(csrf)}">`;
+  return `<input type="hidden" name="csrf" value="${escapeHtml(csrf)}">`;
 }
 
 /** A POST form to /actions/NAME, with the CSRF token and the mode to come back to. */
@@ -66,14 +66,14 @@ export function action(name: string, d: DashboardData, fields: string, button: s
 
 /** An action that asks first: the form shows only after "…" is opened (no JavaScript needed). */
 export function confirmed(name: string, d: DashboardData, fields: string, ask: string, button: string): string {
-  return `<details class="confirm"><summary>${e(ask)}</summary>${action(name, d, fields, button, 'danger')}</details>`;
+  return `<details class="confirm"><summary>${escapeHtml(ask)}</summary>${action(name, d, fields, button, 'danger')}</details>`;
 }
 
 /** `carbon sandbox faults` on the page: the setting now, a form to replace it, and one to stop it. */
 export function faultControls(d: DashboardData): string {
   const f = d.status.faults;
   const option = (value: string, label: string, selected: boolean) =>
-    `<option value="${e(value)}"${selected ? ' selected' : ''}>${e(label)}</option>`;
+    `<option value="${escapeHtml(value)}"${selected ? ' selected' : ''}>${escapeHtml(label)}</option>`;
   const kinds = FAULT_KINDS.map(
     (k) =>
       `<label class="check"><input type="checkbox" name="errors" value="${k}"${f === null || f.errors.includes(k) ? ' checked' : ''}> ${k}</label>`,
@@ -89,14 +89,14 @@ export function faultControls(d: DashboardData): string {
   ].join('');
   const latency = f?.latency_ms == null ? '' : `${f.latency_ms.min}ms-${f.latency_ms.max}ms`;
   return `<h3 id="faults">Faults</h3>
-<p id="faults-now">${f === null ? 'Off: every request is answered as usual.' : `On: ${e(describeFaults(f))}.`}</p>
+<p id="faults-now">${f === null ? 'Off: every request is answered as usual.' : `On: ${escapeHtml(describeFaults(f))}.`}</p>
 ${action(
   'faults',
   d,
   `<fieldset><legend>Inject into API requests</legend>
 <label for="f-rate">Error rate (0 to 1)</label> <input id="f-rate" name="error_rate" inputmode="decimal" placeholder="0.3" value="${f === null ? '' : f.error_rate}">
 <span role="group" aria-label="Faults drawn from">${kinds}</span>
-<label for="f-latency">Latency</label> <input id="f-latency" name="latency" placeholder="50ms-400ms" value="${e(latency)}">
+<label for="f-latency">Latency</label> <input id="f-latency" name="latency" placeholder="50ms-400ms" value="${escapeHtml(latency)}">
 <label for="f-route">Route</label> <select id="f-route" name="route">${routes}</select>
 <label for="f-mode">Mode</label> <select id="f-mode" name="mode">${modes}</select>
 <label for="f-seed">Seed</label> <input id="f-seed" name="seed" inputmode="numeric" placeholder="random" value="${f?.seed ?? ''}">
@@ -108,17 +108,17 @@ ${f === null ? '' : action('faults-off', d, '', 'Stop faults')}`;
 }
 
 export function offsetPage(o: Offset, csrf: string): string {
-  const row = (k: string, v: string) => `<dt>${e(k)}</dt><dd>${v}</dd>`;
+  const row = (k: string, v: string) => `<dt>${escapeHtml(k)}</dt><dd>${v}</dd>`;
   return layout(
     `Offset ${o.id}`,
-    `<header><h1>Offset <code>${e(o.id)}</code></h1><nav aria-label="Back"><a href="/?mode=${o.livemode ? 'live' : 'test'}">← Developer page</a></nav>
+    `<header><h1>Offset <code>${escapeHtml(o.id)}</code></h1><nav aria-label="Back"><a href="/?mode=${o.livemode ? 'live' : 'test'}">← Developer page</a></nav>
 <form method="post" action="/logout">${csrfField(csrf)}<button type="submit">Sign out</button></form></header>
 <main><dl class="facts">
-${row('Status', `<span class="status ${e(o.status)}">${e(o.status)}</span>`)}${row('Mode', o.livemode ? 'live' : 'test')}${row('kg', e(kg(o.kg)))}
-${row('Amount', e(dollars(o.amount_cents)))}${row('Rate', e(ratePerKg(o.rate_millicents_per_kg)))}
-${row('Requested', e(o.requested.kg !== null ? kg(o.requested.kg) : dollars(o.requested.amount_cents ?? 0)))}${row('Reference', o.reference === null ? '—' : e(o.reference))}
-${row('Created', e(date(o.created)))}${row('Placed', e(date(o.placed)))}
-${row('Certificate', o.certificate_url === null ? '<span class="muted">none (only placed live offsets have one)</span>' : `<a href="${e(o.certificate_url)}">${e(o.certificate_url)}</a>`)}
+${row('Status', `<span class="status ${escapeHtml(o.status)}">${escapeHtml(o.status)}</span>`)}${row('Mode', o.livemode ? 'live' : 'test')}${row('kg', escapeHtml(kg(o.kg)))}
+${row('Amount', escapeHtml(dollars(o.amount_cents)))}${row('Rate', escapeHtml(ratePerKg(o.rate_millicents_per_kg)))}
+${row('Requested', escapeHtml(o.requested.kg !== null ? kg(o.requested.kg) : dollars(o.requested.amount_cents ?? 0)))}${row('Reference', o.reference === null ? '—' : escapeHtml(o.reference))}
+${row('Created', escapeHtml(date(o.created)))}${row('Placed', escapeHtml(date(o.placed)))}
+${row('Certificate', o.certificate_url === null ? '<span class="muted">none (only placed live offsets have one)</span>' : `<a href="${escapeHtml(o.certificate_url)}">${escapeHtml(o.certificate_url)}</a>`)}
 </dl></main>`,
   );
 }
