@@ -6,7 +6,7 @@ import { usage } from './errors.js';
 import { wholeNumberOption } from './options.js';
 import { type CarbonPaths, resolvePaths } from './paths.js';
 
-/** The options every command accepts (defined once on the program in main.ts). */
+/** The options every command accepts (declared once, as ROOT's flags in commands/index.ts). */
 export interface GlobalOptions {
   json?: boolean;
   profile?: string;
