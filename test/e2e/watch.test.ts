@@ -3,10 +3,9 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { execa, type ResultPromise } from 'execa';
 import { afterAll, describe, expect, test } from 'vitest';
 import { ROOT } from '../support/binary.js';
-import { BIN, baseEnv, carbon, carbonTty, homes, json, ok, plain, sandboxKeys, serve } from '../support/cli.js';
+import { carbon, carbonTty, homes, json, ok, plain, sandboxKeys, serve, spawnCarbon } from '../support/cli.js';
 import { repeatingServer } from '../support/repeating-server.js';
 
 /**
@@ -26,13 +25,7 @@ interface Event {
 
 /** `carbon watch …` left running, its events read as they come. */
 function watch(home: string, args: string[], env: Record<string, string> = {}) {
-  const child: ResultPromise = execa(process.execPath, [BIN(), 'watch', '--interval', '20ms', ...args], {
-    env: baseEnv(home, env),
-    extendEnv: false,
-    reject: false,
-    stdin: 'ignore',
-    buffer: false,
-  });
+  const child = spawnCarbon(home, ['watch', '--interval', '20ms', ...args], env);
   let out = '';
   let err = '';
   const waiters: Array<() => void> = [];

@@ -14,6 +14,7 @@ import type { ApiRequest, ApiResponse } from '../../src/api/types.js';
 import { Sandbox } from '../../src/service/sandbox.js';
 import type { OffsetsService } from '../../src/service/service.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { ledgerState } from '../support/children.js';
 import {
   authorizations,
   expectDocumented,
@@ -51,22 +52,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-interface State {
-  test: number;
-  live: number;
-  offsets: number;
-  entries: number;
-}
-
-function state(): State {
-  const one = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
-  return {
-    test: one('SELECT available_cents AS n FROM balances WHERE livemode = 0'),
-    live: one('SELECT available_cents AS n FROM balances WHERE livemode = 1'),
-    offsets: one('SELECT count(*) AS n FROM offsets'),
-    entries: one('SELECT count(*) AS n FROM entries'),
-  };
-}
+const state = () => ledgerState(db);
 
 /** Calls handle() and holds the answer to the oracle; returns it for further checks. */
 async function check(request: ApiRequest): Promise<ApiResponse> {

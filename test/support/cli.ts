@@ -1,7 +1,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execa } from 'execa';
+import { execa, type ResultPromise } from 'execa';
 import { afterAll } from 'vitest';
 import { maskKey } from '../../src/service/keys.js';
 import { binary } from './binary.js';
@@ -239,15 +239,20 @@ afterAll(async () => {
   await Promise.all([...servers].map((s) => s.stop('SIGKILL')));
 });
 
-/** `carbon serve --port 0 …` in `home`, as a child process; resolves once its JSON line is out. */
-export async function serve(home: string, args: string[] = [], env: Record<string, string | undefined> = {}): Promise<Served> {
-  const child = execa(process.execPath, [BIN(), 'serve', '--port', '0', ...args], {
+/** `carbon …` in `home` left running, its output streamed (not buffered), its exit code never thrown. */
+export function spawnCarbon(home: string, args: string[], env: Record<string, string | undefined> = {}): ResultPromise {
+  return execa(process.execPath, [BIN(), ...args], {
     env: baseEnv(home, env),
     extendEnv: false,
     reject: false,
     stdin: 'ignore',
     buffer: false,
   });
+}
+
+/** `carbon serve --port 0 …` in `home`, as a child process; resolves once its JSON line is out. */
+export async function serve(home: string, args: string[] = [], env: Record<string, string | undefined> = {}): Promise<Served> {
+  const child = spawnCarbon(home, ['serve', '--port', '0', ...args], env);
   let out = '';
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
