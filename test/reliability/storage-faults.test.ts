@@ -11,6 +11,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   cleanupHomes,
@@ -87,6 +88,19 @@ describe('a damaged ledger', () => {
     const before = sha(ledgerPath(home));
     for (const args of [['buy', '--kg', '1'], ['balance']]) {
       await expectStorageError(home, args, ledgerPath(home), /damaged \(database disk image is malformed\).*Move it aside/);
+    }
+    expect(sha(ledgerPath(home))).toBe(before);
+  });
+
+  test('written by a newer carbon: every command says to upgrade, and leaves the file alone', async () => {
+    const home = tempHome();
+    await provision(home);
+    const db = new Database(ledgerPath(home));
+    db.pragma('user_version = 99');
+    db.close();
+    const before = sha(ledgerPath(home));
+    for (const args of [['balance'], ['buy', '--kg', '1'], ['sandbox', 'status']]) {
+      await expectStorageError(home, args, ledgerPath(home), /written by a newer carbon .*version 99.*Upgrade carbon/);
     }
     expect(sha(ledgerPath(home))).toBe(before);
   });

@@ -12,18 +12,13 @@ import type {
   OffsetRecord,
   PageQuery,
 } from '../port.js';
+import { KEY_COLUMNS, livemodeOf, OFFSET_COLUMNS } from '../tables.js';
 
 /** A pool or one connection: what runs a query. */
 export interface Queryable {
   query<R extends object = Record<string, unknown>>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
 }
 
-export const lm = (mode: Mode): number => (mode === 'live' ? 1 : 0);
-const MODE = "CASE livemode WHEN 1 THEN 'live' ELSE 'test' END AS mode";
-const OFFSET =
-  `seq, id, ${MODE}, status, kg, amount_cents, rate, req_kg, req_amount_cents, reference, created_ms, settle_at_ms, review, ` +
-  'placed_ms, certificate_id';
-const KEY = `id, hash, ${MODE}, permission, last4, created_ms, revoked_ms`;
 const ACCOUNT = 'status, rate, review_limit_cents, clock_offset_ms, rate_limit_requests, rate_limit_window_ms';
 const NO_IMPACT: ImpactTotals = { placed_kg: 0, processing_kg: 0, offsets: 0 };
 
@@ -62,11 +57,11 @@ export class PgReads implements LedgerReads {
   }
 
   keyBySecret(secret: string): Promise<KeyRecord | undefined> {
-    return this.one<KeyRecord>(`SELECT ${KEY} FROM api_keys WHERE hash = $1`, [sha256(Buffer.from(secret, 'utf8'))]);
+    return this.one<KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = $1`, [sha256(Buffer.from(secret, 'utf8'))]);
   }
 
   keys(): Promise<KeyRecord[]> {
-    return this.all<KeyRecord>(`SELECT ${KEY} FROM api_keys ORDER BY created_ms, id`);
+    return this.all<KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_ms, id`);
   }
 
   async vault(): Promise<KeyVault> {
@@ -81,12 +76,14 @@ export class PgReads implements LedgerReads {
   }
 
   async balance(mode: Mode): Promise<number> {
-    const row = await this.one<{ available_cents: number }>('SELECT available_cents FROM balances WHERE livemode = $1', [lm(mode)]);
+    const row = await this.one<{ available_cents: number }>('SELECT available_cents FROM balances WHERE livemode = $1', [livemodeOf(mode)]);
     return row?.available_cents ?? 0;
   }
 
   async impact(mode: Mode): Promise<ImpactTotals> {
-    const row = await this.one<ImpactTotals>('SELECT placed_kg, processing_kg, offsets FROM impact WHERE livemode = $1', [lm(mode)]);
+    const row = await this.one<ImpactTotals>('SELECT placed_kg, processing_kg, offsets FROM impact WHERE livemode = $1', [
+      livemodeOf(mode),
+    ]);
     return row ?? NO_IMPACT;
   }
 
@@ -94,34 +91,34 @@ export class PgReads implements LedgerReads {
     return (await this.one<{ kg: number; count: number }>(
       'SELECT coalesce(SUM(kg), 0) AS kg, COUNT(*) AS count FROM offsets ' +
         "WHERE status = 'processing' AND settle_at_ms <= $1 AND livemode = $2",
-      [now, lm(mode)],
+      [now, livemodeOf(mode)],
     ))!;
   }
 
   offset(id: string): Promise<OffsetRecord | undefined> {
-    return this.one<OffsetRecord>(`SELECT ${OFFSET} FROM offsets WHERE id = $1`, [id]);
+    return this.one<OffsetRecord>(`SELECT ${OFFSET_COLUMNS} FROM offsets WHERE id = $1`, [id]);
   }
 
   offsetByCertificate(certificateId: string): Promise<OffsetRecord | undefined> {
-    return this.one<OffsetRecord>(`SELECT ${OFFSET} FROM offsets WHERE certificate_id = $1`, [certificateId]);
+    return this.one<OffsetRecord>(`SELECT ${OFFSET_COLUMNS} FROM offsets WHERE certificate_id = $1`, [certificateId]);
   }
 
   page(mode: Mode, p: PageQuery): Promise<OffsetRecord[]> {
     const before = p.beforeSeq ?? Number.MAX_SAFE_INTEGER;
     return p.reference === null
-      ? this.all<OffsetRecord>(`SELECT ${OFFSET} FROM offsets WHERE livemode = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`, [
-          lm(mode),
+      ? this.all<OffsetRecord>(`SELECT ${OFFSET_COLUMNS} FROM offsets WHERE livemode = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`, [
+          livemodeOf(mode),
           before,
           p.limit,
         ])
       : this.all<OffsetRecord>(
-          `SELECT ${OFFSET} FROM offsets WHERE livemode = $1 AND reference = $2 AND seq < $3 ORDER BY seq DESC LIMIT $4`,
-          [lm(mode), p.reference, before, p.limit],
+          `SELECT ${OFFSET_COLUMNS} FROM offsets WHERE livemode = $1 AND reference = $2 AND seq < $3 ORDER BY seq DESC LIMIT $4`,
+          [livemodeOf(mode), p.reference, before, p.limit],
         );
   }
 
   browse(mode: Mode, b: BrowseQuery): Promise<OffsetRecord[]> {
-    const values: unknown[] = [lm(mode), b.beforeSeq ?? Number.MAX_SAFE_INTEGER];
+    const values: unknown[] = [livemodeOf(mode), b.beforeSeq ?? Number.MAX_SAFE_INTEGER];
     const where = ['livemode = $1', 'seq < $2'];
     const add = (clause: string, value: unknown) => {
       values.push(value);
@@ -133,19 +130,19 @@ export class PgReads implements LedgerReads {
     if (b.since !== null) add('created_ms >= ?', b.since);
     if (b.until !== null) add('created_ms < ?', b.until);
     values.push(b.limit);
-    const sql = `SELECT ${OFFSET} FROM offsets WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $${values.length}`;
+    const sql = `SELECT ${OFFSET_COLUMNS} FROM offsets WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $${values.length}`;
     return this.all<OffsetRecord>(sql, values);
   }
 
   reviewQueue(limit: number): Promise<OffsetRecord[]> {
-    const sql = `SELECT ${OFFSET} FROM offsets WHERE review = 'pending' AND status = 'processing' ORDER BY seq LIMIT $1`;
+    const sql = `SELECT ${OFFSET_COLUMNS} FROM offsets WHERE review = 'pending' AND status = 'processing' ORDER BY seq LIMIT $1`;
     return this.all<OffsetRecord>(sql, [limit]);
   }
 
   async kgByPeriod(mode: Mode, period: 'day' | 'month', since: number | null): Promise<Array<{ period: string; kg: number }>> {
     const days = await this.all<{ day: number; kg: number }>(
       'SELECT day, kg FROM impact_daily WHERE livemode = $1 AND day >= $2 ORDER BY day',
-      [lm(mode), since === null ? 0 : Math.floor(since / DAY_MS)],
+      [livemodeOf(mode), since === null ? 0 : Math.floor(since / DAY_MS)],
     );
     return groupByPeriod(days, period);
   }

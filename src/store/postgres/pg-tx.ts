@@ -12,7 +12,8 @@ import {
   type PurchaseFacts,
   type ReviewState,
 } from '../port.js';
-import { holdable, lm, PgReads } from './pg-reads.js';
+import { livemodeOf } from '../tables.js';
+import { holdable, PgReads } from './pg-reads.js';
 
 /** The writes of one transaction, on one connection. */
 export class PgTx extends PgReads implements LedgerTx {
@@ -40,7 +41,7 @@ export class PgTx extends PgReads implements LedgerTx {
                    'permission', permission, 'last4', last4, 'created_ms', created_ms, 'revoked_ms', revoked_ms)), '[]')
                    FROM api_keys WHERE hash = ANY($3::bytea[])) AS keys
          FROM account a WHERE a.id = 1`,
-        [lm(mode), idempotencyKeys, keyHashes.map((h) => Buffer.from(h))],
+        [livemodeOf(mode), idempotencyKeys, keyHashes.map((h) => Buffer.from(h))],
       )
     ).rows[0];
     if (row === undefined || row.available === null)
@@ -93,7 +94,7 @@ export class PgTx extends PgReads implements LedgerTx {
   async moveBalance(mode: Mode, cents: number, kind: 'topup' | 'charge' | 'refund', offsetId: string | null, now: number): Promise<number> {
     this.touched = true;
     await this.q.query('INSERT INTO entries (livemode, kind, amount_cents, offset_id, created_ms) VALUES ($1, $2, $3, $4, $5)', [
-      lm(mode),
+      livemodeOf(mode),
       kind,
       cents,
       offsetId,
@@ -101,7 +102,7 @@ export class PgTx extends PgReads implements LedgerTx {
     ]);
     const r = await this.q.query<{ available_cents: number }>(
       'UPDATE balances SET available_cents = available_cents + $1 WHERE livemode = $2 RETURNING available_cents',
-      [cents, lm(mode)],
+      [cents, livemodeOf(mode)],
     );
     return r.rows[0]?.available_cents ?? 0;
   }
@@ -129,7 +130,7 @@ export class PgTx extends PgReads implements LedgerTx {
        k AS (INSERT INTO idempotency (livemode, key, fingerprint, offset_id, created_ms) SELECT $1, ikey, fingerprint, id, created_ms FROM r WHERE ikey IS NOT NULL)
        SELECT id, seq FROM o`,
       [
-        lm(purchases[0]!.offset.mode),
+        livemodeOf(purchases[0]!.offset.mode),
         column((p) => p.offset.id),
         column((p) => p.offset.kg),
         column((p) => p.offset.amount_cents),
@@ -170,13 +171,13 @@ export class PgTx extends PgReads implements LedgerTx {
     );
     await this.q.query('UPDATE impact SET processing_kg = processing_kg - $1, placed_kg = placed_kg + $1 WHERE livemode = $2', [
       offset.kg,
-      lm(offset.mode),
+      livemodeOf(offset.mode),
     ]);
     return (await this.offset(offset.id))!;
   }
 
   async markRefunded(offset: OffsetRecord, review: ReviewState | null): Promise<OffsetRecord> {
-    const livemode = lm(offset.mode);
+    const livemode = livemodeOf(offset.mode);
     await this.q.query(
       "UPDATE offsets SET status = 'refunded', settle_at_ms = NULL, review = coalesce($1, review) WHERE id = $2 AND status = 'processing'",
       [review, offset.id],
@@ -199,7 +200,7 @@ export class PgTx extends PgReads implements LedgerTx {
     await this.q.query('INSERT INTO api_keys (id, hash, livemode, permission, last4, created_ms) VALUES ($1, $2, $3, $4, $5, $6)', [
       key.id,
       Buffer.from(key.hash),
-      lm(key.mode),
+      livemodeOf(key.mode),
       key.permission,
       key.last4,
       key.created_ms,

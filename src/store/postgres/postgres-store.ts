@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { Mode } from '../../api/types.js';
 import type { AccountRecord, KeyRecord, LedgerStore, LedgerTx } from '../port.js';
+import { livemodeOf } from '../tables.js';
 import { pgError } from './errors.js';
 import { PgReads, type Queryable } from './pg-reads.js';
 import { PgTx } from './pg-tx.js';
@@ -185,7 +186,7 @@ export class PostgresStore extends PgReads implements LedgerStore {
   }
 
   override balance(mode: Mode): Promise<number> {
-    return this.run(async () => (await this.fresh()).balances[mode === 'live' ? 1 : 0]);
+    return this.run(async () => (await this.fresh()).balances[livemodeOf(mode)]);
   }
 
   override meta(name: string): Promise<string | undefined> {

@@ -1,96 +1,32 @@
 import type pg from 'pg';
 import { LedgerError } from '../ledger-error.js';
+import { type Dialect, tables } from '../tables.js';
 
 /**
- * The PostgreSQL ledger's schema, by version, in a schema of its own. The tables are the SQLite
- * store's (src/store/sqlite/schema.ts) in PostgreSQL's dialect, kept apart on purpose: each store
- * owns its DDL and its migrations, and the contract suite holds them to one behaviour.
- * (default `carbon`; one
- * PostgreSQL can hold several sandboxes side by side). Migrations run at start inside one
+ * The PostgreSQL ledger's schema, by version, in a schema of its own (default `carbon`; one
+ * PostgreSQL can hold several sandboxes side by side). The tables are the SQLite store's, written
+ * once for both (../tables.ts) in PostgreSQL's types; the key vault and the rate windows, which
+ * SQLite keeps in files and memory, are this store's alone. Migrations run at start inside one
  * transaction holding an advisory lock, so instances starting together migrate once.
  */
 
+const POSTGRES: Dialect = {
+  one: 'integer',
+  seq: 'bigserial',
+  mode: 'smallint',
+  int: 'bigint',
+  text: 'text',
+  bytes: 'bytea',
+  keyed: '',
+};
+
 const V1 = `
-CREATE TABLE account (
-  id integer PRIMARY KEY CHECK (id = 1),
-  status text NOT NULL CHECK (status IN ('active','suspended','unapproved')),
-  rate bigint NOT NULL CHECK (rate > 0),
-  review_limit_cents bigint NOT NULL CHECK (review_limit_cents >= 0),
-  clock_offset_ms bigint NOT NULL DEFAULT 0,
-  rate_limit_requests bigint,
-  rate_limit_window_ms bigint NOT NULL,
-  created_ms bigint NOT NULL
-);
-CREATE TABLE balances (
-  livemode smallint PRIMARY KEY,
-  available_cents bigint NOT NULL CHECK (available_cents >= 0)
-);
-CREATE TABLE entries (
-  seq bigserial PRIMARY KEY,
-  livemode smallint NOT NULL,
-  kind text NOT NULL CHECK (kind IN ('topup','charge','refund')),
-  amount_cents bigint NOT NULL,
-  offset_id text,
-  created_ms bigint NOT NULL
-);
-CREATE TABLE offsets (
-  seq bigserial PRIMARY KEY,
-  id text NOT NULL UNIQUE,
-  livemode smallint NOT NULL,
-  status text NOT NULL CHECK (status IN ('processing','placed','refunded')),
-  kg bigint NOT NULL,
-  amount_cents bigint NOT NULL,
-  rate bigint NOT NULL,
-  req_kg bigint,
-  req_amount_cents bigint,
-  reference text,
-  created_ms bigint NOT NULL,
-  settle_at_ms bigint,
-  review text,
-  placed_ms bigint,
-  certificate_id text UNIQUE
-);
-CREATE INDEX offsets_by_mode ON offsets (livemode, seq);
-CREATE INDEX offsets_by_reference ON offsets (livemode, reference, seq) WHERE reference IS NOT NULL;
-CREATE INDEX offsets_due ON offsets (settle_at_ms) WHERE status = 'processing';
-CREATE INDEX offsets_in_review ON offsets (seq) WHERE review = 'pending';
-CREATE TABLE impact (
-  livemode smallint PRIMARY KEY,
-  placed_kg bigint NOT NULL,
-  processing_kg bigint NOT NULL,
-  offsets bigint NOT NULL
-);
-CREATE TABLE impact_daily (
-  livemode smallint NOT NULL,
-  day bigint NOT NULL,
-  kg bigint NOT NULL,
-  offsets bigint NOT NULL,
-  PRIMARY KEY (livemode, day)
-);
-CREATE TABLE idempotency (
-  livemode smallint NOT NULL,
-  key text NOT NULL,
-  fingerprint text NOT NULL,
-  offset_id text NOT NULL,
-  created_ms bigint NOT NULL,
-  PRIMARY KEY (livemode, key)
-);
-CREATE TABLE api_keys (
-  id text PRIMARY KEY,
-  hash bytea NOT NULL UNIQUE,
-  livemode smallint NOT NULL,
-  permission text NOT NULL CHECK (permission IN ('purchase','read_only')),
-  last4 text NOT NULL,
-  created_ms bigint NOT NULL,
-  revoked_ms bigint
-);
-CREATE TABLE key_vault (
+${tables(POSTGRES, 'account', 'balances', 'entries', 'offsets', 'offsets_in_review', 'impact', 'impact_daily', 'idempotency', 'api_keys')}CREATE TABLE key_vault (
   id text PRIMARY KEY,
   secret text NOT NULL,
   default_for text UNIQUE
 );
-CREATE TABLE meta (name text PRIMARY KEY, value text NOT NULL);
-CREATE TABLE rate_windows (key_id text PRIMARY KEY, start_ms bigint NOT NULL, count bigint NOT NULL);
+${tables(POSTGRES, 'meta')}CREATE TABLE rate_windows (key_id text PRIMARY KEY, start_ms bigint NOT NULL, count bigint NOT NULL);
 `;
 
 /**

@@ -3,10 +3,9 @@ import type { Mode } from '../../api/types.js';
 import { sha256 } from '../../platform/sha256.js';
 import { DAY_MS, groupByPeriod } from '../periods.js';
 import type { AccountRecord, BrowseQuery, ImpactTotals, KeyRecord, KeyVault, LedgerReads, OffsetRecord, PageQuery } from '../port.js';
+import { livemodeOf, OFFSET_COLUMNS } from '../tables.js';
 import { readVault } from './files.js';
-import { OFFSET_COLUMNS, offsetRecord, type Statements } from './statements.js';
-
-export const lm = (mode: Mode): number => (mode === 'live' ? 1 : 0);
+import { offsetRecord, type Statements } from './statements.js';
 
 /** A key's SHA-256, as the ledger holds it. */
 export const digest = (secret: string): Buffer => sha256(Buffer.from(secret, 'utf8'));
@@ -51,15 +50,15 @@ export class SqliteReads implements LedgerReads {
   }
 
   balance(mode: Mode): Promise<number> {
-    return this.run(() => this.c.s.balance.get(lm(mode)) ?? 0);
+    return this.run(() => this.c.s.balance.get(livemodeOf(mode)) ?? 0);
   }
 
   impact(mode: Mode): Promise<ImpactTotals> {
-    return this.run(() => this.c.s.impact.get(lm(mode)) ?? { placed_kg: 0, processing_kg: 0, offsets: 0 });
+    return this.run(() => this.c.s.impact.get(livemodeOf(mode)) ?? { placed_kg: 0, processing_kg: 0, offsets: 0 });
   }
 
   due(mode: Mode, now: number): Promise<{ kg: number; count: number }> {
-    return this.run(() => (this.c.s.anyDue.get(now) === undefined ? { kg: 0, count: 0 } : this.c.s.due.get(now, lm(mode))!));
+    return this.run(() => (this.c.s.anyDue.get(now) === undefined ? { kg: 0, count: 0 } : this.c.s.due.get(now, livemodeOf(mode))!));
   }
 
   offset(id: string): Promise<OffsetRecord | undefined> {
@@ -75,8 +74,8 @@ export class SqliteReads implements LedgerReads {
       const before = q.beforeSeq ?? Number.MAX_SAFE_INTEGER;
       const rows =
         q.reference === null
-          ? this.c.s.page.all(lm(mode), before, q.limit)
-          : this.c.s.pageByReference.all(lm(mode), q.reference, before, q.limit);
+          ? this.c.s.page.all(livemodeOf(mode), before, q.limit)
+          : this.c.s.pageByReference.all(livemodeOf(mode), q.reference, before, q.limit);
       return rows.map(offsetRecord);
     });
   }
@@ -90,7 +89,7 @@ export class SqliteReads implements LedgerReads {
   }
 
   kgByPeriod(mode: Mode, period: 'day' | 'month', since: number | null): Promise<Array<{ period: string; kg: number }>> {
-    return this.run(() => groupByPeriod(this.c.s.daily.all(lm(mode), since === null ? 0 : Math.floor(since / DAY_MS)), period));
+    return this.run(() => groupByPeriod(this.c.s.daily.all(livemodeOf(mode), since === null ? 0 : Math.floor(since / DAY_MS)), period));
   }
 
   meta(name: string): Promise<string | undefined> {
@@ -111,7 +110,7 @@ export class SqliteReads implements LedgerReads {
       this.c.browseStatements.set(sql, stmt);
     }
     return stmt.all({
-      livemode: lm(mode),
+      livemode: livemodeOf(mode),
       before: q.beforeSeq ?? Number.MAX_SAFE_INTEGER,
       limit: q.limit,
       ...(q.reference === null ? {} : { reference: q.reference }),

@@ -4,6 +4,7 @@ import type { Mode } from '../../api/types.js';
 import { LedgerError } from '../ledger-error.js';
 import type { AccountRecord, KeyRecord, KeyVault, LedgerStore, LedgerTx } from '../port.js';
 import { type RateWindow, takeFromWindow } from '../rate-window.js';
+import { livemodeOf } from '../tables.js';
 import { type Checkpointer, startCheckpointer, WAL_HIGH } from './checkpointer.js';
 import { sqliteError } from './errors.js';
 import { readVault, writeVault } from './files.js';
@@ -98,7 +99,7 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
   }
 
   override balance(mode: Mode): Promise<number> {
-    const livemode = mode === 'live' ? 1 : 0;
+    const livemode = livemodeOf(mode);
     return this.run(() => this.cache.balance(livemode, () => this.c.s.balance.get(livemode) ?? 0));
   }
 

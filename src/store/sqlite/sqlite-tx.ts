@@ -14,8 +14,9 @@ import {
   type PurchaseFacts,
   type ReviewState,
 } from '../port.js';
+import { livemodeOf } from '../tables.js';
 import { withKey } from './files.js';
-import { lm, type SqliteConnection, SqliteReads } from './sqlite-reads.js';
+import { type SqliteConnection, SqliteReads } from './sqlite-reads.js';
 
 /** One transaction on the store's one connection: the reads as they are, and the writes. */
 export class SqliteTx extends SqliteReads implements LedgerTx {
@@ -46,7 +47,7 @@ export class SqliteTx extends SqliteReads implements LedgerTx {
   }
 
   async purchaseFacts(mode: Mode, idempotencyKeys: string[], keyHashes: Uint8Array[]): Promise<PurchaseFacts> {
-    const livemode = lm(mode);
+    const livemode = livemodeOf(mode);
     const priors = new Map<string, IdempotencyRecord>();
     for (const key of idempotencyKeys) {
       const prior = this.s.idempotency.get(livemode, key);
@@ -90,9 +91,9 @@ export class SqliteTx extends SqliteReads implements LedgerTx {
 
   async moveBalance(mode: Mode, cents: number, kind: 'topup' | 'charge' | 'refund', offsetId: string | null, now: number): Promise<number> {
     this.touchedBalance = true;
-    this.s.entry.run(lm(mode), kind, cents, offsetId, now);
-    this.s.addBalance.run(cents, lm(mode));
-    return this.s.balance.get(lm(mode)) ?? 0;
+    this.s.entry.run(livemodeOf(mode), kind, cents, offsetId, now);
+    this.s.addBalance.run(cents, livemodeOf(mode));
+    return this.s.balance.get(livemodeOf(mode)) ?? 0;
   }
 
   async insertOffsets(purchases: NewPurchase[]): Promise<OffsetRecord[]> {
@@ -100,7 +101,7 @@ export class SqliteTx extends SqliteReads implements LedgerTx {
   }
 
   private insertOffset(offset: NewOffset, idempotency: NewPurchase['idempotency']): OffsetRecord {
-    const livemode = lm(offset.mode);
+    const livemode = livemodeOf(offset.mode);
     this.touchedBalance = true;
     const { lastInsertRowid } = this.s.insertOffset.run({
       id: offset.id,
@@ -133,12 +134,12 @@ export class SqliteTx extends SqliteReads implements LedgerTx {
 
   async place(offset: OffsetRecord, now: number, review: ReviewState | null): Promise<OffsetRecord> {
     this.s.place.run(review, now, offset.id);
-    this.s.moveToPlaced.run({ kg: offset.kg, livemode: lm(offset.mode) });
+    this.s.moveToPlaced.run({ kg: offset.kg, livemode: livemodeOf(offset.mode) });
     return this.s.offsetById.get(offset.id)!;
   }
 
   async markRefunded(offset: OffsetRecord, review: ReviewState | null): Promise<OffsetRecord> {
-    const livemode = lm(offset.mode);
+    const livemode = livemodeOf(offset.mode);
     this.s.refund.run(review, offset.id);
     this.s.addImpact.run(-offset.kg, -1, livemode);
     this.s.addDaily.run({ livemode, day: Math.floor(offset.created_ms / DAY_MS), kg: -offset.kg, offsets: -1 });
@@ -147,7 +148,7 @@ export class SqliteTx extends SqliteReads implements LedgerTx {
 
   async insertKey(key: KeyRecord, secret: string, defaultFor: DefaultKey | null): Promise<void> {
     this.touchedAccount = true;
-    this.s.insertKey.run(key.id, key.hash, lm(key.mode), key.permission, key.last4, key.created_ms);
+    this.s.insertKey.run(key.id, key.hash, livemodeOf(key.mode), key.permission, key.last4, key.created_ms);
     this.pendingVault = withKey(this.pendingVault ?? this.committedVault(), key.id, secret, defaultFor);
   }
 

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { AccountRecord, IdempotencyRecord, ImpactTotals, KeyRecord, OffsetRecord } from '../port.js';
+import { KEY_COLUMNS, OFFSET_COLUMNS } from '../tables.js';
 
 /**
  * Every statement the SQLite store runs, each prepared on its first use and then kept for the
@@ -7,9 +8,6 @@ import type { AccountRecord, IdempotencyRecord, ImpactTotals, KeyRecord, OffsetR
  * 0/1), so no row is copied on the way up.
  */
 
-const MODE = "CASE livemode WHEN 1 THEN 'live' ELSE 'test' END AS mode";
-export const OFFSET_COLUMNS = `seq, id, ${MODE}, status, kg, amount_cents, rate, req_kg, req_amount_cents, reference, created_ms, settle_at_ms, review, placed_ms, certificate_id`;
-const KEY_COLUMNS = `id, hash, ${MODE}, permission, last4, created_ms, revoked_ms`;
 const NEW_CERTIFICATE = "'cert_' || lower(hex(randomblob(12)))";
 
 /** An offset row as the raw statements below return it: the columns of OFFSET_COLUMNS, in order. */

@@ -1,0 +1,161 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { afterAll, describe, expect, test } from 'vitest';
+import { openLocal } from '../../src/engine/local.js';
+import { openEngine } from '../../src/engine/open.js';
+import { freshSchema, postgresAvailable, TEST_DATABASE_URL } from '../support/database.js';
+import { tempDirs } from '../support/temp.js';
+
+// The two stores' schemas: the same tables and columns (src/store/tables.ts writes them once),
+// an older SQLite file brought up to date as if it had been made new, and a schema newer than
+// this carbon refused without a change.
+
+const dirs = tempDirs('carbon-schema-');
+afterAll(() => dirs.removeAll());
+
+const LEDGER = 'ledger.db';
+const DAY_MS = 86_400_000;
+
+/** Opens the ledger of `dir` with better-sqlite3 alone, runs `read`, and closes it. */
+function withFile<T>(dir: string, read: (db: Database.Database) => T): T {
+  const db = new Database(join(dir, LEDGER));
+  try {
+    return read(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** A SQLite ledger with three test purchases on two model days, the second refunded. */
+async function ledgerWithPurchases(): Promise<string> {
+  const dir = dirs.make();
+  const { client, sandbox } = await openLocal(dir);
+  await client.buy({ kg: 5 });
+  await sandbox.fail((await client.buy({ kg: 7 })).offset.id);
+  await sandbox.advanceClock(DAY_MS);
+  await client.buy({ kg: 11 });
+  client.close();
+  return dir;
+}
+
+const sqliteSchema = (db: Database.Database) =>
+  db.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name").all();
+const perDay = (db: Database.Database) =>
+  db
+    .prepare<[], { livemode: number; day: number; kg: number; offsets: number }>(
+      'SELECT livemode, day, kg, offsets FROM impact_daily ORDER BY livemode, day',
+    )
+    .all();
+
+describe('a SQLite ledger of schema version 1 (before the per-day totals)', () => {
+  test('is brought up to version 2 on open: the per-day totals are counted from its offsets, and its schema is a new file’s', async () => {
+    const dir = await ledgerWithPurchases();
+    const { schema, days } = withFile(dir, (db) => ({ schema: sqliteSchema(db), days: perDay(db) }));
+    // Two days: 5 kg on the first (the 7 kg refunded), 11 kg on the second.
+    expect(days.map((d) => [d.kg, d.offsets])).toEqual([
+      [5, 1],
+      [11, 1],
+    ]);
+    // Version 1 is version 2 without what version 2 added.
+    withFile(dir, (db) => {
+      db.exec('DROP TABLE impact_daily; DROP INDEX offsets_in_review; DROP TABLE meta; PRAGMA user_version = 1');
+      expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'impact_daily'").get()).toEqual({ n: 0 });
+    });
+
+    const engine = await openEngine({ kind: 'sqlite', dir });
+    expect((await engine.sandbox.status()).impact.test.offsets).toBe(2);
+    await engine.close();
+
+    withFile(dir, (db) => {
+      expect(db.pragma('user_version', { simple: true })).toBe(2);
+      expect(perDay(db)).toEqual(days);
+      expect(sqliteSchema(db)).toEqual(schema);
+    });
+  });
+});
+
+describe('a ledger written by a newer carbon', () => {
+  test('SQLite: refused with what to do, and the file is left as it was', async () => {
+    const dir = await ledgerWithPurchases();
+    withFile(dir, (db) => db.pragma('user_version = 99'));
+    await expect(openEngine({ kind: 'sqlite', dir })).rejects.toThrow(
+      /was written by a newer carbon \(the ledger's schema is version 99; this carbon knows up to 2\)/,
+    );
+    withFile(dir, (db) => {
+      expect(db.pragma('user_version', { simple: true })).toBe(99);
+      expect(db.prepare('SELECT count(*) AS n FROM offsets').get()).toEqual({ n: 3 });
+    });
+  });
+
+  test.runIf(postgresAvailable())('PostgreSQL: refused with what to do, and the schema is left as it was', async () => {
+    const schema = freshSchema('newer');
+    try {
+      await (await openEngine({ kind: 'postgres', url: schema.url })).close();
+      await sql(`UPDATE "${schema.schema}".schema_version SET version = 99`);
+      await expect(openEngine({ kind: 'postgres', url: schema.url })).rejects.toThrow(
+        /schema "newer_[0-9a-f]+" is version 99; this carbon knows up to 2/,
+      );
+      expect(await sql(`SELECT version FROM "${schema.schema}".schema_version`)).toEqual([{ version: 99 }]);
+    } finally {
+      await schema.drop();
+    }
+  });
+});
+
+/** Runs one statement on the test database and returns its rows. */
+async function sql(text: string, values: unknown[] = []): Promise<Array<Record<string, unknown>>> {
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    return (await client.query(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** SQLite's INTEGER holds any of PostgreSQL's whole-number types; TEXT is text, BLOB is bytea. */
+const SAME_TYPE: Record<string, string> = { smallint: 'INTEGER', integer: 'INTEGER', bigint: 'INTEGER', text: 'TEXT', bytea: 'BLOB' };
+
+describe.runIf(postgresAvailable())('the two stores', () => {
+  test('hold the same tables, columns, types, nulls and indexes (PostgreSQL adds its key vault, rate windows and version)', async () => {
+    const dir = dirs.make();
+    await (await openEngine({ kind: 'sqlite', dir })).close();
+    const lite = withFile(dir, (db) => {
+      const tables = db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+        .all() as Array<{ name: string }>;
+      const columns = tables.flatMap(({ name }) =>
+        (db.pragma(`table_info(${name})`) as Array<{ name: string; type: string; notnull: number; pk: number }>).map(
+          (c) => `${name}.${c.name} ${c.type}${c.notnull || c.pk ? ' NOT NULL' : ''}`,
+        ),
+      );
+      const indexes = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name").all();
+      return { columns, indexes: indexes.map((i) => (i as { name: string }).name) };
+    });
+
+    const schema = freshSchema('same');
+    try {
+      await (await openEngine({ kind: 'postgres', url: schema.url })).close();
+      const columns = await sql(
+        `SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns
+         WHERE table_schema = $1 ORDER BY table_name, ordinal_position`,
+        [schema.schema],
+      );
+      // The indexes made by CREATE INDEX (SQLite keeps no text for those its keys and UNIQUE make).
+      const indexes = await sql(
+        "SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND indexname NOT LIKE '%\\_pkey' AND indexname NOT LIKE '%\\_key' ORDER BY 1",
+        [schema.schema],
+      );
+      const postgresOnly = ['key_vault', 'rate_windows', 'ledger_version', 'schema_version'];
+      expect(
+        columns
+          .filter((c) => !postgresOnly.includes(c.table_name as string))
+          .map((c) => `${c.table_name}.${c.column_name} ${SAME_TYPE[c.data_type as string]}${c.is_nullable === 'NO' ? ' NOT NULL' : ''}`),
+      ).toEqual(lite.columns);
+      expect(indexes.map((i) => i.indexname)).toEqual(lite.indexes);
+    } finally {
+      await schema.drop();
+    }
+  });
+});
