@@ -169,12 +169,8 @@ function offsetCells(o: Offset, paint: Paint): string[] {
 
 /** A page of a list as a table fitted to `width` cells (undefined: as wide as it takes). */
 export function offsetTable(offsets: readonly Offset[], paint: Paint, width: number | undefined): string {
-  return table(
-    LIST_TABLE,
-    offsets.map((o) => offsetCells(o, paint)),
-    width,
-    paint.dim,
-  );
+  const rows = offsets.map((o) => offsetCells(o, paint));
+  return table(LIST_TABLE, rows, width, paint.dim);
 }
 
 /**

@@ -192,12 +192,8 @@ function keyCells(k: ShownKey, paint: Paint): string[] {
 
 /** The keys as a table fitted to `width` cells (undefined: as wide as it takes). */
 export function keyTable(keys: readonly ShownKey[], paint: Paint, width: number | undefined): string {
-  return table(
-    KEY_TABLE,
-    keys.map((k) => keyCells(k, paint)),
-    width,
-    paint.dim,
-  );
+  const rows = keys.map((k) => keyCells(k, paint));
+  return table(KEY_TABLE, rows, width, paint.dim);
 }
 
 export function keyCard(k: ShownKey, paint: Paint): string {

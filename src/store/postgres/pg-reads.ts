@@ -1,17 +1,7 @@
 import type { Mode } from '../../api/types.js';
 import { sha256 } from '../../platform/sha256.js';
 import { DAY_MS, groupByPeriod } from '../periods.js';
-import type {
-  AccountRecord,
-  BrowseQuery,
-  DefaultKey,
-  ImpactTotals,
-  KeyRecord,
-  KeyVault,
-  LedgerReads,
-  OffsetRecord,
-  PageQuery,
-} from '../port.js';
+import type * as port from '../port.js';
 import { KEY_COLUMNS, livemodeOf, OFFSET_COLUMNS } from '../tables.js';
 
 /** A pool or one connection: what runs a query. */
@@ -20,7 +10,7 @@ export interface Queryable {
 }
 
 const ACCOUNT = 'status, rate, review_limit_cents, clock_offset_ms, rate_limit_requests, rate_limit_window_ms';
-const NO_IMPACT: ImpactTotals = { placed_kg: 0, processing_kg: 0, offsets: 0 };
+const NO_IMPACT: port.ImpactTotals = { placed_kg: 0, processing_kg: 0, offsets: 0 };
 
 /**
  * Whether PostgreSQL text can hold every value of a lookup. It cannot hold NUL (U+0000), and no
@@ -36,7 +26,7 @@ export function holdable(values: unknown[]): boolean {
  * PostgresStore, which also keeps what every request reads) or on a transaction's connection
  * (PgTx: its own view).
  */
-export class PgReads implements LedgerReads {
+export class PgReads implements port.LedgerReads {
   constructor(protected readonly q: Queryable) {}
 
   /** How one read runs: as it is (inside a transaction); the store says a failure in the ledger's terms. */
@@ -52,22 +42,22 @@ export class PgReads implements LedgerReads {
     return this.run(async () => (holdable(values) ? (await this.q.query<R>(text, values)).rows : []));
   }
 
-  account(): Promise<AccountRecord | undefined> {
-    return this.one<AccountRecord>(`SELECT ${ACCOUNT} FROM account WHERE id = 1`);
+  account(): Promise<port.AccountRecord | undefined> {
+    return this.one<port.AccountRecord>(`SELECT ${ACCOUNT} FROM account WHERE id = 1`);
   }
 
-  keyBySecret(secret: string): Promise<KeyRecord | undefined> {
-    return this.one<KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = $1`, [sha256(Buffer.from(secret, 'utf8'))]);
+  keyBySecret(secret: string): Promise<port.KeyRecord | undefined> {
+    return this.one<port.KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = $1`, [sha256(Buffer.from(secret, 'utf8'))]);
   }
 
-  keys(): Promise<KeyRecord[]> {
-    return this.all<KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_ms, id`);
+  keys(): Promise<port.KeyRecord[]> {
+    return this.all<port.KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_ms, id`);
   }
 
-  async vault(): Promise<KeyVault> {
-    type Row = { id: string; secret: string; default_for: DefaultKey | null };
+  async vault(): Promise<port.KeyVault> {
+    type Row = { id: string; secret: string; default_for: port.DefaultKey | null };
     const rows = await this.all<Row>('SELECT id, secret, default_for FROM key_vault');
-    const vault: KeyVault = { defaults: {}, secrets: {} };
+    const vault: port.KeyVault = { defaults: {}, secrets: {} };
     for (const r of rows) {
       vault.secrets[r.id] = r.secret;
       if (r.default_for !== null) vault.defaults[r.default_for] = r.id;
@@ -80,8 +70,8 @@ export class PgReads implements LedgerReads {
     return row?.available_cents ?? 0;
   }
 
-  async impact(mode: Mode): Promise<ImpactTotals> {
-    const row = await this.one<ImpactTotals>('SELECT placed_kg, processing_kg, offsets FROM impact WHERE livemode = $1', [
+  async impact(mode: Mode): Promise<port.ImpactTotals> {
+    const row = await this.one<port.ImpactTotals>('SELECT placed_kg, processing_kg, offsets FROM impact WHERE livemode = $1', [
       livemodeOf(mode),
     ]);
     return row ?? NO_IMPACT;
@@ -95,29 +85,29 @@ export class PgReads implements LedgerReads {
     ))!;
   }
 
-  offset(id: string): Promise<OffsetRecord | undefined> {
-    return this.one<OffsetRecord>(`SELECT ${OFFSET_COLUMNS} FROM offsets WHERE id = $1`, [id]);
+  offset(id: string): Promise<port.OffsetRecord | undefined> {
+    return this.one<port.OffsetRecord>(`SELECT ${OFFSET_COLUMNS} FROM offsets WHERE id = $1`, [id]);
   }
 
-  offsetByCertificate(certificateId: string): Promise<OffsetRecord | undefined> {
-    return this.one<OffsetRecord>(`SELECT ${OFFSET_COLUMNS} FROM offsets WHERE certificate_id = $1`, [certificateId]);
+  offsetByCertificate(certificateId: string): Promise<port.OffsetRecord | undefined> {
+    return this.one<port.OffsetRecord>(`SELECT ${OFFSET_COLUMNS} FROM offsets WHERE certificate_id = $1`, [certificateId]);
   }
 
-  page(mode: Mode, p: PageQuery): Promise<OffsetRecord[]> {
+  page(mode: Mode, p: port.PageQuery): Promise<port.OffsetRecord[]> {
     const before = p.beforeSeq ?? Number.MAX_SAFE_INTEGER;
     return p.reference === null
-      ? this.all<OffsetRecord>(`SELECT ${OFFSET_COLUMNS} FROM offsets WHERE livemode = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`, [
+      ? this.all<port.OffsetRecord>(`SELECT ${OFFSET_COLUMNS} FROM offsets WHERE livemode = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`, [
           livemodeOf(mode),
           before,
           p.limit,
         ])
-      : this.all<OffsetRecord>(
+      : this.all<port.OffsetRecord>(
           `SELECT ${OFFSET_COLUMNS} FROM offsets WHERE livemode = $1 AND reference = $2 AND seq < $3 ORDER BY seq DESC LIMIT $4`,
           [livemodeOf(mode), p.reference, before, p.limit],
         );
   }
 
-  browse(mode: Mode, b: BrowseQuery): Promise<OffsetRecord[]> {
+  browse(mode: Mode, b: port.BrowseQuery): Promise<port.OffsetRecord[]> {
     const values: unknown[] = [livemodeOf(mode), b.beforeSeq ?? Number.MAX_SAFE_INTEGER];
     const where = ['livemode = $1', 'seq < $2'];
     const add = (clause: string, value: unknown) => {
@@ -131,12 +121,12 @@ export class PgReads implements LedgerReads {
     if (b.until !== null) add('created_ms < ?', b.until);
     values.push(b.limit);
     const sql = `SELECT ${OFFSET_COLUMNS} FROM offsets WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $${values.length}`;
-    return this.all<OffsetRecord>(sql, values);
+    return this.all<port.OffsetRecord>(sql, values);
   }
 
-  reviewQueue(limit: number): Promise<OffsetRecord[]> {
+  reviewQueue(limit: number): Promise<port.OffsetRecord[]> {
     const sql = `SELECT ${OFFSET_COLUMNS} FROM offsets WHERE review = 'pending' AND status = 'processing' ORDER BY seq LIMIT $1`;
-    return this.all<OffsetRecord>(sql, [limit]);
+    return this.all<port.OffsetRecord>(sql, [limit]);
   }
 
   async kgByPeriod(mode: Mode, period: 'day' | 'month', since: number | null): Promise<Array<{ period: string; kg: number }>> {

@@ -1,35 +1,25 @@
 import type { Mode } from '../../api/types.js';
 import { DAY_MS } from '../periods.js';
-import {
-  type AccountRecord,
-  type DefaultKey,
-  hashId,
-  type IdempotencyRecord,
-  type KeyRecord,
-  type LedgerTx,
-  type NewPurchase,
-  type OffsetRecord,
-  type PurchaseFacts,
-  type ReviewState,
-} from '../port.js';
+import type * as port from '../port.js';
+import { hashId } from '../port.js';
 import { livemodeOf } from '../tables.js';
 import { holdable, PgReads } from './pg-reads.js';
 
 /** The writes of one transaction, on one connection. */
-export class PgTx extends PgReads implements LedgerTx {
+export class PgTx extends PgReads implements port.LedgerTx {
   /** What the store's read cache holds (the account, the balances, the named values; the keys) was written. */
   touched = false;
   touchedKeys = false;
 
   /** Everything the purchase rule reads for a batch, in one statement (the writer lock is held: see transaction()). */
-  async purchaseFacts(mode: Mode, idempotencyKeys: string[], keyHashes: Uint8Array[]): Promise<PurchaseFacts> {
+  async purchaseFacts(mode: Mode, idempotencyKeys: string[], keyHashes: Uint8Array[]): Promise<port.PurchaseFacts> {
     const row = (
       await this.q.query<
-        AccountRecord & {
+        port.AccountRecord & {
           available: number | null;
           newest: number | null;
-          priors: Array<IdempotencyRecord & { key: string }>;
-          keys: Array<KeyRecord & { hash: string }>;
+          priors: Array<port.IdempotencyRecord & { key: string }>;
+          keys: Array<port.KeyRecord & { hash: string }>;
         }
       >(
         `SELECT a.status, a.rate, a.review_limit_cents, a.clock_offset_ms, a.rate_limit_requests, a.rate_limit_window_ms,
@@ -57,7 +47,7 @@ export class PgTx extends PgReads implements LedgerTx {
     };
   }
 
-  async createAccount(account: AccountRecord, now: number): Promise<void> {
+  async createAccount(account: port.AccountRecord, now: number): Promise<void> {
     this.touched = true;
     this.touchedKeys = true;
     await this.q.query(
@@ -77,9 +67,9 @@ export class PgTx extends PgReads implements LedgerTx {
     await this.q.query('INSERT INTO impact VALUES (0, 0, 0, 0), (1, 0, 0, 0)');
   }
 
-  async updateAccount(patch: Partial<AccountRecord>): Promise<AccountRecord> {
+  async updateAccount(patch: Partial<port.AccountRecord>): Promise<port.AccountRecord> {
     this.touched = true;
-    const columns = (Object.keys(patch) as Array<keyof AccountRecord>).filter((k) =>
+    const columns = (Object.keys(patch) as Array<keyof port.AccountRecord>).filter((k) =>
       ['status', 'rate', 'review_limit_cents', 'clock_offset_ms', 'rate_limit_requests', 'rate_limit_window_ms'].includes(k),
     );
     if (columns.length > 0) {
@@ -108,10 +98,10 @@ export class PgTx extends PgReads implements LedgerTx {
   }
 
   /** The batch in one statement: its offsets, charges, balance, totals, days' totals and keys. */
-  async insertOffsets(purchases: NewPurchase[]): Promise<OffsetRecord[]> {
+  async insertOffsets(purchases: port.NewPurchase[]): Promise<port.OffsetRecord[]> {
     if (purchases.length === 0) return [];
     this.touched = true;
-    const column = <T>(pick: (p: NewPurchase) => T): T[] => purchases.map(pick);
+    const column = <T>(pick: (p: port.NewPurchase) => T): T[] => purchases.map(pick);
     const r = await this.q.query<{ id: string; seq: number }>(
       `WITH r AS (
          SELECT * FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::text[], $9::bigint[],
@@ -163,7 +153,7 @@ export class PgTx extends PgReads implements LedgerTx {
     );
   }
 
-  async place(offset: OffsetRecord, now: number, review: ReviewState | null): Promise<OffsetRecord> {
+  async place(offset: port.OffsetRecord, now: number, review: port.ReviewState | null): Promise<port.OffsetRecord> {
     await this.q.query(
       // Live offsets carry their certificate id from the purchase (purchase.ts).
       "UPDATE offsets SET status = 'placed', review = coalesce($1, review), placed_ms = $2, settle_at_ms = NULL WHERE id = $3 AND status = 'processing'",
@@ -176,7 +166,7 @@ export class PgTx extends PgReads implements LedgerTx {
     return (await this.offset(offset.id))!;
   }
 
-  async markRefunded(offset: OffsetRecord, review: ReviewState | null): Promise<OffsetRecord> {
+  async markRefunded(offset: port.OffsetRecord, review: port.ReviewState | null): Promise<port.OffsetRecord> {
     const livemode = livemodeOf(offset.mode);
     await this.q.query(
       "UPDATE offsets SET status = 'refunded', settle_at_ms = NULL, review = coalesce($1, review) WHERE id = $2 AND status = 'processing'",
@@ -194,7 +184,7 @@ export class PgTx extends PgReads implements LedgerTx {
     return (await this.offset(offset.id))!;
   }
 
-  async insertKey(key: KeyRecord, secret: string, defaultFor: DefaultKey | null): Promise<void> {
+  async insertKey(key: port.KeyRecord, secret: string, defaultFor: port.DefaultKey | null): Promise<void> {
     this.touched = true;
     this.touchedKeys = true;
     await this.q.query('INSERT INTO api_keys (id, hash, livemode, permission, last4, created_ms) VALUES ($1, $2, $3, $4, $5, $6)', [

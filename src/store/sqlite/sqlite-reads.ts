@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import type { Mode } from '../../api/types.js';
 import { sha256 } from '../../platform/sha256.js';
 import { DAY_MS, groupByPeriod } from '../periods.js';
-import type { AccountRecord, BrowseQuery, ImpactTotals, KeyRecord, KeyVault, LedgerReads, OffsetRecord, PageQuery } from '../port.js';
+import type * as port from '../port.js';
 import { livemodeOf, OFFSET_COLUMNS } from '../tables.js';
 import { readVault } from './files.js';
 import { offsetRecord, type Statements } from './statements.js';
@@ -25,7 +25,7 @@ export interface SqliteConnection {
  * the store (SqliteStore) through `run`, which waits for this process's own transaction and says
  * a failure in the ledger's terms, and keeps what every request reads in its cache.
  */
-export class SqliteReads implements LedgerReads {
+export class SqliteReads implements port.LedgerReads {
   constructor(protected readonly c: SqliteConnection) {}
 
   /** How one read runs: at once (inside a transaction); the store overrides it. */
@@ -33,19 +33,19 @@ export class SqliteReads implements LedgerReads {
     return read();
   }
 
-  account(): Promise<AccountRecord | undefined> {
+  account(): Promise<port.AccountRecord | undefined> {
     return this.run(() => this.c.s.account.get());
   }
 
-  keyBySecret(secret: string): Promise<KeyRecord | undefined> {
+  keyBySecret(secret: string): Promise<port.KeyRecord | undefined> {
     return this.run(() => this.c.s.keyByHash.get(digest(secret)));
   }
 
-  keys(): Promise<KeyRecord[]> {
+  keys(): Promise<port.KeyRecord[]> {
     return this.run(() => this.c.s.keys.all());
   }
 
-  vault(): Promise<KeyVault> {
+  vault(): Promise<port.KeyVault> {
     return this.run(() => (this.c.dir === null ? { defaults: {}, secrets: {} } : readVault(this.c.dir)));
   }
 
@@ -53,7 +53,7 @@ export class SqliteReads implements LedgerReads {
     return this.run(() => this.c.s.balance.get(livemodeOf(mode)) ?? 0);
   }
 
-  impact(mode: Mode): Promise<ImpactTotals> {
+  impact(mode: Mode): Promise<port.ImpactTotals> {
     return this.run(() => this.c.s.impact.get(livemodeOf(mode)) ?? { placed_kg: 0, processing_kg: 0, offsets: 0 });
   }
 
@@ -61,15 +61,15 @@ export class SqliteReads implements LedgerReads {
     return this.run(() => (this.c.s.anyDue.get(now) === undefined ? { kg: 0, count: 0 } : this.c.s.due.get(now, livemodeOf(mode))!));
   }
 
-  offset(id: string): Promise<OffsetRecord | undefined> {
+  offset(id: string): Promise<port.OffsetRecord | undefined> {
     return this.run(() => this.c.s.offsetById.get(id));
   }
 
-  offsetByCertificate(certificateId: string): Promise<OffsetRecord | undefined> {
+  offsetByCertificate(certificateId: string): Promise<port.OffsetRecord | undefined> {
     return this.run(() => this.c.s.offsetByCertificate.get(certificateId));
   }
 
-  page(mode: Mode, q: PageQuery): Promise<OffsetRecord[]> {
+  page(mode: Mode, q: port.PageQuery): Promise<port.OffsetRecord[]> {
     return this.run(() => {
       const before = q.beforeSeq ?? Number.MAX_SAFE_INTEGER;
       const rows =
@@ -80,11 +80,11 @@ export class SqliteReads implements LedgerReads {
     });
   }
 
-  browse(mode: Mode, q: BrowseQuery): Promise<OffsetRecord[]> {
+  browse(mode: Mode, q: port.BrowseQuery): Promise<port.OffsetRecord[]> {
     return this.run(() => this.browseRows(mode, q));
   }
 
-  reviewQueue(limit: number): Promise<OffsetRecord[]> {
+  reviewQueue(limit: number): Promise<port.OffsetRecord[]> {
     return this.run(() => this.c.s.reviewQueue.all(limit));
   }
 
@@ -96,7 +96,7 @@ export class SqliteReads implements LedgerReads {
     return this.run(() => this.c.s.meta.get(name));
   }
 
-  private browseRows(mode: Mode, q: BrowseQuery): OffsetRecord[] {
+  private browseRows(mode: Mode, q: port.BrowseQuery): port.OffsetRecord[] {
     const where = ['livemode = @livemode', 'seq < @before'];
     // A prefix, compared as text (no LIKE: a % or _ in it is itself, and case counts).
     if (q.reference !== null) where.push('substr(reference, 1, length(@reference)) = @reference');
@@ -117,6 +117,6 @@ export class SqliteReads implements LedgerReads {
       ...(q.status === null ? {} : { status: q.status }),
       ...(q.since === null ? {} : { since: q.since }),
       ...(q.until === null ? {} : { until: q.until }),
-    }) as OffsetRecord[];
+    }) as port.OffsetRecord[];
   }
 }

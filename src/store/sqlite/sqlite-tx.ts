@@ -1,42 +1,30 @@
 import type { Mode } from '../../api/types.js';
 import { DAY_MS } from '../periods.js';
-import {
-  type AccountRecord,
-  type DefaultKey,
-  hashId,
-  type IdempotencyRecord,
-  type KeyRecord,
-  type KeyVault,
-  type LedgerTx,
-  type NewOffset,
-  type NewPurchase,
-  type OffsetRecord,
-  type PurchaseFacts,
-  type ReviewState,
-} from '../port.js';
+import type * as port from '../port.js';
+import { hashId } from '../port.js';
 import { livemodeOf } from '../tables.js';
 import { withKey } from './files.js';
 import { type SqliteConnection, SqliteReads } from './sqlite-reads.js';
 
 /** One transaction on the store's one connection: the reads as they are, and the writes. */
-export class SqliteTx extends SqliteReads implements LedgerTx {
+export class SqliteTx extends SqliteReads implements port.LedgerTx {
   touchedAccount = false;
   touchedBalance = false;
   touchedMeta = false;
   /** The key vault as this transaction leaves it, written once it commits. */
-  pendingVault: KeyVault | undefined;
+  pendingVault: port.KeyVault | undefined;
   private readonly s = this.c.s;
   private readonly db = this.c.db;
 
   constructor(
     connection: SqliteConnection,
     /** The vault as it stands before this transaction. */
-    private readonly committedVault: () => KeyVault,
+    private readonly committedVault: () => port.KeyVault,
   ) {
     super(connection);
   }
 
-  override async vault(): Promise<KeyVault> {
+  override async vault(): Promise<port.KeyVault> {
     return this.pendingVault ?? super.vault();
   }
 
@@ -46,14 +34,14 @@ export class SqliteTx extends SqliteReads implements LedgerTx {
     else this.s.putMeta.run(name, value);
   }
 
-  async purchaseFacts(mode: Mode, idempotencyKeys: string[], keyHashes: Uint8Array[]): Promise<PurchaseFacts> {
+  async purchaseFacts(mode: Mode, idempotencyKeys: string[], keyHashes: Uint8Array[]): Promise<port.PurchaseFacts> {
     const livemode = livemodeOf(mode);
-    const priors = new Map<string, IdempotencyRecord>();
+    const priors = new Map<string, port.IdempotencyRecord>();
     for (const key of idempotencyKeys) {
       const prior = this.s.idempotency.get(livemode, key);
       if (prior !== undefined) priors.set(key, prior);
     }
-    const keys = new Map<string, KeyRecord>();
+    const keys = new Map<string, port.KeyRecord>();
     for (const hash of keyHashes) {
       const key = this.s.keyByHash.get(hash);
       if (key !== undefined) keys.set(hashId(hash), key);
@@ -67,7 +55,7 @@ export class SqliteTx extends SqliteReads implements LedgerTx {
     };
   }
 
-  async createAccount(account: AccountRecord, now: number): Promise<void> {
+  async createAccount(account: port.AccountRecord, now: number): Promise<void> {
     this.touchedAccount = true;
     this.touchedBalance = true;
     this.s.createAccount.run({ ...account, created_ms: now });
@@ -78,7 +66,7 @@ export class SqliteTx extends SqliteReads implements LedgerTx {
     this.pendingVault = { defaults: {}, secrets: {} };
   }
 
-  async updateAccount(patch: Partial<AccountRecord>): Promise<AccountRecord> {
+  async updateAccount(patch: Partial<port.AccountRecord>): Promise<port.AccountRecord> {
     const columns = Object.keys(patch).filter((k) =>
       ['status', 'rate', 'review_limit_cents', 'clock_offset_ms', 'rate_limit_requests', 'rate_limit_window_ms'].includes(k),
     );
@@ -96,11 +84,11 @@ export class SqliteTx extends SqliteReads implements LedgerTx {
     return this.s.balance.get(livemodeOf(mode)) ?? 0;
   }
 
-  async insertOffsets(purchases: NewPurchase[]): Promise<OffsetRecord[]> {
+  async insertOffsets(purchases: port.NewPurchase[]): Promise<port.OffsetRecord[]> {
     return purchases.map(({ offset, idempotency }) => this.insertOffset(offset, idempotency));
   }
 
-  private insertOffset(offset: NewOffset, idempotency: NewPurchase['idempotency']): OffsetRecord {
+  private insertOffset(offset: port.NewOffset, idempotency: port.NewPurchase['idempotency']): port.OffsetRecord {
     const livemode = livemodeOf(offset.mode);
     this.touchedBalance = true;
     const { lastInsertRowid } = this.s.insertOffset.run({
@@ -132,13 +120,13 @@ export class SqliteTx extends SqliteReads implements LedgerTx {
     this.s.placeDue.run(now);
   }
 
-  async place(offset: OffsetRecord, now: number, review: ReviewState | null): Promise<OffsetRecord> {
+  async place(offset: port.OffsetRecord, now: number, review: port.ReviewState | null): Promise<port.OffsetRecord> {
     this.s.place.run(review, now, offset.id);
     this.s.moveToPlaced.run({ kg: offset.kg, livemode: livemodeOf(offset.mode) });
     return this.s.offsetById.get(offset.id)!;
   }
 
-  async markRefunded(offset: OffsetRecord, review: ReviewState | null): Promise<OffsetRecord> {
+  async markRefunded(offset: port.OffsetRecord, review: port.ReviewState | null): Promise<port.OffsetRecord> {
     const livemode = livemodeOf(offset.mode);
     this.s.refund.run(review, offset.id);
     this.s.addImpact.run(-offset.kg, -1, livemode);
@@ -146,7 +134,7 @@ export class SqliteTx extends SqliteReads implements LedgerTx {
     return this.s.offsetById.get(offset.id)!;
   }
 
-  async insertKey(key: KeyRecord, secret: string, defaultFor: DefaultKey | null): Promise<void> {
+  async insertKey(key: port.KeyRecord, secret: string, defaultFor: port.DefaultKey | null): Promise<void> {
     this.touchedAccount = true;
     this.s.insertKey.run(key.id, key.hash, livemodeOf(key.mode), key.permission, key.last4, key.created_ms);
     this.pendingVault = withKey(this.pendingVault ?? this.committedVault(), key.id, secret, defaultFor);
