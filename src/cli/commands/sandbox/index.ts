@@ -5,12 +5,15 @@ import { flagTable } from '../../flags.js';
 const run = () => import('./run.js');
 type Handlers = Awaited<ReturnType<typeof run>>;
 
-/** A subcommand done by the function `handler` of run.ts (imported when it runs), and what else it declares. */
+/** What a subcommand declares besides its name, its description and its handler. */
 type Declared = Omit<CommandSpec, 'name' | 'description' | 'load'>;
 
-/** A subcommand done by the function `handler` of run.ts (imported when it runs), and what else it declares. */
+/**
+ * A subcommand done by the function `handler` of run.ts (imported when it runs), and what else it
+ * declares. `rest` is added to, not spread: a spread would read its `flags` getter, at every start.
+ */
 function sub(name: string, handler: keyof Handlers, description: string, rest: Declared = {}): CommandSpec {
-  return { name, description, ...rest, load: () => run().then((m) => m[handler]) };
+  return Object.assign(rest, { name, description, load: () => run().then((m) => m[handler]) });
 }
 
 const OFFSET_ID = { name: '<id>', description: 'the offset id (off_…)', values: 'offsetIds' } as const;
