@@ -20,7 +20,7 @@ const POSTGRES: Dialect = {
   keyed: '',
 };
 
-const V1 = `
+const V1 = () => `
 ${tables(POSTGRES, 'account', 'balances', 'entries', 'offsets', 'offsets_in_review', 'impact', 'impact_daily', 'idempotency', 'api_keys')}CREATE TABLE key_vault (
   id text PRIMARY KEY,
   secret text NOT NULL,
@@ -34,7 +34,7 @@ ${tables(POSTGRES, 'meta')}CREATE TABLE rate_windows (key_id text PRIMARY KEY, s
  * key (keys_version by key writes alone), in its COMMIT's round trip: the read cache of every
  * instance checks it once a batch of requests (postgres-store.ts).
  */
-const V2 = `
+const V2 = () => `
 CREATE TABLE ledger_version (
   id integer PRIMARY KEY CHECK (id = 1),
   version bigint NOT NULL,
@@ -43,6 +43,7 @@ CREATE TABLE ledger_version (
 INSERT INTO ledger_version VALUES (1, 0, 0);
 `;
 
+/** Each migration's statements, made when it runs (a start with the schema up to date makes none). */
 const MIGRATIONS = [V1, V2];
 
 /** Brings the schema up to date, once across every instance starting now. */
@@ -60,7 +61,7 @@ export async function migrate(pool: pg.Pool, schema: string, label: string): Pro
       const problem = `The database schema "${schema}" is version ${from}; this carbon knows up to ${MIGRATIONS.length}.`;
       throw new LedgerError(problem, label, 'Upgrade carbon, or use another schema (?schema=…).');
     }
-    for (let v = from; v < MIGRATIONS.length; v++) await client.query(MIGRATIONS[v]!);
+    for (let v = from; v < MIGRATIONS.length; v++) await client.query(MIGRATIONS[v]!());
     if (row === undefined) await client.query('INSERT INTO schema_version VALUES ($1)', [MIGRATIONS.length]);
     else if (from < MIGRATIONS.length) await client.query('UPDATE schema_version SET version = $1', [MIGRATIONS.length]);
     await client.query('COMMIT');

@@ -23,16 +23,17 @@ const SQLITE: Dialect = {
   keyed: ' WITHOUT ROWID',
 };
 
-const V1 = `
+const V1 = () => `
 ${tables(SQLITE, 'account', 'balances', 'entries', 'offsets', 'impact', 'idempotency', 'api_keys')}`;
 
 /** v2: kg bought per UTC day (the developer page's chart), the review queue's index, named values. */
-const V2 = `
+const V2 = () => `
 ${tables(SQLITE, 'impact_daily')}INSERT INTO impact_daily (livemode, day, kg, offsets)
   SELECT livemode, created_ms / 86400000, SUM(kg), COUNT(*) FROM offsets WHERE status != 'refunded'
   GROUP BY livemode, created_ms / 86400000;
 ${tables(SQLITE, 'offsets_in_review', 'meta')}`;
 
+/** Each migration's statements, made when it runs (a start with the schema up to date makes none). */
 const MIGRATIONS = [V1, V2];
 const SCHEMA_VERSION = MIGRATIONS.length;
 
@@ -47,7 +48,7 @@ export function migrate(db: Database.Database): void {
         code: 'CARBON_SCHEMA_NEWER',
       });
     }
-    for (let v = from; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]!);
+    for (let v = from; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]!());
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
 }
