@@ -103,6 +103,11 @@ const LOADED_AT_BOOT = new Set([
  * A builtin module as a CommonJS stand-in whose exports load the real module on first use. A
  * builtin whose export is itself a function or class (node:events, node:assert) is loaded when
  * the importing module initialises instead: a getter cannot stand in for a constructor.
+ *
+ * A module that imports only names (`import { randomBytes } from 'node:crypto'`) gets a stand-in
+ * of those names alone: each ESM importer copies every export of a CommonJS module into getters
+ * of its own as it initialises (esbuild's __toESM), which for node:crypto's seventy was a tenth of
+ * a millisecond of every start-up. Any other import (default, namespace, require) gets them all.
  */
 const deferredBuiltins = {
   name: 'deferred-builtins',
@@ -113,14 +118,16 @@ const deferredBuiltins = {
       // Not for `import()`: an external one stays a real dynamic import, which the vm.Script that
       // runs cli.cjs cannot do; the stand-in turns it into a require.
       if (LOADED_AT_BOOT.has(name) && args.kind !== 'dynamic-import') return { path: `node:${name}`, external: true };
-      return { path: name, namespace: 'deferred-builtin' };
+      const names = args.kind === 'import-statement' ? importedNames(args.importer, args.path) : undefined;
+      return { path: names === undefined ? name : `${name}#${names.join(',')}`, namespace: 'deferred-builtin' };
     });
     b.onResolve({ filter: /.*/, namespace: 'deferred-builtin' }, (args) => ({ path: args.path, external: true }));
     b.onLoad({ filter: /.*/, namespace: 'deferred-builtin' }, (args) => {
-      const name = `node:${args.path}`;
+      const [module, only] = args.path.split('#');
+      const name = `node:${module}`;
       const real = require(name);
       if (typeof real === 'function') return { loader: 'js', contents: `module.exports = require(${JSON.stringify(name)});` };
-      const keys = Object.keys(real).filter((k) => k !== 'default' && /^[A-Za-z_$][\w$]*$/.test(k));
+      const keys = only?.split(',') ?? Object.keys(real).filter((k) => k !== 'default' && /^[A-Za-z_$][\w$]*$/.test(k));
       return {
         loader: 'js',
         contents: [
@@ -132,6 +139,27 @@ const deferredBuiltins = {
     });
   },
 };
+
+/**
+ * The names `importer` imports from `specifier` when every import of it there is `import { … }`
+ * (type-only names left out), sorted; undefined when any other form imports it.
+ */
+function importedNames(importer, specifier) {
+  const source = readFileSync(importer, 'utf8');
+  const names = new Set();
+  let found = false;
+  for (const m of source.matchAll(/^import\s+(type\s+)?([^;]*?)\s+from\s+['"]([^'"]+)['"]/gm)) {
+    if (m[3] !== specifier || m[1] !== undefined) continue;
+    found = true;
+    const clause = /^\{([^}]*)\}$/.exec(m[2].trim());
+    if (clause === null) return undefined;
+    for (const part of clause[1].split(',')) {
+      const imported = part.trim().split(/\s+as\s+/)[0];
+      if (imported !== '' && !imported.startsWith('type ')) names.add(imported);
+    }
+  }
+  return found && names.size > 0 ? [...names].sort() : undefined;
+}
 
 const SQLITE_VERSION = JSON.parse(readFileSync(require.resolve('better-sqlite3/package.json'), 'utf8')).version;
 
