@@ -1,5 +1,4 @@
 import type { Mode, Offset } from '../api/types.js';
-import { openStore, type StoreTarget } from '../store/open.js';
 import type { AccountRecord, AccountStatus, DefaultKey, LedgerStore, LedgerTx, OffsetRecord, Permission } from '../store/port.js';
 import { validationError } from './errors.js';
 import { FAULTS_META, type FaultConfig } from './faults.js';
@@ -38,15 +37,6 @@ export class Sandbox {
   ) {
     this.clock = options.clock ?? Date.now;
     this.publicBaseUrl = (options.publicBaseUrl ?? DEFAULT_PUBLIC_BASE_URL).replace(/\/+$/, '');
-  }
-
-  /**
-   * Opens the sandbox over a data directory (SQLite) or a store target, provisioning a fresh
-   * account on first use. An engine (service, sandbox, health) is opened by src/engine/open.ts.
-   */
-  static async open(target: string | StoreTarget, options: SandboxOptions | (() => number) = {}): Promise<Sandbox> {
-    const store = await openStore(typeof target === 'string' ? { kind: 'sqlite', dir: target } : target);
-    return Sandbox.over(store, options);
   }
 
   /** The sandbox over a store already open; it provisions the account if the store has none. */

@@ -19,6 +19,14 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   cli: ['api', 'platform', 'service', 'client', 'engine', 'server'],
 };
 
+/**
+ * Within a layer it may import, the files a layer may reach. The service uses the store through its
+ * port alone: it never opens a store or names one (that is openEngine's, in src/engine/).
+ */
+const ONLY: Record<string, Record<string, readonly string[]>> = {
+  service: { store: ['store/port.ts', 'store/ledger-error.ts'] },
+};
+
 const SRC = resolve(import.meta.dirname, '../../src');
 
 function sourceFiles(dir: string): string[] {
@@ -48,9 +56,11 @@ function violations(file: string, text?: string): string[] {
   const allowed = MAY_IMPORT[from];
   if (allowed === undefined)
     return [`${relative(SRC, file)}: src/${from} is not a known layer (add it to MAY_IMPORT and the architecture doc)`];
+  const reachable = (target: string, to: string) =>
+    ONLY[from]?.[to]?.includes(relative(SRC, target).replace(/\.js$/, '.ts').split(sep).join('/')) ?? true;
   return importsOf(file, text)
     .map((target) => ({ target, to: layerOf(target) }))
-    .filter(({ to }) => to !== null && to !== from && !allowed.includes(to))
+    .filter(({ target, to }) => to !== null && to !== from && (!allowed.includes(to) || !reachable(target, to)))
     .map(({ target }) => `${relative(SRC, file)} → ${relative(SRC, target)}`);
 }
 
@@ -70,5 +80,15 @@ describe('the layer rules', () => {
       'service/x.ts → cli/context.js',
     ]);
     expect(violations(join(SRC, 'engine/open.ts'), "import { openStore } from '../store/open.js';")).toEqual([]);
+  });
+
+  it('catch a service that opens a store or names one, and let it use the port', () => {
+    expect(violations(join(SRC, 'service/x.ts'), "import { openStore } from '../store/open.js';")).toEqual([
+      'service/x.ts → store/open.js',
+    ]);
+    expect(violations(join(SRC, 'service/x.ts'), "import type { SqliteStore } from '../store/sqlite/sqlite-store.js';")).toEqual([
+      'service/x.ts → store/sqlite/sqlite-store.js',
+    ]);
+    expect(violations(join(SRC, 'service/x.ts'), "import type { LedgerTx } from '../store/port.js';")).toEqual([]);
   });
 });

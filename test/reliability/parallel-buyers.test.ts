@@ -5,7 +5,6 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { Sandbox } from '../../src/service/sandbox.js';
 import {
   cleanupHomes,
   dataDir,
@@ -25,6 +24,7 @@ import {
   tempHome,
 } from '../support/children.js';
 import { limit } from '../support/load.js';
+import { openSandbox } from '../support/world.js';
 
 beforeAll(requireBuilt);
 afterAll(cleanupHomes);
@@ -81,7 +81,7 @@ describe('parallel buyers', () => {
     async () => {
       const home = tempHome();
       await provision(home);
-      const sandbox = await Sandbox.open(dataDir(home));
+      const sandbox = await openSandbox(dataDir(home));
       await sandbox.topUp('test', 150_000);
       await sandbox.close();
       const { test: key } = sandboxKeys(home);

@@ -3,11 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { Sandbox } from '../../src/service/sandbox.js';
 import { cleanupHomes, type HttpResult, http, requireBuilt, runCli, type Served, serve, sleep, tempHome } from '../support/children.js';
 import { ledgerProblems, postgresRows } from '../support/ledger-check.js';
 import { limit } from '../support/load.js';
 import { throwawayPostgres } from '../support/postgres-cluster.js';
+import { openSandbox } from '../support/world.js';
 
 /**
  * Faults under purchase load on a shared PostgreSQL ledger: the database restarted, and an
@@ -35,7 +35,7 @@ run('PostgreSQL faults under purchase load', () => {
   let key: string;
 
   beforeAll(async () => {
-    const sandbox = await Sandbox.open({ kind: 'postgres', url });
+    const sandbox = await openSandbox({ kind: 'postgres', url });
     await sandbox.topUp('test', 100_000_000);
     key = (await sandbox.defaultKey('test'))!;
     await sandbox.close();

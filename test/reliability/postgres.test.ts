@@ -1,9 +1,9 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { Sandbox } from '../../src/service/sandbox.js';
 import { freshSchema, postgresAvailable, type TestSchema } from '../support/database.js';
 import { limit } from '../support/load.js';
 import { type ServerProcess, startServerProcess } from '../support/server-process.js';
+import { openSandbox } from '../support/world.js';
 
 /**
  * Several `carbon serve` instances on one PostgreSQL ledger: purchases through all of them at
@@ -20,7 +20,7 @@ run('several carbon serve instances on one PostgreSQL', () => {
 
   beforeAll(async () => {
     schema = freshSchema('multi');
-    const sandbox = await Sandbox.open({ kind: 'postgres', url: schema.url });
+    const sandbox = await openSandbox({ kind: 'postgres', url: schema.url });
     await sandbox.topUp('test', 1_000_000);
     key = (await sandbox.defaultKey('test'))!;
     await sandbox.close();
@@ -124,7 +124,7 @@ run('several carbon serve instances on one PostgreSQL', () => {
     'a key revoked through one instance is refused by every instance at once; rate limits hold across instances',
     async () => {
       const [a, b] = servers as [ServerProcess, ServerProcess];
-      const sandbox = await Sandbox.open({ kind: 'postgres', url: schema.url });
+      const sandbox = await openSandbox({ kind: 'postgres', url: schema.url });
       try {
         const made = await sandbox.createKey('test', 'read_only');
         const get = (server: ServerProcess, path: string, k = made.secret) =>

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { Sandbox } from '../../src/service/sandbox.js';
 import type { StoreTarget } from '../../src/store/open.js';
 import { cleanupHomes, dataDir, http, ledgerPath, requireBuilt, rng, runCli, type Served, serve, tempHome } from '../support/children.js';
 import { freshSchema, postgresAvailable, type TestSchema } from '../support/database.js';
 import { type LedgerRows, ledgerProblems, postgresRows, sqliteRows } from '../support/ledger-check.js';
 import { limit } from '../support/load.js';
+import { openSandbox } from '../support/world.js';
 
 /**
  * The port's promise, raced: conflicting writes started together from separate processes (`carbon
@@ -67,7 +67,7 @@ describe.each(stores)('conflicting writes raced on %s', (_name, make) => {
 
   beforeAll(async () => {
     ledger = make();
-    const sandbox = await Sandbox.open(ledger.target);
+    const sandbox = await openSandbox(ledger.target);
     try {
       await sandbox.topUp('live', 10_000_000);
       // Every live purchase waits for review, so review, failure and the clock can race over it.
@@ -147,7 +147,7 @@ describe.each(stores)('conflicting writes raced on %s', (_name, make) => {
   test(
     'a key revoked while purchases with it run on both instances: refused by both from then on, and the ledger adds up',
     async () => {
-      const sandbox = await Sandbox.open(ledger.target);
+      const sandbox = await openSandbox(ledger.target);
       const key = await sandbox.createKey('test', 'purchase').finally(() => sandbox.close());
       const buying = Array.from({ length: 30 }, (_, i) => buy(servers[i % 2]!, key.secret, { kg: 1 }));
       const revoked = await sandboxCli(['keys', 'revoke', key.id]);
@@ -166,7 +166,7 @@ describe.each(stores)('conflicting writes raced on %s', (_name, make) => {
   test(
     'the one-time login link raced by 30 requests through both instances opens one session',
     async () => {
-      const sandbox = await Sandbox.open(ledger.target);
+      const sandbox = await openSandbox(ledger.target);
       const token = await sandbox.pages.newLoginToken(Date.now()).finally(() => sandbox.close());
       const tries = await Promise.all(
         Array.from({ length: 30 }, (_, i) => fetch(`${servers[i % 2]!.origin}/login?token=${token}`, { redirect: 'manual' })),
@@ -182,7 +182,7 @@ describe.each(stores)('conflicting writes raced on %s', (_name, make) => {
     'sandbox reset under purchase load: never a deadlock or a 500, and no purchase with an old key lands in the new ledger',
     async () => {
       for (let round = 0; round < 3; round++) {
-        const sandbox = await Sandbox.open(ledger.target);
+        const sandbox = await openSandbox(ledger.target);
         const oldKey = (await sandbox.defaultKey('test').finally(() => sandbox.close()))!;
         let stop = false;
         const statuses: number[] = [];
@@ -203,7 +203,7 @@ describe.each(stores)('conflicting writes raced on %s', (_name, make) => {
         expect(ledgerProblems(rows)).toEqual([]);
       }
       // The instances go on with the new keys.
-      const sandbox = await Sandbox.open(ledger.target);
+      const sandbox = await openSandbox(ledger.target);
       liveKey = (await sandbox.defaultKey('live'))!;
       testKey = (await sandbox.defaultKey('test'))!;
       await sandbox.setReviewLimit(1);

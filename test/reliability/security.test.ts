@@ -21,13 +21,13 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type RunningServer, startServer } from '../../src/server/server.js';
-import { Sandbox } from '../../src/service/sandbox.js';
 import type { StoreTarget } from '../../src/store/open.js';
 import { cleanupHomes, http, ledgerPath, requireBuilt, runCli, STACK_FRAME, serve, tempHome } from '../support/children.js';
 import { hasChromium, launchIn, withChromium } from '../support/chromium.js';
 import { freshSchema, postgresAvailable, type TestSchema } from '../support/database.js';
 import { limit } from '../support/load.js';
 import { rawExchange } from '../support/raw-http.js';
+import { openSandbox } from '../support/world.js';
 
 beforeAll(requireBuilt);
 afterAll(cleanupHomes);
@@ -395,10 +395,10 @@ describe('repeated Authorization or Idempotency-Key headers are refused', () => 
 describe('files and the command line', () => {
   test('sandbox-keys.json left 0644 (a restore) is tightened back to 0600 when the ledger is opened', async () => {
     const dir = join(tempHome('carbon-sec-'), 'data');
-    await (await Sandbox.open(dir)).close();
+    await (await openSandbox(dir)).close();
     const file = join(dir, 'sandbox-keys.json');
     chmodSync(file, 0o644);
-    await (await Sandbox.open(dir)).close();
+    await (await openSandbox(dir)).close();
     expect((statSync(file).mode & 0o777).toString(8)).toBe('600');
   });
 

@@ -6,11 +6,11 @@ import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Offset } from '../../src/api/types.js';
 import { parseTarget, type RunningServer, type ServeOptions, startServer } from '../../src/server/server.js';
-import { Sandbox } from '../../src/service/sandbox.js';
 import { LEDGER_FILE } from '../../src/store/sqlite/files.js';
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { limit } from '../support/load.js';
 import { rawExchange, sleep } from '../support/raw-http.js';
+import { openSandbox } from '../support/world.js';
 
 /**
  * The server's own duties, beyond the API (which the contract suite covers): the body limit,
@@ -365,7 +365,7 @@ describe('carbon serve: answers stay fresh under load', () => {
     const background = Array.from({ length: 10 }, async () => {
       while (!stop) await balance();
     });
-    const other = await Sandbox.open(h.dir);
+    const other = await openSandbox(h.dir);
     try {
       let expected = await balance();
       for (let round = 0; round < 40; round++) {
@@ -488,7 +488,7 @@ describe('carbon serve: graceful close', () => {
     expect(h.log.some((l) => /finishing 1 request\(s\) in flight/.test(l))).toBe(true);
     expect(h.log.at(-1)).toBe('closed');
     // The ledger was closed, and the purchase is in it.
-    const check = await Sandbox.open(h.dir);
+    const check = await openSandbox(h.dir);
     expect((await check.status()).impact.test.offsets).toBe(1);
     await check.close();
     rmSync(h.dir, { recursive: true, force: true });

@@ -1,9 +1,9 @@
 import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Sandbox } from '../../src/service/sandbox.js';
 import { limit } from '../support/load.js';
 import { sleep } from '../support/raw-http.js';
 import { defaultLauncher, type ServerProcess, startServerProcess } from '../support/server-process.js';
+import { openSandbox } from '../support/world.js';
 
 /**
  * `carbon serve` in its own process, stopped by a signal with a request in flight: the request
@@ -13,7 +13,7 @@ import { defaultLauncher, type ServerProcess, startServerProcess } from '../supp
 const launcher = defaultLauncher();
 
 async function keyOf(dataDir: string): Promise<string> {
-  const sandbox = await Sandbox.open(dataDir);
+  const sandbox = await openSandbox(dataDir);
   try {
     return (await sandbox.defaultKey('test'))!;
   } finally {
@@ -79,7 +79,7 @@ describe(`carbon serve stopped by a signal (${launcher})`, () => {
       expect(answer.connection).toBe('close');
       expect(await exited).toBe(0);
 
-      const sandbox = await Sandbox.open(server.dataDir);
+      const sandbox = await openSandbox(server.dataDir);
       expect((await sandbox.status()).impact.test.offsets).toBe(1);
       await sandbox.close();
       const log = server.stderr();

@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, expect, test } from 'vitest';
-import { Sandbox } from '../../src/service/sandbox.js';
-import { entrySums, openWorld, type World } from '../support/world.js';
+import { entrySums, openSandbox, openWorld, type World } from '../support/world.js';
 
 // The ledger keeps the balances between reads (as it keeps the account and the keys) and must
 // drop them whenever they may have moved: a commit through another connection, or any write of
@@ -21,7 +20,7 @@ test('a balance read again follows writes through this connection and others', a
   expect(start).toBe(entrySums(w, 'test').total);
 
   // Another connection (another process, as far as SQLite can tell) tops up.
-  const other = await Sandbox.open(w.dir, () => w.clock.now);
+  const other = await openSandbox(w.dir, () => w.clock.now);
   try {
     await other.topUp('test', 25_000);
     await nextTurn();

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { Sandbox } from '../../src/service/sandbox.js';
 import type { StoreTarget } from '../../src/store/open.js';
 import { freshSchema, postgresAvailable } from '../support/database.js';
+import { openSandbox } from '../support/world.js';
 
 /**
  * The developer page's reference filter is a prefix (`ops` finds `ops-flight-2`), the same on
@@ -14,7 +14,7 @@ import { freshSchema, postgresAvailable } from '../support/database.js';
 const REFERENCES = ['ops-flight-2', 'ops-hotel', 'OPS-upper', 'dev-ops', '100%_green', '100xxgreen', '50_50', '5050'];
 
 async function prefixes(target: StoreTarget): Promise<Record<string, string[]>> {
-  const sandbox = await Sandbox.open(target, () => Date.UTC(2030, 0, 15));
+  const sandbox = await openSandbox(target, () => Date.UTC(2030, 0, 15));
   try {
     const service = sandbox.service();
     const key = (await sandbox.defaultKey('test'))!;

@@ -1,8 +1,7 @@
 import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { Sandbox } from '../../src/service/sandbox.js';
-import { expectError, openWorld, tempDir, type World } from '../support/world.js';
+import { expectError, openSandbox, openWorld, tempDir, type World } from '../support/world.js';
 
 const cleanup: (() => void)[] = [];
 afterEach(() => {
@@ -78,7 +77,7 @@ describe('files on disk', () => {
 
   test('reopening a directory keeps everything and provisions nothing new', async () => {
     const d = dir();
-    const first = await Sandbox.open(d);
+    const first = await openSandbox(d);
     const key = (await first.defaultKey('test'))!;
     const service = first.service();
     const bought = await service.handle({
@@ -92,7 +91,7 @@ describe('files on disk', () => {
     await first.advanceClock(5000);
     await first.close();
 
-    const again = await Sandbox.open(d);
+    const again = await openSandbox(d);
     cleanup.push(() => again.close());
     expect(await again.defaultKey('test')).toBe(key);
     expect(await again.keys()).toHaveLength(3);
@@ -119,7 +118,7 @@ describe('files on disk', () => {
       JSON.stringify({ defaults: { test: 'key_stale' }, secrets: { key_stale: 'ck_test_stalestalestalestalestalestale' } }),
       { mode: 0o600 },
     );
-    const sandbox = await Sandbox.open(data);
+    const sandbox = await openSandbox(data);
     try {
       const keys = await sandbox.keys();
       expect(keys.map((k) => k.default).sort()).toEqual(['live', 'read_only', 'test']);

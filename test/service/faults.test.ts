@@ -3,10 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { type FaultConfig, FaultDice, faultResponse } from '../../src/service/faults.js';
-import { Sandbox } from '../../src/service/sandbox.js';
 import { checkFaults } from '../../src/service/settings.js';
 import { SEED } from '../support/seed.js';
-import { refused } from '../support/world.js';
+import { openSandbox, refused } from '../support/world.js';
 
 /**
  * `carbon sandbox faults`: the setting's checks (a table), the draws (seeded, filtered by route
@@ -163,8 +162,8 @@ describe('the setting in the store', () => {
 
   test('off by default; set is seen by another sandbox on the same ledger; off and reset clear it; a refused one changes nothing', async () => {
     const data = dir();
-    const a = await Sandbox.open(data);
-    const b = await Sandbox.open(data);
+    const a = await openSandbox(data);
+    const b = await openSandbox(data);
     try {
       expect(await a.faults()).toBeNull();
       expect((await a.status()).faults).toBeNull();

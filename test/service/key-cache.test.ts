@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, expect, test } from 'vitest';
-import { Sandbox } from '../../src/service/sandbox.js';
-import { expectError, openWorld, type World } from '../support/world.js';
+import { expectError, openSandbox, openWorld, type World } from '../support/world.js';
 
 // The service remembers the digest of an Authorization header it has seen name a key, to skip
 // hashing it again; whether the key is still good must be decided afresh on every request.
@@ -16,7 +15,7 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 test('a key used, then revoked through another connection, is refused on the next request', async () => {
   const extra = await w.sandbox.createKey('test', 'purchase');
   for (let i = 0; i < 3; i++) expect((await w.call('GET', '/balance', { key: extra.secret })).status).toBe(200);
-  const other = await Sandbox.open(w.dir, () => w.clock.now);
+  const other = await openSandbox(w.dir, () => w.clock.now);
   try {
     await other.revokeKey(extra.id);
   } finally {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Mode } from '../../src/api/types.js';
 import { Sandbox } from '../../src/service/sandbox.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { tempDir } from '../support/world.js';
+import { openSandbox, tempDir } from '../support/world.js';
 
 /**
  * Several node processes buy from ONE data directory at the same instant while others top up
@@ -68,7 +68,7 @@ function sizes(seed: number, n: number): number[] {
 }
 
 test('processes buying, topping up and refunding on one ledger at once leave it exact', { timeout: 60_000 }, async () => {
-  const setup = await Sandbox.open(dir);
+  const setup = await openSandbox(dir);
   const keys = { test: (await setup.defaultKey('test'))!, live: (await setup.defaultKey('live'))! };
   await setup.topUp('live', 30_000);
   const start = await setup.status();

@@ -2,7 +2,8 @@ import { rmSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Impact, Mode, OffsetList, Quote } from '../../src/api/types.js';
-import { entrySums, errorOf, lm, type OffsetBody, openWorld, tempDir, type World } from '../support/world.js';
+import { livemodeOf } from '../../src/store/tables.js';
+import { entrySums, errorOf, type OffsetBody, openWorld, tempDir, type World } from '../support/world.js';
 
 /**
  * Property-based tests of the model against an independent reference written with BigInt:
@@ -311,7 +312,7 @@ async function checkBooks(
     expect(sums.topup).toBe(model.topups[mode]);
 
     // … and against the offsets table: charges are every offset's amount, refunds the refunded ones'.
-    const rows = w.rows<OffsetRowLite>('SELECT id, status, kg, amount_cents FROM offsets WHERE livemode = ?', lm(mode));
+    const rows = w.rows<OffsetRowLite>('SELECT id, status, kg, amount_cents FROM offsets WHERE livemode = ?', livemodeOf(mode));
     expect(rows).toHaveLength(mine.length);
     const total = (pred: (r: OffsetRowLite) => boolean, f: (r: OffsetRowLite) => number) => rows.filter(pred).reduce((s, r) => s + f(r), 0);
     expect(
@@ -336,7 +337,7 @@ async function checkBooks(
     );
     const perOffset = w.rows<{ offset_id: string; n: number }>(
       "SELECT offset_id, COUNT(*) AS n FROM entries WHERE kind = 'charge' AND livemode = ? GROUP BY offset_id HAVING n <> 1",
-      lm(mode),
+      livemodeOf(mode),
     );
     expect(perOffset).toEqual([]);
 

@@ -1,7 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { Sandbox } from '../../src/service/sandbox.js';
 import { takeFromWindow } from '../../src/store/rate-window.js';
-import { expectError, openWorld, type World } from '../support/world.js';
+import { expectError, openSandbox, openWorld, type World } from '../support/world.js';
 
 let w: World;
 beforeEach(async () => {
@@ -105,7 +104,7 @@ describe('rate limiting', () => {
     expect((await balance()).status).toBe(429);
     const request = { method: 'GET', path: '/api/v1/balance', query: {}, headers: { authorization: `Bearer ${w.keys.test}` }, body: '' };
     expect((await w.sandbox.service().handle(request)).status).toBe(429);
-    const elsewhere = await Sandbox.open(w.dir, () => w.clock.now);
+    const elsewhere = await openSandbox(w.dir, () => w.clock.now);
     try {
       expect((await elsewhere.service().handle(request)).status).toBe(200);
     } finally {

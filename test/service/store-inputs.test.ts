@@ -4,9 +4,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ApiRequest } from '../../src/api/types.js';
 import { ApiError } from '../../src/service/errors.js';
-import { Sandbox } from '../../src/service/sandbox.js';
+import type { Sandbox } from '../../src/service/sandbox.js';
 import type { OffsetsService } from '../../src/service/service.js';
 import { storeMatrix, type TestLedger, testLedger } from '../support/matrix.js';
+import { openSandbox } from '../support/world.js';
 
 /**
  * Every input answered alike on every store. Text PostgreSQL cannot hold (NUL), text no encoding
@@ -102,7 +103,7 @@ describe('every input answered alike on every store', () => {
     for (const store of storeMatrix()) {
       const ledger = testLedger(store.kind, 'inputs');
       ledgers.push(ledger);
-      worlds.push([store.label, await world(await Sandbox.open(ledger.target(dir)))]);
+      worlds.push([store.label, await world(await openSandbox(ledger.target(dir)))]);
     }
   });
 

@@ -1,10 +1,12 @@
 import { rmSync } from 'node:fs';
 import { expect } from 'vitest';
 import type { ApiErrorBody, ApiRequest, ApiResponse, Mode, Offset } from '../../src/api/types.js';
+import { openEngine, type StoreTarget } from '../../src/engine/open.js';
 import { ApiError } from '../../src/service/errors.js';
 import { Sandbox } from '../../src/service/sandbox.js';
 import type { OffsetsService } from '../../src/service/service.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { livemodeOf } from '../../src/store/tables.js';
 import { tempDir as makeTempDir } from './temp.js';
 
 /** A fixed starting instant, so timestamps in assertions are predictable. */
@@ -21,6 +23,14 @@ interface CallOptions {
   idem?: string;
   /** Send the path as given; otherwise `/api/v1` is put in front of paths not starting with `/api/`. */
   raw?: boolean;
+}
+
+/**
+ * The sandbox of an engine opened on `target` (a data directory is SQLite), as another process
+ * would open it; closing the sandbox closes its ledger.
+ */
+export async function openSandbox(target: StoreTarget | string, clock?: () => number): Promise<Sandbox> {
+  return (await openEngine(target, clock === undefined ? {} : { clock })).sandbox;
 }
 
 /** One sandbox on a temporary data directory, its service, and a clock the test controls. */
@@ -124,15 +134,11 @@ export function expectError(res: ApiResponse, status: number, code: string, para
   return err;
 }
 
-export function lm(mode: Mode): number {
-  return mode === 'live' ? 1 : 0;
-}
-
 /** Sum of a mode's ledger entries by kind. */
 export function entrySums(world: World, mode: Mode): { topup: number; charge: number; refund: number; total: number } {
   const rows = world.rows<{ kind: string; s: number }>(
     'SELECT kind, SUM(amount_cents) AS s FROM entries WHERE livemode = ? GROUP BY kind',
-    lm(mode),
+    livemodeOf(mode),
   );
   const by = Object.fromEntries(rows.map((r) => [r.kind, r.s]));
   const topup = by.topup ?? 0;
