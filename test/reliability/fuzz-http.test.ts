@@ -9,17 +9,8 @@
 import type Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import {
-  cleanupHomes,
-  ledgerState,
-  openLedger,
-  provision,
-  requireBuilt,
-  type Served,
-  STACK_FRAME,
-  serve,
-  tempHome,
-} from '../support/children.js';
+import { cleanupHomes, ledgerState, openLedger, provision, requireBuilt, STACK_FRAME, tempHome } from '../support/children.js';
+import { type Served, serve } from '../support/cli.js';
 import {
   authorizations,
   expectDocumented,

@@ -17,10 +17,10 @@ import {
   requireBuilt,
   rng,
   runCli,
-  serve,
   sleep,
   tempHome,
 } from '../support/children.js';
+import { serve } from '../support/cli.js';
 import { limit } from '../support/load.js';
 import { SEED } from '../support/seed.js';
 

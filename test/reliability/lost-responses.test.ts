@@ -6,18 +6,8 @@
  */
 
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import {
-  cleanupHomes,
-  pool,
-  printedError,
-  provision,
-  readLedger,
-  requireBuilt,
-  rng,
-  runCli,
-  serve,
-  tempHome,
-} from '../support/children.js';
+import { cleanupHomes, pool, printedError, provision, readLedger, requireBuilt, rng, runCli, tempHome } from '../support/children.js';
+import { serve } from '../support/cli.js';
 import { type Fault, startFaultProxy } from '../support/fault-proxy.js';
 import { limit } from '../support/load.js';
 import { SEED } from '../support/seed.js';

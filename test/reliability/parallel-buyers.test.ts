@@ -17,12 +17,11 @@ import {
   readLedger,
   requireBuilt,
   runCli,
-  type Served,
   sandboxKeys,
-  serve,
   sleep,
   tempHome,
 } from '../support/children.js';
+import { type Served, serve } from '../support/cli.js';
 import { limit } from '../support/load.js';
 import { openSandbox } from '../support/world.js';
 

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { cleanupHomes, type HttpResult, http, requireBuilt, runCli, type Served, serve, sleep, tempHome } from '../support/children.js';
+import { cleanupHomes, type HttpResult, http, requireBuilt, runCli, sleep, tempHome } from '../support/children.js';
+import { type Served, serve } from '../support/cli.js';
 import { ledgerProblems, postgresRows } from '../support/ledger-check.js';
 import { limit } from '../support/load.js';
 import { throwawayPostgres } from '../support/postgres-cluster.js';
@@ -39,7 +40,7 @@ run('PostgreSQL faults under purchase load', () => {
     await sandbox.topUp('test', 100_000_000);
     key = (await sandbox.defaultKey('test'))!;
     await sandbox.close();
-    servers = await Promise.all([serve(home, { env }), serve(home, { env })]);
+    servers = await Promise.all([serve(home, [], env), serve(home, [], env)]);
   }, limit(60_000));
 
   afterAll(async () => {

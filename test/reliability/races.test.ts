@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { StoreTarget } from '../../src/store/open.js';
-import { cleanupHomes, dataDir, http, ledgerPath, requireBuilt, rng, runCli, type Served, serve, tempHome } from '../support/children.js';
+import { cleanupHomes, dataDir, http, ledgerPath, requireBuilt, rng, runCli, tempHome } from '../support/children.js';
+import { type Served, serve } from '../support/cli.js';
 import { freshSchema, postgresAvailable, type TestSchema } from '../support/database.js';
 import { type LedgerRows, ledgerProblems, postgresRows, sqliteRows } from '../support/ledger-check.js';
 import { limit } from '../support/load.js';
@@ -77,7 +78,7 @@ describe.each(stores)('conflicting writes raced on %s', (_name, make) => {
     } finally {
       await sandbox.close();
     }
-    servers = await Promise.all([serve(ledger.home, { env: ledger.env }), serve(ledger.home, { env: ledger.env })]);
+    servers = await Promise.all([serve(ledger.home, [], ledger.env), serve(ledger.home, [], ledger.env)]);
   }, limit(60_000));
 
   afterAll(async () => {

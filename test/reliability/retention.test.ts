@@ -13,9 +13,9 @@ import {
   requireBuilt,
   runCli,
   sandboxKeys,
-  serve,
   tempHome,
 } from '../support/children.js';
+import { serve } from '../support/cli.js';
 import { limit } from '../support/load.js';
 
 beforeAll(requireBuilt);

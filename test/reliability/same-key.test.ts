@@ -4,18 +4,8 @@
  * `carbon buy --idempotency-key` processes on the local engine.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import {
-  cleanupHomes,
-  http,
-  printedError,
-  provision,
-  readLedger,
-  requireBuilt,
-  runCli,
-  type Served,
-  serve,
-  tempHome,
-} from '../support/children.js';
+import { cleanupHomes, http, printedError, provision, readLedger, requireBuilt, runCli, tempHome } from '../support/children.js';
+import { type Served, serve } from '../support/cli.js';
 import { limit } from '../support/load.js';
 
 beforeAll(requireBuilt);

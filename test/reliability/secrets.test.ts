@@ -25,10 +25,10 @@ import {
   runCli,
   type SandboxKeys,
   sandboxKeys,
-  serve,
   sleep,
   tempHome,
 } from '../support/children.js';
+import { serve } from '../support/cli.js';
 import { limit } from '../support/load.js';
 
 beforeAll(requireBuilt);
@@ -275,7 +275,7 @@ describe('carbon serve listens on loopback unless told otherwise', () => {
   test('--host with a non-loopback address is served only when asked, with a warning', async () => {
     const home = tempHome();
     await provision(home);
-    const server = await serve(home, { args: ['--host', '0.0.0.0'] });
+    const server = await serve(home, ['--host', '0.0.0.0']);
     try {
       // The warning goes to stderr, which may arrive a moment after the JSON line on stdout (the test's limit bounds the wait).
       while (!server.output().includes('warning:')) await sleep(50);

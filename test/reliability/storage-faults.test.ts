@@ -25,9 +25,9 @@ import {
   readLedger,
   requireBuilt,
   runCli,
-  serve,
   tempHome,
 } from '../support/children.js';
+import { serve } from '../support/cli.js';
 import { limit } from '../support/load.js';
 
 beforeAll(requireBuilt);
@@ -180,7 +180,7 @@ describe('a locked ledger', () => {
   test('carbon serve on a locked ledger answers 503 with Retry-After; the retry with the same key buys once', async () => {
     const home = tempHome();
     const key = (await provision(home)).test;
-    const server = await serve(home, { env: FAST });
+    const server = await serve(home, [], FAST);
     const cliHome = tempHome();
     const env = { ...FAST, CARBON_BASE_URL: server.url, CARBON_API_KEY: key };
     try {

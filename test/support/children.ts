@@ -1,7 +1,8 @@
 /**
- * What the reliability tests share: running the built binary, serving a data directory from a
- * child process (so it can be killed), and reading the ledger straight from the SQLite file to
- * check that the money adds up. Everything stays on loopback and in temporary directories.
+ * What the reliability tests share: running the built binary with what a kill test needs (a
+ * uid, the child at spawn, a timeout that kills), and reading the ledger straight from the SQLite
+ * file to check that the money adds up. `carbon serve` children are test/support/cli.ts's
+ * serve(). Everything stays on loopback and in temporary directories.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -230,64 +231,6 @@ export function readLedger(home: string): LedgerFacts {
     refunds: sum('refund'),
     problems,
   };
-}
-
-// ---------------------------------------------------------------------------------------------
-// A served data directory, in a child process
-// ---------------------------------------------------------------------------------------------
-
-export interface Served {
-  url: string;
-  origin: string;
-  child: ChildProcess;
-  /** Everything the server wrote to stdout and stderr so far (the access log included). */
-  output(): string;
-  /** SIGKILL, and wait for the process to be gone. */
-  kill(): Promise<void>;
-  /** SIGTERM (a graceful close), and wait. */
-  stop(): Promise<void>;
-}
-
-/**
- * Serves `home`'s data directory with `carbon serve --port 0` (loopback, a free port) in a child
- * process. Resolves once the JSON line with "url" has been printed on stdout.
- */
-export async function serve(home: string, options: { env?: Record<string, string | undefined>; args?: string[] } = {}): Promise<Served> {
-  const argv = [BIN, 'serve', '--port', '0', ...(options.args ?? [])];
-  const child = spawn(process.execPath, argv, { env: childEnv(home, options.env), stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let stdoutBuffer = '';
-  const exited = new Promise<void>((r) => child.on('exit', () => r()));
-  const url = await new Promise<string>((resolveUrl, reject) => {
-    const startLimit = limit(15_000);
-    const timer = setTimeout(() => reject(new Error(`the server did not start in ${startLimit} ms:\n${out}`)), startLimit);
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      stdoutBuffer += d;
-      for (const line of stdoutBuffer.split('\n').slice(0, -1)) {
-        try {
-          const parsed = JSON.parse(line) as { url?: string };
-          if (typeof parsed.url === 'string') {
-            clearTimeout(timer);
-            resolveUrl(parsed.url);
-          }
-        } catch {
-          // Not the JSON line.
-        }
-      }
-      stdoutBuffer = stdoutBuffer.slice(stdoutBuffer.lastIndexOf('\n') + 1);
-    });
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`the server exited (${code ?? signal}) before printing its url:\n${out}`));
-    });
-  });
-  const stopWith = async (signal: NodeJS.Signals) => {
-    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-    await exited;
-  };
-  return { url, origin: new URL(url).origin, child, output: () => out, kill: () => stopWith('SIGKILL'), stop: () => stopWith('SIGTERM') };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -223,14 +223,22 @@ export async function pipeline(script: string, options: RunOptions): Promise<Run
 
 export interface Served {
   url: string;
+  /** The URL's origin (http://127.0.0.1:<port>). */
+  origin: string;
   /** The one JSON line `carbon serve` printed on stdout. */
   ready: { url: string; test_key: string | null; read_only_key: string | null; live_key: string | null; pid: number };
+  /** The process (its exitCode is null while it runs). */
+  child: ResultPromise;
   /** Everything on stderr so far (banner, access log). */
   stderr(): string;
   /** Everything on stdout so far. */
   stdout(): string;
-  /** Sends a signal and resolves with the exit code. */
+  /** Both streams so far, in the order they arrived. */
+  output(): string;
+  /** Sends a signal (SIGTERM: a graceful close) and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<{ exitCode: number | undefined; signal: string | undefined }>;
+  /** SIGKILL, and wait for the process to be gone. */
+  kill(): Promise<unknown>;
 }
 
 const servers = new Set<Served>();
@@ -255,8 +263,15 @@ export async function serve(home: string, args: string[] = [], env: Record<strin
   const child = spawnCarbon(home, ['serve', '--port', '0', ...args], env);
   let out = '';
   let err = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  let all = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+    all += d;
+  });
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+    err += d;
+    all += d;
+  });
   const startLimit = limit(15_000);
   const line = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`carbon serve printed no line in ${startLimit} ms\nstderr: ${err}`)), startLimit);
@@ -277,9 +292,13 @@ export async function serve(home: string, args: string[] = [], env: Record<strin
   let stopped: Promise<{ exitCode: number | undefined; signal: string | undefined }> | undefined;
   const served: Served = {
     url: ready.url,
+    origin: new URL(ready.url).origin,
     ready,
+    child,
     stderr: () => err,
     stdout: () => out,
+    output: () => all,
+    kill: () => served.stop('SIGKILL'),
     stop(signal = 'SIGTERM') {
       stopped ??= (async () => {
         child.kill(signal);
