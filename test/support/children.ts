@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { binary, ROOT } from './binary.js';
-import { ledgerProblems, sqliteRows } from './ledger-check.js';
+import { type LedgerRows, ledgerProblems, sqliteRows } from './ledger-check.js';
 import { limit } from './load.js';
 import { tempDirs } from './temp.js';
 
@@ -167,14 +167,8 @@ export function ledgerState(db: Database.Database): { test: number; live: number
   };
 }
 
-interface OffsetFact {
-  id: string;
-  livemode: number;
-  status: string;
-  kg: number;
-  amount_cents: number;
-  reference: string | null;
-}
+/** An offset as the checks read it: its row, less the creation time. */
+type OffsetFact = Omit<LedgerRows['offsets'][number], 'created_ms'>;
 
 export interface LedgerFacts {
   integrity: string;
