@@ -1,23 +1,10 @@
 import { expect, test } from 'vitest';
-import type { Offset } from '../../src/api/types.js';
 import { CSV_COLUMNS, csvHeader, csvRow } from '../../src/cli/render/resources.js';
 import { parseCsv } from '../support/cli.js';
+import { anOffset } from '../support/offsets.js';
 
-const offset = (reference: string | null): Offset => ({
-  object: 'offset',
-  id: 'off_0123456789abcdefghijklmn',
-  livemode: false,
-  status: 'placed',
-  kg: 500,
-  amount_cents: 2000,
-  currency: 'usd',
-  rate_millicents_per_kg: 4000,
-  requested: { kg: 500, amount_cents: null },
-  reference,
-  certificate_url: null,
-  created: '2026-11-21T22:00:00.000Z',
-  placed: '2026-11-21T22:00:00.000Z',
-});
+const offset = (reference: string | null) =>
+  anOffset({ kg: 500, amount_cents: 2000, requested: { kg: 500, amount_cents: null }, reference, placed: '2026-11-21T22:00:00.000Z' });
 
 const referenceOf = (reference: string | null) => {
   const [header, row] = parseCsv(csvHeader() + csvRow(offset(reference)));

@@ -1,11 +1,11 @@
 import { createRequire } from 'node:module';
 import { describe, expect, test, vi } from 'vitest';
-import type { Offset } from '../../src/api/types.js';
 import { cliTable3 } from '../../src/cli/render/cli-table3.js';
 import { BORDERLESS, type Column, displayWidth, headerLine, layout, line, table } from '../../src/cli/render/fit.js';
 import { makePaint } from '../../src/cli/render/paint.js';
 import { offsetStream, offsetTable } from '../../src/cli/render/resources.js';
 import { keyTable, type ShownKey } from '../../src/cli/render/sandbox.js';
+import { anOffset } from '../support/offsets.js';
 
 /**
  * Tables are drawn by cli-table3 (issue 28): fit.ts lays them out (columns, widths, cuts) and
@@ -84,21 +84,7 @@ describe('cli-table3 draws the lines', () => {
     expect(tables[0]!.options.colWidths).toEqual([4, 8]);
   });
 
-  const offset = (n: number, reference: string | null): Offset => ({
-    object: 'offset',
-    id: `off_${String(n).padStart(24, '0')}`,
-    livemode: false,
-    status: 'placed',
-    kg: 5,
-    amount_cents: 20,
-    currency: 'usd',
-    rate_millicents_per_kg: 4000,
-    requested: { kg: 5, amount_cents: null },
-    reference,
-    certificate_url: null,
-    created: '2026-11-21T22:00:00.000Z',
-    placed: null,
-  });
+  const offset = (n: number, reference: string | null) => anOffset({ id: `off_${String(n).padStart(24, '0')}`, reference });
   const key: ShownKey = {
     id: 'key_0123456789abcdef',
     mode: 'test',

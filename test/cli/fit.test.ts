@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import type { Offset } from '../../src/api/types.js';
 import { type Column, cut, displayWidth, headerLine, layout, line, stripAnsi, table, terminalWidth } from '../../src/cli/render/fit.js';
 import { makePaint } from '../../src/cli/render/paint.js';
 import { noPaint, offsetStream, offsetTable } from '../../src/cli/render/resources.js';
 import { keyTable, type ShownKey } from '../../src/cli/render/sandbox.js';
+import { anOffset } from '../support/offsets.js';
 
 /** The fitter (src/cli/render/fit.ts): tables that never wrap, the id never cut. */
 
@@ -117,23 +117,7 @@ describe('properties', () => {
       kg: fc.integer({ min: 1, max: 1_000_000_000 }),
       reference: fc.option(reference),
     })
-    .map(
-      (o): Offset => ({
-        object: 'offset',
-        id: o.id,
-        livemode: false,
-        status: o.status,
-        kg: o.kg,
-        amount_cents: o.kg * 4,
-        currency: 'usd',
-        rate_millicents_per_kg: 4000,
-        requested: { kg: o.kg, amount_cents: null },
-        reference: o.reference,
-        certificate_url: null,
-        created: '2026-11-21T22:00:00.000Z',
-        placed: null,
-      }),
-    );
+    .map((o) => anOffset({ ...o, amount_cents: o.kg * 4, requested: { kg: o.kg, amount_cents: null } }));
 
   test('a list: every line at most the width (40..200), each id whole at the start of its line', () => {
     fc.assert(
@@ -220,21 +204,7 @@ describe('properties', () => {
 });
 
 describe('a list streamed to a terminal (--all)', () => {
-  const offset = (n: number, reference: string): Offset => ({
-    object: 'offset',
-    id: `off_${String(n).padStart(24, '0')}`,
-    livemode: false,
-    status: 'placed',
-    kg: 5,
-    amount_cents: 20,
-    currency: 'usd',
-    rate_millicents_per_kg: 4000,
-    requested: { kg: 5, amount_cents: null },
-    reference,
-    certificate_url: null,
-    created: '2026-11-21T22:00:00.000Z',
-    placed: null,
-  });
+  const offset = (n: number, reference: string) => anOffset({ id: `off_${String(n).padStart(24, '0')}`, reference });
 
   test('the header comes once, with the first batch, which sizes the columns; later rows are cut to them', () => {
     const stream = offsetStream(noPaint, 120);

@@ -1,22 +1,13 @@
 import { describe, expect, test } from 'vitest';
 import type { Offset } from '../../src/api/types.js';
 import { freshState, type PollOptions, poll } from '../../src/cli/watch/follow.js';
+import { anOffset } from '../support/offsets.js';
 
 /** carbon watch's diff of one poll against what it knew, in-process, on hand-made lists. */
 
 const at = (s: number) => new Date(Date.UTC(2026, 0, 1) + s * 1000).toISOString();
 const offset = (id: string, s: number, status: Offset['status'] = 'processing'): Offset =>
-  ({
-    object: 'offset',
-    id,
-    livemode: false,
-    status,
-    kg: 1,
-    amount_cents: 4,
-    reference: null,
-    created: at(s),
-    placed: status === 'placed' ? at(s + 3) : null,
-  }) as unknown as Offset;
+  anOffset({ id, status, kg: 1, amount_cents: 4, created: at(s), placed: status === 'placed' ? at(s + 3) : null });
 
 /** The list newest first, counting how many offsets the walk read. */
 function walk(offsets: Offset[]) {

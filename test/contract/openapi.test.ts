@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../src/service/errors.js';
+import { anOffset } from '../support/offsets.js';
 import { type Exchange, OpenApiValidator } from '../support/openapi.js';
 
 /**
@@ -10,21 +11,7 @@ import { type Exchange, OpenApiValidator } from '../support/openapi.js';
 
 const v = new OpenApiValidator();
 
-const offset = {
-  object: 'offset',
-  id: 'off_abc123',
-  livemode: false,
-  status: 'processing',
-  kg: 5,
-  amount_cents: 20,
-  currency: 'usd',
-  rate_millicents_per_kg: 4000,
-  requested: { kg: 5, amount_cents: null },
-  reference: null,
-  certificate_url: null,
-  created: '2030-01-15T12:00:00.000Z',
-  placed: null,
-};
+const offset = anOffset({ id: 'off_abc123', status: 'processing', created: '2030-01-15T12:00:00.000Z' });
 
 function ex(partial: Partial<Exchange>): Exchange {
   return {
