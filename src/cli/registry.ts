@@ -66,8 +66,23 @@ function register(parent: Command, spec: CommandSpec, inherited: SettingsKind, o
     cmd.addHelpText('after', () => helpAfter(spec));
   }
   if (spec.lenient === true) cmd.helpOption(false).allowUnknownOption().allowExcessArguments();
+  if (spec.isDefault === true && spec.args === undefined) unknownWordsAreCommands(cmd, parent);
   if (spec.load !== undefined) cmd.action(settings === 'bare' ? bare(spec.load) : withContext(spec.load, settings, opened));
   each(spec.subcommands, (sub) => register(cmd, sub, settings, opened));
+}
+
+/**
+ * A group's default command (`carbon sandbox faults` is `faults show`) takes no words, so a word
+ * after the group is a command it does not have: `carbon sandbox faults clear` says so, with
+ * commander's suggestion, as `carbon config sett` does, not "too many arguments for 'show'".
+ */
+function unknownWordsAreCommands(cmd: Command, group: Command): void {
+  cmd.allowExcessArguments().hook('preAction', () => {
+    if (cmd.args.length === 0) return;
+    // commander names the group's first word; the group's may be an option of the default command.
+    group.args = cmd.args;
+    (group as Command & { unknownCommand(): never }).unknownCommand();
+  });
 }
 
 /**

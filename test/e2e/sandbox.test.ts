@@ -201,6 +201,25 @@ describe('reset', () => {
   });
 });
 
+describe('a word after a group that is none of its commands', () => {
+  test('is an unknown command (exit 2, with a suggestion when one is close), not an argument of the default command', async () => {
+    const home = newHome();
+    const cases: Array<[string[], string]> = [
+      [['sandbox', 'faults', 'clear'], "error: unknown command 'clear' (add --help for usage)"],
+      [['sandbox', 'keys', 'revok', 'key_x'], "error: unknown command 'revok' (Did you mean revoke?) (add --help for usage)"],
+      [['sandbox', 'clock', 'advanc', '1m'], "error: unknown command 'advanc' (Did you mean advance?) (add --help for usage)"],
+      [['sandbox', 'keys', '--reveal', 'extra'], "error: unknown command 'extra' (add --help for usage)"],
+    ];
+    for (const [args, line] of cases) {
+      const r = await carbon(args, { home });
+      expect([r.exitCode, r.stdout, r.stderr.trim()], args.join(' ')).toEqual([2, '', line]);
+    }
+    // The default commands still run with no word, and take their own flags.
+    expect(JSON.parse((await ok(['sandbox', 'keys', '--reveal', '--json'], { home })).stdout)).toHaveLength(3);
+    expect((await ok(['sandbox', 'clock', '--json'], { home })).stdout).toContain('"offset_ms": 0');
+  });
+});
+
 describe('on the remote engine', () => {
   test('refused with a clear error (exit 2) unless --local', async () => {
     const home = newHome();
