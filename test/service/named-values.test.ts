@@ -52,3 +52,37 @@ describe.each(storeMatrix())('the fault setting, kept by the $label store', ({ k
     expect(await b.sandbox.faultsText()).toBeUndefined();
   });
 });
+
+describe.runIf(storeMatrix().some((s) => s.kind === 'postgres'))('on PostgreSQL, one check of the ledger version a request', () => {
+  test('brings back the fault setting with the key and the account, before and after the version moves', async () => {
+    const [a, b] = await twoEngines('postgres');
+    const key = (await a.sandbox.defaultKey('test'))!;
+    const balance = async () =>
+      (await a.service.handle({ method: 'GET', path: '/api/v1/balance', query: {}, headers: { authorization: `Bearer ${key}` }, body: '' }))
+        .body as { available_cents: number };
+    // As carbon serve answers a request: the fault setting, then the service's reads.
+    const request = async () => [(await a.sandbox.faults())?.error_rate ?? null, (await balance()).available_cents];
+    // The round trips the store of `a` makes to check the ledger's version, counted on its pool.
+    const pool = (a.sandbox as unknown as { ledger: { pool: { query: (...args: unknown[]) => unknown } } }).ledger.pool;
+    const query = pool.query.bind(pool);
+    let checks = 0;
+    pool.query = (...args: unknown[]) => {
+      if (String(args[0]).includes('FROM ledger_version')) checks++;
+      return query(...args);
+    };
+    const start = (await request())[1]!; // the key and the setting, now kept
+    await nextTurn();
+
+    checks = 0;
+    expect(await request()).toEqual([null, start]);
+    expect(checks).toBe(1);
+
+    // Commits elsewhere move the version: the next request, in a later turn, sees both in one check.
+    await b.sandbox.setFaults({ error_rate: 0.5 });
+    await b.sandbox.topUp('test', 25_000);
+    await nextTurn();
+    checks = 0;
+    expect(await request()).toEqual([0.5, start + 25_000]);
+    expect(checks).toBe(1);
+  });
+});

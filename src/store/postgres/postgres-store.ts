@@ -3,6 +3,7 @@ import type { Mode } from '../../api/types.js';
 import type { AccountRecord, KeyRecord, LedgerStore, LedgerTx } from '../port.js';
 import { livemodeOf } from '../tables.js';
 import { pgError } from './errors.js';
+import { MAX_KEPT, PgReadCache } from './pg-cache.js';
 import { PgReads, type Queryable } from './pg-reads.js';
 import { PgTx } from './pg-tx.js';
 import { migrate } from './schema.js';
@@ -31,21 +32,6 @@ const types = {
 
 const RETRIES = 10;
 
-interface ReadCache {
-  version: number;
-  keysVersion: number;
-  account: AccountRecord | undefined;
-  /** test, live */
-  balances: [number, number];
-  /** Keys looked up since keys_version last moved, by their full text. */
-  keys: Map<string, KeyRecord>;
-  /** Named values read since the version last moved (absent ones too). */
-  metas: Map<string, string | undefined>;
-}
-
-/** At most this many keys and named values are kept: unknown ones sprayed at a server cost memory. */
-const MAX_KEPT = 1000;
-
 /** The writer lock first (no snapshot yet), then everything else (see transaction()). */
 const BEGIN = 'BEGIN ISOLATION LEVEL SERIALIZABLE; LOCK TABLE account IN SHARE ROW EXCLUSIVE MODE';
 const BEGIN_NO_WAIT = "BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL lock_timeout = '1ms'; LOCK TABLE account IN SHARE ROW EXCLUSIVE MODE";
@@ -73,7 +59,11 @@ export class PostgresStore extends PgReads implements LedgerStore {
     readonly label: string,
   ) {
     super(pool as unknown as Queryable);
+    this.kept = new PgReadCache(pool as unknown as Queryable);
   }
+
+  /** The account, the balances, the keys and the named values, kept between requests (pg-cache.ts). */
+  private readonly kept: PgReadCache;
 
   /** Connects, checks the server answers, and brings the schema up to date. */
   static async open(url: string, options: { schema?: string } = {}): Promise<PostgresStore> {
@@ -114,67 +104,18 @@ export class PostgresStore extends PgReads implements LedgerStore {
     }
   }
 
-  /**
-   * Every request reads the account and its key, and most its balance; all change rarely. They
-   * are kept between requests, checked once a turn of the event loop against the ledger's version
-   * row in one round trip that also brings the account and both balances back: `carbon serve`
-   * answers the requests read in one turn together, after reading them all, so an answer never
-   * misses a commit (a revoked key included) that finished before its request arrived. Every
-   * transaction that writes what is kept moves the version in its COMMIT's round trip.
-   */
-  private cache: ReadCache | undefined;
-  private check: Promise<ReadCache> | null = null;
-
-  private fresh(): Promise<ReadCache> {
-    if (this.check === null) {
-      const check = this.load();
-      this.check = check;
-      setImmediate(() => {
-        if (this.check === check) this.check = null;
-      });
-    }
-    return this.check;
-  }
-
-  private async load(): Promise<ReadCache> {
-    const row = (
-      await this.pool.query<
-        AccountRecord & { version: number; keys_version: number; test: number | null; live: number | null; id: number | null }
-      >(
-        `SELECT l.version, l.keys_version, a.id, a.status, a.rate, a.review_limit_cents, a.clock_offset_ms, a.rate_limit_requests, a.rate_limit_window_ms,
-                b0.available_cents AS test, b1.available_cents AS live
-         FROM ledger_version l LEFT JOIN account a ON a.id = 1
-           LEFT JOIN balances b0 ON b0.livemode = 0 LEFT JOIN balances b1 ON b1.livemode = 1`,
-      )
-    ).rows[0]!;
-    const { version, keys_version, test, live, id, ...account } = row;
-    const before = this.cache;
-    if (before !== undefined && before.version > version) return before;
-    const cache: ReadCache = {
-      version,
-      keysVersion: keys_version,
-      account: id === null ? undefined : Object.freeze(account),
-      balances: [test ?? 0, live ?? 0],
-      keys: before !== undefined && before.keysVersion === keys_version ? before.keys : new Map(),
-      metas: before !== undefined && before.version === version ? before.metas : new Map(),
-    };
-    this.cache = cache;
-    return cache;
-  }
-
   /** What this process's own transaction wrote is read back at once, not at the next turn. */
   private committed(tx: PgTx): void {
-    this.check = null;
-    if (tx.touchedKeys) this.cache = undefined;
+    this.kept.committed(tx.touchedKeys);
   }
 
   override account(): Promise<AccountRecord | undefined> {
-    return this.run(async () => (await this.fresh()).account);
+    return this.run(async () => (await this.kept.fresh()).account);
   }
 
   override keyBySecret(secret: string): Promise<KeyRecord | undefined> {
     return this.run(async () => {
-      const cache = await this.fresh();
+      const cache = await this.kept.fresh();
       let key = cache.keys.get(secret);
       if (key === undefined) {
         key = await super.keyBySecret(secret);
@@ -186,12 +127,13 @@ export class PostgresStore extends PgReads implements LedgerStore {
   }
 
   override balance(mode: Mode): Promise<number> {
-    return this.run(async () => (await this.fresh()).balances[livemodeOf(mode)]);
+    return this.run(async () => (await this.kept.fresh()).balances[livemodeOf(mode)]);
   }
 
   override meta(name: string): Promise<string | undefined> {
     return this.run(async () => {
-      const cache = await this.fresh();
+      const cache = await this.kept.fresh();
+      this.kept.read(name);
       if (cache.metas.has(name)) return cache.metas.get(name);
       const value = await super.meta(name);
       if (cache.metas.size < MAX_KEPT) cache.metas.set(name, value);
