@@ -3,6 +3,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, realpathSync,
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { execa } from 'execa';
 
 /**
  * Outside CI, with PostgreSQL's server binaries installed (Debian: /usr/lib/postgresql/N/bin)
@@ -10,7 +11,7 @@ import { dirname, join } from 'node:path';
  * loopback port, for this run only. Returns its URL and how to stop it, or null (then the
  * PostgreSQL suites say in one line that they are skipped, and why).
  */
-export async function throwawayPostgres(root: string): Promise<{ url: string; stop: () => void; restart: () => void } | null> {
+export async function throwawayPostgres(root: string): Promise<{ url: string; stop: () => void; restart: () => Promise<void> } | null> {
   const versions = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a)) : [];
   const bin = versions.map((v) => join('/usr/lib/postgresql', v, 'bin')).find((b) => existsSync(join(b, 'initdb')));
   if (bin === undefined) return null;
@@ -34,6 +35,10 @@ export async function throwawayPostgres(root: string): Promise<{ url: string; st
   const run = (tool: string, args: string[]) => {
     const r = spawnSync(join(bin, tool), args, { uid, gid, cwd: data, encoding: 'utf8', timeout: 60_000 });
     if (r.status !== 0) throw new Error(`${tool} failed: ${r.stderr || r.error?.message}`);
+  };
+  const runAsync = async (tool: string, args: string[]) => {
+    const r = await execa(join(bin, tool), args, { uid, gid, cwd: data, reject: false, timeout: 60_000 });
+    if (r.exitCode !== 0) throw new Error(`${tool} failed: ${r.stderr || r.message}`);
   };
   const port = await new Promise<number>((resolve) => {
     const s = createServer().listen(0, '127.0.0.1', () => {
@@ -59,9 +64,12 @@ export async function throwawayPostgres(root: string): Promise<{ url: string; st
   }
   return {
     url: `postgres://carbon@127.0.0.1:${port}/postgres`,
-    /** Immediate: every connection is terminated (57P01), then the server is started again. */
+    /**
+     * Immediate: every connection is terminated (57P01), then the server is started again.
+     * Resolves when it is back; this process goes on meanwhile, so its clients meet the outage.
+     */
     restart: () =>
-      run('pg_ctl', [
+      runAsync('pg_ctl', [
         '-D',
         data,
         '-w',
