@@ -104,11 +104,6 @@ export class PostgresStore extends PgReads implements LedgerStore {
     }
   }
 
-  /** What this process's own transaction wrote is read back at once, not at the next turn. */
-  private committed(tx: PgTx): void {
-    this.kept.committed(tx.touchedKeys);
-  }
-
   override account(): Promise<AccountRecord | undefined> {
     return this.run(async () => (await this.kept.fresh()).account);
   }
@@ -169,7 +164,8 @@ export class PostgresStore extends PgReads implements LedgerStore {
         const tx = new PgTx(client);
         const result = await fn(tx);
         await client.query(tx.commitStatement());
-        if (tx.touched) this.committed(tx);
+        // What this process's own transaction wrote is read back at once, not at the next turn.
+        if (tx.touched) this.kept.committed(tx.touchedKeys);
         return result;
       } catch (err) {
         const code = (err as { code?: string }).code;
