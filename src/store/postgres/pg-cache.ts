@@ -17,6 +17,12 @@ export interface ReadCache {
 /** At most this many keys and named values are kept: unknown ones sprayed at a server cost memory. */
 export const MAX_KEPT = 1000;
 
+/**
+ * At most this many names are read again with a moved version: the fault setting and a few page
+ * sessions, not whatever login tokens a client sprays at HEAD /login (each is a read of its own).
+ */
+const MAX_REFRESHED = 64;
+
 /** The version check, which brings back the account and both balances with it. */
 const CHECK = `SELECT l.version, l.keys_version, a.id, a.status, a.rate, a.review_limit_cents, a.clock_offset_ms, a.rate_limit_requests,
        a.rate_limit_window_ms, b0.available_cents AS test, b1.available_cents AS live`;
@@ -103,7 +109,7 @@ export class PgReadCache {
 
   /** A named value was read: it is read again with the version when that moves. */
   read(name: string): void {
-    if (this.hot.size < MAX_KEPT) this.hot.add(name);
+    if (this.hot.size < MAX_REFRESHED) this.hot.add(name);
   }
 
   private async load(): Promise<ReadCache> {
