@@ -29,9 +29,9 @@ import {
 import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import Database from 'better-sqlite3';
 import { paced } from './lib/paced.mjs';
 import { seedOffsets } from './lib/seed.mjs';
 import { median, quantile } from './lib/stats.mjs';
@@ -170,10 +170,9 @@ const mb = (kb) => `${(kb / 1024).toFixed(1)} MB`;
 // 1. Start-up: each command against `node -e 0`, interleaved, judged with NODE_EXTRA_CA_CERTS
 //    unset (as users run carbon: it makes every node process parse a CA bundle first, which
 //    hides carbon's own cost in the ratio); when the machine sets it, the same set is measured
-//    with it too and shown in the note. The floor: node plus the dlopen of the SQLite addon. carbon
+//    with it too and shown in the note. The floor: node loading node:sqlite. carbon
 //    runs as for a person with no configuration: HOME set, no CARBON_HOME (ledger in ~/.local/share).
 
-const ADDON = join(ROOT, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
 const STARTUP_GOALS = { version: 1.1, help: 1.1, read: 1.2, buy: 1.3 };
 
 /**
@@ -196,7 +195,7 @@ function startup() {
   if (bought.object !== 'offset') throw new Error(`carbon buy --json did not print an offset: ${first.stderr}`);
   const commands = [
     ['node -e 0', ['-e', '0'], null],
-    ["floor: node + the SQLite addon's dlopen", ['-e', `process.dlopen({ exports: {} }, ${JSON.stringify(ADDON)})`], null],
+    ['floor: node + node:sqlite', ['--no-warnings', '-e', "process.getBuiltinModule('node:sqlite')"], null],
     ['carbon --version', [BIN, '--version'], STARTUP_GOALS.version],
     ['carbon --help', [BIN, '--help'], STARTUP_GOALS.help],
     ['carbon balance --json', [BIN, 'balance', '--json'], STARTUP_GOALS.read],
@@ -283,7 +282,7 @@ function readOnlyInstall() {
 
 // ---------------------------------------------------------------------------------------------
 // 2. Purchase throughput through CarbonClient on the in-process transport, one durable
-//    transaction per buy. Reference: bare better-sqlite3 commits on the same disk and pragmas.
+//    transaction per buy. Reference: bare node:sqlite commits on the same disk and pragmas.
 
 async function throughput() {
   log('purchase throughput: in-process client');
@@ -292,12 +291,16 @@ async function throughput() {
   const { client, sandbox } = await openLocal(dir);
   await sandbox.topUp('test', 100_000_000_000);
 
-  const raw = new Database(join(TMP, 'throughput', 'raw.db'));
-  raw.pragma('journal_mode = WAL');
-  raw.pragma('synchronous = NORMAL');
+  const raw = new DatabaseSync(join(TMP, 'throughput', 'raw.db'));
+  raw.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL');
   raw.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)');
   const insert = raw.prepare('INSERT INTO t (v) VALUES (?)');
-  const rawCommit = raw.transaction((v) => insert.run(v));
+  const [begin, commit] = [raw.prepare('BEGIN IMMEDIATE'), raw.prepare('COMMIT')];
+  const rawCommit = (v) => {
+    begin.run();
+    insert.run(v);
+    commit.run();
+  };
 
   const latencies = [];
   const buyFor = async (msLimit, keep = true) => {
@@ -320,7 +323,7 @@ async function throughput() {
     const t0 = performance.now();
     let t = t0;
     while (t - t0 < msLimit) {
-      for (let i = 0; i < 100; i++) rawCommit.immediate('x');
+      for (let i = 0; i < 100; i++) rawCommit('x');
       n += 100;
       t = performance.now();
     }
@@ -527,11 +530,12 @@ function scale(small, mid, big) {
  * as the model does (offset, charge entry, balance, impact), straight into the ledger.
  */
 function duePlacement(home) {
-  const db = new Database(join(home, 'data', 'ledger.db'));
-  db.pragma('busy_timeout = 5000');
-  const rate = db.prepare('SELECT rate FROM account WHERE id = 1').pluck().get();
+  const db = new DatabaseSync(join(home, 'data', 'ledger.db'));
+  db.exec('PRAGMA busy_timeout = 5000');
+  const { rate } = db.prepare('SELECT rate FROM account WHERE id = 1').get();
   const cents = Math.ceil(rate / 1000);
-  const add = db.transaction(() => {
+  const add = () => {
+    db.exec('BEGIN IMMEDIATE');
     const now = Date.now();
     const id = `off_due${randomUUID().replace(/-/g, '').slice(0, 21)}`;
     db.prepare(`INSERT INTO offsets (id, livemode, status, kg, amount_cents, rate, req_kg, req_amount_cents, reference, created_ms, settle_at_ms, review)
@@ -543,10 +547,11 @@ function duePlacement(home) {
     );
     db.prepare('UPDATE balances SET available_cents = available_cents - ? WHERE livemode = 0').run(cents);
     db.prepare('UPDATE impact SET processing_kg = processing_kg + 1, offsets = offsets + 1 WHERE livemode = 0').run();
-  });
+    db.exec('COMMIT');
+  };
   return {
-    add: () => add.immediate(),
-    left: () => db.prepare("SELECT count(*) FROM offsets WHERE status = 'processing'").pluck().get(),
+    add,
+    left: () => db.prepare("SELECT count(*) AS n FROM offsets WHERE status = 'processing'").get().n,
     close: () => db.close(),
   };
 }

@@ -10,17 +10,12 @@
 //                    terminal or `buy --from-csv`, so the rest never parses them.
 //   dist/index.js    the library (`import { openLocal } from 'carbon-offsets-cli'`), its own bundle.
 //
-// Three plugins keep cli.cjs's start-up to what a command really uses:
+// One plugin keeps cli.cjs's start-up to what a command really uses:
 //   - deferred builtins: `import { createHash } from 'node:crypto'` in a bundle would load
 //     node:crypto when cli.cjs loads, for every command; here a builtin loads on first use
 //     (those Node loads at its own start, node:fs and the like, are plain requires).
-//   - better-sqlite3's JavaScript is bundled (its 14 files read and compiled in one go), the
-//     installed package is found by reading its package.json up the node_modules folders, and its
-//     native addon is dlopened straight from its build/Release, instead of the `bindings` package
-//     probing up to 13 paths (walking a stack trace to find its root first).
-//     If the installed better-sqlite3 is not the version bundled, the installed package is used
-//     as it is, so the JavaScript and the addon always match.
-//   - nothing else: commander, chalk and our own code are plain bundled modules.
+//   - nothing else: commander, chalk and our own code are plain bundled modules. SQLite is the
+//     runtime's own node:sqlite (src/store/sqlite/driver.ts loads it when a ledger is opened).
 //
 // --outdir: the benchmark builds into a snapshot of its own, out of reach of a concurrent build.
 
@@ -40,13 +35,13 @@ const target = values.outdir;
 const outdir = `${target}.building-${process.pid}`;
 const require = createRequire(import.meta.url);
 
-// Bundled CommonJS (better-sqlite3, commander) calls require(); give it the real one.
+// Bundled CommonJS (commander) calls require(); give it the real one.
 const banner = { js: "import { createRequire as __carbonRequire } from 'node:module'; const require = __carbonRequire(import.meta.url);" };
 const common = {
   bundle: true,
   format: 'esm',
   platform: 'node',
-  target: 'node20',
+  target: 'node22',
   banner,
   sourcemap: 'linked',
   minify: false,
@@ -161,77 +156,6 @@ function importedNames(importer, specifier) {
   return found && names.size > 0 ? [...names].sort() : undefined;
 }
 
-const SQLITE_VERSION = JSON.parse(readFileSync(require.resolve('better-sqlite3/package.json'), 'utf8')).version;
-
-/**
- * better-sqlite3 bundled, its addon found directly; the installed package as-is on a version
- * mismatch. The package is found as Node's resolution would find it from dist/ (the node_modules
- * of dist/'s folder and of each folder above it), by reading its package.json there: one read in a
- * checkout or an install, where `require.resolve` stats each candidate and takes the realpath of
- * every folder on the way (0.5 ms of a `carbon balance`, BENCHMARKS.md). Where that finds nothing
- * (NODE_PATH, a global folder), `require.resolve` does.
- */
-const betterSqlite = {
-  name: 'better-sqlite3',
-  setup(b) {
-    b.onResolve({ filter: /^better-sqlite3$/ }, (args) =>
-      args.namespace === 'better-sqlite3' ? { path: 'better-sqlite3', external: true } : { path: 'entry', namespace: 'better-sqlite3' },
-    );
-    b.onResolve({ filter: /^(bindings|installed)$/ }, (args) => ({ path: args.path, namespace: 'better-sqlite3' }));
-    b.onResolve({ filter: /^better-sqlite3\/package\.json$/ }, (args) => ({ path: args.path, external: true }));
-    // Read when cli.cjs runs, not when it is built: the package that is installed then.
-    b.onLoad({ filter: /^installed$/, namespace: 'better-sqlite3' }, () => ({
-      loader: 'js',
-      contents: `
-        const { dirname, join } = require('node:path');
-        const { readFileSync } = require('node:fs');
-        function installed() {
-          for (let dir = __dirname; ; ) {
-            const root = join(dir, 'node_modules', 'better-sqlite3');
-            try {
-              return { root, version: JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version };
-            } catch {
-              // Not in this folder's node_modules: the next one up, as Node looks.
-            }
-            const up = dirname(dir);
-            if (up === dir) break;
-            dir = up;
-          }
-          const file = require.resolve('better-sqlite3/package.json');
-          return { root: dirname(file), version: JSON.parse(readFileSync(file, 'utf8')).version };
-        }
-        module.exports = installed();`,
-    }));
-    b.onLoad({ filter: /^entry$/, namespace: 'better-sqlite3' }, () => ({
-      loader: 'js',
-      resolveDir: process.cwd(),
-      contents: `
-        module.exports = require('installed').version === ${JSON.stringify(SQLITE_VERSION)}
-          ? require('./node_modules/better-sqlite3/lib/index.js')
-          : require('better-sqlite3');`,
-    }));
-    b.onLoad({ filter: /^bindings$/, namespace: 'better-sqlite3' }, () => ({
-      loader: 'js',
-      contents: `
-        const { join, toNamespacedPath } = require('node:path');
-        const { root } = require('installed');
-        module.exports = function bindings(name) {
-          // process.dlopen, as require() of a .node file does, without first taking the realpath
-          // of each folder on the way (better-sqlite3 asks for its addon once).
-          const addon = { exports: {} };
-          try {
-            process.dlopen(addon, toNamespacedPath(join(root, 'build', 'Release', name)));
-            return addon.exports;
-          } catch (err) {
-            if (err.code !== 'ERR_DLOPEN_FAILED' || require('node:fs').existsSync(join(root, 'build', 'Release', name))) throw err;
-          }
-          // Built somewhere else (a debug build, another layout): the package's own search.
-          return require(require.resolve('bindings', { paths: [root] }))({ bindings: name, module_root: root });
-        };`,
-    }));
-  },
-};
-
 /** `import('ora')` in cli.cjs requires dist/vendor/ora.cjs when it runs (esbuild would keep an external `import()`). */
 const vendored = {
   name: 'vendored',
@@ -318,7 +242,7 @@ try {
       ...cjs,
       entryPoints: { cli: 'src/cli/main.ts' },
       outdir,
-      plugins: [vendored, tableLoader, betterSqlite, deferredBuiltins],
+      plugins: [vendored, tableLoader, deferredBuiltins],
     }),
     build({
       ...cjs,
@@ -332,7 +256,7 @@ try {
       ...common,
       entryPoints: { index: 'src/index.ts' },
       outdir,
-      external: ['better-sqlite3', 'pg'],
+      external: ['pg'],
     }),
   ]);
 } catch (err) {

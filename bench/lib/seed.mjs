@@ -7,7 +7,7 @@
 // The ledger must exist already (run any carbon command on the data directory first): the
 // schema and the account are the model's to create, not the bench's.
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { DatabaseSync } from 'node:sqlite';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -24,14 +24,11 @@ const ID = `'off_' || ${Array.from({ length: 24 }, () => CHAR).join(' || ')}`;
  * by what was added. Returns the ids of the oldest, middle and newest offset added.
  */
 export function seedOffsets(dataDir, count, { batch = 100_000 } = {}) {
-  const db = new Database(join(dataDir, 'ledger.db'));
+  const db = new DatabaseSync(join(dataDir, 'ledger.db'));
   try {
     // Seeding only, with nobody else on the file: no journal, no fsync, one lock. A crash
     // mid-seed just means seeding again. WAL is set back at the end (it is persistent).
-    db.pragma('journal_mode = OFF');
-    db.pragma('synchronous = OFF');
-    db.pragma('locking_mode = EXCLUSIVE');
-    db.pragma('cache_size = -262144');
+    db.exec('PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -262144');
     const account = db.prepare('SELECT rate FROM account WHERE id = 1').get();
     if (!account) throw new Error(`no account in ${dataDir}: create the ledger first`);
     const firstSeq = (db.prepare('SELECT max(seq) AS m FROM offsets').get().m ?? 0) + 1;
@@ -50,7 +47,8 @@ export function seedOffsets(dataDir, count, { batch = 100_000 } = {}) {
       INSERT INTO entries (livemode, kind, amount_cents, offset_id, created_ms)
       SELECT 0, 'charge', -amount_cents, id, created_ms FROM offsets WHERE seq >= ? ORDER BY seq`);
     const totals = db.prepare('SELECT count(*) AS n, sum(kg) AS kg, sum(amount_cents) AS cents FROM offsets WHERE seq >= ?');
-    db.transaction(() => {
+    db.exec('BEGIN');
+    {
       for (let from = 0; from < count; from += batch) {
         insertOffsets.run({ from, to: Math.min(count, from + batch), start, rate: account.rate });
       }
@@ -66,15 +64,15 @@ export function seedOffsets(dataDir, count, { batch = 100_000 } = {}) {
       db.exec(`DELETE FROM impact_daily WHERE livemode = 0;
         INSERT INTO impact_daily (livemode, day, kg, offsets)
         SELECT 0, created_ms / 86400000, SUM(kg), COUNT(*) FROM offsets WHERE livemode = 0 AND status != 'refunded' GROUP BY created_ms / 86400000`);
-    })();
-    const pick = db.prepare('SELECT id FROM offsets WHERE seq = ?').pluck();
+    }
+    db.exec('COMMIT');
+    const pick = db.prepare('SELECT id FROM offsets WHERE seq = ?');
     const ids = {
-      oldest: pick.get(firstSeq),
-      middle: pick.get(firstSeq + Math.floor(count / 2)),
-      newest: pick.get(firstSeq + count - 1),
+      oldest: pick.get(firstSeq).id,
+      middle: pick.get(firstSeq + Math.floor(count / 2)).id,
+      newest: pick.get(firstSeq + count - 1).id,
     };
-    db.pragma('locking_mode = NORMAL');
-    db.pragma('journal_mode = WAL');
+    db.exec('PRAGMA locking_mode = NORMAL; PRAGMA journal_mode = WAL');
     return ids;
   } finally {
     db.close();

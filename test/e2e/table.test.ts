@@ -13,7 +13,7 @@ const newHome = homes();
 
 describe('dist/vendor/cli-table3.cjs', () => {
   // A copy of the build whose cli-table3 bundle notes each time it is loaded, beside the one the
-  // tests run (inside node_modules/.cache, so better-sqlite3 resolves as it does for it).
+  // tests run (inside node_modules/.cache, so pg resolves as it does for it).
   let copy: string;
   let log: string;
   let home: string;

@@ -6,6 +6,7 @@ import { type RunningServer, startServer } from '../../src/server/server.js';
 import { LEDGER_FILE } from '../../src/store/sqlite/files.js';
 import { cleanupHomes, requireBuilt, runCli, tempHome } from '../support/children.js';
 import { limit } from '../support/load.js';
+import { openSqlite } from '../support/sqlite.js';
 
 /**
  * Faults where carbon once broke its own promises: a ledger deleted or replaced under a running
@@ -125,11 +126,10 @@ describe('CARBON_HOME', () => {
 describe('reads never wait for a writer; the clock cannot be broken', () => {
   test('with another process holding the write lock, a due offset reads as placed at once, and so do the totals', async () => {
     const { server, key, dir } = await serving();
-    const Database = (await import('better-sqlite3')).default;
     try {
       const bought = (await (await buy(server, key, 'due')).json()) as { id: string };
       await server.sandbox.advanceClock(5_000);
-      const blocker = new Database(join(dir, LEDGER_FILE));
+      const blocker = openSqlite(join(dir, LEDGER_FILE));
       blocker.exec('BEGIN IMMEDIATE');
       try {
         const res = await fetch(`${server.url}/offsets/${bought.id}`, { headers: { authorization: `Bearer ${key}` } });

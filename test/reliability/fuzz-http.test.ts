@@ -6,7 +6,6 @@
  * request changes nothing; the access log shows no key and no stack trace.
  */
 
-import type Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { cleanupHomes, ledgerState, openLedger, provision, requireBuilt, STACK_FRAME, tempHome } from '../support/children.js';
@@ -23,12 +22,13 @@ import {
 } from '../support/fuzz-inputs.js';
 import { limit } from '../support/load.js';
 import { rawExchange } from '../support/raw-http.js';
+import type { Db } from '../support/sqlite.js';
 
 let home: string;
 let server: Served;
 let port: number;
 let keys: Keys & { all: string[] };
-let db: Database.Database;
+let db: Db;
 
 beforeAll(async () => {
   requireBuilt();

@@ -7,11 +7,11 @@
  * The read-only directory and the full disk use a small tmpfs (`mount -t tmpfs`), which needs
  * root (CI runs as root); elsewhere those tests are skipped and say why, once on stderr.
  */
+
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   cleanupHomes,
@@ -29,6 +29,7 @@ import {
 } from '../support/children.js';
 import { serve } from '../support/cli.js';
 import { limit } from '../support/load.js';
+import { openSqlite } from '../support/sqlite.js';
 
 beforeAll(requireBuilt);
 afterAll(cleanupHomes);
@@ -95,8 +96,8 @@ describe('a damaged ledger', () => {
   test('written by a newer carbon: every command says to upgrade, and leaves the file alone', async () => {
     const home = tempHome();
     await provision(home);
-    const db = new Database(ledgerPath(home));
-    db.pragma('user_version = 99');
+    const db = openSqlite(ledgerPath(home));
+    db.exec('PRAGMA user_version = 99');
     db.close();
     const before = sha(ledgerPath(home));
     for (const args of [['balance'], ['buy', '--kg', '1'], ['sandbox', 'status']]) {
@@ -121,8 +122,8 @@ describe('a damaged ledger', () => {
 /** A process that holds the ledger's lock until it is killed. */
 async function holdLock(path: string, how: 'write' | 'exclusive-mode'): Promise<ChildProcess> {
   const script = `
-    const db = new (require('better-sqlite3'))(process.argv[1]);
-    if (process.argv[2] === 'exclusive-mode') { db.pragma('locking_mode = EXCLUSIVE'); db.exec('BEGIN EXCLUSIVE'); db.exec('COMMIT'); }
+    const db = new (process.getBuiltinModule('node:sqlite').DatabaseSync)(process.argv[1]);
+    if (process.argv[2] === 'exclusive-mode') { db.exec('PRAGMA locking_mode = EXCLUSIVE'); db.exec('BEGIN EXCLUSIVE'); db.exec('COMMIT'); }
     else db.exec('BEGIN EXCLUSIVE');
     process.stdout.write('locked\\n');
     setInterval(() => {}, 1000);`;

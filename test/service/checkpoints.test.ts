@@ -1,7 +1,7 @@
 import { existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
+import { openSqlite, pragma, scalar } from '../support/sqlite.js';
 import { openWorld, type World } from '../support/world.js';
 
 /**
@@ -16,7 +16,7 @@ afterEach(async () => {
   w = undefined;
 });
 
-const autocheckpoint = (world: World): number => world.store.db.pragma('wal_autocheckpoint', { simple: true }) as number;
+const autocheckpoint = (world: World): number => pragma<number>(world.store.db, 'wal_autocheckpoint')!;
 
 /** Polls until `check` holds, up to a deadline: the worker runs on its own time. */
 async function eventually(check: () => boolean, ms = 10_000): Promise<void> {
@@ -52,9 +52,9 @@ describe('checkpoints off the purchase path', () => {
     await eventually(() => statSync(file).size > size);
 
     // Every purchase is there, read back by another connection.
-    const other = new Database(file, { readonly: true });
+    const other = openSqlite(file, { readonly: true });
     try {
-      expect(other.prepare('SELECT COUNT(*) FROM offsets').pluck().get()).toBe(bought + 2000);
+      expect(scalar(other, 'SELECT COUNT(*) FROM offsets')).toBe(bought + 2000);
     } finally {
       other.close();
     }
@@ -68,11 +68,11 @@ describe('checkpoints off the purchase path', () => {
     await world.sandbox.close();
     // The last connection's close leaves no WAL behind: everything is in the ledger file.
     expect(existsSync(join(dir, 'ledger.db-wal'))).toBe(false);
-    const reopened = new Database(join(dir, 'ledger.db'));
+    const reopened = openSqlite(join(dir, 'ledger.db'));
     try {
-      expect(reopened.prepare('SELECT COUNT(*) FROM offsets').pluck().get()).toBe(300);
-      expect(reopened.prepare("SELECT COUNT(*) FROM entries WHERE kind = 'charge'").pluck().get()).toBe(300);
-      expect(reopened.pragma('integrity_check', { simple: true })).toBe('ok');
+      expect(scalar(reopened, 'SELECT COUNT(*) FROM offsets')).toBe(300);
+      expect(scalar(reopened, "SELECT COUNT(*) FROM entries WHERE kind = 'charge'")).toBe(300);
+      expect(pragma(reopened, 'integrity_check')).toBe('ok');
     } finally {
       reopened.close();
       rmSync(dir, { recursive: true, force: true });

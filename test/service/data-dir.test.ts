@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
+import { pragma } from '../support/sqlite.js';
 import { expectError, openSandbox, openWorld, tempDir, type World } from '../support/world.js';
 
 const cleanup: (() => void)[] = [];
@@ -72,7 +73,7 @@ describe('files on disk', () => {
 
   test('the ledger uses WAL journaling', async () => {
     const w = await world();
-    expect(w.store.db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(pragma(w.store.db, 'journal_mode')).toBe('wal');
   });
 
   test('reopening a directory keeps everything and provisions nothing new', async () => {

@@ -11,7 +11,7 @@ import { openSandbox, tempDir } from '../support/world.js';
 /**
  * Several node processes buy from ONE data directory at the same instant while others top up
  * and refund. Afterwards the ledger must be exact. The children run the library bundled from
- * src/ with esbuild (into node_modules/.cache, so that better-sqlite3 resolves from the repo).
+ * src/ with esbuild (into node_modules/.cache, so that pg resolves from the repo).
  */
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -30,8 +30,8 @@ beforeAll(async () => {
     bundle: true,
     format: 'esm',
     platform: 'node',
-    target: 'node20',
-    external: ['better-sqlite3'],
+    target: 'node22',
+    external: ['pg'],
     banner: { js: "import { createRequire as __r } from 'node:module'; const require = __r(import.meta.url);" },
     logLevel: 'error',
   });

@@ -1,10 +1,10 @@
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, describe, expect, test } from 'vitest';
 import { openLocal } from '../../src/engine/local.js';
 import { openEngine } from '../../src/engine/open.js';
 import { freshSchema, postgresAvailable, TEST_DATABASE_URL } from '../support/database.js';
+import { type Db, openSqlite, pragma } from '../support/sqlite.js';
 import { tempDirs } from '../support/temp.js';
 
 // The two stores' schemas: the same tables and columns (src/store/tables.ts writes them once),
@@ -17,9 +17,9 @@ afterAll(() => dirs.removeAll());
 const LEDGER = 'ledger.db';
 const DAY_MS = 86_400_000;
 
-/** Opens the ledger of `dir` with better-sqlite3 alone, runs `read`, and closes it. */
-function withFile<T>(dir: string, read: (db: Database.Database) => T): T {
-  const db = new Database(join(dir, LEDGER));
+/** Opens the ledger of `dir` with node:sqlite alone, runs `read`, and closes it. */
+function withFile<T>(dir: string, read: (db: Db) => T): T {
+  const db = openSqlite(join(dir, LEDGER));
   try {
     return read(db);
   } finally {
@@ -39,14 +39,15 @@ async function ledgerWithPurchases(): Promise<string> {
   return dir;
 }
 
-const sqliteSchema = (db: Database.Database) =>
+const sqliteSchema = (db: Db) =>
   db.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name").all();
-const perDay = (db: Database.Database) =>
-  db
-    .prepare<[], { livemode: number; day: number; kg: number; offsets: number }>(
-      'SELECT livemode, day, kg, offsets FROM impact_daily ORDER BY livemode, day',
-    )
-    .all();
+const perDay = (db: Db) =>
+  db.prepare('SELECT livemode, day, kg, offsets FROM impact_daily ORDER BY livemode, day').all() as Array<{
+    livemode: number;
+    day: number;
+    kg: number;
+    offsets: number;
+  }>;
 
 describe('a SQLite ledger of schema version 1 (before the per-day totals)', () => {
   test('is brought up to version 2 on open: the per-day totals are counted from its offsets, and its schema is a new file’s', async () => {
@@ -68,7 +69,7 @@ describe('a SQLite ledger of schema version 1 (before the per-day totals)', () =
     await engine.close();
 
     withFile(dir, (db) => {
-      expect(db.pragma('user_version', { simple: true })).toBe(2);
+      expect(pragma(db, 'user_version')).toBe(2);
       expect(perDay(db)).toEqual(days);
       expect(sqliteSchema(db)).toEqual(schema);
     });
@@ -78,12 +79,12 @@ describe('a SQLite ledger of schema version 1 (before the per-day totals)', () =
 describe('a ledger written by a newer carbon', () => {
   test('SQLite: refused with what to do, and the file is left as it was', async () => {
     const dir = await ledgerWithPurchases();
-    withFile(dir, (db) => db.pragma('user_version = 99'));
+    withFile(dir, (db) => db.exec('PRAGMA user_version = 99'));
     await expect(openEngine({ kind: 'sqlite', dir })).rejects.toThrow(
       /was written by a newer carbon \(the ledger's schema is version 99; this carbon knows up to 2\)/,
     );
     withFile(dir, (db) => {
-      expect(db.pragma('user_version', { simple: true })).toBe(99);
+      expect(pragma(db, 'user_version')).toBe(99);
       expect(db.prepare('SELECT count(*) AS n FROM offsets').get()).toEqual({ n: 3 });
     });
   });
@@ -124,11 +125,11 @@ describe.runIf(postgresAvailable())('the two stores', () => {
     const lite = withFile(dir, (db) => {
       const tables = db
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
-        .all() as Array<{ name: string }>;
+        .all() as unknown as Array<{ name: string }>;
       const columns = tables.flatMap(({ name }) =>
-        (db.pragma(`table_info(${name})`) as Array<{ name: string; type: string; notnull: number; pk: number }>).map(
-          (c) => `${name}.${c.name} ${c.type}${c.notnull || c.pk ? ' NOT NULL' : ''}`,
-        ),
+        (
+          db.prepare(`PRAGMA table_info(${name})`).all() as unknown as Array<{ name: string; type: string; notnull: number; pk: number }>
+        ).map((c) => `${name}.${c.name} ${c.type}${c.notnull || c.pk ? ' NOT NULL' : ''}`),
       );
       const indexes = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name").all();
       return { columns, indexes: indexes.map((i) => (i as { name: string }).name) };

@@ -1,7 +1,7 @@
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { migrate } from '../../src/store/sqlite/schema.js';
 import { lazyStatements } from '../../src/store/sqlite/statements.js';
+import { type Db, openSqlite } from '../support/sqlite.js';
 
 /**
  * The SQLite store's statements are prepared on first use (a command prepares the few it runs,
@@ -9,14 +9,14 @@ import { lazyStatements } from '../../src/store/sqlite/statements.js';
  * schema until some rarely taken path reads it: every one is prepared here against the schema.
  */
 
-let db: Database.Database | undefined;
+let db: Db | undefined;
 afterEach(() => {
   db?.close();
   db = undefined;
 });
 
-function migrated(): Database.Database {
-  db = new Database(':memory:');
+function migrated(): Db {
+  db = openSqlite(':memory:');
   migrate(db);
   return db;
 }
@@ -43,8 +43,8 @@ describe('lazyStatements', () => {
     expect(names.length).toBeGreaterThan(30);
     for (const name of names) {
       const statement = (s as unknown as Record<string, unknown>)[name];
-      expect(statement, name).toBeInstanceOf(Object);
-      expect((statement as Database.Statement).source, name).toEqual(expect.any(String));
+      // Reading it prepared it: SQL that no longer fits the schema throws here.
+      expect(typeof (statement as { get?: unknown }).get, name).toBe('function');
     }
   });
 

@@ -9,7 +9,7 @@ import { inject } from 'vitest';
  * completions). Tests run a private copy of bin/, dist/ and package.json taken once per test
  * process: the working tree may be rebuilt beside a test run, and a process in flight must not
  * have its lazily loaded chunks replaced under it. The copy sits inside node_modules/.cache so
- * better-sqlite3 still resolves from the project's node_modules, exactly as for bin/carbon.cjs.
+ * pg still resolves from the project's node_modules, exactly as for bin/carbon.cjs.
  */
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));

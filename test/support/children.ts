@@ -4,13 +4,15 @@
  * file to check that the money adds up. `carbon serve` children are test/support/cli.ts's
  * serve(). Everything stays on loopback and in temporary directories.
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { pluck } from '../../src/store/sqlite/driver.js';
 import { binary, ROOT } from './binary.js';
 import { type LedgerRows, ledgerProblems, sqliteRows } from './ledger-check.js';
 import { limit } from './load.js';
+import { type Db, openSqlite, scalar } from './sqlite.js';
 import { tempDirs } from './temp.js';
 
 /** The repository root, as test/support/binary.ts finds it. */
@@ -152,13 +154,13 @@ export async function provision(home: string): Promise<SandboxKeys> {
 }
 
 /** Opens the ledger file directly (not through carbon); the caller closes it. */
-export function openLedger(home: string, options: { readonly?: boolean } = {}): Database.Database {
-  return new Database(ledgerPath(home), { fileMustExist: true, readonly: options.readonly ?? false });
+export function openLedger(home: string, options: { readonly?: boolean } = {}): Db {
+  return openSqlite(ledgerPath(home), options);
 }
 
 /** Balances and row counts: what a failed request must leave exactly as it was. */
-export function ledgerState(db: Database.Database): { test: number; live: number; offsets: number; entries: number } {
-  const one = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
+export function ledgerState(db: Db): { test: number; live: number; offsets: number; entries: number } {
+  const one = (sql: string) => scalar(db, sql)!;
   return {
     test: one('SELECT available_cents AS n FROM balances WHERE livemode = 0'),
     live: one('SELECT available_cents AS n FROM balances WHERE livemode = 1'),
@@ -192,7 +194,7 @@ export function readLedger(home: string): LedgerFacts {
   const db = openLedger(home);
   let integrity: string;
   try {
-    integrity = (db.pragma('integrity_check') as Array<{ integrity_check: string }>).map((r) => r.integrity_check).join('; ');
+    integrity = pluck<[], string>(db, 'PRAGMA integrity_check').all().join('; ');
   } finally {
     db.close();
   }

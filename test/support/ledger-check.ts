@@ -1,5 +1,5 @@
-import Database from 'better-sqlite3';
 import pg from 'pg';
+import { openSqlite } from './sqlite.js';
 
 /**
  * The ledger read straight from its database, SQLite or PostgreSQL (the same tables), and checked
@@ -33,7 +33,7 @@ const QUERIES = {
 } as const;
 
 export function sqliteRows(ledgerFile: string): LedgerRows {
-  const db = new Database(ledgerFile, { readonly: true });
+  const db = openSqlite(ledgerFile, { readonly: true });
   try {
     const rows = Object.fromEntries(Object.entries(QUERIES).map(([name, sql]) => [name, db.prepare(sql).all()]));
     return rows as unknown as LedgerRows;

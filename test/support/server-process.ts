@@ -90,9 +90,7 @@ function alive(pid: number): boolean {
 function serverBundle(): Promise<string> {
   bundle ??= (async () => {
     const { build } = await import('esbuild');
-    // Inside the repository, as dist/ is: the store's checkpoint worker resolves better-sqlite3
-    // from the bundle's own place, which a temporary directory elsewhere does not reach.
-    // Named by this process's pid: one a worker that was stopped before its exit handler ran left
+    // Inside the repository, as dist/ is: pg resolves from the bundle's own place. Named by this process's pid: one a worker that was stopped before its exit handler ran left
     // behind is removed by the next.
     const cache = join(REPO_ROOT, 'node_modules', '.cache');
     mkdirSync(cache, { recursive: true });
@@ -103,24 +101,20 @@ function serverBundle(): Promise<string> {
     const dir = join(cache, `carbon-serve-bundle-${process.pid}`);
     mkdirSync(dir, { recursive: true });
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-    // better-sqlite3 is native, pg loads lazily: keep them external, by absolute path, since the
-    // bundle lives outside the repo.
-    const resolve = createRequire(join(REPO_ROOT, 'package.json')).resolve;
-    const sqlite = resolve('better-sqlite3');
-    const pgPath = resolve('pg');
+    // pg loads lazily: kept external, by absolute path.
+    const pgPath = createRequire(join(REPO_ROOT, 'package.json')).resolve('pg');
     await build({
       entryPoints: [join(REPO_ROOT, 'src/server/server.ts')],
       bundle: true,
       platform: 'node',
       format: 'esm',
-      target: 'node20',
+      target: 'node22',
       outfile: join(dir, 'server.mjs'),
       logLevel: 'warning',
       plugins: [
         {
-          name: 'native-external',
+          name: 'pg-external',
           setup: (b) => {
-            b.onResolve({ filter: /^better-sqlite3$/ }, () => ({ path: sqlite, external: true }));
             b.onResolve({ filter: /^pg$/ }, () => ({ path: pgPath, external: true }));
           },
         },

@@ -47,7 +47,7 @@ export interface World {
   /** A purchase that must succeed (fresh Idempotency-Key unless one is given). */
   buy(body: Record<string, unknown>, options?: CallOptions): Promise<ApiResponse<OffsetBody>>;
   /** The SQLite ledger's raw rows, for checks the API cannot make. */
-  rows<T>(sql: string, ...params: unknown[]): T[];
+  rows<T>(sql: string, ...params: Array<number | string | null>): T[];
   close(): Promise<void>;
 }
 
@@ -108,7 +108,7 @@ export async function openWorld(options: { memory?: boolean; start?: number; dir
       if (res.status !== 201) throw new Error(`purchase failed: ${res.status} ${JSON.stringify(res.body)}`);
       return res;
     },
-    rows<T>(sql: string, ...params: unknown[]): T[] {
+    rows<T>(sql: string, ...params: Array<number | string | null>): T[] {
       return store.db.prepare(sql).all(...params) as T[];
     },
     async close() {

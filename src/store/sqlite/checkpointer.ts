@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
 /**
@@ -25,13 +24,21 @@ export const WAL_HIGH = 16384;
 
 const WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.driver);
+const { existsSync } = require('node:fs');
+// Node 22's one ExperimentalWarning for node:sqlite, as the store silences it (driver.ts).
+const emit = process.emitWarning;
+process.emitWarning = (w, ...rest) => (/^SQLite is an experimental/.test(String(w)) ? undefined : emit.call(process, w, ...rest));
+const { DatabaseSync } = process.getBuiltinModule('node:sqlite');
+process.emitWarning = emit;
 const wal = new Int32Array(workerData.shared);
-const db = new Database(workerData.path, { fileMustExist: true });
-db.pragma('busy_timeout = 0');
+// Opening a path that is gone would make an empty file there.
+if (!existsSync(workerData.path)) throw new Error('the ledger is gone');
+const db = new DatabaseSync(workerData.path);
+db.exec('PRAGMA busy_timeout = 0');
+const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 const timer = setInterval(() => {
   try {
-    const [row] = db.pragma('wal_checkpoint(PASSIVE)');
+    const row = checkpoint.get();
     // -1 when another process's checkpoint holds the lock: the last length stands.
     if (row.log >= 0) Atomics.store(wal, 0, row.log);
   } catch {
@@ -53,11 +60,10 @@ export interface Checkpointer {
 }
 
 export function startCheckpointer(path: string, intervalMs = 5): Checkpointer {
-  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
   const shared = new SharedArrayBuffer(4);
   const wal = new Int32Array(shared);
   wal[0] = -1;
-  const worker = new Worker(WORKER, { eval: true, workerData: { path, driver, intervalMs, shared } });
+  const worker = new Worker(WORKER, { eval: true, workerData: { path, intervalMs, shared } });
   // A process that is otherwise done must not stay up for it.
   worker.unref();
   worker.on('error', () => {

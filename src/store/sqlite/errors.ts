@@ -1,11 +1,31 @@
 import { LedgerError } from '../ledger-error.js';
 
+/** SQLite's primary result codes, by number (sqlite3.h), as node:sqlite reports them in `errcode`. */
+const PRIMARY = (
+  'OK ERROR INTERNAL PERM ABORT BUSY LOCKED NOMEM READONLY INTERRUPT IOERR CORRUPT NOTFOUND FULL CANTOPEN PROTOCOL EMPTY ' +
+  'SCHEMA TOOBIG CONSTRAINT MISMATCH MISUSE NOLFS AUTH FORMAT RANGE NOTADB'
+).split(' ');
+
+/** The extended codes this file decides on (sqlite3.h: primary | n << 8). */
+const EXTENDED: Record<number, string> = { [10 | (2 << 8)]: 'SQLITE_IOERR_SHORT_READ' };
+
+/**
+ * An error's code in SQLite's own names: `SQLITE_BUSY` for node:sqlite's `errcode` 5 (an
+ * extended code by its primary one, `SQLITE_BUSY_RECOVERY` too), or the file system's (`EACCES`)
+ * and carbon's own (`CARBON_SCHEMA_NEWER`) as they are.
+ */
+export function sqliteCode(err: unknown): string {
+  const { code, errcode } = (err ?? {}) as { code?: unknown; errcode?: unknown };
+  if (typeof errcode === 'number') return `SQLITE_${PRIMARY[errcode & 0xff] ?? errcode}`;
+  return typeof code === 'string' ? code : '';
+}
+
 /** Translates what SQLite and the file system say into a LedgerError a person can act on. */
 export function sqliteError(err: unknown, path: string): Error {
   if (err instanceof LedgerError) return err;
-  const extended = (err as { code?: string }).code ?? '';
-  // SQLite reports extended codes (SQLITE_IOERR_SHMSIZE, SQLITE_BUSY_RECOVERY, …); decide on the primary one.
-  const code = /^SQLITE_[A-Z]+/.exec(extended)?.[0] ?? extended;
+  const code = sqliteCode(err);
+  const errcode = (err as { errcode?: unknown }).errcode;
+  const extended = typeof errcode === 'number' ? (EXTENDED[errcode] ?? `${code} ${errcode}`) : code;
   const message = err instanceof Error ? err.message : String(err);
   if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
     return new LedgerError(

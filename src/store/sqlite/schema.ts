@@ -1,5 +1,5 @@
-import type Database from 'better-sqlite3';
 import { type Dialect, tables } from '../tables.js';
+import { type Db, inTransaction, pragma } from './driver.js';
 
 /**
  * The SQLite ledger's schema, by version (PRAGMA user_version). A fresh file gets the latest at
@@ -38,10 +38,11 @@ const MIGRATIONS = [V1, V2];
 const SCHEMA_VERSION = MIGRATIONS.length;
 
 /** Brings the file up to SCHEMA_VERSION; a newer file than this carbon knows is refused. */
-export function migrate(db: Database.Database): void {
-  const version = () => db.pragma('user_version', { simple: true }) as number;
+export function migrate(db: Db): void {
+  const version = () => pragma<number>(db, 'user_version') ?? 0;
   if (version() === SCHEMA_VERSION) return;
-  db.transaction(() => {
+  db.exec('BEGIN IMMEDIATE');
+  try {
     const from = version();
     if (from > SCHEMA_VERSION) {
       throw Object.assign(new Error(`the ledger's schema is version ${from}; this carbon knows up to ${SCHEMA_VERSION}`), {
@@ -49,6 +50,10 @@ export function migrate(db: Database.Database): void {
       });
     }
     for (let v = from; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]!());
-    db.pragma(`user_version = ${SCHEMA_VERSION}`);
-  }).immediate();
+    db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+    db.exec('COMMIT');
+  } catch (err) {
+    if (inTransaction(db)) db.exec('ROLLBACK');
+    throw err;
+  }
 }

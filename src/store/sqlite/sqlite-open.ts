@@ -1,8 +1,8 @@
 import { chmodSync, closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { makeDirs } from '../../platform/dirs.js';
-import { sqliteError } from './errors.js';
+import { type Db, pragma, sqlite } from './driver.js';
+import { sqliteCode, sqliteError } from './errors.js';
 import { KEYS_FILE, LEDGER_FILE } from './files.js';
 import { migrate } from './schema.js';
 
@@ -20,21 +20,21 @@ export function busyTimeoutMs(): number {
  * file to itself, and SQLite answers BUSY at once, without its busy handler, when processes that
  * open a new ledger together race for that: such answers are retried for the busy timeout.
  */
-function enableWal(db: Database.Database): void {
+function enableWal(db: Db): void {
   const deadline = Date.now() + busyTimeoutMs();
   for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
     try {
-      if (db.pragma('journal_mode', { simple: true }) !== 'wal') db.pragma('journal_mode = WAL');
+      if (pragma(db, 'journal_mode') !== 'wal') db.exec('PRAGMA journal_mode = WAL');
       return;
     } catch (err) {
-      if (!/^SQLITE_BUSY/.test((err as { code?: string }).code ?? '') || Date.now() >= deadline) throw err;
+      if (sqliteCode(err) !== 'SQLITE_BUSY' || Date.now() >= deadline) throw err;
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, pause);
     }
   }
 }
 
 /** Opens (creating when absent) the ledger file in `dir`: the directory 0700, the file 0600. */
-export function openLedgerFile(dir: string): { db: Database.Database; path: string } {
+export function openLedgerFile(dir: string): { db: Db; path: string } {
   const path = join(dir, LEDGER_FILE);
   try {
     makeDirs(dir, 0o700);
@@ -52,31 +52,31 @@ export function openLedgerFile(dir: string): { db: Database.Database; path: stri
         // Not the owner, or (the keys file) not there yet: nothing to do here.
       }
     }
-    return { db: new Database(path), path };
+    return { db: new (sqlite().DatabaseSync)(path), path };
   } catch (err) {
     throw sqliteError(err, path);
   }
 }
 
 /** A private ledger in memory. */
-export function openMemoryLedger(): { db: Database.Database; path: string } {
-  return { db: new Database(':memory:'), path: ':memory:' };
+export function openMemoryLedger(): { db: Db; path: string } {
+  return { db: new (sqlite().DatabaseSync)(':memory:'), path: ':memory:' };
 }
 
 /** The connection's settings (WAL journal, busy timeout, page cache) and the schema brought up to date. */
-export function prepareLedger(db: Database.Database, path: string): void {
+export function prepareLedger(db: Db, path: string): void {
   try {
-    db.pragma(`busy_timeout = ${busyTimeoutMs()}`);
+    db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs()}`);
     if (path !== ':memory:') {
       enableWal(db);
       // NORMAL in WAL mode: a commit survives any process crash (kill -9 included); an OS
       // crash or power loss may lose the last commits but never corrupts. docs/reliability.md.
-      db.pragma('synchronous = NORMAL');
+      db.exec('PRAGMA synchronous = NORMAL');
     }
-    // 4 MiB of page cache, not the 16 MiB better-sqlite3 builds SQLite with: reads walk an index
-    // and purchases touch a few pages, so the rest only held the pages a `list --all` streamed
-    // past (12 MB of its peak; the same buys a second: BENCHMARKS.md).
-    db.pragma('cache_size = -4096');
+    // 4 MiB of page cache: reads walk an index and purchases touch a few pages, so a larger
+    // cache only held the pages a `list --all` streamed past (12 MB of its peak at 16 MiB; the
+    // same buys a second: BENCHMARKS.md).
+    db.exec('PRAGMA cache_size = -4096');
     migrate(db);
   } catch (err) {
     db.close();

@@ -1,9 +1,9 @@
-import type Database from 'better-sqlite3';
 import type { Mode } from '../../api/types.js';
 import { sha256 } from '../../platform/sha256.js';
 import { DAY_MS, groupByPeriod } from '../periods.js';
 import type * as port from '../port.js';
 import { livemodeOf, OFFSET_COLUMNS } from '../tables.js';
+import { type Db, type Query, query } from './driver.js';
 import { readVault } from './files.js';
 import { offsetRecord, type Statements } from './statements.js';
 
@@ -12,12 +12,12 @@ export const digest = (secret: string): Buffer => sha256(Buffer.from(secret, 'ut
 
 /** What the reads run on: the store's one connection, its statements and its data directory. */
 export interface SqliteConnection {
-  readonly db: Database.Database;
+  readonly db: Db;
   readonly s: Statements;
   /** The data directory (the key vault lives beside the ledger), or null in memory. */
   readonly dir: string | null;
   /** The developer page's filtered listings, prepared once per shape of filter. */
-  readonly browseStatements: Map<string, Database.Statement>;
+  readonly browseStatements: Map<string, Query<[Record<string, number | string>], port.OffsetRecord>>;
 }
 
 /**
@@ -106,7 +106,7 @@ export class SqliteReads implements port.LedgerReads {
     const sql = `SELECT ${OFFSET_COLUMNS} FROM offsets WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT @limit`;
     let stmt = this.c.browseStatements.get(sql);
     if (stmt === undefined) {
-      stmt = this.c.db.prepare(sql);
+      stmt = query<[Record<string, number | string>], port.OffsetRecord>(this.c.db, sql);
       this.c.browseStatements.set(sql, stmt);
     }
     return stmt.all({
@@ -117,6 +117,6 @@ export class SqliteReads implements port.LedgerReads {
       ...(q.status === null ? {} : { status: q.status }),
       ...(q.since === null ? {} : { since: q.since }),
       ...(q.until === null ? {} : { until: q.until }),
-    }) as port.OffsetRecord[];
+    });
   }
 }

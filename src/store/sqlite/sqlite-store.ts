@@ -1,11 +1,11 @@
 import { closeSync, existsSync, fstatSync, openSync } from 'node:fs';
-import type Database from 'better-sqlite3';
 import type { Mode } from '../../api/types.js';
 import { LedgerError } from '../ledger-error.js';
 import type { AccountRecord, KeyRecord, KeyVault, LedgerStore, LedgerTx } from '../port.js';
 import { type RateWindow, takeFromWindow } from '../rate-window.js';
 import { livemodeOf } from '../tables.js';
 import { type Checkpointer, startCheckpointer, WAL_HIGH } from './checkpointer.js';
+import { type Db, inTransaction } from './driver.js';
 import { sqliteError } from './errors.js';
 import { readVault, writeVault } from './files.js';
 import { SqliteReadCache } from './sqlite-cache.js';
@@ -40,7 +40,7 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
 
   private constructor(
     /** The connection, for tests and tools that read the file's rows directly. */
-    readonly db: Database.Database,
+    readonly db: Db,
     readonly label: string,
     dir: string | null,
   ) {
@@ -136,11 +136,11 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
     try {
       if (wait) this.c.s.begin.run();
       else {
-        this.db.pragma('busy_timeout = 0');
+        this.db.exec('PRAGMA busy_timeout = 0');
         try {
           this.c.s.begin.run();
         } finally {
-          this.db.pragma(`busy_timeout = ${busyTimeoutMs()}`);
+          this.db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs()}`);
         }
       }
     } catch (err) {
@@ -167,7 +167,13 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
       this.checkpoints();
       return result;
     } catch (err) {
-      if (this.db.inTransaction) this.c.s.rollback.run();
+      if (inTransaction(this.db)) {
+        try {
+          this.c.s.rollback.run();
+        } catch {
+          // SQLite had already rolled it back (a full disk, an I/O error): nothing is left open.
+        }
+      }
       throw sqliteError(err, this.label);
     } finally {
       // The kept copies are dropped whether the transaction committed or not.
@@ -187,7 +193,7 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
     }
     const selfCheckpoint = this.checkpointer.walPages() > WAL_HIGH || this.checkpointer.walPages() < 0;
     if (selfCheckpoint !== this.selfCheckpoint) {
-      this.db.pragma(`wal_autocheckpoint = ${selfCheckpoint ? 1000 : 0}`);
+      this.db.exec(`PRAGMA wal_autocheckpoint = ${selfCheckpoint ? 1000 : 0}`);
       this.selfCheckpoint = selfCheckpoint;
     }
   }
@@ -219,7 +225,7 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
       await this.checkpointer.stop();
       // What the worker had not copied yet (the last connection's close copies all of it anyway).
       try {
-        this.db.pragma('wal_checkpoint(PASSIVE)');
+        this.db.exec('PRAGMA wal_checkpoint(PASSIVE)');
       } catch {
         // Busy: the next writer's checkpoint takes it.
       }

@@ -3,6 +3,7 @@ import { DAY_MS } from '../periods.js';
 import type * as port from '../port.js';
 import { hashId } from '../port.js';
 import { livemodeOf } from '../tables.js';
+import { query } from './driver.js';
 import { withKey } from './files.js';
 import { type SqliteConnection, SqliteReads } from './sqlite-reads.js';
 
@@ -59,20 +60,23 @@ export class SqliteTx extends SqliteReads implements port.LedgerTx {
     this.touchedAccount = true;
     this.touchedBalance = true;
     this.s.createAccount.run({ ...account, created_ms: now });
-    this.db.prepare('INSERT INTO balances VALUES (0, 0), (1, 0)').run();
-    this.db.prepare('INSERT INTO impact VALUES (0, 0, 0, 0), (1, 0, 0, 0)').run();
+    this.db.exec('INSERT INTO balances VALUES (0, 0), (1, 0); INSERT INTO impact VALUES (0, 0, 0, 0), (1, 0, 0, 0)');
     // A new account's keys are the only ones: the key file starts over, so nothing an earlier
     // ledger left in it (or a run killed between writing it and committing) names a default.
     this.pendingVault = { defaults: {}, secrets: {} };
   }
 
   async updateAccount(patch: Partial<port.AccountRecord>): Promise<port.AccountRecord> {
-    const columns = Object.keys(patch).filter((k) =>
-      ['status', 'rate', 'review_limit_cents', 'clock_offset_ms', 'rate_limit_requests', 'rate_limit_window_ms'].includes(k),
-    );
+    const columns = (
+      ['status', 'rate', 'review_limit_cents', 'clock_offset_ms', 'rate_limit_requests', 'rate_limit_window_ms'] as const
+    ).filter((k) => patch[k] !== undefined);
     if (columns.length > 0) {
       this.touchedAccount = true;
-      this.db.prepare(`UPDATE account SET ${columns.map((c) => `${c} = @${c}`).join(', ')} WHERE id = 1`).run(patch);
+      const values = Object.fromEntries(columns.map((c) => [c, patch[c] ?? null]));
+      query<[Record<string, number | string | null>]>(
+        this.db,
+        `UPDATE account SET ${columns.map((c) => `${c} = @${c}`).join(', ')} WHERE id = 1`,
+      ).run(values);
     }
     return this.s.account.get()!;
   }

@@ -1,6 +1,6 @@
-import type Database from 'better-sqlite3';
 import type { AccountRecord, IdempotencyRecord, ImpactTotals, KeyRecord, OffsetRecord } from '../port.js';
 import { KEY_COLUMNS, OFFSET_COLUMNS } from '../tables.js';
+import { type Db, pluck, query, rows } from './driver.js';
 
 /**
  * Every statement the SQLite store runs, each prepared on its first use and then kept for the
@@ -31,7 +31,7 @@ export type OffsetRow = [
 
 /**
  * A raw row as the port's record. Pages are read as raw arrays and made into records here, in
- * one object literal: better-sqlite3 building each row object key by key cost half of
+ * one object literal: a driver building each row object key by key cost half of
  * `list --all` (BENCHMARKS.md, streaming).
  */
 export function offsetRecord(r: OffsetRow): OffsetRecord {
@@ -54,115 +54,125 @@ export function offsetRecord(r: OffsetRow): OffsetRecord {
   };
 }
 
-type Db = Database.Database;
-
 /** Each statement, as a function that prepares it on a connection. */
 const SQL = {
   account: (db: Db) =>
-    db.prepare<[], AccountRecord>(
+    query<[], AccountRecord>(
+      db,
       'SELECT status, rate, review_limit_cents, clock_offset_ms, rate_limit_requests, rate_limit_window_ms FROM account WHERE id = 1',
     ),
-  keyByHash: (db: Db) => db.prepare<[Uint8Array], KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = ?`),
-  keys: (db: Db) => db.prepare<[], KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_ms, rowid`),
-  balance: (db: Db) => db.prepare<[number], number>('SELECT available_cents FROM balances WHERE livemode = ?').pluck(),
-  impact: (db: Db) => db.prepare<[number], ImpactTotals>('SELECT placed_kg, processing_kg, offsets FROM impact WHERE livemode = ?'),
+  keyByHash: (db: Db) => query<[Uint8Array], KeyRecord>(db, `SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = ?`),
+  keys: (db: Db) => query<[], KeyRecord>(db, `SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_ms, rowid`),
+  balance: (db: Db) => pluck<[number], number>(db, 'SELECT available_cents FROM balances WHERE livemode = ?'),
+  impact: (db: Db) => query<[number], ImpactTotals>(db, 'SELECT placed_kg, processing_kg, offsets FROM impact WHERE livemode = ?'),
   due: (db: Db) =>
-    db.prepare<[number, number], { kg: number; count: number }>(
+    query<[number, number], { kg: number; count: number }>(
+      db,
       // INDEXED BY: left to itself the planner may walk offsets_by_mode, reading every offset.
       "SELECT coalesce(SUM(kg), 0) AS kg, COUNT(*) AS count FROM offsets INDEXED BY offsets_due WHERE status = 'processing' AND settle_at_ms <= ? AND livemode = ?",
     ),
-  anyDue: (db: Db) =>
-    db.prepare<[number], number>("SELECT 1 FROM offsets WHERE status = 'processing' AND settle_at_ms <= ? LIMIT 1").pluck(),
-  offsetById: (db: Db) => db.prepare<[string], OffsetRecord>(`SELECT ${OFFSET_COLUMNS} FROM offsets WHERE id = ?`),
-  offsetByCertificate: (db: Db) => db.prepare<[string], OffsetRecord>(`SELECT ${OFFSET_COLUMNS} FROM offsets WHERE certificate_id = ?`),
+  anyDue: (db: Db) => pluck<[number], number>(db, "SELECT 1 FROM offsets WHERE status = 'processing' AND settle_at_ms <= ? LIMIT 1"),
+  offsetById: (db: Db) => query<[string], OffsetRecord>(db, `SELECT ${OFFSET_COLUMNS} FROM offsets WHERE id = ?`),
+  offsetByCertificate: (db: Db) => query<[string], OffsetRecord>(db, `SELECT ${OFFSET_COLUMNS} FROM offsets WHERE certificate_id = ?`),
   page: (db: Db) =>
-    db
-      .prepare<[number, number, number], OffsetRow>(
-        `SELECT ${OFFSET_COLUMNS} FROM offsets WHERE livemode = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
-      )
-      .raw(true),
+    rows<[number, number, number], OffsetRow>(
+      db,
+      `SELECT ${OFFSET_COLUMNS} FROM offsets WHERE livemode = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+    ),
   pageByReference: (db: Db) =>
-    db
-      .prepare<[number, string, number, number], OffsetRow>(
-        `SELECT ${OFFSET_COLUMNS} FROM offsets WHERE livemode = ? AND reference = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
-      )
-      .raw(true),
+    rows<[number, string, number, number], OffsetRow>(
+      db,
+      `SELECT ${OFFSET_COLUMNS} FROM offsets WHERE livemode = ? AND reference = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+    ),
   reviewQueue: (db: Db) =>
-    db.prepare<[number], OffsetRecord>(
+    query<[number], OffsetRecord>(
+      db,
       `SELECT ${OFFSET_COLUMNS} FROM offsets WHERE review = 'pending' AND status = 'processing' ORDER BY seq LIMIT ?`,
     ),
-  newestCreated: (db: Db) =>
-    db.prepare<[number], number>('SELECT created_ms FROM offsets WHERE livemode = ? ORDER BY seq DESC LIMIT 1').pluck(),
+  newestCreated: (db: Db) => pluck<[number], number>(db, 'SELECT created_ms FROM offsets WHERE livemode = ? ORDER BY seq DESC LIMIT 1'),
   daily: (db: Db) =>
-    db.prepare<[number, number], { day: number; kg: number }>(
+    query<[number, number], { day: number; kg: number }>(
+      db,
       'SELECT day, kg FROM impact_daily WHERE livemode = ? AND day >= ? ORDER BY day',
     ),
-  meta: (db: Db) => db.prepare<[string], string>('SELECT value FROM meta WHERE name = ?').pluck(),
+  meta: (db: Db) => pluck<[string], string>(db, 'SELECT value FROM meta WHERE name = ?'),
   putMeta: (db: Db) =>
-    db.prepare<[string, string]>('INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value'),
-  deleteMeta: (db: Db) => db.prepare<[string]>('DELETE FROM meta WHERE name = ?'),
+    query<[string, string]>(db, 'INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value'),
+  deleteMeta: (db: Db) => query<[string]>(db, 'DELETE FROM meta WHERE name = ?'),
   // Prepared statements: db.exec() would parse them again on every transaction.
-  begin: (db: Db) => db.prepare('BEGIN IMMEDIATE'),
-  commit: (db: Db) => db.prepare('COMMIT'),
-  rollback: (db: Db) => db.prepare('ROLLBACK'),
-  dataVersion: (db: Db) => db.prepare<[], number>('PRAGMA data_version').pluck(),
+  begin: (db: Db) => query(db, 'BEGIN IMMEDIATE'),
+  commit: (db: Db) => query(db, 'COMMIT'),
+  rollback: (db: Db) => query(db, 'ROLLBACK'),
+  dataVersion: (db: Db) => pluck<[], number>(db, 'PRAGMA data_version'),
   dueByMode: (db: Db) =>
-    db.prepare<[number], { livemode: number; kg: number }>(
+    query<[number], { livemode: number; kg: number }>(
+      db,
       "SELECT livemode, SUM(kg) AS kg FROM offsets INDEXED BY offsets_due WHERE status = 'processing' AND settle_at_ms <= ? GROUP BY livemode",
     ),
   placeDue: (db: Db) =>
-    db.prepare<[number]>(
+    query<[number]>(
+      db,
       `UPDATE offsets SET status = 'placed', placed_ms = settle_at_ms, settle_at_ms = NULL,
        certificate_id = CASE WHEN livemode = 1 THEN coalesce(certificate_id, ${NEW_CERTIFICATE}) END
      WHERE status = 'processing' AND settle_at_ms <= ?`,
     ),
   place: (db: Db) =>
-    db.prepare<[string | null, number, string]>(
+    query<[string | null, number, string]>(
+      db,
       `UPDATE offsets SET status = 'placed', review = coalesce(?, review), placed_ms = ?, settle_at_ms = NULL,
        certificate_id = CASE WHEN livemode = 1 THEN coalesce(certificate_id, ${NEW_CERTIFICATE}) END WHERE id = ?`,
     ),
   refund: (db: Db) =>
-    db.prepare<[string | null, string]>(
+    query<[string | null, string]>(
+      db,
       "UPDATE offsets SET status = 'refunded', settle_at_ms = NULL, review = coalesce(?, review) WHERE id = ?",
     ),
   moveToPlaced: (db: Db) =>
-    db.prepare<[{ kg: number; livemode: number }]>(
+    query<[{ kg: number; livemode: number }]>(
+      db,
       'UPDATE impact SET processing_kg = processing_kg - @kg, placed_kg = placed_kg + @kg WHERE livemode = @livemode',
     ),
   idempotency: (db: Db) =>
-    db.prepare<[number, string], IdempotencyRecord>(
+    query<[number, string], IdempotencyRecord>(
+      db,
       'SELECT fingerprint, offset_id, created_ms FROM idempotency WHERE livemode = ? AND key = ?',
     ),
   rememberKey: (db: Db) =>
-    db.prepare<[number, string, string, string, number]>(
+    query<[number, string, string, string, number]>(
+      db,
       'INSERT INTO idempotency (livemode, key, fingerprint, offset_id, created_ms) VALUES (?, ?, ?, ?, ?)',
     ),
   insertOffset: (db: Db) =>
-    db.prepare(
+    query<[Record<string, number | string | null>]>(
+      db,
       `INSERT INTO offsets (id, livemode, status, kg, amount_cents, rate, req_kg, req_amount_cents, reference,
        created_ms, settle_at_ms, review, certificate_id)
      VALUES (@id, @livemode, 'processing', @kg, @amount_cents, @rate, @req_kg, @req_amount_cents, @reference,
        @created_ms, @settle_at_ms, @review, @certificate_id)`,
     ),
   entry: (db: Db) =>
-    db.prepare<[number, string, number, string | null, number]>(
+    query<[number, string, number, string | null, number]>(
+      db,
       'INSERT INTO entries (livemode, kind, amount_cents, offset_id, created_ms) VALUES (?, ?, ?, ?, ?)',
     ),
-  addBalance: (db: Db) => db.prepare<[number, number]>('UPDATE balances SET available_cents = available_cents + ? WHERE livemode = ?'),
+  addBalance: (db: Db) => query<[number, number]>(db, 'UPDATE balances SET available_cents = available_cents + ? WHERE livemode = ?'),
   addImpact: (db: Db) =>
-    db.prepare<[number, number, number]>('UPDATE impact SET processing_kg = processing_kg + ?, offsets = offsets + ? WHERE livemode = ?'),
+    query<[number, number, number]>(db, 'UPDATE impact SET processing_kg = processing_kg + ?, offsets = offsets + ? WHERE livemode = ?'),
   addDaily: (db: Db) =>
-    db.prepare<[{ livemode: number; day: number; kg: number; offsets: number }]>(
+    query<[{ livemode: number; day: number; kg: number; offsets: number }]>(
+      db,
       `INSERT INTO impact_daily (livemode, day, kg, offsets) VALUES (@livemode, @day, @kg, @offsets)
      ON CONFLICT (livemode, day) DO UPDATE SET kg = kg + @kg, offsets = offsets + @offsets`,
     ),
   insertKey: (db: Db) =>
-    db.prepare<[string, Uint8Array, number, string, string, number]>(
+    query<[string, Uint8Array, number, string, string, number]>(
+      db,
       'INSERT INTO api_keys (id, hash, livemode, permission, last4, created_ms) VALUES (?, ?, ?, ?, ?, ?)',
     ),
-  revokeKey: (db: Db) => db.prepare<[number, string]>('UPDATE api_keys SET revoked_ms = ? WHERE id = ? AND revoked_ms IS NULL'),
+  revokeKey: (db: Db) => query<[number, string]>(db, 'UPDATE api_keys SET revoked_ms = ? WHERE id = ? AND revoked_ms IS NULL'),
   createAccount: (db: Db) =>
-    db.prepare(
+    query<[Record<string, number | string | null>]>(
+      db,
       `INSERT INTO account (id, status, rate, review_limit_cents, clock_offset_ms, rate_limit_requests, rate_limit_window_ms, created_ms)
      VALUES (1, @status, @rate, @review_limit_cents, @clock_offset_ms, @rate_limit_requests, @rate_limit_window_ms, @created_ms)`,
     ),
@@ -176,14 +186,14 @@ const SQL = {
  */
 export type Statements = { readonly [K in keyof typeof SQL]: ReturnType<(typeof SQL)[K]> };
 
-export const lazyStatements: (db: Database.Database) => Statements = (() => {
+export const lazyStatements: (db: Db) => Statements = (() => {
   const names = Object.keys(SQL) as (keyof typeof SQL)[];
   class Lazy {
     readonly made: unknown[] = new Array(names.length);
-    constructor(readonly db: Database.Database) {}
+    constructor(readonly db: Db) {}
   }
   names.forEach((name, i) => {
-    const make = SQL[name] as (db: Database.Database) => unknown;
+    const make = SQL[name] as (db: Db) => unknown;
     Object.defineProperty(Lazy.prototype, name, {
       get(this: Lazy) {
         return (this.made[i] ??= make(this.db));
