@@ -15,6 +15,16 @@
 // `carbon --version` and `carbon --help` into a pipe do not load the CLI at all: the version is
 // package.json's, and the help is the text the build saved from the CLI itself (dist/help.txt).
 // On a terminal, --help goes through the CLI, which fits the text to the terminal's width.
+// Node.js 22.13 or later (carbon's SQLite is the runtime's node:sqlite). An older Node is refused
+// here, before anything is read or written: one line, exit 11 (README, "Exit codes").
+const [major, minor] = process.versions.node.split('.').map(Number);
+if (major < 22 || (major === 22 && minor < 13)) {
+  process.stderr.write(
+    `carbon: needs Node.js 22.13 or later, and this is Node.js ${process.versions.node}; install Node 24 or 26 (LTS) from nodejs.org or with your version manager (nvm install 24), then run carbon again.\n`,
+  );
+  process.exit(11);
+}
+
 const { fstatSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } = require('node:fs');
 const { join } = require('node:path');
 
