@@ -23,6 +23,8 @@ export const EXIT = {
   refunded: 9,
   /** `buy --from-csv`: some rows were not bought (their results say why); running it again resumes. */
   batchIncomplete: 10,
+  /** The Node.js running carbon is older than 22.13: refused by bin/carbon.cjs before the CLI loads. */
+  oldNode: 11,
   /** Ctrl-C (SIGINT) at a wait or a confirmation: 128 + 2, as shells report it. */
   interrupted: 130,
 } as const;
@@ -52,4 +54,5 @@ export const EXIT_CODES_HELP = `Exit codes:
   8  --wait timed out with the offset still processing
   9  --wait ended with the offset refunded (the order could not be placed)
  10  buy --from-csv: some rows were not bought (the results say why); run it again to resume
+ 11  this Node.js is older than 22.13 (carbon needs 22.13 or later)
 130  interrupted (Ctrl-C) at a --wait or a confirmation; a wait prints the offset first`;

@@ -20,13 +20,19 @@ function homeWithFixture(): string {
   return home;
 }
 
-const expected = (name: string): unknown => JSON.parse(readFileSync(join(FIXTURE, `${name}.json`), 'utf8'));
+/** JSON, or NDJSON (`list --all --json`) as an array of its lines. */
+const parse = (text: string): unknown => {
+  const lines = text.trim().split('\n');
+  return lines.length > 1 && lines.every((l) => l.startsWith('{') && l.endsWith('}')) ? lines.map((l) => JSON.parse(l)) : JSON.parse(text);
+};
+
+const expected = (name: string): unknown => parse(readFileSync(join(FIXTURE, `${name}.json`), 'utf8'));
 
 async function answer(home: string, args: string[], quiet = true): Promise<unknown> {
   const r = await carbon([...args, '--json'], { home });
   if (quiet) expect(r.stderr, args.join(' ')).toBe('');
   expect(r.exitCode, args.join(' ')).toBe(0);
-  return JSON.parse(r.stdout);
+  return parse(r.stdout);
 }
 
 describe('a ledger made by an earlier carbon (better-sqlite3, Node 20)', () => {
