@@ -10,7 +10,7 @@
 
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
@@ -366,6 +366,58 @@ describe('a full disk', () => {
       disk.unmount();
     }
   });
+});
+
+describe('a full disk, a crash, then space freed', () => {
+  test(
+    'carbon serve killed on a full disk: the next one copies the WAL back, buys every purchase, and keeps the WAL bounded',
+    async (ctx) => {
+      const disk = smallDisk(3072);
+      if (typeof disk === 'string') return ctx.skip(disk);
+      try {
+        const home = join(disk.dir, 'home');
+        mkdirSync(home);
+        const key = (await provision(home)).test;
+        // A third of the disk taken by something else, freed later: less room than the ledger's
+        // WAL grows to before it is checkpointed.
+        const filler = join(disk.dir, 'filler');
+        writeFileSync(filler, Buffer.alloc(1024 * 1024));
+        const first = await serve(home);
+        let full = false;
+        for (let round = 0; !full && round < 400; round++) {
+          const answers = await Promise.all(
+            Array.from({ length: 8 }, (_, i) =>
+              http(`${first.url}/offsets`, { key, idem: `fill-${round}-${i}`, body: `{"kg":1,"reference":"${'r'.repeat(190)}"}` }),
+            ),
+          );
+          expect(answers.every((a) => a.status === 201 || a.status === 503)).toBe(true);
+          full = answers.some((a) => a.status === 503);
+        }
+        expect(full).toBe(true);
+        await first.kill();
+        rmSync(filler);
+
+        const second = await serve(home);
+        try {
+          const statuses: number[] = [];
+          for (let i = 0; i < 40; i++)
+            statuses.push((await http(`${second.url}/offsets`, { key, idem: `after-${i}`, body: '{"kg":1}' })).status);
+          expect(statuses.filter((s) => s !== 201)).toEqual([]);
+          // Checkpointed every 1 MiB and cut back to 1 MiB: at most that and the last purchases.
+          expect(statSync(`${ledgerPath(home)}-wal`).size).toBeLessThanOrEqual(1.25 * 1024 * 1024);
+        } finally {
+          await second.stop();
+        }
+        // Closed cleanly: the WAL is copied back and gone, and the freed space is free again.
+        expect(existsSync(`${ledgerPath(home)}-wal`)).toBe(false);
+        expect(statfsSync(disk.dir).bavail * statfsSync(disk.dir).bsize).toBeGreaterThan(512 * 1024);
+        expect(readLedger(home).problems).toEqual([]);
+      } finally {
+        disk.unmount();
+      }
+    },
+    limit(180_000),
+  );
 });
 
 // ---------------------------------------------------------------------------------------------

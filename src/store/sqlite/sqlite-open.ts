@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, openSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeDirs } from '../../platform/dirs.js';
 import { type Db, pragma, sqlite } from './driver.js';
@@ -30,6 +30,48 @@ function enableWal(db: Db): void {
       if (sqliteCode(err) !== 'SQLITE_BUSY' || Date.now() >= deadline) throw err;
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, pause);
     }
+  }
+}
+
+/**
+ * The WAL a crash (or a full disk) left behind, copied back into the ledger and truncated to
+ * nothing, when it is longer than this: on a disk that filled up, the WAL holds the space the
+ * next writes need, and only a checkpoint that completes gives it back (docs/reliability.md,
+ * "A full disk").
+ */
+const WAL_LEFT_BEHIND = 256 * 1024;
+
+/** The length a WAL is cut back to once a checkpoint has copied it all (SQLite leaves it as long as it grew). */
+const WAL_KEPT = 1024 * 1024;
+
+/**
+ * Pages in the WAL past which a connection's own commit checkpoints it (SQLite's default is
+ * 1,000: 4 MiB): 1 MiB, so the WAL is copied back and cut to WAL_KEPT about as often as it
+ * reaches that length (a purchase writes about ten pages).
+ */
+export const SELF_CHECKPOINT_PAGES = 256;
+
+/**
+ * Copies the whole WAL back into the ledger and truncates it, if no other connection is reading
+ * or writing at the moment (a busy ledger is left to its own checkpoints). Never an error: where
+ * it cannot, nothing changed.
+ */
+export function truncateWal(db: Db): void {
+  try {
+    db.exec('PRAGMA busy_timeout = 0');
+    db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+  } catch {
+    // Busy, or still no room: the next checkpoint tries again.
+  } finally {
+    db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs()}`);
+  }
+}
+
+function walBytes(path: string): number {
+  try {
+    return statSync(`${path}-wal`).size;
+  } catch {
+    return 0;
   }
 }
 
@@ -72,6 +114,8 @@ export function prepareLedger(db: Db, path: string): void {
       // NORMAL in WAL mode: a commit survives any process crash (kill -9 included); an OS
       // crash or power loss may lose the last commits but never corrupts. docs/reliability.md.
       db.exec('PRAGMA synchronous = NORMAL');
+      db.exec(`PRAGMA journal_size_limit = ${WAL_KEPT}; PRAGMA wal_autocheckpoint = ${SELF_CHECKPOINT_PAGES}`);
+      if (walBytes(path) > WAL_LEFT_BEHIND) truncateWal(db);
     }
     // 4 MiB of page cache: reads walk an index and purchases touch a few pages, so a larger
     // cache only held the pages a `list --all` streamed past (12 MB of its peak at 16 MiB; the

@@ -6,10 +6,10 @@ import { type RateWindow, takeFromWindow } from '../rate-window.js';
 import { livemodeOf } from '../tables.js';
 import { type Checkpointer, startCheckpointer, WAL_HIGH } from './checkpointer.js';
 import { type Db, inTransaction } from './driver.js';
-import { sqliteError } from './errors.js';
+import { sqliteCode, sqliteError } from './errors.js';
 import { readVault, writeVault } from './files.js';
 import { SqliteReadCache } from './sqlite-cache.js';
-import { busyTimeoutMs, openLedgerFile, openMemoryLedger, prepareLedger } from './sqlite-open.js';
+import { busyTimeoutMs, openLedgerFile, openMemoryLedger, prepareLedger, SELF_CHECKPOINT_PAGES, truncateWal } from './sqlite-open.js';
 import { digest, SqliteReads } from './sqlite-reads.js';
 import { SqliteTx } from './sqlite-tx.js';
 import { lazyStatements } from './statements.js';
@@ -174,6 +174,9 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
           // SQLite had already rolled it back (a full disk, an I/O error): nothing is left open.
         }
       }
+      // A full disk: the WAL may hold the room the next write needs. Copied back and truncated
+      // when it can be (space was freed since), the next request finds it.
+      if (this.label !== ':memory:' && ['SQLITE_FULL', 'SQLITE_IOERR'].includes(sqliteCode(err))) truncateWal(this.db);
       throw sqliteError(err, this.label);
     } finally {
       // The kept copies are dropped whether the transaction committed or not.
@@ -182,7 +185,7 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
   }
 
   /**
-   * Who checkpoints the WAL: this connection's commits (SQLite's default, every 1,000 pages) for
+   * Who checkpoints the WAL: this connection's commits (every SELF_CHECKPOINT_PAGES) for
    * the first few, then a worker thread (checkpointer.ts), except while the WAL is longer than
    * WAL_HIGH pages, when the worker cannot keep up with a writer that never pauses.
    */
@@ -193,7 +196,7 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
     }
     const selfCheckpoint = this.checkpointer.walPages() > WAL_HIGH || this.checkpointer.walPages() < 0;
     if (selfCheckpoint !== this.selfCheckpoint) {
-      this.db.exec(`PRAGMA wal_autocheckpoint = ${selfCheckpoint ? 1000 : 0}`);
+      this.db.exec(`PRAGMA wal_autocheckpoint = ${selfCheckpoint ? SELF_CHECKPOINT_PAGES : 0}`);
       this.selfCheckpoint = selfCheckpoint;
     }
   }
