@@ -25,7 +25,12 @@ export const EXIT = {
   batchIncomplete: 10,
   /** The Node.js running carbon is older than 22.13: refused by bin/carbon.cjs before the CLI loads. */
   oldNode: 11,
-  /** Ctrl-C (SIGINT) at a wait or a confirmation: 128 + 2, as shells report it. */
+  /** `watch --forward-to --until-settled`: stopped at --timeout with events not delivered (the cursor keeps them). */
+  undelivered: 12,
+  /**
+   * Stopped by the user: Ctrl-C (SIGINT) at a wait, a confirmation, a batch or a watch (SIGTERM
+   * too): 128 + 2, as shells report it. Said in one plain line, not as an error.
+   */
   interrupted: 130,
 } as const;
 
@@ -55,4 +60,5 @@ export const EXIT_CODES_HELP = `Exit codes:
   9  --wait ended with the offset refunded (the order could not be placed)
  10  buy --from-csv: some rows were not bought (the results say why); run it again to resume
  11  this Node.js is older than 22.13 (carbon needs 22.13 or later)
-130  interrupted (Ctrl-C) at a --wait or a confirmation; a wait prints the offset first`;
+ 12  watch --forward-to: stopped at --timeout with events not delivered
+130  stopped by Ctrl-C (or SIGTERM, for watch): a line says what was done`;

@@ -5,10 +5,16 @@ import type { Output } from '../output.js';
  * `carbon watch --forward-to URL`: each event POSTed to a local app, signed as Stripe signs its
  * webhooks: `Carbon-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">` with the
  * profile's secret. Deliveries are made one at a time, in the order the events were found, so
- * an offset's events arrive in order; a failed one is retried with backoff before the next.
+ * an offset's events arrive in order. A failed one is retried with backoff, for as long as the
+ * run lasts: an event is never passed by (the run stops with it undelivered instead, and the
+ * cursor stays before it). Redirects are not followed: a 3xx is a failed delivery, as the body
+ * (an offset's private reference) and its valid signature must not go to another address.
  */
 
 const SIGNATURE_HEADER = 'Carbon-Signature';
+
+/** The longest wait between two attempts at one event. */
+const MAX_BACKOFF_MS = 30_000;
 
 function signature(secret: string, body: string, t: number): string {
   return `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${body}`).digest('hex')}`;
@@ -27,57 +33,81 @@ export interface ForwardOptions {
   secret: string;
   /** The first wait before a retry; each next one doubles, up to 30 s. */
   backoffMs: number;
-  /** Retries after the first attempt. */
-  retries: number;
   out: Output;
   /** A line on stderr per delivery (a terminal). */
   verbose: boolean;
   sleep: (ms: number) => Promise<void>;
-  /** True once the run is stopping (Ctrl-C): no more attempts; the event is sent again next run. */
+  /** True once the run is stopping (Ctrl-C, SIGTERM): no more attempts; the event is sent again next run. */
   stopped: () => boolean;
 }
 
+type Event = { id: string; type: string; data: { object: { id: string } } };
+
 export class Forwarder {
   delivered = 0;
-  failed = 0;
 
   constructor(private readonly options: ForwardOptions) {}
 
-  /** Delivers one event, retrying; false when every attempt failed (said on stderr). */
-  async deliver(event: { id: string; type: string; data: { object: { id: string } } }): Promise<boolean> {
-    const { url, secret, retries, backoffMs, out } = this.options;
-    const body = JSON.stringify(event);
-    let last = '';
-    for (let attempt = 0; attempt <= retries; attempt++) {
-      if (attempt > 0) await this.options.sleep(Math.min(30_000, backoffMs * 2 ** (attempt - 1)));
-      if (attempt > 0 && this.options.stopped()) return false;
-      try {
-        // Signed per attempt: the timestamp says when this attempt was made, for the receiver's tolerance.
-        const res = await fetch(url, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            [SIGNATURE_HEADER]: signature(secret, body, Math.floor(Date.now() / 1000)),
-            'user-agent': 'carbon-watch',
-          },
-          body,
-          signal: AbortSignal.timeout(10_000),
-        });
-        await res.arrayBuffer();
-        if (res.ok) {
-          this.delivered++;
-          if (this.options.verbose) out.info(`→ ${event.type} ${event.data.object.id} [${res.status}]`);
-          return true;
-        }
-        last = `HTTP ${res.status}`;
-      } catch (err) {
-        last = (err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message;
-      }
-    }
-    this.failed++;
-    out.warn(
-      `${event.type} ${event.id} for ${event.data.object.id} was not delivered to ${url} after ${retries + 1} attempts (${last}); the next events go on.`,
-    );
-    return false;
+  get url(): string {
+    return this.options.url;
   }
+
+  /**
+   * Delivers one event, retrying with backoff until it is taken (true), or until the run stops or
+   * `deadline` (ms since the epoch) passes with it undelivered (false). Each failed attempt is a
+   * warning that says what the receiver answered and when the next attempt is.
+   */
+  async deliver(event: Event, deadline = Number.POSITIVE_INFINITY): Promise<boolean> {
+    const { backoffMs, out } = this.options;
+    const body = JSON.stringify(event);
+    for (let attempt = 1; ; attempt++) {
+      const failure = await this.attempt(event, body);
+      if (failure === null) return true;
+      if (this.options.stopped()) return false;
+      const wait = Math.min(MAX_BACKOFF_MS, backoffMs * 2 ** Math.min(attempt - 1, 30));
+      const left = deadline - Date.now();
+      const next = left <= 0 ? 'no time is left to retry' : `retrying in ${seconds(Math.min(wait, left))}`;
+      out.warn(
+        `${event.type} ${event.id} for ${event.data.object.id} was not delivered to ${this.options.url} (${failure}), attempt ${attempt}; ${next}.`,
+      );
+      if (left <= 0) return false;
+      await this.options.sleep(Math.min(wait, left));
+      if (this.options.stopped() || Date.now() >= deadline) return false;
+    }
+  }
+
+  /** One POST of the event: null when the receiver took it (2xx), else what went wrong. */
+  private async attempt(event: Event, body: string): Promise<string | null> {
+    const { url, secret, out } = this.options;
+    try {
+      // Signed per attempt: the timestamp says when this attempt was made, for the receiver's tolerance.
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          [SIGNATURE_HEADER]: signature(secret, body, Math.floor(Date.now() / 1000)),
+          'user-agent': 'carbon-watch',
+        },
+        body,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(10_000),
+      });
+      await res.arrayBuffer();
+      if (res.status >= 200 && res.status < 300) {
+        this.delivered++;
+        if (this.options.verbose) out.info(`→ ${event.type} ${event.data.object.id} [${res.status}]`);
+        return null;
+      }
+      if (res.status >= 300 && res.status < 400)
+        return `HTTP ${res.status}, a redirect: not followed; give --forward-to the address that takes the events`;
+      return `HTTP ${res.status}`;
+    } catch (err) {
+      return (err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message;
+    }
+  }
+}
+
+/** A wait as a person reads it: 250 ms, 4 s. */
+function seconds(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${Math.round(ms / 100) / 10} s`;
 }

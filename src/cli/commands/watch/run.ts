@@ -69,23 +69,28 @@ function writeCursor(file: string, state: WatchState): void {
   }
 }
 
-/** The profile's signing secret, made (and shown once, on stderr) the first time it is needed. */
+/**
+ * The profile's signing secret, made the first time it is needed. A new one is shown once, and
+ * only to a person (stderr a terminal): a CI log keeps what it is given, so there one line says
+ * how to print it (`--print-secret`, to stdout, asked for by name).
+ */
 async function signingSecret(ctx: Context, show: boolean): Promise<string> {
   const [{ readConfig, writeConfig }, { resolvePaths }] = await Promise.all([import('../../config-store.js'), import('../../paths.js')]);
   const { configDir } = resolvePaths(ctx.env);
   const name = ctx.settings.profileName;
   const existing = readConfig(configDir).profiles?.[name]?.webhook_secret;
   if (existing !== undefined) return existing;
-  const { newSecret } = await import('../../watch/forward.js');
+  const { newSecret, maskSecret } = await import('../../watch/forward.js');
   const secret = await newSecret();
   await writeConfig(configDir, (data) => ({
     ...data,
     profiles: { ...data.profiles, [name]: { ...data.profiles?.[name], webhook_secret: secret } },
   }));
-  if (show)
-    ctx.out.info(
-      `Your signing secret is ${secret} (kept in profile ${name}; shown this once: \`carbon watch --print-secret\` prints it again).`,
-    );
+  const { followUp } = await import('../../follow-up.js');
+  const again = `\`${followUp(['watch', '--print-secret'])}\``;
+  if (show && ctx.out.stderrInteractive)
+    ctx.out.info(`Your signing secret is ${secret} (kept in profile ${name}; shown this once: ${again} prints it again).`);
+  else if (show) ctx.out.info(`A signing secret ${maskSecret(secret)} was made and kept in profile ${name}; ${again} writes it to stdout.`);
   return secret;
 }
 
@@ -113,16 +118,56 @@ export async function run(ctx: Context, flags: WatchFlags): Promise<void> {
 
   // Ctrl-C (or SIGTERM) ends the run after the poll under way: the cursor is saved first.
   stop.listen();
+  let ended: Ended;
   try {
     const watch = { client, stop, forwarder, intervalMs, reference, since, resumed: resumed !== null };
-    if (await follow(ctx, flags, watch, resumed ?? freshState(mode, reference))) return;
+    ended = await follow(ctx, flags, watch, resumed ?? freshState(mode, reference));
   } finally {
     stop.release();
   }
-  const where = flags.cursor === undefined ? '' : ` ${flags.cursor} holds where it stopped.`;
-  throw new CliError(`Stopped watching (${stop.signal === 'SIGTERM' ? 'SIGTERM' : 'Ctrl-C'}).${where}`, EXIT.interrupted, 'interrupted');
+  if (ended.why === 'settled') return;
+  throw stopped(ctx, flags, ended, forwarder, stop.signal);
 }
 
+/** How a run ended, unless it threw: settled (--until-settled), or stopped by a signal or the deadline. */
+type Ended = { why: 'settled' } | { why: 'signal' | 'deadline'; printed: number; undelivered: number; state: WatchState };
+
+/**
+ * The line a stopped run ends with. Ctrl-C or SIGTERM is the user's own stop: exit 130, said
+ * plainly (what was printed and delivered, what was not, where the cursor is). The deadline of
+ * --until-settled with events undelivered: exit 11; without: exit 8 (offsets still processing).
+ */
+function stopped(
+  ctx: Context,
+  flags: WatchFlags,
+  ended: Exclude<Ended, { why: 'settled' }>,
+  forwarder: Forwarder | undefined,
+  signal: NodeJS.Signals | null,
+): CliError {
+  const { printed, undelivered } = ended;
+  const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+  const done = forwarder === undefined ? plural(printed, 'event') : `${plural(printed, 'event')} (${forwarder.delivered} delivered)`;
+  const again =
+    flags.cursor === undefined
+      ? 'the run had no --cursor, so the next one starts afresh (--cursor FILE carries them over)'
+      : `the next run with --cursor ${flags.cursor} sends ${undelivered === 1 ? 'it' : 'them'}`;
+  const lost = undelivered === 0 ? '' : `; ${plural(undelivered, 'event')} not delivered to ${forwarder?.url}: ${again}`;
+  const where = flags.cursor === undefined || undelivered > 0 ? '' : `; ${flags.cursor} holds where it stopped`;
+  const fields = { printed, delivered: forwarder?.delivered ?? 0, undelivered };
+  if (ended.why === 'signal') {
+    const which = signal === 'SIGTERM' ? 'SIGTERM' : 'Ctrl-C';
+    return new CliError(`Stopped watching (${which}) after ${done}${lost}${where}.`, EXIT.interrupted, 'interrupted', undefined, fields);
+  }
+  if (undelivered === 0) return stillProcessing(ctx, ended.state);
+  const seconds = ctx.settings.timeoutSeconds ?? DEFAULT_WAIT_SECONDS;
+  return new CliError(
+    `Stopped at --timeout (${seconds} s) after ${done}${lost}.`,
+    EXIT.undelivered,
+    'events_undelivered',
+    undefined,
+    fields,
+  );
+}
 /** The interval, and the URL to forward to, checked before anything is read. */
 function checkFlags(flags: WatchFlags): { intervalMs: number; forwardUrl: URL | undefined } {
   const intervalMs = flags.interval === undefined ? 2000 : parseDuration(flags.interval);
@@ -137,8 +182,16 @@ function checkFlags(flags: WatchFlags): { intervalMs: number; forwardUrl: URL | 
     } catch {
       forwardUrl = undefined;
     }
+    // What was typed is echoed only when it cannot hold a user name or password (nothing before an @).
+    const typed = flags.forwardTo.includes('@') ? `what was given (${flags.forwardTo.length} characters)` : `"${flags.forwardTo}"`;
     if (forwardUrl === undefined || !/^https?:$/.test(forwardUrl.protocol))
-      throw usage(`--forward-to must be an http(s) URL such as http://localhost:3000/webhooks, not "${flags.forwardTo}".`);
+      throw usage(`--forward-to must be an http(s) URL such as http://localhost:3000/webhooks, not ${typed}.`);
+    // fetch refuses such a URL, so no event could be delivered; and every warning would print it.
+    if (forwardUrl.username !== '' || forwardUrl.password !== '')
+      throw usage(
+        '--forward-to must not carry a user name or password (user:password@): they would show in every line that names the URL.',
+        'The receiver checks the Carbon-Signature header instead.',
+      );
   }
   return { intervalMs, forwardUrl };
 }
@@ -183,7 +236,6 @@ async function startForwarder(ctx: Context, url: URL, how: { intervalMs: number;
     url: url.href,
     secret,
     backoffMs: how.intervalMs,
-    retries: 5,
     out: ctx.out,
     verbose: terminal,
     sleep: stop.sleep,
@@ -206,10 +258,11 @@ interface Watch {
 }
 
 /**
- * Polls until every offset followed has settled (with --until-settled: true) or a signal stops the run
- * (false); throws when --until-settled ends refunded or at its deadline.
+ * Polls until every offset followed has settled (with --until-settled), a signal stops the run,
+ * or --until-settled's deadline passes while an event is still undelivered; throws when
+ * --until-settled ends refunded, or at its deadline with offsets still processing.
  */
-async function follow(ctx: Context, flags: WatchFlags, watch: Watch, initial: WatchState): Promise<boolean> {
+async function follow(ctx: Context, flags: WatchFlags, watch: Watch, initial: WatchState): Promise<Ended> {
   const { client, stop, forwarder, reference } = watch;
   let state = initial;
   const deadline = flags.untilSettled
@@ -218,31 +271,37 @@ async function follow(ctx: Context, flags: WatchFlags, watch: Watch, initial: Wa
   const eventId = await eventIds();
   const keep = (e: WatchEvent) => flags.status === undefined || STATUS_EVENT[flags.status] === e.type;
   const counts = { placed: 0, refunded: 0 };
+  let printed = 0;
+  const end = (why: 'signal' | 'deadline', undelivered: number): Ended => ({ why, printed, undelivered, state });
   for (let first = true; ; first = false) {
-    // The poll works on a copy, kept only once its events are all out (and delivered): a run
+    // The poll works on a copy, kept only once its events are all out and delivered: a run
     // stopped halfway leaves the cursor where the poll began, and the next run sends them again
-    // (at least once; an event's id says which it is).
+    // (at least once; an event's id says which it is). A delivery that fails is retried, never
+    // passed by: the next event waits for it.
     const next = structuredClone(state);
-    const events = await poll(next, client.listAll(reference === null ? {} : { reference }), {
+    const found = await poll(next, client.listAll(reference === null ? {} : { reference }), {
       baseline: first && !watch.resumed,
       since: watch.since,
       now: () => new Date().toISOString(),
       eventId,
     });
-    for (const event of events) {
-      if (!keep(event)) continue;
+    const events = found.filter(keep);
+    for (const [i, event] of events.entries()) {
       ctx.out.stdout.write(`${JSON.stringify(event)}\n`);
-      await forwarder?.deliver(event);
-      if (stop.signal !== null) return false;
+      printed++;
+      if (forwarder !== undefined && !(await forwarder.deliver(event, deadline)))
+        return end(stop.signal === null ? 'deadline' : 'signal', events.length - i);
+      // Stopped between two events: those left are not sent (nor printed) by this run.
+      if (stop.signal !== null && i < events.length - 1) return end('signal', forwarder === undefined ? 0 : events.length - i - 1);
     }
-    for (const event of events) if (event.type !== 'offset.created') counts[event.type === 'offset.placed' ? 'placed' : 'refunded']++;
+    for (const event of found) if (event.type !== 'offset.created') counts[event.type === 'offset.placed' ? 'placed' : 'refunded']++;
     state = next;
     if (flags.cursor !== undefined) writeCursor(flags.cursor, state);
     if (flags.untilSettled && Object.keys(state.pending).length === 0) return settled(ctx, counts);
-    if (stop.signal !== null) return false;
+    if (stop.signal !== null) return end('signal', 0);
     if (Date.now() >= deadline) throw stillProcessing(ctx, state);
-    await stop.sleep(watch.intervalMs);
-    if (stop.signal !== null) return false;
+    await stop.sleep(Math.min(watch.intervalMs, Math.max(0, deadline - Date.now())));
+    if (stop.signal !== null) return end('signal', 0);
   }
 }
 
@@ -253,7 +312,7 @@ async function eventIds(): Promise<(offsetId: string, type: EventType) => string
 }
 
 /** The end of --until-settled: success, unless some offsets were refunded. */
-function settled(ctx: Context, counts: { placed: number; refunded: number }): true {
+function settled(ctx: Context, counts: { placed: number; refunded: number }): Ended {
   const what = `${counts.placed} placed, ${counts.refunded} refunded`;
   if (counts.refunded > 0) {
     throw new CliError(
@@ -263,7 +322,7 @@ function settled(ctx: Context, counts: { placed: number; refunded: number }): tr
     );
   }
   if (!ctx.out.json) ctx.out.info(`✓ Every offset followed has settled (${what}).`);
-  return true;
+  return { why: 'settled' };
 }
 
 /** --until-settled's deadline passed: which offsets are still processing. */
