@@ -157,7 +157,10 @@ export function reportError(
 ): number {
   const r = classify(err, scene);
   if (io.json) io.stderr.write(`${JSON.stringify(r.envelope)}\n`);
-  else {
+  else if (r.exitCode === EXIT.interrupted) {
+    // The user's own Ctrl-C is not a failure: one plain line of what was done and what was not.
+    io.stderr.write(`${r.line.replace(/\s*\n\s*/g, ' ')}\n`);
+  } else {
     const color = colorOn(Boolean(io.stderr.isTTY), io.env, io.color);
     io.stderr.write(`${color ? '\u001b[31merror:\u001b[39m' : 'error:'} ${r.line.replace(/\s*\n\s*/g, ' ')}\n`);
   }

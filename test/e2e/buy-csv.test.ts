@@ -263,7 +263,7 @@ describe('in a pipe', () => {
         'skipped:interrupted',
         'skipped:interrupted',
       ]);
-      expect(String(r.stderr)).toMatch(/^error: Interrupted: 3 of 6 rows bought .*3 skipped\. Run the same command again to resume/m);
+      expect(String(r.stderr)).toMatch(/^Interrupted: 3 of 6 rows bought .*3 skipped\. Run the same command again to resume/m);
       const resumed = await carbon(['buy', '--from-csv', csv, '--json'], { home, env });
       expect(resumed.exitCode).toBe(0);
       expect(JSON.parse(resumed.stdout.trim().split('\n').at(-1)!)).toMatchObject({ rows: 6, replayed: 3, bought: 3 });
