@@ -60,7 +60,7 @@ const PRINTABLE_PATH = /^[\x21-\x7e]{0,200}$/;
 /** The path for the log: bounded, and printable (a raw request line can carry odd bytes). */
 function logPath(path: string): string {
   // A key pasted into a path (`/offsets/ck_test_…`) is logged masked, in ASCII.
-  const shown = redactKeys(path).replace('…', '...');
+  const shown = redactKeys(path).replaceAll('…', '...');
   if (PRINTABLE_PATH.test(shown)) return shown;
   const clean = shown.replace(/[^\x21-\x7e]/g, '?');
   return clean.length > 200 ? `${clean.slice(0, 200)}...` : clean;

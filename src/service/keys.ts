@@ -70,12 +70,22 @@ export function keyShape(key: string): { prefix: string; mode: Mode; rest: strin
  * offset id in a 404, a path in the access log, an error's `param`), where a key pasted in the
  * wrong place would otherwise be shown in full. Percent-encoding is decoded first (a path may
  * carry `ck%5Ftest%5F…`): text that holds a key once decoded comes back decoded, the key masked.
+ *
+ * Every spelling of a key goes: `ck_test_<secret>`, and whatever is put between or around its
+ * parts (`ck_%00test_…`, `ck-test-…`, `CK_TEST_…`), and the bare secret, since the secret is the
+ * key (its prefix and mode are public). So besides the key-shaped text, any run of 32 or more
+ * letters and digits (the secret's alphabet and length) is masked to its last four characters:
+ * nothing this service issues or echoes is such a run (ids are shorter, or broken by `_`).
  */
 export function redactKeys(text: string): string {
   const plain = text.includes('%') ? percentDecoded(text) : text;
-  // Most text names no mode at all: one linear scan each, before any regular expression.
-  if (!plain.includes('_test_') && !plain.includes('_live_')) return text;
-  return KEY_LIKE.test(plain) ? plain.replace(KEY_LIKE_ALL, (key) => maskKey(key)) : text;
+  // Most text names no mode and holds no long run: one linear scan each, before any regular expression.
+  const named = plain.includes('_test_') || plain.includes('_live_');
+  const long = hasSecretRun(plain);
+  if (!named && !long) return text;
+  let out = named && KEY_LIKE.test(plain) ? plain.replace(KEY_LIKE_ALL, (key) => maskKey(key)) : plain;
+  if (long) out = out.replace(SECRET_RUN_ALL, (run) => `…${run.slice(-4)}`);
+  return out === plain ? text : out;
 }
 /**
  * The prefix is bounded: with `[a-z]+`, a parameter named by a million letters took the engine
@@ -83,6 +93,22 @@ export function redactKeys(text: string): string {
  */
 const KEY_LIKE = /[a-z]{1,32}_(?:test|live)_[A-Za-z0-9]{12,}/;
 const KEY_LIKE_ALL = new RegExp(KEY_LIKE.source, 'g');
+/** As long as a key's secret part, or longer: a secret, whatever is around it. */
+const SECRET_LENGTH = 32;
+const SECRET_RUN_ALL = new RegExp(`[A-Za-z0-9]{${SECRET_LENGTH},}`, 'g');
+
+/** Whether `text` holds a run of SECRET_LENGTH letters and digits: one pass, no backtracking. */
+function hasSecretRun(text: string): boolean {
+  if (text.length < SECRET_LENGTH) return false;
+  let run = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const alnum = (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+    run = alnum ? run + 1 : 0;
+    if (run === SECRET_LENGTH) return true;
+  }
+  return false;
+}
 
 /** ASCII escapes decoded (a key is ASCII), repeatedly, so `%255F` is seen too; never throws. */
 function percentDecoded(text: string): string {

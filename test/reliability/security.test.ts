@@ -314,6 +314,29 @@ describe('no full API key in an answer or the access log', () => {
     expect(line).not.toMatch(/%5f/i);
   });
 
+  // Issue 34, item 9: every spelling of a key the service would accept, and its bare secret part.
+  const spellings: Array<[string, string, number, string]> = [
+    ['ck_%00test_ in an unknown path', `/api/v1/x/ck_%00test_${SECRET_PART}`, 404, 'route_missing'],
+    ['ck-test- as an offset id', `/api/v1/offsets/ck-test-${SECRET_PART}`, 404, 'resource_missing'],
+    ['CK_TEST_ as an offset id', `/api/v1/offsets/CK_TEST_${SECRET_PART}`, 404, 'resource_missing'],
+    ['the bare secret as an offset id', `/api/v1/offsets/${SECRET_PART}`, 404, 'resource_missing'],
+    ["the bare secret as a query parameter's name", `/api/v1/offsets?${SECRET_PART}=1`, 422, 'validation_error'],
+    ['the bare secret as ?reference=', `/api/v1/offsets?reference=${SECRET_PART}`, 200, ''],
+    ['ck-test- as ?starting_after=', `/api/v1/offsets?starting_after=ck-test-${SECRET_PART}`, 0, ''],
+  ];
+  test.each(spellings)('%s: the secret is in neither the answer nor the log', async (_, path, status, code) => {
+    const key = await p.a.sandbox.defaultKey('test');
+    const res = await http(`${p.a.origin}${path}`, { key: key! });
+    if (status !== 0) expect(res.status).toBe(status);
+    if (code !== '') expect((res.json as { error: { code: string } }).error.code).toBe(code);
+    expect(res.text).not.toContain(SECRET_PART.slice(0, 28));
+    if (res.status >= 400) expect(res.text).toContain(`…${KEY.slice(-4)}`);
+    const line = await logLine(res.headers['request-id']!);
+    expect(line).not.toContain(SECRET_PART.slice(0, 28));
+    // The log shows the path without its query string; a path's key is shown masked.
+    if (!path.includes('?')) expect(line).toContain(`...${KEY.slice(-4)}`);
+  });
+
   test("a key as a body field's name: masked in param and message", async () => {
     const key = await p.a.sandbox.defaultKey('test');
     const res = await http(`${p.a.url}/offsets`, { method: 'POST', key: key!, idem: 'sec-body', body: JSON.stringify({ [KEY]: 1 }) });

@@ -55,6 +55,42 @@ test('request ids are req_ and 14 base62 characters, and do not repeat', () => {
   for (const id of ids) expect(id).toMatch(/^req_[A-Za-z0-9]{14}$/);
 });
 
+test('redactKeys masks every spelling of a key, and its bare secret part, in answers and the log alike', () => {
+  const key = newApiKey('test');
+  const secret = key.slice('ck_test_'.length);
+  const last4 = secret.slice(-4);
+  for (const [spelling, shown] of [
+    [`ck_%00test_${secret}`, `ck_\u0000test_…${last4}`],
+    [`ck-test-${secret}`, `ck-test-…${last4}`],
+    [`CK_TEST_${secret}`, `CK_TEST_…${last4}`],
+    [`ck_test-${secret}`, `ck_test-…${last4}`],
+    [`ck%2Dtest%2D${secret}`, `ck-test-…${last4}`],
+    [secret, `…${last4}`],
+    [`${secret}x`, `…${secret.slice(-3)}x`],
+    [`Bearer%20${secret}`, `Bearer …${last4}`],
+  ]) {
+    const text = `/api/v1/nope/${spelling}?reference=${spelling}`;
+    const redacted = redactKeys(text);
+    expect(redacted, spelling).not.toContain(secret.slice(0, 28));
+    expect(redacted, spelling).toBe(`/api/v1/nope/${shown}?reference=${shown}`);
+  }
+  // What the service issues and echoes is left as it was: ids are shorter than a secret, or broken by `_`.
+  for (const text of [
+    '/api/v1/offsets/off_AbCdEfGhIjKlMnOpQrStUvWx',
+    'cert_0123456789abcdef01234567',
+    'req_AbCdEfGhIjKlMn',
+    '123e4567-e89b-12d3-a456-426614174000',
+    'a'.repeat(31),
+  ])
+    expect(redactKeys(text)).toBe(text);
+  fc.assert(
+    fc.property(fc.string(), fc.constantFrom('_', '-', '%00', '%20', '.', ':', '/', ''), fc.string(), (before, sep, after) => {
+      expect(redactKeys(`${before}ck${sep}test${sep}${secret}${after}`)).not.toContain(secret.slice(0, 28));
+    }),
+    { numRuns: 300 },
+  );
+});
+
 test('redactKeys masks key-shaped text, plain or percent-encoded (once or twice), and leaves other text as it was', () => {
   const key = newApiKey('live');
   const masked = `ck_live_…${key.slice(-4)}`;
