@@ -31,13 +31,16 @@ export class Context {
     const s = this.settings;
     const { CarbonClient } = await import('../client/client.js');
     const retry = { maxRetries: s.maxRetries };
-    // --verbose (or CARBON_DEBUG=http): one line per request on stderr, the key never in it.
-    const origin = s.engine === 'remote' ? new URL(s.baseUrl!).origin : 'local';
+    // --verbose (or CARBON_DEBUG=http): one line per request on stderr: the URL as requested (the
+    // in-process model's path after `local`), with any key in its path or query masked as the
+    // server masks it; the key never in it.
+    const where = s.engine === 'remote' ? '' : 'local';
     const verbose = this.verbose || /(^|,)http(,|$)/.test(this.env.CARBON_DEBUG ?? '');
-    const onExchange = verbose
+    const { redactKeys } = verbose ? await import('../service/keys.js') : { redactKeys: undefined };
+    const onExchange = redactKeys
       ? (x: Exchange) =>
           this.out.info(
-            `http: ${x.method} ${origin}${x.path} ${x.status === 0 ? 'no answer' : x.status} ${x.ms.toFixed(1)}ms${x.requestId === undefined ? '' : ` ${x.requestId}`} attempt ${x.attempt}`,
+            `http: ${x.method} ${where}${redactKeys(x.url)} ${x.status === 0 ? 'no answer' : x.status} ${x.ms.toFixed(1)}ms${x.requestId === undefined ? '' : ` ${x.requestId}`} attempt ${x.attempt}`,
           )
       : undefined;
     const { apiKey, transport } = s.engine === 'remote' ? await this.remote() : await this.local();

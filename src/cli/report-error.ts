@@ -4,6 +4,7 @@ import { CarbonApiError, CarbonConfigError, CarbonConnectionError, WaitTimeoutEr
 import { CarbonPagingError } from '../client/paging.js';
 import { LedgerError } from '../engine/ledger.js';
 import { ApiError } from '../service/errors.js';
+import { redactKeys } from '../service/keys.js';
 import { CliError } from './errors.js';
 import { EXIT, exitCodeForStatus } from './exit-codes.js';
 import { engineFlags, followUp } from './follow-up.js';
@@ -66,13 +67,22 @@ const envelope = (type: ErrorEnvelope['error']['type'], code: string, message: s
 
 /** An error the API answered with: its message, its param and any hint; 402 as the balance that fell short. */
 function apiReport(err: CarbonApiError, scene: ErrorScene | undefined): Reported {
-  const param = err.param === undefined ? '' : ` (param: ${err.param})`;
+  const param = err.param === undefined ? '' : ` (param: ${redactKeys(err.param)})`;
   const hint = hints.get(err);
   const line =
     err.code === 'insufficient_balance'
       ? shortBalanceLine(err, scene)
-      : `${err.message}${param}${apiHint(err)}${hint === undefined ? '' : ` ${hint}`}`;
-  return { exitCode: exitCodeForStatus(err.status), envelope: err.toJSON(), line };
+      : `${redactKeys(err.message)}${param}${apiHint(err)}${hint === undefined ? '' : ` ${hint}`}`;
+  return { exitCode: exitCodeForStatus(err.status), envelope: masked(err.toJSON()), line };
+}
+
+/**
+ * The envelope with any key in its message or param masked, as carbon serve masks it: a server
+ * that does not (or a message carbon wrote about what was typed) must not put a key in a log.
+ */
+function masked(envelope: ErrorEnvelope): ErrorEnvelope {
+  const { message, param } = envelope.error;
+  return { error: { ...envelope.error, message: redactKeys(message), ...(param === undefined ? {} : { param: redactKeys(param) }) } };
 }
 
 /**
@@ -95,10 +105,13 @@ function cliReport(err: CliError): Reported {
         : err.exitCode === EXIT.rateLimited
           ? 'rate_limit_error'
           : 'api_error';
+  // The message may repeat what was typed (a path, a URL): keys in it are masked. The hint is
+  // carbon's own advice, which never holds a key but may hold an Idempotency-Key to retry with.
+  const message = redactKeys(err.message);
   return {
     exitCode: err.exitCode,
-    envelope: { error: { ...envelope(type, err.code, err.message).error, ...err.fields } },
-    line: err.hint ? `${err.message} ${err.hint}` : err.message,
+    envelope: { error: { ...envelope(type, err.code, message).error, ...err.fields } },
+    line: err.hint ? `${message} ${err.hint}` : message,
   };
 }
 
@@ -137,7 +150,7 @@ function classify(err: unknown, scene?: ErrorScene): Reported {
   if (err instanceof CliError) return cliReport(err);
   const local = localReport(err);
   if (local !== undefined) return local;
-  const message = err instanceof Error ? err.message : String(err);
+  const message = redactKeys(err instanceof Error ? err.message : String(err));
   return {
     exitCode: EXIT.failure,
     envelope: envelope('api_error', 'unexpected_error', message),

@@ -30,8 +30,8 @@ export interface ClientOptions {
 /** One attempt of one request, as --verbose reports it (no key, no body). */
 export interface Exchange {
   method: string;
-  /** The path and query string, as sent. */
-  path: string;
+  /** Where it went: the URL as requested over HTTP, or the path and query string given to the in-process model. */
+  url: string;
   /** 0 when no answer came (a network failure). */
   status: number;
   ms: number;
@@ -150,7 +150,27 @@ export class CarbonClient {
    * `carbon api`): no retries, no error thrown for a 4xx or 5xx.
    */
   async raw(method: string, path: string, options: RequestExtra & { body?: string } = {}): Promise<ApiResponse> {
-    return this.options.transport.request(this.request(method.toUpperCase(), path, options.body, options));
+    const request = this.request(method.toUpperCase(), path, options.body, options);
+    const report = this.reporter(request, 1);
+    try {
+      const response = await this.options.transport.request(request);
+      report?.(response.status, response.headers['request-id']);
+      return response;
+    } catch (err) {
+      report?.(0, undefined);
+      throw err;
+    }
+  }
+
+  /** What --verbose is told of one attempt of `request`, once it is over; undefined when nobody listens. */
+  private reporter(request: ApiRequest, attempt: number): ((status: number, requestId: string | undefined) => void) | undefined {
+    const onExchange = this.options.onExchange;
+    if (onExchange === undefined) return undefined;
+    // Timed only when someone listens: the global `performance` loads perf_hooks (~1 ms of start-up).
+    const started = performance.now();
+    const { transport } = this.options;
+    const url = transport.url?.(request) ?? pathAndQuery(request);
+    return (status, requestId) => onExchange({ method: request.method, url, status, ms: performance.now() - started, requestId, attempt });
   }
 
   /** The request as sent: under /api/v1, with the key, and a JSON content type when there is a body. */
@@ -172,19 +192,13 @@ export class CarbonClient {
     const request = this.request(method, path, extra.body === undefined ? undefined : JSON.stringify(extra.body), extra);
     // Whether any attempt may have reached the server (so a purchase may have been made).
     let maybeSent = false;
-    const query = new URLSearchParams(extra.query).toString();
-    const shown = query === '' ? request.path : `${request.path}?${query}`;
     for (let attempt = 1; ; attempt++) {
       let outcome: Outcome;
       let failure: Error;
-      // Timed only when someone listens: the global `performance` loads perf_hooks (~1 ms of start-up).
-      const onExchange = this.options.onExchange;
-      const started = onExchange ? performance.now() : 0;
-      const report = (status: number, requestId: string | undefined) =>
-        onExchange?.({ method, path: shown, status, ms: performance.now() - started, requestId, attempt });
+      const report = this.reporter(request, attempt);
       try {
         const response = await this.options.transport.request(request);
-        report(response.status, response.headers['request-id']);
+        report?.(response.status, response.headers['request-id']);
         maybeSent = true;
         if (response.status < 400) return response as ApiResponse<T>;
         const error = toApiError(response);
@@ -197,7 +211,7 @@ export class CarbonClient {
         failure = error;
       } catch (err) {
         if (!(err instanceof CarbonConnectionError)) throw err;
-        report(0, undefined);
+        report?.(0, undefined);
         maybeSent ||= !err.neverSent;
         err.neverSent = !maybeSent;
         outcome = { kind: 'network' };
@@ -208,6 +222,16 @@ export class CarbonClient {
       await this.sleep(delay);
     }
   }
+}
+
+/** A request's path and query string, as the in-process model is given them. */
+function pathAndQuery(request: ApiRequest): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(request.query)) {
+    for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) search.append(name, v);
+  }
+  const query = search.toString();
+  return query === '' ? request.path : `${request.path}?${query}`;
 }
 
 function toApiError(response: ApiResponse): CarbonApiError {

@@ -52,14 +52,19 @@ export class HttpTransport implements Transport {
     this.fetchImpl = options.fetch ?? fetch;
   }
 
-  async request(request: ApiRequest): Promise<ApiResponse> {
+  /** The URL a request goes to: the base URL as given, the path under it, and the query. */
+  url(request: ApiRequest): string {
     const relative = request.path.startsWith(API_PREFIX) ? request.path.slice(API_PREFIX.length) : request.path;
     const search = new URLSearchParams();
     for (const [name, value] of Object.entries(request.query)) {
       for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) search.append(name, v);
     }
     const qs = search.toString();
-    const url = `${this.baseUrl}${relative}${qs ? `?${qs}` : ''}`;
+    return `${this.baseUrl}${relative}${qs ? `?${qs}` : ''}`;
+  }
+
+  async request(request: ApiRequest): Promise<ApiResponse> {
+    const url = this.url(request);
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'carbon-cli' };
     for (const [name, value] of Object.entries(request.headers)) {
       if (value === undefined) continue;

@@ -3,6 +3,8 @@ import type { ApiRequest, ApiResponse } from '../api/types.js';
 /** Carries one API request to the service and brings back its response. */
 export interface Transport {
   request(request: ApiRequest): Promise<ApiResponse>;
+  /** The URL a request goes to, as sent (for --verbose); none for the in-process model. */
+  url?(request: ApiRequest): string;
   /** Releases what the transport holds (a database handle, sockets). */
   close?(): void;
 }
