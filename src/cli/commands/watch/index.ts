@@ -21,7 +21,8 @@ export const watch: CommandSpec = {
     );
   },
   notes: `Without --since, offsets that exist when it starts are not news: their later changes are.
-Ctrl-C (or SIGTERM) stops it after saving the cursor (exit 130).`,
+A failed delivery is retried until taken; one still undelivered at --timeout is exit 12.
+Ctrl-C (or SIGTERM) stops it after saving the cursor (exit 130); undelivered events stay in it.`,
   examples: [
     'carbon watch',
     'carbon watch --forward-to http://localhost:3000/webhooks',

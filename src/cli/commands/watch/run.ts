@@ -135,7 +135,7 @@ type Ended = { why: 'settled' } | { why: 'signal' | 'deadline'; printed: number;
 /**
  * The line a stopped run ends with. Ctrl-C or SIGTERM is the user's own stop: exit 130, said
  * plainly (what was printed and delivered, what was not, where the cursor is). The deadline of
- * --until-settled with events undelivered: exit 11; without: exit 8 (offsets still processing).
+ * --until-settled with events undelivered: exit 12; without: exit 8 (offsets still processing).
  */
 function stopped(
   ctx: Context,
