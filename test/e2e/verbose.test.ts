@@ -62,7 +62,7 @@ describe('--verbose (or CARBON_DEBUG=http): a line per HTTP request on stderr', 
 });
 
 describe('keys typed into a path or a query are masked, as carbon serve masks them', () => {
-  const secret = 'Zq9'.repeat(10) + 'Ab';
+  const secret = `${'Zq9'.repeat(10)}Ab`;
   const spellings = [`ck_test_${secret}`, `ck-test-${secret}`, secret];
 
   test('in --verbose, in carbon api, and in errors, on the local engine and through carbon serve', async () => {
