@@ -80,9 +80,8 @@ describe('keys typed into a path or a query are masked, as carbon serve masks th
           for (const [args, code] of [
             [['api', 'GET', `/nope/${spelling}`, '--verbose'], 5],
             [['api', 'GET', `/offsets?reference=${spelling}`, '--verbose'], 0],
-            [['show', spelling, '--verbose'], 5],
+            [['show', spelling, '--verbose', '--json'], 5],
             [['list', '--reference', spelling, '--verbose'], 0],
-            [['api', 'GET', `/nope/${spelling}`, '--json'], 5],
           ] as Array<[string[], number]>) {
             const r = await carbon(args, { home, env });
             const what = `${args.join(' ')} ${JSON.stringify(env)}`;

@@ -331,7 +331,7 @@ describe('--forward-to', () => {
   test('an app that refuses, then accepts: the event is retried with backoff until it is taken, never passed by', async () => {
     const home = newHome();
     // More refusals than the six attempts an event used to get before it was skipped for good.
-    const local = await app(9);
+    const local = await app(7);
     const id = await buy(home, ['--kg', '5']);
     await ok(['sandbox', 'clock', 'advance', '5s'], { home });
     const w = watch(home, ['--until-settled', '--since', '1h', '--forward-to', local.url]);
@@ -340,11 +340,11 @@ describe('--forward-to', () => {
       `offset.created ${id}`,
       `offset.placed ${id}`,
     ]);
-    expect(local.attempts()).toBe(2 + 9);
+    expect(local.attempts()).toBe(2 + 7);
     // Each refused attempt is a warning naming what the app answered and when the next one is.
     expect(
       w.stderr().match(/^warning: offset\.created evt_\S+ for off_\w+ was not delivered to \S+ \(HTTP 500\), attempt \d+; retrying in /gm),
-    ).toHaveLength(9);
+    ).toHaveLength(7);
     expect(w.stderr()).toContain('✓ Every offset followed has settled (1 placed, 0 refunded).');
   });
 
