@@ -21,8 +21,8 @@ export const watch: CommandSpec = {
     );
   },
   notes: `Without --since, offsets that exist when it starts are not news: their later changes are.
-A failed delivery is retried until taken; one still undelivered at --timeout is exit 12.
-Ctrl-C (or SIGTERM) stops it after saving the cursor (exit 130); undelivered events stay in it.`,
+A failed delivery is retried until taken; undelivered at --timeout: exit 12.
+Ctrl-C or SIGTERM stops it (exit 130); the cursor keeps what was not delivered.`,
   examples: [
     'carbon watch',
     'carbon watch --forward-to http://localhost:3000/webhooks',
