@@ -1,4 +1,3 @@
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { CarbonClient } from '../../../client/client.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
@@ -6,6 +5,7 @@ import { EXIT } from '../../exit-codes.js';
 import { DEFAULT_WAIT_SECONDS } from '../../offsets/wait.js';
 import { parseWhen } from '../../options.js';
 import { parseDuration } from '../../render/format.js';
+import { readCursor, writeCursor } from '../../watch/cursor.js';
 import { type EventType, freshState, poll, type WatchEvent, type WatchState } from '../../watch/follow.js';
 
 /**
@@ -27,47 +27,6 @@ export interface WatchFlags {
 }
 
 const STATUS_EVENT: Record<string, EventType> = { processing: 'offset.created', placed: 'offset.placed', refunded: 'offset.refunded' };
-
-function readCursor(file: string, mode: 'test' | 'live', reference: string | null): WatchState | null {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw usage(`Cannot read the cursor ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`);
-  }
-  let state: WatchState;
-  try {
-    state = JSON.parse(text) as WatchState;
-  } catch {
-    throw usage(`The cursor ${file} is not a cursor carbon watch wrote (not JSON).`, 'Delete it to start afresh.');
-  }
-  if (state?.version !== 1 || typeof state.pending !== 'object' || state.pending === null)
-    throw usage(`The cursor ${file} is not a cursor carbon watch wrote.`, 'Delete it to start afresh.');
-  if (state.mode !== mode || state.reference !== reference) {
-    throw usage(
-      `The cursor ${file} follows ${state.mode} offsets${state.reference === null ? '' : ` with reference ${JSON.stringify(state.reference)}`}, not these.`,
-      'Give the same --live/--test and --reference, or another --cursor file.',
-    );
-  }
-  return state;
-}
-
-/** Written whole and renamed into place: a run killed mid-write leaves the previous cursor. */
-function writeCursor(file: string, state: WatchState): void {
-  const tmp = `${file}.${process.pid}.tmp`;
-  try {
-    writeFileSync(tmp, `${JSON.stringify(state)}\n`, { mode: 0o600 });
-    renameSync(tmp, file);
-  } catch (err) {
-    throw new CliError(
-      `Cannot write the cursor ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
-      EXIT.failure,
-      'cursor_unwritable',
-      'Give --cursor a file in a directory you can write.',
-    );
-  }
-}
 
 /**
  * The profile's signing secret, made the first time it is needed. A new one is shown once, and

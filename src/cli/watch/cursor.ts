@@ -1,0 +1,47 @@
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { CliError, usage } from '../errors.js';
+import { EXIT } from '../exit-codes.js';
+import type { WatchState } from './follow.js';
+
+/** `carbon watch --cursor FILE`: the state of a run, read at its start and written after each poll whose events are all out. */
+
+export function readCursor(file: string, mode: 'test' | 'live', reference: string | null): WatchState | null {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw usage(`Cannot read the cursor ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`);
+  }
+  let state: WatchState;
+  try {
+    state = JSON.parse(text) as WatchState;
+  } catch {
+    throw usage(`The cursor ${file} is not a cursor carbon watch wrote (not JSON).`, 'Delete it to start afresh.');
+  }
+  if (state?.version !== 1 || typeof state.pending !== 'object' || state.pending === null)
+    throw usage(`The cursor ${file} is not a cursor carbon watch wrote.`, 'Delete it to start afresh.');
+  if (state.mode !== mode || state.reference !== reference) {
+    throw usage(
+      `The cursor ${file} follows ${state.mode} offsets${state.reference === null ? '' : ` with reference ${JSON.stringify(state.reference)}`}, not these.`,
+      'Give the same --live/--test and --reference, or another --cursor file.',
+    );
+  }
+  return state;
+}
+
+/** Written whole and renamed into place: a run killed mid-write leaves the previous cursor. */
+export function writeCursor(file: string, state: WatchState): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  try {
+    writeFileSync(tmp, `${JSON.stringify(state)}\n`, { mode: 0o600 });
+    renameSync(tmp, file);
+  } catch (err) {
+    throw new CliError(
+      `Cannot write the cursor ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
+      EXIT.failure,
+      'cursor_unwritable',
+      'Give --cursor a file in a directory you can write.',
+    );
+  }
+}
