@@ -127,6 +127,7 @@ function stopped(
     fields,
   );
 }
+
 /** The interval, and the URL to forward to, checked before anything is read. */
 function checkFlags(flags: WatchFlags): { intervalMs: number; forwardUrl: URL | undefined } {
   const intervalMs = flags.interval === undefined ? 2000 : parseDuration(flags.interval);
