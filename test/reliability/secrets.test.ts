@@ -234,10 +234,10 @@ describe('the ledger stores only hashes', () => {
       await server.stop();
     }
     const db = openLedger(home, { readonly: true });
-    const rows = db.prepare('SELECT hash, last4 FROM api_keys').all() as Array<{ hash: Buffer; last4: string }>;
+    const rows = db.prepare('SELECT hash, last4 FROM api_keys').all() as Array<{ hash: Uint8Array; last4: string }>;
     db.close();
     const digest = (k: string) => createHash('sha256').update(k).digest('hex');
-    expect(rows.map((r) => r.hash.toString('hex')).sort()).toEqual(all.map(digest).sort());
+    expect(rows.map((r) => Buffer.from(r.hash).toString('hex')).sort()).toEqual(all.map(digest).sort());
     expect(rows.map((r) => r.last4).sort()).toEqual(all.map((k) => k.slice(-4)).sort());
   });
 });
