@@ -87,14 +87,30 @@ export function purchaseParams(flags: PurchaseFlags): PurchaseParams {
 /** Whether `value` is one of `list` (a command's declared choices), as that type. */
 export const isOneOf = <T extends string>(list: readonly T[], value: string): value is T => (list as readonly string[]).includes(value);
 
-/** --since / --until: a day (YYYY-MM-DD, UTC) or an age such as 7d, 12h, 30m (before now). */
-export function parseWhen(text: string, flag: string, now = Date.now()): number {
+/** A day as --since and --until name it by a word: today and yesterday, by the clock they are given. */
+const NAMED_DAYS: Readonly<Record<string, number>> = { today: 0, yesterday: 1 };
+
+/** Whether --since/--until's `text` is read against a clock (an age, `today`, `yesterday`), not a date. */
+export const needsClock = (text: string): boolean => !/^\d{4}-/.test(text);
+
+/**
+ * --since / --until: a day (YYYY-MM-DD, UTC; or `today`, `yesterday`, UTC days of `now`) or an age
+ * such as 7d, 12h, 30m (before `now`). A day is its first millisecond, or with `end` the first of
+ * the day after (an --until that includes the day whole).
+ */
+export function parseWhen(text: string, flag: string, now = Date.now(), end = false): number {
   const age = /^(\d{1,6})([mhdw])$/.exec(text);
   if (age) return now - Number(age[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[age[2] as 'm' | 'h' | 'd' | 'w'];
+  const back = NAMED_DAYS[text.toLowerCase()];
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
-  const ms = m === null ? Number.NaN : Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
-  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== text) {
-    throw usage(`${flag} must be a day such as 2026-01-31 or an age such as 7d, 12h or 30m, not "${text}".`);
+  const ms =
+    back !== undefined
+      ? Math.floor(now / 86_400_000) * 86_400_000 - back * 86_400_000
+      : m === null
+        ? Number.NaN
+        : Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  if (Number.isNaN(ms) || (back === undefined && new Date(ms).toISOString().slice(0, 10) !== text)) {
+    throw usage(`${flag} must be a day such as 2026-01-31, today or yesterday, or an age such as 7d, 12h or 30m, not "${text}".`);
   }
-  return ms;
+  return end ? ms + 86_400_000 : ms;
 }

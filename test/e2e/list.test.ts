@@ -209,6 +209,9 @@ describe('list filters: --status, --since, --until, with pages, --all and every 
     const failed = await json<{ id: string }>(['buy', '--kg', '2', '--yes'], { home });
     await ok(['sandbox', 'fail', failed.id], { home });
     await ok(['sandbox', 'clock', 'advance', '40d'], { home });
+    // On to one o'clock of the model's next day, so that no model midnight falls in this test.
+    const { now } = await json<{ now: string }>(['sandbox', 'clock'], { home });
+    await ok(['sandbox', 'clock', 'advance', `${Math.ceil((86_400_000 - (Date.parse(now) % 86_400_000)) / 1000) + 3600}s`], { home });
     const late = await json<{ id: string; created: string }>(['buy', '--kg', '3', '--yes'], { home });
     const ids = async (args: string[]) => (await json<{ data: Array<{ id: string }> }>(['list', ...args], { home })).data.map((o) => o.id);
     expect(await ids(['--status', 'refunded'])).toEqual([failed.id]);
@@ -231,8 +234,15 @@ describe('list filters: --status, --since, --until, with pages, --all and every 
     expect((await ok(['list', '--all', '--format', 'csv', '--status', 'refunded'], { home })).stdout.trim().split('\r\n')).toHaveLength(2);
     const none = await carbonTty(['list', '--status', 'refunded', '--since', lateDay], { home });
     expect(none.output).toContain(`No live offsets with status refunded and since ${lateDay}.`);
-    const bad = await carbon(['list', '--since', 'yesterday'], { home });
+    // today and yesterday are days of the model's clock too (40 days on): by this computer's, every
+    // offset here was bought today, and none until yesterday.
+    expect(await ids(['--since', 'today'])).toEqual([late.id]);
+    expect(await ids(['--since', 'yesterday'])).toEqual([late.id]);
+    expect(await ids(['--until', 'yesterday'])).toEqual([failed.id, early.id]);
+    expect(await ids(['--since', 'yesterday', '--until', 'today'])).toEqual([late.id]);
+    expect(await ids(['--until', 'today', '--status', 'refunded'])).toEqual([failed.id]);
+    const bad = await carbon(['list', '--since', 'tomorrow'], { home });
     expect([bad.exitCode, bad.stdout]).toEqual([2, '']);
-    expect(bad.stderr).toMatch(/--since must be a day such as 2026-01-31 or an age such as 7d/);
+    expect(bad.stderr).toMatch(/--since must be a day such as 2026-01-31, today or yesterday, or an age such as 7d/);
   });
 });

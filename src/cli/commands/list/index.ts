@@ -18,7 +18,7 @@ export const list: CommandSpec = {
       --reference <text>      only offsets with this reference
       --all                   every offset, page by page, streamed (NDJSON with --json)
       --status <status>       only offsets in this state
-      --since <when>          only offsets created since: a day (2026-01-31) or an age (7d, 12h, 30m)
+      --since <when>          only offsets created since: a day (2026-01-31, today, yesterday) or an age (7d, 12h, 30m)
       --until <when>          only offsets created until: a day (included) or an age
     `,
         { '--starting-after': { values: 'offsetIds' }, '--status': { choices: OFFSET_STATUSES } },

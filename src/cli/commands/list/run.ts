@@ -5,7 +5,7 @@ import { PageGuard } from '../../../client/paging.js';
 import type { Context } from '../../context.js';
 import { usage } from '../../errors.js';
 import { shellWord } from '../../follow-up.js';
-import { isOneOf, parseWhen, wholeNumberOption } from '../../options.js';
+import { isOneOf, needsClock, parseWhen, wholeNumberOption } from '../../options.js';
 import { terminalWidth } from '../../render/fit.js';
 import { csvHeader, csvRow, offsetRow, offsetStream, offsetTable } from '../../render/resources.js';
 import { LIST_FORMATS, type ListFormat } from './index.js';
@@ -34,7 +34,7 @@ function filterOf(flags: ListFlags, now: number): { keep: (o: Offset) => boolean
   }
   const since = flags.since === undefined ? null : parseWhen(flags.since, '--since', now);
   // A day given to --until is included whole.
-  const until = flags.until === undefined ? null : parseWhen(flags.until, '--until', now) + (/^\d{4}-/.test(flags.until) ? 86_400_000 : 0);
+  const until = flags.until === undefined ? null : parseWhen(flags.until, '--until', now, true);
   return {
     keep: (o) => (flags.status === undefined || o.status === flags.status) && (until === null || Date.parse(o.created) < until),
     done: (o) => since !== null && Date.parse(o.created) < since,
@@ -96,9 +96,9 @@ export async function run(ctx: Context, flags: ListFlags): Promise<void> {
   const format = chooseFormat(ctx, flags);
   const { params, limit } = requestOf(flags);
   const client = await ctx.client();
-  // An age (7d) counts back from the model's clock on the local engine, where offsets are stamped
-  // by it (a sandbox's clock may have been moved on), and from this computer's on a remote API.
-  const age = [flags.since, flags.until].some((w) => w !== undefined && !/^\d{4}-/.test(w));
+  // An age (7d), today and yesterday count back from the model's clock on the local engine, where
+  // offsets are stamped by it (a sandbox's clock may have been moved on), and from this computer's on a remote API.
+  const age = [flags.since, flags.until].some((w) => w !== undefined && needsClock(w));
   const now = age && ctx.settings.engine === 'local' ? await (await ctx.sandbox()).now() : Date.now();
   const filter = filterOf(flags, now);
   if (!flags.all) return printPage(ctx, flags, format, params, await firstOffsets(client, params, limit, filter));
