@@ -34,6 +34,9 @@ export function buildProgram(only?: string, opened?: ContextOpened): Command {
   each(COMMANDS, (spec) => {
     if (!alone || spec.name === only) register(program, spec, 'api', opened);
   });
+  // After the commands: a subcommand copies its parent's settings when it is made, and this one
+  // (allowExcessArguments) must stay the group's own.
+  helpWhenBare(program);
   return program;
 }
 
@@ -69,6 +72,21 @@ function register(parent: Command, spec: CommandSpec, inherited: SettingsKind, o
   if (spec.isDefault === true && spec.args === undefined) unknownWordsAreCommands(cmd, parent);
   if (spec.load !== undefined) cmd.action(settings === 'bare' ? bare(spec.load) : withContext(spec.load, settings, opened));
   each(spec.subcommands, (sub) => register(cmd, sub, settings, opened));
+  if (spec.load === undefined && spec.subcommands?.some((sub) => sub.isDefault === true) !== true) helpWhenBare(cmd);
+}
+
+/**
+ * A group that does nothing alone (`carbon`, `carbon config`, `carbon sandbox`) prints its help on
+ * stdout and exits 0, as `gh`, `git` and `npm` do, and as `--help` does: asked for or not, help is
+ * not an error. (commander's own answer is the help on stderr, as after a usage error.) A word
+ * that is none of its commands is still one, with commander's suggestion.
+ */
+function helpWhenBare(cmd: Command): void {
+  // An action would turn off the implicit `help` command (`carbon help buy`): kept on by name.
+  cmd.helpCommand(true).allowExcessArguments().action(() => {
+    if (cmd.args.length > 0) (cmd as Command & { unknownCommand(): never }).unknownCommand();
+    cmd.help();
+  });
 }
 
 /**

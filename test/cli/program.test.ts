@@ -30,7 +30,8 @@ async function parse(argv: string[]): Promise<Parsed> {
   const program = buildProgram(argv[0]);
   let parsed: Parsed | undefined;
   for (const cmd of commands(program)) {
-    if ((cmd as unknown as { _actionHandler: unknown })._actionHandler === null) continue;
+    // A group's own action only prints its help (or names the unknown command): kept as it is.
+    if ((cmd as unknown as { _actionHandler: unknown })._actionHandler === null || cmd.commands.length > 0) continue;
     cmd.action((...args: unknown[]) => {
       const self = args.at(-1) as Command;
       parsed = { command: pathOf(self), args: args.slice(0, -2), opts: self.opts(), globals: self.optsWithGlobals() };
@@ -133,6 +134,8 @@ describe('usage errors are CommanderErrors (main.ts turns them into exit 2), fro
     ['buy --nope', 'commander.unknownOption'],
     ['sandbox keys create --nope', 'commander.unknownOption'],
     ['nosuch', 'commander.unknownCommand'],
+    ['sandbox nosuch', 'commander.unknownCommand'],
+    ['config extra words', 'commander.unknownCommand'],
     ['show', 'commander.missingArgument'],
     ['config set test-key', 'commander.missingArgument'],
     ['list --format xml', 'commander.invalidArgument'],

@@ -1,5 +1,7 @@
 import { describe, expect, test } from 'vitest';
-import { homes, ok, serve } from '../support/cli.js';
+import type { CommandSpec } from '../../src/cli/command.js';
+import { COMMANDS } from '../../src/cli/commands/index.js';
+import { carbon, homes, ok, serve } from '../support/cli.js';
 
 /** Help: a command's own flags and examples first, the global flags once; `carbon serve --help` and its banner. */
 
@@ -27,5 +29,34 @@ describe('help', () => {
     expect(banner.split(server.url).length - 1).toBe(2); // the banner's first line, and the example command
     expect(banner).not.toContain('listening on');
     expect((await server.stop()).exitCode).toBe(0);
+  });
+
+  /** Every group that does nothing alone (its subcommands, and none of them its default), by its words. */
+  const groups = (specs: readonly CommandSpec[], above: string[] = []): string[][] =>
+    specs.flatMap((spec) => {
+      const words = [...above, spec.name];
+      const subs = spec.subcommands ?? [];
+      const bare = subs.length > 0 && spec.load === undefined && !subs.some((s) => s.isDefault === true);
+      return [...(bare ? [words] : []), ...groups(subs, words)];
+    });
+
+  test.each([[], ...groups(COMMANDS)].map((words) => [['carbon', ...words].join(' '), words]))(
+    '%s, bare, prints its help on stdout and exits 0',
+    async (_name, words) => {
+      const r = await carbon(words, { home: newHome() });
+      expect([r.exitCode, r.stderr]).toEqual([0, '']);
+      expect(r.stdout).toMatch(new RegExp(`^Usage: ${['carbon', ...words].join(' ')} \\[options\\] \\[command\\]\n`));
+      expect(r.stdout).toMatch(/\n {2}help \[command\] /);
+    },
+  );
+
+  test('a word that is none of a group\'s commands is still a usage error, with the suggestion; help X still helps', async () => {
+    const home = newHome();
+    const typo = await carbon(['config', 'sett'], { home });
+    expect([typo.exitCode, typo.stdout]).toEqual([2, '']);
+    expect(typo.stderr).toMatch(/unknown command 'sett' \(Did you mean set\?\)/);
+    expect((await carbon(['nope'], { home })).exitCode).toBe(2);
+    expect((await ok(['help', 'config'], { home })).stdout).toMatch(/^Usage: carbon config /);
+    expect((await ok(['sandbox', 'help', 'keys'], { home })).stdout).toMatch(/^Usage: carbon sandbox keys /);
   });
 });
