@@ -166,6 +166,17 @@ describe.concurrent.each<Engine>(['local', 'remote'])('exit codes, %s engine', (
     expect(replay.exitCode).toBe(0);
     expect(replay.stderr).toContain('Already bought with this idempotency key');
     expect(replay.stdout).toContain(`id\t${JSON.parse(first.stdout).id}`);
+    // Said on stderr in every format: --json's stdout stays the API's object, the first one's.
+    expect(first.stderr).toBe('');
+    const replayJson = await w.run(['buy', '--kg', '10', '--idempotency-key', 'order-42', '--json']);
+    expect(replayJson.exitCode).toBe(0);
+    // (its status may have moved on: test offsets place after 3 s)
+    const fields = (o: Record<string, unknown>) => [o.object, o.id, o.kg, o.amount_cents, o.created, o.livemode];
+    expect(fields(JSON.parse(replayJson.stdout))).toEqual(fields(JSON.parse(first.stdout)));
+    expect(replayJson.stderr).toMatch(/^↺ Already bought with this idempotency key: 10 kg for \$[\d.]+ \(off_\w+\); nothing new was charged\.\n$/);
+    const replayQuiet = await w.run(['buy', '--kg', '10', '--idempotency-key', 'order-42', '--quiet']);
+    expect([replayQuiet.exitCode, replayQuiet.stdout]).toEqual([0, `${JSON.parse(first.stdout).id}\n`]);
+    expect(replayQuiet.stderr).toContain('Already bought with this idempotency key');
     await expectFailure(w, ['buy', '--kg', '11', '--idempotency-key', 'order-42'], 6, 'idempotency_key_reused');
     expect((await json(['impact'], { home: w.home })).offsets).toBe(1);
   });

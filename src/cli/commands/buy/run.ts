@@ -129,7 +129,9 @@ export async function run(ctx: Context, flags: BuyFlags & { fromCsv?: string; ba
   }
   const purchase = await buy(ctx, flags);
   const { offset } = purchase;
-  if (!ctx.out.json && !flags.quiet) {
+  // A replay is said on stderr in every format (--json and --quiet too), so a script's log tells a
+  // purchase from the first one's answer returned again; stdout stays the offset, as the API gave it.
+  if (purchase.replayed || (!ctx.out.json && !flags.quiet)) {
     const paint = await ctx.paint('stderr');
     const what = `${kg(offset.kg)} for ${dollars(offset.amount_cents)}`;
     ctx.out.info(
