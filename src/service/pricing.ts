@@ -1,5 +1,5 @@
 import { LIMITS } from '../api/types.js';
-import { ApiError } from './errors.js';
+import { ApiError, validationError } from './errors.js';
 
 /**
  * The charge for `kg` at `rate` millicents per kg, in whole cents, rounded up: the service
@@ -30,6 +30,20 @@ function smallestAmountCents(rate: number): number {
  * whole kg that fits. A price that buys nothing is 422 `amount_too_small`.
  */
 export function price(request: { kg?: number; amount_cents?: number }, rate: number): { kg: number; amount_cents: number } {
+  if (request.kg !== undefined) {
+    // Part 8 bounds the charge of every purchase or quote (amount_cents, 1 to 5,000,000), so a
+    // kg whose charge would pass it is refused as the kg, which is what the caller chose; by price
+    // it cannot happen (the charge never passes the amount asked).
+    const charge = chargeCents(request.kg, rate);
+    if (charge > LIMITS.amountCentsMax) {
+      const most = kgForAmount(LIMITS.amountCentsMax, rate);
+      throw validationError(
+        'kg',
+        `${request.kg.toLocaleString('en-US')} kg would cost ${charge.toLocaleString('en-US')} cents, above the limit of ` +
+          `${LIMITS.amountCentsMax.toLocaleString('en-US')} cents a purchase; at this rate kg must be at most ${most.toLocaleString('en-US')}.`,
+      );
+    }
+  }
   const kg = request.kg ?? kgForAmount(request.amount_cents ?? 0, rate);
   if (kg < 1) {
     throw new ApiError(

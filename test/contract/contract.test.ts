@@ -300,6 +300,20 @@ describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('contract: $label',
       expect([q.kg, q.amount_cents]).toEqual([1_000_000, 4_000_000]);
     });
 
+    it('by volume, a charge above 5,000,000 cents (part 8: amount_cents per purchase or quote) is 422 naming kg; nothing is charged', async () => {
+      await e.sandbox.setRate(6000);
+      for (const path of ['/quotes', '/offsets']) {
+        const r = await e.raw({ method: 'POST', path, body: { kg: 1_000_000 }, headers: { 'idempotency-key': `cap-${path}` } });
+        const err = expectError(r, 422, 'validation_error', 'invalid_request_error');
+        expect([err.param, err.message]).toEqual(['kg', expect.stringMatching(/6,000,000 cents.*5,000,000.*at most 833,333\b/)]);
+      }
+      // The most that fits is bought, at 4,999,998 cents; one kg more is refused.
+      expect((await test().quote({ kg: 833_333 })).amount_cents).toBe(4_999_998);
+      expect((await apiError(test().quote({ kg: 833_334 }))).param).toBe('kg');
+      expect((await test().list()).data).toEqual([]);
+      expect((await test().balance()).available_cents).toBe(100_000);
+    });
+
     it('a quote buys nothing and tells whether the balance covers it', async () => {
       const q = await test().quote({ kg: 25_001 });
       expect([q.amount_cents, q.available_cents, q.sufficient_balance]).toEqual([100_004, 100_000, false]);
