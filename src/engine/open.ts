@@ -46,7 +46,7 @@ export interface Engine {
 export async function openEngine(target: StoreTarget | string, options: EngineOptions = {}): Promise<Engine> {
   const where: StoreTarget = typeof target === 'string' ? { kind: 'sqlite', dir: target } : target;
   const ledger = await openStore(where);
-  const sandbox = await Sandbox.over(ledger, options);
+  const sandbox = await withCertificateOrigin(await Sandbox.over(ledger, options), options);
   return {
     service: sandbox.service(),
     sandbox,
@@ -54,4 +54,21 @@ export async function openEngine(target: StoreTarget | string, options: EngineOp
     healthy: () => ledger.healthy(),
     close: () => ledger.close(),
   };
+}
+
+/**
+ * Certificate URLs point at `publicBaseUrl` when given (`carbon serve` gives its own address);
+ * otherwise at the address the newest `carbon serve` on this ledger recorded, as the developer
+ * page's login links do, so `carbon show --live` names a page a running server answers. Before any
+ * server has run, the default (http://127.0.0.1:4010, `carbon serve`'s default port).
+ */
+async function withCertificateOrigin(sandbox: Sandbox, options: EngineOptions): Promise<Sandbox> {
+  if (options.publicBaseUrl !== undefined) return sandbox;
+  try {
+    const recorded = await sandbox.pages.recordedUrl();
+    return recorded === undefined ? sandbox : sandbox.withPublicBaseUrl(recorded);
+  } catch (err) {
+    await sandbox.close().catch(() => {});
+    throw err;
+  }
 }

@@ -73,6 +73,31 @@ describe('carbon serve', () => {
     expect(server.stdout().split('\n').filter(Boolean)).toHaveLength(1);
   });
 
+  test("the local engine's certificate_url is on the address the newest carbon serve on the ledger recorded", async () => {
+    const home = newHome();
+    await ok(['sandbox', 'topup', '250', '--live'], { home });
+    const bought = await json<{ id: string }>(['buy', '--kg', '10', '--live', '--yes'], { home });
+    await ok(['sandbox', 'clock', 'advance', '1m'], { home });
+    // Before any server ran: carbon serve's default address (README: `carbon open` shows the page).
+    const before = await json<{ certificate_url: string }>(['show', bought.id, '--live'], { home });
+    expect(before.certificate_url).toMatch(/^http:\/\/127\.0\.0\.1:4010\/certificates\/cert_\w+$/);
+    const server = await serve(home);
+    try {
+      const local = await json<{ certificate_url: string }>(['show', bought.id, '--live'], { home });
+      expect(local.certificate_url).toBe(`${server.origin}${new URL(before.certificate_url).pathname}`);
+      // The same address the server gives, and it answers there.
+      const served = await json<{ certificate_url: string }>(['show', bought.id, '--live', '--base-url', server.url], {
+        home,
+        env: { CARBON_API_KEY: (await sandboxKeys(home)).live },
+      });
+      expect(served.certificate_url).toBe(local.certificate_url);
+      const page = await fetch(local.certificate_url);
+      expect([page.status, await page.text()]).toEqual([200, expect.stringContaining(bought.id)]);
+    } finally {
+      await server.stop();
+    }
+  });
+
   test('--show-keys prints the keys in full; SIGINT also exits 0', async () => {
     const home = newHome();
     const server = await serve(home, ['--show-keys']);
