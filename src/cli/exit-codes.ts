@@ -48,17 +48,17 @@ export function exitCodeForStatus(status: number): ExitCode {
 }
 
 export const EXIT_CODES_HELP = `Exit codes:
-  0  success
-  1  unexpected failure, server error, or network failure after retries
-  2  usage: bad options or arguments, 400, 422 validation_error / amount_too_small
-  3  402 insufficient_balance
-  4  401, 403: authentication, permissions, inactive account
-  5  404 resource_missing
-  6  409 idempotency_key_reused
-  7  429 rate_limited after retries
-  8  --wait timed out with the offset still processing
-  9  --wait ended with the offset refunded (the order could not be placed)
- 10  buy --from-csv: some rows were not bought (the results say why); run it again to resume
- 11  this Node.js is older than 22.13 (carbon needs 22.13 or later)
- 12  watch --forward-to: stopped at --timeout with events not delivered
-130  stopped by Ctrl-C (or SIGTERM, for watch): a line says what was done`;
+    0  success
+    1  unexpected failure, server error, or network failure after retries
+    2  usage: bad options or arguments, 400, 422 validation_error / amount_too_small
+    3  402 insufficient_balance
+    4  401, 403: authentication, permissions, inactive account
+    5  404 resource_missing
+    6  409 idempotency_key_reused
+    7  429 rate_limited after retries
+    8  --wait timed out with the offset still processing
+    9  --wait ended with the offset refunded (the order could not be placed)
+   10  buy --from-csv: some rows were not bought (the results say why); run it again to resume
+   11  this Node.js is older than 22.13 (carbon needs 22.13 or later)
+   12  watch --forward-to: stopped at --timeout with events not delivered
+  130  stopped by Ctrl-C (or SIGTERM, for watch): a line says what was done`;

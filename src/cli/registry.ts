@@ -4,8 +4,10 @@ import type { ArgSpec, CommandSpec, Completable, FlagSpec, Handler, RootSpec, Se
 import { COMMANDS, ROOT } from './commands/index.js';
 import type { Context } from './context.js';
 import { usage } from './errors.js';
+import { terminalWidth } from './render/fit.js';
+import { fitHelpText, wrapCommand } from './render/wrap.js';
 import type { GlobalOptions } from './settings.js';
-import { writeStdout } from './stdio.js';
+import { stderr, stdout, writeStdout } from './stdio.js';
 
 /**
  * The registry: builds the carbon command line from the commands' declarations (commands/index.ts):
@@ -48,14 +50,23 @@ function root(spec: RootSpec): Command {
     // as one line (or the JSON envelope), so commander prints nothing of its own.
     .exitOverride()
     // --help and --version are written with write(2) while process.stdout does not exist (stdio.ts).
-    .configureOutput({ outputError: () => {}, writeOut: writeStdout })
+    .configureOutput({
+      outputError: () => {},
+      writeOut: writeStdout,
+      getOutHelpWidth: () => helpWidth(false),
+      getErrHelpWidth: () => helpWidth(true),
+    })
+    // A description too narrow for commander to wrap (under 40 cells) would run past the width.
+    .configureHelp({ minWidthToWrap: 12 })
     // A command's help is its own usage, flags and examples; the global flags it also takes are
     // named briefly at the end (gh's INHERITED FLAGS) and explained once, in `carbon help`.
-    .addHelpText('afterAll', ({ command }) => (command.parent === null ? '' : inheritedFlags(command)))
+    .addHelpText('afterAll', ({ command, error }) => (command.parent === null ? '' : inheritedFlags(command, helpWidth(error))))
     .description(spec.description)
     .version(pkg.version, '-v, --version', 'print the version');
   each(spec.flags, (flag) => program.addOption(option(flag)));
-  return program.addHelpText('after', () => helpAfter(spec)).hook('preAction', (_program, action) => refuseOptionAsValue(program, action));
+  return program
+    .addHelpText('after', ({ error }) => helpAfter(spec, helpWidth(error)))
+    .hook('preAction', (_program, action) => refuseOptionAsValue(program, action));
 }
 
 /** Adds the command `spec` (and its subcommands) under `parent`. */
@@ -66,7 +77,7 @@ function register(parent: Command, spec: CommandSpec, inherited: SettingsKind, o
   each(spec.flags, (flag) => cmd.addOption(option(flag)));
   // Written when the help is shown, not for every command each time the tree is built.
   if (spec.notes !== undefined || spec.examples !== undefined || spec.epilogue !== undefined) {
-    cmd.addHelpText('after', () => helpAfter(spec));
+    cmd.addHelpText('after', ({ error }) => helpAfter(spec, helpWidth(error)));
   }
   if (spec.lenient === true) cmd.helpOption(false).allowUnknownOption().allowExcessArguments();
   if (spec.isDefault === true && spec.args === undefined) unknownWordsAreCommands(cmd, parent);
@@ -83,10 +94,13 @@ function register(parent: Command, spec: CommandSpec, inherited: SettingsKind, o
  */
 function helpWhenBare(cmd: Command): void {
   // An action would turn off the implicit `help` command (`carbon help buy`): kept on by name.
-  cmd.helpCommand(true).allowExcessArguments().action(() => {
-    if (cmd.args.length > 0) (cmd as Command & { unknownCommand(): never }).unknownCommand();
-    cmd.help();
-  });
+  cmd
+    .helpCommand(true)
+    .allowExcessArguments()
+    .action(() => {
+      if (cmd.args.length > 0) (cmd as Command & { unknownCommand(): never }).unknownCommand();
+      cmd.help();
+    });
 }
 
 /**
@@ -128,26 +142,38 @@ function argument(arg: ArgSpec): Argument {
   return made;
 }
 
-/** The help after a command's flags: its notes, its examples, then anything after them. */
-function helpAfter(spec: Pick<CommandSpec, 'notes' | 'examples' | 'epilogue'>): string {
-  const notes = spec.notes === undefined ? '' : `\n${spec.notes}\n`;
-  const examples = spec.examples === undefined ? '' : `\nExamples:\n${spec.examples.map((line) => `  $ ${line}`).join('\n')}\n`;
-  const epilogue = spec.epilogue === undefined ? '' : `\n${spec.epilogue}\n`;
+/**
+ * The width help is fitted to: the terminal's (or COLUMNS) when it goes to one, else 80. No line
+ * is longer, and no word is broken (render/wrap.ts): commander wraps the flags and commands, and
+ * carbon its own text.
+ */
+function helpWidth(error: boolean): number {
+  return terminalWidth(error ? stderr() : stdout(), process.env) ?? 80;
+}
+
+/** The help after a command's flags: its notes, its examples, then anything after them, fitted to `width`. */
+function helpAfter(spec: Pick<CommandSpec, 'notes' | 'examples' | 'epilogue'>, width: number): string {
+  const notes = spec.notes === undefined ? '' : `\n${fitHelpText(spec.notes, width)}\n`;
+  const examples =
+    spec.examples === undefined
+      ? ''
+      : `\nExamples:\n${spec.examples.flatMap((line) => wrapCommand(line, width, '  $ ', '      ')).join('\n')}\n`;
+  const epilogue = spec.epilogue === undefined ? '' : `\n${fitHelpText(spec.epilogue, width)}\n`;
   return `${notes}${examples}${epilogue}`;
 }
 
-/** The global flags, by name only, wrapped to 80 columns: the end of every subcommand's help. */
-function inheritedFlags(command: Command): string {
+/** The global flags, by name only, wrapped to `width`: the end of every subcommand's help. */
+function inheritedFlags(command: Command, width: number): string {
   let top = command;
   while (top.parent !== null) top = top.parent;
   const names = top.options.filter((o) => o.long !== '--version').map((o) => o.flags.replace(/^-\w, /, ''));
   const lines: string[] = [];
   for (const name of names) {
     const last = lines.at(-1);
-    if (last !== undefined && last.length + name.length + 2 <= 78) lines[lines.length - 1] = `${last}  ${name}`;
+    if (last !== undefined && last.length + name.length + 2 <= width) lines[lines.length - 1] = `${last}  ${name}`;
     else lines.push(`  ${name}`);
   }
-  return `Inherited flags (what each does: carbon help):\n${lines.join('\n')}\n`;
+  return `${fitHelpText('Inherited flags (what each does: carbon help):', width)}\n${lines.join('\n')}\n`;
 }
 
 /**

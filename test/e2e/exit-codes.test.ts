@@ -173,7 +173,9 @@ describe.concurrent.each<Engine>(['local', 'remote'])('exit codes, %s engine', (
     // (its status may have moved on: test offsets place after 3 s)
     const fields = (o: Record<string, unknown>) => [o.object, o.id, o.kg, o.amount_cents, o.created, o.livemode];
     expect(fields(JSON.parse(replayJson.stdout))).toEqual(fields(JSON.parse(first.stdout)));
-    expect(replayJson.stderr).toMatch(/^↺ Already bought with this idempotency key: 10 kg for \$[\d.]+ \(off_\w+\); nothing new was charged\.\n$/);
+    expect(replayJson.stderr).toMatch(
+      /^↺ Already bought with this idempotency key: 10 kg for \$[\d.]+ \(off_\w+\); nothing new was charged\.\n$/,
+    );
     const replayQuiet = await w.run(['buy', '--kg', '10', '--idempotency-key', 'order-42', '--quiet']);
     expect([replayQuiet.exitCode, replayQuiet.stdout]).toEqual([0, `${JSON.parse(first.stdout).id}\n`]);
     expect(replayQuiet.stderr).toContain('Already bought with this idempotency key');

@@ -50,7 +50,7 @@ describe('help', () => {
     },
   );
 
-  test('a word that is none of a group\'s commands is still a usage error, with the suggestion; help X still helps', async () => {
+  test("a word that is none of a group's commands is still a usage error, with the suggestion; help X still helps", async () => {
     const home = newHome();
     const typo = await carbon(['config', 'sett'], { home });
     expect([typo.exitCode, typo.stdout]).toEqual([2, '']);

@@ -1,7 +1,20 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { carbon, carbonTty, homes, json, leakedKeys, liveHomes, ok, type Served, sandboxKeys, serve } from '../support/cli.js';
+import {
+  carbon,
+  carbonTty,
+  homes,
+  json,
+  leakedKeys,
+  liveHomes,
+  ok,
+  pipeline,
+  plain,
+  type Served,
+  sandboxKeys,
+  serve,
+} from '../support/cli.js';
 
 /**
  * Hints that say what the user was doing and know the mode: a next-page hint that keeps the
@@ -105,7 +118,7 @@ describe('hints and empty lists say what the user was doing', () => {
     await ok(['sandbox', 'topup', '250', '--live'], { home });
     for (let i = 0; i < 3; i++) await ok(['buy', '--kg', '1', '--live', '--yes', '--reference', 'team trip'], { home });
     const page = await carbonTty(['list', '--live', '--reference', 'team trip', '--limit', '2'], { home });
-    const hint = /More offsets: (.*) {2}\(or --all\)/.exec(page.output)?.[1];
+    const hint = /More offsets: (.*?)(?: {2}|\n)\(or --all\)/.exec(plain(page.output))?.[1];
     expect(hint).toMatch(/^carbon list --live --reference 'team trip' --limit 2 --starting-after off_\w+$/);
     // The hint, run as printed (its words as a shell would split them), gives the rest.
     const words = hint!
@@ -113,6 +126,14 @@ describe('hints and empty lists say what the user was doing', () => {
       .match(/'[^']*'|\S+/g)!
       .map((w) => w.replace(/^'|'$/g, ''));
     expect((await json<{ data: unknown[]; has_more: boolean }>(words, { home })).data).toHaveLength(1);
+    // On a narrow terminal the hint never splits the id: it goes on with ` \`, and runs as printed.
+    const narrow = plain((await carbonTty(['list', '--live', '--reference', 'team trip', '--limit', '2'], { home, columns: 60 })).output);
+    const printed = narrow.slice(narrow.indexOf('More offsets: ') + 'More offsets: '.length).trimEnd();
+    for (const line of printed.split('\n')) expect(line.length, line).toBeLessThanOrEqual(60);
+    expect(printed).toMatch(/ \\\n {2}(?:\S.* )?--starting-after off_\w+(?: {2}|\n)\(or --all\)$/);
+    const command = printed.replace(/\s+\(or --all\)$/, '');
+    const rest = await pipeline(`${command} --json`, { home });
+    expect((JSON.parse(rest.stdout) as { data: unknown[] }).data).toHaveLength(1);
     const empty = await carbonTty(['list', '--reference', 'nowhere'], { home });
     expect(empty.output).toContain('No test offsets with reference "nowhere".');
   });

@@ -6,8 +6,9 @@ import type { Context } from '../../context.js';
 import { usage } from '../../errors.js';
 import { shellWord } from '../../follow-up.js';
 import { isOneOf, needsClock, parseWhen, wholeNumberOption } from '../../options.js';
-import { terminalWidth } from '../../render/fit.js';
+import { displayWidth, terminalWidth } from '../../render/fit.js';
 import { csvHeader, csvRow, offsetRow, offsetStream, offsetTable } from '../../render/resources.js';
+import { wrapCommand } from '../../render/wrap.js';
 import { LIST_FORMATS, type ListFormat } from './index.js';
 
 export interface ListFlags {
@@ -132,7 +133,14 @@ async function printPage(ctx: Context, flags: ListFlags, format: ListFormat | 'i
   if (page.data.length === 0) return ctx.out.info(noOffsets(ctx, flags, params));
   ctx.out.data(offsetTable(page.data, paint, terminalWidth(ctx.out.stdout, ctx.env)));
   const last = page.data.at(-1);
-  if (page.has_more && last) ctx.out.info(paint.dim(`More offsets: ${nextPageCommand(last.id)}  (or --all)`));
+  if (page.has_more && last) {
+    // Fitted to the terminal without splitting the id: the command continues with ` \` when long.
+    const width = terminalWidth(ctx.out.stderr, ctx.env) ?? Number.POSITIVE_INFINITY;
+    const lines = wrapCommand(nextPageCommand(last.id), width, 'More offsets: ', '  ');
+    const end = lines.pop()!;
+    lines.push(...(displayWidth(`${end}  (or --all)`) <= width ? [`${end}  (or --all)`] : [end, '(or --all)']));
+    ctx.out.info(lines.map((l) => paint.dim(l)).join('\n'));
+  }
 }
 
 /** What a table says when no offset matched: the filters it was given, or how to buy the first ones. */

@@ -78,7 +78,7 @@ the next request. A seed makes the draws repeatable.`,
       get flags() {
         return flagTable(`
         --error-rate <share>      share of requests (0 to 1) answered with a fault, such as 0.3
-        --errors <list>           the faults drawn from: 429,500,503,drop-before,drop-after (default: all)
+        --errors <list>           the faults drawn from, comma-separated: 429, 500, 503, drop-before, drop-after (default: all)
         --latency <range>         added latency, such as 200ms or 50ms-400ms
         --route <route>           only this endpoint, such as "POST /offsets" (default: every one)
         --mode <mode>             only requests with a test or a live key (default: both)

@@ -6,8 +6,8 @@ export const DEFAULT_PORT = 4010;
 
 /** The line `carbon serve` writes on stdout when it is ready, as its help shows it. */
 const READY_LINE =
-  '{"url":"http://127.0.0.1:4010/api/v1","test_key":"ck_test_…abcd",…,' +
-  '"developer_page_url":"http://127.0.0.1:4010/login?token=…","pid":1234}';
+  '{"url": "http://127.0.0.1:4010/api/v1", "test_key": "ck_test_…abcd", …, ' +
+  '"developer_page_url": "http://127.0.0.1:4010/login?token=…", "pid": 1234}';
 
 export const serve: CommandSpec = {
   name: 'serve',

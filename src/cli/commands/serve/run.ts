@@ -5,6 +5,8 @@ import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT } from '../../exit-codes.js';
 import { wholeNumberOption } from '../../options.js';
+import { terminalWidth } from '../../render/fit.js';
+import { fitLine, wrapCommand } from '../../render/wrap.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from './index.js';
 
 export interface ServeFlags {
@@ -130,21 +132,27 @@ function listenError(err: unknown, host: string, port: number): unknown {
 /** The banner on stderr: where the server is, its keys (masked unless --show-keys), its data, and a command to try. */
 async function banner(ctx: Context, flags: ServeFlags, server: RunningServer, ready: ServeReady, testKey: string | null): Promise<string> {
   const paint = await ctx.paint('stderr');
+  // Fitted to a terminal's width (never a word broken; the command to try continued with ` \`);
+  // in a log, every line whole.
+  const width = terminalWidth(ctx.out.stderr, ctx.env);
+  const fitted = (line: string, style: (s: string) => string = (s) => s): string =>
+    (width === undefined ? [line] : fitLine(line, width)).map((l) => style(l)).join('\n');
   const reveal = '$(carbon sandbox keys --reveal --json | jq -r \'.[] | select(.default=="test") | .secret\')';
   const key = testKey === null ? '<test key>' : flags.showKeys ? testKey : reveal;
   const example = `CARBON_BASE_URL=${server.url} CARBON_API_KEY=${key} carbon buy --kg 500`;
   const lines = [
     '',
     `${paint.green('●')} carbon sandbox API at ${paint.bold(server.url)}`,
-    `  developer page ${server.developerPageUrl}`,
-    paint.dim('                 (top-ups, keys, the ledger; the link signs you in once, for 12 hours)'),
+    fitted(`  developer page ${server.developerPageUrl}`),
+    fitted('                 (top-ups, keys, the ledger; the link signs you in once, for 12 hours)', paint.dim),
     `  test key       ${ready.test_key ?? paint.dim('none (carbon sandbox keys create)')}`,
     `  read-only key  ${ready.read_only_key ?? paint.dim('none (carbon sandbox keys create --read-only)')}`,
     `  live key       ${ready.live_key ?? paint.dim('none (carbon sandbox keys create --live)')}`,
   ];
   if (!flags.showKeys)
-    lines.push(paint.dim('  (masked: add --show-keys, or run `carbon sandbox keys --reveal` with the same CARBON_HOME)'));
+    lines.push(fitted('  (masked: add --show-keys, or run `carbon sandbox keys --reveal` with the same CARBON_HOME)', paint.dim));
   // The data directory (SQLite), or the database URL with its password masked.
-  lines.push(`  data           ${server.store.label}`, '', `  Try: ${example}`, paint.dim('  Ctrl-C stops it.'), '');
+  const tryIt = width === undefined ? [`  Try: ${example}`] : wrapCommand(example, width, '  Try: ', '    ');
+  lines.push(fitted(`  data           ${server.store.label}`), '', ...tryIt, paint.dim('  Ctrl-C stops it.'), '');
   return lines.join('\n');
 }
