@@ -17,7 +17,7 @@ import { effective, effectiveImpact, isDue, modelTime, mustHaveAccount, settleDu
 import { listPage } from './listing.js';
 import { price } from './pricing.js';
 import { type PurchaseOutcome, PurchaseQueue } from './purchase-batch.js';
-import { matchRoute, type Operation, type Route } from './routes.js';
+import { matchRoute, type Operation, ROUTES, type Route } from './routes.js';
 import { checkIdempotencyKey, parseListQuery, parsePurchaseBody, rejectQuery } from './validation.js';
 
 export interface ServiceOptions {
@@ -104,9 +104,11 @@ export class OffsetsService {
   private async route(req: ApiRequest): Promise<ApiResponse> {
     const match = matchRoute(req.method, req.path);
     if (match.kind === 'missing') {
+      // What is there, as Stripe's 404 points at its docs: the API's operations, by name.
+      const operations = ROUTES.map((r) => `${r.method} ${r.path}`).join(', ');
       throw new ApiError(
         'route_missing',
-        `Unrecognized request URL (${req.method.toUpperCase()} ${req.path}). The API lives under ${API_PREFIX}.`,
+        `Unrecognized request URL (${req.method.toUpperCase()} ${req.path}). The API's operations, under ${API_PREFIX}: ${operations}.`,
       );
     }
     if (match.kind === 'wrong_method') {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { ApiErrorBody, ApiResponse, Offset, OffsetList } from '../../src/api/types.js';
 import { CarbonApiError } from '../../src/client/errors.js';
 import { forThisProject, useEngine } from '../support/engines.js';
@@ -32,6 +32,13 @@ async function apiError(promise: Promise<unknown>): Promise<CarbonApiError> {
 
 describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('contract: $label', ({ kind, store }) => {
   const e = useEngine(kind, store);
+  const openapi = new OpenApiValidator();
+  // Every answer the suite receives, whatever the test, is one openapi.yaml allows (and every
+  // request answered 2xx one it allows): nothing is served that the document refuses.
+  afterEach(() => {
+    const problems = e.exchanges.splice(0).flatMap((x) => openapi.check(x));
+    expect(problems).toEqual([]);
+  });
   const key = () => e.keys();
   const test = () => e.client(key().test);
   const live = () => e.client(key().live);
@@ -244,6 +251,16 @@ describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('contract: $label',
         expectError(await e.raw({ method: 'GET', path }), 404, 'route_missing', 'invalid_request_error');
       }
       expectError(await e.raw({ method: 'GET', path: '/api/v2/offsets', fullPath: true }), 404, 'route_missing');
+    });
+
+    it('GET /api/v1 itself is no operation: 404 route_missing, saying which operations there are', async () => {
+      for (const path of ['/api/v1', '/api/v1/']) {
+        const error = expectError(await e.raw({ method: 'GET', path, fullPath: true }), 404, 'route_missing', 'invalid_request_error');
+        expect(error.message).toBe(
+          `Unrecognized request URL (GET ${path}). The API's operations, under /api/v1: ` +
+            'POST /offsets, GET /offsets, GET /offsets/{id}, POST /quotes, GET /balance, GET /impact.',
+        );
+      }
     });
 
     it('a method a route does not have is 405 with Allow', async () => {
@@ -712,8 +729,8 @@ describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('contract: $label',
 
   describe('every response', () => {
     it('is JSON with a Request-Id, and validates against openapi.yaml', async () => {
-      // Every documented status, made here (the suite's other exchanges are checked too, whatever
-      // ran before): the test stands alone, in any order.
+      // Every documented status, made here: the test stands alone, in any order. (Every other
+      // test's answers are checked against openapi.yaml too, after it: see afterEach above.)
       await e.sandbox.topUp('live', 25_000);
       const { offset } = await test().buy({ kg: 2 }, { idempotencyKey: 'every-1' });
       await e.raw({ method: 'POST', path: '/offsets', body: { kg: 2 }, headers: { 'idempotency-key': 'every-1' } });
@@ -742,6 +759,89 @@ describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('contract: $label',
       // And the suite met every documented status of the API's own operations at least once.
       const statuses = new Set(e.exchanges.map((x) => x.status));
       for (const s of [200, 201, 400, 401, 402, 403, 404, 405, 409, 422, 429]) expect(statuses.has(s), `status ${s}`).toBe(true);
+    });
+
+    it('what carbon accepts the document allows: nulls for absent fields, any Idempotency-Key of 1 to 255 characters', async () => {
+      const accepted = [
+        { body: { kg: null, amount_cents: 100 }, key: 'a b 123' },
+        { body: { kg: 5, amount_cents: null, reference: null }, key: 'ключ-🌍' },
+        { body: { amount_cents: 400, reference: 'r' }, key: 'k'.repeat(255) },
+      ];
+      for (const { body, key: idempotencyKey } of accepted) {
+        for (const path of ['/offsets', '/quotes']) {
+          const r = await e.raw({ method: 'POST', path, body, headers: { 'idempotency-key': idempotencyKey } });
+          expect(r.status, JSON.stringify([path, body, r.body])).toBe(path === '/offsets' ? 201 : 200);
+        }
+      }
+      const validator = new OpenApiValidator();
+      expect(e.exchanges.flatMap((x) => validator.check(x))).toEqual([]);
+    });
+
+    /**
+     * The server's own limits, which any request can meet (openapi.yaml's description): not made
+     * by the model, so not made here. Every other status the document declares, the model gives.
+     */
+    const SERVER_LIMITS = new Set([
+      'MalformedRequest',
+      'RequestTimeout',
+      'BodyTooLarge',
+      'HeadersTooLarge',
+      'InternalError',
+      'ServiceUnavailable',
+    ]);
+
+    it('every status openapi.yaml declares for an operation, the model answers it with', async () => {
+      const buy = (body: unknown, headers: Record<string, string> = { 'idempotency-key': `d-${Math.random()}` }, k?: string | null) =>
+        e.raw({ method: 'POST', path: '/offsets', body, headers, ...(k === undefined ? {} : { key: k }) });
+      const quote = (body: unknown, headers: Record<string, string> = {}, k?: string | null) =>
+        e.raw({ method: 'POST', path: '/quotes', body, headers, ...(k === undefined ? {} : { key: k }) });
+      const get = (path: string, k?: string | null, query?: Record<string, string>) =>
+        e.raw({ method: 'GET', path, ...(k === undefined ? {} : { key: k }), ...(query === undefined ? {} : { query }) });
+      const { offset } = await test().buy({ kg: 2 });
+      const reads = [() => get('/offsets'), () => get(`/offsets/${offset.id}`), () => get('/balance'), () => get('/impact')];
+      // 2xx, and the operations' own refusals.
+      await buy({ kg: 1 });
+      await quote({ kg: 1 });
+      for (const read of reads) await read();
+      await buy('nope');
+      await quote('nope');
+      await buy({ kg: 100_000 });
+      await buy({ kg: 1 }, { 'idempotency-key': 'same' });
+      await buy({ kg: 2 }, { 'idempotency-key': 'same' });
+      await buy({ kg: 0 });
+      await quote({ kg: 0 });
+      await get('/offsets', undefined, { limit: '0' });
+      await get('/offsets', undefined, { starting_after: 'off_nowhere' });
+      await get('/offsets/off_nowhere');
+      // 401, 403 and 429 on every operation.
+      const everything = (k?: string | null) => [
+        () => buy({ kg: 1 }, undefined, k),
+        () => quote({ kg: 1 }, {}, k),
+        () => get('/offsets', k),
+        () => get(`/offsets/${offset.id}`, k),
+        () => get('/balance', k),
+        () => get('/impact', k),
+      ];
+      for (const call of everything(null)) await call();
+      await e.sandbox.setStatus('suspended');
+      for (const call of everything()) await call();
+      await e.sandbox.setStatus('active');
+      await e.sandbox.setRateLimit(0);
+      for (const call of everything()) await call();
+      await e.sandbox.setRateLimit(null);
+
+      const validator = new OpenApiValidator();
+      const seen = new Set(e.exchanges.map((x) => `${x.method} ${validator.template(x.path)} ${x.status}`));
+      const missing = validator
+        .operations()
+        .filter((op) => !['/', '/certificates/{certificate_id}'].includes(op.template))
+        .flatMap((op) =>
+          op.statuses
+            .filter(({ response }) => response === null || !SERVER_LIMITS.has(response))
+            .map(({ status }) => `${op.method} ${op.template} ${status}`),
+        )
+        .filter((declared) => !seen.has(declared));
+      expect(missing).toEqual([]);
     });
   });
 });

@@ -125,3 +125,45 @@ describe('openapi.yaml', () => {
     expect(v.check(ex(partial)).length).toBeGreaterThan(0);
   });
 });
+
+describe('openapi.yaml says what is served', () => {
+  const declared = (path: string, method: string) =>
+    Object.keys((v.paths()[path]![method] as { responses: Record<string, unknown> }).responses);
+
+  it('declares no 422 for the operations that take no parameters (GET /balance, /impact, /offsets/{id})', () => {
+    for (const path of ['/balance', '/impact', '/offsets/{id}']) expect(declared(path, 'get'), path).not.toContain('422');
+    expect(JSON.stringify(v.doc)).not.toMatch(/A query parameter an operation does not take is 422/);
+  });
+
+  it('its Idempotency-Key and purchase schemas take what carbon takes, and refuse what it refuses', () => {
+    const ok = (body: unknown, key = 'k1') =>
+      v.check({
+        method: 'POST',
+        path: '/api/v1/quotes',
+        status: 200,
+        headers: { 'content-type': 'application/json', 'request-id': 'req_x' },
+        body: {
+          object: 'quote',
+          livemode: false,
+          kg: 1,
+          amount_cents: 4,
+          currency: 'usd',
+          rate_millicents_per_kg: 4000,
+          available_cents: 1,
+          sufficient_balance: true,
+          requires_review: false,
+        },
+        request: { headers: { 'idempotency-key': key }, body: JSON.stringify(body) },
+      });
+    for (const key of ['a b 123', 'ключ 🌍', 'k'.repeat(255)]) expect(ok({ kg: 1 }, key), key).toEqual([]);
+    for (const key of [' a', 'a ', 'a\tb', '']) expect(ok({ kg: 1 }, key).length, JSON.stringify(key)).toBeGreaterThan(0);
+    for (const body of [
+      { kg: null, amount_cents: 5 },
+      { amount_cents: null, kg: 5, reference: null },
+    ])
+      expect(ok(body)).toEqual([]);
+    for (const body of [{ kg: null }, { kg: 1, amount_cents: 1 }, {}, { kg: 1, colour: 'red' }]) {
+      expect(ok(body).length, JSON.stringify(body)).toBeGreaterThan(0);
+    }
+  });
+});

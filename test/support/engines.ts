@@ -80,7 +80,14 @@ class RecordingTransport implements Transport {
     const response = await this.inner.request(request);
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(response.headers)) headers[name.toLowerCase()] = value;
-    this.log.push({ method: request.method, path: request.path, status: response.status, headers, body: response.body });
+    this.log.push({
+      method: request.method,
+      path: request.path,
+      status: response.status,
+      headers,
+      body: response.body,
+      request: { headers: request.headers, body: request.body },
+    });
     return response;
   }
 }

@@ -22,6 +22,8 @@ export interface Exchange {
   /** Header names in lower case. */
   headers: Record<string, string>;
   body: unknown;
+  /** What was sent, when the test knows it: an answer of 2xx says the request was accepted. */
+  request?: { headers: Record<string, string | undefined>; body: string };
 }
 
 type Json = Record<string, unknown>;
@@ -117,7 +119,7 @@ export class OpenApiValidator {
         responsePointer = `/paths/${escapePointer(template)}/${method}/responses/${ex.status}`;
       }
     }
-    const problems: string[] = [];
+    const problems: string[] = template === null ? [] : this.checkRequest(ex, template, where);
     const { node: response, pointer } = this.resolve({ $ref: `#${responsePointer}` }, responsePointer);
 
     for (const [name, raw] of Object.entries((response.headers ?? {}) as Record<string, Json>)) {
@@ -145,5 +147,51 @@ export class OpenApiValidator {
       }
     }
     return problems;
+  }
+
+  /**
+   * A request the API accepted (2xx) is one the document allows: its JSON body validates against
+   * the operation's request schema, and its header parameters against theirs. (The other way,
+   * what the document allows and the API refuses, is the contract suite's own business.)
+   */
+  private checkRequest(ex: Exchange, template: string, where: string): string[] {
+    const method = ex.method.toLowerCase();
+    const operation = this.paths()[template]?.[method] as Json | undefined;
+    if (ex.request === undefined || operation === undefined || ex.status < 200 || ex.status >= 300) return [];
+    const problems: string[] = [];
+    const at = `/paths/${escapePointer(template)}/${method}`;
+    ((operation.parameters ?? []) as Json[]).forEach((raw, i) => {
+      const { node: parameter, pointer } = this.resolve(raw, `${at}/parameters/${i}`);
+      const value = ex.request!.headers[String(parameter.name).toLowerCase()];
+      if (parameter.in !== 'header' || value === undefined) return;
+      const fn = this.validator(`${pointer}/schema`);
+      if (!fn(value))
+        problems.push(`${where}: accepted header ${String(parameter.name)} ${JSON.stringify(value)}: ${this.ajv.errorsText(fn.errors)}`);
+    });
+    if (operation.requestBody !== undefined) {
+      const fn = this.validator(`${at}/requestBody/content/application~1json/schema`);
+      const body = JSON.parse(ex.request.body) as unknown;
+      if (!fn(body)) problems.push(`${where}: accepted body ${ex.request.body}: ${this.ajv.errorsText(fn.errors)}`);
+    }
+    return problems;
+  }
+
+  /**
+   * Every operation of the document with the statuses it declares, each with the name of its
+   * response in components/responses (null when written in place).
+   */
+  operations(): { method: string; template: string; statuses: { status: number; response: string | null }[] }[] {
+    return Object.entries(this.paths()).flatMap(([template, item]) =>
+      ['get', 'post', 'put', 'patch', 'delete']
+        .filter((method) => item[method] !== undefined)
+        .map((method) => ({
+          method: method.toUpperCase(),
+          template,
+          statuses: Object.entries((item[method] as Json).responses as Record<string, Json>).map(([status, r]) => ({
+            status: Number(status),
+            response: typeof r.$ref === 'string' ? r.$ref.split('/').pop()! : null,
+          })),
+        })),
+    );
   }
 }
