@@ -43,7 +43,7 @@ describe('exit codes for API statuses', () => {
       undelivered: 12,
       interrupted: 130,
     });
-    for (let code = 0; code <= 9; code++) expect(EXIT_CODES_HELP).toMatch(new RegExp(`^    ${code}  \S`, 'm'));
+    for (let code = 0; code <= 9; code++) expect(EXIT_CODES_HELP).toMatch(new RegExp(`^    ${code}  \\S`, 'm'));
     expect(EXIT_CODES_HELP).toMatch(/^ {3}10 {2}buy --from-csv: /m);
     expect(EXIT_CODES_HELP).toMatch(/^ {3}11 {2}this Node\.js is older than 22\.13/m);
     expect(EXIT_CODES_HELP).toMatch(/^ {3}12 {2}watch --forward-to: /m);
