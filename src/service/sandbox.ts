@@ -64,6 +64,12 @@ export class Sandbox {
     return this.pageAccess;
   }
 
+  /** Save and load the whole model (snapshots.ts), loaded when first asked for. */
+  async snapshots(): Promise<import('./snapshots.js').Snapshots> {
+    const { Snapshots } = await import('./snapshots.js');
+    return new Snapshots(this.ledger, this.clock);
+  }
+
   /** The same sandbox with certificate URLs on another origin (a server knows its own once listening). */
   withPublicBaseUrl(publicBaseUrl: string): Sandbox {
     return new Sandbox(this.ledger, { clock: this.clock, publicBaseUrl });

@@ -196,9 +196,110 @@ export interface LedgerTx extends LedgerReads {
   revokeKey(id: string, now: number): Promise<boolean>;
   /** Sets (or, with null, removes) a named value; see `meta`. */
   putMeta(name: string, value: string | null): Promise<void>;
-  /** Deletes every account, balance, offset, key and Idempotency-Key (named values stay). */
+  /**
+   * Deletes every account, balance, offset, key and Idempotency-Key (named values stay). The key
+   * vault forgets which keys were the starting ones but keeps their texts, retired (at most 1,000
+   * of keys no longer in the ledger): a snapshot loaded later brings those keys back with them.
+   */
   clear(): Promise<void>;
+  /**
+   * Replaces the ledger with a snapshot's rows (SNAPSHOT_TABLES): everything clear() deletes, then
+   * the rows as given (offsets and entries keep their seq; the next purchase continues after them);
+   * `meta` replaces only the named values in `metaNames`. The key vault keeps the text of each key
+   * whose SHA-256 matches a key of the snapshot (so the starting keys this sandbox handed out work
+   * again), and takes the starting keys' roles from `default_for`. Inside a transaction: what
+   * `rows` throws rolls it all back.
+   */
+  importLedger(rows: LedgerImport, metaNames: readonly string[]): Promise<void>;
 }
+
+/**
+ * The tables a snapshot holds (docs/snapshots.md), in the order they are written and loaded, with
+ * their columns as every store holds them (src/store/tables.ts). The format is the model's, not a
+ * store's: a SQLite ledger's snapshot loads into PostgreSQL and back. A column's kind is how the
+ * file spells it: `int` (a whole number), `text`, `bytes` (base64), each `?` when it may be null.
+ * `api_keys.default_for` is not a column of the ledger: it is which starting key (test, live,
+ * read_only) the key is, from the store's key vault (its ids only, never a key's text).
+ * A table marked `journal` is written only when asked for (`--with-journal`): adding the request
+ * journal to snapshots is one entry here, and each store's export and import of it.
+ */
+export const SNAPSHOT_TABLES = [
+  {
+    name: 'account',
+    columns: {
+      status: 'text',
+      rate: 'int',
+      review_limit_cents: 'int',
+      clock_offset_ms: 'int',
+      rate_limit_requests: 'int?',
+      rate_limit_window_ms: 'int',
+      created_ms: 'int',
+    },
+  },
+  { name: 'balances', columns: { livemode: 'int', available_cents: 'int' } },
+  { name: 'impact', columns: { livemode: 'int', placed_kg: 'int', processing_kg: 'int', offsets: 'int' } },
+  { name: 'impact_daily', columns: { livemode: 'int', day: 'int', kg: 'int', offsets: 'int' } },
+  {
+    name: 'api_keys',
+    columns: {
+      id: 'text',
+      hash: 'bytes',
+      livemode: 'int',
+      permission: 'text',
+      last4: 'text',
+      created_ms: 'int',
+      revoked_ms: 'int?',
+      default_for: 'text?',
+    },
+  },
+  {
+    name: 'offsets',
+    columns: {
+      seq: 'int',
+      id: 'text',
+      livemode: 'int',
+      status: 'text',
+      kg: 'int',
+      amount_cents: 'int',
+      rate: 'int',
+      req_kg: 'int?',
+      req_amount_cents: 'int?',
+      reference: 'text?',
+      created_ms: 'int',
+      settle_at_ms: 'int?',
+      review: 'text?',
+      placed_ms: 'int?',
+      certificate_id: 'text?',
+    },
+  },
+  {
+    name: 'entries',
+    columns: { seq: 'int', livemode: 'int', kind: 'text', amount_cents: 'int', offset_id: 'text?', created_ms: 'int' },
+  },
+  { name: 'idempotency', columns: { livemode: 'int', key: 'text', fingerprint: 'text', offset_id: 'text', created_ms: 'int' } },
+  /** Only the named values the model lists for snapshots (the fault setting): never the developer page's signing secret. */
+  { name: 'meta', columns: { name: 'text', value: 'text' } },
+] as const satisfies ReadonlyArray<{ name: string; columns: Record<string, ColumnKind>; journal?: boolean }>;
+
+export type ColumnKind = 'int' | 'int?' | 'text' | 'text?' | 'bytes';
+export type SnapshotTable = (typeof SNAPSHOT_TABLES)[number]['name'];
+/** A value of a snapshot's row: `bytes` columns are Uint8Array. */
+export type SnapshotValue = number | string | Uint8Array | null;
+/** A row: its values in the order of its table's columns in SNAPSHOT_TABLES. */
+export type SnapshotRow = SnapshotValue[];
+
+/** A read of the whole ledger for a snapshot: one consistent view that no writer waits for. */
+export interface LedgerExport {
+  /** The rows each table holds in this view. */
+  readonly counts: Record<SnapshotTable, number>;
+  /** A table's rows, a batch at a time, in a stable order (seq, or the primary key); never all held at once. */
+  rows(table: SnapshotTable): AsyncIterable<SnapshotRow[]>;
+  /** Ends the view (also when the rows were not all read). */
+  close(): Promise<void>;
+}
+
+/** What an import replaces: the tables' rows, a batch at a time, each batch of one table, tables in SNAPSHOT_TABLES' order. */
+export type LedgerImport = AsyncIterable<{ table: SnapshotTable; rows: SnapshotRow[] }>;
 
 /**
  * A store: the reads, transactions, and what serving needs of it. It does not say which kind of
@@ -219,6 +320,11 @@ export interface LedgerStore extends LedgerReads {
    * (a served sandbox is one process), a table for PostgreSQL (every instance counts together).
    */
   takeRequest(keyId: string, now: number, limit: number, windowMs: number): Promise<number | null>;
+  /**
+   * A consistent read of every table of SNAPSHOT_TABLES (of `meta`, only `metaNames`), which
+   * never holds the writer lock: writers go on while it is read.
+   */
+  exportLedger(metaNames: readonly string[]): Promise<LedgerExport>;
   /** True while the store can serve (the health check). */
   healthy(): Promise<boolean>;
   close(): Promise<void>;

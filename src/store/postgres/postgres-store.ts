@@ -1,10 +1,11 @@
 import pg from 'pg';
 import type { Mode } from '../../api/types.js';
-import type { AccountRecord, KeyRecord, LedgerStore, LedgerTx } from '../port.js';
+import type { AccountRecord, KeyRecord, LedgerExport, LedgerStore, LedgerTx } from '../port.js';
 import { livemodeOf } from '../tables.js';
 import { pgError } from './errors.js';
 import { MAX_KEPT, PgReadCache } from './pg-cache.js';
 import { PgReads, type Queryable } from './pg-reads.js';
+import { exportLedger } from './pg-snapshot.js';
 import { PgTx } from './pg-tx.js';
 import { migrate } from './schema.js';
 import { maskUrl, parseDatabaseUrl } from './url.js';
@@ -205,6 +206,14 @@ export class PostgresStore extends PgReads implements LedgerStore {
     );
     if (row.count <= limit) return null;
     return Math.max(1, Math.ceil((row.start_ms + windowMs - now) / 1000));
+  }
+
+  async exportLedger(metaNames: readonly string[]): Promise<LedgerExport> {
+    try {
+      return await exportLedger(this.pool, metaNames);
+    } catch (err) {
+      throw pgError(err, this.label);
+    }
   }
 
   async healthy(): Promise<boolean> {

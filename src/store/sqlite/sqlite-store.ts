@@ -1,7 +1,7 @@
 import { closeSync, existsSync, fstatSync, openSync } from 'node:fs';
 import type { Mode } from '../../api/types.js';
 import { LedgerError } from '../ledger-error.js';
-import type { AccountRecord, KeyRecord, KeyVault, LedgerStore, LedgerTx } from '../port.js';
+import type { AccountRecord, KeyRecord, KeyVault, LedgerExport, LedgerStore, LedgerTx } from '../port.js';
 import { type RateWindow, takeFromWindow } from '../rate-window.js';
 import { livemodeOf } from '../tables.js';
 import { type Checkpointer, startCheckpointer, WAL_HIGH } from './checkpointer.js';
@@ -10,6 +10,7 @@ import { sqliteCode, sqliteError } from './errors.js';
 import { readVault, writeVault } from './files.js';
 import { SqliteReadCache } from './sqlite-cache.js';
 import { busyTimeoutMs, openLedgerFile, openMemoryLedger, prepareLedger, SELF_CHECKPOINT_PAGES, truncateWal } from './sqlite-open.js';
+import { exportLedger } from './sqlite-snapshot.js';
 import { digest, SqliteReads } from './sqlite-reads.js';
 import { SqliteTx } from './sqlite-tx.js';
 import { lazyStatements } from './statements.js';
@@ -204,6 +205,26 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
   /** The SQLite store's key vault is a file: written by the transaction that made a key, just before it commits. */
   readVaultNow(): KeyVault {
     return this.c.dir === null ? { defaults: {}, secrets: {} } : readVault(this.c.dir);
+  }
+
+  /** A read transaction on this connection: this process's other work on it waits until the export is closed. */
+  async exportLedger(metaNames: readonly string[]): Promise<LedgerExport> {
+    while (this.running) await this.running.catch(() => {});
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    this.running = held;
+    const done = () => {
+      if (this.running === held) this.running = null;
+      release();
+    };
+    try {
+      return exportLedger(this.db, this.readVaultNow(), metaNames, done);
+    } catch (err) {
+      done();
+      throw sqliteError(err, this.label);
+    }
   }
 
   async takeRequest(keyId: string, now: number, limit: number, windowMs: number): Promise<number | null> {
