@@ -223,14 +223,14 @@ export async function* linesOf(chunks: AsyncIterable<Buffer | string>): AsyncGen
   // which the checksum then refuses.
   const decoder = new TextDecoder();
   for await (const chunk of chunks) {
+    // Only the new text is searched for a line's end: a long line read in small chunks stays linear.
+    let from = rest.length;
     rest += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
-    let nl = rest.indexOf('\n');
     let start = 0;
-    while (nl !== -1) {
+    for (let nl = rest.indexOf('\n', from); nl !== -1; nl = rest.indexOf('\n', from)) {
       yield rest.slice(start, nl);
       lineNo++;
-      start = nl + 1;
-      nl = rest.indexOf('\n', start);
+      start = from = nl + 1;
     }
     rest = rest.slice(start);
     if (rest.length > MAX_LINE) {
@@ -238,5 +238,6 @@ export async function* linesOf(chunks: AsyncIterable<Buffer | string>): AsyncGen
       throw damaged(`line ${lineNo}`, `it is longer than ${MAX_LINE} bytes`);
     }
   }
+  rest += decoder.decode();
   if (rest !== '') yield rest;
 }
