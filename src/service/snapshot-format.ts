@@ -217,27 +217,37 @@ function checkEnd(value: unknown, where: string, sha256: string, seen: Map<strin
  * (damage, or not a snapshot at all), without holding more than one chunk and one line.
  */
 export async function* linesOf(chunks: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
-  let rest = '';
+  // The line so far, in pieces: only each new chunk is searched for a line's end, so a long line
+  // read in small chunks stays linear.
+  let parts: string[] = [];
+  let length = 0;
   let lineNo = 1;
   // A character cut between two chunks is joined again; bytes that are no UTF-8 become U+FFFD,
   // which the checksum then refuses.
   const decoder = new TextDecoder();
+  const tooLong = () =>
+    lineNo === 1
+      ? new SnapshotError('not_a_snapshot', 'it is not a carbon snapshot (its first line is no snapshot header)')
+      : damaged(`line ${lineNo}`, `it is longer than ${MAX_LINE} bytes`);
   for await (const chunk of chunks) {
-    // Only the new text is searched for a line's end: a long line read in small chunks stays linear.
-    let from = rest.length;
-    rest += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+    const text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
     let start = 0;
-    for (let nl = rest.indexOf('\n', from); nl !== -1; nl = rest.indexOf('\n', from)) {
-      yield rest.slice(start, nl);
+    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
+      if (length + nl - start > MAX_LINE) throw tooLong();
+      parts.push(text.slice(start, nl));
+      yield parts.join('');
+      parts = [];
+      length = 0;
       lineNo++;
-      start = from = nl + 1;
+      start = nl + 1;
     }
-    rest = rest.slice(start);
-    if (rest.length > MAX_LINE) {
-      if (lineNo === 1) throw new SnapshotError('not_a_snapshot', 'it is not a carbon snapshot (its first line is no snapshot header)');
-      throw damaged(`line ${lineNo}`, `it is longer than ${MAX_LINE} bytes`);
+    if (start < text.length) {
+      parts.push(text.slice(start));
+      length += text.length - start;
+      if (length > MAX_LINE) throw tooLong();
     }
   }
-  rest += decoder.decode();
-  if (rest !== '') yield rest;
+  parts.push(decoder.decode());
+  const last = parts.join('');
+  if (last !== '') yield last;
 }

@@ -153,8 +153,13 @@ describe('the reader', () => {
     })())) split.push(line);
     expect(split).toEqual(['é']);
     const long = async () => {
-      for await (const _ of linesOf(chunks(`{"carbon_snapshot":1}\n${'x'.repeat(MAX_LINE + 10)}`)));
+      for await (const _ of linesOf(chunks(`{"carbon_snapshot":1}\n${'x'.repeat(MAX_LINE + 10)}\n`)));
     };
-    await expect(long()).rejects.toMatchObject({ code: 'snapshot_damaged' });
+    await expect(long()).rejects.toMatchObject({ code: 'snapshot_damaged', message: /line 2: it is longer than/ });
+    // A first line that long is no snapshot at all (a binary file, say).
+    const first = async () => {
+      for await (const _ of linesOf(chunks('y'.repeat(MAX_LINE + 1))));
+    };
+    await expect(first()).rejects.toMatchObject({ code: 'not_a_snapshot' });
   });
 });
