@@ -23,7 +23,23 @@ const COLUMNS = {
   impact: ['livemode', 'placed_kg', 'processing_kg', 'offsets'],
   impact_daily: ['livemode', 'day', 'kg', 'offsets'],
   api_keys: ['id', 'hash', 'livemode', 'permission', 'last4', 'created_ms', 'revoked_ms', 'default_for'],
-  offsets: ['seq', 'id', 'livemode', 'status', 'kg', 'amount_cents', 'rate', 'req_kg', 'req_amount_cents', 'reference', 'created_ms', 'settle_at_ms', 'review', 'placed_ms', 'certificate_id'],
+  offsets: [
+    'seq',
+    'id',
+    'livemode',
+    'status',
+    'kg',
+    'amount_cents',
+    'rate',
+    'req_kg',
+    'req_amount_cents',
+    'reference',
+    'created_ms',
+    'settle_at_ms',
+    'review',
+    'placed_ms',
+    'certificate_id',
+  ],
   entries: ['seq', 'livemode', 'kind', 'amount_cents', 'offset_id', 'created_ms'],
   idempotency: ['livemode', 'key', 'fingerprint', 'offset_id', 'created_ms'],
   meta: ['name', 'value'],
@@ -48,7 +64,17 @@ async function makeSnapshot(file, n) {
     days.set(day, d);
   }
   const balance = 100_000_000;
-  const counts = { account: 1, balances: 2, impact: 2, impact_daily: days.size, api_keys: 1, offsets: n, entries: n + 1, idempotency: n, meta: 0 };
+  const counts = {
+    account: 1,
+    balances: 2,
+    impact: 2,
+    impact_daily: days.size,
+    api_keys: 1,
+    offsets: n,
+    entries: n + 1,
+    idempotency: n,
+    meta: 0,
+  };
   const hash = createHash('sha256');
   const out = createWriteStream(file);
   let rows = 0;
@@ -66,7 +92,14 @@ async function makeSnapshot(file, n) {
     return write(`${JSON.stringify([table, ...values])}\n`);
   };
   const tables = Object.fromEntries(Object.entries(COLUMNS).map(([t, columns]) => [t, { columns, rows: counts[t] }]));
-  const header = { carbon_snapshot: 1, created: new Date(now).toISOString(), carbon: 'bench', clock: { now: new Date(now).toISOString(), now_ms: now, offset_ms: 0 }, journal: false, tables };
+  const header = {
+    carbon_snapshot: 1,
+    created: new Date(now).toISOString(),
+    carbon: 'bench',
+    clock: { now: new Date(now).toISOString(), now_ms: now, offset_ms: 0 },
+    journal: false,
+    tables,
+  };
   await write(`${JSON.stringify(header)}\n`);
   await row('account', 'active', rate, 0, 0, null, 1000, start - 1);
   await row('balances', 0, balance);
@@ -78,11 +111,29 @@ async function makeSnapshot(file, n) {
   const id = (i) => `off_${String(i).padStart(24, '0')}`;
   for (let i = 0; i < n; i++) {
     const k = 1 + (i % 500);
-    await row('offsets', i + 1, id(i), 0, 'placed', k, charge(i), rate, k, null, i % 10 === 0 ? `team-${i % 7}` : null, start + i, null, null, start + i + 3000, null);
+    await row(
+      'offsets',
+      i + 1,
+      id(i),
+      0,
+      'placed',
+      k,
+      charge(i),
+      rate,
+      k,
+      null,
+      i % 10 === 0 ? `team-${i % 7}` : null,
+      start + i,
+      null,
+      null,
+      start + i + 3000,
+      null,
+    );
   }
   await row('entries', 1, 0, 'topup', balance + spent, null, start - 1);
   for (let i = 0; i < n; i++) await row('entries', i + 2, 0, 'charge', -charge(i), id(i), start + i);
-  for (let i = 0; i < n; i++) await row('idempotency', 0, `bench-${String(i).padStart(8, '0')}`, `[${1 + (i % 500)},null,null]`, id(i), start + i);
+  for (let i = 0; i < n; i++)
+    await row('idempotency', 0, `bench-${String(i).padStart(8, '0')}`, `[${1 + (i % 500)},null,null]`, id(i), start + i);
   await write('');
   out.write(buffered);
   out.write(`${JSON.stringify({ end: { rows, sha256: hash.digest('hex') } })}\n`);
@@ -133,7 +184,9 @@ async function round(store, env, source) {
   const same = (await rowsDigest(saved)) === (await rowsDigest(source));
   if (!same) throw new Error(`${store}: the saved file's rows are not the loaded file's`);
   const mb = (readFileSync(saved).length / 2 ** 20).toFixed(0);
-  console.log(`| ${store} | ${N.toLocaleString('en-US')} | ${mb} MB | ${(load.ms / 1000).toFixed(1)} s | ${load.rssMb.toFixed(0)} MB | ${(save.ms / 1000).toFixed(1)} s | ${save.rssMb.toFixed(0)} MB |`);
+  console.log(
+    `| ${store} | ${N.toLocaleString('en-US')} | ${mb} MB | ${(load.ms / 1000).toFixed(1)} s | ${load.rssMb.toFixed(0)} MB | ${(save.ms / 1000).toFixed(1)} s | ${save.rssMb.toFixed(0)} MB |`,
+  );
 }
 
 try {

@@ -193,7 +193,8 @@ export async function openSnapshot(lines: AsyncIterable<string>): Promise<Opened
 }
 
 function decodeRow(value: unknown[], kinds: ColumnKind[], where: string): SnapshotRow {
-  if (value.length !== kinds.length + 1) throw damaged(where, `a row of ${String(value[0])} has ${value.length - 1} values, not ${kinds.length}`);
+  if (value.length !== kinds.length + 1)
+    throw damaged(where, `a row of ${String(value[0])} has ${value.length - 1} values, not ${kinds.length}`);
   const row: SnapshotRow = new Array(kinds.length);
   for (let i = 0; i < kinds.length; i++) {
     const decoded = decodeValue(value[i + 1], kinds[i]!);

@@ -1,6 +1,6 @@
+import { LedgerRowError } from '../store/ledger-error.js';
 import type { LedgerStore, LedgerTx, SnapshotRow, SnapshotTable } from '../store/port.js';
 import { SNAPSHOT_TABLES } from '../store/port.js';
-import { LedgerRowError } from '../store/ledger-error.js';
 import { FAULTS_META } from './faults.js';
 import { mustHaveAccount } from './lifecycle.js';
 import { PAGE_SECRET } from './page-access.js';

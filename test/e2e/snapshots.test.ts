@@ -235,7 +235,12 @@ describe.each(STORES)('on %s: a file that is refused changes nothing', (_name, l
         'snapshot_damaged',
       ],
       ['cut short', otherLines.slice(0, -2).join('\n'), /ends before its end line/, 'snapshot_damaged'],
-      ['its end line edited', [...otherLines.slice(0, -1), '{"end":{"rows":1,"sha256":"00"}}'].join('\n'), /SHA-256 differs/, 'snapshot_damaged'],
+      [
+        'its end line edited',
+        [...otherLines.slice(0, -1), '{"end":{"rows":1,"sha256":"00"}}'].join('\n'),
+        /SHA-256 differs/,
+        'snapshot_damaged',
+      ],
       ['a CSV file', 'kg,reference\n10,ops\n', /is not a carbon snapshot/, 'not_a_snapshot'],
       ['an empty file', '', /is not a carbon snapshot/, 'not_a_snapshot'],
       ['JSON of something else', '{"object":"balance"}\n', /is not a carbon snapshot/, 'not_a_snapshot'],

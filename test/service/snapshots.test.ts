@@ -40,9 +40,7 @@ if (postgresAvailable()) STORES.push(['PostgreSQL', postgres]);
 
 async function save(sandbox: Sandbox): Promise<string> {
   let text = '';
-  await (
-    await sandbox.snapshots()
-  ).save(
+  await (await sandbox.snapshots()).save(
     async (chunk) => {
       text += chunk;
     },
@@ -147,10 +145,13 @@ describe('the reader', () => {
     // A multi-byte character cut between two chunks.
     const bytes = Buffer.from('é\n');
     const split: string[] = [];
-    for await (const line of linesOf((async function* () {
-      yield bytes.subarray(0, 1);
-      yield bytes.subarray(1);
-    })())) split.push(line);
+    for await (const line of linesOf(
+      (async function* () {
+        yield bytes.subarray(0, 1);
+        yield bytes.subarray(1);
+      })(),
+    ))
+      split.push(line);
     expect(split).toEqual(['é']);
     const long = async () => {
       for await (const _ of linesOf(chunks(`{"carbon_snapshot":1}\n${'x'.repeat(MAX_LINE + 10)}\n`)));

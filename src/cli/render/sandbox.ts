@@ -78,7 +78,9 @@ export function clockCard(c: SandboxClock, paint: Paint): string {
     [
       ['now', when(c.now)],
       // Behind real time after a snapshot from earlier is loaded: the clock starts again where it was.
-      c.offset_ms < 0 ? ['behind by', duration(-c.offset_ms)] : ['ahead by', c.offset_ms === 0 ? 'nothing (real time)' : duration(c.offset_ms)],
+      c.offset_ms < 0
+        ? ['behind by', duration(-c.offset_ms)]
+        : ['ahead by', c.offset_ms === 0 ? 'nothing (real time)' : duration(c.offset_ms)],
     ],
     paint,
   );
@@ -97,7 +99,10 @@ export function statusCard(s: SandboxStatus, paint: Paint): string {
   return card(
     [
       ...accountRows(s.account, paint),
-      ['clock', `${when(s.clock.now)}${s.clock.offset_ms === 0 ? '' : paint.dim(s.clock.offset_ms < 0 ? ` (${duration(-s.clock.offset_ms)} behind)` : ` (${duration(s.clock.offset_ms)} ahead)`)}`],
+      [
+        'clock',
+        `${when(s.clock.now)}${s.clock.offset_ms === 0 ? '' : paint.dim(s.clock.offset_ms < 0 ? ` (${duration(-s.clock.offset_ms)} behind)` : ` (${duration(s.clock.offset_ms)} ahead)`)}`,
+      ],
       [`balance ${modeText(false, paint)}`, dollars(s.balances.test)],
       [`balance ${modeText(true, paint)}`, dollars(s.balances.live)],
       [`impact ${modeText(false, paint)}`, impact('test')],

@@ -1,8 +1,8 @@
 import type pg from 'pg';
 import { LedgerRowError } from '../ledger-error.js';
 import type * as port from '../port.js';
-import type { Queryable } from './pg-reads.js';
 import { SNAPSHOT_TABLES } from '../port.js';
+import type { Queryable } from './pg-reads.js';
 
 /**
  * Snapshots on PostgreSQL (port.ts: exportLedger, importLedger): the rows of SNAPSHOT_TABLES read
@@ -13,7 +13,7 @@ import { SNAPSHOT_TABLES } from '../port.js';
 /** Rows fetched from the cursor at a time. */
 const FETCH = 2000;
 /** Texts of keys no longer in the ledger that the key vault keeps, for a snapshot that brings them back (port.ts). */
-export const RETIRED_TEXTS = 1000;
+const RETIRED_TEXTS = 1000;
 
 type Table = (typeof SNAPSHOT_TABLES)[number];
 
@@ -67,7 +67,10 @@ export async function exportLedger(pool: pg.Pool, metaNames: readonly string[]):
 }
 
 async function* rowsOf(client: pg.PoolClient, table: Table, metaNames: readonly string[]): AsyncGenerator<port.SnapshotRow[]> {
-  await client.query({ text: `DECLARE snapshot_rows NO SCROLL CURSOR FOR ${select(table)}`, values: table.name === 'meta' ? [metaNames] : [] });
+  await client.query({
+    text: `DECLARE snapshot_rows NO SCROLL CURSOR FOR ${select(table)}`,
+    values: table.name === 'meta' ? [metaNames] : [],
+  });
   try {
     for (;;) {
       const { rows } = await client.query({ text: `FETCH ${FETCH} FROM snapshot_rows`, rowMode: 'array' });
@@ -135,7 +138,7 @@ async function insert(q: Queryable, table: string, kinds: Array<[string, port.Co
  * is that key's (a key id of another ledger never gets this one's text), the starting keys take
  * their roles, and at most RETIRED_TEXTS texts of keys not in the ledger are kept.
  */
-export async function keepTexts(q: Queryable, defaults: Array<[string, string]>): Promise<void> {
+async function keepTexts(q: Queryable, defaults: Array<[string, string]>): Promise<void> {
   await q.query(`DELETE FROM key_vault v USING api_keys k WHERE v.id = k.id AND sha256(convert_to(v.secret, 'UTF8')) <> k.hash`);
   for (const [id, role] of defaults) await q.query('UPDATE key_vault SET default_for = $2 WHERE id = $1', [id, role]);
   await retireTexts(q);

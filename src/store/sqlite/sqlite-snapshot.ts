@@ -62,7 +62,12 @@ export function exportLedger(db: Db, vault: port.KeyVault, metaNames: readonly s
   try {
     const counts = Object.fromEntries(
       SNAPSHOT_TABLES.map((t) => {
-        const where = t.name === 'meta' ? select(t, metaNames).replace(/^SELECT .* FROM meta/, '').replace(/ ORDER BY name$/, '') : '';
+        const where =
+          t.name === 'meta'
+            ? select(t, metaNames)
+                .replace(/^SELECT .* FROM meta/, '')
+                .replace(/ ORDER BY name$/, '')
+            : '';
         return [t.name, (db.prepare(`SELECT count(*) AS n FROM ${t.name}${where}`).get() as { n: number }).n];
       }),
     ) as port.LedgerExport['counts'];

@@ -10,8 +10,8 @@ import { sqliteCode, sqliteError } from './errors.js';
 import { readVault, writeVault } from './files.js';
 import { SqliteReadCache } from './sqlite-cache.js';
 import { busyTimeoutMs, openLedgerFile, openMemoryLedger, prepareLedger, SELF_CHECKPOINT_PAGES, truncateWal } from './sqlite-open.js';
-import { exportLedger } from './sqlite-snapshot.js';
 import { digest, SqliteReads } from './sqlite-reads.js';
+import { exportLedger } from './sqlite-snapshot.js';
 import { SqliteTx } from './sqlite-tx.js';
 import { lazyStatements } from './statements.js';
 

@@ -5,8 +5,8 @@ import { hashId } from '../port.js';
 import { livemodeOf } from '../tables.js';
 import { query } from './driver.js';
 import { withKey } from './files.js';
-import { importLedger, retired } from './sqlite-snapshot.js';
 import { type SqliteConnection, SqliteReads } from './sqlite-reads.js';
+import { importLedger, retired } from './sqlite-snapshot.js';
 
 /** One transaction on the store's one connection: the reads as they are, and the writes. */
 export class SqliteTx extends SqliteReads implements port.LedgerTx {

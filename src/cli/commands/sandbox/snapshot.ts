@@ -109,10 +109,14 @@ export async function snapshotLoad(ctx: Context, file: string, flags: { dryRun?:
     }
     const sandbox = await open(ctx, 'snapshot load');
     const summary = await (await sandbox.snapshots()).load(lines);
-    await note(ctx, (p) => `${p.green('✓')} Loaded ${name} (${held(summary)}): the sandbox is as it was saved, its clock at ${summary.clock.now}.`);
+    await note(
+      ctx,
+      (p) => `${p.green('✓')} Loaded ${name} (${held(summary)}): the sandbox is as it was saved, its clock at ${summary.clock.now}.`,
+    );
     await print(ctx, await sandbox.status(), statusCard, statusPlain);
   } catch (err) {
-    if (err instanceof SnapshotError) throw new CliError(`${name} was not loaded: ${err.message}. The ledger is unchanged.`, EXIT.usage, err.code);
+    if (err instanceof SnapshotError)
+      throw new CliError(`${name} was not loaded: ${err.message}. The ledger is unchanged.`, EXIT.usage, err.code);
     throw fileError(err, file);
   }
 }
