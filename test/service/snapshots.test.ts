@@ -21,18 +21,22 @@ afterAll(async () => {
 interface Opened {
   sandbox: Sandbox;
   clock: { now: number };
+  /** Another writer on the same ledger: a second instance on PostgreSQL; on SQLite the same store (one writer a process). */
+  other(): Promise<Sandbox>;
 }
 
 async function sqlite(): Promise<Opened> {
   const clock = { now: T0 };
-  return { sandbox: await openSandbox(tempDir(), () => clock.now), clock };
+  const sandbox = await openSandbox(tempDir(), () => clock.now);
+  return { sandbox, clock, other: async () => sandbox };
 }
 
 async function postgres(): Promise<Opened> {
   const schema = freshSchema('snapsvc');
   schemas.push(schema);
   const clock = { now: T0 };
-  return { sandbox: await openSandbox({ kind: 'postgres', url: schema.url }, () => clock.now), clock };
+  const target = { kind: 'postgres' as const, url: schema.url };
+  return { sandbox: await openSandbox(target, () => clock.now), clock, other: () => openSandbox(target, () => clock.now) };
 }
 
 const STORES: Array<[string, () => Promise<Opened>]> = [['SQLite', sqlite]];
@@ -126,6 +130,45 @@ describe.each(STORES)('on %s', (_name, open) => {
       expect((err as Error).message).toMatch(/a row breaks the ledger's rules/);
       expect(rowsOf(await save(sandbox))).toEqual(rowsOf(text));
     } finally {
+      await sandbox.close();
+    }
+  });
+});
+
+describe.each(STORES)('on %s, under the writer lock', (_name, open) => {
+  test('a write that comes while a load runs waits for it, and lands on the loaded ledger', async () => {
+    const { sandbox, other } = await open();
+    const second = await other();
+    try {
+      const text = await save(sandbox);
+      const loaded = (await sandbox.status()).balances.test;
+      let reached!: () => void;
+      const atGate = new Promise<void>((resolve) => {
+        reached = resolve;
+      });
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      // The file arrives in two parts, the second only when the test says: the header and two rows
+      // first, so the load has begun its transaction (the header is read before it) when it waits.
+      const cut = text.split('\n', 3).join('\n').length + 1;
+      async function* halves(): AsyncGenerator<string> {
+        yield text.slice(0, cut);
+        reached();
+        await gate;
+        yield text.slice(cut);
+      }
+      const loading = (await sandbox.snapshots()).load(() => linesOf(halves()));
+      await atGate;
+      const topUp = second.topUp('test', 25_000);
+      release();
+      await loading;
+      await topUp;
+      // Had the top-up not waited, the load would have replaced it.
+      expect((await sandbox.status()).balances.test).toBe(loaded + 25_000);
+    } finally {
+      if (second !== sandbox) await second.close();
       await sandbox.close();
     }
   });
