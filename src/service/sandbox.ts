@@ -116,9 +116,10 @@ export class Sandbox {
     return model.defaultSecret(which, vault, all);
   }
 
-  /** The full text of a key this sandbox created. */
+  /** The full text of a key of this ledger that this sandbox created (not a retired text: port.ts, clear). */
   async secret(id: string): Promise<string | undefined> {
-    return (await this.ledger.vault()).secrets[id];
+    const [vault, all] = await Promise.all([this.ledger.vault(), this.ledger.keys()]);
+    return all.some((k) => k.id === id) ? vault.secrets[id] : undefined;
   }
 
   /** Every key, masked; with `reveal`, with the full text this machine keeps for each. */
