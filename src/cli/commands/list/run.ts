@@ -9,6 +9,7 @@ import { isOneOf, needsClock, parseWhen, wholeNumberOption } from '../../options
 import { displayWidth, terminalWidth } from '../../render/fit.js';
 import { csvHeader, csvRow, offsetRow, offsetStream, offsetTable } from '../../render/resources.js';
 import { wrapCommand } from '../../render/wrap.js';
+import { keepYoungGenerationSmall } from '../../young-generation.js';
 import { LIST_FORMATS, type ListFormat } from './index.js';
 
 export interface ListFlags {
@@ -103,6 +104,7 @@ export async function run(ctx: Context, flags: ListFlags): Promise<void> {
   const now = age && ctx.settings.engine === 'local' ? await (await ctx.sandbox()).now() : Date.now();
   const filter = filterOf(flags, now);
   if (!flags.all) return printPage(ctx, flags, format, params, await firstOffsets(client, params, limit, filter));
+  await keepYoungGenerationSmall();
   return streamAll(ctx, format, matching(client.listAll(params), filter));
 }
 
