@@ -1,6 +1,16 @@
 import pg from 'pg';
 import type { Mode } from '../../api/types.js';
-import type { AccountRecord, KeyRecord, LedgerStore, LedgerTx } from '../port.js';
+import { JOURNAL_INSERT_COLUMNS, journalPrune, journalRecord, journalRow, journalSelect } from '../journal-sql.js';
+import type {
+  AccountRecord,
+  JournalQuery,
+  JournalRecord,
+  JournalRetention,
+  KeyRecord,
+  LedgerStore,
+  LedgerTx,
+  NewJournalRecord,
+} from '../port.js';
 import { livemodeOf } from '../tables.js';
 import { pgError } from './errors.js';
 import { MAX_KEPT, PgReadCache } from './pg-cache.js';
@@ -31,6 +41,30 @@ const types = {
 };
 
 const RETRIES = 10;
+
+/** The journal's columns' types, in the order of JOURNAL_INSERT_COLUMNS (for unnest()). */
+const JOURNAL_TYPES = [
+  'text',
+  'bigint',
+  'bigint',
+  'text',
+  'text',
+  'text',
+  'bigint',
+  'text',
+  'text',
+  'text',
+  'text',
+  'bigint',
+  'text',
+  'smallint',
+  'text',
+  'bigint',
+  'text',
+  'text',
+  'text',
+  'text',
+] as const;
 
 /** The writer lock first (no snapshot yet), then everything else (see transaction()). */
 const BEGIN = 'BEGIN ISOLATION LEVEL SERIALIZABLE; LOCK TABLE account IN SHARE ROW EXCLUSIVE MODE';
@@ -205,6 +239,42 @@ export class PostgresStore extends PgReads implements LedgerStore {
     );
     if (row.count <= limit) return null;
     return Math.max(1, Math.ceil((row.start_ms + windowMs - now) / 1000));
+  }
+
+  /**
+   * The batch in one statement (its columns as arrays, unnest()), in a transaction of its own,
+   * the prune in the same round trip: the ledger's writer lock is not taken, and no purchase reads
+   * the journal, so it neither waits for nor holds up a purchase.
+   */
+  async appendJournal(records: NewJournalRecord[], prune: JournalRetention | null): Promise<void> {
+    if (records.length === 0) return;
+    const rows = records.map(journalRow);
+    const columns = JOURNAL_INSERT_COLUMNS.map((_, i) => rows.map((r) => r[i]));
+    const insert = `INSERT INTO journal (${JOURNAL_INSERT_COLUMNS.join(', ')}) SELECT * FROM unnest(${JOURNAL_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})`;
+    await this.run(async () => {
+      if (prune === null) {
+        await this.pool.query(insert, columns);
+        return;
+      }
+      const client = await this.pool.connect();
+      watch(client);
+      try {
+        await client.query('BEGIN');
+        await client.query(insert, columns);
+        for (const d of journalPrune(prune, (n) => `$${n}`)) await client.query(d.text, d.values);
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      } finally {
+        client.release();
+      }
+    });
+  }
+
+  async journal(query: JournalQuery): Promise<JournalRecord[]> {
+    const { text, values } = journalSelect(query, (n) => `$${n}`);
+    return (await this.all<Parameters<typeof journalRecord>[0]>(text, values)).map(journalRecord);
   }
 
   async healthy(): Promise<boolean> {

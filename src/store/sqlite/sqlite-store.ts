@@ -1,7 +1,17 @@
 import { closeSync, existsSync, fstatSync, openSync } from 'node:fs';
 import type { Mode } from '../../api/types.js';
 import { LedgerError } from '../ledger-error.js';
-import type { AccountRecord, KeyRecord, KeyVault, LedgerStore, LedgerTx } from '../port.js';
+import type {
+  AccountRecord,
+  JournalQuery,
+  JournalRecord,
+  JournalRetention,
+  KeyRecord,
+  KeyVault,
+  LedgerStore,
+  LedgerTx,
+  NewJournalRecord,
+} from '../port.js';
 import { type RateWindow, takeFromWindow } from '../rate-window.js';
 import { livemodeOf } from '../tables.js';
 import { type Checkpointer, startCheckpointer, WAL_HIGH } from './checkpointer.js';
@@ -9,6 +19,7 @@ import { type Db, inTransaction } from './driver.js';
 import { sqliteCode, sqliteError } from './errors.js';
 import { readVault, writeVault } from './files.js';
 import { SqliteReadCache } from './sqlite-cache.js';
+import { SqliteJournal } from './sqlite-journal.js';
 import { busyTimeoutMs, openLedgerFile, openMemoryLedger, prepareLedger, SELF_CHECKPOINT_PAGES, truncateWal } from './sqlite-open.js';
 import { digest, SqliteReads } from './sqlite-reads.js';
 import { SqliteTx } from './sqlite-tx.js';
@@ -204,6 +215,33 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
   /** The SQLite store's key vault is a file: written by the transaction that made a key, just before it commits. */
   readVaultNow(): KeyVault {
     return this.c.dir === null ? { defaults: {}, secrets: {} } : readVault(this.c.dir);
+  }
+
+  private journalStatements: SqliteJournal | undefined;
+
+  /**
+   * A batch of the journal in a transaction of its own, taking this connection's turn as a
+   * transaction does; it writes nothing the read cache keeps, so the cache stays.
+   */
+  async appendJournal(records: NewJournalRecord[], prune: JournalRetention | null): Promise<void> {
+    if (records.length === 0) return;
+    while (this.running) await this.running.catch(() => {});
+    const run = (async () => {
+      this.checkIdentity();
+      (this.journalStatements ??= new SqliteJournal(this.db)).append(records, prune);
+    })();
+    this.running = run;
+    try {
+      await run;
+    } catch (err) {
+      throw sqliteError(err, this.label);
+    } finally {
+      if (this.running === run) this.running = null;
+    }
+  }
+
+  journal(query: JournalQuery): Promise<JournalRecord[]> {
+    return this.run(() => (this.journalStatements ??= new SqliteJournal(this.db)).read(query));
   }
 
   async takeRequest(keyId: string, now: number, limit: number, windowMs: number): Promise<number | null> {
