@@ -39,8 +39,8 @@ export class SqliteJournal {
     }
   }
 
-  read(query: JournalQuery): JournalRecord[] {
-    const { text, values } = journalSelect(query, () => '?');
+  read(asked: JournalQuery): JournalRecord[] {
+    const { text, values } = journalSelect(asked, () => '?');
     let statement = this.reads.get(text);
     if (statement === undefined) {
       statement = query<unknown[], Row>(this.db, text);

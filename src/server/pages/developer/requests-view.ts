@@ -30,7 +30,7 @@ export const REQUESTS_CSS = `
 .http.s2 { color: var(--accent); } .http.s4 { color: #6b4e00; } .http.s5 { color: var(--bad); }
 form.filters { display: flex; flex-wrap: wrap; gap: 0.4rem 0.8rem; align-items: center; }
 pre.body { white-space: pre-wrap; overflow-wrap: anywhere; background: var(--bg); border: 1px solid var(--rule); border-radius: 4px; padding: 0.5rem; font-size: 0.85rem; max-height: 30rem; overflow-y: auto; }
-.facts dd { overflow-wrap: anywhere; }
+.facts dd, .request-whole h2 { overflow-wrap: anywhere; }
 @media (max-width: 40rem) { .requests a { grid-template-columns: 3rem 3.2rem minmax(0, 1fr); } .requests .when { grid-column: 3; } }
 `;
 
@@ -102,7 +102,7 @@ export function requestPage(e: RequestEntry, csrf: string): string {
   return layout(
     `Request ${e.id}`,
     `${header(`Request <code>${escapeHtml(e.id)}</code>`, csrf)}
-<main><section aria-labelledby="request"><h2 id="request">${escapeHtml(e.method)} ${escapeHtml(e.path)}</h2><dl class="facts">
+<main><section class="request-whole" aria-labelledby="request"><h2 id="request">${escapeHtml(e.method)} ${escapeHtml(e.path)}</h2><dl class="facts">
 ${row('Status', `<span class="${statusClass(e.status)}">${e.status}</span>`)}${error}${row('Query', text(e.query === '' ? null : e.query))}
 ${row('Time', `${escapeHtml(e.created)} <span class="muted">(model time; real time ${escapeHtml(e.real_time)})</span>`)}${row('Duration', `${e.duration_ms.toFixed(1)} ms`)}
 ${row('Key', key)}${row('Idempotency-Key', `${text(e.idempotency_key)}${e.replayed ? ' (replayed)' : ''}`)}
