@@ -83,8 +83,6 @@ export class Journal {
   private pending: Note[] = [];
   private timer: NodeJS.Timeout | null = null;
   private writing: Promise<void> | null = null;
-  /** Entries written since the last prune: the first batch prunes, then every tenth of `keep`. */
-  private sincePrune = Number.POSITIVE_INFINITY;
   /** Entries dropped because the ledger refused their batch. */
   dropped = 0;
   private closed = false;
@@ -137,11 +135,8 @@ export class Journal {
       // Requests answered before the account was read (an unknown path) take its clock now.
       const offset = batch.some((n) => n.trace.now === null) ? ((await this.store.account())?.clock_offset_ms ?? 0) : 0;
       const records = batch.map((n) => entry(n, offset, this.settings.instance));
-      this.sincePrune += records.length;
-      const prune = this.sincePrune >= Math.max(1, Math.floor(this.settings.keep / 10));
-      if (prune) this.sincePrune = 0;
       const { keep, maxAgeMs } = this.settings;
-      await this.store.appendJournal(records, prune ? { keep, maxAgeMs, now: this.clock() } : null);
+      await this.store.appendJournal(records, { keep, maxAgeMs, now: this.clock() });
     } catch {
       this.dropped += batch.length;
     }
@@ -175,6 +170,12 @@ export function journalText(text: string): string {
 }
 
 function queryString(query: ApiRequest['query']): string {
+  let any = false;
+  for (const _ in query) {
+    any = true;
+    break;
+  }
+  if (!any) return '';
   const search = new URLSearchParams();
   for (const [name, value] of Object.entries(query)) {
     for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) search.append(name, v);

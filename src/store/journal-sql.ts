@@ -88,6 +88,16 @@ export function journalSelect(query: JournalQuery, placeholder: (n: number) => s
 }
 
 /**
+ * Whether a batch that took seqs `first` to `last` prunes: once every tenth of `keep` entries
+ * written to the ledger, whichever process writes them (a command that answers one request prunes
+ * when its entry is the one that crosses the mark, not every time it runs).
+ */
+export function prunes(first: number, last: number, retention: JournalRetention): boolean {
+  const step = Math.max(1, Math.floor(retention.keep / 10));
+  return Math.floor(last / step) !== Math.floor((first - 1) / step);
+}
+
+/**
  * The retention's two deletes: past the newest `keep` (by seq, so a count), and older than the
  * age. Both are cheap: the first a range of the primary key; the second reads a table the first
  * keeps small.

@@ -281,10 +281,11 @@ export interface LedgerStore extends LedgerReads {
    */
   takeRequest(keyId: string, now: number, limit: number, windowMs: number): Promise<number | null>;
   /**
-   * Appends entries to the journal, in order, in one transaction of their own (no writer lock of
-   * the ledger's taken), then, when `prune` is given, deletes what is past the retention.
+   * Appends entries to the journal, in order, in a transaction of their own (no writer lock of the
+   * ledger's taken); once every tenth of `retention.keep` entries written to the ledger, it then
+   * deletes what is past the retention (journal-sql.ts, `prunes`).
    */
-  appendJournal(records: NewJournalRecord[], prune: JournalRetention | null): Promise<void>;
+  appendJournal(records: NewJournalRecord[], retention: JournalRetention): Promise<void>;
   /** Entries of the journal, committed ones only. */
   journal(query: JournalQuery): Promise<JournalRecord[]>;
   /** True while the store can serve (the health check). */

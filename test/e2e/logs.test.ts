@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, test } from 'vitest';
 import type { RequestEntry } from '../../src/api/journal.js';
 import { carbon, carbonTty, homes, json, ok, plain, serve, spawnCarbon, TTY } from '../support/cli.js';
-import { postgresAvailable, freshSchema } from '../support/database.js';
+import { freshSchema, postgresAvailable } from '../support/database.js';
 
 /**
  * `carbon logs`: the request journal through the built binary, on the local ledger and against
@@ -79,7 +79,13 @@ describe('on the local model', () => {
 
   test('bad filters and unknown entries: one line and the documented exit code, nothing else', async () => {
     const home = newHome();
-    for (const args of [['--status', '7xx'], ['--limit', '0'], ['--since', 'yesterday'], ['--path', 'offsets'], ['--method', 'G/ET']]) {
+    for (const args of [
+      ['--status', '7xx'],
+      ['--limit', '0'],
+      ['--since', 'yesterday'],
+      ['--path', 'offsets'],
+      ['--method', 'G/ET'],
+    ]) {
       const r = await carbon(['logs', ...args], { home });
       expect(r.exitCode, args.join(' ')).toBe(2);
       expect(r.stdout).toBe('');
@@ -173,7 +179,10 @@ describe('carbon logs --follow', () => {
     await tail.ready();
     const res = await fetch(`${server.url}/impact`, { headers: { authorization: `Bearer ${server.ready.test_key}` } });
     const served = res.headers.get('request-id')!;
-    const local = await ok(['quote', '--kg', '2', '--verbose'], { home, env: { CARBON_BASE_URL: server.url, CARBON_API_KEY: server.ready.test_key! } });
+    const local = await ok(['quote', '--kg', '2', '--verbose'], {
+      home,
+      env: { CARBON_BASE_URL: server.url, CARBON_API_KEY: server.ready.test_key! },
+    });
     const quoted = /(req_[A-Za-z0-9]{14})/.exec(local.stderr)![1]!;
     await tail.seen([served, quoted]);
     // Only what came after it started: the first balance is not printed.

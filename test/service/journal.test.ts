@@ -22,7 +22,11 @@ interface Opened {
   engine: Engine;
   clock: { now: number };
   keys: { test: string; live: string };
-  call(method: string, path: string, options?: { key?: string | null; body?: string; idem?: string; query?: ApiRequest['query'] }): Promise<{
+  call(
+    method: string,
+    path: string,
+    options?: { key?: string | null; body?: string; idem?: string; query?: ApiRequest['query'] },
+  ): Promise<{
     status: number;
     headers: Record<string, string>;
     body: unknown;

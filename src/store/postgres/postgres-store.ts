@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Mode } from '../../api/types.js';
-import { JOURNAL_INSERT_COLUMNS, journalPrune, journalRecord, journalRow, journalSelect } from '../journal-sql.js';
+import { JOURNAL_INSERT_COLUMNS, journalPrune, journalRecord, journalRow, journalSelect, prunes } from '../journal-sql.js';
 import type {
   AccountRecord,
   JournalQuery,
@@ -91,9 +91,26 @@ export class PostgresStore extends PgReads implements LedgerStore {
   private constructor(
     private readonly pool: pg.Pool,
     readonly label: string,
+    /** The pool's settings, for the journal's own connection. */
+    private readonly config: pg.PoolConfig,
   ) {
     super(pool as unknown as Queryable);
     this.kept = new PgReadCache(pool as unknown as Queryable);
+  }
+
+  /**
+   * The journal's writes go through one connection of their own, made on first use, with
+   * `synchronous_commit = off`: a batch's COMMIT does not wait for its WAL to reach the disk (the
+   * purchases' commits still do). A PostgreSQL crash may lose the journal's last moments (at most
+   * three times `wal_writer_delay`, 600 ms by default); never a purchase.
+   */
+  private journalPool: pg.Pool | undefined;
+  private get journalWriter(): pg.Pool {
+    if (this.journalPool === undefined) {
+      this.journalPool = new pg.Pool({ ...this.config, max: 1, options: `${this.config.options} -c synchronous_commit=off` });
+      this.journalPool.on('error', () => {});
+    }
+    return this.journalPool;
   }
 
   /** The account, the balances, the keys and the named values, kept between requests (pg-cache.ts). */
@@ -108,7 +125,7 @@ export class PostgresStore extends PgReads implements LedgerStore {
     } catch (err) {
       throw pgError(err, label);
     }
-    const pool = new pg.Pool({
+    const config: pg.PoolConfig = {
       connectionString: parsed.connectionString,
       max: Number(process.env.CARBON_PG_POOL ?? 10),
       connectionTimeoutMillis: 5_000,
@@ -116,10 +133,11 @@ export class PostgresStore extends PgReads implements LedgerStore {
       // Every connection works in the sandbox's own schema.
       options: `-c search_path=${parsed.schema}`,
       types,
-    });
+    };
+    const pool = new pg.Pool(config);
     // An idle connection that breaks (the server restarted) is dropped by the pool; not fatal.
     pool.on('error', () => {});
-    const store = new PostgresStore(pool, label);
+    const store = new PostgresStore(pool, label, config);
     try {
       await migrate(pool, parsed.schema, label);
     } catch (err) {
@@ -242,33 +260,22 @@ export class PostgresStore extends PgReads implements LedgerStore {
   }
 
   /**
-   * The batch in one statement (its columns as arrays, unnest()), in a transaction of its own,
-   * the prune in the same round trip: the ledger's writer lock is not taken, and no purchase reads
-   * the journal, so it neither waits for nor holds up a purchase.
+   * The batch in one statement (its columns as arrays, unnest()) on the journal's connection,
+   * outside the ledger's writer lock: no purchase reads the journal, so it neither waits for nor
+   * holds up a purchase. The prune, when this batch crosses its mark, is two statements after it.
    */
-  async appendJournal(records: NewJournalRecord[], prune: JournalRetention | null): Promise<void> {
+  async appendJournal(records: NewJournalRecord[], retention: JournalRetention): Promise<void> {
     if (records.length === 0) return;
     const rows = records.map(journalRow);
     const columns = JOURNAL_INSERT_COLUMNS.map((_, i) => rows.map((r) => r[i]));
-    const insert = `INSERT INTO journal (${JOURNAL_INSERT_COLUMNS.join(', ')}) SELECT * FROM unnest(${JOURNAL_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})`;
+    const arrays = JOURNAL_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ');
+    const insert = `WITH i AS (INSERT INTO journal (${JOURNAL_INSERT_COLUMNS.join(', ')}) SELECT * FROM unnest(${arrays}) RETURNING seq)
+      SELECT min(seq) AS first, max(seq) AS last FROM i`;
     await this.run(async () => {
-      if (prune === null) {
-        await this.pool.query(insert, columns);
-        return;
-      }
-      const client = await this.pool.connect();
-      watch(client);
-      try {
-        await client.query('BEGIN');
-        await client.query(insert, columns);
-        for (const d of journalPrune(prune, (n) => `$${n}`)) await client.query(d.text, d.values);
-        await client.query('COMMIT');
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw err;
-      } finally {
-        client.release();
-      }
+      const writer = this.journalWriter;
+      const { first, last } = (await writer.query<{ first: number; last: number }>(insert, columns)).rows[0]!;
+      if (!prunes(first, last, retention)) return;
+      for (const d of journalPrune(retention, (n) => `$${n}`)) await writer.query(d.text, d.values);
     });
   }
 
@@ -287,6 +294,6 @@ export class PostgresStore extends PgReads implements LedgerStore {
   }
 
   async close(): Promise<void> {
-    await this.pool.end();
+    await Promise.all([this.pool.end(), this.journalPool?.end()]);
   }
 }

@@ -1,4 +1,4 @@
-import { JOURNAL_INSERT_COLUMNS, journalPrune, journalRecord, journalRow, journalSelect } from '../journal-sql.js';
+import { JOURNAL_INSERT_COLUMNS, journalPrune, journalRecord, journalRow, journalSelect, prunes } from '../journal-sql.js';
 import type { JournalQuery, JournalRecord, JournalRetention, NewJournalRecord } from '../port.js';
 import { type Db, inTransaction, type Query, query } from './driver.js';
 
@@ -16,7 +16,7 @@ export class SqliteJournal {
   constructor(private readonly db: Db) {}
 
   /** Runs inside the store's turn (no other transaction of this connection is open). */
-  append(records: NewJournalRecord[], prune: JournalRetention | null): void {
+  append(records: NewJournalRecord[], retention: JournalRetention): void {
     this.insert ??= query<unknown[]>(
       this.db,
       `INSERT INTO journal (${JOURNAL_INSERT_COLUMNS.join(', ')}) VALUES (${JOURNAL_INSERT_COLUMNS.map(() => '?').join(', ')})`,
@@ -24,8 +24,14 @@ export class SqliteJournal {
     const insert = this.insert;
     this.db.exec('BEGIN IMMEDIATE');
     try {
-      for (const r of records) insert.run(...journalRow(r));
-      if (prune !== null) for (const d of journalPrune(prune, () => '?')) query<unknown[]>(this.db, d.text).run(...d.values);
+      let first = 0;
+      let last = 0;
+      for (const r of records) {
+        last = insert.run(...journalRow(r)).lastInsertRowid;
+        first ||= last;
+      }
+      if (prunes(first, last, retention))
+        for (const d of journalPrune(retention, () => '?')) query<unknown[]>(this.db, d.text).run(...d.values);
       this.db.exec('COMMIT');
     } catch (err) {
       if (inTransaction(this.db)) {

@@ -223,12 +223,12 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
    * A batch of the journal in a transaction of its own, taking this connection's turn as a
    * transaction does; it writes nothing the read cache keeps, so the cache stays.
    */
-  async appendJournal(records: NewJournalRecord[], prune: JournalRetention | null): Promise<void> {
+  async appendJournal(records: NewJournalRecord[], retention: JournalRetention): Promise<void> {
     if (records.length === 0) return;
     while (this.running) await this.running.catch(() => {});
     const run = (async () => {
       this.checkIdentity();
-      (this.journalStatements ??= new SqliteJournal(this.db)).append(records, prune);
+      (this.journalStatements ??= new SqliteJournal(this.db)).append(records, retention);
     })();
     this.running = run;
     try {
