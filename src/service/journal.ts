@@ -35,6 +35,8 @@ export interface JournalSettings {
   maxAgeMs: number;
   /** Which process answered: host:pid unless given. */
   instance: string;
+  /** How long answered requests wait to be written together (FLUSH_MS unless given). */
+  flushMs?: number;
 }
 
 /** This process's name in the journal. */
@@ -106,7 +108,7 @@ export class Journal {
     if (count >= MAX_PENDING) {
       this.flush().catch(() => {});
     } else if (this.timer === null) {
-      this.timer = setTimeout(this.tick, FLUSH_MS);
+      this.timer = setTimeout(this.tick, this.settings.flushMs ?? FLUSH_MS);
       this.timer.unref();
     }
   }

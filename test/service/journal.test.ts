@@ -190,7 +190,8 @@ describe.each(storeMatrix())('the request journal on the $label store', ({ kind:
   });
 
   test('loses nothing on a clean close: what was answered is written before the ledger closes', async () => {
-    const { open } = await ledger(store);
+    // Nothing is written by time here (an hour between batches): only the close writes.
+    const { open } = await ledger(store, { flushMs: 3_600_000 });
     const a = await open('host-a:1');
     for (let i = 0; i < 30; i++) await a.call('GET', '/balance');
     await a.engine.close();
