@@ -32,8 +32,5 @@ export interface RequestEntry {
   response_body: string;
 }
 
-/** `--status` and the page's status filter: a class or one code. */
-export const STATUS_CLASSES = ['2xx', '4xx', '5xx'] as const;
-
 /** How many entries one read returns at most. */
 export const MAX_REQUESTS_PAGE = 1000;

@@ -40,7 +40,7 @@ export interface JournalSettings {
 }
 
 /** This process's name in the journal. */
-export const INSTANCE = `${hostname()}:${process.pid}`;
+const INSTANCE = `${hostname()}:${process.pid}`;
 
 export const JOURNAL_DEFAULTS: JournalSettings = { enabled: true, keep: 10_000, maxAgeMs: 7 * DAY_MS, instance: INSTANCE };
 
@@ -164,7 +164,7 @@ export class Journal {
 }
 
 /** Text as the journal keeps it: API keys masked (as every echo of a caller's input is), bounded. */
-export function journalText(text: string): string {
+function journalText(text: string): string {
   const shown = redactKeys(text);
   return shown.length <= JOURNAL_BODY_LIMIT
     ? shown

@@ -106,7 +106,7 @@ export function requestCard(e: RequestEntry, paint: Paint): string {
 }
 
 /** A body: indented JSON when it is JSON, else as it is; none said as such. */
-export function body(text: string, paint: Paint): string {
+function body(text: string, paint: Paint): string {
   if (text === '') return paint.dim('(none)');
   try {
     return JSON.stringify(JSON.parse(text), null, 2);
