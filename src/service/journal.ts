@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { RequestEntry } from '../api/journal.js';
 import type { ApiRequest, ApiResponse, Mode } from '../api/types.js';
+import { LedgerError } from '../store/ledger-error.js';
 import type { LedgerStore, NewJournalRecord } from '../store/port.js';
 import { journalQuery, NO_FILTER, type RequestFilter, requestEntry } from './journal-view.js';
 import { redactKeys } from './keys.js';
@@ -11,7 +12,7 @@ import { redactKeys } from './keys.js';
  * every instance on one PostgreSQL ledger writes to, and reads, one journal).
  *
  * Nothing is written on a request's way out: an answered request leaves a note in memory, and the
- * notes are written together, one batch a `FLUSH_MS` (or at once past `MAX_PENDING`), in one
+ * notes are written together, one batch a `FLUSH_MS` (or at once at `MAX_PENDING`), in one
  * transaction of their own, made into entries (bodies serialised, masked, bounded) only then.
  * close() writes what is left, so a clean stop loses nothing; a process killed outright (kill -9)
  * loses the entries it answered in its last `FLUSH_MS`. A batch the ledger refuses (it is
@@ -20,8 +21,18 @@ import { redactKeys } from './keys.js';
 
 /** How long answered requests wait to be written together. */
 const FLUSH_MS = 50;
-/** Written at once past this many. */
-const MAX_PENDING = 500;
+/**
+ * Written at once at this many, and at most this many a transaction: a batch holds SQLite's write
+ * lock for a millisecond or two, not for as long as a busy process's backlog would take. A loop
+ * that never yields to the event loop (a script buying back to back in process) writes here too,
+ * so what waits in memory stays bounded.
+ */
+const MAX_PENDING = 100;
+/**
+ * A batch does not wait for another process's write lock (SQLite) while fewer than this many are
+ * waiting: it is tried again with the next. Past it, it waits as any write does.
+ */
+const MAX_WAITING = 2_000;
 /** Each body, and the query, is kept up to this many characters. */
 export const JOURNAL_BODY_LIMIT = 8 * 1024;
 const DAY_MS = 86_400_000;
@@ -83,6 +94,8 @@ interface Note {
 
 export class Journal {
   private pending: Note[] = [];
+  /** Entries made from notes whose batch found the ledger locked: written first, with the next batch. */
+  private ready: NewJournalRecord[] = [];
   private timer: NodeJS.Timeout | null = null;
   private writing: Promise<void> | null = null;
   /** Entries dropped because the ledger refused their batch. */
@@ -105,42 +118,58 @@ export class Journal {
     if (!this.settings.enabled || this.closed) return;
     const durationUs = Math.round((performance.now() - trace.started) * 1000);
     const count = this.pending.push({ id, request, response, trace, realMs: this.clock(), durationUs });
-    if (count >= MAX_PENDING) {
-      this.flush().catch(() => {});
-    } else if (this.timer === null) {
-      this.timer = setTimeout(this.tick, this.settings.flushMs ?? FLUSH_MS);
-      this.timer.unref();
-    }
+    if (count >= MAX_PENDING && this.writing === null) this.writeSome(false).catch(() => {});
+    else this.schedule();
+  }
+
+  /** The next batch in FLUSH_MS, unless one is due already. */
+  private schedule(): void {
+    if (this.timer !== null || (this.pending.length === 0 && this.ready.length === 0)) return;
+    this.timer = setTimeout(this.tick, this.settings.flushMs ?? FLUSH_MS);
+    this.timer.unref();
   }
 
   private readonly tick = (): void => {
     this.timer = null;
-    this.flush().catch(() => {});
+    this.writeSome(false).catch(() => {});
   };
 
-  /** Writes everything noted so far; resolves once it is in the ledger (or was dropped). */
+  /** Writes everything noted so far, waiting for the lock if it must; resolves once it is in the ledger (or was dropped). */
   async flush(): Promise<void> {
-    while (this.writing !== null) await this.writing;
-    if (this.pending.length === 0) return;
+    while (this.pending.length > 0 || this.ready.length > 0 || this.writing !== null) await this.writeSome(true);
+  }
+
+  /** Waits for the write under way, or writes the next MAX_PENDING noted (without waiting for a lock unless `wait`). */
+  private async writeSome(wait: boolean): Promise<void> {
+    if (this.writing !== null) return this.writing;
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
-    const batch = this.pending;
-    this.pending = [];
-    this.writing = this.write(batch).finally(() => {
+    const batch = this.pending.splice(0, Math.max(0, MAX_PENDING - this.ready.length));
+    this.writing = this.write(batch, wait).finally(() => {
       this.writing = null;
+      // What was noted meanwhile (or left over) goes with the next batch.
+      this.schedule();
     });
     await this.writing;
   }
 
-  private async write(batch: Note[]): Promise<void> {
+  private async write(batch: Note[], mustWait: boolean): Promise<void> {
+    let records: NewJournalRecord[] = [];
     try {
       // Requests answered before the account was read (an unknown path) take its clock now.
       const offset = batch.some((n) => n.trace.now === null) ? ((await this.store.account())?.clock_offset_ms ?? 0) : 0;
-      const records = batch.map((n) => entry(n, offset, this.settings.instance));
+      records = this.ready.concat(batch.map((n) => entry(n, offset, this.settings.instance)));
+      this.ready = [];
       const { keep, maxAgeMs } = this.settings;
-      await this.store.appendJournal(records, { keep, maxAgeMs, now: this.clock() });
-    } catch {
-      this.dropped += batch.length;
+      // Never waits for another writer's lock while little is waiting: tried again with the next batch.
+      const wait = mustWait || this.pending.length + records.length > MAX_WAITING;
+      await this.store.appendJournal(records, { keep, maxAgeMs, now: this.clock() }, { wait });
+    } catch (err) {
+      if (err instanceof LedgerError && err.transient && this.pending.length + records.length <= MAX_WAITING) {
+        this.ready = records.concat(this.ready);
+        return;
+      }
+      this.dropped += Math.max(records.length, batch.length);
     }
   }
 

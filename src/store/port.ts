@@ -283,9 +283,10 @@ export interface LedgerStore extends LedgerReads {
   /**
    * Appends entries to the journal, in order, in a transaction of their own (no writer lock of the
    * ledger's taken); once every tenth of `retention.keep` entries written to the ledger, it then
-   * deletes what is past the retention (journal-sql.ts, `prunes`).
+   * deletes what is past the retention (journal-sql.ts, `prunes`). `wait: false`: give up at once
+   * (a transient LedgerError, nothing written) when another writer holds a lock it needs.
    */
-  appendJournal(records: NewJournalRecord[], retention: JournalRetention): Promise<void>;
+  appendJournal(records: NewJournalRecord[], retention: JournalRetention, options?: { wait?: boolean }): Promise<void>;
   /** Entries of the journal, committed ones only. */
   journal(query: JournalQuery): Promise<JournalRecord[]>;
   /** True while the store can serve (the health check). */

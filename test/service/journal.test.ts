@@ -1,4 +1,6 @@
 import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { RequestEntry } from '../../src/api/journal.js';
 import type { ApiRequest } from '../../src/api/types.js';
@@ -229,4 +231,39 @@ describe.each(storeMatrix())('the request journal on the $label store', ({ kind:
     await a.call('GET', '/balance');
     expect(await a.entries()).toEqual([]);
   });
+});
+
+describe('on SQLite, the journal and another process holding the write lock', () => {
+  test('a batch does not wait for the lock (the requests are answered); it is written once the lock is free', async () => {
+    // A write that waited would wait a minute here (far past the test's limit).
+    const before = process.env.CARBON_BUSY_TIMEOUT_MS;
+    process.env.CARBON_BUSY_TIMEOUT_MS = '60000';
+    const dir = tempDir('carbon-journal-lock-');
+    const engine = await openEngine({ kind: 'sqlite', dir }, { journal: { ...JOURNAL_DEFAULTS, flushMs: 3_600_000 } });
+    const other = new DatabaseSync(join(dir, 'ledger.db'));
+    cleanup.push(async () => {
+      other.close();
+      await engine.close();
+      rmSync(dir, { recursive: true, force: true });
+      if (before === undefined) delete process.env.CARBON_BUSY_TIMEOUT_MS;
+      else process.env.CARBON_BUSY_TIMEOUT_MS = before;
+    });
+    const key = (await engine.sandbox.defaultKey('test'))!;
+    other.exec('BEGIN IMMEDIATE');
+    // 250 answers: a batch is tried at each hundred, finds the lock held, and waits in memory.
+    for (let i = 0; i < 250; i++) {
+      const r = await engine.service.handle({
+        method: 'GET',
+        path: '/api/v1/balance',
+        query: {},
+        headers: { authorization: `Bearer ${key}` },
+        body: '',
+      });
+      expect(r.status).toBe(200);
+    }
+    other.exec('COMMIT');
+    const entries = await engine.sandbox.journal.entries({ ...NO_FILTER, limit: 1000 });
+    expect(entries).toHaveLength(250);
+    expect(engine.sandbox.journal.dropped).toBe(0);
+  }, 20_000);
 });

@@ -262,7 +262,8 @@ export class PostgresStore extends PgReads implements LedgerStore {
   /**
    * The batch in one statement (its columns as arrays, unnest()) on the journal's connection,
    * outside the ledger's writer lock: no purchase reads the journal, so it neither waits for nor
-   * holds up a purchase. The prune, when this batch crosses its mark, is two statements after it.
+   * holds up a purchase (so `wait` changes nothing). The prune, when this batch crosses its mark,
+   * is two statements after it.
    */
   async appendJournal(records: NewJournalRecord[], retention: JournalRetention): Promise<void> {
     if (records.length === 0) return;

@@ -223,12 +223,22 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
    * A batch of the journal in a transaction of its own, taking this connection's turn as a
    * transaction does; it writes nothing the read cache keeps, so the cache stays.
    */
-  async appendJournal(records: NewJournalRecord[], retention: JournalRetention): Promise<void> {
+  async appendJournal(records: NewJournalRecord[], retention: JournalRetention, options: { wait?: boolean } = {}): Promise<void> {
     if (records.length === 0) return;
-    while (this.running) await this.running.catch(() => {});
+    while (this.running) {
+      if (options.wait === false) throw this.locked();
+      await this.running.catch(() => {});
+    }
     const run = (async () => {
       this.checkIdentity();
-      (this.journalStatements ??= new SqliteJournal(this.db)).append(records, retention);
+      const journal = (this.journalStatements ??= new SqliteJournal(this.db));
+      if (options.wait !== false) return journal.append(records, retention);
+      this.db.exec('PRAGMA busy_timeout = 0');
+      try {
+        journal.append(records, retention);
+      } finally {
+        this.db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs()}`);
+      }
     })();
     this.running = run;
     try {
