@@ -99,13 +99,18 @@ export function prunes(first: number, last: number, retention: JournalRetention)
 
 /**
  * The retention's two deletes: past the newest `keep` (by seq, so a count), and older than the
- * age. Both are cheap: the first a range of the primary key; the second reads a table the first
- * keeps small.
+ * age. Both are cheap: the first a range of the primary key; the second reads the table (which
+ * the first keeps small) only when its oldest entry is past the age.
  */
 export function journalPrune(retention: JournalRetention, placeholder: (n: number) => string): Array<{ text: string; values: unknown[] }> {
   return [
     { text: `DELETE FROM journal WHERE seq <= (SELECT max(seq) FROM journal) - ${placeholder(1)}`, values: [retention.keep] },
-    { text: `DELETE FROM journal WHERE real_ms < ${placeholder(1)}`, values: [retention.now - retention.maxAgeMs] },
+    // Read only when the oldest entry is past the age (the primary key's first row): a journal
+    // bounded by its count, as a busy one is, skips the scan.
+    {
+      text: `DELETE FROM journal WHERE (SELECT real_ms FROM journal ORDER BY seq LIMIT 1) < ${placeholder(1)} AND real_ms < ${placeholder(2)}`,
+      values: [retention.now - retention.maxAgeMs, retention.now - retention.maxAgeMs],
+    },
   ];
 }
 
