@@ -82,7 +82,7 @@ describe('on the local model', () => {
     for (const args of [
       ['--status', '7xx'],
       ['--limit', '0'],
-      ['--since', 'yesterday'],
+      ['--since', 'last-week'],
       ['--path', 'offsets'],
       ['--method', 'G/ET'],
     ]) {
