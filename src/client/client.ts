@@ -42,7 +42,7 @@ export interface Exchange {
 /** A purchase and how it came back. */
 export interface Purchase {
   offset: Offset;
-  /** True when the service returned an earlier purchase made with the same Idempotency-Key. */
+  /** True when the service returned a purchase made before this call with the same Idempotency-Key (not one its own lost attempt made). */
   replayed: boolean;
   /** The key the purchase was made with: pass it again to retry safely. */
   idempotencyKey: string;
@@ -89,8 +89,14 @@ export class CarbonClient {
   /** Buys offsets. Without `idempotencyKey` a fresh one is generated; retries reuse it. */
   async buy(params: PurchaseParams, options: { idempotencyKey?: string } = {}): Promise<Purchase> {
     const idempotencyKey = options.idempotencyKey ?? randomUUID();
-    const response = await this.send<Offset>('POST', '/offsets', { body: params, headers: { 'idempotency-key': idempotencyKey } });
-    return { offset: response.body, replayed: response.headers['idempotent-replayed'] === 'true', idempotencyKey };
+    const { response, earlierMaybeSent } = await this.exchange<Offset>('POST', '/offsets', {
+      body: params,
+      headers: { 'idempotency-key': idempotencyKey },
+    });
+    // A replay that answers a retry of this very call may be the purchase its own lost first
+    // attempt made: only a replay no earlier attempt could have caused is an earlier purchase.
+    const replayed = response.headers['idempotent-replayed'] === 'true' && !earlierMaybeSent;
+    return { offset: response.body, replayed, idempotencyKey };
   }
 
   /** One page of offsets, newest first. */
@@ -189,6 +195,15 @@ export class CarbonClient {
   }
 
   private async send<T>(method: string, path: string, extra: RequestExtra & { body?: unknown } = {}): Promise<ApiResponse<T>> {
+    return (await this.exchange<T>(method, path, extra)).response;
+  }
+
+  /** A request with its retries; `earlierMaybeSent`: whether an attempt before the one answered may have reached the server. */
+  private async exchange<T>(
+    method: string,
+    path: string,
+    extra: RequestExtra & { body?: unknown } = {},
+  ): Promise<{ response: ApiResponse<T>; earlierMaybeSent: boolean }> {
     const request = this.request(method, path, extra.body === undefined ? undefined : JSON.stringify(extra.body), extra);
     // Whether any attempt may have reached the server (so a purchase may have been made).
     let maybeSent = false;
@@ -199,8 +214,8 @@ export class CarbonClient {
       try {
         const response = await this.options.transport.request(request);
         report?.(response.status, response.headers['request-id']);
+        if (response.status < 400) return { response: response as ApiResponse<T>, earlierMaybeSent: maybeSent };
         maybeSent = true;
-        if (response.status < 400) return response as ApiResponse<T>;
         const error = toApiError(response);
         outcome = {
           kind: 'response',

@@ -33,8 +33,7 @@ export interface SandboxOptions {
 export class Sandbox {
   private readonly clock: () => number;
   private readonly publicBaseUrl: string;
-  /** Every request its services answer (`carbon logs`), shared by each service it makes. */
-  readonly journal: Journal;
+  readonly journal: Journal; // every request its services answer (carbon logs), shared by each service
 
   private constructor(
     private readonly ledger: LedgerStore,
@@ -71,6 +70,12 @@ export class Sandbox {
     return this.pageAccess;
   }
 
+  /** Save and load the whole model (snapshots.ts), loaded when first asked for. */
+  async snapshots(): Promise<import('./snapshots.js').Snapshots> {
+    const { Snapshots } = await import('./snapshots.js');
+    return new Snapshots(this.ledger, this.clock);
+  }
+
   /** The same sandbox with certificate URLs on another origin (a server knows its own once listening). */
   withPublicBaseUrl(publicBaseUrl: string): Sandbox {
     return new Sandbox(this.ledger, { clock: this.clock, publicBaseUrl }, this.journal);
@@ -82,14 +87,13 @@ export class Sandbox {
   }
 
   async close(): Promise<void> {
-    await this.journal.close();
-    await this.ledger.close();
+    await this.journal.close().finally(() => this.ledger.close());
   }
 
   /** The service model over this sandbox's store, its certificate URLs on this sandbox's origin unless given. */
   service(options: Pick<ServiceOptions, 'publicBaseUrl'> = {}): OffsetsService {
-    const publicBaseUrl = options.publicBaseUrl ?? this.publicBaseUrl;
-    return new OffsetsService(this.ledger, { clock: this.clock, publicBaseUrl, journal: this.journal });
+    const { clock, journal } = this;
+    return new OffsetsService(this.ledger, { clock, journal, publicBaseUrl: options.publicBaseUrl ?? this.publicBaseUrl });
   }
 
   private account = async (): Promise<AccountRecord> => mustHaveAccount(await this.ledger.account(), this.ledger.label);
@@ -119,9 +123,10 @@ export class Sandbox {
     return model.defaultSecret(which, vault, all);
   }
 
-  /** The full text of a key this sandbox created. */
+  /** The full text of a key of this ledger that this sandbox created (not a retired text: port.ts, clear). */
   async secret(id: string): Promise<string | undefined> {
-    return (await this.ledger.vault()).secrets[id];
+    const [vault, all] = await Promise.all([this.ledger.vault(), this.ledger.keys()]);
+    return all.some((k) => k.id === id) ? vault.secrets[id] : undefined;
   }
 
   /** Every key, masked; with `reveal`, with the full text this machine keeps for each. */

@@ -15,3 +15,11 @@ export class LedgerError extends Error {
     super(message);
   }
 }
+
+/**
+ * A row an import was given breaks the ledger's rules (a key used twice, a balance below zero):
+ * the data is wrong, not the store. The transaction that met it rolls back and is not tried again.
+ */
+export class LedgerRowError extends Error {
+  override name = 'LedgerRowError';
+}

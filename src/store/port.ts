@@ -1,4 +1,6 @@
 import type { Mode, OffsetStatus } from '../api/types.js';
+import type { JournalQuery, JournalRecord, JournalRetention, NewJournalRecord } from './journal-types.js';
+import type { SnapshotTable } from './snapshot-tables.js';
 
 /**
  * The storage port: everything the model keeps, in the model's own terms. The service decides
@@ -168,66 +170,8 @@ export interface NewPurchase {
   idempotency: { key: string; fingerprint: string } | null;
 }
 
-/**
- * One request the model answered, as the journal keeps it: what was asked and what was answered,
- * the bodies bounded and every secret in them masked (the service's journal.ts makes it so).
- */
-export interface JournalRecord {
-  /** Insertion order, assigned by the store: newest is highest. */
-  seq: number;
-  request_id: string;
-  /** Model time (the sandbox clock) and real time, both when the request was answered. */
-  model_ms: number;
-  real_ms: number;
-  method: string;
-  path: string;
-  /** The query string, without `?`; empty when there is none. */
-  query: string;
-  status: number;
-  error_type: string | null;
-  error_code: string | null;
-  error_param: string | null;
-  error_message: string | null;
-  duration_us: number;
-  key_id: string | null;
-  /** The mode of the key the request named (even one refused), or null when it named none. */
-  mode: Mode | null;
-  idempotency_key: string | null;
-  replayed: boolean;
-  /** The offset created or read. */
-  offset_id: string | null;
-  /** Which process answered (host:pid). */
-  instance: string;
-  request_body: string;
-  response_body: string;
-}
-
-export type NewJournalRecord = Omit<JournalRecord, 'seq'>;
-
-/** Which entries of the journal to read: each filter is left out when null. */
-export interface JournalQuery {
-  limit: number;
-  /** Older than this entry, newest first. */
-  beforeSeq: number | null;
-  /** Newer than this entry, oldest first (what a follower has not seen yet). */
-  afterSeq: number | null;
-  /** Status from–to, inclusive. */
-  status: readonly [number, number] | null;
-  method: string | null;
-  pathPrefix: string | null;
-  code: string | null;
-  /** Real time at or after. */
-  sinceMs: number | null;
-  requestId: string | null;
-  mode: Mode | null;
-}
-
-/** The journal's bound, applied as entries are written: the newest `keep`, none older than `maxAgeMs` (real time). */
-export interface JournalRetention {
-  keep: number;
-  maxAgeMs: number;
-  now: number;
-}
+/** The request journal's records, written apart (journal-types.ts) so this file reads whole. */
+export type { JournalQuery, JournalRecord, JournalRetention, NewJournalRecord } from './journal-types.js';
 
 /** A key's SHA-256 as a map key. */
 export function hashId(hash: Uint8Array): string {
@@ -257,9 +201,43 @@ export interface LedgerTx extends LedgerReads {
   revokeKey(id: string, now: number): Promise<boolean>;
   /** Sets (or, with null, removes) a named value; see `meta`. */
   putMeta(name: string, value: string | null): Promise<void>;
-  /** Deletes every account, balance, offset, key, Idempotency-Key and journal entry (named values stay). */
+  /**
+   * Deletes every account, balance, offset, key, Idempotency-Key and journal entry (named values stay). The key
+   * vault forgets which keys were the starting ones but keeps their texts, retired (at most 1,000
+   * of keys no longer in the ledger): a snapshot loaded later brings those keys back with them.
+   */
   clear(): Promise<void>;
+  /**
+   * Replaces the ledger with a snapshot's rows (SNAPSHOT_TABLES): everything clear() deletes, then
+   * the rows as given (offsets and entries keep their seq; the next purchase continues after them);
+   * `meta` replaces only the named values in `metaNames`. The key vault keeps the text of each key
+   * whose SHA-256 matches a key of the snapshot (so the starting keys this sandbox handed out work
+   * again), and takes the starting keys' roles from `default_for`. Inside a transaction: what
+   * `rows` throws rolls it all back.
+   */
+  importLedger(rows: LedgerImport, metaNames: readonly string[]): Promise<void>;
 }
+
+/** The tables a snapshot holds, written once for both stores (snapshot-tables.ts). */
+export { type ColumnKind, SNAPSHOT_TABLES, type SnapshotTable } from './snapshot-tables.js';
+
+/** A value of a snapshot's row: `bytes` columns are Uint8Array. */
+export type SnapshotValue = number | string | Uint8Array | null;
+/** A row: its values in the order of its table's columns in SNAPSHOT_TABLES. */
+export type SnapshotRow = SnapshotValue[];
+
+/** A read of the whole ledger for a snapshot: one consistent view that no writer waits for. */
+export interface LedgerExport {
+  /** The rows each table holds in this view. */
+  readonly counts: Record<SnapshotTable, number>;
+  /** A table's rows, a batch at a time, in a stable order (seq, or the primary key); never all held at once. */
+  rows(table: SnapshotTable): AsyncIterable<SnapshotRow[]>;
+  /** Ends the view (also when the rows were not all read). */
+  close(): Promise<void>;
+}
+
+/** What an import replaces: the tables' rows, a batch at a time, each batch of one table, tables in SNAPSHOT_TABLES' order. */
+export type LedgerImport = AsyncIterable<{ table: SnapshotTable; rows: SnapshotRow[] }>;
 
 /**
  * A store: the reads, transactions, and what serving needs of it. It does not say which kind of
@@ -289,6 +267,11 @@ export interface LedgerStore extends LedgerReads {
   appendJournal(records: NewJournalRecord[], retention: JournalRetention, options?: { wait?: boolean }): Promise<void>;
   /** Entries of the journal, committed ones only. */
   journal(query: JournalQuery): Promise<JournalRecord[]>;
+  /**
+   * A consistent read of every table of SNAPSHOT_TABLES (of `meta`, only `metaNames`), which
+   * never holds the writer lock: writers go on while it is read.
+   */
+  exportLedger(metaNames: readonly string[]): Promise<LedgerExport>;
   /** True while the store can serve (the health check). */
   healthy(): Promise<boolean>;
   close(): Promise<void>;

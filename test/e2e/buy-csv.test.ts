@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -150,7 +150,9 @@ describe('in a pipe', () => {
     expect(wait.stderr).toContain('carbon watch --until-settled');
     const missing = await carbon(['buy', '--from-csv', join(home, 'nope.csv')], { home });
     expect(missing.exitCode).toBe(2);
-    expect(missing.stderr).toContain('ENOENT');
+    expect(missing.stderr).toBe(`error: There is no file ${join(home, 'nope.csv')}; nothing was bought.\n`);
+    const dir = await carbon(['buy', '--from-csv', home], { home });
+    expect(dir.stderr).toBe(`error: ${home} is a directory, not a CSV file; nothing was bought.\n`);
     expect((await carbon(['buy', '--kg', '5', '--batch-id', 'x'], { home })).exitCode).toBe(2);
     expect(await offsetIds(home)).toEqual([]);
   });
@@ -177,11 +179,22 @@ describe('in a pipe', () => {
     expect(await offsetIds(home)).toEqual([]);
   });
 
-  test('a full balance cuts the batch (exit 10); after a top-up the same command finishes it, nothing bought twice', async () => {
+  test('a batch the balance does not cover is refused before anything is bought (exit 3); --partial buys what fits, in order', async () => {
     const home = newHome();
     // $200 a row; the test balance is $1,000.
     const csv = file(home, 'f.csv', `kg,reference\n${Array.from({ length: 8 }, (_, i) => `5000,team-${i + 1}`).join('\n')}\n`);
-    const cut = await carbon(['buy', '--from-csv', csv], { home });
+    const refused = await carbon(['buy', '--from-csv', csv], { home });
+    expect(refused.exitCode).toBe(3);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toBe(
+      'error: The test balance ($1,000.00) does not cover the batch (8 rows, 40,000 kg for $1,600.00): $600.00 short. Nothing was bought. ' +
+        'Top it up with `carbon sandbox topup 600`, or add --partial to buy the rows that fit, in order (rows an earlier run of this batch bought are not charged again).\n',
+    );
+    expect(await offsetIds(home)).toEqual([]);
+    const json = await carbon(['buy', '--from-csv', csv, '--json'], { home });
+    expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'insufficient_balance', shortfall_cents: 60000, required_cents: 160000 });
+
+    const cut = await carbon(['buy', '--from-csv', csv, '--partial'], { home });
     expect(cut.exitCode).toBe(10);
     expect(results(cut.stdout).map((r) => `${r.status}:${r.error_code}`)).toEqual([
       ...Array(5).fill('processing:'),
@@ -190,25 +203,173 @@ describe('in a pipe', () => {
       'skipped:batch_stopped',
     ]);
     expect(cut.stderr).toMatch(
-      /^error: Batch incomplete: 5 of 8 rows bought .*1 failed, 2 skipped .*Run the same command again to resume \(batch [0-9a-f]{16}\)/m,
+      /^error: Batch incomplete: 5 of 8 rows bought .*1 failed, 2 skipped .*Run the same command again to resume \(batch default\)/m,
     );
     await ok(['sandbox', 'topup', '1000'], { home });
-    const resumed = await carbon(['buy', '--from-csv', csv], { home });
+    const resumed = await carbon(['buy', '--from-csv', csv, '--partial'], { home });
     expect(resumed.exitCode).toBe(0);
     expect(results(resumed.stdout).map((r) => r.replayed)).toEqual([...Array(5).fill('true'), ...Array(3).fill('false')]);
     expect(await offsetIds(home)).toHaveLength(8);
     expect((await ok(['balance', '--json'], { home })).stdout).toContain('"available_cents": 40000');
   });
 
-  test('--batch-id keeps the keys when the file changes; without it an edited file is a new batch', async () => {
+  test('a row is bought once, however the file is saved again: line endings, BOM, quoting, blank lines, order, rows around it', async () => {
+    const home = newHome();
+    await ok(['sandbox', 'topup', '1000'], { home });
+    // Two identical rows without a reference are two purchases (the first and second "5 kg, no reference").
+    const first = await ok(
+      ['buy', '--from-csv', file(home, 'a.csv', 'kg,reference\n500,flight-1\n1000,flight-2\n5,\n5,\n250,flight-3\n')],
+      {
+        home,
+      },
+    );
+    expect(results(first.stdout).map((r) => r.replayed)).toEqual(Array(5).fill('false'));
+    const bought = new Map(results(first.stdout).map((r) => [`${r.reference}:${r.kg}`, r.offset_id]));
+    // Saved again: CRLF, a BOM, quotes, blank lines, another column, reordered, flight-3 gone, a row on top.
+    const saved = file(
+      home,
+      'b.csv',
+      '\ufeff"Reference","KG","Notes"\r\n"new-on-top","7",""\r\n\r\n"flight-2","1,000","moved"\r\n,5,\r\n"flight-1",500,x\r\n\r\n,"5",\r\n',
+    );
+    const again = await carbon(['buy', '--from-csv', saved], { home });
+    expect(again.exitCode).toBe(0);
+    const rows = results(again.stdout);
+    expect(rows.map((r) => [r.reference, r.replayed])).toEqual([
+      ['new-on-top', 'false'],
+      ['flight-2', 'true'],
+      ['', 'true'],
+      ['flight-1', 'true'],
+      ['', 'true'],
+    ]);
+    expect(rows[1]!.offset_id).toBe(bought.get('flight-2:1000'));
+    expect(rows[3]!.offset_id).toBe(bought.get('flight-1:500'));
+    expect(await offsetIds(home)).toHaveLength(6);
+    // A third identical row is a third purchase.
+    const third = await ok(['buy', '--from-csv', file(home, 'c.csv', 'kg\n5\n5\n5\n')], { home });
+    expect(results(third.stdout).map((r) => r.replayed)).toEqual(['true', 'true', 'false']);
+    expect(await offsetIds(home)).toHaveLength(7);
+  });
+
+  test('with --batch-id, a row inserted at the top buys only itself; another batch id is another batch', async () => {
     const home = newHome();
     await ok(['buy', '--from-csv', file(home, 'a.csv', 'kg,reference\n5,a\n6,b\n'), '--batch-id', 'q3'], { home });
-    const grown = await ok(['buy', '--from-csv', file(home, 'b.csv', 'kg,reference,extra\n5,a,1\n6,b,2\n7,c,3\n'), '--batch-id', 'q3'], {
+    const grown = await ok(['buy', '--from-csv', file(home, 'b.csv', 'kg,reference,extra\n7,c,3\n5,a,1\n6,b,2\n'), '--batch-id', 'q3'], {
       home,
     });
-    expect(results(grown.stdout).map((r) => r.replayed)).toEqual(['true', 'true', 'false']);
+    expect(results(grown.stdout).map((r) => [r.reference, r.replayed])).toEqual([
+      ['c', 'false'],
+      ['a', 'true'],
+      ['b', 'true'],
+    ]);
     expect(await offsetIds(home)).toHaveLength(3);
+    const q4 = await ok(['buy', '--from-csv', join(home, 'a.csv'), '--batch-id', 'q4'], { home });
+    expect(results(q4.stdout).map((r) => r.replayed)).toEqual(['false', 'false']);
+    expect(await offsetIds(home)).toHaveLength(5);
     expect((await carbon(['buy', '--from-csv', join(home, 'a.csv'), '--batch-id', 'no spaces'], { home })).exitCode).toBe(2);
+  });
+
+  test('a row whose quantity changed after it was bought is not bought again: its result says what it was bought as (exit 10)', async () => {
+    const home = newHome();
+    const first = await ok(['buy', '--from-csv', file(home, 'a.csv', 'kg,reference\n500,flight-1\n800,flight-2\n')], { home });
+    const [was] = results(first.stdout);
+    const edited = file(home, 'b.csv', 'kg,reference\n600,flight-1\n800,flight-2\n');
+    const changed = await carbon(['buy', '--from-csv', edited], { home });
+    expect(changed.exitCode).toBe(10);
+    const [row, same] = results(changed.stdout);
+    expect(row).toMatchObject({
+      status: 'changed',
+      offset_id: was!.offset_id,
+      kg: '500',
+      amount_cents: '2000',
+      error_code: 'row_changed',
+      error_message: `it was bought before as 500 kg for $20.00 (${was!.offset_id}); the row now asks 600 kg: nothing was bought now (--rebuy-changed buys it as it is now)`,
+    });
+    expect(same).toMatchObject({ status: 'processing', replayed: 'true' });
+    expect(changed.stderr).toMatch(
+      /^error: Batch incomplete: 1 of 2 rows bought .*1 changed since bought, not bought again\. Add --rebuy-changed/m,
+    );
+    expect(await offsetIds(home)).toHaveLength(2);
+    // Asked for: bought as it is now, once.
+    const rebought = await carbon(['buy', '--from-csv', edited, '--rebuy-changed'], { home });
+    expect(rebought.exitCode).toBe(0);
+    expect(results(rebought.stdout)[0]).toMatchObject({ status: 'processing', kg: '600', replayed: 'false' });
+    const again = await carbon(['buy', '--from-csv', edited, '--rebuy-changed'], { home });
+    expect(results(again.stdout).map((r) => r.replayed)).toEqual(['true', 'true']);
+    expect(await offsetIds(home)).toHaveLength(3);
+  });
+
+  test('semicolon and tab files read numbers in their locale; cost, price and total headers are dollars; a number read two ways is refused', async () => {
+    const home = newHome();
+    await ok(['sandbox', 'topup', '10000'], { home });
+    const semi = await carbon(['buy', '--from-csv', '-', '--dry-run'], {
+      home,
+      input: 'Reference;Kg;Cost (USD)\nx;1.200;\ny;;1.234,50\nz;;1 234,50\nw;;12,5\n',
+    });
+    expect(semi.exitCode).toBe(0);
+    expect(results(semi.stdout).map((r) => [r.reference, r.kg, r.amount_cents])).toEqual([
+      ['x', '1200', '4800'],
+      ['y', '30862', '123448'],
+      ['z', '30862', '123448'],
+      ['w', '312', '1248'],
+    ]);
+    for (const header of ['price', 'Total $', 'cost_usd']) {
+      const tab = await carbon(['buy', '--from-csv', '-', '--dry-run'], { home, input: `${header}\treference\n1.000,00\tp\n` });
+      expect(results(tab.stdout).map((r) => r.amount_cents)).toEqual(['100000']);
+    }
+    const twoWays = await carbon(['buy', '--from-csv', '-'], { home, input: 'reference;kg\nx;1,200\n' });
+    expect(twoWays.exitCode).toBe(2);
+    expect(twoWays.stderr).toContain('row 1 (line 2): kg "1,200" could be read two ways: 1.2 (a decimal comma');
+    expect(twoWays.stderr).toContain('or 1200 (a comma grouping thousands)');
+    const euros = await carbon(['buy', '--from-csv', '-'], { home, input: 'reference,Cost (EUR)\nx,5\n' });
+    expect(euros.exitCode).toBe(2);
+    expect(euros.stderr).toContain('The CSV\'s column "Cost (EUR)" is in EUR; carbon buys in US dollars.');
+    expect(await offsetIds(home)).toEqual([]);
+  });
+
+  test('a UTF-16 file is recognised and refused with the right advice', async () => {
+    const home = newHome();
+    for (const bytes of [
+      Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('kg\treference\n5\tx\n', 'utf16le')]),
+      Buffer.from('kg,reference\n5,x\n', 'utf16le'),
+    ]) {
+      const path = join(home, 'unicode.txt');
+      writeFileSync(path, bytes);
+      const r = await carbon(['buy', '--from-csv', path], { home });
+      expect(r.exitCode).toBe(2);
+      expect(r.stderr).toContain('The CSV is UTF-16 text');
+      expect(r.stderr).toContain('iconv -f UTF-16 -t UTF-8');
+      expect(r.stderr).not.toContain('WINDOWS-1252');
+    }
+    expect(await offsetIds(home)).toEqual([]);
+  });
+
+  test('Ctrl-C while the batch is being checked: one line, nothing bought, exit 130', async () => {
+    const home = newHome();
+    // The file comes on stdin and stays open: the batch is still being checked when Ctrl-C comes.
+    // The copy carbon keeps of what it has read (in TMPDIR) says when the rows have been read.
+    const child = execa(process.execPath, [BIN(), 'buy', '--from-csv', '-'], {
+      env: baseEnv(home, { TMPDIR: home }),
+      extendEnv: false,
+      reject: false,
+      stdin: 'pipe',
+    });
+    const text = 'kg,reference\n5,a\n6,b\n';
+    child.stdin!.write(text);
+    const copy = () => {
+      const dir = readdirSync(home).find((d) => d.startsWith('carbon-batch-'));
+      const path = dir === undefined ? '' : join(home, dir, 'batch.csv');
+      return path !== '' && existsSync(path) ? readFileSync(path, 'utf8') : '';
+    };
+    while (copy() !== text) await new Promise((resolve) => setTimeout(resolve, 10));
+    child.kill('SIGINT');
+    const r = await child;
+    expect(r.exitCode).toBe(130);
+    expect(r.stdout).toBe('');
+    expect(String(r.stderr).trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/Interrupted while checking the batch \([0-2] rows? read\): nothing was bought\.$/);
+    expect(await offsetIds(home)).toEqual([]);
+    // The copy is gone with the run.
+    expect(readdirSync(home).filter((d) => d.startsWith('carbon-batch-'))).toEqual([]);
   });
 
   test('Ctrl-C stops after the purchase under way (exit 130); running it again resumes', async () => {

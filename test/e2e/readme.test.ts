@@ -223,6 +223,18 @@ describe("the README's shell examples", () => {
     expect(r.stdout).toMatch(/\nresponse_body\t\{"error"/);
   });
 
+  test('snapshots: saved, reset, loaded back, the Idempotency-Key replayed', { timeout: limit(60_000) }, async () => {
+    const home = newHome();
+    const r = await run(block('carbon sandbox topup 500 --live && carbon buy').code, home);
+    expect([r.exitCode, r.stderr]).toEqual([0, expect.not.stringMatching(/^error/m)]);
+    const lines = r.stdout.trim().split('\n');
+    // The purchase's card id … then the replay's: the same offset.
+    const id = /^id\t(off_\w+)$/m.exec(r.stdout)?.[1];
+    expect(lines.at(-1)).toBe(id);
+    expect(r.stdout).toContain('counts.offsets\t1\n');
+    expect(await json<{ balances: { live: number } }>(['sandbox', 'status'], { home })).toMatchObject({ balances: { live: 50_000 } });
+  });
+
   test('carbon serve from another terminal: the served port for 4010', { timeout: limit(60_000) }, async () => {
     const home = newHome();
     const server = await serve(home);
@@ -246,6 +258,7 @@ const RUN = [
   'export CARBON_HOME="$RUNNER_TEMP/carbon"',
   'carbon sandbox status',
   'carbon sandbox faults set',
+  'carbon sandbox topup 500 --live && carbon buy',
   "# The sandbox's test key",
   'carbon buy --kg 5 >/dev/null',
 ];

@@ -336,7 +336,9 @@ describe('carbon serve: failures never crash the server or leak a stack', () => 
     expect(r.headers.get('request-id')).toMatch(/^req_/);
     expect(r.text).not.toMatch(/database|TypeError|at .*\.(ts|js)/i);
     const requestId = r.headers.get('request-id')!;
-    expect(h.log.some((l) => l.startsWith(`error ${requestId}: `) && /database (connection )?is not open|statement has been finalized/.test(l))).toBe(true);
+    expect(
+      h.log.some((l) => l.startsWith(`error ${requestId}: `) && /database (connection )?is not open|statement has been finalized/.test(l)),
+    ).toBe(true);
     // Still serving: the index needs no ledger.
     expect((await call(h, 'GET', '/', { key: null })).status).toBe(200);
   });

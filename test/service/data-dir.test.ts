@@ -110,7 +110,7 @@ describe('files on disk', () => {
     expect(replay.headers['idempotent-replayed']).toBe('true');
   });
 
-  test('a new ledger beside an old key file starts the file over: its keys are the defaults, the old ones gone', async () => {
+  test('a new ledger beside an old key file: its keys are the defaults, the old ones no key of the sandbox (their texts only retired)', async () => {
     // What a ledger deleted under its key file leaves, or a run killed after writing the file and
     // before its commit: defaults naming keys the ledger does not have.
     const data = dir();

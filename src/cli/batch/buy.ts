@@ -1,13 +1,15 @@
+import type { Offset, PurchaseParams } from '../../api/types.js';
 import type { CarbonClient } from '../../client/client.js';
 import { CarbonApiError, CarbonConnectionError } from '../../client/errors.js';
 import type { Context } from '../context.js';
 import { CliError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { dollars, kg } from '../render/format.js';
-import { rowKey } from './key.js';
+import { rebuyKey, rowKey } from './key.js';
 import { progress } from './progress.js';
 import { type ResultPrinter, result } from './results.js';
 import type { BatchRow } from './rows.js';
+import type { RowTable } from './table.js';
 
 /** How the purchases of a batch went, counted as they are made. */
 interface Count {
@@ -15,6 +17,8 @@ interface Count {
   replayed: number;
   failed: number;
   skipped: number;
+  /** Rows bought earlier whose quantity has changed since: not bought again without --rebuy-changed. */
+  changed: number;
   kg: number;
   cents: number;
 }
@@ -32,23 +36,44 @@ function stopsBatch(err: CarbonApiError | CarbonConnectionError): boolean {
   return err.status === 402 || err.status === 401 || err.status === 403 || err.status === 429 || err.status >= 500;
 }
 
-/** Buys the rows, each with its batch key, and prints each row's result. */
-export async function buyRows(ctx: Context, rows: BatchRow[], batchId: string, printer: ResultPrinter): Promise<void> {
-  report(ctx, await buyEach(ctx, rows, batchId, printer), rows.length, batchId, printer);
+export interface BuyOptions {
+  /** Buy a row whose quantity changed after it was bought, as it is now (a second purchase). */
+  rebuyChanged: boolean;
 }
 
-async function buyEach(ctx: Context, rows: BatchRow[], batchId: string, printer: ResultPrinter): Promise<Outcome> {
+/** Buys the rows, each with its batch key, and prints each row's result. */
+export async function buyRows(
+  ctx: Context,
+  rows: AsyncIterable<BatchRow>,
+  table: RowTable,
+  batchId: string,
+  printer: ResultPrinter,
+  options: BuyOptions,
+): Promise<void> {
+  report(ctx, await buyEach(ctx, rows, table, batchId, printer, options), table.length, batchId, printer);
+}
+
+async function buyEach(
+  ctx: Context,
+  rows: AsyncIterable<BatchRow>,
+  table: RowTable,
+  batchId: string,
+  printer: ResultPrinter,
+  options: BuyOptions,
+): Promise<Outcome> {
   const client = await ctx.client();
   // Ctrl-C: the purchase under way finishes (its answer is printed), the rest are skipped, exit 130.
   let interrupted = false;
   const onInterrupt = () => void (interrupted = true);
   process.on('SIGINT', onInterrupt);
   const bar = await progress(ctx.out, 'Buying');
-  const count: Count = { bought: 0, replayed: 0, failed: 0, skipped: 0, kg: 0, cents: 0 };
+  const count: Count = { bought: 0, replayed: 0, failed: 0, skipped: 0, changed: 0, kg: 0, cents: 0 };
   let stop: string | null = null;
   try {
-    for (const [i, row] of rows.entries()) {
-      const key = await rowKey(batchId, row);
+    let i = -1;
+    for await (const row of rows) {
+      i++;
+      const key = rowKey(batchId, row.params, table.occurrenceOf(i));
       if (interrupted || stop !== null) {
         count.skipped++;
         printer.add(
@@ -60,10 +85,11 @@ async function buyEach(ctx: Context, rows: BatchRow[], batchId: string, printer:
         );
         continue;
       }
-      bar.update(i, rows.length, `${kg(count.kg)} · ${dollars(count.cents)}`);
+      bar.update(i, table.length, `${kg(count.kg)} · ${dollars(count.cents)}`);
       // A turn of the event loop per row: on the local engine nothing else would give Ctrl-C one.
       await new Promise((resolve) => setImmediate(resolve));
-      stop = await buyOne(client, row, key, count, printer);
+      stop = await buyOne(client, row, key, count, printer, options);
+      if (i % 1024 === 1023) await printer.drain();
     }
   } finally {
     process.off('SIGINT', onInterrupt);
@@ -73,14 +99,37 @@ async function buyEach(ctx: Context, rows: BatchRow[], batchId: string, printer:
 }
 
 /** Buys one row and prints its result; what stops the batch, if its failure does. */
-async function buyOne(client: CarbonClient, row: BatchRow, key: string, count: Count, printer: ResultPrinter): Promise<string | null> {
+async function buyOne(
+  client: CarbonClient,
+  row: BatchRow,
+  key: string,
+  count: Count,
+  printer: ResultPrinter,
+  options: BuyOptions,
+): Promise<string | null> {
+  let used = key;
   try {
-    const { offset, replayed } = await client.buy(row.params, { idempotencyKey: key });
+    let purchase: Awaited<ReturnType<CarbonClient['buy']>>;
+    try {
+      purchase = await client.buy(row.params, { idempotencyKey: key });
+    } catch (err) {
+      // The row's key bought another quantity: the row changed after it was bought.
+      if (!(err instanceof CarbonApiError && err.code === 'idempotency_key_reused')) throw err;
+      const before = await boughtAs(client, key, row.params);
+      if (!options.rebuyChanged) {
+        count.changed++;
+        printer.add(changedResult(row, key, before));
+        return null;
+      }
+      used = rebuyKey(key, row.params);
+      purchase = await client.buy(row.params, { idempotencyKey: used });
+    }
+    const { offset, replayed } = purchase;
     count[replayed ? 'replayed' : 'bought']++;
     count.kg += offset.kg;
     count.cents += offset.amount_cents;
     printer.add(
-      result(row, key, { status: offset.status, offset_id: offset.id, kg: offset.kg, amount_cents: offset.amount_cents, replayed }),
+      result(row, used, { status: offset.status, offset_id: offset.id, kg: offset.kg, amount_cents: offset.amount_cents, replayed }),
     );
   } catch (err) {
     if (!(err instanceof CarbonApiError || err instanceof CarbonConnectionError)) {
@@ -90,8 +139,54 @@ async function buyOne(client: CarbonClient, row: BatchRow, key: string, count: C
     }
     count.failed++;
     const code = err instanceof CarbonApiError ? err.code : 'connection_error';
-    printer.add(result(row, key, { status: 'failed', error_code: code, error_message: err.message }));
+    printer.add(result(row, used, { status: 'failed', error_code: code, error_message: err.message }));
     if (stopsBatch(err)) return `the batch stopped at row ${row.row}: ${code}`;
+  }
+  return null;
+}
+
+const asked = (p: PurchaseParams) => (p.kg !== undefined ? kg(p.kg) : dollars(p.amount_cents ?? 0));
+
+/** A changed row's result: what it was bought as (when it can be found), and why nothing was bought now. */
+function changedResult(row: BatchRow, key: string, before: Offset | null) {
+  const was =
+    before === null
+      ? 'it was bought before, as another quantity (see `carbon list --reference`)'
+      : `it was bought before as ${kg(before.kg)} for ${dollars(before.amount_cents)} (${before.id})`;
+  return result(row, key, {
+    status: 'changed',
+    offset_id: before?.id ?? null,
+    kg: before?.kg ?? null,
+    amount_cents: before?.amount_cents ?? null,
+    error_code: 'row_changed',
+    error_message: `${was}; the row now asks ${asked(row.params)}: nothing was bought now (--rebuy-changed buys it as it is now)`,
+  });
+}
+
+/**
+ * The offset a row's key bought, found without buying: the offsets with the row's reference are
+ * tried as the body under that key. A key that bought once only ever replays that purchase (same
+ * body) or answers 409 (another body), so no try can buy. Null when it is not found (bought by an
+ * amount that did not come out exact, or among more offsets than are tried).
+ */
+async function boughtAs(client: CarbonClient, key: string, params: PurchaseParams): Promise<Offset | null> {
+  const reference = params.reference;
+  if (reference === undefined) return null;
+  const { data } = await client.list({ reference, limit: 100 });
+  let tries = 0;
+  for (const candidate of data) {
+    for (const body of [
+      { kg: candidate.kg, reference },
+      { amount_cents: candidate.amount_cents, reference },
+    ]) {
+      if (++tries > 20) return null;
+      try {
+        const { offset, replayed } = await client.buy(body, { idempotencyKey: key });
+        if (replayed) return offset;
+      } catch (err) {
+        if (!(err instanceof CarbonApiError && err.code === 'idempotency_key_reused')) throw err;
+      }
+    }
   }
   return null;
 }
@@ -106,15 +201,26 @@ function report(ctx: Context, outcome: Outcome, rowCount: number, batchId: strin
     replayed: count.replayed,
     failed: count.failed,
     skipped: count.skipped,
+    changed: count.changed,
     kg: count.kg,
     amount_cents: count.cents,
   });
   const earlier = count.replayed > 0 ? `; ${count.replayed} by an earlier run, not charged again` : '';
   const done = `${count.bought + count.replayed} of ${rowCount} rows bought (${kg(count.kg)} for ${dollars(count.cents)}${earlier})`;
-  const rest = [count.failed > 0 ? `${count.failed} failed` : '', count.skipped > 0 ? `${count.skipped} skipped` : '']
+  const rest = [
+    count.changed > 0 ? `${count.changed} changed since bought, not bought again` : '',
+    count.failed > 0 ? `${count.failed} failed` : '',
+    count.skipped > 0 ? `${count.skipped} skipped` : '',
+  ]
     .filter(Boolean)
     .join(', ');
-  const again = `Run the same command again to resume (batch ${batchId}): rows already bought are never bought twice.`;
+  const resume = count.failed + count.skipped > 0 || interrupted;
+  const again = [
+    resume ? `Run the same command again to resume (batch ${batchId}): rows already bought are never bought twice.` : '',
+    count.changed > 0 ? 'Add --rebuy-changed to buy the changed rows as they are now (the earlier purchases stay).' : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
   if (interrupted) throw new CliError(`Interrupted: ${done}; ${rest}.`, EXIT.interrupted, 'interrupted', again, { batch_id: batchId });
   if (rest !== '')
     throw new CliError(

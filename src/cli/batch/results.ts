@@ -4,7 +4,7 @@ import { csvField } from '../render/resources.js';
 import type { BatchRow } from './rows.js';
 
 /** What became of a row of a batch: an offset's status, or why it was not bought. */
-type RowStatus = Offset['status'] | 'failed' | 'skipped' | 'quoted';
+type RowStatus = Offset['status'] | 'failed' | 'skipped' | 'quoted' | 'changed';
 
 interface RowResult {
   row: number;
@@ -62,9 +62,25 @@ export class ResultPrinter {
     if (!ctx.out.json) this.write(`${COLUMNS.join(',')}\r\n`);
   }
 
+  /** Rows not yet written, when they are written a block at a time (a dry run's quotes). */
+  private block = '';
+  private blockRows = 0;
+  /** A dry run's rows are written 256 at a time: nothing is bought between them. */
+  coalesce = false;
+
   private write(text: string): void {
     if (this.hold) this.held.push(text);
-    else this.ctx.out.stdout.write(text);
+    else if (!this.coalesce) this.ctx.out.stdout.write(text);
+    else {
+      this.block += text;
+      if (++this.blockRows >= 256) this.writeBlock();
+    }
+  }
+
+  private writeBlock(): void {
+    if (this.block !== '') this.ctx.out.stdout.write(this.block);
+    this.block = '';
+    this.blockRows = 0;
   }
 
   add(r: RowResult): void {
@@ -80,8 +96,23 @@ export class ResultPrinter {
     this.flush();
   }
 
+  /** Resolves when stdout can take more: a pipe read slower than the rows are made holds none of them here. */
+  async drain(): Promise<void> {
+    const stdout = this.ctx.out.stdout as NodeJS.WritableStream & { writableNeedDrain?: boolean };
+    this.writeBlock();
+    if (this.hold || !stdout.writableNeedDrain) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        for (const event of ['drain', 'close', 'error']) stdout.off(event, done);
+        resolve();
+      };
+      for (const event of ['drain', 'close', 'error']) stdout.on(event, done);
+    });
+  }
+
   /** What a terminal's run held back, written now. */
   flush(): void {
+    this.writeBlock();
     if (this.held.length > 0) this.ctx.out.stdout.write(this.held.splice(0).join(''));
   }
 }

@@ -1,7 +1,6 @@
 import type { PurchaseParams } from '../../api/types.js';
 import { parseDollars } from '../../service/units.js';
-import { CliError, usage } from '../errors.js';
-import { EXIT } from '../exit-codes.js';
+import { usage } from '../errors.js';
 import { whyNotANumber } from '../options.js';
 
 /**
@@ -15,12 +14,15 @@ type Field = 'kg' | 'amount' | 'amount_cents' | 'reference';
  * Header names, as `normalize` leaves them (lower case; spaces, underscores, hyphens, dots and
  * brackets gone): `Amount (USD)`, `amount_usd` and `AMOUNT-USD` all read `amountusd`.
  */
-const HEADER_ALIASES: Record<Field, readonly string[]> = {
+const HEADER_ALIASES: Record<Exclude<Field, 'amount'>, readonly string[]> = {
   kg: ['kg', 'kgs', 'kilograms', 'kgco2', 'kgco2e', 'co2kg', 'co2ekg'],
-  amount: ['amount', 'amountusd', 'usd', 'dollars', 'amountdollars', 'amount$'],
-  amount_cents: ['amountcents', 'cents', 'amountincents', 'amountusdcents'],
+  amount_cents: ['amountcents', 'cents', 'amountincents', 'amountusdcents', 'costcents', 'pricecents', 'totalcents'],
   reference: ['reference', 'ref', 'label', 'memo'],
 };
+/** Dollars: amount, cost, price or total, with or without the currency (`Cost (USD)`, `Total $`, `price in USD`). */
+const DOLLARS = /^(?:(?:amount|cost|price|total)(?:in)?(?:usd|us\$|\$|dollars?)?|usd|dollars?|\$)$/;
+/** The same words with another currency: carbon buys in US dollars, and says so rather than ignore the column. */
+const OTHER_CURRENCY = /^(?:amount|cost|price|total)(?:in)?(eur|gbp|chf|cad|aud|nzd|jpy|cny|inr|sek|nok|dkk|pln|czk|brl|mxn|€|£|¥)$/;
 
 const normalize = (header: string): string => header.toLowerCase().replace(/[\s_\-.()[\]]/g, '');
 
@@ -32,18 +34,28 @@ export interface BatchRow {
   params: PurchaseParams;
 }
 
-export interface RowFault {
-  row: number;
-  line: number;
-  message: string;
+/** Which column holds which field; unknown columns are ignored, and named so. */
+export type Columns = Map<Field, number>;
+
+function fieldOf(header: string): Field | undefined {
+  const name = normalize(header);
+  if (DOLLARS.test(name)) return 'amount';
+  const other = OTHER_CURRENCY.exec(name);
+  if (other) {
+    throw usage(
+      `The CSV's column "${header}" is in ${other[1]!.toUpperCase()}; carbon buys in US dollars. Nothing was bought.`,
+      'Convert it to dollars (a column amount or "Cost (USD)"), or buy by kg.',
+    );
+  }
+  return (Object.keys(HEADER_ALIASES) as Array<keyof typeof HEADER_ALIASES>).find((f) => HEADER_ALIASES[f].includes(name));
 }
 
 /** Which column holds which field; unknown columns are ignored, and named so. */
-function mapHeaders(headers: readonly string[]): { columns: Map<Field, number>; ignored: string[] } {
-  const columns = new Map<Field, number>();
+export function mapHeaders(headers: readonly string[]): { columns: Columns; ignored: string[] } {
+  const columns: Columns = new Map();
   const ignored: string[] = [];
   headers.forEach((header, i) => {
-    const field = (Object.keys(HEADER_ALIASES) as Field[]).find((f) => HEADER_ALIASES[f].includes(normalize(header)));
+    const field = fieldOf(header);
     if (field === undefined) {
       if (header.trim() !== '') ignored.push(header);
       return;
@@ -61,8 +73,83 @@ function mapHeaders(headers: readonly string[]): { columns: Map<Field, number>; 
   return { columns, ignored };
 }
 
+/**
+ * How the file writes numbers. A comma-separated file writes them as carbon's options do (`1,000`,
+ * `12.50`); a semicolon- or tab-separated one, as the locales that choose those delimiters do:
+ * the decimal comma, thousands grouped by dots or spaces (`1.200`, `1.234,50`, `1 234,50`).
+ */
+export type NumberStyle = 'point' | 'comma';
+
+/** A number read one way: its whole part's digits and its decimals' (no sign: quantities are positive). */
+interface Reading {
+  whole: string;
+  decimals: string;
+}
+
+const POINT = /^(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?$/;
+// The same grouping character all through: dots, spaces (also no-break and narrow no-break) or apostrophes.
+const COMMA = /^(\d{1,3}(?:([. \u00a0\u202f'])\d{3}(?:\2\d{3})*)|\d+)(?:,(\d+))?$/;
+
+function readPoint(text: string): Reading | null {
+  const m = POINT.exec(text);
+  return m ? { whole: m[1]!.replace(/,/g, ''), decimals: m[2] ?? '' } : null;
+}
+function readComma(text: string): Reading | null {
+  const m = COMMA.exec(text);
+  return m ? { whole: m[1]!.replace(/[. \u00a0\u202f']/g, ''), decimals: m[3] ?? '' } : null;
+}
+
+/** The value of a reading in the field's unit (kg, or cents), or null when the field cannot hold it. */
+function amountOf(r: Reading | null, field: 'kg' | 'amount' | 'amount_cents'): number | null {
+  if (r === null) return null;
+  let n: number;
+  if (field === 'amount') {
+    if (r.decimals.length > 2) return null;
+    n = Number(r.whole) * 100 + Number(r.decimals.padEnd(2, '0'));
+  } else {
+    if (r.decimals !== '') return null;
+    n = Number(r.whole);
+  }
+  return Number.isSafeInteger(n) ? n : null;
+}
+
+/** A reading as a plain number: 1200, 1.2. */
+const shown = (r: Reading) => {
+  const decimals = r.decimals.replace(/0+$/, '');
+  return `${r.whole.replace(/^0+(?=\d)/, '')}${decimals === '' ? '' : `.${decimals}`}`;
+};
+
+/**
+ * A number of a decimal-comma file: read as the locale writes it; a number that locale cannot
+ * write (`12.50`, `1,234.50`) as carbon's options do; and refused, naming both readings, when it is
+ * a number of the locale that the field cannot hold but reads as one the other way (`1,200` kg:
+ * 1.2, or 1,200?).
+ */
+function readCommaNumber(text: string, field: 'kg' | 'amount' | 'amount_cents'): number | string {
+  const local = readComma(text);
+  const other = readPoint(text);
+  const l = amountOf(local, field);
+  const o = amountOf(other, field);
+  if (local !== null && l !== null) {
+    if (o !== null && o !== l) return twoWays(text, field, local, other!);
+    return l;
+  }
+  if (local !== null && o !== null) return twoWays(text, field, local, other!);
+  if (o !== null) return o;
+  const what = field === 'amount' ? 'dollars such as 12,50 or 1.234,50' : 'a whole number such as 500 or 1.000';
+  const decimals = field === 'amount' ? ' (at most two decimals: whole cents)' : ' (no decimals)';
+  return `${field} must be ${what}, not "${text}"${local !== null || other !== null ? decimals : ''}`;
+}
+
+function twoWays(text: string, field: string, local: Reading, other: Reading): string {
+  return (
+    `${field} "${text}" could be read two ways: ${shown(local)} (a decimal comma, as a semicolon- or tab-separated file writes) ` +
+    `or ${shown(other)} (a comma grouping thousands); write it without grouping, e.g. ${shown(other)}`
+  );
+}
+
 /** One row's purchase body, or why it has none. */
-function readRow(cells: readonly string[], columns: Map<Field, number>): PurchaseParams | string {
+export function readRow(cells: readonly string[], columns: Columns, style: NumberStyle = 'point'): PurchaseParams | string {
   const cell = (f: Field) => {
     const i = columns.get(f);
     return i === undefined ? '' : (cells[i] ?? '').trim();
@@ -71,9 +158,14 @@ function readRow(cells: readonly string[], columns: Map<Field, number>): Purchas
   if (given.length === 0) return 'no kg, amount or amount_cents';
   if (given.length > 1) return `give one of kg, amount and amount_cents, not ${given.join(' and ')}`;
   const params: PurchaseParams = {};
-  const [field] = given as [Field];
+  const [field] = given as ['kg' | 'amount' | 'amount_cents'];
   const text = cell(field);
-  if (field === 'amount') {
+  if (style === 'comma') {
+    const n = readCommaNumber(field === 'amount' ? text.replace(/^\$\s*|\s*\$$/g, '') : text, field);
+    if (typeof n === 'string') return n;
+    if (field === 'kg') params.kg = n;
+    else params.amount_cents = n;
+  } else if (field === 'amount') {
     const cents = parseDollars(text);
     if (cents === null)
       return `amount must be dollars such as 12.50, not "${text}"${/\.\d{3,}$/.test(text) ? ' (at most two decimals: whole cents)' : whyNotANumber(text.replace(/^\$/, ''))}`;
@@ -90,55 +182,4 @@ function readRow(cells: readonly string[], columns: Map<Field, number>): Purchas
   const reference = cell('reference');
   if (reference !== '') params.reference = reference;
   return params;
-}
-
-/** The file's bytes as text: UTF-8 (with or without a BOM), or a usage error that says how to save it. */
-export function decodeCsv(bytes: Uint8Array): string {
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    throw new CliError(
-      'The CSV is not UTF-8 text; nothing was bought.',
-      EXIT.usage,
-      'csv_invalid',
-      'Save it as "CSV UTF-8" (Excel) or convert it: iconv -f WINDOWS-1252 -t UTF-8.',
-    );
-  }
-}
-
-/** Parses the file's text: the rows, each fault by row, and the columns that were ignored. */
-export async function readRows(text: string): Promise<{ rows: BatchRow[]; faults: RowFault[]; ignored: string[] }> {
-  const { parse } = await import('csv-parse/sync');
-  let records: Array<{ record: string[]; info: { lines: number } }>;
-  // Comma-separated; a header line with no comma but semicolons or tabs (a spreadsheet saved in a
-  // locale whose decimal mark is the comma, or pasted from one) is read with that delimiter.
-  const first = /^[^\r\n]*/.exec(text)![0];
-  const delimiter = first.includes(',') ? ',' : first.includes(';') ? ';' : first.includes('\t') ? '\t' : ',';
-  try {
-    records = parse(text, {
-      bom: true,
-      delimiter,
-      skip_empty_lines: true,
-      info: true,
-      relax_column_count: true,
-    }) as unknown as typeof records;
-  } catch (err) {
-    // csv-parse names the line: "Invalid Closing Quote: … at line 4".
-    throw new CliError(`The CSV cannot be read: ${(err as Error).message}. Nothing was bought.`, EXIT.usage, 'csv_invalid');
-  }
-  const [header, ...body] = records;
-  if (header === undefined)
-    throw new CliError('The CSV is empty: it needs a header line and at least one row. Nothing was bought.', EXIT.usage, 'csv_invalid');
-  const { columns, ignored } = mapHeaders(header.record);
-  if (body.length === 0) throw new CliError('The CSV has a header and no rows. Nothing was bought.', EXIT.usage, 'csv_invalid');
-  const rows: BatchRow[] = [];
-  const faults: RowFault[] = [];
-  body.forEach(({ record, info }, i) => {
-    // info.lines is the line the record ends on; a record spans as many lines as its line breaks.
-    const line = info.lines - record.join(',').split('\n').length + 1;
-    const params = readRow(record, columns);
-    if (typeof params === 'string') faults.push({ row: i + 1, line, message: params });
-    else rows.push({ row: i + 1, line, params });
-  });
-  return { rows, faults, ignored };
 }

@@ -1,6 +1,7 @@
 import { MODES } from '../../api/types.js';
 import { describeFaults, type FaultConfig } from '../../service/faults.js';
 import type { SandboxKey, SandboxStatus } from '../../service/sandbox.js';
+import type { SnapshotSummary } from '../../service/snapshots.js';
 import { type Column, table } from './fit.js';
 import { dollars, grouped, kg, ratePerKg, when } from './format.js';
 import { modeText, type Paint, plainFields } from './resources.js';
@@ -76,7 +77,10 @@ export function clockCard(c: SandboxClock, paint: Paint): string {
   return card(
     [
       ['now', when(c.now)],
-      ['ahead by', c.offset_ms === 0 ? 'nothing (real time)' : duration(c.offset_ms)],
+      // Behind real time after a snapshot from earlier is loaded: the clock starts again where it was.
+      c.offset_ms < 0
+        ? ['behind by', duration(-c.offset_ms)]
+        : ['ahead by', c.offset_ms === 0 ? 'nothing (real time)' : duration(c.offset_ms)],
     ],
     paint,
   );
@@ -95,7 +99,10 @@ export function statusCard(s: SandboxStatus, paint: Paint): string {
   return card(
     [
       ...accountRows(s.account, paint),
-      ['clock', `${when(s.clock.now)}${s.clock.offset_ms === 0 ? '' : paint.dim(` (${duration(s.clock.offset_ms)} ahead)`)}`],
+      [
+        'clock',
+        `${when(s.clock.now)}${s.clock.offset_ms === 0 ? '' : paint.dim(s.clock.offset_ms < 0 ? ` (${duration(-s.clock.offset_ms)} behind)` : ` (${duration(s.clock.offset_ms)} ahead)`)}`,
+      ],
       [`balance ${modeText(false, paint)}`, dollars(s.balances.test)],
       [`balance ${modeText(true, paint)}`, dollars(s.balances.live)],
       [`impact ${modeText(false, paint)}`, impact('test')],
@@ -219,5 +226,29 @@ export function keyPlain(k: ShownKey): string {
     ['default', k.default],
     ['created', k.created],
     ['revoked', k.revoked],
+  ]);
+}
+
+/** What a snapshot holds (save, load, --dry-run), for a person. */
+export function snapshotCard(s: SnapshotSummary, paint: Paint): string {
+  return card(
+    [
+      ['format', `carbon snapshot ${s.format}, saved by carbon ${s.carbon} at ${when(s.created)}`],
+      ['clock', when(s.clock.now)],
+      ['journal', s.journal ? 'included' : 'not included'],
+      ...Object.entries(s.counts).map(([table, rows]): [string, string] => [table, grouped(rows)]),
+    ],
+    paint,
+  );
+}
+
+export function snapshotPlain(s: SnapshotSummary): string {
+  return plainFields([
+    ['format', s.format],
+    ['carbon', s.carbon],
+    ['created', s.created],
+    ['clock.now', s.clock.now],
+    ['journal', s.journal],
+    ...Object.entries(s.counts).map(([table, rows]): [string, number] => [`counts.${table}`, rows]),
   ]);
 }

@@ -4,6 +4,7 @@ import type * as port from '../port.js';
 import { hashId } from '../port.js';
 import { livemodeOf } from '../tables.js';
 import { holdable, PgReads } from './pg-reads.js';
+import { importLedger, retireTexts } from './pg-snapshot.js';
 
 /** The writes of one transaction, on one connection. */
 export class PgTx extends PgReads implements port.LedgerTx {
@@ -223,7 +224,16 @@ export class PgTx extends PgReads implements port.LedgerTx {
       ]);
   }
 
+  async importLedger(rows: port.LedgerImport, metaNames: readonly string[]): Promise<void> {
+    this.touched = true;
+    this.touchedKeys = true;
+    await importLedger(this.q, rows, metaNames);
+  }
+
   /**
+   * The key vault keeps its texts, retired (port.ts: a snapshot loaded later brings their keys
+   * back); which keys were the starting ones is forgotten.
+   *
    * DELETE, not TRUNCATE: TRUNCATE takes an ACCESS EXCLUSIVE lock on each table in turn, which a
    * read holding one table while it waits for the next would deadlock with, and it is not MVCC-safe.
    * Writers are held off by the writer lock this transaction holds.
@@ -233,8 +243,9 @@ export class PgTx extends PgReads implements port.LedgerTx {
     this.touchedKeys = true;
     await this.q.query(
       'DELETE FROM idempotency; DELETE FROM entries; DELETE FROM offsets; DELETE FROM impact; DELETE FROM impact_daily; DELETE FROM balances; ' +
-        'DELETE FROM key_vault; DELETE FROM api_keys; DELETE FROM rate_windows; DELETE FROM journal; DELETE FROM account',
+        'UPDATE key_vault SET default_for = NULL; DELETE FROM api_keys; DELETE FROM rate_windows; DELETE FROM journal; DELETE FROM account',
     );
+    await retireTexts(this.q);
   }
 
   /** COMMIT, after moving the ledger's version when the read cache's part changed (one round trip). */

@@ -1,12 +1,12 @@
 import pg from 'pg';
 import type { Mode } from '../../api/types.js';
-import { JOURNAL_INSERT_COLUMNS, journalPrune, journalRecord, journalRow, journalSelect, prunes } from '../journal-sql.js';
 import type {
   AccountRecord,
   JournalQuery,
   JournalRecord,
   JournalRetention,
   KeyRecord,
+  LedgerExport,
   LedgerStore,
   LedgerTx,
   NewJournalRecord,
@@ -14,7 +14,9 @@ import type {
 import { livemodeOf } from '../tables.js';
 import { pgError } from './errors.js';
 import { MAX_KEPT, PgReadCache } from './pg-cache.js';
+import { appendJournal, readJournal } from './pg-journal.js';
 import { PgReads, type Queryable } from './pg-reads.js';
+import { exportLedger } from './pg-snapshot.js';
 import { PgTx } from './pg-tx.js';
 import { migrate } from './schema.js';
 import { maskUrl, parseDatabaseUrl } from './url.js';
@@ -41,30 +43,6 @@ const types = {
 };
 
 const RETRIES = 10;
-
-/** The journal's columns' types, in the order of JOURNAL_INSERT_COLUMNS (for unnest()). */
-const JOURNAL_TYPES = [
-  'text',
-  'bigint',
-  'bigint',
-  'text',
-  'text',
-  'text',
-  'bigint',
-  'text',
-  'text',
-  'text',
-  'text',
-  'bigint',
-  'text',
-  'smallint',
-  'text',
-  'bigint',
-  'text',
-  'text',
-  'text',
-  'text',
-] as const;
 
 /** The writer lock first (no snapshot yet), then everything else (see transaction()). */
 const BEGIN = 'BEGIN ISOLATION LEVEL SERIALIZABLE; LOCK TABLE account IN SHARE ROW EXCLUSIVE MODE';
@@ -260,29 +238,23 @@ export class PostgresStore extends PgReads implements LedgerStore {
   }
 
   /**
-   * The batch in one statement (its columns as arrays, unnest()) on the journal's connection,
-   * outside the ledger's writer lock: no purchase reads the journal, so it neither waits for nor
-   * holds up a purchase (so `wait` changes nothing). The prune, when this batch crosses its mark,
-   * is two statements after it.
+   * The journal's batch on its own connection (pg-journal.ts), outside the ledger's writer lock:
+   * no purchase reads the journal, so it neither waits for nor holds up a purchase (`wait` changes nothing).
    */
   async appendJournal(records: NewJournalRecord[], retention: JournalRetention): Promise<void> {
-    if (records.length === 0) return;
-    const rows = records.map(journalRow);
-    const columns = JOURNAL_INSERT_COLUMNS.map((_, i) => rows.map((r) => r[i]));
-    const arrays = JOURNAL_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ');
-    const insert = `WITH i AS (INSERT INTO journal (${JOURNAL_INSERT_COLUMNS.join(', ')}) SELECT * FROM unnest(${arrays}) RETURNING seq)
-      SELECT min(seq) AS first, max(seq) AS last FROM i`;
-    await this.run(async () => {
-      const writer = this.journalWriter;
-      const { first, last } = (await writer.query<{ first: number; last: number }>(insert, columns)).rows[0]!;
-      if (!prunes(first, last, retention)) return;
-      for (const d of journalPrune(retention, (n) => `$${n}`)) await writer.query(d.text, d.values);
-    });
+    await this.run(() => appendJournal(this.journalWriter, records, retention));
   }
 
-  async journal(query: JournalQuery): Promise<JournalRecord[]> {
-    const { text, values } = journalSelect(query, (n) => `$${n}`);
-    return (await this.all<Parameters<typeof journalRecord>[0]>(text, values)).map(journalRecord);
+  journal(query: JournalQuery): Promise<JournalRecord[]> {
+    return this.run(() => readJournal(this.pool as unknown as Queryable, query));
+  }
+
+  async exportLedger(metaNames: readonly string[]): Promise<LedgerExport> {
+    try {
+      return await exportLedger(this.pool, metaNames);
+    } catch (err) {
+      throw pgError(err, this.label);
+    }
   }
 
   async healthy(): Promise<boolean> {

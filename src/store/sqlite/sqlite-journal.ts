@@ -1,6 +1,7 @@
 import { JOURNAL_INSERT_COLUMNS, journalPrune, journalRecord, journalRow, journalSelect, prunes } from '../journal-sql.js';
 import type { JournalQuery, JournalRecord, JournalRetention, NewJournalRecord } from '../port.js';
 import { type Db, inTransaction, type Query, query } from './driver.js';
+import { busyTimeoutMs } from './sqlite-open.js';
 
 type Row = Parameters<typeof journalRecord>[0];
 
@@ -15,14 +16,21 @@ export class SqliteJournal {
 
   constructor(private readonly db: Db) {}
 
-  /** Runs inside the store's turn (no other transaction of this connection is open). */
-  append(records: NewJournalRecord[], retention: JournalRetention): void {
+  /** Runs inside the store's turn (no other transaction of this connection is open), waiting up to `busyMs` for the write lock. */
+  append(records: NewJournalRecord[], retention: JournalRetention, busyMs: number): void {
+    if (records.length === 0) return;
     this.insert ??= query<unknown[]>(
       this.db,
       `INSERT INTO journal (${JOURNAL_INSERT_COLUMNS.join(', ')}) VALUES (${JOURNAL_INSERT_COLUMNS.map(() => '?').join(', ')})`,
     );
     const insert = this.insert;
-    this.db.exec('BEGIN IMMEDIATE');
+    const usual = busyTimeoutMs();
+    if (busyMs !== usual) this.db.exec(`PRAGMA busy_timeout = ${busyMs}`);
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+    } finally {
+      if (busyMs !== usual) this.db.exec(`PRAGMA busy_timeout = ${usual}`);
+    }
     try {
       let first = 0;
       let last = 0;

@@ -8,6 +8,7 @@ import type {
   JournalRetention,
   KeyRecord,
   KeyVault,
+  LedgerExport,
   LedgerStore,
   LedgerTx,
   NewJournalRecord,
@@ -22,6 +23,7 @@ import { SqliteReadCache } from './sqlite-cache.js';
 import { SqliteJournal } from './sqlite-journal.js';
 import { busyTimeoutMs, openLedgerFile, openMemoryLedger, prepareLedger, SELF_CHECKPOINT_PAGES, truncateWal } from './sqlite-open.js';
 import { digest, SqliteReads } from './sqlite-reads.js';
+import { exportLedger } from './sqlite-snapshot.js';
 import { SqliteTx } from './sqlite-tx.js';
 import { lazyStatements } from './statements.js';
 
@@ -219,39 +221,43 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
 
   private journalStatements: SqliteJournal | undefined;
 
-  /**
-   * A batch of the journal in a transaction of its own, taking this connection's turn as a
-   * transaction does; it writes nothing the read cache keeps, so the cache stays.
-   */
+  /** The journal's batch (sqlite-journal.ts) in this connection's turn; it writes nothing the read cache keeps. */
   async appendJournal(records: NewJournalRecord[], retention: JournalRetention, options: { wait?: boolean } = {}): Promise<void> {
-    if (records.length === 0) return;
     while (this.running) {
       if (options.wait === false) throw this.locked();
       await this.running.catch(() => {});
     }
-    const run = (async () => {
-      this.checkIdentity();
-      const journal = (this.journalStatements ??= new SqliteJournal(this.db));
-      if (options.wait !== false) return journal.append(records, retention);
-      this.db.exec('PRAGMA busy_timeout = 0');
-      try {
-        journal.append(records, retention);
-      } finally {
-        this.db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs()}`);
-      }
-    })();
-    this.running = run;
     try {
-      await run;
+      this.checkIdentity();
+      // Synchronous from BEGIN to COMMIT: nothing else of this connection runs meanwhile.
+      (this.journalStatements ??= new SqliteJournal(this.db)).append(records, retention, options.wait === false ? 0 : busyTimeoutMs());
     } catch (err) {
       throw sqliteError(err, this.label);
-    } finally {
-      if (this.running === run) this.running = null;
     }
   }
 
   journal(query: JournalQuery): Promise<JournalRecord[]> {
     return this.run(() => (this.journalStatements ??= new SqliteJournal(this.db)).read(query));
+  }
+
+  /** A read transaction on this connection: this process's other work on it waits until the export is closed. */
+  async exportLedger(metaNames: readonly string[]): Promise<LedgerExport> {
+    while (this.running) await this.running.catch(() => {});
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    this.running = held;
+    const done = () => {
+      if (this.running === held) this.running = null;
+      release();
+    };
+    try {
+      return exportLedger(this.db, this.readVaultNow(), metaNames, done);
+    } catch (err) {
+      done();
+      throw sqliteError(err, this.label);
+    }
   }
 
   async takeRequest(keyId: string, now: number, limit: number, windowMs: number): Promise<number | null> {

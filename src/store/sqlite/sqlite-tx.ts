@@ -6,6 +6,7 @@ import { livemodeOf } from '../tables.js';
 import { query } from './driver.js';
 import { withKey } from './files.js';
 import { type SqliteConnection, SqliteReads } from './sqlite-reads.js';
+import { importLedger, retired } from './sqlite-snapshot.js';
 
 /** One transaction on the store's one connection: the reads as they are, and the writes. */
 export class SqliteTx extends SqliteReads implements port.LedgerTx {
@@ -61,9 +62,9 @@ export class SqliteTx extends SqliteReads implements port.LedgerTx {
     this.touchedBalance = true;
     this.s.createAccount.run({ ...account, created_ms: now });
     this.db.exec('INSERT INTO balances VALUES (0, 0), (1, 0); INSERT INTO impact VALUES (0, 0, 0, 0), (1, 0, 0, 0)');
-    // A new account's keys are the only ones: the key file starts over, so nothing an earlier
-    // ledger left in it (or a run killed between writing it and committing) names a default.
-    this.pendingVault = { defaults: {}, secrets: {} };
+    // A new account's keys are the only ones: nothing an earlier ledger left in the key file (or a
+    // run killed between writing it and committing) names a default; its texts stay, retired.
+    this.pendingVault = { defaults: {}, secrets: this.knownVault().secrets };
   }
 
   async updateAccount(patch: Partial<port.AccountRecord>): Promise<port.AccountRecord> {
@@ -155,6 +156,23 @@ export class SqliteTx extends SqliteReads implements port.LedgerTx {
     for (const table of ['account', 'balances', 'entries', 'offsets', 'impact', 'impact_daily', 'idempotency', 'api_keys', 'journal']) {
       this.db.exec(`DELETE FROM ${table}`);
     }
-    this.pendingVault = { defaults: {}, secrets: {} };
+    // The texts stay, retired (port.ts: a snapshot loaded later brings their keys back).
+    this.pendingVault = { defaults: {}, secrets: retired(this.knownVault().secrets, new Set()) };
+  }
+
+  async importLedger(rows: port.LedgerImport, metaNames: readonly string[]): Promise<void> {
+    this.touchedAccount = true;
+    this.touchedBalance = true;
+    this.touchedMeta = true;
+    this.pendingVault = await importLedger(this.db, rows, metaNames, this.knownVault());
+  }
+
+  /** The vault as this transaction sees it; an unreadable key file is started over (as reset always did). */
+  private knownVault(): port.KeyVault {
+    try {
+      return this.pendingVault ?? this.committedVault();
+    } catch {
+      return { defaults: {}, secrets: {} };
+    }
   }
 }

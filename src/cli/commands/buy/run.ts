@@ -118,9 +118,16 @@ function failedPurchase(ctx: Context, err: CarbonConnectionError | CarbonApiErro
   );
 }
 
-export async function run(ctx: Context, flags: BuyFlags & { fromCsv?: string; batchId?: string }): Promise<void> {
+export async function run(
+  ctx: Context,
+  flags: BuyFlags & { fromCsv?: string; batchId?: string; partial?: boolean; rebuyChanged?: boolean },
+): Promise<void> {
   if (flags.fromCsv !== undefined) return (await import('./csv.js')).run(ctx, flags);
-  if (flags.batchId !== undefined) throw usage('--batch-id names a --from-csv batch: give --from-csv FILE too.');
+  const batchOnly = (['batchId', 'partial', 'rebuyChanged'] as const).find((f) => flags[f] !== undefined);
+  if (batchOnly !== undefined) {
+    const name = { batchId: '--batch-id', partial: '--partial', rebuyChanged: '--rebuy-changed' }[batchOnly];
+    throw usage(`${name} belongs to a --from-csv batch: give --from-csv FILE too.`);
+  }
   if (flags.quiet && ctx.out.json) throw usage('--quiet prints the id, --json the object: give one.');
   if (flags.dryRun) {
     const maxCents = flags.maxCents === undefined ? undefined : wholeNumberOption(flags.maxCents, '--max-cents (cents)');

@@ -98,6 +98,36 @@ the next request. A seed makes the draws repeatable.`,
   ],
 };
 
+const snapshot: CommandSpec = {
+  name: 'snapshot',
+  description: 'save the whole sandbox to one file, or load one in place of it (a known state for tests and CI)',
+  notes: `A snapshot holds the account and its settings, the clock, the balances, the offsets, the keys (their
+SHA-256, never their text), the Idempotency-Keys, the per-day totals and the fault setting.
+Loading replaces the ledger all or nothing; the clock starts again from the snapshot's.
+FILE may be - for stdout or stdin. docs/snapshots.md describes the format.`,
+  examples: [
+    'carbon sandbox snapshot save seed.ndjson',
+    'carbon sandbox snapshot load seed.ndjson',
+    'carbon sandbox snapshot load seed.ndjson --dry-run',
+  ],
+  subcommands: [
+    sub('save', 'snapshotSave', 'write the whole sandbox to FILE (- for stdout)', {
+      args: [{ name: '<file>', description: 'the file to write (replaced whole once written), or - for stdout' }],
+      flags: [{ flags: '--with-journal', description: 'add the request journal' }],
+      examples: ['carbon sandbox snapshot save seed.ndjson', 'carbon sandbox snapshot save - | gzip > seed.ndjson.gz'],
+    }),
+    sub('load', 'snapshotLoad', 'replace the sandbox with FILE (- for stdin), all or nothing', {
+      args: [{ name: '<file>', description: 'a snapshot saved by carbon sandbox snapshot save, or - for stdin' }],
+      flags: [{ flags: '--dry-run', description: 'check the file and say what it holds; load nothing' }],
+      examples: [
+        'carbon sandbox snapshot load seed.ndjson',
+        'gunzip -c seed.ndjson.gz | carbon sandbox snapshot load -',
+        'carbon sandbox snapshot load seed.ndjson --dry-run --json | jq .counts',
+      ],
+    }),
+  ],
+};
+
 /** carbon sandbox: the local model's developer page and back office. Refused on the remote engine. */
 export const sandbox: CommandSpec = {
   name: 'sandbox',
@@ -160,6 +190,7 @@ on a remote API; with a base URL configured, add --local.`,
       examples: ['carbon sandbox login', 'carbon sandbox login --print', 'carbon sandbox login --print --url https://sandbox.example.com'],
     }),
     faults,
+    snapshot,
     sub('reset', 'reset', 'delete every offset, balance and key and start over (asks first on a terminal)', {
       flags: [{ flags: '-y, --yes', description: 'do not ask (required when there is no terminal)' }],
       examples: ['carbon sandbox reset', 'carbon sandbox reset --yes --json | jq .balances'],

@@ -19,6 +19,7 @@ import { ACCOUNT, account, CLOCK, change, clock, durationArg, note, open } from 
 export { faultsOff, faultsSet, faultsShow } from './faults.js';
 export { keysCreate, keysList, keysRevoke } from './keys.js';
 export { login } from './login.js';
+export { snapshotLoad, snapshotSave } from './snapshot.js';
 
 export async function status(ctx: Context): Promise<void> {
   const sandbox = await open(ctx, 'status');

@@ -1,0 +1,47 @@
+/**
+ * What the check of a batch leaves for its second reading (the purchases, or a dry run's rows):
+ * each kept row's occurrence and quote, 12 bytes a row in typed arrays. The rows themselves are
+ * read again from the spooled copy of the file (read.ts), so a file of 300,000 rows is held in a
+ * few megabytes, not as 300,000 objects and strings.
+ */
+export class RowTable {
+  private size = 0;
+  private occurrence = new Uint32Array(1024);
+  private quotedKg = new Uint32Array(1024);
+  private quotedCents = new Uint32Array(1024);
+
+  get length(): number {
+    return this.size;
+  }
+
+  private grow(): void {
+    const more = (a: Uint32Array) => {
+      const b = new Uint32Array(Math.ceil(a.length * 1.5));
+      b.set(a);
+      return b;
+    };
+    this.occurrence = more(this.occurrence);
+    this.quotedKg = more(this.quotedKg);
+    this.quotedCents = more(this.quotedCents);
+  }
+
+  /** Keeps a quoted row; false (nothing kept) when a number is beyond 32 bits, which no quote within the API's bounds is. */
+  push(occurrence: number, quoted: { kg: number; cents: number }): boolean {
+    const fits = (n: number) => Number.isInteger(n) && n >= 0 && n <= 0xffffffff;
+    if (!fits(quoted.kg) || !fits(quoted.cents)) return false;
+    if (this.size === this.occurrence.length) this.grow();
+    const i = this.size++;
+    this.occurrence[i] = occurrence;
+    this.quotedKg[i] = quoted.kg;
+    this.quotedCents[i] = quoted.cents;
+    return true;
+  }
+
+  occurrenceOf(i: number): number {
+    return this.occurrence[i]!;
+  }
+
+  quote(i: number): { kg: number; cents: number } {
+    return { kg: this.quotedKg[i]!, cents: this.quotedCents[i]! };
+  }
+}

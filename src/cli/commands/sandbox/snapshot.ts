@@ -1,0 +1,132 @@
+import { createReadStream, createWriteStream, renameSync, statSync, unlinkSync, type WriteStream } from 'node:fs';
+import type { Writable } from 'node:stream';
+import pkg from '../../../../package.json' with { type: 'json' };
+import { journalKept, linesOf, SnapshotError } from '../../../service/snapshot-format.js';
+import { inspectSnapshot, type SnapshotSummary } from '../../../service/snapshots.js';
+import type { Context } from '../../context.js';
+import { CliError, usage } from '../../errors.js';
+import { EXIT } from '../../exit-codes.js';
+import { print } from '../../print.js';
+import { grouped } from '../../render/format.js';
+import { snapshotCard, snapshotPlain, statusCard, statusPlain } from '../../render/sandbox.js';
+import { note, open } from './shared.js';
+
+/**
+ * `carbon sandbox snapshot save|load FILE` (docs/snapshots.md): the whole model to one file and
+ * back, `-` for stdout and stdin. A refused file is one line, exit 2, and the ledger untouched.
+ */
+
+/** A write that waits while the reader is behind (a pipe, a slow disk): a large ledger is never held whole. */
+function writer(stream: Writable): (text: string) => Promise<void> {
+  return (text) =>
+    new Promise((resolve, reject) => {
+      const failed = (err: Error) => reject(err);
+      stream.once('error', failed);
+      const done = () => {
+        stream.off('error', failed);
+        resolve();
+      };
+      if (stream.write(text)) done();
+      else stream.once('drain', done);
+    });
+}
+
+const ended = (stream: WriteStream) =>
+  new Promise<void>((resolve, reject) => {
+    stream.once('error', reject);
+    stream.end(() => resolve());
+  });
+
+/** "12 offsets, 3 keys, 7 Idempotency-Keys": what a person checks first. */
+const held = (s: SnapshotSummary) =>
+  [
+    [s.counts.offsets ?? 0, 'offset'],
+    [s.counts.api_keys ?? 0, 'key'],
+    [s.counts.idempotency ?? 0, 'Idempotency-Key'],
+  ]
+    .map(([n, what]) => `${grouped(n as number)} ${what}${n === 1 ? '' : 's'}`)
+    .join(', ');
+
+export async function snapshotSave(ctx: Context, file: string, flags: { withJournal?: boolean }): Promise<void> {
+  if (flags.withJournal && !journalKept()) throw usage('This carbon keeps no request journal yet: --with-journal has nothing to add.');
+  const snapshots = await (await open(ctx, 'snapshot save')).snapshots();
+  const options = { carbon: pkg.version, journal: flags.withJournal === true };
+  if (file === '-') {
+    const summary = await snapshots.save(writer(ctx.out.stdout), options);
+    await note(ctx, () => `✓ Saved the sandbox (${held(summary)}) to stdout.`);
+    return;
+  }
+  // Written beside the file and renamed over it once whole: a failed save leaves no half file.
+  const tmp = `${file}.${process.pid}.tmp`;
+  let summary: SnapshotSummary;
+  try {
+    const stream = createWriteStream(tmp, { flags: 'wx' });
+    summary = await snapshots.save(writer(stream), options);
+    await ended(stream);
+    renameSync(tmp, file);
+  } catch (err) {
+    try {
+      unlinkSync(tmp);
+    } catch {}
+    throw fileError(err, file);
+  }
+  await note(ctx, (p) => `${p.green('✓')} Saved the sandbox (${held(summary)}) to ${file}.`);
+  await print(ctx, summary, snapshotCard, snapshotPlain);
+}
+
+/** Lines of FILE, or of stdin (which can be read once). */
+function source(file: string): () => AsyncIterable<string> {
+  if (file !== '-') {
+    const stat = statOf(file);
+    if (!stat.isFile()) throw usage(`${file} is not a file.`);
+    return () => linesOf(createReadStream(file));
+  }
+  let read = false;
+  return () => {
+    if (read) throw new CliError('The ledger was busy and stdin cannot be read twice: load the snapshot from a file.', EXIT.failure);
+    read = true;
+    return linesOf(process.stdin);
+  };
+}
+
+function statOf(file: string) {
+  try {
+    return statSync(file);
+  } catch (err) {
+    throw fileError(err, file);
+  }
+}
+
+export async function snapshotLoad(ctx: Context, file: string, flags: { dryRun?: boolean }): Promise<void> {
+  const lines = source(file);
+  const name = file === '-' ? 'stdin' : file;
+  try {
+    if (flags.dryRun) {
+      const summary = await inspectSnapshot(lines());
+      await note(ctx, () => `${name} is a whole snapshot (${held(summary)}); nothing was loaded (--dry-run).`);
+      await print(ctx, summary, snapshotCard, snapshotPlain);
+      return;
+    }
+    const sandbox = await open(ctx, 'snapshot load');
+    const summary = await (await sandbox.snapshots()).load(lines);
+    await note(
+      ctx,
+      (p) => `${p.green('✓')} Loaded ${name} (${held(summary)}): the sandbox is as it was saved, its clock at ${summary.clock.now}.`,
+    );
+    await print(ctx, await sandbox.status(), statusCard, statusPlain);
+  } catch (err) {
+    if (err instanceof SnapshotError)
+      throw new CliError(`${name} was not loaded: ${err.message}. The ledger is unchanged.`, EXIT.usage, err.code);
+    throw fileError(err, file);
+  }
+}
+
+/** A file that cannot be read or written, in one line. */
+function fileError(err: unknown, file: string): unknown {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return usage(`No such file: ${file}.`);
+  if (code === 'EISDIR') return usage(`${file} is a directory.`);
+  if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS' || code === 'ENOSPC')
+    return new CliError(`${file} cannot be ${code === 'ENOSPC' ? 'written: the disk is full' : 'used: permission denied'}.`, EXIT.failure);
+  return err;
+}

@@ -1,0 +1,139 @@
+import { LedgerRowError } from '../store/ledger-error.js';
+import type { LedgerStore, LedgerTx, SnapshotRow, SnapshotTable } from '../store/port.js';
+import { SNAPSHOT_TABLES } from '../store/port.js';
+import { FAULTS_META } from './faults.js';
+import { mustHaveAccount } from './lifecycle.js';
+import { PAGE_SECRET } from './page-access.js';
+import {
+  type OpenedSnapshot,
+  openSnapshot,
+  SNAPSHOT_FORMAT,
+  SnapshotError,
+  type SnapshotHeader,
+  SnapshotWriter,
+  snapshotTables,
+} from './snapshot-format.js';
+
+/**
+ * Snapshots of the sandbox (docs/snapshots.md): the whole model saved to one file, and a file
+ * loaded in place of the ledger, all or nothing, in one transaction under the writer lock. The
+ * format is the model's (snapshot-format.ts), each store only reads and writes rows
+ * (`exportLedger`, `importLedger`), so a SQLite snapshot loads into PostgreSQL and back.
+ */
+
+/** The named values a snapshot holds: the fault setting, never the developer page's signing secret or sessions. */
+const SNAPSHOT_META = [FAULTS_META] as const;
+const CLOCK_OFFSET = Object.keys(SNAPSHOT_TABLES[0].columns).indexOf('clock_offset_ms');
+
+/** What a snapshot holds, as `save`, `load` and `--dry-run` print it. */
+export interface SnapshotSummary {
+  object: 'snapshot';
+  format: number;
+  /** The carbon that saved it. */
+  carbon: string;
+  /** When it was saved (wall clock). */
+  created: string;
+  /** The model's clock in it: a load starts the clock again from here. */
+  clock: { now: string };
+  journal: boolean;
+  /** Rows per table. */
+  counts: Record<string, number>;
+}
+
+function summary(header: SnapshotHeader): SnapshotSummary {
+  return {
+    object: 'snapshot',
+    format: header.carbon_snapshot,
+    carbon: header.carbon,
+    created: header.created,
+    clock: { now: header.clock.now },
+    journal: header.journal,
+    counts: Object.fromEntries(Object.entries(header.tables).map(([name, t]) => [name, t.rows])),
+  };
+}
+
+export class Snapshots {
+  constructor(
+    private readonly ledger: LedgerStore,
+    private readonly clock: () => number,
+  ) {}
+
+  /**
+   * Writes the whole model through `write` (which should wait while its reader is behind), from
+   * one consistent read that holds no lock: purchases go on while a large ledger is saved.
+   */
+  async save(write: (text: string) => Promise<void>, options: { carbon: string; journal?: boolean }): Promise<SnapshotSummary> {
+    const journal = options.journal === true;
+    const view = await this.ledger.exportLedger(SNAPSHOT_META);
+    try {
+      const accountRows: SnapshotRow[] = [];
+      for await (const batch of view.rows('account')) accountRows.push(...batch);
+      const account = accountRows[0];
+      if (account === undefined) mustHaveAccount(undefined, this.ledger.label);
+      const offsetMs = account![CLOCK_OFFSET] as number;
+      const nowMs = this.clock() + offsetMs;
+      const tables = snapshotTables(journal);
+      const header: SnapshotHeader = {
+        carbon_snapshot: SNAPSHOT_FORMAT,
+        created: new Date(this.clock()).toISOString(),
+        carbon: options.carbon,
+        clock: { now: new Date(nowMs).toISOString(), now_ms: nowMs, offset_ms: offsetMs },
+        journal,
+        tables: Object.fromEntries(tables.map((t) => [t.name, { columns: Object.keys(t.columns), rows: view.counts[t.name] }])),
+      };
+      const writer = new SnapshotWriter(write);
+      await writer.header(header);
+      await writer.rows('account', accountRows);
+      for (const t of tables.slice(1)) for await (const batch of view.rows(t.name)) await writer.rows(t.name, batch);
+      await writer.end();
+      return summary(header);
+    } finally {
+      await view.close();
+    }
+  }
+
+  /**
+   * Replaces the ledger with the snapshot `open()` reads, in one transaction under the writer
+   * lock: a file refused anywhere (its header, a row, the checksum at its end) leaves the ledger
+   * as it was. The model's clock starts again from the snapshot's, so what was processing then is
+   * processing now. Developer page sessions end, as on reset. `open` is called again only if the
+   * store runs the transaction again (a serialization failure).
+   */
+  async load(open: () => AsyncIterable<string>): Promise<SnapshotSummary> {
+    // The header is checked before the lock is taken: a file that is no snapshot waits for nobody.
+    let first: OpenedSnapshot | undefined = await openSnapshot(open());
+    const header = first.header;
+    await this.ledger.transaction(async (tx) => {
+      const snapshot = first ?? (await openSnapshot(open()));
+      first = undefined;
+      await this.replace(tx, snapshot);
+    });
+    return summary(header);
+  }
+
+  private async replace(tx: LedgerTx, snapshot: OpenedSnapshot): Promise<void> {
+    const now = this.clock();
+    const savedNow = snapshot.header.clock.now_ms;
+    async function* rows(): AsyncGenerator<{ table: SnapshotTable; rows: SnapshotRow[] }> {
+      for await (const batch of snapshot.batches) {
+        // Model time = wall clock + offset: the offset that makes it the snapshot's time now.
+        if (batch.table === 'account') for (const row of batch.rows) row[CLOCK_OFFSET] = savedNow - now;
+        yield batch;
+      }
+    }
+    try {
+      await tx.importLedger(rows(), SNAPSHOT_META);
+    } catch (err) {
+      if (err instanceof LedgerRowError) throw new SnapshotError('snapshot_damaged', `a row breaks the ledger's rules (${err.message})`);
+      throw err;
+    }
+    await tx.putMeta(PAGE_SECRET, null);
+  }
+}
+
+/** Reads a whole snapshot and checks it (the header, every row, the checksum), touching no ledger: `--dry-run`. */
+export async function inspectSnapshot(lines: AsyncIterable<string>): Promise<SnapshotSummary> {
+  const { header, batches } = await openSnapshot(lines);
+  for await (const _ of batches);
+  return summary(header);
+}

@@ -1,0 +1,153 @@
+import type pg from 'pg';
+import { LedgerRowError } from '../ledger-error.js';
+import type * as port from '../port.js';
+import { SNAPSHOT_TABLES } from '../port.js';
+import type { Queryable } from './pg-reads.js';
+
+/**
+ * Snapshots on PostgreSQL (port.ts: exportLedger, importLedger): the rows of SNAPSHOT_TABLES read
+ * through a cursor in one REPEATABLE READ, READ ONLY transaction (a consistent view that holds no
+ * lock a writer waits for), and written back by `unnest`, a batch a statement.
+ */
+
+/** Rows fetched from the cursor at a time. */
+const FETCH = 2000;
+/** Texts of keys no longer in the ledger that the key vault keeps, for a snapshot that brings them back (port.ts). */
+const RETIRED_TEXTS = 1000;
+
+type Table = (typeof SNAPSHOT_TABLES)[number];
+
+/** Each table's SELECT, its columns in SNAPSHOT_TABLES' order, in a stable order of rows. */
+function select(table: Table): string {
+  const columns = Object.keys(table.columns).join(', ');
+  switch (table.name) {
+    case 'account':
+      return `SELECT ${columns} FROM account ORDER BY id`;
+    case 'api_keys':
+      return 'SELECT k.id, k.hash, k.livemode, k.permission, k.last4, k.created_ms, k.revoked_ms, v.default_for FROM api_keys k LEFT JOIN key_vault v ON v.id = k.id ORDER BY k.created_ms, k.id';
+    case 'offsets':
+    case 'entries':
+      return `SELECT ${columns} FROM ${table.name} ORDER BY seq`;
+    case 'impact_daily':
+      return `SELECT ${columns} FROM impact_daily ORDER BY livemode, day`;
+    case 'idempotency':
+      return `SELECT ${columns} FROM idempotency ORDER BY livemode, key`;
+    case 'meta':
+      return `SELECT ${columns} FROM meta WHERE name = ANY($1::text[]) ORDER BY name`;
+    default:
+      return `SELECT ${columns} FROM ${table.name} ORDER BY livemode`;
+  }
+}
+
+/** A consistent view of every table on one connection of its own, given back by close(). */
+export async function exportLedger(pool: pg.Pool, metaNames: readonly string[]): Promise<port.LedgerExport> {
+  const client = await pool.connect();
+  let open = true;
+  const close = async () => {
+    if (!open) return;
+    open = false;
+    let broken = false;
+    await client.query('ROLLBACK').catch(() => {
+      broken = true;
+    });
+    client.release(broken);
+  };
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const count = (t: Table) =>
+      t.name === 'meta' ? '(SELECT count(*) FROM meta WHERE name = ANY($1::text[]))' : `(SELECT count(*) FROM ${t.name})`;
+    const row = (await client.query({ text: `SELECT ${SNAPSHOT_TABLES.map(count).join(', ')}`, values: [metaNames], rowMode: 'array' }))
+      .rows[0] as number[];
+    const counts = Object.fromEntries(SNAPSHOT_TABLES.map((t, i) => [t.name, Number(row[i])])) as port.LedgerExport['counts'];
+    return { counts, rows: (name) => rowsOf(client, SNAPSHOT_TABLES.find((t) => t.name === name)!, metaNames), close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+async function* rowsOf(client: pg.PoolClient, table: Table, metaNames: readonly string[]): AsyncGenerator<port.SnapshotRow[]> {
+  await client.query({
+    text: `DECLARE snapshot_rows NO SCROLL CURSOR FOR ${select(table)}`,
+    values: table.name === 'meta' ? [metaNames] : [],
+  });
+  try {
+    for (;;) {
+      const { rows } = await client.query({ text: `FETCH ${FETCH} FROM snapshot_rows`, rowMode: 'array' });
+      if (rows.length > 0) yield rows as port.SnapshotRow[];
+      if (rows.length < FETCH) return;
+    }
+  } finally {
+    await client.query('CLOSE snapshot_rows');
+  }
+}
+
+const PG_TYPES: Record<port.ColumnKind, string> = { int: 'bigint', 'int?': 'bigint', text: 'text', 'text?': 'text', bytes: 'bytea' };
+
+/** A constraint the rows broke (23xxx: unique, check, not null), said as the data's fault. */
+function rowError(err: unknown): unknown {
+  const code = (err as { code?: string }).code ?? '';
+  return code.startsWith('23') || code === '22003' ? new LedgerRowError((err as Error).message) : err;
+}
+
+/** Everything but the key vault's texts and the named values not in `metaNames`, deleted; the rows inserted. */
+export async function importLedger(q: Queryable, batches: port.LedgerImport, metaNames: readonly string[]): Promise<void> {
+  await q.query(
+    'DELETE FROM idempotency; DELETE FROM entries; DELETE FROM offsets; DELETE FROM impact; DELETE FROM impact_daily; DELETE FROM balances; ' +
+      'DELETE FROM api_keys; DELETE FROM rate_windows; DELETE FROM account; UPDATE key_vault SET default_for = NULL',
+  );
+  await q.query('DELETE FROM meta WHERE name = ANY($1::text[])', [metaNames]);
+  const defaults: Array<[string, string]> = [];
+  try {
+    for await (const { table, rows } of batches) {
+      const spec = SNAPSHOT_TABLES.find((t) => t.name === table)!;
+      let kinds = Object.entries(spec.columns) as Array<[string, port.ColumnKind]>;
+      let values = rows;
+      if (table === 'meta') values = rows.filter((r) => metaNames.includes(r[0] as string));
+      if (table === 'api_keys') {
+        // default_for is the vault's, not a column of api_keys.
+        for (const r of rows) if (r[7] !== null) defaults.push([r[0] as string, r[7] as string]);
+        kinds = kinds.slice(0, 7);
+        values = rows.map((r) => r.slice(0, 7));
+      }
+      if (values.length > 0) await insert(q, table, kinds, values);
+    }
+  } catch (err) {
+    throw rowError(err);
+  }
+  await q.query(
+    `SELECT setval(pg_get_serial_sequence('offsets', 'seq'), coalesce((SELECT max(seq) FROM offsets), 0) + 1, false),
+            setval(pg_get_serial_sequence('entries', 'seq'), coalesce((SELECT max(seq) FROM entries), 0) + 1, false)`,
+  );
+  await keepTexts(q, defaults);
+}
+
+async function insert(q: Queryable, table: string, kinds: Array<[string, port.ColumnKind]>, rows: port.SnapshotRow[]) {
+  const names = kinds.map(([name]) => name);
+  const arrays = kinds.map((_, i) => rows.map((r) => (r[i] instanceof Uint8Array ? Buffer.from(r[i] as Uint8Array) : r[i])));
+  const unnest = `unnest(${kinds.map(([, kind], i) => `$${i + 1}::${PG_TYPES[kind]}[]`).join(', ')})`;
+  const text =
+    table === 'account'
+      ? `INSERT INTO account (id, ${names.join(', ')}) SELECT 1, * FROM ${unnest}`
+      : `INSERT INTO ${table} (${names.join(', ')}) SELECT * FROM ${unnest}`;
+  await q.query(text, arrays);
+}
+
+/**
+ * The vault after an import: a text stays attached to a key of the snapshot only if its SHA-256
+ * is that key's (a key id of another ledger never gets this one's text), the starting keys take
+ * their roles, and at most RETIRED_TEXTS texts of keys not in the ledger are kept.
+ */
+async function keepTexts(q: Queryable, defaults: Array<[string, string]>): Promise<void> {
+  await q.query(`DELETE FROM key_vault v USING api_keys k WHERE v.id = k.id AND sha256(convert_to(v.secret, 'UTF8')) <> k.hash`);
+  for (const [id, role] of defaults) await q.query('UPDATE key_vault SET default_for = $2 WHERE id = $1', [id, role]);
+  await retireTexts(q);
+}
+
+/** Keeps at most RETIRED_TEXTS texts of keys that are no longer in the ledger. */
+export async function retireTexts(q: Queryable): Promise<void> {
+  await q.query(
+    `DELETE FROM key_vault WHERE id IN (
+       SELECT id FROM key_vault WHERE id NOT IN (SELECT id FROM api_keys) ORDER BY id OFFSET ${RETIRED_TEXTS})`,
+  );
+}

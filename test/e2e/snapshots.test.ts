@@ -1,0 +1,311 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { carbon, homes, json, ok, pipeline, serve, sh } from '../support/cli.js';
+import { freshSchema, postgresAvailable, type TestSchema } from '../support/database.js';
+
+/**
+ * `carbon sandbox snapshot save|load` through the built binary (docs/snapshots.md): after save,
+ * reset and load, what list, balance, impact and sandbox status answer is what they answered
+ * before, the same API keys work and an Idempotency-Key used before the save replays; on SQLite,
+ * on PostgreSQL, and from one to the other. A refused file changes nothing.
+ */
+
+const newHome = homes();
+const schemas: TestSchema[] = [];
+afterAll(async () => {
+  await Promise.all(schemas.map((s) => s.drop()));
+});
+
+/** Where a ledger is: a home's SQLite (no env), or a fresh PostgreSQL schema. */
+interface Ledger {
+  home: string;
+  env: Record<string, string>;
+}
+
+function sqliteLedger(): Ledger {
+  return { home: newHome(), env: {} };
+}
+
+function postgresLedger(): Ledger {
+  const schema = freshSchema('snap');
+  schemas.push(schema);
+  return { home: newHome(), env: { CARBON_DATABASE_URL: schema.url } };
+}
+
+const STORES: Array<[string, () => Ledger]> = [['SQLite', sqliteLedger]];
+if (postgresAvailable()) STORES.push(['PostgreSQL', postgresLedger]);
+
+/** `carbon …` on a ledger, with more environment (a key) when given. */
+const on = (l: Ledger, env: Record<string, string> = {}) => ({ home: l.home, env: { ...l.env, ...env } });
+
+/**
+ * A sandbox with something of everything a snapshot holds: settings, placed test offsets, a live
+ * offset waiting for review and one refunded, Idempotency-Keys, a created key and a revoked one,
+ * the clock moved, the fault setting. Returns the Idempotency-Key of a test purchase and its offset.
+ */
+async function seed(l: Ledger): Promise<{ idem: string; offsetId: string }> {
+  const o = on(l);
+  await ok(['sandbox', 'rate', '4125'], o);
+  await ok(['sandbox', 'rate-limit', '1000', '--window', '1m'], o);
+  const first = await json<{ id: string }>(['buy', '--kg', '10', '--idempotency-key', 'seed-test-1'], o);
+  await ok(['buy', '--amount', '7.50', '--reference', 'ops-flight-2'], o);
+  await ok(['sandbox', 'topup', '250', '--live'], o);
+  await ok(['sandbox', 'review-limit', '0'], o);
+  await ok(['buy', '--live', '--kg', '20', '--yes', '--idempotency-key', 'seed-live-1'], o);
+  const failed = await json<{ id: string }>(['buy', '--live', '--kg', '30', '--yes'], o);
+  await ok(['sandbox', 'fail', failed.id], o);
+  await ok(['sandbox', 'keys', 'create'], o);
+  const ro = await json<{ id: string }>(['sandbox', 'keys', 'create', '--read-only'], o);
+  await ok(['sandbox', 'keys', 'revoke', ro.id], o);
+  // The test offsets placed; the live one waits for review whatever the clock says.
+  await ok(['sandbox', 'clock', 'advance', '1m'], o);
+  await ok(['sandbox', 'faults', 'set', '--latency', '1ms', '--seed', '7', '--route', 'GET /offsets/{id}'], o);
+  return { idem: 'seed-test-1', offsetId: first.id };
+}
+
+interface Status {
+  clock: { now: string; offset_ms: number };
+  [field: string]: unknown;
+}
+
+/** What the issue names: list --all, balance, impact (both modes) and sandbox status, as JSON; the clock apart. */
+async function views(l: Ledger, keys?: { test: string; live: string }) {
+  const test = on(l, keys === undefined ? {} : { CARBON_API_KEY: keys.test });
+  const live = on(l, keys === undefined ? {} : { CARBON_API_KEY: keys.live });
+  const { clock, ...status } = await json<Status>(['sandbox', 'status'], test);
+  return {
+    views: {
+      list: (await ok(['list', '--all', '--json'], test)).stdout,
+      listLive: (await ok(['list', '--all', '--live', '--json'], live)).stdout,
+      balance: await json(['balance'], test),
+      balanceLive: await json(['balance', '--live'], live),
+      impact: await json(['impact'], test),
+      impactLive: await json(['impact', '--live'], live),
+      status,
+    },
+    clock,
+  };
+}
+
+/** The model's clock as `sandbox status` shows it, in ms. */
+const modelNow = (clock: Status['clock']) => Date.parse(clock.now);
+
+/** The local engine's warning when a configured key is not one of the sandbox's (it then uses its own). */
+const NOT_LOCAL = /is not a key of the local sandbox/;
+
+/**
+ * The keys (their full text, as revealed) work as before: the sandbox knows each (no warning that
+ * it used its own instead), and a revoked one gets 401 (exit 4).
+ */
+async function keysWork(l: Ledger, keys: Array<{ secret: string; revoked: string | null }>): Promise<void> {
+  for (const key of keys) {
+    const r = await carbon(['balance', '--json'], on(l, { CARBON_API_KEY: key.secret }));
+    expect([key.secret.slice(0, 8), r.exitCode], r.stderr).toEqual([key.secret.slice(0, 8), key.revoked === null ? 0 : 4]);
+    expect(r.stderr).not.toMatch(NOT_LOCAL);
+  }
+}
+
+/** A purchase with an Idempotency-Key used before the save replays its offset; the key with another body is 409 (exit 6). */
+async function replays(l: Ledger, idem: string, offsetId: string, env: Record<string, string> = {}): Promise<void> {
+  expect((await json<{ id: string }>(['buy', '--kg', '10', '--idempotency-key', idem], on(l, env))).id).toBe(offsetId);
+  expect((await carbon(['buy', '--kg', '11', '--idempotency-key', idem], on(l, env))).exitCode).toBe(6);
+}
+
+describe.each(STORES)('on %s: save, reset, load', (_name, ledger) => {
+  test('list, balance, impact and status answer as before; the same keys work; an Idempotency-Key replays', async () => {
+    const l = ledger();
+    const { idem, offsetId } = await seed(l);
+    const before = await views(l);
+    const keys = await json<Array<{ secret: string; revoked: string | null }>>(['sandbox', 'keys', '--reveal'], on(l));
+    const keysMasked = await json(['sandbox', 'keys'], on(l));
+    const file = join(l.home, 'seed.ndjson');
+    const saved = await json<{ object: string; format: number; counts: Record<string, number>; clock: { now: string } }>(
+      ['sandbox', 'snapshot', 'save', file],
+      on(l),
+    );
+    expect(saved).toMatchObject({ object: 'snapshot', format: 1 });
+    expect(saved.counts).toMatchObject({ account: 1, balances: 2, offsets: 4, api_keys: 5, idempotency: 4, meta: 1 });
+    // The file holds no key's text.
+    const text = readFileSync(file, 'utf8');
+    for (const key of keys) expect(text).not.toContain(key.secret);
+
+    await ok(['sandbox', 'reset', '--yes'], on(l));
+    expect((await views(l)).views).not.toEqual(before.views);
+    // The old keys are unknown to the sandbox started over: the local engine says so and uses its own.
+    expect((await carbon(['balance'], on(l, { CARBON_API_KEY: keys[0]!.secret }))).stderr).toMatch(NOT_LOCAL);
+
+    const loaded = await ok(['sandbox', 'snapshot', 'load', file], on(l));
+    expect(loaded.stderr).toMatch(/^✓ Loaded .*seed\.ndjson \(4 offsets, 5 keys, 4 Idempotency-Keys\)/);
+    const after = await views(l);
+    expect(after.views).toEqual(before.views);
+    // The clock starts again from the saved moment: never before it, and never by the time between.
+    expect(modelNow(after.clock)).toBeGreaterThanOrEqual(Date.parse(saved.clock.now));
+    expect(await json(['sandbox', 'keys'], on(l))).toEqual(keysMasked);
+    await keysWork(l, keys);
+    await replays(l, idem, offsetId);
+  });
+
+  test('- writes to stdout and reads from stdin', async () => {
+    const from = ledger();
+    const { idem, offsetId } = await seed(from);
+    const to = ledger();
+    const env = Object.entries({ ...from.env })
+      .map(([k, v]) => `${k}=${sh(v)}`)
+      .join(' ');
+    const envTo = Object.entries({ ...to.env })
+      .map(([k, v]) => `${k}=${sh(v)}`)
+      .join(' ');
+    const r = await pipeline(
+      `${env} CARBON_HOME=${sh(from.home)} carbon sandbox snapshot save - | ${envTo} CARBON_HOME=${sh(to.home)} carbon sandbox snapshot load - --json`,
+      { home: from.home },
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    const fromKeys = await keysOf(from);
+    expect((await views(to, fromKeys)).views).toEqual((await views(from)).views);
+    await replays(to, idem, offsetId, { CARBON_API_KEY: fromKeys.test });
+  });
+});
+
+/** The starting test and live keys' text, as the ledger's own sandbox reveals them. */
+async function keysOf(l: Ledger): Promise<{ test: string; live: string }> {
+  const all = await json<Array<{ default: string | null; secret: string }>>(['sandbox', 'keys', '--reveal'], on(l));
+  return { test: all.find((k) => k.default === 'test')!.secret, live: all.find((k) => k.default === 'live')!.secret };
+}
+
+describe.runIf(postgresAvailable())('across stores', () => {
+  test('a SQLite snapshot loads into PostgreSQL, and that one back into SQLite', async () => {
+    const sqlite = sqliteLedger();
+    const { idem, offsetId } = await seed(sqlite);
+    const keys = await keysOf(sqlite);
+    const revealed = await json<Array<{ secret: string; revoked: string | null }>>(['sandbox', 'keys', '--reveal'], on(sqlite));
+    const before = await views(sqlite);
+
+    const first = join(sqlite.home, 'from-sqlite.ndjson');
+    await ok(['sandbox', 'snapshot', 'save', first], on(sqlite));
+    const postgres = postgresLedger();
+    await ok(['sandbox', 'snapshot', 'load', first], on(postgres, { CARBON_API_KEY: keys.test }));
+    // PostgreSQL's sandbox never saw these keys' text: the keys work for whoever holds them.
+    expect((await views(postgres, keys)).views).toEqual(before.views);
+    await keysWork(postgres, revealed);
+    await replays(postgres, idem, offsetId, { CARBON_API_KEY: keys.test });
+
+    const second = join(sqlite.home, 'from-postgres.ndjson');
+    await ok(['sandbox', 'snapshot', 'save', second], on(postgres, { CARBON_API_KEY: keys.test }));
+    const back = sqliteLedger();
+    await ok(['sandbox', 'snapshot', 'load', second], on(back));
+    const replayed = await views(back, keys);
+    // The purchase replayed on PostgreSQL made nothing new; the rows came back as they went.
+    expect(replayed.views).toEqual(before.views);
+    await keysWork(back, revealed);
+  });
+});
+
+/** The ledger's rows as a snapshot holds them (every line but the header and the end, which carry times). */
+async function rowsOf(l: Ledger): Promise<string[]> {
+  const r = await ok(['sandbox', 'snapshot', 'save', '-'], on(l));
+  return r.stdout.trimEnd().split('\n').slice(1, -1);
+}
+
+describe.each(STORES)('on %s: a file that is refused changes nothing', (_name, ledger) => {
+  test('from a newer carbon, damaged, cut short, or no snapshot at all: one line, exit 2, the ledger as it was', async () => {
+    const l = ledger();
+    await seed(l);
+    const good = join(l.home, 'good.ndjson');
+    await ok(['sandbox', 'snapshot', 'save', good], on(l));
+    const lines = readFileSync(good, 'utf8').trimEnd().split('\n');
+    const header = JSON.parse(lines[0]!) as Record<string, unknown>;
+    // Another ledger's snapshot, so a load that went through would show.
+    const other = ledger();
+    await ok(['sandbox', 'topup', '999', '--live'], on(other));
+    const otherLines = (await ok(['sandbox', 'snapshot', 'save', '-'], on(other))).stdout.trimEnd().split('\n');
+    const balanceRow = otherLines.findIndex((line) => line.startsWith('["balances",1,'));
+
+    const cases: Array<[string, string, RegExp, string]> = [
+      [
+        'newer',
+        [JSON.stringify({ ...header, carbon_snapshot: 2, carbon: '9.0.0' }), ...otherLines.slice(1)].join('\n'),
+        /was saved by a newer carbon \(9\.0\.0, snapshot format 2; this carbon reads up to 1\)/,
+        'snapshot_newer',
+      ],
+      [
+        'a value changed',
+        otherLines.map((line, i) => (i === balanceRow ? line.replace(/,\d+\]$/, ',1]') : line)).join('\n'),
+        /is damaged|its SHA-256 differs/,
+        'snapshot_damaged',
+      ],
+      ['cut short', otherLines.slice(0, -2).join('\n'), /ends before its end line/, 'snapshot_damaged'],
+      [
+        'its end line edited',
+        [...otherLines.slice(0, -1), '{"end":{"rows":1,"sha256":"00"}}'].join('\n'),
+        /SHA-256 differs/,
+        'snapshot_damaged',
+      ],
+      ['a CSV file', 'kg,reference\n10,ops\n', /is not a carbon snapshot/, 'not_a_snapshot'],
+      ['an empty file', '', /is not a carbon snapshot/, 'not_a_snapshot'],
+      ['JSON of something else', '{"object":"balance"}\n', /is not a carbon snapshot/, 'not_a_snapshot'],
+    ];
+    const rowsBefore = await rowsOf(l);
+    const before = await views(l);
+    for (const [what, content, says, code] of cases) {
+      const file = join(l.home, `${code}.ndjson`);
+      writeFileSync(file, content);
+      const r = await carbon(['sandbox', 'snapshot', 'load', file], on(l));
+      expect([what, r.exitCode, r.stdout], r.stderr).toEqual([what, 2, '']);
+      expect(r.stderr.trimEnd().split('\n'), what).toHaveLength(1);
+      expect(r.stderr, what).toMatch(says);
+      expect(r.stderr, what).toMatch(/The ledger is unchanged\.\n$/);
+      const j = await carbon(['sandbox', 'snapshot', 'load', file, '--json'], on(l));
+      expect(JSON.parse(j.stderr).error.code, what).toBe(code);
+      const dry = await carbon(['sandbox', 'snapshot', 'load', file, '--dry-run'], on(l));
+      expect([what, dry.exitCode]).toEqual([what, 2]);
+    }
+    expect(await rowsOf(l)).toEqual(rowsBefore);
+    expect((await views(l)).views).toEqual(before.views);
+    const missing = await carbon(['sandbox', 'snapshot', 'load', join(l.home, 'nope.ndjson')], on(l));
+    expect([missing.exitCode, missing.stderr]).toEqual([2, `error: No such file: ${join(l.home, 'nope.ndjson')}.\n`]);
+  });
+
+  test('--dry-run says what the file holds and loads nothing', async () => {
+    const l = ledger();
+    await seed(l);
+    const file = join(l.home, 'seed.ndjson');
+    const saved = await json<{ clock: { now: string } }>(['sandbox', 'snapshot', 'save', file], on(l));
+    await ok(['sandbox', 'reset', '--yes'], on(l));
+    const rowsBefore = await rowsOf(l);
+    const dry = await json<Record<string, unknown>>(['sandbox', 'snapshot', 'load', file, '--dry-run'], on(l));
+    expect(dry).toMatchObject({
+      object: 'snapshot',
+      format: 1,
+      journal: false,
+      clock: { now: saved.clock.now },
+      counts: { account: 1, balances: 2, impact: 2, api_keys: 5, offsets: 4, entries: 7, idempotency: 4, meta: 1 },
+    });
+    const plain = await ok(['sandbox', 'snapshot', 'load', file, '--dry-run'], on(l));
+    expect(plain.stdout).toContain('counts.offsets\t4\n');
+    expect(plain.stdout).toContain(`clock.now\t${saved.clock.now}\n`);
+    expect(plain.stderr).toMatch(/is a whole snapshot \(4 offsets, 5 keys, 4 Idempotency-Keys\); nothing was loaded/);
+    expect(await rowsOf(l)).toEqual(rowsBefore);
+  });
+});
+
+describe.each(STORES)('on %s: a served sandbox', (_name, ledger) => {
+  test('carbon serve answers from the loaded ledger at once: the old keys again, the Idempotency-Key replayed', async () => {
+    const l = ledger();
+    const served = await serve(l.home, [], l.env);
+    const api = (key: string) => ({ CARBON_BASE_URL: served.url, CARBON_API_KEY: key, CARBON_ALLOW_INSECURE_HTTP: '1' });
+    const key = (await keysOf(l)).test;
+    const first = await json<{ id: string }>(['buy', '--kg', '10', '--idempotency-key', 'served-1'], { home: l.home, env: api(key) });
+    const file = join(l.home, 'served.ndjson');
+    await ok(['sandbox', 'snapshot', 'save', file], on(l));
+    await ok(['sandbox', 'reset', '--yes'], on(l));
+    expect((await carbon(['balance'], { home: l.home, env: api(key) })).exitCode).toBe(4);
+    await ok(['sandbox', 'snapshot', 'load', file], on(l));
+    const again = await json<{ id: string }>(['buy', '--kg', '10', '--idempotency-key', 'served-1'], { home: l.home, env: api(key) });
+    expect(again.id).toBe(first.id);
+    expect((await json<{ data: Array<{ id: string }> }>(['list'], { home: l.home, env: api(key) })).data.map((o) => o.id)).toEqual([
+      first.id,
+    ]);
+    await served.stop();
+  });
+});
