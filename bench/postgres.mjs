@@ -88,7 +88,8 @@ function pgbench(url) {
 function serve(env, home = mkdtempSync(join(TMP, 'home-'))) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--show-keys'], {
-      env: { PATH: process.env.PATH, CARBON_HOME: home, NO_COLOR: '1', ...env },
+      // CARBON_JOURNAL=off node bench/postgres.mjs: the same figures without the request journal.
+      env: { PATH: process.env.PATH, CARBON_HOME: home, NO_COLOR: '1', CARBON_JOURNAL: process.env.CARBON_JOURNAL ?? '', ...env },
       stdio: ['ignore', 'pipe', 'ignore'],
     });
     children.push(child);

@@ -34,6 +34,8 @@ export interface Settings {
   profileName: string;
   profile: Profile;
   mode: Mode;
+  /** The mode --live or --test gave, if one did (`carbon logs` filters by it only then). */
+  modeFlag?: Mode;
   engine: Engine;
   /** Set for the remote engine. */
   baseUrl: string | null;
@@ -76,6 +78,7 @@ export function resolveSettings(
     profileName,
     profile: profile ?? {},
     mode,
+    ...(opts.live ? { modeFlag: 'live' as const } : opts.test ? { modeFlag: 'test' as const } : {}),
     engine: baseUrl === null ? 'local' : 'remote',
     baseUrl,
     apiKey,

@@ -1,3 +1,4 @@
+import { type JournalSettings, journalSettingsFrom } from '../service/journal.js';
 import { Sandbox } from '../service/sandbox.js';
 import type { OffsetsService } from '../service/service.js';
 import { openStore, type StoreTarget } from '../store/open.js';
@@ -16,6 +17,8 @@ export interface EngineOptions {
   clock?: () => number;
   /** The origin certificate URLs point at, in what the service and the sandbox return. */
   publicBaseUrl?: string;
+  /** The request journal's settings; by default those of the environment (CARBON_JOURNAL…). */
+  journal?: JournalSettings;
 }
 
 /** Where the ledger is, as a person reads it: the /healthz body, the serve banner. */
@@ -45,14 +48,15 @@ export interface Engine {
  */
 export async function openEngine(target: StoreTarget | string, options: EngineOptions = {}): Promise<Engine> {
   const where: StoreTarget = typeof target === 'string' ? { kind: 'sqlite', dir: target } : target;
+  const journal = options.journal ?? journalSettingsFrom(process.env);
   const ledger = await openStore(where);
-  const sandbox = await withCertificateOrigin(await Sandbox.over(ledger, options), options);
+  const sandbox = await withCertificateOrigin(await Sandbox.over(ledger, { ...options, journal }), options);
   return {
     service: sandbox.service(),
     sandbox,
     store: { kind: where.kind, label: where.kind === 'sqlite' ? where.dir : ledger.label },
     healthy: () => ledger.healthy(),
-    close: () => ledger.close(),
+    close: () => sandbox.close(),
   };
 }
 

@@ -8,6 +8,8 @@ import type { Sandbox } from '../service/sandbox.js';
 import type { OffsetsService } from '../service/service.js';
 import { api, certificate, health } from './endpoints.js';
 import type { ServerFaults } from './faults.js';
+import { request, requests } from './journal-endpoints.js';
+import { requestShown, requestsList } from './pages/developer/requests-routes.js';
 import { asset, favicon, login, signedIn } from './pages/developer/routes.js';
 import type { Reply, ReplyWriter } from './reply.js';
 
@@ -69,8 +71,12 @@ export const REQUESTS: readonly Entry[] = [
   { method: 'ANY', path: '/logout', handle: signedIn },
   { method: 'ANY', path: '/actions/{name*}', handle: signedIn },
   { method: 'ANY', path: '/offsets/{id}', handle: signedIn },
+  { method: 'GET', path: '/requests', handle: requestsList },
+  { method: 'GET', path: '/requests/{request_id}', handle: requestShown },
   { method: 'GET', path: '/certificates/{certificate_id}', listed: true, handle: certificate },
   { method: 'GET', path: '/healthz', listed: true, handle: health },
+  { method: 'GET', path: '/_sandbox/requests', listed: true, handle: requests },
+  { method: 'GET', path: '/_sandbox/requests/{request_id}', listed: true, handle: request },
   { method: 'GET', path: '/', handle: index },
   { method: 'ANY', path: '/favicon.ico', handle: favicon },
   { method: 'ANY', path: '/_page/app.css', handle: asset },

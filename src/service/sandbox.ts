@@ -2,6 +2,7 @@ import type { Mode, Offset } from '../api/types.js';
 import type { AccountRecord, AccountStatus, DefaultKey, LedgerStore, LedgerTx, OffsetRecord, Permission } from '../store/port.js';
 import { validationError } from './errors.js';
 import { FAULTS_META, type FaultConfig } from './faults.js';
+import { JOURNAL_DEFAULTS, Journal, type JournalSettings } from './journal.js';
 import { effective, effectiveImpact, modelTime, mustHaveAccount, settleDue } from './lifecycle.js';
 import { listPage } from './listing.js';
 import { PageAccess } from './page-access.js';
@@ -25,18 +26,23 @@ export interface SandboxOptions {
   clock?: () => number;
   /** The origin certificate URLs point at, in the offsets this sandbox and its service() return. */
   publicBaseUrl?: string;
+  /** The request journal's settings (journal.ts: on, the newest 10,000, 7 days). */
+  journal?: JournalSettings;
 }
 
 export class Sandbox {
   private readonly clock: () => number;
   private readonly publicBaseUrl: string;
+  readonly journal: Journal; // every request its services answer (carbon logs), shared by each service
 
   private constructor(
     private readonly ledger: LedgerStore,
     options: SandboxOptions,
+    journal?: Journal,
   ) {
     this.clock = options.clock ?? Date.now;
     this.publicBaseUrl = (options.publicBaseUrl ?? DEFAULT_PUBLIC_BASE_URL).replace(/\/+$/, '');
+    this.journal = journal ?? new Journal(ledger, options.journal ?? JOURNAL_DEFAULTS, this.clock);
   }
 
   /** The sandbox over a store already open; it provisions the account if the store has none. */
@@ -72,7 +78,7 @@ export class Sandbox {
 
   /** The same sandbox with certificate URLs on another origin (a server knows its own once listening). */
   withPublicBaseUrl(publicBaseUrl: string): Sandbox {
-    return new Sandbox(this.ledger, { clock: this.clock, publicBaseUrl });
+    return new Sandbox(this.ledger, { clock: this.clock, publicBaseUrl }, this.journal);
   }
 
   /** Where the ledger is, as it may be shown: a path, or a URL with its password masked. */
@@ -80,13 +86,14 @@ export class Sandbox {
     return this.ledger.label;
   }
 
-  close(): Promise<void> {
-    return this.ledger.close();
+  async close(): Promise<void> {
+    await this.journal.close().finally(() => this.ledger.close());
   }
 
   /** The service model over this sandbox's store, its certificate URLs on this sandbox's origin unless given. */
   service(options: Pick<ServiceOptions, 'publicBaseUrl'> = {}): OffsetsService {
-    return new OffsetsService(this.ledger, { clock: this.clock, publicBaseUrl: options.publicBaseUrl ?? this.publicBaseUrl });
+    const { clock, journal } = this;
+    return new OffsetsService(this.ledger, { clock, journal, publicBaseUrl: options.publicBaseUrl ?? this.publicBaseUrl });
   }
 
   private account = async (): Promise<AccountRecord> => mustHaveAccount(await this.ledger.account(), this.ledger.label);
@@ -237,6 +244,7 @@ export class Sandbox {
 
   /** Deletes every offset, balance and key, ends every developer page session, and provisions a fresh account. */
   async reset(): Promise<void> {
+    await this.journal.flush();
     await this.ledger.transaction((tx) => model.startOver(tx, this.clock()));
   }
 

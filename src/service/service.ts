@@ -12,6 +12,7 @@ import {
 import type { AccountRecord, KeyRecord, LedgerStore, OffsetRecord } from '../store/port.js';
 import { checkPermission, checkStanding, parseBearer, rateLimited } from './access.js';
 import { ApiError } from './errors.js';
+import { Journal, type Trace } from './journal.js';
 import { redactKeys, requestId } from './keys.js';
 import { effective, effectiveImpact, isDue, modelTime, mustHaveAccount, settleDue } from './lifecycle.js';
 import { listPage } from './listing.js';
@@ -25,6 +26,8 @@ export interface ServiceOptions {
   clock?: () => number;
   /** Origin that certificate URLs point at (the server that serves /certificates/…). */
   publicBaseUrl?: string;
+  /** Where answered requests are noted (the sandbox's; none: nothing is). */
+  journal?: Journal;
 }
 
 export const DEFAULT_PUBLIC_BASE_URL = 'http://127.0.0.1:4010';
@@ -39,6 +42,7 @@ interface Caller {
   available: number | null;
   account: AccountRecord;
   now: number;
+  trace: Trace;
 }
 
 type Handler = (service: OffsetsService, req: ApiRequest, caller: Caller, id: string | null) => Promise<ApiResponse>;
@@ -54,6 +58,7 @@ export class OffsetsService {
   private readonly clock: () => number;
   readonly publicBaseUrl: string;
   private readonly purchases: PurchaseQueue;
+  readonly journal: Journal;
 
   constructor(
     /** The ledger, for this module's handlers; nothing above the service reads it. */
@@ -63,6 +68,7 @@ export class OffsetsService {
     this.clock = options.clock ?? Date.now;
     this.publicBaseUrl = (options.publicBaseUrl ?? DEFAULT_PUBLIC_BASE_URL).replace(/\/+$/, '');
     this.purchases = new PurchaseQueue(store, (account) => this.now(account));
+    this.journal = options.journal ?? new Journal(store, { enabled: false, keep: 0, maxAgeMs: 0, instance: '' }, this.clock);
   }
 
   /** Model time: the wall clock plus the sandbox clock's offset. */
@@ -87,21 +93,21 @@ export class OffsetsService {
   /** Answers one request. Storage faults (LedgerError) are thrown for the transport to map. */
   async handle(request: ApiRequest): Promise<ApiResponse> {
     const id = requestId();
+    const trace = this.journal.trace();
+    let response: ApiResponse;
     try {
-      const response = await this.route(request);
+      response = await this.route(request, trace);
       response.headers['request-id'] = id;
-      return response;
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
-      return {
-        status: err.status,
-        headers: { 'content-type': 'application/json', ...err.headers, 'request-id': id },
-        body: { error: err.toBody() },
-      };
+      const headers = { 'content-type': 'application/json', ...err.headers, 'request-id': id };
+      response = { status: err.status, headers, body: { error: err.toBody() } };
     }
+    this.journal.record(id, request, response, trace);
+    return response;
   }
 
-  private async route(req: ApiRequest): Promise<ApiResponse> {
+  private async route(req: ApiRequest, trace: Trace): Promise<ApiResponse> {
     const match = matchRoute(req.method, req.path);
     if (match.kind === 'missing') {
       // What is there, as Stripe's 404 points at its docs: the API's operations, by name.
@@ -120,15 +126,16 @@ export class OffsetsService {
       );
     }
     const { route } = match;
-    const caller = await this.authenticate(req, route.operation === 'getBalance' || route.operation === 'createQuote');
+    const caller = await this.authenticate(req, route.operation === 'getBalance' || route.operation === 'createQuote', trace);
     checkPermission(caller.key, route.permission);
     checkRequestShape(route, req);
     return HANDLERS[route.operation](this, req, caller, match.id);
   }
 
   /** 401 for a missing, malformed, unknown or revoked key; 403 for an inactive account; then the rate limit. */
-  private async authenticate(req: ApiRequest, withBalance: boolean): Promise<Caller> {
+  private async authenticate(req: ApiRequest, withBalance: boolean, trace: Trace): Promise<Caller> {
     const { secret, mode } = parseBearer(req.headers.authorization);
+    trace.mode = mode;
     // The key is looked up every time (a revocation is seen at once): the store keeps what it
     // read, and hashes a key only the first time it sees it. The key, the account and (for the
     // operations that answer it) the mode's balance are asked for together: a store that checks
@@ -139,14 +146,15 @@ export class OffsetsService {
       withBalance ? this.store.balance(mode) : null,
     ]);
     if (key === undefined) throw new ApiError('api_key_invalid', 'Invalid API key provided.');
+    trace.keyId = key.id;
     const account = mustHaveAccount(stored, this.store.label);
     checkStanding(key, account);
-    const now = this.now(account);
+    const now = (trace.now = this.now(account));
     if (account.rate_limit_requests !== null) {
       const wait = await this.store.takeRequest(key.id, now, account.rate_limit_requests, account.rate_limit_window_ms);
       if (wait !== null) throw rateLimited(wait);
     }
-    return { key, hash: key.hash, mode, account, available, now };
+    return { key, hash: key.hash, mode, account, available, now, trace };
   }
 
   /** The spec's Offset for a stored one as it stands at `now`, certificate URLs on this service's base URL. */
@@ -185,6 +193,7 @@ const HANDLERS: Record<Operation, Handler> = {
   async createOffset(service, req, caller) {
     const idempotencyKey = checkIdempotencyKey(req.headers['idempotency-key'], true);
     const { offset, replayed: again, now } = await service.purchase(caller.mode, req.body, idempotencyKey, caller.hash);
+    Object.assign(caller.trace, { offsetId: offset.id, replayed: again, now });
     const headers: Record<string, string> = jsonHeaders();
     if (again) headers['idempotent-replayed'] = 'true';
     return { status: 201, headers, body: service.toOffset(offset, now) satisfies Offset };
@@ -220,10 +229,11 @@ const HANDLERS: Record<Operation, Handler> = {
   },
 
   /** `id` is the raw path segment; one that is not valid percent-encoding names no offset. */
-  async getOffset(service, _req, { mode, now }, segment) {
+  async getOffset(service, _req, { mode, now, trace }, segment) {
     const id = decodePathSegment(segment ?? '');
     const row = id === null ? undefined : await ownOffset(service, mode, id);
     if (row === undefined) throw new ApiError('resource_missing', `No such offset: '${redactKeys(id ?? segment ?? '')}'.`, { param: 'id' });
+    trace.offsetId = row.id;
     if (isDue(row, now)) await service.settleDue(now);
     return ok<Offset>(service.toOffset(row, now));
   },

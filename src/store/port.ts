@@ -1,4 +1,5 @@
 import type { Mode, OffsetStatus } from '../api/types.js';
+import type { JournalQuery, JournalRecord, JournalRetention, NewJournalRecord } from './journal-types.js';
 import type { SnapshotTable } from './snapshot-tables.js';
 
 /**
@@ -169,6 +170,9 @@ export interface NewPurchase {
   idempotency: { key: string; fingerprint: string } | null;
 }
 
+/** The request journal's records, written apart (journal-types.ts) so this file reads whole. */
+export type { JournalQuery, JournalRecord, JournalRetention, NewJournalRecord } from './journal-types.js';
+
 /** A key's SHA-256 as a map key. */
 export function hashId(hash: Uint8Array): string {
   return Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString('base64');
@@ -198,7 +202,7 @@ export interface LedgerTx extends LedgerReads {
   /** Sets (or, with null, removes) a named value; see `meta`. */
   putMeta(name: string, value: string | null): Promise<void>;
   /**
-   * Deletes every account, balance, offset, key and Idempotency-Key (named values stay). The key
+   * Deletes every account, balance, offset, key, Idempotency-Key and journal entry (named values stay). The key
    * vault forgets which keys were the starting ones but keeps their texts, retired (at most 1,000
    * of keys no longer in the ledger): a snapshot loaded later brings those keys back with them.
    */
@@ -254,6 +258,15 @@ export interface LedgerStore extends LedgerReads {
    * (a served sandbox is one process), a table for PostgreSQL (every instance counts together).
    */
   takeRequest(keyId: string, now: number, limit: number, windowMs: number): Promise<number | null>;
+  /**
+   * Appends entries to the journal, in order, in a transaction of their own (no writer lock of the
+   * ledger's taken); once every tenth of `retention.keep` entries written to the ledger, it then
+   * deletes what is past the retention (journal-sql.ts, `prunes`). `wait: false`: give up at once
+   * (a transient LedgerError, nothing written) when another writer holds a lock it needs.
+   */
+  appendJournal(records: NewJournalRecord[], retention: JournalRetention, options?: { wait?: boolean }): Promise<void>;
+  /** Entries of the journal, committed ones only. */
+  journal(query: JournalQuery): Promise<JournalRecord[]>;
   /**
    * A consistent read of every table of SNAPSHOT_TABLES (of `meta`, only `metaNames`), which
    * never holds the writer lock: writers go on while it is read.

@@ -110,6 +110,29 @@ CREATE INDEX offsets_due ON offsets (settle_at_ms) WHERE status = 'processing';`
   created_ms ${t.int} NOT NULL,
   revoked_ms ${t.int}
 );`,
+  journal: (t: Dialect) => `CREATE TABLE journal (
+  seq ${t.seq} PRIMARY KEY,
+  request_id ${t.text} NOT NULL,
+  model_ms ${t.int} NOT NULL,
+  real_ms ${t.int} NOT NULL,
+  method ${t.text} NOT NULL,
+  path ${t.text} NOT NULL,
+  query ${t.text} NOT NULL,
+  status ${t.int} NOT NULL,
+  error_type ${t.text},
+  error_code ${t.text},
+  error_param ${t.text},
+  error_message ${t.text},
+  duration_us ${t.int} NOT NULL,
+  key_id ${t.text},
+  livemode ${t.mode},
+  idempotency_key ${t.text},
+  replayed ${t.int} NOT NULL,
+  offset_id ${t.text},
+  instance ${t.text} NOT NULL,
+  request_body ${t.text} NOT NULL,
+  response_body ${t.text} NOT NULL
+);`,
   meta: (t: Dialect) => `CREATE TABLE meta (name ${t.text} PRIMARY KEY, value ${t.text} NOT NULL)${t.keyed};`,
 } as const;
 

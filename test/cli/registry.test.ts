@@ -49,6 +49,6 @@ test('every folder of commands/ is one registered command (or two, for completio
 
 test('a run that names a command registers it alone, but for the completion commands, which read the whole tree', () => {
   expect([...STANDALONE_COMMANDS].sort()).toEqual(
-    ['api', 'balance', 'buy', 'config', 'impact', 'list', 'open', 'quote', 'report', 'sandbox', 'serve', 'show', 'watch'].sort(),
+    ['api', 'balance', 'buy', 'config', 'impact', 'list', 'logs', 'open', 'quote', 'report', 'sandbox', 'serve', 'show', 'watch'].sort(),
   );
 });

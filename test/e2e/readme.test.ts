@@ -213,6 +213,16 @@ describe("the README's shell examples", () => {
     });
   });
 
+  test('what did my app send: carbon logs, filtered, as NDJSON, and one entry whole', { timeout: limit(60_000) }, async () => {
+    const home = newHome();
+    const r = await run(block('carbon buy --kg 5 >/dev/null').code, home);
+    expect([r.exitCode, r.stderr]).toEqual([0, '']);
+    // The list (a pipe: tab-separated), the 4xx filter (the 404), no replays, then one entry whole.
+    expect(r.stdout).toMatch(/\t404\tGET\t\/api\/v1\/offsets\/off_nothere\tresource_missing\t/);
+    expect(r.stdout).toMatch(/\nid\treq_[A-Za-z0-9]{14}\n/);
+    expect(r.stdout).toMatch(/\nresponse_body\t\{"error"/);
+  });
+
   test('snapshots: saved, reset, loaded back, the Idempotency-Key replayed', { timeout: limit(60_000) }, async () => {
     const home = newHome();
     const r = await run(block('carbon sandbox topup 500 --live && carbon buy').code, home);
@@ -250,4 +260,5 @@ const RUN = [
   'carbon sandbox faults set',
   'carbon sandbox topup 500 --live && carbon buy',
   "# The sandbox's test key",
+  'carbon buy --kg 5 >/dev/null',
 ];

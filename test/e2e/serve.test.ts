@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { describe, expect, test } from 'vitest';
 import { carbon, homes, json, leakedKeys, maskKey, ok, sandboxKeys, serve } from '../support/cli.js';
 
@@ -30,8 +31,10 @@ describe('carbon serve', () => {
       live_key: maskKey(keys.live),
       developer_page_url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/login\?token=[A-Za-z0-9_-]{32}$/),
       pid: expect.any(Number),
+      instance: `${hostname()}:${server.ready.pid}`,
     });
     const banner = server.stderr();
+    expect(banner).toContain(`instance       ${hostname()}:${server.ready.pid}`);
     expect(banner).toContain(`carbon sandbox API at ${server.url}`);
     expect(banner).toContain(`test key       ${maskKey(keys.test)}`);
     expect(banner).toContain(`read-only key  ${maskKey(keys.readOnly)}`);

@@ -50,7 +50,7 @@ const perDay = (db: Db) =>
   }>;
 
 describe('a SQLite ledger of schema version 1 (before the per-day totals)', () => {
-  test('is brought up to version 2 on open: the per-day totals are counted from its offsets, and its schema is a new file’s', async () => {
+  test('is brought up to date on open: the per-day totals are counted from its offsets, and its schema is a new file’s', async () => {
     const dir = await ledgerWithPurchases();
     const { schema, days } = withFile(dir, (db) => ({ schema: sqliteSchema(db), days: perDay(db) }));
     // Two days: 5 kg on the first (the 7 kg refunded), 11 kg on the second.
@@ -58,9 +58,9 @@ describe('a SQLite ledger of schema version 1 (before the per-day totals)', () =
       [5, 1],
       [11, 1],
     ]);
-    // Version 1 is version 2 without what version 2 added.
+    // Version 1 is version 3 without what versions 2 and 3 added.
     withFile(dir, (db) => {
-      db.exec('DROP TABLE impact_daily; DROP INDEX offsets_in_review; DROP TABLE meta; PRAGMA user_version = 1');
+      db.exec('DROP TABLE impact_daily; DROP INDEX offsets_in_review; DROP TABLE meta; DROP TABLE journal; PRAGMA user_version = 1');
       expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'impact_daily'").get()).toEqual({ n: 0 });
     });
 
@@ -69,7 +69,7 @@ describe('a SQLite ledger of schema version 1 (before the per-day totals)', () =
     await engine.close();
 
     withFile(dir, (db) => {
-      expect(pragma(db, 'user_version')).toBe(2);
+      expect(pragma(db, 'user_version')).toBe(3);
       expect(perDay(db)).toEqual(days);
       expect(sqliteSchema(db)).toEqual(schema);
     });
@@ -81,7 +81,7 @@ describe('a ledger written by a newer carbon', () => {
     const dir = await ledgerWithPurchases();
     withFile(dir, (db) => db.exec('PRAGMA user_version = 99'));
     await expect(openEngine({ kind: 'sqlite', dir })).rejects.toThrow(
-      /was written by a newer carbon \(the ledger's schema is version 99; this carbon knows up to 2\)/,
+      /was written by a newer carbon \(the ledger's schema is version 99; this carbon knows up to 3\)/,
     );
     withFile(dir, (db) => {
       expect(pragma(db, 'user_version')).toBe(99);
@@ -95,7 +95,7 @@ describe('a ledger written by a newer carbon', () => {
       await (await openEngine({ kind: 'postgres', url: schema.url })).close();
       await sql(`UPDATE "${schema.schema}".schema_version SET version = 99`);
       await expect(openEngine({ kind: 'postgres', url: schema.url })).rejects.toThrow(
-        /schema "newer_[0-9a-f]+" is version 99; this carbon knows up to 2/,
+        /schema "newer_[0-9a-f]+" is version 99; this carbon knows up to 3/,
       );
       expect(await sql(`SELECT version FROM "${schema.schema}".schema_version`)).toEqual([{ version: 99 }]);
     } finally {

@@ -9,6 +9,7 @@ import { completion } from './completion/index.js';
 import { config } from './config/index.js';
 import { impact } from './impact/index.js';
 import { list } from './list/index.js';
+import { logs } from './logs/index.js';
 import { open } from './open/index.js';
 import { quote } from './quote/index.js';
 import { report } from './report/index.js';
@@ -32,6 +33,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   watch,
   open,
   api,
+  logs,
   config,
   sandbox,
   serve,

@@ -243,7 +243,7 @@ export class PgTx extends PgReads implements port.LedgerTx {
     this.touchedKeys = true;
     await this.q.query(
       'DELETE FROM idempotency; DELETE FROM entries; DELETE FROM offsets; DELETE FROM impact; DELETE FROM impact_daily; DELETE FROM balances; ' +
-        'UPDATE key_vault SET default_for = NULL; DELETE FROM api_keys; DELETE FROM rate_windows; DELETE FROM account',
+        'UPDATE key_vault SET default_for = NULL; DELETE FROM api_keys; DELETE FROM rate_windows; DELETE FROM journal; DELETE FROM account',
     );
     await retireTexts(this.q);
   }

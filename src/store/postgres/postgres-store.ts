@@ -1,9 +1,20 @@
 import pg from 'pg';
 import type { Mode } from '../../api/types.js';
-import type { AccountRecord, KeyRecord, LedgerExport, LedgerStore, LedgerTx } from '../port.js';
+import type {
+  AccountRecord,
+  JournalQuery,
+  JournalRecord,
+  JournalRetention,
+  KeyRecord,
+  LedgerExport,
+  LedgerStore,
+  LedgerTx,
+  NewJournalRecord,
+} from '../port.js';
 import { livemodeOf } from '../tables.js';
 import { pgError } from './errors.js';
 import { MAX_KEPT, PgReadCache } from './pg-cache.js';
+import { appendJournal, readJournal } from './pg-journal.js';
 import { PgReads, type Queryable } from './pg-reads.js';
 import { exportLedger } from './pg-snapshot.js';
 import { PgTx } from './pg-tx.js';
@@ -58,9 +69,26 @@ export class PostgresStore extends PgReads implements LedgerStore {
   private constructor(
     private readonly pool: pg.Pool,
     readonly label: string,
+    /** The pool's settings, for the journal's own connection. */
+    private readonly config: pg.PoolConfig,
   ) {
     super(pool as unknown as Queryable);
     this.kept = new PgReadCache(pool as unknown as Queryable);
+  }
+
+  /**
+   * The journal's writes go through one connection of their own, made on first use, with
+   * `synchronous_commit = off`: a batch's COMMIT does not wait for its WAL to reach the disk (the
+   * purchases' commits still do). A PostgreSQL crash may lose the journal's last moments (at most
+   * three times `wal_writer_delay`, 600 ms by default); never a purchase.
+   */
+  private journalPool: pg.Pool | undefined;
+  private get journalWriter(): pg.Pool {
+    if (this.journalPool === undefined) {
+      this.journalPool = new pg.Pool({ ...this.config, max: 1, options: `${this.config.options} -c synchronous_commit=off` });
+      this.journalPool.on('error', () => {});
+    }
+    return this.journalPool;
   }
 
   /** The account, the balances, the keys and the named values, kept between requests (pg-cache.ts). */
@@ -75,7 +103,7 @@ export class PostgresStore extends PgReads implements LedgerStore {
     } catch (err) {
       throw pgError(err, label);
     }
-    const pool = new pg.Pool({
+    const config: pg.PoolConfig = {
       connectionString: parsed.connectionString,
       max: Number(process.env.CARBON_PG_POOL ?? 10),
       connectionTimeoutMillis: 5_000,
@@ -83,10 +111,11 @@ export class PostgresStore extends PgReads implements LedgerStore {
       // Every connection works in the sandbox's own schema.
       options: `-c search_path=${parsed.schema}`,
       types,
-    });
+    };
+    const pool = new pg.Pool(config);
     // An idle connection that breaks (the server restarted) is dropped by the pool; not fatal.
     pool.on('error', () => {});
-    const store = new PostgresStore(pool, label);
+    const store = new PostgresStore(pool, label, config);
     try {
       await migrate(pool, parsed.schema, label);
     } catch (err) {
@@ -208,6 +237,18 @@ export class PostgresStore extends PgReads implements LedgerStore {
     return Math.max(1, Math.ceil((row.start_ms + windowMs - now) / 1000));
   }
 
+  /**
+   * The journal's batch on its own connection (pg-journal.ts), outside the ledger's writer lock:
+   * no purchase reads the journal, so it neither waits for nor holds up a purchase (`wait` changes nothing).
+   */
+  async appendJournal(records: NewJournalRecord[], retention: JournalRetention): Promise<void> {
+    await this.run(() => appendJournal(this.journalWriter, records, retention));
+  }
+
+  journal(query: JournalQuery): Promise<JournalRecord[]> {
+    return this.run(() => readJournal(this.pool as unknown as Queryable, query));
+  }
+
   async exportLedger(metaNames: readonly string[]): Promise<LedgerExport> {
     try {
       return await exportLedger(this.pool, metaNames);
@@ -226,6 +267,6 @@ export class PostgresStore extends PgReads implements LedgerStore {
   }
 
   async close(): Promise<void> {
-    await this.pool.end();
+    await Promise.all([this.pool.end(), this.journalPool?.end()]);
   }
 }

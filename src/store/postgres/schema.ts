@@ -43,8 +43,11 @@ CREATE TABLE ledger_version (
 INSERT INTO ledger_version VALUES (1, 0, 0);
 `;
 
+/** V3: the request journal (`carbon logs`): every instance on the ledger writes to one. */
+const V3 = () => tables(POSTGRES, 'journal');
+
 /** Each migration's statements, made when it runs (a start with the schema up to date makes none). */
-const MIGRATIONS = [V1, V2];
+const MIGRATIONS = [V1, V2, V3];
 
 /** Brings the schema up to date, once across every instance starting now. */
 export async function migrate(pool: pg.Pool, schema: string, label: string): Promise<void> {

@@ -33,8 +33,11 @@ ${tables(SQLITE, 'impact_daily')}INSERT INTO impact_daily (livemode, day, kg, of
   GROUP BY livemode, created_ms / 86400000;
 ${tables(SQLITE, 'offsets_in_review', 'meta')}`;
 
+/** v3: the request journal (`carbon logs`). */
+const V3 = () => tables(SQLITE, 'journal');
+
 /** Each migration's statements, made when it runs (a start with the schema up to date makes none). */
-const MIGRATIONS = [V1, V2];
+const MIGRATIONS = [V1, V2, V3];
 const SCHEMA_VERSION = MIGRATIONS.length;
 
 /** Brings the file up to SCHEMA_VERSION; a newer file than this carbon knows is refused. */

@@ -1,7 +1,18 @@
 import { closeSync, existsSync, fstatSync, openSync } from 'node:fs';
 import type { Mode } from '../../api/types.js';
 import { LedgerError } from '../ledger-error.js';
-import type { AccountRecord, KeyRecord, KeyVault, LedgerExport, LedgerStore, LedgerTx } from '../port.js';
+import type {
+  AccountRecord,
+  JournalQuery,
+  JournalRecord,
+  JournalRetention,
+  KeyRecord,
+  KeyVault,
+  LedgerExport,
+  LedgerStore,
+  LedgerTx,
+  NewJournalRecord,
+} from '../port.js';
 import { type RateWindow, takeFromWindow } from '../rate-window.js';
 import { livemodeOf } from '../tables.js';
 import { type Checkpointer, startCheckpointer, WAL_HIGH } from './checkpointer.js';
@@ -9,6 +20,7 @@ import { type Db, inTransaction } from './driver.js';
 import { sqliteCode, sqliteError } from './errors.js';
 import { readVault, writeVault } from './files.js';
 import { SqliteReadCache } from './sqlite-cache.js';
+import { SqliteJournal } from './sqlite-journal.js';
 import { busyTimeoutMs, openLedgerFile, openMemoryLedger, prepareLedger, SELF_CHECKPOINT_PAGES, truncateWal } from './sqlite-open.js';
 import { digest, SqliteReads } from './sqlite-reads.js';
 import { exportLedger } from './sqlite-snapshot.js';
@@ -205,6 +217,27 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
   /** The SQLite store's key vault is a file: written by the transaction that made a key, just before it commits. */
   readVaultNow(): KeyVault {
     return this.c.dir === null ? { defaults: {}, secrets: {} } : readVault(this.c.dir);
+  }
+
+  private journalStatements: SqliteJournal | undefined;
+
+  /** The journal's batch (sqlite-journal.ts) in this connection's turn; it writes nothing the read cache keeps. */
+  async appendJournal(records: NewJournalRecord[], retention: JournalRetention, options: { wait?: boolean } = {}): Promise<void> {
+    while (this.running) {
+      if (options.wait === false) throw this.locked();
+      await this.running.catch(() => {});
+    }
+    try {
+      this.checkIdentity();
+      // Synchronous from BEGIN to COMMIT: nothing else of this connection runs meanwhile.
+      (this.journalStatements ??= new SqliteJournal(this.db)).append(records, retention, options.wait === false ? 0 : busyTimeoutMs());
+    } catch (err) {
+      throw sqliteError(err, this.label);
+    }
+  }
+
+  journal(query: JournalQuery): Promise<JournalRecord[]> {
+    return this.run(() => (this.journalStatements ??= new SqliteJournal(this.db)).read(query));
   }
 
   /** A read transaction on this connection: this process's other work on it waits until the export is closed. */

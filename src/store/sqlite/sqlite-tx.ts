@@ -153,7 +153,7 @@ export class SqliteTx extends SqliteReads implements port.LedgerTx {
   async clear(): Promise<void> {
     this.touchedAccount = true;
     this.touchedBalance = true;
-    for (const table of ['account', 'balances', 'entries', 'offsets', 'impact', 'impact_daily', 'idempotency', 'api_keys']) {
+    for (const table of ['account', 'balances', 'entries', 'offsets', 'impact', 'impact_daily', 'idempotency', 'api_keys', 'journal']) {
       this.db.exec(`DELETE FROM ${table}`);
     }
     // The texts stay, retired (port.ts: a snapshot loaded later brings their keys back).

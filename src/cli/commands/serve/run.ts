@@ -25,6 +25,8 @@ interface ServeReady {
   /** The developer page, with its one-time login token: open it in a browser. */
   developer_page_url: string;
   pid: number;
+  /** This process's name in the request journal (`carbon logs`' instance column). */
+  instance: string;
 }
 
 function port(value: string | undefined): number {
@@ -85,6 +87,7 @@ export async function run(ctx: Context, flags: ServeFlags): Promise<void> {
     live_key: show(full.live),
     developer_page_url: server.developerPageUrl,
     pid: process.pid,
+    instance: server.sandbox.journal.settings.instance,
   };
 
   flush();
@@ -153,6 +156,13 @@ async function banner(ctx: Context, flags: ServeFlags, server: RunningServer, re
     lines.push(fitted('  (masked: add --show-keys, or run `carbon sandbox keys --reveal` with the same CARBON_HOME)', paint.dim));
   // The data directory (SQLite), or the database URL with its password masked.
   const tryIt = width === undefined ? [`  Try: ${example}`] : wrapCommand(example, width, '  Try: ', '    ');
-  lines.push(fitted(`  data           ${server.store.label}`), '', ...tryIt, paint.dim('  Ctrl-C stops it.'), '');
+  lines.push(
+    fitted(`  data           ${server.store.label}`),
+    fitted(`  instance       ${ready.instance} (its name in carbon logs)`),
+    '',
+    ...tryIt,
+    paint.dim('  Ctrl-C stops it.'),
+    '',
+  );
   return lines.join('\n');
 }

@@ -1,3 +1,5 @@
+import { REQUESTS_CSS } from './requests-view.js';
+
 /**
  * The page's one stylesheet and one script, served from /_page/ (the Content-Security-Policy
  * allows no inline script or style). The script only enhances: copy buttons, and (with ?refresh=SECONDS)
@@ -68,7 +70,7 @@ ${Array.from({ length: 7 }, (_, i) => `.span${i + 1} { grid-column: span ${i + 1
 .secret { border-color: var(--accent); }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 a { color: #0b5a8a; }
-`;
+${REQUESTS_CSS}`;
 
 /** The tab's icon (a leaf): served at /favicon.ico, so no page load ends in a 404. */
 export const ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1b6b43"/><path d="M9 23c0-9 6-14 15-14 0 9-5 15-14 15l-1-1zm2 0 8-8" stroke="#fff" stroke-width="2" fill="none" stroke-linecap="round"/></svg>`;

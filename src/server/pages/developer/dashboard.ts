@@ -34,7 +34,7 @@ export function dashboard(d: DashboardData): string {
     `carbon sandbox (${d.mode})`,
     `<header>
 <h1>carbon sandbox <span class="mode ${d.mode}">${d.mode}</span></h1>
-<nav aria-label="Mode"><a href="/?mode=${other}">Switch to ${other}</a> · ${refresh}</nav>
+<nav aria-label="Mode"><a href="/?mode=${other}">Switch to ${other}</a> · ${refresh} · <a href="/requests">Requests</a></nav>
 <form method="post" action="/logout">${csrfField(d.csrf)}<button type="submit">Sign out</button></form>
 </header>
 <main>

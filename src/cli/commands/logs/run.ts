@@ -1,0 +1,121 @@
+import type { RequestEntry } from '../../../api/journal.js';
+import { NO_FILTER, type RequestFilter, statusRange } from '../../../service/journal-view.js';
+import type { Context } from '../../context.js';
+import { CliError, usage } from '../../errors.js';
+import { EXIT } from '../../exit-codes.js';
+import { parseWhen, wholeNumberOption } from '../../options.js';
+import { terminalWidth } from '../../render/fit.js';
+import { requestCard, requestPlain, requestRow, requestStream, requestTable } from '../../render/requests.js';
+import { journalSource } from './source.js';
+
+export interface LogsFlags {
+  status?: string;
+  method?: string;
+  path?: string;
+  code?: string;
+  since?: string;
+  requestId?: string;
+  limit?: string;
+  follow?: boolean;
+}
+
+/** The flags as the journal's filter; a bad one is a usage error, before anything is read. */
+function filterOf(ctx: Context, flags: LogsFlags): RequestFilter {
+  if (flags.status !== undefined) {
+    try {
+      statusRange(flags.status);
+    } catch {
+      throw usage(`--status must be 2xx, 4xx, 5xx or a status code such as 404, not "${flags.status}".`);
+    }
+  }
+  if (flags.method !== undefined && !/^[A-Za-z]{1,16}$/.test(flags.method)) throw usage(`--method must be a method such as GET or POST.`);
+  if (flags.path !== undefined && !flags.path.startsWith('/')) throw usage(`--path is the start of a path, such as /api/v1/offsets.`);
+  return {
+    ...NO_FILTER,
+    status: flags.status ?? null,
+    method: flags.method?.toUpperCase() ?? null,
+    path: flags.path ?? null,
+    code: flags.code ?? null,
+    since: flags.since === undefined ? null : parseWhen(flags.since, '--since'),
+    requestId: flags.requestId ?? null,
+    mode: ctx.settings.modeFlag ?? null,
+    limit: flags.limit === undefined ? 50 : wholeNumberOption(flags.limit, '--limit', { min: 1, max: 1000 }),
+  };
+}
+
+/** `carbon logs`: the newest entries, or (--follow) every new one as it is written. */
+export async function list(ctx: Context, flags: LogsFlags): Promise<void> {
+  const filter = filterOf(ctx, flags);
+  const source = await journalSource(ctx);
+  if (flags.follow) return follow(ctx, source, filter);
+  const entries = await source.entries(filter, 0);
+  if (ctx.out.json) {
+    if (entries.length > 0) ctx.out.data(entries.map((e) => JSON.stringify(e)).join('\n'));
+    return;
+  }
+  if (!ctx.out.interactive) {
+    if (entries.length > 0) ctx.out.data(entries.map(requestRow).join('\n'));
+    return;
+  }
+  if (entries.length === 0) {
+    ctx.out.info(`No requests in the journal of ${source.where}${filtered(filter) ? ' match' : ' yet'}.`);
+    return;
+  }
+  ctx.out.data(requestTable(entries, await ctx.paint(), terminalWidth(ctx.out.stdout, ctx.env)));
+}
+
+const filtered = (f: RequestFilter) => [f.status, f.method, f.path, f.code, f.since, f.requestId, f.mode].some((v) => v !== null);
+
+/** `carbon logs show req_…`: one entry whole, with both bodies. */
+export async function show(ctx: Context, id: string): Promise<void> {
+  const source = await journalSource(ctx);
+  const entry = await source.entry(id);
+  if (entry === undefined) {
+    throw new CliError(
+      `No request ${JSON.stringify(id.slice(0, 60))} in the journal of ${source.where}.`,
+      EXIT.notFound,
+      'resource_missing',
+      'The journal keeps the newest entries only (carbon logs --help); list them with `carbon logs`.',
+    );
+  }
+  if (ctx.out.json) return ctx.out.jsonDocument(entry);
+  ctx.out.data(ctx.out.interactive ? requestCard(entry, await ctx.paint()) : requestPlain(entry));
+}
+
+/**
+ * Every entry written from now on, oldest first, until Ctrl-C: the newest seq is read first, then
+ * each read waits (on the ledger, or on the served sandbox) for entries after the last one seen.
+ */
+async function follow(ctx: Context, source: Awaited<ReturnType<typeof journalSource>>, filter: RequestFilter): Promise<void> {
+  const newest = await source.entries({ ...NO_FILTER, limit: 1 }, 0);
+  let after = newest[0]?.seq ?? 0;
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const draw = ctx.out.json || !ctx.out.interactive ? null : requestStream(await ctx.paint(), terminalWidth(ctx.out.stdout, ctx.env));
+  if (!ctx.out.json) ctx.out.info(`Following the requests of ${source.where} (Ctrl-C to stop)…`);
+  try {
+    while (!stop.signal.aborted) {
+      const batch = await source.entries({ ...filter, after, limit: 1000 }, 20, stop.signal);
+      if (batch.length === 0) {
+        // The journal was emptied (sandbox reset): start again from what it holds now.
+        const top = await source.entries({ ...NO_FILTER, limit: 1 }, 0);
+        if ((top[0]?.seq ?? 0) < after) after = top[0]?.seq ?? 0;
+        continue;
+      }
+      after = batch.at(-1)!.seq;
+      write(ctx, batch, draw);
+    }
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+  throw new CliError('Stopped following (Ctrl-C).', EXIT.interrupted, 'interrupted');
+}
+
+function write(ctx: Context, batch: RequestEntry[], draw: ((b: readonly RequestEntry[]) => string) | null): void {
+  if (ctx.out.json) ctx.out.data(batch.map((e) => JSON.stringify(e)).join('\n'));
+  else if (draw === null) ctx.out.data(batch.map(requestRow).join('\n'));
+  else ctx.out.data(draw(batch));
+}

@@ -1,0 +1,108 @@
+import type { RequestEntry } from '../../../api/journal.js';
+import { isLoopback } from '../../../client/http-transport.js';
+import { filterParams, type RequestFilter } from '../../../service/journal-view.js';
+import type { Context } from '../../context.js';
+import { CliError } from '../../errors.js';
+import { EXIT } from '../../exit-codes.js';
+
+/**
+ * Where `carbon logs` reads the journal: the local model's ledger (the data directory, or
+ * --database: the journal every instance on it writes), or a `carbon serve` at the base URL
+ * through its `/_sandbox/requests`. The live API has no journal carbon can read: refused, in one line.
+ */
+export interface JournalSource {
+  /** Where, for people. */
+  where: string;
+  /** With `filter.after`: the entries after it, oldest first, waiting up to `waitS` for one. */
+  entries(filter: RequestFilter, waitS: number, signal?: AbortSignal): Promise<RequestEntry[]>;
+  entry(requestId: string): Promise<RequestEntry | undefined>;
+}
+
+export async function journalSource(ctx: Context): Promise<JournalSource> {
+  if (ctx.settings.engine === 'local') {
+    const sandbox = await ctx.sandbox();
+    return {
+      where: sandbox.label,
+      // A waiting follower looks again at the ledger every 200 ms (another process may have written).
+      entries: async (filter, waitS, signal) => {
+        const until = Date.now() + waitS * 1000;
+        let data = await sandbox.journal.entries(filter);
+        while (data.length === 0 && filter.after !== null && Date.now() < until && signal?.aborted !== true) {
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          data = await sandbox.journal.entries(filter);
+        }
+        return data;
+      },
+      entry: (id) => sandbox.journal.entry(id),
+    };
+  }
+  return servedSource(ctx);
+}
+
+function servedSource(ctx: Context): JournalSource {
+  const s = ctx.settings;
+  const base = new URL(s.baseUrl!);
+  const origin = `${base.origin}${base.pathname.replace(/\/+$/, '').replace(/\/api\/v1$/, '')}`;
+  if (base.protocol === 'http:' && !isLoopback(base.hostname) && !s.allowInsecureHttp) {
+    throw new CliError(
+      `Refusing to send an API key over plain http:// to ${base.host}.`,
+      EXIT.usage,
+      'usage_error',
+      'Use https://, or allow it with --allow-insecure-http.',
+    );
+  }
+  if (s.apiKey === undefined) {
+    throw new CliError(
+      `No ${s.mode} API key for ${s.baseUrl}.`,
+      EXIT.auth,
+      'api_key_missing',
+      'Set CARBON_API_KEY to a key of that sandbox.',
+    );
+  }
+  const key = s.apiKey;
+  const get = async (path: string, signal?: AbortSignal): Promise<unknown> => {
+    let res: Response;
+    try {
+      res = await fetch(`${origin}${path}`, {
+        headers: { authorization: `Bearer ${key}`, accept: 'application/json', 'user-agent': 'carbon-cli' },
+        signal: signal ?? AbortSignal.timeout((s.timeoutSeconds ?? 30) * 1000),
+      });
+    } catch (err) {
+      if (signal?.aborted) return { object: 'list', data: [] };
+      throw new CliError(`Could not reach ${origin}: ${(err as Error).message}.`, EXIT.failure, 'connection_error');
+    }
+    const body = (await res.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
+    if (res.status === 404 && body?.error?.code === 'resource_missing' && path.startsWith('/_sandbox/requests/')) return undefined;
+    if (res.status === 404 || body === null) throw notASandbox(origin);
+    if (res.status === 401)
+      throw new CliError(body.error?.message ?? 'The key was refused.', EXIT.auth, body.error?.code ?? 'api_key_invalid');
+    if (res.status >= 400)
+      throw new CliError(body.error?.message ?? `${origin} answered ${res.status}.`, EXIT.failure, body.error?.code ?? 'api_error');
+    return body;
+  };
+  return {
+    where: origin,
+    entries: async (filter, waitS, signal) => {
+      const params = filterToQuery(filter, waitS);
+      const list = (await get(`/_sandbox/requests?${params}`, signal)) as { object?: string; data?: RequestEntry[] };
+      if (list.object !== 'list' || !Array.isArray(list.data)) throw notASandbox(origin);
+      return list.data;
+    },
+    entry: async (id) => (await get(`/_sandbox/requests/${encodeURIComponent(id)}`)) as RequestEntry | undefined,
+  };
+}
+
+function filterToQuery(filter: RequestFilter, waitS: number): string {
+  const params = filterParams(filter);
+  if (waitS > 0) params.set('wait', String(waitS));
+  return params.toString();
+}
+
+/** The live API (or anything that is not a carbon sandbox) at the base URL. */
+function notASandbox(origin: string): CliError {
+  return new CliError(
+    `carbon logs reads a sandbox's request journal, and ${origin} is not a carbon sandbox: the live API keeps no journal carbon can read.`,
+    EXIT.usage,
+    'usage_error',
+  );
+}

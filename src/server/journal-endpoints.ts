@@ -1,0 +1,73 @@
+import { bearerToken } from '../service/access.js';
+import { ApiError } from '../service/errors.js';
+import { filterFromParams } from '../service/journal-view.js';
+import { requestId } from '../service/keys.js';
+import type { Reply } from './reply.js';
+import type { Incoming, Served } from './requests.js';
+
+/**
+ * The served sandbox's request journal, for `carbon logs` on another machine: beside the API, not
+ * in it (`/_sandbox/…`), read with any key of this sandbox that is not revoked (either mode: the
+ * journal is the sandbox's, as `carbon sandbox` sees it locally). The live API has no such path,
+ * which is how `carbon logs` tells the two apart.
+ *
+ * - `GET /_sandbox/requests?status=4xx&path=/api/v1/offsets&…&limit=50`: newest first;
+ * - with `after=SEQ&wait=SECONDS`: the entries newer than SEQ, oldest first, waiting up to
+ *   SECONDS (at most 25) for the first one (`carbon logs --follow`);
+ * - `GET /_sandbox/requests/{request_id}`: one entry, or 404.
+ */
+
+/** How often a waiting follower's read looks at the ledger again (another instance may have written). */
+const POLL_MS = 200;
+const MAX_WAIT_S = 25;
+
+export async function requests(r: Incoming, served: Served): Promise<Reply> {
+  try {
+    await signedWithKey(r, served);
+    const get = (name: string) => {
+      const v = r.query[name];
+      return Array.isArray(v) ? v[0] : v;
+    };
+    const filter = filterFromParams(get);
+    const waitText = get('wait') ?? '0';
+    const waitS = /^\d{1,3}$/.test(waitText) ? Math.min(Number(waitText), MAX_WAIT_S) : 0;
+    const until = Date.now() + waitS * 1000;
+    let data = await served.sandbox.journal.entries(filter);
+    while (data.length === 0 && filter.after !== null && Date.now() < until && !served.writer.closing) {
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      data = await served.sandbox.journal.entries(filter);
+    }
+    return json(200, { object: 'list', data, has_more: data.length === filter.limit });
+  } catch (err) {
+    return refused(err);
+  }
+}
+
+export async function request(r: Incoming, served: Served): Promise<Reply> {
+  try {
+    await signedWithKey(r, served);
+    const id = r.params[0]!;
+    const entry = await served.sandbox.journal.entry(id);
+    if (entry === undefined)
+      throw new ApiError('resource_missing', `No such request in the journal: '${id.slice(0, 40)}'.`, { param: 'id' });
+    return json(200, entry);
+  } catch (err) {
+    return refused(err);
+  }
+}
+
+async function signedWithKey(r: Incoming, served: Served): Promise<void> {
+  const token = bearerToken(r.headers.authorization ?? '');
+  const key = token === undefined ? undefined : await served.sandbox.findKey(token);
+  if (key === undefined) throw new ApiError('api_key_invalid', 'Invalid API key provided: the journal is read with a key of this sandbox.');
+  if (key.revoked) throw new ApiError('api_key_revoked', 'This API key has been revoked.');
+}
+
+function json(status: number, body: unknown): Reply {
+  return { status, headers: { 'request-id': requestId() }, body };
+}
+
+function refused(err: unknown): Reply {
+  if (!(err instanceof ApiError)) throw err;
+  return { status: err.status, headers: { ...err.headers, 'request-id': requestId() }, body: { error: err.toBody() } };
+}

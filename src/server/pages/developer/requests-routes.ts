@@ -1,0 +1,63 @@
+import { ApiError } from '../../../service/errors.js';
+import { filterFromParams, NO_FILTER } from '../../../service/journal-view.js';
+import { requestId } from '../../../service/keys.js';
+import type { Reply } from '../../reply.js';
+import type { Incoming, Served } from '../../requests.js';
+import { requestPage, requestsPage } from './requests-view.js';
+import { cookie, SESSION_COOKIE } from './session.js';
+import { loginPage } from './views.js';
+
+/** The Requests view's two pages, `/requests` and `/requests/{request_id}`: for the signed-in owner, as the rest of the page. */
+
+const PAGE_SIZE = 50;
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+const html = (status: number, body: string): Reply => ({
+  status,
+  headers: { 'request-id': requestId(), 'content-security-policy': CSP, 'referrer-policy': 'same-origin', 'x-frame-options': 'DENY' },
+  body,
+  type: 'text/html; charset=utf-8',
+});
+
+async function session(r: Incoming, served: Served) {
+  return served.sandbox.pages.readSession(cookie(r.headers.cookie, SESSION_COOKIE), Date.now());
+}
+
+const SIGN_IN = 'This page belongs to the account owner. Sign in with the link carbon serve printed.';
+
+/** GET /requests?status=4xx&path=/api/v1/offsets&before=SEQ */
+export async function requestsList(r: Incoming, served: Served): Promise<Reply> {
+  const s = await session(r, served);
+  if (s === null) return html(401, loginPage(SIGN_IN));
+  const get = (name: string) => (typeof r.query[name] === 'string' ? (r.query[name] as string) : undefined);
+  const shown = { status: get('status') ?? '', path: get('path') ?? '' };
+  try {
+    const filter = {
+      ...filterFromParams((n) => (n === 'status' || n === 'path' || n === 'before' ? get(n) : undefined)),
+      limit: PAGE_SIZE + 1,
+    };
+    const found = await served.sandbox.journal.entries(filter);
+    const entries = found.slice(0, PAGE_SIZE);
+    const older = found.length > PAGE_SIZE ? entries.at(-1)!.seq : null;
+    return html(200, requestsPage({ entries, filter: shown, older, csrf: s.csrf }));
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    const entries = await served.sandbox.journal.entries({ ...NO_FILTER, limit: PAGE_SIZE });
+    return html(422, requestsPage({ entries, filter: { status: '', path: shown.path }, older: null, csrf: s.csrf, problem: err.message }));
+  }
+}
+
+/** GET /requests/{request_id}: one entry whole. */
+export async function requestShown(r: Incoming, served: Served): Promise<Reply> {
+  const s = await session(r, served);
+  if (s === null) return html(401, loginPage(SIGN_IN));
+  let id = '';
+  try {
+    id = decodeURIComponent(r.params[0]!);
+  } catch {
+    // Not valid percent-encoding: names no request.
+  }
+  const entry = /^req_[A-Za-z0-9]{1,40}$/.test(id) ? await served.sandbox.journal.entry(id) : undefined;
+  if (entry === undefined) return html(404, loginPage('There is no such request in the journal (it keeps the newest entries only).'));
+  return html(200, requestPage(entry, s.csrf));
+}

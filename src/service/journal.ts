@@ -1,0 +1,247 @@
+import { hostname } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import type { RequestEntry } from '../api/journal.js';
+import type { ApiRequest, ApiResponse, Mode } from '../api/types.js';
+import { LedgerError } from '../store/ledger-error.js';
+import type { LedgerStore, NewJournalRecord } from '../store/port.js';
+import { journalQuery, NO_FILTER, type RequestFilter, requestEntry } from './journal-view.js';
+import { redactKeys } from './keys.js';
+
+/**
+ * The request journal: every request the model answers, with its answer, kept in the ledger (so
+ * every instance on one PostgreSQL ledger writes to, and reads, one journal).
+ *
+ * Nothing is written on a request's way out: an answered request leaves a note in memory, and the
+ * notes are written together, one batch a `FLUSH_MS` (or at once at `MAX_PENDING`), in one
+ * transaction of their own, made into entries (bodies serialised, masked, bounded) only then.
+ * close() writes what is left, so a clean stop loses nothing; a process killed outright (kill -9)
+ * loses the entries it answered in its last `FLUSH_MS`. A batch the ledger refuses (it is
+ * unreachable) is dropped: the API's answers never wait for, or fail on, the journal.
+ */
+
+/** How long answered requests wait to be written together. */
+const FLUSH_MS = 50;
+/**
+ * Written at once at this many, and at most this many a transaction: a batch holds SQLite's write
+ * lock for a millisecond or two, not for as long as a busy process's backlog would take. A loop
+ * that never yields to the event loop (a script buying back to back in process) writes here too,
+ * so what waits in memory stays bounded.
+ */
+const MAX_PENDING = 100;
+/**
+ * A batch does not wait for another process's write lock (SQLite) while fewer than this many are
+ * waiting: it is tried again with the next. Past it, it waits as any write does.
+ */
+const MAX_WAITING = 2_000;
+/** Each body, and the query, is kept up to this many characters. */
+export const JOURNAL_BODY_LIMIT = 8 * 1024;
+const DAY_MS = 86_400_000;
+
+export interface JournalSettings {
+  /** Off: nothing is recorded (`CARBON_JOURNAL=off`). */
+  enabled: boolean;
+  /** The newest entries kept (`CARBON_JOURNAL_KEEP`, default 10,000). */
+  keep: number;
+  /** Entries older than this (real time) are deleted (`CARBON_JOURNAL_MAX_AGE_DAYS`, default 7). */
+  maxAgeMs: number;
+  /** Which process answered: host:pid unless given. */
+  instance: string;
+  /** How long answered requests wait to be written together (FLUSH_MS unless given). */
+  flushMs?: number;
+}
+
+/** This process's name in the journal. */
+const INSTANCE = `${hostname()}:${process.pid}`;
+
+export const JOURNAL_DEFAULTS: JournalSettings = { enabled: true, keep: 10_000, maxAgeMs: 7 * DAY_MS, instance: INSTANCE };
+
+/** The settings the environment gives (a value that is not a whole number is refused, with its name). */
+export function journalSettingsFrom(env: NodeJS.ProcessEnv): JournalSettings {
+  const whole = (name: string, fallback: number, max: number): number => {
+    const text = env[name];
+    if (text === undefined || text === '') return fallback;
+    if (!/^\d+$/.test(text) || Number(text) > max) throw new Error(`${name} must be a whole number up to ${max}, not "${text}".`);
+    return Number(text);
+  };
+  const off = /^(off|0|false|no)$/i.test(env.CARBON_JOURNAL ?? '');
+  return {
+    enabled: !off,
+    keep: whole('CARBON_JOURNAL_KEEP', JOURNAL_DEFAULTS.keep, 10_000_000),
+    maxAgeMs: whole('CARBON_JOURNAL_MAX_AGE_DAYS', 7, 3650) * DAY_MS,
+    instance: INSTANCE,
+  };
+}
+
+/** What the service notes of a request while answering it. */
+export interface Trace {
+  started: number;
+  keyId: string | null;
+  mode: Mode | null;
+  /** Model time, once the account is read. */
+  now: number | null;
+  offsetId: string | null;
+  replayed: boolean;
+}
+
+interface Note {
+  id: string;
+  request: ApiRequest;
+  response: ApiResponse;
+  trace: Trace;
+  realMs: number;
+  durationUs: number;
+}
+
+export class Journal {
+  private pending: Note[] = [];
+  /** Entries made from notes whose batch found the ledger locked: written first, with the next batch. */
+  private ready: NewJournalRecord[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private writing: Promise<void> | null = null;
+  /** Entries dropped because the ledger refused their batch. */
+  dropped = 0;
+  private closed = false;
+
+  constructor(
+    private readonly store: LedgerStore,
+    readonly settings: JournalSettings,
+    private readonly clock: () => number,
+  ) {}
+
+  /** A trace for a request starting now. */
+  trace(): Trace {
+    return { started: performance.now(), keyId: null, mode: null, now: null, offsetId: null, replayed: false };
+  }
+
+  /** Notes an answered request; it is written with the next batch. */
+  record(id: string, request: ApiRequest, response: ApiResponse, trace: Trace): void {
+    if (!this.settings.enabled || this.closed) return;
+    const durationUs = Math.round((performance.now() - trace.started) * 1000);
+    const count = this.pending.push({ id, request, response, trace, realMs: this.clock(), durationUs });
+    if (count >= MAX_PENDING && this.writing === null) this.writeSome(false).catch(() => {});
+    else this.schedule();
+  }
+
+  /** The next batch in FLUSH_MS, unless one is due already. */
+  private schedule(): void {
+    if (this.timer !== null || (this.pending.length === 0 && this.ready.length === 0)) return;
+    this.timer = setTimeout(this.tick, this.settings.flushMs ?? FLUSH_MS);
+    this.timer.unref();
+  }
+
+  private readonly tick = (): void => {
+    this.timer = null;
+    this.writeSome(false).catch(() => {});
+  };
+
+  /** Writes everything noted so far, waiting for the lock if it must; resolves once it is in the ledger (or was dropped). */
+  async flush(): Promise<void> {
+    while (this.pending.length > 0 || this.ready.length > 0 || this.writing !== null) await this.writeSome(true);
+  }
+
+  /** Waits for the write under way, or writes the next MAX_PENDING noted (without waiting for a lock unless `wait`). */
+  private async writeSome(wait: boolean): Promise<void> {
+    if (this.writing !== null) return this.writing;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    const batch = this.pending.splice(0, Math.max(0, MAX_PENDING - this.ready.length));
+    this.writing = this.write(batch, wait).finally(() => {
+      this.writing = null;
+      // What was noted meanwhile (or left over) goes with the next batch.
+      this.schedule();
+    });
+    await this.writing;
+  }
+
+  private async write(batch: Note[], mustWait: boolean): Promise<void> {
+    let records: NewJournalRecord[] = [];
+    try {
+      // Requests answered before the account was read (an unknown path) take its clock now.
+      const offset = batch.some((n) => n.trace.now === null) ? ((await this.store.account())?.clock_offset_ms ?? 0) : 0;
+      records = this.ready.concat(batch.map((n) => entry(n, offset, this.settings.instance)));
+      this.ready = [];
+      const { keep, maxAgeMs } = this.settings;
+      // Never waits for another writer's lock while little is waiting: tried again with the next batch.
+      const wait = mustWait || this.pending.length + records.length > MAX_WAITING;
+      await this.store.appendJournal(records, { keep, maxAgeMs, now: this.clock() }, { wait });
+    } catch (err) {
+      if (err instanceof LedgerError && err.transient && this.pending.length + records.length <= MAX_WAITING) {
+        this.ready = records.concat(this.ready);
+        return;
+      }
+      this.dropped += Math.max(records.length, batch.length);
+    }
+  }
+
+  /** Entries, newest first (oldest first with `after`): this process's own written first, so it reads what it answered. */
+  async entries(filter: RequestFilter): Promise<RequestEntry[]> {
+    const query = journalQuery(filter);
+    await this.flush();
+    return (await this.store.journal(query)).map(requestEntry);
+  }
+
+  /** The entry of one Request-Id, or undefined. */
+  async entry(requestId: string): Promise<RequestEntry | undefined> {
+    return (await this.entries({ ...NO_FILTER, requestId, limit: 1 }))[0];
+  }
+
+  /** Writes what is left; nothing is noted after. */
+  async close(): Promise<void> {
+    await this.flush();
+    this.closed = true;
+  }
+}
+
+/** Text as the journal keeps it: API keys masked (as every echo of a caller's input is), bounded. */
+function journalText(text: string): string {
+  const shown = redactKeys(text);
+  return shown.length <= JOURNAL_BODY_LIMIT
+    ? shown
+    : `${shown.slice(0, JOURNAL_BODY_LIMIT)}…[${shown.length - JOURNAL_BODY_LIMIT} more characters]`;
+}
+
+function queryString(query: ApiRequest['query']): string {
+  let any = false;
+  for (const _ in query) {
+    any = true;
+    break;
+  }
+  if (!any) return '';
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) {
+    for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) search.append(name, v);
+  }
+  return search.toString();
+}
+
+interface ErrorBody {
+  error?: { type?: string; code?: string; param?: string; message?: string };
+}
+
+function entry(n: Note, clockOffset: number, instance: string): NewJournalRecord {
+  const { request, response, trace } = n;
+  const error = response.status >= 400 ? ((response.body as ErrorBody | null)?.error ?? {}) : {};
+  const idempotencyKey = request.headers['idempotency-key'];
+  return {
+    request_id: n.id,
+    model_ms: trace.now ?? n.realMs + clockOffset,
+    real_ms: n.realMs,
+    method: request.method.toUpperCase(),
+    path: journalText(request.path),
+    query: journalText(queryString(request.query)),
+    status: response.status,
+    error_type: error.type ?? null,
+    error_code: error.code ?? null,
+    error_param: error.param === undefined ? null : journalText(error.param),
+    error_message: error.message === undefined ? null : journalText(error.message),
+    duration_us: n.durationUs,
+    key_id: trace.keyId,
+    mode: trace.mode,
+    idempotency_key: idempotencyKey === undefined ? null : journalText(idempotencyKey),
+    replayed: trace.replayed,
+    offset_id: trace.offsetId,
+    instance,
+    request_body: journalText(request.body),
+    response_body: journalText(JSON.stringify(response.body) ?? ''),
+  };
+}

@@ -1,0 +1,124 @@
+import type { Mode } from '../api/types.js';
+import type { JournalQuery, JournalRecord, JournalRetention, NewJournalRecord } from './port.js';
+import { livemodeOf } from './tables.js';
+
+/**
+ * The journal's statements, written once for both stores: each store gives its placeholder
+ * (`?` or `$n`) and runs them its own way (SQLite: one insert a row inside one transaction;
+ * PostgreSQL: the batch in one statement over unnest()).
+ */
+
+/** The columns an entry is written in, in this order (journalRow gives the values in it). */
+export const JOURNAL_INSERT_COLUMNS = [
+  'request_id',
+  'model_ms',
+  'real_ms',
+  'method',
+  'path',
+  'query',
+  'status',
+  'error_type',
+  'error_code',
+  'error_param',
+  'error_message',
+  'duration_us',
+  'key_id',
+  'livemode',
+  'idempotency_key',
+  'replayed',
+  'offset_id',
+  'instance',
+  'request_body',
+  'response_body',
+] as const;
+
+/** An entry's values in the order of JOURNAL_INSERT_COLUMNS. */
+export function journalRow(r: NewJournalRecord): unknown[] {
+  return [
+    r.request_id,
+    r.model_ms,
+    r.real_ms,
+    r.method,
+    r.path,
+    r.query,
+    r.status,
+    r.error_type,
+    r.error_code,
+    r.error_param,
+    r.error_message,
+    r.duration_us,
+    r.key_id,
+    r.mode === null ? null : livemodeOf(r.mode),
+    r.idempotency_key,
+    r.replayed ? 1 : 0,
+    r.offset_id,
+    r.instance,
+    r.request_body,
+    r.response_body,
+  ];
+}
+
+const SELECT = `SELECT seq, ${JOURNAL_INSERT_COLUMNS.join(', ')} FROM journal`;
+
+/** The read of `query`: its text with the store's placeholders, and its values. */
+export function journalSelect(query: JournalQuery, placeholder: (n: number) => string): { text: string; values: unknown[] } {
+  const where: string[] = [];
+  const values: unknown[] = [];
+  const add = (sql: (p: string) => string, value: unknown) => {
+    values.push(value);
+    where.push(sql(placeholder(values.length)));
+  };
+  if (query.beforeSeq !== null) add((p) => `seq < ${p}`, query.beforeSeq);
+  if (query.afterSeq !== null) add((p) => `seq > ${p}`, query.afterSeq);
+  if (query.status !== null) {
+    add((p) => `status >= ${p}`, query.status[0]);
+    add((p) => `status <= ${p}`, query.status[1]);
+  }
+  if (query.method !== null) add((p) => `method = ${p}`, query.method);
+  // A prefix compared as text (no LIKE: `%` and `_` in a path are plain characters).
+  if (query.pathPrefix !== null) add((p) => `substr(path, 1, ${query.pathPrefix!.length}) = ${p}`, query.pathPrefix);
+  if (query.code !== null) add((p) => `error_code = ${p}`, query.code);
+  if (query.sinceMs !== null) add((p) => `real_ms >= ${p}`, query.sinceMs);
+  if (query.requestId !== null) add((p) => `request_id = ${p}`, query.requestId);
+  if (query.mode !== null) add((p) => `livemode = ${p}`, livemodeOf(query.mode));
+  values.push(query.limit);
+  const order = query.afterSeq !== null ? 'ASC' : 'DESC';
+  const filter = where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`;
+  return { text: `${SELECT}${filter} ORDER BY seq ${order} LIMIT ${placeholder(values.length)}`, values };
+}
+
+/**
+ * Whether a batch that took seqs `first` to `last` prunes: once every tenth of `keep` entries
+ * written to the ledger, whichever process writes them (a command that answers one request prunes
+ * when its entry is the one that crosses the mark, not every time it runs).
+ */
+export function prunes(first: number, last: number, retention: JournalRetention): boolean {
+  const step = Math.max(1, Math.floor(retention.keep / 10));
+  return Math.floor(last / step) !== Math.floor((first - 1) / step);
+}
+
+/**
+ * The retention's two deletes: past the newest `keep` (by seq, so a count), and older than the
+ * age. Both are cheap: the first a range of the primary key; the second reads the table (which
+ * the first keeps small) only when its oldest entry is past the age.
+ */
+export function journalPrune(retention: JournalRetention, placeholder: (n: number) => string): Array<{ text: string; values: unknown[] }> {
+  return [
+    { text: `DELETE FROM journal WHERE seq <= (SELECT max(seq) FROM journal) - ${placeholder(1)}`, values: [retention.keep] },
+    // Read only when the oldest entry is past the age (the primary key's first row): a journal
+    // bounded by its count, as a busy one is, skips the scan.
+    {
+      text: `DELETE FROM journal WHERE (SELECT real_ms FROM journal ORDER BY seq LIMIT 1) < ${placeholder(1)} AND real_ms < ${placeholder(2)}`,
+      values: [retention.now - retention.maxAgeMs, retention.now - retention.maxAgeMs],
+    },
+  ];
+}
+
+type Row = Omit<JournalRecord, 'mode' | 'replayed'> & { livemode: number | null; replayed: number };
+
+/** A row as the port reads it. */
+export function journalRecord(row: Row): JournalRecord {
+  const { livemode, replayed, ...rest } = row;
+  const mode: Mode | null = livemode === null ? null : livemode === 1 ? 'live' : 'test';
+  return { ...rest, seq: Number(row.seq), mode, replayed: replayed === 1 };
+}

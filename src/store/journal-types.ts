@@ -1,0 +1,64 @@
+import type { Mode } from '../api/types.js';
+
+/** The request journal's records, as the port (port.ts) names them. */
+
+/**
+ * One request the model answered, as the journal keeps it: what was asked and what was answered,
+ * the bodies bounded and every secret in them masked (the service's journal.ts makes it so).
+ */
+export interface JournalRecord {
+  /** Insertion order, assigned by the store: newest is highest. */
+  seq: number;
+  request_id: string;
+  /** Model time (the sandbox clock) and real time, both when the request was answered. */
+  model_ms: number;
+  real_ms: number;
+  method: string;
+  path: string;
+  /** The query string, without `?`; empty when there is none. */
+  query: string;
+  status: number;
+  error_type: string | null;
+  error_code: string | null;
+  error_param: string | null;
+  error_message: string | null;
+  duration_us: number;
+  key_id: string | null;
+  /** The mode of the key the request named (even one refused), or null when it named none. */
+  mode: Mode | null;
+  idempotency_key: string | null;
+  replayed: boolean;
+  /** The offset created or read. */
+  offset_id: string | null;
+  /** Which process answered (host:pid). */
+  instance: string;
+  request_body: string;
+  response_body: string;
+}
+
+export type NewJournalRecord = Omit<JournalRecord, 'seq'>;
+
+/** Which entries of the journal to read: each filter is left out when null. */
+export interface JournalQuery {
+  limit: number;
+  /** Older than this entry, newest first. */
+  beforeSeq: number | null;
+  /** Newer than this entry, oldest first (what a follower has not seen yet). */
+  afterSeq: number | null;
+  /** Status from–to, inclusive. */
+  status: readonly [number, number] | null;
+  method: string | null;
+  pathPrefix: string | null;
+  code: string | null;
+  /** Real time at or after. */
+  sinceMs: number | null;
+  requestId: string | null;
+  mode: Mode | null;
+}
+
+/** The journal's bound, applied as entries are written: the newest `keep`, none older than `maxAgeMs` (real time). */
+export interface JournalRetention {
+  keep: number;
+  maxAgeMs: number;
+  now: number;
+}

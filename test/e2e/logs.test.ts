@@ -1,0 +1,240 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, describe, expect, test } from 'vitest';
+import type { RequestEntry } from '../../src/api/journal.js';
+import { carbon, carbonTty, homes, json, ok, plain, serve, spawnCarbon, TTY } from '../support/cli.js';
+import { freshSchema, postgresAvailable } from '../support/database.js';
+
+/**
+ * `carbon logs`: the request journal through the built binary, on the local ledger and against
+ * a carbon serve (and several on one PostgreSQL ledger); its three outputs, its filters, `show`,
+ * `--follow` across processes, and the live API refused.
+ */
+
+const newHome = homes();
+const ndjson = (text: string) =>
+  text
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as RequestEntry);
+
+describe('on the local model', () => {
+  test('lists what the commands asked and got, newest first: NDJSON, tab-separated rows, a table; filters; show', async () => {
+    const home = newHome();
+    const bought = await json<{ id: string }>(['buy', '--kg', '5', '--reference', 'ops-1'], { home });
+    await ok(['balance'], { home });
+    const missing = await carbon(['show', 'off_nothere'], { home });
+    expect(missing.exitCode).toBe(5);
+
+    const entries = ndjson((await ok(['logs', '--json'], { home })).stdout);
+    expect(entries.map((e) => `${e.method} ${e.path} ${e.status}`)).toEqual([
+      'GET /api/v1/offsets/off_nothere 404',
+      'GET /api/v1/balance 200',
+      'POST /api/v1/offsets 201',
+    ]);
+    const [notFound, , purchase] = entries as [RequestEntry, RequestEntry, RequestEntry];
+    expect(purchase).toMatchObject({ offset: bought.id, livemode: false, replayed: false, status: 201 });
+    expect(purchase.id).toMatch(/^req_[A-Za-z0-9]{14}$/);
+    expect(purchase.idempotency_key).toMatch(/^[0-9a-f-]{36}$/);
+    expect(JSON.parse(purchase.request_body)).toMatchObject({ kg: 5, reference: 'ops-1' });
+    expect(notFound.error).toMatchObject({ code: 'resource_missing', param: 'id' });
+    // The sandbox's keys never appear; their ids do.
+    const keys = await json<Array<{ secret: string }>>(['sandbox', 'keys', '--reveal'], { home });
+    const all = (await ok(['logs', '--json'], { home })).stdout;
+    for (const k of keys) expect(all).not.toContain(k.secret);
+    expect(purchase.key_id).toMatch(/^key_/);
+
+    // In a pipe: one tab-separated row an entry.
+    const rows = (await ok(['logs'], { home })).stdout.trimEnd().split('\n');
+    expect(rows).toHaveLength(3); // reading the journal is no request of the API
+    expect(rows.at(-1)!.split('\t').slice(2, 5)).toEqual(['201', 'POST', '/api/v1/offsets']);
+
+    expect(ndjson((await ok(['logs', '--status', '4xx', '--json'], { home })).stdout).map((e) => e.status)).toEqual([404]);
+    expect(ndjson((await ok(['logs', '--method', 'post', '--json'], { home })).stdout)).toHaveLength(1);
+    expect(ndjson((await ok(['logs', '--path', '/api/v1/bal', '--json'], { home })).stdout)).toHaveLength(1);
+    expect(ndjson((await ok(['logs', '--code', 'resource_missing', '--json'], { home })).stdout)).toHaveLength(1);
+    expect(ndjson((await ok(['logs', '--live', '--json'], { home })).stdout)).toHaveLength(0);
+    expect(ndjson((await ok(['logs', '--limit', '1', '--json'], { home })).stdout)).toHaveLength(1);
+    expect(ndjson((await ok(['logs', '--since', '1h', '--json'], { home })).stdout)).toHaveLength(3);
+    expect(ndjson((await ok(['logs', '--since', '2000-01-01', '--status', '201', '--json'], { home })).stdout)).toHaveLength(1);
+    expect(ndjson((await ok(['logs', '--request-id', purchase.id, '--json'], { home })).stdout)).toEqual([
+      ndjson(all).find((e) => e.id === purchase.id),
+    ]);
+
+    // One entry whole: both bodies.
+    const shown = await json<RequestEntry>(['logs', 'show', purchase.id], { home });
+    expect(shown.id).toBe(purchase.id);
+    const text = (await ok(['logs', 'show', purchase.id], { home })).stdout;
+    expect(text).toContain(`id\t${purchase.id}\n`);
+    expect(text).toContain(`offset\t${bought.id}\n`);
+    expect(text).toMatch(/\nresponse_body\t\{"object":"offset"/);
+
+    const card = await carbonTty(['logs', 'show', purchase.id], { home, env: TTY });
+    expect(plain(card.output)).toContain('Request body');
+    expect(plain(card.output)).toContain('"reference": "ops-1"');
+    const table = plain((await carbonTty(['logs'], { home, env: TTY, columns: 140 })).output);
+    expect(table).toMatch(/TIME +STATUS +METHOD +PATH +CODE +MS +REQUEST ID +INSTANCE/);
+    expect(table).toContain(bought.id);
+  });
+
+  test('bad filters and unknown entries: one line and the documented exit code, nothing else', async () => {
+    const home = newHome();
+    for (const args of [
+      ['--status', '7xx'],
+      ['--limit', '0'],
+      ['--since', 'last-week'],
+      ['--path', 'offsets'],
+      ['--method', 'G/ET'],
+    ]) {
+      const r = await carbon(['logs', ...args], { home });
+      expect(r.exitCode, args.join(' ')).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(/^error: --[a-z]+ [^\n]+\n$/);
+    }
+    const r = await carbon(['logs', 'show', 'req_nothere'], { home });
+    expect(r.exitCode).toBe(5);
+    expect(r.stderr).toContain('No request "req_nothere"');
+  });
+});
+
+describe('against carbon serve', () => {
+  test('reads the served journal with a key of the sandbox, and the instance that answered is named', async () => {
+    const home = newHome();
+    const server = await serve(home, ['--show-keys']);
+    const key = server.ready.test_key!;
+    const env = { CARBON_BASE_URL: server.url, CARBON_API_KEY: key };
+    const bought = await json<{ id: string }>(['buy', '--kg', '3'], { home, env });
+    const entries = ndjson((await ok(['logs', '--json'], { home, env })).stdout);
+    expect(entries[0]).toMatchObject({ offset: bought.id, instance: (server.ready as { instance?: string }).instance });
+    expect(server.stderr()).toContain(`instance       ${(server.ready as { instance?: string }).instance}`);
+    const shown = await json<RequestEntry>(['logs', 'show', entries[0]!.id], { home, env });
+    expect(shown.response_body).toContain(bought.id);
+    const unknown = await carbon(['logs', 'show', 'req_nothere'], { home, env });
+    expect(unknown.exitCode).toBe(5);
+    const refused = await carbon(['logs'], { home, env: { ...env, CARBON_API_KEY: `ck_test_${'x'.repeat(32)}` } });
+    expect(refused.exitCode).toBe(4);
+    await server.stop();
+  });
+
+  test('refuses the live API (anything that is not a carbon sandbox) with one line that says why', async () => {
+    const home = newHome();
+    const api = createServer((_, res) => {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end('{"error":{"type":"invalid_request_error","code":"route_missing","message":"Unrecognized request URL"}}');
+    });
+    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(api.address() as AddressInfo).port}/api/v1`;
+      const r = await carbon(['logs'], { home, env: { CARBON_BASE_URL: url, CARBON_API_KEY: `ck_live_${'a'.repeat(32)}` } });
+      expect(r.exitCode).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(/is not a carbon sandbox: the live API keeps no journal carbon can read/);
+      expect(r.stderr).not.toContain('a'.repeat(32));
+    } finally {
+      api.close();
+    }
+  });
+});
+
+/** Lines of a running `carbon logs --follow` until `done` says it has them all. */
+function follow(home: string, args: string[], env: Record<string, string> = {}) {
+  const child = spawnCarbon(home, ['logs', '--follow', ...args], env);
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const until = (what: () => boolean, label: string) =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no ${label}\nstdout: ${out}\nstderr: ${err}`)), 20_000);
+      const check = () => {
+        if (what()) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      child.stdout!.on('data', check);
+      child.stderr!.on('data', check);
+      check();
+    });
+  return {
+    child,
+    out: () => out,
+    ready: () => until(() => err.includes('Following the requests of'), 'start'),
+    seen: (ids: string[]) => until(() => ids.every((id) => out.includes(id)), `lines for ${ids.join(', ')}`),
+  };
+}
+
+const stopsOnCtrlC = async (child: ReturnType<typeof spawnCarbon>) => {
+  child.kill('SIGINT');
+  const done = await child;
+  expect(done.exitCode).toBe(130);
+};
+
+describe('carbon logs --follow', () => {
+  test('on the local ledger: prints what another process (a carbon serve, a command) answers, as it comes, until Ctrl-C', async () => {
+    const home = newHome();
+    await ok(['balance'], { home }); // provisions the ledger, and is a request already there
+    const server = await serve(home, ['--show-keys']);
+    const tail = follow(home, []);
+    await tail.ready();
+    const res = await fetch(`${server.url}/impact`, { headers: { authorization: `Bearer ${server.ready.test_key}` } });
+    const served = res.headers.get('request-id')!;
+    const local = await ok(['quote', '--kg', '2', '--verbose'], {
+      home,
+      env: { CARBON_BASE_URL: server.url, CARBON_API_KEY: server.ready.test_key! },
+    });
+    const quoted = /(req_[A-Za-z0-9]{14})/.exec(local.stderr)![1]!;
+    await tail.seen([served, quoted]);
+    // Only what came after it started: the first balance is not printed.
+    expect(tail.out().trimEnd().split('\n')).toHaveLength(2);
+    await stopsOnCtrlC(tail.child);
+    await server.stop();
+  });
+
+  test('against carbon serve: waits on the server for new entries', async () => {
+    const home = newHome();
+    const server = await serve(home, ['--show-keys']);
+    const env = { CARBON_BASE_URL: server.url, CARBON_API_KEY: server.ready.test_key! };
+    const tail = follow(home, ['--json'], env);
+    // With --json, stderr stays quiet: wait for the first request the follower made.
+    await new Promise<void>((resolve) => {
+      const check = () => (server.stderr().includes('/_sandbox/requests') ? resolve() : setTimeout(check, 20));
+      check();
+    });
+    const res = await fetch(`${server.url}/balance`, { headers: { authorization: `Bearer ${server.ready.test_key}` } });
+    const id = res.headers.get('request-id')!;
+    await tail.seen([id]);
+    expect(ndjson(tail.out()).map((e) => e.id)).toEqual([id]);
+    await stopsOnCtrlC(tail.child);
+    await server.stop();
+  });
+});
+
+describe.runIf(postgresAvailable())('on one PostgreSQL ledger', () => {
+  const schemas: Array<{ drop(): Promise<void> }> = [];
+  afterAll(async () => {
+    for (const s of schemas) await s.drop();
+  });
+
+  test('every instance sees one journal: two carbon serve, each entry naming the one that answered', async () => {
+    const schema = freshSchema('logs');
+    schemas.push(schema);
+    const env = { CARBON_DATABASE_URL: schema.url };
+    const [a, b] = [await serve(newHome(), ['--show-keys'], env), await serve(newHome(), ['--show-keys'], env)];
+    const key = a.ready.test_key!;
+    const viaA = (await fetch(`${a.url}/balance`, { headers: { authorization: `Bearer ${key}` } })).headers.get('request-id')!;
+    const viaB = (await fetch(`${b.url}/impact`, { headers: { authorization: `Bearer ${key}` } })).headers.get('request-id')!;
+    // Each instance writes its own: a stop writes what is left.
+    await b.stop();
+    const listed = ndjson((await ok(['logs', '--json'], { home: newHome(), env: { CARBON_BASE_URL: a.url, CARBON_API_KEY: key } })).stdout);
+    const instances = new Map(listed.map((e) => [e.id, e.instance]));
+    const instanceOf = (s: typeof a) => (s.ready as { instance?: string }).instance;
+    expect(instances.get(viaA)).toBe(instanceOf(a));
+    expect(instances.get(viaB)).toBe(instanceOf(b));
+    expect(instanceOf(a)).not.toBe(instanceOf(b));
+    // The local engine on the same ledger reads the same journal.
+    const local = ndjson((await ok(['logs', '--json'], { home: newHome(), env })).stdout).map((e) => e.id);
+    expect(local).toEqual(expect.arrayContaining([viaA, viaB]));
+    await a.stop();
+  });
+});

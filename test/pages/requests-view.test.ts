@@ -1,0 +1,155 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type RunningServer, startServer } from '../../src/server/server.js';
+import { expectAxeClean, type Launched, launch, withChromium } from '../support/chromium.js';
+
+/**
+ * The developer page's Requests view in Chromium, at 1280 px and a phone's 390 px: the newest
+ * requests, filtered by status and by the start of a path, one opened whole with both bodies;
+ * nothing wider than the viewport, axe-core clean, and no key's text anywhere on it.
+ */
+
+interface Box {
+  right: number;
+}
+interface El {
+  tagName: string;
+  id: string;
+  classList: Iterable<string>;
+  getBoundingClientRect(): Box;
+}
+declare const document: {
+  documentElement: { clientWidth: number; scrollWidth: number };
+  querySelectorAll(s: string): Iterable<El>;
+};
+
+const SIZES = [
+  { name: 'desktop', width: 1280, height: 900 },
+  { name: 'phone', width: 390, height: 844 },
+] as const;
+
+withChromium(describe, 'Requests view tests')('the Requests view at 1280 px and 390 px', () => {
+  let dir: string;
+  let server: RunningServer;
+  let chromium: Launched;
+  let context: BrowserContext;
+  let page: Page;
+  let testKey: string;
+  let bought: { id: string; requestId: string };
+  let missing: string;
+
+  const api = async (method: string, path: string, body?: unknown, idem?: string) => {
+    const res = await fetch(`${server.url}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${testKey}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(idem === undefined ? {} : { 'idempotency-key': idem }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: res.status, requestId: res.headers.get('request-id')!, body: (await res.json()) as { id?: string } };
+  };
+
+  const fitsViewport = async (where: string) => {
+    const wide = await page.evaluate(() => {
+      const width = document.documentElement.clientWidth;
+      const out = [...document.querySelectorAll('body *')]
+        .filter((el) => el.getBoundingClientRect().right > width + 0.5)
+        .map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${[...el.classList].join('.')}`);
+      return { scroll: document.documentElement.scrollWidth, width, out: out.slice(0, 5) };
+    });
+    expect(wide.out, where).toEqual([]);
+    expect(wide.scroll, where).toBeLessThanOrEqual(wide.width);
+  };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'carbon-requests-view-'));
+    const start = Date.now();
+    server = await startServer({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'data'), clock: () => start });
+    testKey = (await server.sandbox.defaultKey('test'))!;
+    // A long reference with a key pasted in it: the row must wrap on a phone, and the key be masked.
+    const reference = `ops/${'flight-'.repeat(12)}${testKey}`;
+    const made = await api('POST', '/offsets', { kg: 5, reference }, 'view-1');
+    expect(made.status).toBe(201);
+    bought = { id: made.body.id!, requestId: made.requestId };
+    await api('GET', '/balance');
+    missing = (await api('GET', `/offsets/off_${'x'.repeat(60)}`)).requestId;
+    chromium = await launch();
+    context = await chromium.browser.newContext({ viewport: { width: 1280, height: 900 } });
+    page = await context.newPage();
+    await page.goto(server.developerPageUrl);
+  }, 60_000);
+
+  afterAll(async () => {
+    await chromium?.close();
+    await server?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('is reached from the dashboard, and lists the newest requests first', async () => {
+    await page.getByRole('link', { name: 'Requests' }).first().click();
+    await page.waitForURL(/\/requests$/);
+    const rows = await page.locator('.requests li').allInnerTexts();
+    expect(rows.map((r) => r.split('\n').slice(0, 2).join(' '))).toEqual(['404 GET', '200 GET', '201 POST']);
+    expect(await page.content()).not.toContain(testKey);
+  });
+
+  test('filters by status and by the start of a path, in the address too', async () => {
+    await page.goto(`${server.origin}/requests`);
+    await page.locator('#r-status').selectOption('4xx');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/status=4xx/);
+    expect(await page.locator('.requests li').count()).toBe(1);
+    await page.locator('#r-status').selectOption('');
+    await page.locator('#r-path').fill('/api/v1/balance');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/path=%2Fapi%2Fv1%2Fbalance/);
+    expect(await page.locator('.requests li').allInnerTexts()).toHaveLength(1);
+    await page.goto(`${server.origin}/requests?status=9xx`);
+    expect(await page.getByRole('alert').innerText()).toContain('status must be 2xx, 4xx, 5xx');
+  });
+
+  test('opens one request whole: what was asked, what was answered, both bodies, the offset linked', async () => {
+    await page.goto(`${server.origin}/requests`);
+    await page.locator(`a[href="/requests/${bought.requestId}"]`).click();
+    await page.waitForURL(new RegExp(`/requests/${bought.requestId}$`));
+    const facts = await page.locator('.facts').innerText();
+    expect(facts).toContain('view-1');
+    expect(facts).toContain(bought.id);
+    const bodies = await page.locator('pre.body').allInnerTexts();
+    expect(bodies).toHaveLength(2);
+    expect(bodies[0]).toContain('"kg": 5');
+    expect(bodies[1]).toContain(`"id": "${bought.id}"`);
+    expect(await page.content()).not.toContain(testKey);
+    expect(bodies[0]).toContain(`ck_test_…${testKey.slice(-4)}`);
+    await page.goto(`${server.origin}/requests/req_nothere`);
+    expect(await page.locator('main').innerText()).toContain('There is no such request');
+  });
+
+  for (const size of SIZES) {
+    test(`fits ${size.name} (${size.width} px): the list, a filtered list and one request; axe-core clean`, async () => {
+      await page.setViewportSize({ width: size.width, height: size.height });
+      await page.goto(`${server.origin}/requests`);
+      await fitsViewport(`list at ${size.width}`);
+      await expectAxeClean(page, `requests list at ${size.width}`);
+      await page.goto(`${server.origin}/requests/${bought.requestId}`);
+      await fitsViewport(`request at ${size.width}`);
+      await expectAxeClean(page, `one request at ${size.width}`);
+      await page.goto(`${server.origin}/requests/${missing}`);
+      await fitsViewport(`an error's request at ${size.width}`);
+    });
+  }
+
+  test('is for the signed-in owner only', async () => {
+    const other = await chromium.browser.newContext();
+    const stranger = await other.newPage();
+    const res = await stranger.goto(`${server.origin}/requests`);
+    expect(res?.status()).toBe(401);
+    expect(await stranger.content()).not.toContain(bought.requestId);
+    await other.close();
+  });
+});

@@ -1,0 +1,269 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { afterEach, describe, expect, test } from 'vitest';
+import type { RequestEntry } from '../../src/api/journal.js';
+import type { ApiRequest } from '../../src/api/types.js';
+import { type Engine, openEngine } from '../../src/engine/open.js';
+import { JOURNAL_BODY_LIMIT, JOURNAL_DEFAULTS, type JournalSettings } from '../../src/service/journal.js';
+import { NO_FILTER, type RequestFilter } from '../../src/service/journal-view.js';
+import { type StoreKind, storeMatrix, testLedger } from '../support/matrix.js';
+import { T0, tempDir } from '../support/world.js';
+
+// The request journal (docs/reliability.md, "The request journal"): every request the service
+// answers, kept in the ledger with its answer, on each store; what an entry holds, what it never
+// holds (a key's text), its bound, its retention, and that a clean close loses nothing.
+
+let cleanup: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const done of cleanup.reverse()) await done();
+  cleanup = [];
+});
+
+interface Opened {
+  engine: Engine;
+  clock: { now: number };
+  keys: { test: string; live: string };
+  call(
+    method: string,
+    path: string,
+    options?: { key?: string | null; body?: string; idem?: string; query?: ApiRequest['query'] },
+  ): Promise<{
+    status: number;
+    headers: Record<string, string>;
+    body: unknown;
+  }>;
+  entries(filter?: Partial<RequestFilter>): Promise<RequestEntry[]>;
+}
+
+/** Engines on one fresh ledger of `store`, each with its own instance name, all on one clock. */
+async function ledger(store: StoreKind, journal: Partial<JournalSettings> = {}) {
+  const where = testLedger(store, 'journal');
+  const dir = tempDir('carbon-journal-');
+  const clock = { now: T0 };
+  cleanup.push(
+    async () => rmSync(dir, { recursive: true, force: true }),
+    () => where.drop(),
+  );
+  const open = async (instance: string): Promise<Opened> => {
+    const engine = await openEngine(where.target(dir), { clock: () => clock.now, journal: { ...JOURNAL_DEFAULTS, instance, ...journal } });
+    let closed = false;
+    cleanup.push(async () => {
+      if (!closed) await engine.close();
+    });
+    const close = engine.close;
+    engine.close = async () => {
+      closed = true;
+      await close();
+    };
+    const keys = { test: (await engine.sandbox.defaultKey('test'))!, live: (await engine.sandbox.defaultKey('live'))! };
+    return {
+      engine,
+      clock,
+      keys,
+      call: async (method, path, o = {}) => {
+        const headers: Record<string, string> = {};
+        const key = o.key === undefined ? keys.test : o.key;
+        if (key !== null) headers.authorization = `Bearer ${key}`;
+        if (o.idem !== undefined) headers['idempotency-key'] = o.idem;
+        if (o.body !== undefined) headers['content-type'] = 'application/json';
+        return engine.service.handle({ method, path: `/api/v1${path}`, query: o.query ?? {}, headers, body: o.body ?? '' });
+      },
+      entries: (filter = {}) => engine.sandbox.journal.entries({ ...NO_FILTER, ...filter }),
+    };
+  };
+  return { open };
+}
+
+describe.each(storeMatrix())('the request journal on the $label store', ({ kind: store }) => {
+  test('holds each answered request with its answer: ids, times, key, idempotency, offset, bodies; newest first', async () => {
+    const { open } = await ledger(store);
+    const a = await open('host-a:1');
+    await a.engine.sandbox.advanceClock(60_000);
+    const bought = await a.call('POST', '/offsets', { body: '{"kg":5,"reference":"ops-1"}', idem: 'order-1' });
+    expect(bought.status).toBe(201);
+    const again = await a.call('POST', '/offsets', { body: '{"kg":5,"reference":"ops-1"}', idem: 'order-1' });
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    const offsetId = (bought.body as { id: string }).id;
+    await a.call('GET', `/offsets/${offsetId}`);
+    await a.call('GET', '/offsets', { query: { limit: '2' } });
+    const refused = await a.call('POST', '/offsets', { body: '{"kg":0}', idem: 'order-2' });
+    expect(refused.status).toBe(422);
+
+    const entries = await a.entries();
+    expect(entries.map((e) => `${e.method} ${e.path} ${e.status}`)).toEqual([
+      'POST /api/v1/offsets 422',
+      'GET /api/v1/offsets 200',
+      `GET /api/v1/offsets/${offsetId} 200`,
+      'POST /api/v1/offsets 201',
+      'POST /api/v1/offsets 201',
+    ]);
+    const [bad, list, read, replay, first] = entries as [RequestEntry, RequestEntry, RequestEntry, RequestEntry, RequestEntry];
+    // The Request-Id each answer carried.
+    expect(first.id).toBe(bought.headers['request-id']);
+    expect(replay.id).toBe(again.headers['request-id']);
+    expect(first.id).toMatch(/^req_[A-Za-z0-9]{14}$/);
+    // Model time (a minute ahead of the wall clock here) and real time beside it.
+    expect(first.created).toBe(new Date(T0 + 60_000).toISOString());
+    expect(first.real_time).toBe(new Date(T0).toISOString());
+    expect(first).toMatchObject({ livemode: false, idempotency_key: 'order-1', replayed: false, offset: offsetId, instance: 'host-a:1' });
+    expect(first.key_id).toMatch(/^key_/);
+    expect(replay).toMatchObject({ replayed: true, offset: offsetId });
+    expect(read.offset).toBe(offsetId);
+    expect(list.query).toBe('limit=2');
+    expect(first.request_body).toBe('{"kg":5,"reference":"ops-1"}');
+    expect(JSON.parse(first.response_body)).toMatchObject({ id: offsetId, object: 'offset' });
+    expect(first.error).toBeNull();
+    expect(bad.error).toMatchObject({ type: 'invalid_request_error', code: 'validation_error', param: 'kg' });
+    expect(bad.error!.message).toContain('kg');
+    expect(entries.every((e) => e.duration_ms >= 0)).toBe(true);
+    expect(entries.map((e) => e.seq)).toEqual([...entries.map((e) => e.seq)].sort((x, y) => y - x));
+  });
+
+  test('never holds a key: its id and mode only, and keys pasted into a body, a path, a query or an Idempotency-Key masked', async () => {
+    const { open } = await ledger(store);
+    const a = await open('host-a:1');
+    const { test: key, live } = a.keys;
+    await a.call('POST', '/offsets', { body: JSON.stringify({ kg: 1, reference: `oops ${live}` }), idem: `idem-${key}` });
+    await a.call('GET', `/offsets/${key}`, { query: { reference: live } });
+    // A key the sandbox never made: refused (401), its mode still kept, its text not.
+    const stranger = `ck_live_${'Z'.repeat(32)}`;
+    await a.call('GET', '/balance', { key: stranger });
+    const entries = await a.entries();
+    const text = JSON.stringify(entries);
+    for (const secret of [key, live, stranger]) {
+      expect(text).not.toContain(secret);
+      expect(text).not.toContain(secret.slice(8));
+    }
+    expect(text).toContain(`ck_live_…${live.slice(-4)}`);
+    expect(entries[0]).toMatchObject({ status: 401, key_id: null, livemode: true });
+    expect(entries[1]!.path).toBe(`/api/v1/offsets/ck_test_…${key.slice(-4)}`);
+  });
+
+  test('bounds each body, saying how much was left out', async () => {
+    const { open } = await ledger(store);
+    const a = await open('host-a:1');
+    const reference = 'r-'.repeat(JOURNAL_BODY_LIMIT / 2 + 250);
+    await a.call('POST', '/quotes', { body: JSON.stringify({ kg: 1, reference }) });
+    const [entry] = await a.entries();
+    expect(entry!.request_body.length).toBeLessThan(JOURNAL_BODY_LIMIT + 40);
+    expect(entry!.request_body).toMatch(/…\[\d+ more characters\]$/);
+  });
+
+  test('filters by status class or code, method, path prefix, error code, mode, Request-Id and real time', async () => {
+    const { open } = await ledger(store);
+    const a = await open('host-a:1');
+    await a.call('GET', '/balance');
+    await a.call('GET', '/balance', { key: a.keys.live });
+    await a.call('POST', '/offsets', { body: '{"kg":1}' }); // 400: no Idempotency-Key
+    a.clock.now += 60_000;
+    await a.call('GET', '/nowhere');
+    const ids = (es: RequestEntry[]) => es.map((e) => `${e.method} ${e.path} ${e.status}`);
+    expect(ids(await a.entries({ status: '4xx' }))).toEqual(['GET /api/v1/nowhere 404', 'POST /api/v1/offsets 400']);
+    expect(ids(await a.entries({ status: '404' }))).toEqual(['GET /api/v1/nowhere 404']);
+    expect(ids(await a.entries({ method: 'POST' }))).toEqual(['POST /api/v1/offsets 400']);
+    expect(ids(await a.entries({ path: '/api/v1/bal' }))).toHaveLength(2);
+    expect(ids(await a.entries({ code: 'idempotency_key_missing' }))).toEqual(['POST /api/v1/offsets 400']);
+    expect(ids(await a.entries({ mode: 'live' }))).toEqual(['GET /api/v1/balance 200']);
+    expect(ids(await a.entries({ since: T0 + 60_000 }))).toEqual(['GET /api/v1/nowhere 404']);
+    const all = await a.entries();
+    expect(ids(await a.entries({ requestId: all[2]!.id }))).toEqual([ids(all)[2]]);
+    expect(await a.engine.sandbox.journal.entry(all[3]!.id)).toEqual(all[3]);
+    // Older than an entry (a page), and newer than one, oldest first (following).
+    expect(ids(await a.entries({ before: all[1]!.seq }))).toEqual(ids(all).slice(2));
+    expect(ids(await a.entries({ after: all[2]!.seq }))).toEqual(ids(all).slice(0, 2).reverse());
+    expect(ids(await a.entries({ limit: 1 }))).toEqual(ids(all).slice(0, 1));
+  });
+
+  test('is one journal for every instance on the ledger, each entry naming the one that answered', async () => {
+    const { open } = await ledger(store);
+    const a = await open('host-a:1');
+    const b = await open('host-b:2');
+    await a.call('GET', '/balance');
+    await a.engine.sandbox.journal.flush();
+    await b.call('GET', '/impact');
+    await b.engine.sandbox.journal.flush();
+    // Entries are in the order they were written (each instance writes its own in batches).
+    const seen = await a.entries();
+    expect(seen.map((e) => [e.instance, e.path])).toEqual([
+      ['host-b:2', '/api/v1/impact'],
+      ['host-a:1', '/api/v1/balance'],
+    ]);
+  });
+
+  test('loses nothing on a clean close: what was answered is written before the ledger closes', async () => {
+    // Nothing is written by time here (an hour between batches): only the close writes.
+    const { open } = await ledger(store, { flushMs: 3_600_000 });
+    const a = await open('host-a:1');
+    for (let i = 0; i < 30; i++) await a.call('GET', '/balance');
+    await a.engine.close();
+    const b = await open('host-b:2');
+    expect(await b.entries({ limit: 100 })).toHaveLength(30);
+  });
+
+  test('keeps the newest entries and none older than its age; a reset empties it', async () => {
+    const { open } = await ledger(store, { keep: 20, maxAgeMs: 3_600_000 });
+    const a = await open('host-a:1');
+    for (let i = 0; i < 25; i++) await a.call('GET', '/balance', { query: { n: String(i) } });
+    await a.engine.sandbox.journal.flush();
+    // Pruned as entries are written: at most `keep` and one tenth more between prunes.
+    for (let i = 0; i < 5; i++) await a.call('GET', '/impact');
+    await a.engine.sandbox.journal.flush();
+    const kept = await a.entries({ limit: 100 });
+    expect(kept.length).toBeGreaterThanOrEqual(20);
+    expect(kept.length).toBeLessThanOrEqual(22);
+    expect(kept.at(-1)!.query).not.toBe('n=0');
+    // Two hours on, real time: the old entries go at the next prune.
+    a.clock.now += 2 * 3_600_000;
+    for (let i = 0; i < 2; i++) await a.call('GET', '/impact');
+    await a.engine.sandbox.journal.flush();
+    expect((await a.entries({ limit: 100 })).map((e) => e.real_time)).toEqual([
+      new Date(a.clock.now).toISOString(),
+      new Date(a.clock.now).toISOString(),
+    ]);
+    await a.engine.sandbox.reset();
+    expect(await a.entries()).toEqual([]);
+  });
+
+  test('records nothing when it is off (CARBON_JOURNAL=off)', async () => {
+    const { open } = await ledger(store, { enabled: false });
+    const a = await open('host-a:1');
+    await a.call('GET', '/balance');
+    expect(await a.entries()).toEqual([]);
+  });
+});
+
+describe('on SQLite, the journal and another process holding the write lock', () => {
+  test('a batch does not wait for the lock (the requests are answered); it is written once the lock is free', async () => {
+    // A write that waited would wait a minute here (far past the test's limit).
+    const before = process.env.CARBON_BUSY_TIMEOUT_MS;
+    process.env.CARBON_BUSY_TIMEOUT_MS = '60000';
+    const dir = tempDir('carbon-journal-lock-');
+    const engine = await openEngine({ kind: 'sqlite', dir }, { journal: { ...JOURNAL_DEFAULTS, flushMs: 3_600_000 } });
+    const other = new DatabaseSync(join(dir, 'ledger.db'));
+    cleanup.push(async () => {
+      other.close();
+      await engine.close();
+      rmSync(dir, { recursive: true, force: true });
+      if (before === undefined) delete process.env.CARBON_BUSY_TIMEOUT_MS;
+      else process.env.CARBON_BUSY_TIMEOUT_MS = before;
+    });
+    const key = (await engine.sandbox.defaultKey('test'))!;
+    other.exec('BEGIN IMMEDIATE');
+    // 250 answers: a batch is tried at each hundred, finds the lock held, and waits in memory.
+    for (let i = 0; i < 250; i++) {
+      const r = await engine.service.handle({
+        method: 'GET',
+        path: '/api/v1/balance',
+        query: {},
+        headers: { authorization: `Bearer ${key}` },
+        body: '',
+      });
+      expect(r.status).toBe(200);
+    }
+    other.exec('COMMIT');
+    const entries = await engine.sandbox.journal.entries({ ...NO_FILTER, limit: 1000 });
+    expect(entries).toHaveLength(250);
+    expect(engine.sandbox.journal.dropped).toBe(0);
+  }, 20_000);
+});
