@@ -51,9 +51,6 @@ export function snapshotTables(journal: boolean): Array<(typeof SNAPSHOT_TABLES)
   return SNAPSHOT_TABLES.filter((t) => journal || !('journal' in t && t.journal));
 }
 
-/** True when this carbon keeps a journal that a snapshot can hold. */
-export const journalKept = (): boolean => snapshotTables(true).length > snapshotTables(false).length;
-
 /** Writes a snapshot's lines, keeping the checksum of what it wrote. */
 export class SnapshotWriter {
   private readonly hash: Hash = createHash('sha256');

@@ -104,6 +104,52 @@ describe.each(STORES)('on %s', (_name, open) => {
     }
   });
 
+  test('--with-journal: the request journal travels with the snapshot and comes back as it was; without it a load leaves none', async () => {
+    const { sandbox } = await open();
+    try {
+      const key = (await sandbox.defaultKey('test'))!;
+      for (const kg of [3, 4]) {
+        const res = await sandbox.service().handle({
+          method: 'POST',
+          path: '/api/v1/offsets',
+          query: {},
+          headers: { authorization: `Bearer ${key}`, 'idempotency-key': `journal-${kg}`, 'content-type': 'application/json' },
+          body: `{"kg":${kg}}`,
+        });
+        expect(res.status).toBe(201);
+      }
+      await sandbox.journal.flush();
+      const saveJournal = async () => {
+        let text = '';
+        await (await sandbox.snapshots()).save(
+          async (chunk) => {
+            text += chunk;
+          },
+          { carbon: 'test', journal: true },
+        );
+        return rowsOf(text).filter((l) => l.startsWith('["journal",'));
+      };
+      const before = await saveJournal();
+      expect(before).toHaveLength(2);
+      expect(before.join('\n')).not.toContain(key);
+      let text = '';
+      await (await sandbox.snapshots()).save(
+        async (chunk) => {
+          text += chunk;
+        },
+        { carbon: 'test', journal: true },
+      );
+      const plain = await save(sandbox);
+      await sandbox.reset();
+      await load(sandbox, text);
+      expect(await saveJournal()).toEqual(before);
+      await load(sandbox, plain);
+      expect(await saveJournal()).toEqual([]);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
   test('rows that break the ledger (an offset twice) under a right checksum: refused, nothing changed', async () => {
     const { sandbox } = await open();
     try {

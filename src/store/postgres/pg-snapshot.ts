@@ -27,6 +27,7 @@ function select(table: Table): string {
       return 'SELECT k.id, k.hash, k.livemode, k.permission, k.last4, k.created_ms, k.revoked_ms, v.default_for FROM api_keys k LEFT JOIN key_vault v ON v.id = k.id ORDER BY k.created_ms, k.id';
     case 'offsets':
     case 'entries':
+    case 'journal':
       return `SELECT ${columns} FROM ${table.name} ORDER BY seq`;
     case 'impact_daily':
       return `SELECT ${columns} FROM impact_daily ORDER BY livemode, day`;
@@ -94,7 +95,7 @@ function rowError(err: unknown): unknown {
 export async function importLedger(q: Queryable, batches: port.LedgerImport, metaNames: readonly string[]): Promise<void> {
   await q.query(
     'DELETE FROM idempotency; DELETE FROM entries; DELETE FROM offsets; DELETE FROM impact; DELETE FROM impact_daily; DELETE FROM balances; ' +
-      'DELETE FROM api_keys; DELETE FROM rate_windows; DELETE FROM account; UPDATE key_vault SET default_for = NULL',
+      'DELETE FROM api_keys; DELETE FROM rate_windows; DELETE FROM account; DELETE FROM journal; UPDATE key_vault SET default_for = NULL',
   );
   await q.query('DELETE FROM meta WHERE name = ANY($1::text[])', [metaNames]);
   const defaults: Array<[string, string]> = [];
@@ -117,7 +118,8 @@ export async function importLedger(q: Queryable, batches: port.LedgerImport, met
   }
   await q.query(
     `SELECT setval(pg_get_serial_sequence('offsets', 'seq'), coalesce((SELECT max(seq) FROM offsets), 0) + 1, false),
-            setval(pg_get_serial_sequence('entries', 'seq'), coalesce((SELECT max(seq) FROM entries), 0) + 1, false)`,
+            setval(pg_get_serial_sequence('entries', 'seq'), coalesce((SELECT max(seq) FROM entries), 0) + 1, false),
+            setval(pg_get_serial_sequence('journal', 'seq'), coalesce((SELECT max(seq) FROM journal), 0) + 1, false)`,
   );
   await keepTexts(q, defaults);
 }

@@ -31,6 +31,7 @@ function select(table: Table, metaNames: readonly string[]): string {
       return 'SELECT id, hash, livemode, permission, last4, created_ms, revoked_ms, NULL FROM api_keys ORDER BY created_ms, rowid';
     case 'offsets':
     case 'entries':
+    case 'journal':
       return `SELECT ${columns} FROM ${table.name} ORDER BY seq`;
     case 'impact_daily':
       return `SELECT ${columns} FROM impact_daily ORDER BY livemode, day`;
@@ -112,7 +113,7 @@ export async function importLedger(
   metaNames: readonly string[],
   vault: port.KeyVault,
 ): Promise<port.KeyVault> {
-  for (const table of ['account', 'balances', 'entries', 'offsets', 'impact', 'impact_daily', 'idempotency', 'api_keys']) {
+  for (const table of ['account', 'balances', 'entries', 'offsets', 'impact', 'impact_daily', 'idempotency', 'api_keys', 'journal']) {
     db.exec(`DELETE FROM ${table}`);
   }
   const forget = db.prepare('DELETE FROM meta WHERE name = ?');

@@ -1,7 +1,7 @@
 import { createReadStream, createWriteStream, renameSync, statSync, unlinkSync, type WriteStream } from 'node:fs';
 import type { Writable } from 'node:stream';
 import pkg from '../../../../package.json' with { type: 'json' };
-import { journalKept, linesOf, SnapshotError } from '../../../service/snapshot-format.js';
+import { linesOf, SnapshotError } from '../../../service/snapshot-format.js';
 import { inspectSnapshot, type SnapshotSummary } from '../../../service/snapshots.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
@@ -48,7 +48,6 @@ const held = (s: SnapshotSummary) =>
     .join(', ');
 
 export async function snapshotSave(ctx: Context, file: string, flags: { withJournal?: boolean }): Promise<void> {
-  if (flags.withJournal && !journalKept()) throw usage('This carbon keeps no request journal yet: --with-journal has nothing to add.');
   const snapshots = await (await open(ctx, 'snapshot save')).snapshots();
   const options = { carbon: pkg.version, journal: flags.withJournal === true };
   if (file === '-') {
