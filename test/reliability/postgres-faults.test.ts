@@ -27,6 +27,10 @@ if (cluster === null && process.env.CI === 'true')
   throw new Error('the PostgreSQL fault suite could not start a cluster of its own (the line above says why)');
 if (cluster === null) process.stderr.write('PostgreSQL fault suite skipped: no PostgreSQL server binaries in /usr/lib/postgresql.\n');
 const run = cluster === null ? describe.skip : describe;
+afterAll(() => {
+  cluster?.stop();
+  rmSync(root, { recursive: true, force: true });
+});
 
 run('PostgreSQL faults under purchase load', () => {
   const url = `${cluster?.url}?schema=faults`;
@@ -45,8 +49,6 @@ run('PostgreSQL faults under purchase load', () => {
 
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.kill()));
-    cluster?.stop();
-    rmSync(root, { recursive: true, force: true });
   });
 
   /** A client as stripe-node is one: the same Idempotency-Key until an answer, through whichever instance is up. */
@@ -130,5 +132,102 @@ run('PostgreSQL faults under purchase load', () => {
       expect(rows.offsets.length - before).toBe(used.length);
     },
     limit(120_000),
+  );
+});
+
+/** One answer, with which instance gave it, when it was sent and how long it took (ms). */
+interface Timed {
+  r: HttpResult;
+  server: number;
+  sent: number;
+  took: number;
+}
+
+run('PostgreSQL killed or stopped under purchase load', () => {
+  /** Two instances on a schema of the test's own, with the deadlines' defaults, and a test key with money. */
+  const setUp = async (schema: string) => {
+    const url = `${cluster?.url}?schema=${schema}`;
+    const home = tempHome('carbon-pgstall-');
+    const sandbox = await openSandbox({ kind: 'postgres', url });
+    await sandbox.topUp('test', 100_000_000);
+    const key = (await sandbox.defaultKey('test'))!;
+    await sandbox.close();
+    const env = { CARBON_DATABASE_URL: url };
+    const servers = await Promise.all([serve(home, [], env), serve(home, [], env)]);
+    /** As buyUntilAnswered above, each answer timed; the client waits up to 30 s, well past every deadline. */
+    const buy = async (idem: string, kg: number, seen: Timed[]) => {
+      for (let attempt = 0; attempt < 2000; attempt++) {
+        const server = (attempt + kg) % servers.length;
+        const sent = performance.now();
+        const r = await http(`${servers[server]!.url}/offsets`, { key, idem, body: JSON.stringify({ kg }), timeoutMs: limit(30_000) });
+        seen.push({ r, server, sent, took: performance.now() - sent });
+        if (r.status === 201) return;
+        await sleep(r.status === 503 ? Number(r.headers['retry-after'] ?? 1) * 100 : 50);
+      }
+      throw new Error(`no answer for ${idem}`);
+    };
+    const load = (clients: number, seen: Timed[], done: () => boolean) => {
+      const keys: string[] = [];
+      const running = Array.from({ length: clients }, async () => {
+        while (!done()) {
+          const k = randomUUID();
+          keys.push(k);
+          await buy(k, 1 + (keys.length % 5), seen);
+        }
+      });
+      return Promise.all(running).then(() => keys);
+    };
+    /** Every purchase once, the money exact, both instances up, and nothing but 201 and 503 with Retry-After. */
+    const check = async (seen: Timed[], used: string[]) => {
+      for (const server of servers) expect(server.child.exitCode, server.output().slice(-2000)).toBeNull();
+      expect(seen.filter((t) => t.r.status !== 201 && t.r.status !== 503).map((t) => `${t.r.status} ${t.r.text}`)).toEqual([]);
+      for (const { r } of seen.filter((t) => t.r.status === 503)) {
+        expect(r.headers['retry-after']).toMatch(/^\d+$/);
+        expect((r.json as { error: { code: string } }).error.code).toBe('service_unavailable');
+      }
+      const rows = await postgresRows(url);
+      expect(ledgerProblems(rows)).toEqual([]);
+      const byKey = new Map(rows.idempotency.map((k) => [k.key, k.offset_id]));
+      for (const k of used) expect(byKey.has(k), k).toBe(true);
+      expect(rows.offsets.length).toBe(used.length);
+    };
+    return { url, home, servers, load, check, stop: () => Promise.all(servers.map((s) => s.kill())) };
+  };
+
+  /** Resolves once `ready()` holds; fails the test if it does not within `ms` (scaled for load). */
+  const until = async (ready: () => boolean, ms: number, what: string) => {
+    const end = performance.now() + limit(ms);
+    while (!ready()) {
+      if (performance.now() > end) throw new Error(`not within ${limit(ms)} ms: ${what}`);
+      await sleep(20);
+    }
+  };
+
+  test(
+    'the postmaster killed with kill -9 under load: 503 with Retry-After until it is started again, never a 500; then every purchase lands once',
+    async () => {
+      const world = await setUp('killed');
+      try {
+        const seen: Timed[] = [];
+        let startedAt = Number.POSITIVE_INFINITY;
+        const keys = world.load(8, seen, () => seen.filter((t) => t.r.status === 201 && t.sent > startedAt).length > 20);
+        await until(() => seen.length >= 40, 30_000, '40 answers before the kill');
+        const killedAt = performance.now();
+        cluster!.killPostmaster();
+        await until(
+          () => seen.filter((t) => t.sent > killedAt && t.r.status !== 201).length >= 16,
+          30_000,
+          'requests meet the dead server',
+        );
+        await cluster!.start();
+        startedAt = performance.now();
+        const used = await keys;
+        expect(seen.filter((t) => t.r.status === 503).length, 'requests met the kill').toBeGreaterThan(0);
+        await world.check(seen, used);
+      } finally {
+        await world.stop();
+      }
+    },
+    limit(180_000),
   );
 });

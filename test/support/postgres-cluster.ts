@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -11,7 +11,24 @@ import { execa } from 'execa';
  * loopback port, for this run only. Returns its URL and how to stop it, or null (then the
  * PostgreSQL suites say in one line that they are skipped, and why).
  */
-export async function throwawayPostgres(root: string): Promise<{ url: string; stop: () => void; restart: () => Promise<void> } | null> {
+export interface ThrowawayPostgres {
+  url: string;
+  stop: () => void;
+  restart: () => Promise<void>;
+  /** The postmaster killed with SIGKILL, as the OOM killer or `kill -9` does: no shutdown at all. */
+  killPostmaster: () => void;
+  /** Started again after killPostmaster (once its orphaned backends have gone); resolves when it answers. */
+  start: () => Promise<void>;
+  /**
+   * Every process of the cluster stopped (SIGSTOP): the kernel still accepts connections and
+   * keeps established ones open, but nothing answers, as in a network partition.
+   */
+  pause: () => void;
+  /** Every process stopped by pause() goes on (SIGCONT). */
+  resume: () => void;
+}
+
+export async function throwawayPostgres(root: string): Promise<ThrowawayPostgres | null> {
   const versions = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a)) : [];
   const bin = versions.map((v) => join('/usr/lib/postgresql', v, 'bin')).find((b) => existsSync(join(b, 'initdb')));
   if (bin === undefined) return null;
@@ -62,26 +79,72 @@ export async function throwawayPostgres(root: string): Promise<{ url: string; st
     process.stderr.write(`PostgreSQL suites: no throw-away cluster (${(err as Error).message.split('\n')[0]}).\n`);
     return null;
   }
+  const serverOptions = `-p ${port} -k ${data} -c listen_addresses=127.0.0.1 -c fsync=off`;
+  const postmaster = () => Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  /** The postmaster and every process it started (backends, checkpointer, …), from /proc. */
+  const processes = (): number[] => {
+    const parent = postmaster();
+    const children = readdirSync('/proc')
+      .filter((d) => /^\d+$/.test(d))
+      .filter((pid) => {
+        try {
+          // The parent pid is the second field after the command name, which is in parentheses.
+          return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]) === parent;
+        } catch {
+          return false;
+        }
+      })
+      .map(Number);
+    return [parent, ...children];
+  };
+  let paused: number[] = [];
   return {
     url: `postgres://carbon@127.0.0.1:${port}/postgres`,
+    killPostmaster: () => process.kill(postmaster(), 'SIGKILL'),
+    start: async () => {
+      // The old backends notice their postmaster is gone and exit; until they have, the new one
+      // refuses to start (their shared memory is still attached).
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await runAsync('pg_ctl', ['-D', data, '-w', '-l', join(data, 'log'), '-o', serverOptions, 'start']);
+          return;
+        } catch (err) {
+          if (attempt >= 50) throw err;
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+      }
+    },
+    pause: () => {
+      // The postmaster first, so that it starts no process that would be missed.
+      const parent = postmaster();
+      process.kill(parent, 'SIGSTOP');
+      paused = processes();
+      for (const pid of paused) if (pid !== parent) process.kill(pid, 'SIGSTOP');
+    },
+    resume: () => {
+      for (const pid of paused.reverse()) {
+        try {
+          process.kill(pid, 'SIGCONT');
+        } catch {
+          // Gone meanwhile.
+        }
+      }
+      paused = [];
+    },
     /**
      * Immediate: every connection is terminated (57P01), then the server is started again.
      * Resolves when it is back; this process goes on meanwhile, so its clients meet the outage.
      */
-    restart: () =>
-      runAsync('pg_ctl', [
-        '-D',
-        data,
-        '-w',
-        '-m',
-        'immediate',
-        '-l',
-        join(data, 'log'),
-        '-o',
-        `-p ${port} -k ${data} -c listen_addresses=127.0.0.1 -c fsync=off`,
-        'restart',
-      ]),
+    restart: () => runAsync('pg_ctl', ['-D', data, '-w', '-m', 'immediate', '-l', join(data, 'log'), '-o', serverOptions, 'restart']),
     stop: () => {
+      // A cluster left paused by a failed test is continued first: stopped processes hear no signal but SIGKILL.
+      for (const pid of paused) {
+        try {
+          process.kill(pid, 'SIGCONT');
+        } catch {
+          // Gone.
+        }
+      }
       spawnSync(join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', 'stop'], { uid, gid, timeout: 30_000 });
     },
   };

@@ -1,24 +1,49 @@
 import { LedgerError } from '../ledger-error.js';
 
-/** Connection and server errors that pass: the server restarting, a connection cut. */
-const TRANSIENT_CODES = new Set([
+/** Node's socket errors: the server's host or the network between. */
+const SOCKET_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
+  'ECONNABORTED',
   'EPIPE',
   'ETIMEDOUT',
-  '57P01',
-  '57P02',
-  '57P03',
-  '08000',
-  '08003',
-  '08006',
-  '08001',
-  '08004',
-  '53300',
-  '55P03',
-  '40001',
-  '40P01',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'ENETRESET',
 ]);
+
+/**
+ * The server's codes for a connection it ended or would not open: class 08 (connection
+ * exception) is matched whole. 57P01 admin shutdown (a restart, pg_terminate_backend), 57P02
+ * crash shutdown (another backend died: the postmaster resets), 57P03 cannot connect now
+ * (starting, recovering), 57P05 idle session timeout, 25P03 idle in transaction session timeout.
+ */
+const SERVER_CONNECTION_CODES = new Set(['57P01', '57P02', '57P03', '57P05', '25P03']);
+
+/**
+ * What node-postgres and its pool say, with no code, about a connection that failed or did not
+ * answer in time: the socket ended; a client that already met a connection error (a postmaster
+ * killed with kill -9: "not queryable"); its own deadlines (connecting, a statement's answer);
+ * the pool ended (an instance closing).
+ */
+const DRIVER_MESSAGES =
+  /^(Connection terminated|Client has encountered a connection error and is not queryable|Client was closed and is not queryable|Query read timeout|timeout expired|timeout exceeded when trying to connect|Cannot use a pool after calling end on the pool)/;
+
+/** Trouble that passes, on a connection that may still be good: the server is busy, or a writer got in first. */
+const BUSY_CODES = new Set(['53000', '53200', '53300', '53400', '57014', '40001', '40P01']);
+
+/**
+ * Whether the connection the error came from can no longer be trusted: it was cut, the server
+ * ended it, or it did not answer in time (its statement may still be running, or its answer still
+ * on the way). Such a connection is thrown away, never sent a ROLLBACK (which would wait as long).
+ */
+export function connectionLost(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (SOCKET_CODES.has(code) || SERVER_CONNECTION_CODES.has(code) || code.startsWith('08'))) return true;
+  return err instanceof Error && DRIVER_MESSAGES.test(err.message);
+}
 
 /** What the driver and the server say, as a LedgerError a person can act on (never the password). */
 export function pgError(err: unknown, label: string): Error {
@@ -36,9 +61,9 @@ export function pgError(err: unknown, label: string): Error {
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
     return new LedgerError(`The database host of ${label} cannot be found (${code}).`, label, 'Check the host name in the database URL.');
   if (code === '55P03') return new LedgerError(`The ledger at ${label} is locked by another writer.`, label, 'Try again shortly.', true);
-  if (TRANSIENT_CODES.has(code) || /Connection terminated|connection timeout|timeout exceeded when trying to connect/i.test(message)) {
+  if (connectionLost(err) || BUSY_CODES.has(code)) {
     return new LedgerError(
-      `PostgreSQL at ${label} cannot be reached right now (${code || message}).`,
+      `PostgreSQL at ${label} cannot be reached right now (${code === '57014' ? 'statement timeout' : code || message}).`,
       label,
       'Check that the server is running and reachable; requests can be retried.',
       true,

@@ -12,7 +12,7 @@ import type {
   NewJournalRecord,
 } from '../port.js';
 import { livemodeOf } from '../tables.js';
-import { pgError } from './errors.js';
+import { connectionLost, pgError } from './errors.js';
 import { MAX_KEPT, PgReadCache } from './pg-cache.js';
 import { appendJournal, readJournal } from './pg-journal.js';
 import { PgReads, type Queryable } from './pg-reads.js';
@@ -199,10 +199,15 @@ export class PostgresStore extends PgReads implements LedgerStore {
         return result;
       } catch (err) {
         const code = (err as { code?: string }).code;
-        try {
-          await client.query('ROLLBACK');
-        } catch {
-          broken = true;
+        // A connection cut, or one that did not answer in time, is thrown away: a ROLLBACK on it
+        // would wait as long again, and the server ends the transaction when the socket closes.
+        broken = connectionLost(err);
+        if (!broken) {
+          try {
+            await client.query('ROLLBACK');
+          } catch {
+            broken = true;
+          }
         }
         // A serialization failure or deadlock, or a unique key another writer just took (an
         // Idempotency-Key, say): the transaction runs again and sees what was committed.

@@ -1,0 +1,59 @@
+/**
+ * How long carbon waits for PostgreSQL, so that a request whose database does not answer gets its
+ * 503 (and a command its one-line error) within 10 s, instead of waiting as long as the network
+ * does. Each is whole milliseconds from the environment, 0 for no deadline; anything else is the
+ * default. docs/reliability.md ("Deadlines on the database") has the reasoning.
+ */
+export interface Deadlines {
+  /** Opening a connection, or waiting for one of the pool's: CARBON_PG_CONNECT_TIMEOUT_MS. */
+  connectMs: number;
+  /** Every statement, on the server and on the client: CARBON_PG_STATEMENT_TIMEOUT_MS. */
+  statementMs: number;
+  /** A transaction left open with nothing running (its session is ended): CARBON_PG_IDLE_IN_TRANSACTION_TIMEOUT_MS. */
+  idleInTransactionMs: number;
+}
+
+export const DEFAULT_DEADLINES: Deadlines = { connectMs: 5000, statementMs: 4000, idleInTransactionMs: 10_000 };
+
+/**
+ * How much longer than the server's statement_timeout the client waits for an answer: a live
+ * server cancels the statement itself (57014) and the connection stays usable; only a server that
+ * does not answer at all meets the client's deadline, and then the connection is thrown away.
+ */
+export const CLIENT_GRACE_MS = 500;
+
+function ms(raw: string | undefined, fallback: number): number {
+  return raw !== undefined && /^\d{1,7}$/.test(raw) ? Number(raw) : fallback;
+}
+
+export function deadlines(env: NodeJS.ProcessEnv = process.env): Deadlines {
+  return {
+    connectMs: ms(env.CARBON_PG_CONNECT_TIMEOUT_MS, DEFAULT_DEADLINES.connectMs),
+    statementMs: ms(env.CARBON_PG_STATEMENT_TIMEOUT_MS, DEFAULT_DEADLINES.statementMs),
+    idleInTransactionMs: ms(env.CARBON_PG_IDLE_IN_TRANSACTION_TIMEOUT_MS, DEFAULT_DEADLINES.idleInTransactionMs),
+  };
+}
+
+/**
+ * The deadlines as node-postgres's pool options. The server-side ones travel in the startup
+ * packet, once per connection: no statement pays a round trip for them.
+ * - connectionTimeoutMillis bounds both a new connection (a server that accepts TCP and never
+ *   answers, as a stopped one does) and the wait for a pooled one;
+ * - statement_timeout and idle_in_transaction_session_timeout are the server's own, for a server
+ *   that answers: a statement stuck on a lock, a session whose client stalled with the writer
+ *   lock held (its lock is released);
+ * - query_timeout is the client's, for a server that does not answer at all: statement_timeout
+ *   cannot fire in a stopped server. The connection it fires on is thrown away (pg-pool does so
+ *   for pool.query; PostgresStore.transaction() for its own);
+ * - TCP keepalive finds a connection whose peer has vanished while it sat idle in the pool.
+ */
+export function poolDeadlines(d: Deadlines) {
+  return {
+    connectionTimeoutMillis: d.connectMs,
+    statement_timeout: d.statementMs,
+    query_timeout: d.statementMs === 0 ? 0 : d.statementMs + CLIENT_GRACE_MS,
+    idle_in_transaction_session_timeout: d.idleInTransactionMs,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  };
+}
