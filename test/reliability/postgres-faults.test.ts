@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { cleanupHomes, type HttpResult, http, requireBuilt, runCli, sleep, tempHome } from '../support/children.js';
+import { cleanupHomes, type HttpResult, http, requireBuilt, runCli, STACK_FRAME, sleep, tempHome } from '../support/children.js';
 import { type Served, serve } from '../support/cli.js';
 import { ledgerProblems, postgresRows } from '../support/ledger-check.js';
 import { limit } from '../support/load.js';
@@ -229,5 +229,72 @@ run('PostgreSQL killed or stopped under purchase load', () => {
       }
     },
     limit(180_000),
+  );
+
+  test(
+    'PostgreSQL stopped (SIGSTOP) under load: every request gets 503 with Retry-After within 10 s, a CLI command fails in one line; continued (SIGCONT), both instances serve again by themselves',
+    async () => {
+      const world = await setUp('stalled');
+      try {
+        const seen: Timed[] = [];
+        let resumedAt = Number.POSITIVE_INFINITY;
+        const served = (server: number) => seen.filter((t) => t.server === server && t.r.status === 201 && t.sent > resumedAt).length;
+        const keys = world.load(8, seen, () => served(0) >= 10 && served(1) >= 10);
+        await until(() => seen.length >= 40, 30_000, '40 answers before the stop');
+        const stoppedAt = performance.now();
+        cluster!.pause();
+        let cli: Awaited<ReturnType<typeof runCli>> & { took: number };
+        let health: Timed[];
+        try {
+          // The local engine on the stopped database: one line and exit 1, not a hang.
+          const [ran, ...probes] = await Promise.all([
+            (async () => {
+              const started = performance.now();
+              const r = await runCli(tempHome('carbon-pgstall-cli-'), ['balance'], {
+                env: { CARBON_DATABASE_URL: world.url },
+                timeoutMs: limit(60_000),
+              });
+              return { ...r, took: performance.now() - started };
+            })(),
+            ...world.servers.map(async (s, server) => {
+              const sent = performance.now();
+              const r = await http(`${s.origin}/healthz`, { timeoutMs: limit(30_000) });
+              return { r, server, sent, took: performance.now() - sent };
+            }),
+          ]);
+          cli = ran;
+          health = probes;
+          // Every client has met the stopped database twice: no request is left hanging.
+          await until(() => seen.filter((t) => t.sent > stoppedAt && t.r.status === 503).length >= 16, 60_000, 'two 503s a client');
+        } finally {
+          resumedAt = performance.now();
+          cluster!.resume();
+        }
+        const used = await keys;
+
+        expect(cli.timedOut, cli.stderr).toBe(false);
+        expect(cli.code, cli.stderr).toBe(1);
+        expect(cli.stderr.trim().split('\n'), cli.stderr).toHaveLength(1);
+        expect(cli.stderr).toMatch(/cannot be reached right now/);
+        expect(cli.stderr).not.toMatch(STACK_FRAME);
+        expect(cli.took, 'the CLI gave up within its connect deadline').toBeLessThan(limit(10_000));
+        for (const probe of health) {
+          expect(probe.r.status, probe.r.text).toBe(503);
+          expect(probe.took).toBeLessThan(limit(10_000));
+        }
+        // Each request sent while the database was stopped, and answered before it went on: a 503 within 10 s.
+        const during = seen.filter((t) => t.sent > stoppedAt && t.sent + t.took < resumedAt);
+        expect(during.length).toBeGreaterThanOrEqual(16);
+        expect(during.filter((t) => t.r.status !== 503).map((t) => `${t.r.status} ${t.r.text}`)).toEqual([]);
+        expect(Math.max(...during.map((t) => t.took)), 'the slowest 503').toBeLessThan(limit(10_000));
+        // Nothing hung across the stop either: every request answered within 10 s of the stop, or of being sent.
+        for (const t of seen.filter((t) => t.sent + t.took > stoppedAt && t.sent < resumedAt))
+          expect(t.sent + t.took - Math.max(t.sent, stoppedAt), `${t.r.status} ${t.r.text}`).toBeLessThan(limit(10_000));
+        await world.check(seen, used);
+      } finally {
+        await world.stop();
+      }
+    },
+    limit(240_000),
   );
 });

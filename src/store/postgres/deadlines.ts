@@ -20,7 +20,7 @@ export const DEFAULT_DEADLINES: Deadlines = { connectMs: 5000, statementMs: 4000
  * server cancels the statement itself (57014) and the connection stays usable; only a server that
  * does not answer at all meets the client's deadline, and then the connection is thrown away.
  */
-export const CLIENT_GRACE_MS = 500;
+const CLIENT_GRACE_MS = 500;
 
 function ms(raw: string | undefined, fallback: number): number {
   return raw !== undefined && /^\d{1,7}$/.test(raw) ? Number(raw) : fallback;

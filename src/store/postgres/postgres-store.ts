@@ -12,6 +12,7 @@ import type {
   NewJournalRecord,
 } from '../port.js';
 import { livemodeOf } from '../tables.js';
+import { deadlines, poolDeadlines } from './deadlines.js';
 import { connectionLost, pgError } from './errors.js';
 import { MAX_KEPT, PgReadCache } from './pg-cache.js';
 import { appendJournal, readJournal } from './pg-journal.js';
@@ -74,6 +75,8 @@ export class PostgresStore extends PgReads implements LedgerStore {
   ) {
     super(pool as unknown as Queryable);
     this.kept = new PgReadCache(pool as unknown as Queryable);
+    pool.on('connect', (client) => this.clients.add(client));
+    pool.on('remove', (client) => this.clients.delete(client));
   }
 
   /**
@@ -87,9 +90,13 @@ export class PostgresStore extends PgReads implements LedgerStore {
     if (this.journalPool === undefined) {
       this.journalPool = new pg.Pool({ ...this.config, max: 1, options: `${this.config.options} -c synchronous_commit=off` });
       this.journalPool.on('error', () => {});
+      this.journalPool.on('connect', (client) => this.clients.add(client));
+      this.journalPool.on('remove', (client) => this.clients.delete(client));
     }
     return this.journalPool;
   }
+  /** The pools' open connections (close() cuts those a stopped server never lets go of). */
+  private readonly clients = new Set<pg.PoolClient>();
 
   /** The account, the balances, the keys and the named values, kept between requests (pg-cache.ts). */
   private readonly kept: PgReadCache;
@@ -106,8 +113,8 @@ export class PostgresStore extends PgReads implements LedgerStore {
     const config: pg.PoolConfig = {
       connectionString: parsed.connectionString,
       max: Number(process.env.CARBON_PG_POOL ?? 10),
-      connectionTimeoutMillis: 5_000,
       idleTimeoutMillis: 10_000,
+      ...poolDeadlines(deadlines()),
       // Every connection works in the sandbox's own schema.
       options: `-c search_path=${parsed.schema}`,
       types,
@@ -271,7 +278,28 @@ export class PostgresStore extends PgReads implements LedgerStore {
     }
   }
 
-  async close(): Promise<void> {
-    await Promise.all([this.pool.end(), this.journalPool?.end()]);
+  /**
+   * Ends the pools (the ledger's and the journal's): each connection says goodbye and waits for the server to close it. A server
+   * that does not answer never does, so after the connect deadline the sockets are cut instead
+   * (a command on a stopped database exits rather than hangs).
+   */
+  close(): Promise<void> {
+    this.closed ??= this.end();
+    return this.closed;
+  }
+  private closed: Promise<void> | undefined;
+
+  private async end(): Promise<void> {
+    const ended = Promise.all([this.pool.end(), this.journalPool?.end()]);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), deadlines().connectMs || 5000);
+      timer.unref();
+    });
+    if ((await Promise.race([ended, late])) === 'late') {
+      for (const client of this.clients) client.connection.stream.destroy();
+      await ended;
+    }
+    clearTimeout(timer);
   }
 }
