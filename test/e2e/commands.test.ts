@@ -213,7 +213,7 @@ describe.concurrent('help and version', () => {
     for (const word of ['buy', 'quote', 'list', 'show', 'balance', 'impact', 'config', 'sandbox', 'serve', 'CARBON_HOME', 'Exit codes:']) {
       expect(r.stdout).toContain(word);
     }
-    for (let code = 0; code <= 8; code++) expect(r.stdout).toMatch(new RegExp(`^  ${code}  \\S`, 'm'));
+    for (let code = 0; code <= 12; code++) expect(r.stdout).toMatch(new RegExp(`^ +${code} {2}\\S`, 'm'));
   });
 
   const commands = [

@@ -66,7 +66,7 @@ describe('help fits the terminal', () => {
     if (columns === 80) {
       // The footer of carbon --help, and an example continued with ` \`.
       expect(helps[0]).toMatch(/^Environment: CARBON_API_KEY, CARBON_BASE_URL, CARBON_PROFILE, CARBON_HOME\n\(config and data\), /m);
-      expect(helps[0]).toMatch(/^ {4}2 {2}usage: bad options or arguments, 400, 422 validation_error \/\n {7}amount_too_small$/m);
+      expect(helps[0]).toMatch(/^ {4}2 {2}usage: bad options or arguments, 400, 422 validation_error \/\n {7}amount_too_small,$/m);
       const buy = helps[PATHS.findIndex((p) => p.join(' ') === 'buy')]!;
       expect(buy).toMatch(/^ {2}\$ carbon \S.* \\\n {6}\S/m);
     }

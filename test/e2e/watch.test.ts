@@ -195,7 +195,7 @@ describe('in a pipe', () => {
       ['--interval', 'soon'],
       ['--interval', '1ms'],
       ['--forward-to', 'ftp://x'],
-      ['--since', 'yesterday'],
+      ['--since', 'last week'],
       ['--status', 'lost'],
     ]) {
       const r = await carbon(['watch', ...args], { home });
