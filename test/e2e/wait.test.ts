@@ -24,7 +24,7 @@ describe('--wait that ends refunded', () => {
   });
 
   test('carbon --help lists exit code 9', async () => {
-    expect((await ok(['--help'], { home: newHome() })).stdout).toMatch(/^ {2}9 {2}--wait ended with the offset refunded/m);
+    expect((await ok(['--help'], { home: newHome() })).stdout).toMatch(/^ +9 {2}--wait ended with the offset refunded/m);
   });
 });
 

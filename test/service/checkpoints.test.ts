@@ -1,6 +1,7 @@
 import { existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
+import { SELF_CHECKPOINT_PAGES } from '../../src/store/sqlite/sqlite-open.js';
 import { openSqlite, pragma, scalar } from '../support/sqlite.js';
 import { openWorld, type World } from '../support/world.js';
 
@@ -31,9 +32,9 @@ describe('checkpoints off the purchase path', () => {
   test('a one-shot run checkpoints as SQLite does; past a few commits a worker does, and the ledger file grows by its copies alone', async () => {
     w = await openWorld();
     await w.sandbox.topUp('test', 100_000_000);
-    expect(autocheckpoint(w)).toBe(1000);
+    expect(autocheckpoint(w)).toBe(SELF_CHECKPOINT_PAGES);
     for (let i = 0; i < 30; i++) await w.buy({ kg: 1 });
-    expect(autocheckpoint(w)).toBe(1000);
+    expect(autocheckpoint(w)).toBe(SELF_CHECKPOINT_PAGES);
     // The worker starts after 32 commits; once it has looked at the WAL, commits stop checkpointing.
     let bought = 30;
     const deadline = Date.now() + 10_000;

@@ -1,3 +1,4 @@
+import type pg from 'pg';
 /**
  * How long carbon waits for PostgreSQL, so that a request whose database does not answer gets its
  * 503 (and a command its one-line error) within 10 s, instead of waiting as long as the network
@@ -56,4 +57,23 @@ export function poolDeadlines(d: Deadlines) {
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
   };
+}
+
+/**
+ * Ends the pools: each connection says goodbye and waits for the server to close it. A server
+ * that does not answer never does, so after the connect deadline the sockets are cut instead
+ * (a command on a stopped database exits rather than hangs).
+ */
+export async function endPools(pools: Array<pg.Pool | undefined>, clients: Set<pg.PoolClient>): Promise<void> {
+  const ended = Promise.all(pools.map((pool) => pool?.end()));
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), deadlines().connectMs || 5000);
+    timer.unref();
+  });
+  if ((await Promise.race([ended, late])) === 'late') {
+    for (const client of clients) client.connection.stream.destroy();
+    await ended;
+  }
+  clearTimeout(timer);
 }

@@ -12,7 +12,7 @@ import type {
   NewJournalRecord,
 } from '../port.js';
 import { livemodeOf } from '../tables.js';
-import { deadlines, poolDeadlines } from './deadlines.js';
+import { deadlines, endPools, poolDeadlines } from './deadlines.js';
 import { connectionLost, pgError } from './errors.js';
 import { MAX_KEPT, PgReadCache } from './pg-cache.js';
 import { appendJournal, readJournal } from './pg-journal.js';
@@ -279,9 +279,8 @@ export class PostgresStore extends PgReads implements LedgerStore {
   }
 
   /**
-   * Ends the pools (the ledger's and the journal's): each connection says goodbye and waits for the server to close it. A server
-   * that does not answer never does, so after the connect deadline the sockets are cut instead
-   * (a command on a stopped database exits rather than hangs).
+   * Ends the pools (the ledger's and the journal's), cutting after the connect deadline the
+   * connections of a server that never answers (deadlines.ts, endPools).
    */
   close(): Promise<void> {
     this.closed ??= this.end();
@@ -289,17 +288,7 @@ export class PostgresStore extends PgReads implements LedgerStore {
   }
   private closed: Promise<void> | undefined;
 
-  private async end(): Promise<void> {
-    const ended = Promise.all([this.pool.end(), this.journalPool?.end()]);
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => {
-      timer = setTimeout(() => resolve('late'), deadlines().connectMs || 5000);
-      timer.unref();
-    });
-    if ((await Promise.race([ended, late])) === 'late') {
-      for (const client of this.clients) client.connection.stream.destroy();
-      await ended;
-    }
-    clearTimeout(timer);
+  private end(): Promise<void> {
+    return endPools([this.pool, this.journalPool], this.clients);
   }
 }
