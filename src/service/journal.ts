@@ -165,7 +165,9 @@ export class Journal {
       const wait = mustWait || this.pending.length + records.length > MAX_WAITING;
       await this.store.appendJournal(records, { keep, maxAgeMs, now: this.clock() }, { wait });
     } catch (err) {
-      if (err instanceof LedgerError && err.transient && this.pending.length + records.length <= MAX_WAITING) {
+      // Left for the next batch while the writer may come back to it; a write that waited its
+      // turn (flush, close) and still met a held lock gives up, so a close never loops on it.
+      if (!mustWait && err instanceof LedgerError && err.transient && this.pending.length + records.length <= MAX_WAITING) {
         this.ready = records.concat(this.ready);
         return;
       }
