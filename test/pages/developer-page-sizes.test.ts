@@ -2,35 +2,56 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { type RunningServer, startServer } from '../../src/server/server.js';
 import { expectAxeClean, type Launched, launch, withChromium } from '../support/chromium.js';
 
 /**
  * The developer page as a new user meets it, in Chromium at a desktop's 1280 px and a phone's
- * 390 px: nothing wider than the viewport, axe-core clean, a chart that explains itself, one
- * unit for money, the live view's defaults, a reference filter by prefix, and no 404 on a load.
- * CARBON_SCREENSHOTS=1 writes docs/developer-page-desktop.png and docs/developer-page-phone.png.
+ * 390 px: nothing wider than the viewport (inside the tables too), offsets and keys as one card a
+ * row on the phone, each label above its input there and beside it on the desktop, the chart's
+ * ticks inside the chart, axe-core clean, one unit for money, a top-up that says what it did and a
+ * refused one that leaves the address on the page, the live view's defaults, a reference filter by
+ * prefix, and no 404 on a load. CARBON_SCREENSHOTS=1 writes docs/developer-page-desktop.png and
+ * docs/developer-page-phone.png.
+ *
+ * Order-free: every test starts its own server on its own ledger (with a clock that stands still
+ * but for the test's own moves) and its own browser context, signed in afresh, and buys what it
+ * reads. Only the Chromium process is shared, and nothing of one test's lives in it after the test.
  */
 
 // The page's own globals, in the functions evaluated in Chromium (this project type-checks without the DOM library).
-interface Box {
+interface Rect {
+  left: number;
   right: number;
+  top: number;
+  bottom: number;
+  width: number;
+  height: number;
 }
 interface El {
   tagName: string;
   id: string;
   classList: Iterable<string> & { contains(c: string): boolean };
   className: string;
+  textContent: string | null;
+  scrollWidth: number;
+  clientWidth: number;
   closest(s: string): El | null;
-  getBoundingClientRect(): Box;
+  querySelector(s: string): El | null;
+  querySelectorAll(s: string): Iterable<El>;
+  getBoundingClientRect(): Rect;
   getAttribute(n: string): string | null;
+  checkVisibility(): boolean;
 }
 declare const document: {
   documentElement: { clientWidth: number; scrollWidth: number };
+  querySelector(s: string): El | null;
   querySelectorAll(s: string): Iterable<El>;
   activeElement: El | null;
+  createRange(): { selectNodeContents(n: El): void; getBoundingClientRect(): Rect };
 };
+declare function getComputedStyle(el: El): { textAlign: string; fontFamily: string; overflowX: string; display: string };
 
 const DAY = 86_400_000;
 const SIZES = [
@@ -38,67 +59,115 @@ const SIZES = [
   { name: 'phone', width: 390, height: 844 },
 ] as const;
 
+interface Fresh {
+  server: RunningServer;
+  page: Page;
+  buy(kg: number, reference?: string, mode?: 'test' | 'live'): Promise<string>;
+}
+
 withChromium(describe, 'Developer page size tests')('the developer page at 1280 px and 390 px', () => {
   let dir: string;
-  let server: RunningServer;
   let chromium: Launched;
-  let context: BrowserContext;
-  let page: Page;
-  let testKey: string;
-  const notFound: string[] = [];
+  const open: Array<{ server: RunningServer; context: BrowserContext }> = [];
+  let serial = 0;
 
-  const buy = async (kg: number, reference?: string) => {
-    const res = await fetch(`${server.url}/offsets`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${testKey}`,
-        'content-type': 'application/json',
-        'idempotency-key': `sizes-${kg}-${reference}-${Math.random()}`,
-      },
-      body: JSON.stringify({ kg, ...(reference === undefined ? {} : { reference }) }),
-    });
-    expect(res.status).toBe(201);
+  /** A server of the test's own on a new ledger, and a page signed in to it at `width` px. */
+  const fresh = async (width = 1280, height = 900): Promise<Fresh> => {
+    const start = Date.now();
+    const server = await startServer({ host: '127.0.0.1', port: 0, dataDir: join(dir, `data-${++serial}`), clock: () => start });
+    const context = await chromium.browser.newContext({ viewport: { width, height } });
+    open.push({ server, context });
+    const page = await context.newPage();
+    await page.goto(server.developerPageUrl);
+    const keys = { test: (await server.sandbox.defaultKey('test'))!, live: (await server.sandbox.defaultKey('live'))! };
+    let n = 0;
+    const buy = async (kg: number, reference?: string, mode: 'test' | 'live' = 'test') => {
+      const res = await fetch(`${server.url}/offsets`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${keys[mode]}`, 'content-type': 'application/json', 'idempotency-key': `sizes-${++n}` },
+        body: JSON.stringify({ kg, ...(reference === undefined ? {} : { reference }) }),
+      });
+      expect(res.status).toBe(201);
+      return ((await res.json()) as { id: string }).id;
+    };
+    return { server, page, buy };
   };
 
-  /** Nothing wider than the viewport: the document does not scroll sideways, and no element sticks out of it. */
-  const fitsViewport = async (where: string) => {
+  /** Nothing wider than the viewport: the document does not scroll sideways, no element sticks out, no table scrolls. */
+  const fitsViewport = async (page: Page, where: string) => {
     const wide = await page.evaluate(() => {
       const width = document.documentElement.clientWidth;
+      const name = (el: El) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${[...el.classList].join('.')}`;
       const out = [...document.querySelectorAll('body *')]
-        .filter((el) => !el.closest('.scroll') || el.classList.contains('scroll'))
+        .filter((el) => el.checkVisibility() && !el.closest('.visually-hidden, thead'))
         .filter((el) => el.getBoundingClientRect().right > width + 0.5)
-        .map(
-          (el) =>
-            `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${[...el.classList].join('.')} → ${Math.round(el.getBoundingClientRect().right)}`,
-        );
-      return { scroll: document.documentElement.scrollWidth, width, out: out.slice(0, 5) };
+        .map((el) => `${name(el)} → ${Math.round(el.getBoundingClientRect().right)}`);
+      const scrolling = [...document.querySelectorAll('.scroll')]
+        .filter((el) => el.scrollWidth > el.clientWidth + 0.5)
+        .map((el) => `${name(el)}: ${el.scrollWidth} in ${el.clientWidth}`);
+      return { scroll: document.documentElement.scrollWidth, width, out: out.slice(0, 5), scrolling };
     });
     expect(wide.out, where).toEqual([]);
+    expect(wide.scrolling, where).toEqual([]);
     expect(wide.scroll, where).toBeLessThanOrEqual(wide.width);
   };
 
+  /** Every label of a form field against its control: `above` (the label's bottom at or over the control's top) or `beside` (one line). */
+  const labels = (page: Page) =>
+    page.evaluate(() =>
+      [...document.querySelectorAll('.field')].map((f) => {
+        const label = f.querySelector('label')!.getBoundingClientRect();
+        const control = f.querySelector('input, select')!.getBoundingClientRect();
+        const above = label.bottom <= control.top + 1;
+        const beside = label.right <= control.left + 1 && label.bottom > control.top && label.top < control.bottom;
+        return { id: f.querySelector('label')!.getAttribute('for'), above, beside };
+      }),
+    );
+
+  /** The ticks' text: inside the bars' width, not clipped by its own box, none over another. */
+  const ticksInside = (page: Page) =>
+    page.evaluate(() => {
+      const bars = document.querySelector('.chart .bars')!.getBoundingClientRect();
+      const ticks = [...document.querySelectorAll('.chart .ticks li')].map((li) => {
+        const range = document.createRange();
+        range.selectNodeContents(li);
+        const text = range.getBoundingClientRect();
+        const box = li.getBoundingClientRect();
+        const clips = getComputedStyle(li).overflowX !== 'visible';
+        return {
+          text: li.textContent,
+          left: text.left,
+          right: text.right,
+          clipped: clips && (text.left < box.left - 0.5 || text.right > box.right + 0.5),
+        };
+      });
+      const problems = ticks.flatMap((t, i) => [
+        ...(t.left < bars.left - 0.5 || t.right > bars.right + 0.5 ? [`${t.text} outside the chart`] : []),
+        ...(t.clipped ? [`${t.text} clipped`] : []),
+        ...(i > 0 && t.left < ticks[i - 1]!.right ? [`${t.text} over ${ticks[i - 1]!.text}`] : []),
+      ]);
+      return { count: ticks.length, problems };
+    });
+
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'carbon-page-sizes-'));
-    // The model's clock stands still but for the test's own moves: no offset is placed by real seconds passing.
-    const start = Date.now();
-    server = await startServer({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'data'), clock: () => start });
-    testKey = (await server.sandbox.defaultKey('test'))!;
     chromium = await launch();
-    context = await chromium.browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    page.on('response', (r) => {
-      if (r.status() === 404) notFound.push(r.url());
-    });
-    await page.goto(server.developerPageUrl);
   }, 60_000);
+
+  afterEach(async () => {
+    for (const { server, context } of open.splice(0)) {
+      await context.close();
+      await server.close();
+    }
+  });
 
   afterAll(async () => {
     await chromium?.close();
-    await server?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   test('a new account: no chart yet, then a first day said in words, not one bar at the edge of an empty month', async () => {
+    const { server, page, buy } = await fresh();
     await page.goto(`${server.origin}/`);
     expect(await page.locator('section[aria-labelledby="impact"]').innerText()).toContain('No purchases yet in test mode');
     await buy(500, 'ops-flight-2');
@@ -109,7 +178,9 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
     expect(await page.locator('.chart').count()).toBe(0);
   });
 
-  test('the chart: a title with the span, date ticks, a kg scale, each value on hover and on keyboard focus', async () => {
+  test('the chart: a title with the span, date ticks inside it, a kg scale, each value on hover and on keyboard focus', async () => {
+    const { server, page, buy } = await fresh();
+    await buy(500, 'ops-flight-2');
     await server.sandbox.advanceClock(3 * DAY);
     await buy(200, '100%_green');
     await buy(40, '100xxgreen');
@@ -122,8 +193,13 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
     expect(await page.locator('.chart .scale li').allInnerTexts()).toEqual(['500 kg', '250 kg', '0']);
     const ticks = await page.locator('.chart .ticks li').allInnerTexts();
     const short = (ms: number) => new Date(ms).toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
-    // A tick every second day of a week: the 1st, 3rd, 5th and 7th.
+    // A tick every second day of a week: the 1st, 3rd, 5th and 7th, the last one whole, inside the chart, at either width.
     expect(ticks).toEqual([0, 2, 4, 6].map((i) => short(Date.parse(`${first}T00:00:00Z`) + i * DAY)));
+    for (const { width, height } of SIZES) {
+      await page.setViewportSize({ width, height });
+      expect(await ticksInside(page), `${width} px`).toEqual({ count: 4, problems: [] });
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
     // Hover: the bar's value shows.
     const last = page.locator('.chart .day').last();
     expect(await last.locator('.value').isVisible()).toBe(false);
@@ -141,18 +217,49 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
     expect(focused).toMatch(/^day/);
     expect(await page.evaluate(() => document.activeElement!.getAttribute('aria-label'))).toMatch(/^\d{4}-\d\d-\d\d: 500 kg$/);
     expect(await page.locator('.day:focus .value').isVisible()).toBe(true);
+
+    // A month: a tick every seventh day, the last one under the last two days only; whole and inside the chart still.
+    await server.sandbox.advanceClock(26 * DAY);
+    await buy(100, 'month-later');
+    await page.goto(`${server.origin}/`);
+    expect(await page.locator('.chart figcaption').innerText()).toContain('the last 30 days');
+    for (const { width, height } of SIZES) {
+      await page.setViewportSize({ width, height });
+      expect(await ticksInside(page), `${width} px, 30 days`).toEqual({ count: 5, problems: [] });
+    }
   });
 
-  test('money in one unit: the rate in $/kg, a top-up too small said in dollars and kept in its field', async () => {
+  test('money in one unit: the rate in $/kg; a top-up says what it did; a refused one is said in dollars, kept in its field, and leaves the address on the page', async () => {
+    const { server, page } = await fresh();
     await page.goto(`${server.origin}/`);
     const account = await page.locator('section[aria-labelledby="account"]').innerText();
     expect(account).toContain('$0.04/kg');
     expect(account).not.toContain('millicents');
     await page.fill('#topup-amount', '10');
-    await page.click('form[action="/actions/topup"] button');
-    const notice = await page.locator('.notice.error').innerText();
-    expect(notice).toBe('A top-up is from $250.00 to $1,000,000,000.00; $10.00 is less.');
+    const [refused] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'POST'),
+      page.click('form[action="/actions/topup"] button'),
+    ]);
+    // Post/redirect/get: the refusal is a redirect to the page, so a reload asks for the page, not the top-up again.
+    expect(refused.status()).toBe(303);
+    expect(new URL(page.url()).pathname).toBe('/');
+    expect(await page.locator('.notice.error').innerText()).toBe('A top-up is from $250.00 to $1,000,000,000.00; $10.00 is less.');
     expect(await page.inputValue('#topup-amount')).toBe('10');
+    const posts: string[] = [];
+    page.on('request', (r) => {
+      if (r.method() === 'POST') posts.push(r.url());
+    });
+    await page.reload();
+    expect(posts).toEqual([]);
+    expect(await page.locator('.notice').count()).toBe(0);
+
+    await page.selectOption('#topup-mode', 'test');
+    await page.fill('#topup-amount', '250');
+    await page.click('form[action="/actions/topup"] button');
+    expect(new URL(page.url()).pathname).toBe('/');
+    const balance = (await server.sandbox.status()).balances.test;
+    const now = `$${(balance / 100).toLocaleString('en-US', { minimumFractionDigits: 2 })}`;
+    expect(await page.locator('.notice.ok').innerText()).toBe(`Topped up test mode with $250.00: the test balance is now ${now}.`);
     // The keys say read-only, as the access column does; never the JSON's read_only.
     await page.goto(`${server.origin}/`);
     expect(await page.locator('main').innerText()).not.toContain('read_only');
@@ -160,6 +267,7 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
   });
 
   test('the live view creates live keys by default; the test view test keys', async () => {
+    const { server, page } = await fresh();
     await page.goto(`${server.origin}/?mode=live`);
     expect(await page.inputValue('#key-mode')).toBe('live');
     await page.goto(`${server.origin}/?mode=test`);
@@ -167,9 +275,11 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
   });
 
   test('the reference filter matches by prefix; % and _ are plain characters', async () => {
+    const { server, page, buy } = await fresh();
+    for (const reference of ['ops-flight-2', '100%_green', '100xxgreen']) await buy(10, reference);
     const refs = async (prefix: string) => {
       await page.goto(`${server.origin}/?${new URLSearchParams({ mode: 'test', reference: prefix })}`);
-      return (await page.locator('section[aria-labelledby="offsets"] tbody tr td:nth-child(5)').allInnerTexts()).sort();
+      return (await page.locator('section[aria-labelledby="offsets"] tbody td.wide').allInnerTexts()).sort();
     };
     expect(await refs('ops')).toEqual(['ops-flight-2']);
     expect(await refs('100%_')).toEqual(['100%_green']);
@@ -177,24 +287,106 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
     expect(await page.locator('label[for="f-reference"]').innerText()).toBe('Reference starts with');
   });
 
+  test('the tables name their columns: the key id and its masked secret, number headings over numbers, ids in monospace, the actions', async () => {
+    const { server, page, buy } = await fresh();
+    // Held for review (a limit of $0): processing until the test decides, so its row has a Fail button.
+    await server.sandbox.setReviewLimit(0);
+    await server.sandbox.topUp('live', 100_000);
+    await buy(300, 'held', 'live');
+    await page.goto(`${server.origin}/?mode=live`);
+    const headings = (table: string) => page.locator(`table.${table} thead th`).allInnerTexts();
+    expect(await headings('keys')).toEqual(['Key ID', 'State', 'Mode', 'Access', 'Secret (masked)', 'Created', 'Action']);
+    expect(await headings('offsets')).toEqual(['Offset', 'Status', 'kg', 'Amount', 'Reference', 'Created', 'Action']);
+    expect(await page.locator('table.offsets td.act button').innerText()).toBe('Fail');
+    const cells = await page.evaluate(() =>
+      [...document.querySelectorAll('table.cards th, table.cards td')].map((c) => ({
+        table: c.closest('table')!.className,
+        header: c.tagName === 'TH',
+        cls: c.className,
+        align: getComputedStyle(c).textAlign,
+        font: getComputedStyle(c.querySelector('code') ?? c).fontFamily,
+      })),
+    );
+    const numbers = cells.filter((c) => c.cls === 'num');
+    expect(numbers.filter((c) => c.header).length).toBeGreaterThanOrEqual(4);
+    // Headings of numbers are aligned as the numbers are: right.
+    expect(numbers.map((c) => `${c.table} ${c.header ? 'th' : 'td'} ${c.align}`).filter((c) => !c.endsWith('right'))).toEqual([]);
+    const ids = cells.filter((c) => c.cls === 'id' && !c.header);
+    expect(ids.length).toBeGreaterThanOrEqual(4);
+    expect(ids.filter((c) => !/mono/i.test(c.font))).toEqual([]);
+  });
+
   test.each(SIZES)(
-    'at $width px ($name): nothing wider than the viewport, keys on one line, axe-core clean, no 404',
+    'at $width px ($name): nothing wider than the viewport, offsets and keys readable, labels placed, axe-core clean, no 404',
     async ({ name, width, height }) => {
-      await page.setViewportSize({ width, height });
+      const { server, page, buy } = await fresh(width, height);
+      const notFound: string[] = [];
+      page.on('response', (r) => {
+        if (r.status() === 404) notFound.push(r.url());
+      });
+      await server.sandbox.setReviewLimit(0);
+      await server.sandbox.topUp('live', 100_000);
       for (let i = 0; i < 12; i++) await buy(1000 + i, `team-${'long-reference-'.repeat(3)}${i}`);
-      notFound.length = 0;
+      await buy(2500, 'held-for-review', 'live');
+      await server.sandbox.advanceClock(DAY);
+      await buy(700, 'ops-flight-2');
       for (const path of ['/?mode=test', '/?mode=live']) {
         await page.goto(`${server.origin}${path}`);
-        await fitsViewport(`${name} ${path}`);
+        await fitsViewport(page, `${name} ${path}`);
         await expectAxeClean(page, `${name} ${path}`);
       }
+      await page.goto(`${server.origin}/?mode=live`);
+      await fitsViewport(page, `${name} the review queue`);
       await page.goto(`${server.origin}/?mode=test`);
+
+      // Every offset and key: its id, its state and (offsets) its kg and amount, visible on one screen width, the id and state on one line.
+      const records = await page.evaluate(() =>
+        [...document.querySelectorAll('table.offsets tbody tr, table.keys tbody tr')].map((tr) => {
+          const box = (cls: string) => {
+            // The id's own text (it may stick out of its cell), the state's cell.
+            const cell = tr.querySelector(cls === 'id' ? 'td.id code' : `td.${cls}`);
+            const r = cell?.getBoundingClientRect();
+            return r === undefined || r.width === 0 ? null : { left: r.left, right: r.right, top: r.top, bottom: r.bottom };
+          };
+          const nums = [...tr.querySelectorAll('td.num')].map((c) => c.getBoundingClientRect());
+          return {
+            table: tr.closest('table')!.className,
+            id: box('id'),
+            state: box('state'),
+            nums: nums.map((r) => r.width > 0 && r.left >= 0 && r.right <= document.documentElement.clientWidth),
+            height: tr.getBoundingClientRect().height,
+          };
+        }),
+      );
+      expect(records.length).toBeGreaterThan(12);
+      const viewport = await page.evaluate(() => document.documentElement.clientWidth);
+      for (const r of records) {
+        expect(r.id, r.table).not.toBeNull();
+        expect(r.state, r.table).not.toBeNull();
+        expect(r.id!.right, r.table).toBeLessThanOrEqual(viewport);
+        expect(r.state!.right, r.table).toBeLessThanOrEqual(viewport);
+        // One line: the id and its state side by side.
+        expect(r.id!.top < r.state!.bottom && r.state!.top < r.id!.bottom, `${r.table}: the id and its state on one line`).toBe(true);
+        expect(r.id!.right, `${r.table}: the id runs into the state`).toBeLessThanOrEqual(r.state!.left);
+        expect(r.nums.every(Boolean), r.table).toBe(true);
+      }
+      expect(records.filter((r) => r.table.includes('offsets')).every((r) => r.nums.length === 2)).toBe(true);
+
+      // Each label above its input on a phone, beside it (on one line) on a desktop: the filters, the top-up, the keys, the faults.
+      const placed = await labels(page);
+      expect(placed.map((l) => l.id)).toEqual(
+        expect.arrayContaining(['f-status', 'f-reference', 'topup-amount', 'key-mode', 'f-latency', 'f-retry']),
+      );
+      const wrong = placed.filter((l) => !(name === 'phone' ? l.above : l.beside));
+      expect(wrong, `${name}: labels not ${name === 'phone' ? 'above' : 'beside'} their inputs`).toEqual([]);
+
       // Masked keys never wrap (`ck_test_…` / `qqnv` on two lines).
       const lines = await page
         .locator('section[aria-labelledby="keys"] td code')
         .evaluateAll((codes) => codes.map((c) => c.getClientRects().length));
       expect(lines.length).toBeGreaterThan(0);
       expect(lines.every((n) => n === 1)).toBe(true);
+      expect(await ticksInside(page)).toMatchObject({ problems: [] });
       expect(notFound).toEqual([]);
       const icon = await fetch(`${server.origin}/favicon.ico`);
       expect([icon.status, icon.headers.get('content-type')]).toEqual([200, 'image/svg+xml']);

@@ -23,6 +23,8 @@ export interface Action {
   run(sandbox: Sandbox, form: Form): Promise<unknown>;
   /** Shown after the redirect (`?done=`). */
   done: string;
+  /** A notice that says what was done, from what `run` answered: shown once after the redirect, in place of `done`. */
+  notice?(result: unknown, form: Form): string;
 }
 
 const invalid = (param: string, text: string) => new ApiError('validation_error', text, { param });
@@ -30,7 +32,15 @@ const mode = (form: Form) => (form.field('mode') === 'live' ? 'live' : 'test');
 
 /** A Map, so `constructor` or `__proto__` names nothing. */
 export const ACTIONS = new Map<string, Action>([
-  ['topup', { run: (s, f) => s.topUp(mode(f), topUpCents(f.field('amount'))), done: 'Topped up.' }],
+  [
+    'topup',
+    {
+      run: (s, f) => s.topUp(mode(f), topUpCents(f.field('amount'))),
+      done: 'Topped up.',
+      notice: (balance, f) =>
+        `Topped up ${mode(f)} mode with ${dollars(topUpCents(f.field('amount')))}: the ${mode(f)} balance is now ${dollars(balance as number)}.`,
+    },
+  ],
   ['key-revoke', { run: (s, f) => s.revokeKey(f.field('id')), done: 'The key is revoked: the API now refuses it with 401.' }],
   ['status', { run: (s, f) => s.setStatus(standing(f.field('status'))), done: 'The account standing is set.' }],
   ['rate', { run: (s, f) => s.setRate(whole(f.field('rate'), 8)), done: 'The rate is set.' }],

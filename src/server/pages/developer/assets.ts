@@ -17,7 +17,12 @@ section { background: #fff; border: 1px solid var(--rule); border-radius: 6px; p
 h2 { font-size: 1.05rem; }
 table { border-collapse: collapse; width: 100%; margin: 0.5rem 0; }
 th, td { text-align: left; padding: 0.3rem 0.5rem; border-bottom: 1px solid var(--rule); vertical-align: top; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.when { white-space: nowrap; }
+td.wide { overflow-wrap: anywhere; }
+code, .id { font-family: ui-monospace, 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size: 0.9em; }
+.sandbox-band { margin: 0; padding: 0.45rem 1.5rem; background: #fff3c4; color: #4a3700; border-bottom: 2px solid #b58900; font-size: 0.95rem; print-color-adjust: exact; -webkit-print-color-adjust: exact; }
+.sandbox-band strong { text-transform: uppercase; letter-spacing: 0.06em; }
 .facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1.5rem; }
 .facts dt { color: var(--muted); }
 .facts dd { margin: 0; }
@@ -33,6 +38,8 @@ form { margin: 0.4rem 0; }
 form.inline { display: inline; }
 .controls form { padding: 0.25rem 0; border-bottom: 1px dashed var(--rule); }
 fieldset { border: 1px solid var(--rule); border-radius: 4px; display: flex; flex-wrap: wrap; gap: 0.4rem 0.8rem; align-items: center; }
+.field { display: inline-flex; align-items: baseline; gap: 0.35rem; white-space: nowrap; margin-right: 0.5rem; }
+.field label { white-space: nowrap; }
 label.check { white-space: nowrap; }
 h3 { font-size: 1rem; margin: 1rem 0 0.25rem; }
 button { font: inherit; padding: 0.2rem 0.7rem; border: 1px solid #7a8a80; border-radius: 4px; background: #fff; color: var(--ink); cursor: pointer; }
@@ -49,6 +56,7 @@ code { white-space: nowrap; }
 .bars { grid-row: 1; grid-column: 2; height: 160px; display: grid; border-left: 1px solid var(--muted); border-bottom: 1px solid var(--ink); background: linear-gradient(var(--rule) 1px, transparent 1px) 0 0 / 100% 50%; }
 .ticks { grid-row: 2; grid-column: 2; display: grid; font-size: 0.75rem; color: var(--muted); padding-top: 0.2rem; }
 .ticks li { white-space: nowrap; overflow: hidden; }
+.ticks li:last-child { display: flex; justify-content: flex-end; overflow: visible; }
 .day { position: relative; height: 160px; min-width: 0; }
 .day svg { display: block; width: 100%; height: 160px; }
 .day rect { fill: var(--accent); }
@@ -62,10 +70,34 @@ ${Array.from({ length: 24 }, (_, i) => `.days${i + 7} .bars, .days${i + 7} .tick
 ${Array.from({ length: 7 }, (_, i) => `.span${i + 1} { grid-column: span ${i + 1}; }`).join('\n')}
 @media (max-width: 40rem) {
   header, main { padding-left: 0.75rem; padding-right: 0.75rem; }
+  .sandbox-band { padding: 0.45rem 0.75rem; }
   section { padding: 0.5rem 0.6rem 0.75rem; }
   .facts { grid-template-columns: 1fr; gap: 0 0.5rem; }
   .facts dd { margin-bottom: 0.3rem; }
   input, select { max-width: 100%; }
+  /* Each label above its control, the control the form's width. */
+  .field { display: flex; flex-direction: column; align-items: stretch; gap: 0.1rem; margin: 0 0 0.5rem; white-space: normal; }
+  .field input, .field select { width: 100%; }
+  fieldset { display: block; }
+  .checks { display: flex; flex-wrap: wrap; gap: 0.2rem 0.8rem; margin: 0 0 0.5rem; }
+  /* A record a card: the id and its state, then kg and amount, then the rest, each named. */
+  table.cards thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+  table.cards, table.cards tbody { display: block; }
+  table.cards tr { display: grid; grid-template-columns: minmax(0, 1fr) auto; gap: 0.15rem 0.75rem; padding: 0.5rem 0; border-bottom: 1px solid var(--rule); }
+  table.cards td { display: block; padding: 0; border: none; min-width: 0; text-align: left; }
+  table.cards td.id { grid-column: 1; overflow-wrap: anywhere; }
+  table.cards td.state { grid-column: 2; text-align: right; }
+  table.cards td.state .muted { display: block; }
+  table.cards td.num { grid-column: 1; text-align: left; }
+  table.cards td.num + td.num { grid-column: 2; text-align: right; }
+  table.cards td.wide, table.cards td.when, table.cards td.plain { grid-column: 1 / -1; color: var(--muted); font-size: 0.9rem; }
+  table.cards td.wide::before, table.cards td.when::before, table.cards td.plain::before { content: attr(data-label) ": "; }
+  table.cards td.act { grid-column: 1 / -1; }
+  table.cards td.act:empty { display: none; }
+  .scroll { overflow-x: visible; }
+}
+@media print {
+  .sandbox-band { border: 2px solid #000; }
 }
 .secret { border-color: var(--accent); }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }

@@ -1,6 +1,6 @@
 import type { Mode, OffsetStatus } from '../../../api/types.js';
 import { ApiError } from '../../../service/errors.js';
-import { keyMode, redactKeys, requestId } from '../../../service/keys.js';
+import { redactKeys, requestId } from '../../../service/keys.js';
 import type { Session } from '../../../service/page-access.js';
 import type { Sandbox } from '../../../service/sandbox.js';
 import type { Reply } from '../../reply.js';
@@ -8,6 +8,7 @@ import type { Incoming, Served } from '../../requests.js';
 import { ACTIONS, type Form } from './actions.js';
 import { CSS, ICON, JS } from './assets.js';
 import { dashboard } from './dashboard.js';
+import { putFlash, takeFlash } from './flash.js';
 import { cookie, SESSION_COOKIE, sameSite, sessionCookie } from './session.js';
 import { type DashboardData, loginPage, offsetPage } from './views.js';
 
@@ -90,8 +91,9 @@ async function home(r: Incoming, sandbox: Sandbox, session: Session, now: number
     const filter = { status: q('status'), reference: q('reference'), since: q('since'), until: q('until'), after: q('after') };
     const d = await data(sandbox, session, mode, filter);
     const refresh = /^\d{1,3}$/.test(q('refresh')) ? Number(q('refresh')) : 0;
-    const created = r.upper === 'GET' ? await createdKey(sandbox, session, now) : undefined;
-    if (created !== undefined) return html(200, dashboard({ ...d, refresh, ...created }));
+    // What the action just done left to say (its flash), shown once; else what `?done=` names.
+    const flash = r.upper === 'GET' ? await takeFlash(sandbox, session, now) : undefined;
+    if (flash !== undefined) return html(200, dashboard({ ...d, refresh, ...flash }));
     return html(200, dashboard({ ...d, refresh, ...(done === undefined ? {} : { notice: { kind: 'ok', text: done } }) }));
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
@@ -118,10 +120,14 @@ async function post(r: Incoming, served: Served, session: Session, now: number):
     return await act(served, session, name, params, back, now);
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
-    // What was typed stays in its field, to be corrected rather than typed again.
+    if (err.code === 'route_missing') {
+      return html(404, dashboard({ ...(await data(sandbox, session, back, {})), notice: { kind: 'error', text: err.message } }));
+    }
+    // Refused too, a redirect (post/redirect/get: a reload does not post again). The error, and what
+    // was typed (to be corrected, not typed again), wait in the session's flash for the page.
     const typed = name === 'topup' ? { amount: params.get('amount') ?? '' } : {};
-    const d = await data(sandbox, session, back, {});
-    return html(err.status === 404 ? 404 : 422, dashboard({ ...d, typed, notice: { kind: 'error', text: err.message } }));
+    await putFlash(sandbox, session, { notice: { kind: 'error', text: err.message }, typed }, now);
+    return redirect(`/?mode=${back}`);
   }
 }
 
@@ -132,28 +138,24 @@ async function act(served: Served, session: Session, name: string, params: URLSe
     const made = await sandbox.createKey(mode, params.get('permission') === 'read_only' ? 'read_only' : 'purchase');
     // Like every action, a redirect (a reload does not post again). The page it leads to shows
     // the secret once: its key's id waits in the store for this session, never in a URL or cookie.
-    await sandbox.pages.putFlash(session, made.id, now);
+    await putFlash(sandbox, session, { key: made.id }, now);
     return redirect(`/?mode=${back}`);
   }
   const action = ACTIONS.get(name);
   if (action === undefined) throw new ApiError('route_missing', `There is no action "${name}".`);
   const form: Form = { field: (n) => (params.get(n) ?? '').trim(), all: (n) => params.getAll(n) };
-  await action.run(sandbox, form);
+  const result = await action.run(sandbox, form);
+  if (action.notice !== undefined) {
+    // A notice that says what happened (the amount, the balance now), shown once after the redirect.
+    await putFlash(sandbox, session, { notice: { kind: 'ok', text: action.notice(result, form) } }, now);
+    return redirect(`/?mode=${back}`);
+  }
   if (name === 'reset') {
     // The reset ended every session; the owner who asked for it gets a new one.
     await sandbox.pages.endSession(session);
     return redirect(`/?mode=${back}&done=reset`, { 'set-cookie': sessionCookie(pageOrigin, await sandbox.pages.newSession(now)) });
   }
   return redirect(`/?mode=${back}&done=${encodeURIComponent(name)}`);
-}
-
-/** The key this session just created, taken from the store once (a reload shows it no more). */
-type Created = Pick<DashboardData, 'createdKey' | 'notice'>;
-async function createdKey(sandbox: Sandbox, session: Session, now: number): Promise<Created | undefined> {
-  const id = await sandbox.pages.takeFlash(session, now);
-  const secret = id === undefined ? undefined : await sandbox.secret(id);
-  if (id === undefined || secret === undefined) return undefined;
-  return { createdKey: { id, secret }, notice: { kind: 'ok', text: `Created ${keyMode(secret) ?? 'test'} key ${id}.` } };
 }
 
 const STATUSES = new Set(['processing', 'placed', 'refunded']);

@@ -38,9 +38,28 @@ const HEAD =
   '<link rel="icon" href="/favicon.ico" type="image/svg+xml">\n<link rel="stylesheet" href="/_page/app.css">\n' +
   '<script src="/_page/app.js" defer></script>';
 
+/**
+ * Said first on every page, on screen and in print, in words a person who never saw carbon reads:
+ * everything here is the sandbox's (sandbox.ts: SANDBOX_NOTICE).
+ */
+export const SANDBOX_BAND =
+  '<p class="sandbox-band" role="note"><strong>Sandbox</strong> — for testing only: nothing here is real. ' +
+  'No carbon credits are bought or retired, and no money moves.</p>';
+
 export function layout(title: string, body: string, refresh = 0): string {
-  return htmlDocument(title, HEAD, body, refresh > 0 ? ` data-refresh="${refresh}"` : '');
+  return htmlDocument(title, HEAD, `${SANDBOX_BAND}\n${body}`, refresh > 0 ? ` data-refresh="${refresh}"` : '');
 }
+
+/**
+ * A label and its control, kept together: side by side on a wide screen (never split across
+ * lines), the label above the control on a phone (assets.ts: `.field`).
+ */
+export function field(id: string, label: string, control: string): string {
+  return `<span class="field"><label for="${id}">${label}</label>${control}</span>`;
+}
+
+/** An id (an offset's, a key's), in the page's monospace font. */
+export const idText = (id: string) => `<code class="id">${escapeHtml(id)}</code>`;
 
 export function loginPage(message: string): string {
   return layout(
@@ -94,13 +113,13 @@ ${action(
   'faults',
   d,
   `<fieldset><legend>Inject into API requests</legend>
-<label for="f-rate">Error rate (0 to 1)</label> <input id="f-rate" name="error_rate" inputmode="decimal" placeholder="0.3" value="${f === null ? '' : f.error_rate}">
-<span role="group" aria-label="Faults drawn from">${kinds}</span>
-<label for="f-latency">Latency</label> <input id="f-latency" name="latency" placeholder="50ms-400ms" value="${escapeHtml(latency)}">
-<label for="f-route">Route</label> <select id="f-route" name="route">${routes}</select>
-<label for="f-mode">Mode</label> <select id="f-mode" name="mode">${modes}</select>
-<label for="f-seed">Seed</label> <input id="f-seed" name="seed" inputmode="numeric" placeholder="random" value="${f?.seed ?? ''}">
-<label for="f-retry">Retry-After (s)</label> <input id="f-retry" name="retry_after" inputmode="numeric" value="${f?.retry_after_seconds ?? 1}">
+${field('f-rate', 'Error rate (0 to 1)', `<input id="f-rate" name="error_rate" inputmode="decimal" placeholder="0.3" value="${f === null ? '' : f.error_rate}">`)}
+<span role="group" aria-label="Faults drawn from" class="checks">${kinds}</span>
+${field('f-latency', 'Latency', `<input id="f-latency" name="latency" placeholder="50ms-400ms" value="${escapeHtml(latency)}">`)}
+${field('f-route', 'Route', `<select id="f-route" name="route">${routes}</select>`)}
+${field('f-mode', 'Mode', `<select id="f-mode" name="mode">${modes}</select>`)}
+${field('f-seed', 'Seed', `<input id="f-seed" name="seed" inputmode="numeric" placeholder="random" value="${f?.seed ?? ''}">`)}
+${field('f-retry', 'Retry-After (s)', `<input id="f-retry" name="retry_after" inputmode="numeric" value="${f?.retry_after_seconds ?? 1}">`)}
 </fieldset>`,
   'Inject faults',
 )}
@@ -111,7 +130,7 @@ export function offsetPage(o: Offset, csrf: string): string {
   const row = (k: string, v: string) => `<dt>${escapeHtml(k)}</dt><dd>${v}</dd>`;
   return layout(
     `Offset ${o.id}`,
-    `<header><h1>Offset <code>${escapeHtml(o.id)}</code></h1><nav aria-label="Back"><a href="/?mode=${o.livemode ? 'live' : 'test'}">← Developer page</a></nav>
+    `<header><h1>Offset ${idText(o.id)}</h1><nav aria-label="Back"><a href="/?mode=${o.livemode ? 'live' : 'test'}">← Developer page</a></nav>
 <form method="post" action="/logout">${csrfField(csrf)}<button type="submit">Sign out</button></form></header>
 <main><dl class="facts">
 ${row('Status', `<span class="status ${escapeHtml(o.status)}">${escapeHtml(o.status)}</span>`)}${row('Mode', o.livemode ? 'live' : 'test')}${row('kg', escapeHtml(kg(o.kg)))}
