@@ -52,8 +52,9 @@ describe('carbon report', () => {
     expect(md.stdout).toContain('| ops | 2 | 150 | 100 | 50 | $6.00 |');
     expect(md.stdout).toContain('| **total** | 3 | 350 | 300 | 50 | $14.00 |');
     const csv = await ok(['report', '--by', 'reference', '--format', 'csv'], { home });
-    expect(csv.stdout.split('\r\n')[0]).toBe('reference,offsets,kg,placed_kg,processing_kg,amount_cents');
-    expect(csv.stdout).toContain('dev-x,1,200,200,0,800\r\n');
+    // The local engine's report says, on every row, that the purchases were the sandbox's.
+    expect(csv.stdout.split('\r\n')[0]).toBe('reference,offsets,kg,placed_kg,processing_kg,amount_cents,environment');
+    expect(csv.stdout).toContain('dev-x,1,200,200,0,800,sandbox: not a real purchase\r\n');
     const span = await json<{ total: { kg: number } }>(['report', '--since', first, '--until', first], { home });
     expect(span.total.kg).toBe(300);
   });
@@ -119,7 +120,8 @@ describe('carbon open ID: the certificate', () => {
     const { readFileSync } = await import('node:fs');
     const { fileURLToPath } = await import('node:url');
     const html = readFileSync(fileURLToPath(url), 'utf8');
-    expect(html).toContain('300 <small>kg of CO<sub>2</sub></small>');
+    expect(html).toContain('300 <small>kg of CO<sub>2</sub>, simulated</small>');
+    expect(html).toContain('Sandbox — not a real purchase.');
     expect(html).toContain(bought.id);
     expect(html).not.toContain('private-label');
     expect((await ok(['open', bought.id, '--live', '--print'], { home })).stdout.trim()).toBe(url);

@@ -2,17 +2,24 @@ import type { Mode } from '../../api/types.js';
 import { escapeHtml, htmlDocument } from '../../server/pages/html.js';
 import type { ReportRow } from '../commands/report/run.js';
 import { dollars, grouped } from './format.js';
+import { SANDBOX_DETAIL, SANDBOX_HEADLINE } from './sandbox-note.js';
+import type { Weight } from './weight.js';
 
 /**
  * `carbon report --format html`: one self-contained page to hand on (no script, no external
- * file; the chart an inline SVG), printable on A4 or Letter: the same rows and totals as every
- * other format, the span, the mode, and when it was made.
+ * file; the chart an inline SVG), printable on A4 or Letter and readable on a 390 px phone: the
+ * same rows and totals as every other format, in the unit asked for, the span, the mode, and when
+ * it was made. Made on the local engine, it says first, in a band that prints, that the purchases
+ * were the sandbox's.
  */
 export interface HtmlReport {
   by: string;
   rows: readonly ReportRow[];
   total: ReportRow;
   mode: Mode;
+  /** Made from the local engine's ledger: the sandbox's purchases, not real ones. */
+  sandbox: boolean;
+  weight: Weight;
   since: string | null;
   until: string | null;
   /** ISO time the report was made. */
@@ -26,6 +33,10 @@ const STYLE = `<style>
 @page { size: auto; margin: 16mm 14mm; }
 :root { color-scheme: light; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1a1a1a; background: #fff; margin: 2rem auto; max-width: 56rem; padding: 0 1rem; }
+.sandbox { margin: 0 0 1.25rem; padding: .6rem .8rem; background: #fff3c4; color: #3d2e00; border: 3px solid #8a6d00; print-color-adjust: exact; -webkit-print-color-adjust: exact; }
+.sandbox strong { text-transform: uppercase; letter-spacing: .05em; }
+tbody th, tfoot th { white-space: nowrap; }
+tbody th.reference { white-space: normal; overflow-wrap: anywhere; }
 h1 { font-size: 1.6rem; margin: 0 0 .25rem; }
 .meta { color: #444; margin: 0 0 1.5rem; }
 .meta span + span::before { content: " · "; }
@@ -42,11 +53,17 @@ td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 tfoot th, tfoot td { font-weight: 700; border-top: 2px solid #1a1a1a; border-bottom: none; }
 .note { color: #444; margin-top: 1rem; font-size: .9rem; }
 .swatch { display: inline-block; width: .8em; height: .8em; margin-right: .3em; vertical-align: -.05em; }
+@media (max-width: 30rem) {
+  body { margin: 1rem auto; padding: 0 .5rem; font-size: 13px; }
+  table { font-size: 12px; }
+  th, td { padding: .3rem .2rem; }
+  thead th { overflow-wrap: anywhere; }
+}
 @media print { body { margin: 0; max-width: none; } figure, tr { break-inside: avoid; } }
 </style>`;
 
 /** A horizontal bar a row: placed kg, then processing kg, scaled to the largest row; values at the end. */
-function chart(rows: readonly ReportRow[], by: string): string {
+function chart(rows: readonly ReportRow[], by: string, w: Weight): string {
   const label = 150;
   const width = 640;
   const barMax = width - label - 110;
@@ -63,12 +80,12 @@ function chart(rows: readonly ReportRow[], by: string): string {
       `<g><text x="${label - 8}" y="${y + 15}" text-anchor="end">${escapeHtml(cut(r.group))}</text>` +
       `<rect x="${label}" y="${y + 2}" width="${placed.toFixed(1)}" height="${rowHeight - 8}" fill="${PLACED}"/>` +
       `<rect x="${(label + placed).toFixed(1)}" y="${y + 2}" width="${processing.toFixed(1)}" height="${rowHeight - 8}" fill="${PROCESSING}"/>` +
-      `<text x="${(label + placed + processing + 6).toFixed(1)}" y="${y + 15}">${grouped(r.kg)} kg</text></g>`
+      `<text x="${(label + placed + processing + 6).toFixed(1)}" y="${y + 15}">${w.text(r.kg)} ${w.unit}</text></g>`
     );
   });
-  const described = rows.map((r) => `${r.group}: ${grouped(r.kg)} kg`).join('; ');
+  const described = rows.map((r) => `${r.group}: ${w.text(r.kg)} ${w.unit}`).join('; ');
   return `<svg role="img" aria-labelledby="chart-title chart-desc" viewBox="0 0 ${width} ${height}" width="100%" preserveAspectRatio="xMinYMin meet">
-<title id="chart-title">kg of CO2 offset per ${escapeHtml(by)}</title>
+<title id="chart-title">${w.unit === 'kg' ? 'kg' : 'tonnes'} of CO2 offset per ${escapeHtml(by)}</title>
 <desc id="chart-desc">${escapeHtml(described)}</desc>
 ${bars.join('\n')}
 </svg>`;
@@ -77,30 +94,37 @@ ${bars.join('\n')}
 export function reportHtml(r: HtmlReport): string {
   const span = r.since === null && r.until === null ? 'every purchase' : `${r.since ?? 'the first purchase'} to ${r.until ?? 'today'}`;
   const title = `Carbon offsets by ${r.by}, ${span}`;
+  const w = r.weight;
   const cells = (row: ReportRow) =>
-    `<td class="n">${grouped(row.offsets)}</td><td class="n">${grouped(row.kg)}</td><td class="n">${grouped(row.placed_kg)}</td><td class="n">${grouped(row.processing_kg)}</td><td class="n">${dollars(row.amount_cents)}</td>`;
-  const body = r.rows.map((row) => `<tr><th scope="row">${escapeHtml(row.group)}</th>${cells(row)}</tr>`).join('\n');
+    `<td class="n">${grouped(row.offsets)}</td><td class="n">${w.text(row.kg)}</td><td class="n">${w.text(row.placed_kg)}</td><td class="n">${w.text(row.processing_kg)}</td><td class="n">${dollars(row.amount_cents)}</td>`;
+  // A month, week or quarter never wraps; a reference may, anywhere.
+  const rowClass = r.by === 'reference' ? ' class="reference"' : '';
+  const body = r.rows.map((row) => `<tr><th scope="row"${rowClass}>${escapeHtml(row.group)}</th>${cells(row)}</tr>`).join('\n');
+  const unitName = w.unit === 'kg' ? 'kg' : 'tonnes';
   const made = r.made.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
   const figure =
     r.rows.length === 0
       ? '<p>No purchases in this span.</p>'
-      : `<figure>${chart(r.rows, r.by)}<figcaption><span class="swatch" style="background:${PLACED}"></span>placed <span class="swatch" style="background:${PROCESSING}"></span>processing: kg per ${escapeHtml(r.by)}</figcaption></figure>`;
+      : `<figure>${chart(r.rows, r.by, w)}<figcaption><span class="swatch" style="background:${PLACED}"></span>placed <span class="swatch" style="background:${PROCESSING}"></span>processing: ${unitName} per ${escapeHtml(r.by)}</figcaption></figure>`;
+  const band = r.sandbox
+    ? `<p class="sandbox" role="note"><strong>${escapeHtml(SANDBOX_HEADLINE)}</strong> ${escapeHtml(SANDBOX_DETAIL)}</p>\n`
+    : '';
   return htmlDocument(
     title,
     STYLE,
     `<main>
-<h1>Carbon offsets by ${escapeHtml(r.by)}</h1>
+${band}<h1>Carbon offsets by ${escapeHtml(r.by)}</h1>
 <p class="meta"><span>Span: ${escapeHtml(span)}</span><span class="mode-${r.mode}">${r.mode === 'live' ? 'Live mode' : 'Test mode (simulated purchases)'}</span><span>Made <time datetime="${escapeHtml(r.made)}">${escapeHtml(made)}</time></span></p>
 ${figure}
 <table>
-<caption>${grouped(r.total.kg)} kg offset for ${dollars(r.total.amount_cents)} in ${grouped(r.total.offsets)} purchase${r.total.offsets === 1 ? '' : 's'}</caption>
-<thead><tr><th scope="col">${escapeHtml(r.by)}</th><th scope="col" class="n">offsets</th><th scope="col" class="n">kg</th><th scope="col" class="n">placed kg</th><th scope="col" class="n">processing kg</th><th scope="col" class="n">amount</th></tr></thead>
+<caption>${w.text(r.total.kg)} ${w.unit} offset for ${dollars(r.total.amount_cents)} in ${grouped(r.total.offsets)} purchase${r.total.offsets === 1 ? '' : 's'}</caption>
+<thead><tr><th scope="col">${escapeHtml(r.by)}</th><th scope="col" class="n">offsets</th><th scope="col" class="n">${w.heading()}</th><th scope="col" class="n">${w.heading('placed')}</th><th scope="col" class="n">${w.heading('processing')}</th><th scope="col" class="n">amount</th></tr></thead>
 <tbody>
 ${body}
 </tbody>
 <tfoot><tr><th scope="row">Total</th>${cells(r.total)}</tr></tfoot>
 </table>
-<p class="note">Placed and processing offsets are counted; refunded ones bought nothing and are left out. Amounts in US dollars; kg of CO2. Made by carbon report.</p>
+<p class="note">Placed and processing offsets are counted; refunded ones bought nothing and are left out. Amounts in US dollars; ${unitName} of CO2${w.unit === 't' ? ' (1 t = 1,000 kg)' : ''}. Made by carbon report.</p>
 </main>`,
   );
 }

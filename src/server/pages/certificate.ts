@@ -3,11 +3,21 @@ import { dollars } from '../../service/units.js';
 import { escapeHtml, htmlDocument } from './html.js';
 
 /**
- * The public certificate page of a placed live offset. It is public, so it shows what the
- * purchase did and never `reference` (the caller's private label, spec part 2). Every value is
- * HTML-escaped even where the model's formats make that look unnecessary: the page must stay
- * safe whatever a future field holds.
+ * The public certificate page of a placed live offset, as the local model (the sandbox) issues it:
+ * served by `carbon serve`, and written by `carbon open` on the local engine. Nothing the sandbox
+ * issues may pass for the real thing, so the page says SANDBOX first and throughout, in words a
+ * person who never saw carbon reads, on screen and on paper: a band above everything, a seal that
+ * says it, a watermark on every printed page, and a heading that says the purchase was simulated.
+ * (The remote engine's certificates are the service's own pages, which carbon never renders.)
+ * It is public, so it shows what the purchase did and never `reference` (the caller's private
+ * label, spec part 2). Every value is HTML-escaped even where the model's formats make that look
+ * unnecessary: the page must stay safe whatever a future field holds.
  */
+
+/** The band at the top of every page of the sandbox's certificates. */
+export const SANDBOX_CERTIFICATE_BAND =
+  '<p class="sandbox-band" role="note"><strong>Sandbox — not a real purchase.</strong> No carbon credits were bought or retired, ' +
+  "and no money was paid. This page was made by carbon's sandbox, a stand-in for the carbon offsets service used for testing: it certifies nothing.</p>";
 
 export { dollars as formatCents } from '../../service/units.js';
 export { escapeHtml } from './html.js';
@@ -47,29 +57,44 @@ const STYLE = `
   dd { margin: 0; }
   code { font: 0.95rem ui-monospace, 'DejaVu Sans Mono', monospace; word-break: break-all; }
   footer { margin-top: 2rem; font: 0.85rem system-ui, sans-serif; color: var(--muted); }
+  .sandbox-band { max-width: 46rem; margin: 1.5rem auto 0; padding: 0.75rem 1rem; background: #fff3c4; color: #3d2e00;
+                  border: 3px solid #8a6d00; font: 1rem/1.45 system-ui, sans-serif; print-color-adjust: exact; -webkit-print-color-adjust: exact; }
+  .sandbox-band strong { text-transform: uppercase; letter-spacing: 0.05em; }
+  .sandbox-band + main { margin-top: 1rem; }
+  .seal.sandbox { border-color: #8a6d00; color: #8a6d00; }
+  .watermark { position: fixed; inset: 0; display: grid; place-content: center; pointer-events: none; z-index: 1;
+               font: bold 7rem/1 system-ui, sans-serif; letter-spacing: 0.1em; color: rgba(138, 109, 0, 0.10); transform: rotate(-30deg); }
+  @media (max-width: 40rem) {
+    main { margin: 1rem 0.5rem; padding: 1.5rem 1.25rem; }
+    .sandbox-band { margin: 0.5rem 0.5rem 0; }
+    .watermark { font-size: 4rem; }
+  }
   @media print {
     @page { size: A4; margin: 2cm; }
     body { background: #fff; font-size: 12pt; }
     main { margin: 0; max-width: none; border: none; box-shadow: none; padding: 0; background: #fff; }
+    .sandbox-band { max-width: none; margin: 0 0 1.5rem; }
+    .watermark { color: rgba(138, 109, 0, 0.14); }
     .screen-only { display: none; }
     a { color: inherit; text-decoration: none; }
   }
 `;
 
 function page(title: string, body: string): string {
-  return htmlDocument(title, `<style>${STYLE}</style>`, `<main>\n${body}\n</main>`);
+  const watermark = '<div class="watermark" aria-hidden="true">SANDBOX</div>';
+  return htmlDocument(title, `<style>${STYLE}</style>`, `${SANDBOX_CERTIFICATE_BAND}\n${watermark}\n<main>\n${body}\n</main>`);
 }
 
 /** The certificate of a placed offset. `certificateId` is the id in the page's address. */
 export function certificatePage(offset: Offset, certificateId: string): string {
   const placed = offset.placed ?? offset.created;
   const kg = offset.kg.toLocaleString('en-US');
-  const body = `<div class="seal" aria-hidden="true"><span>CO<sub>2</sub></span><span>RETIRED</span></div>
-<p class="kicker">Carbon offset certificate</p>
-<h1>Carbon credits bought and retired</h1>
-<p class="amount">${escapeHtml(kg)} <small>kg of CO<sub>2</sub></small></p>
-<p class="lede">Carbon credits for ${escapeHtml(kg)} kg (${escapeHtml(formatTonnes(offset.kg))} t) of carbon dioxide were bought and retired on
-<time datetime="${escapeHtml(placed)}">${escapeHtml(formatDate(placed))}</time>.</p>
+  const body = `<div class="seal sandbox" aria-hidden="true"><span>SANDBOX</span><span>NOT VALID</span></div>
+<p class="kicker">Sandbox certificate — for testing only</p>
+<h1>A simulated purchase of carbon credits</h1>
+<p class="amount">${escapeHtml(kg)} <small>kg of CO<sub>2</sub>, simulated</small></p>
+<p class="lede">carbon's sandbox recorded a simulated purchase of carbon credits for ${escapeHtml(kg)} kg (${escapeHtml(formatTonnes(offset.kg))} t) of carbon dioxide on
+<time datetime="${escapeHtml(placed)}">${escapeHtml(formatDate(placed))}</time>. No credits were bought or retired.</p>
 <dl>
   <dt>Placed</dt><dd><time datetime="${escapeHtml(placed)}">${escapeHtml(formatDate(placed))}</time></dd>
   <dt>Quantity</dt><dd>${escapeHtml(kg)} kg CO<sub>2</sub></dd>
@@ -78,15 +103,15 @@ export function certificatePage(offset: Offset, certificateId: string): string {
   <dt>Offset</dt><dd><code>${escapeHtml(offset.id)}</code></dd>
   <dt>Certificate</dt><dd><code>${escapeHtml(certificateId)}</code></dd>
 </dl>
-<footer>Issued by the carbon offsets service. <span class="screen-only">Use your browser's Print command for a paper copy.</span></footer>`;
-  return page(`Carbon offset certificate: ${kg} kg CO2`, body);
+<footer>Issued by carbon's sandbox, not by the carbon offsets service: it has no value and proves nothing. <span class="screen-only">Use your browser's Print command for a paper copy.</span></footer>`;
+  return page(`SANDBOX certificate (not a real purchase): ${kg} kg CO2`, body);
 }
 
 /** The page for an address that names no certificate. */
 export function certificateNotFoundPage(certificateId: string): string {
   const shown = certificateId.length > 80 ? `${certificateId.slice(0, 80)}…` : certificateId;
-  const body = `<p class="kicker">Carbon offset certificate</p>
+  const body = `<p class="kicker">Sandbox certificate</p>
 <h1>Certificate not found</h1>
 <p class="lede">There is no certificate <code>${escapeHtml(shown)}</code>. Check the address: certificates exist only for placed live offsets.</p>`;
-  return page('Certificate not found', body);
+  return page('Certificate not found (sandbox)', body);
 }

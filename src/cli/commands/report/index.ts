@@ -1,5 +1,6 @@
 import type { CommandSpec } from '../../command.js';
 import { flagTable } from '../../flags.js';
+import { WEIGHT_UNITS } from '../../render/weight.js';
 
 export const REPORT_GROUPS = ['month', 'week', 'quarter', 'reference'] as const;
 export type ReportGroup = (typeof REPORT_GROUPS)[number];
@@ -16,14 +17,19 @@ export const report: CommandSpec = {
     --since <day>         from this day on (YYYY-MM-DD, UTC)
     --until <day>         up to and including this day (YYYY-MM-DD, UTC)
     --format <format>     output format (html: one printable page, with a chart)
+    --unit <unit>         weights in kg or t (tonnes), in every format
   `,
-      { '--by': { choices: REPORT_GROUPS, default: 'month' }, '--format': { choices: REPORT_FORMATS } },
+      {
+        '--by': { choices: REPORT_GROUPS, default: 'month' },
+        '--format': { choices: REPORT_FORMATS },
+        '--unit': { choices: WEIGHT_UNITS, default: 'kg' },
+      },
     );
   },
   examples: [
     'carbon report',
     'carbon report --by quarter --since 2026-01-01 --format md',
-    'carbon report --format html > report.html',
+    'carbon report --format html --unit t > report.html',
     'carbon report --by reference --prefix-sep - --format csv > by-team.csv',
     'carbon report --live --json | jq .total.kg',
   ],

@@ -3,8 +3,11 @@ import type { Context } from '../../context.js';
 import { usage } from '../../errors.js';
 import { isOneOf } from '../../options.js';
 import { type Column, headerLine, layout, line, terminalWidth } from '../../render/fit.js';
-import { dollars, grouped, oneLine } from '../../render/format.js';
+import { dollars, oneLine } from '../../render/format.js';
+import { markdownCell } from '../../render/markdown.js';
 import { csvField, type Paint } from '../../render/resources.js';
+import { SANDBOX_DETAIL, SANDBOX_HEADLINE } from '../../render/sandbox-note.js';
+import { WEIGHT_UNITS, type Weight, weight } from '../../render/weight.js';
 import { REPORT_FORMATS, REPORT_GROUPS, type ReportGroup } from './index.js';
 
 /**
@@ -21,6 +24,7 @@ export interface ReportFlags {
   until?: string;
   prefixSep?: string;
   format?: string;
+  unit?: string;
 }
 
 export interface ReportRow {
@@ -61,6 +65,7 @@ function groupOf(o: Offset, by: ReportGroup, prefixSep: string | undefined): str
 /** What the flags ask for, checked: the grouping, the format, and the span in ms (until excluded). */
 interface Query {
   by: ReportGroup;
+  weight: Weight;
   format: (typeof REPORT_FORMATS)[number];
   since: number | null;
   until: number | null;
@@ -73,10 +78,12 @@ function query(ctx: Context, flags: ReportFlags): Query {
   const format = flags.format ?? (ctx.out.json ? 'json' : ctx.out.interactive ? 'table' : 'plain');
   if (!isOneOf(REPORT_FORMATS, format)) throw usage(`--format is one of ${REPORT_FORMATS.join(', ')}, not "${format}".`);
   if (ctx.out.json && format !== 'json') throw usage(`--json and --format ${format} disagree; give one.`);
+  const unit = flags.unit ?? 'kg';
+  if (!isOneOf(WEIGHT_UNITS, unit)) throw usage(`--unit is one of ${WEIGHT_UNITS.join(', ')} (kg, or tonnes), not "${unit}".`);
   const since = flags.since === undefined ? null : day(flags.since, '--since');
   const until = flags.until === undefined ? null : day(flags.until, '--until', true);
   if (since !== null && until !== null && since >= until) throw usage('--since must come before --until.');
-  return { by, format, since, until };
+  return { by, weight: weight(unit), format, since, until };
 }
 
 /** The rows, in the order shown, and their total: placed and processing offsets of the span. */
@@ -109,46 +116,85 @@ async function sum(ctx: Context, { by, since, until }: Query, prefixSep: string 
   return { list, total };
 }
 
+/** The CSV's last column on the local engine, on every row: a spreadsheet shows it beside each figure. */
+const SANDBOX_CSV = 'sandbox: not a real purchase';
+
 export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
   const q = query(ctx, flags);
-  const { by, format } = q;
+  const { by, format, weight: w } = q;
   const { list, total } = await sum(ctx, q, flags.prefixSep);
   const mode = ctx.settings.mode;
+  const sandbox = ctx.settings.engine === 'local';
   const span = { since: flags.since ?? null, until: flags.until ?? null };
 
-  if (format === 'json') return ctx.out.jsonDocument({ object: 'report', livemode: mode === 'live', by, ...span, rows: list, total });
+  if (format === 'json') {
+    const weights = (r: ReportRow) => ({
+      group: r.group,
+      offsets: r.offsets,
+      [w.field()]: w.number(r.kg),
+      [w.field('placed')]: w.number(r.placed_kg),
+      [w.field('processing')]: w.number(r.processing_kg),
+      amount_cents: r.amount_cents,
+    });
+    const rows = list.map(weights);
+    return ctx.out.jsonDocument({
+      object: 'report',
+      livemode: mode === 'live',
+      sandbox,
+      unit: w.unit,
+      by,
+      ...span,
+      rows,
+      total: weights(total),
+    });
+  }
   if (format === 'html') {
     const { reportHtml } = await import('../../render/report-html.js');
-    ctx.out.stdout.write(reportHtml({ by, rows: list, total, mode, ...span, made: new Date().toISOString() }));
+    ctx.out.stdout.write(reportHtml({ by, rows: list, total, mode, sandbox, weight: w, ...span, made: new Date().toISOString() }));
     return;
   }
-  const header = [by, 'offsets', 'kg', 'placed_kg', 'processing_kg', 'amount_cents'];
-  const cells = (r: ReportRow) => [r.group, r.offsets, r.kg, r.placed_kg, r.processing_kg, r.amount_cents];
+  const header = [by, 'offsets', w.field(), w.field('placed'), w.field('processing'), 'amount_cents'];
+  const cells = (r: ReportRow) => [r.group, r.offsets, w.plain(r.kg), w.plain(r.placed_kg), w.plain(r.processing_kg), r.amount_cents];
   if (format === 'csv') {
-    ctx.out.stdout.write([header.join(','), ...list.map((r) => cells(r).map(csvField).join(','))].map((l) => `${l}\r\n`).join(''));
+    const note = (line: Array<string | number>) => (sandbox ? [...line, line === header ? 'environment' : SANDBOX_CSV] : line);
+    const lines = [note(header), ...list.map((r) => note(cells(r)))].map((l) => `${l.map(csvField).join(',')}\r\n`);
+    ctx.out.stdout.write(lines.join(''));
     return;
   }
   if (format === 'plain') {
-    if (list.length > 0) ctx.out.stdout.write(list.map((r) => `${cells(r).join('\t')}\n`).join(''));
+    if (list.length > 0)
+      ctx.out.stdout.write(
+        list
+          .map(
+            (r) =>
+              `${cells(r)
+                .map((c) => oneLine(String(c)))
+                .join('\t')}\n`,
+          )
+          .join(''),
+      );
     return;
   }
-  if (format === 'md') return void ctx.out.stdout.write(markdown(by, list, total));
+  if (format === 'md') return void ctx.out.stdout.write(markdown(by, w, list, total, sandbox));
   if (list.length === 0) return ctx.out.info(`No ${mode} purchases${q.since !== null || q.until !== null ? ' in that span' : ' yet'}.`);
   const paint = await ctx.paint();
-  printTable(ctx, paint, by, list, total);
+  printTable(ctx, paint, by, w, list, total);
   const spanText = `${span.since ? `; from ${span.since}` : ''}${span.until ? `; until ${span.until}` : ''}`;
   ctx.out.info(paint.dim(`${mode} mode; placed and processing offsets, refunded ones left out${spanText}.`));
+  if (sandbox) ctx.out.info(`${paint.yellow(SANDBOX_HEADLINE)} ${SANDBOX_DETAIL}`);
 }
 
 const money = (r: ReportRow) => dollars(r.amount_cents);
 
-function markdown(by: ReportGroup, list: readonly ReportRow[], total: ReportRow): string {
-  const cell = (r: ReportRow) => (r === total ? '**total**' : r.group.replace(/\|/g, '\\|'));
+/** A GitHub-flavoured Markdown table; every group is escaped (markdown.ts), so no reference can add markup or split a row. */
+function markdown(by: ReportGroup, w: Weight, list: readonly ReportRow[], total: ReportRow, sandbox: boolean): string {
+  const cell = (r: ReportRow) => (r === total ? '**total**' : markdownCell(r.group) || ' ');
   const md = [
-    `| ${by} | offsets | kg | placed kg | processing kg | amount |`,
+    ...(sandbox ? [`> **${markdownCell(SANDBOX_HEADLINE)}** ${markdownCell(SANDBOX_DETAIL)}`, ''] : []),
+    `| ${markdownCell(by)} | offsets | ${w.heading()} | ${w.heading('placed')} | ${w.heading('processing')} | amount |`,
     '|---|---:|---:|---:|---:|---:|',
     ...[...list, total].map(
-      (r) => `| ${cell(r)} | ${r.offsets} | ${grouped(r.kg)} | ${grouped(r.placed_kg)} | ${grouped(r.processing_kg)} | ${money(r)} |`,
+      (r) => `| ${cell(r)} | ${r.offsets} | ${w.text(r.kg)} | ${w.text(r.placed_kg)} | ${w.text(r.processing_kg)} | ${money(r)} |`,
     ),
   ];
   return `${md.join('\n')}\n`;
@@ -160,21 +206,21 @@ function markdown(by: ReportGroup, list: readonly ReportRow[], total: ReportRow)
  * then columns go, in this order: the bar, processing kg, placed kg, the offsets, the amount.
  * The group and kg always stay.
  */
-function printTable(ctx: Context, paint: Paint, by: ReportGroup, list: readonly ReportRow[], total: ReportRow): void {
+function printTable(ctx: Context, paint: Paint, by: ReportGroup, w: Weight, list: readonly ReportRow[], total: ReportRow): void {
   const width = terminalWidth(ctx.out.stdout, ctx.env);
   const columns: Column[] = [
     { header: by, min: 10 },
     { header: 'offsets', align: 'right', drop: 4 },
-    { header: 'kg', align: 'right' },
-    { header: 'placed kg', align: 'right', drop: 3 },
-    { header: 'processing kg', align: 'right', drop: 2 },
+    { header: w.heading(), align: 'right' },
+    { header: w.heading('placed'), align: 'right', drop: 3 },
+    { header: w.heading('processing'), align: 'right', drop: 2 },
     { header: 'amount', align: 'right', drop: 5 },
     { header: '', min: 5, drop: 1 },
   ];
   const BAR = columns.length - 1;
   const max = Math.max(...list.map((r) => r.kg), 1);
   const bar = (r: ReportRow, cells: number) => (r === total ? '' : '█'.repeat(Math.max(1, Math.round((r.kg / max) * cells))));
-  const kgCells = (r: ReportRow) => [`${grouped(r.kg)} kg`, `${grouped(r.placed_kg)} kg`, `${grouped(r.processing_kg)} kg`];
+  const kgCells = (r: ReportRow) => [r.kg, r.placed_kg, r.processing_kg].map((kg) => `${w.text(kg)} ${w.unit}`);
   const tableRows = (cells: number) =>
     [...list, total].map((r) => [oneLine(r.group), String(r.offsets), ...kgCells(r), money(r), bar(r, cells)]);
   const at = layout(columns, tableRows(30), width);

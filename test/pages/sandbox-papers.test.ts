@@ -1,0 +1,174 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { Offset } from '../../src/api/types.js';
+import { type Launched, launch, withChromium } from '../support/chromium.js';
+import { carbon, homes, json, ok } from '../support/cli.js';
+import { serveInProcess } from '../support/in-process-server.js';
+
+/**
+ * Everything the local model issues says it is a sandbox, on screen and on paper, in words a
+ * person who never saw carbon reads: the certificate (served by `carbon serve`, and written by
+ * `carbon open` on the local engine) and the reports (HTML, Markdown, CSV, JSON). The HTML report
+ * also fits a 390 px phone without wrapping a month, and `--unit t` gives tonnes in every format.
+ * Markdown escapes whatever a reference holds. The remote engine's reports claim nothing.
+ */
+
+const newHome = homes();
+const SANDBOX = /Sandbox — not a real purchase\. No carbon credits were bought or retired, and no money was paid\./i;
+// The page's own global, in the functions evaluated in Chromium (this project type-checks without the DOM library).
+declare function getComputedStyle(el: unknown): { lineHeight: string };
+
+/** On screen and in print: the band is shown, above the rest, in dark text. */
+async function bandShown(page: Page, selector: string): Promise<void> {
+  for (const media of ['screen', 'print'] as const) {
+    await page.emulateMedia({ media });
+    const band = page.locator(selector);
+    expect(await band.isVisible(), media).toBe(true);
+    const box = (await band.boundingBox())!;
+    expect(box.y, `${media}: the band comes first`).toBeLessThan(80);
+  }
+  await page.emulateMedia({ media: 'screen' });
+}
+
+withChromium(describe, 'Sandbox papers browser tests')('the sandbox says so on its papers', () => {
+  const served = serveInProcess('carbon-papers-');
+  let chromium: Launched;
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'carbon-papers-'));
+    chromium = await launch();
+  }, 60_000);
+  afterAll(async () => {
+    await chromium?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('the certificate carbon serve serves: a band, a seal and a heading that say sandbox, on screen and in print', async () => {
+    const { server } = served;
+    const live = (await server.sandbox.defaultKey('live'))!;
+    await server.sandbox.topUp('live', 1_000_000);
+    const headers = { authorization: `Bearer ${live}`, 'idempotency-key': 'papers-cert' };
+    const bought = (await (await fetch(`${server.url}/offsets`, { method: 'POST', headers, body: '{"kg": 2500}' })).json()) as Offset;
+    await server.sandbox.advanceClock(60_000);
+    const placed = (await (await fetch(`${server.url}/offsets/${bought.id}`, { headers })).json()) as Offset;
+    const page = await (await chromium.browser.newContext({ viewport: { width: 390, height: 844 } })).newPage();
+    await page.goto(placed.certificate_url!);
+    expect(await page.title()).toMatch(/^SANDBOX certificate \(not a real purchase\)/);
+    expect(await page.locator('.sandbox-band').innerText()).toMatch(SANDBOX);
+    expect(await page.locator('h1').innerText()).toBe('A simulated purchase of carbon credits');
+    expect(await page.locator('main').innerText()).not.toMatch(/bought and retired|Issued by the carbon offsets service/);
+    await bandShown(page, '.sandbox-band');
+    await page.emulateMedia({ media: 'print' });
+    expect(await page.locator('.watermark').isVisible()).toBe(true);
+    const pdf = await page.pdf({ format: 'A4' });
+    expect(pdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    await page.context().close();
+  });
+
+  test('carbon open --print on the local engine writes the same sandbox certificate', async () => {
+    const home = newHome();
+    await ok(['sandbox', 'topup', '1000', '--live'], { home });
+    const bought = await json<{ id: string }>(['buy', '--kg', '10', '--live', '--yes'], { home });
+    await ok(['sandbox', 'clock', 'advance', '1m'], { home });
+    const url = (await ok(['open', bought.id, '--print', '--live'], { home })).stdout.trim();
+    const html = readFileSync(fileURLToPath(url), 'utf8');
+    expect(html).toContain('<p class="sandbox-band" role="note"><strong>Sandbox — not a real purchase.</strong>');
+    expect(html).toContain('SANDBOX</span><span>NOT VALID');
+  });
+
+  test('the HTML report: a band that prints; at 390 px no wider than the screen, no month wrapped; --unit t in tonnes', async () => {
+    const home = newHome();
+    for (const [kg, reference] of [
+      [12_345, 'ops-flights-to-the-annual-conference-and-back-again'],
+      [500, 'fin'],
+    ] as const)
+      await ok(['buy', '--kg', String(kg), '--reference', reference, '--yes'], { home });
+    await ok(['sandbox', 'clock', 'advance', '32d'], { home });
+    await ok(['buy', '--kg', '1', '--yes'], { home });
+    const page = await (await chromium.browser.newContext({ viewport: { width: 390, height: 844 } })).newPage();
+    await page.route('**/*', (route) => route.abort());
+    for (const by of ['month', 'week', 'quarter', 'reference']) {
+      const html = (await ok(['report', '--format', 'html', '--unit', 't', '--by', by], { home })).stdout;
+      await page.setContent(html);
+      expect(await page.evaluate('document.documentElement.scrollWidth'), by).toBeLessThanOrEqual(390);
+      if (by !== 'reference') {
+        const lines = await page.locator('tbody th, tfoot th').evaluateAll((cells) => cells.map((c) => c.getClientRects().length));
+        expect(
+          lines.every((n) => n === 1),
+          `${by}: a period on one line`,
+        ).toBe(true);
+        const heights = await page
+          .locator('tbody th')
+          .evaluateAll((cells) => cells.map((c) => c.getBoundingClientRect().height / Number.parseFloat(getComputedStyle(c).lineHeight)));
+        expect(
+          heights.every((h) => h < 2),
+          `${by}: ${heights}`,
+        ).toBe(true);
+      }
+    }
+    expect(await page.locator('.sandbox').innerText()).toMatch(/^SANDBOX: NOT REAL PURCHASES\. No carbon credits were bought or retired/);
+    await bandShown(page, '.sandbox');
+    expect(await page.locator('thead th').allInnerTexts()).toEqual(['reference', 'offsets', 't', 'placed t', 'processing t', 'amount']);
+    expect(await page.locator('tfoot td').nth(1).innerText()).toBe('12.846');
+    await page.context().close();
+  });
+});
+
+describe('report formats: the sandbox, the unit, Markdown that stays a table', () => {
+  const HOSTILE = '<script>alert(1)</script> | *bold* _x_ `code` [a](http://e.example) ![i](x) ~~s~~ &amp; # h\nsecond line\r\nthird';
+
+  test('Markdown escapes what Markdown and HTML would read; a newline never splits a row', async () => {
+    const home = newHome();
+    await ok(['buy', '--kg', '7', '--reference', HOSTILE, '--yes'], { home });
+    const md = (await ok(['report', '--format', 'md', '--by', 'reference'], { home })).stdout;
+    const lines = md.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^> \*\*Sandbox: not real purchases\.\*\* No carbon credits were bought or retired/);
+    const rows = lines.filter((l) => l.startsWith('|'));
+    expect(rows).toHaveLength(4); // heading, rule, the row, the total
+    const row = rows[2]!;
+    expect(row).toBe(
+      '| &lt;script&gt;alert\\(1\\)&lt;/script&gt; \\| \\*bold\\* \\_x\\_ \\`code\\` \\[a\\]\\(http://e.example\\) \\!\\[i\\]\\(x\\) \\~\\~s\\~\\~ &amp;amp; \\# h second line third | 1 | 7 | 0 | 7 | $0.28 |',
+    );
+    // Unescaped, the cell has exactly the five cell separators of a six-column row.
+    expect(row.replace(/\\\|/g, '').match(/\|/g)).toHaveLength(7);
+    expect(md).not.toMatch(/<script|<\/script/);
+  });
+
+  test('--unit t gives tonnes in CSV, JSON, plain and Markdown; kg stays the default; a bad unit is a usage error', async () => {
+    const home = newHome();
+    await ok(['buy', '--kg', '1234', '--yes'], { home });
+    const csv = (await ok(['report', '--format', 'csv', '--unit', 't'], { home })).stdout.split('\r\n');
+    expect(csv[0]).toBe('month,offsets,t,placed_t,processing_t,amount_cents,environment');
+    expect(csv[1]).toMatch(/^\d{4}-\d\d,1,1\.234,[01]\.\d{3},[01]\.\d{3},4936,sandbox: not a real purchase$/);
+    const doc = await json<{ unit: string; sandbox: boolean; total: Record<string, number> }>(['report', '--unit', 't'], { home });
+    expect(doc).toMatchObject({ unit: 't', sandbox: true, total: { t: 1.234, amount_cents: 4936 } });
+    expect(doc.total).not.toHaveProperty('kg');
+    expect(await json(['report'], { home })).toMatchObject({ unit: 'kg', total: { kg: 1234 } });
+    expect((await ok(['report', '--format', 'plain', '--unit', 't'], { home })).stdout).toMatch(/\t1\t1\.234\t/);
+    expect((await ok(['report', '--format', 'md', '--unit', 't'], { home })).stdout).toContain(
+      '| month | offsets | t | placed t | processing t | amount |',
+    );
+    const bad = await carbon(['report', '--unit', 'lb'], { home });
+    expect([bad.exitCode, bad.stdout]).toEqual([2, '']);
+    expect(bad.stderr).toMatch(/kg, t/);
+  });
+
+  describe('on the remote engine', () => {
+    const served = serveInProcess('carbon-papers-remote-');
+    test('the report claims nothing: no sandbox band, line or column (the service speaks for its own purchases)', async () => {
+      const home = newHome();
+      const key = (await served.server.sandbox.defaultKey('test'))!;
+      const env = { CARBON_BASE_URL: served.server.url, CARBON_API_KEY: key };
+      const csv = (await ok(['report', '--format', 'csv'], { home, env })).stdout;
+      expect(csv.split('\r\n')[0]).toBe('month,offsets,kg,placed_kg,processing_kg,amount_cents');
+      expect((await ok(['report', '--format', 'md'], { home, env })).stdout).not.toMatch(/sandbox/i);
+      expect((await ok(['report', '--format', 'html'], { home, env })).stdout).not.toContain('class="sandbox"');
+      expect(await json(['report'], { home, env })).toMatchObject({ sandbox: false });
+    });
+  });
+});
