@@ -5,7 +5,7 @@ import type { FaultConfig } from '../service/faults.js';
 import { requestId } from '../service/keys.js';
 import { accessLine, isoNow, type LoggedResponse } from './access-log.js';
 import { clientErrorCode, parseTarget, rawErrorResponse, readBody, repeatedHeader, requestHeaders } from './http.js';
-import { errorReply, failureReply, type ReplyWriter } from './reply.js';
+import { errorReply, failureReply, type ReplyWriter, wantsPage } from './reply.js';
 import { type Incoming, match, type Served } from './requests.js';
 
 /**
@@ -164,7 +164,7 @@ export class Intake {
     config.catch(() => {}); // Each request that needs it reports a failure itself.
     for (const request of pending) {
       request.faults = config;
-      this.answer(request).catch((err: unknown) => this.fail(request.res, err));
+      this.answer(request).catch((err: unknown) => this.fail(request.res, err, request));
     }
   };
 
@@ -187,7 +187,7 @@ export class Intake {
   }
 
   /** Answers anything the service itself could not (reply.ts: `failureReply`). */
-  private fail(res: ServerResponse, err: unknown): void {
-    this.writer.write(res, failureReply(err, this.log));
+  private fail(res: ServerResponse, err: unknown, request?: Incoming): void {
+    this.writer.write(res, failureReply(err, this.log, request !== undefined && wantsPage(request)));
   }
 }

@@ -1,9 +1,11 @@
 import type { ServerResponse } from 'node:http';
+import { API_PREFIX } from '../api/types.js';
 import { LedgerError } from '../engine/ledger.js';
 import type { ErrorCode } from '../service/errors.js';
 import { requestId } from '../service/keys.js';
 import { LoggedResponse } from './access-log.js';
 import { envelope } from './http.js';
+import { unavailablePage } from './pages/unavailable.js';
 
 /**
  * What every handler of the request table returns, and the one writer that turns it into bytes.
@@ -67,14 +69,24 @@ export class ReplyWriter {
   }
 }
 
-/** The answer to a failure the service itself could not answer: a storage failure or a bug. Logged, never shown. */
-export function failureReply(err: unknown, log: (line: string) => void): Reply {
+/** A browser asking for a page (not the API): it is answered in HTML, failures too. */
+export function wantsPage(r: { path: string; headers: Record<string, string | undefined> }): boolean {
+  return !r.path.startsWith(API_PREFIX) && (r.headers.accept ?? '').includes('text/html');
+}
+
+/**
+ * The answer to a failure the service itself could not answer: a storage failure or a bug. Logged,
+ * never shown. `page`: a browser asked for a page, so the 503 is an HTML page, with the same Retry-After.
+ */
+export function failureReply(err: unknown, log: (line: string) => void, page = false): Reply {
   const id = requestId();
   if (err instanceof LedgerError) {
     log(`error ${id}: ${err.message} ${err.hint}`);
     // Storage trouble (locked, full, unreachable) is a state of the service, not of the request.
     const message = 'The service cannot reach its ledger right now. Try again shortly.';
-    return errorReply('service_unavailable', message, { 'request-id': id, 'retry-after': '1' });
+    const headers = { 'request-id': id, 'retry-after': '1' };
+    if (page) return { status: 503, headers, body: unavailablePage(message, id), type: 'text/html; charset=utf-8' };
+    return errorReply('service_unavailable', message, headers);
   }
   log(`error ${id}: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
   return errorReply('internal_error', 'The server failed to answer this request. It has been logged.', { 'request-id': id });
