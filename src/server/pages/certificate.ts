@@ -15,7 +15,7 @@ import { escapeHtml, htmlDocument } from './html.js';
  */
 
 /** The band at the top of every page of the sandbox's certificates. */
-export const SANDBOX_CERTIFICATE_BAND =
+const SANDBOX_CERTIFICATE_BAND =
   '<p class="sandbox-band" role="note"><strong>Sandbox — not a real purchase.</strong> No carbon credits were bought or retired, ' +
   "and no money was paid. This page was made by carbon's sandbox, a stand-in for the carbon offsets service used for testing: it certifies nothing.</p>";
 

@@ -42,7 +42,7 @@ const HEAD =
  * Said first on every page, on screen and in print, in words a person who never saw carbon reads:
  * everything here is the sandbox's (sandbox.ts: SANDBOX_NOTICE).
  */
-export const SANDBOX_BAND =
+const SANDBOX_BAND =
   '<p class="sandbox-band" role="note"><strong>Sandbox</strong> — for testing only: nothing here is real. ' +
   'No carbon credits are bought or retired, and no money moves.</p>';
 
