@@ -68,7 +68,9 @@ describe('parallel buyers', () => {
       // The keys file names exactly the keys the ledger knows (by hash): no process's keys were lost.
       const keys = sandboxKeys(home);
       const db = openLedger(home, { readonly: true });
-      const hashes = (db.prepare('SELECT hash FROM api_keys').all() as Array<{ hash: Uint8Array }>).map((r) => Buffer.from(r.hash).toString('hex')).sort();
+      const hashes = (db.prepare('SELECT hash FROM api_keys').all() as Array<{ hash: Uint8Array }>)
+        .map((r) => Buffer.from(r.hash).toString('hex'))
+        .sort();
       db.close();
       expect(keys.all.map((k) => createHash('sha256').update(k).digest('hex')).sort()).toEqual(hashes);
       expect(hashes).toHaveLength(3);
