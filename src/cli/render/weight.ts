@@ -6,8 +6,7 @@ import { grouped } from './format.js';
  * reports are read. Tonnes are made from the integer kg with three decimals, never through a
  * float's rounding: 12,345 kg is "12.345" t, 5 kg "0.005" t.
  */
-export const WEIGHT_UNITS = ['kg', 't'] as const;
-export type WeightUnit = (typeof WEIGHT_UNITS)[number];
+export type WeightUnit = 'kg' | 't';
 
 export interface Weight {
   unit: WeightUnit;

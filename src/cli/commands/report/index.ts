@@ -1,10 +1,11 @@
 import type { CommandSpec } from '../../command.js';
 import { flagTable } from '../../flags.js';
-import { WEIGHT_UNITS } from '../../render/weight.js';
 
 export const REPORT_GROUPS = ['month', 'week', 'quarter', 'reference'] as const;
 export type ReportGroup = (typeof REPORT_GROUPS)[number];
 export const REPORT_FORMATS = ['table', 'plain', 'csv', 'md', 'json', 'html'] as const;
+/** The units a report's weights take: kg, or tonnes. */
+export const WEIGHT_UNITS = ['kg', 't'] as const;
 
 export const report: CommandSpec = {
   name: 'report',

@@ -7,8 +7,8 @@ import { dollars, oneLine } from '../../render/format.js';
 import { markdownCell } from '../../render/markdown.js';
 import { csvField, type Paint } from '../../render/resources.js';
 import { SANDBOX_DETAIL, SANDBOX_HEADLINE } from '../../render/sandbox-note.js';
-import { WEIGHT_UNITS, type Weight, weight } from '../../render/weight.js';
-import { REPORT_FORMATS, REPORT_GROUPS, type ReportGroup } from './index.js';
+import { type Weight, weight } from '../../render/weight.js';
+import { REPORT_FORMATS, REPORT_GROUPS, type ReportGroup, WEIGHT_UNITS } from './index.js';
 
 /**
  * `carbon report`: what a sustainability report needs, for the key's mode: kg and dollars per
@@ -119,6 +119,18 @@ async function sum(ctx: Context, { by, since, until }: Query, prefixSep: string 
 /** The CSV's last column on the local engine, on every row: a spreadsheet shows it beside each figure. */
 const SANDBOX_CSV = 'sandbox: not a real purchase';
 
+/** A row of `--format json`: its weights in the unit asked for. */
+function jsonRow(r: ReportRow, w: Weight) {
+  return {
+    group: r.group,
+    offsets: r.offsets,
+    [w.field()]: w.number(r.kg),
+    [w.field('placed')]: w.number(r.placed_kg),
+    [w.field('processing')]: w.number(r.processing_kg),
+    amount_cents: r.amount_cents,
+  };
+}
+
 export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
   const q = query(ctx, flags);
   const { by, format, weight: w } = q;
@@ -128,15 +140,7 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
   const span = { since: flags.since ?? null, until: flags.until ?? null };
 
   if (format === 'json') {
-    const weights = (r: ReportRow) => ({
-      group: r.group,
-      offsets: r.offsets,
-      [w.field()]: w.number(r.kg),
-      [w.field('placed')]: w.number(r.placed_kg),
-      [w.field('processing')]: w.number(r.processing_kg),
-      amount_cents: r.amount_cents,
-    });
-    const rows = list.map(weights);
+    const weights = (r: ReportRow) => jsonRow(r, w);
     return ctx.out.jsonDocument({
       object: 'report',
       livemode: mode === 'live',
@@ -144,7 +148,7 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
       unit: w.unit,
       by,
       ...span,
-      rows,
+      rows: list.map(weights),
       total: weights(total),
     });
   }
