@@ -96,3 +96,19 @@ export const SNAPSHOT_TABLES = [
 
 export type ColumnKind = 'int' | 'int?' | 'text' | 'text?' | 'bytes';
 export type SnapshotTable = (typeof SNAPSHOT_TABLES)[number]['name'];
+
+/** The order a table's rows are read in for a snapshot: stable, and the order they are written back. */
+const ROW_ORDER: Partial<Record<SnapshotTable, string>> = {
+  account: 'id',
+  offsets: 'seq',
+  entries: 'seq',
+  journal: 'seq',
+  impact_daily: 'livemode, day',
+  idempotency: 'livemode, key',
+  meta: 'name',
+};
+
+/** A table's SELECT for a snapshot, its columns in SNAPSHOT_TABLES' order (`where`: the store's own filter, for meta). */
+export function snapshotSelect(table: (typeof SNAPSHOT_TABLES)[number], where = ''): string {
+  return `SELECT ${Object.keys(table.columns).join(', ')} FROM ${table.name}${where} ORDER BY ${ROW_ORDER[table.name] ?? 'livemode'}`;
+}

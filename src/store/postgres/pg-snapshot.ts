@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { LedgerRowError } from '../ledger-error.js';
 import type * as port from '../port.js';
 import { SNAPSHOT_TABLES } from '../port.js';
+import { snapshotSelect } from '../snapshot-tables.js';
 import type { Queryable } from './pg-reads.js';
 
 /**
@@ -19,25 +20,10 @@ type Table = (typeof SNAPSHOT_TABLES)[number];
 
 /** Each table's SELECT, its columns in SNAPSHOT_TABLES' order, in a stable order of rows. */
 function select(table: Table): string {
-  const columns = Object.keys(table.columns).join(', ');
-  switch (table.name) {
-    case 'account':
-      return `SELECT ${columns} FROM account ORDER BY id`;
-    case 'api_keys':
-      return 'SELECT k.id, k.hash, k.livemode, k.permission, k.last4, k.created_ms, k.revoked_ms, v.default_for FROM api_keys k LEFT JOIN key_vault v ON v.id = k.id ORDER BY k.created_ms, k.id';
-    case 'offsets':
-    case 'entries':
-    case 'journal':
-      return `SELECT ${columns} FROM ${table.name} ORDER BY seq`;
-    case 'impact_daily':
-      return `SELECT ${columns} FROM impact_daily ORDER BY livemode, day`;
-    case 'idempotency':
-      return `SELECT ${columns} FROM idempotency ORDER BY livemode, key`;
-    case 'meta':
-      return `SELECT ${columns} FROM meta WHERE name = ANY($1::text[]) ORDER BY name`;
-    default:
-      return `SELECT ${columns} FROM ${table.name} ORDER BY livemode`;
+  if (table.name === 'api_keys') {
+    return 'SELECT k.id, k.hash, k.livemode, k.permission, k.last4, k.created_ms, k.revoked_ms, v.default_for FROM api_keys k LEFT JOIN key_vault v ON v.id = k.id ORDER BY k.created_ms, k.id';
   }
+  return snapshotSelect(table, table.name === 'meta' ? ' WHERE name = ANY($1::text[])' : '');
 }
 
 /** A consistent view of every table on one connection of its own, given back by close(). */

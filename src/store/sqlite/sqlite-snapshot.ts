@@ -1,6 +1,7 @@
 import { LedgerRowError } from '../ledger-error.js';
 import type * as port from '../port.js';
 import { SNAPSHOT_TABLES } from '../port.js';
+import { snapshotSelect } from '../snapshot-tables.js';
 import { type Db, inTransaction } from './driver.js';
 import { sqliteCode } from './errors.js';
 import { digest } from './sqlite-reads.js';
@@ -22,26 +23,11 @@ type Table = (typeof SNAPSHOT_TABLES)[number];
 
 /** Each table's SELECT, its columns in SNAPSHOT_TABLES' order, in a stable order of rows. */
 function select(table: Table, metaNames: readonly string[]): string {
-  const columns = Object.keys(table.columns).join(', ');
-  switch (table.name) {
-    case 'account':
-      return `SELECT ${columns} FROM account ORDER BY id`;
-    case 'api_keys':
-      // default_for comes from the vault file, filled in by the caller.
-      return 'SELECT id, hash, livemode, permission, last4, created_ms, revoked_ms, NULL FROM api_keys ORDER BY created_ms, rowid';
-    case 'offsets':
-    case 'entries':
-    case 'journal':
-      return `SELECT ${columns} FROM ${table.name} ORDER BY seq`;
-    case 'impact_daily':
-      return `SELECT ${columns} FROM impact_daily ORDER BY livemode, day`;
-    case 'idempotency':
-      return `SELECT ${columns} FROM idempotency ORDER BY livemode, key`;
-    case 'meta':
-      return `SELECT ${columns} FROM meta WHERE name IN (${metaNames.map((n) => `'${n.replace(/'/g, "''")}'`).join(', ') || 'NULL'}) ORDER BY name`;
-    default:
-      return `SELECT ${columns} FROM ${table.name} ORDER BY livemode`;
-  }
+  // default_for comes from the vault file, filled in by the caller.
+  if (table.name === 'api_keys')
+    return 'SELECT id, hash, livemode, permission, last4, created_ms, revoked_ms, NULL FROM api_keys ORDER BY created_ms, rowid';
+  const names = metaNames.map((n) => `'${n.replace(/'/g, "''")}'`).join(', ') || 'NULL';
+  return snapshotSelect(table, table.name === 'meta' ? ` WHERE name IN (${names})` : '');
 }
 
 /**
