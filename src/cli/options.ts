@@ -1,4 +1,5 @@
 import type { PurchaseParams } from '../api/types.js';
+import type { Context } from './context.js';
 import { usage } from './errors.js';
 import { parseDollars } from './render/format.js';
 
@@ -91,7 +92,17 @@ export const isOneOf = <T extends string>(list: readonly T[], value: string): va
 const NAMED_DAYS: Readonly<Record<string, number>> = { today: 0, yesterday: 1 };
 
 /** Whether --since/--until's `text` is read against a clock (an age, `today`, `yesterday`), not a date. */
-export const needsClock = (text: string): boolean => !/^\d{4}-/.test(text);
+const needsClock = (text: string): boolean => !/^\d{4}-/.test(text);
+
+/**
+ * The time that ages, `today` and `yesterday` among `texts` count back from: the model's clock on
+ * the local engine, where offsets are stamped by it (a sandbox's clock may have been moved on), and
+ * this computer's on a remote API. The model is opened only when a text needs it.
+ */
+export async function clockFor(ctx: Context, texts: ReadonlyArray<string | undefined>): Promise<number> {
+  const needed = texts.some((t) => t !== undefined && needsClock(t));
+  return needed && ctx.settings.engine === 'local' ? await (await ctx.sandbox()).now() : Date.now();
+}
 
 /**
  * --since / --until: a day (YYYY-MM-DD, UTC; or `today`, `yesterday`, UTC days of `now`) or an age

@@ -10,7 +10,7 @@ const newHome = homes();
  * mode, every purchase held for review (a limit of $0): each status is what the test made it
  * (approved: placed; failed: refunded; left: processing), never what seconds of real time did.
  */
-async function ledger(): Promise<{ home: string; first: string }> {
+async function ledger(): Promise<{ home: string; first: string; last: string }> {
   const home = newHome();
   await ok(['config', 'set', 'mode', 'live'], { home });
   await ok(['sandbox', 'topup', '250'], { home });
@@ -24,8 +24,8 @@ async function ledger(): Promise<{ home: string; first: string }> {
   const gone = await buy('999', 'ops-gone');
   await ok(['sandbox', 'fail', gone.id], { home });
   await ok(['sandbox', 'clock', 'advance', '40d'], { home });
-  await buy('50', 'ops-b');
-  return { home, first };
+  const b = await buy('50', 'ops-b');
+  return { home, first, last: b.created.slice(0, 10) };
 }
 
 describe('carbon report', () => {
@@ -57,6 +57,17 @@ describe('carbon report', () => {
     expect(csv.stdout).toContain('dev-x,1,200,200,0,800,sandbox: not a real purchase\r\n');
     const span = await json<{ total: { kg: number } }>(['report', '--since', first, '--until', first], { home });
     expect(span.total.kg).toBe(300);
+  });
+
+  test('--since today and --until yesterday are days of the model clock (moved 40 days on), printed as dates', async () => {
+    const { home, last: today } = await ledger();
+    const recent = await json<{ since: string; total: { kg: number } }>(['report', '--since', 'today'], { home });
+    expect(recent).toMatchObject({ since: today, total: { kg: 50 } });
+    const before = await json<{ until: string; total: { kg: number } }>(['report', '--until', 'yesterday'], { home });
+    expect(before.total.kg).toBe(300);
+    expect(Date.parse(before.until)).toBe(Date.parse(today) - 86_400_000);
+    const md = await ok(['report', '--since', 'yesterday', '--format', 'md'], { home });
+    expect(md.stdout).toContain('| **total** | 1 | 50 | 0 | 50 | $2.00 |');
   });
 
   test('on a terminal: a table with a bar per row and the total; in a pipe: tab-separated rows', async () => {

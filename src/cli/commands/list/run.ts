@@ -5,7 +5,7 @@ import { PageGuard } from '../../../client/paging.js';
 import type { Context } from '../../context.js';
 import { usage } from '../../errors.js';
 import { shellWord } from '../../follow-up.js';
-import { isOneOf, needsClock, parseWhen, wholeNumberOption } from '../../options.js';
+import { clockFor, isOneOf, parseWhen, wholeNumberOption } from '../../options.js';
 import { displayWidth, terminalWidth } from '../../render/fit.js';
 import { csvHeader, csvRow, offsetRow, offsetStream, offsetTable } from '../../render/resources.js';
 import { wrapCommand } from '../../render/wrap.js';
@@ -98,11 +98,7 @@ export async function run(ctx: Context, flags: ListFlags): Promise<void> {
   const format = chooseFormat(ctx, flags);
   const { params, limit } = requestOf(flags);
   const client = await ctx.client();
-  // An age (7d), today and yesterday count back from the model's clock on the local engine, where
-  // offsets are stamped by it (a sandbox's clock may have been moved on), and from this computer's on a remote API.
-  const age = [flags.since, flags.until].some((w) => w !== undefined && needsClock(w));
-  const now = age && ctx.settings.engine === 'local' ? await (await ctx.sandbox()).now() : Date.now();
-  const filter = filterOf(flags, now);
+  const filter = filterOf(flags, await clockFor(ctx, [flags.since, flags.until]));
   if (!flags.all) return printPage(ctx, flags, format, params, await firstOffsets(client, params, limit, filter));
   await keepYoungGenerationSmall();
   return streamAll(ctx, format, matching(client.listAll(params), filter));

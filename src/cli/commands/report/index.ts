@@ -15,8 +15,8 @@ export const report: CommandSpec = {
       `
     --by <what>           group by
     --prefix-sep <sep>    with --by reference: group references by the part before this separator
-    --since <day>         from this day on (YYYY-MM-DD, UTC)
-    --until <day>         up to and including this day (YYYY-MM-DD, UTC)
+    --since <when>        from this day on: 2026-01-31, today or yesterday (UTC), or an age (30d)
+    --until <when>        up to and including this day, or until an age ago
     --format <format>     output format (html: one printable page, with a chart)
     --unit <unit>         weights in kg or t (tonnes), in every format
   `,

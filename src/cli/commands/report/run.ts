@@ -1,7 +1,7 @@
 import type { Offset } from '../../../api/types.js';
 import type { Context } from '../../context.js';
 import { usage } from '../../errors.js';
-import { isOneOf } from '../../options.js';
+import { clockFor, isOneOf, parseWhen } from '../../options.js';
 import { type Column, headerLine, layout, line, terminalWidth } from '../../render/fit.js';
 import { dollars, oneLine } from '../../render/format.js';
 import { markdownCell } from '../../render/markdown.js';
@@ -36,13 +36,11 @@ export interface ReportRow {
   amount_cents: number;
 }
 
-/** A day (YYYY-MM-DD, UTC) to its first millisecond; `end` gives the next day's (an inclusive --until). */
-function day(text: string, flag: string, end = false): number {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
-  const ms = m === null ? Number.NaN : Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
-  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== text)
-    throw usage(`${flag} must be a day such as 2026-01-31, not "${text}".`);
-  return end ? ms + 86_400_000 : ms;
+/** A span's end as reports print it: a day as YYYY-MM-DD (an --until's own, included), an age as an ISO time. */
+function spanEnd(text: string | undefined, ms: number | null, end: boolean): string | null {
+  if (text === undefined || ms === null) return null;
+  if (/^\d+[mhdw]$/.test(text)) return new Date(ms).toISOString();
+  return new Date(end ? ms - 86_400_000 : ms).toISOString().slice(0, 10);
 }
 
 function groupOf(o: Offset, by: ReportGroup, prefixSep: string | undefined): string {
@@ -69,9 +67,11 @@ interface Query {
   format: (typeof REPORT_FORMATS)[number];
   since: number | null;
   until: number | null;
+  /** The span as printed: days as YYYY-MM-DD (today named by its date). */
+  span: { since: string | null; until: string | null };
 }
 
-function query(ctx: Context, flags: ReportFlags): Query {
+async function query(ctx: Context, flags: ReportFlags): Promise<Query> {
   const by = (flags.by ?? 'month') as ReportGroup;
   if (!REPORT_GROUPS.includes(by)) throw usage(`--by is one of ${REPORT_GROUPS.join(', ')}, not "${flags.by}".`);
   if (flags.prefixSep !== undefined && by !== 'reference') throw usage('--prefix-sep groups references: it goes with --by reference.');
@@ -80,10 +80,13 @@ function query(ctx: Context, flags: ReportFlags): Query {
   if (ctx.out.json && format !== 'json') throw usage(`--json and --format ${format} disagree; give one.`);
   const unit = flags.unit ?? 'kg';
   if (!isOneOf(WEIGHT_UNITS, unit)) throw usage(`--unit is one of ${WEIGHT_UNITS.join(', ')} (kg, or tonnes), not "${unit}".`);
-  const since = flags.since === undefined ? null : day(flags.since, '--since');
-  const until = flags.until === undefined ? null : day(flags.until, '--until', true);
+  // Ages, today and yesterday count back from the model's clock in the sandbox, as in `carbon list`.
+  const now = await clockFor(ctx, [flags.since, flags.until]);
+  const since = flags.since === undefined ? null : parseWhen(flags.since, '--since', now);
+  const until = flags.until === undefined ? null : parseWhen(flags.until, '--until', now, true);
   if (since !== null && until !== null && since >= until) throw usage('--since must come before --until.');
-  return { by, weight: weight(unit), format, since, until };
+  const span = { since: spanEnd(flags.since, since, false), until: spanEnd(flags.until, until, true) };
+  return { by, weight: weight(unit), format, since, until, span };
 }
 
 /** The rows, in the order shown, and their total: placed and processing offsets of the span. */
@@ -132,12 +135,11 @@ function jsonRow(r: ReportRow, w: Weight) {
 }
 
 export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
-  const q = query(ctx, flags);
-  const { by, format, weight: w } = q;
+  const q = await query(ctx, flags);
+  const { by, format, weight: w, span } = q;
   const { list, total } = await sum(ctx, q, flags.prefixSep);
   const mode = ctx.settings.mode;
   const sandbox = ctx.settings.engine === 'local';
-  const span = { since: flags.since ?? null, until: flags.until ?? null };
 
   if (format === 'json') {
     const weights = (r: ReportRow) => jsonRow(r, w);

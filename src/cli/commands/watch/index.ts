@@ -10,7 +10,7 @@ export const watch: CommandSpec = {
       `
     --reference <text>     only offsets with this reference
     --status <status>      only the events that leave an offset in this state
-    --since <when>         also replay the offsets created since: a day (2026-01-31) or an age (7d, 12h, 30m)
+    --since <when>         also replay the offsets created since: a day (2026-01-31, today, yesterday) or an age (7d, 12h)
     --interval <duration>  how often to read the list (default 2s; 10ms to 1h)
     --forward-to <url>     POST each event to this URL, signed (header Carbon-Signature: t=…,v1=HMAC-SHA256)
     --print-secret         print the profile's signing secret (made if there is none) and exit

@@ -3,7 +3,7 @@ import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT } from '../../exit-codes.js';
 import { DEFAULT_WAIT_SECONDS } from '../../offsets/wait.js';
-import { parseWhen } from '../../options.js';
+import { clockFor, parseWhen } from '../../options.js';
 import { parseDuration } from '../../render/format.js';
 import { readCursor, writeCursor } from '../../watch/cursor.js';
 import { type EventType, freshState, poll, type WatchEvent, type WatchState } from '../../watch/follow.js';
@@ -63,8 +63,7 @@ export async function run(ctx: Context, flags: WatchFlags): Promise<void> {
   const reference = flags.reference ?? null;
   const client = await ctx.client();
   // --since as list reads it: an age counts back from the model's clock on the local engine.
-  const now = async () => (ctx.settings.engine === 'local' ? await (await ctx.sandbox()).now() : Date.now());
-  const since = flags.since === undefined ? null : parseWhen(flags.since, '--since', await now());
+  const since = flags.since === undefined ? null : parseWhen(flags.since, '--since', await clockFor(ctx, [flags.since]));
   const resumed = flags.cursor === undefined ? null : readCursor(flags.cursor, mode, reference);
 
   const terminal = ctx.out.stderrInteractive && !ctx.out.json;
