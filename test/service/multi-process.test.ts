@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
@@ -6,12 +6,16 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Mode } from '../../src/api/types.js';
 import { Sandbox } from '../../src/service/sandbox.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { openSandbox, tempDir } from '../support/world.js';
+import { limit } from '../support/load.js';
+import { openSandbox, T0, tempDir } from '../support/world.js';
 
 /**
  * Several node processes buy from ONE data directory at the same instant while others top up
  * and refund. Afterwards the ledger must be exact. The children run the library bundled from
- * src/ with esbuild (into node_modules/.cache, so that pg resolves from the repo).
+ * src/ with esbuild (into node_modules/.cache, so that pg resolves from the repo). Nothing here
+ * waits on real time: the children start together when all are ready (files in a sync
+ * directory), and the model's clock stands at T0 in every process, so the offsets the refunder
+ * looks for stay processing however slowly a busy machine runs the test.
  */
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -20,6 +24,7 @@ const worker = join(here, 'fixtures', 'ledger-worker.mjs');
 const cacheDir = join(root, 'node_modules', '.cache', 'carbon-service-test');
 const lib = join(cacheDir, `lib-${process.pid}.mjs`);
 let dir: string;
+let sync: string;
 
 beforeAll(async () => {
   const { build } = await import('esbuild');
@@ -36,11 +41,12 @@ beforeAll(async () => {
     logLevel: 'error',
   });
   dir = tempDir('carbon-mp-');
+  sync = tempDir('carbon-mp-sync-');
 });
 
 afterAll(() => {
   rmSync(lib, { force: true });
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  for (const d of [dir, sync]) if (d) rmSync(d, { recursive: true, force: true });
 });
 
 interface BuyResult {
@@ -67,16 +73,23 @@ function sizes(seed: number, n: number): number[] {
   return out;
 }
 
-test('processes buying, topping up and refunding on one ledger at once leave it exact', { timeout: 60_000 }, async () => {
-  const setup = await openSandbox(dir);
+/** Resolves once `names` have each left a file in `where`, or `gone` resolves; checking every 10 ms. */
+async function allThere(where: string, names: string[], gone: Promise<unknown>): Promise<void> {
+  let over = false;
+  void gone.then(() => (over = true));
+  while (!over && !names.every((n) => existsSync(join(where, n)))) await new Promise((r) => setTimeout(r, 10));
+}
+
+test('processes buying, topping up and refunding on one ledger at once leave it exact', { timeout: limit(60_000) }, async () => {
+  const clock = () => T0;
+  const setup = await openSandbox(dir, clock);
   const keys = { test: (await setup.defaultKey('test'))!, live: (await setup.defaultKey('live'))! };
   await setup.topUp('live', 30_000);
   const start = await setup.status();
   await setup.close();
   expect(start.balances).toEqual({ test: 100_000, live: 30_000 });
 
-  const startAt = Date.now() + 1500; // time for every child to start and open the ledger
-  const base = { CARBON_LIB: lib, DATA_DIR: dir, START_AT: String(startAt) };
+  const base = { CARBON_LIB: lib, DATA_DIR: dir, SYNC_DIR: sync, CLOCK_MS: String(T0) };
   const buyers = [
     { NAME: 'b1', ROLE: 'buyer', API_KEY: keys.test, MODE: 'test', SIZES: JSON.stringify(sizes(1, 25)) },
     { NAME: 'b2', ROLE: 'buyer', API_KEY: keys.test, MODE: 'test', SIZES: JSON.stringify(sizes(2, 25)) },
@@ -87,9 +100,20 @@ test('processes buying, topping up and refunding on one ledger at once leave it 
     { NAME: 'topper', ROLE: 'topper', API_KEY: keys.test, MODE: 'test', COUNT: '4', CENTS: '25000', GAP_MS: '2' },
     { NAME: 'failer', ROLE: 'failer', API_KEY: keys.test, MODE: 'test', COUNT: '6', GAP_MS: '3' },
   ];
-  const runs = await Promise.all(
-    [...buyers, ...others].map((env) => execa('node', [worker], { env: { ...base, ...env }, reject: false, timeout: 45_000 })),
+  const children = [...buyers, ...others].map((env) =>
+    execa('node', [worker], { env: { ...base, ...env }, reject: false, timeout: limit(45_000) }),
   );
+  const exited = Promise.all(children);
+  // Every child has opened the ledger: go. (A child that failed first ends the wait with its exit.)
+  await allThere(
+    sync,
+    [...buyers, ...others].map((c) => `ready-${c.NAME}`),
+    exited,
+  );
+  writeFileSync(join(sync, 'go'), '');
+  await Promise.all(children.slice(0, buyers.length));
+  writeFileSync(join(sync, 'stop'), '');
+  const runs = await exited;
   for (const r of runs) expect(r.exitCode, r.stderr).toBe(0);
   const [b1, b2, b3, b4, topper, failer] = runs.map((r) => JSON.parse(r.stdout) as unknown[]);
   const byMode: Record<Mode, BuyResult[]> = {
@@ -101,7 +125,7 @@ test('processes buying, topping up and refunding on one ledger at once leave it 
   expect(topups).toBe(100_000);
 
   const store = SqliteStore.open(dir);
-  const after = await Sandbox.over(store);
+  const after = await Sandbox.over(store, clock);
   try {
     const db = store.db;
     for (const mode of ['test', 'live'] as const) {
