@@ -403,7 +403,7 @@ describe('a full disk, a crash, then space freed', () => {
           for (let i = 0; i < 40; i++)
             statuses.push((await http(`${second.url}/offsets`, { key, idem: `after-${i}`, body: '{"kg":1}' })).status);
           expect(statuses.filter((s) => s !== 201)).toEqual([]);
-          // Checkpointed every 1 MiB and cut back to 1 MiB: at most that and the last purchases.
+          // Checkpointed every 1 MiB, and reset: at most that and the last purchases.
           expect(statSync(`${ledgerPath(home)}-wal`).size).toBeLessThanOrEqual(1.25 * 1024 * 1024);
         } finally {
           await second.stop();

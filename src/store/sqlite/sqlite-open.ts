@@ -41,13 +41,12 @@ function enableWal(db: Db): void {
  */
 const WAL_LEFT_BEHIND = 256 * 1024;
 
-/** The length a WAL is cut back to once a checkpoint has copied it all (SQLite leaves it as long as it grew). */
-const WAL_KEPT = 1024 * 1024;
-
 /**
  * Pages in the WAL past which a connection's own commit checkpoints it (SQLite's default is
- * 1,000: 4 MiB): 1 MiB, so the WAL is copied back and cut to WAL_KEPT about as often as it
- * reaches that length (a purchase writes about ten pages).
+ * 1,000: 4 MiB): 1 MiB, so a WAL that this connection checkpoints (before the checkpointer
+ * thread starts, or while it falls behind) is reset, and its file reused, about every hundred
+ * purchases (a purchase writes about ten pages). The file is not cut back after each reset
+ * (journal_size_limit): truncating and growing it again took a fifth of the purchase rate.
  */
 export const SELF_CHECKPOINT_PAGES = 256;
 
@@ -114,7 +113,7 @@ export function prepareLedger(db: Db, path: string): void {
       // NORMAL in WAL mode: a commit survives any process crash (kill -9 included); an OS
       // crash or power loss may lose the last commits but never corrupts. docs/reliability.md.
       db.exec('PRAGMA synchronous = NORMAL');
-      db.exec(`PRAGMA journal_size_limit = ${WAL_KEPT}; PRAGMA wal_autocheckpoint = ${SELF_CHECKPOINT_PAGES}`);
+      db.exec(`PRAGMA wal_autocheckpoint = ${SELF_CHECKPOINT_PAGES}`);
       if (walBytes(path) > WAL_LEFT_BEHIND) truncateWal(db);
     }
     // 4 MiB of page cache: reads walk an index and purchases touch a few pages, so a larger
