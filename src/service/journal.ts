@@ -11,9 +11,10 @@ import { redactKeys } from './keys.js';
  * The request journal: every request the model answers, with its answer, kept in the ledger (so
  * every instance on one PostgreSQL ledger writes to, and reads, one journal).
  *
- * Nothing is written on a request's way out: an answered request leaves a note in memory, and the
- * notes are written together, one batch a `FLUSH_MS` (or at once at `MAX_PENDING`), in one
- * transaction of their own, made into entries (bodies serialised, masked, bounded) only then.
+ * Nothing is written on a request's way out: an answered request is made into its entry at once
+ * (bodies serialised, masked and bounded, so no answer's objects are held), and the entries are
+ * written together, one batch a `FLUSH_MS` (or at once at `MAX_PENDING`), in one transaction of
+ * their own.
  * close() writes what is left, so a clean stop loses nothing; a process killed outright (kill -9)
  * loses the entries it answered in its last `FLUSH_MS`. A batch the ledger refuses (it is
  * unreachable) is dropped: the API's answers never wait for, or fail on, the journal.
@@ -28,6 +29,14 @@ const FLUSH_MS = 50;
  * so what waits in memory stays bounded.
  */
 const MAX_PENDING = 100;
+/**
+ * Written at once at this many characters of bodies too: a `list --all` answers a page, kept as
+ * 8 KiB, every millisecond or so. Written a hundred at a time, `list --all` over a million offsets
+ * peaked at 140 MB RSS against 81 MB with the journal off; two at a time, at 86 MB (measured
+ * at 16, 32, 64 and 256 KiB: only 16 KiB stayed under 100 MB). A purchase's entry is about 1 KiB,
+ * so purchases still go about sixteen to a batch, at the same rate (bench/journal.mjs).
+ */
+const MAX_PENDING_CHARS = 16 * 1024;
 /**
  * A batch does not wait for another process's write lock (SQLite) while fewer than this many are
  * waiting: it is tried again with the next. Past it, it waits as any write does.
@@ -83,17 +92,13 @@ export interface Trace {
   replayed: boolean;
 }
 
-interface Note {
-  id: string;
-  request: ApiRequest;
-  response: ApiResponse;
-  trace: Trace;
-  realMs: number;
-  durationUs: number;
-}
+/** An entry as it waits to be written: its model time is null until the account's clock is read. */
+type Note = Omit<NewJournalRecord, 'model_ms'> & { model_ms: number | null };
 
 export class Journal {
   private pending: Note[] = [];
+  /** The characters of the bodies waiting in `pending`. */
+  private pendingChars = 0;
   /** Entries made from notes whose batch found the ledger locked: written first, with the next batch. */
   private ready: NewJournalRecord[] = [];
   private timer: NodeJS.Timeout | null = null;
@@ -117,8 +122,10 @@ export class Journal {
   record(id: string, request: ApiRequest, response: ApiResponse, trace: Trace): void {
     if (!this.settings.enabled || this.closed) return;
     const durationUs = Math.round((performance.now() - trace.started) * 1000);
-    const count = this.pending.push({ id, request, response, trace, realMs: this.clock(), durationUs });
-    if (count >= MAX_PENDING && this.writing === null) this.writeSome(false).catch(() => {});
+    const n = note(id, request, response, trace, this.clock(), durationUs, this.settings.instance);
+    const count = this.pending.push(n);
+    this.pendingChars += n.request_body.length + n.response_body.length;
+    if ((count >= MAX_PENDING || this.pendingChars >= MAX_PENDING_CHARS) && this.writing === null) this.writeSome(false).catch(() => {});
     else this.schedule();
   }
 
@@ -145,6 +152,8 @@ export class Journal {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
     const batch = this.pending.splice(0, Math.max(0, MAX_PENDING - this.ready.length));
+    this.pendingChars = 0;
+    for (const n of this.pending) this.pendingChars += n.request_body.length + n.response_body.length;
     this.writing = this.write(batch, wait).finally(() => {
       this.writing = null;
       // What was noted meanwhile (or left over) goes with the next batch.
@@ -157,8 +166,8 @@ export class Journal {
     let records: NewJournalRecord[] = [];
     try {
       // Requests answered before the account was read (an unknown path) take its clock now.
-      const offset = batch.some((n) => n.trace.now === null) ? ((await this.store.account())?.clock_offset_ms ?? 0) : 0;
-      records = this.ready.concat(batch.map((n) => entry(n, offset, this.settings.instance)));
+      const offset = batch.some((n) => n.model_ms === null) ? ((await this.store.account())?.clock_offset_ms ?? 0) : 0;
+      records = this.ready.concat(batch.map((n) => ({ ...n, model_ms: n.model_ms ?? n.real_ms + offset })));
       this.ready = [];
       const { keep, maxAgeMs } = this.settings;
       // Never waits for another writer's lock while little is waiting: tried again with the next batch.
@@ -195,11 +204,25 @@ export class Journal {
 }
 
 /** Text as the journal keeps it: API keys masked (as every echo of a caller's input is), bounded. */
-function journalText(text: string): string {
+function journalText(text: string, more?: string): string {
   const shown = redactKeys(text);
-  return shown.length <= JOURNAL_BODY_LIMIT
-    ? shown
-    : `${shown.slice(0, JOURNAL_BODY_LIMIT)}…[${shown.length - JOURNAL_BODY_LIMIT} more characters]`;
+  if (shown.length <= JOURNAL_BODY_LIMIT && more === undefined) return shown;
+  return `${shown.slice(0, JOURNAL_BODY_LIMIT)}…[${more ?? `${shown.length - JOURNAL_BODY_LIMIT} more characters`}]`;
+}
+
+/**
+ * An answer's body as the journal keeps it. A page of a list is serialised an item at a time, and
+ * only until the kept length is passed: a `list --all` of a million offsets answers ten thousand
+ * pages, and serialising each whole to keep its first 8 KiB cost it half its rate.
+ */
+function responseText(body: unknown): string {
+  const data = (body as { data?: unknown } | null)?.data;
+  if (!Array.isArray(data)) return journalText(JSON.stringify(body) ?? '');
+  let kept = 0;
+  let length = 0;
+  while (kept < data.length && length <= JOURNAL_BODY_LIMIT) length += (JSON.stringify(data[kept++])?.length ?? 4) + 1;
+  const text = JSON.stringify({ ...(body as object), data: data.slice(0, kept) });
+  return kept === data.length ? journalText(text) : journalText(text, `${data.length - kept} more of ${data.length} items`);
 }
 
 function queryString(query: ApiRequest['query']): string {
@@ -220,14 +243,21 @@ interface ErrorBody {
   error?: { type?: string; code?: string; param?: string; message?: string };
 }
 
-function entry(n: Note, clockOffset: number, instance: string): NewJournalRecord {
-  const { request, response, trace } = n;
+function note(
+  id: string,
+  request: ApiRequest,
+  response: ApiResponse,
+  trace: Trace,
+  realMs: number,
+  durationUs: number,
+  instance: string,
+): Note {
   const error = response.status >= 400 ? ((response.body as ErrorBody | null)?.error ?? {}) : {};
   const idempotencyKey = request.headers['idempotency-key'];
   return {
-    request_id: n.id,
-    model_ms: trace.now ?? n.realMs + clockOffset,
-    real_ms: n.realMs,
+    request_id: id,
+    model_ms: trace.now,
+    real_ms: realMs,
     method: request.method.toUpperCase(),
     path: journalText(request.path),
     query: journalText(queryString(request.query)),
@@ -236,7 +266,7 @@ function entry(n: Note, clockOffset: number, instance: string): NewJournalRecord
     error_code: error.code ?? null,
     error_param: error.param === undefined ? null : journalText(error.param),
     error_message: error.message === undefined ? null : journalText(error.message),
-    duration_us: n.durationUs,
+    duration_us: durationUs,
     key_id: trace.keyId,
     mode: trace.mode,
     idempotency_key: idempotencyKey === undefined ? null : journalText(idempotencyKey),
@@ -244,6 +274,6 @@ function entry(n: Note, clockOffset: number, instance: string): NewJournalRecord
     offset_id: trace.offsetId,
     instance,
     request_body: journalText(request.body),
-    response_body: journalText(JSON.stringify(response.body) ?? ''),
+    response_body: responseText(response.body),
   };
 }

@@ -150,6 +150,23 @@ describe.each(storeMatrix())('the request journal on the $label store', ({ kind:
     expect(entry!.request_body).toMatch(/…\[\d+ more characters\]$/);
   });
 
+  test('keeps the start of a page of a list, item by item, saying how many items were left out', async () => {
+    const { open } = await ledger(store);
+    const a = await open('host-a:1');
+    for (let i = 0; i < 40; i++) await a.call('POST', '/offsets', { body: JSON.stringify({ kg: 1, reference: `page-${i}` }), idem: `p-${i}` });
+    await a.call('GET', '/offsets', { query: { limit: '40' } });
+    const [entry] = await a.entries();
+    const body = entry!.response_body;
+    expect(body).toMatch(/…\[\d+ more of 40 items\]$/);
+    expect(body.length).toBeLessThan(JOURNAL_BODY_LIMIT + 40);
+    // What is kept is the answer's own text, the newest offsets first.
+    expect(body.startsWith('{"object":"list","data":[{"object":"offset","id":"off_')).toBe(true);
+    expect(body).toContain('"reference":"page-39"');
+    const left = Number(/(\d+) more of/.exec(body)![1]);
+    expect(left).toBeGreaterThan(0);
+    expect(body).not.toContain(`"reference":"page-${left - 1}"`);
+  });
+
   test('filters by status class or code, method, path prefix, error code, mode, Request-Id and real time', async () => {
     const { open } = await ledger(store);
     const a = await open('host-a:1');
