@@ -153,7 +153,8 @@ describe.each(storeMatrix())('the request journal on the $label store', ({ kind:
   test('keeps the start of a page of a list, item by item, saying how many items were left out', async () => {
     const { open } = await ledger(store);
     const a = await open('host-a:1');
-    for (let i = 0; i < 40; i++) await a.call('POST', '/offsets', { body: JSON.stringify({ kg: 1, reference: `page-${i}` }), idem: `p-${i}` });
+    for (let i = 0; i < 40; i++)
+      await a.call('POST', '/offsets', { body: JSON.stringify({ kg: 1, reference: `page-${i}` }), idem: `p-${i}` });
     await a.call('GET', '/offsets', { query: { limit: '40' } });
     const [entry] = await a.entries();
     const body = entry!.response_body;
