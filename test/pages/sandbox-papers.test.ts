@@ -96,6 +96,21 @@ withChromium(describe, 'Sandbox papers browser tests')('the sandbox says so on i
       const html = (await ok(['report', '--format', 'html', '--unit', 't', '--by', by], { home })).stdout;
       await page.setContent(html);
       expect(await page.evaluate('document.documentElement.scrollWidth'), by).toBeLessThanOrEqual(390);
+      // The chart's text reads at 10 px or more (a chart scaled down to the screen shrank it to 7).
+      const texts = await page.locator('svg text').evaluateAll((ts) => ts.map((t) => t.getBoundingClientRect().height));
+      expect(Math.min(...texts), `${by}: chart text heights ${texts}`).toBeGreaterThanOrEqual(10);
+      // No column heading is broken inside a word ("proce/ssing"): each word's text sits on one line.
+      const broken = await page.evaluate(`[...document.querySelectorAll('thead th')].flatMap((th) => {
+        const text = th.firstChild;
+        if (text === null || text.nodeType !== 3) return [];
+        return [...text.data.matchAll(/\\S+/g)].filter((word) => {
+          const range = document.createRange();
+          range.setStart(text, word.index);
+          range.setEnd(text, word.index + word[0].length);
+          return range.getClientRects().length > 1;
+        }).map((word) => word[0]);
+      })`);
+      expect(broken, by).toEqual([]);
       if (by !== 'reference') {
         const lines = await page.locator('tbody th, tfoot th').evaluateAll((cells) => cells.map((c) => c.getClientRects().length));
         expect(

@@ -43,7 +43,8 @@ h1 { font-size: 1.6rem; margin: 0 0 .25rem; }
 .mode-live { color: #a1001a; font-weight: 600; }
 figure { margin: 0 0 1.5rem; }
 figcaption { color: #444; margin-top: .25rem; }
-svg text { font: 12px system-ui, sans-serif; fill: #1a1a1a; }
+figure svg { max-width: 32rem; display: block; }
+svg text { font: 11px system-ui, sans-serif; fill: #1a1a1a; }
 table { border-collapse: collapse; width: 100%; }
 caption { text-align: left; font-weight: 600; padding-bottom: .5rem; }
 th, td { padding: .35rem .6rem; border-bottom: 1px solid #d0d0d0; }
@@ -57,21 +58,24 @@ tfoot th, tfoot td { font-weight: 700; border-top: 2px solid #1a1a1a; border-bot
   body { margin: 1rem auto; padding: 0 .5rem; font-size: 13px; }
   table { font-size: 12px; }
   th, td { padding: .3rem .2rem; }
-  thead th { overflow-wrap: anywhere; }
 }
 @media print { body { margin: 0; max-width: none; } figure, tr { break-inside: avoid; } }
 </style>`;
 
-/** A horizontal bar a row: placed kg, then processing kg, scaled to the largest row; values at the end. */
+/**
+ * A horizontal bar a row: placed kg, then processing kg, scaled to the largest row; values at the
+ * end. 400 units wide, shown at most 32rem wide: its 11-unit text reads at 10 px or more on a 390 px
+ * phone (a 640-unit chart shrank it to 7) and at 14 px on a desktop.
+ */
 function chart(rows: readonly ReportRow[], by: string, w: Weight): string {
-  const label = 150;
-  const width = 640;
-  const barMax = width - label - 110;
+  const label = 120;
+  const width = 400;
+  const barMax = width - label - 84;
   const rowHeight = 24;
   const height = rows.length * rowHeight + 8;
   const max = Math.max(1, ...rows.map((r) => r.kg));
   const scale = (kg: number) => (kg / max) * barMax;
-  const cut = (text: string) => (text.length > 22 ? `${text.slice(0, 21)}…` : text);
+  const cut = (text: string) => (text.length > 17 ? `${text.slice(0, 16)}…` : text);
   const bars = rows.map((r, i) => {
     const y = i * rowHeight + 4;
     const placed = scale(r.placed_kg);
