@@ -3,6 +3,10 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { carbon, homes, json, ok, pipeline, serve, sh } from '../support/cli.js';
 import { freshSchema, postgresAvailable, type TestSchema } from '../support/database.js';
+import { limit } from '../support/load.js';
+
+/** Each test runs a dozen or more commands one after another (on PostgreSQL too): a hang is caught at this, not a busy minute. */
+const SLOW = limit(120_000);
 
 /**
  * `carbon sandbox snapshot save|load` through the built binary (docs/snapshots.md): after save,
@@ -113,7 +117,7 @@ async function replays(l: Ledger, idem: string, offsetId: string, env: Record<st
 }
 
 describe.each(STORES)('on %s: save, reset, load', (_name, ledger) => {
-  test('list, balance, impact and status answer as before; the same keys work; an Idempotency-Key replays', async () => {
+  test('list, balance, impact and status answer as before; the same keys work; an Idempotency-Key replays', { timeout: SLOW }, async () => {
     const l = ledger();
     const { idem, offsetId } = await seed(l);
     const before = await views(l);
@@ -146,7 +150,7 @@ describe.each(STORES)('on %s: save, reset, load', (_name, ledger) => {
     await replays(l, idem, offsetId);
   });
 
-  test('- writes to stdout and reads from stdin', async () => {
+  test('- writes to stdout and reads from stdin', { timeout: SLOW }, async () => {
     const from = ledger();
     const { idem, offsetId } = await seed(from);
     const to = ledger();
@@ -174,7 +178,7 @@ async function keysOf(l: Ledger): Promise<{ test: string; live: string }> {
 }
 
 describe.runIf(postgresAvailable())('across stores', () => {
-  test('a SQLite snapshot loads into PostgreSQL, and that one back into SQLite', async () => {
+  test('a SQLite snapshot loads into PostgreSQL, and that one back into SQLite', { timeout: SLOW }, async () => {
     const sqlite = sqliteLedger();
     const { idem, offsetId } = await seed(sqlite);
     const keys = await keysOf(sqlite);
@@ -208,7 +212,9 @@ async function rowsOf(l: Ledger): Promise<string[]> {
 }
 
 describe.each(STORES)('on %s: a file that is refused changes nothing', (_name, ledger) => {
-  test('from a newer carbon, damaged, cut short, or no snapshot at all: one line, exit 2, the ledger as it was', async () => {
+  test('from a newer carbon, damaged, cut short, or no snapshot at all: one line, exit 2, the ledger as it was', {
+    timeout: SLOW,
+  }, async () => {
     const l = ledger();
     await seed(l);
     const good = join(l.home, 'good.ndjson');
@@ -268,7 +274,7 @@ describe.each(STORES)('on %s: a file that is refused changes nothing', (_name, l
     expect([missing.exitCode, missing.stderr]).toEqual([2, `error: No such file: ${join(l.home, 'nope.ndjson')}.\n`]);
   });
 
-  test('--dry-run says what the file holds and loads nothing', async () => {
+  test('--dry-run says what the file holds and loads nothing', { timeout: SLOW }, async () => {
     const l = ledger();
     await seed(l);
     const file = join(l.home, 'seed.ndjson');
@@ -292,7 +298,9 @@ describe.each(STORES)('on %s: a file that is refused changes nothing', (_name, l
 });
 
 describe.each(STORES)('on %s: a served sandbox', (_name, ledger) => {
-  test('carbon serve answers from the loaded ledger at once: the old keys again, the Idempotency-Key replayed', async () => {
+  test('carbon serve answers from the loaded ledger at once: the old keys again, the Idempotency-Key replayed', {
+    timeout: SLOW,
+  }, async () => {
     const l = ledger();
     const served = await serve(l.home, [], l.env);
     const api = (key: string) => ({ CARBON_BASE_URL: served.url, CARBON_API_KEY: key, CARBON_ALLOW_INSECURE_HTTP: '1' });
