@@ -97,6 +97,9 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+/** A test that runs a dozen commands one after another, beside the rest of this file's tests at once: a hang is caught at this. */
+const SLOW = limit(120_000);
+
 describe.concurrent.each<Engine>(['local', 'remote'])('exit codes, %s engine', (engine) => {
   test('0: a purchase', async () => {
     const w = await world(engine);
@@ -105,7 +108,7 @@ describe.concurrent.each<Engine>(['local', 'remote'])('exit codes, %s engine', (
     expect(JSON.parse(r.stdout)).toMatchObject({ object: 'offset', kg: 500, amount_cents: 2000, livemode: false, status: 'processing' });
   });
 
-  test('2: bad options, a 400 and 422s (validation_error with its param, amount_too_small)', async () => {
+  test('2: bad options, a 400 and 422s (validation_error with its param, amount_too_small)', { timeout: SLOW }, async () => {
     const w = await world(engine);
     expect(await expectFailure(w, ['buy'], 2, 'usage_error')).toContain('--kg');
     await expectFailure(w, ['buy', '--kg', '5', '--amount-cents', '5'], 2, 'usage_error');
@@ -133,7 +136,7 @@ describe.concurrent.each<Engine>(['local', 'remote'])('exit codes, %s engine', (
     expect(JSON.parse(r.stderr).error).toMatchObject({ balance_cents: 100_000, required_cents: 4_000_000 });
   });
 
-  test('4: a revoked key (401), a suspended account and a read-only key (403)', async () => {
+  test('4: a revoked key (401), a suspended account and a read-only key (403)', { timeout: SLOW }, async () => {
     const w = await world(engine);
     await expectFailure(w, ['buy', '--kg', '1'], 4, 'insufficient_permissions', { key: 'read_only' });
     await w.admin(['sandbox', 'account', 'suspended']);
