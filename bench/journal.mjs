@@ -15,13 +15,14 @@
 // is removed at the end (Ctrl-C too).
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { paced } from './lib/paced.mjs';
+import { cpuSeconds, postgresCpu, postgresCpuSince } from './lib/proc.mjs';
 import { median } from './lib/stats.mjs';
 
 const SECS = Number(process.env.SECS ?? 3);
@@ -42,29 +43,6 @@ const rows = [];
 const perSec = (n) => `${Math.round(n).toLocaleString('en-US')}/s`;
 const us = (n) => `${Math.round(n)} µs`;
 
-/** CPU seconds (user + system) a process has used, from /proc; 0 when it is gone. */
-function cpuSeconds(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-/** CPU seconds of PostgreSQL's processes (the postmaster and its backends) now, by pid. */
-function postgresCpu() {
-  const out = new Map();
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') out.set(pid, cpuSeconds(pid));
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return out;
-}
-const postgresSince = (before) => [...postgresCpu()].reduce((t, [pid, c]) => t + c - (before.get(pid) ?? 0), 0);
 const env = (home, journal, database) => ({
   PATH: process.env.PATH,
   CARBON_HOME: home,
@@ -173,7 +151,7 @@ async function served(store) {
     });
     if (r.errors > 0 || r.non2xx > 0) throw new Error(`${store} at full speed: ${r.errors} errors, ${r.non2xx} non-2xx`);
     const n = r.requests.total;
-    return { rate: r.requests.average, cpu: ((cpuSeconds(s.child.pid) - cpu0) * 1e6) / n, pg: (postgresSince(pg0) * 1e6) / n };
+    return { rate: r.requests.average, cpu: ((cpuSeconds(s.child.pid) - cpu0) * 1e6) / n, pg: (postgresCpuSince(pg0) * 1e6) / n };
   };
   for (const s of [on, off]) await full(s);
   const p99 = { on: [], off: [] };

@@ -10,11 +10,12 @@
 // scaling past this machine's cores can be judged on paper.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { cpuSeconds, postgresCpu, postgresCpuSince } from './lib/proc.mjs';
 
 const base = process.env.CARBON_BENCH_DATABASE_URL ?? process.env.CARBON_TEST_DATABASE_URL;
 if (!base) {
@@ -28,37 +29,13 @@ const TMP = mkdtempSync(join(tmpdir(), 'carbon-bench-pg-'));
 const children = [];
 const schemas = [];
 
-/** CPU seconds (user + system) a process has used, from /proc; 0 when it is gone. */
-function cpuSeconds(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-/** The PostgreSQL server's processes (the postmaster and its backends). */
-function postgresPids() {
-  return readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres';
-      } catch {
-        return false;
-      }
-    });
-}
-
 /** CPU used by `pids` and by PostgreSQL while `fn` runs. */
 async function measured(pids, fn) {
   const before = pids.map(cpuSeconds);
-  const pgBefore = new Map(postgresPids().map((p) => [p, cpuSeconds(p)]));
+  const pgBefore = postgresCpu();
   const result = await fn();
   const carbon = pids.map((p, i) => cpuSeconds(p) - before[i]);
-  // Backends that came and went are counted from 0.
-  const postgres = postgresPids().reduce((t, p) => t + cpuSeconds(p) - (pgBefore.get(p) ?? 0), 0);
+  const postgres = postgresCpuSince(pgBefore);
   return { ...result, cpu: { carbon, postgres } };
 }
 
