@@ -32,6 +32,44 @@ afterAll(() => {
   rmSync(root, { recursive: true, force: true });
 });
 
+/**
+ * Clients as stripe-node is one: each purchase under an Idempotency-Key of its own, sent again
+ * until a 201 through whichever instance of `servers()` comes next (after a 503, its Retry-After
+ * in tenths of a second). Every answer goes into the caller's `seen`, made by `note` from the
+ * answer, the instance's index and when it was sent.
+ */
+function purchasers<T>(
+  servers: () => readonly Served[],
+  key: string,
+  options: { attempts: number; timeoutMs: number },
+  note: (r: HttpResult, server: number, sent: number) => T,
+) {
+  const buy = async (idem: string, kg: number, seen: T[]): Promise<HttpResult> => {
+    for (let attempt = 0; attempt < options.attempts; attempt++) {
+      const server = (attempt + kg) % servers().length;
+      const sent = performance.now();
+      const r = await http(`${servers()[server]!.url}/offsets`, { key, idem, body: JSON.stringify({ kg }), timeoutMs: options.timeoutMs });
+      seen.push(note(r, server, sent));
+      if (r.status === 201) return r;
+      await sleep(r.status === 503 ? Number(r.headers['retry-after'] ?? 1) * 100 : 50);
+    }
+    throw new Error(`no answer for ${idem}`);
+  };
+  /** `clients` buying under fresh keys until `done()`; resolves to the keys they used. */
+  const load = (clients: number, seen: T[], done: () => boolean) => {
+    const keys: string[] = [];
+    const running = Array.from({ length: clients }, async () => {
+      while (!done()) {
+        const k = randomUUID();
+        keys.push(k);
+        await buy(k, 1 + (keys.length % 5), seen);
+      }
+    });
+    return Promise.all(running).then(() => keys);
+  };
+  return { buy, load };
+}
+
 run('PostgreSQL faults under purchase load', () => {
   const url = `${cluster?.url}?schema=faults`;
   const home = tempHome('carbon-pgfault-');
@@ -51,30 +89,14 @@ run('PostgreSQL faults under purchase load', () => {
     await Promise.all(servers.map((s) => s.kill()));
   });
 
-  /** A client as stripe-node is one: the same Idempotency-Key until an answer, through whichever instance is up. */
-  const buyUntilAnswered = async (idem: string, kg: number, seen: HttpResult[]): Promise<HttpResult> => {
-    for (let attempt = 0; attempt < 200; attempt++) {
-      const server = servers[(attempt + kg) % servers.length]!;
-      const r = await http(`${server.url}/offsets`, { key, idem, body: JSON.stringify({ kg }), timeoutMs: limit(10_000) });
-      seen.push(r);
-      if (r.status === 201) return r;
-      await sleep(r.status === 503 ? Number(r.headers['retry-after'] ?? 1) * 100 : 50);
-    }
-    throw new Error(`no answer for ${idem}`);
-  };
-
-  /** Clients buying under fresh keys until `done()`; the keys they used. */
-  const load = (clients: number, seen: HttpResult[], done: () => boolean) => {
-    const keys: string[] = [];
-    const running = Array.from({ length: clients }, async () => {
-      while (!done()) {
-        const k = randomUUID();
-        keys.push(k);
-        await buyUntilAnswered(k, 1 + (keys.length % 5), seen);
-      }
-    });
-    return Promise.all(running).then(() => keys);
-  };
+  /** Each answer as it came (the instance a purchase goes to turns with each attempt; a client waits up to 10 s). */
+  const load = (clients: number, seen: HttpResult[], done: () => boolean) =>
+    purchasers(
+      () => servers,
+      key,
+      { attempts: 200, timeoutMs: limit(10_000) },
+      (r) => r,
+    ).load(clients, seen, done);
 
   test(
     'PostgreSQL restarted under load: every instance stays up and answers 503 with Retry-After meanwhile; every purchase lands once',
@@ -154,29 +176,18 @@ run('PostgreSQL killed or stopped under purchase load', () => {
     await sandbox.close();
     const env = { CARBON_DATABASE_URL: url };
     const servers = await Promise.all([serve(home, [], env), serve(home, [], env)]);
-    /** As buyUntilAnswered above, each answer timed; the client waits up to 30 s, well past every deadline. */
-    const buy = async (idem: string, kg: number, seen: Timed[]) => {
-      for (let attempt = 0; attempt < 2000; attempt++) {
-        const server = (attempt + kg) % servers.length;
-        const sent = performance.now();
-        const r = await http(`${servers[server]!.url}/offsets`, { key, idem, body: JSON.stringify({ kg }), timeoutMs: limit(30_000) });
-        seen.push({ r, server, sent, took: performance.now() - sent });
-        if (r.status === 201) return;
-        await sleep(r.status === 503 ? Number(r.headers['retry-after'] ?? 1) * 100 : 50);
-      }
-      throw new Error(`no answer for ${idem}`);
-    };
-    const load = (clients: number, seen: Timed[], done: () => boolean) => {
-      const keys: string[] = [];
-      const running = Array.from({ length: clients }, async () => {
-        while (!done()) {
-          const k = randomUUID();
-          keys.push(k);
-          await buy(k, 1 + (keys.length % 5), seen);
-        }
-      });
-      return Promise.all(running).then(() => keys);
-    };
+    /** Each answer timed, with the instance that gave it; the client waits up to 30 s, well past every deadline. */
+    const { load } = purchasers(
+      () => servers,
+      key,
+      { attempts: 2000, timeoutMs: limit(30_000) },
+      (r, server, sent) => ({
+        r,
+        server,
+        sent,
+        took: performance.now() - sent,
+      }),
+    );
     /** Every purchase once, the money exact, both instances up, and nothing but 201 and 503 with Retry-After. */
     const check = async (seen: Timed[], used: string[]) => {
       for (const server of servers) expect(server.child.exitCode, server.output().slice(-2000)).toBeNull();
