@@ -70,6 +70,24 @@ function purchasers<T>(
   return { buy, load };
 }
 
+/** Nothing answered but 201 and 503, and every 503 a service_unavailable with a Retry-After in seconds. */
+function expectCreatedOrUnavailable(answers: readonly HttpResult[]): void {
+  expect(answers.filter((r) => r.status !== 201 && r.status !== 503).map((r) => `${r.status} ${r.text}`)).toEqual([]);
+  for (const r of answers.filter((a) => a.status === 503)) {
+    expect(r.headers['retry-after']).toMatch(/^\d+$/);
+    expect((r.json as { error: { code: string } }).error.code).toBe('service_unavailable');
+  }
+}
+
+/** The ledger at `url` adds up, every Idempotency-Key in `used` bought, and `offsets` offsets in all. */
+async function expectEachBoughtOnce(url: string, used: readonly string[], offsets: number): Promise<void> {
+  const rows = await postgresRows(url);
+  expect(ledgerProblems(rows)).toEqual([]);
+  const byKey = new Map(rows.idempotency.map((k) => [k.key, k.offset_id]));
+  for (const k of used) expect(byKey.has(k), k).toBe(true);
+  expect(rows.offsets.length).toBe(offsets);
+}
+
 run('PostgreSQL faults under purchase load', () => {
   const url = `${cluster?.url}?schema=faults`;
   const home = tempHome('carbon-pgfault-');
@@ -116,20 +134,11 @@ run('PostgreSQL faults under purchase load', () => {
       expect(bought.code, bought.stderr).toBe(0);
 
       for (const server of servers) expect(server.child.exitCode, server.output().slice(-2000)).toBeNull();
-      expect(seen.filter((r) => r.status !== 201 && r.status !== 503).map((r) => `${r.status} ${r.text}`)).toEqual([]);
+      expectCreatedOrUnavailable(seen);
       // The clients were sending throughout the restart.
-      const unavailable = seen.filter((r) => r.status === 503);
-      expect(unavailable.length, 'requests met the restart').toBeGreaterThan(0);
-      for (const r of unavailable) {
-        expect(r.headers['retry-after']).toMatch(/^\d+$/);
-        expect((r.json as { error: { code: string } }).error.code).toBe('service_unavailable');
-      }
-      const rows = await postgresRows(url);
-      expect(ledgerProblems(rows)).toEqual([]);
-      const byKey = new Map(rows.idempotency.map((k) => [k.key, k.offset_id]));
-      for (const k of used) expect(byKey.has(k), k).toBe(true);
+      expect(seen.filter((r) => r.status === 503).length, 'requests met the restart').toBeGreaterThan(0);
       // Each client purchase once, and the CLI's.
-      expect(rows.offsets.length).toBe(used.length + 1);
+      await expectEachBoughtOnce(url, used, used.length + 1);
     },
     limit(180_000),
   );
@@ -191,16 +200,8 @@ run('PostgreSQL killed or stopped under purchase load', () => {
     /** Every purchase once, the money exact, both instances up, and nothing but 201 and 503 with Retry-After. */
     const check = async (seen: Timed[], used: string[]) => {
       for (const server of servers) expect(server.child.exitCode, server.output().slice(-2000)).toBeNull();
-      expect(seen.filter((t) => t.r.status !== 201 && t.r.status !== 503).map((t) => `${t.r.status} ${t.r.text}`)).toEqual([]);
-      for (const { r } of seen.filter((t) => t.r.status === 503)) {
-        expect(r.headers['retry-after']).toMatch(/^\d+$/);
-        expect((r.json as { error: { code: string } }).error.code).toBe('service_unavailable');
-      }
-      const rows = await postgresRows(url);
-      expect(ledgerProblems(rows)).toEqual([]);
-      const byKey = new Map(rows.idempotency.map((k) => [k.key, k.offset_id]));
-      for (const k of used) expect(byKey.has(k), k).toBe(true);
-      expect(rows.offsets.length).toBe(used.length);
+      expectCreatedOrUnavailable(seen.map((t) => t.r));
+      await expectEachBoughtOnce(url, used, used.length);
     };
     return { url, home, servers, load, check, stop: () => Promise.all(servers.map((s) => s.kill())) };
   };
