@@ -41,7 +41,7 @@ export interface BuyOptions {
   rebuyChanged: boolean;
 }
 
-/** Buys the rows, each with its batch key, and prints each row's result. */
+/** Buys the rows, each with its batch key, prints each row's result, and then what the batch came to. */
 export async function buyRows(
   ctx: Context,
   rows: AsyncIterable<BatchRow>,
@@ -50,17 +50,6 @@ export async function buyRows(
   printer: ResultPrinter,
   options: BuyOptions,
 ): Promise<void> {
-  report(ctx, await buyEach(ctx, rows, table, batchId, printer, options), table.length, batchId, printer);
-}
-
-async function buyEach(
-  ctx: Context,
-  rows: AsyncIterable<BatchRow>,
-  table: RowTable,
-  batchId: string,
-  printer: ResultPrinter,
-  options: BuyOptions,
-): Promise<Outcome> {
   const client = await ctx.client();
   // Ctrl-C: the purchase under way finishes (its answer is printed), the rest are skipped, exit 130.
   let interrupted = false;
@@ -95,7 +84,7 @@ async function buyEach(
     process.off('SIGINT', onInterrupt);
     bar.stop();
   }
-  return { count, interrupted, stop };
+  report(ctx, { count, interrupted, stop }, table.length, batchId, printer);
 }
 
 /** Buys one row and prints its result; what stops the batch, if its failure does. */
