@@ -1,33 +1,18 @@
 import type pg from 'pg';
 import { JOURNAL_INSERT_COLUMNS, journalPrune, journalRecord, journalRow, journalSelect, prunes } from '../journal-sql.js';
-import type { JournalQuery, JournalRecord, JournalRetention, NewJournalRecord } from '../port.js';
+import { type JournalQuery, type JournalRecord, type JournalRetention, type NewJournalRecord, SNAPSHOT_TABLES } from '../port.js';
 import { holdable, type Queryable } from './pg-reads.js';
 
 /** The request journal on PostgreSQL: a batch in one statement (its columns as arrays, unnest()), and its reads. */
 
-/** The journal's columns' types, in the order of JOURNAL_INSERT_COLUMNS (for unnest()). */
-const JOURNAL_TYPES = [
-  'text',
-  'bigint',
-  'bigint',
-  'text',
-  'text',
-  'text',
-  'bigint',
-  'text',
-  'text',
-  'text',
-  'text',
-  'bigint',
-  'text',
-  'smallint',
-  'text',
-  'bigint',
-  'text',
-  'text',
-  'text',
-  'text',
-] as const;
+/**
+ * The journal's columns' array types, in the order of JOURNAL_INSERT_COLUMNS (for unnest()), from
+ * the kinds the snapshot tables declare (livemode's bigint is assigned to its smallint column).
+ */
+const JOURNAL_TYPES = (() => {
+  const { columns } = SNAPSHOT_TABLES.find((t) => t.name === 'journal')!;
+  return JOURNAL_INSERT_COLUMNS.map((c) => (columns[c].startsWith('int') ? 'bigint' : 'text'));
+})();
 
 /** The batch on `writer` (the journal's own connection); the prune, when the batch crosses its mark, two statements after it. */
 export async function appendJournal(writer: pg.Pool, records: NewJournalRecord[], retention: JournalRetention): Promise<void> {
