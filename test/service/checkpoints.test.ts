@@ -1,6 +1,7 @@
 import { existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
+import type { NewJournalRecord } from '../../src/store/port.js';
 import { SELF_CHECKPOINT_PAGES } from '../../src/store/sqlite/sqlite-open.js';
 import { openSqlite, pragma, scalar } from '../support/sqlite.js';
 import { openWorld, type World } from '../support/world.js';
@@ -59,6 +60,44 @@ describe('checkpoints off the purchase path', () => {
     } finally {
       other.close();
     }
+  });
+
+  test('a server that only answers reads writes only the journal: its batches hand the checkpoints to the worker too', async () => {
+    w = await openWorld();
+    const entry = (n: number): NewJournalRecord => ({
+      request_id: `req_${n}`,
+      model_ms: w!.clock.now,
+      real_ms: w!.clock.now,
+      method: 'GET',
+      path: '/api/v1/balance',
+      query: '',
+      status: 200,
+      error_type: null,
+      error_code: null,
+      error_param: null,
+      error_message: null,
+      duration_us: 100,
+      key_id: null,
+      mode: 'test',
+      idempotency_key: null,
+      replayed: false,
+      offset_id: null,
+      instance: 'test',
+      request_body: '',
+      response_body: '{"object":"balance"}',
+    });
+    const retention = { keep: 10_000, maxAgeMs: 86_400_000, now: w.clock.now };
+    let batches = 0;
+    const deadline = Date.now() + 10_000;
+    // Without it the journal's own commits would checkpoint, on the thread that answers, forever.
+    while (autocheckpoint(w) !== 0) {
+      if (Date.now() > deadline) throw new Error('the worker never took the checkpoints over');
+      await w.store.appendJournal([entry(batches * 2), entry(batches * 2 + 1)], retention);
+      batches++;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(batches).toBeGreaterThanOrEqual(32);
+    expect(w.rows<{ n: number }>('SELECT COUNT(*) AS n FROM journal')[0]!.n).toBe(batches * 2);
   });
 
   test('close stops the worker and copies back what it had not: the WAL is empty after, and the ledger opens again whole', async () => {

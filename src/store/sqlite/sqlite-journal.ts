@@ -18,7 +18,6 @@ export class SqliteJournal {
 
   /** Runs inside the store's turn (no other transaction of this connection is open), waiting up to `busyMs` for the write lock. */
   append(records: NewJournalRecord[], retention: JournalRetention, busyMs: number): void {
-    if (records.length === 0) return;
     this.insert ??= query<unknown[]>(
       this.db,
       `INSERT INTO journal (${JOURNAL_INSERT_COLUMNS.join(', ')}) VALUES (${JOURNAL_INSERT_COLUMNS.map(() => '?').join(', ')})`,

@@ -223,6 +223,7 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
 
   /** The journal's batch (sqlite-journal.ts) in this connection's turn; it writes nothing the read cache keeps. */
   async appendJournal(records: NewJournalRecord[], retention: JournalRetention, options: { wait?: boolean } = {}): Promise<void> {
+    if (records.length === 0) return;
     while (this.running) {
       if (options.wait === false) throw this.locked();
       await this.running.catch(() => {});
@@ -231,6 +232,10 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
       this.checkIdentity();
       // Synchronous from BEGIN to COMMIT: nothing else of this connection runs meanwhile.
       (this.journalStatements ??= new SqliteJournal(this.db)).append(records, retention, options.wait === false ? 0 : busyTimeoutMs());
+      // A commit as any other: a server that only answers reads still hands its checkpoints to
+      // the worker, not to the journal's commits on the thread that answers.
+      this.cache.committed();
+      this.checkpoints();
     } catch (err) {
       throw sqliteError(err, this.label);
     }
