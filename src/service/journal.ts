@@ -1,7 +1,6 @@
-import { hostname } from 'node:os';
-import { performance } from 'node:perf_hooks';
 import type { RequestEntry } from '../api/journal.js';
 import type { ApiRequest, ApiResponse, Mode } from '../api/types.js';
+import { hostName, monotonicUs } from '../platform/host.js';
 import { LedgerError } from '../store/ledger-error.js';
 import type { LedgerStore, NewJournalRecord } from '../store/port.js';
 import { journalQuery, NO_FILTER, type RequestFilter, requestEntry } from './journal-view.js';
@@ -59,10 +58,20 @@ export interface JournalSettings {
   flushMs?: number;
 }
 
-/** This process's name in the journal. */
-const INSTANCE = `${hostname()}:${process.pid}`;
-
-export const JOURNAL_DEFAULTS: JournalSettings = { enabled: true, keep: 10_000, maxAgeMs: 7 * DAY_MS, instance: INSTANCE };
+/**
+ * The settings without any asked for. `instance` is this process's name in the journal, read
+ * when first used (a command that records nothing never asks the machine its name).
+ */
+export const JOURNAL_DEFAULTS: JournalSettings = {
+  enabled: true,
+  keep: 10_000,
+  maxAgeMs: 7 * DAY_MS,
+  get instance() {
+    instance ??= `${hostName()}:${process.pid}`;
+    return instance;
+  },
+};
+let instance: string | undefined;
 
 /** The settings the environment gives (a value that is not a whole number is refused, with its name). */
 export function journalSettingsFrom(env: NodeJS.ProcessEnv): JournalSettings {
@@ -77,12 +86,15 @@ export function journalSettingsFrom(env: NodeJS.ProcessEnv): JournalSettings {
     enabled: !off,
     keep: whole('CARBON_JOURNAL_KEEP', JOURNAL_DEFAULTS.keep, 10_000_000),
     maxAgeMs: whole('CARBON_JOURNAL_MAX_AGE_DAYS', 7, 3650) * DAY_MS,
-    instance: INSTANCE,
+    get instance() {
+      return JOURNAL_DEFAULTS.instance;
+    },
   };
 }
 
 /** What the service notes of a request while answering it. */
 export interface Trace {
+  /** When the request started, in microseconds (monotonicUs). */
   started: number;
   keyId: string | null;
   mode: Mode | null;
@@ -115,13 +127,13 @@ export class Journal {
 
   /** A trace for a request starting now. */
   trace(): Trace {
-    return { started: performance.now(), keyId: null, mode: null, now: null, offsetId: null, replayed: false };
+    return { started: monotonicUs(), keyId: null, mode: null, now: null, offsetId: null, replayed: false };
   }
 
   /** Notes an answered request; it is written with the next batch. */
   record(id: string, request: ApiRequest, response: ApiResponse, trace: Trace): void {
     if (!this.settings.enabled || this.closed) return;
-    const durationUs = Math.round((performance.now() - trace.started) * 1000);
+    const durationUs = monotonicUs() - trace.started;
     const n = note(id, request, response, trace, this.clock(), durationUs, this.settings.instance);
     const count = this.pending.push(n);
     this.pendingChars += n.request_body.length + n.response_body.length;

@@ -1,5 +1,5 @@
-import { chmodSync, chownSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, chownSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, test } from 'vitest';
@@ -45,6 +45,48 @@ describe('--version and --help without loading the CLI', () => {
     expect(longest(String(tty.stdout))).toBeGreaterThan(longest(fast.stdout) + 20);
     // Anything more than the one flag is the CLI's to answer, such as a command's own help.
     expect((await ok(['buy', '--help'], { home })).stdout).toMatch(/^Usage: carbon buy \[options\]/);
+  });
+});
+
+describe("what a read loads of Node's own modules", () => {
+  // node:os and node:perf_hooks (eleven modules) cost a one-shot command a fifth of `node -e 0`'s
+  // start-up between them; node:crypto and node:http more. A read needs none of them: the
+  // machine's name, the clock, the key's digest and the ids come from src/platform.
+  test('balance, list, impact and a recorded request load no node:os, node:perf_hooks, node:crypto, node:net or node:http', async () => {
+    const home = newHome();
+    await ok(['balance', '--json'], { home });
+    const probe = join(home, 'probe.cjs');
+    const list = join(home, 'loaded.txt');
+    // Preloaded: at exit, the builtins the process loaded (fs is loaded before any script runs).
+    writeFileSync(
+      probe,
+      `process.on('exit', () => require('node:fs').appendFileSync(${JSON.stringify(list)}, process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).join('\\n') + '\\n'));`,
+    );
+    for (const args of [
+      ['balance', '--json'],
+      ['list', '--json'],
+      ['impact', '--json'],
+    ]) {
+      rmSync(list, { force: true });
+      const r = await execa(process.execPath, ['--require', probe, BIN(), ...args], { env: baseEnv(home), extendEnv: false });
+      expect(r.exitCode).toBe(0);
+      const loaded = readFileSync(list, 'utf8').split('\n');
+      // The probe sees what it should: node:sqlite, which a read does use.
+      expect(loaded).toContain('NativeModule sqlite');
+      for (const unused of ['os', 'perf_hooks', 'crypto', 'net', 'http'])
+        expect(loaded, `${args[0]} loaded node:${unused}`).not.toContain(`NativeModule ${unused}`);
+    }
+    // Each run recorded its request, with this machine's name: the name came without node:os.
+    const entries = await ok(['logs', '--json', '--limit', '3'], { home });
+    const instances = entries.stdout
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { instance: string }).instance);
+    expect(instances).toHaveLength(3);
+    for (const instance of instances) {
+      expect(instance.startsWith(`${hostname()}:`)).toBe(true);
+      expect(instance).toMatch(/:\d+$/);
+    }
   });
 });
 
