@@ -2,6 +2,7 @@ import { existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { NewJournalRecord } from '../../src/store/port.js';
+import { startCheckpointer } from '../../src/store/sqlite/checkpointer.js';
 import { SELF_CHECKPOINT_PAGES } from '../../src/store/sqlite/sqlite-open.js';
 import { openSqlite, pragma, scalar } from '../support/sqlite.js';
 import { openWorld, type World } from '../support/world.js';
@@ -98,6 +99,31 @@ describe('checkpoints off the purchase path', () => {
     }
     expect(batches).toBeGreaterThanOrEqual(32);
     expect(w.rows<{ n: number }>('SELECT COUNT(*) AS n FROM journal')[0]!.n).toBe(batches * 2);
+  });
+
+  test('the worker checkpoints after enough commits, or a while after fewer, and never while nothing is committed', async () => {
+    w = await openWorld();
+    await w.sandbox.topUp('test', 100_000_000);
+    // Looking every millisecond: the old rule (a checkpoint each look) would run a hundred here.
+    const worker = startCheckpointer(join(w.dir, 'ledger.db'), 1);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(worker.checkpoints()).toBe(0);
+      expect(worker.walPages()).toBe(-1);
+      // Each checkpoint syncs the disk, and the commit after it syncs the WAL's new header: a
+      // server that answers only reads commits one journal batch at a time, and is not made to
+      // pay that for each.
+      for (let i = 0; i < 32; i++) worker.committed();
+      await eventually(() => worker.checkpoints() === 1);
+      expect(worker.walPages()).toBeGreaterThanOrEqual(0);
+      // One commit is checkpointed too, once the worker has waited for more.
+      worker.committed();
+      await eventually(() => worker.checkpoints() === 2);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(worker.checkpoints()).toBe(2);
+    } finally {
+      await worker.stop();
+    }
   });
 
   test('close stops the worker and copies back what it had not: the WAL is empty after, and the ledger opens again whole', async () => {

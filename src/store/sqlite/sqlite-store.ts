@@ -207,6 +207,7 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
       if (this.cache.ownCommits < CHECKPOINTER_AFTER || this.label === ':memory:') return;
       this.checkpointer = startCheckpointer(this.label);
     }
+    this.checkpointer.committed();
     const selfCheckpoint = this.checkpointer.walPages() > WAL_HIGH || this.checkpointer.walPages() < 0;
     if (selfCheckpoint !== this.selfCheckpoint) {
       this.db.exec(`PRAGMA wal_autocheckpoint = ${selfCheckpoint ? SELF_CHECKPOINT_PAGES : 0}`);
