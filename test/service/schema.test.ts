@@ -104,6 +104,34 @@ describe('a ledger written by a newer carbon', () => {
   });
 });
 
+describe.runIf(postgresAvailable())('PostgreSQL: the journal skips the WAL', () => {
+  const persistence = async (schema: string) =>
+    (
+      await sql(
+        "SELECT c.relpersistence AS p FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = 'journal'",
+        [schema],
+      )
+    )[0]?.p;
+
+  test("a new schema's journal is UNLOGGED; a logged one, as an earlier carbon made it, becomes so at the next start with its entries; the version stays", async () => {
+    const schema = freshSchema('unlogged');
+    try {
+      const first = await openEngine({ kind: 'postgres', url: schema.url });
+      await first.service.handle({ method: 'GET', path: '/api/v1/balance', query: {}, headers: {}, body: '' });
+      await first.close();
+      expect(await persistence(schema.schema)).toBe('u');
+      await sql(`ALTER TABLE "${schema.schema}".journal SET LOGGED`);
+      expect(await persistence(schema.schema)).toBe('p');
+      await (await openEngine({ kind: 'postgres', url: schema.url })).close();
+      expect(await persistence(schema.schema)).toBe('u');
+      expect(await sql(`SELECT count(*)::int AS n FROM "${schema.schema}".journal`)).toEqual([{ n: 1 }]);
+      expect(await sql(`SELECT version FROM "${schema.schema}".schema_version`)).toEqual([{ version: 3 }]);
+    } finally {
+      await schema.drop();
+    }
+  });
+});
+
 /** Runs one statement on the test database and returns its rows. */
 async function sql(text: string, values: unknown[] = []): Promise<Array<Record<string, unknown>>> {
   const client = new pg.Client({ connectionString: TEST_DATABASE_URL });

@@ -49,6 +49,20 @@ const V3 = () => tables(POSTGRES, 'journal');
 /** Each migration's statements, made when it runs (a start with the schema up to date makes none). */
 const MIGRATIONS = [V1, V2, V3];
 
+/**
+ * The journal is UNLOGGED: its writes skip PostgreSQL's WAL, so they add nothing to the WAL that
+ * every purchase's commit waits to sync (`POST /offsets` p99 at 500/s, journal on against off:
+ * 1.19 and 1.21 logged, 1.10 and 0.86 unlogged; BENCHMARKS.md). A PostgreSQL crash (not a clean
+ * restart, and not a carbon crash) empties it, and a standby does not have it: a request journal
+ * is the sandbox's record of its traffic, not of its money (docs/reliability.md, section 9). A
+ * table's persistence is no part of its shape, so the schema's version does not move: a carbon
+ * that made the table logged reads and writes it the same.
+ */
+async function unloggedJournal(client: pg.PoolClient): Promise<void> {
+  const { rows } = await client.query<{ p: string }>("SELECT relpersistence AS p FROM pg_class WHERE oid = 'journal'::regclass");
+  if (rows[0]?.p === 'p') await client.query('ALTER TABLE journal SET UNLOGGED');
+}
+
 /** Brings the schema up to date, once across every instance starting now. */
 export async function migrate(pool: pg.Pool, schema: string, label: string): Promise<void> {
   const client = await pool.connect();
@@ -65,6 +79,7 @@ export async function migrate(pool: pg.Pool, schema: string, label: string): Pro
       throw new LedgerError(problem, label, 'Upgrade carbon, or use another schema (?schema=…).');
     }
     for (let v = from; v < MIGRATIONS.length; v++) await client.query(MIGRATIONS[v]!());
+    await unloggedJournal(client);
     if (row === undefined) await client.query('INSERT INTO schema_version VALUES ($1)', [MIGRATIONS.length]);
     else if (from < MIGRATIONS.length) await client.query('UPDATE schema_version SET version = $1', [MIGRATIONS.length]);
     await client.query('COMMIT');
