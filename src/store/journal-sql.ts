@@ -88,28 +88,31 @@ export function journalSelect(query: JournalQuery, placeholder: (n: number) => s
 }
 
 /**
- * Whether a batch that took seqs `first` to `last` prunes: once every tenth of `keep` entries
+ * Whether a batch that took seqs `first` to `last` prunes: once every hundredth of `keep` entries
  * written to the ledger, whichever process writes them (a command that answers one request prunes
- * when its entry is the one that crosses the mark, not every time it runs).
+ * when its entry is the one that crosses the mark, not every time it runs). A hundredth, not a
+ * tenth: a prune of a thousand rows (of the default 10,000) held PostgreSQL busy long enough to
+ * show in the purchases' p99 (1.22× with the journal on at 250/s; 1.01× with no prune at all).
  */
 export function prunes(first: number, last: number, retention: JournalRetention): boolean {
-  const step = Math.max(1, Math.floor(retention.keep / 10));
+  const step = Math.max(1, Math.floor(retention.keep / 100));
   return Math.floor(last / step) !== Math.floor((first - 1) / step);
 }
 
 /**
- * The retention's two deletes: past the newest `keep` (by seq, so a count), and older than the
- * age. Both are cheap: the first a range of the primary key; the second reads the table (which
- * the first keeps small) only when its oldest entry is past the age.
+ * The retention's two deletes, each a range of the primary key from its start: past the newest
+ * `keep` (by seq, so a count), and older than the age, up to the first entry that is not (entries
+ * are written in time order; two instances' interleaved ones go at the next prune). The age's
+ * used to be `real_ms < ?` under a guard on the oldest entry: PostgreSQL evaluated the guard once,
+ * SQLite read the whole table at every prune (247 µs for 10,000 entries in memory, the pages of
+ * all of them from disk).
  */
 export function journalPrune(retention: JournalRetention, placeholder: (n: number) => string): Array<{ text: string; values: unknown[] }> {
   return [
     { text: `DELETE FROM journal WHERE seq <= (SELECT max(seq) FROM journal) - ${placeholder(1)}`, values: [retention.keep] },
-    // Read only when the oldest entry is past the age (the primary key's first row): a journal
-    // bounded by its count, as a busy one is, skips the scan.
     {
-      text: `DELETE FROM journal WHERE (SELECT real_ms FROM journal ORDER BY seq LIMIT 1) < ${placeholder(1)} AND real_ms < ${placeholder(2)}`,
-      values: [retention.now - retention.maxAgeMs, retention.now - retention.maxAgeMs],
+      text: `DELETE FROM journal WHERE seq < COALESCE((SELECT seq FROM journal WHERE real_ms >= ${placeholder(1)} ORDER BY seq LIMIT 1), (SELECT max(seq) FROM journal) + 1)`,
+      values: [retention.now - retention.maxAgeMs],
     },
   ];
 }

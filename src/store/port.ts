@@ -260,7 +260,7 @@ export interface LedgerStore extends LedgerReads {
   takeRequest(keyId: string, now: number, limit: number, windowMs: number): Promise<number | null>;
   /**
    * Appends entries to the journal, in order, in a transaction of their own (no writer lock of the
-   * ledger's taken); once every tenth of `retention.keep` entries written to the ledger, it then
+   * ledger's taken); once every hundredth of `retention.keep` entries written to the ledger, it then
    * deletes what is past the retention (journal-sql.ts, `prunes`). `wait: false`: give up at once
    * (a transient LedgerError, nothing written) when another writer holds a lock it needs.
    */

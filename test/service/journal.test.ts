@@ -224,7 +224,7 @@ describe.each(storeMatrix())('the request journal on the $label store', ({ kind:
     const a = await open('host-a:1');
     for (let i = 0; i < 25; i++) await a.call('GET', '/balance', { query: { n: String(i) } });
     await a.engine.sandbox.journal.flush();
-    // Pruned as entries are written: at most `keep` and one tenth more between prunes.
+    // Pruned as entries are written: at most `keep` and one hundredth more (at least one) between prunes.
     for (let i = 0; i < 5; i++) await a.call('GET', '/impact');
     await a.engine.sandbox.journal.flush();
     const kept = await a.entries({ limit: 100 });

@@ -50,9 +50,9 @@ const V3 = () => tables(POSTGRES, 'journal');
 const MIGRATIONS = [V1, V2, V3];
 
 /**
- * The journal is UNLOGGED: its writes skip PostgreSQL's WAL, so they add nothing to the WAL that
- * every purchase's commit waits to sync (`POST /offsets` p99 at 500/s, journal on against off:
- * 1.19 and 1.21 logged, 1.10 and 0.86 unlogged; BENCHMARKS.md). A PostgreSQL crash (not a clean
+ * The journal is UNLOGGED: its writes skip PostgreSQL's WAL, which every purchase's commit waits
+ * to sync (logged, the journal made it half as large again: 1,883–1,976 bytes a served purchase
+ * against 1,236–1,341 with the journal off; BENCHMARKS.md). A PostgreSQL crash (not a clean
  * restart, and not a carbon crash) empties it, and a standby does not have it: a request journal
  * is the sandbox's record of its traffic, not of its money (docs/reliability.md, section 9). A
  * table's persistence is no part of its shape, so the schema's version does not move: a carbon
