@@ -240,18 +240,38 @@ export interface HttpResult {
   json: unknown;
 }
 
-/** One request with fetch; a network failure resolves as status 0 with the error's text. */
-export async function http(
-  url: string,
-  options: { method?: string; key?: string; idem?: string; body?: string; headers?: Record<string, string>; timeoutMs?: number } = {},
-): Promise<HttpResult> {
+interface HttpOptions {
+  method?: string;
+  key?: string;
+  idem?: string;
+  body?: string;
+  headers?: Record<string, string>;
+  timeoutMs?: number;
+}
+
+const methodOf = (options: HttpOptions): string => options.method ?? (options.body === undefined ? 'GET' : 'POST');
+
+/**
+ * One request with fetch; a network failure resolves as status 0 with the error's text. A request
+ * that may be sent twice (a GET, or one with an Idempotency-Key) is sent once more when the kept
+ * connection it went out on turns out to have been closed by the server (its keep-alive timeout
+ * passed while this process was too busy to notice), as stripe-node retries a connection error:
+ * that says nothing about the server. Any other failure, and a second one, is the answer.
+ */
+export async function http(url: string, options: HttpOptions = {}): Promise<HttpResult> {
+  const once = await httpOnce(url, options);
+  const repeatable = options.idem !== undefined || methodOf(options) === 'GET';
+  return repeatable && once.status === 0 && /other side closed/.test(once.text) ? httpOnce(url, options) : once;
+}
+
+async function httpOnce(url: string, options: HttpOptions): Promise<HttpResult> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
   if (options.idem !== undefined) headers['idempotency-key'] = options.idem;
   if (options.body !== undefined) headers['content-type'] ??= 'application/json';
   try {
     const res = await fetch(url, {
-      method: options.method ?? (options.body === undefined ? 'GET' : 'POST'),
+      method: methodOf(options),
       headers,
       ...(options.body === undefined ? {} : { body: options.body }),
       signal: AbortSignal.timeout(options.timeoutMs ?? limit(15_000)),
