@@ -13,7 +13,7 @@ import { Worker } from 'node:worker_threads';
  * Not one every few milliseconds whatever was written: each checkpoint syncs the WAL and the
  * ledger file, and the commit that resets the WAL after it syncs the WAL's new header on the
  * thread that answers. A server answering only reads writes one journal batch every few
- * milliseconds, and nearly every batch paid that sync (572 on the answering thread in 60,000
+ * milliseconds, and nearly every batch paid that sync (606 on the answering thread in 60,000
  * `GET /balance`, half a millisecond each on this machine's disk).
  *
  * A writer that never pauses (a tight loop of purchases) gives the WAL no moment in which it is
