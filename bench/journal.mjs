@@ -209,29 +209,23 @@ async function served(store) {
   for (const s of [on, off]) s.child.kill('SIGTERM');
 }
 
-/** PostgreSQL's current WAL position (null on SQLite). */
-async function walLsn(store) {
-  if (store !== 'PostgreSQL') return null;
+/** One statement on the bench's database, in a connection of its own; its first row. */
+async function firstRow(text, values = []) {
   const c = new pg.Client({ connectionString: DATABASE });
   await c.connect();
   try {
-    return (await c.query('SELECT pg_current_wal_lsn()::text AS l')).rows[0].l;
+    return (await c.query(text, values)).rows[0];
   } finally {
     await c.end();
   }
 }
 
+/** PostgreSQL's current WAL position (null on SQLite). */
+const walLsn = async (store) => (store === 'PostgreSQL' ? (await firstRow('SELECT pg_current_wal_lsn()::text AS l')).l : null);
+
 /** Bytes of WAL PostgreSQL wrote since `from` (0 on SQLite). */
-async function walSince(store, from) {
-  if (store !== 'PostgreSQL') return 0;
-  const c = new pg.Client({ connectionString: DATABASE });
-  await c.connect();
-  try {
-    return Number((await c.query('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1) AS d', [from])).rows[0].d);
-  } finally {
-    await c.end();
-  }
-}
+const walSince = async (store, from) =>
+  store === 'PostgreSQL' ? Number((await firstRow('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1) AS d', [from])).d) : 0;
 
 process.once('SIGINT', () => {
   for (const c of children) c.kill('SIGKILL');

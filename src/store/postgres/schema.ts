@@ -50,6 +50,8 @@ const V3 = () => tables(POSTGRES, 'journal');
 const MIGRATIONS = [V1, V2, V3];
 
 /**
+ * Brings the schema up to date, once across every instance starting now.
+ *
  * The journal is UNLOGGED: its writes skip PostgreSQL's WAL, which every purchase's commit waits
  * to sync (logged, the journal made it half as large again: 1,883–1,976 bytes a served purchase
  * against 1,236–1,341 with the journal off; BENCHMARKS.md). A PostgreSQL crash (not a clean
@@ -58,12 +60,6 @@ const MIGRATIONS = [V1, V2, V3];
  * table's persistence is no part of its shape, so the schema's version does not move: a carbon
  * that made the table logged reads and writes it the same.
  */
-async function unloggedJournal(client: pg.PoolClient): Promise<void> {
-  const { rows } = await client.query<{ p: string }>("SELECT relpersistence AS p FROM pg_class WHERE oid = 'journal'::regclass");
-  if (rows[0]?.p === 'p') await client.query('ALTER TABLE journal SET UNLOGGED');
-}
-
-/** Brings the schema up to date, once across every instance starting now. */
 export async function migrate(pool: pg.Pool, schema: string, label: string): Promise<void> {
   const client = await pool.connect();
   try {
@@ -72,14 +68,20 @@ export async function migrate(pool: pg.Pool, schema: string, label: string): Pro
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`carbon-migrate:${schema}`]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
     await client.query('CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)');
-    const row = (await client.query<{ version: number }>('SELECT version FROM schema_version')).rows[0];
+    // The journal's persistence in the same round trip ('p' logged, 'u' unlogged; null before V3).
+    const row = (
+      await client.query<{ version: number; journal: string | null }>(
+        "SELECT version, (SELECT relpersistence FROM pg_class WHERE oid = to_regclass('journal')) AS journal FROM schema_version",
+      )
+    ).rows[0];
     const from = row?.version ?? 0;
     if (from > MIGRATIONS.length) {
       const problem = `The database schema "${schema}" is version ${from}; this carbon knows up to ${MIGRATIONS.length}.`;
       throw new LedgerError(problem, label, 'Upgrade carbon, or use another schema (?schema=…).');
     }
     for (let v = from; v < MIGRATIONS.length; v++) await client.query(MIGRATIONS[v]!());
-    await unloggedJournal(client);
+    // Made by a migration just now, or logged by an earlier carbon: no round trip when neither.
+    if (from < MIGRATIONS.length || row?.journal === 'p') await client.query('ALTER TABLE journal SET UNLOGGED');
     if (row === undefined) await client.query('INSERT INTO schema_version VALUES ($1)', [MIGRATIONS.length]);
     else if (from < MIGRATIONS.length) await client.query('UPDATE schema_version SET version = $1', [MIGRATIONS.length]);
     await client.query('COMMIT');

@@ -176,8 +176,7 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
         if (vaultBefore !== undefined) writeVault(this.c.dir!, vaultBefore);
         throw err;
       }
-      this.cache.committed();
-      this.checkpoints();
+      this.committed();
       return result;
     } catch (err) {
       if (inTransaction(this.db)) {
@@ -195,6 +194,12 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
       // The kept copies are dropped whether the transaction committed or not.
       this.cache.wrote(tx);
     }
+  }
+
+  /** After each commit of this connection: counted for the read cache and for the checkpoints. */
+  private committed(): void {
+    this.cache.committed();
+    this.checkpoints();
   }
 
   /**
@@ -235,8 +240,7 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
       (this.journalStatements ??= new SqliteJournal(this.db)).append(records, retention, options.wait === false ? 0 : busyTimeoutMs());
       // A commit as any other: a server that only answers reads still hands its checkpoints to
       // the worker, not to the journal's commits on the thread that answers.
-      this.cache.committed();
-      this.checkpoints();
+      this.committed();
     } catch (err) {
       throw sqliteError(err, this.label);
     }
