@@ -196,18 +196,14 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
     }
   }
 
-  /** After each commit of this connection: counted for the read cache and for the checkpoints. */
+  /**
+   * After each commit of this connection: counted for the read cache, and for who checkpoints the
+   * WAL: this connection's commits (every SELF_CHECKPOINT_PAGES) for the first few, then a worker
+   * thread (checkpointer.ts), except while the WAL is longer than WAL_HIGH pages, when the worker
+   * cannot keep up with a writer that never pauses.
+   */
   private committed(): void {
     this.cache.committed();
-    this.checkpoints();
-  }
-
-  /**
-   * Who checkpoints the WAL: this connection's commits (every SELF_CHECKPOINT_PAGES) for
-   * the first few, then a worker thread (checkpointer.ts), except while the WAL is longer than
-   * WAL_HIGH pages, when the worker cannot keep up with a writer that never pauses.
-   */
-  private checkpoints(): void {
     if (this.checkpointer === undefined) {
       if (this.cache.ownCommits < CHECKPOINTER_AFTER || this.label === ':memory:') return;
       this.checkpointer = startCheckpointer(this.label);
