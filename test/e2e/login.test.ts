@@ -20,7 +20,7 @@ describe('carbon sandbox login', () => {
   test('--print: the link alone on stdout, for the served address; it works once, on any instance of the ledger', async () => {
     const home = newHome();
     const first = await serve(home);
-    const second = await serve(home); // the same ledger; started last, so its address is the one recorded
+    const second = await serve(home, ['--show-keys']); // the same ledger; started last, so its address is the one recorded
     const origin = new URL(second.url).origin;
 
     const printed = await ok(['sandbox', 'login', '--print'], { home });
@@ -40,7 +40,7 @@ describe('carbon sandbox login', () => {
     const again = (await ok(['sandbox', 'login'], { home })).stdout.trim();
     expect(again).not.toBe(link);
     expect((await signIn(again)).status).toBe(303);
-    expect((await signIn((second.ready as unknown as { developer_page_url: string }).developer_page_url)).status).toBe(303);
+    expect((await signIn(second.ready.developer_page_url)).status).toBe(303);
 
     const asJson = await json<{ developer_page_url: string }>(['sandbox', 'login'], { home });
     expect(asJson.developer_page_url).toMatch(/\/login\?token=/);

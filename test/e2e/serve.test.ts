@@ -1,6 +1,8 @@
 import { hostname } from 'node:os';
+import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
-import { carbon, homes, json, leakedKeys, maskKey, ok, sandboxKeys, serve } from '../support/cli.js';
+import { BIN, baseEnv, carbon, homes, json, leakedKeys, maskKey, ok, plain, sandboxKeys, serve, sh } from '../support/cli.js';
+import { limit } from '../support/load.js';
 
 /**
  * `carbon serve` as a user runs it: one JSON line on stdout, a banner on stderr with masked keys,
@@ -29,7 +31,8 @@ describe('carbon serve', () => {
       test_key: maskKey(keys.test),
       read_only_key: maskKey(keys.readOnly),
       live_key: maskKey(keys.live),
-      developer_page_url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/login\?token=[A-Za-z0-9_-]{32}$/),
+      // The one-time login link is a secret until used: masked, as the keys are.
+      developer_page_url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/login\?token=…[A-Za-z0-9_-]{4}$/),
       pid: expect.any(Number),
       instance: `${hostname()}:${server.ready.pid}`,
     });
@@ -38,6 +41,9 @@ describe('carbon serve', () => {
     expect(banner).toContain(`carbon sandbox API at ${server.url}`);
     expect(banner).toContain(`test key       ${maskKey(keys.test)}`);
     expect(banner).toContain(`read-only key  ${maskKey(keys.readOnly)}`);
+    expect(banner).toContain(`developer page ${server.ready.developer_page_url}\n`);
+    expect(banner).toContain('(a new link: `carbon sandbox login --print`)');
+    expect(server.stdout() + banner).not.toMatch(/token=[A-Za-z0-9_-]{5}/);
     expect(banner).toMatch(
       new RegExp(`Try: CARBON_BASE_URL=${server.url.replace(/[./]/g, '\\$&')} CARBON_API_KEY=\\S.* carbon buy --kg 500`),
     );
@@ -101,13 +107,41 @@ describe('carbon serve', () => {
     }
   });
 
-  test('--show-keys prints the keys in full; SIGINT also exits 0', async () => {
+  test('--show-keys prints the keys and the login link in full; SIGINT also exits 0', async () => {
     const home = newHome();
     const server = await serve(home, ['--show-keys']);
     const keys = await sandboxKeys(home);
     expect(server.ready).toMatchObject({ test_key: keys.test, read_only_key: keys.readOnly, live_key: keys.live });
     expect(server.stderr()).toContain(`CARBON_API_KEY=${keys.test} carbon buy --kg 500`);
+    const link = server.ready.developer_page_url;
+    expect(link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/login\?token=[A-Za-z0-9_-]{32}$/);
+    expect(server.stderr()).toContain(`developer page ${link}\n`);
+    expect((await fetch(link, { redirect: 'manual' })).status).toBe(303); // it signs in
     expect((await server.stop('SIGINT')).exitCode).toBe(0);
+  });
+
+  test('on a terminal the banner shows the login link in full, and it signs in; the JSON line keeps it masked', async () => {
+    const home = newHome();
+    const command = `stty cols 120 rows 40; exec ${[process.execPath, BIN(), 'serve', '--port', '0'].map(sh).join(' ')}`;
+    const env = baseEnv(home, { TERM: 'xterm-256color' });
+    const child = execa('script', ['-qec', command, '/dev/null'], { env, extendEnv: false, reject: false, timeout: limit(20_000) });
+    let output = '';
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+        output = plain(output + d).replace(/\r\n/g, '\n');
+        if (output.includes('Ctrl-C stops it.') && /^\{"url".*\}$/m.test(output)) resolve();
+      });
+      void child.then(() => reject(new Error(`carbon serve ended before its banner\n${output}`)));
+    });
+    const ready = JSON.parse(/^\{"url".*\}$/m.exec(output)![0]) as { developer_page_url: string; pid: number };
+    expect(ready.developer_page_url).toMatch(/\/login\?token=…[A-Za-z0-9_-]{4}$/);
+    const link = /developer page (\S+)/.exec(output)![1]!;
+    expect(link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/login\?token=[A-Za-z0-9_-]{32}$/);
+    expect(link.slice(-4)).toBe(ready.developer_page_url.slice(-4));
+    expect(output).toContain('(keys masked: add --show-keys');
+    expect((await fetch(link, { redirect: 'manual' })).status).toBe(303);
+    process.kill(ready.pid, 'SIGTERM');
+    expect((await child).exitCode).toBe(0);
   });
 
   test('a revoked starting key is not advertised: the newest active key of the role is', async () => {

@@ -33,12 +33,12 @@ async function holdWriteLock(path: string): Promise<ChildProcess> {
 withChromium(describe, 'Developer page unavailable test')('the developer page while the ledger is unavailable', () => {
   test("a form whose write cannot reach the ledger: the browser gets an HTML 503 page with the API's Retry-After", async () => {
     const home = newHome();
-    const server = await serve(home, [], { CARBON_BUSY_TIMEOUT_MS: '200' });
+    const server = await serve(home, ['--show-keys'], { CARBON_BUSY_TIMEOUT_MS: '200' });
     const chromium = await launch();
     let holder: ChildProcess | undefined;
     try {
       const page = await chromium.browser.newPage();
-      await page.goto((server.ready as unknown as { developer_page_url: string }).developer_page_url);
+      await page.goto(server.ready.developer_page_url);
       await page.fill('#topup-amount', '300');
       holder = await holdWriteLock(ledgerPath(home));
       const [res] = await Promise.all([

@@ -226,7 +226,15 @@ export interface Served {
   /** The URL's origin (http://127.0.0.1:<port>). */
   origin: string;
   /** The one JSON line `carbon serve` printed on stdout. */
-  ready: { url: string; test_key: string | null; read_only_key: string | null; live_key: string | null; pid: number };
+  ready: {
+    url: string;
+    test_key: string | null;
+    read_only_key: string | null;
+    live_key: string | null;
+    /** The login link: its token masked unless --show-keys. */
+    developer_page_url: string;
+    pid: number;
+  };
   /** The process (its exitCode is null while it runs). */
   child: ResultPromise;
   /** Everything on stderr so far (banner, access log). */

@@ -7,7 +7,7 @@ export const DEFAULT_PORT = 4010;
 /** The line `carbon serve` writes on stdout when it is ready, as its help shows it. */
 const READY_LINE =
   '{"url": "http://127.0.0.1:4010/api/v1", "test_key": "ck_test_…abcd", …, ' +
-  '"developer_page_url": "http://127.0.0.1:4010/login?token=…", "pid": 1234}';
+  '"developer_page_url": "http://127.0.0.1:4010/login?token=…wXyZ", "pid": 1234}';
 
 export const serve: CommandSpec = {
   name: 'serve',
@@ -18,13 +18,14 @@ export const serve: CommandSpec = {
     --host <host>         interface to listen on
     --port <port>         port; 0 picks a free one
     --public-url <url>    origin used in certificate URLs (default http://HOST:PORT)
-    --show-keys           print the sandbox's keys in full (masked otherwise)
+    --show-keys           print the sandbox's keys and login link in full (masked otherwise)
   `,
       { '--host': { default: DEFAULT_HOST }, '--port': { default: String(DEFAULT_PORT) } },
     );
   },
   notes: `The developer page (top-ups, keys, review, the ledger and a chart of kg bought, in a browser) is
-served on the same port: open the developer page address the banner prints; it signs you in once.
+served on the same port: open the login link the banner prints (in full on a terminal, masked in
+a log: \`carbon sandbox login\` makes a new one); it signs you in once.
 
 On start: a banner on stderr, and one JSON line on stdout for scripts:
   ${READY_LINE}

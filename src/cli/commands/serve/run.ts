@@ -22,7 +22,7 @@ interface ServeReady {
   test_key: string | null;
   read_only_key: string | null;
   live_key: string | null;
-  /** The developer page, with its one-time login token: open it in a browser. */
+  /** The developer page's one-time login link: its token masked unless --show-keys (as the keys are). */
   developer_page_url: string;
   pid: number;
   /** This process's name in the request journal (`carbon logs`' instance column). */
@@ -85,7 +85,7 @@ export async function run(ctx: Context, flags: ServeFlags): Promise<void> {
     test_key: show(full.test),
     read_only_key: show(full.read_only),
     live_key: show(full.live),
-    developer_page_url: server.developerPageUrl,
+    developer_page_url: flags.showKeys ? server.developerPageUrl : maskedLink(server.developerPageUrl),
     pid: process.pid,
     instance: server.sandbox.journal.settings.instance,
   };
@@ -118,6 +118,13 @@ function requestLog(ctx: Context): { log: (line: string) => void; flush: () => v
   return { log, flush };
 }
 
+/**
+ * The login link with its token masked as a key is (`…` and its last four characters): a secret
+ * until used, so a log (CI, journald) keeps only this. `carbon sandbox login` makes another.
+ */
+const maskedLink = (link: string): string =>
+  link.replace(/([?&]token=)([^&]*)/, (_, name: string, token: string) => `${name}…${token.slice(-4)}`);
+
 /** Why the server could not listen, as the user can act on it (a port in use, an address refused). */
 function listenError(err: unknown, host: string, port: number): unknown {
   const code = (err as NodeJS.ErrnoException).code;
@@ -143,17 +150,23 @@ async function banner(ctx: Context, flags: ServeFlags, server: RunningServer, re
   const reveal = '$(carbon sandbox keys --reveal --json | jq -r \'.[] | select(.default=="test") | .secret\')';
   const key = testKey === null ? '<test key>' : flags.showKeys ? testKey : reveal;
   const example = `CARBON_BASE_URL=${server.url} CARBON_API_KEY=${key} carbon buy --kg 500`;
+  // The login link in full to a person (stderr a terminal) or with --show-keys; a log keeps it masked.
+  const person = ctx.out.stderrInteractive;
   const lines = [
     '',
     `${paint.green('●')} carbon sandbox API at ${paint.bold(server.url)}`,
-    fitted(`  developer page ${server.developerPageUrl}`),
+    fitted(`  developer page ${person ? server.developerPageUrl : ready.developer_page_url}`),
     fitted('                 (top-ups, keys, the ledger; the link signs you in once, for 12 hours)', paint.dim),
     `  test key       ${ready.test_key ?? paint.dim('none (carbon sandbox keys create)')}`,
     `  read-only key  ${ready.read_only_key ?? paint.dim('none (carbon sandbox keys create --read-only)')}`,
     `  live key       ${ready.live_key ?? paint.dim('none (carbon sandbox keys create --live)')}`,
   ];
-  if (!flags.showKeys)
-    lines.push(fitted('  (masked: add --show-keys, or run `carbon sandbox keys --reveal` with the same CARBON_HOME)', paint.dim));
+  if (!flags.showKeys) {
+    const masked = person
+      ? 'keys masked: add --show-keys, or run `carbon sandbox keys --reveal`'
+      : 'keys and link masked: add --show-keys, or run `carbon sandbox keys --reveal` (a new link: `carbon sandbox login --print`)';
+    lines.push(fitted(`  (${masked} with the same CARBON_HOME)`, paint.dim));
+  }
   // The data directory (SQLite), or the database URL with its password masked.
   const tryIt = width === undefined ? [`  Try: ${example}`] : wrapCommand(example, width, '  Try: ', '    ');
   lines.push(
