@@ -105,8 +105,8 @@ describe('against carbon serve', () => {
     const env = { CARBON_BASE_URL: server.url, CARBON_API_KEY: key };
     const bought = await json<{ id: string }>(['buy', '--kg', '3'], { home, env });
     const entries = ndjson((await ok(['logs', '--json'], { home, env })).stdout);
-    expect(entries[0]).toMatchObject({ offset: bought.id, instance: (server.ready as { instance?: string }).instance });
-    expect(server.stderr()).toContain(`instance       ${(server.ready as { instance?: string }).instance}`);
+    expect(entries[0]).toMatchObject({ offset: bought.id, instance: server.ready.instance });
+    expect(server.stderr()).toContain(`instance       ${server.ready.instance}`);
     const shown = await json<RequestEntry>(['logs', 'show', entries[0]!.id], { home, env });
     expect(shown.response_body).toContain(bought.id);
     const unknown = await carbon(['logs', 'show', 'req_nothere'], { home, env });
@@ -228,7 +228,7 @@ describe.runIf(postgresAvailable())('on one PostgreSQL ledger', () => {
     await b.stop();
     const listed = ndjson((await ok(['logs', '--json'], { home: newHome(), env: { CARBON_BASE_URL: a.url, CARBON_API_KEY: key } })).stdout);
     const instances = new Map(listed.map((e) => [e.id, e.instance]));
-    const instanceOf = (s: typeof a) => (s.ready as { instance?: string }).instance;
+    const instanceOf = (s: typeof a) => s.ready.instance;
     expect(instances.get(viaA)).toBe(instanceOf(a));
     expect(instances.get(viaB)).toBe(instanceOf(b));
     expect(instanceOf(a)).not.toBe(instanceOf(b));

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll } from 'vitest';
+import type { ServeReady } from '../../src/cli/commands/serve/run.js';
 import { maskKey } from '../../src/service/keys.js';
 import { binary } from './binary.js';
 import { limit } from './load.js';
@@ -226,15 +227,7 @@ export interface Served {
   /** The URL's origin (http://127.0.0.1:<port>). */
   origin: string;
   /** The one JSON line `carbon serve` printed on stdout. */
-  ready: {
-    url: string;
-    test_key: string | null;
-    read_only_key: string | null;
-    live_key: string | null;
-    /** The login link: its token masked unless --show-keys. */
-    developer_page_url: string;
-    pid: number;
-  };
+  ready: ServeReady;
   /** The process (its exitCode is null while it runs). */
   child: ResultPromise;
   /** Everything on stderr so far (banner, access log). */

@@ -17,7 +17,7 @@ export interface ServeFlags {
 }
 
 /** The line a script reads from stdout (exactly one), to learn where the server is and its keys. */
-interface ServeReady {
+export interface ServeReady {
   url: string;
   test_key: string | null;
   read_only_key: string | null;
