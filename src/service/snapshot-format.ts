@@ -100,6 +100,8 @@ function readHeader(line: string | undefined): { header: SnapshotHeader; tables:
   try {
     header = line === undefined ? undefined : (JSON.parse(line) as Partial<SnapshotHeader>);
   } catch {
+    // Begun as a header (a copy cut short in it): a damaged snapshot, not another kind of file.
+    if (line?.startsWith('{"carbon_snapshot":')) throw damaged('line 1', 'it is not JSON');
     header = undefined;
   }
   if (header === null || typeof header !== 'object' || typeof header.carbon_snapshot !== 'number')

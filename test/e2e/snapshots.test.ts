@@ -241,6 +241,7 @@ describe.each(STORES)('on %s: a file that is refused changes nothing', (_name, l
         'snapshot_damaged',
       ],
       ['cut short', otherLines.slice(0, -2).join('\n'), /ends before its end line/, 'snapshot_damaged'],
+      ['cut short in its header', otherLines[0]!.slice(0, 200), /line 1: it is not JSON/, 'snapshot_damaged'],
       [
         'its end line edited',
         [...otherLines.slice(0, -1), '{"end":{"rows":1,"sha256":"00"}}'].join('\n'),
