@@ -109,7 +109,7 @@ export class Context {
   private async engine(): Promise<Engine> {
     if (this.openedEngine) return this.openedEngine;
     const { openEngine } = await import('../engine/open.js');
-    this.openedEngine = await openEngine(this.settings.store);
+    this.openedEngine = await openEngine(this.settings.store, { journal: this.settings.journal });
     return this.openedEngine;
   }
 

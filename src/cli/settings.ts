@@ -1,5 +1,6 @@
 import type { Mode } from '../api/types.js';
 import { hasPassword, maskUrl, type StoreTarget } from '../engine/ledger.js';
+import { type JournalSettings, journalSettingsFrom } from '../service/journal.js';
 import { keyShape } from '../service/keys.js';
 import { type ConfigData, DEFAULT_PROFILE, type Profile, readConfig } from './config-store.js';
 import { usage } from './errors.js';
@@ -51,6 +52,8 @@ export interface Settings {
    * CARBON_DATABASE_URL), else SQLite in the data directory.
    */
   store: StoreTarget;
+  /** The local model's request journal: on or off, and its bounds (CARBON_JOURNAL…). */
+  journal: JournalSettings;
 }
 
 const modeOfKey = (key: string): Mode | null => keyShape(key)?.mode ?? null;
@@ -87,7 +90,17 @@ export function resolveSettings(
     timeoutSeconds: timeoutText === undefined ? undefined : wholeNumberOption(timeoutText, '--timeout', { min: 1, max: 86_400 }),
     allowInsecureHttp: Boolean(opts.allowInsecureHttp) || env.CARBON_ALLOW_INSECURE_HTTP === '1',
     store: storeTarget(opts, env, paths.dataDir),
+    journal: journalSettings(env),
   };
+}
+
+/** CARBON_JOURNAL_KEEP and CARBON_JOURNAL_MAX_AGE_DAYS: a value that is no whole number is a usage error, as every setting's is. */
+function journalSettings(env: NodeJS.ProcessEnv): JournalSettings {
+  try {
+    return journalSettingsFrom(env);
+  } catch (err) {
+    throw usage((err as Error).message);
+  }
 }
 
 /** The profile: --profile, CARBON_PROFILE, the current one, else the default; one named but missing is refused. */

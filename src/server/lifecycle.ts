@@ -69,7 +69,11 @@ const failStart =
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const log = safeLog(options.log);
   // Opened first: a ledger that cannot be used should fail the start, not the first request.
-  const engine = await openEngine(options.store ?? options.dataDir, options.clock === undefined ? {} : { clock: options.clock });
+  const { clock, journal } = options;
+  const engine = await openEngine(options.store ?? options.dataDir, {
+    ...(clock === undefined ? {} : { clock }),
+    ...(journal === undefined ? {} : { journal }),
+  });
   // The developer page's one-time login token, made before the first request can arrive.
   const loginToken = await engine.sandbox.pages.newLoginToken(Date.now()).catch(failStart(engine));
   const writer = new ReplyWriter();

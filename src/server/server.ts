@@ -1,4 +1,5 @@
 import type { StoreTarget } from '../engine/ledger.js';
+import type { JournalSettings } from '../service/journal.js';
 import type { Sandbox } from '../service/sandbox.js';
 
 /**
@@ -21,6 +22,8 @@ export interface ServeOptions {
   store?: StoreTarget;
   /** Origin for certificate URLs; default http://HOST:PORT. */
   publicUrl?: string;
+  /** The request journal's settings; by default those of the environment (CARBON_JOURNAL…). */
+  journal?: JournalSettings;
   /** The wall clock under the model's (default Date.now): a test holds it still and moves the model's clock itself. */
   clock?: () => number;
   /** Access log and lifecycle lines (the CLI passes a stderr writer). */

@@ -95,6 +95,22 @@ describe('on the local model', () => {
     expect(r.exitCode).toBe(5);
     expect(r.stderr).toContain('No request "req_nothere"');
   });
+
+  test('a journal bound that is no whole number: one line, exit 2, nothing bought or recorded', async () => {
+    const home = newHome();
+    for (const [name, value, max] of [
+      ['CARBON_JOURNAL_KEEP', 'abc', 10_000_000],
+      ['CARBON_JOURNAL_MAX_AGE_DAYS', '-1', 3650],
+    ] as const) {
+      for (const args of [['buy', '--kg', '5'], ['balance'], ['serve', '--port', '0']]) {
+        const r = await carbon(args, { home, env: { [name]: value } });
+        expect([args.join(' '), r.exitCode, r.stdout]).toEqual([args.join(' '), 2, '']);
+        expect(r.stderr).toBe(`error: ${name} must be a whole number up to ${max}, not "${value}".\n`);
+      }
+    }
+    expect(await json(['balance'], { home })).toMatchObject({ available_cents: 100_000 });
+    expect(ndjson((await ok(['logs', '--json'], { home })).stdout).map((e) => e.path)).toEqual(['/api/v1/balance']);
+  });
 });
 
 describe('against carbon serve', () => {

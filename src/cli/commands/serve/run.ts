@@ -63,6 +63,7 @@ export async function run(ctx: Context, flags: ServeFlags): Promise<void> {
       port: options.port,
       dataDir: ctx.settings.paths.dataDir,
       store: ctx.settings.store,
+      journal: ctx.settings.journal,
       ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
       log,
     });
