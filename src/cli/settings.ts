@@ -189,7 +189,9 @@ function storeTarget(opts: GlobalOptions, env: NodeJS.ProcessEnv, dataDir: strin
       `The database URL from ${opts.database !== undefined ? '--database' : 'CARBON_DATABASE_URL'} must start with postgres:// or postgresql://.`,
     );
   }
-  return schema === undefined ? { kind: 'postgres', url } : { kind: 'postgres', url, schema };
+  const poolText = env.CARBON_PG_POOL || undefined;
+  const pool = poolText === undefined ? undefined : wholeNumberOption(poolText, 'CARBON_PG_POOL', { min: 1, max: 1000 });
+  return { kind: 'postgres', url, ...(schema === undefined ? {} : { schema }), ...(pool === undefined ? {} : { pool }) };
 }
 
 /**

@@ -5,12 +5,16 @@ import type { LedgerStore } from './port.js';
  * by URL (`--database` / CARBON_DATABASE_URL). Each store's code, and its driver, loads only when
  * that store is opened: a local `carbon balance` pays nothing for PostgreSQL.
  */
-export type StoreTarget = { kind: 'sqlite'; dir: string } | { kind: 'postgres'; url: string; schema?: string };
+export type StoreTarget =
+  | { kind: 'sqlite'; dir: string }
+  /** `pool`: the connections this process keeps open at most (default 10; the CLI's CARBON_PG_POOL). */
+  | { kind: 'postgres'; url: string; schema?: string; pool?: number };
 
 export async function openStore(target: StoreTarget): Promise<LedgerStore> {
   if (target.kind === 'postgres') {
     const { PostgresStore } = await import('./postgres/postgres-store.js');
-    return PostgresStore.open(target.url, target.schema === undefined ? {} : { schema: target.schema });
+    const { url, schema, pool } = target;
+    return PostgresStore.open(url, { ...(schema === undefined ? {} : { schema }), ...(pool === undefined ? {} : { pool }) });
   }
   const { SqliteStore } = await import('./sqlite/sqlite-store.js');
   return SqliteStore.open(target.dir);

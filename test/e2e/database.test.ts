@@ -55,6 +55,19 @@ describe('a database URL that cannot be used: one line, exit code, no password, 
     expect(r.stderr).not.toContain('hunter2');
   });
 
+  test('CARBON_PG_POOL that is no whole number from 1 to 1000: one line, exit 2, before any connection', async () => {
+    const home = newHome();
+    for (const value of ['abc', '0', '-1', '1001']) {
+      const r = await carbon(['balance', '--database', 'postgres://carbon:hunter2@127.0.0.1:1/carbon'], {
+        home,
+        env: { CARBON_PG_POOL: value },
+      });
+      expect([value, r.exitCode, r.stdout]).toEqual([value, 2, '']);
+      expect(errorLine(r.stderr)).toHaveLength(1);
+      expect(r.stderr).toContain(`error: CARBON_PG_POOL must be a whole number from 1 to 1000, not "${value}"`);
+    }
+  });
+
   test('--database-schema without a database is a usage error', async () => {
     const r = await carbon(['balance', '--database-schema', 'x'], { home: newHome() });
     expect([r.exitCode, r.stderr.trim()]).toEqual([2, 'error: --database-schema goes with --database (or CARBON_DATABASE_URL).']);
@@ -93,6 +106,14 @@ run('one ledger on PostgreSQL, for the CLI and for carbon serve', () => {
     },
     limit(60_000),
   );
+
+  test('a pool of one connection (CARBON_PG_POOL=1) serves a command', async () => {
+    const schema = freshSchema('pool');
+    schemas.push(schema);
+    const env = { CARBON_DATABASE_URL: schema.url, CARBON_PG_POOL: '1' };
+    await ok(['buy', '--kg', '5'], { home: newHome(), env });
+    expect(await json(['balance'], { home: newHome(), env })).toMatchObject({ available_cents: 100_000 - 20 });
+  });
 
   test(
     'a purchase on one machine is seen by another and by a server; sandbox commands act on the shared sandbox',

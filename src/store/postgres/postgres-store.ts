@@ -102,7 +102,7 @@ export class PostgresStore extends PgReads implements LedgerStore {
   private readonly kept: PgReadCache;
 
   /** Connects, checks the server answers, and brings the schema up to date. */
-  static async open(url: string, options: { schema?: string } = {}): Promise<PostgresStore> {
+  static async open(url: string, options: { schema?: string; pool?: number } = {}): Promise<PostgresStore> {
     const label = maskUrl(url);
     let parsed: ReturnType<typeof parseDatabaseUrl>;
     try {
@@ -112,7 +112,7 @@ export class PostgresStore extends PgReads implements LedgerStore {
     }
     const config: pg.PoolConfig = {
       connectionString: parsed.connectionString,
-      max: Number(process.env.CARBON_PG_POOL ?? 10),
+      max: options.pool ?? 10,
       idleTimeoutMillis: 10_000,
       ...poolDeadlines(deadlines()),
       // Every connection works in the sandbox's own schema.
