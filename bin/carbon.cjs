@@ -1,16 +1,17 @@
 #!/usr/bin/env node
 'use strict';
-// Loads dist/cli.cjs with a V8 code cache, so a start-up does not compile the whole CLI again
-// (issue 5; `npm run bench` measures it). Node 22.1+ can do this for any module
-// (module.enableCompileCache); on Node 20 it is vm.Script's `cachedData`, which works for scripts:
-// hence a CommonJS build, run here inside the same wrapper Node's own CommonJS loader uses.
+// Loads dist/cli.cjs (or, for `balance` and `impact`, the smaller dist/quick.cjs) with a V8 code
+// cache, so a start-up does not compile the CLI again (issue 5; `npm run bench` measures it). It is
+// vm.Script's `cachedData`: measured against module.enableCompileCache() (BENCHMARKS.md), it
+// starts faster, as it holds the functions the run compiled too. Hence CommonJS bundles, run here
+// inside the same wrapper Node's own CommonJS loader uses.
 //
-// The cache sits beside the code it was made from, in dist/, and is trusted as that code is: one
-// who can write it can write cli.cjs. Where dist/ cannot be written (a global install owned by
+// A cache sits beside the code it was made from, in dist/, and is trusted as that code is: one
+// who can write it can write the bundle. Where dist/ cannot be written (a global install owned by
 // root, a read-only image), it goes to the user's own cache directory instead, which only that
-// user can write. It is keyed by the build (an id the build appends to cli.cjs: V8 itself checks
-// only the source's length), where it is installed, the Node version and the architecture.
-// Missing or rejected, it is written when the process exits; never an error.
+// user can write. It is keyed by the bundle and its build (an id the build appends to it: V8
+// itself checks only the source's length), where it is installed, the Node version and the
+// architecture. Missing or rejected, it is written when the process exits; never an error.
 //
 // `carbon --version` and `carbon --help` into a pipe do not load the CLI at all: the version is
 // package.json's, and the help is the text the build saved from the CLI itself (dist/help.txt).
@@ -60,35 +61,26 @@ function terminal(fd) {
   return st.isCharacterDevice() && st.rdev !== statSync('/dev/null').rdev;
 }
 
-const { createRequire } = require('node:module');
 const { Script } = require('node:vm');
 
-const filename = join(dir, 'cli.cjs');
 // A published package comes built. A checkout is built by its first run (or `npm run build`), so
 // the package needs no install script of its own.
 try {
-  statSync(filename);
+  statSync(join(dir, 'cli.cjs'));
 } catch {
   const build = join(__dirname, '..', 'scripts', 'build.mjs');
   try {
     statSync(build);
   } catch {
-    process.stderr.write(`carbon: ${filename} is missing; install the package again.\n`);
+    process.stderr.write(`carbon: ${join(dir, 'cli.cjs')} is missing; install the package again.\n`);
     process.exit(1);
   }
   process.stderr.write('carbon: building dist/ (the first run in this checkout)…\n');
   const built = require('node:child_process').spawnSync(process.execPath, [build], { cwd: join(__dirname, '..'), stdio: ['ignore', 2, 2] });
   if (built.status !== 0) process.exit(1);
 }
-// The build makes cli.cjs pure ASCII, so latin1 reads it exactly, as a one-byte string.
-const source = readFileSync(filename, 'latin1');
-const mark = source.lastIndexOf('//# carbon-build=');
-// A cache also holds the path it was made at (stack traces would name it): keyed by the path too.
-let where = 0x811c9dc5;
-for (let i = 0; i < dir.length; i++) where = Math.imul(where ^ dir.charCodeAt(i), 0x01000193) >>> 0;
-const name = `cli.${source.slice(mark + 17, mark + 33)}.${where.toString(16)}.${process.version}-${process.arch}.v8cache`;
 /** dist/, then the user's cache directory (XDG_CACHE_HOME, ~/Library/Caches, %LOCALAPPDATA%). */
-const places = mark === -1 ? [] : [dir, userCache()].filter((d) => d !== undefined);
+const cacheDirs = [dir, userCache()].filter((d) => d !== undefined);
 
 function userCache() {
   const home = process.env.HOME || process.env.USERPROFILE;
@@ -98,38 +90,56 @@ function userCache() {
   return process.platform === 'darwin' ? join(home, 'Library', 'Caches', 'carbon') : join(home, '.cache', 'carbon');
 }
 
-let cachedData;
-for (const place of places) {
-  try {
-    cachedData = readFileSync(join(place, name));
-    break;
-  } catch {
-    // Not made yet, or not readable there.
+// `carbon balance` and `carbon impact` with only the everyday flags run from dist/quick.cjs, a third
+// of the CLI (src/cli/quick.ts); it answers false, having done nothing, to anything else.
+const quick = args[0] === 'balance' || args[0] === 'impact';
+if (!quick || !load('quick').start(args)) load('cli');
+
+/** Runs dist/<name>.cjs, as Node's CommonJS loader would, with its V8 code cache; its exports. */
+function load(name) {
+  const filename = join(dir, `${name}.cjs`);
+  // The build makes the bundles pure ASCII, so latin1 reads them exactly, as one-byte strings.
+  const source = readFileSync(filename, 'latin1');
+  const mark = source.lastIndexOf('//# carbon-build=');
+  // A cache also holds the path it was made at (stack traces would name it): keyed by the path too.
+  let where = 0x811c9dc5;
+  for (let i = 0; i < dir.length; i++) where = Math.imul(where ^ dir.charCodeAt(i), 0x01000193) >>> 0;
+  const cacheName = `${name}.${source.slice(mark + 17, mark + 33)}.${where.toString(16)}.${process.version}-${process.arch}.v8cache`;
+  const places = mark === -1 ? [] : cacheDirs;
+  let cachedData;
+  for (const place of places) {
+    try {
+      cachedData = readFileSync(join(place, cacheName));
+      break;
+    } catch {
+      // Not made yet, or not readable there.
+    }
   }
-}
-// One line, as Node's module wrapper: line numbers in stack traces stay those of cli.cjs.
-const script = new Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n})`, { filename, cachedData });
-if (places.length > 0 && (cachedData === undefined || script.cachedDataRejected)) {
-  // At exit, so the functions this run compiled are in the cache too. The first place that
-  // takes it keeps it.
-  process.once('exit', () => {
-    const data = script.createCachedData();
-    for (const place of places) {
-      const tmp = join(place, `${name}.${process.pid}.tmp`);
-      try {
-        if (place !== dir) mkdirSync(place, { recursive: true, mode: 0o700 });
-        writeFileSync(tmp, data, { mode: 0o600 });
-        renameSync(tmp, join(place, name));
-        return;
-      } catch {
+  // One line, as Node's module wrapper: line numbers in stack traces stay those of the bundle.
+  const script = new Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n})`, { filename, cachedData });
+  if (places.length > 0 && (cachedData === undefined || script.cachedDataRejected)) {
+    // At exit, so the functions this run compiled are in the cache too. The first place that
+    // takes it keeps it.
+    process.once('exit', () => {
+      const data = script.createCachedData();
+      for (const place of places) {
+        const tmp = join(place, `${cacheName}.${process.pid}.tmp`);
         try {
-          unlinkSync(tmp);
+          if (place !== dir) mkdirSync(place, { recursive: true, mode: 0o700 });
+          writeFileSync(tmp, data, { mode: 0o600 });
+          renameSync(tmp, join(place, cacheName));
+          return;
         } catch {
-          // Never written (read-only there): nothing to remove.
+          try {
+            unlinkSync(tmp);
+          } catch {
+            // Never written (read-only there): nothing to remove.
+          }
         }
       }
-    }
-  });
+    });
+  }
+  const bundle = { exports: {}, filename, id: filename, loaded: false };
+  script.runInThisContext()(bundle.exports, require, bundle, filename, dir);
+  return bundle.exports;
 }
-const cliModule = { exports: {}, filename, id: filename, loaded: false };
-script.runInThisContext()(cliModule.exports, createRequire(filename), cliModule, filename, dir);

@@ -5,6 +5,9 @@
 //                    command imports with `await import()` are only initialised when it runs.
 //                    Loading one file is cheaper than an ES module graph: each extra ES module
 //                    costs a resolve, an async read, a compile and a link (~0.5 ms apiece here).
+//   dist/quick.cjs   `balance` and `impact` with the everyday flags (src/cli/quick.ts): the same
+//                    modules without commander and the other commands, a third of cli.cjs, so
+//                    the reads a prompt or a script runs most often start in ~1.2x `node -e 0`.
 //   dist/vendor/     ora, conf, pg, cli-table3 and csv-parse, bundled apart: big, and needed only by
 //                    a spinner, `carbon config set`, a PostgreSQL ledger, a table drawn on a
 //                    terminal or `buy --from-csv`, so the rest never parses them.
@@ -161,14 +164,13 @@ const vendored = {
   name: 'vendored',
   setup(b) {
     b.onResolve({ filter: new RegExp(`^(${VENDOR.join('|')})$`) }, (args) => ({ path: args.path, namespace: 'vendored' }));
-    b.onResolve({ filter: /^\.\/vendor\//, namespace: 'vendored' }, (args) => ({ path: args.path, external: true }));
     // Each is imported for its default export: the ES module's default (ora, conf), or a
     // CommonJS package's module.exports (pg). (`import()` of a CommonJS module in a "type": "module"
     // package makes module.exports the default, so it is unwrapped here.) An ES module without a
     // default (csv-parse/sync) is taken whole, for its named exports.
     b.onLoad({ filter: /.*/, namespace: 'vendored' }, (args) => ({
       loader: 'js',
-      contents: `const m = require('./vendor/${args.path}.cjs'); module.exports = m && m.__esModule && 'default' in m ? m.default : m;`,
+      contents: `const m = require(require('node:path').join(__dirname, 'vendor', '${args.path}.cjs')); module.exports = m && m.__esModule && 'default' in m ? m.default : m;`,
     }));
   },
 };
@@ -221,7 +223,6 @@ const tableLoader = {
     b.onResolve({ filter: /^\.\/cli-table3\.js$/ }, (args) =>
       args.importer.endsWith(join('src', 'cli', 'render', 'fit.ts')) ? { path: 'cli-table3', namespace: 'table-loader' } : undefined,
     );
-    b.onResolve({ filter: /^\.\/vendor\//, namespace: 'table-loader' }, (args) => ({ path: args.path, external: true }));
     b.onLoad({ filter: /.*/, namespace: 'table-loader' }, () => ({
       loader: 'js',
       resolveDir: join(process.cwd(), 'src', 'cli', 'render'),
@@ -229,7 +230,7 @@ const tableLoader = {
         import { displayWidth } from './width.ts';
         let Table;
         export function cliTable3() {
-          return (Table ??= require('./vendor/cli-table3.cjs')(displayWidth));
+          return (Table ??= require(require('node:path').join(__dirname, 'vendor', 'cli-table3.cjs'))(displayWidth));
         }`,
     }));
   },
@@ -240,7 +241,7 @@ try {
   await Promise.all([
     build({
       ...cjs,
-      entryPoints: { cli: 'src/cli/main.ts' },
+      entryPoints: { cli: 'src/cli/main.ts', quick: 'src/cli/quick.ts' },
       outdir,
       plugins: [vendored, tableLoader, deferredBuiltins],
     }),
@@ -263,29 +264,32 @@ try {
   rmSync(outdir, { recursive: true, force: true });
   throw err;
 }
-// cli.cjs in pure ASCII: esbuild escapes strings but keeps a comment's `→` as it is, and one such
-// character makes V8 hold the whole 370 KB source as two-byte text. bin/carbon.cjs reads it as
-// latin1, a plain copy (~1.4 ms less a start). A \u escape means the same in a comment, a string,
-// a regular expression or an identifier.
-const cliSource = readFileSync(`${outdir}/cli.cjs`, 'utf8').replace(
-  /[^\x00-\x7f]/g,
-  (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-);
-// bin/carbon.cjs runs cli.cjs as a vm.Script, which has no loader for `import()`: every one must
-// have become a require (bundled modules, the deferred builtins, the CommonJS vendor bundles).
-const dynamicImport = /(?<![\w$.])import\(/.exec(cliSource);
-if (dynamicImport) {
-  rmSync(outdir, { recursive: true, force: true });
-  throw new Error(`cli.cjs has an import() left, which it cannot run: ${cliSource.slice(dynamicImport.index, dynamicImport.index + 60)}`);
+for (const bundle of ['cli.cjs', 'quick.cjs']) {
+  // In pure ASCII: esbuild escapes strings but keeps a comment's `→` as it is, and one such
+  // character makes V8 hold the whole source as two-byte text. bin/carbon.cjs reads it as latin1,
+  // a plain copy (~1.4 ms less a start). A \u escape means the same in a comment, a string, a
+  // regular expression or an identifier.
+  const source = readFileSync(`${outdir}/${bundle}`, 'utf8').replace(
+    /[^\x00-\x7f]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+  // bin/carbon.cjs runs the bundle as a vm.Script, which has no loader for `import()`: every one
+  // must have become a require (bundled modules, the deferred builtins, the CommonJS vendor bundles).
+  const dynamicImport = /(?<![\w$.])import\(/.exec(source);
+  if (dynamicImport) {
+    rmSync(outdir, { recursive: true, force: true });
+    throw new Error(`${bundle} has an import() left, which it cannot run: ${source.slice(dynamicImport.index, dynamicImport.index + 60)}`);
+  }
+  // The build's id, from its contents: bin/carbon.cjs keys its V8 code cache by it, as V8 itself
+  // checks only the source's length (a cache of another build of the same length would be used).
+  writeFileSync(`${outdir}/${bundle}`, `${source}//# carbon-build=${createHash('sha256').update(source).digest('hex').slice(0, 16)}\n`);
 }
-// The build's id, from its contents: bin/carbon.cjs keys its V8 code cache by it, as V8 itself
-// checks only the source's length (a cache of another build of the same length would be used).
-writeFileSync(`${outdir}/cli.cjs`, `${cliSource}//# carbon-build=${createHash('sha256').update(cliSource).digest('hex').slice(0, 16)}\n`);
 rmSync(target, { recursive: true, force: true });
 renameSync(outdir, target);
 
-// The V8 code cache for this Node (bin/carbon.cjs), made by the command start-up matters most for:
-// `balance --json` on a warm local ledger (the first run provisions it; the second's cache is kept).
+// The V8 code caches for this Node (bin/carbon.cjs), made by the commands start-up matters most for:
+// `balance --json` (quick.cjs) and `list --json` (cli.cjs) on a warm local ledger (the first round
+// provisions it; the second's caches are kept).
 // The functions a run compiles are cached with the top level. Best effort: without it, the first
 // run of the installed CLI writes one, if it may.
 const bin = join(target, '..', 'bin', 'carbon.cjs');
@@ -306,7 +310,9 @@ if (existsSync(bin)) {
     writeFileSync(join(target, 'help.txt'), help.stdout);
     for (let run = 0; run < 2; run++) {
       for (const file of readdirSync(target)) if (file.endsWith('.v8cache')) rmSync(join(target, file));
-      spawnSync(process.execPath, [bin, 'balance', '--json', '--local'], { env, stdio: 'ignore', timeout: 60_000 });
+      for (const command of [['balance'], ['list']]) {
+        spawnSync(process.execPath, [bin, ...command, '--json', '--local'], { env, stdio: 'ignore', timeout: 60_000 });
+      }
     }
   } finally {
     rmSync(home, { recursive: true, force: true });

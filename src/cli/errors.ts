@@ -2,7 +2,7 @@ import { EXIT, type ExitCode } from './exit-codes.js';
 
 /**
  * An error the CLI reports itself (bad flags, missing configuration): one line on stderr and
- * its exit code. API errors keep their own class; main.ts maps both.
+ * its exit code. API errors keep their own class; reportError() maps both.
  */
 export class CliError extends Error {
   constructor(

@@ -2,10 +2,11 @@ import { Argument, Command, Option } from 'commander';
 import pkg from '../../package.json' with { type: 'json' };
 import type { ArgSpec, CommandSpec, Completable, FlagSpec, Handler, RootSpec, SettingsKind } from './command.js';
 import { COMMANDS, ROOT } from './commands/index.js';
-import type { Context } from './context.js';
 import { usage } from './errors.js';
+import { invoke } from './invoke.js';
 import { terminalWidth } from './render/fit.js';
 import { fitHelpText, wrapCommand } from './render/wrap.js';
+import type { ContextOpened } from './run-to-exit.js';
 import type { GlobalOptions } from './settings.js';
 import { stderr, stdout, writeStdout } from './stdio.js';
 
@@ -15,9 +16,6 @@ import { stderr, stdout, writeStdout } from './stdio.js';
  * Cheap: commander and the declarations only. A command's handler, and whatever heavy modules it
  * needs, load only when that command runs.
  */
-
-/** Told the Context of the command that runs, so main() can release its engine whatever happened. */
-export type ContextOpened = (ctx: Context) => void;
 
 /**
  * The commands a run may get alone (buildProgram's `only`): every one that runs with settings.
@@ -201,30 +199,15 @@ const bare =
   async (...args: unknown[]): Promise<void> =>
     ((await load()) as (...commanderArgs: unknown[]) => Promise<void>)(...args);
 
-/** A command's action: builds the Context, runs the handler with it, and leaves errors to main(). */
+/** A command's action: the handler run with its Context (invoke.ts), errors left to runToExit(). */
 function withContext(load: () => Promise<Handler>, kind: SettingsKind, opened: ContextOpened | undefined) {
   return async (...args: unknown[]) => {
     const command = args.at(-1) as Command;
-    const globals = command.optsWithGlobals<GlobalOptions & Record<string, unknown>>();
-    const positionals = args.slice(0, -2);
-    const [run, { Context }, { Output }, { resolveSettings, resolveConfigSettings, databasePasswordWarning }] = await Promise.all([
-      load(),
-      import('./context.js'),
-      import('./output.js'),
-      import('./settings.js'),
-    ]);
-    const out = new Output({ json: Boolean(globals.json), ...(globals.color === false ? { color: false } : {}) });
-    const settings = kind === 'config' ? resolveConfigSettings(globals) : resolveSettings(globals);
-    const ctx = new Context(settings, out, process.env, Boolean(globals.verbose));
-    opened?.(ctx);
-    if (ctx.settings.apiKeySource === 'flag' || (kind === 'config' && globals.apiKey !== undefined)) {
-      out.warn(
-        'an API key given with --api-key can be read by other users (ps) and stays in shell history; ' +
-          'prefer CARBON_API_KEY or `carbon config set`.',
-      );
-    }
-    const passwordWarning = databasePasswordWarning(globals);
-    if (passwordWarning !== undefined) out.warn(passwordWarning);
-    await (run as (ctx: Context, ...rest: unknown[]) => Promise<void>)(ctx, ...positionals, command.opts());
+    await invoke(
+      load,
+      kind,
+      { globals: command.optsWithGlobals<GlobalOptions>(), positionals: args.slice(0, -2), flags: command.opts() },
+      opened,
+    );
   };
 }

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { SourceMap } from 'node:module';
+import type { SourceMap } from 'node:module';
 import { dirname, join } from 'node:path';
 
 /** What `SourceMap.findEntry` returns for a position it maps (an empty object otherwise). */
@@ -17,6 +17,8 @@ interface Entry {
  * does one on a bundle's first line, whose columns bin/carbon.cjs's module wrapper shifts.
  */
 export function mappedStack(stack: string): string {
+  // node:module is loaded here, not with the CLI: no start-up otherwise needs it.
+  const { SourceMap } = process.getBuiltinModule('node:module');
   const maps = new Map<string, SourceMap | null>();
   const mapOf = (file: string): SourceMap | null => {
     let map = maps.get(file);

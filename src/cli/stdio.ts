@@ -5,7 +5,7 @@ import { EXIT } from './exit-codes.js';
  * process.stdout and process.stderr, created on first use. Node creates a stdio stream the first
  * time it is read, and for a pipe that loads node:net and node:stream (~3–6 ms of a ~40 ms
  * start-up); most runs never write to stderr, and `--json`, `--help` and `--version` write their
- * few kilobytes to stdout with writeStdout(), straight to the file descriptor. main() flushes a
+ * few kilobytes to stdout with writeStdout(), straight to the file descriptor. runToExit() flushes a
  * stream before exiting only if it was created.
  */
 let out: NodeJS.WriteStream | undefined;
@@ -27,7 +27,7 @@ export function stderr(): NodeJS.WriteStream {
   return (err ??= process.stderr);
 }
 
-/** The streams created so far: those main() waits for before exiting. */
+/** The streams created so far: those runToExit() waits for before exiting. */
 export function createdStreams(): NodeJS.WriteStream[] {
   return [out, err].filter((s) => s !== undefined);
 }

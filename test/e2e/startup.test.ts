@@ -48,6 +48,47 @@ describe('--version and --help without loading the CLI', () => {
   });
 });
 
+describe('the quick start: balance and impact from dist/quick.cjs', () => {
+  const made: string[] = [];
+  afterAll(() => {
+    for (const dir of made) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('balance and impact run from the quick bundle, anything more from the whole CLI, with the same answers', async () => {
+    const { dir, bin } = copyBinary();
+    made.push(dir);
+    const dist = join(dir, 'dist');
+    const caches = () =>
+      readdirSync(dist)
+        .filter((f) => f.endsWith('.v8cache'))
+        .map((f) => f.split('.')[0]);
+    for (const file of readdirSync(dist)) if (file.endsWith('.v8cache')) rmSync(join(dist, file));
+    const home = newHome();
+    const run = (args: string[]) => execa(process.execPath, [bin, ...args], { env: baseEnv(home), extendEnv: false, reject: false });
+
+    // The first run of each bundle writes its code cache: which bundle ran shows in dist/.
+    const quick = await run(['balance', '--json']);
+    expect(quick.exitCode).toBe(0);
+    expect((await run(['impact', '--live', '--json'])).exitCode).toBe(0);
+    expect(caches()).toEqual(['quick']);
+    const whole = await run(['balance', '--json', '--max-retries', '2']);
+    expect(caches().sort()).toEqual(['cli', 'quick']);
+    expect(whole.stdout).toBe(quick.stdout);
+    expect(JSON.parse(quick.stdout)).toMatchObject({ object: 'balance', livemode: false });
+
+    // An error is the same error, with the same exit code, on either path; so is the help.
+    for (const json of [[], ['--json']]) {
+      const a = await run(['balance', '--profile', 'nope', ...json]);
+      const b = await run(['balance', '--profile', 'nope', '--max-retries', '2', ...json]);
+      expect(a.exitCode).toBe(2);
+      expect([b.exitCode, b.stdout, b.stderr]).toEqual([a.exitCode, a.stdout, a.stderr]);
+    }
+    const help = await run(['balance', '--help']);
+    expect(help.stdout).toMatch(/^Usage: carbon balance \[options\]/);
+    expect((await run(['impact', 'extra'])).exitCode).toBe(2);
+  });
+});
+
 describe("what a read loads of Node's own modules", () => {
   // node:os and node:perf_hooks (eleven modules) cost a one-shot command a fifth of `node -e 0`'s
   // start-up between them; node:crypto and node:http more. A read needs none of them: the
@@ -134,7 +175,7 @@ describe('an install the user cannot write (a global install by root, run by ano
     const cacheDir = join(home, '.cache', 'carbon');
     const caches = readdirSync(cacheDir);
     expect(caches).toHaveLength(1);
-    expect(caches[0]).toMatch(/^cli\.[0-9a-f]{16}\.[0-9a-f]+\.v\d+\.\d+\.\d+-\w+\.v8cache$/);
+    expect(caches[0]).toMatch(/^quick\.[0-9a-f]{16}\.[0-9a-f]+\.v\d+\.\d+\.\d+-\w+\.v8cache$/);
     const cache = join(cacheDir, caches[0]!);
     expect(statSync(cacheDir).mode & 0o777).toBe(0o700);
     expect(statSync(cache).mode & 0o777).toBe(0o600);

@@ -12,7 +12,7 @@ export const DEFAULT_WAIT_SECONDS = 120;
 
 /**
  * Waits until an offset is placed or refunded, with an ora spinner when stderr is a terminal
- * (and nothing at all otherwise). WaitTimeoutError propagates: main.ts turns it into exit 8.
+ * (and nothing at all otherwise). WaitTimeoutError propagates: reportError() turns it into exit 8.
  */
 async function waitForOffset(ctx: Context, client: CarbonClient, offset: Offset, review = false): Promise<Offset> {
   if (offset.status !== 'processing') return offset;

@@ -49,7 +49,7 @@ export function publicUrl(value: string | undefined, flag = '--public-url'): str
 
 /**
  * `carbon serve`: the local model as the HTTP API, from the same data directory as the local
- * engine. Resolves when SIGINT or SIGTERM has closed the server gracefully; main.ts then exits 0.
+ * engine. Resolves when SIGINT or SIGTERM has closed the server gracefully; runToExit() then exits 0.
  */
 export async function run(ctx: Context, flags: ServeFlags): Promise<void> {
   const host = flags.host ?? DEFAULT_HOST;

@@ -1,0 +1,57 @@
+import type { CommandSpec } from './command.js';
+import { balance } from './commands/balance/index.js';
+import { impact } from './commands/impact/index.js';
+import { invoke } from './invoke.js';
+import { runToExit } from './run-to-exit.js';
+import type { GlobalOptions } from './settings.js';
+
+/**
+ * The quick start: `carbon balance` and `carbon impact`, the reads scripts and prompts run most
+ * often, given only the everyday global flags, run without commander and the rest of the CLI.
+ * bin/carbon.cjs loads dist/quick.cjs, a bundle of its own a third the size of cli.cjs, for these
+ * two names. Anything else in the arguments (--help, another flag, a mistake) is the whole CLI's to
+ * answer. What runs is the same either way: the command's handler with its Context (invoke.ts),
+ * and the same errors and exit codes (run-to-exit.ts). test/unit/quick.test.ts holds the flags
+ * read here to commander's reading of them.
+ */
+export const QUICK_COMMANDS: readonly CommandSpec[] = [balance, impact];
+
+/** The global switches the quick start takes, and what each sets (as commander sets it). */
+const SWITCHES = new Map<string, Partial<GlobalOptions>>([
+  ['--json', { json: true }],
+  ['--live', { live: true }],
+  ['--test', { test: true }],
+  ['--local', { local: true }],
+  ['--verbose', { verbose: true }],
+  ['--no-color', { color: false }],
+]);
+
+/** The command and its global flags, when `argv` is one the quick start takes; undefined otherwise. */
+export function quickArgs(argv: readonly string[]): { spec: CommandSpec; globals: GlobalOptions } | undefined {
+  const spec = QUICK_COMMANDS.find((c) => c.name === argv[0]);
+  if (spec === undefined) return undefined;
+  // commander's default for a flag declared only as --no-color.
+  const globals: GlobalOptions = { color: true };
+  for (let i = 1; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const set = SWITCHES.get(arg);
+    if (set !== undefined) {
+      Object.assign(globals, set);
+      continue;
+    }
+    const profile = arg === '--profile' ? argv[++i] : arg.startsWith('--profile=') ? arg.slice('--profile='.length) : undefined;
+    // A missing or empty name, or one that looks like a flag, is for the CLI to refuse.
+    if (profile === undefined || profile === '' || profile.startsWith('-')) return undefined;
+    globals.profile = profile;
+  }
+  return { spec, globals };
+}
+
+/** Runs the command when `argv` is the quick start's (and then ends the process); false, having done nothing, if not. */
+export function start(argv: readonly string[]): boolean {
+  const quick = quickArgs(argv);
+  const load = quick?.spec.load;
+  if (quick === undefined || load === undefined) return false;
+  void runToExit(argv, (opened) => invoke(load, 'api', { globals: quick.globals, positionals: [], flags: {} }, opened));
+  return true;
+}

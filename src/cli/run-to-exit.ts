@@ -1,0 +1,58 @@
+import type { Context } from './context.js';
+import { EXIT } from './exit-codes.js';
+import { reportError } from './report-error.js';
+import { createdStreams, stderr } from './stdio.js';
+
+/** Told the Context of the command that runs, so the run can release its engine whatever happened. */
+export type ContextOpened = (ctx: Context) => void;
+
+/** Where an error is reported: what reportError needs of the run. */
+export type ErrorIO = Parameters<typeof reportError>[1];
+
+/**
+ * Runs a command and exits with the documented code: the one place that ends the process, for
+ * the whole CLI (main.ts) and for the quick start (quick.ts) alike. `command` is told the Context
+ * it opens; `known` may answer an error of its own kind (commander's) with an exit code, and any
+ * other error is reported with the command's mode and engine.
+ */
+export async function runToExit(
+  argv: readonly string[],
+  command: (opened: ContextOpened) => Promise<unknown>,
+  known?: (err: unknown, io: ErrorIO) => number | undefined,
+): Promise<never> {
+  // The Context of the command that ran, if one did, so its engine is released whatever happened.
+  let running: Context | undefined;
+  const io: ErrorIO = {
+    json: argv.includes('--json'),
+    env: process.env,
+    get stderr() {
+      return stderr();
+    },
+    ...(argv.includes('--no-color') ? { color: false } : {}),
+  };
+  let code: number = EXIT.ok;
+  try {
+    await command((ctx) => (running = ctx));
+  } catch (err) {
+    const settings = running?.settings;
+    code = known?.(err, io) ?? reportError(err, io, settings === undefined ? undefined : { mode: settings.mode, engine: settings.engine });
+  }
+  try {
+    await running?.close();
+  } catch {
+    // Closing a handle cannot change what the command did.
+  }
+  // process.exit() drops output still queued for a slow pipe reader (`carbon list --all --json | jq`
+  // lost its last offsets under load), so wait until both streams have handed everything over.
+  // Only the streams that were created: most commands never create stderr, and many not stdout (stdio.ts).
+  await Promise.all(createdStreams().map(flushed));
+  process.exit(code);
+}
+
+/** Resolves once everything written so far to `stream` has been handed to the OS (or it failed). */
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.destroyed || stream.writableLength === 0) return resolve();
+    stream.write('', () => resolve());
+  });
+}
