@@ -62,11 +62,13 @@ const cjs = {
   banner: { js: '"use strict"; var __carbonMeta = { get url() { return require("node:url").pathToFileURL(__filename).href; } };' },
   outExtension: { '.js': '.cjs' },
   define: { 'import.meta.url': '__carbonMeta.url' },
-  // Every start reads cli.cjs whole (~1.5 us a KB, most of it copying into a string): whitespace
-  // and syntax minified, 495 -> 344 KB, ~0.2 ms a start. Names are kept, for stack traces
-  // (CARBON_DEBUG=1); the linked source map has the rest.
+  // Every start reads a bundle whole and deserialises its code cache, which holds every function's
+  // name: whitespace, syntax and identifiers minified (quick.cjs 202 -> 154 KB, 1.3 M instructions
+  // of `balance --json`, BENCHMARKS.md). A stack trace (CARBON_DEBUG=1) is read back to the
+  // TypeScript's files and lines through the linked source map (src/cli/stack.ts).
   minifyWhitespace: true,
   minifySyntax: true,
+  minifyIdentifiers: true,
 };
 
 /**
