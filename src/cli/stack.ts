@@ -14,7 +14,9 @@ interface Entry {
  * read back to the TypeScript they were built from, through the source map beside each bundle.
  * For CARBON_DEBUG=1 only: a map is ~0.9 MB of JSON. (Node's --enable-source-maps does not reach
  * code that bin/carbon.cjs compiles with vm.Script.) A frame without a map stays as it is, and so
- * does one on a bundle's first line, whose columns bin/carbon.cjs's module wrapper shifts.
+ * does one on a bundle's first line, whose columns bin/carbon.cjs's module wrapper shifts. The
+ * function names stay the minified ones: a frame gives where the call is, not where its function
+ * was declared.
  */
 export function mappedStack(stack: string): string {
   // node:module is loaded here, not with the CLI: no start-up otherwise needs it.
