@@ -30,6 +30,14 @@ export async function runToExit(
     },
     ...(argv.includes('--no-color') ? { color: false } : {}),
   };
+  // A command whose work never settles (waiting on nothing: a bug) would let Node exit 0 once the
+  // event loop is empty, which a script takes for success. It is reported as the failure it is.
+  process.once('beforeExit', () => {
+    process.exitCode = reportError(
+      new Error('carbon stopped before the command finished: it was left waiting on nothing (a bug in carbon).'),
+      io,
+    );
+  });
   let code: number = EXIT.ok;
   try {
     await command((ctx) => (running = ctx));
