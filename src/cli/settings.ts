@@ -1,5 +1,5 @@
 import type { Mode } from '../api/types.js';
-import { hasPassword, maskUrl, type StoreTarget } from '../engine/ledger.js';
+import { hasPassword, malformedTimeout, maskUrl, type StoreTarget } from '../engine/ledger.js';
 import { type JournalSettings, journalSettingsFrom } from '../service/journal.js';
 import { keyShape } from '../service/keys.js';
 import { type ConfigData, DEFAULT_PROFILE, type Profile, readConfig } from './config-store.js';
@@ -181,6 +181,7 @@ function storeTarget(opts: GlobalOptions, env: NodeJS.ProcessEnv, dataDir: strin
   const schema = opts.databaseSchema ?? (env.CARBON_DATABASE_SCHEMA || undefined);
   if (url === undefined) {
     if (opts.databaseSchema !== undefined) throw usage('--database-schema goes with --database (or CARBON_DATABASE_URL).');
+    refuseMalformedTimeout(env, 'sqlite');
     return { kind: 'sqlite', dir: dataDir };
   }
   if (!/^postgres(ql)?:\/\//i.test(url)) {
@@ -189,9 +190,16 @@ function storeTarget(opts: GlobalOptions, env: NodeJS.ProcessEnv, dataDir: strin
       `The database URL from ${opts.database !== undefined ? '--database' : 'CARBON_DATABASE_URL'} must start with postgres:// or postgresql://.`,
     );
   }
+  refuseMalformedTimeout(env, 'postgres');
   const poolText = env.CARBON_PG_POOL || undefined;
   const pool = poolText === undefined ? undefined : wholeNumberOption(poolText, 'CARBON_PG_POOL', { min: 1, max: 1000 });
   return { kind: 'postgres', url, ...(schema === undefined ? {} : { schema }), ...(pool === undefined ? {} : { pool }) };
+}
+
+/** A ledger's timeout set to anything but whole milliseconds is a usage error, not its default. */
+function refuseMalformedTimeout(env: NodeJS.ProcessEnv, kind: StoreTarget['kind']): void {
+  const name = malformedTimeout(env, kind);
+  if (name !== undefined) throw usage(`${name} must be whole milliseconds from 0 to 9999999, not "${env[name]}".`);
 }
 
 /**

@@ -1,4 +1,5 @@
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { carbon, homes, json, ok, serve } from '../support/cli.js';
 import { freshSchema, postgresAvailable, TEST_DATABASE_URL, type TestSchema } from '../support/database.js';
@@ -66,6 +67,28 @@ describe('a database URL that cannot be used: one line, exit code, no password, 
       expect(errorLine(r.stderr)).toHaveLength(1);
       expect(r.stderr).toContain(`error: CARBON_PG_POOL must be a whole number from 1 to 1000, not "${value}"`);
     }
+  });
+
+  test('a ledger timeout that is not whole milliseconds: one line naming it, exit 2, before the ledger is opened', async () => {
+    const home = newHome();
+    for (const value of ['abc', '-1', '1.5', '5s', '10000000']) {
+      const r = await carbon(['balance'], { home, env: { CARBON_BUSY_TIMEOUT_MS: value } });
+      expect([value, r.exitCode, r.stdout]).toEqual([value, 2, '']);
+      expect(r.stderr).toBe(`error: CARBON_BUSY_TIMEOUT_MS must be whole milliseconds from 0 to 9999999, not "${value}".\n`);
+    }
+    expect(existsSync(join(home, 'data'))).toBe(false);
+    for (const name of ['CARBON_PG_CONNECT_TIMEOUT_MS', 'CARBON_PG_STATEMENT_TIMEOUT_MS', 'CARBON_PG_IDLE_IN_TRANSACTION_TIMEOUT_MS']) {
+      const r = await carbon(['balance', '--json', '--database', 'postgres://carbon:hunter2@127.0.0.1:1/carbon'], {
+        home,
+        env: { [name]: '2s' },
+      });
+      expect([name, r.exitCode, r.stdout]).toEqual([name, 2, '']);
+      expect(JSON.parse(r.stderr)).toMatchObject({
+        error: { code: 'usage_error', message: `${name} must be whole milliseconds from 0 to 9999999, not "2s".` },
+      });
+    }
+    // Whole milliseconds (0 included) and an empty value (the default) are taken.
+    for (const value of ['0', '250', '']) await ok(['balance'], { home, env: { CARBON_BUSY_TIMEOUT_MS: value } });
   });
 
   test('--database-schema without a database is a usage error', async () => {

@@ -1,9 +1,10 @@
 import type pg from 'pg';
+import { timeoutMs } from '../env-timeouts.js';
 /**
  * How long carbon waits for PostgreSQL, so that a request whose database does not answer gets its
  * 503 (and a command its one-line error) within 10 s, instead of waiting as long as the network
- * does. Each is whole milliseconds from the environment, 0 for no deadline; anything else is the
- * default. docs/reliability.md ("Deadlines on the database") has the reasoning.
+ * does. Each is whole milliseconds from the environment, 0 for no deadline (../env-timeouts.ts:
+ * the CLI refuses any other value). docs/reliability.md ("Deadlines on the database") has the reasoning.
  */
 export interface Deadlines {
   /** Opening a connection, or waiting for one of the pool's: CARBON_PG_CONNECT_TIMEOUT_MS. */
@@ -23,15 +24,11 @@ export const DEFAULT_DEADLINES: Deadlines = { connectMs: 5000, statementMs: 4000
  */
 const CLIENT_GRACE_MS = 500;
 
-function ms(raw: string | undefined, fallback: number): number {
-  return raw !== undefined && /^\d{1,7}$/.test(raw) ? Number(raw) : fallback;
-}
-
 export function deadlines(env: NodeJS.ProcessEnv = process.env): Deadlines {
   return {
-    connectMs: ms(env.CARBON_PG_CONNECT_TIMEOUT_MS, DEFAULT_DEADLINES.connectMs),
-    statementMs: ms(env.CARBON_PG_STATEMENT_TIMEOUT_MS, DEFAULT_DEADLINES.statementMs),
-    idleInTransactionMs: ms(env.CARBON_PG_IDLE_IN_TRANSACTION_TIMEOUT_MS, DEFAULT_DEADLINES.idleInTransactionMs),
+    connectMs: timeoutMs(env.CARBON_PG_CONNECT_TIMEOUT_MS, DEFAULT_DEADLINES.connectMs),
+    statementMs: timeoutMs(env.CARBON_PG_STATEMENT_TIMEOUT_MS, DEFAULT_DEADLINES.statementMs),
+    idleInTransactionMs: timeoutMs(env.CARBON_PG_IDLE_IN_TRANSACTION_TIMEOUT_MS, DEFAULT_DEADLINES.idleInTransactionMs),
   };
 }
 

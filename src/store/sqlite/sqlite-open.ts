@@ -1,6 +1,7 @@
 import { chmodSync, closeSync, openSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeDirs } from '../../platform/dirs.js';
+import { timeoutMs } from '../env-timeouts.js';
 import { type Db, pragma, sqlite } from './driver.js';
 import { sqliteCode, sqliteError } from './errors.js';
 import { KEYS_FILE, LEDGER_FILE } from './files.js';
@@ -8,11 +9,10 @@ import { migrate } from './schema.js';
 
 /**
  * How long a write waits for another process's lock before failing with "locked": 5 s, or
- * CARBON_BUSY_TIMEOUT_MS (whole milliseconds), which lets tests and impatient scripts wait less.
+ * CARBON_BUSY_TIMEOUT_MS (whole milliseconds: env-timeouts.ts), which lets tests and impatient scripts wait less.
  */
 export function busyTimeoutMs(): number {
-  const raw = process.env.CARBON_BUSY_TIMEOUT_MS;
-  return raw !== undefined && /^\d{1,7}$/.test(raw) ? Number(raw) : 5000;
+  return timeoutMs(process.env.CARBON_BUSY_TIMEOUT_MS, 5000);
 }
 
 /**
