@@ -66,19 +66,22 @@ const { Script } = require('node:vm');
 // A published package comes built. A checkout is built by its first run (or `npm run build`), so
 // the package needs no install script of its own.
 try {
-  statSync(join(dir, 'cli.cjs'));
+  for (const bundle of ['cli.cjs', 'quick.cjs']) statSync(join(dir, bundle));
 } catch {
   const build = join(__dirname, '..', 'scripts', 'build.mjs');
   try {
     statSync(build);
   } catch {
-    process.stderr.write(`carbon: ${join(dir, 'cli.cjs')} is missing; install the package again.\n`);
+    process.stderr.write(`carbon: ${dir} is incomplete; install the package again.\n`);
     process.exit(1);
   }
   process.stderr.write('carbon: building dist/ (the first run in this checkout)…\n');
   const built = require('node:child_process').spawnSync(process.execPath, [build], { cwd: join(__dirname, '..'), stdio: ['ignore', 2, 2] });
   if (built.status !== 0) process.exit(1);
 }
+// A cache also holds the path it was made at (stack traces would name it): keyed by the path too.
+let where = 0x811c9dc5;
+for (let i = 0; i < dir.length; i++) where = Math.imul(where ^ dir.charCodeAt(i), 0x01000193) >>> 0;
 /** dist/, then the user's cache directory (XDG_CACHE_HOME, ~/Library/Caches, %LOCALAPPDATA%). */
 const cacheDirs = [dir, userCache()].filter((d) => d !== undefined);
 
@@ -101,9 +104,6 @@ function load(name) {
   // The build makes the bundles pure ASCII, so latin1 reads them exactly, as one-byte strings.
   const source = readFileSync(filename, 'latin1');
   const mark = source.lastIndexOf('//# carbon-build=');
-  // A cache also holds the path it was made at (stack traces would name it): keyed by the path too.
-  let where = 0x811c9dc5;
-  for (let i = 0; i < dir.length; i++) where = Math.imul(where ^ dir.charCodeAt(i), 0x01000193) >>> 0;
   const cacheName = `${name}.${source.slice(mark + 17, mark + 33)}.${where.toString(16)}.${process.version}-${process.arch}.v8cache`;
   const places = mark === -1 ? [] : cacheDirs;
   let cachedData;

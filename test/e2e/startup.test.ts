@@ -76,13 +76,24 @@ describe('the quick start: balance and impact from dist/quick.cjs', () => {
     expect(whole.stdout).toBe(quick.stdout);
     expect(JSON.parse(quick.stdout)).toMatchObject({ object: 'balance', livemode: false });
 
-    // An error is the same error, with the same exit code, on either path; so is the help.
+    // An error is the same error, with the same exit code, on either path.
     for (const json of [[], ['--json']]) {
       const a = await run(['balance', '--profile', 'nope', ...json]);
       const b = await run(['balance', '--profile', 'nope', '--max-retries', '2', ...json]);
       expect(a.exitCode).toBe(2);
       expect([b.exitCode, b.stdout, b.stderr]).toEqual([a.exitCode, a.stdout, a.stderr]);
     }
+    // An install without one of its bundles says so in one line, whichever the command would load.
+    rmSync(join(dist, 'quick.cjs'));
+    for (const args of [['balance'], ['list']]) {
+      const broken = await run(args);
+      expect([broken.exitCode, broken.stdout, broken.stderr]).toEqual([1, '', `carbon: ${dist} is incomplete; install the package again.`]);
+    }
+  });
+
+  test("--help and a mistake after balance or impact are the whole CLI's to answer", async () => {
+    const home = newHome();
+    const run = (args: string[]) => execa(process.execPath, [BIN(), ...args], { env: baseEnv(home), extendEnv: false, reject: false });
     const help = await run(['balance', '--help']);
     expect(help.stdout).toMatch(/^Usage: carbon balance \[options\]/);
     expect((await run(['impact', 'extra'])).exitCode).toBe(2);
