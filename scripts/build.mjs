@@ -7,7 +7,7 @@
 //                    costs a resolve, an async read, a compile and a link (~0.5 ms apiece here).
 //   dist/quick.cjs   `balance` and `impact` with the everyday flags (src/cli/quick.ts): the same
 //                    modules without commander and the other commands, a third of cli.cjs, so
-//                    the reads a prompt or a script runs most often start in ~1.2x `node -e 0`.
+//                    the reads a prompt or a script runs most often start sooner (BENCHMARKS.md).
 //   dist/vendor/     ora, conf, pg, cli-table3 and csv-parse, bundled apart: big, and needed only by
 //                    a spinner, `carbon config set`, a PostgreSQL ledger, a table drawn on a
 //                    terminal or `buy --from-csv`, so the rest never parses them.
