@@ -3,8 +3,8 @@
 // Loads dist/cli.cjs (or, for `balance` and `impact`, the smaller dist/quick.cjs) with a V8 code
 // cache, so a start-up does not compile the CLI again (issue 5; `npm run bench` measures it). It is
 // vm.Script's `cachedData`: measured against module.enableCompileCache() (BENCHMARKS.md), it
-// starts faster, as it holds the functions the run compiled too. Hence CommonJS bundles, run here
-// inside the same wrapper Node's own CommonJS loader uses.
+// starts faster, as it holds the functions the run compiled too. Hence CommonJS bundles, each built
+// inside the wrapper Node's own CommonJS loader uses (scripts/build.mjs).
 //
 // A cache sits beside the code it was made from, in dist/, and is trusted as that code is: one
 // who can write it can write the bundle. Where dist/ cannot be written (a global install owned by
@@ -115,8 +115,8 @@ function load(name) {
       // Not made yet, or not readable there.
     }
   }
-  // One line, as Node's module wrapper: line numbers in stack traces stay those of the bundle.
-  const script = new Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n})`, { filename, cachedData });
+  // The bundle is Node's module wrapper around the code (scripts/build.mjs): compiled as it is read.
+  const script = new Script(source, { filename, cachedData });
   if (places.length > 0 && (cachedData === undefined || script.cachedDataRejected)) {
     // At exit, so the functions this run compiled are in the cache too. The first place that
     // takes it keeps it.

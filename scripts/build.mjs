@@ -55,6 +55,7 @@ const common = {
  * The CLI is CommonJS (.cjs): bin/carbon.cjs compiles it with vm.Script and a V8 code cache, which
  * on Node 20 works only for scripts, not ES modules. `import.meta.url` (src/cli/commands/completion/run.ts
  * finds the package's completions/ from it) becomes this file's URL.
+
  */
 const cjs = {
   ...common,
@@ -244,6 +245,12 @@ try {
     build({
       ...cjs,
       entryPoints: { cli: 'src/cli/main.ts', quick: 'src/cli/quick.ts' },
+      // Inside the function wrapper Node's CommonJS loader would put around them, so bin/carbon.cjs
+      // compiles the file's text as it is read: wrapping it at each start made V8 copy the whole
+      // source once more (0.5 M instructions and 56 page faults of `balance --json`,
+      // BENCHMARKS.md), and the source map counts the wrapper too.
+      banner: { js: `(function (exports, require, module, __filename, __dirname) { ${cjs.banner.js}` },
+      footer: { js: '})' },
       outdir,
       plugins: [vendored, tableLoader, deferredBuiltins],
     }),

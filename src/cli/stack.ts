@@ -13,8 +13,7 @@ interface Entry {
  * A stack trace with the frames of carbon's bundles (`dist/cli.cjs`, minified: scripts/build.mjs)
  * read back to the TypeScript they were built from, through the source map beside each bundle.
  * For CARBON_DEBUG=1 only: a map is ~0.9 MB of JSON. (Node's --enable-source-maps does not reach
- * code that bin/carbon.cjs compiles with vm.Script.) A frame without a map stays as it is, and so
- * does one on a bundle's first line, whose columns bin/carbon.cjs's module wrapper shifts. The
+ * code that bin/carbon.cjs compiles with vm.Script.) A frame without a map stays as it is. The
  * function names stay the minified ones: a frame gives where the call is, not where its function
  * was declared.
  */
@@ -35,7 +34,6 @@ export function mappedStack(stack: string): string {
     return map;
   };
   return stack.replace(/((?:[A-Za-z]:)?[^\s():]+\.c?js):(\d+):(\d+)/g, (frame, file: string, line: string, column: string) => {
-    if (line === '1') return frame;
     const entry = mapOf(file)?.findEntry(Number(line) - 1, Number(column) - 1) as Entry | undefined;
     if (entry?.originalSource === undefined || entry.originalLine === undefined || entry.originalColumn === undefined) return frame;
     return `${join(dirname(file), entry.originalSource)}:${entry.originalLine + 1}:${entry.originalColumn + 1}`;
