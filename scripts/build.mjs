@@ -77,7 +77,7 @@ const cjs = {
  * a --database URL is given; src/store/open.ts imports the PostgreSQL store lazily). cli-table3
  * is bundled apart too, but reached through src/cli/render/cli-table3.ts (`tableLoader` below).
  */
-const VENDOR = ['ora', 'conf', 'pg', 'csv-parse/sync'];
+const VENDOR = ['ora', 'conf', 'pg', 'csv-parse'];
 
 const BUILTINS = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 
@@ -170,7 +170,7 @@ const vendored = {
     // Each is imported for its default export: the ES module's default (ora, conf), or a
     // CommonJS package's module.exports (pg). (`import()` of a CommonJS module in a "type": "module"
     // package makes module.exports the default, so it is unwrapped here.) An ES module without a
-    // default (csv-parse/sync) is taken whole, for its named exports.
+    // default (csv-parse) is taken whole, for its named exports.
     b.onLoad({ filter: /.*/, namespace: 'vendored' }, (args) => ({
       loader: 'js',
       contents: `const m = require(require('node:path').join(__dirname, 'vendor', '${args.path}.cjs')); module.exports = m && m.__esModule && 'default' in m ? m.default : m;`,
