@@ -75,6 +75,11 @@ describe('on the local model', () => {
     const table = plain((await carbonTty(['logs'], { home, env: TTY, columns: 140 })).output);
     expect(table).toMatch(/TIME +STATUS +METHOD +PATH +CODE +MS +REQUEST ID +INSTANCE/);
     expect(table).toContain(bought.id);
+    // On a common 100-column terminal, the request's own columns stay whole: INSTANCE and TIME
+    // are left out before a path or an error code is cut.
+    const narrow = plain((await carbonTty(['logs'], { home, env: TTY, columns: 100 })).output);
+    expect(narrow).toMatch(/^STATUS +METHOD +PATH +CODE +MS +REQUEST ID$/m);
+    expect(narrow).toMatch(/ 404 +GET +\/api\/v1\/offsets\/off_nothere +resource_missing +[\d.]+ +req_/);
   });
 
   test('bad filters and unknown entries: one line and the documented exit code, nothing else', async () => {

@@ -5,12 +5,16 @@ import type { Paint } from './resources.js';
 
 /** The request journal as text (`carbon logs`): a table, plain rows, one entry whole. */
 
+/**
+ * Every path begins `/api/v1/`: cut below 20 cells it no longer says which endpoint (nor below 16
+ * the code which error), so on a terminal of 100 columns INSTANCE and TIME go first.
+ */
 const TABLE: readonly Column[] = [
   { header: 'TIME', drop: 2 },
   { header: 'STATUS', align: 'right' },
   { header: 'METHOD' },
-  { header: 'PATH', min: 12 },
-  { header: 'CODE', min: 8, drop: 4 },
+  { header: 'PATH', min: 20 },
+  { header: 'CODE', min: 16, drop: 4 },
   { header: 'MS', align: 'right', drop: 3 },
   { header: 'REQUEST ID' },
   { header: 'INSTANCE', min: 8, drop: 1 },
