@@ -15,6 +15,7 @@ import {
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT } from '../../exit-codes.js';
+import { maskSecret } from '../../watch/forward.js';
 
 /**
  * `carbon config`: the profiles in config.json. Every subcommand acts on the profile the global
@@ -40,7 +41,7 @@ function maskedProfile(profile: Profile): Profile {
   const out: Profile = { ...profile };
   if (out.test_key !== undefined) out.test_key = maskKey(out.test_key);
   if (out.live_key !== undefined) out.live_key = maskKey(out.live_key);
-  if (out.webhook_secret !== undefined) out.webhook_secret = `whsec_…${out.webhook_secret.slice(-4)}`;
+  if (out.webhook_secret !== undefined) out.webhook_secret = maskSecret(out.webhook_secret);
   return out;
 }
 
