@@ -247,7 +247,7 @@ try {
       entryPoints: { cli: 'src/cli/main.ts', quick: 'src/cli/quick.ts' },
       // Inside the function wrapper Node's CommonJS loader would put around them, so bin/carbon.cjs
       // compiles the file's text as it is read: wrapping it at each start made V8 copy the whole
-      // source once more (0.5 M instructions and 56 page faults of `balance --json`,
+      // source once more (0.17 M instructions and 40 page faults of `balance --json`,
       // BENCHMARKS.md), and the source map counts the wrapper too.
       banner: { js: `(function (exports, require, module, __filename, __dirname) { ${cjs.banner.js}` },
       footer: { js: '})' },
