@@ -202,14 +202,18 @@ function refuseMalformedTimeout(env: NodeJS.ProcessEnv, kind: StoreTarget['kind'
   if (name !== undefined) throw usage(`${name} must be whole milliseconds from 0 to 9999999, not "${env[name]}".`);
 }
 
+/** The variables of the API (key, URL, retries) and of the ledger (its database, timeouts, journal). */
+const NOT_CONFIG =
+  /^CARBON_(API_KEY|BASE_URL|MAX_RETRIES|TIMEOUT|DATABASE_URL|DATABASE_SCHEMA|PG_[A-Z_]+|BUSY_TIMEOUT_MS|JOURNAL(_[A-Z_]+)?)$/;
+
 /**
  * Settings for `carbon config`: where the config lives and which profile is meant, nothing more.
- * Keys, the engine and retries are left out on purpose, so a bad CARBON_API_KEY or a profile
- * that does not exist yet (`config set --profile staging …` creates it) cannot stop the command
- * that is there to inspect and fix them.
+ * Keys, the engine, retries and the ledger are left out on purpose, so a bad CARBON_API_KEY, a
+ * malformed CARBON_BUSY_TIMEOUT_MS or a profile that does not exist yet (`config set --profile
+ * staging …` creates it) cannot stop the command that is there to inspect and fix them.
  */
 export function resolveConfigSettings(opts: GlobalOptions, env: NodeJS.ProcessEnv = process.env): Settings {
-  const { CARBON_API_KEY: _key, CARBON_BASE_URL: _url, CARBON_MAX_RETRIES: _retries, CARBON_TIMEOUT: _timeout, ...rest } = env;
+  const rest = Object.fromEntries(Object.entries(env).filter(([name]) => !NOT_CONFIG.test(name)));
   return resolveSettings(opts.profile === undefined ? { local: true } : { profile: opts.profile, local: true }, rest, {
     allowMissingProfile: true,
   });

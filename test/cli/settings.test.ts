@@ -103,6 +103,28 @@ describe('resolveSettings', () => {
     );
     expect(s).toMatchObject({ profileName: 'new', profile: {}, engine: 'local' });
   });
+
+  test("config commands resolve whatever the ledger's variables say: they never open it", () => {
+    const ledger = {
+      CARBON_DATABASE_URL: 'mysql://db.example/carbon',
+      CARBON_PG_POOL: 'many',
+      CARBON_PG_CONNECT_TIMEOUT_MS: '5s',
+      CARBON_BUSY_TIMEOUT_MS: '5s',
+      CARBON_JOURNAL_KEEP: 'lots',
+      CARBON_JOURNAL_MAX_AGE_DAYS: 'a week',
+    };
+    // Each of them stops a command that opens the ledger…
+    for (const [name, value] of Object.entries(ledger)) {
+      const alone = {
+        CARBON_HOME: home,
+        [name]: value,
+        ...(name.startsWith('CARBON_PG_') ? { CARBON_DATABASE_URL: 'postgres://db/x' } : {}),
+      };
+      expect(() => resolveSettings({}, alone), name).toThrow();
+    }
+    // …and none stops `carbon config`, which is there to look at and fix the configuration.
+    expect(resolveConfigSettings({}, { CARBON_HOME: home, ...ledger })).toMatchObject({ profileName: 'default', engine: 'local' });
+  });
 });
 
 describe('colorOn', () => {
