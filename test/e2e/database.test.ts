@@ -87,6 +87,9 @@ describe('a database URL that cannot be used: one line, exit code, no password, 
         error: { code: 'usage_error', message: `${name} must be whole milliseconds from 0 to 9999999, not "2s".` },
       });
     }
+    // `carbon config` never opens the ledger: such a variable does not stop it (README, "Keys, profiles and modes").
+    const listed = await ok(['config', 'list', '--json'], { home, env: { CARBON_BUSY_TIMEOUT_MS: '5s', CARBON_PG_POOL: 'many' } });
+    expect(JSON.parse(listed.stdout)).toMatchObject({ selected_profile: 'default' });
     // Whole milliseconds (0 included) and an empty value (the default) are taken.
     for (const value of ['0', '250', '']) await ok(['balance'], { home, env: { CARBON_BUSY_TIMEOUT_MS: value } });
   });
