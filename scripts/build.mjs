@@ -73,6 +73,35 @@ const cjs = {
 };
 
 /**
+ * The CLI's two bundles come inside the function wrapper Node's CommonJS loader would put around
+ * them, so bin/carbon.cjs compiles the file's text as it is read: wrapping it at each start made V8
+ * copy the whole source once more (0.17 M instructions and 40 page faults of `balance --json`,
+ * BENCHMARKS.md), and the source map counts the wrapper too.
+ */
+const wrapped = {
+  ...cjs,
+  banner: { js: `(function (exports, require, module, __filename, __dirname) { ${cjs.banner.js}` },
+  footer: { js: '})' },
+};
+
+/**
+ * dist/quick.cjs runs the local engine on SQLite only: src/cli/quick.ts leaves a remote API and a
+ * PostgreSQL ledger to cli.cjs before anything runs, so their code stays out of the bundle that
+ * every `carbon balance` reads (154 -> 126 KB; 0.26-0.67 M instructions and 45 page faults,
+ * BENCHMARKS.md). Reached all the same, it fails loudly.
+ */
+const localOnly = {
+  name: 'local-only',
+  setup(b) {
+    b.onResolve({ filter: /\/(http-transport|postgres-store)\.js$/ }, (args) => ({ path: args.path, namespace: 'local-only' }));
+    b.onLoad({ filter: /.*/, namespace: 'local-only' }, (args) => ({
+      loader: 'js',
+      contents: `throw new Error(${JSON.stringify(`dist/quick.cjs has no ${args.path}: src/cli/quick.ts should have left this to cli.cjs`)});`,
+    }));
+  },
+};
+
+/**
  * Packages that are loaded only with `await import()` and only by a few commands (pg: only when
  * a --database URL is given; src/store/open.ts imports the PostgreSQL store lazily). cli-table3
  * is bundled apart too, but reached through src/cli/render/cli-table3.ts (`tableLoader` below).
@@ -242,17 +271,12 @@ const tableLoader = {
 rmSync(outdir, { recursive: true, force: true });
 try {
   await Promise.all([
+    build({ ...wrapped, entryPoints: { cli: 'src/cli/main.ts' }, outdir, plugins: [vendored, tableLoader, deferredBuiltins] }),
     build({
-      ...cjs,
-      entryPoints: { cli: 'src/cli/main.ts', quick: 'src/cli/quick.ts' },
-      // Inside the function wrapper Node's CommonJS loader would put around them, so bin/carbon.cjs
-      // compiles the file's text as it is read: wrapping it at each start made V8 copy the whole
-      // source once more (0.17 M instructions and 40 page faults of `balance --json`,
-      // BENCHMARKS.md), and the source map counts the wrapper too.
-      banner: { js: `(function (exports, require, module, __filename, __dirname) { ${cjs.banner.js}` },
-      footer: { js: '})' },
+      ...wrapped,
+      entryPoints: { quick: 'src/cli/quick.ts' },
       outdir,
-      plugins: [vendored, tableLoader, deferredBuiltins],
+      plugins: [localOnly, vendored, tableLoader, deferredBuiltins],
     }),
     build({
       ...cjs,

@@ -1,13 +1,15 @@
 import type { Handler, SettingsKind } from './command.js';
 import type { Context } from './context.js';
 import type { ContextOpened } from './run-to-exit.js';
-import type { GlobalOptions } from './settings.js';
+import type { GlobalOptions, Settings } from './settings.js';
 
 /** What a command was given: the global flags, its own arguments and its own flags. */
 export interface Invocation {
   globals: GlobalOptions;
   positionals: readonly unknown[];
   flags: Record<string, unknown>;
+  /** The settings the flags resolve to, when the caller has resolved them already (quick.ts). */
+  settings?: Settings;
 }
 
 /**
@@ -25,7 +27,7 @@ export async function invoke(load: () => Promise<Handler>, kind: SettingsKind, g
     import('./settings.js'),
   ]);
   const out = new Output({ json: Boolean(globals.json), ...(globals.color === false ? { color: false } : {}) });
-  const settings = kind === 'config' ? resolveConfigSettings(globals) : resolveSettings(globals);
+  const settings = given.settings ?? (kind === 'config' ? resolveConfigSettings(globals) : resolveSettings(globals));
   const ctx = new Context(settings, out, process.env, Boolean(globals.verbose));
   opened?.(ctx);
   if (ctx.settings.apiKeySource === 'flag' || (kind === 'config' && globals.apiKey !== undefined)) {

@@ -3,16 +3,17 @@ import { balance } from './commands/balance/index.js';
 import { impact } from './commands/impact/index.js';
 import { invoke } from './invoke.js';
 import { runToExit } from './run-to-exit.js';
-import type { GlobalOptions } from './settings.js';
+import { type GlobalOptions, resolveSettings, type Settings } from './settings.js';
 
 /**
  * The quick start: `carbon balance` and `carbon impact`, the reads scripts and prompts run most
  * often, given only the everyday global flags, run without commander and the rest of the CLI.
  * bin/carbon.cjs loads dist/quick.cjs, a bundle of its own a third the size of cli.cjs, for these
  * two names. Anything else in the arguments (--help, another flag, a mistake) is the whole CLI's to
- * answer. What runs is the same either way: the command's handler with its Context (invoke.ts),
- * and the same errors and exit codes (run-to-exit.ts). test/unit/quick.test.ts holds the flags
- * read here to commander's reading of them.
+ * answer, as is a remote API or a PostgreSQL ledger: the quick bundle holds the local engine on
+ * SQLite only (scripts/build.mjs). What runs is the same either way: the command's handler with
+ * its Context (invoke.ts), and the same errors and exit codes (run-to-exit.ts).
+ * test/cli/quick.test.ts holds the flags read here to commander's reading of them.
  */
 export const QUICK_COMMANDS: readonly CommandSpec[] = [balance, impact];
 
@@ -47,11 +48,25 @@ export function quickArgs(argv: readonly string[]): { spec: CommandSpec; globals
   return { spec, globals };
 }
 
+/**
+ * The settings when they name the local engine on SQLite; undefined for a remote API, a PostgreSQL
+ * ledger, or settings in error (the CLI reports it, as it would have).
+ */
+export function localSettings(globals: GlobalOptions, env: NodeJS.ProcessEnv = process.env): Settings | undefined {
+  try {
+    const settings = resolveSettings(globals, env);
+    return settings.engine === 'local' && settings.store.kind === 'sqlite' ? settings : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Runs the command when `argv` is the quick start's (and then ends the process); false, having done nothing, if not. */
 export function start(argv: readonly string[]): boolean {
   const quick = quickArgs(argv);
   const load = quick?.spec.load;
-  if (quick === undefined || load === undefined) return false;
-  void runToExit(argv, (opened) => invoke(load, 'api', { globals: quick.globals, positionals: [], flags: {} }, opened));
+  const settings = quick === undefined ? undefined : localSettings(quick.globals);
+  if (quick === undefined || load === undefined || settings === undefined) return false;
+  void runToExit(argv, (opened) => invoke(load, 'api', { globals: quick.globals, positionals: [], flags: {}, settings }, opened));
   return true;
 }

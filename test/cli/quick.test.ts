@@ -1,7 +1,9 @@
+import { rmSync } from 'node:fs';
 import type { Command } from 'commander';
-import { describe, expect, test } from 'vitest';
-import { QUICK_COMMANDS, quickArgs } from '../../src/cli/quick.js';
+import { afterAll, describe, expect, test } from 'vitest';
+import { localSettings, QUICK_COMMANDS, quickArgs } from '../../src/cli/quick.js';
 import { buildProgram } from '../../src/cli/registry.js';
+import { tempDir } from '../support/temp.js';
 
 // The quick start (src/cli/quick.ts) reads `carbon balance` and `carbon impact` without commander:
 // what it takes, it must read exactly as commander does, and anything else it must leave to the CLI.
@@ -61,6 +63,26 @@ describe('anything else is left to the whole CLI', () => {
       expect(spec.args).toBeUndefined();
       expect(spec.flags).toBeUndefined();
       expect(spec.subcommands).toBeUndefined();
+    }
+  });
+});
+
+describe('the quick start runs the local engine on SQLite only', () => {
+  const home = tempDir('carbon-quick-');
+  afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+  test('the settings of a local SQLite ledger are taken; a remote API, PostgreSQL or settings in error are not', () => {
+    expect(localSettings({ color: true }, { CARBON_HOME: home })).toMatchObject({ engine: 'local', store: { kind: 'sqlite' } });
+    expect(localSettings({ color: true, live: true }, { CARBON_HOME: home })).toMatchObject({ engine: 'local', mode: 'live' });
+    // --local wins over a base URL, as it does in the CLI.
+    expect(localSettings({ local: true }, { CARBON_HOME: home, CARBON_BASE_URL: 'https://api.example.com/api/v1' })).toBeDefined();
+    for (const env of [
+      { CARBON_BASE_URL: 'https://api.example.com/api/v1' },
+      { CARBON_DATABASE_URL: 'postgres://db.example/carbon' },
+      { CARBON_PROFILE: 'nope' },
+      { CARBON_BUSY_TIMEOUT_MS: '5s' },
+    ]) {
+      expect(localSettings({ color: true }, { CARBON_HOME: home, ...env }), JSON.stringify(env)).toBeUndefined();
     }
   });
 });

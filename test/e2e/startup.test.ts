@@ -91,6 +91,34 @@ describe('the quick start: balance and impact from dist/quick.cjs', () => {
     }
   });
 
+  test("a remote API and a PostgreSQL ledger are the whole CLI's: the quick bundle holds the local SQLite engine only", async () => {
+    const { dir, bin } = copyBinary();
+    made.push(dir);
+    const dist = join(dir, 'dist');
+    const home = newHome();
+    const run = (args: string[], env: Record<string, string>) =>
+      execa(process.execPath, [bin, ...args], { env: { ...baseEnv(home), ...env }, extendEnv: false, reject: false });
+    const nothing = { CARBON_MAX_RETRIES: '0', CARBON_TIMEOUT: '2' };
+    for (const [code, env] of [
+      [
+        'connection_error',
+        { ...nothing, CARBON_BASE_URL: 'http://127.0.0.1:1/api/v1', CARBON_API_KEY: 'ck_test_notakeyofanysandbox000000' },
+      ],
+      ['storage_error', { ...nothing, CARBON_DATABASE_URL: 'postgres://carbon@127.0.0.1:1/carbon', CARBON_PG_CONNECT_TIMEOUT_MS: '2000' }],
+    ] as const) {
+      const r = await run(['balance', '--json'], env);
+      expect([r.exitCode, r.stdout]).toEqual([1, '']);
+      expect(JSON.parse(r.stderr)).toMatchObject({ error: { code } });
+    }
+    // The answers above came from cli.cjs: it alone holds the HTTP transport (its user agent) and
+    // the PostgreSQL store (its statement timeout); quick.cjs, had it gone on, would have failed.
+    const text = (name: string) => readFileSync(join(dist, name), 'latin1');
+    for (const marker of ['carbon-cli', 'statement_timeout']) {
+      expect(text('cli.cjs')).toContain(marker);
+      expect(text('quick.cjs')).not.toContain(marker);
+    }
+  });
+
   test("--help and a mistake after balance or impact are the whole CLI's to answer", async () => {
     const home = newHome();
     const run = (args: string[]) => execa(process.execPath, [BIN(), ...args], { env: baseEnv(home), extendEnv: false, reject: false });
