@@ -55,7 +55,6 @@ const common = {
  * The CLI is CommonJS (.cjs): bin/carbon.cjs compiles it with vm.Script and a V8 code cache, which
  * on Node 20 works only for scripts, not ES modules. `import.meta.url` (src/cli/commands/completion/run.ts
  * finds the package's completions/ from it) becomes this file's URL.
-
  */
 const cjs = {
   ...common,
