@@ -1,6 +1,6 @@
 import type { Mode } from '../api/types.js';
 import { hasPassword, malformedTimeout, maskUrl, type StoreTarget } from '../engine/ledger.js';
-import { type JournalSettings, journalSettingsFrom } from '../service/journal.js';
+import { JOURNAL_DEFAULTS, type JournalSettings, journalSettingsFrom } from '../service/journal.js';
 import { keyShape } from '../service/keys.js';
 import { type ConfigData, DEFAULT_PROFILE, type Profile, readConfig } from './config-store.js';
 import { usage } from './errors.js';
@@ -65,7 +65,7 @@ const modeOfKey = (key: string): Mode | null => keyShape(key)?.mode ?? null;
 export function resolveSettings(
   opts: GlobalOptions,
   env: NodeJS.ProcessEnv = process.env,
-  options: { allowMissingProfile?: boolean } = {},
+  options: { allowMissingProfile?: boolean; ledger?: boolean } = {},
 ): Settings {
   const paths = resolvePaths(env);
   const config = readConfig(paths.configDir);
@@ -89,8 +89,9 @@ export function resolveSettings(
     maxRetries: maxRetriesText === undefined ? 2 : wholeNumberOption(maxRetriesText, '--max-retries', { min: 0, max: 10 }),
     timeoutSeconds: timeoutText === undefined ? undefined : wholeNumberOption(timeoutText, '--timeout', { min: 1, max: 86_400 }),
     allowInsecureHttp: Boolean(opts.allowInsecureHttp) || env.CARBON_ALLOW_INSECURE_HTTP === '1',
-    store: storeTarget(opts, env, paths.dataDir),
-    journal: journalSettings(env),
+    // `ledger: false` (carbon config, which never opens it): its variables are not read at all.
+    store: options.ledger === false ? { kind: 'sqlite', dir: paths.dataDir } : storeTarget(opts, env, paths.dataDir),
+    journal: options.ledger === false ? JOURNAL_DEFAULTS : journalSettings(env),
   };
 }
 
@@ -202,10 +203,6 @@ function refuseMalformedTimeout(env: NodeJS.ProcessEnv, kind: StoreTarget['kind'
   if (name !== undefined) throw usage(`${name} must be whole milliseconds from 0 to 9999999, not "${env[name]}".`);
 }
 
-/** The variables of the API (key, URL, retries) and of the ledger (its database, timeouts, journal). */
-const NOT_CONFIG =
-  /^CARBON_(API_KEY|BASE_URL|MAX_RETRIES|TIMEOUT|DATABASE_URL|DATABASE_SCHEMA|PG_[A-Z_]+|BUSY_TIMEOUT_MS|JOURNAL(_[A-Z_]+)?)$/;
-
 /**
  * Settings for `carbon config`: where the config lives and which profile is meant, nothing more.
  * Keys, the engine, retries and the ledger are left out on purpose, so a bad CARBON_API_KEY, a
@@ -213,8 +210,9 @@ const NOT_CONFIG =
  * staging …` creates it) cannot stop the command that is there to inspect and fix them.
  */
 export function resolveConfigSettings(opts: GlobalOptions, env: NodeJS.ProcessEnv = process.env): Settings {
-  const rest = Object.fromEntries(Object.entries(env).filter(([name]) => !NOT_CONFIG.test(name)));
+  const { CARBON_API_KEY: _key, CARBON_BASE_URL: _url, CARBON_MAX_RETRIES: _retries, CARBON_TIMEOUT: _timeout, ...rest } = env;
   return resolveSettings(opts.profile === undefined ? { local: true } : { profile: opts.profile, local: true }, rest, {
     allowMissingProfile: true,
+    ledger: false,
   });
 }
