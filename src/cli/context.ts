@@ -1,5 +1,6 @@
 import type { CarbonClient, Exchange } from '../client/client.js';
 import type { Transport } from '../client/transport.js';
+import type { CloseOptions } from '../engine/ledger.js';
 import type { Engine } from '../engine/open.js';
 import type { Sandbox } from '../service/sandbox.js';
 import { CliError } from './errors.js';
@@ -137,9 +138,10 @@ export class Context {
     return makePaint(on);
   }
 
-  async close(): Promise<void> {
+  /** Releases the client and the engine (`exiting`: the process ends next, store/port.ts). */
+  async close(options?: CloseOptions): Promise<void> {
     this.openClient?.close();
-    await this.openedEngine?.close();
+    await this.openedEngine?.close(options);
   }
 }
 

@@ -46,7 +46,7 @@ export async function runToExit(
     code = known?.(err, io) ?? reportError(err, io, settings === undefined ? undefined : { mode: settings.mode, engine: settings.engine });
   }
   try {
-    await running?.close();
+    await running?.close({ exiting: true });
   } catch {
     // Closing a handle cannot change what the command did.
   }

@@ -2,6 +2,7 @@ import { type JournalSettings, journalSettingsFrom } from '../service/journal.js
 import { Sandbox } from '../service/sandbox.js';
 import type { OffsetsService } from '../service/service.js';
 import { openStore, type StoreTarget } from '../store/open.js';
+import type { CloseOptions } from '../store/port.js';
 
 /**
  * The composition root: the one place the local engine is put together (the ledger's store, the
@@ -39,7 +40,7 @@ export interface Engine {
   /** True while the ledger can serve (the health check). */
   healthy(): Promise<boolean>;
   /** Closes the ledger; the service and the sandbox are not to be used after. */
-  close(): Promise<void>;
+  close(options?: CloseOptions): Promise<void>;
 }
 
 /**
@@ -56,7 +57,7 @@ export async function openEngine(target: StoreTarget | string, options: EngineOp
     sandbox,
     store: { kind: where.kind, label: where.kind === 'sqlite' ? where.dir : ledger.label },
     healthy: () => ledger.healthy(),
-    close: () => sandbox.close(),
+    close: (options) => sandbox.close(options),
   };
 }
 

@@ -1,5 +1,14 @@
 import type { Mode, Offset } from '../api/types.js';
-import type { AccountRecord, AccountStatus, DefaultKey, LedgerStore, LedgerTx, OffsetRecord, Permission } from '../store/port.js';
+import type {
+  AccountRecord,
+  AccountStatus,
+  CloseOptions,
+  DefaultKey,
+  LedgerStore,
+  LedgerTx,
+  OffsetRecord,
+  Permission,
+} from '../store/port.js';
 import { validationError } from './errors.js';
 import { FAULTS_META, type FaultConfig } from './faults.js';
 import { JOURNAL_DEFAULTS, Journal, type JournalSettings } from './journal.js';
@@ -86,8 +95,9 @@ export class Sandbox {
     return this.ledger.label;
   }
 
-  async close(): Promise<void> {
-    await this.journal.close().finally(() => this.ledger.close());
+  /** Writes what the journal holds, then closes the ledger (`exiting`: the process ends next, port.ts). */
+  async close(options?: CloseOptions): Promise<void> {
+    await this.journal.close().finally(() => this.ledger.close(options));
   }
 
   /** The service model over this sandbox's store, its certificate URLs on this sandbox's origin unless given. */

@@ -274,5 +274,13 @@ export interface LedgerStore extends LedgerReads {
   exportLedger(metaNames: readonly string[]): Promise<LedgerExport>;
   /** True while the store can serve (the health check). */
   healthy(): Promise<boolean>;
-  close(): Promise<void>;
+  close(options?: CloseOptions): Promise<void>;
+}
+
+export interface CloseOptions {
+  /**
+   * The process ends right after (the CLI's commands): what the operating system releases at the
+   * exit anyway may be left to it (sqlite-store.ts, close).
+   */
+  exiting?: boolean;
 }

@@ -1,10 +1,24 @@
-import { chmodSync, chownSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, test } from 'vitest';
 import { copyBinary, ROOT } from '../support/binary.js';
+import { ledgerPath } from '../support/children.js';
 import { BIN, baseEnv, homes, ok } from '../support/cli.js';
+import { openSqlite, scalar } from '../support/sqlite.js';
 
 /**
  * What bin/carbon.cjs does before the CLI loads: `--version` and `--help` into a pipe answered
@@ -125,6 +139,61 @@ describe('the quick start: balance and impact from dist/quick.cjs', () => {
     const help = await run(['balance', '--help']);
     expect(help.stdout).toMatch(/^Usage: carbon balance \[options\]/);
     expect((await run(['impact', 'extra'])).exitCode).toBe(2);
+  });
+});
+
+describe('what a read leaves of the ledger: its journal entry in the WAL, copied back by the next write', () => {
+  const wal = (home: string) => `${ledgerPath(home)}-wal`;
+
+  test('reads append to the WAL and leave it; a purchase copies it all back into ledger.db and removes it', async () => {
+    const home = newHome();
+    await ok(['balance', '--json'], { home }); // provisions the ledger: a write, closed as any write is
+    expect(existsSync(wal(home))).toBe(false);
+    await ok(['balance', '--json'], { home });
+    await ok(['impact', '--json'], { home });
+    // Left for the next command to append to (no new WAL, no close-time checkpoint: sqlite-store.ts, close).
+    expect(statSync(wal(home)).size).toBeGreaterThan(0);
+    expect(statSync(wal(home)).size).toBeLessThanOrEqual(128 * 1024);
+    const logged = (await ok(['logs', '--json'], { home })).stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { path: string });
+    expect(logged.map((e) => e.path)).toEqual(['/api/v1/impact', '/api/v1/balance', '/api/v1/balance']);
+
+    await ok(['buy', '--kg', '1'], { home });
+    expect(existsSync(wal(home))).toBe(false);
+    // ledger.db alone holds everything: the reads' entries and the purchase.
+    const copy = join(newHome(), 'ledger.db');
+    cpSync(ledgerPath(home), copy);
+    const db = openSqlite(copy, { readonly: true });
+    try {
+      expect(scalar(db, "SELECT COUNT(*) FROM journal WHERE path IN ('/api/v1/balance', '/api/v1/impact')")).toBe(3);
+      expect(scalar(db, 'SELECT COUNT(*) FROM offsets')).toBe(1);
+    } finally {
+      db.close();
+    }
+  });
+
+  test('a WAL past 128 KiB is copied back and removed by the read that finds it', async () => {
+    const home = newHome();
+    await ok(['balance', '--json'], { home });
+    // Another process commits 20 journal entries of 3 KB each, one a transaction (two pages each), and ends
+    // without closing: a WAL between 128 KiB and the 256 KiB an opener copies back at once.
+    const fill = `const db = new (require('node:sqlite').DatabaseSync)(${JSON.stringify(ledgerPath(home))});
+      const insert = db.prepare("INSERT INTO journal (request_id, model_ms, real_ms, method, path, query, status, duration_us, replayed, instance, request_body, response_body) VALUES (?, 0, 0, 'GET', '/api/v1/balance', '', 200, 1, 0, 'test', '', ?)");
+      for (let i = 0; i < 20; i++) insert.run('req_fill' + i, 'x'.repeat(3000));
+      process.exit(0);`;
+    await execa(process.execPath, ['-e', fill]);
+    expect(statSync(wal(home)).size).toBeGreaterThan(128 * 1024);
+    expect(statSync(wal(home)).size).toBeLessThanOrEqual(256 * 1024);
+    await ok(['balance', '--json'], { home });
+    expect(existsSync(wal(home))).toBe(false);
+    const db = openSqlite(ledgerPath(home), { readonly: true });
+    try {
+      expect(scalar(db, "SELECT COUNT(*) FROM journal WHERE request_id LIKE 'req_fill%'")).toBe(20);
+    } finally {
+      db.close();
+    }
   });
 });
 

@@ -40,10 +40,10 @@ const V3 = () => tables(SQLITE, 'journal');
 const MIGRATIONS = [V1, V2, V3];
 const SCHEMA_VERSION = MIGRATIONS.length;
 
-/** Brings the file up to SCHEMA_VERSION; a newer file than this carbon knows is refused. */
-export function migrate(db: Db): void {
+/** Brings the file up to SCHEMA_VERSION (true if it wrote); a newer file than this carbon knows is refused. */
+export function migrate(db: Db): boolean {
   const version = () => pragma<number>(db, 'user_version') ?? 0;
-  if (version() === SCHEMA_VERSION) return;
+  if (version() === SCHEMA_VERSION) return false;
   db.exec('BEGIN IMMEDIATE');
   try {
     const from = version();
@@ -55,6 +55,7 @@ export function migrate(db: Db): void {
     for (let v = from; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]!());
     db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
     db.exec('COMMIT');
+    return true;
   } catch (err) {
     if (inTransaction(db)) db.exec('ROLLBACK');
     throw err;

@@ -66,7 +66,8 @@ export function truncateWal(db: Db): void {
   }
 }
 
-function walBytes(path: string): number {
+/** The WAL's length in bytes (0 when there is none). */
+export function walBytes(path: string): number {
   try {
     return statSync(`${path}-wal`).size;
   } catch {
@@ -104,8 +105,8 @@ export function openMemoryLedger(): { db: Db; path: string } {
   return { db: new (sqlite().DatabaseSync)(':memory:'), path: ':memory:' };
 }
 
-/** The connection's settings (WAL journal, busy timeout, page cache) and the schema brought up to date. */
-export function prepareLedger(db: Db, path: string): void {
+/** The connection's settings (WAL journal, busy timeout, page cache) and the schema brought up to date (true if it was not). */
+export function prepareLedger(db: Db, path: string): boolean {
   try {
     db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs()}`);
     if (path !== ':memory:') {
@@ -120,7 +121,7 @@ export function prepareLedger(db: Db, path: string): void {
     // cache only held the pages a `list --all` streamed past (12 MB of its peak at 16 MiB; the
     // same buys a second: BENCHMARKS.md).
     db.exec('PRAGMA cache_size = -4096');
-    migrate(db);
+    return migrate(db);
   } catch (err) {
     db.close();
     throw sqliteError(err, path);
