@@ -1,14 +1,5 @@
 import type { Mode, Offset } from '../api/types.js';
-import type {
-  AccountRecord,
-  AccountStatus,
-  CloseOptions,
-  DefaultKey,
-  LedgerStore,
-  LedgerTx,
-  OffsetRecord,
-  Permission,
-} from '../store/port.js';
+import type { AccountRecord, AccountStatus, DefaultKey, LedgerStore, LedgerTx, OffsetRecord, Permission } from '../store/port.js';
 import { validationError } from './errors.js';
 import { FAULTS_META, type FaultConfig } from './faults.js';
 import { JOURNAL_DEFAULTS, Journal, type JournalSettings } from './journal.js';
@@ -95,8 +86,7 @@ export class Sandbox {
     return this.ledger.label;
   }
 
-  /** Writes what the journal holds, then closes the ledger (`exiting`: the process ends next, port.ts). */
-  async close(options?: CloseOptions): Promise<void> {
+  async close(options?: Parameters<LedgerStore['close']>[0]): Promise<void> {
     await this.journal.close().finally(() => this.ledger.close(options));
   }
 

@@ -66,8 +66,13 @@ export function truncateWal(db: Db): void {
   }
 }
 
-/** The WAL's length in bytes (0 when there is none). */
-export function walBytes(path: string): number {
+/**
+ * Whether the WAL is short enough for a command that wrote only journal entries to leave it to the
+ * next at its exit (SqliteStore.close): about thirty such entries, half of WAL_LEFT_BEHIND.
+ */
+export const walKept = (path: string): boolean => walBytes(path) <= 128 * 1024;
+
+function walBytes(path: string): number {
   try {
     return statSync(`${path}-wal`).size;
   } catch {

@@ -1,4 +1,3 @@
-import { closeSync, existsSync, fstatSync, openSync } from 'node:fs';
 import type { Mode } from '../../api/types.js';
 import { LedgerError } from '../ledger-error.js';
 import type {
@@ -20,6 +19,7 @@ import { type Checkpointer, startCheckpointer, WAL_HIGH } from './checkpointer.j
 import { type Db, inTransaction } from './driver.js';
 import { sqliteCode, sqliteError } from './errors.js';
 import { readVault, writeVault } from './files.js';
+import { LedgerIdentity } from './identity.js';
 import { SqliteReadCache } from './sqlite-cache.js';
 import { SqliteJournal } from './sqlite-journal.js';
 import {
@@ -29,7 +29,7 @@ import {
   prepareLedger,
   SELF_CHECKPOINT_PAGES,
   truncateWal,
-  walBytes,
+  walKept,
 } from './sqlite-open.js';
 import { digest, SqliteReads } from './sqlite-reads.js';
 import { exportLedger } from './sqlite-snapshot.js';
@@ -45,11 +45,6 @@ import { lazyStatements } from './statements.js';
 
 /** Commits by one store before its checkpoints move to a worker thread (checkpointer.ts). */
 const CHECKPOINTER_AFTER = 32;
-/**
- * The WAL a command that recorded only its journal entry leaves at its end (close): about thirty
- * such commands' entries, and half of what an opener copies back at once (WAL_LEFT_BEHIND).
- */
-const WAL_KEPT = 128 * 1024;
 
 export class SqliteStore extends SqliteReads implements LedgerStore {
   /** The transaction running now in this process (one connection runs one at a time), and its end. */
@@ -59,37 +54,18 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
   private checkpointer: Checkpointer | undefined;
   /** Whether this connection's own commits checkpoint (wal_autocheckpoint on). */
   private selfCheckpoint = true;
-  /**
-   * A descriptor of the ledger file this connection opened: once that file has no name left (it
-   * was deleted, or another file was renamed over it), its link count is 0.
-   */
-  private readonly identityFd: number | null;
+  /** The ledger file this connection opened, to refuse writes once it is gone (identity.ts). */
+  private readonly identity: LedgerIdentity | null;
 
   private constructor(
     /** The connection, for tests and tools that read the file's rows directly. */
     readonly db: Db,
     readonly label: string,
     dir: string | null,
-    /** Whether this connection wrote to the ledger other than its journal (a migration, then any transaction). */
-    private wroteLedger: boolean,
+    /** Wrote other than journal entries: a migration, then any transaction. */ private wroteLedger: boolean,
   ) {
     super({ db, s: lazyStatements(db), dir, browseStatements: new Map() });
-    this.identityFd = dir === null || label === ':memory:' ? null : openSync(label, 'r');
-  }
-
-  /**
-   * Writing to a ledger file that was deleted or replaced under this process would write into an
-   * unlinked file, lost when the process ends: refused instead (503 from the server), with a
-   * LedgerError that says what happened. One fstat a write (half a stat of the path).
-   */
-  private checkIdentity(): void {
-    if (this.identityFd === null || fstatSync(this.identityFd).nlink > 0) return;
-    const what = existsSync(this.label) ? 'replaced' : 'deleted';
-    throw new LedgerError(
-      `The ledger ${this.label} was ${what} while this process had it open; nothing more is written to the old one.`,
-      this.label,
-      'Restart carbon serve (or the command) to open the ledger that is there now.',
-    );
+    this.identity = dir === null || label === ':memory:' ? null : new LedgerIdentity(label);
   }
 
   /** Opens (creating when absent) the ledger in `dir`: the directory 0700, the file 0600, WAL journal. */
@@ -159,7 +135,7 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
   }
 
   private async runTransaction<T>(fn: (tx: LedgerTx) => Promise<T>, wait: boolean): Promise<T> {
-    this.checkIdentity();
+    this.identity?.check();
     try {
       if (wait) this.c.s.begin.run();
       else {
@@ -246,7 +222,7 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
       await this.running.catch(() => {});
     }
     try {
-      this.checkIdentity();
+      this.identity?.check();
       // Synchronous from BEGIN to COMMIT: nothing else of this connection runs meanwhile.
       (this.journalStatements ??= new SqliteJournal(this.db)).append(records, retention, options.wait === false ? 0 : busyTimeoutMs());
       // A commit as any other: a server that only answers reads still hands its checkpoints to
@@ -290,7 +266,7 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
   async healthy(): Promise<boolean> {
     try {
       this.c.s.dataVersion.get();
-      this.checkIdentity();
+      this.identity?.check();
       return true;
     } catch {
       return false;
@@ -298,15 +274,9 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
   }
 
   /**
-   * Closes the connection. The last connection's close copies the WAL back into the ledger file
-   * and deletes it, with four fsyncs (WAL, directory, WAL, ledger: 2.7 ms of a 108 ms `carbon
-   * balance` here), and the next write makes a new WAL. So at a process's end (`exiting`: the
-   * CLI's commands), a connection that wrote nothing but journal entries (a read such as
-   * `carbon balance` records its request), while the WAL is still under WAL_KEPT, is left to the
-   * operating system, as a crash would leave it: what it committed is in the WAL (the guarantee
-   * does not change, docs/reliability.md), the next command appends to that WAL without an fsync,
-   * and the first close that finds the WAL longer, or that wrote to the ledger (a purchase, a
-   * top-up, a migration), copies it all back and removes it as before.
+   * The last close copies the WAL back and deletes it, with four fsyncs. At a process's end, a
+   * connection that wrote only journal entries to a short WAL is left to the OS, as a crash would
+   * be, for the next command to append to (docs/reliability.md, "What a command leaves").
    */
   async close(options: CloseOptions = {}): Promise<void> {
     if (this.running) await this.running.catch(() => {});
@@ -321,10 +291,10 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
       }
     }
     this.db.close();
-    if (this.identityFd !== null) closeSync(this.identityFd);
+    this.identity?.close();
   }
 
   private leftToExit(): boolean {
-    return !this.wroteLedger && this.checkpointer === undefined && this.label !== ':memory:' && walBytes(this.label) <= WAL_KEPT;
+    return !this.wroteLedger && this.checkpointer === undefined && this.label !== ':memory:' && walKept(this.label);
   }
 }
