@@ -4,7 +4,10 @@
  * Afterwards the ledger is exact and every caller's answer matches what the ledger holds.
  */
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { pluck } from '../../src/store/sqlite/driver.js';
 import {
   cleanupHomes,
   dataDir,
@@ -23,6 +26,7 @@ import {
 } from '../support/children.js';
 import { type Served, serve } from '../support/cli.js';
 import { limit } from '../support/load.js';
+import { random } from '../support/seed.js';
 import { openSandbox } from '../support/world.js';
 
 beforeAll(requireBuilt);
@@ -193,6 +197,48 @@ describe('parallel buyers', () => {
         }
       } finally {
         await server.stop();
+      }
+    },
+    limit(120_000),
+  );
+
+  test(
+    'reads that leave the WAL race purchases that copy it back, some reads killed: every answer is in the journal, the ledger exact',
+    async () => {
+      const home = tempHome();
+      await provision(home);
+      const next = random();
+      // A purchase every third process; the rest read (their close leaves the WAL: sqlite-store.ts).
+      const jobs = Array.from({ length: 36 }, (_, i) =>
+        i % 3 === 0 ? ['buy', '--kg', '1', '--reference', `race-${i}`, '--json'] : [i % 2 === 0 ? 'balance' : 'impact', '--json'],
+      );
+      const results = await pool(jobs, 8, (args, i) => {
+        // One read in six is killed at a moment drawn from the seed, anywhere in its short life.
+        const killAfter = args[0] !== 'buy' && i % 6 === 1 ? next() * 400 : null;
+        return runCli(home, args, killAfter === null ? {} : { onSpawn: (child) => setTimeout(() => child.kill('SIGKILL'), killAfter) });
+      });
+      const finished = results.map((r, i) => ({ r, args: jobs[i]! })).filter(({ r }) => r.signal === null);
+      for (const { r, args } of finished) expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
+
+      // A purchase alone at the end copies everything back: ledger.db alone holds it all.
+      const last = await runCli(home, ['buy', '--kg', '1', '--json']);
+      expect(last.code, last.stderr).toBe(0);
+      expect(existsSync(`${join(dataDir(home), 'ledger.db')}-wal`)).toBe(false);
+      const ledger = readLedger(home);
+      expect(ledger.problems).toEqual([]);
+      const db = openLedger(home, { readonly: true });
+      try {
+        const answered = new Set(pluck<[], string>(db, 'SELECT instance FROM journal').all());
+        for (const { r, args } of finished) {
+          // Each process's entry, by the instance that answered it (host:pid).
+          expect(
+            [...answered].some((instance) => instance.endsWith(`:${r.pid}`)),
+            `${args.join(' ')} (pid ${r.pid}) has no journal entry`,
+          ).toBe(true);
+          if (args[0] === 'buy') expect(ledger.byId.has(printedOffsetId(r.stdout)!)).toBe(true);
+        }
+      } finally {
+        db.close();
       }
     },
     limit(120_000),
