@@ -68,9 +68,9 @@ export function truncateWal(db: Db): void {
 
 /**
  * Whether the WAL is short enough for a command that wrote only journal entries to leave it to the
- * next at its exit (SqliteStore.close): about thirty such entries, half of WAL_LEFT_BEHIND.
+ * next at its exit (SqliteStore.close): 128 KiB, about thirty such entries.
  */
-export const walKept = (path: string): boolean => walBytes(path) <= 128 * 1024;
+export const walKept = (path: string): boolean => walBytes(path) <= WAL_LEFT_BEHIND / 2;
 
 function walBytes(path: string): number {
   try {
