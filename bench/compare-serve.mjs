@@ -1,11 +1,15 @@
 // Side-by-side serving comparison of builds, for "before → after" figures (BENCHMARKS.md):
 //
 //   node bench/compare-serve.mjs <old>/bin/carbon.cjs bin/carbon.cjs   [CONN=10 ROUNDS=5 SECS=3]
+//   node bench/compare-serve.mjs bin/carbon.cjs bin/carbon.cjs@CARBON_JOURNAL=off   (a build with its own environment)
 //
 // Starts the bare node:http reference and `carbon serve` from each build given (a bin/carbon.cjs
-// or a dist/cli.cjs), each with its stderr to a file, then runs autocannon against them in
-// interleaved rounds and prints each one's median requests a second, its ratio to the bare
-// server, and its CPU a request (user + system from /proc/<pid>/stat, over the timed rounds).
+// or a dist/cli.cjs, with `@NAME=value` for each variable of its own), each with its stderr to a
+// file, then runs autocannon against them in interleaved rounds (every other round in reverse
+// order) and prints each one's median requests a second; its ratio to the bare server, the
+// median of each round's ratio (a machine whose speed drifts moves both servers of a round
+// alike); and its CPU a request, of the whole process and of its main thread (user + system from
+// /proc, over the timed rounds).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -38,8 +42,10 @@ function start(name, args, env) {
 }
 
 /** CPU milliseconds (user + system) a process has used so far. */
-function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+function cpuMs(pid, thread = false) {
+  const fields = readFileSync(thread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8')
+    .split(') ')[1]
+    .split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
@@ -48,16 +54,18 @@ const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2
 try {
   const servers = [await start('bare node:http', [new URL('lib/bare-server.mjs', import.meta.url).pathname], process.env)];
   for (const build of builds) {
-    const s = await start(build, [build, 'serve', '--port', '0', '--show-keys'], {
+    const [file, ...vars] = build.split('@');
+    const s = await start(build, [file, 'serve', '--port', '0', '--show-keys'], {
       ...process.env,
+      ...Object.fromEntries(vars.map((v) => [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)])),
       CARBON_HOME: mkdtempSync(join(TMP, 'home-')),
     });
     servers.push({ ...s, url: `${s.ready.url}/balance`, key: s.ready.test_key });
   }
   for (const s of servers) s.runs = [];
   for (let r = -1; r < rounds; r++) {
-    for (const s of servers) {
-      const before = cpuMs(s.child.pid);
+    for (const s of r % 2 === 0 ? servers : servers.toReversed()) {
+      const before = [cpuMs(s.child.pid), cpuMs(s.child.pid, true)];
       const result = await autocannon({
         url: s.url ?? s.ready.url,
         connections,
@@ -65,15 +73,19 @@ try {
         headers: { authorization: `Bearer ${s.key ?? 'none'}` },
       });
       if (result.non2xx || result.errors) throw new Error(`${s.name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-      if (r >= 0) s.runs.push({ rps: result.requests.average, us: ((cpuMs(s.child.pid) - before) * 1000) / result.requests.total });
+      const us = (now, then) => ((now - then) * 1000) / result.requests.total;
+      if (r >= 0)
+        s.runs.push({ rps: result.requests.average, us: us(cpuMs(s.child.pid), before[0]), main: us(cpuMs(s.child.pid, true), before[1]) });
     }
   }
   const bare = median(servers[0].runs.map((x) => x.rps));
   console.log(`GET /balance, ${connections} connections, ${rounds} interleaved rounds of ${seconds} s, medians`);
   for (const s of servers) {
     const rps = median(s.runs.map((x) => x.rps));
+    const paired = median(s.runs.map((x, i) => x.rps / servers[0].runs[i].rps));
+    const cpu = (key) => median(s.runs.map((x) => x[key])).toFixed(1);
     console.log(
-      `${s.name.padEnd(40)} ${rps.toFixed(0).padStart(7)}/s  ${(rps / bare).toFixed(2)}×  CPU ${median(s.runs.map((x) => x.us)).toFixed(1)} µs a request`,
+      `${s.name.padEnd(40)} ${rps.toFixed(0).padStart(7)}/s  ${(rps / bare).toFixed(2)}× (by round ${paired.toFixed(2)}×)  CPU ${cpu('us')} µs a request, ${cpu('main')} on the main thread`,
     );
   }
 } finally {
