@@ -80,6 +80,20 @@ describe('layout', () => {
     expect(layout(columns, rows, 12).shown).toEqual([0]);
   });
 
+  test('a column kept whole (`whole`): the columns of a lower drop rank go before it is cut; then it is cut as any other', () => {
+    const kept: Column[] = columns.map((c) => (c.header === 'TEXT' ? { ...c, whole: 2 } : c));
+    // 40 cells: TEXT would be cut to fit beside WHEN (rank 1 < 2), so WHEN goes and TEXT stays whole.
+    expect(table(kept, rows, 40, (s) => s).split('\n')).toEqual([
+      'ID     NUMBER  TEXT',
+      'id_1        7  a long piece of text',
+      'id_22   1,234  short',
+    ]);
+    // 20 cells: only NUMBER (rank 2) is left to drop before it, and TEXT is cut as before.
+    expect(table(kept, rows, 20, (s) => s)).toBe(table(columns, rows, 20, (s) => s));
+    // Wide enough, nothing changes.
+    expect(table(kept, rows, 80, (s) => s)).toBe(table(columns, rows, 80, (s) => s));
+  });
+
   test('narrower than the id: the line is cut at the edge, never wrapped', () => {
     expect(table(columns, rows, 4, (s) => s).split('\n')).toEqual(['ID', 'id_1', 'id_…']);
   });

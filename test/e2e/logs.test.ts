@@ -80,6 +80,10 @@ describe('on the local model', () => {
     const narrow = plain((await carbonTty(['logs'], { home, env: TTY, columns: 100 })).output);
     expect(narrow).toMatch(/^STATUS +METHOD +PATH +CODE +MS +REQUEST ID$/m);
     expect(narrow).toMatch(/ 404 +GET +\/api\/v1\/offsets\/off_nothere +resource_missing +[\d.]+ +req_/);
+    // At 120 too: the purchase's path and its offset whole; TIME and INSTANCE give way instead.
+    const wider = plain((await carbonTty(['logs'], { home, env: TTY, columns: 120 })).output);
+    expect(wider).toMatch(/^STATUS +METHOD +PATH +CODE +MS +REQUEST ID$/m);
+    expect(wider).toMatch(new RegExp(` 201 +POST +/api/v1/offsets +${bought.id} +[\\d.]+ +req_`));
   });
 
   test('bad filters and unknown entries: one line and the documented exit code, nothing else', async () => {

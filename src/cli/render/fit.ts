@@ -3,8 +3,9 @@
  * widest cell; when the table is wider than the terminal, the columns that may be cut (a
  * reference, a report's group) are cut with '…', widest first, down to their minimum; if that is
  * not enough, the least useful columns are dropped whole, in the order each table gives, and the
- * cut columns get their room back. A column without a minimum is never cut (the id: people copy
- * it), one without a drop rank never dropped. Should the rest still not fit (a terminal narrower
+ * cut columns get their room back. A column may ask to stay whole while the least useful ones are
+ * still shown (`whole`): they are dropped before it is cut. A column without a minimum is never
+ * cut (the id: people copy it), one without a drop rank never dropped. Should the rest still not fit (a terminal narrower
  * than the id), the line is cut at the right edge: it never wraps.
  *
  * fit.ts decides which columns are shown and how wide each is, and cuts the cells; cli-table3
@@ -27,6 +28,8 @@ export interface Column {
   min?: number;
   /** Dropped when cutting is not enough, the lowest rank first; without it, never dropped. */
   drop?: number;
+  /** Not cut while a column of a lower drop rank than this is shown: that one is dropped first. */
+  whole?: number;
 }
 
 /** Which columns are shown (indexes into the table's columns), and how wide each is. */
@@ -40,15 +43,20 @@ const GAP = 2;
 
 const span = (widths: number[]) => widths.reduce((a, b) => a + b, 0) + GAP * Math.max(0, widths.length - 1);
 
-/** The widths of `shown` columns, the cuttable ones narrowed (widest first) until the line fits or all are at their minimum. */
-function narrowed(columns: readonly Column[], shown: number[], natural: number[], width: number | undefined): number[] {
+/**
+ * The widths of `shown` columns, the cuttable ones narrowed (widest first) until the line fits or
+ * all are at their minimum. `rank`: the drop rank of the next column to drop (none: Infinity);
+ * a column to keep whole before it is not cut.
+ */
+function narrowed(columns: readonly Column[], shown: number[], natural: number[], width: number | undefined, rank: number): number[] {
   const widths = shown.map((i) => natural[i]!);
   if (width === undefined) return widths;
   for (let over = span(widths) - width; over > 0; over--) {
     let widest = -1;
     shown.forEach((i, j) => {
-      const min = columns[i]!.min;
-      if (min !== undefined && widths[j]! > Math.max(min, 1) && (widest === -1 || widths[j]! > widths[widest]!)) widest = j;
+      const { min, whole } = columns[i]!;
+      if (min === undefined || (whole !== undefined && rank < whole)) return;
+      if (widths[j]! > Math.max(min, 1) && (widest === -1 || widths[j]! > widths[widest]!)) widest = j;
     });
     if (widest === -1) break;
     widths[widest]!--;
@@ -65,8 +73,8 @@ export function layout(columns: readonly Column[], rows: readonly (readonly stri
   const droppable = columns.flatMap((c, i) => (c.drop === undefined ? [] : [i])).sort((a, b) => columns[a]!.drop! - columns[b]!.drop!);
   let shown = columns.map((_, i) => i);
   for (;;) {
-    const widths = narrowed(columns, shown, natural, width);
     const next = droppable.shift();
+    const widths = narrowed(columns, shown, natural, width, next === undefined ? Number.POSITIVE_INFINITY : columns[next]!.drop!);
     if (width === undefined || span(widths) <= width || next === undefined) return { shown, widths };
     shown = shown.filter((i) => i !== next);
   }
