@@ -9,7 +9,15 @@ export interface HttpTransportOptions {
   timeoutMs?: number;
   /** Allow sending keys over plain http:// to a host that is not loopback. */
   allowInsecureHttp?: boolean;
+  /** A fetch to send requests with (a proxy's, a test's); by default node:http(s), loaded on the first request. */
   fetch?: typeof fetch;
+}
+
+/** An answer as the transport reads it, whichever way it was sent. */
+interface Received {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
 }
 
 /** True for localhost, 127.0.0.0/8 and ::1: plain HTTP there never leaves the machine. */
@@ -18,11 +26,14 @@ export function isLoopback(hostname: string): boolean {
   return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h);
 }
 
-/** The remote engine: the API over HTTP(S) with fetch. */
+/**
+ * The remote engine: the API over HTTP(S), with node:http(s) (a CLI run that asks the live API
+ * once does not load fetch's undici: 70 ms of a start here, BENCHMARKS.md), or a fetch given.
+ */
 export class HttpTransport implements Transport {
   readonly baseUrl: string;
   private readonly timeoutMs: number;
-  private readonly fetchImpl: typeof fetch;
+  private readonly fetchImpl: typeof fetch | undefined;
 
   constructor(options: HttpTransportOptions) {
     let url: URL;
@@ -49,7 +60,7 @@ export class HttpTransport implements Transport {
     }
     this.baseUrl = url.href.replace(/\/+$/, '');
     this.timeoutMs = options.timeoutMs ?? 30_000;
-    this.fetchImpl = options.fetch ?? fetch;
+    this.fetchImpl = options.fetch;
   }
 
   /** The URL a request goes to: the base URL as given, the path under it, and the query. */
@@ -75,39 +86,80 @@ export class HttpTransport implements Transport {
       headers[name] = /[^\x00-\x7f]/.test(value) ? Buffer.from(value, 'utf8').toString('latin1') : value;
     }
 
-    let response: Response;
-    let text: string;
+    let received: Received;
     try {
-      response = await this.fetchImpl(url, {
-        method: request.method,
-        headers,
-        ...(request.body === '' ? {} : { body: request.body }),
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-      text = await response.text();
+      const init = { method: request.method, headers, body: request.body, signal: AbortSignal.timeout(this.timeoutMs) };
+      received = this.fetchImpl === undefined ? await sendHttp(url, init) : await sendFetch(this.fetchImpl, url, init);
     } catch (err) {
-      const reason = err instanceof Error && err.name === 'TimeoutError' ? `timed out after ${this.timeoutMs} ms` : describeCause(err);
-      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      const neverSent = (cause?.code !== undefined && NOT_SENT.has(cause.code)) || cause?.message === 'bad port';
+      const timedOut = [err, (err as { cause?: unknown }).cause].some((e) => e instanceof Error && e.name === 'TimeoutError');
+      const reason = timedOut ? `timed out after ${this.timeoutMs} ms` : describeCause(err);
+      const { code, message } = causeOf(err);
+      const neverSent = (code !== undefined && NOT_SENT.has(code)) || message === 'bad port';
       throw new CarbonConnectionError(`Could not reach ${new URL(this.baseUrl).origin}: ${reason}.`, err, neverSent);
     }
-    const responseHeaders: Record<string, string> = {};
-    response.headers.forEach((value, name) => {
-      responseHeaders[name] = value;
-    });
+    const { status, headers: responseHeaders, text } = received;
     let body: unknown;
     try {
       body = text === '' ? undefined : JSON.parse(text);
     } catch {
       body = undefined;
     }
-    if (body === undefined && response.status < 400) {
+    if (body === undefined && status < 400) {
       throw new CarbonConnectionError(
-        `${new URL(this.baseUrl).origin} answered ${response.status} with a body that is not JSON; is the base URL right?`,
+        `${new URL(this.baseUrl).origin} answered ${status} with a body that is not JSON; is the base URL right?`,
       );
     }
-    return { status: response.status, headers: responseHeaders, body };
+    return { status, headers: responseHeaders, body };
   }
+}
+
+interface Outgoing {
+  method: string;
+  headers: Record<string, string>;
+  /** '' for none. */
+  body: string;
+  signal: AbortSignal;
+}
+
+/** One request with node:http or node:https, loaded when first asked for. */
+function sendHttp(url: string, out: Outgoing): Promise<Received> {
+  const target = new URL(url);
+  const http = process.getBuiltinModule(target.protocol === 'https:' ? 'node:https' : 'node:http') as typeof import('node:http');
+  const headers = out.body === '' ? out.headers : { ...out.headers, 'content-length': String(Buffer.byteLength(out.body)) };
+  return new Promise((resolve, reject) => {
+    const req = http.request(target, { method: out.method, headers, signal: out.signal }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', reject);
+      // Cut off before its end without an error of its own: as fetch says it.
+      res.on('close', () => res.complete || reject(Object.assign(new Error('aborted'), { code: 'UND_ERR_SOCKET' })));
+      res.on('end', () => {
+        const received: Record<string, string> = {};
+        for (const [name, value] of Object.entries(res.headers)) {
+          if (value !== undefined) received[name] = Array.isArray(value) ? value.join(', ') : value;
+        }
+        resolve({ status: res.statusCode ?? 0, headers: received, text: Buffer.concat(chunks).toString('utf8') });
+      });
+    });
+    // Node's "socket hang up": the connection closed before any answer (fetch's UND_ERR_SOCKET).
+    req.on('error', (err) =>
+      reject(err.message === 'socket hang up' ? Object.assign(new Error(err.message, { cause: err }), { code: 'UND_ERR_SOCKET' }) : err),
+    );
+    // A Buffer, so the headers go as their own bytes (latin1): with a string body, Node writes them in its encoding.
+    req.end(out.body === '' ? undefined : Buffer.from(out.body, 'utf8'));
+  });
+}
+
+/** One request with the fetch the transport was given. */
+async function sendFetch(fetchImpl: typeof fetch, url: string, out: Outgoing): Promise<Received> {
+  const { body, ...init } = out;
+  const response = await fetchImpl(url, { ...init, ...(body === '' ? {} : { body }) });
+  const text = await response.text();
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  return { status: response.status, headers, text };
 }
 
 /** Failures before any byte of the request left: the server cannot have seen it. */
@@ -130,10 +182,18 @@ const CAUSES: Record<string, string> = {
   UND_ERR_BODY_TIMEOUT: 'the response body stopped arriving',
 };
 
+/** The system's or undici's code, on the error itself (node:http) or on its cause (fetch). */
+function causeOf(err: unknown): { code?: string; message?: string } {
+  const e = err as { code?: unknown; cause?: { code?: unknown; message?: unknown } };
+  const code = typeof e.code === 'string' && e.code !== 'ABORT_ERR' ? e.code : e.cause?.code;
+  const message = e.cause?.message;
+  return { ...(typeof code === 'string' ? { code } : {}), ...(typeof message === 'string' ? { message } : {}) };
+}
+
 function describeCause(err: unknown): string {
-  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-  if (cause?.code) return CAUSES[cause.code] ?? cause.code;
+  const { code, message } = causeOf(err);
+  if (code) return CAUSES[code] ?? code;
   // fetch refuses some ports outright (the WHATWG "bad ports": 9, 25, 6000, …).
-  if (cause?.message === 'bad port') return 'fetch refuses to connect to that port (a "bad port")';
+  if (message === 'bad port') return 'fetch refuses to connect to that port (a "bad port")';
   return err instanceof Error ? err.message : String(err);
 }

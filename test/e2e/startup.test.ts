@@ -17,7 +17,7 @@ import { execa } from 'execa';
 import { afterAll, describe, expect, test } from 'vitest';
 import { copyBinary, ROOT } from '../support/binary.js';
 import { ledgerPath } from '../support/children.js';
-import { BIN, baseEnv, homes, ok } from '../support/cli.js';
+import { BIN, baseEnv, homes, ok, sandboxKeys, serve } from '../support/cli.js';
 import { openSqlite, scalar } from '../support/sqlite.js';
 
 /**
@@ -235,6 +235,37 @@ describe("what a read loads of Node's own modules", () => {
     for (const instance of instances) {
       expect(instance.startsWith(`${hostname()}:`)).toBe(true);
       expect(instance).toMatch(/:\d+$/);
+    }
+  });
+});
+
+describe('against a carbon serve (the remote engine)', () => {
+  test('balance, list and buy send with node:http and never load fetch (its undici costs 70 ms of a start)', async () => {
+    const home = newHome();
+    const server = await serve(home);
+    try {
+      const remote = { CARBON_BASE_URL: server.url, CARBON_API_KEY: (await sandboxKeys(home)).test };
+      const probe = join(home, 'probe.cjs');
+      const list = join(home, 'loaded.txt');
+      writeFileSync(
+        probe,
+        `process.on('exit', () => require('node:fs').appendFileSync(${JSON.stringify(list)}, process.moduleLoadList.join('\\n') + '\\n'));`,
+      );
+      for (const args of [
+        ['balance', '--json'],
+        ['list', '--json'],
+        ['buy', '--kg', '1', '--json'],
+      ]) {
+        rmSync(list, { force: true });
+        const r = await execa(process.execPath, ['--require', probe, BIN(), ...args], { env: baseEnv(home, remote), extendEnv: false });
+        expect([r.exitCode, r.stderr]).toEqual([0, '']);
+        expect(JSON.parse(r.stdout).object).toBe(args[0] === 'buy' ? 'offset' : args[0] === 'list' ? 'list' : 'balance');
+        const loaded = readFileSync(list, 'utf8').split('\n');
+        expect(loaded).toContain('NativeModule http');
+        expect(loaded, `${args[0]} loaded fetch`).not.toContain('NativeModule internal/deps/undici/undici');
+      }
+    } finally {
+      await server.stop();
     }
   });
 });
