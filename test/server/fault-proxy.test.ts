@@ -173,3 +173,26 @@ describe('the fault proxy', () => {
     expect(((await r.json()) as { error: { code: string } }).error.code).toBe('internal_error');
   });
 });
+
+describe('a fetch given to the transport (the library’s `fetch` option)', () => {
+  it('sends every request, and a lost answer is the same error, with the same retries, as with node:http', async () => {
+    proxy = await startFaultProxy({ target: server.url, plan: () => 'drop', only: BUY });
+    const sent: string[] = [];
+    const given: typeof fetch = (input, init) => {
+      sent.push(`${init?.method} ${new URL(String(input)).pathname}`);
+      return fetch(input, init);
+    };
+    const c = new CarbonClient({
+      apiKey: key,
+      transport: new HttpTransport({ baseUrl: proxy.url, timeoutMs: 5_000, fetch: given }),
+      retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 5 },
+      sleep: async (ms) => void waits.push(ms),
+    });
+    expect((await c.balance()).available_cents).toBe(100_000);
+    const err = await c.buy({ kg: 9 }, { idempotencyKey: 'through-a-fetch' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CarbonConnectionError);
+    expect((err as Error).message).toMatch(/connection closed before a response arrived/);
+    expect(sent).toEqual(['GET /api/v1/balance', 'POST /api/v1/offsets', 'POST /api/v1/offsets']);
+    expect(await purchases()).toEqual({ offsets: 1, balance: 100_000 - 36 });
+  });
+});
