@@ -196,3 +196,42 @@ describe('a fetch given to the transport (the library’s `fetch` option)', () =
     expect(await purchases()).toEqual({ offsets: 1, balance: 100_000 - 36 });
   });
 });
+
+describe('an answer that does not come (the per-request timeout, --timeout)', () => {
+  /** A server that reads requests and, with `headers`, starts an answer; nothing more. */
+  async function silent(headers: boolean): Promise<{ url: string; close: () => Promise<void> }> {
+    const { createServer } = await import('node:http');
+    const s = createServer((_req, res) => {
+      if (headers) res.writeHead(200, { 'content-type': 'application/json' }).write('{"object":');
+    });
+    await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+    const { port } = s.address() as { port: number };
+    return {
+      url: `http://127.0.0.1:${port}/api/v1`,
+      close: () => new Promise((resolve) => s.close(() => resolve()).closeAllConnections()),
+    };
+  }
+
+  for (const [name, given] of [
+    ['node:http', undefined],
+    ['a fetch given', fetch],
+  ] as const) {
+    for (const headers of [false, true]) {
+      it(`${name}: ${headers ? 'a body that stops' : 'no answer at all'} is a CarbonConnectionError that says the timeout`, async () => {
+        const s = await silent(headers);
+        try {
+          const transport = new HttpTransport({ baseUrl: s.url, timeoutMs: 100, ...(given === undefined ? {} : { fetch: given }) });
+          const err = await transport
+            .request({ method: 'GET', path: '/api/v1/balance', query: {}, headers: {}, body: '' })
+            .catch((e: unknown) => e);
+          expect(err).toBeInstanceOf(CarbonConnectionError);
+          expect((err as Error).message).toBe(`Could not reach ${new URL(s.url).origin}: timed out after 100 ms.`);
+          // It may have been received: a retry of a purchase must reuse its key.
+          expect((err as CarbonConnectionError).neverSent).toBe(false);
+        } finally {
+          await s.close();
+        }
+      });
+    }
+  }
+});
