@@ -94,8 +94,11 @@ function userCache() {
 }
 
 // `carbon balance` and `carbon impact` with only the everyday flags run from dist/quick.cjs, a third
-// of the CLI (src/cli/quick.ts); it answers false, having done nothing, to anything else.
-const quick = args[0] === 'balance' || args[0] === 'impact';
+// of the CLI (src/cli/quick.ts); it answers false, having done nothing, to anything else. With a
+// remote API or PostgreSQL named in the environment (CI's usual way), it would only hand over.
+const env = process.env;
+const quick =
+  (args[0] === 'balance' || args[0] === 'impact') && !(env.CARBON_BASE_URL && !args.includes('--local')) && !env.CARBON_DATABASE_URL;
 if (!quick || !load('quick').start(args)) load('cli');
 
 /** Runs dist/<name>.cjs, as Node's CommonJS loader would, with its V8 code cache; its exports. */

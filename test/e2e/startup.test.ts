@@ -240,30 +240,43 @@ describe("what a read loads of Node's own modules", () => {
 });
 
 describe('against a carbon serve (the remote engine)', () => {
-  test('balance, list and buy send with node:http and never load fetch (its undici costs 70 ms of a start)', async () => {
+  test('balance, list and buy send with node:http and never load fetch (its undici costs 70 ms of a start); balance compiles cli.cjs alone', async () => {
     const home = newHome();
     const server = await serve(home);
     try {
       const remote = { CARBON_BASE_URL: server.url, CARBON_API_KEY: (await sandboxKeys(home)).test };
       const probe = join(home, 'probe.cjs');
       const list = join(home, 'loaded.txt');
+      // Preloaded: the builtins loaded, and each bundle the bin compiles (vm.Script), at exit.
       writeFileSync(
         probe,
-        `process.on('exit', () => require('node:fs').appendFileSync(${JSON.stringify(list)}, process.moduleLoadList.join('\\n') + '\\n'));`,
+        `const vm = require('node:vm'); const compiled = [];
+vm.Script = class extends vm.Script { constructor(source, options) { super(source, options); compiled.push('bundle ' + require('node:path').basename(options.filename)); } };
+process.on('exit', () => require('node:fs').appendFileSync(${JSON.stringify(list)}, process.moduleLoadList.concat(compiled).join('\\n') + '\\n'));`,
       );
+      const run = async (args: string[], env: Record<string, string>) => {
+        rmSync(list, { force: true });
+        const r = await execa(process.execPath, ['--require', probe, BIN(), ...args], { env: baseEnv(home, env), extendEnv: false });
+        expect([r.exitCode, r.stderr]).toEqual([0, '']);
+        return { stdout: r.stdout, loaded: readFileSync(list, 'utf8').split('\n') };
+      };
       for (const args of [
         ['balance', '--json'],
         ['list', '--json'],
         ['buy', '--kg', '1', '--json'],
       ]) {
-        rmSync(list, { force: true });
-        const r = await execa(process.execPath, ['--require', probe, BIN(), ...args], { env: baseEnv(home, remote), extendEnv: false });
-        expect([r.exitCode, r.stderr]).toEqual([0, '']);
-        expect(JSON.parse(r.stdout).object).toBe(args[0] === 'buy' ? 'offset' : args[0] === 'list' ? 'list' : 'balance');
-        const loaded = readFileSync(list, 'utf8').split('\n');
+        const { stdout, loaded } = await run(args, remote);
+        expect(JSON.parse(stdout).object).toBe(args[0] === 'buy' ? 'offset' : args[0] === 'list' ? 'list' : 'balance');
         expect(loaded).toContain('NativeModule http');
         expect(loaded, `${args[0]} loaded fetch`).not.toContain('NativeModule internal/deps/undici/undici');
       }
+      // The quick bundle answers only the local engine: with the API in the environment the bin
+      // does not compile it first; with --local, or without the API, it is all that is compiled.
+      expect((await run(['balance', '--json'], remote)).loaded.filter((l) => l.startsWith('bundle '))).toEqual(['bundle cli.cjs']);
+      expect((await run(['balance', '--json', '--local'], remote)).loaded.filter((l) => l.startsWith('bundle '))).toEqual([
+        'bundle quick.cjs',
+      ]);
+      expect((await run(['balance', '--json'], {})).loaded.filter((l) => l.startsWith('bundle '))).toEqual(['bundle quick.cjs']);
     } finally {
       await server.stop();
     }
