@@ -14,7 +14,7 @@ export interface HttpTransportOptions {
 }
 
 /** An answer as the transport reads it, whichever way it was sent. */
-interface Received {
+export interface Received {
   status: number;
   headers: Record<string, string>;
   text: string;
@@ -91,8 +91,7 @@ export class HttpTransport implements Transport {
       const init = { method: request.method, headers, body: request.body, signal: AbortSignal.timeout(this.timeoutMs) };
       received = this.fetchImpl === undefined ? await sendHttp(url, init) : await sendFetch(this.fetchImpl, url, init);
     } catch (err) {
-      const timedOut = [err, (err as { cause?: unknown }).cause].some((e) => e instanceof Error && e.name === 'TimeoutError');
-      const reason = timedOut ? `timed out after ${this.timeoutMs} ms` : describeCause(err);
+      const reason = failureReason(err, this.timeoutMs);
       const { code, message } = causeOf(err);
       const neverSent = (code !== undefined && NOT_SENT.has(code)) || message === 'bad port';
       throw new CarbonConnectionError(`Could not reach ${new URL(this.baseUrl).origin}: ${reason}.`, err, neverSent);
@@ -113,7 +112,13 @@ export class HttpTransport implements Transport {
   }
 }
 
-interface Outgoing {
+/** Why a request got no answer, as people can act on it (`timeoutMs`: the deadline it had). */
+export function failureReason(err: unknown, timeoutMs: number): string {
+  const timedOut = [err, (err as { cause?: unknown }).cause].some((e) => e instanceof Error && e.name === 'TimeoutError');
+  return timedOut ? `timed out after ${timeoutMs} ms` : describeCause(err);
+}
+
+export interface Outgoing {
   method: string;
   headers: Record<string, string>;
   /** '' for none. */
@@ -122,7 +127,7 @@ interface Outgoing {
 }
 
 /** One request with node:http or node:https, loaded when first asked for. */
-function sendHttp(url: string, out: Outgoing): Promise<Received> {
+export function sendHttp(url: string, out: Outgoing): Promise<Received> {
   const target = new URL(url);
   const http = process.getBuiltinModule(target.protocol === 'https:' ? 'node:https' : 'node:http') as typeof import('node:http');
   const headers = out.body === '' ? out.headers : { ...out.headers, 'content-length': String(Buffer.byteLength(out.body)) };

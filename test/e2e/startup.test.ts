@@ -240,7 +240,7 @@ describe("what a read loads of Node's own modules", () => {
 });
 
 describe('against a carbon serve (the remote engine)', () => {
-  test('balance, list and buy send with node:http and never load fetch (its undici costs 70 ms of a start); balance compiles cli.cjs alone', async () => {
+  test('balance, list, buy and logs send with node:http and never load fetch (its undici costs 70 ms of a start); balance compiles cli.cjs alone', async () => {
     const home = newHome();
     const server = await serve(home);
     try {
@@ -264,9 +264,15 @@ process.on('exit', () => require('node:fs').appendFileSync(${JSON.stringify(list
         ['balance', '--json'],
         ['list', '--json'],
         ['buy', '--kg', '1', '--json'],
+        ['logs', '--json', '--limit', '2'],
       ]) {
         const { stdout, loaded } = await run(args, remote);
-        expect(JSON.parse(stdout).object).toBe(args[0] === 'buy' ? 'offset' : args[0] === 'list' ? 'list' : 'balance');
+        // Pretty JSON, or NDJSON for logs.
+        const texts = args[0] === 'logs' ? stdout.split('\n').filter(Boolean) : [stdout];
+        const objects = texts.map((text) => (JSON.parse(text) as { object: string }).object);
+        expect(objects).toEqual(
+          args[0] === 'logs' ? ['request', 'request'] : [{ balance: 'balance', list: 'list', buy: 'offset' }[args[0]!]],
+        );
         expect(loaded).toContain('NativeModule http');
         expect(loaded, `${args[0]} loaded fetch`).not.toContain('NativeModule internal/deps/undici/undici');
       }

@@ -1,5 +1,5 @@
 import type { RequestEntry } from '../../../api/journal.js';
-import { isLoopback } from '../../../client/http-transport.js';
+import { failureReason, isLoopback, type Received, sendHttp } from '../../../client/http-transport.js';
 import { filterParams, type RequestFilter } from '../../../service/journal-view.js';
 import type { Context } from '../../context.js';
 import { CliError } from '../../errors.js';
@@ -61,17 +61,25 @@ function servedSource(ctx: Context): JournalSource {
   }
   const key = s.apiKey;
   const get = async (path: string, signal?: AbortSignal): Promise<unknown> => {
-    let res: Response;
+    const timeoutMs = (s.timeoutSeconds ?? 30) * 1000;
+    let res: Received;
     try {
-      res = await fetch(`${origin}${path}`, {
+      res = await sendHttp(`${origin}${path}`, {
+        method: 'GET',
         headers: { authorization: `Bearer ${key}`, accept: 'application/json', 'user-agent': 'carbon-cli' },
-        signal: signal ?? AbortSignal.timeout((s.timeoutSeconds ?? 30) * 1000),
+        body: '',
+        signal: signal ?? AbortSignal.timeout(timeoutMs),
       });
     } catch (err) {
       if (signal?.aborted) return { object: 'list', data: [] };
-      throw new CliError(`Could not reach ${origin}: ${(err as Error).message}.`, EXIT.failure, 'connection_error');
+      throw new CliError(`Could not reach ${origin}: ${failureReason(err, timeoutMs)}.`, EXIT.failure, 'connection_error');
     }
-    const body = (await res.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
+    let body: { error?: { code?: string; message?: string } } | null = null;
+    try {
+      body = JSON.parse(res.text);
+    } catch {
+      // Not JSON: not a carbon sandbox (below).
+    }
     if (res.status === 404 && body?.error?.code === 'resource_missing' && path.startsWith('/_sandbox/requests/')) return undefined;
     if (res.status === 404 || body === null) throw notASandbox(origin);
     if (res.status === 401)
