@@ -159,6 +159,20 @@ describe('against carbon serve', () => {
       api.close();
     }
   });
+
+  test('no server at the address: one line that says the connection was refused, exit 1', async () => {
+    const home = newHome();
+    const gone = createServer();
+    await new Promise<void>((resolve) => gone.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(gone.address() as AddressInfo).port}`;
+    await new Promise((resolve) => gone.close(resolve));
+    const r = await carbon(['logs'], { home, env: { CARBON_BASE_URL: `${origin}/api/v1`, CARBON_API_KEY: `ck_test_${'a'.repeat(32)}` } });
+    expect([r.exitCode, r.stdout, r.stderr]).toEqual([
+      1,
+      '',
+      `error: Could not reach ${origin}: connection refused (is the server running?).\n`,
+    ]);
+  });
 });
 
 /** Lines of a running `carbon logs --follow` until `done` says it has them all. */
