@@ -118,7 +118,7 @@ export function failureReason(err: unknown, timeoutMs: number): string {
   return timedOut ? `timed out after ${timeoutMs} ms` : describeCause(err);
 }
 
-export interface Outgoing {
+interface Outgoing {
   method: string;
   headers: Record<string, string>;
   /** '' for none. */

@@ -5,8 +5,8 @@
  * not enough, the least useful columns are dropped whole, in the order each table gives, and the
  * cut columns get their room back. A column may ask to stay whole while the least useful ones are
  * still shown (`whole`): they are dropped before it is cut. A column without a minimum is never
- * cut (the id: people copy it), one without a drop rank never dropped. Should the rest still not fit (a terminal narrower
- * than the id), the line is cut at the right edge: it never wraps.
+ * cut (the id: people copy it), one without a drop rank never dropped. Should the rest still not
+ * fit (a terminal narrower than the id), the line is cut at the right edge: it never wraps.
  *
  * fit.ts decides which columns are shown and how wide each is, and cuts the cells; cli-table3
  * draws the lines (`lines` below): fixed column widths, no borders, two spaces between columns.
