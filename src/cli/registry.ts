@@ -96,9 +96,32 @@ function helpWhenBare(cmd: Command): void {
     .helpCommand(true)
     .allowExcessArguments()
     .action(() => {
-      if (cmd.args.length > 0) (cmd as Command & { unknownCommand(): never }).unknownCommand();
+      if (cmd.args.length > 0) (cmd as Group).unknownCommand();
       cmd.help();
     });
+  wordBeforeOptionsIsTheError(cmd, cmd);
+}
+
+/** commander's own methods that name an unknown command or option (not in its typings). */
+type Group = Command & { unknownCommand(): never; unknownOption(flag: string): never };
+
+/**
+ * `carbon byu --kg 5`: commander checks the options before the action that names the unknown
+ * command, so the error was `unknown option '--kg'`, an option of the command meant. A word
+ * before the options is what is wrong: the unknown command, with commander's suggestion.
+ * (`cmd` runs the action; `group`, the command whose commands the word is none of.)
+ */
+function wordBeforeOptionsIsTheError(cmd: Command, group: Command): void {
+  const self = cmd as Group;
+  const unknownOption = self.unknownOption.bind(self);
+  self.unknownOption = (flag) => {
+    const word = cmd.args[0];
+    if (word !== undefined && !word.startsWith('-')) {
+      group.args = cmd.args;
+      (group as Group).unknownCommand();
+    }
+    return unknownOption(flag);
+  };
 }
 
 /**
@@ -111,8 +134,9 @@ function unknownWordsAreCommands(cmd: Command, group: Command): void {
     if (cmd.args.length === 0) return;
     // commander names the group's first word; the group's may be an option of the default command.
     group.args = cmd.args;
-    (group as Command & { unknownCommand(): never }).unknownCommand();
+    (group as Group).unknownCommand();
   });
+  wordBeforeOptionsIsTheError(cmd, group);
 }
 
 /**

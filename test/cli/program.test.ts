@@ -146,6 +146,19 @@ describe('usage errors are CommanderErrors (main.ts turns them into exit 2), fro
   ])('%s → %s', async (argv, code) => {
     expect((await parseError(argv.split(' '))).code).toBe(code);
   });
+
+  // commander checks options before the action that names an unknown command: the mistyped word,
+  // not the options meant for the command it stands for, is the error.
+  test.each([
+    ['byu --kg 5', 'byu', 'buy'],
+    ['lsit --limit 5', 'lsit', 'list'],
+    ['--json byu --kg 5 --wait', 'byu', 'buy'],
+    ['config sett --x', 'sett', 'set'],
+    ['sandbox keys lsit --nope', 'lsit', 'list'],
+  ])('%s → the unknown command %s, and the suggestion %s', async (argv, word, meant) => {
+    const err = await parseError(argv.split(' '));
+    expect([err.code, err.message]).toEqual(['commander.unknownCommand', `error: unknown command '${word}'\n(Did you mean ${meant}?)`]);
+  });
 });
 
 test('every command has an example in its --help, and a subcommand names the global flags it takes, after its own', () => {

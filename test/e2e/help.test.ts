@@ -59,4 +59,15 @@ describe('help', () => {
     expect((await ok(['help', 'config'], { home })).stdout).toMatch(/^Usage: carbon config /);
     expect((await ok(['sandbox', 'help', 'keys'], { home })).stdout).toMatch(/^Usage: carbon sandbox keys /);
   });
+
+  test("a mistyped command followed by the real one's options: the unknown command, not the option, exit 2", async () => {
+    const home = newHome();
+    for (const [argv, line] of [
+      [['byu', '--kg', '5'], "error: unknown command 'byu' (Did you mean buy?) (add --help for usage)\n"],
+      [['lsit', '--limit', '5'], "error: unknown command 'lsit' (Did you mean list?) (add --help for usage)\n"],
+    ] as const) {
+      const r = await carbon([...argv], { home });
+      expect([r.exitCode, r.stdout, r.stderr]).toEqual([2, '', line]);
+    }
+  });
 });
