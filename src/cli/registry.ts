@@ -37,6 +37,7 @@ export function buildProgram(only?: string, opened?: ContextOpened): Command {
   // After the commands: a subcommand copies its parent's settings when it is made, and this one
   // (allowExcessArguments) must stay the group's own.
   helpWhenBare(program);
+  helpNamesACommand(program);
   return program;
 }
 
@@ -82,6 +83,7 @@ function register(parent: Command, spec: CommandSpec, inherited: SettingsKind, o
   if (spec.load !== undefined) cmd.action(settings === 'bare' ? bare(spec.load) : withContext(spec.load, settings, opened));
   each(spec.subcommands, (sub) => register(cmd, sub, settings, opened));
   if (spec.load === undefined && spec.subcommands?.some((sub) => sub.isDefault === true) !== true) helpWhenBare(cmd);
+  if (spec.subcommands !== undefined) helpNamesACommand(cmd);
 }
 
 /**
@@ -102,8 +104,25 @@ function helpWhenBare(cmd: Command): void {
   wordBeforeOptionsIsTheError(cmd, cmd);
 }
 
-/** commander's own methods that name an unknown command or option (not in its typings). */
-type Group = Command & { unknownCommand(): never; unknownOption(flag: string): never };
+/** commander's own methods that name an unknown command or option, and run `help X` (not in its typings). */
+type Group = Command & { unknownCommand(): never; unknownOption(flag: string): never; _dispatchHelpCommand(name?: string): unknown };
+
+/**
+ * `carbon help bogus`: commander printed the whole help on stderr and ended as help does (exit 0).
+ * A name that is none of the group's commands is the usage error `carbon bogus` is, with the
+ * suggestion; `carbon help buy` is buy's help, as it was.
+ */
+function helpNamesACommand(cmd: Command): void {
+  const self = cmd as Group;
+  const dispatch = self._dispatchHelpCommand.bind(self);
+  self._dispatchHelpCommand = (name) => {
+    if (name !== undefined && !cmd.commands.some((c) => c.name() === name || c.aliases().includes(name))) {
+      cmd.args = [name];
+      self.unknownCommand();
+    }
+    return dispatch(name);
+  };
+}
 
 /**
  * `carbon byu --kg 5`: commander checks the options before the action that names the unknown

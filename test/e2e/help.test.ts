@@ -60,6 +60,20 @@ describe('help', () => {
     expect((await ok(['sandbox', 'help', 'keys'], { home })).stdout).toMatch(/^Usage: carbon sandbox keys /);
   });
 
+  test('help for a command there is not: the unknown command, exit 2, as without help; help for one there is still helps', async () => {
+    const home = newHome();
+    for (const [argv, line] of [
+      [['help', 'bogus'], "error: unknown command 'bogus' (Did you mean logs?) (add --help for usage)\n"],
+      [['sandbox', 'keys', 'help', 'bogus'], "error: unknown command 'bogus' (add --help for usage)\n"],
+      [['config', 'help', 'sett'], "error: unknown command 'sett' (Did you mean set?) (add --help for usage)\n"],
+    ] as const) {
+      const r = await carbon([...argv], { home });
+      expect([r.exitCode, r.stdout, r.stderr]).toEqual([2, '', line]);
+    }
+    expect((await ok(['help', 'buy'], { home })).stdout).toMatch(/^Usage: carbon buy /);
+    expect((await ok(['sandbox', 'keys', 'help', 'create'], { home })).stdout).toMatch(/^Usage: carbon sandbox keys create /);
+  });
+
   test("a mistyped command followed by the real one's options: the unknown command, not the option, exit 2", async () => {
     const home = newHome();
     for (const [argv, line] of [
