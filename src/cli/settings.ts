@@ -73,8 +73,7 @@ export function resolveSettings(
   const mode = chooseMode(opts, env, profile);
   const [apiKey, apiKeySource] = chooseKey(opts, env, profile, mode);
   const baseUrl = chooseBaseUrl(opts, env, profile);
-  const maxRetriesText = opts.maxRetries ?? (env.CARBON_MAX_RETRIES || undefined);
-  const timeoutText = opts.timeout ?? (env.CARBON_TIMEOUT || undefined);
+  const maxRetries = wholeSetting(opts.maxRetries, '--max-retries', env, 'CARBON_MAX_RETRIES', { min: 0, max: 10 });
   return {
     paths,
     config,
@@ -86,13 +85,29 @@ export function resolveSettings(
     baseUrl,
     apiKey,
     apiKeySource,
-    maxRetries: maxRetriesText === undefined ? 2 : wholeNumberOption(maxRetriesText, '--max-retries', { min: 0, max: 10 }),
-    timeoutSeconds: timeoutText === undefined ? undefined : wholeNumberOption(timeoutText, '--timeout', { min: 1, max: 86_400 }),
+    maxRetries: maxRetries ?? 2,
+    timeoutSeconds: wholeSetting(opts.timeout, '--timeout', env, 'CARBON_TIMEOUT', { min: 1, max: 86_400 }),
     allowInsecureHttp: Boolean(opts.allowInsecureHttp) || env.CARBON_ALLOW_INSECURE_HTTP === '1',
     // `ledger: false` (carbon config, which never opens it): its variables are not read at all.
     store: options.ledger === false ? { kind: 'sqlite', dir: paths.dataDir } : storeTarget(opts, env, paths.dataDir),
     journal: options.ledger === false ? JOURNAL_DEFAULTS : journalSettings(env),
   };
+}
+
+/**
+ * A whole number from its flag, else its variable (an empty one is unset): the error names where
+ * the bad value was typed, the flag or the variable, as CARBON_JOURNAL_KEEP's does.
+ */
+function wholeSetting(
+  flagValue: string | undefined,
+  flag: string,
+  env: NodeJS.ProcessEnv,
+  variable: string,
+  bounds: { min: number; max: number },
+): number | undefined {
+  if (flagValue !== undefined) return wholeNumberOption(flagValue, flag, bounds);
+  const text = env[variable] || undefined;
+  return text === undefined ? undefined : wholeNumberOption(text, variable, bounds);
 }
 
 /** CARBON_JOURNAL_KEEP and CARBON_JOURNAL_MAX_AGE_DAYS: a value that is no whole number is a usage error, as every setting's is. */

@@ -92,6 +92,17 @@ describe('resolveSettings', () => {
     ['a key that is no key', {}, { CARBON_API_KEY: 'nope' }, /not a test or live key/],
     ['an unknown profile, named', { profile: 'nope' }, {}, /No profile named "nope"/],
     ['--max-retries out of range', { maxRetries: '11' }, {}, /--max-retries must be a whole number from 0 to 10/],
+    // A bad value is named where it was typed: the variable, or the flag that wins over it.
+    [
+      'CARBON_MAX_RETRIES not a number',
+      {},
+      { CARBON_MAX_RETRIES: 'x' },
+      /^CARBON_MAX_RETRIES must be a whole number from 0 to 10, not "x"/,
+    ],
+    ['CARBON_TIMEOUT not a number', {}, { CARBON_TIMEOUT: 'abc' }, /^CARBON_TIMEOUT must be a whole number from 1 to 86400, not "abc"/],
+    ['--timeout bad, CARBON_TIMEOUT good', { timeout: '0' }, { CARBON_TIMEOUT: '5' }, /^--timeout must be a whole number from 1 to 86400/],
+    ['CARBON_PG_POOL not a number', {}, { CARBON_DATABASE_URL: 'postgres://db/x', CARBON_PG_POOL: 'many' }, /^CARBON_PG_POOL must be/],
+    ['CARBON_JOURNAL_KEEP not a number', {}, { CARBON_JOURNAL_KEEP: 'lots' }, /^CARBON_JOURNAL_KEEP must be/],
   ])('refused: %s', (_name, opts, env, message) => {
     expect(() => resolveSettings(opts, { CARBON_HOME: home, ...env })).toThrow(message);
   });

@@ -42,3 +42,23 @@ describe('numbers read the same way in every option', () => {
     expect((await json<{ data: unknown[] }>(['list'], { home })).data).toHaveLength(1);
   });
 });
+
+describe('a bad value from the environment names its variable', () => {
+  test('CARBON_TIMEOUT=abc and CARBON_MAX_RETRIES=x: the variable, exit 2 (balance, through the quick start, and buy); the flag when it is given', async () => {
+    const home = newHome();
+    for (const args of [['balance'], ['buy', '--kg', '5']]) {
+      const timeout = await carbon(args, { home, env: { CARBON_TIMEOUT: 'abc' } });
+      expect([timeout.exitCode, timeout.stderr], args.join(' ')).toEqual([
+        2,
+        'error: CARBON_TIMEOUT must be a whole number from 1 to 86400, not "abc".\n',
+      ]);
+      const retries = await carbon(args, { home, env: { CARBON_MAX_RETRIES: 'x' } });
+      expect([retries.exitCode, retries.stderr], args.join(' ')).toEqual([
+        2,
+        'error: CARBON_MAX_RETRIES must be a whole number from 0 to 10, not "x".\n',
+      ]);
+    }
+    const flag = await carbon(['balance', '--timeout', '0'], { home, env: { CARBON_TIMEOUT: 'abc' } });
+    expect([flag.exitCode, flag.stderr]).toEqual([2, 'error: --timeout must be a whole number from 1 to 86400, not "0".\n']);
+  });
+});
