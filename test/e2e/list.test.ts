@@ -154,6 +154,17 @@ describe('one page at a time', () => {
       expect(r.stderr).toMatch(/^error: .*--limit/);
     }
   });
+
+  test("a --page-size out of 1 to 100 is a usage error that names --page-size and its range, not the API's `limit`", async () => {
+    for (const [size, ...more] of [['101'], ['0'], ['101', '--all']]) {
+      const r = await carbon(['list', '--page-size', size!, ...more], { home });
+      expect([r.exitCode, r.stdout, r.stderr], [size, ...more].join(' ')).toEqual([
+        2,
+        '',
+        `error: --page-size must be a whole number from 1 to 100, not "${size}".\n`,
+      ]);
+    }
+  });
 });
 
 describe('--format csv', () => {

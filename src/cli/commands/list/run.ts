@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { type ListParams, OFFSET_STATUSES, type Offset, type OffsetList } from '../../../api/types.js';
+import { LIMITS, type ListParams, OFFSET_STATUSES, type Offset, type OffsetList } from '../../../api/types.js';
 import type { CarbonClient } from '../../../client/client.js';
 import { PageGuard } from '../../../client/paging.js';
 import type { Context } from '../../context.js';
@@ -108,10 +108,13 @@ export async function run(ctx: Context, flags: ListFlags): Promise<void> {
 function requestOf(flags: ListFlags): { params: ListParams; limit: number } {
   const params: ListParams = {};
   // --limit is how many offsets to print, across pages (gh's --limit); --page-size is how many
-  // each request asks for (the API's `limit`, 1 to 100, which the API judges).
+  // each request asks for (the API's `limit`, 1 to 100). Judged here: the API's 422 names its
+  // `limit`, which reads as the other flag, the one that takes 250.
   if (flags.all && flags.limit !== undefined) throw usage('--all prints every offset and --limit prints that many; give one.');
   const limit = flags.limit === undefined ? 10 : wholeNumberOption(flags.limit, '--limit', { min: 1 });
-  if (flags.pageSize !== undefined) params.limit = wholeNumberOption(flags.pageSize, '--page-size');
+  if (flags.pageSize !== undefined) {
+    params.limit = wholeNumberOption(flags.pageSize, '--page-size', { min: LIMITS.listLimitMin, max: LIMITS.listLimitMax });
+  }
   if (flags.reference !== undefined) params.reference = flags.reference;
   if (flags.startingAfter !== undefined) {
     if (flags.all) throw usage('--all walks every page itself; leave out --starting-after.');
