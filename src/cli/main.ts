@@ -16,8 +16,9 @@ export function main(argv: string[]): Promise<never> {
 function commanderError(err: unknown, io: ErrorIO): number | undefined {
   if (!(err instanceof CommanderError)) return undefined;
   if (['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(err.code)) return EXIT.ok;
-  // One line, or the envelope.
-  return reportError(usage(err.message.replace(/^error: /, ''), '(add --help for usage)'), io);
+  // One line, or the envelope; commander puts its suggestion on a line of its own (`\n(Did you mean logs?)`).
+  const message = err.message.replace(/^error: /, '').replace(/\s*\n\s*/g, ' ');
+  return reportError(usage(message, '(add --help for usage)'), io);
 }
 
 // Not `await`: the CLI is built as CommonJS (see scripts/build.mjs); main() ends the process itself.

@@ -74,6 +74,14 @@ describe('help', () => {
     expect((await ok(['sandbox', 'keys', 'help', 'create'], { home })).stdout).toMatch(/^Usage: carbon sandbox keys create /);
   });
 
+  test('--json: an unknown command is one envelope whose message is one line, the suggestion in it', async () => {
+    const r = await carbon(['--json', 'bogus'], { home: newHome() });
+    expect([r.exitCode, r.stdout]).toEqual([2, '']);
+    expect(JSON.parse(r.stderr)).toEqual({
+      error: { type: 'invalid_request_error', code: 'usage_error', message: "unknown command 'bogus' (Did you mean logs?)" },
+    });
+  });
+
   test("a mistyped command followed by the real one's options: the unknown command, not the option, exit 2", async () => {
     const home = newHome();
     for (const [argv, line] of [
