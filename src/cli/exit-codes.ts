@@ -50,8 +50,7 @@ export function exitCodeForStatus(status: number): ExitCode {
 export const EXIT_CODES_HELP = `Exit codes:
     0  success
     1  unexpected failure, server error, or network failure after retries
-    2  usage: bad options or arguments, 400, 422 validation_error / amount_too_small,
-       a snapshot refused (the ledger untouched)
+    2  usage: bad options or arguments, 400, 422 validation_error / amount_too_small, a snapshot refused (the ledger untouched)
     3  402 insufficient_balance
     4  401, 403: authentication, permissions, inactive account
     5  404 resource_missing

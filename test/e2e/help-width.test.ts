@@ -44,6 +44,10 @@ async function helpAt(columns: number, home: string): Promise<string[]> {
   return parts.slice(0, -1);
 }
 
+/** Exit code 2's row of `carbon --help` at 80 columns: one item, continued under its description, no line left short. */
+const EXIT_2_AT_80 =
+  /^ {4}2 {2}usage: bad options or arguments, 400, 422 validation_error \/\n {7}amount_too_small, a snapshot refused \(the ledger untouched\)\n {4}3 {2}/m;
+
 /** The words of a help text, a ` \` continuation taken out. */
 const words = (text: string): string[] => text.split(/\s+/).filter((w) => w !== '' && w !== '\\');
 
@@ -66,7 +70,10 @@ describe('help fits the terminal', () => {
     if (columns === 80) {
       // The footer of carbon --help, and an example continued with ` \`.
       expect(helps[0]).toMatch(/^Environment: CARBON_API_KEY, CARBON_BASE_URL, CARBON_PROFILE, CARBON_HOME\n\(config and data\), /m);
-      expect(helps[0]).toMatch(/^ {4}2 {2}usage: bad options or arguments, 400, 422 validation_error \/\n {7}amount_too_small,$/m);
+      expect(helps[0]).toMatch(EXIT_2_AT_80);
+      // The same into a pipe, where the bin prints dist/help.txt, saved by the build at 80 columns.
+      const piped = await execa(process.execPath, [BIN(), '--help'], { env: baseEnv(home), extendEnv: false });
+      expect(piped.stdout).toMatch(EXIT_2_AT_80);
       const buy = helps[PATHS.findIndex((p) => p.join(' ') === 'buy')]!;
       expect(buy).toMatch(/^ {2}\$ carbon \S.* \\\n {6}\S/m);
     }
