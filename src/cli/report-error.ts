@@ -144,7 +144,7 @@ function localReport(err: unknown): Reported | undefined {
   return undefined;
 }
 
-function classify(err: unknown, scene?: ErrorScene): Reported {
+function classify(err: unknown, debug: boolean, scene?: ErrorScene): Reported {
   if (err instanceof CarbonApiError) return apiReport(err, scene);
   if (err instanceof ApiError) return modelReport(err);
   if (err instanceof CliError) return cliReport(err);
@@ -154,7 +154,8 @@ function classify(err: unknown, scene?: ErrorScene): Reported {
   return {
     exitCode: EXIT.failure,
     envelope: envelope('api_error', 'unexpected_error', message),
-    line: `Unexpected error: ${message} (run with CARBON_DEBUG=1 for details)`,
+    // With CARBON_DEBUG=1 the details (the stack) follow the line: no hint to ask for them.
+    line: `Unexpected error: ${message}${debug ? '' : ' (run with CARBON_DEBUG=1 for details)'}`,
   };
 }
 
@@ -168,7 +169,8 @@ export function reportError(
   /** The command's mode and engine, when its settings were resolved: hints name the right balance. */
   scene?: ErrorScene,
 ): number {
-  const r = classify(err, scene);
+  const debug = io.env.CARBON_DEBUG === '1';
+  const r = classify(err, debug, scene);
   if (io.json) io.stderr.write(`${JSON.stringify(r.envelope)}\n`);
   else if (r.exitCode === EXIT.interrupted) {
     // The user's own Ctrl-C is not a failure: one plain line of what was done and what was not.
@@ -177,6 +179,6 @@ export function reportError(
     const color = colorOn(Boolean(io.stderr.isTTY), io.env, io.color);
     io.stderr.write(`${color ? '\u001b[31merror:\u001b[39m' : 'error:'} ${r.line.replace(/\s*\n\s*/g, ' ')}\n`);
   }
-  if (io.env.CARBON_DEBUG === '1' && err instanceof Error && err.stack) io.stderr.write(`${mappedStack(err.stack)}\n`);
+  if (debug && err instanceof Error && err.stack) io.stderr.write(`${mappedStack(err.stack)}\n`);
   return r.exitCode;
 }
