@@ -1,4 +1,4 @@
-import { Argument, Command, Option } from 'commander';
+import { Argument, Command, Help, Option } from 'commander';
 import pkg from '../../package.json' with { type: 'json' };
 import type { ArgSpec, CommandSpec, Completable, FlagSpec, Handler, RootSpec, SettingsKind } from './command.js';
 import { COMMANDS, ROOT } from './commands/index.js';
@@ -82,8 +82,29 @@ function register(parent: Command, spec: CommandSpec, inherited: SettingsKind, o
   if (spec.isDefault === true && spec.args === undefined) unknownWordsAreCommands(cmd, parent);
   if (spec.load !== undefined) cmd.action(settings === 'bare' ? bare(spec.load) : withContext(spec.load, settings, opened));
   each(spec.subcommands, (sub) => register(cmd, sub, settings, opened));
-  if (spec.load === undefined && spec.subcommands?.some((sub) => sub.isDefault === true) !== true) helpWhenBare(cmd);
+  const fallback = spec.subcommands?.find((sub) => sub.isDefault === true);
+  if (fallback !== undefined) helpNamesDefaultFlags(cmd, cmd.commands.find((c) => c.name() === fallback.name)!);
+  else if (spec.load === undefined) helpWhenBare(cmd);
   if (spec.subcommands !== undefined) helpNamesACommand(cmd);
+}
+
+/**
+ * A group run with flags runs its default command with them (`carbon logs --status 4xx` is
+ * `carbon logs list --status 4xx`), so they are the group's flags too, and its help lists them
+ * with its own: the filters of `carbon logs` were shown only by `carbon logs list --help`.
+ * Set after the subcommands are made, which would otherwise copy it.
+ */
+function helpNamesDefaultFlags(group: Command, fallback: Command): void {
+  group.configureHelp({
+    ...group.configureHelp(),
+    visibleOptions(cmd) {
+      const shown = Help.prototype.visibleOptions.call(this, cmd);
+      // The group's help option stays last, as commander puts it.
+      const own = shown.filter((o) => cmd.options.includes(o));
+      const extra = fallback.options.filter((o) => !o.hidden && !own.includes(o));
+      return [...own, ...extra, ...shown.filter((o) => !own.includes(o))];
+    },
+  });
 }
 
 /**

@@ -67,6 +67,18 @@ describe('__complete candidates', () => {
     expect(await complete('list', '')).toContain('--format');
   });
 
+  it("offers a group's default command's options, and reads their values as values", async () => {
+    expect(await complete('logs', '-')).toEqual(
+      expect.arrayContaining(['--status', '--method', '--since', '--limit', '--follow', '--json']),
+    );
+    expect(await complete('sandbox', 'keys', '-')).toContain('--reveal');
+    // `carbon logs --status 4xx`: 4xx is the flag's value, so the filters are still offered.
+    const after = await complete('logs', '--status', '4xx', '-');
+    expect(after).toEqual(expect.arrayContaining(['--method', '--path', '--follow']));
+    expect(after).not.toContain('--status');
+    expect(await complete('logs', '--status', '')).toEqual([]);
+  });
+
   it('offers option values: --format choices, profiles, --opt=value forms', async () => {
     expect(await complete('list', '--format', '')).toEqual(['table', 'plain', 'json', 'csv']);
     expect(await complete('list', '--format=c')).toEqual(['--format=table', '--format=plain', '--format=json', '--format=csv']);

@@ -50,6 +50,27 @@ describe('help', () => {
     },
   );
 
+  /** Every group with a default command that takes flags, by its words, and those flags. */
+  const defaulted = (specs: readonly CommandSpec[], above: string[] = []): [string, string[], string[]][] =>
+    specs.flatMap((spec) => {
+      const words = [...above, spec.name];
+      const flags = spec.subcommands?.find((s) => s.isDefault === true)?.flags?.map((f) => f.flags) ?? [];
+      return [
+        ...(flags.length > 0 ? [[words.join(' '), words, flags] as [string, string[], string[]]] : []),
+        ...defaulted(spec.subcommands ?? [], words),
+      ];
+    });
+
+  test.each(defaulted(COMMANDS))(
+    "carbon %s --help lists the flags it takes: its default command's, then its commands",
+    async (_name, words, flags) => {
+      const help = (await ok([...words, '--help'], { home: newHome() })).stdout;
+      const options = help.slice(help.indexOf('\nOptions:\n'), help.indexOf('\nCommands:\n'));
+      for (const flag of flags) expect(options).toContain(`\n  ${flag} `);
+      expect(options).toMatch(/\n {2}-h, --help /);
+    },
+  );
+
   test("a word that is none of a group's commands is still a usage error, with the suggestion; help X still helps", async () => {
     const home = newHome();
     const typo = await carbon(['config', 'sett'], { home });

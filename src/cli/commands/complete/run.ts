@@ -38,10 +38,16 @@ interface Position {
 const findCommand = (cmd: Command, name: string): Command | undefined =>
   cmd.commands.find((c) => c.name() === name || c.aliases().includes(name));
 
-/** The option `name` (long or short) on the command or any command above it (global options). */
+/**
+ * The option `name` (long or short) on the command, its default subcommand (`carbon logs --status`
+ * is `logs list`'s, and its value is not an argument) or any command above it (global options).
+ */
 function findOption(cmd: Command, name: string): Option | undefined {
-  for (let c: Command | null = cmd; c !== null; c = c.parent) {
-    const found = c.options.find((o) => o.long === name || o.short === name);
+  const named = (c: Command | undefined) => c?.options.find((o) => o.long === name || o.short === name);
+  const own = named(cmd) ?? named(defaultCommand(cmd));
+  if (own) return own;
+  for (let c: Command | null = cmd.parent; c !== null; c = c.parent) {
+    const found = named(c);
     if (found) return found;
   }
   return undefined;
@@ -126,14 +132,19 @@ interface CommanderInternals {
   _versionOptionName?: string;
 }
 
+/** The subcommand a group runs when given none (`carbon logs` is `logs list`). */
+function defaultCommand(cmd: Command): Command | undefined {
+  const name = (cmd as unknown as CommanderInternals)._defaultCommandName;
+  return name ? findCommand(cmd, name) : undefined;
+}
+
 function options(pos: Position): Candidate[] {
   const cmd = pos.command;
   const help = cmd.createHelp();
   help.showGlobalOptions = true;
   const all = [...help.visibleOptions(cmd)];
   // `carbon sandbox keys --reveal` runs the default subcommand (`keys list`): offer its options too.
-  const defaultName = (cmd as unknown as CommanderInternals)._defaultCommandName;
-  const fallback = pos.positionals === 0 && defaultName ? findCommand(cmd, defaultName) : undefined;
+  const fallback = pos.positionals === 0 ? defaultCommand(cmd) : undefined;
   if (fallback) all.push(...help.visibleOptions(fallback));
   let root = cmd;
   while (root.parent) root = root.parent;
