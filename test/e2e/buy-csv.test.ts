@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
+import { ROOT } from '../support/binary.js';
 import { BIN, baseEnv, carbon, carbonTty, homes, ok, parseCsv, plain, sandboxKeys, serve } from '../support/cli.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
 import { limit } from '../support/load.js';
@@ -266,6 +267,18 @@ describe('in a pipe', () => {
     expect(results(q4.stdout).map((r) => r.replayed)).toEqual(['false', 'false']);
     expect(await offsetIds(home)).toHaveLength(5);
     expect((await carbon(['buy', '--from-csv', join(home, 'a.csv'), '--batch-id', 'no spaces'], { home })).exitCode).toBe(2);
+  });
+
+  test("a row's key has the form the README gives, and the docs name no version of carbon that made others", async () => {
+    const home = newHome();
+    const bought = await ok(['buy', '--from-csv', file(home, 'a.csv', 'kg,reference\n5,a\n6,\n'), '--batch-id', 'q3'], { home });
+    const keys = results(bought.stdout).map((r) => r.idempotency_key);
+    expect(keys).toEqual([expect.stringMatching(/^csv:q3:[\w-]+$/), expect.stringMatching(/^csv:q3:[\w-]+$/)]);
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    expect(readme).toContain('`csv:<batch id>:…`');
+    // Every build so far is this version: a doc saying that it made other keys contradicts `carbon --version`.
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    for (const doc of [readme, readFileSync(join(ROOT, 'docs/reliability.md'), 'utf8')]) expect(doc).not.toContain(`carbon ${version}`);
   });
 
   test('a row whose quantity changed after it was bought is not bought again: its result says what it was bought as (exit 10)', async () => {
