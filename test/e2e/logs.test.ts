@@ -198,15 +198,21 @@ function follow(home: string, args: string[], env: Record<string, string> = {}) 
   return {
     child,
     out: () => out,
+    err: () => err,
     ready: () => until(() => err.includes('Following the requests of'), 'start'),
     seen: (ids: string[]) => until(() => ids.every((id) => out.includes(id)), `lines for ${ids.join(', ')}`),
   };
 }
 
-const stopsOnCtrlC = async (child: ReturnType<typeof spawnCarbon>) => {
-  child.kill('SIGINT');
-  const done = await child;
+/** Ctrl-C, or a service manager's SIGTERM: exit 130, and the last line says which stopped it. */
+const stopsOn = async (tail: ReturnType<typeof follow>, signal: 'SIGINT' | 'SIGTERM' = 'SIGINT') => {
+  tail.child.kill(signal);
+  const done = await tail.child;
   expect(done.exitCode).toBe(130);
+  const last = tail.err().trimEnd().split('\n').at(-1)!;
+  // With --json, the line is the error envelope, its message the same sentence.
+  const said = last.startsWith('{') ? (JSON.parse(last) as { error: { message: string } }).error.message : last;
+  expect(said).toBe(`Stopped following (${signal === 'SIGINT' ? 'Ctrl-C' : 'SIGTERM'}).`);
 };
 
 describe('carbon logs --follow', () => {
@@ -226,8 +232,16 @@ describe('carbon logs --follow', () => {
     await tail.seen([served, quoted]);
     // Only what came after it started: the first balance is not printed.
     expect(tail.out().trimEnd().split('\n')).toHaveLength(2);
-    await stopsOnCtrlC(tail.child);
+    await stopsOn(tail);
     await server.stop();
+  });
+
+  test('SIGTERM stops it as Ctrl-C does (exit 130), and its last line says SIGTERM', async () => {
+    const home = newHome();
+    await ok(['balance'], { home });
+    const tail = follow(home, []);
+    await tail.ready();
+    await stopsOn(tail, 'SIGTERM');
   });
 
   test('against carbon serve: waits on the server for new entries', async () => {
@@ -244,7 +258,7 @@ describe('carbon logs --follow', () => {
     const id = res.headers.get('request-id')!;
     await tail.seen([id]);
     expect(ndjson(tail.out()).map((e) => e.id)).toEqual([id]);
-    await stopsOnCtrlC(tail.child);
+    await stopsOn(tail);
     await server.stop();
   });
 });

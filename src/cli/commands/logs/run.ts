@@ -83,14 +83,19 @@ export async function show(ctx: Context, id: string): Promise<void> {
 }
 
 /**
- * Every entry written from now on, oldest first, until Ctrl-C: the newest seq is read first, then
+ * Every entry written from now on, oldest first, until Ctrl-C or SIGTERM (exit 130): the newest seq is read first, then
  * each read waits (on the ledger, or on the served sandbox) for entries after the last one seen.
  */
 async function follow(ctx: Context, source: Awaited<ReturnType<typeof journalSource>>, filter: RequestFilter): Promise<void> {
   const newest = await source.entries({ ...NO_FILTER, limit: 1 }, 0);
   let after = newest[0]?.seq ?? 0;
   const stop = new AbortController();
-  const onSignal = () => stop.abort();
+  // Which signal stopped it, for the last line: a service manager's SIGTERM is not the user's Ctrl-C.
+  let heard: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    heard = signal;
+    stop.abort();
+  };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   const draw = ctx.out.json || !ctx.out.interactive ? null : requestStream(await ctx.paint(), terminalWidth(ctx.out.stdout, ctx.env));
@@ -111,7 +116,7 @@ async function follow(ctx: Context, source: Awaited<ReturnType<typeof journalSou
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
-  throw new CliError('Stopped following (Ctrl-C).', EXIT.interrupted, 'interrupted');
+  throw new CliError(`Stopped following (${heard === 'SIGTERM' ? 'SIGTERM' : 'Ctrl-C'}).`, EXIT.interrupted, 'interrupted');
 }
 
 function write(ctx: Context, batch: RequestEntry[], draw: ((b: readonly RequestEntry[]) => string) | null): void {
