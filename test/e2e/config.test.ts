@@ -1,7 +1,9 @@
-import { statSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
-import { carbon, fullKeys, homes, json, leakedKeys, maskKey, ok, sandboxKeys } from '../support/cli.js';
+import { BIN, baseEnv, carbon, carbonTty, fullKeys, homes, json, leakedKeys, maskKey, ok, sandboxKeys, sh, TTY } from '../support/cli.js';
+import { limit } from '../support/load.js';
 
 /**
  * `carbon config`: profiles, precedence, masked keys, the 0600 file in a 0700 directory, and the
@@ -122,6 +124,39 @@ describe('files', () => {
     // Still 0600 after a rewrite.
     await ok(['config', 'set', 'mode', 'test'], { home });
     expect(statSync(join(home, 'config.json')).mode & 0o777).toBe(0o600);
+  });
+
+  test('nothing set: nothing on stdout; one line on stderr saying how to set a key, only when stderr is a terminal', async () => {
+    const home = newHome();
+    const said = `Nothing is set in ${join(home, 'config.json')}: carbon uses the local engine, in test mode. Set a key with \`carbon config set test-key KEY\` (or base-url, mode, live-key).`;
+    // A script: nothing at all, exit 0; --json: the empty config.
+    expect(await carbon(['config', 'list'], { home })).toEqual({ stdout: '', stderr: '', exitCode: 0 });
+    expect(await json(['config', 'list'], { home })).toEqual({
+      config_file: join(home, 'config.json'),
+      current_profile: 'default',
+      selected_profile: 'default',
+      profiles: {},
+    });
+    // A person at a terminal (the last line end is dropped by execa).
+    expect(await carbonTty(['config', 'list'], { home, env: TTY })).toEqual({ output: said, exitCode: 0 });
+    // stdout into a file, stderr still the terminal: the file stays empty, the terminal gets the line.
+    const out = join(home, 'out.txt');
+    const piped = await execa(
+      'script',
+      ['-qec', `exec ${[process.execPath, BIN(), 'config', 'list'].map(sh).join(' ')} > ${sh(out)}`, '/dev/null'],
+      {
+        env: baseEnv(home, TTY),
+        extendEnv: false,
+        reject: false,
+        input: '',
+        timeout: limit(20_000),
+      },
+    );
+    expect([piped.exitCode, String(piped.stdout).replace(/\r\n/g, '\n'), readFileSync(out, 'utf8')]).toEqual([0, said, '']);
+    // A profile with nothing left in it is nothing set too, for a script.
+    await ok(['config', 'set', 'mode', 'test'], { home });
+    await ok(['config', 'unset', 'mode'], { home });
+    expect(await carbon(['config', 'list'], { home })).toEqual({ stdout: '', stderr: '', exitCode: 0 });
   });
 
   test('a hand-broken config is reported, not thrown', async () => {

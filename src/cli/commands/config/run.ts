@@ -151,13 +151,16 @@ export async function list(ctx: Context): Promise<void> {
   if (ctx.out.json) return ctx.out.jsonDocument(listed);
   const entries = Object.entries(listed.profiles);
   const fields = (p: Profile) => KEY_NAMES.filter((k) => p[CONFIG_KEYS[k]] !== undefined).map((k) => [k, p[CONFIG_KEYS[k]]!] as const);
-  if (!ctx.out.interactive) {
-    // Plain rows for scripts: profile, key, value; masked like everything else.
-    const rows = entries.flatMap(([name, p]) => fields(p).map(([k, v]) => `${name}\t${k}\t${v}\n`));
-    if (rows.length > 0) ctx.out.stdout.write(rows.join(''));
-  } else if (entries.length === 0) {
-    ctx.out.info(`No profiles in ${listed.config_file}: the local engine in test mode, with the sandbox's own keys.`);
-    ctx.out.info('Point at an API with `carbon config set base-url URL` and `carbon config set test-key KEY`.');
+  // Plain rows for scripts: profile, key, value; masked like everything else.
+  const rows = entries.flatMap(([name, p]) => fields(p).map(([k, v]) => `${name}\t${k}\t${v}\n`));
+  if (entries.length === 0 || (rows.length === 0 && !ctx.out.interactive)) {
+    // As gh does: nothing on stdout, for a script, and one line on stderr for a person at a terminal.
+    if (ctx.out.stderrInteractive)
+      ctx.out.info(
+        `Nothing is set in ${listed.config_file}: carbon uses the local engine, in test mode. Set a key with \`carbon config set test-key KEY\` (or base-url, mode, live-key).`,
+      );
+  } else if (!ctx.out.interactive) {
+    ctx.out.stdout.write(rows.join(''));
   } else {
     const paint = await ctx.paint();
     const lines: string[] = [];
