@@ -72,7 +72,7 @@ export function resolveSettings(
   const { profileName, profile } = chooseProfile(opts, env, config, options);
   const mode = chooseMode(opts, env, profile);
   const [apiKey, apiKeySource] = chooseKey(opts, env, profile, mode);
-  const baseUrl = chooseBaseUrl(opts, env, profile);
+  const baseUrl = chooseBaseUrl(opts, env, profile, profileName);
   const maxRetries = wholeSetting(opts.maxRetries, '--max-retries', env, 'CARBON_MAX_RETRIES', { min: 0, max: 10 });
   return {
     paths,
@@ -171,13 +171,30 @@ function chooseKey(opts: GlobalOptions, env: NodeJS.ProcessEnv, profile: Profile
   return [undefined, 'sandbox'];
 }
 
-/** The remote API's base URL, or null for the local engine (--local, or none given). */
-function chooseBaseUrl(opts: GlobalOptions, env: NodeJS.ProcessEnv, profile: Profile | undefined): string | null {
-  const baseUrl = opts.local ? null : (opts.baseUrl ?? (env.CARBON_BASE_URL || undefined) ?? profile?.base_url ?? null);
+/**
+ * The remote API's base URL, or null for the local engine (--local, or none given). One that is
+ * no http(s) URL is refused here, naming where it came from, before any key is looked for: a
+ * "no key" or an unexpected error would send the user to the wrong fix.
+ */
+function chooseBaseUrl(opts: GlobalOptions, env: NodeJS.ProcessEnv, profile: Profile | undefined, profileName: string): string | null {
+  if (opts.local) return null;
+  const envUrl = env.CARBON_BASE_URL || undefined;
+  const baseUrl = opts.baseUrl ?? envUrl ?? profile?.base_url ?? null;
+  if (baseUrl === null) return null;
   // A key (or any credential) in the URL would travel in every message that names the URL: refused, never echoed.
-  if (baseUrl !== null && /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(baseUrl)) {
+  if (/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(baseUrl)) {
     throw usage(
       'The base URL must not carry a user name or password (a key there would show wherever the URL is printed); give the key with CARBON_API_KEY or `carbon config set test-key -`.',
+    );
+  }
+  const source =
+    opts.baseUrl !== undefined ? '--base-url' : envUrl !== undefined ? 'CARBON_BASE_URL' : `the base-url of profile ${profileName}`;
+  const protocol = URL.canParse(baseUrl) ? new URL(baseUrl).protocol : undefined;
+  // Not echoed, as the transport does not: what was typed may hold a key.
+  if (protocol === undefined) throw usage(`The base URL from ${source} is not a URL; expected one such as https://api.example.com/api/v1.`);
+  if (protocol !== 'https:' && protocol !== 'http:') {
+    throw usage(
+      `The base URL from ${source} must use https:// (or http:// to a loopback address), not ${protocol}; expected one such as https://api.example.com/api/v1.`,
     );
   }
   return baseUrl;

@@ -103,6 +103,8 @@ describe('resolveSettings', () => {
     ['--timeout bad, CARBON_TIMEOUT good', { timeout: '0' }, { CARBON_TIMEOUT: '5' }, /^--timeout must be a whole number from 1 to 86400/],
     ['CARBON_PG_POOL not a number', {}, { CARBON_DATABASE_URL: 'postgres://db/x', CARBON_PG_POOL: 'many' }, /^CARBON_PG_POOL must be/],
     ['CARBON_JOURNAL_KEEP not a number', {}, { CARBON_JOURNAL_KEEP: 'lots' }, /^CARBON_JOURNAL_KEEP must be/],
+    ['a --base-url that is no URL', { baseUrl: 'not-a-url' }, {}, /The base URL from --base-url is not a URL/],
+    ['a CARBON_BASE_URL that is no http(s) URL', {}, { CARBON_BASE_URL: 'ftp://x/api/v1' }, /from CARBON_BASE_URL must use https:\/\//],
   ])('refused: %s', (_name, opts, env, message) => {
     expect(() => resolveSettings(opts, { CARBON_HOME: home, ...env })).toThrow(message);
   });

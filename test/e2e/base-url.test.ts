@@ -1,7 +1,9 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { carbon, homes, json } from '../support/cli.js';
 
-/** A base URL that misses /api/v1 is warned about, with the likely fix. */
+/** A base URL that misses /api/v1 is warned about, with the likely fix; one that is no http(s) URL is a usage error. */
 
 const newHome = homes();
 
@@ -22,6 +24,38 @@ describe('a base URL without /api/v1', () => {
       expect([right.exitCode, right.stderr]).toEqual([0, '']);
     } finally {
       await server.stop();
+    }
+  });
+});
+
+describe('a base URL that is no http(s) URL', () => {
+  const KEY = { CARBON_API_KEY: 'ck_test_abcdefghijklmnop' };
+  test.each<[string, string[], Record<string, string>, boolean, RegExp]>([
+    [
+      '--base-url',
+      ['--base-url', 'not-a-url'],
+      {},
+      false,
+      /^error: The base URL from --base-url is not a URL; expected one such as https:\/\//,
+    ],
+    ['CARBON_BASE_URL', [], { CARBON_BASE_URL: 'not-a-url' }, false, /^error: The base URL from CARBON_BASE_URL is not a URL; /],
+    ['the profile', [], {}, true, /^error: The base URL from the base-url of profile default is not a URL; /],
+    [
+      'CARBON_BASE_URL, ftp',
+      [],
+      { CARBON_BASE_URL: 'ftp://x/api/v1' },
+      false,
+      /^error: The base URL from CARBON_BASE_URL must use https:\/\/ .*not ftp:/,
+    ],
+  ])('from %s: one line naming it, exit 2, with a key or without one', async (_name, args, env, inProfile, message) => {
+    const home = newHome();
+    if (inProfile)
+      writeFileSync(join(home, 'config.json'), JSON.stringify({ profiles: { default: { base_url: 'http://[x' } } }), { mode: 0o600 });
+    for (const extra of [KEY, {}]) {
+      const r = await carbon(['balance', ...args], { home, env: { ...env, ...extra } });
+      expect([r.exitCode, r.stdout], JSON.stringify(extra)).toEqual([2, '']);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
     }
   });
 });
