@@ -1,9 +1,9 @@
 import type { Writable } from 'node:stream';
-import type { ErrorEnvelope } from '../api/types.js';
+import type { ErrorEnvelope, ErrorType } from '../api/types.js';
 import { CarbonApiError, CarbonConfigError, CarbonConnectionError, WaitTimeoutError } from '../client/errors.js';
 import { CarbonPagingError } from '../client/paging.js';
 import { LedgerError } from '../engine/ledger.js';
-import { ApiError } from '../service/errors.js';
+import { ApiError, ERROR_CODES, type ErrorCode } from '../service/errors.js';
 import { redactKeys } from '../service/keys.js';
 import { CliError } from './errors.js';
 import { EXIT, exitCodeForStatus } from './exit-codes.js';
@@ -95,16 +95,23 @@ function modelReport(err: ApiError): Reported {
   return { exitCode: exitCodeForStatus(err.status), envelope: { error: body }, line: `${err.message}${param}` };
 }
 
-/** A refusal of the CLI's own: the envelope's type follows from its exit code. */
+/**
+ * The API's types (docs/service-model.md), by the exit code of the status the API would answer
+ * with: `api_error` is the service's own fault (5xx), and the CLI's other failures (exit 1, and
+ * the outcomes with no API status: 8, 9, 10, 12, 130) stay under it.
+ */
+const TYPE_OF_EXIT: Partial<Record<number, ErrorType>> = {
+  [EXIT.usage]: 'invalid_request_error',
+  [EXIT.insufficientBalance]: 'invalid_request_error',
+  [EXIT.auth]: 'authentication_error',
+  [EXIT.notFound]: 'invalid_request_error',
+  [EXIT.conflict]: 'invalid_request_error',
+  [EXIT.rateLimited]: 'rate_limit_error',
+};
+
+/** A refusal of the CLI's own: typed as the API types its code (insufficient_permissions: permission_error), else by its exit code. */
 function cliReport(err: CliError): Reported {
-  const type =
-    err.exitCode === EXIT.usage
-      ? 'invalid_request_error'
-      : err.exitCode === EXIT.auth
-        ? 'authentication_error'
-        : err.exitCode === EXIT.rateLimited
-          ? 'rate_limit_error'
-          : 'api_error';
+  const type = Object.hasOwn(ERROR_CODES, err.code) ? ERROR_CODES[err.code as ErrorCode].type : (TYPE_OF_EXIT[err.exitCode] ?? 'api_error');
   // The message may repeat what was typed (a path, a URL): keys in it are masked. The hint is
   // carbon's own advice, which never holds a key but may hold an Idempotency-Key to retry with.
   const message = redactKeys(err.message);

@@ -1,5 +1,8 @@
+import { Writable } from 'node:stream';
 import { describe, expect, test } from 'vitest';
-import { EXIT, EXIT_CODES_HELP, exitCodeForStatus } from '../../src/cli/exit-codes.js';
+import { CliError } from '../../src/cli/errors.js';
+import { EXIT, EXIT_CODES_HELP, type ExitCode, exitCodeForStatus } from '../../src/cli/exit-codes.js';
+import { reportError } from '../../src/cli/report-error.js';
 
 /** The status → exit code mapping, in-process, as a table of worked examples (README's table). */
 describe('exit codes for API statuses', () => {
@@ -48,5 +51,29 @@ describe('exit codes for API statuses', () => {
     expect(EXIT_CODES_HELP).toMatch(/^ {3}11 {2}this Node\.js is older than 22\.13/m);
     expect(EXIT_CODES_HELP).toMatch(/^ {3}12 {2}watch --forward-to: /m);
     expect(EXIT_CODES_HELP).toMatch(/^ {2}130 {2}stopped by Ctrl-C/m);
+  });
+});
+
+/** The --json envelope of the CLI's own errors: typed as the API types them (docs/service-model.md), api_error only for its own faults. */
+describe("the type of the CLI's own errors", () => {
+  const typeOf = (err: CliError): string => {
+    let text = '';
+    const stderr = new Writable({ write: (chunk, _enc, done) => done(void (text += String(chunk))) });
+    reportError(err, { json: true, env: {}, stderr });
+    return JSON.parse(text).error.type;
+  };
+  test.each<[string, ExitCode, string, string]>([
+    ['a usage error', EXIT.usage, 'usage_error', 'invalid_request_error'],
+    ['a batch short of balance', EXIT.insufficientBalance, 'insufficient_balance', 'invalid_request_error'],
+    ['no key', EXIT.auth, 'api_key_missing', 'authentication_error'],
+    ['a read-only key (dry run)', EXIT.auth, 'insufficient_permissions', 'permission_error'],
+    ['a profile setting not set', EXIT.notFound, 'config_key_unset', 'invalid_request_error'],
+    ['a certificate missing', EXIT.notFound, 'certificate_missing', 'invalid_request_error'],
+    ['a conflict', EXIT.conflict, 'idempotency_key_reused', 'invalid_request_error'],
+    ['a rate limit', EXIT.rateLimited, 'rate_limited', 'rate_limit_error'],
+    ['an unexpected failure', EXIT.failure, 'address_in_use', 'api_error'],
+    ["a server's 500, passed on", EXIT.failure, 'internal_error', 'api_error'],
+  ])('%s (exit %i, %s): %s', (_name, exitCode, code, type) => {
+    expect(typeOf(new CliError('x', exitCode, code))).toBe(type);
   });
 });

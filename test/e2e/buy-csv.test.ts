@@ -193,7 +193,13 @@ describe('in a pipe', () => {
     );
     expect(await offsetIds(home)).toEqual([]);
     const json = await carbon(['buy', '--from-csv', csv, '--json'], { home });
-    expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'insufficient_balance', shortfall_cents: 60000, required_cents: 160000 });
+    // Typed as the API types a 402 (invalid_request_error), as a single buy's is: api_error is a 5xx's.
+    expect(JSON.parse(json.stderr).error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'insufficient_balance',
+      shortfall_cents: 60000,
+      required_cents: 160000,
+    });
 
     const cut = await carbon(['buy', '--from-csv', csv, '--partial'], { home });
     expect(cut.exitCode).toBe(10);

@@ -27,6 +27,15 @@ describe('buy --dry-run: every check, the exit code the purchase would get, noth
       expect(r.exitCode, r.stderr).toBe(code);
       expect(r.stderr).toMatch(says);
     }
+    // With --json, each refusal is typed as the API would type the status it names.
+    const typed: Array<[string[], Record<string, string>, string, string]> = [
+      [['buy', '--kg', '30000', '--dry-run', '--json'], {}, 'invalid_request_error', 'insufficient_balance'],
+      [['buy', '--kg', '5', '--dry-run', '--json'], { CARBON_API_KEY: readOnly }, 'permission_error', 'insufficient_permissions'],
+    ];
+    for (const [args, env, type, code] of typed) {
+      const r = await carbon(args, { home, env });
+      expect(JSON.parse(r.stderr).error, r.stderr).toMatchObject({ type, code });
+    }
     expect((await json<{ data: unknown[] }>(['list'], { home })).data).toEqual([]);
     expect((await json<{ available_cents: number }>(['balance'], { home })).available_cents).toBe(100_000);
   });
