@@ -2,6 +2,7 @@ import { chmodSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { MODES, type Mode } from '../api/types.js';
 import { makeDirs } from '../platform/dirs.js';
+import { keyShape } from '../service/keys.js';
 import { CliError, usage } from './errors.js';
 import { EXIT } from './exit-codes.js';
 
@@ -133,10 +134,8 @@ export function checkConfigValue(key: ConfigKey, value: string): string {
       return value;
     case 'test-key':
     case 'live-key': {
-      const mode = key === 'test-key' ? 'test' : 'live';
-      if (!new RegExp(`^[a-z]+_${mode}_[A-Za-z0-9]{12,}$`).test(value)) {
-        throw usage(`${key} must be a ${mode} key (it starts with your service prefix and _${mode}_).`);
-      }
+      const problem = keyProblem(value, key === 'test-key' ? 'test' : 'live');
+      if (problem !== undefined) throw usage(`${key} ${problem}.`);
       return value;
     }
     case 'base-url': {
@@ -150,6 +149,24 @@ export function checkConfigValue(key: ConfigKey, value: string): string {
       return value.replace(/\/+$/, '');
     }
   }
+}
+
+/**
+ * What is wrong with a key given for `mode`, or undefined: its shape is PREFIX_MODE_ and at least
+ * 12 letters or digits. Said part by part, so the message names what to fix; the key itself is
+ * never echoed (its prefix and mode are public, the rest is the secret).
+ */
+function keyProblem(value: string, mode: Mode): string | undefined {
+  const shape = keyShape(value);
+  if (shape === null) return `must be a ${mode} key: your service prefix, _${mode}_, then at least 12 letters or digits`;
+  const { prefix, mode: keyMode, rest } = shape;
+  if (keyMode !== mode) return `must be a ${mode} key, and this is a ${keyMode} key (set it as ${keyMode}-key)`;
+  const start = `${prefix}_${mode}_`;
+  if (/[^A-Za-z0-9]/.test(rest)) {
+    return `may hold only letters and digits after ${start}, and this one holds ${/\s/.test(rest) ? 'a space or line break' : 'other characters'}`;
+  }
+  if (rest.length < 12) return `is too short: ${rest.length} letters or digits after ${start}, where a key has at least 12`;
+  return undefined;
 }
 
 /**

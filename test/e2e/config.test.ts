@@ -95,7 +95,25 @@ describe('set, get, unset, list, use', () => {
     for (const [args, message] of [
       [['config', 'set', 'colour', 'red'], 'Unknown config key "colour"'],
       [['config', 'set', 'mode', 'sideways'], 'mode must be test or live'],
-      [['config', 'set', 'test-key', FAKE_LIVE], 'test-key must be a test key'],
+      [['config', 'set', 'test-key', FAKE_LIVE], 'test-key must be a test key, and this is a live key (set it as live-key).'],
+      [
+        ['config', 'set', 'test-key', 'nope'],
+        'test-key must be a test key: your service prefix, _test_, then at least 12 letters or digits.',
+      ],
+      // Shaped right but short, or with a character no key has: said as what it is.
+      [
+        ['config', 'set', 'test-key', 'ck_test_abc'],
+        'test-key is too short: 3 letters or digits after ck_test_, where a key has at least 12.',
+      ],
+      [
+        ['config', 'set', 'live-key', 'ck_live_abc'],
+        'live-key is too short: 3 letters or digits after ck_live_, where a key has at least 12.',
+      ],
+      [
+        ['config', 'set', 'live-key', `${FAKE_LIVE}-x`],
+        'live-key may hold only letters and digits after ck_live_, and this one holds other characters.',
+      ],
+      [['config', 'set', 'test-key', 'ck_test_abcdefghijkl mnop'], 'holds a space or line break.'],
       [['config', 'set', 'base-url', 'not a url'], 'base-url must be a URL'],
     ] as const) {
       const r = await carbon([...args], { home });
