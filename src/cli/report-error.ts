@@ -7,8 +7,9 @@ import { ApiError, ERROR_CODES, type ErrorCode } from '../service/errors.js';
 import { redactKeys } from '../service/keys.js';
 import { CliError } from './errors.js';
 import { EXIT, exitCodeForStatus } from './exit-codes.js';
-import { engineFlags, followUp } from './follow-up.js';
+import { followUp } from './follow-up.js';
 import { colorOn } from './output.js';
+import { topUpHint } from './purchase/top-up.js';
 import { dollars } from './render/format.js';
 import { mappedStack } from './stack.js';
 
@@ -44,21 +45,13 @@ function apiHint(err: CarbonApiError): string {
   }
 }
 
-/**
- * 402, in dollars only, with the top-up of the balance that fell short: the sandbox command of
- * the same mode on the local engine (no less than the smallest top-up, $250), the developer page
- * on the remote one.
- */
+/** 402, in dollars only, with the top-up of the balance that fell short (purchase/top-up.ts). */
 function shortBalanceLine(err: CarbonApiError, scene: ErrorScene | undefined): string {
   const balance = err.balanceCents ?? 0;
   const required = err.requiredCents ?? 0;
   const which = scene === undefined ? 'The balance' : `The ${scene.mode} balance`;
   const line = `${which} (${dollars(balance)}) does not cover this purchase (${dollars(required)}).`;
-  if (scene === undefined) return `${line} Top it up.`;
-  if (scene.engine === 'remote') return `${line} Top up the ${scene.mode} balance on the developer page.`;
-  const amount = String(Math.max(250, Math.ceil((required - balance) / 100)));
-  const live = scene.mode === 'live' && !engineFlags().includes('--live') ? ['--live'] : [];
-  return `${line} Top it up with \`${followUp(['sandbox', 'topup', amount, ...live])}\`.`;
+  return `${line} ${scene === undefined ? 'Top it up.' : topUpHint(scene.mode, scene.engine, balance, required)}`;
 }
 
 const envelope = (type: ErrorEnvelope['error']['type'], code: string, message: string): ErrorEnvelope => ({

@@ -39,4 +39,28 @@ describe('buy --dry-run: every check, the exit code the purchase would get, noth
     expect((await json<{ data: unknown[] }>(['list'], { home })).data).toEqual([]);
     expect((await json<{ available_cents: number }>(['balance'], { home })).available_cents).toBe(100_000);
   });
+
+  test('short of balance: names the mode whose balance it read and gives the top-up the purchase itself would give', async () => {
+    const home = newHome();
+    // A fresh sandbox: $1,000.00 of test balance, none of live.
+    for (const [mode, balance, short] of [
+      ['test', '$1,000.00', 250],
+      ['live', '$0.00', 1200],
+    ] as const) {
+      const live = mode === 'live' ? ['--live'] : [];
+      const dry = await carbon(['buy', '--kg', '30000', ...live, '--dry-run'], { home });
+      const topUp = `Top it up with \`carbon sandbox topup ${short}${mode === 'live' ? ' --live' : ''}\`.`;
+      expect([dry.exitCode, dry.stderr]).toEqual([
+        3,
+        `error: Dry run: the ${mode} balance (${balance}) does not cover 30,000 kg for $1,200.00; the purchase would get 402 insufficient_balance. ${topUp}\n`,
+      ]);
+      const real = await carbon(['buy', '--kg', '30000', ...live, '--yes'], { home });
+      expect([real.exitCode, real.stderr]).toEqual([
+        3,
+        `error: The ${mode} balance (${balance}) does not cover this purchase ($1,200.00). ${topUp}\n`,
+      ]);
+      const json = await carbon(['buy', '--kg', '30000', ...live, '--dry-run', '--json'], { home });
+      expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'insufficient_balance', required_cents: 120_000 });
+    }
+  });
 });

@@ -6,6 +6,7 @@ import type { PurchaseFlags } from '../options.js';
 import { purchaseParams } from '../options.js';
 import { printResource } from '../print.js';
 import { dollars, kg } from '../render/format.js';
+import { topUpHint } from './top-up.js';
 
 /**
  * `carbon buy --dry-run`: every check a purchase would make, and the exit code it would get,
@@ -19,6 +20,7 @@ export async function dryRun(ctx: Context, flags: PurchaseFlags & { maxCents?: s
   const quote: Quote = await client.quote(purchaseParams(flags));
   await printResource(ctx, quote);
   const what = `${kg(quote.kg)} for ${dollars(quote.amount_cents)}`;
+  const mode = quote.livemode ? 'live' : 'test';
   if (maxCents !== undefined && quote.amount_cents > maxCents) {
     throw new CliError(
       `Dry run: this purchase would cost ${quote.amount_cents} cents (${dollars(quote.amount_cents)}), more than --max-cents ${maxCents}; it would be refused.`,
@@ -27,10 +29,14 @@ export async function dryRun(ctx: Context, flags: PurchaseFlags & { maxCents?: s
     );
   }
   if (!quote.sufficient_balance) {
+    // The quote's own balance and mode: the balance the purchase would be charged to.
+    const { available_cents: balance, amount_cents: required } = quote;
     throw new CliError(
-      `Dry run: the balance (${dollars(quote.available_cents)}) does not cover ${what}; the purchase would get 402 insufficient_balance.`,
+      `Dry run: the ${mode} balance (${dollars(balance)}) does not cover ${what}; the purchase would get 402 insufficient_balance.`,
       EXIT.insufficientBalance,
       'insufficient_balance',
+      topUpHint(mode, ctx.settings.engine, balance, required),
+      { balance_cents: balance, required_cents: required },
     );
   }
   let permission = "the key's purchase access is not checked on the remote engine (the API checks it only when buying)";
@@ -48,6 +54,6 @@ export async function dryRun(ctx: Context, flags: PurchaseFlags & { maxCents?: s
   }
   const review = quote.requires_review ? '; it would wait for review before the credits are retired' : '';
   ctx.out.info(
-    `Dry run: ${what} would be bought from the ${quote.livemode ? 'live' : 'test'} balance (${dollars(quote.available_cents)})${review}; ${permission}. Nothing was bought.`,
+    `Dry run: ${what} would be bought from the ${mode} balance (${dollars(quote.available_cents)})${review}; ${permission}. Nothing was bought.`,
   );
 }
