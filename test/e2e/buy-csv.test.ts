@@ -515,12 +515,13 @@ describe('on a terminal', () => {
     expect((await ok(['list', '--live', '-q'], { home })).stdout.trim().split('\n')).toHaveLength(2);
   });
 
-  test('a "no" buys nothing (exit 1)', async () => {
+  test('a "no" buys nothing: stopped by the user (exit 130, one plain line)', async () => {
     const home = newHome();
     await ok(['sandbox', 'topup', '250', '--live'], { home });
     const r = await carbonTty(['buy', '--from-csv', csv(home), '--live'], { home, input: 'n\n' });
-    expect(r.exitCode).toBe(1);
-    expect(plain(r.output)).toContain('Cancelled; nothing was bought.');
+    expect(r.exitCode).toBe(130);
+    expect(plain(r.output)).toMatch(/^Cancelled; nothing was bought\.\r?$/m);
+    expect(r.output).not.toContain('error');
     expect((await ok(['list', '--live', '-q'], { home })).stdout).toBe('');
   });
 

@@ -143,13 +143,15 @@ describe('colour', () => {
 });
 
 describe('prompts', () => {
-  test('a live purchase asks on a terminal; n cancels (exit 1, nothing bought), y buys, --yes skips', async () => {
+  test('a live purchase asks on a terminal; n stops it as Ctrl-C does (exit 130, one plain line, nothing bought), y buys, --yes skips', async () => {
     const home = newHome();
     await ok(['sandbox', 'topup', '250', '--live'], { home });
     const no = await carbonTty(['buy', '--kg', '100', '--live'], { home, env: TTY, input: 'n\n' });
     expect(plain(no.output)).toContain('Buy 100 kg for $4.00 from the LIVE balance ($250.00)? [y/N]');
-    expect(no.exitCode).toBe(1);
-    expect(plain(no.output)).toContain('error: Cancelled; nothing was bought.');
+    expect(no.exitCode).toBe(130);
+    // The user's own answer is no error: one plain line, not `error:`.
+    expect(plain(no.output)).toMatch(/^Cancelled; nothing was bought\.\r?$/m);
+    expect(no.output).not.toContain('error');
     expect((await json(['impact', '--live'], { home })).offsets).toBe(0);
 
     const yes = await carbonTty(['buy', '--kg', '100', '--live'], { home, env: TTY, input: 'y\n' });
@@ -181,11 +183,13 @@ describe('prompts', () => {
     expect(poor.exitCode).toBe(3);
   });
 
-  test('sandbox reset asks on a terminal: n keeps everything, y starts over', async () => {
+  test('sandbox reset asks on a terminal: n keeps everything (exit 130, one plain line), y starts over', async () => {
     const home = newHome();
     const offset = await json<{ id: string }>(['buy', '--kg', '10'], { home });
     const no = await carbonTty(['sandbox', 'reset'], { home, env: TTY, input: 'n\n' });
-    expect(no.exitCode).toBe(1);
+    expect(no.exitCode).toBe(130);
+    expect(plain(no.output)).toMatch(/^Cancelled; nothing was deleted\.\r?$/m);
+    expect(no.output).not.toContain('error');
     expect(plain(no.output)).toMatch(/Delete every offset, balance and key of the local sandbox in \S+\? \[y\/N\]/);
     expect((await ok(['show', offset.id], { home })).exitCode).toBe(0);
     const yes = await carbonTty(['sandbox', 'reset'], { home, env: TTY, input: 'y\n' });
@@ -261,7 +265,7 @@ describe('Ctrl-C, on a real terminal', () => {
     await ok(['sandbox', 'topup', '250', '--live'], { home });
     const r = await interrupt(['buy', '--kg', '10', '--live'], home, /\[y\/N\]/);
     expect(r.exitCode).toBe(130);
-    expect(plain(r.output)).toMatch(/^Cancelled; nothing was done\.\r?$/m);
+    expect(plain(r.output)).toMatch(/^Cancelled; nothing was bought\.\r?$/m);
     expect(r.output).not.toContain('error');
     expect((await json<{ data: unknown[] }>(['list', '--live'], { home })).data).toEqual([]);
   });

@@ -87,9 +87,8 @@ export async function run(ctx: Context, flags: CsvFlags): Promise<void> {
     if (total.cents > total.available && !flags.partial) throw shortBalance(ctx, total, what);
     const printer = new ResultPrinter(ctx);
     if (live) {
-      const { confirmPrompt } = await import('../../prompt.js');
-      const ok = await confirmPrompt(ctx.out, `Buy ${what} from the LIVE balance (${dollars(total.available)})?`);
-      if (!ok) throw new CliError('Cancelled; nothing was bought.', EXIT.failure, 'cancelled');
+      const { confirmOrStop } = await import('../../prompt.js');
+      await confirmOrStop(ctx.out, `Buy ${what} from the LIVE balance (${dollars(total.available)})?`, 'Cancelled; nothing was bought.');
     }
     await buyRows(ctx, rows, table, batchId, printer, { rebuyChanged: Boolean(flags.rebuyChanged) });
   } finally {

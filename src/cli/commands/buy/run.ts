@@ -78,12 +78,12 @@ async function checkBeforeBuying(
     );
   }
   if (confirm) {
-    const { confirmPrompt } = await import('../../prompt.js');
-    const ok = await confirmPrompt(
+    const { confirmOrStop } = await import('../../prompt.js');
+    await confirmOrStop(
       ctx.out,
       `Buy ${kg(quote.kg)} for ${dollars(quote.amount_cents)} from the LIVE balance (${dollars(quote.available_cents)})?${requiresReview ? ` ${REVIEW_NOTE}.` : ''}`,
+      'Cancelled; nothing was bought.',
     );
-    if (!ok) throw new CliError('Cancelled; nothing was bought.', EXIT.failure, 'cancelled');
   }
   return requiresReview;
 }

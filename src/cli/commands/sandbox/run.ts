@@ -1,8 +1,7 @@
 import { ACCOUNT_STANDINGS, type Balance, type Mode, type Offset } from '../../../api/types.js';
 import type { Sandbox } from '../../../service/sandbox.js';
 import type { Context } from '../../context.js';
-import { CliError, usage } from '../../errors.js';
-import { EXIT } from '../../exit-codes.js';
+import { usage } from '../../errors.js';
 import { dollarsOption, isOneOf, wholeNumberOption } from '../../options.js';
 import { print } from '../../print.js';
 import { dollars } from '../../render/format.js';
@@ -113,9 +112,8 @@ export async function reset(ctx: Context, flags: { yes?: boolean }): Promise<voi
     // A script is never prompted: without a terminal to ask on, only --yes may delete.
     if (!(process.stdin.isTTY && ctx.out.stderrInteractive))
       throw usage(`carbon sandbox reset deletes ${what}.`, 'Add --yes to do it without a prompt.');
-    const { confirmPrompt } = await import('../../prompt.js');
-    if (!(await confirmPrompt(ctx.out, `Delete ${what}?`)))
-      throw new CliError('Cancelled; nothing was deleted.', EXIT.failure, 'cancelled');
+    const { confirmOrStop } = await import('../../prompt.js');
+    await confirmOrStop(ctx.out, `Delete ${what}?`, 'Cancelled; nothing was deleted.');
   }
   await sandbox.reset();
   await note(ctx, (p) => `${p.green('✓')} The sandbox starts over: a fresh account with new test, live and read-only keys.`);
