@@ -73,7 +73,6 @@ export function resolveSettings(
   const mode = chooseMode(opts, env, profile);
   const [apiKey, apiKeySource] = chooseKey(opts, env, profile, mode);
   const baseUrl = chooseBaseUrl(opts, env, profile, profileName);
-  const maxRetries = wholeSetting(opts.maxRetries, '--max-retries', env, 'CARBON_MAX_RETRIES', { min: 0, max: 10 });
   return {
     paths,
     config,
@@ -85,7 +84,7 @@ export function resolveSettings(
     baseUrl,
     apiKey,
     apiKeySource,
-    maxRetries: maxRetries ?? 2,
+    maxRetries: wholeSetting(opts.maxRetries, '--max-retries', env, 'CARBON_MAX_RETRIES', { min: 0, max: 10 }) ?? 2,
     timeoutSeconds: wholeSetting(opts.timeout, '--timeout', env, 'CARBON_TIMEOUT', { min: 1, max: 86_400 }),
     allowInsecureHttp: Boolean(opts.allowInsecureHttp) || env.CARBON_ALLOW_INSECURE_HTTP === '1',
     // `ledger: false` (carbon config, which never opens it): its variables are not read at all.
