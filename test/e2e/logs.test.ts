@@ -160,6 +160,30 @@ describe('against carbon serve', () => {
     }
   });
 
+  test.each([
+    [403, 'insufficient_permissions', 4],
+    [429, 'rate_limited', 7],
+    [400, 'parameter_invalid', 2],
+    [503, 'service_unavailable', 1],
+  ])('a sandbox answering %i (%s) exits %i, as every command does for that status', async (status, code, exit) => {
+    const home = newHome();
+    const api = createServer((_, res) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { type: 'invalid_request_error', code, message: `Refused: ${code}.` } }));
+    });
+    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(api.address() as AddressInfo).port}/api/v1`;
+      const r = await carbon(['logs', '--max-retries', '0'], {
+        home,
+        env: { CARBON_BASE_URL: url, CARBON_API_KEY: `ck_test_${'a'.repeat(32)}` },
+      });
+      expect([r.exitCode, r.stdout, r.stderr]).toEqual([exit, '', `error: Refused: ${code}.\n`]);
+    } finally {
+      api.close();
+    }
+  });
+
   test('no server at the address: one line that says the connection was refused, exit 1', async () => {
     const home = newHome();
     const gone = createServer();

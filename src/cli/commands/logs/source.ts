@@ -3,7 +3,7 @@ import { failureReason, isLoopback, type Received, sendHttp } from '../../../cli
 import { filterParams, type RequestFilter } from '../../../service/journal-view.js';
 import type { Context } from '../../context.js';
 import { CliError } from '../../errors.js';
-import { EXIT } from '../../exit-codes.js';
+import { EXIT, exitCodeForStatus } from '../../exit-codes.js';
 
 /**
  * Where `carbon logs` reads the journal: the local model's ledger (the data directory, or
@@ -82,10 +82,12 @@ function servedSource(ctx: Context): JournalSource {
     }
     if (res.status === 404 && body?.error?.code === 'resource_missing' && path.startsWith('/_sandbox/requests/')) return undefined;
     if (res.status === 404 || body === null) throw notASandbox(origin);
-    if (res.status === 401)
-      throw new CliError(body.error?.message ?? 'The key was refused.', EXIT.auth, body.error?.code ?? 'api_key_invalid');
-    if (res.status >= 400)
-      throw new CliError(body.error?.message ?? `${origin} answered ${res.status}.`, EXIT.failure, body.error?.code ?? 'api_error');
+    // The exit code every command gives the status (401/403: 4, 429: 7, a 5xx: 1).
+    if (res.status >= 400) {
+      const [fallback, code] =
+        res.status === 401 ? ['The key was refused.', 'api_key_invalid'] : [`${origin} answered ${res.status}.`, 'api_error'];
+      throw new CliError(body.error?.message ?? fallback, exitCodeForStatus(res.status), body.error?.code ?? code);
+    }
     return body;
   };
   return {
