@@ -51,7 +51,7 @@ function shortBalanceLine(err: CarbonApiError, scene: ErrorScene | undefined): s
   const required = err.requiredCents ?? 0;
   const which = scene === undefined ? 'The balance' : `The ${scene.mode} balance`;
   const line = `${which} (${dollars(balance)}) does not cover this purchase (${dollars(required)}).`;
-  return `${line} ${scene === undefined ? 'Top it up.' : topUpHint(scene.mode, scene.engine, balance, required)}`;
+  return `${line} ${scene === undefined ? 'Top it up' : topUpHint(scene.mode, scene.engine, balance, required)}.`;
 }
 
 const envelope = (type: ErrorEnvelope['error']['type'], code: string, message: string): ErrorEnvelope => ({

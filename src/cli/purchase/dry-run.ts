@@ -35,7 +35,7 @@ export async function dryRun(ctx: Context, flags: PurchaseFlags & { maxCents?: s
       `Dry run: the ${mode} balance (${dollars(balance)}) does not cover ${what}; the purchase would get 402 insufficient_balance.`,
       EXIT.insufficientBalance,
       'insufficient_balance',
-      topUpHint(mode, ctx.settings.engine, balance, required),
+      `${topUpHint(mode, ctx.settings.engine, balance, required)}.`,
       { balance_cents: balance, required_cents: required },
     );
   }

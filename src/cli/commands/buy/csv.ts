@@ -11,8 +11,8 @@ import { RowTable } from '../../batch/table.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT } from '../../exit-codes.js';
-import { followUp } from '../../follow-up.js';
 import { wholeNumberOption } from '../../options.js';
+import { topUpHint } from '../../purchase/top-up.js';
 import { dollars, kg } from '../../render/format.js';
 import type { BuyFlags } from './run.js';
 
@@ -125,11 +125,7 @@ interface BatchTotal {
 function shortBalance(ctx: Context, total: BatchTotal, what: string): CliError {
   const short = total.cents - total.available;
   const mode = total.livemode ? 'live' : 'test';
-  const amount = String(Math.max(250, Math.ceil(short / 100)));
-  const topUp =
-    ctx.settings.engine === 'remote'
-      ? `Top up the ${mode} balance on the developer page`
-      : `Top it up with \`${followUp(['sandbox', 'topup', amount, ...(total.livemode && ctx.settings.mode !== 'live' ? ['--live'] : [])])}\``;
+  const topUp = topUpHint(mode, ctx.settings.engine, total.available, total.cents);
   return new CliError(
     `The ${mode} balance (${dollars(total.available)}) does not cover the batch (${what}): ${dollars(short)} short. Nothing was bought.`,
     EXIT.insufficientBalance,
