@@ -5,7 +5,10 @@ export const EXIT = {
   ok: 0,
   /** Unexpected failure, server error, or network failure after retries. */
   failure: 1,
-  /** Bad options or arguments; 400; 422 validation_error / amount_too_small; a snapshot refused (not one, newer, damaged). */
+  /**
+   * Bad options or arguments; a live purchase with nobody to confirm and no --yes; 400; 422
+   * validation_error / amount_too_small; a snapshot refused (not one, newer, damaged).
+   */
   usage: 2,
   /** 402 insufficient_balance. */
   insufficientBalance: 3,
@@ -51,7 +54,7 @@ export function exitCodeForStatus(status: number): ExitCode {
 export const EXIT_CODES_HELP = `Exit codes:
     0  success
     1  unexpected failure, server error, or network failure after retries
-    2  usage: bad options or arguments, 400, 422 validation_error / amount_too_small, a snapshot refused (the ledger untouched)
+    2  usage: bad options or arguments, a live purchase with nobody to confirm and no --yes, 400, 422 validation_error / amount_too_small, a snapshot refused (the ledger untouched)
     3  402 insufficient_balance
     4  401, 403: authentication, permissions, inactive account
     5  404 resource_missing
