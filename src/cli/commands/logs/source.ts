@@ -74,21 +74,7 @@ function servedSource(ctx: Context): JournalSource {
       if (signal?.aborted) return { object: 'list', data: [] };
       throw new CliError(`Could not reach ${origin}: ${failureReason(err, timeoutMs)}.`, EXIT.failure, 'connection_error');
     }
-    let body: { error?: { code?: string; message?: string } } | null = null;
-    try {
-      body = JSON.parse(res.text);
-    } catch {
-      // Not JSON: not a carbon sandbox (below).
-    }
-    if (res.status === 404 && body?.error?.code === 'resource_missing' && path.startsWith('/_sandbox/requests/')) return undefined;
-    if (res.status === 404 || body === null) throw notASandbox(origin);
-    // The exit code every command gives the status (401/403: 4, 429: 7, a 5xx: 1).
-    if (res.status >= 400) {
-      const [fallback, code] =
-        res.status === 401 ? ['The key was refused.', 'api_key_invalid'] : [`${origin} answered ${res.status}.`, 'api_error'];
-      throw new CliError(body.error?.message ?? fallback, exitCodeForStatus(res.status), body.error?.code ?? code);
-    }
-    return body;
+    return answer(res, origin, path);
   };
   return {
     where: origin,
@@ -115,4 +101,26 @@ function notASandbox(origin: string): CliError {
     EXIT.usage,
     'usage_error',
   );
+}
+
+/**
+ * A served sandbox's answer: its body, undefined for an entry it has not, or its refusal with the
+ * exit code every command gives that status.
+ */
+function answer(res: Received, origin: string, path: string): unknown {
+  let body: { error?: { code?: string; message?: string } } | null = null;
+  try {
+    body = JSON.parse(res.text);
+  } catch {
+    // Not JSON: not a carbon sandbox (below).
+  }
+  if (res.status === 404 && body?.error?.code === 'resource_missing' && path.startsWith('/_sandbox/requests/')) return undefined;
+  if (res.status === 404 || body === null) throw notASandbox(origin);
+  // 401/403: 4, 429: 7, a 5xx: 1.
+  if (res.status >= 400) {
+    const [fallback, code] =
+      res.status === 401 ? ['The key was refused.', 'api_key_invalid'] : [`${origin} answered ${res.status}.`, 'api_error'];
+    throw new CliError(body.error?.message ?? fallback, exitCodeForStatus(res.status), body.error?.code ?? code);
+  }
+  return body;
 }
