@@ -6,6 +6,7 @@ import { EXIT } from '../../exit-codes.js';
 import { parseWhen, wholeNumberOption } from '../../options.js';
 import { terminalWidth } from '../../render/fit.js';
 import { requestCard, requestPlain, requestRow, requestStream, requestTable } from '../../render/requests.js';
+import { onStopSignal, stopName } from '../../stop-signals.js';
 import { journalSource } from './source.js';
 
 export interface LogsFlags {
@@ -96,8 +97,7 @@ async function follow(ctx: Context, source: Awaited<ReturnType<typeof journalSou
     heard = signal;
     stop.abort();
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const release = onStopSignal(onSignal);
   const draw = ctx.out.json || !ctx.out.interactive ? null : requestStream(await ctx.paint(), terminalWidth(ctx.out.stdout, ctx.env));
   if (!ctx.out.json) ctx.out.info(`Following the requests of ${source.where} (Ctrl-C to stop)…`);
   try {
@@ -113,10 +113,9 @@ async function follow(ctx: Context, source: Awaited<ReturnType<typeof journalSou
       write(ctx, batch, draw);
     }
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    release();
   }
-  throw new CliError(`Stopped following (${heard === 'SIGTERM' ? 'SIGTERM' : 'Ctrl-C'}).`, EXIT.interrupted, 'interrupted');
+  throw new CliError(`Stopped following (${stopName(heard)}).`, EXIT.interrupted, 'interrupted');
 }
 
 function write(ctx: Context, batch: RequestEntry[], draw: ((b: readonly RequestEntry[]) => string) | null): void {

@@ -5,6 +5,7 @@ import { EXIT } from '../../exit-codes.js';
 import { DEFAULT_WAIT_SECONDS } from '../../offsets/wait.js';
 import { clockFor, parseWhen } from '../../options.js';
 import { parseDuration } from '../../render/format.js';
+import { onStopSignal, stopName } from '../../stop-signals.js';
 import { readCursor, writeCursor } from '../../watch/cursor.js';
 import { type EventType, freshState, poll, type WatchEvent, type WatchState } from '../../watch/follow.js';
 
@@ -113,8 +114,13 @@ function stopped(
   const where = flags.cursor === undefined || undelivered > 0 ? '' : `; ${flags.cursor} holds where it stopped`;
   const fields = { printed, delivered: forwarder?.delivered ?? 0, undelivered };
   if (ended.why === 'signal') {
-    const which = signal === 'SIGTERM' ? 'SIGTERM' : 'Ctrl-C';
-    return new CliError(`Stopped watching (${which}) after ${done}${lost}${where}.`, EXIT.interrupted, 'interrupted', undefined, fields);
+    return new CliError(
+      `Stopped watching (${stopName(signal)}) after ${done}${lost}${where}.`,
+      EXIT.interrupted,
+      'interrupted',
+      undefined,
+      fields,
+    );
   }
   if (undelivered === 0) return stillProcessing(ctx, ended.state);
   const seconds = ctx.settings.timeoutSeconds ?? DEFAULT_WAIT_SECONDS;
@@ -159,6 +165,7 @@ function checkFlags(flags: WatchFlags): { intervalMs: number; forwardUrl: URL | 
 class Stop {
   signal: NodeJS.Signals | null = null;
   private wake: () => void = () => {};
+  private off: () => void = () => {};
   private readonly onSignal = (signal: NodeJS.Signals): void => {
     this.signal = signal;
     this.wake();
@@ -174,13 +181,11 @@ class Stop {
     });
 
   listen(): void {
-    process.on('SIGINT', this.onSignal);
-    process.on('SIGTERM', this.onSignal);
+    this.off = onStopSignal(this.onSignal);
   }
 
   release(): void {
-    process.off('SIGINT', this.onSignal);
-    process.off('SIGTERM', this.onSignal);
+    this.off();
   }
 }
 

@@ -1,0 +1,18 @@
+/**
+ * Ctrl-C (SIGINT) and SIGTERM stop a long command the same way (exit 130, one plain line): a CI
+ * job that times out, or a service manager, sends SIGTERM, and its log should still say what was
+ * done. The line names SIGTERM when that was it: it is not the user's own Ctrl-C.
+ */
+
+/** Calls `heard` with the signal on each SIGINT or SIGTERM, until the function it returns is called. */
+export function onStopSignal(heard: (signal: NodeJS.Signals) => void): () => void {
+  process.on('SIGINT', heard);
+  process.on('SIGTERM', heard);
+  return () => {
+    process.off('SIGINT', heard);
+    process.off('SIGTERM', heard);
+  };
+}
+
+/** The signal as a stopped command's line names it. */
+export const stopName = (signal: NodeJS.Signals | null | undefined): 'SIGTERM' | 'Ctrl-C' => (signal === 'SIGTERM' ? 'SIGTERM' : 'Ctrl-C');
