@@ -1,5 +1,7 @@
+import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
-import { carbon, carbonTty, homes, json, liveHomes, ok, plain, TTY } from '../support/cli.js';
+import { BIN, baseEnv, carbon, carbonTty, homes, json, liveHomes, ok, plain, TTY } from '../support/cli.js';
+import { limit } from '../support/load.js';
 
 /** `--wait` that ends other than placed: refunded (exit 9), and a live wait on the local model that says how it ends. */
 
@@ -42,5 +44,53 @@ describe('live --wait on the local model', () => {
     expect(plain(held.output)).toMatch(
       /off_\w+ waits for review \(above the review limit\): `carbon sandbox review approve off_\w+ --live` places it\./,
     );
+  });
+});
+
+describe('a signal during --wait, in a pipe', () => {
+  /**
+   * Runs carbon with --verbose and sends `signal` once the wait has read the offset: its GET of the
+   * offset is on stderr (the wait listens for signals before that GET), an event, not a sleep.
+   * `before` counts the GETs of the offset made before the wait (show reads it once first).
+   */
+  async function signalWhenWaiting(args: string[], home: string, signal: NodeJS.Signals, before = 0) {
+    const child = execa(process.execPath, [BIN(), ...args, '--verbose'], {
+      env: baseEnv(home),
+      extendEnv: false,
+      reject: false,
+      stdin: 'ignore',
+      timeout: limit(20_000),
+    });
+    let stderr = '';
+    let sent = false;
+    child.stderr!.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      // Once: a second signal, after the wait has ended, would find nobody listening.
+      const gets = stderr.match(/^http: GET \S+\/offsets\/off_\w+ 200/gm)?.length ?? 0;
+      if (!sent && gets > before) sent = child.kill(signal);
+    });
+    const r = await child;
+    return { stdout: String(r.stdout), stderr: String(r.stderr), exitCode: r.exitCode ?? -1 };
+  }
+
+  // A CI job that times out sends SIGTERM: its log must still show the offset bought, and how to follow it.
+  test.each([
+    ['SIGTERM', 'Stopped waiting (SIGTERM):'],
+    ['SIGINT', 'Stopped waiting:'],
+  ] as const)('%s stops buy --wait and show --wait: the offset on stdout, one plain line, exit 130', async (signal, said) => {
+    const home = await liveHome();
+    // A live purchase places after 60 s of model time: the wait is still on when the signal comes.
+    const bought = await signalWhenWaiting(['buy', '--kg', '10', '--live', '--yes', '--wait'], home, signal);
+    expect(bought.exitCode).toBe(130);
+    // The offset itself is on stdout (a script needs its id), as a pipe prints it: `id<TAB>off_…`.
+    const id = /^id\t(off_\w+)$/m.exec(bought.stdout)?.[1];
+    expect(id, bought.stdout).toBeDefined();
+    const line = `${said} ${id} is processing. Follow it with \`carbon show ${id} --wait --live\`.`;
+    expect(bought.stderr.trim().split('\n').at(-1)).toBe(line);
+    expect(bought.stderr).not.toContain('error:');
+    const shown = await signalWhenWaiting(['show', id!, '--wait', '--live'], home, signal, 1);
+    expect(shown.exitCode).toBe(130);
+    expect(shown.stdout).toMatch(new RegExp(`^id\\t${id}\\nstatus\\tprocessing$`, 'm'));
+    expect(shown.stderr.trim().split('\n').at(-1)).toBe(line);
   });
 });

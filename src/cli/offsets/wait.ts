@@ -7,6 +7,7 @@ import { EXIT } from '../exit-codes.js';
 import { followUp } from '../follow-up.js';
 import { print as printAs, printResource } from '../print.js';
 import { offsetCard, offsetPlain } from '../render/resources.js';
+import { onStopSignal } from '../stop-signals.js';
 
 export const DEFAULT_WAIT_SECONDS = 120;
 
@@ -36,13 +37,12 @@ async function waitForOffset(ctx: Context, client: CarbonClient, offset: Offset,
       discardStdin: false,
     }).start();
   }
-  // Ctrl-C stops the wait at once: the offset is printed (a script or a person can follow it),
-  // then exit 130.
+  // Ctrl-C (or a CI job's SIGTERM) stops the wait at once: the offset is printed (a script or a
+  // person can follow it), then exit 130.
   let last = offset;
-  let onInterrupt: (() => void) | undefined;
+  let release = () => {};
   const interrupted = new Promise<never>((_, reject) => {
-    onInterrupt = () => reject(new WaitInterrupted(last));
-    process.once('SIGINT', onInterrupt);
+    release = onStopSignal((signal) => reject(new WaitInterrupted(last, signal)));
   });
   try {
     const settled = await Promise.race([
@@ -60,7 +60,7 @@ async function waitForOffset(ctx: Context, client: CarbonClient, offset: Offset,
     else spinner?.warn(`${settled.id} ${settled.status}`);
     return settled;
   } finally {
-    if (onInterrupt) process.off('SIGINT', onInterrupt);
+    release();
     spinner?.stop();
   }
 }
@@ -78,11 +78,14 @@ async function localLiveNote(ctx: Context, offset: Offset, review: boolean): Pro
   return `The local model places a live offset ${seconds} s (model time) after its purchase; \`${followUp(['sandbox', 'clock', 'advance', '1m'])}\` places it at once.`;
 }
 
-/** Ctrl-C during a wait, with the offset as last seen. */
+/** Ctrl-C or SIGTERM during a wait, with the offset as last seen; the line names SIGTERM (Ctrl-C is the user's own). */
 class WaitInterrupted extends CliError {
-  constructor(readonly offset: Offset) {
+  constructor(
+    readonly offset: Offset,
+    signal: NodeJS.Signals,
+  ) {
     super(
-      `Stopped waiting: ${offset.id} is ${offset.status}. Follow it with \`${followUp(['show', offset.id, '--wait'])}\`.`,
+      `Stopped waiting${signal === 'SIGTERM' ? ' (SIGTERM)' : ''}: ${offset.id} is ${offset.status}. Follow it with \`${followUp(['show', offset.id, '--wait'])}\`.`,
       EXIT.interrupted,
       'interrupted',
     );
