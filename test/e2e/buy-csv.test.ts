@@ -18,18 +18,18 @@ const file = (home: string, name: string, text: string) => {
   return path;
 };
 /**
- * Ctrl-C to a child that is waiting on an answer, handled before the answer can arrive: an event,
- * not a sleep of a guessed length, which a busy machine can outlast. Linux's /proc tells it: the
- * signal is no longer pending, and the main thread, woken by it, has gone back to sleep (its
- * voluntary context switches grew), so its event loop has run the SIGINT handler. (libuv runs
- * signal handlers after the other I/O of the same wake-up: an answer arriving in that wake-up
- * would be seen first.)
+ * Ctrl-C (or SIGTERM) to a child that is waiting on an answer, handled before the answer can
+ * arrive: an event, not a sleep of a guessed length, which a busy machine can outlast. Linux's
+ * /proc tells it: the signal is no longer pending, and the main thread, woken by it, has gone back
+ * to sleep (its voluntary context switches grew), so its event loop has run the signal's handler.
+ * (libuv runs signal handlers after the other I/O of the same wake-up: an answer arriving in that
+ * wake-up would be seen first.)
  */
-async function interruptWaiting(pid: number): Promise<void> {
+async function interruptWaiting(pid: number, signal: NodeJS.Signals = 'SIGINT'): Promise<void> {
   const main = () => readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8');
   const switches = (status: string) => Number(/^voluntary_ctxt_switches:\s*(\d+)/m.exec(status)![1]);
   const before = switches(main());
-  process.kill(pid, 'SIGINT');
+  process.kill(pid, signal);
   const handled = () => {
     const status = main();
     const pending = /^(SigPnd|ShdPnd):\s*[0-9a-f]*[1-9a-f]/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -362,9 +362,13 @@ describe('in a pipe', () => {
     expect(await offsetIds(home)).toEqual([]);
   });
 
-  test('Ctrl-C while the batch is being checked: one line, nothing bought, exit 130', async () => {
+  // SIGTERM (a CI job that times out) stops it as Ctrl-C does, and the line names it.
+  test.each([
+    ['SIGINT', ''],
+    ['SIGTERM', 'SIGTERM, '],
+  ] as const)('%s while the batch is being checked: one line, nothing bought, exit 130', async (signal, named) => {
     const home = newHome();
-    // The file comes on stdin and stays open: the batch is still being checked when Ctrl-C comes.
+    // The file comes on stdin and stays open: the batch is still being checked when the signal comes.
     // The copy carbon keeps of what it has read (in TMPDIR) says when the rows have been read.
     const child = execa(process.execPath, [BIN(), 'buy', '--from-csv', '-'], {
       env: baseEnv(home, { TMPDIR: home }),
@@ -380,21 +384,24 @@ describe('in a pipe', () => {
       return path !== '' && existsSync(path) ? readFileSync(path, 'utf8') : '';
     };
     while (copy() !== text) await new Promise((resolve) => setTimeout(resolve, 10));
-    child.kill('SIGINT');
+    child.kill(signal);
     const r = await child;
     expect(r.exitCode).toBe(130);
     expect(r.stdout).toBe('');
     expect(String(r.stderr).trim().split('\n')).toHaveLength(1);
-    expect(r.stderr).toMatch(/Interrupted while checking the batch \([0-2] rows? read\): nothing was bought\.$/);
+    expect(r.stderr).toMatch(new RegExp(`^Interrupted while checking the batch \\(${named}[0-2] rows? read\\): nothing was bought\\.$`));
     expect(await offsetIds(home)).toEqual([]);
     // The copy is gone with the run.
     expect(readdirSync(home).filter((d) => d.startsWith('carbon-batch-'))).toEqual([]);
   });
 
-  test('Ctrl-C stops after the purchase under way (exit 130); running it again resumes', async () => {
+  test.each([
+    ['SIGINT', 'Ctrl-C', ''],
+    ['SIGTERM', 'SIGTERM', ' \\(SIGTERM\\)'],
+  ] as const)('%s stops after the purchase under way (exit 130); running it again resumes', async (signal, name, named) => {
     const home = newHome();
     const server = await serve(home);
-    // A gate in front of the server holds the answer to the third purchase until Ctrl-C is sent.
+    // A gate in front of the server holds the answer to the third purchase until the signal is sent.
     let purchases = 0;
     let release: () => void = () => {};
     const held = new Promise<void>((resolve) => (release = resolve));
@@ -430,12 +437,13 @@ describe('in a pipe', () => {
         stdin: 'ignore',
       });
       await atGate;
-      // The child handles Ctrl-C before the third answer arrives (its handler only sets a flag).
-      await interruptWaiting(child.pid!);
+      // The child handles the signal before the third answer arrives (its handler only sets a flag).
+      await interruptWaiting(child.pid!, signal);
       release();
       const r = await child;
       expect(r.exitCode).toBe(130);
-      expect(results(String(r.stdout)).map((row) => `${row.status}:${row.error_code}`)).toEqual([
+      const rows = results(String(r.stdout));
+      expect(rows.map((row) => `${row.status}:${row.error_code}`)).toEqual([
         'processing:',
         'processing:',
         'processing:',
@@ -443,7 +451,10 @@ describe('in a pipe', () => {
         'skipped:interrupted',
         'skipped:interrupted',
       ]);
-      expect(String(r.stderr)).toMatch(/^Interrupted: 3 of 6 rows bought .*3 skipped\. Run the same command again to resume/m);
+      expect(rows.at(-1)!.error_message).toBe(`interrupted (${name})`);
+      expect(String(r.stderr)).toMatch(
+        new RegExp(`^Interrupted${named}: 3 of 6 rows bought .*3 skipped\\. Run the same command again to resume`, 'm'),
+      );
       const resumed = await carbon(['buy', '--from-csv', csv, '--json'], { home, env });
       expect(resumed.exitCode).toBe(0);
       expect(JSON.parse(resumed.stdout.trim().split('\n').at(-1)!)).toMatchObject({ rows: 6, replayed: 3, bought: 3 });

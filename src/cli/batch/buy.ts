@@ -5,6 +5,7 @@ import type { Context } from '../context.js';
 import { CliError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { dollars, kg } from '../render/format.js';
+import { onStopSignal, stopName } from '../stop-signals.js';
 import { rebuyKey, rowKey } from './key.js';
 import { progress } from './progress.js';
 import { type ResultPrinter, result } from './results.js';
@@ -23,10 +24,10 @@ interface Count {
   cents: number;
 }
 
-/** Where the buying loop ended: the counts, whether Ctrl-C cut it short, and what stopped it, if anything did. */
+/** Where the buying loop ended: the counts, the signal that cut it short (Ctrl-C, SIGTERM), and what stopped it, if anything did. */
 interface Outcome {
   count: Count;
-  interrupted: boolean;
+  interrupted: NodeJS.Signals | null;
   stop: string | null;
 }
 
@@ -51,10 +52,10 @@ export async function buyRows(
   options: BuyOptions,
 ): Promise<void> {
   const client = await ctx.client();
-  // Ctrl-C: the purchase under way finishes (its answer is printed), the rest are skipped, exit 130.
-  let interrupted = false;
-  const onInterrupt = () => void (interrupted = true);
-  process.on('SIGINT', onInterrupt);
+  // Ctrl-C, or a CI job's SIGTERM: the purchase under way finishes (its answer is printed), the
+  // rest are skipped, exit 130.
+  let interrupted = null as NodeJS.Signals | null;
+  const release = onStopSignal((signal) => void (interrupted ??= signal));
   const bar = await progress(ctx.out, 'Buying');
   const count: Count = { bought: 0, replayed: 0, failed: 0, skipped: 0, changed: 0, kg: 0, cents: 0 };
   let stop: string | null = null;
@@ -63,25 +64,25 @@ export async function buyRows(
     for await (const row of rows) {
       i++;
       const key = rowKey(batchId, row.params, table.occurrenceOf(i));
-      if (interrupted || stop !== null) {
+      if (interrupted !== null || stop !== null) {
         count.skipped++;
         printer.add(
           result(row, key, {
             status: 'skipped',
-            error_code: interrupted ? 'interrupted' : 'batch_stopped',
-            error_message: stop ?? 'interrupted (Ctrl-C)',
+            error_code: interrupted !== null ? 'interrupted' : 'batch_stopped',
+            error_message: stop ?? `interrupted (${stopName(interrupted)})`,
           }),
         );
         continue;
       }
       bar.update(i, table.length, `${kg(count.kg)} · ${dollars(count.cents)}`);
-      // A turn of the event loop per row: on the local engine nothing else would give Ctrl-C one.
+      // A turn of the event loop per row: on the local engine nothing else would give a signal one.
       await new Promise((resolve) => setImmediate(resolve));
       stop = await buyOne(client, row, key, count, printer, options);
       if (i % 1024 === 1023) await printer.drain();
     }
   } finally {
-    process.off('SIGINT', onInterrupt);
+    release();
     bar.stop();
   }
   report(ctx, { count, interrupted, stop }, table.length, batchId, printer);
@@ -203,14 +204,18 @@ function report(ctx: Context, outcome: Outcome, rowCount: number, batchId: strin
   ]
     .filter(Boolean)
     .join(', ');
-  const resume = count.failed + count.skipped > 0 || interrupted;
+  const resume = count.failed + count.skipped > 0 || interrupted !== null;
   const again = [
     resume ? `Run the same command again to resume (batch ${batchId}): rows already bought are never bought twice.` : '',
     count.changed > 0 ? 'Add --rebuy-changed to buy the changed rows as they are now (the earlier purchases stay).' : '',
   ]
     .filter(Boolean)
     .join(' ');
-  if (interrupted) throw new CliError(`Interrupted: ${done}; ${rest}.`, EXIT.interrupted, 'interrupted', again, { batch_id: batchId });
+  // The user's own Ctrl-C goes unnamed; a SIGTERM (a CI job, a service manager) is named.
+  if (interrupted !== null) {
+    const by = interrupted === 'SIGTERM' ? ' (SIGTERM)' : '';
+    throw new CliError(`Interrupted${by}: ${done}; ${rest}.`, EXIT.interrupted, 'interrupted', again, { batch_id: batchId });
+  }
   if (rest !== '')
     throw new CliError(
       `Batch incomplete: ${done}; ${rest}${stop === null ? '' : ` (${stop})`}.`,

@@ -14,6 +14,7 @@ import { EXIT } from '../../exit-codes.js';
 import { wholeNumberOption } from '../../options.js';
 import { topUpHint } from '../../purchase/top-up.js';
 import { dollars, kg } from '../../render/format.js';
+import { onStopSignal } from '../../stop-signals.js';
 import type { BuyFlags } from './run.js';
 
 /**
@@ -137,7 +138,7 @@ function shortBalance(ctx: Context, total: BatchTotal, what: string): CliError {
 
 /**
  * Reads and quotes every row, streaming the file: the API judges each row (422s) and prices the
- * batch before any purchase. Any fault refuses the whole batch. Ctrl-C here buys nothing.
+ * batch before any purchase. Any fault refuses the whole batch. Ctrl-C or SIGTERM here buys nothing.
  */
 async function checkBatch(
   ctx: Context,
@@ -158,16 +159,17 @@ async function checkBatch(
     if (faults.length < SHOWN_FAULTS) faults.push(message);
     faultCount++;
   };
-  // Ctrl-C while checking: nothing has been bought, and the reading stops at once (also while it waits for stdin).
-  const onInterrupt = () =>
+  // Ctrl-C (or a CI job's SIGTERM, then named) while checking: nothing has been bought, and the
+  // reading stops at once (also while it waits for stdin).
+  const release = onStopSignal((signal) =>
     input.interrupt(
       new CliError(
-        `Interrupted while checking the batch (${rows} row${rows === 1 ? '' : 's'} read): nothing was bought.`,
+        `Interrupted while checking the batch (${signal === 'SIGTERM' ? 'SIGTERM, ' : ''}${rows} row${rows === 1 ? '' : 's'} read): nothing was bought.`,
         EXIT.interrupted,
         'interrupted',
       ),
-    );
-  process.on('SIGINT', onInterrupt);
+    ),
+  );
   try {
     for await (const { cells, line } of input.first()) {
       if (columns === undefined) {
@@ -187,7 +189,7 @@ async function checkBatch(
       if (refused !== null) fault(`row ${row} (line ${line}): ${refused}`);
     }
   } finally {
-    process.off('SIGINT', onInterrupt);
+    release();
     bar.stop();
   }
   if (columns === undefined)
