@@ -16,3 +16,6 @@ export function onStopSignal(heard: (signal: NodeJS.Signals) => void): () => voi
 
 /** The signal as a stopped command's line names it. */
 export const stopName = (signal: NodeJS.Signals | null | undefined): 'SIGTERM' | 'Ctrl-C' => (signal === 'SIGTERM' ? 'SIGTERM' : 'Ctrl-C');
+
+/** ` (SIGTERM)` after a stopped command's first words when SIGTERM stopped it; nothing for the user's own Ctrl-C. */
+export const bySigterm = (signal: NodeJS.Signals | null | undefined): string => (signal === 'SIGTERM' ? ' (SIGTERM)' : '');

@@ -5,7 +5,7 @@ import type { Context } from '../context.js';
 import { CliError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { dollars, kg } from '../render/format.js';
-import { onStopSignal, stopName } from '../stop-signals.js';
+import { bySigterm, onStopSignal, stopName } from '../stop-signals.js';
 import { rebuyKey, rowKey } from './key.js';
 import { progress } from './progress.js';
 import { type ResultPrinter, result } from './results.js';
@@ -213,8 +213,9 @@ function report(ctx: Context, outcome: Outcome, rowCount: number, batchId: strin
     .join(' ');
   // The user's own Ctrl-C goes unnamed; a SIGTERM (a CI job, a service manager) is named.
   if (interrupted !== null) {
-    const by = interrupted === 'SIGTERM' ? ' (SIGTERM)' : '';
-    throw new CliError(`Interrupted${by}: ${done}; ${rest}.`, EXIT.interrupted, 'interrupted', again, { batch_id: batchId });
+    throw new CliError(`Interrupted${bySigterm(interrupted)}: ${done}; ${rest}.`, EXIT.interrupted, 'interrupted', again, {
+      batch_id: batchId,
+    });
   }
   if (rest !== '')
     throw new CliError(

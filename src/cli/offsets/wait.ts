@@ -7,7 +7,7 @@ import { EXIT } from '../exit-codes.js';
 import { followUp } from '../follow-up.js';
 import { print as printAs, printResource } from '../print.js';
 import { offsetCard, offsetPlain } from '../render/resources.js';
-import { onStopSignal } from '../stop-signals.js';
+import { bySigterm, onStopSignal } from '../stop-signals.js';
 
 export const DEFAULT_WAIT_SECONDS = 120;
 
@@ -85,7 +85,7 @@ class WaitInterrupted extends CliError {
     signal: NodeJS.Signals,
   ) {
     super(
-      `Stopped waiting${signal === 'SIGTERM' ? ' (SIGTERM)' : ''}: ${offset.id} is ${offset.status}. Follow it with \`${followUp(['show', offset.id, '--wait'])}\`.`,
+      `Stopped waiting${bySigterm(signal)}: ${offset.id} is ${offset.status}. Follow it with \`${followUp(['show', offset.id, '--wait'])}\`.`,
       EXIT.interrupted,
       'interrupted',
     );
