@@ -179,7 +179,9 @@ export class Journal {
     try {
       // Requests answered before the account was read (an unknown path) take its clock now.
       const offset = batch.some((n) => n.model_ms === null) ? ((await this.store.account())?.clock_offset_ms ?? 0) : 0;
-      records = this.ready.concat(batch.map((n) => ({ ...n, model_ms: n.model_ms ?? n.real_ms + offset })));
+      // The notes are the journal's own: each takes its model time in place (no copy an entry).
+      for (const n of batch) n.model_ms ??= n.real_ms + offset;
+      records = this.ready.concat(batch as NewJournalRecord[]);
       this.ready = [];
       const { keep, maxAgeMs } = this.settings;
       // Never waits for another writer's lock while little is waiting: tried again with the next batch.

@@ -4,7 +4,7 @@ import { livemodeOf } from './tables.js';
 
 /**
  * The journal's statements, written once for both stores: each store gives its placeholder
- * (`?` or `$n`) and runs them its own way (SQLite: one insert a row inside one transaction;
+ * (`?` or `$n`) and runs them its own way (SQLite: a few multi-row inserts inside one transaction;
  * PostgreSQL: the batch in one statement over unnest()).
  */
 
@@ -34,7 +34,12 @@ export const JOURNAL_INSERT_COLUMNS = [
 
 /** An entry's values in the order of JOURNAL_INSERT_COLUMNS. */
 export function journalRow(r: NewJournalRecord): unknown[] {
-  return [
+  return pushRow([], r);
+}
+
+/** Appends an entry's values, in the order of JOURNAL_INSERT_COLUMNS, to `values` (a multi-row insert's). */
+export function pushRow(values: unknown[], r: NewJournalRecord): unknown[] {
+  values.push(
     r.request_id,
     r.model_ms,
     r.real_ms,
@@ -55,7 +60,8 @@ export function journalRow(r: NewJournalRecord): unknown[] {
     r.instance,
     r.request_body,
     r.response_body,
-  ];
+  );
+  return values;
 }
 
 const SELECT = `SELECT seq, ${JOURNAL_INSERT_COLUMNS.join(', ')} FROM journal`;

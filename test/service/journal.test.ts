@@ -219,6 +219,25 @@ describe.each(storeMatrix())('the request journal on the $label store', ({ kind:
     expect(await b.entries({ limit: 100 })).toHaveLength(30);
   });
 
+  test('writes every batch whole and in the order answered, one seq after another', async () => {
+    // Written only when a batch fills (an hour between timed batches), then by the close: full
+    // batches and a short last one.
+    const { open } = await ledger(store, { flushMs: 3_600_000 });
+    const a = await open('host-a:1');
+    for (let i = 0; i < 203; i++) await a.call('GET', '/balance', { query: { n: String(i) } });
+    await a.engine.close();
+    const b = await open('host-b:2');
+    const kept: RequestEntry[] = [];
+    for (
+      let page = await b.entries({ limit: 100, after: 0 });
+      page.length > 0;
+      page = await b.entries({ limit: 100, after: page.at(-1)!.seq })
+    )
+      kept.push(...page);
+    expect(kept.map((e) => e.query)).toEqual(Array.from({ length: 203 }, (_, i) => `n=${i}`));
+    expect(kept.map((e) => e.seq)).toEqual(Array.from({ length: 203 }, (_, i) => kept[0]!.seq + i));
+  });
+
   test('keeps the newest entries and none older than its age; a reset empties it', async () => {
     const { open } = await ledger(store, { keep: 20, maxAgeMs: 3_600_000 });
     const a = await open('host-a:1');
