@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { ApiRequest, ApiResponse } from '../api/types.js';
-import { type FaultConfig, FaultDice, faultResponse, sleep } from '../service/faults.js';
+import { type FaultConfig, FaultDice, faultResponse, noteFault, sleep } from '../service/faults.js';
+import type { OffsetsService } from '../service/service.js';
 
 /**
  * `carbon sandbox faults` in the server: each batch of requests reads the setting once (so every
@@ -21,17 +22,19 @@ export class ServerFaults {
   }
 
   /**
-   * Answers `request` through `handle` unless its drawn fault says otherwise. Resolves to the
+   * Answers `request` through the service unless its drawn fault says otherwise. Resolves to the
    * response to send, or null when the connection was cut (nothing is to be sent).
    */
   async withFaults(
     config: FaultConfig | null,
     request: ApiRequest,
     res: ServerResponse,
-    handle: () => Promise<ApiResponse>,
+    service: OffsetsService,
   ): Promise<ApiResponse | null> {
+    const handle = () => service.handle(request);
     const fault = config === null ? null : this.dice.draw(request);
     if (fault === null) return handle();
+    const trace = service.journal.trace();
     if (fault.latencyMs > 0) await sleep(fault.latencyMs);
     switch (fault.kind) {
       case null:
@@ -43,8 +46,11 @@ export class ServerFaults {
         await handle();
         res.destroy();
         return null;
-      default:
-        return faultResponse(fault.kind, config!);
+      default: {
+        const response = faultResponse(fault.kind, config!);
+        await noteFault(service, request, response, trace);
+        return response;
+      }
     }
   }
 }

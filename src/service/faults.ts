@@ -1,7 +1,9 @@
 import { API_PREFIX, type ApiRequest, type ApiResponse, type Mode } from '../api/types.js';
 import { bearerToken } from './access.js';
 import { ApiError, type ErrorCode } from './errors.js';
+import type { Trace } from './journal.js';
 import { keyMode, requestId } from './keys.js';
+import type { OffsetsService } from './service.js';
 import { parseDuration } from './units.js';
 
 /**
@@ -113,6 +115,26 @@ export function faultResponse(kind: '429' | '500' | '503', config: FaultConfig):
   const headers: Record<string, string> = { 'request-id': requestId() };
   if (kind !== '500') headers['retry-after'] = String(config.retry_after_seconds);
   return { status: err.status, headers, body: { error: err.toBody() } };
+}
+
+/**
+ * Notes in the journal the answer a fault gave in the service's place (429, 500, 503), as the
+ * caller met it: the service never saw the request, so without this `carbon logs --status 5xx`
+ * showed nothing of a rehearsal. The key is looked up for the entry's key id and mode (a request
+ * without a key the sandbox knows is noted without them). `trace` was taken as the request came,
+ * before any latency drawn with the fault. Never throws: the answer goes out whatever
+ * the ledger says.
+ */
+export async function noteFault(service: OffsetsService, request: ApiRequest, response: ApiResponse, trace: Trace): Promise<void> {
+  try {
+    const token = request.headers.authorization === undefined ? undefined : bearerToken(request.headers.authorization);
+    trace.mode = token === undefined ? null : keyMode(token);
+    const key = token === undefined || trace.mode === null ? undefined : await service.store.keyBySecret(token);
+    trace.keyId = key?.id ?? null;
+  } catch {
+    // The ledger did not answer: the entry is noted without the key.
+  }
+  service.journal.record(response.headers['request-id'] ?? requestId(), request, response, trace);
 }
 
 /** `50ms-400ms` (a range) or `200ms` (always that long) → milliseconds; null when it is neither. */

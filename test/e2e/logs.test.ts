@@ -86,6 +86,21 @@ describe('on the local model', () => {
     expect(wider).toMatch(new RegExp(` 201 +POST +/api/v1/offsets +${bought.id} +[\\d.]+ +req_`));
   });
 
+  test("the answers carbon sandbox faults gave are in the journal: --status 5xx finds a rehearsal's 500 and 503", async () => {
+    const home = newHome();
+    await ok(['sandbox', 'faults', 'set', '--error-rate', '1', '--errors', '500,503', '--seed', '1', '--retry-after', '0'], { home });
+    const failed = await carbon(['balance', '--max-retries', '1', '--json'], { home });
+    expect(failed.exitCode).toBe(1);
+    await ok(['sandbox', 'faults', 'off'], { home });
+    const entries = ndjson((await ok(['logs', '--status', '5xx', '--json'], { home })).stdout);
+    expect(entries).toHaveLength(2); // the first try and its retry
+    for (const e of entries) {
+      expect(e).toMatchObject({ method: 'GET', path: '/api/v1/balance', livemode: false, error: { type: 'api_error' } });
+      expect(e.key_id).toMatch(/^key_/);
+      expect(e.error?.message).toContain('a fault injected by carbon sandbox faults');
+    }
+  });
+
   test('bad filters and unknown entries: one line and the documented exit code, nothing else', async () => {
     const home = newHome();
     for (const args of [

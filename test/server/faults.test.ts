@@ -61,6 +61,31 @@ describe('faults through carbon serve', () => {
     expect((await balance(b)).status).toBe(200);
   });
 
+  test('a 429, 500 or 503 a fault gave is in the journal, as the caller met it (Request-Id, key, mode, code)', async () => {
+    await a.sandbox.setFaults({ error_rate: 1, errors: ['500', '503', '429'], seed: 3, route: 'GET /balance' });
+    const answers = [await balance(a), await balance(a), await balance(a)];
+    await a.sandbox.clearFaults();
+    const keyId = (await a.sandbox.findKey(key))!.id;
+    const got = await fetch(`${a.origin}/_sandbox/requests?path=/api/v1/balance&limit=3`, { headers: { authorization: `Bearer ${key}` } });
+    const entries = ((await got.json()) as { data: Record<string, unknown>[] }).data.reverse();
+    const met = await Promise.all(
+      answers.map(async (r) => {
+        const body = (await r.json()) as { error: { code: string; message: string } };
+        return { id: r.headers.get('request-id'), status: r.status, code: body.error.code, message: body.error.message };
+      }),
+    );
+    expect(new Set(met.map((m) => m.status))).not.toEqual(new Set([200]));
+    expect(
+      entries.map((e) => ({
+        id: e.id,
+        status: e.status,
+        code: (e.error as { code: string }).code,
+        message: (e.error as { message: string }).message,
+      })),
+    ).toEqual(met);
+    expect(entries.map((e) => [e.key_id, e.livemode, e.method])).toEqual(met.map(() => [keyId, false, 'GET']));
+  });
+
   test('drop-before: nothing bought; drop-after: bought, the answer lost, and a retry with the key replays it', async () => {
     const before = (await a.sandbox.status()).impact.test.offsets;
     await a.sandbox.setFaults({ error_rate: 1, errors: ['drop-before'], route: 'POST /offsets' });
