@@ -49,9 +49,12 @@ export interface ArgSpec {
  * 'config' only needs to know where the config lives and which profile is meant: a broken
  * CARBON_API_KEY or a profile that does not exist yet must not stop `carbon config` from inspecting
  * or fixing things. 'bare' gets commander's arguments as they are, with no settings at all (the
- * shell completion commands: a broken config never breaks them). Subcommands inherit it.
+ * shell completion commands: a broken config never breaks them). 'journal' resolves as 'api' does,
+ * but --live and --test filter what is read instead of choosing the key: a key of the other mode
+ * is used as it is (`carbon logs`: a sandbox's journal is read with any of its keys). Subcommands
+ * inherit it.
  */
-export type SettingsKind = 'api' | 'config' | 'bare';
+export type SettingsKind = 'api' | 'config' | 'bare' | 'journal';
 
 export interface CommandSpec {
   name: string;

@@ -27,7 +27,11 @@ export async function invoke(load: () => Promise<Handler>, kind: SettingsKind, g
     import('./settings.js'),
   ]);
   const out = new Output({ json: Boolean(globals.json), ...(globals.color === false ? { color: false } : {}) });
-  const settings = given.settings ?? (kind === 'config' ? resolveConfigSettings(globals) : resolveSettings(globals));
+  const settings =
+    given.settings ??
+    (kind === 'config'
+      ? resolveConfigSettings(globals)
+      : resolveSettings(globals, process.env, kind === 'journal' ? { modeFilters: true } : {}));
   const ctx = new Context(settings, out, process.env, Boolean(globals.verbose));
   opened?.(ctx);
   if (ctx.settings.apiKeySource === 'flag' || (kind === 'config' && globals.apiKey !== undefined)) {

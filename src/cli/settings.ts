@@ -65,12 +65,12 @@ const modeOfKey = (key: string): Mode | null => keyShape(key)?.mode ?? null;
 export function resolveSettings(
   opts: GlobalOptions,
   env: NodeJS.ProcessEnv = process.env,
-  options: { allowMissingProfile?: boolean; ledger?: boolean } = {},
+  options: { allowMissingProfile?: boolean; ledger?: boolean; modeFilters?: boolean } = {},
 ): Settings {
   const paths = resolvePaths(env);
   const config = readConfig(paths.configDir);
   const { profileName, profile } = chooseProfile(opts, env, config, options);
-  const mode = chooseMode(opts, env, profile);
+  const mode = chooseMode(opts, env, profile, options.modeFilters === true);
   const [apiKey, apiKeySource] = chooseKey(opts, env, profile, mode);
   const baseUrl = chooseBaseUrl(opts, env, profile, profileName);
   return {
@@ -141,8 +141,12 @@ function chooseProfile(
   return { profileName, profile };
 }
 
-/** Test or live: --live/--test, else the mode of the key given, else the profile's, else test. A key of the other mode is refused. */
-function chooseMode(opts: GlobalOptions, env: NodeJS.ProcessEnv, profile: Profile | undefined): Mode {
+/**
+ * Test or live: --live/--test, else the mode of the key given, else the profile's, else test. A key
+ * of the other mode is refused, unless the flags only filter what is read (`modeFilters`): then the
+ * key given keeps its own mode.
+ */
+function chooseMode(opts: GlobalOptions, env: NodeJS.ProcessEnv, profile: Profile | undefined, modeFilters: boolean): Mode {
   if (opts.live && opts.test) throw usage('Give --live or --test, not both.');
   const flagMode: Mode | null = opts.live ? 'live' : opts.test ? 'test' : null;
   const explicitKey = opts.apiKey ?? (env.CARBON_API_KEY || undefined);
@@ -152,12 +156,12 @@ function chooseMode(opts: GlobalOptions, env: NodeJS.ProcessEnv, profile: Profil
       `The API key from ${opts.apiKey !== undefined ? '--api-key' : 'CARBON_API_KEY'} is not a test or live key (expected PREFIX_test_… or PREFIX_live_…).`,
     );
   }
-  if (flagMode !== null && explicitKeyMode !== null && flagMode !== explicitKeyMode) {
+  if (flagMode !== null && explicitKeyMode !== null && flagMode !== explicitKeyMode && !modeFilters) {
     throw usage(
       `--${flagMode} was given, but the API key from ${opts.apiKey !== undefined ? '--api-key' : 'CARBON_API_KEY'} is a ${explicitKeyMode} key.`,
     );
   }
-  return flagMode ?? explicitKeyMode ?? profile?.mode ?? 'test';
+  return (modeFilters ? explicitKeyMode : null) ?? flagMode ?? explicitKeyMode ?? profile?.mode ?? 'test';
 }
 
 /** The API key and where it came from: --api-key, CARBON_API_KEY, the profile's for the mode, else the sandbox's own. */

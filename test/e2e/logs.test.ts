@@ -156,6 +156,23 @@ describe('against carbon serve', () => {
     await server.stop();
   });
 
+  test('--live and --test filter the journal whatever the key: a test CARBON_API_KEY reads the live entries, served and local', async () => {
+    const home = newHome();
+    const server = await serve(home, ['--show-keys']);
+    const env = { CARBON_BASE_URL: server.url, CARBON_API_KEY: server.ready.test_key! };
+    await ok(['balance'], { home, env });
+    await ok(['balance', '--live'], { home, env: { ...env, CARBON_API_KEY: server.ready.live_key! } });
+    for (const where of [env, { ...env, CARBON_BASE_URL: '' }]) {
+      const live = ndjson((await ok(['logs', '--live', '--json'], { home, env: where })).stdout);
+      expect(live.map((e) => [e.path, e.livemode])).toEqual([['/api/v1/balance', true]]);
+      const test = ndjson((await ok(['logs', '--test', '--json'], { home, env: where })).stdout);
+      expect(test.map((e) => [e.path, e.livemode])).toEqual([['/api/v1/balance', false]]);
+    }
+    // Elsewhere a key of the other mode is still refused: --live spends with a live key only.
+    expect((await carbon(['balance', '--live'], { home, env })).exitCode).toBe(2);
+    await server.stop();
+  });
+
   test('refuses the live API (anything that is not a carbon sandbox) with one line that says why', async () => {
     const home = newHome();
     const api = createServer((_, res) => {

@@ -7,6 +7,8 @@ const run = () => import('./run.js');
 export const logs: CommandSpec = {
   name: 'logs',
   description: "the sandbox's requests and their answers, newest first (--follow: as they come)",
+  // --live/--test pick the entries shown, not the key: any key of the sandbox reads its whole journal.
+  settings: 'journal',
   notes: `Every request the sandbox answers, through the local model or any carbon serve on its ledger, is
 kept in the ledger's journal: the newest 10,000, for 7 days (CARBON_JOURNAL_KEEP,
 CARBON_JOURNAL_MAX_AGE_DAYS; CARBON_JOURNAL=off records none). Keys are never kept; API keys in
