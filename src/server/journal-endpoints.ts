@@ -1,6 +1,7 @@
+import type { RequestEntry } from '../api/journal.js';
 import { bearerToken } from '../service/access.js';
 import { ApiError } from '../service/errors.js';
-import { filterFromParams } from '../service/journal-view.js';
+import { filterFromParams, type RequestFilter } from '../service/journal-view.js';
 import { requestId } from '../service/keys.js';
 import type { Reply } from './reply.js';
 import type { Incoming, Served } from './requests.js';
@@ -37,7 +38,7 @@ export async function requests(r: Incoming, served: Served): Promise<Reply> {
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
       data = await served.sandbox.journal.entries(filter);
     }
-    return json(200, { object: 'list', data, has_more: data.length === filter.limit });
+    return json(200, { object: 'list', data, has_more: await more(served, filter, data) });
   } catch (err) {
     return refused(err);
   }
@@ -54,6 +55,17 @@ export async function request(r: Incoming, served: Served): Promise<Reply> {
   } catch (err) {
     return refused(err);
   }
+}
+
+/**
+ * Whether entries lie beyond a full page (older ones; newer ones when following), as the API's
+ * `has_more` says: a last page that is exactly full has none.
+ */
+async function more(served: Served, filter: RequestFilter, data: readonly RequestEntry[]): Promise<boolean> {
+  const last = data.at(-1);
+  if (last === undefined || data.length < filter.limit) return false;
+  const next = filter.after === null ? { ...filter, before: last.seq, limit: 1 } : { ...filter, after: last.seq, limit: 1 };
+  return (await served.sandbox.journal.entries(next)).length > 0;
 }
 
 async function signedWithKey(r: Incoming, served: Served): Promise<void> {

@@ -1,0 +1,44 @@
+import { beforeAll, describe, expect, test } from 'vitest';
+import { serveInProcess } from '../support/in-process-server.js';
+
+/**
+ * `GET /_sandbox/requests`, the served journal `carbon logs` reads, as a script with curl reads
+ * it: its pages and what `has_more` says at their edges.
+ */
+
+const served = serveInProcess('carbon-journal-endpoints-');
+let key: string;
+
+beforeAll(async () => {
+  key = (await served.server.sandbox.defaultKey('test'))!;
+  // Five requests in the journal, and nothing else.
+  for (let i = 0; i < 5; i++) await fetch(`${served.server.url}/balance`, { headers: { authorization: `Bearer ${key}` } });
+});
+
+interface Page {
+  data: { seq: number }[];
+  has_more: boolean;
+}
+const page = async (query: string): Promise<Page> => {
+  const r = await fetch(`${served.server.origin}/_sandbox/requests?${query}`, { headers: { authorization: `Bearer ${key}` } });
+  expect(r.status).toBe(200);
+  return (await r.json()) as Page;
+};
+
+describe('GET /_sandbox/requests: has_more', () => {
+  test('is true only while entries lie beyond the page: a last page exactly full has none', async () => {
+    const all = await page('limit=100');
+    expect([all.data.length, all.has_more]).toEqual([5, false]);
+    const seqs = all.data.map((e) => e.seq);
+    expect((await page('limit=4')).has_more).toBe(true);
+    expect((await page('limit=5')).has_more).toBe(false);
+    const first = await page('limit=3');
+    expect([first.data.length, first.has_more]).toEqual([3, true]);
+    const second = await page(`limit=2&before=${first.data.at(-1)!.seq}`);
+    expect([second.data.map((e) => e.seq), second.has_more]).toEqual([seqs.slice(3), false]);
+    // Following (after=SEQ, oldest first): more is newer entries.
+    const oldest = seqs.at(-1)!;
+    expect((await page(`after=${oldest}&limit=3`)).has_more).toBe(true);
+    expect((await page(`after=${oldest}&limit=4`)).has_more).toBe(false);
+  });
+});
