@@ -1,5 +1,5 @@
 import type { RequestEntry } from '../api/journal.js';
-import { bearerToken } from '../service/access.js';
+import { parseBearer } from '../service/access.js';
 import { ApiError } from '../service/errors.js';
 import { filterFromParams, type RequestFilter } from '../service/journal-view.js';
 import { requestId } from '../service/keys.js';
@@ -69,8 +69,8 @@ async function more(served: Served, filter: RequestFilter, data: readonly Reques
 }
 
 async function signedWithKey(r: Incoming, served: Served): Promise<void> {
-  const token = bearerToken(r.headers.authorization ?? '');
-  const key = token === undefined ? undefined : await served.sandbox.findKey(token);
+  // No key, or no key's shape: the API's own 401 (api_key_missing, api_key_invalid), as callers expect.
+  const key = await served.sandbox.findKey(parseBearer(r.headers.authorization).secret);
   if (key === undefined) throw new ApiError('api_key_invalid', 'Invalid API key provided: the journal is read with a key of this sandbox.');
   if (key.revoked) throw new ApiError('api_key_revoked', 'This API key has been revoked.');
 }

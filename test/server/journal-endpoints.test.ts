@@ -3,7 +3,7 @@ import { serveInProcess } from '../support/in-process-server.js';
 
 /**
  * `GET /_sandbox/requests`, the served journal `carbon logs` reads, as a script with curl reads
- * it: its pages and what `has_more` says at their edges.
+ * it: its pages and what `has_more` says at their edges, and its 401s.
  */
 
 const served = serveInProcess('carbon-journal-endpoints-');
@@ -40,5 +40,26 @@ describe('GET /_sandbox/requests: has_more', () => {
     const oldest = seqs.at(-1)!;
     expect((await page(`after=${oldest}&limit=3`)).has_more).toBe(true);
     expect((await page(`after=${oldest}&limit=4`)).has_more).toBe(false);
+  });
+});
+
+describe("GET /_sandbox/requests: its 401s are the API's", () => {
+  test('no Authorization header is api_key_missing; a malformed or unknown key api_key_invalid', async () => {
+    const codes: [string, number, string][] = [];
+    for (const [name, headers] of [
+      ['none', {}],
+      ['blank', { authorization: ' ' }],
+      ['malformed', { authorization: 'Bearer nope' }],
+      ['unknown', { authorization: `Bearer ck_test_${'x'.repeat(32)}` }],
+    ] as const) {
+      const r = await fetch(`${served.server.origin}/_sandbox/requests`, { headers });
+      codes.push([name, r.status, ((await r.json()) as { error: { code: string } }).error.code]);
+    }
+    expect(codes).toEqual([
+      ['none', 401, 'api_key_missing'],
+      ['blank', 401, 'api_key_missing'],
+      ['malformed', 401, 'api_key_invalid'],
+      ['unknown', 401, 'api_key_invalid'],
+    ]);
   });
 });
