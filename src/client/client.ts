@@ -71,6 +71,8 @@ const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resol
 export class CarbonClient {
   private readonly policy: RetryPolicy;
   private readonly sleep: (ms: number) => Promise<void>;
+  /** Whether an answer so far came from a carbon sandbox (`carbon serve` says so on each: `Carbon-Sandbox: true`). */
+  fromSandbox = false;
 
   constructor(private readonly options: ClientOptions) {
     this.policy = { ...DEFAULT_RETRY, ...options.retry };
@@ -161,6 +163,7 @@ export class CarbonClient {
     try {
       const response = await this.options.transport.request(request);
       report?.(response.status, response.headers['request-id']);
+      this.fromSandbox ||= response.headers['carbon-sandbox'] === 'true';
       return response;
     } catch (err) {
       report?.(0, undefined);
@@ -214,6 +217,7 @@ export class CarbonClient {
       try {
         const response = await this.options.transport.request(request);
         report?.(response.status, response.headers['request-id']);
+        this.fromSandbox ||= response.headers['carbon-sandbox'] === 'true';
         if (response.status < 400) return { response: response as ApiResponse<T>, earlierMaybeSent: maybeSent };
         maybeSent = true;
         const error = toApiError(response);

@@ -39,7 +39,7 @@ function canonicalHeader(name: string): string {
 const canonicalHeaders = new Map<string, string>();
 
 /** Set by the writer itself, below whatever a reply's headers say. */
-const OWN_HEADERS = new Set(['content-type', 'content-length', 'cache-control', 'x-content-type-options']);
+const OWN_HEADERS = new Set(['content-type', 'content-length', 'cache-control', 'x-content-type-options', 'carbon-sandbox']);
 
 /**
  * Writes replies. One writeHead() with every header, not a setHeader() apiece (each one validates
@@ -60,7 +60,8 @@ export class ReplyWriter {
       list.push(canonicalHeader(name), headers[name]!);
     }
     list.push('Content-Type', type ?? 'application/json', 'Content-Length', String(Buffer.byteLength(body)));
-    list.push('Cache-Control', 'no-store', 'X-Content-Type-Options', 'nosniff');
+    // Every answer says it is the sandbox's, so a client (carbon report) can tell it from the service's.
+    list.push('Cache-Control', 'no-store', 'X-Content-Type-Options', 'nosniff', 'Carbon-Sandbox', 'true');
     if (this.closing) list.push('Connection', 'close');
     const id = headers['request-id'];
     if (id !== undefined && res instanceof LoggedResponse) res.requestId = id;

@@ -1,5 +1,7 @@
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, test } from 'vitest';
-import { carbon, carbonTty, homes, json, ok, plain, TTY } from '../support/cli.js';
+import { carbon, carbonTty, homes, json, ok, plain, serve, TTY } from '../support/cli.js';
 
 /** `carbon report`: kg and dollars per period or reference, over a span, in every format. */
 
@@ -152,5 +154,45 @@ describe('report on a terminal', () => {
     const narrow = plain((await carbonTty(['report'], { home, env: TTY, columns: 50 })).output);
     expect(narrow).not.toContain('processing kg');
     expect(narrow).toMatch(/^total +1 +100 kg/m);
+  });
+});
+
+/** A loopback proxy to `target` whose answers lack `Carbon-Sandbox`: a service that does not say it is a sandbox. */
+async function headerless(target: string): Promise<{ url: string; close(): void }> {
+  const to = new URL(target);
+  const proxy = createServer((req, res) => {
+    const out = request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      const { 'carbon-sandbox': _, ...headers } = answer.headers;
+      res.writeHead(answer.statusCode ?? 502, headers);
+      answer.pipe(res);
+    });
+    req.pipe(out);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const { port } = proxy.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}${to.pathname}`, close: () => proxy.close() };
+}
+
+describe('carbon report on the remote engine', () => {
+  test("through carbon serve the report says the purchases were the sandbox's; a service that does not say so gets nothing added", async () => {
+    const home = newHome();
+    const server = await serve(home, ['--show-keys']);
+    const env = { CARBON_BASE_URL: server.url, CARBON_API_KEY: server.ready.test_key! };
+    await ok(['buy', '--kg', '5'], { home, env });
+    expect(await json(['report'], { home, env })).toMatchObject({ sandbox: true });
+    const csv = (await ok(['report', '--format', 'csv'], { home, env })).stdout.split('\r\n');
+    expect(csv[0]).toBe('month,offsets,kg,placed_kg,processing_kg,amount_cents,environment');
+    expect(csv[1]).toMatch(/,sandbox: not a real purchase$/);
+    expect((await ok(['report', '--format', 'md'], { home, env })).stdout).toMatch(/Sandbox: not real purchases\./);
+
+    const other = await headerless(server.url);
+    const elsewhere = { ...env, CARBON_BASE_URL: other.url };
+    expect(await json(['report'], { home, env: elsewhere })).toMatchObject({ sandbox: false });
+    expect((await ok(['report', '--format', 'csv'], { home, env: elsewhere })).stdout.split('\r\n')[0]).toBe(
+      'month,offsets,kg,placed_kg,processing_kg,amount_cents',
+    );
+    expect((await ok(['report', '--format', 'md'], { home, env: elsewhere })).stdout).not.toMatch(/sandbox/i);
+    other.close();
+    await server.stop();
   });
 });

@@ -14,7 +14,8 @@ import { serveInProcess } from '../support/in-process-server.js';
  * person who never saw carbon reads: the certificate (served by `carbon serve`, and written by
  * `carbon open` on the local engine) and the reports (HTML, Markdown, CSV, JSON). The HTML report
  * also fits a 390 px phone without wrapping a month, and `--unit t` gives tonnes in every format.
- * Markdown escapes whatever a reference holds. The remote engine's reports claim nothing.
+ * Markdown escapes whatever a reference holds. A report through `carbon serve` says so too (its
+ * answers carry `Carbon-Sandbox: true`); one from a service that does not say so claims nothing.
  */
 
 const newHome = homes();
@@ -176,15 +177,16 @@ describe('report formats: the sandbox, the unit, Markdown that stays a table', (
 
   describe('on the remote engine', () => {
     const served = serveInProcess('carbon-papers-remote-');
-    test('the report claims nothing: no sandbox band, line or column (the service speaks for its own purchases)', async () => {
+    test("through carbon serve (its answers say Carbon-Sandbox: true) the report says it is the sandbox's too", async () => {
       const home = newHome();
       const key = (await served.server.sandbox.defaultKey('test'))!;
       const env = { CARBON_BASE_URL: served.server.url, CARBON_API_KEY: key };
       const csv = (await ok(['report', '--format', 'csv'], { home, env })).stdout;
-      expect(csv.split('\r\n')[0]).toBe('month,offsets,kg,placed_kg,processing_kg,amount_cents');
-      expect((await ok(['report', '--format', 'md'], { home, env })).stdout).not.toMatch(/sandbox/i);
-      expect((await ok(['report', '--format', 'html'], { home, env })).stdout).not.toContain('class="sandbox"');
-      expect(await json(['report'], { home, env })).toMatchObject({ sandbox: false });
+      expect(csv.split('\r\n')[0]).toBe('month,offsets,kg,placed_kg,processing_kg,amount_cents,environment');
+      expect((await ok(['report', '--format', 'md'], { home, env })).stdout).toMatch(/sandbox/i);
+      expect((await ok(['report', '--format', 'html'], { home, env })).stdout).toContain('class="sandbox"');
+      expect(await json(['report'], { home, env })).toMatchObject({ sandbox: true });
+      // A service that does not say so gets nothing added: test/e2e/report.test.ts.
     });
   });
 });

@@ -119,7 +119,7 @@ async function sum(ctx: Context, { by, since, until }: Query, prefixSep: string 
   return { list, total };
 }
 
-/** The CSV's last column on the local engine, on every row: a spreadsheet shows it beside each figure. */
+/** The CSV's last column in the sandbox, on every row: a spreadsheet shows it beside each figure. */
 const SANDBOX_CSV = 'sandbox: not a real purchase';
 
 /** A row of `--format json`: its weights in the unit asked for. */
@@ -139,7 +139,8 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
   const { by, format, weight: w, span } = q;
   const { list, total } = await sum(ctx, q, flags.prefixSep);
   const mode = ctx.settings.mode;
-  const sandbox = ctx.settings.engine === 'local';
+  // The local engine, or a carbon serve (its answers say so): the purchases were the sandbox's.
+  const sandbox = ctx.settings.engine === 'local' || (await ctx.client()).fromSandbox;
 
   if (format === 'json') {
     const weights = (r: ReportRow) => jsonRow(r, w);
