@@ -87,10 +87,12 @@ export function filterFromParams(get: (name: string) => string | undefined): Req
     const v = get(name);
     return v === undefined || v === '' ? null : v;
   };
-  const whole = (name: string, max: number): number | null => {
+  const whole = (name: string, max: number, min = 0): number | null => {
     const v = text(name);
     if (v === null) return null;
-    if (!/^\d{1,16}$/.test(v) || Number(v) > max) throw validationError(name, `${name} must be a whole number up to ${max}.`);
+    if (!/^\d{1,16}$/.test(v) || Number(v) > max || Number(v) < min) {
+      throw validationError(name, `${name} must be a whole number ${min === 0 ? 'up to' : `from ${min} to`} ${max}.`);
+    }
     return Number(v);
   };
   const status = text('status');
@@ -106,7 +108,8 @@ export function filterFromParams(get: (name: string) => string | undefined): Req
     since: whole('since', Number.MAX_SAFE_INTEGER),
     requestId: text('request_id'),
     mode: livemode === null ? null : livemode === 'true' ? 'live' : 'test',
-    limit: whole('limit', MAX_REQUESTS_PAGE) ?? NO_FILTER.limit,
+    // As the API's own limit: 0 is refused, not read as 1.
+    limit: whole('limit', MAX_REQUESTS_PAGE, 1) ?? NO_FILTER.limit,
     before: whole('before', Number.MAX_SAFE_INTEGER),
     after: whole('after', Number.MAX_SAFE_INTEGER),
   };

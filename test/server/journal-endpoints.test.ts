@@ -63,3 +63,20 @@ describe("GET /_sandbox/requests: its 401s are the API's", () => {
     ]);
   });
 });
+
+describe('GET /_sandbox/requests: limit', () => {
+  test('is 1 to 1000, as carbon logs --limit is: 0 and 1001 are refused naming it, not read as 1 or 1000', async () => {
+    for (const limit of ['0', '1001', 'abc']) {
+      const r = await fetch(`${served.server.origin}/_sandbox/requests?limit=${limit}`, { headers: { authorization: `Bearer ${key}` } });
+      const body = (await r.json()) as { error: { code: string; param: string; message: string } };
+      expect([limit, r.status, body.error.code, body.error.param, body.error.message]).toEqual([
+        limit,
+        422,
+        'validation_error',
+        'limit',
+        'limit must be a whole number from 1 to 1000.',
+      ]);
+    }
+    expect((await page('limit=1')).data).toHaveLength(1);
+  });
+});
