@@ -37,6 +37,8 @@ export async function requests(r: Incoming, served: Served): Promise<Reply> {
     while (data.length === 0 && filter.after !== null && Date.now() < until && !served.writer.closing) {
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
       data = await served.sandbox.journal.entries(filter);
+      // Emptied (sandbox reset, a snapshot loaded): answered at once, so the follower starts again from there.
+      if (data.length === 0 && (await served.sandbox.journal.newestSeq()) < filter.after) break;
     }
     return json(200, { object: 'list', data, has_more: await more(served, filter, data) });
   } catch (err) {

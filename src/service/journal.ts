@@ -205,6 +205,11 @@ export class Journal {
     return (await this.store.journal(query)).map(requestEntry);
   }
 
+  /** The newest entry's seq (0 when there is none): below a follower's last seen, the journal started again. */
+  async newestSeq(): Promise<number> {
+    return (await this.entries({ ...NO_FILTER, limit: 1 }))[0]?.seq ?? 0;
+  }
+
   /** The entry of one Request-Id, or undefined. */
   async entry(requestId: string): Promise<RequestEntry | undefined> {
     return (await this.entries({ ...NO_FILTER, requestId, limit: 1 }))[0];

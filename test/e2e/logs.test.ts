@@ -292,6 +292,22 @@ describe('carbon logs --follow', () => {
     await server.stop();
   });
 
+  test('across a sandbox reset: every request after it is printed (the journal starts again, and so does the follower)', async () => {
+    const home = newHome();
+    // Three before, two after: however late the follower looks, the journal's newest is below what it saw.
+    for (let i = 0; i < 3; i++) await ok(['balance'], { home });
+    const tail = follow(home, []);
+    await tail.ready();
+    await ok(['sandbox', 'reset', '--yes'], { home });
+    const ids: string[] = [];
+    for (const args of [['impact'], ['quote', '--kg', '2']]) {
+      ids.push(/(req_[A-Za-z0-9]{14})/.exec((await ok([...args, '--verbose'], { home })).stderr)![1]!);
+    }
+    await tail.seen(ids);
+    expect(tail.out().trimEnd().split('\n')).toHaveLength(2);
+    await stopsOn(tail);
+  });
+
   test('SIGTERM stops it as Ctrl-C does (exit 130), and its last line says SIGTERM', async () => {
     const home = newHome();
     await ok(['balance'], { home });

@@ -80,3 +80,11 @@ describe('GET /_sandbox/requests: limit', () => {
     expect((await page('limit=1')).data).toHaveLength(1);
   });
 });
+
+describe('GET /_sandbox/requests: following', () => {
+  test('after a seq beyond the newest (the journal was emptied, as sandbox reset does): answered at once, not after the wait', async () => {
+    // wait=25 would hold the answer for 25 s; the test's own 10 s bound fails it then.
+    const r = await page('after=1000000&wait=25');
+    expect([r.data, r.has_more]).toEqual([[], false]);
+  }, 10_000);
+});

@@ -104,9 +104,10 @@ async function follow(ctx: Context, source: Awaited<ReturnType<typeof journalSou
     while (!stop.signal.aborted) {
       const batch = await source.entries({ ...filter, after, limit: 1000 }, 20, stop.signal);
       if (batch.length === 0) {
-        // The journal was emptied (sandbox reset): start again from what it holds now.
+        // The journal was emptied (sandbox reset, a snapshot loaded) and its seqs start again: what
+        // it holds now came after, so all of it is printed (skipping to its newest lost those).
         const top = await source.entries({ ...NO_FILTER, limit: 1 }, 0);
-        if ((top[0]?.seq ?? 0) < after) after = top[0]?.seq ?? 0;
+        if ((top[0]?.seq ?? 0) < after) after = 0;
         continue;
       }
       after = batch.at(-1)!.seq;
