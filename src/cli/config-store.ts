@@ -46,6 +46,26 @@ export function isConfigKey(name: string): name is ConfigKey {
   return Object.hasOwn(CONFIG_KEYS, name);
 }
 
+/** A profile by its name: the file's own entries only, so `toString` or `__proto__` names none. */
+export function profileNamed(config: ConfigData, name: string): Profile | undefined {
+  return config.profiles !== undefined && Object.hasOwn(config.profiles, name) ? config.profiles[name] : undefined;
+}
+
+/**
+ * A new profile's name: one word that `config list`'s tab-separated rows, shell completion and
+ * a command line carry as it is (no space, tab or line break), and that no JavaScript object
+ * already has (`__proto__`). Profiles a hand-edited file already holds are read whatever they are called.
+ */
+const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+export function checkProfileName(name: string): void {
+  if (!PROFILE_NAME.test(name)) {
+    throw usage(
+      `${JSON.stringify(name)} cannot name a profile: use letters, digits, '.', '-' and '_', starting with a letter or digit (at most 64).`,
+    );
+  }
+}
+
 /**
  * Reads config.json directly: the read path runs on every command, and a plain JSON read costs
  * nothing next to loading conf's schema validator. Writes go through conf (see writeConfig).

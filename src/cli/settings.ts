@@ -2,7 +2,7 @@ import type { Mode } from '../api/types.js';
 import { hasPassword, malformedTimeout, maskUrl, type StoreTarget } from '../engine/ledger.js';
 import { JOURNAL_DEFAULTS, type JournalSettings, journalSettingsFrom } from '../service/journal.js';
 import { keyShape } from '../service/keys.js';
-import { type ConfigData, DEFAULT_PROFILE, type Profile, readConfig } from './config-store.js';
+import { type ConfigData, DEFAULT_PROFILE, type Profile, profileNamed, readConfig } from './config-store.js';
 import { usage } from './errors.js';
 import { wholeNumberOption } from './options.js';
 import { type CarbonPaths, resolvePaths } from './paths.js';
@@ -126,7 +126,7 @@ function chooseProfile(
   options: { allowMissingProfile?: boolean },
 ): { profileName: string; profile: Profile | undefined } {
   const profileName = opts.profile ?? (env.CARBON_PROFILE || undefined) ?? config.current_profile ?? DEFAULT_PROFILE;
-  const profile = config.profiles?.[profileName];
+  const profile = profileNamed(config, profileName);
   if (
     profile === undefined &&
     !options.allowMissingProfile &&

@@ -90,6 +90,35 @@ describe('set, get, unset, list, use', () => {
     expect(r.stderr).toContain('No profile named "nope"');
   });
 
+  test('a name every JavaScript object answers to (toString, constructor) names no profile: it is refused as unknown', async () => {
+    const home = newHome();
+    await ok(['config', 'set', '--profile', 'staging', 'mode', 'live'], { home });
+    for (const args of [
+      ['balance', '--profile', 'toString'],
+      ['impact', '--profile', 'constructor'],
+      ['list', '--profile', 'hasOwnProperty'],
+      ['config', 'use', 'constructor'],
+    ]) {
+      const r = await carbon(args, { home });
+      expect({ args, exitCode: r.exitCode, stdout: r.stdout }).toEqual({ args, exitCode: 2, stdout: '' });
+      expect(r.stderr).toContain(`No profile named "${args.at(-1)}"`);
+    }
+    expect(JSON.parse(readFileSync(join(home, 'config.json'), 'utf8'))).toEqual({ profiles: { staging: { mode: 'live' } } });
+  });
+
+  test('a new profile needs a name that fits a tab-separated row and a command line; __proto__ is refused as a usage error', async () => {
+    const home = newHome();
+    await ok(['config', 'set', '--profile', 'ci.team_2-eu', 'mode', 'live'], { home });
+    for (const name of ['__proto__', 'my team', 'a\tb', 'a\nb', '', '-x', 'a/b', '../x']) {
+      const r = await carbon(['config', 'set', '--profile', name, 'mode', 'live'], { home });
+      expect({ name, exitCode: r.exitCode, stdout: r.stdout }).toEqual({ name, exitCode: 2, stdout: '' });
+      expect(r.stderr).toBe(
+        `error: ${JSON.stringify(name)} cannot name a profile: use letters, digits, '.', '-' and '_', starting with a letter or digit (at most 64).\n`,
+      );
+    }
+    expect((await ok(['config', 'list'], { home })).stdout).toBe('ci.team_2-eu\tmode\tlive\n');
+  });
+
   test('bad keys and values are refused before they are stored', async () => {
     const home = newHome();
     for (const [args, message] of [

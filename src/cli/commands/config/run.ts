@@ -7,9 +7,11 @@ import {
   type ConfigData,
   type ConfigKey,
   checkConfigValue,
+  checkProfileName,
   DEFAULT_PROFILE,
   isConfigKey,
   type Profile,
+  profileNamed,
   writeConfig,
 } from '../../config-store.js';
 import type { Context } from '../../context.js';
@@ -68,11 +70,12 @@ export async function set(ctx: Context, name: string, rawValue: string): Promise
       `an API key typed on the command line can be read by other users (ps) and stays in shell history; prefer \`carbon config set ${key} -\` with the key on stdin.`,
     );
   }
-  const value = checkConfigValue(key, readValue(rawValue));
   const profileName = ctx.settings.profileName;
+  if (profileNamed(ctx.settings.config, profileName) === undefined) checkProfileName(profileName);
+  const value = checkConfigValue(key, readValue(rawValue));
   await writeConfig(ctx.settings.paths.configDir, (data) => {
     const profiles = data.profiles ?? {};
-    profiles[profileName] = { ...profiles[profileName], [CONFIG_KEYS[key]]: value };
+    profiles[profileName] = { ...profileNamed(data, profileName), [CONFIG_KEYS[key]]: value };
     return { ...data, profiles };
   });
   ctx.out.info(`Set ${key} of ${profileLabel(ctx)} to ${shown(key, value)}.`);
@@ -80,7 +83,7 @@ export async function set(ctx: Context, name: string, rawValue: string): Promise
 
 export async function get(ctx: Context, name: string, flags: { reveal?: boolean }): Promise<void> {
   const key = configKey(name);
-  const value = ctx.settings.config.profiles?.[ctx.settings.profileName]?.[CONFIG_KEYS[key]];
+  const value = profileNamed(ctx.settings.config, ctx.settings.profileName)?.[CONFIG_KEYS[key]];
   if (value === undefined) {
     // Exit 5, "not found", so a script can test for it: `carbon config get base-url || …`.
     throw new CliError(
@@ -100,7 +103,7 @@ export async function unset(ctx: Context, name: string): Promise<void> {
   const profileName = ctx.settings.profileName;
   let had = false;
   await writeConfig(ctx.settings.paths.configDir, (data) => {
-    const profile = data.profiles?.[profileName];
+    const profile = profileNamed(data, profileName);
     if (profile?.[CONFIG_KEYS[key]] !== undefined) {
       had = true;
       delete profile[CONFIG_KEYS[key]];
@@ -111,7 +114,7 @@ export async function unset(ctx: Context, name: string): Promise<void> {
 }
 
 export async function use(ctx: Context, profileName: string): Promise<void> {
-  const exists = ctx.settings.config.profiles?.[profileName] !== undefined;
+  const exists = profileNamed(ctx.settings.config, profileName) !== undefined;
   // A typo here would silently switch every later command to an empty profile (the local
   // engine, no keys); so only a profile that exists, or the default, can be made current.
   if (!exists && profileName !== DEFAULT_PROFILE) {
