@@ -1,7 +1,8 @@
 import type { Context } from './context.js';
+import { CliError } from './errors.js';
 import { EXIT } from './exit-codes.js';
 import { reportError } from './report-error.js';
-import { createdStreams, stderr } from './stdio.js';
+import { createdStreams, stderr, stdoutFailure } from './stdio.js';
 
 /** Told the Context of the command that runs, so the run can release its engine whatever happened. */
 export type ContextOpened = (ctx: Context) => void;
@@ -43,7 +44,10 @@ export async function runToExit(
     await command((ctx) => (running = ctx));
   } catch (err) {
     const settings = running?.settings;
-    code = known?.(err, io) ?? reportError(err, io, settings === undefined ? undefined : { mode: settings.mode, engine: settings.engine });
+    const scene = settings === undefined ? undefined : { mode: settings.mode, engine: settings.engine };
+    code =
+      known?.(err, io) ??
+      reportError(err !== undefined && err === stdoutFailure() ? lostOutput(err as NodeJS.ErrnoException) : err, io, scene);
   }
   try {
     await running?.close({ exiting: true });
@@ -54,7 +58,22 @@ export async function runToExit(
   // lost its last offsets under load), so wait until both streams have handed everything over.
   // Only the streams that were created: most commands never create stderr, and many not stdout (stdio.ts).
   await Promise.all(createdStreams().map(flushed));
+  const lost = stdoutFailure();
+  if (lost !== undefined && code === EXIT.ok) {
+    code = reportError(lostOutput(lost), io);
+    await Promise.all(createdStreams().map(flushed));
+  }
   process.exit(code);
+}
+
+/** stdout failed (not a reader that went away): the command did its work, but what it printed did not all arrive. */
+function lostOutput(err: NodeJS.ErrnoException): CliError {
+  return new CliError(
+    `Could not write to stdout (${err.code ?? err.message}): what was printed there is incomplete.`,
+    EXIT.failure,
+    'output_error',
+    err.code === 'ENOSPC' ? 'Free some space, or send the output elsewhere.' : undefined,
+  );
 }
 
 /** Resolves once everything written so far to `stream` has been handed to the OS (or it failed). */

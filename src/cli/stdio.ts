@@ -10,6 +10,8 @@ import { EXIT } from './exit-codes.js';
  */
 let out: NodeJS.WriteStream | undefined;
 let err: NodeJS.WriteStream | undefined;
+/** The first error stdout reported that was not EPIPE (see stdoutFailure). */
+let outFailure: NodeJS.ErrnoException | undefined;
 
 /** process.stdout, which stops the process quietly when the reader has gone away. */
 export function stdout(): NodeJS.WriteStream {
@@ -18,9 +20,22 @@ export function stdout(): NodeJS.WriteStream {
     out.on('error', (e: NodeJS.ErrnoException) => {
       // The reader went away (`carbon list --all | head`): stop quietly, as a Unix tool does.
       if (e.code === 'EPIPE') process.exit(EXIT.ok);
+      // Anything else (a full disk, an I/O error) is kept: runToExit() reports it (stdoutFailure).
+      outFailure ??= e;
     });
   }
   return out;
+}
+
+/**
+ * Why stdout lost what was written to it, if it did (`carbon buy --json > offset.json` on a full
+ * disk): not the reader going away, which is a quiet end, but data that never arrived, which must
+ * not end in exit 0 with a truncated file.
+ */
+export function stdoutFailure(): NodeJS.ErrnoException | undefined {
+  // A file's stream reports its error only by the event; a pipe's may not have emitted it yet.
+  const failed = outFailure ?? ((out?.errored ?? undefined) as NodeJS.ErrnoException | undefined);
+  return failed?.code === 'EPIPE' ? undefined : failed;
 }
 
 export function stderr(): NodeJS.WriteStream {

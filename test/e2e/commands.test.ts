@@ -198,6 +198,24 @@ describe('jq pipelines over --json', () => {
     expect(r.stdout.split('\n')[0]).toMatch(/^off_\S+\t(processing|placed)\t\d+\t/);
     expect(r.stderr).toBe('');
   });
+
+  // A reader that goes away is a quiet end; output that never arrived (a full disk under
+  // `> offset.json`) is not: exit 1 and one line, never 0 with an empty or cut file.
+  test.each([
+    ['carbon balance', 'error: '],
+    ['carbon balance --json', '{"error":'],
+    ['carbon list', 'error: '],
+    ['carbon list --all --json', '{"error":'],
+    ['carbon list --all --format csv', 'error: '],
+    ['carbon impact', 'error: '],
+  ])('%s > /dev/full: exit 1, one line saying stdout could not be written', async (command, start) => {
+    const r = await pipeline(`${command} > /dev/full`, { home });
+    expect(r.exitCode).toBe(1);
+    const lines = r.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]!.startsWith(start)).toBe(true);
+    expect(lines[0]).toContain('Could not write to stdout (ENOSPC): what was printed there is incomplete.');
+  });
 });
 
 describe.concurrent('help and version', () => {
