@@ -256,4 +256,23 @@ describe('list filters: --status, --since, --until, with pages, --all and every 
     expect([bad.exitCode, bad.stdout]).toEqual([2, '']);
     expect(bad.stderr).toMatch(/--since must be a day such as 2026-01-31, today or yesterday, or an age such as 7d/);
   });
+
+  test('a span that ends before it starts is refused as report refuses it, in every format, not listed as empty', async () => {
+    const home = newHome();
+    await ok(['buy', '--kg', '1'], { home });
+    for (const extra of [[], ['--json'], ['--all', '--format', 'csv']]) {
+      for (const span of [
+        ['--since', '2026-12-01', '--until', '2026-01-01'],
+        ['--since', '1h', '--until', '1h'],
+        ['--since', 'today', '--until', 'yesterday'],
+      ]) {
+        const r = await carbon(['list', ...span, ...extra], { home });
+        expect({ span, extra, exitCode: r.exitCode, stdout: r.stdout }).toEqual({ span, extra, exitCode: 2, stdout: '' });
+        expect(r.stderr).toContain('--since must come before --until.');
+      }
+    }
+    expect((await carbon(['report', '--since', '2026-12-01', '--until', '2026-01-01'], { home })).stderr).toBe(
+      'error: --since must come before --until.\n',
+    );
+  });
 });

@@ -37,6 +37,8 @@ function filterOf(flags: ListFlags, now: number): { keep: (o: Offset) => boolean
   const since = flags.since === undefined ? null : parseWhen(flags.since, '--since', now);
   // A day given to --until is included whole.
   const until = flags.until === undefined ? null : parseWhen(flags.until, '--until', now, true);
+  // A span that ends before it starts holds nothing: said, as `carbon report` says it, not printed as "no offsets".
+  if (since !== null && until !== null && since >= until) throw usage('--since must come before --until.');
   return {
     keep: (o) => (flags.status === undefined || o.status === flags.status) && (until === null || Date.parse(o.created) < until),
     done: (o) => since !== null && Date.parse(o.created) < since,
