@@ -87,6 +87,8 @@ describe('carbon report', () => {
     [['report', '--since', '2026-13-01'], /--since must be a day/],
     [['report', '--since', '2027-01-02', '--until', '2027-01-01'], /--since must come before --until/],
     [['report', '--prefix-sep', '-'], /goes with --by reference/],
+    // Cut at an empty separator, every reference would group under one blank name.
+    [['report', '--by', 'reference', '--prefix-sep', ''], /^error: --prefix-sep needs a separator such as - or \/, not an empty one\.\n$/],
   ])('%j is a usage error (exit 2)', async (args, says) => {
     const r = await carbon(args, { home: newHome() });
     expect(r.exitCode).toBe(2);

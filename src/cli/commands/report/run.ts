@@ -75,6 +75,7 @@ async function query(ctx: Context, flags: ReportFlags): Promise<Query> {
   const by = (flags.by ?? 'month') as ReportGroup;
   if (!REPORT_GROUPS.includes(by)) throw usage(`--by is one of ${REPORT_GROUPS.join(', ')}, not "${flags.by}".`);
   if (flags.prefixSep !== undefined && by !== 'reference') throw usage('--prefix-sep groups references: it goes with --by reference.');
+  if (flags.prefixSep === '') throw usage('--prefix-sep needs a separator such as - or /, not an empty one.');
   const format = flags.format ?? (ctx.out.json ? 'json' : ctx.out.interactive ? 'table' : 'plain');
   if (!isOneOf(REPORT_FORMATS, format)) throw usage(`--format is one of ${REPORT_FORMATS.join(', ')}, not "${format}".`);
   if (ctx.out.json && format !== 'json') throw usage(`--json and --format ${format} disagree; give one.`);
