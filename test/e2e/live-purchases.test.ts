@@ -12,12 +12,20 @@ describe('a live purchase cannot happen by accident', () => {
     const r = await carbon(['buy', '--kg', '10', '--live'], { home, input: 'n\n' });
     expect([r.exitCode, r.stdout]).toEqual([2, '']);
     expect(r.stderr).toBe(
-      'error: A live purchase needs --yes when nobody can confirm it (stdin is not a terminal); nothing was bought. Add --yes to buy with real money without being asked.\n',
+      'error: A live purchase needs --yes when nobody can confirm it (stdin is not a terminal); nothing was bought. Add --yes to buy without being asked (the local sandbox asks as the API would; no real money is spent here).\n',
     );
     const asJson = await carbon(['buy', '--kg', '10', '--live', '--json'], { home, input: 'n\n' });
     expect([asJson.exitCode, JSON.parse(asJson.stderr).error.code]).toEqual([2, 'usage_error']);
     expect((await json<{ data: unknown[] }>(['list', '--live'], { home })).data).toEqual([]);
     expect((await json<{ available_cents: number }>(['balance', '--live'], { home })).available_cents).toBe(25_000);
+    // Against the API it is real money, and the hint says so (refused before any request: no server needed).
+    const remote = await carbon(['buy', '--kg', '10', '--base-url', 'http://127.0.0.1:9/api/v1'], {
+      home,
+      env: { CARBON_API_KEY: `ck_live_${'a1'.repeat(8)}` },
+      input: 'n\n',
+    });
+    expect([remote.exitCode, remote.stdout]).toEqual([2, '']);
+    expect(remote.stderr).toMatch(/nothing was bought\. Add --yes to buy with real money without being asked\.\n$/);
     // --yes says so: bought, with no warning.
     const yes = await carbon(['buy', '--kg', '10', '--live', '--yes'], { home, input: 'n\n' });
     expect([yes.exitCode, yes.stderr]).toEqual([0, '✓ Bought 10 kg for $0.40 (live mode).\n']);

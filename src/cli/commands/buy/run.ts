@@ -39,7 +39,10 @@ async function buy(ctx: Context, flags: BuyFlags): Promise<BuyResult> {
   if (live && !confirm) {
     throw usage(
       `A live purchase needs --yes when nobody can confirm it (${process.stdin.isTTY ? 'stderr' : 'stdin'} is not a terminal); nothing was bought.`,
-      'Add --yes to buy with real money without being asked.',
+      // The local model rehearses the rule (a script that works here works against the API), but spends no money.
+      ctx.settings.engine === 'local'
+        ? 'Add --yes to buy without being asked (the local sandbox asks as the API would; no real money is spent here).'
+        : 'Add --yes to buy with real money without being asked.',
     );
   }
   const client = await ctx.client();
