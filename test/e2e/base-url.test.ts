@@ -1,4 +1,6 @@
 import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { carbon, homes, json } from '../support/cli.js';
@@ -56,6 +58,37 @@ describe('a base URL that is no http(s) URL', () => {
       expect([r.exitCode, r.stdout], JSON.stringify(extra)).toEqual([2, '']);
       expect(r.stderr).toMatch(message);
       expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+    }
+  });
+});
+
+describe('an offset id that is no path segment', () => {
+  test("carbon show '', '.' and '..' ask no URL (they would resolve to /offsets/ or /api/v1/): 404 as on the local model", async () => {
+    const home = newHome();
+    // A server that answers 200 to anything, as many would to /api/v1/ or /offsets/: what carbon asked is recorded.
+    const asked: string[] = [];
+    const server = createServer((req, res) => {
+      asked.push(`${req.method} ${req.url}`);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[],"has_more":false}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      for (const id of ['', '.', '..']) {
+        const env = { CARBON_API_KEY: 'ck_test_abcdefghijklmnop', CARBON_BASE_URL: `http://127.0.0.1:${port}/api/v1` };
+        const remote = await carbon(['show', id], { home, env });
+        const local = await carbon(['show', id], { home });
+        expect({ id, exitCode: remote.exitCode, stdout: remote.stdout, stderr: remote.stderr }).toEqual({
+          id,
+          exitCode: 5,
+          stdout: '',
+          stderr: `error: No such offset: '${id}'. (param: id)\n`,
+        });
+        expect([local.exitCode, local.stderr]).toEqual([5, remote.stderr]);
+      }
+      expect(asked).toEqual([]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });
