@@ -162,6 +162,47 @@ describe('set, get, unset, list, use', () => {
   });
 });
 
+describe('config set KEY - on a terminal', () => {
+  // Typed only once the question is on the screen: a terminal echoes what arrives before carbon reads.
+  async function typeAfterQuestion(home: string, args: string[], typed: string): Promise<{ output: string; exitCode: number }> {
+    const child = execa('script', ['-qec', `exec ${[process.execPath, BIN(), ...args].map(sh).join(' ')}`, '/dev/null'], {
+      env: baseEnv(home, { TERM: 'xterm-256color', ...TTY }),
+      extendEnv: false,
+      reject: false,
+      stdin: 'pipe',
+      timeout: limit(20_000),
+    });
+    let output = '';
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      output += d;
+      if (output.includes('then press Enter: ') && typed !== '') {
+        child.stdin!.write(typed);
+        typed = '';
+      }
+    });
+    const r = await child;
+    return { output, exitCode: r.exitCode ?? -1 };
+  }
+
+  test('asks, and what is pasted is not shown: neither echoed by the terminal nor printed', async () => {
+    const home = newHome();
+    const r = await typeAfterQuestion(home, ['config', 'set', 'test-key', '-'], `${FAKE_TEST}\r`);
+    expect(r.exitCode).toBe(0);
+    expect(r.output).toContain('Paste or type the test-key (it will not be shown), then press Enter: ');
+    expect(r.output).toContain(`Set test-key of profile default to ${maskKey(FAKE_TEST)}.`);
+    expect(r.output).not.toContain(FAKE_TEST);
+    expect((await ok(['config', 'get', 'test-key', '--reveal'], { home })).stdout).toBe(`${FAKE_TEST}\n`);
+  });
+
+  test('Ctrl-C at the question sets nothing: one plain line, exit 130', async () => {
+    const home = newHome();
+    const r = await typeAfterQuestion(home, ['config', 'set', 'live-key', '-'], '\u0003');
+    expect(r.exitCode).toBe(130);
+    expect(r.output).toContain('Cancelled; nothing was set.');
+    expect(() => statSync(join(home, 'config.json'))).toThrow();
+  });
+});
+
 describe('files', () => {
   test('the config file is 0600 in a 0700 directory created for it', async () => {
     const home = join(newHome(), 'fresh', 'carbon-home');

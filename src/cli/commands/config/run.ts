@@ -55,11 +55,21 @@ function profileLabel(ctx: Context): string {
   return ctx.settings.profileName === DEFAULT_PROFILE ? 'profile default' : `profile ${ctx.settings.profileName}`;
 }
 
-/** `-` reads the value from stdin (`pass show carbon/test | carbon config set test-key -`): no key in shell history. */
-function readValue(value: string): string {
+/**
+ * `-` reads the value from stdin (`pass show carbon/test | carbon config set test-key -`): no key
+ * in shell history. On a terminal it asks, and what is typed or pasted is not shown.
+ */
+async function readValue(ctx: Context, key: ConfigKey, value: string): Promise<string> {
   if (value !== '-') return value;
-  const text = readFileSync(0, 'utf8').trim();
-  if (text === '') throw usage('No value on stdin.');
+  let text: string;
+  if (process.stdin.isTTY) {
+    const { askHidden } = await import('../../prompt.js');
+    const what = isSecret(key) ? `the ${key} (it will not be shown)` : `the ${key}`;
+    text = await askHidden(ctx.out, `Paste or type ${what}, then press Enter: `, 'Cancelled; nothing was set.');
+  } else {
+    text = readFileSync(0, 'utf8').trim();
+  }
+  if (text === '') throw usage(process.stdin.isTTY ? 'No value was typed; nothing was set.' : 'No value on stdin.');
   return text;
 }
 
@@ -72,7 +82,7 @@ export async function set(ctx: Context, name: string, rawValue: string): Promise
   }
   const profileName = ctx.settings.profileName;
   if (profileNamed(ctx.settings.config, profileName) === undefined) checkProfileName(profileName);
-  const value = checkConfigValue(key, readValue(rawValue));
+  const value = checkConfigValue(key, await readValue(ctx, key, rawValue));
   await writeConfig(ctx.settings.paths.configDir, (data) => {
     const profiles = data.profiles ?? {};
     profiles[profileName] = { ...profileNamed(data, profileName), [CONFIG_KEYS[key]]: value };
