@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { openLocal } from '../../src/engine/local.js';
-import { carbon, carbonTty, homes, json, ok, parseCsv, pipeline, sandboxKeys, serve } from '../support/cli.js';
+import { carbon, carbonTty, homes, json, ok, parseCsv, pipeline, plain, sandboxKeys, serve } from '../support/cli.js';
 import { limit } from '../support/load.js';
 
 /**
@@ -255,6 +255,17 @@ describe('list filters: --status, --since, --until, with pages, --all and every 
     const bad = await carbon(['list', '--since', 'tomorrow'], { home });
     expect([bad.exitCode, bad.stdout]).toEqual([2, '']);
     expect(bad.stderr).toMatch(/--since must be a day such as 2026-01-31, today or yesterday, or an age such as 7d/);
+  });
+
+  test('list --all on a terminal with nothing to show says so, as a page does: no header over no rows', async () => {
+    const home = newHome();
+    const empty = await carbonTty(['list', '--all'], { home });
+    expect(empty.exitCode).toBe(0);
+    expect(plain(empty.output).trim()).toBe('No test offsets yet. Buy some with `carbon buy --kg 500`.');
+    await ok(['buy', '--kg', '3'], { home });
+    const filtered = await carbonTty(['list', '--all', '--status', 'refunded'], { home });
+    expect(plain(filtered.output).trim()).toBe('No test offsets with status refunded.');
+    expect(plain((await carbonTty(['list', '--all'], { home })).output)).toMatch(/^ID +STATUS +KG .*\noff_\S+ +(processing|placed) +3 /);
   });
 
   test('a span that ends before it starts is refused as report refuses it, in every format, not listed as empty', async () => {

@@ -103,7 +103,7 @@ export async function run(ctx: Context, flags: ListFlags): Promise<void> {
   const filter = filterOf(flags, await clockFor(ctx, [flags.since, flags.until]));
   if (!flags.all) return printPage(ctx, flags, format, params, await firstOffsets(client, params, limit, filter));
   await keepYoungGenerationSmall();
-  return streamAll(ctx, format, matching(client.listAll(params), filter));
+  return streamAll(ctx, format, matching(client.listAll(params), filter), () => noOffsets(ctx, flags, params));
 }
 
 /** What to ask the API for, and how many offsets to print (without --all). */
@@ -165,7 +165,7 @@ function noOffsets(ctx: Context, flags: ListFlags, params: ListParams): string {
  * Backpressure: when the reader is slower than the ledger, wait for it rather than queue every
  * remaining page in memory (constant memory is the point of streaming).
  */
-async function streamAll(ctx: Context, format: ListFormat | 'ids', offsets: AsyncIterable<Offset>): Promise<void> {
+async function streamAll(ctx: Context, format: ListFormat | 'ids', offsets: AsyncIterable<Offset>, none: () => string): Promise<void> {
   const write = async (text: string): Promise<void> => {
     if (!ctx.out.stdout.write(text)) await once(ctx.out.stdout, 'drain');
   };
@@ -192,7 +192,9 @@ async function streamAll(ctx: Context, format: ListFormat | 'ids', offsets: Asyn
       written = true;
     }
   }
-  if (batch.length > 0 || (format === 'table' && !written)) await write(text(batch));
+  if (batch.length > 0) await write(text(batch));
+  // A table with no offset says so, as a page's does, rather than drawing a header over nothing.
+  else if (format === 'table' && !written) ctx.out.info(none());
 }
 
 /**
