@@ -72,6 +72,8 @@ export function resolveSettings(
   const { profileName, profile } = chooseProfile(opts, env, config, options);
   const mode = chooseMode(opts, env, profile, options.modeFilters === true);
   const [apiKey, apiKeySource] = chooseKey(opts, env, profile, mode);
+  // `carbon config` (ledger: false) reads the file to fix it: a key in the wrong place must not stop it.
+  if (apiKeySource === 'profile' && options.ledger !== false) refuseKeyOfOtherMode(apiKey!, mode, profileName);
   const baseUrl = chooseBaseUrl(opts, env, profile, profileName);
   return {
     paths,
@@ -172,6 +174,20 @@ function chooseKey(opts: GlobalOptions, env: NodeJS.ProcessEnv, profile: Profile
   const profileKey = profile?.[mode === 'live' ? 'live_key' : 'test_key'];
   if (profileKey !== undefined) return [profileKey, 'profile'];
   return [undefined, 'sandbox'];
+}
+
+/**
+ * A profile's test-key that is a live key (or the other way round) would make a call of the other
+ * mode than the one chosen: a purchase believed to be a test would spend real money, unasked.
+ * `config set` refuses such a key, so it was written by hand; refused here, naming the fix.
+ */
+function refuseKeyOfOtherMode(key: string, mode: Mode, profileName: string): void {
+  const keyMode = modeOfKey(key);
+  if (keyMode === null || keyMode === mode) return;
+  throw usage(
+    `The ${mode}-key of profile ${profileName} is a ${keyMode} key: nothing was sent, as this ${mode}-mode call would have been made in ${keyMode} mode.`,
+    `Put each key in its place: \`carbon config set ${keyMode}-key -\` for this one, and \`carbon config set ${mode}-key -\` for a ${mode} key.`,
+  );
 }
 
 /**

@@ -258,6 +258,34 @@ describe('files', () => {
 });
 
 describe('keys in use', () => {
+  test("a hand-edited profile whose test-key is a live key is refused before anything is sent: a 'test' purchase would spend real money", async () => {
+    const home = newHome();
+    // config set refuses this; a hand edit (keys swapped) does not go through it.
+    writeFileSync(
+      join(home, 'config.json'),
+      JSON.stringify({ profiles: { default: { test_key: FAKE_LIVE, live_key: FAKE_TEST, base_url: 'http://127.0.0.1:9/api/v1' } } }),
+      { mode: 0o600 },
+    );
+    const line = (mode: string, other: string) =>
+      `error: The ${mode}-key of profile default is a ${other} key: nothing was sent, as this ${mode}-mode call would have been made in ${other} mode. Put each key in its place: \`carbon config set ${other}-key -\` for this one, and \`carbon config set ${mode}-key -\` for a ${mode} key.\n`;
+    for (const [args, mode, other] of [
+      [['buy', '--kg', '5'], 'test', 'live'],
+      [['balance'], 'test', 'live'],
+      [['impact', '--local'], 'test', 'live'],
+      [['buy', '--kg', '5', '--live', '--yes'], 'live', 'test'],
+    ] as const) {
+      const r = await carbon([...args], { home });
+      expect({ args, exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr }).toEqual({
+        args,
+        exitCode: 2,
+        stdout: '',
+        stderr: line(mode, other),
+      });
+    }
+    // The command that is there to fix it still reads it.
+    expect((await ok(['config', 'list'], { home })).stdout).toContain(`default\ttest-key\t${maskKey(FAKE_LIVE)}\n`);
+  });
+
   test('a configured key is used (it survives revoking the sandbox default), and is never printed in full', async () => {
     const home = newHome();
     const created = await json<{ id: string; secret: string }>(['sandbox', 'keys', 'create'], { home });
