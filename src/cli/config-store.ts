@@ -166,6 +166,13 @@ export function checkConfigValue(key: ConfigKey, value: string): string {
         throw usage(`base-url must be a URL such as https://api.example.com/api/v1, not "${value}".`);
       }
       if (url.protocol !== 'https:' && url.protocol !== 'http:') throw usage('base-url must be an http(s) URL.');
+      // As every command refuses it (settings.ts): a key there would be printed by `config list`
+      // and every message naming the URL. Refused now, and not echoed.
+      if (url.username !== '' || url.password !== '') {
+        throw usage(
+          'base-url must not carry a user name or password (a key there would show wherever the URL is printed); nothing was set. Give the key with `carbon config set test-key -` (or live-key).',
+        );
+      }
       return value.replace(/\/+$/, '');
     }
   }

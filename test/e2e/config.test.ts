@@ -144,6 +144,11 @@ describe('set, get, unset, list, use', () => {
       ],
       [['config', 'set', 'test-key', 'ck_test_abcdefghijkl mnop'], 'holds a space or line break.'],
       [['config', 'set', 'base-url', 'not a url'], 'base-url must be a URL'],
+      // Every command refuses such a URL; set, it would be printed whole by `config list`.
+      [
+        ['config', 'set', 'base-url', `https://me:${FAKE_LIVE}@api.example.com/api/v1`],
+        'error: base-url must not carry a user name or password (a key there would show wherever the URL is printed); nothing was set. Give the key with `carbon config set test-key -` (or live-key).\n',
+      ],
     ] as const) {
       const r = await carbon([...args], { home });
       expect(r.exitCode).toBe(2);
