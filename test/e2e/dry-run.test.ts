@@ -16,6 +16,12 @@ describe('buy --dry-run: every check, the exit code the purchase would get, noth
     expect(ok1.stderr).toMatch(
       /Dry run: 500 kg for \$20\.00 would be bought from the test balance \(\$1,000\.00\); the key may buy\. Nothing was bought\./,
     );
+    // -q prints offset ids, one a line: a dry run makes none, so stdout stays empty for xargs.
+    const quiet = await carbon(['buy', '--kg', '500', '--dry-run', '-q'], { home });
+    expect([quiet.exitCode, quiet.stdout]).toEqual([0, '']);
+    expect(quiet.stderr).toMatch(/^Dry run: 500 kg for \$20\.00 would be bought .*Nothing was bought\.\n$/);
+    const short = await carbon(['buy', '--kg', '30000', '--dry-run', '--quiet'], { home });
+    expect([short.exitCode, short.stdout]).toEqual([3, '']);
     const cases: Array<[string[], Record<string, string>, number, RegExp]> = [
       [['buy', '--kg', '30000', '--dry-run'], {}, 3, /402 insufficient_balance/],
       [['buy', '--kg', '500', '--max-cents', '100', '--dry-run'], {}, 2, /more than --max-cents 100/],

@@ -15,10 +15,15 @@ import { topUpHint } from './top-up.js';
  * way to ask whether a key may buy without buying, so on the remote engine that one check is
  * named as not made.
  */
-export async function dryRun(ctx: Context, flags: PurchaseFlags & { maxCents?: string }, maxCents: number | undefined): Promise<void> {
+export async function dryRun(
+  ctx: Context,
+  flags: PurchaseFlags & { maxCents?: string; quiet?: boolean },
+  maxCents: number | undefined,
+): Promise<void> {
   const client = await ctx.client();
   const quote: Quote = await client.quote(purchaseParams(flags));
-  await printResource(ctx, quote);
+  // --quiet prints ids, one a line, for xargs: a dry run buys none, so it prints none (the exit code and the line on stderr tell).
+  if (!flags.quiet) await printResource(ctx, quote);
   const what = `${kg(quote.kg)} for ${dollars(quote.amount_cents)}`;
   const mode = quote.livemode ? 'live' : 'test';
   if (maxCents !== undefined && quote.amount_cents > maxCents) {
