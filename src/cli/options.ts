@@ -21,6 +21,9 @@ export function whyNotANumber(text: string): string {
   return '';
 }
 
+/** A number written well but past what carbon counts exactly (2^53): said, so a good-looking value is not called malformed. */
+const TOO_LARGE = ' (too large: more than carbon counts exactly)';
+
 function readNumber(value: string): number {
   return NUMBER.test(value.trim()) ? Number(value.trim().replace(/,/g, '')) : Number.NaN;
 }
@@ -44,7 +47,8 @@ export function wholeNumberOption(value: string, name: string, bounds: { min?: n
   const range =
     bounds.max === undefined ? (min === 0 ? '' : ` of at least ${min.toLocaleString('en-US')}`) : ` from ${min} to ${bounds.max}`;
   if (!(Number.isSafeInteger(n) && n >= min && n <= (bounds.max ?? Number.MAX_SAFE_INTEGER))) {
-    throw usage(`${name} must be a whole number${range}, not "${value}"${whyNotANumber(value)}.`);
+    const why = n > Number.MAX_SAFE_INTEGER && bounds.max === undefined ? TOO_LARGE : whyNotANumber(value);
+    throw usage(`${name} must be a whole number${range}, not "${value}"${why}.`);
   }
   return n;
 }
@@ -53,7 +57,10 @@ export function wholeNumberOption(value: string, name: string, bounds: { min?: n
 export function dollarsOption(value: string, name: string): number {
   const cents = parseDollars(value);
   if (cents === null) {
-    const why = whyNotANumber(value.replace(/^\$/, '')) || (/\.\d{3,}$/.test(value.trim()) ? ' (at most two decimals: whole cents)' : '');
+    const why =
+      whyNotANumber(value.replace(/^\$/, '')) ||
+      (/\.\d{3,}$/.test(value.trim()) ? ' (at most two decimals: whole cents)' : '') ||
+      (/^\$?[\d,]+(?:\.\d{1,2})?$/.test(value.trim()) && !value.trim().startsWith('-') ? TOO_LARGE : '');
     throw usage(`${name} must be dollars such as 250, 1,000 or 12.50, not "${value}"${why}.`);
   }
   return cents;

@@ -39,6 +39,21 @@ describe('accepted the same way everywhere', () => {
       '--amount must be dollars such as 250, 1,000 or 12.50, not "12.505" (at most two decimals: whole cents).',
     );
   });
+
+  test('a number written well but past 2^53 is called too large, not malformed', () => {
+    expect(message(() => dollarsOption('99999999999999999999', '--amount'))).toBe(
+      '--amount must be dollars such as 250, 1,000 or 12.50, not "99999999999999999999" (too large: more than carbon counts exactly).',
+    );
+    expect(message(() => dollarsOption('$99,999,999,999,999.99', 'The top-up'))).toContain('(too large: more than carbon counts exactly).');
+    expect(message(() => wholeNumberOption('99999999999999999999', '--limit', { min: 1 }))).toBe(
+      '--limit must be a whole number of at least 1, not "99999999999999999999" (too large: more than carbon counts exactly).',
+    );
+    // Within bounds that are named, the range says it all; a negative is not "too large".
+    expect(message(() => wholeNumberOption('99999999999999999999', '--page-size', { min: 1, max: 100 }))).toBe(
+      '--page-size must be a whole number from 1 to 100, not "99999999999999999999".',
+    );
+    expect(message(() => dollarsOption('-5', '--amount'))).toBe('--amount must be dollars such as 250, 1,000 or 12.50, not "-5".');
+  });
 });
 
 describe('refused the same way everywhere, saying why', () => {
