@@ -1,4 +1,4 @@
-import type { Mode, OffsetStatus } from '../../../api/types.js';
+import type { Mode } from '../../../api/types.js';
 import { ApiError } from '../../../service/errors.js';
 import { redactKeys, requestId } from '../../../service/keys.js';
 import type { Session } from '../../../service/page-access.js';
@@ -8,9 +8,10 @@ import type { Incoming, Served } from '../../requests.js';
 import { ACTIONS, type Form } from './actions.js';
 import { CSS, ICON, JS } from './assets.js';
 import { dashboard } from './dashboard.js';
+import { data } from './dashboard-data.js';
 import { putFlash, takeFlash } from './flash.js';
 import { cookie, SESSION_COOKIE, sameSite, sessionCookie } from './session.js';
-import { type DashboardData, loginPage, offsetPage } from './views.js';
+import { loginPage, offsetPage } from './views.js';
 
 /**
  * The developer page's handlers, as the request table (src/server/requests.ts) names them: `/`
@@ -156,45 +157,4 @@ async function act(served: Served, session: Session, name: string, params: URLSe
     return redirect(`/?mode=${back}&done=reset`, { 'set-cookie': sessionCookie(pageOrigin, await sandbox.pages.newSession(now)) });
   }
   return redirect(`/?mode=${back}&done=${encodeURIComponent(name)}`);
-}
-
-const STATUSES = new Set(['processing', 'placed', 'refunded']);
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
-type Filter = { status?: string; reference?: string; since?: string; until?: string; after?: string };
-
-async function data(sandbox: Sandbox, session: Session, mode: Mode, f: Filter): Promise<DashboardData> {
-  const status = STATUSES.has(f.status ?? '') ? (f.status as OffsetStatus) : null;
-  const day = (text: string | undefined, plus = 0) =>
-    text !== undefined && DAY.test(text) && !Number.isNaN(Date.parse(`${text}T00:00:00Z`)) ? Date.parse(`${text}T00:00:00Z`) + plus : null;
-  const now = await sandbox.now();
-  const [standing, keys, offsets, review, chart] = await Promise.all([
-    sandbox.status(),
-    sandbox.keys(),
-    sandbox.offsets(mode, {
-      status,
-      reference: f.reference ? f.reference : null,
-      since: day(f.since),
-      until: day(f.until, 86_400_000),
-      startingAfter: f.after ? f.after : null,
-      limit: 20,
-    }),
-    sandbox.reviewQueue(),
-    sandbox.kgByPeriod(mode, 'day', now - 29 * 86_400_000),
-  ]);
-  return {
-    mode,
-    status: standing,
-    keys,
-    offsets,
-    review,
-    chart: { days: chart, today: new Date(now).toISOString().slice(0, 10) },
-    csrf: session.csrf,
-    refresh: 0,
-    filter: {
-      status: status ?? '',
-      reference: f.reference ?? '',
-      since: day(f.since) === null ? '' : f.since!,
-      until: day(f.until) === null ? '' : f.until!,
-    },
-  };
 }
