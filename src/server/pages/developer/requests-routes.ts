@@ -5,7 +5,7 @@ import type { Reply } from '../../reply.js';
 import type { Incoming, Served } from '../../requests.js';
 import { requestPage, requestsPage } from './requests-view.js';
 import { cookie, SESSION_COOKIE } from './session.js';
-import { loginPage } from './views.js';
+import { loginPage, missingPage } from './views.js';
 
 /** The Requests view's two pages, `/requests` and `/requests/{request_id}`: for the signed-in owner, as the rest of the page. */
 
@@ -58,6 +58,7 @@ export async function requestShown(r: Incoming, served: Served): Promise<Reply> 
     // Not valid percent-encoding: names no request.
   }
   const entry = /^req_[A-Za-z0-9]{1,40}$/.test(id) ? await served.sandbox.journal.entry(id) : undefined;
-  if (entry === undefined) return html(404, loginPage('There is no such request in the journal (it keeps the newest entries only).'));
+  if (entry === undefined)
+    return html(404, missingPage('There is no such request in the journal (it keeps the newest entries only).', s.csrf));
   return html(200, requestPage(entry, s.csrf));
 }

@@ -11,7 +11,7 @@ import { dashboard } from './dashboard.js';
 import { data } from './dashboard-data.js';
 import { putFlash, takeFlash } from './flash.js';
 import { cookie, SESSION_COOKIE, sameSite, sessionCookie } from './session.js';
-import { loginPage, offsetPage } from './views.js';
+import { loginPage, missingPage, offsetPage } from './views.js';
 
 /**
  * The developer page's handlers, as the request table (src/server/requests.ts) names them: `/`
@@ -80,7 +80,8 @@ async function offset(sandbox: Sandbox, segment: string, session: Session): Prom
     // Not valid percent-encoding: names no offset.
   }
   const found = await sandbox.offset(id);
-  return found === undefined ? html(404, loginPage(`There is no offset ${redactKeys(id)}.`)) : html(200, offsetPage(found, session.csrf));
+  if (found === undefined) return html(404, missingPage(`There is no offset ${redactKeys(id)}.`, session.csrf));
+  return html(200, offsetPage(found, session.csrf));
 }
 
 /** The dashboard, with the notice of the action just done or the key just created. */

@@ -72,6 +72,19 @@ export function loginPage(message: string): string {
   );
 }
 
+/**
+ * What a signed-in owner gets for an offset or a request that is not there: a 404 that says so,
+ * with the page's own header (back to the page, Requests, sign out), not the sign-in page.
+ */
+export function missingPage(message: string, csrf: string): string {
+  return layout(
+    'carbon sandbox: not found',
+    `<header><h1>Not found</h1><nav aria-label="Pages"><a href="/">← Developer page</a> · <a href="/requests">Requests</a></nav>
+<form method="post" action="/logout">${csrfField(csrf)}<button type="submit">Sign out</button></form></header>
+<main class="narrow"><p>${escapeHtml(message)}</p></main>`,
+  );
+}
+
 export function csrfField(csrf: string): string {
   return `<input type="hidden" name="csrf" value="${escapeHtml(csrf)}">`;
 }

@@ -1,0 +1,57 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type RunningServer, startServer } from '../../src/server/server.js';
+import { expectAxeClean, type Launched, launch, withChromium } from '../support/chromium.js';
+
+/**
+ * The developer page as a newcomer meets it, in Chromium: how to sign in, what a signed-in owner
+ * sees for something that is not there, a refused form tried again, and the page on a phone.
+ */
+
+withChromium(describe, 'Developer page tour tests')('the developer page, as a newcomer uses it', () => {
+  let dir: string;
+  let server: RunningServer;
+  let chromium: Launched;
+  let context: BrowserContext;
+  let page: Page;
+  let errors: string[];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'carbon-page-tour-'));
+    const start = Date.now();
+    server = await startServer({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'data'), clock: () => start });
+    chromium = await launch();
+    context = await chromium.browser.newContext({ viewport: { width: 1280, height: 800 } });
+    page = await context.newPage();
+    errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+  }, 60_000);
+
+  afterAll(async () => {
+    expect(errors).toEqual([]);
+    await chromium?.close();
+    await server?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('signed in, an offset or a request that is not there is a 404 with the way back, not the sign-in page', async () => {
+    await page.goto(server.developerPageUrl);
+    for (const path of ['/offsets/off_nope', '/requests/req_nope']) {
+      const res = await page.goto(`${server.origin}${path}`);
+      expect(res!.status(), path).toBe(404);
+      expect(await page.title(), path).not.toContain('sign in');
+      const text = await page.textContent('main');
+      expect(text, path).toMatch(/There is no/);
+      expect(text, path).not.toMatch(/sign in|login|start the server/i);
+      await expect(page.getByRole('button', { name: 'Sign out' }).count()).resolves.toBe(1);
+      await page.getByRole('link', { name: '← Developer page' }).click();
+      await page.waitForURL(`${server.origin}/`);
+      expect(await page.textContent('body'), path).toContain('Test balance');
+    }
+    await page.goto(`${server.origin}/offsets/off_nope`);
+    await expectAxeClean(page, 'offset not found');
+  });
+});
