@@ -37,6 +37,19 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
+  test('signed out, the page says how to get a login link: carbon sandbox login, not a restart', async () => {
+    const out = await chromium.browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const fresh = await out.newPage();
+    for (const path of ['/', '/requests', '/login?token=used-or-wrong']) {
+      await fresh.goto(`${server.origin}${path}`);
+      const text = await fresh.textContent('main');
+      expect(text, path).toContain('carbon sandbox login');
+      expect(text, path).not.toContain('start the server again');
+    }
+    await expectAxeClean(fresh, 'signed out');
+    await out.close();
+  });
+
   test('signed in, an offset or a request that is not there is a 404 with the way back, not the sign-in page', async () => {
     await page.goto(server.developerPageUrl);
     for (const path of ['/offsets/off_nope', '/requests/req_nope']) {

@@ -23,7 +23,7 @@ async function session(r: Incoming, served: Served) {
   return served.sandbox.pages.readSession(cookie(r.headers.cookie, SESSION_COOKIE), Date.now());
 }
 
-const SIGN_IN = 'This page belongs to the account owner. Sign in with the link carbon serve printed.';
+const SIGN_IN = 'This page belongs to the account owner.';
 
 /** GET /requests?status=4xx&path=/api/v1/offsets&before=SEQ */
 export async function requestsList(r: Incoming, served: Served): Promise<Reply> {

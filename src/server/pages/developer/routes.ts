@@ -65,7 +65,7 @@ export async function login(r: Incoming, served: Served): Promise<Reply> {
 export async function signedIn(r: Incoming, served: Served): Promise<Reply> {
   const now = Date.now();
   const session = await served.sandbox.pages.readSession(cookie(r.headers.cookie, SESSION_COOKIE), now);
-  if (session === null) return html(401, loginPage('This page belongs to the account owner. Sign in with the link carbon serve printed.'));
+  if (session === null) return html(401, loginPage('This page belongs to the account owner.'));
   if (r.upper === 'POST') return post(r, served, session, now);
   if (r.upper !== 'GET' && r.upper !== 'HEAD') return html(405, loginPage('Only GET and POST are used here.'), { allow: 'GET, POST' });
   if (r.path.startsWith('/offsets/')) return offset(served.sandbox, r.params[0]!, session);

@@ -67,7 +67,9 @@ export function loginPage(message: string): string {
     `<main class="narrow">
 <h1>carbon sandbox</h1>
 <p>${escapeHtml(message)}</p>
-<p>Open the address <code>carbon serve</code> printed (it carries a one-time login token), or start the server again for a new one.</p>
+<p>Sign in with a one-time login link: <code>carbon serve</code> prints one on a terminal, and
+<code>carbon sandbox login</code> opens a new one (<code>carbon sandbox login --print</code> prints it), run with the
+same <code>CARBON_HOME</code> or database as the server.</p>
 </main>`,
   );
 }
