@@ -67,4 +67,24 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
     await page.goto(`${server.origin}/offsets/off_nope`);
     await expectAxeClean(page, 'offset not found');
   });
+
+  test('a live top-up refused from the test view keeps live chosen: corrected, it tops up live, not test', async () => {
+    const balance = async (mode: 'test' | 'live') => (await server.sandbox.status()).balances[mode];
+    const before = { test: await balance('test'), live: await balance('live') };
+    await page.goto(`${server.origin}/?mode=test`);
+    await page.selectOption('#topup-mode', 'live');
+    await page.fill('#topup-amount', '100');
+    await page.click('form[action="/actions/topup"] button');
+    expect(await page.textContent('.notice.error')).toContain('$100.00 is less');
+    expect(await page.inputValue('#topup-mode')).toBe('live');
+    expect(await page.inputValue('#topup-amount')).toBe('100');
+    await page.fill('#topup-amount', '300');
+    await page.click('form[action="/actions/topup"] button');
+    expect(await page.textContent('.notice.ok')).toContain('Topped up live mode with $300.00');
+    expect(await balance('live')).toBe(before.live + 30_000);
+    expect(await balance('test')).toBe(before.test);
+    // A view of its own mode again: nothing typed is left over.
+    await page.reload();
+    expect(await page.inputValue('#topup-mode')).toBe('test');
+  });
 });

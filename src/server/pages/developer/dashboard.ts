@@ -37,8 +37,8 @@ ${controlsSection(d)}
   );
 }
 
-const modeOption = (d: DashboardData, mode: Mode) => `<option value="${mode}"${d.mode === mode ? ' selected' : ''}>${mode}</option>`;
-const modeOptions = (d: DashboardData) => `${modeOption(d, 'test')}${modeOption(d, 'live')}`;
+const modeOption = (chosen: Mode, mode: Mode) => `<option value="${mode}"${chosen === mode ? ' selected' : ''}>${mode}</option>`;
+const modeOptions = (d: DashboardData, chosen = d.mode) => `${modeOption(chosen, 'test')}${modeOption(chosen, 'live')}`;
 
 function createdKey(d: DashboardData): string {
   if (d.createdKey === undefined) return '';
@@ -55,7 +55,7 @@ function accountSection(d: DashboardData): string {
   const standing = s.account.status === 'active' ? 'active' : s.account.status === 'suspended' ? 'suspended' : 'not approved';
   const typed = d.typed?.amount === undefined ? '' : ` value="${escapeHtml(d.typed.amount)}"`;
   const topUp =
-    `${field('topup-mode', 'Mode', `<select id="topup-mode" name="mode">${modeOptions(d)}</select>`)} ` +
+    `${field('topup-mode', 'Mode', `<select id="topup-mode" name="mode">${modeOptions(d, d.typed?.mode)}</select>`)} ` +
     field(
       'topup-amount',
       'Amount in dollars (at least $250)',

@@ -10,7 +10,7 @@ import type { DashboardData } from './views.js';
  */
 export interface Flash {
   notice?: { kind: 'ok' | 'error'; text: string };
-  typed?: { amount?: string };
+  typed?: DashboardData['typed'];
   key?: string;
 }
 

@@ -127,7 +127,9 @@ async function post(r: Incoming, served: Served, session: Session, now: number):
     }
     // Refused too, a redirect (post/redirect/get: a reload does not post again). The error, and what
     // was typed (to be corrected, not typed again), wait in the session's flash for the page.
-    const typed = name === 'topup' ? { amount: params.get('amount') ?? '' } : {};
+    // The top-up's mode too: a refused live top-up tried again must not go to the view's mode.
+    const mode: Mode = params.get('mode') === 'live' ? 'live' : 'test';
+    const typed = name === 'topup' ? { amount: params.get('amount') ?? '', mode } : {};
     await putFlash(sandbox, session, { notice: { kind: 'error', text: err.message }, typed }, now);
     return redirect(`/?mode=${back}`);
   }

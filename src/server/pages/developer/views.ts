@@ -25,8 +25,8 @@ export interface DashboardData {
   notice?: { kind: 'ok' | 'error'; text: string };
   /** Seconds between live refreshes (0: none). */
   refresh: number;
-  /** What was typed into a form that failed, shown again (only the top-up's amount). */
-  typed?: { amount?: string };
+  /** What was typed into a form that failed, shown again (only the top-up's mode and amount). */
+  typed?: { amount?: string; mode?: Mode };
   /** A key just created: the one time its full text is shown. */
   createdKey?: { id: string; secret: string };
 }
