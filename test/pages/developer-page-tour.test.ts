@@ -11,6 +11,14 @@ import { expectAxeClean, type Launched, launch, withChromium } from '../support/
  * sees for something that is not there, a refused form tried again, and the page on a phone.
  */
 
+/** In the page: every visible control under 40 px high (a checkbox measured by its label), named. */
+const SMALL_TARGETS = `[...document.querySelectorAll('a, button, input, select, summary')]
+  .filter((e) => e.offsetParent !== null && e.type !== 'hidden')
+  .map((e) => (e.type === 'checkbox' ? (e.closest('label') ?? e) : e))
+  .map((e) => ({ what: e.tagName + ' ' + (e.textContent || e.name || '').trim().slice(0, 30), h: e.getBoundingClientRect().height }))
+  .filter((t) => t.h < 40)
+  .map((t) => t.what + ' (' + Math.round(t.h) + ' px)')`;
+
 withChromium(describe, 'Developer page tour tests')('the developer page, as a newcomer uses it', () => {
   let dir: string;
   let server: RunningServer;
@@ -86,5 +94,25 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
     // A view of its own mode again: nothing typed is left over.
     await page.reload();
     expect(await page.inputValue('#topup-mode')).toBe('test');
+  });
+
+  test('on a phone, every control is a tap target at least 40 px high (a checkbox by its label)', async () => {
+    const key = (await server.sandbox.defaultKey('test'))!;
+    const made = await fetch(`${server.url}/offsets`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': 'tour-tap' },
+      body: JSON.stringify({ kg: 100, reference: 'tap' }),
+    });
+    const id = ((await made.json()) as { id: string }).id;
+    const phone = await chromium.browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    const p = await phone.newPage();
+    await p.goto(`${server.origin}/login?token=${await server.sandbox.pages.newLoginToken(Date.now())}`);
+    for (const path of ['/', `/offsets/${id}`, '/requests']) {
+      await p.goto(`${server.origin}${path}`);
+      const small = await p.evaluate<string[]>(SMALL_TARGETS);
+      expect(small, path).toEqual([]);
+      expect(await p.evaluate<number>('document.documentElement.scrollWidth'), path).toBeLessThanOrEqual(390);
+    }
+    await phone.close();
   });
 });
