@@ -16,8 +16,9 @@ import type { Reply, ReplyWriter } from './reply.js';
 /**
  * The request table: every URL `carbon serve` answers, one entry each, in the order they are
  * matched. A new endpoint or page is one entry here and its handler. The API's endpoints come
- * from the service's route table (src/service/routes.ts); the last entry hands everything else to
- * the service too, which answers 404, or 405 with Allow, in the API's envelope.
+ * from the service's route table (src/service/routes.ts); a browser's GET of any other path outside
+ * the API is the developer page's 404; the last entry hands everything else to the service too,
+ * which answers 404, or 405 with Allow, in the API's envelope.
  */
 
 /** A request as the handlers see it: read whole, its path split, and the segments the entry captured. */
@@ -63,6 +64,8 @@ export interface Entry {
 }
 
 const browser = (r: Incoming) => (r.headers.accept ?? '').includes('text/html');
+/** A browser's GET of a path that is neither the API's nor the journal's: a page's 404, not the API's JSON. */
+const browserPath = (r: Incoming) => browser(r) && !r.path.startsWith(`${API_PREFIX}/`) && !r.path.startsWith('/_sandbox/');
 
 export const REQUESTS: readonly Entry[] = [
   ...ROUTES.map((r): Entry => ({ method: r.method, path: `${API_PREFIX}${r.path}`, listed: true, handle: api })),
@@ -82,6 +85,7 @@ export const REQUESTS: readonly Entry[] = [
   { method: 'ANY', path: '/_page/app.css', handle: asset },
   { method: 'ANY', path: '/_page/app.js', handle: asset },
   { method: 'ANY', path: '/_page/{rest*}', handle: signedIn },
+  { method: 'GET', path: '/{rest*}', when: browserPath, handle: signedIn },
   { method: 'ANY', path: '*', handle: api },
 ];
 

@@ -76,6 +76,23 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
     await expectAxeClean(page, 'offset not found');
   });
 
+  test("a browser's path that is no page is an HTML 404, not the API's JSON nor the dashboard at a wrong address", async () => {
+    for (const path of ['/nope', '/offsets/a/b', '/logout', '/_page/nope', '/actions/topup']) {
+      const res = await page.goto(`${server.origin}${path}`);
+      expect(res!.status(), path).toBe(404);
+      expect(res!.headers()['content-type'], path).toContain('text/html');
+      expect(await page.textContent('main'), path).toContain(`There is no page at ${path}.`);
+      expect(await page.locator('#account').count(), path).toBe(0);
+    }
+    await page.getByRole('link', { name: '← Developer page' }).click();
+    await page.waitForURL(`${server.origin}/`);
+    // Signed out, the sign-in page (HTML); the API's own paths keep the API's JSON.
+    const out = await fetch(`${server.origin}/nope`, { headers: { accept: 'text/html' } });
+    expect([out.status, out.headers.get('content-type')]).toEqual([401, 'text/html; charset=utf-8']);
+    const apiPath = await fetch(`${server.origin}/api/v1/nope`, { headers: { accept: 'text/html' } });
+    expect([apiPath.status, apiPath.headers.get('content-type')]).toEqual([404, 'application/json']);
+  });
+
   test('a live top-up refused from the test view keeps live chosen: corrected, it tops up live, not test', async () => {
     const balance = async (mode: 'test' | 'live') => (await server.sandbox.status()).balances[mode];
     const before = { test: await balance('test'), live: await balance('live') };

@@ -42,6 +42,9 @@ describe('the request table', () => {
     ['GET', '/_page/app.css', undefined, 'ANY /_page/app.css'],
     ['GET', '/_page/other', undefined, 'ANY /_page/{rest*}'],
     ['GET', '/nowhere', undefined, 'ANY *'],
+    ['GET', '/nowhere', 'text/html', 'GET /{rest*}'],
+    ['GET', '/api/v1/nowhere', 'text/html', 'ANY *'],
+    ['GET', '/_sandbox/nowhere', 'text/html', 'ANY *'],
   ])('%s %s (Accept: %s) is answered by %s', (method, path, accept, want) => {
     const found = entry(method, path, accept);
     expect(`${found.method} ${found.path}`).toBe(want);

@@ -68,7 +68,9 @@ export async function signedIn(r: Incoming, served: Served): Promise<Reply> {
   if (session === null) return html(401, loginPage('This page belongs to the account owner.'));
   if (r.upper === 'POST') return post(r, served, session, now);
   if (r.upper !== 'GET' && r.upper !== 'HEAD') return html(405, loginPage('Only GET and POST are used here.'), { allow: 'GET, POST' });
-  if (r.path.startsWith('/offsets/')) return offset(served.sandbox, r.params[0]!, session);
+  if (/^\/offsets\/[^/]+$/.test(r.path)) return offset(served.sandbox, r.params[0]!, session);
+  // A path that is no page (a browser's typo, `/logout` opened as a link): said so, not the dashboard at a wrong address.
+  if (r.path !== '/') return html(404, missingPage(`There is no page at ${redactKeys(r.path)}.`, session.csrf));
   return home(r, served.sandbox, session, now);
 }
 
