@@ -58,6 +58,21 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
     await out.close();
   });
 
+  test('the login link opened again by the browser it signed in leads to the page; anywhere else it is refused', async () => {
+    const link = `${server.origin}/login?token=${await server.sandbox.pages.newLoginToken(Date.now())}`;
+    const own = await chromium.browser.newContext();
+    const p = await own.newPage();
+    await p.goto(link);
+    const again = await p.goto(link);
+    expect(again!.status()).toBe(200);
+    expect(p.url()).toBe(`${server.origin}/`);
+    expect(await p.textContent('body')).toContain('Test balance');
+    await own.close();
+    const elsewhere = await fetch(link, { redirect: 'manual', headers: { accept: 'text/html' } });
+    expect(elsewhere.status).toBe(401);
+    expect(elsewhere.headers.get('set-cookie')).toBeNull();
+  });
+
   test('signed in, an offset or a request that is not there is a 404 with the way back, not the sign-in page', async () => {
     await page.goto(server.developerPageUrl);
     for (const path of ['/offsets/off_nope', '/requests/req_nope']) {

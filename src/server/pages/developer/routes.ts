@@ -56,7 +56,11 @@ export async function login(r: Incoming, served: Served): Promise<Reply> {
   const now = Date.now();
   // HEAD (a link preview, a checker) changes nothing: the token is looked at, not used up.
   const valid = r.upper === 'HEAD' ? await pages.loginTokenValid(token, now) : await pages.useLoginToken(token, now);
-  if (!valid) return html(401, loginPage('That login link is not valid: it was used already, or it expired.'));
+  if (!valid) {
+    // Opened again by the owner it signed in (from the terminal's scrollback, a bookmark): still signed in, so the page.
+    if ((await pages.readSession(cookie(r.headers.cookie, SESSION_COOKIE), now)) !== null) return redirect('/');
+    return html(401, loginPage('That login link is not valid: it was used already, or it expired.'));
+  }
   if (r.upper === 'HEAD') return redirect('/');
   return redirect('/', { 'set-cookie': sessionCookie(served.pageOrigin, await pages.newSession(now)) });
 }
