@@ -147,4 +147,20 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
     }
     await phone.close();
   });
+
+  test("an action's notice shows once: not in the address, so a reload does not say it again (the reset's too)", async () => {
+    await page.goto(`${server.origin}/?mode=live`);
+    for (const [form, fill, notice] of [
+      ['clock', async () => page.fill('#c-clock', '1m'), 'The model clock moved forward.'],
+      ['reset', async () => page.locator('summary', { hasText: 'Reset the sandbox' }).click(), 'The sandbox starts over'],
+    ] as const) {
+      await fill();
+      await page.click(`form[action="/actions/${form}"] button`);
+      expect(await page.textContent('.notice.ok'), form).toContain(notice);
+      expect(page.url(), form).toBe(`${server.origin}/?mode=live`);
+      await page.reload();
+      expect(await page.locator('.notice').count(), form).toBe(0);
+      expect(await page.textContent('body'), form).toContain('Live balance');
+    }
+  });
 });

@@ -21,7 +21,7 @@ export interface Form {
 
 export interface Action {
   run(sandbox: Sandbox, form: Form): Promise<unknown>;
-  /** Shown after the redirect (`?done=`). */
+  /** Shown once after the redirect (and for `?done=NAME`, the address an older carbon redirected to). */
   done: string;
   /** A notice that says what was done, from what `run` answered: shown once after the redirect, in place of `done`. */
   notice?(result: unknown, form: Form): string;

@@ -155,15 +155,17 @@ async function act(served: Served, session: Session, name: string, params: URLSe
   if (action === undefined) throw new ApiError('route_missing', `There is no action "${name}".`);
   const form: Form = { field: (n) => (params.get(n) ?? '').trim(), all: (n) => params.getAll(n) };
   const result = await action.run(sandbox, form);
-  if (action.notice !== undefined) {
-    // A notice that says what happened (the amount, the balance now), shown once after the redirect.
-    await putFlash(sandbox, session, { notice: { kind: 'ok', text: action.notice(result, form) } }, now);
-    return redirect(`/?mode=${back}`);
-  }
+  // What happened (the amount, the balance now, or the action's line), shown once after the redirect:
+  // in the session's flash, not in the address, where a reload or a bookmark would say it again.
+  const notice = { kind: 'ok' as const, text: action.notice === undefined ? action.done : action.notice(result, form) };
   if (name === 'reset') {
-    // The reset ended every session; the owner who asked for it gets a new one.
+    // The reset ended every session; the owner who asked for it gets a new one, the notice with it.
     await sandbox.pages.endSession(session);
-    return redirect(`/?mode=${back}&done=reset`, { 'set-cookie': sessionCookie(pageOrigin, await sandbox.pages.newSession(now)) });
+    const fresh = await sandbox.pages.newSession(now);
+    const next = await sandbox.pages.readSession(fresh, now);
+    if (next !== null) await putFlash(sandbox, next, { notice }, now);
+    return redirect(`/?mode=${back}`, { 'set-cookie': sessionCookie(pageOrigin, fresh) });
   }
-  return redirect(`/?mode=${back}&done=${encodeURIComponent(name)}`);
+  await putFlash(sandbox, session, { notice }, now);
+  return redirect(`/?mode=${back}`);
 }
