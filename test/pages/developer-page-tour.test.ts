@@ -128,6 +128,28 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
     expect(await page.inputValue('#topup-mode')).toBe('test');
   });
 
+  test("a new key's Copy button is there only with JavaScript, and copies; without it the secret is still shown", async () => {
+    for (const javaScriptEnabled of [false, true]) {
+      const ctx = await chromium.browser.newContext({ javaScriptEnabled, permissions: ['clipboard-read', 'clipboard-write'] });
+      const p = await ctx.newPage();
+      const pageErrors: string[] = [];
+      p.on('pageerror', (e) => pageErrors.push(e.message));
+      await p.goto(`${server.origin}/login?token=${await server.sandbox.pages.newLoginToken(Date.now())}`);
+      await p.click('form[action="/actions/key-create"] button');
+      const secret = await p.inputValue('#new-secret');
+      expect(secret).toMatch(/^ck_test_/);
+      const copy = p.locator('button[data-copy]');
+      expect(await copy.isVisible(), `JavaScript ${javaScriptEnabled}`).toBe(javaScriptEnabled);
+      if (javaScriptEnabled) {
+        await copy.click();
+        await expect(copy.textContent()).resolves.toBe('Copied');
+        expect(await p.evaluate<string>('navigator.clipboard.readText()')).toBe(secret);
+      }
+      expect(pageErrors).toEqual([]);
+      await ctx.close();
+    }
+  });
+
   test('on a phone, every control is a tap target at least 40 px high (a checkbox by its label)', async () => {
     const key = (await server.sandbox.defaultKey('test'))!;
     const made = await fetch(`${server.url}/offsets`, {

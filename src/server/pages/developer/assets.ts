@@ -115,11 +115,15 @@ ${REQUESTS_CSS}`;
 export const ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1b6b43"/><path d="M9 23c0-9 6-14 15-14 0 9-5 15-14 15l-1-1zm2 0 8-8" stroke="#fff" stroke-width="2" fill="none" stroke-linecap="round"/></svg>`;
 
 export const JS = `
+// A copy button is hidden in the HTML (without JavaScript it would do nothing) and shown here.
+for (const button of document.querySelectorAll('button[data-copy]')) button.hidden = false;
 document.addEventListener('click', (event) => {
   const button = event.target.closest('button[data-copy]');
   if (!button) return;
   const field = document.getElementById(button.dataset.copy);
   if (!field) return;
+  // No clipboard on a plain-http origin other than localhost (a --public-url): the text is selected instead.
+  if (!navigator.clipboard) { field.select(); return; }
   navigator.clipboard.writeText(field.value).then(() => { button.textContent = 'Copied'; }, () => { field.select(); });
 });
 // Live refresh, when asked for (?refresh=SECONDS), never of a page showing a new key's secret.

@@ -46,7 +46,7 @@ function createdKey(d: DashboardData): string {
     `<section class="secret" aria-labelledby="new-key"><h2 id="new-key">New key ${escapeHtml(d.createdKey.id)}</h2>
 <p>Copy it now: it is shown in full only this once.</p>
 <p>${field('new-secret', 'Secret', `<input id="new-secret" readonly value="${escapeHtml(d.createdKey.secret)}" size="48">`)} ` +
-    `<button type="button" data-copy="new-secret">Copy</button></p></section>`
+    `<button type="button" data-copy="new-secret" hidden>Copy</button></p></section>`
   );
 }
 
