@@ -128,6 +128,18 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
     expect(await page.inputValue('#topup-mode')).toBe('test');
   });
 
+  test('the standing control starts from the standing now, as the other controls start from their setting', async () => {
+    await page.goto(`${server.origin}/`);
+    expect(await page.inputValue('#c-status')).toBe('active');
+    await page.selectOption('#c-status', 'suspended');
+    await page.click('form[action="/actions/status"] button');
+    expect(await page.textContent('.standing')).toBe('suspended');
+    expect(await page.inputValue('#c-status')).toBe('suspended');
+    await page.selectOption('#c-status', 'active');
+    await page.click('form[action="/actions/status"] button');
+    expect(await page.inputValue('#c-status')).toBe('active');
+  });
+
   test("a new key's Copy button is there only with JavaScript, and copies; without it the secret is still shown", async () => {
     for (const javaScriptEnabled of [false, true]) {
       const ctx = await chromium.browser.newContext({ javaScriptEnabled, permissions: ['clipboard-read', 'clipboard-write'] });

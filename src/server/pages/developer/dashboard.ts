@@ -143,12 +143,13 @@ ${action('key-create', d, create, 'Create key')}
 
 function controlsSection(d: DashboardData): string {
   const account = d.status.account;
-  const standing = field(
-    'c-status',
-    'Account standing',
-    '<select id="c-status" name="status"><option value="active">active</option><option value="suspended">suspended</option>' +
-      '<option value="unapproved">not approved</option></select>',
-  );
+  // Like the other controls, the setting now is what the form starts from.
+  const standings = [
+    ['active', 'active'],
+    ['suspended', 'suspended'],
+    ['unapproved', 'not approved'],
+  ].map(([v, label]) => `<option value="${v}"${account.status === v ? ' selected' : ''}>${label}</option>`);
+  const standing = field('c-status', 'Account standing', `<select id="c-status" name="status">${standings.join('')}</select>`);
   const rate = `name="rate" inputmode="numeric" required value="${account.rate}"`;
   const review = `name="amount" inputmode="decimal" required value="${escapeHtml(dollars(account.review_limit_cents).slice(1).replace(/,/g, ''))}"`;
   const limit = `name="requests" required value="${account.rate_limit_requests ?? 'off'}"`;
