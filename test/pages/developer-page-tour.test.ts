@@ -128,6 +128,46 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
     expect(await page.inputValue('#topup-mode')).toBe('test');
   });
 
+  test('a refused form comes back with what was typed into it: the faults form whole, the clock, a setting', async () => {
+    await page.goto(`${server.origin}/`);
+    await page.fill('#f-rate', '2');
+    await page.uncheck('input[name=errors][value="429"]');
+    await page.uncheck('input[name=errors][value="drop-after"]');
+    await page.fill('#f-latency', '10ms-20ms');
+    await page.selectOption('#f-route', 'GET /balance');
+    await page.selectOption('#f-mode', 'live');
+    await page.fill('#f-seed', '42');
+    await page.fill('#f-retry', '3');
+    await page.click('form[action="/actions/faults"] button');
+    expect(await page.textContent('.notice.error')).toContain('not "2"');
+    expect(await page.textContent('#faults-now')).toContain('Off');
+    const checked = await page
+      .locator('input[name=errors]:checked')
+      .evaluateAll((boxes) => boxes.map((b) => (b as unknown as { value: string }).value));
+    expect(checked).toEqual(['500', '503', 'drop-before']);
+    const values = async (ids: string[]) => Promise.all(ids.map((id) => page.inputValue(id)));
+    expect(await values(['#f-rate', '#f-latency', '#f-route', '#f-mode', '#f-seed', '#f-retry'])).toEqual([
+      '2',
+      '10ms-20ms',
+      'GET /balance',
+      'live',
+      '42',
+      '3',
+    ]);
+    // Only the refused form: the others start from their setting.
+    expect(await page.inputValue('#c-rate')).toBe('4000');
+    await page.fill('#c-clock', 'soon');
+    await page.click('form[action="/actions/clock"] button');
+    expect(await page.inputValue('#c-clock')).toBe('soon');
+    expect(await page.inputValue('#f-rate')).toBe('');
+    await page.fill('#c-rate', '-5');
+    await page.click('form[action="/actions/rate"] button');
+    expect(await page.locator('.notice.error').count()).toBe(1);
+    expect(await page.inputValue('#c-rate')).toBe('-5');
+    await page.reload();
+    expect(await page.inputValue('#c-rate')).toBe('4000');
+  });
+
   test('the standing control starts from the standing now, as the other controls start from their setting', async () => {
     await page.goto(`${server.origin}/`);
     expect(await page.inputValue('#c-status')).toBe('active');

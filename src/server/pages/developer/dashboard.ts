@@ -3,7 +3,7 @@ import { dollars, ratePerKg } from '../../../service/units.js';
 import { escapeHtml } from '../html.js';
 import { chartHtml } from './chart.js';
 import { type Column, cardTable, hiddenId, keyColumns, offsetColumns, offsetLink } from './tables.js';
-import { action, confirmed, csrfField, type DashboardData, date, faultControls, field, kg, layout } from './views.js';
+import { action, confirmed, csrfField, type DashboardData, date, faultControls, field, fieldValue, kg, layout } from './views.js';
 
 /**
  * The developer page's dashboard, section by section: the account, its impact, its offsets, the
@@ -53,9 +53,10 @@ function createdKey(d: DashboardData): string {
 function accountSection(d: DashboardData): string {
   const s = d.status;
   const standing = s.account.status === 'active' ? 'active' : s.account.status === 'suspended' ? 'suspended' : 'not approved';
-  const typed = d.typed?.amount === undefined ? '' : ` value="${escapeHtml(d.typed.amount)}"`;
+  const typed = ` value="${escapeHtml(fieldValue(d, 'topup', 'amount'))}"`;
+  const mode: Mode = fieldValue(d, 'topup', 'mode', d.mode) === 'live' ? 'live' : 'test';
   const topUp =
-    `${field('topup-mode', 'Mode', `<select id="topup-mode" name="mode">${modeOptions(d, d.typed?.mode)}</select>`)} ` +
+    `${field('topup-mode', 'Mode', `<select id="topup-mode" name="mode">${modeOptions(d, mode)}</select>`)} ` +
     field(
       'topup-amount',
       'Amount in dollars (at least $250)',
@@ -150,9 +151,12 @@ function controlsSection(d: DashboardData): string {
     ['unapproved', 'not approved'],
   ].map(([v, label]) => `<option value="${v}"${account.status === v ? ' selected' : ''}>${label}</option>`);
   const standing = field('c-status', 'Account standing', `<select id="c-status" name="status">${standings.join('')}</select>`);
-  const rate = `name="rate" inputmode="numeric" required value="${account.rate}"`;
-  const review = `name="amount" inputmode="decimal" required value="${escapeHtml(dollars(account.review_limit_cents).slice(1).replace(/,/g, ''))}"`;
-  const limit = `name="requests" required value="${account.rate_limit_requests ?? 'off'}"`;
+  const value = (form: string, name: string, now: string) => `value="${escapeHtml(fieldValue(d, form, name, now))}"`;
+  const rate = `name="rate" inputmode="numeric" required ${value('rate', 'rate', String(account.rate))}`;
+  const reviewNow = dollars(account.review_limit_cents).slice(1).replace(/,/g, '');
+  const review = `name="amount" inputmode="decimal" required ${value('review-limit', 'amount', reviewNow)}`;
+  const limit = `name="requests" required ${value('rate-limit', 'requests', String(account.rate_limit_requests ?? 'off'))}`;
+  const clock = `name="duration" required placeholder="2m, 1h, 30d" ${value('clock', 'duration', '')}`;
   const input = (id: string, label: string, attributes: string) => field(id, label, `<input id="${id}" ${attributes}>`);
   return `<section aria-labelledby="controls"><h2 id="controls">Sandbox controls</h2>
 <div class="controls">
@@ -160,7 +164,7 @@ ${action('status', d, standing, 'Set standing')}
 ${action('rate', d, input('c-rate', 'Rate (millicents per kg)', rate), 'Set rate')}
 ${action('review-limit', d, input('c-review', 'Review limit (dollars)', review), 'Set review limit')}
 ${action('rate-limit', d, input('c-limit', 'Rate limit (requests a second, or off)', limit), 'Set rate limit')}
-${action('clock', d, input('c-clock', 'Advance the clock by', 'name="duration" required placeholder="2m, 1h, 30d"'), 'Advance')}
+${action('clock', d, input('c-clock', 'Advance the clock by', clock), 'Advance')}
 ${confirmed('reset', d, '', 'Reset the sandbox…', 'Delete everything and start again')}
 </div>
 ${faultControls(d)}

@@ -11,7 +11,7 @@ import { dashboard } from './dashboard.js';
 import { data } from './dashboard-data.js';
 import { putFlash, takeFlash } from './flash.js';
 import { cookie, SESSION_COOKIE, sameSite, sessionCookie } from './session.js';
-import { loginPage, missingPage, offsetPage } from './views.js';
+import { loginPage, missingPage, offsetPage, type Typed } from './views.js';
 
 /**
  * The developer page's handlers, as the request table (src/server/requests.ts) names them: `/`
@@ -133,9 +133,9 @@ async function post(r: Incoming, served: Served, session: Session, now: number):
     }
     // Refused too, a redirect (post/redirect/get: a reload does not post again). The error, and what
     // was typed (to be corrected, not typed again), wait in the session's flash for the page.
-    // The top-up's mode too: a refused live top-up tried again must not go to the view's mode.
-    const mode: Mode = params.get('mode') === 'live' ? 'live' : 'test';
-    const typed = name === 'topup' ? { amount: params.get('amount') ?? '', mode } : {};
+    // Every field (a top-up's mode too: tried again, it must not go to the view's mode), but the form's own.
+    const typed: Typed = { form: name, values: {} };
+    for (const [field, value] of params) if (field !== 'csrf' && field !== 'back') (typed.values[field] ??= []).push(value);
     await putFlash(sandbox, session, { notice: { kind: 'error', text: err.message }, typed }, now);
     return redirect(`/?mode=${back}`);
   }

@@ -25,11 +25,22 @@ export interface DashboardData {
   notice?: { kind: 'ok' | 'error'; text: string };
   /** Seconds between live refreshes (0: none). */
   refresh: number;
-  /** What was typed into a form that failed, shown again (only the top-up's mode and amount). */
-  typed?: { amount?: string; mode?: Mode };
+  /** What was typed into a form that was refused (named by its action), shown again to be corrected. */
+  typed?: Typed;
   /** A key just created: the one time its full text is shown. */
   createdKey?: { id: string; secret: string };
 }
+
+export interface Typed {
+  form: string;
+  values: Record<string, string[]>;
+}
+
+/** What was typed into `form`'s field `name` before it was refused; undefined for any other form. */
+const typedIn = (d: DashboardData, form: string, name: string): string[] | undefined =>
+  d.typed?.form === form ? (d.typed.values[name] ?? []) : undefined;
+/** An input's value: what was typed into it before a refusal, else `now` (the setting now, or nothing). */
+export const fieldValue = (d: DashboardData, form: string, name: string, now = ''): string => typedIn(d, form, name)?.[0] ?? now;
 
 export const kg = (n: number) => `${n.toLocaleString('en-US')} kg`;
 export const date = (iso: string | null) => (iso === null ? '—' : `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`);
@@ -106,20 +117,24 @@ export function confirmed(name: string, d: DashboardData, fields: string, ask: s
 /** `carbon sandbox faults` on the page: the setting now, a form to replace it, and one to stop it. */
 export function faultControls(d: DashboardData): string {
   const f = d.status.faults;
+  // The form starts from the setting now, or from what was typed into it before it was refused.
+  const was = (name: string, now: string) => escapeHtml(fieldValue(d, 'faults', name, now));
   const option = (value: string, label: string, selected: boolean) =>
     `<option value="${escapeHtml(value)}"${selected ? ' selected' : ''}>${escapeHtml(label)}</option>`;
+  const errors = typedIn(d, 'faults', 'errors') ?? (f === null ? FAULT_KINDS : f.errors);
   const kinds = FAULT_KINDS.map(
-    (k) =>
-      `<label class="check"><input type="checkbox" name="errors" value="${k}"${f === null || f.errors.includes(k) ? ' checked' : ''}> ${k}</label>`,
+    (k) => `<label class="check"><input type="checkbox" name="errors" value="${k}"${errors.includes(k) ? ' checked' : ''}> ${k}</label>`,
   ).join(' ');
+  const route = fieldValue(d, 'faults', 'route', f?.route ?? '');
   const routes = [
-    option('', 'every route', f?.route == null),
-    ...ROUTES.map((r) => option(`${r.method} ${r.path}`, `${r.method} ${r.path}`, f?.route === `${r.method} ${r.path}`)),
+    option('', 'every route', route === ''),
+    ...ROUTES.map((r) => option(`${r.method} ${r.path}`, `${r.method} ${r.path}`, route === `${r.method} ${r.path}`)),
   ].join('');
+  const mode = fieldValue(d, 'faults', 'mode', f?.mode ?? '');
   const modes = [
-    option('', 'test and live', f?.mode == null),
-    option('test', 'test keys', f?.mode === 'test'),
-    option('live', 'live keys', f?.mode === 'live'),
+    option('', 'test and live', mode === ''),
+    option('test', 'test keys', mode === 'test'),
+    option('live', 'live keys', mode === 'live'),
   ].join('');
   const latency = f?.latency_ms == null ? '' : `${f.latency_ms.min}ms-${f.latency_ms.max}ms`;
   return `<h3 id="faults">Faults</h3>
@@ -128,13 +143,13 @@ ${action(
   'faults',
   d,
   `<fieldset><legend>Inject into API requests</legend>
-${field('f-rate', 'Error rate (0 to 1)', `<input id="f-rate" name="error_rate" inputmode="decimal" placeholder="0.3" value="${f === null ? '' : f.error_rate}">`)}
+${field('f-rate', 'Error rate (0 to 1)', `<input id="f-rate" name="error_rate" inputmode="decimal" placeholder="0.3" value="${was('error_rate', f === null ? '' : String(f.error_rate))}">`)}
 <span role="group" aria-label="Faults drawn from" class="checks">${kinds}</span>
-${field('f-latency', 'Latency', `<input id="f-latency" name="latency" placeholder="50ms-400ms" value="${escapeHtml(latency)}">`)}
+${field('f-latency', 'Latency', `<input id="f-latency" name="latency" placeholder="50ms-400ms" value="${was('latency', latency)}">`)}
 ${field('f-route', 'Route', `<select id="f-route" name="route">${routes}</select>`)}
 ${field('f-mode', 'Mode', `<select id="f-mode" name="mode">${modes}</select>`)}
-${field('f-seed', 'Seed', `<input id="f-seed" name="seed" inputmode="numeric" placeholder="random" value="${f?.seed ?? ''}">`)}
-${field('f-retry', 'Retry-After (s)', `<input id="f-retry" name="retry_after" inputmode="numeric" value="${f?.retry_after_seconds ?? 1}">`)}
+${field('f-seed', 'Seed', `<input id="f-seed" name="seed" inputmode="numeric" placeholder="random" value="${was('seed', String(f?.seed ?? ''))}">`)}
+${field('f-retry', 'Retry-After (s)', `<input id="f-retry" name="retry_after" inputmode="numeric" value="${was('retry_after', String(f?.retry_after_seconds ?? 1))}">`)}
 </fieldset>`,
   'Inject faults',
 )}
