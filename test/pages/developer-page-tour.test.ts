@@ -204,16 +204,22 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
 
   test('on a phone, every control is a tap target at least 40 px high (a checkbox by its label)', async () => {
     const key = (await server.sandbox.defaultKey('test'))!;
-    const made = await fetch(`${server.url}/offsets`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': 'tour-tap' },
-      body: JSON.stringify({ kg: 100, reference: 'tap' }),
-    });
-    const id = ((await made.json()) as { id: string }).id;
+    // More than a page of offsets (20) and of requests (50): the Older links are there too.
+    let id = '';
+    for (let n = 0; n < 51; n++) {
+      const made = await fetch(`${server.url}/offsets`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': `tour-tap-${n}` },
+        body: JSON.stringify({ kg: 10, reference: 'tap' }),
+      });
+      id = ((await made.json()) as { id: string }).id;
+    }
     const phone = await chromium.browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
     const p = await phone.newPage();
     await p.goto(`${server.origin}/login?token=${await server.sandbox.pages.newLoginToken(Date.now())}`);
     for (const path of ['/', `/offsets/${id}`, '/requests']) {
+      await p.goto(`${server.origin}${path}`);
+      if (path !== `/offsets/${id}`) expect(await p.locator('a', { hasText: 'Older' }).count(), path).toBe(1);
       await p.goto(`${server.origin}${path}`);
       const small = await p.evaluate<string[]>(SMALL_TARGETS);
       expect(small, path).toEqual([]);

@@ -71,7 +71,7 @@ export function requestsPage(d: RequestsData): string {
   const older =
     d.older === null
       ? ''
-      : `<p><a href="/requests?${escapeHtml(new URLSearchParams([...query, ['before', String(d.older)]]).toString())}">Older requests →</a></p>`;
+      : `<p><a rel="next" href="/requests?${escapeHtml(new URLSearchParams([...query, ['before', String(d.older)]]).toString())}">Older requests →</a></p>`;
   const list =
     d.entries.length === 0
       ? '<p class="muted" id="no-requests">No requests yet. Every request the API answers shows here.</p>'
