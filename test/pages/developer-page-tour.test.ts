@@ -168,6 +168,28 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
     expect(await page.inputValue('#c-rate')).toBe('4000');
   });
 
+  test('a form from a tab opened before signing in again is refused as stale, not as cross-site, with the way back', async () => {
+    const before = (await server.sandbox.status()).account.rate;
+    const ctx = await chromium.browser.newContext();
+    const [first, second] = [await ctx.newPage(), await ctx.newPage()];
+    await first.goto(`${server.origin}/login?token=${await server.sandbox.pages.newLoginToken(Date.now())}`);
+    await second.goto(`${server.origin}/`);
+    await first.click('form[action="/logout"] button');
+    await first.goto(`${server.origin}/login?token=${await server.sandbox.pages.newLoginToken(Date.now())}`);
+    await second.fill('#c-rate', '5000');
+    await second.click('form[action="/actions/rate"] button');
+    const text = await second.textContent('main');
+    expect(text).toContain('opened before this sign-in');
+    expect(text).not.toMatch(/cross-site|carbon sandbox login/);
+    expect((await server.sandbox.status()).account.rate).toBe(before);
+    await second.getByRole('link', { name: '← Developer page' }).click();
+    await second.fill('#c-rate', '5000');
+    await second.click('form[action="/actions/rate"] button');
+    expect(await second.textContent('.notice.ok')).toContain('rate is set');
+    expect((await server.sandbox.status()).account.rate).toBe(5000);
+    await ctx.close();
+  });
+
   test('the standing control starts from the standing now, as the other controls start from their setting', async () => {
     await page.goto(`${server.origin}/`);
     expect(await page.inputValue('#c-status')).toBe('active');

@@ -114,8 +114,13 @@ async function post(r: Incoming, served: Served, session: Session, now: number):
   const { sandbox, pageOrigin } = served;
   const params = new URLSearchParams(r.body);
   // A cross-site post has neither this origin nor the session's token.
-  if (!sameSite(r.headers, pageOrigin) || !sandbox.pages.csrfOk(session, params.get('csrf'))) {
+  if (!sameSite(r.headers, pageOrigin))
     return html(403, loginPage('That form did not come from this page (a cross-site request?). Nothing changed.'));
+  if (!sandbox.pages.csrfOk(session, params.get('csrf'))) {
+    // From this origin, signed in, with an older session's token: a tab open since before a sign-in or a reset.
+    const stale =
+      'That form was on a page opened before this sign-in (or before a reset). Nothing changed: open the developer page again and retry.';
+    return html(403, missingPage(stale, session.csrf, 'Nothing changed'));
   }
   if (r.path === '/logout') {
     await sandbox.pages.endSession(session);

@@ -86,13 +86,14 @@ same <code>CARBON_HOME</code> or database as the server.</p>
 }
 
 /**
- * What a signed-in owner gets for an offset or a request that is not there: a 404 that says so,
- * with the page's own header (back to the page, Requests, sign out), not the sign-in page.
+ * What a signed-in owner gets for an offset or a request that is not there (a 404), or a form
+ * from a page of an earlier session (a 403): a page that says so, with the page's own header
+ * (back to the page, Requests, sign out), not the sign-in page.
  */
-export function missingPage(message: string, csrf: string): string {
+export function missingPage(message: string, csrf: string, heading = 'Not found'): string {
   return layout(
-    'carbon sandbox: not found',
-    `<header><h1>Not found</h1><nav aria-label="Pages"><a href="/">← Developer page</a> · <a href="/requests">Requests</a></nav>
+    `carbon sandbox: ${heading.toLowerCase()}`,
+    `<header><h1>${escapeHtml(heading)}</h1><nav aria-label="Pages"><a href="/">← Developer page</a> · <a href="/requests">Requests</a></nav>
 <form method="post" action="/logout">${csrfField(csrf)}<button type="submit">Sign out</button></form></header>
 <main class="narrow"><p>${escapeHtml(message)}</p></main>`,
   );
