@@ -27,6 +27,12 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
   let page: Page;
   let errors: string[];
 
+  /** The shared tab, signed in with a link of its own: each test signs in itself, so none depends on another's run or order. */
+  async function signIn(at = '/'): Promise<void> {
+    await page.goto(`${server.origin}/login?token=${await server.sandbox.pages.newLoginToken(Date.now())}`);
+    if (at !== '/') await page.goto(`${server.origin}${at}`);
+  }
+
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'carbon-page-tour-'));
     const start = Date.now();
@@ -74,7 +80,7 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
   });
 
   test('signed in, an offset or a request that is not there is a 404 with the way back, not the sign-in page', async () => {
-    await page.goto(server.developerPageUrl);
+    await signIn();
     for (const path of ['/offsets/off_nope', '/requests/req_nope']) {
       const res = await page.goto(`${server.origin}${path}`);
       expect(res!.status(), path).toBe(404);
@@ -92,6 +98,7 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
   });
 
   test("a browser's path that is no page is an HTML 404, not the API's JSON nor the dashboard at a wrong address", async () => {
+    await signIn();
     for (const path of ['/nope', '/offsets/a/b', '/logout', '/_page/nope', '/actions/topup']) {
       const res = await page.goto(`${server.origin}${path}`);
       expect(res!.status(), path).toBe(404);
@@ -111,7 +118,7 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
   test('a live top-up refused from the test view keeps live chosen: corrected, it tops up live, not test', async () => {
     const balance = async (mode: 'test' | 'live') => (await server.sandbox.status()).balances[mode];
     const before = { test: await balance('test'), live: await balance('live') };
-    await page.goto(`${server.origin}/?mode=test`);
+    await signIn('/?mode=test');
     await page.selectOption('#topup-mode', 'live');
     await page.fill('#topup-amount', '100');
     await page.click('form[action="/actions/topup"] button');
@@ -129,7 +136,8 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
   });
 
   test('a refused form comes back with what was typed into it: the faults form whole, the clock, a setting', async () => {
-    await page.goto(`${server.origin}/`);
+    await signIn();
+    const rateNow = String((await server.sandbox.status()).account.rate);
     await page.fill('#f-rate', '2');
     await page.uncheck('input[name=errors][value="429"]');
     await page.uncheck('input[name=errors][value="drop-after"]');
@@ -155,7 +163,7 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
       '3',
     ]);
     // Only the refused form: the others start from their setting.
-    expect(await page.inputValue('#c-rate')).toBe('4000');
+    expect(await page.inputValue('#c-rate')).toBe(rateNow);
     await page.fill('#c-clock', 'soon');
     await page.click('form[action="/actions/clock"] button');
     expect(await page.inputValue('#c-clock')).toBe('soon');
@@ -165,7 +173,7 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
     expect(await page.locator('.notice.error').count()).toBe(1);
     expect(await page.inputValue('#c-rate')).toBe('-5');
     await page.reload();
-    expect(await page.inputValue('#c-rate')).toBe('4000');
+    expect(await page.inputValue('#c-rate')).toBe(rateNow);
   });
 
   test('a form from a tab opened before signing in again is refused as stale, not as cross-site, with the way back', async () => {
@@ -191,7 +199,7 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
   });
 
   test('the standing control starts from the standing now, as the other controls start from their setting', async () => {
-    await page.goto(`${server.origin}/`);
+    await signIn();
     expect(await page.inputValue('#c-status')).toBe('active');
     await page.selectOption('#c-status', 'suspended');
     await page.click('form[action="/actions/status"] button');
@@ -251,7 +259,7 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
   });
 
   test("an action's notice shows once: not in the address, so a reload does not say it again (the reset's too)", async () => {
-    await page.goto(`${server.origin}/?mode=live`);
+    await signIn('/?mode=live');
     for (const [form, fill, notice] of [
       ['clock', async () => page.fill('#c-clock', '1m'), 'The model clock moved forward.'],
       ['reset', async () => page.locator('summary', { hasText: 'Reset the sandbox' }).click(), 'The sandbox starts over'],
