@@ -173,13 +173,18 @@ export class CarbonClient {
     const report = this.reporter(request, 1);
     try {
       const response = await this.options.transport.request(request);
-      report?.(response.status, response.headers['request-id']);
-      this.fromSandbox ||= response.headers['carbon-sandbox'] === 'true';
+      this.answered(response, report);
       return response;
     } catch (err) {
       report?.(0, undefined);
       throw err;
     }
+  }
+
+  /** An answer came: --verbose is told, and whether a carbon sandbox gave it (`Carbon-Sandbox: true`) is noted. */
+  private answered(response: ApiResponse, report: ReturnType<CarbonClient['reporter']>): void {
+    report?.(response.status, response.headers['request-id']);
+    this.fromSandbox ||= response.headers['carbon-sandbox'] === 'true';
   }
 
   /** What --verbose is told of one attempt of `request`, once it is over; undefined when nobody listens. */
@@ -227,8 +232,7 @@ export class CarbonClient {
       const report = this.reporter(request, attempt);
       try {
         const response = await this.options.transport.request(request);
-        report?.(response.status, response.headers['request-id']);
-        this.fromSandbox ||= response.headers['carbon-sandbox'] === 'true';
+        this.answered(response, report);
         if (response.status < 400) return { response: response as ApiResponse<T>, earlierMaybeSent: maybeSent };
         maybeSent = true;
         const error = toApiError(response);
