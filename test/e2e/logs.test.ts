@@ -292,9 +292,9 @@ describe('carbon logs --follow', () => {
     await server.stop();
   });
 
-  test('across a sandbox reset: every request after it is printed (the journal starts again, and so does the follower)', async () => {
+  test('across a sandbox reset: every request after it is printed (the entries after it number on past those seen)', async () => {
     const home = newHome();
-    // Three before, two after: however late the follower looks, the journal's newest is below what it saw.
+    // Three before, two after: the two number on from the third, however late the follower looks.
     for (let i = 0; i < 3; i++) await ok(['balance'], { home });
     const tail = follow(home, []);
     await tail.ready();

@@ -7,6 +7,7 @@ import type { ApiRequest } from '../../src/api/types.js';
 import { type Engine, openEngine } from '../../src/engine/open.js';
 import { JOURNAL_BODY_LIMIT, JOURNAL_DEFAULTS, type JournalSettings } from '../../src/service/journal.js';
 import { NO_FILTER, type RequestFilter } from '../../src/service/journal-view.js';
+import { linesOf } from '../../src/service/snapshot-format.js';
 import { type StoreKind, storeMatrix, testLedger } from '../support/matrix.js';
 import { T0, tempDir } from '../support/world.js';
 
@@ -260,6 +261,39 @@ describe.each(storeMatrix())('the request journal on the $label store', ({ kind:
     ]);
     await a.engine.sandbox.reset();
     expect(await a.entries()).toEqual([]);
+  });
+
+  test('never hands out a seq twice: after a reset, and after a snapshot is loaded, entries number on from the highest before', async () => {
+    const { open } = await ledger(store);
+    const a = await open('host-a:1');
+    const newest = async () => (await a.entries({ limit: 1 }))[0]!.seq;
+    for (let i = 0; i < 5; i++) await a.call('GET', '/balance');
+    const before = await newest();
+    const snapshot: string[] = [];
+    await (await a.engine.sandbox.snapshots()).save(async (chunk) => void snapshot.push(chunk), { carbon: 'test' });
+
+    await a.engine.sandbox.reset();
+    expect(await a.entries()).toEqual([]);
+    // Fewer after it than before: an emptied table would number them 1 and 2, below what a follower saw.
+    for (let i = 0; i < 2; i++) await a.call('GET', '/impact');
+    const afterReset = await a.entries();
+    expect(afterReset.map((e) => e.seq)).toEqual([before + 2, before + 1]);
+
+    // A snapshot saved before all of them (without its journal) loaded: the next entry still numbers on.
+    await (await a.engine.sandbox.snapshots()).load(() =>
+      linesOf(
+        (async function* () {
+          yield* snapshot;
+        })(),
+      ),
+    );
+    expect(await a.entries()).toEqual([]);
+    await a.call('GET', '/balance');
+    expect(await newest()).toBe(before + 3);
+    // And again across a second reset, with the highest kept once more.
+    await a.engine.sandbox.reset();
+    await a.call('GET', '/balance');
+    expect(await newest()).toBe(before + 4);
   });
 
   test('records nothing when it is off (CARBON_JOURNAL=off)', async () => {

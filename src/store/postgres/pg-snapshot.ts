@@ -105,7 +105,8 @@ export async function importLedger(q: Queryable, batches: port.LedgerImport, met
   await q.query(
     `SELECT setval(pg_get_serial_sequence('offsets', 'seq'), coalesce((SELECT max(seq) FROM offsets), 0) + 1, false),
             setval(pg_get_serial_sequence('entries', 'seq'), coalesce((SELECT max(seq) FROM entries), 0) + 1, false),
-            setval(pg_get_serial_sequence('journal', 'seq'), coalesce((SELECT max(seq) FROM journal), 0) + 1, false)`,
+            setval(pg_get_serial_sequence('journal', 'seq'), greatest(coalesce((SELECT max(seq) FROM journal), 0),
+              coalesce(pg_sequence_last_value(pg_get_serial_sequence('journal', 'seq')::regclass), 0)) + 1, false)`,
   );
   await keepTexts(q, defaults);
 }

@@ -9,10 +9,28 @@ type Row = Parameters<typeof journalRecord>[0];
 const CHUNK = 64;
 
 /**
+ * The named value (meta) that holds the highest seq the journal had when it was last emptied (a
+ * reset, a snapshot loaded). SQLite numbers a row one past the table's highest, so an emptied
+ * table would start again at 1; a batch's first row takes its seq past this instead, and the
+ * rest follow it: a seq is never handed out twice, and a follower (`carbon logs --follow`) that
+ * saw seq n reads every entry written after a reset as "after n".
+ */
+const JOURNAL_SEQ = 'journal_seq';
+
+/** Keeps the journal's highest seq before it is emptied (in the emptying transaction). */
+export function keepJournalSeq(db: Db): void {
+  db.prepare(
+    `INSERT INTO meta (name, value) SELECT '${JOURNAL_SEQ}', CAST(max(seq) AS TEXT) FROM journal WHERE true
+       HAVING max(seq) > coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE name = '${JOURNAL_SEQ}'), 0)
+     ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
+  ).run();
+}
+
+/**
  * The request journal on SQLite: a batch is one IMMEDIATE transaction of its own, its rows in a
- * few multi-row inserts (a hundred rows are three statements, 64 + 32 + 4, not a hundred: each
- * run is a call into SQLite, a reset and an answer object; 1.036× the `GET /balance` rate,
- * BENCHMARKS.md), the prune in the same transaction. Every statement is prepared once and kept:
+ * few multi-row inserts after the first row's own (a hundred rows are five statements, 1 + 64 + 32
+ * + 2 + 1, not a hundred: each run is a call into SQLite, a reset and an answer object; 1.036× the
+ * `GET /balance` rate, BENCHMARKS.md), the prune in the same transaction. Every statement is prepared once and kept:
  * the inserts by size, the pragmas, the prunes and the reads (journal-sql.ts's text).
  */
 export class SqliteJournal {
@@ -33,8 +51,9 @@ export class SqliteJournal {
       if (busyMs !== usual) this.run(`PRAGMA busy_timeout = ${usual}`);
     }
     try {
-      let last = 0;
-      for (let at = 0; at < records.length; ) {
+      // The first row's seq: past the journal's highest, and past the one it had when last emptied.
+      let last = this.first().run(...pushRow([], records[0]!)).lastInsertRowid;
+      for (let at = 1; at < records.length; ) {
         let n = CHUNK;
         while (n > records.length - at) n >>= 1;
         const values: unknown[] = [];
@@ -55,6 +74,19 @@ export class SqliteJournal {
       }
       throw err;
     }
+  }
+
+  private first(): Query<unknown[]> {
+    let statement = this.inserts.get(0);
+    if (statement === undefined) {
+      const seq = `(SELECT max(coalesce((SELECT max(seq) FROM journal), 0), coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE name = '${JOURNAL_SEQ}'), 0)) + 1)`;
+      statement = query<unknown[]>(
+        this.db,
+        `INSERT INTO journal (seq, ${JOURNAL_INSERT_COLUMNS.join(', ')}) VALUES (${seq}, ${JOURNAL_INSERT_COLUMNS.map(() => '?').join(', ')})`,
+      );
+      this.inserts.set(0, statement);
+    }
+    return statement;
   }
 
   private insert(n: number): Query<unknown[]> {

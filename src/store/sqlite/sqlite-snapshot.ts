@@ -4,6 +4,7 @@ import { SNAPSHOT_TABLES } from '../port.js';
 import { snapshotSelect } from '../snapshot-tables.js';
 import { type Db, inTransaction } from './driver.js';
 import { sqliteCode } from './errors.js';
+import { keepJournalSeq } from './sqlite-journal.js';
 import { digest } from './sqlite-reads.js';
 
 /**
@@ -99,6 +100,7 @@ export async function importLedger(
   metaNames: readonly string[],
   vault: port.KeyVault,
 ): Promise<port.KeyVault> {
+  keepJournalSeq(db);
   for (const table of ['account', 'balances', 'entries', 'offsets', 'impact', 'impact_daily', 'idempotency', 'api_keys', 'journal']) {
     db.exec(`DELETE FROM ${table}`);
   }

@@ -5,6 +5,7 @@ import { hashId } from '../port.js';
 import { livemodeOf } from '../tables.js';
 import { query } from './driver.js';
 import { withKey } from './files.js';
+import { keepJournalSeq } from './sqlite-journal.js';
 import { type SqliteConnection, SqliteReads } from './sqlite-reads.js';
 import { importLedger, retired } from './sqlite-snapshot.js';
 
@@ -153,6 +154,7 @@ export class SqliteTx extends SqliteReads implements port.LedgerTx {
   async clear(): Promise<void> {
     this.touchedAccount = true;
     this.touchedBalance = true;
+    keepJournalSeq(this.db);
     for (const table of ['account', 'balances', 'entries', 'offsets', 'impact', 'impact_daily', 'idempotency', 'api_keys', 'journal']) {
       this.db.exec(`DELETE FROM ${table}`);
     }

@@ -104,8 +104,8 @@ async function follow(ctx: Context, source: Awaited<ReturnType<typeof journalSou
     while (!stop.signal.aborted) {
       const batch = await source.entries({ ...filter, after, limit: 1000 }, 20, stop.signal);
       if (batch.length === 0) {
-        // The journal was emptied (sandbox reset, a snapshot loaded) and its seqs start again: what
-        // it holds now came after, so all of it is printed (skipping to its newest lost those).
+        // Seqs never start again (docs/reliability.md, section 9); a journal emptied by an older
+        // carbon numbers from 1 again: what it holds now came after, so all of it is printed.
         const top = await source.entries({ ...NO_FILTER, limit: 1 }, 0);
         if ((top[0]?.seq ?? 0) < after) after = 0;
         continue;

@@ -30,7 +30,8 @@ export async function journalSource(ctx: Context): Promise<JournalSource> {
         while (data.length === 0 && filter.after !== null && Date.now() < until && signal?.aborted !== true) {
           await new Promise((resolve) => setTimeout(resolve, 200));
           data = await sandbox.journal.entries(filter);
-          // Emptied (sandbox reset, a snapshot loaded): said at once, so the follower starts again from there.
+          // Numbered from 1 again (a journal emptied by an older carbon; seqs now never go back): said
+          // at once, so the follower starts again from there.
           if (data.length === 0 && (await sandbox.journal.newestSeq()) < filter.after) break;
         }
         return data;
