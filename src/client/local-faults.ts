@@ -1,5 +1,5 @@
 import type { ApiRequest, ApiResponse } from '../api/types.js';
-import { FaultDice, faultResponse, noteFault, sleep } from '../service/faults.js';
+import { FaultDice, faultResponse, noteAnswer, sleep } from '../service/faults.js';
 import type { OffsetsService } from '../service/service.js';
 import { CarbonConnectionError } from './errors.js';
 import type { RequestHandler } from './transport.js';
@@ -34,7 +34,7 @@ export function withFaults(service: OffsetsService, faultsText: () => Promise<st
           throw dropped();
         default: {
           const response = faultResponse(fault.kind, config!);
-          await noteFault(service, request, response, trace);
+          await noteAnswer(service, request, response, trace);
           return response;
         }
       }

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { ApiRequest, ApiResponse } from '../api/types.js';
-import { type FaultConfig, FaultDice, faultResponse, noteFault, sleep } from '../service/faults.js';
+import { type FaultConfig, FaultDice, faultResponse, noteAnswer, sleep } from '../service/faults.js';
 import type { OffsetsService } from '../service/service.js';
 
 /**
@@ -48,7 +48,7 @@ export class ServerFaults {
         return null;
       default: {
         const response = faultResponse(fault.kind, config!);
-        await noteFault(service, request, response, trace);
+        await noteAnswer(service, request, response, trace);
         return response;
       }
     }

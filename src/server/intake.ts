@@ -5,7 +5,8 @@ import type { FaultConfig } from '../service/faults.js';
 import { requestId } from '../service/keys.js';
 import { accessLine, isoNow, type LoggedResponse } from './access-log.js';
 import { clientErrorCode, parseTarget, rawErrorResponse, readBody, repeatedHeader, requestHeaders } from './http.js';
-import { errorReply, failureReply, type ReplyWriter, wantsPage } from './reply.js';
+import { noteRefusal, type Target } from './refusals.js';
+import { errorReply, failureReply, type Reply, type ReplyWriter, wantsPage } from './reply.js';
 import { type Incoming, match, type Served } from './requests.js';
 
 /**
@@ -92,7 +93,7 @@ export class Intake {
       // response, so the access log still has exactly one line for it.
       current.setHeader('Connection', 'close');
       current.on('finish', () => setTimeout(() => socket.destroy(), 1_000).unref());
-      this.writer.write(current, errorReply(code, message));
+      this.refuse(current, { ...parseTarget(current.req.url ?? '/'), method: current.req.method ?? 'GET' }, errorReply(code, message));
       return;
     }
     const id = requestId();
@@ -121,12 +122,12 @@ export class Intake {
     readBody(req, this.bodyLimit)
       .then((result) => {
         if (result.kind === 'aborted') return;
-        if (result.kind === 'too_large') return this.tooLarge(req, res);
+        if (result.kind === 'too_large') return this.tooLarge(req, res, { method, path, query });
         let body: string;
         try {
           body = utf8.decode(result.body);
         } catch {
-          this.writer.write(res, errorReply('invalid_json', 'Invalid request body: it is not valid UTF-8.'));
+          this.refuse(res, { method, path, query }, errorReply('invalid_json', 'Invalid request body: it is not valid UTF-8.'));
           return;
         }
         this.enqueue(incoming(req, res, method, path, query, body));
@@ -138,9 +139,9 @@ export class Intake {
    * Stop keeping bytes; answer, close the connection, and drain briefly so the client can read
    * the 413 rather than a reset (a reset can overtake an answer still in flight).
    */
-  private tooLarge(req: IncomingMessage, res: ServerResponse): void {
+  private tooLarge(req: IncomingMessage, res: ServerResponse, target: Target): void {
     res.setHeader('Connection', 'close');
-    this.writer.write(res, errorReply('body_too_large', `The request body is larger than ${this.bodyLimit} bytes.`));
+    this.refuse(res, target, errorReply('body_too_large', `The request body is larger than ${this.bodyLimit} bytes.`));
     req.resume();
     res.on('finish', () => setTimeout(() => req.socket.destroy(), 1_000).unref());
   }
@@ -177,13 +178,19 @@ export class Intake {
     }
     const repeated = repeatedHeader(request.req.rawHeaders);
     if (repeated !== undefined) {
-      this.writer.write(res, errorReply('malformed_request', `The request has more than one ${repeated} header; send it once.`));
+      this.refuse(res, request, errorReply('malformed_request', `The request has more than one ${repeated} header; send it once.`));
       return;
     }
     request.upper = request.method.toUpperCase();
     request.headers = requestHeaders(request.req);
     const reply = await match(request).handle(request, served);
     if (reply !== null) this.writer.write(res, reply);
+  }
+
+  /** Answers a request refused before the service saw it, and keeps it in the journal (refusals.ts). */
+  private refuse(res: ServerResponse, target: Target, reply: Reply): void {
+    this.writer.write(res, reply);
+    noteRefusal(this.served?.service, res.req, target, reply);
   }
 
   /** Answers anything the service itself could not (reply.ts: `failureReply`). */

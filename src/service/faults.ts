@@ -118,14 +118,15 @@ export function faultResponse(kind: '429' | '500' | '503', config: FaultConfig):
 }
 
 /**
- * Notes in the journal the answer a fault gave in the service's place (429, 500, 503), as the
- * caller met it: the service never saw the request, so without this `carbon logs --status 5xx`
- * showed nothing of a rehearsal. The key is looked up for the entry's key id and mode (a request
- * without a key the sandbox knows is noted without them). `trace` was taken as the request came,
- * before any latency drawn with the fault. Never throws: the answer goes out whatever
- * the ledger says.
+ * Notes in the journal an answer given in the service's place, as the caller met it: a fault's
+ * (429, 500, 503), or the server's refusal of a request before the service saw it (server/intake.ts:
+ * a body too large, a header sent twice). The service never saw these requests, so without this
+ * `carbon logs --status 5xx` showed nothing of a rehearsal, nor `--status 4xx` a 413. The key is
+ * looked up for the entry's key id and mode (a request without a key the sandbox knows is noted
+ * without them). `trace` was taken as the request came, before any latency drawn with a fault.
+ * Never throws: the answer goes out whatever the ledger says.
  */
-export async function noteFault(service: OffsetsService, request: ApiRequest, response: ApiResponse, trace: Trace): Promise<void> {
+export async function noteAnswer(service: OffsetsService, request: ApiRequest, response: ApiResponse, trace: Trace): Promise<void> {
   try {
     const token = request.headers.authorization === undefined ? undefined : bearerToken(request.headers.authorization);
     trace.mode = token === undefined ? null : keyMode(token);

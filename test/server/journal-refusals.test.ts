@@ -1,0 +1,102 @@
+import { beforeAll, describe, expect, test } from 'vitest';
+import type { RequestEntry } from '../../src/api/journal.js';
+import { NO_FILTER } from '../../src/service/journal-view.js';
+import { serveInProcess } from '../support/in-process-server.js';
+import { rawExchange } from '../support/raw-http.js';
+
+/**
+ * Requests `carbon serve` refuses before the service sees them (a body over the limit or not
+ * UTF-8, a header sent twice) are in the journal as the caller met them, when their path is the
+ * API's: an integration developer reading `carbon logs --status 4xx` finds the 413 their app got.
+ */
+
+const served = serveInProcess('carbon-journal-refusals-', { bodyLimitBytes: 1024 });
+let key: string;
+let port: number;
+
+beforeAll(async () => {
+  key = (await served.server.sandbox.defaultKey('test'))!;
+  port = served.server.port;
+});
+
+/** The journal's entry for the Request-Id an answer carried. */
+async function entryOf(requestId: string | null | undefined): Promise<RequestEntry | undefined> {
+  expect(requestId).toMatch(/^req_/);
+  await served.server.sandbox.journal.flush();
+  return (await served.server.sandbox.journal.entries({ ...NO_FILTER, limit: 1000 })).find((e) => e.id === requestId);
+}
+
+describe('requests refused before the service are in the journal', () => {
+  test('a body over the limit: 413 body_too_large, with the key that sent it, its body not kept', async () => {
+    const r = await fetch(`${served.server.url}/offsets`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': 'big-1' },
+      body: JSON.stringify({ kg: 1, reference: 'x'.repeat(4096) }),
+    });
+    expect(r.status).toBe(413);
+    const entry = await entryOf(r.headers.get('request-id'));
+    expect(entry).toMatchObject({
+      method: 'POST',
+      path: '/api/v1/offsets',
+      status: 413,
+      error: { code: 'body_too_large' },
+      livemode: false,
+      idempotency_key: 'big-1',
+      request_body: '',
+    });
+    expect(entry!.key_id).toMatch(/^key_/);
+  });
+
+  test('a body that is not UTF-8: 400 invalid_json', async () => {
+    const body = Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]);
+    const r = await fetch(`${served.server.url}/offsets`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body,
+    });
+    expect(r.status).toBe(400);
+    expect(await entryOf(r.headers.get('request-id'))).toMatchObject({ method: 'POST', status: 400, error: { code: 'invalid_json' } });
+  });
+
+  test('Authorization sent twice: 400 malformed_request, noted with the first key', async () => {
+    const r = await rawExchange(
+      port,
+      `GET /api/v1/balance?n=1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(r.status).toBe(400);
+    const entry = await entryOf(r.headers['request-id']);
+    expect(entry).toMatchObject({
+      method: 'GET',
+      path: '/api/v1/balance',
+      query: 'n=1',
+      status: 400,
+      error: { code: 'malformed_request' },
+    });
+    expect(entry!.key_id).toMatch(/^key_/);
+  });
+
+  test('outside the API (a page, /healthz) a refusal is in the access log only, as the page requests are', async () => {
+    const r = await fetch(`${served.server.origin}/healthz`, { method: 'POST', body: 'x'.repeat(4096) });
+    expect(r.status).toBe(413);
+    expect(await entryOf(r.headers.get('request-id'))).toBeUndefined();
+  });
+});
+
+describe('a body cut off by the request timeout', () => {
+  const slow = serveInProcess('carbon-journal-refusals-slow-', { headersTimeoutMs: 400, requestTimeoutMs: 800 });
+
+  test('408 request_timeout is in the journal, with the key that sent it', async () => {
+    const k = (await slow.server.sandbox.defaultKey('test'))!;
+    const r = await rawExchange(
+      slow.server.port,
+      `POST /api/v1/quotes HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${k}\r\nContent-Length: 100\r\n\r\n{"kg":`,
+      10_000,
+    );
+    expect(r.status).toBe(408);
+    await slow.server.sandbox.journal.flush();
+    const entries = await slow.server.sandbox.journal.entries({ ...NO_FILTER, limit: 10 });
+    const entry = entries.find((e) => e.id === r.headers['request-id']);
+    expect(entry).toMatchObject({ method: 'POST', path: '/api/v1/quotes', status: 408, error: { code: 'request_timeout' } });
+    expect(entry!.key_id).toMatch(/^key_/);
+  });
+});
