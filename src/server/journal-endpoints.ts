@@ -1,6 +1,6 @@
 import type { RequestEntry } from '../api/journal.js';
 import { parseBearer } from '../service/access.js';
-import { ApiError } from '../service/errors.js';
+import { ApiError, methodNotAllowed } from '../service/errors.js';
 import { filterFromParams, type RequestFilter } from '../service/journal-view.js';
 import { requestId } from '../service/keys.js';
 import type { Reply } from './reply.js';
@@ -16,6 +16,8 @@ import type { Incoming, Served } from './requests.js';
  * - with `after=SEQ&wait=SECONDS`: the entries newer than SEQ, oldest first, waiting up to
  *   SECONDS (at most 25) for the first one (`carbon logs --follow`);
  * - `GET /_sandbox/requests/{request_id}`: one entry, or 404.
+ *
+ * Any other method on either is the API's 405 `method_not_allowed` with `Allow`, before the key is read.
  */
 
 /** How often a waiting follower's read looks at the ledger again (another instance may have written). */
@@ -57,6 +59,11 @@ export async function request(r: Incoming, served: Served): Promise<Reply> {
   } catch (err) {
     return refused(err);
   }
+}
+
+/** Either path with a method other than GET (or HEAD): the API's 405, as for its own GET-only paths. */
+export function wrongMethod(r: Incoming): Reply {
+  return refused(methodNotAllowed(r.upper, r.path, 'GET'));
 }
 
 /**

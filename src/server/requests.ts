@@ -8,7 +8,7 @@ import type { Sandbox } from '../service/sandbox.js';
 import type { OffsetsService } from '../service/service.js';
 import { api, certificate, health } from './endpoints.js';
 import type { ServerFaults } from './faults.js';
-import { request, requests } from './journal-endpoints.js';
+import { request, requests, wrongMethod } from './journal-endpoints.js';
 import { requestShown, requestsList } from './pages/developer/requests-routes.js';
 import { asset, favicon, login, signedIn } from './pages/developer/routes.js';
 import type { Reply, ReplyWriter } from './reply.js';
@@ -80,6 +80,8 @@ export const REQUESTS: readonly Entry[] = [
   { method: 'GET', path: '/healthz', listed: true, handle: health },
   { method: 'GET', path: '/_sandbox/requests', listed: true, handle: requests },
   { method: 'GET', path: '/_sandbox/requests/{request_id}', listed: true, handle: request },
+  { method: 'ANY', path: '/_sandbox/requests', handle: wrongMethod },
+  { method: 'ANY', path: '/_sandbox/requests/{request_id}', handle: wrongMethod },
   { method: 'GET', path: '/', handle: index },
   { method: 'ANY', path: '/favicon.ico', handle: favicon },
   { method: 'ANY', path: '/_page/app.css', handle: asset },

@@ -72,3 +72,8 @@ export class ApiError extends Error {
 export function validationError(param: string, message: string): ApiError {
   return new ApiError('validation_error', message, { param });
 }
+
+/** A method the path does not have: 405 with the methods it does have in `Allow` (the API's, and the server's own JSON paths). */
+export function methodNotAllowed(method: string, path: string, allow: string): ApiError {
+  return new ApiError('method_not_allowed', `${method.toUpperCase()} is not allowed on ${path}; use ${allow}.`, {}, { allow });
+}

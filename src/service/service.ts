@@ -11,7 +11,7 @@ import {
 } from '../api/types.js';
 import type { AccountRecord, KeyRecord, LedgerStore, OffsetRecord } from '../store/port.js';
 import { checkPermission, checkStanding, parseBearer, rateLimited } from './access.js';
-import { ApiError } from './errors.js';
+import { ApiError, methodNotAllowed } from './errors.js';
 import { Journal, type Trace } from './journal.js';
 import { redactKeys, requestId } from './keys.js';
 import { effective, effectiveImpact, isDue, modelTime, mustHaveAccount, settleDue } from './lifecycle.js';
@@ -117,14 +117,7 @@ export class OffsetsService {
         `Unrecognized request URL (${req.method.toUpperCase()} ${req.path}). The API's operations, under ${API_PREFIX}: ${operations}.`,
       );
     }
-    if (match.kind === 'wrong_method') {
-      throw new ApiError(
-        'method_not_allowed',
-        `${req.method.toUpperCase()} is not allowed on ${req.path}; use ${match.allow}.`,
-        {},
-        { allow: match.allow },
-      );
-    }
+    if (match.kind === 'wrong_method') throw methodNotAllowed(req.method, req.path, match.allow);
     const { route } = match;
     const caller = await this.authenticate(req, route.operation === 'getBalance' || route.operation === 'createQuote', trace);
     checkPermission(caller.key, route.permission);

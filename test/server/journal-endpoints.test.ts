@@ -88,3 +88,53 @@ describe('GET /_sandbox/requests: following', () => {
     expect([r.data, r.has_more]).toEqual([[], false]);
   }, 10_000);
 });
+
+describe('/_sandbox/requests: a method it does not have', () => {
+  test("is 405 method_not_allowed with Allow, in the API's envelope, before the key is read: as the API's own GET-only paths answer", async () => {
+    // The API's answer for the same mistake, to compare with (POST /balance: GET only).
+    const api = await fetch(`${served.server.url}/balance`, { method: 'POST' });
+    const apiBody = (await api.json()) as { error: Record<string, unknown> };
+    expect([api.status, api.headers.get('allow'), apiBody.error.type, apiBody.error.code]).toEqual([
+      405,
+      'GET',
+      'invalid_request_error',
+      'method_not_allowed',
+    ]);
+    const seen: unknown[] = [];
+    for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
+      for (const path of ['/_sandbox/requests', '/_sandbox/requests/req_abc']) {
+        // No key at all: a wrong method is said first, as the API does.
+        const r = await fetch(`${served.server.origin}${path}`, { method });
+        const body = (await r.json()) as { error: Record<string, unknown> };
+        seen.push([
+          method,
+          path,
+          r.status,
+          r.headers.get('allow'),
+          r.headers.get('content-type'),
+          r.headers.get('request-id')?.startsWith('req_'),
+          body,
+        ]);
+      }
+    }
+    expect(seen).toEqual(
+      ['POST', 'PUT', 'DELETE', 'PATCH'].flatMap((method) =>
+        ['/_sandbox/requests', '/_sandbox/requests/req_abc'].map((path) => [
+          method,
+          path,
+          405,
+          api.headers.get('allow'),
+          api.headers.get('content-type'),
+          true,
+          {
+            error: { type: 'invalid_request_error', code: 'method_not_allowed', message: `${method} is not allowed on ${path}; use GET.` },
+          },
+        ]),
+      ),
+    );
+    // GET and HEAD are still answered.
+    expect(
+      (await fetch(`${served.server.origin}/_sandbox/requests`, { method: 'HEAD', headers: { authorization: `Bearer ${key}` } })).status,
+    ).toBe(200);
+  });
+});
