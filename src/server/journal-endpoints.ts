@@ -1,7 +1,7 @@
 import type { RequestEntry } from '../api/journal.js';
 import { parseBearer } from '../service/access.js';
-import { ApiError, methodNotAllowed } from '../service/errors.js';
-import { filterFromParams, type RequestFilter } from '../service/journal-view.js';
+import { ApiError, methodNotAllowed, validationError } from '../service/errors.js';
+import { FILTER_PARAMS, filterFromParams, type RequestFilter } from '../service/journal-view.js';
 import { requestId } from '../service/keys.js';
 import type { Reply } from './reply.js';
 import type { Incoming, Served } from './requests.js';
@@ -17,12 +17,16 @@ import type { Incoming, Served } from './requests.js';
  *   SECONDS (at most 25) for the first one (`carbon logs --follow`);
  * - `GET /_sandbox/requests/{request_id}`: one entry, or 404.
  *
+ * A query parameter the list does not read is 422 `validation_error` naming it, as on the API's GET /offsets.
+ *
  * Any other method on either is the API's 405 `method_not_allowed` with `Allow`, before the key is read.
  */
 
 /** How often a waiting follower's read looks at the ledger again (another instance may have written). */
 const POLL_MS = 200;
 const MAX_WAIT_S = 25;
+/** The filter's parameters and `wait`: any other is 422 validation_error naming it. */
+const KNOWN = new Set([...FILTER_PARAMS, 'wait']);
 
 export async function requests(r: Incoming, served: Served): Promise<Reply> {
   try {
@@ -31,6 +35,10 @@ export async function requests(r: Incoming, served: Served): Promise<Reply> {
       const v = r.query[name];
       return Array.isArray(v) ? v[0] : v;
     };
+    // As the API's GET /offsets: a parameter it does not read (a misspelt filter) is refused, not ignored.
+    for (const [name, value] of Object.entries(r.query)) {
+      if (value !== undefined && !KNOWN.has(name)) throw validationError(name, `Received unknown parameter: ${name}.`);
+    }
     const filter = filterFromParams(get);
     const waitText = get('wait') ?? '0';
     const waitS = /^\d{1,3}$/.test(waitText) ? Math.min(Number(waitText), MAX_WAIT_S) : 0;

@@ -81,6 +81,20 @@ export function filterParams(f: RequestFilter): URLSearchParams {
   return p;
 }
 
+/** The names filterParams writes and filterFromParams reads. */
+export const FILTER_PARAMS: readonly string[] = [
+  'status',
+  'method',
+  'path',
+  'code',
+  'since',
+  'request_id',
+  'livemode',
+  'limit',
+  'before',
+  'after',
+];
+
 /** A filter from query parameters (or a form); what is not a filter's value is a validation error. */
 export function filterFromParams(get: (name: string) => string | undefined): RequestFilter {
   const text = (name: string) => {

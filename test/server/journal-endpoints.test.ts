@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, test } from 'vitest';
+import { filterParams } from '../../src/service/journal-view.js';
 import { serveInProcess } from '../support/in-process-server.js';
 
 /**
@@ -136,5 +137,40 @@ describe('/_sandbox/requests: a method it does not have', () => {
     expect(
       (await fetch(`${served.server.origin}/_sandbox/requests`, { method: 'HEAD', headers: { authorization: `Bearer ${key}` } })).status,
     ).toBe(200);
+  });
+});
+
+describe('GET /_sandbox/requests: unknown query parameters', () => {
+  test("are refused as the API's GET /offsets refuses them: 422 validation_error naming the parameter", async () => {
+    const headers = { authorization: `Bearer ${key}` };
+    const api = await fetch(`${served.server.url}/offsets?stauts=500`, { headers });
+    const apiBody = (await api.json()) as { error: Record<string, unknown> };
+    expect([api.status, apiBody]).toEqual([
+      422,
+      {
+        error: { type: 'invalid_request_error', code: 'validation_error', param: 'stauts', message: 'Received unknown parameter: stauts.' },
+      },
+    ]);
+    for (const query of ['stauts=500', 'status=5xx&stauts=500', 'stauts=', 'limit=5&wait=0&stauts']) {
+      const r = await fetch(`${served.server.origin}/_sandbox/requests?${query}`, { headers });
+      expect([query, r.status, await r.json()]).toEqual([query, api.status, apiBody]);
+    }
+    // Every parameter carbon logs sends (filterParams, every filter set; and wait) is still read.
+    const every = filterParams({
+      status: '2xx',
+      method: 'GET',
+      path: '/api/v1/balance',
+      code: 'x',
+      since: 0,
+      requestId: 'req_x',
+      mode: 'test',
+      limit: 5,
+      before: 999_999,
+      after: null,
+    });
+    every.set('wait', '0');
+    expect([...every.keys()]).toHaveLength(10);
+    expect((await fetch(`${served.server.origin}/_sandbox/requests?${every}`, { headers })).status).toBe(200);
+    expect((await page('after=0&limit=1')).data).toHaveLength(1);
   });
 });
