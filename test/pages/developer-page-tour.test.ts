@@ -176,6 +176,22 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
     expect(await page.inputValue('#c-rate')).toBe(rateNow);
   });
 
+  test('a filter date that is no date is said by the form and kept in its field; fixed there, the offsets are listed', async () => {
+    await signIn();
+    const res = await page.goto(`${server.origin}/?mode=test&since=2026-02-30`);
+    expect(res!.status()).toBe(422);
+    expect(await page.textContent('section[aria-labelledby="offsets"] .notice.error')).toContain('From: "2026-02-30" is not a date.');
+    expect(await page.inputValue('#f-since')).toBe('2026-02-30');
+    expect(await page.locator('section[aria-labelledby="offsets"] table').count()).toBe(0);
+    await expectAxeClean(page, 'a filter date that is no date');
+    await page.fill('#f-since', '2000-01-01');
+    await page.click('form.filters button');
+    await page.waitForURL(/since=2000-01-01/);
+    expect(await page.locator('.notice.error').count()).toBe(0);
+    expect(await page.getAttribute('#f-since', 'type')).toBe('date');
+    expect(await page.textContent('section[aria-labelledby="offsets"]')).not.toContain('not listed');
+  });
+
   test('a form from a tab opened before signing in again is refused as stale, not as cross-site, with the way back', async () => {
     const before = (await server.sandbox.status()).account.rate;
     const ctx = await chromium.browser.newContext();

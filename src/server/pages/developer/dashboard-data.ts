@@ -6,25 +6,35 @@ import type { DashboardData } from './views.js';
 /** What the dashboard shows, read in one go: the account, keys, a page of offsets by the filter, the review queue, the chart. */
 
 const STATUSES = new Set(['processing', 'placed', 'refunded']);
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
 type Filter = { status?: string; reference?: string; since?: string; until?: string; after?: string };
+
+/** A day as the date fields send it (YYYY-MM-DD, UTC): its first millisecond, or null for no such day (2026-02-30 too). */
+function day(text: string): number | null {
+  const ms = /^\d{4}-\d{2}-\d{2}$/.test(text) ? Date.parse(`${text}T00:00:00Z`) : Number.NaN;
+  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 10) === text ? ms : null;
+}
 
 export async function data(sandbox: Sandbox, session: Session, mode: Mode, f: Filter): Promise<DashboardData> {
   const status = STATUSES.has(f.status ?? '') ? (f.status as OffsetStatus) : null;
-  const day = (text: string | undefined, plus = 0) =>
-    text !== undefined && DAY.test(text) && !Number.isNaN(Date.parse(`${text}T00:00:00Z`)) ? Date.parse(`${text}T00:00:00Z`) + plus : null;
+  const dates = { since: f.since ?? '', until: f.until ?? '' };
+  const since = dates.since === '' ? null : day(dates.since);
+  const until = dates.until === '' ? null : day(dates.until);
+  // A date field that holds no date is said, and the offsets wait for it: not listed as if it were not there.
+  const invalid = (['since', 'until'] as const).filter((name) => dates[name] !== '' && day(dates[name]) === null);
   const now = await sandbox.now();
   const [standing, keys, offsets, review, chart] = await Promise.all([
     sandbox.status(),
     sandbox.keys(),
-    sandbox.offsets(mode, {
-      status,
-      reference: f.reference ? f.reference : null,
-      since: day(f.since),
-      until: day(f.until, 86_400_000),
-      startingAfter: f.after ? f.after : null,
-      limit: 20,
-    }),
+    invalid.length > 0
+      ? { data: [], has_more: false }
+      : sandbox.offsets(mode, {
+          status,
+          reference: f.reference ? f.reference : null,
+          since,
+          until: until === null ? null : until + 86_400_000,
+          startingAfter: f.after ? f.after : null,
+          limit: 20,
+        }),
     sandbox.reviewQueue(),
     sandbox.kgByPeriod(mode, 'day', now - 29 * 86_400_000),
   ]);
@@ -37,11 +47,6 @@ export async function data(sandbox: Sandbox, session: Session, mode: Mode, f: Fi
     chart: { days: chart, today: new Date(now).toISOString().slice(0, 10) },
     csrf: session.csrf,
     refresh: 0,
-    filter: {
-      status: status ?? '',
-      reference: f.reference ?? '',
-      since: day(f.since) === null ? '' : f.since!,
-      until: day(f.until) === null ? '' : f.until!,
-    },
+    filter: { status: status ?? '', reference: f.reference ?? '', ...dates, invalid },
   };
 }

@@ -1,4 +1,5 @@
 import type { Mode, Offset } from '../../../api/types.js';
+import { redactKeys } from '../../../service/keys.js';
 import { dollars, ratePerKg } from '../../../service/units.js';
 import { escapeHtml } from '../html.js';
 import { chartHtml } from './chart.js';
@@ -97,17 +98,31 @@ function offsetsSection(d: DashboardData): string {
   const older =
     d.offsets.has_more && last !== undefined ? `<a rel="next" href="${escapeHtml(query({ after: last.id }))}">Older offsets →</a>` : '';
   const offsets =
-    d.offsets.data.length === 0
-      ? `<p class="muted">No offsets${f.status || f.reference || f.since || f.until ? ' match these filters' : ' yet in this mode'}.</p>`
-      : cardTable('offsets', offsetColumns(d), d.offsets.data);
+    f.invalid.length > 0
+      ? '<p class="muted">The offsets are not listed until the dates above are fixed.</p>'
+      : d.offsets.data.length === 0
+        ? `<p class="muted">No offsets${f.status || f.reference || f.since || f.until ? ' match these filters' : ' yet in this mode'}.</p>`
+        : cardTable('offsets', offsetColumns(d), d.offsets.data);
   const statusOption = (v: string, label: string) => `<option value="${v}"${f.status === v ? ' selected' : ''}>${label}</option>`;
   const statuses = [statusOption('', 'any'), ...['processing', 'placed', 'refunded'].map((v) => statusOption(v, v))].join('');
+  const labels = { since: 'From', until: 'Until' } as const;
+  // A value that is no date stays in its field to be fixed: as text, since a date input would show it empty.
+  const dateInput = (name: 'since' | 'until') =>
+    f.invalid.includes(name)
+      ? `<input id="f-${name}" name="${name}" type="text" placeholder="YYYY-MM-DD" aria-invalid="true" aria-describedby="f-dates-problem" value="${escapeHtml(f[name])}">`
+      : `<input id="f-${name}" name="${name}" type="date" value="${escapeHtml(f[name])}">`;
+  const problem =
+    f.invalid.length === 0
+      ? ''
+      : `<p class="notice error" role="alert" id="f-dates-problem">${f.invalid
+          .map((name) => escapeHtml(redactKeys(`${labels[name]}: "${f[name].slice(0, 40)}" is not a date.`)))
+          .join(' ')} Give a day as YYYY-MM-DD, such as 2026-01-31.</p>`;
   return `<section aria-labelledby="offsets"><h2 id="offsets">Offsets (${d.mode}), newest first</h2>
-<form method="get" action="/" class="filters"><input type="hidden" name="mode" value="${d.mode}">
+${problem}<form method="get" action="/" class="filters"><input type="hidden" name="mode" value="${d.mode}">
 ${field('f-status', 'Status', `<select id="f-status" name="status">${statuses}</select>`)}
 ${field('f-reference', 'Reference starts with', `<input id="f-reference" name="reference" value="${escapeHtml(f.reference)}">`)}
-${field('f-since', 'From', `<input id="f-since" name="since" type="date" value="${escapeHtml(f.since)}">`)}
-${field('f-until', 'Until', `<input id="f-until" name="until" type="date" value="${escapeHtml(f.until)}">`)}
+${field('f-since', labels.since, dateInput('since'))}
+${field('f-until', labels.until, dateInput('until'))}
 <button type="submit">Filter</button></form>
 ${offsets}
 <p>${older}</p>

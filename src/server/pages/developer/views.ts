@@ -19,7 +19,8 @@ export interface DashboardData {
   offsets: { data: Offset[]; has_more: boolean };
   review: Offset[];
   chart: ChartData;
-  filter: { status: string; reference: string; since: string; until: string };
+  /** The offsets' filter as sent; `invalid` names the date fields that hold no date (then no offsets are read). */
+  filter: { status: string; reference: string; since: string; until: string; invalid: ReadonlyArray<'since' | 'until'> };
   csrf: string;
   /** A message after an action, or an error. */
   notice?: { kind: 'ok' | 'error'; text: string };

@@ -1,0 +1,88 @@
+import { beforeAll, describe, expect, test } from 'vitest';
+import { serveInProcess } from '../support/in-process-server.js';
+
+/**
+ * The developer page's offsets filter, as the served HTML says it: a date field that holds no
+ * date (typed by hand, an edited address, a bookmark) is said next to the form, kept in its field
+ * to be fixed, and the offsets are not listed as if the filter were not there.
+ */
+
+// The model's clock stands still: every offset is created on one known day.
+const START = Date.parse('2026-03-10T12:00:00Z');
+const served = serveInProcess('carbon-page-filters-', { clock: () => START });
+let cookie: string;
+
+beforeAll(async () => {
+  const server = served.server;
+  const key = (await server.sandbox.defaultKey('test'))!;
+  for (let i = 0; i < 2; i++) {
+    const r = await fetch(`${server.url}/offsets`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': `filters-${i}` },
+      body: JSON.stringify({ kg: 10 + i }),
+    });
+    expect(r.status).toBe(201);
+  }
+  const token = await server.sandbox.pages.newLoginToken(Date.now());
+  const res = await fetch(`${server.origin}/login?token=${token}`, { redirect: 'manual' });
+  cookie = /carbon_session=[^;]+/.exec(res.headers.get('set-cookie') ?? '')![0];
+});
+
+async function page(query: string): Promise<{ status: number; offsets: string; html: string }> {
+  const res = await fetch(`${served.server.origin}/?mode=test&${query}`, { headers: { accept: 'text/html', cookie } });
+  const html = await res.text();
+  const offsets = /<section aria-labelledby="offsets">[\s\S]*?<\/section>/.exec(html)?.[0] ?? '';
+  return { status: res.status, offsets, html };
+}
+const rows = (section: string) => section.match(/<tr>/g)?.length ?? 0; // the head's row and one a offset
+/** The section's error notices, their text's character references read back. */
+const alerts = (section: string) =>
+  (section.match(/<p class="notice error" role="alert"[^>]*>[^<]*<\/p>/g) ?? []).map((p) =>
+    p.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n))),
+  );
+const input = (section: string, name: string) => new RegExp(`<input [^>]*name="${name}"[^>]*>`).exec(section)?.[0] ?? '';
+
+describe('the developer page: a date filter that is no date', () => {
+  test('valid days filter as before: the list, no alert', async () => {
+    expect(rows((await page('since=2026-03-10&until=2026-03-10')).offsets)).toBe(3);
+    const leap = await page('since=2024-02-29');
+    expect([leap.status, rows(leap.offsets), alerts(leap.offsets)]).toEqual([200, 3, []]);
+    expect(rows((await page('since=2026-03-11')).offsets)).toBe(0);
+  });
+
+  test.each([
+    ['since', 'notadate', 'From'],
+    ['since', '2026-13-01', 'From'],
+    ['until', '2026-02-30', 'Until'], // read as 2026-03-02 before: an impossible day filtered by another one
+    ['until', '10/03/2026', 'Until'],
+  ])('%s=%s is said next to the form, kept in its field, and no list is shown as if unfiltered', async (name, value, label) => {
+    const p = await page(`${name}=${encodeURIComponent(value)}`);
+    expect(p.status).toBe(422);
+    const said = alerts(p.offsets);
+    expect(said).toHaveLength(1);
+    expect(said[0]).toContain(`${label}: "${value}" is not a date.`);
+    // Above the form it is about.
+    expect(p.offsets.indexOf('role="alert"')).toBeLessThan(p.offsets.indexOf('<form method="get"'));
+    // The value stays (as text: a date input would drop it), marked invalid and tied to the message.
+    const field = input(p.offsets, name);
+    expect(field).toContain(`value="${value}"`);
+    expect(field).toContain('type="text"');
+    expect(field).toContain('aria-invalid="true"');
+    expect(field).toContain(`aria-describedby="${/id="([^"]+)"/.exec(said[0]!)![1]}"`);
+    // No offsets, and not "none match" either: the list waits for a date.
+    expect(rows(p.offsets)).toBe(0);
+    expect(p.offsets).not.toContain('match these filters');
+    expect(p.offsets).toContain('not listed');
+    // The rest of the page is there.
+    for (const id of ['account', 'impact', 'keys', 'controls']) expect(p.html).toContain(`aria-labelledby="${id}"`);
+  });
+
+  test('both dates wrong: each said; a good field beside a bad one keeps its value too', async () => {
+    const both = await page('since=yesterday&until=2026-04-31');
+    expect(alerts(both.offsets).join(' ')).toMatch(/From: "yesterday" is not a date\. Until: "2026-04-31" is not a date\./);
+    const one = await page('since=2026-03-01&until=nope');
+    expect(input(one.offsets, 'since')).toContain('value="2026-03-01"');
+    expect(input(one.offsets, 'since')).toContain('type="date"');
+    expect(input(one.offsets, 'until')).toContain('value="nope"');
+  });
+});
