@@ -35,19 +35,24 @@ export async function requests(r: Incoming, served: Served): Promise<Reply> {
       const v = r.query[name];
       return Array.isArray(v) ? v[0] : v;
     };
-    // As the API's GET /offsets: a parameter it does not read (a misspelt filter) is refused, not ignored.
+    // As the API's GET /offsets: a parameter it does not read (a misspelt filter), or one given
+    // twice, is refused, not ignored.
     for (const [name, value] of Object.entries(r.query)) {
       if (value !== undefined && !KNOWN.has(name)) throw validationError(name, `Received unknown parameter: ${name}.`);
+      if (Array.isArray(value)) throw validationError(name, `${name} may be given only once.`);
     }
     const filter = filterFromParams(get);
     const waitText = get('wait') ?? '0';
-    const waitS = /^\d{1,3}$/.test(waitText) ? Math.min(Number(waitText), MAX_WAIT_S) : 0;
+    if (!/^\d{1,9}$/.test(waitText))
+      throw validationError('wait', `wait must be a whole number of seconds (at most ${MAX_WAIT_S} are waited).`);
+    const waitS = Math.min(Number(waitText), MAX_WAIT_S);
     const until = Date.now() + waitS * 1000;
     let data = await served.sandbox.journal.entries(filter);
     while (data.length === 0 && filter.after !== null && Date.now() < until && !served.writer.closing) {
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
       data = await served.sandbox.journal.entries(filter);
-      // Emptied (sandbox reset, a snapshot loaded): answered at once, so the follower starts again from there.
+      // Numbered from 1 again (a journal emptied by an older carbon; seqs now never go back):
+      // answered at once, so the follower starts again from there.
       if (data.length === 0 && (await served.sandbox.journal.newestSeq()) < filter.after) break;
     }
     return json(200, { object: 'list', data, has_more: await more(served, filter, data) });

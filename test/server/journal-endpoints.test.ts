@@ -174,3 +174,28 @@ describe('GET /_sandbox/requests: unknown query parameters', () => {
     expect((await page('after=0&limit=1')).data).toHaveLength(1);
   });
 });
+
+describe('GET /_sandbox/requests: a parameter given twice, and wait', () => {
+  test("a parameter given twice is the API's 422 (may be given only once), not its first value read", async () => {
+    const headers = { authorization: `Bearer ${key}` };
+    const api = await fetch(`${served.server.url}/offsets?limit=1&limit=2`, { headers });
+    const apiBody = (await api.json()) as { error: { code: string; message: string } };
+    expect([api.status, apiBody.error.message]).toEqual([422, 'limit may be given only once.']);
+    const r = await fetch(`${served.server.origin}/_sandbox/requests?status=5xx&status=2xx`, { headers });
+    expect([r.status, await r.json()]).toEqual([
+      422,
+      { error: { type: 'invalid_request_error', code: 'validation_error', param: 'status', message: 'status may be given only once.' } },
+    ]);
+  });
+
+  test('wait that is not a whole number of seconds is 422 naming it; a large one waits at most 25 s', async () => {
+    const headers = { authorization: `Bearer ${key}` };
+    for (const wait of ['abc', '-1', '1.5', '']) {
+      const r = await fetch(`${served.server.origin}/_sandbox/requests?after=0&wait=${wait}`, { headers });
+      const body = (await r.json()) as { error: { code: string; param: string } };
+      expect([wait, r.status, body.error.code, body.error.param]).toEqual([wait, 422, 'validation_error', 'wait']);
+    }
+    // Entries are there: a large wait answers at once.
+    expect((await page('after=0&wait=1000&limit=1')).data).toHaveLength(1);
+  });
+});
