@@ -15,6 +15,7 @@
 //
 // `carbon --version` and `carbon --help` into a pipe do not load the CLI at all: the version is
 // package.json's, and the help is the text the build saved from the CLI itself (dist/help.txt).
+// Should stdout fail to take it, the CLI runs after all, to report it as it reports any command's.
 // On a terminal, --help goes through the CLI, which fits the text to the terminal's width.
 // Node.js 22.13 or later (carbon's SQLite is the runtime's node:sqlite). An older Node is refused
 // here, before anything is read or written: one line, exit 11 (README, "Exit codes").
@@ -46,8 +47,12 @@ function fastPath(arg) {
   const bytes = Buffer.from(text);
   try {
     for (let done = 0; done < bytes.length; ) done += writeSync(1, bytes, done, bytes.length - done);
-  } catch {
-    // The reader went away (EPIPE) or stdout is closed: as the CLI, quietly.
+  } catch (err) {
+    // stdout could not take it (`carbon --version > /dev/full`, a full disk under `> help.txt`):
+    // the CLI runs, writes the text again, fails as this did and says so as it does for every
+    // command (exit 1, output_error): the output is incomplete either way. The reader going away
+    // (EPIPE) is a quiet end, as in the CLI; EAGAIN (a full non-blocking pipe) is left as it was.
+    if (err.code !== 'EPIPE' && err.code !== 'EAGAIN') return false;
   }
   return true;
 }

@@ -226,6 +226,24 @@ describe.concurrent('help and version', () => {
     expect(r.stdout).toBe(`${pkg.version}\n`);
   });
 
+  // bin/carbon.cjs answers --version, and --help into a pipe or a file, without loading the CLI;
+  // a stdout that cannot take the text ends as any command's does (exit 1, the same line), not 0.
+  // /dev/full is ENOSPC; a file past `ulimit -f` is EFBIG (--help into a terminal-like /dev/full
+  // goes through the CLI, so the file is what reaches the fast path).
+  test.each([
+    ['carbon --version > /dev/full', 'carbon balance > /dev/full'],
+    ['carbon -v > /dev/full', 'carbon balance > /dev/full'],
+    ['ulimit -f 0; carbon --help > "$CARBON_HOME/help.txt"', 'ulimit -f 0; carbon help > "$CARBON_HOME/help.txt"'],
+    ['ulimit -f 0; carbon -h > "$CARBON_HOME/help.txt"', 'ulimit -f 0; carbon help > "$CARBON_HOME/help.txt"'],
+    ['ulimit -f 0; carbon --version > "$CARBON_HOME/version.txt"', 'ulimit -f 0; carbon help > "$CARBON_HOME/help.txt"'],
+  ])('%s: exit 1 and the line `%s` gives', async (fast, command) => {
+    const h = home();
+    const [r, reference] = [await pipeline(fast, { home: h }), await pipeline(command, { home: h })];
+    expect(reference.exitCode).toBe(1);
+    expect(reference.stderr).toMatch(/^error: Could not write to stdout \((ENOSPC|EFBIG)\): what was printed there is incomplete\./);
+    expect([r.exitCode, r.stderr]).toEqual([1, reference.stderr]);
+  });
+
   test('carbon --help lists the commands, the environment and the exit codes', async () => {
     const r = await ok(['--help'], { home: home() });
     for (const word of ['buy', 'quote', 'list', 'show', 'balance', 'impact', 'config', 'sandbox', 'serve', 'CARBON_HOME', 'Exit codes:']) {
