@@ -111,7 +111,9 @@ function helpNamesDefaultFlags(group: Command, fallback: Command): void {
  * A group that does nothing alone (`carbon`, `carbon config`, `carbon sandbox`) prints its help on
  * stdout and exits 0, as `gh`, `git` and `npm` do, and as `--help` does: asked for or not, help is
  * not an error. (commander's own answer is the help on stderr, as after a usage error.) A word
- * that is none of its commands is still one, with commander's suggestion.
+ * that is none of its commands is still one, with commander's suggestion. With --json it is a
+ * usage error (the envelope on stderr, nothing on stdout): a script that asked for JSON never
+ * gets prose where it reads JSON. Help asked for by name (`--help`, `carbon help`) is still help.
  */
 function helpWhenBare(cmd: Command): void {
   // An action would turn off the implicit `help` command (`carbon help buy`): kept on by name.
@@ -120,6 +122,12 @@ function helpWhenBare(cmd: Command): void {
     .allowExcessArguments()
     .action(() => {
       if (cmd.args.length > 0) (cmd as Group).unknownCommand();
+      if (cmd.optsWithGlobals<GlobalOptions>().json === true) {
+        const words: string[] = [];
+        for (let c: Command | null = cmd; c !== null; c = c.parent) words.unshift(c.name());
+        const path = words.join(' ');
+        throw usage(`${path} --json needs a command: only a command prints JSON (\`${path} help\` lists them).`);
+      }
       cmd.help();
     });
   wordBeforeOptionsIsTheError(cmd, cmd);

@@ -50,6 +50,26 @@ describe('help', () => {
     },
   );
 
+  // A script that asked for JSON gets none of the help's prose on stdout: a usage error, reported
+  // as every --json error is (the envelope on stderr). Help asked for by name is still help.
+  test.each([[], ...groups(COMMANDS)].map((words) => [['carbon', ...words].join(' '), words]))(
+    '%s --json, bare, is a usage error: exit 2, nothing on stdout, the envelope on stderr',
+    async (name, words) => {
+      const home = newHome();
+      const r = await carbon([...words, '--json'], { home });
+      expect([r.exitCode, r.stdout]).toEqual([2, '']);
+      expect(r.stderr.endsWith('\n') && r.stderr.split('\n')).toHaveLength(2);
+      expect(JSON.parse(r.stderr)).toEqual({
+        error: {
+          type: 'invalid_request_error',
+          code: 'usage_error',
+          message: `${name} --json needs a command: only a command prints JSON (\`${name} help\` lists them).`,
+        },
+      });
+      expect((await ok(['--json', ...words, '--help'], { home })).stdout).toMatch(new RegExp(`^Usage: ${name} `));
+    },
+  );
+
   /** Every group with a default command that takes flags, by its words, and those flags. */
   const defaulted = (specs: readonly CommandSpec[], above: string[] = []): [string, string[], string[]][] =>
     specs.flatMap((spec) => {
