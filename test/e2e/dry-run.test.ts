@@ -46,6 +46,25 @@ describe('buy --dry-run: every check, the exit code the purchase would get, noth
     expect((await json<{ available_cents: number }>(['balance'], { home })).available_cents).toBe(100_000);
   });
 
+  test('--dry-run --wait is a usage error naming both flags, not a dry run that ignored --wait', async () => {
+    const home = newHome();
+    for (const args of [
+      ['buy', '--kg', '5', '--dry-run', '--wait'],
+      ['buy', '--wait', '--kg', '5', '--dry-run', '--live'],
+    ]) {
+      const r = await carbon(args, { home });
+      expect([r.exitCode, r.stdout, r.stderr]).toEqual([
+        2,
+        '',
+        'error: --dry-run buys nothing, so --wait would wait for nothing; leave out --wait.\n',
+      ]);
+    }
+    const r = await carbon(['buy', '--kg', '5', '--dry-run', '--wait', '--json'], { home });
+    expect([r.exitCode, r.stdout]).toEqual([2, '']);
+    expect(JSON.parse(r.stderr).error).toMatchObject({ type: 'invalid_request_error', code: 'usage_error' });
+    expect((await json<{ data: unknown[] }>(['list'], { home })).data).toEqual([]);
+  });
+
   test('short of balance: names the mode whose balance it read and gives the top-up the purchase itself would give', async () => {
     const home = newHome();
     // A fresh sandbox: $1,000.00 of test balance, none of live.

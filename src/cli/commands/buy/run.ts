@@ -132,6 +132,8 @@ export async function run(
     throw usage(`${name} belongs to a --from-csv batch: give --from-csv FILE too.`);
   }
   if (flags.quiet && ctx.out.json) throw usage('--quiet prints the id, --json the object: give one.');
+  // Not ignored: a script that waits for the offset to be placed must not take a dry run's 0 for it.
+  if (flags.dryRun && flags.wait) throw usage('--dry-run buys nothing, so --wait would wait for nothing; leave out --wait.');
   if (flags.dryRun) {
     const maxCents = flags.maxCents === undefined ? undefined : wholeNumberOption(flags.maxCents, '--max-cents (cents)');
     const { dryRun } = await import('../../purchase/dry-run.js');
