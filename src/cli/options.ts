@@ -1,6 +1,6 @@
 import type { PurchaseParams } from '../api/types.js';
 import type { Context } from './context.js';
-import { usage } from './errors.js';
+import { type CliError, usage } from './errors.js';
 import { parseDollars } from './render/format.js';
 
 /**
@@ -90,6 +90,14 @@ export function purchaseParams(flags: PurchaseFlags): PurchaseParams {
   }
   if (flags.reference !== undefined) params.reference = flags.reference;
   return params;
+}
+
+/**
+ * `-q, --quiet` with an output it cannot go with (--json; list's --format too): the one refusal
+ * buy, list and show give, naming the flags to leave out.
+ */
+export function quietWith(...others: string[]): CliError {
+  return usage(`--quiet prints only the offset ids: leave out ${others.join(' and ')}.`);
 }
 
 /** Whether `value` is one of `list` (a command's declared choices), as that type. */

@@ -21,4 +21,23 @@ describe('-q, --quiet: ids only, one a line', () => {
     const both = await carbon(['list', '-q', '--json'], { home });
     expect([both.exitCode, both.stdout]).toEqual([2, '']);
   });
+
+  test('-q with --json is one refusal, worded alike by buy, list and show; list names --format too', async () => {
+    const home = newHome();
+    const refused = async (args: string[]) => {
+      const r = await carbon(args, { home });
+      expect([r.exitCode, r.stdout], r.stderr).toEqual([2, '']);
+      return r.stderr;
+    };
+    const message = (stderr: string) => JSON.parse(stderr).error.message as string;
+    const withJson = '--quiet prints only the offset ids: leave out --json.';
+    expect(message(await refused(['buy', '--kg', '5', '-q', '--json']))).toBe(withJson);
+    expect(message(await refused(['list', '--json', '--quiet']))).toBe(withJson);
+    expect(message(await refused(['show', 'off_000000000000000000000000', '-q', '--json']))).toBe(withJson);
+    expect(await refused(['list', '-q', '--format', 'csv'])).toBe('error: --quiet prints only the offset ids: leave out --format.\n');
+    expect(message(await refused(['list', '-q', '--format', 'json', '--json']))).toBe(
+      '--quiet prints only the offset ids: leave out --json and --format.',
+    );
+    expect((await carbon(['list', '--json'], { home })).stdout).toContain('"data": []');
+  });
 });

@@ -6,7 +6,7 @@ import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT, exitCodeForStatus } from '../../exit-codes.js';
 import { printOffset } from '../../offsets/wait.js';
-import { type PurchaseFlags, purchaseParams, wholeNumberOption } from '../../options.js';
+import { type PurchaseFlags, purchaseParams, quietWith, wholeNumberOption } from '../../options.js';
 import { dollars, kg } from '../../render/format.js';
 
 /** What a purchase above the review limit does, said wherever it is shown. */
@@ -131,7 +131,7 @@ export async function run(
     const name = { batchId: '--batch-id', partial: '--partial', rebuyChanged: '--rebuy-changed' }[batchOnly];
     throw usage(`${name} belongs to a --from-csv batch: give --from-csv FILE too.`);
   }
-  if (flags.quiet && ctx.out.json) throw usage('--quiet prints the id, --json the object: give one.');
+  if (flags.quiet && ctx.out.json) throw quietWith('--json');
   // Not ignored: a script that waits for the offset to be placed must not take a dry run's 0 for it.
   if (flags.dryRun && flags.wait) throw usage('--dry-run buys nothing, so --wait would wait for nothing; leave out --wait.');
   if (flags.dryRun) {

@@ -5,7 +5,7 @@ import { PageGuard } from '../../../client/paging.js';
 import type { Context } from '../../context.js';
 import { usage } from '../../errors.js';
 import { shellWord } from '../../follow-up.js';
-import { clockFor, isOneOf, parseWhen, wholeNumberOption } from '../../options.js';
+import { clockFor, isOneOf, parseWhen, quietWith, wholeNumberOption } from '../../options.js';
 import { displayWidth, terminalWidth } from '../../render/fit.js';
 import { csvHeader, csvRow, offsetRow, offsetStream, offsetTable } from '../../render/resources.js';
 import { wrapCommand } from '../../render/wrap.js';
@@ -84,7 +84,8 @@ async function firstOffsets(client: CarbonClient, params: ListParams, limit: num
 /** The format: --format if given, --json, else a table on a terminal and plain rows in a pipe. */
 function chooseFormat(ctx: Context, flags: ListFlags): ListFormat | 'ids' {
   if (flags.quiet) {
-    if (ctx.out.json || flags.format !== undefined) throw usage('--quiet prints ids only: leave out --json and --format.');
+    const others = [...(ctx.out.json ? ['--json'] : []), ...(flags.format === undefined ? [] : ['--format'])];
+    if (others.length > 0) throw quietWith(...others);
     return 'ids';
   }
   if (flags.format !== undefined) {

@@ -1,10 +1,10 @@
 import type { Context } from '../../context.js';
-import { usage } from '../../errors.js';
 import { inEitherMode } from '../../offsets/other-mode.js';
 import { printOffset } from '../../offsets/wait.js';
+import { quietWith } from '../../options.js';
 
 export async function run(ctx: Context, id: string, flags: { wait?: boolean; quiet?: boolean }): Promise<void> {
-  if (flags.quiet && ctx.out.json) throw usage('--quiet prints ids, --json the object: give one.');
+  if (flags.quiet && ctx.out.json) throw quietWith('--json');
   const client = await ctx.client();
   const offset = await inEitherMode(ctx, id, ['show', id, ...(flags.wait ? ['--wait'] : [])], () => client.get(id));
   await printOffset(ctx, client, offset, Boolean(flags.wait), Boolean(flags.quiet));
