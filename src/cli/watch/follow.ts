@@ -37,6 +37,12 @@ export function freshState(mode: 'test' | 'live', reference: string | null): Wat
 /** An event's id: the same change gets the same id in every run, so a receiver can drop repeats. */
 type EventId = (offsetId: string, type: EventType) => string;
 
+/** The ids `carbon watch` gives: `evt_` and a digest of the offset's id and the type (node:crypto, loaded when first asked). */
+export async function eventIds(): Promise<EventId> {
+  const { createHash } = await import('node:crypto');
+  return (offsetId, type) => `evt_${createHash('sha256').update(`${offsetId}:${type}`).digest('base64url').slice(0, 24)}`;
+}
+
 export interface PollOptions {
   /** The first poll of a run without a cursor: what exists now is the baseline, not news. */
   baseline: boolean;

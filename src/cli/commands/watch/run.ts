@@ -7,7 +7,7 @@ import { clockFor, parseWhen } from '../../options.js';
 import { parseDuration } from '../../render/format.js';
 import { onStopSignal, stopName } from '../../stop-signals.js';
 import { readCursor, writeCursor } from '../../watch/cursor.js';
-import { type EventType, freshState, poll, type WatchEvent, type WatchState } from '../../watch/follow.js';
+import { type EventType, eventIds, freshState, poll, type WatchEvent, type WatchState } from '../../watch/follow.js';
 
 /**
  * `carbon watch`: follows offsets as they change, on either engine, by reading the list every
@@ -267,12 +267,6 @@ async function follow(ctx: Context, flags: WatchFlags, watch: Watch, initial: Wa
     await stop.sleep(Math.min(watch.intervalMs, Math.max(0, deadline - Date.now())));
     if (stop.signal !== null) return end('signal', 0);
   }
-}
-
-/** An event's id: the same for the same offset and type, on every run (so a receiver can tell a repeat). */
-async function eventIds(): Promise<(offsetId: string, type: EventType) => string> {
-  const { createHash } = await import('node:crypto');
-  return (offsetId, type) => `evt_${createHash('sha256').update(`${offsetId}:${type}`).digest('base64url').slice(0, 24)}`;
 }
 
 /** The end of --until-settled: success, unless some offsets were refunded. */
