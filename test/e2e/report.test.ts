@@ -1,7 +1,6 @@
-import { createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, test } from 'vitest';
 import { carbon, carbonTty, homes, json, ok, plain, serve, TTY } from '../support/cli.js';
+import { headerless } from '../support/headerless-proxy.js';
 
 /** `carbon report`: kg and dollars per period or reference, over a span, in every format. */
 
@@ -158,22 +157,6 @@ describe('report on a terminal', () => {
     expect(narrow).toMatch(/^total +1 +100 kg/m);
   });
 });
-
-/** A loopback proxy to `target` whose answers lack `Carbon-Sandbox`: a service that does not say it is a sandbox. */
-async function headerless(target: string): Promise<{ url: string; close(): void }> {
-  const to = new URL(target);
-  const proxy = createServer((req, res) => {
-    const out = request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-      const { 'carbon-sandbox': _, ...headers } = answer.headers;
-      res.writeHead(answer.statusCode ?? 502, headers);
-      answer.pipe(res);
-    });
-    req.pipe(out);
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  const { port } = proxy.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}${to.pathname}`, close: () => proxy.close() };
-}
 
 describe('carbon report on the remote engine', () => {
   test("through carbon serve the report says the purchases were the sandbox's; a service that does not say so gets nothing added", async () => {

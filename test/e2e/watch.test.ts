@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, test } from 'vitest';
 import { ROOT } from '../support/binary.js';
 import { carbon, carbonTty, homes, json, ok, plain, sandboxKeys, serve, spawnCarbon } from '../support/cli.js';
+import { headerless } from '../support/headerless-proxy.js';
 import { repeatingServer } from '../support/repeating-server.js';
 
 /**
@@ -238,7 +239,7 @@ describe('--forward-to', () => {
 
   /** A local app that answers 500 to its first `failFirst` requests, then 200. */
   async function app(failFirst: number) {
-    const received: Array<{ body: string; signature: string }> = [];
+    const received: Array<{ body: string; signature: string; sandbox: string | undefined }> = [];
     let seen = 0;
     const server = createServer((req: IncomingMessage, res) => {
       let body = '';
@@ -248,7 +249,11 @@ describe('--forward-to', () => {
         .on('end', () => {
           seen++;
           if (seen <= failFirst) return void res.writeHead(500).end();
-          received.push({ body, signature: String(req.headers['carbon-signature']) });
+          received.push({
+            body,
+            signature: String(req.headers['carbon-signature']),
+            sandbox: req.headers['carbon-sandbox'] as string | undefined,
+          });
           res.writeHead(204).end();
         });
     });
@@ -300,6 +305,34 @@ describe('--forward-to', () => {
     expect(await again.done()).toBe(0);
     expect(again.stderr()).not.toContain('whsec_');
     expect(verify(local.received.at(-1)!.body, local.received.at(-1)!.signature, secret)).toBe(true);
+  });
+
+  test('what the sandbox made says so (Carbon-Sandbox: true), on the local engine and through carbon serve; a service that does not say so: no marker', async () => {
+    const home = newHome();
+    const id = await buy(home, ['--kg', '5']);
+    await ok(['sandbox', 'clock', 'advance', '5s'], { home });
+    const expected = [`offset.created ${id}`, `offset.placed ${id}`];
+    /** The run's events at a receiver of its own: what each was, and its Carbon-Sandbox header. */
+    const forwarded = async (env: Record<string, string> = {}) => {
+      const receiver = await app(0);
+      const w = watch(home, ['--until-settled', '--since', '1h', '--forward-to', receiver.url], env);
+      expect(await w.done()).toBe(0);
+      const events = receiver.received.map((r) => JSON.parse(r.body) as Event);
+      expect(events.map((e) => `${e.type} ${e.data.object.id}`)).toEqual(expected);
+      return receiver.received.map((r) => r.sandbox);
+    };
+    expect(await forwarded()).toEqual(['true', 'true']);
+
+    const server = await serve(home);
+    const other = await headerless(server.url);
+    try {
+      const env = { CARBON_BASE_URL: server.url, CARBON_API_KEY: (await sandboxKeys(home)).test };
+      expect(await forwarded(env)).toEqual(['true', 'true']);
+      expect(await forwarded({ ...env, CARBON_BASE_URL: other.url })).toEqual([undefined, undefined]);
+    } finally {
+      other.close();
+      await server.stop();
+    }
   });
 
   test('Ctrl-C while a delivery is retried: the cursor stays where the poll began, and the next run delivers it', async () => {

@@ -9,9 +9,13 @@ import type { Output } from '../output.js';
  * run lasts: an event is never passed by (the run stops with it undelivered instead, and the
  * cursor stays before it). Redirects are not followed: a 3xx is a failed delivery, as the body
  * (an offset's private reference) and its valid signature must not go to another address.
+ * Events the sandbox made (the local model, or a `carbon serve`, whose answers carry
+ * `Carbon-Sandbox: true`) are forwarded with that header too, so the receiver can tell them from
+ * the service's; the service's go without it.
  */
 
 const SIGNATURE_HEADER = 'Carbon-Signature';
+const SANDBOX_HEADER = 'Carbon-Sandbox';
 
 /** The longest wait between two attempts at one event. */
 const MAX_BACKOFF_MS = 30_000;
@@ -39,6 +43,8 @@ export interface ForwardOptions {
   sleep: (ms: number) => Promise<void>;
   /** True once the run is stopping (Ctrl-C, SIGTERM): no more attempts; the event is sent again next run. */
   stopped: () => boolean;
+  /** Whether the events come from a sandbox (asked at each attempt: a remote one says so in its answers). */
+  sandbox: () => boolean;
 }
 
 type Event = { id: string; type: string; data: { object: { id: string } } };
@@ -78,7 +84,7 @@ export class Forwarder {
 
   /** One POST of the event: null when the receiver took it (2xx), else what went wrong. */
   private async attempt(event: Event, body: string): Promise<string | null> {
-    const { url, secret, out } = this.options;
+    const { url, secret, out, sandbox } = this.options;
     try {
       // Signed per attempt: the timestamp says when this attempt was made, for the receiver's tolerance.
       const res = await fetch(url, {
@@ -87,6 +93,7 @@ export class Forwarder {
           'content-type': 'application/json',
           [SIGNATURE_HEADER]: signature(secret, body, Math.floor(Date.now() / 1000)),
           'user-agent': 'carbon-watch',
+          ...(sandbox() ? { [SANDBOX_HEADER]: 'true' } : {}),
         },
         body,
         redirect: 'manual',

@@ -22,6 +22,7 @@ export const watch: CommandSpec = {
   },
   notes: `Without --since, offsets that exist when it starts are not news: their later changes are.
 A failed delivery is retried until taken; undelivered at --timeout: exit 12.
+Events from the sandbox (local, or carbon serve) are forwarded with Carbon-Sandbox: true.
 Ctrl-C or SIGTERM stops it (exit 130); the cursor keeps what was not delivered.`,
   examples: [
     'carbon watch',

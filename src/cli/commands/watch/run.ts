@@ -69,7 +69,7 @@ export async function run(ctx: Context, flags: WatchFlags): Promise<void> {
 
   const terminal = ctx.out.stderrInteractive && !ctx.out.json;
   const stop = new Stop();
-  const forwarder = forwardUrl === undefined ? undefined : await startForwarder(ctx, forwardUrl, { intervalMs, terminal, stop });
+  const forwarder = forwardUrl === undefined ? undefined : await startForwarder(ctx, forwardUrl, { client, intervalMs, terminal, stop });
   if (terminal) {
     const which = `${mode} offsets${reference === null ? '' : ` with reference ${JSON.stringify(reference)}`}`;
     ctx.out.info(`Watching ${which} every ${flags.interval ?? '2s'}${flags.untilSettled ? ' until they settle' : ''} (Ctrl-C to stop)…`);
@@ -191,11 +191,14 @@ class Stop {
 
 type Forwarder = import('../../watch/forward.js').Forwarder;
 
-/** `--forward-to`: a forwarder that POSTs each event, signed with the profile's secret. */
-async function startForwarder(ctx: Context, url: URL, how: { intervalMs: number; terminal: boolean; stop: Stop }): Promise<Forwarder> {
+/**
+ * `--forward-to`: POSTs each event, signed with the profile's secret; with Carbon-Sandbox: true when the events are
+ * the sandbox's: the local model's, or a carbon serve's (its answers say so, and a poll comes before any delivery).
+ */
+async function startForwarder(ctx: Context, url: URL, how: Pick<Watch, 'client' | 'intervalMs' | 'stop'> & { terminal: boolean }) {
   const { Forwarder, maskSecret } = await import('../../watch/forward.js');
   const secret = await signingSecret(ctx, true);
-  const { stop, terminal } = how;
+  const { client, stop, terminal } = how;
   const forwarder = new Forwarder({
     url: url.href,
     secret,
@@ -204,6 +207,7 @@ async function startForwarder(ctx: Context, url: URL, how: { intervalMs: number;
     verbose: terminal,
     sleep: stop.sleep,
     stopped: () => stop.signal !== null,
+    sandbox: () => ctx.settings.engine === 'local' || client.fromSandbox,
   });
   if (terminal) ctx.out.info(`Forwarding to ${url.href}, signed with ${maskSecret(secret)} (header Carbon-Signature).`);
   return forwarder;
