@@ -100,7 +100,7 @@ export function requestPage(e: RequestEntry, csrf: string): string {
   const key = e.key_id === null ? text(null) : `${escapeHtml(e.key_id)} (${e.livemode ? 'live' : 'test'})`;
   const body = (b: string) => (b === '' ? '<p class="muted">(none)</p>' : `<pre class="body">${escapeHtml(pretty(b))}</pre>`);
   return layout(
-    `Request ${e.id}`,
+    `carbon sandbox: request ${e.id}`,
     `${header(`Request <code>${escapeHtml(e.id)}</code>`, csrf)}
 <main><section class="request-whole" aria-labelledby="request"><h2 id="request">${escapeHtml(e.method)} ${escapeHtml(e.path)}</h2><dl class="facts">
 ${row('Status', `<span class="${statusClass(e.status)}">${e.status}</span>`)}${error}${row('Query', text(e.query === '' ? null : e.query))}

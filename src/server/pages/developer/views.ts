@@ -58,7 +58,10 @@ const SANDBOX_BAND =
   '<p class="sandbox-band" role="note"><strong>Sandbox</strong> — for testing only: nothing here is real. ' +
   'No carbon credits are bought or retired, and no money moves.</p>';
 
-export function layout(title: string, body: string, refresh = 0): string {
+/** A page's title: a browser tab says whose page it is before anything else, as the band does (`carbon sandbox: …`). */
+type SandboxTitle = `carbon sandbox${string}`;
+
+export function layout(title: SandboxTitle, body: string, refresh = 0): string {
   return htmlDocument(title, HEAD, `${SANDBOX_BAND}\n${body}`, refresh > 0 ? ` data-refresh="${refresh}"` : '');
 }
 
@@ -161,7 +164,7 @@ ${f === null ? '' : action('faults-off', d, '', 'Stop faults')}`;
 export function offsetPage(o: Offset, csrf: string): string {
   const row = (k: string, v: string) => `<dt>${escapeHtml(k)}</dt><dd>${v}</dd>`;
   return layout(
-    `Offset ${o.id}`,
+    `carbon sandbox: offset ${o.id}`,
     `<header><h1>Offset ${idText(o.id)}</h1><nav aria-label="Back"><a href="/?mode=${o.livemode ? 'live' : 'test'}">← Developer page</a></nav>
 <form method="post" action="/logout">${csrfField(csrf)}<button type="submit">Sign out</button></form></header>
 <main><dl class="facts">
