@@ -49,16 +49,21 @@ withChromium(describe, 'Sandbox papers browser tests')('the sandbox says so on i
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  test('the certificate carbon serve serves: a band, a seal and a heading that say sandbox, on screen and in print', async () => {
+  /** The certificate page of a placed live offset of its own, bought through carbon serve. */
+  async function certificateUrl(idempotencyKey: string): Promise<string> {
     const { server } = served;
     const live = (await server.sandbox.defaultKey('live'))!;
     await server.sandbox.topUp('live', 1_000_000);
-    const headers = { authorization: `Bearer ${live}`, 'idempotency-key': 'papers-cert' };
+    const headers = { authorization: `Bearer ${live}`, 'idempotency-key': idempotencyKey };
     const bought = (await (await fetch(`${server.url}/offsets`, { method: 'POST', headers, body: '{"kg": 2500}' })).json()) as Offset;
     await server.sandbox.advanceClock(60_000);
     const placed = (await (await fetch(`${server.url}/offsets/${bought.id}`, { headers })).json()) as Offset;
+    return placed.certificate_url!;
+  }
+
+  test('the certificate carbon serve serves: a band, a seal and a heading that say sandbox, on screen and in print', async () => {
     const page = await (await chromium.browser.newContext({ viewport: { width: 390, height: 844 } })).newPage();
-    await page.goto(placed.certificate_url!);
+    await page.goto(await certificateUrl('papers-cert'));
     expect(await page.title()).toMatch(/^SANDBOX certificate \(not a real purchase\)/);
     expect(await page.locator('.sandbox-band').innerText()).toMatch(SANDBOX);
     expect(await page.locator('h1').innerText()).toBe('A simulated purchase of carbon credits');
@@ -69,6 +74,35 @@ withChromium(describe, 'Sandbox papers browser tests')('the sandbox says so on i
     const pdf = await page.pdf({ format: 'A4' });
     expect(pdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
     await page.context().close();
+  });
+
+  test("the seal's words, SANDBOX and NOT VALID, lie inside its circle: on a desktop and a phone, on screen and in print", async () => {
+    const url = await certificateUrl('papers-seal');
+    for (const width of [1000, 390]) {
+      const page = await (await chromium.browser.newContext({ viewport: { width, height: 900 } })).newPage();
+      await page.goto(url);
+      for (const media of ['screen', 'print'] as const) {
+        await page.emulateMedia({ media });
+        // How far past the inside of the circle (its border's inner edge) each word's box reaches, in px: its farthest corner.
+        const past = (await page.evaluate(`(() => {
+          const seal = document.querySelector('.seal');
+          const circle = seal.getBoundingClientRect();
+          const radius = circle.width / 2 - parseFloat(getComputedStyle(seal).borderTopWidth);
+          const [cx, cy] = [circle.left + circle.width / 2, circle.top + circle.height / 2];
+          return [...seal.querySelectorAll('span')].map((word) => {
+            const range = document.createRange();
+            range.selectNodeContents(word);
+            const box = range.getBoundingClientRect();
+            const corners = [[box.left, box.top], [box.right, box.top], [box.left, box.bottom], [box.right, box.bottom]];
+            return [word.textContent, Math.max(...corners.map(([x, y]) => Math.hypot(x - cx, y - cy))) - radius];
+          });
+        })()`)) as Array<[string, number]>;
+        expect(past.map(([word]) => word)).toEqual(['SANDBOX', 'NOT VALID']);
+        for (const [word, by] of past)
+          expect(by, `${width} px, ${media}: ${word} reaches ${by.toFixed(1)} px past the circle`).toBeLessThanOrEqual(0);
+      }
+      await page.context().close();
+    }
   });
 
   test('carbon open --print on the local engine writes the same sandbox certificate', async () => {

@@ -42,10 +42,10 @@ const STYLE = `
   body { margin: 0; background: #e9e6da; color: var(--ink); font: 16px/1.5 Georgia, 'Times New Roman', serif; }
   main { max-width: 46rem; margin: 2.5rem auto; padding: 3rem 3.5rem; background: var(--paper);
          border: 1px solid var(--rule); box-shadow: 0 0.5rem 1.5rem rgba(0,0,0,0.08); }
-  .seal { width: 5rem; height: 5rem; border-radius: 50%; border: 3px double var(--accent); color: var(--accent);
+  .seal { width: 6.5rem; height: 6.5rem; border-radius: 50%; border: 3px double var(--accent); color: var(--accent);
           display: grid; place-content: center; gap: 0.15rem; font: bold 0.7rem/1 system-ui, sans-serif;
           text-align: center; letter-spacing: 0.08em; float: right; margin: 0 0 1rem 1.5rem; }
-  .seal span:first-child { font-size: 1.05rem; letter-spacing: 0; }
+  .seal span:first-child { font-size: 0.95rem; letter-spacing: 0; }
   .kicker { font: 600 0.8rem system-ui, sans-serif; letter-spacing: 0.18em; text-transform: uppercase; color: var(--accent); margin: 0; }
   h1 { font-size: 2rem; margin: 0.3rem 0 1.5rem; font-weight: normal; }
   .amount { font-size: 3rem; line-height: 1.1; margin: 0; color: var(--accent); }
