@@ -28,19 +28,21 @@ const page = async (query: string): Promise<Page> => {
 
 describe('GET /_sandbox/requests: has_more', () => {
   test('is true only while entries lie beyond the page: a last page exactly full has none', async () => {
-    const all = await page('limit=100');
+    // The five GETs of /balance alone: the other tests here add entries of their own, in any order.
+    const balances = (query: string) => page(`method=GET&path=/api/v1/balance&${query}`);
+    const all = await balances('limit=100');
     expect([all.data.length, all.has_more]).toEqual([5, false]);
     const seqs = all.data.map((e) => e.seq);
-    expect((await page('limit=4')).has_more).toBe(true);
-    expect((await page('limit=5')).has_more).toBe(false);
-    const first = await page('limit=3');
+    expect((await balances('limit=4')).has_more).toBe(true);
+    expect((await balances('limit=5')).has_more).toBe(false);
+    const first = await balances('limit=3');
     expect([first.data.length, first.has_more]).toEqual([3, true]);
-    const second = await page(`limit=2&before=${first.data.at(-1)!.seq}`);
+    const second = await balances(`limit=2&before=${first.data.at(-1)!.seq}`);
     expect([second.data.map((e) => e.seq), second.has_more]).toEqual([seqs.slice(3), false]);
     // Following (after=SEQ, oldest first): more is newer entries.
     const oldest = seqs.at(-1)!;
-    expect((await page(`after=${oldest}&limit=3`)).has_more).toBe(true);
-    expect((await page(`after=${oldest}&limit=4`)).has_more).toBe(false);
+    expect((await balances(`after=${oldest}&limit=3`)).has_more).toBe(true);
+    expect((await balances(`after=${oldest}&limit=4`)).has_more).toBe(false);
   });
 });
 
