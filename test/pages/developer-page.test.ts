@@ -185,8 +185,16 @@ run('the developer page, in Chromium', { shuffle: false }, () => {
     expect(await page.locator('section[aria-labelledby="offsets"] tbody tr').count()).toBe(13);
     await page.goto(`${server.origin}/?mode=test`);
     expect(await page.locator('section[aria-labelledby="offsets"] tbody tr').count()).toBe(20);
+    expect(await page.locator('a[rel="first"]').count()).toBe(0);
+    const firstPage = await page.locator('section[aria-labelledby="offsets"] tbody tr').allTextContents();
     await page.click('a[rel="next"]');
     expect(await page.locator('section[aria-labelledby="offsets"] tbody tr').count()).toBeGreaterThanOrEqual(5);
+    // A later page leads back to the newest, with the filters kept.
+    await page.click('a[rel="first"]');
+    expect(new URL(page.url()).search).toBe('?mode=test');
+    expect(await page.locator('section[aria-labelledby="offsets"] tbody tr').allTextContents()).toEqual(firstPage);
+    await page.goto(`${server.origin}/?mode=test&reference=even&after=${ids[24]}`);
+    expect(await page.getAttribute('a[rel="first"]', 'href')).toBe('/?mode=test&reference=even');
     await page.goto(`${server.origin}/?mode=test&since=2999-01-01`);
     expect(await page.textContent('section[aria-labelledby="offsets"]')).toContain('No offsets match these filters');
 

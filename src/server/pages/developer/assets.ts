@@ -24,6 +24,7 @@ code, .id { font-family: ui-monospace, 'DejaVu Sans Mono', Menlo, Consolas, mono
 .sandbox-band { margin: 0; padding: 0.45rem 1.5rem; background: #fff3c4; color: #4a3700; border-bottom: 2px solid #b58900; font-size: 0.95rem; print-color-adjust: exact; -webkit-print-color-adjust: exact; }
 .sandbox-band strong { text-transform: uppercase; letter-spacing: 0.06em; }
 .facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1.5rem; }
+.pages { display: flex; flex-wrap: wrap; gap: 0.5rem 1.5rem; }
 .facts dt { color: var(--muted); }
 .facts dd { margin: 0; }
 .mode, .status, .standing { font-size: 0.8rem; padding: 0.05rem 0.45rem; border-radius: 999px; border: 1px solid currentColor; }
@@ -96,9 +97,9 @@ ${Array.from({ length: 7 }, (_, i) => `.span${i + 1} { grid-column: span ${i + 1
   table.cards td.act:empty { display: none; }
   .scroll { overflow-x: visible; }
   /* Tap targets a finger hits (about 44 px high); a checkbox by its label, a record's id link by a hit area that moves nothing. */
-  button, select, input, summary, header nav a, a[rel=next] { min-height: 44px; }
+  button, select, input, summary, header nav a, a[rel=next], a[rel=first] { min-height: 44px; }
   summary { padding: 0.65rem 0; }
-  header nav a, a[rel=next] { display: inline-flex; align-items: center; }
+  header nav a, a[rel=next], a[rel=first] { display: inline-flex; align-items: center; }
   label.check { display: inline-flex; align-items: center; gap: 0.3rem; min-height: 44px; }
   label.check input { min-height: 0; width: 1.25rem; height: 1.25rem; margin: 0; }
   table.cards td.id a { display: inline-block; padding: 0.7rem 0; margin: -0.7rem 0; }

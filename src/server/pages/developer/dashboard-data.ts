@@ -47,6 +47,6 @@ export async function data(sandbox: Sandbox, session: Session, mode: Mode, f: Fi
     chart: { days: chart, today: new Date(now).toISOString().slice(0, 10) },
     csrf: session.csrf,
     refresh: 0,
-    filter: { status: status ?? '', reference: f.reference ?? '', ...dates, invalid },
+    filter: { status: status ?? '', reference: f.reference ?? '', ...dates, invalid, after: f.after ?? '' },
   };
 }

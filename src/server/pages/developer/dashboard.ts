@@ -97,6 +97,8 @@ function offsetsSection(d: DashboardData): string {
   const last = d.offsets.data.at(-1);
   const older =
     d.offsets.has_more && last !== undefined ? `<a rel="next" href="${escapeHtml(query({ after: last.id }))}">Older offsets →</a>` : '';
+  // A later page leads back to the first, with the same filters (the list is read forwards only).
+  const newest = f.after ? `<a rel="first" href="${escapeHtml(query({}))}">← Newest offsets</a>` : '';
   const offsets =
     f.invalid.length > 0
       ? '<p class="muted">The offsets are not listed until the dates above are fixed.</p>'
@@ -125,7 +127,7 @@ ${field('f-since', labels.since, dateInput('since'))}
 ${field('f-until', labels.until, dateInput('until'))}
 <button type="submit">Filter</button></form>
 ${offsets}
-<p>${older}</p>
+<p class="pages">${[newest, older].filter(Boolean).join(' ')}</p>
 </section>`;
 }
 

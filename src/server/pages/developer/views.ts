@@ -19,8 +19,11 @@ export interface DashboardData {
   offsets: { data: Offset[]; has_more: boolean };
   review: Offset[];
   chart: ChartData;
-  /** The offsets' filter as sent; `invalid` names the date fields that hold no date (then no offsets are read). */
-  filter: { status: string; reference: string; since: string; until: string; invalid: ReadonlyArray<'since' | 'until'> };
+  /**
+   * The offsets' filter as sent; `invalid` names the date fields that hold no date (then no offsets are read);
+   * `after`, the page's cursor (a later page than the first).
+   */
+  filter: { status: string; reference: string; since: string; until: string; invalid: ReadonlyArray<'since' | 'until'>; after: string };
   csrf: string;
   /** A message after an action, or an error. */
   notice?: { kind: 'ok' | 'error'; text: string };
