@@ -31,16 +31,14 @@ const KNOWN = new Set([...FILTER_PARAMS, 'wait']);
 export async function requests(r: Incoming, served: Served): Promise<Reply> {
   try {
     await signedWithKey(r, served);
-    const get = (name: string) => {
-      const v = r.query[name];
-      return Array.isArray(v) ? v[0] : v;
-    };
     // As the API's GET /offsets: a parameter it does not read (a misspelt filter), or one given
     // twice, is refused, not ignored.
     for (const [name, value] of Object.entries(r.query)) {
       if (value !== undefined && !KNOWN.has(name)) throw validationError(name, `Received unknown parameter: ${name}.`);
       if (Array.isArray(value)) throw validationError(name, `${name} may be given only once.`);
     }
+    // Each one given once, as checked above.
+    const get = (name: string) => r.query[name] as string | undefined;
     const filter = filterFromParams(get);
     const waitText = get('wait') ?? '0';
     if (!/^\d{1,9}$/.test(waitText))

@@ -28,10 +28,11 @@ export function keepJournalSeq(db: Db): void {
 
 /**
  * The request journal on SQLite: a batch is one IMMEDIATE transaction of its own, its rows in a
- * few multi-row inserts after the first row's own (a hundred rows are five statements, 1 + 64 + 32
- * + 2 + 1, not a hundred: each run is a call into SQLite, a reset and an answer object; 1.036× the
- * `GET /balance` rate, BENCHMARKS.md), the prune in the same transaction. Every statement is prepared once and kept:
- * the inserts by size, the pragmas, the prunes and the reads (journal-sql.ts's text).
+ * few multi-row inserts after the first row's own (a hundred rows are five statements, 1 + 64 +
+ * 32 + 2 + 1, not a hundred: each run is a call into SQLite, a reset and an answer object; 1.036×
+ * the `GET /balance` rate, BENCHMARKS.md), the prune in the same transaction. Every statement is
+ * prepared once and kept: the inserts by size, the pragmas, the prunes and the reads
+ * (journal-sql.ts's text).
  */
 export class SqliteJournal {
   /** The insert of `n` rows, by n: a power of two up to CHUNK (a batch is written in at most log2(CHUNK)+1 statements). */
