@@ -78,12 +78,18 @@ export class PgReadCache {
    * last one, or the last one found it moved (other instances are writing).
    */
   private moving = false;
+  /** Moved by each commit of this process: a check begun before one must not answer for after it. */
+  private commits = 0;
 
   /** The kept reads, checked in this turn (or just now, for the code waiting on the check). */
   fresh(): Promise<ReadCache> {
     if (this.answered !== null) return Promise.resolve(this.answered);
     if (this.check === null) {
+      const commits = this.commits;
       const check = this.load().then((cache) => {
+        // A check that began before this process's commit read the ledger as it was before it: its
+        // answer is for the code that waited on it, never handed to a read that follows the commit.
+        if (this.commits !== commits) return cache;
         this.answered = cache;
         // After the microtasks now queued, the ones waiting on this check among them.
         process.nextTick(() => {
@@ -101,6 +107,7 @@ export class PgReadCache {
 
   /** What this process's own transaction wrote is read back at once, not at the next turn. */
   committed(touchedKeys: boolean): void {
+    this.commits++;
     this.check = null;
     this.answered = null;
     this.moving = true;
