@@ -86,3 +86,50 @@ describe('the developer page: a date filter that is no date', () => {
     expect(input(one.offsets, 'until')).toContain('value="nope"');
   });
 });
+
+describe('the developer page: a status filter that is no status', () => {
+  test('each status, and any, filters as before: the list, no alert', async () => {
+    for (const [query, expected] of [
+      ['status=', 3],
+      ['status=processing', 3],
+      ['status=placed', 0],
+      ['status=refunded', 0],
+    ] as const) {
+      const p = await page(query);
+      expect([query, p.status, rows(p.offsets), alerts(p.offsets)]).toEqual([query, 200, expected, []]);
+    }
+  });
+
+  test.each(['bogus', 'Placed', 'pending_review', '<b>x</b>'])(
+    'status=%s is said next to the form, naming the statuses there are, and no list is shown as if unfiltered',
+    async (value) => {
+      // Another field's value stays, as beside a bad date.
+      const p = await page(`status=${encodeURIComponent(value)}&reference=ops`);
+      expect(p.status).toBe(422);
+      const said = alerts(p.offsets);
+      expect(said).toHaveLength(1);
+      expect(said[0]).toContain(`Status: "${value}" is not a status: choose processing, placed or refunded (or any).`);
+      expect(p.offsets.indexOf('role="alert"')).toBeLessThan(p.offsets.indexOf('<form method="get"'));
+      // The select cannot hold a value it does not offer: no status is chosen, and it is marked and tied to the message.
+      const select = /<select [^>]*name="status"[^>]*>[\s\S]*?<\/select>/.exec(p.offsets)?.[0] ?? '';
+      expect(select).toContain('aria-invalid="true"');
+      expect(select).toContain(`aria-describedby="${/id="([^"]+)"/.exec(said[0]!)![1]}"`);
+      expect(select).not.toContain(' selected');
+      expect(input(p.offsets, 'reference')).toContain('value="ops"');
+      expect(rows(p.offsets)).toBe(0);
+      expect(p.offsets).not.toContain('match these filters');
+      expect(p.offsets).toContain('not listed');
+      for (const id of ['account', 'impact', 'keys', 'controls']) expect(p.html).toContain(`aria-labelledby="${id}"`);
+    },
+  );
+
+  test('a bad status and a bad date: both said, in the form order, in one alert', async () => {
+    const p = await page('status=bogus&since=2026-02-30&until=2026-03-10');
+    expect(p.status).toBe(422);
+    expect(alerts(p.offsets).map((said) => said.replace(/<[^>]+>/g, ''))).toEqual([
+      'Status: "bogus" is not a status: choose processing, placed or refunded (or any). From: "2026-02-30" is not a date. ' +
+        'Give a day as YYYY-MM-DD, such as 2026-01-31.',
+    ]);
+    expect(input(p.offsets, 'until')).toContain('value="2026-03-10"');
+  });
+});

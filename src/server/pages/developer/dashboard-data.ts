@@ -1,11 +1,11 @@
-import type { Mode, OffsetStatus } from '../../../api/types.js';
+import { type Mode, OFFSET_STATUSES, type OffsetStatus } from '../../../api/types.js';
 import type { Session } from '../../../service/page-access.js';
 import type { Sandbox } from '../../../service/sandbox.js';
 import type { DashboardData } from './views.js';
 
 /** What the dashboard shows, read in one go: the account, keys, a page of offsets by the filter, the review queue, the chart. */
 
-const STATUSES = new Set(['processing', 'placed', 'refunded']);
+const STATUSES: ReadonlySet<string> = new Set(OFFSET_STATUSES);
 type Filter = { status?: string; reference?: string; since?: string; until?: string; after?: string };
 
 /** A day as the date fields send it (YYYY-MM-DD, UTC): its first millisecond, or null for no such day (2026-02-30 too). */
@@ -15,12 +15,14 @@ function day(text: string): number | null {
 }
 
 export async function data(sandbox: Sandbox, session: Session, mode: Mode, f: Filter): Promise<DashboardData> {
-  const status = STATUSES.has(f.status ?? '') ? (f.status as OffsetStatus) : null;
-  const dates = { since: f.since ?? '', until: f.until ?? '' };
-  const since = dates.since === '' ? null : day(dates.since);
-  const until = dates.until === '' ? null : day(dates.until);
-  // A date field that holds no date is said, and the offsets wait for it: not listed as if it were not there.
-  const invalid = (['since', 'until'] as const).filter((name) => dates[name] !== '' && day(dates[name]) === null);
+  const sent = { status: f.status ?? '', since: f.since ?? '', until: f.until ?? '' };
+  const status = STATUSES.has(sent.status) ? (sent.status as OffsetStatus) : null;
+  const since = sent.since === '' ? null : day(sent.since);
+  const until = sent.until === '' ? null : day(sent.until);
+  // A status that is none, a date field that holds no date: said, and the offsets wait for it, not listed as if it were not there.
+  const invalid = (['status', 'since', 'until'] as const).filter(
+    (name) => sent[name] !== '' && (name === 'status' ? status === null : day(sent[name]) === null),
+  );
   const now = await sandbox.now();
   const [standing, keys, offsets, review, chart] = await Promise.all([
     sandbox.status(),
@@ -47,6 +49,6 @@ export async function data(sandbox: Sandbox, session: Session, mode: Mode, f: Fi
     chart: { days: chart, today: new Date(now).toISOString().slice(0, 10) },
     csrf: session.csrf,
     refresh: 0,
-    filter: { status: status ?? '', reference: f.reference ?? '', ...dates, invalid, after: f.after ?? '' },
+    filter: { ...sent, reference: f.reference ?? '', invalid, after: f.after ?? '' },
   };
 }

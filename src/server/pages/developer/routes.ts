@@ -101,7 +101,7 @@ async function home(r: Incoming, sandbox: Sandbox, session: Session, now: number
     const refresh = /^\d{1,3}$/.test(q('refresh')) ? Number(q('refresh')) : 0;
     // What the action just done left to say (its flash), shown once; else what `?done=` names.
     const flash = r.upper === 'GET' ? await takeFlash(sandbox, session, now) : undefined;
-    // A filter date that is no date: the page says so by the form (422, as /requests for its filter).
+    // A filter status or date that is none: the page says so by the form (422, as /requests for its filter).
     const status = d.filter.invalid.length > 0 ? 422 : 200;
     if (flash !== undefined) return html(status, dashboard({ ...d, refresh, ...flash }));
     return html(status, dashboard({ ...d, refresh, ...(done === undefined ? {} : { notice: { kind: 'ok', text: done } }) }));

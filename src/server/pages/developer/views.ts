@@ -20,10 +20,17 @@ export interface DashboardData {
   review: Offset[];
   chart: ChartData;
   /**
-   * The offsets' filter as sent; `invalid` names the date fields that hold no date (then no offsets are read);
-   * `after`, the page's cursor (a later page than the first).
+   * The offsets' filter as sent; `invalid` names the fields that hold no status or no date (then no offsets are
+   * read); `after`, the page's cursor (a later page than the first).
    */
-  filter: { status: string; reference: string; since: string; until: string; invalid: ReadonlyArray<'since' | 'until'>; after: string };
+  filter: {
+    status: string;
+    reference: string;
+    since: string;
+    until: string;
+    invalid: ReadonlyArray<'status' | 'since' | 'until'>;
+    after: string;
+  };
   csrf: string;
   /** A message after an action, or an error. */
   notice?: { kind: 'ok' | 'error'; text: string };
