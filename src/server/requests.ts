@@ -10,7 +10,7 @@ import { api, certificate, health } from './endpoints.js';
 import type { ServerFaults } from './faults.js';
 import { request, requests, wrongMethod } from './journal-endpoints.js';
 import { requestShown, requestsList } from './pages/developer/requests-routes.js';
-import { asset, favicon, login, signedIn } from './pages/developer/routes.js';
+import { asset, favicon, login, signedIn, wrongPageMethod } from './pages/developer/routes.js';
 import type { Reply, ReplyWriter } from './reply.js';
 
 /**
@@ -73,9 +73,14 @@ export const REQUESTS: readonly Entry[] = [
   { method: 'ANY', path: '/login', handle: login },
   { method: 'ANY', path: '/logout', handle: signedIn },
   { method: 'ANY', path: '/actions/{name*}', handle: signedIn },
-  { method: 'ANY', path: '/offsets/{id}', handle: signedIn },
+  { method: 'GET', path: '/offsets/{id}', handle: signedIn },
   { method: 'GET', path: '/requests', handle: requestsList },
   { method: 'GET', path: '/requests/{request_id}', handle: requestShown },
+  // The page's GET-only paths with another method: the page's 405 (a browser's `/` only: the JSON index is the API's).
+  { method: 'ANY', path: '/', when: browser, handle: wrongPageMethod },
+  { method: 'ANY', path: '/offsets/{id}', handle: wrongPageMethod },
+  { method: 'ANY', path: '/requests', handle: wrongPageMethod },
+  { method: 'ANY', path: '/requests/{request_id}', handle: wrongPageMethod },
   { method: 'GET', path: '/certificates/{certificate_id}', listed: true, handle: certificate },
   { method: 'GET', path: '/healthz', listed: true, handle: health },
   { method: 'GET', path: '/_sandbox/requests', listed: true, handle: requests },

@@ -1,5 +1,5 @@
 import type { Mode } from '../../../api/types.js';
-import { ApiError } from '../../../service/errors.js';
+import { ApiError, methodNotAllowed } from '../../../service/errors.js';
 import { redactKeys, requestId } from '../../../service/keys.js';
 import type { Session } from '../../../service/page-access.js';
 import type { Sandbox } from '../../../service/sandbox.js';
@@ -63,6 +63,17 @@ export async function login(r: Incoming, served: Served): Promise<Reply> {
   }
   if (r.upper === 'HEAD') return redirect('/');
   return redirect('/', { 'set-cookie': sessionCookie(served.pageOrigin, await pages.newSession(now)) });
+}
+
+/**
+ * A GET-only page path (the dashboard, an offset, the Requests view) asked with another method: 405
+ * with Allow, in the API's words (errors.ts: methodNotAllowed) but as a page, said before the session is read, as the API does.
+ */
+export async function wrongPageMethod(r: Incoming, served: Served): Promise<Reply> {
+  const refused = methodNotAllowed(r.upper, redactKeys(r.path), 'GET');
+  const session = await served.sandbox.pages.readSession(cookie(r.headers.cookie, SESSION_COOKIE), Date.now());
+  const page = session === null ? loginPage(refused.message) : missingPage(refused.message, session.csrf, 'Method not allowed');
+  return html(405, page, refused.headers);
 }
 
 /** Every other page path: for the signed-in owner only. POST is a form (an action, or signing out); GET a page. */
