@@ -3,6 +3,7 @@ import pkg from '../../package.json' with { type: 'json' };
 import type { ArgSpec, CommandSpec, Completable, FlagSpec, Handler, RootSpec, SettingsKind } from './command.js';
 import { COMMANDS, ROOT } from './commands/index.js';
 import { usage } from './errors.js';
+import { helpNamesACommand, helpWhenBare, unknownWordsAreCommands } from './groups.js';
 import { invoke } from './invoke.js';
 import { terminalWidth } from './render/fit.js';
 import { fitHelpText, wrapCommand } from './render/wrap.js';
@@ -105,86 +106,6 @@ function helpNamesDefaultFlags(group: Command, fallback: Command): void {
       return [...own, ...extra, ...shown.filter((o) => !own.includes(o))];
     },
   });
-}
-
-/**
- * A group that does nothing alone (`carbon`, `carbon config`, `carbon sandbox`) prints its help on
- * stdout and exits 0, as `gh`, `git` and `npm` do, and as `--help` does: asked for or not, help is
- * not an error. (commander's own answer is the help on stderr, as after a usage error.) A word
- * that is none of its commands is still one, with commander's suggestion. With --json it is a
- * usage error (the envelope on stderr, nothing on stdout): a script that asked for JSON never
- * gets prose where it reads JSON. Help asked for by name (`--help`, `carbon help`) is still help.
- */
-function helpWhenBare(cmd: Command): void {
-  // An action would turn off the implicit `help` command (`carbon help buy`): kept on by name.
-  cmd
-    .helpCommand(true)
-    .allowExcessArguments()
-    .action(() => {
-      if (cmd.args.length > 0) (cmd as Group).unknownCommand();
-      if (cmd.optsWithGlobals<GlobalOptions>().json === true) {
-        const words: string[] = [];
-        for (let c: Command | null = cmd; c !== null; c = c.parent) words.unshift(c.name());
-        const path = words.join(' ');
-        throw usage(`${path} --json needs a command: only a command prints JSON (\`${path} help\` lists them).`);
-      }
-      cmd.help();
-    });
-  wordBeforeOptionsIsTheError(cmd, cmd);
-}
-
-/** commander's own methods that name an unknown command or option, and run `help X` (not in its typings). */
-type Group = Command & { unknownCommand(): never; unknownOption(flag: string): never; _dispatchHelpCommand(name?: string): unknown };
-
-/**
- * `carbon help bogus`: commander printed the whole help on stderr and ended as help does (exit 0).
- * A name that is none of the group's commands is the usage error `carbon bogus` is, with the
- * suggestion; `carbon help buy` is buy's help, as it was.
- */
-function helpNamesACommand(cmd: Command): void {
-  const self = cmd as Group;
-  const dispatch = self._dispatchHelpCommand.bind(self);
-  self._dispatchHelpCommand = (name) => {
-    if (name !== undefined && !cmd.commands.some((c) => c.name() === name || c.aliases().includes(name))) {
-      cmd.args = [name];
-      self.unknownCommand();
-    }
-    return dispatch(name);
-  };
-}
-
-/**
- * `carbon byu --kg 5`: commander checks the options before the action that names the unknown
- * command, so the error was `unknown option '--kg'`, an option of the command meant. A word
- * before the options is what is wrong: the unknown command, with commander's suggestion.
- * (`cmd` runs the action; `group`, the command whose commands the word is none of.)
- */
-function wordBeforeOptionsIsTheError(cmd: Command, group: Command): void {
-  const self = cmd as Group;
-  const unknownOption = self.unknownOption.bind(self);
-  self.unknownOption = (flag) => {
-    const word = cmd.args[0];
-    if (word !== undefined && !word.startsWith('-')) {
-      group.args = cmd.args;
-      (group as Group).unknownCommand();
-    }
-    return unknownOption(flag);
-  };
-}
-
-/**
- * A group's default command (`carbon sandbox faults` is `faults show`) takes no words, so a word
- * after the group is a command it does not have: `carbon sandbox faults clear` says so, with
- * commander's suggestion, as `carbon config sett` does, not "too many arguments for 'show'".
- */
-function unknownWordsAreCommands(cmd: Command, group: Command): void {
-  cmd.allowExcessArguments().hook('preAction', () => {
-    if (cmd.args.length === 0) return;
-    // commander names the group's first word; the group's may be an option of the default command.
-    group.args = cmd.args;
-    (group as Group).unknownCommand();
-  });
-  wordBeforeOptionsIsTheError(cmd, group);
 }
 
 /**
