@@ -35,22 +35,41 @@ export function helpWhenBare(cmd: Command): void {
   wordBeforeOptionsIsTheError(cmd, cmd);
 }
 
-/** commander's own methods that name an unknown command or option, and run `help X` (not in its typings). */
-type Group = Command & { unknownCommand(): never; unknownOption(flag: string): never; _dispatchHelpCommand(name?: string): unknown };
+/** commander's own methods that name an unknown command or option, and run `help X` or a command (not in its typings). */
+type Group = Command & {
+  unknownCommand(): never;
+  unknownOption(flag: string): never;
+  _dispatchHelpCommand(name?: string): unknown;
+  _dispatchSubcommand(name: string, operands: string[], unknown: string[]): unknown;
+};
 
 /**
- * `carbon help bogus`: commander printed the whole help on stderr and ended as help does (exit 0).
- * A name that is none of the group's commands is the usage error `carbon bogus` is, with the
- * suggestion; `carbon help buy` is buy's help, as it was.
+ * `carbon help X` is `carbon X`'s help, or the usage error `carbon X` is, with the suggestion.
+ * commander printed the whole help on stderr for a name that is none of the group's commands, and
+ * ended as help does (exit 0); it read one word, so `carbon help sandbox bye` was sandbox's help
+ * (exit 0) where `carbon sandbox bye` is the error, and `carbon help sandbox keys create` was
+ * sandbox's help too. The words after a group are its commands: `help sandbox bye` is
+ * `sandbox help bye`. `help` is a command of every group, not in `commands`: `help help` is the
+ * group's help (it was "unknown command 'help' (Did you mean help?)").
  */
 export function helpNamesACommand(cmd: Command): void {
   const self = cmd as Group;
   const dispatch = self._dispatchHelpCommand.bind(self);
   self._dispatchHelpCommand = (name) => {
-    if (name !== undefined && !cmd.commands.some((c) => c.name() === name || c.aliases().includes(name))) {
+    if (name === undefined || name === 'help') return cmd.help();
+    const named = cmd.commands.find((c) => c.name() === name || c.aliases().includes(name));
+    if (named === undefined) {
       cmd.args = [name];
-      self.unknownCommand();
+      return self.unknownCommand();
     }
+    // cmd.args: `help`, the name, the words after it, then from the first option commander did not know.
+    const after = cmd.args.slice(2);
+    const options = after.findIndex((word) => word.startsWith('-'));
+    const words = options === -1 ? after : after.slice(0, options);
+    if (named.commands.length > 0 && words.length > 0) {
+      return self._dispatchSubcommand(name, ['help', ...words], after.slice(words.length));
+    }
+    // A command that is not a group shows its help, whatever follows (as `carbon balance extra --help` does).
     return dispatch(name);
   };
 }

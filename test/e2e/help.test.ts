@@ -115,6 +115,61 @@ describe('help', () => {
     expect((await ok(['sandbox', 'keys', 'help', 'create'], { home })).stdout).toMatch(/^Usage: carbon sandbox keys create /);
   });
 
+  // The words of an unknown command, and the one line it gets, whichever way it is asked for:
+  // `carbon X`, `carbon help X`, and a group's own `help` (`carbon sandbox help X`).
+  const unknowns: Array<[string[], string]> = [
+    // commander suggests a command only when it is close (under half the letters changed):
+    // `bye` is two edits from `buy`, so there is none.
+    [['bye'], "error: unknown command 'bye' (add --help for usage)\n"],
+    [['blance'], "error: unknown command 'blance' (Did you mean balance?) (add --help for usage)\n"],
+    [['sandbox', 'bye'], "error: unknown command 'bye' (add --help for usage)\n"],
+    [['sandbox', 'keys', 'bye'], "error: unknown command 'bye' (add --help for usage)\n"],
+    [['config', 'sett'], "error: unknown command 'sett' (Did you mean set?) (add --help for usage)\n"],
+    [['logs', 'bye'], "error: unknown command 'bye' (add --help for usage)\n"],
+  ];
+  const askedFor = (words: string[]) => [words, ['help', ...words], [...words.slice(0, -1), 'help', words.at(-1)!]];
+
+  test.each(unknowns)('carbon %j, or help for it: exit 2, nothing on stdout, the same one line', async (words, line) => {
+    const home = newHome();
+    for (const argv of askedFor(words)) {
+      const r = await carbon(argv, { home });
+      expect([argv.join(' '), r.exitCode, r.stdout, r.stderr]).toEqual([argv.join(' '), 2, '', line]);
+    }
+  });
+
+  test('--json, an unknown command or help for it: the one envelope, with the suggestion', async () => {
+    const home = newHome();
+    for (const [words, line] of unknowns) {
+      const message = line.replace(/^error: /, '').replace(/ \(add --help for usage\)\n$/, '');
+      for (const argv of askedFor(words)) {
+        const r = await carbon([...argv, '--json'], { home });
+        expect([argv.join(' '), r.exitCode, r.stdout]).toEqual([argv.join(' '), 2, '']);
+        expect(JSON.parse(r.stderr)).toEqual({ error: { type: 'invalid_request_error', code: 'usage_error', message } });
+      }
+    }
+  });
+
+  test("help for a group's command helps, whichever way it is asked for; help help is the help", async () => {
+    const home = newHome();
+    const keysCreate = (await ok(['sandbox', 'keys', 'create', '--help'], { home })).stdout;
+    expect(keysCreate).toMatch(/^Usage: carbon sandbox keys create /);
+    for (const argv of [
+      ['help', 'sandbox', 'keys', 'create'],
+      ['sandbox', 'help', 'keys', 'create'],
+      ['sandbox', 'keys', 'help', 'create'],
+    ]) {
+      expect((await ok(argv, { home })).stdout, argv.join(' ')).toBe(keysCreate);
+    }
+    // A command that is not a group takes its help's further words as `--help` does: they are not commands.
+    expect((await ok(['help', 'balance', 'extra'], { home })).stdout).toMatch(/^Usage: carbon balance /);
+    // `help` is a command of every group too: its help is the group's (it was "unknown command 'help' (Did you mean help?)").
+    for (const group of [[], ['sandbox'], ['sandbox', 'keys']]) {
+      const r = await carbon([...group, 'help', 'help'], { home });
+      expect([r.exitCode, r.stderr]).toEqual([0, '']);
+      expect(r.stdout).toBe((await ok([...group, 'help'], { home })).stdout);
+    }
+  });
+
   test('--json: an unknown command is one envelope whose message is one line, the suggestion in it', async () => {
     const r = await carbon(['--json', 'bogus'], { home: newHome() });
     expect([r.exitCode, r.stdout]).toEqual([2, '']);
