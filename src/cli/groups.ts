@@ -25,9 +25,7 @@ export function helpWhenBare(cmd: Command): void {
     .action(() => {
       if (cmd.args.length > 0) (cmd as Group).unknownCommand();
       if (cmd.optsWithGlobals<GlobalOptions>().json === true) {
-        const words: string[] = [];
-        for (let c: Command | null = cmd; c !== null; c = c.parent) words.unshift(c.name());
-        const path = words.join(' ');
+        const path = pathOf(cmd);
         throw usage(`${path} --json needs a command: only a command prints JSON (\`${path} help\` lists them).`);
       }
       cmd.help();
@@ -72,6 +70,40 @@ export function helpNamesACommand(cmd: Command): void {
     // A command that is not a group shows its help, whatever follows (as `carbon balance extra --help` does).
     return dispatch(name);
   };
+}
+
+/** The group an unknown command was none of, by its words (`carbon sandbox`): where its commands are listed. */
+const unknownIn = new WeakMap<Error, string>();
+
+/**
+ * What follows "unknown command 'X'": commander's suggestion when one is close, else where the
+ * group's commands are listed. "(add --help for usage)" sent `carbon help bye` to `--help`, and
+ * `carbon bye --help` is carbon's help, not bye's.
+ */
+export function unknownCommandHint(err: Error): string | undefined {
+  if (err.message.includes('\n(Did you mean')) return undefined;
+  return `(\`${unknownIn.get(err) ?? 'carbon'} help\` lists the commands)`;
+}
+
+/** Keeps, with the error commander throws for an unknown command, the group it was none of. */
+export function unknownCommandNamesItsGroup(cmd: Command): void {
+  const self = cmd as Group;
+  const unknownCommand = self.unknownCommand.bind(self);
+  self.unknownCommand = () => {
+    try {
+      return unknownCommand();
+    } catch (err) {
+      if (err instanceof Error) unknownIn.set(err, pathOf(cmd));
+      throw err;
+    }
+  };
+}
+
+/** A command's words: `carbon sandbox keys`. */
+function pathOf(cmd: Command): string {
+  const words: string[] = [];
+  for (let c: Command | null = cmd; c !== null; c = c.parent) words.unshift(c.name());
+  return words.join(' ');
 }
 
 /**

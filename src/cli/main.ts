@@ -1,6 +1,7 @@
 import { CommanderError } from 'commander';
 import { usage } from './errors.js';
 import { EXIT } from './exit-codes.js';
+import { unknownCommandHint } from './groups.js';
 import { buildProgram } from './registry.js';
 import { reportError } from './report-error.js';
 import { type ErrorIO, runToExit } from './run-to-exit.js';
@@ -18,7 +19,8 @@ function commanderError(err: unknown, io: ErrorIO): number | undefined {
   if (['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(err.code)) return EXIT.ok;
   // One line, or the envelope; commander puts its suggestion on a line of its own (`\n(Did you mean logs?)`).
   const message = err.message.replace(/^error: /, '').replace(/\s*\n\s*/g, ' ');
-  return reportError(usage(message, '(add --help for usage)'), io);
+  const hint = err.code === 'commander.unknownCommand' ? unknownCommandHint(err) : '(add --help for usage)';
+  return reportError(usage(message, hint), io);
 }
 
 // Not `await`: the CLI is built as CommonJS (see scripts/build.mjs); main() ends the process itself.

@@ -3,7 +3,7 @@ import pkg from '../../package.json' with { type: 'json' };
 import type { ArgSpec, CommandSpec, Completable, FlagSpec, Handler, RootSpec, SettingsKind } from './command.js';
 import { COMMANDS, ROOT } from './commands/index.js';
 import { usage } from './errors.js';
-import { helpNamesACommand, helpWhenBare, unknownWordsAreCommands } from './groups.js';
+import { helpNamesACommand, helpWhenBare, unknownCommandNamesItsGroup, unknownWordsAreCommands } from './groups.js';
 import { invoke } from './invoke.js';
 import { terminalWidth } from './render/fit.js';
 import { fitHelpText, wrapCommand } from './render/wrap.js';
@@ -39,6 +39,7 @@ export function buildProgram(only?: string, opened?: ContextOpened): Command {
   // (allowExcessArguments) must stay the group's own.
   helpWhenBare(program);
   helpNamesACommand(program);
+  unknownCommandNamesItsGroup(program);
   return program;
 }
 
@@ -86,7 +87,10 @@ function register(parent: Command, spec: CommandSpec, inherited: SettingsKind, o
   const fallback = spec.subcommands?.find((sub) => sub.isDefault === true);
   if (fallback !== undefined) helpNamesDefaultFlags(cmd, cmd.commands.find((c) => c.name() === fallback.name)!);
   else if (spec.load === undefined) helpWhenBare(cmd);
-  if (spec.subcommands !== undefined) helpNamesACommand(cmd);
+  if (spec.subcommands !== undefined) {
+    helpNamesACommand(cmd);
+    unknownCommandNamesItsGroup(cmd);
+  }
 }
 
 /**

@@ -205,10 +205,10 @@ describe('a word after a group that is none of its commands', () => {
   test('is an unknown command (exit 2, with a suggestion when one is close), not an argument of the default command', async () => {
     const home = newHome();
     const cases: Array<[string[], string]> = [
-      [['sandbox', 'faults', 'clear'], "error: unknown command 'clear' (add --help for usage)"],
-      [['sandbox', 'keys', 'revok', 'key_x'], "error: unknown command 'revok' (Did you mean revoke?) (add --help for usage)"],
-      [['sandbox', 'clock', 'advanc', '1m'], "error: unknown command 'advanc' (Did you mean advance?) (add --help for usage)"],
-      [['sandbox', 'keys', '--reveal', 'extra'], "error: unknown command 'extra' (add --help for usage)"],
+      [['sandbox', 'faults', 'clear'], "error: unknown command 'clear' (`carbon sandbox faults help` lists the commands)"],
+      [['sandbox', 'keys', 'revok', 'key_x'], "error: unknown command 'revok' (Did you mean revoke?)"],
+      [['sandbox', 'clock', 'advanc', '1m'], "error: unknown command 'advanc' (Did you mean advance?)"],
+      [['sandbox', 'keys', '--reveal', 'extra'], "error: unknown command 'extra' (`carbon sandbox keys help` lists the commands)"],
     ];
     for (const [args, line] of cases) {
       const r = await carbon(args, { home });
