@@ -70,9 +70,17 @@ export class ReplyWriter {
   }
 }
 
-/** A browser asking for a page (not the API): it is answered in HTML, failures too. */
+/** A browser's request: its Accept names HTML (curl's, fetch's and carbon's do not). */
+export function fromBrowser(r: { headers: Record<string, string | undefined> }): boolean {
+  return (r.headers.accept ?? '').includes('text/html');
+}
+
+/**
+ * A browser asking for a page (not the API): it is answered in HTML, failures too. Not the request
+ * table's `browserPath` (requests.ts), which picks the GETs that no entry took for the page's 404.
+ */
 export function wantsPage(r: { path: string; headers: Record<string, string | undefined> }): boolean {
-  return !r.path.startsWith(API_PREFIX) && (r.headers.accept ?? '').includes('text/html');
+  return fromBrowser(r) && !r.path.startsWith(API_PREFIX);
 }
 
 /**

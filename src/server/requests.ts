@@ -11,7 +11,7 @@ import type { ServerFaults } from './faults.js';
 import { request, requests, wrongMethod } from './journal-endpoints.js';
 import { requestShown, requestsList } from './pages/developer/requests-routes.js';
 import { asset, favicon, login, signedIn, wrongPageMethod } from './pages/developer/routes.js';
-import type { Reply, ReplyWriter } from './reply.js';
+import { fromBrowser, type Reply, type ReplyWriter } from './reply.js';
 
 /**
  * The request table: every URL `carbon serve` answers, one entry each, in the order they are
@@ -63,13 +63,16 @@ export interface Entry {
   handle: Handler;
 }
 
-const browser = (r: Incoming) => (r.headers.accept ?? '').includes('text/html');
-/** A browser's GET of a path that is neither the API's nor the journal's: a page's 404, not the API's JSON. */
-const browserPath = (r: Incoming) => browser(r) && !r.path.startsWith(`${API_PREFIX}/`) && !r.path.startsWith('/_sandbox/');
+/**
+ * A browser's GET of a path that is neither the API's nor the journal's: a page's 404, not the API's
+ * JSON. Not reply.ts's `wantsPage` (a failure's answer in HTML, for any request): this one leaves
+ * the journal's paths (`/_sandbox/…`) their JSON 404.
+ */
+const browserPath = (r: Incoming) => fromBrowser(r) && !r.path.startsWith(`${API_PREFIX}/`) && !r.path.startsWith('/_sandbox/');
 
 export const REQUESTS: readonly Entry[] = [
   ...ROUTES.map((r): Entry => ({ method: r.method, path: `${API_PREFIX}${r.path}`, listed: true, handle: api })),
-  { method: 'GET', path: '/', when: browser, handle: signedIn },
+  { method: 'GET', path: '/', when: fromBrowser, handle: signedIn },
   { method: 'ANY', path: '/login', handle: login },
   { method: 'ANY', path: '/logout', handle: signedIn },
   { method: 'ANY', path: '/actions/{name*}', handle: signedIn },
@@ -77,7 +80,7 @@ export const REQUESTS: readonly Entry[] = [
   { method: 'GET', path: '/requests', handle: requestsList },
   { method: 'GET', path: '/requests/{request_id}', handle: requestShown },
   // The page's GET-only paths with another method: the page's 405 (a browser's `/` only: the JSON index is the API's).
-  { method: 'ANY', path: '/', when: browser, handle: wrongPageMethod },
+  { method: 'ANY', path: '/', when: fromBrowser, handle: wrongPageMethod },
   { method: 'ANY', path: '/offsets/{id}', handle: wrongPageMethod },
   { method: 'ANY', path: '/requests', handle: wrongPageMethod },
   { method: 'ANY', path: '/requests/{request_id}', handle: wrongPageMethod },
