@@ -76,11 +76,13 @@ export function fromBrowser(r: { headers: Record<string, string | undefined> }):
 }
 
 /**
- * A browser asking for a page (not the API): it is answered in HTML, failures too. Not the request
- * table's `browserPath` (requests.ts), which picks the GETs that no entry took for the page's 404.
+ * A browser asking for a page: neither the API (`/api/v1/…`) nor the journal (`/_sandbox/…`), whose
+ * answers are JSON. It is answered in HTML, failures too (a 503 as the page's), and a GET that no
+ * entry of the request table took is the page's 404 (requests.ts), so a failure comes in the form
+ * the path's other answers come in.
  */
 export function wantsPage(r: { path: string; headers: Record<string, string | undefined> }): boolean {
-  return fromBrowser(r) && !r.path.startsWith(API_PREFIX);
+  return fromBrowser(r) && !r.path.startsWith(`${API_PREFIX}/`) && !r.path.startsWith('/_sandbox/');
 }
 
 /**

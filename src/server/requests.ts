@@ -11,7 +11,7 @@ import type { ServerFaults } from './faults.js';
 import { request, requests, wrongMethod } from './journal-endpoints.js';
 import { requestShown, requestsList } from './pages/developer/requests-routes.js';
 import { asset, favicon, login, signedIn, wrongPageMethod } from './pages/developer/routes.js';
-import { fromBrowser, type Reply, type ReplyWriter } from './reply.js';
+import { fromBrowser, type Reply, type ReplyWriter, wantsPage } from './reply.js';
 
 /**
  * The request table: every URL `carbon serve` answers, one entry each, in the order they are
@@ -63,13 +63,6 @@ export interface Entry {
   handle: Handler;
 }
 
-/**
- * A browser's GET of a path that is neither the API's nor the journal's: a page's 404, not the API's
- * JSON. Not reply.ts's `wantsPage` (a failure's answer in HTML, for any request): this one leaves
- * the journal's paths (`/_sandbox/…`) their JSON 404.
- */
-const browserPath = (r: Incoming) => fromBrowser(r) && !r.path.startsWith(`${API_PREFIX}/`) && !r.path.startsWith('/_sandbox/');
-
 export const REQUESTS: readonly Entry[] = [
   ...ROUTES.map((r): Entry => ({ method: r.method, path: `${API_PREFIX}${r.path}`, listed: true, handle: api })),
   { method: 'GET', path: '/', when: fromBrowser, handle: signedIn },
@@ -95,7 +88,7 @@ export const REQUESTS: readonly Entry[] = [
   { method: 'ANY', path: '/_page/app.css', handle: asset },
   { method: 'ANY', path: '/_page/app.js', handle: asset },
   { method: 'ANY', path: '/_page/{rest*}', handle: signedIn },
-  { method: 'GET', path: '/{rest*}', when: browserPath, handle: signedIn },
+  { method: 'GET', path: '/{rest*}', when: wantsPage, handle: signedIn },
   { method: 'ANY', path: '*', handle: api },
 ];
 

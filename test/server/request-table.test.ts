@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { wantsPage } from '../../src/server/reply.js';
 import { type Incoming, match, REQUESTS } from '../../src/server/requests.js';
 import { routeList } from '../../src/service/routes.js';
 
@@ -61,6 +62,28 @@ describe('the request table', () => {
     expect(html).not.toBe(json);
     expect(html.when).toBeDefined();
     expect(json.listed).toBeUndefined();
+  });
+
+  // A failure the service could not answer (the ledger unreachable) is a page's 503 where wantsPage
+  // says so, else the API's JSON: the form the path's own answers take. A browser's GET of a path no
+  // entry took is the page's 404 by the same test.
+  it.each([
+    ['/', true],
+    ['/requests', true],
+    ['/offsets/off_1', true],
+    ['/nowhere', true],
+    ['/api/v1', true],
+    ['/api/v1x', true],
+    ['/api/v1/balance', false],
+    ['/api/v1/nowhere', false],
+    ['/_sandbox/requests', false],
+    ['/_sandbox/nowhere', false],
+  ])("a browser's failure at %s is a page: %s", (path, page) => {
+    expect(wantsPage(request('GET', path, 'text/html'))).toBe(page);
+    expect(wantsPage(request('GET', path, 'application/json'))).toBe(false);
+    if (path !== '/' && !['/requests', '/offsets/off_1'].includes(path)) {
+      expect(entry('GET', path, 'text/html').path === '/{rest*}').toBe(page);
+    }
   });
 
   it('hands the captured segments to the handler, raw', () => {
