@@ -72,7 +72,10 @@ export async function request(r: Incoming, served: Served): Promise<Reply> {
   }
 }
 
-/** Either path with a method other than GET (or HEAD): the API's 405, as for its own GET-only paths. */
+/**
+ * A GET-only path of the server's own (the journal's, the certificate, /healthz, the JSON index, the
+ * page's files) with another method: the API's 405 with Allow, as for its own GET-only paths.
+ */
 export function wrongMethod(r: Incoming): Reply {
   return refused(methodNotAllowed(r.upper, r.path, 'GET'));
 }

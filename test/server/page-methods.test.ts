@@ -87,3 +87,28 @@ describe("the developer page's GET-only paths: a method they do not have", () =>
     expect(action.status).toBe(403); // no CSRF token: refused as a form, not as a method
   });
 });
+
+describe("the server's other GET-only paths: a method they do not have", () => {
+  // The certificate, the health check, the JSON index and the page's files: 405 in the API's envelope
+  // with Allow: GET, where they answered the API's 404 (or, the page's files, 200 to any method).
+  test.each(
+    METHODS.flatMap((method) =>
+      ['/certificates/cert_abc', '/healthz', '/', '/favicon.ico', '/_page/app.css', '/_page/app.js'].map((path) => [method, path]),
+    ),
+  )("%s %s is the API's 405 with Allow: GET", async (method, path) => {
+    const res = await fetch(`${served.server.origin}${path}`, { method, headers: { accept: 'application/json' } });
+    const body = (await res.json()) as { error: { type: string; code: string; message: string } };
+    expect([res.status, res.headers.get('allow'), res.headers.get('content-type')]).toEqual([405, 'GET', 'application/json']);
+    expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'method_not_allowed' });
+    expect(body.error.message).toBe(`${method} is not allowed on ${path}; use GET.`);
+    expect(res.headers.get('request-id')).toMatch(/^req_/);
+  });
+
+  test.each(['/healthz', '/', '/favicon.ico', '/_page/app.css', '/_page/app.js'])('GET and HEAD %s still answer 200', async (path) => {
+    for (const method of ['GET', 'HEAD']) {
+      const res = await fetch(`${served.server.origin}${path}`, { method, headers: { accept: 'application/json' } });
+      await res.arrayBuffer();
+      expect([method, res.status]).toEqual([method, 200]);
+    }
+  });
+});
