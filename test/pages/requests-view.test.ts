@@ -109,8 +109,17 @@ withChromium(describe, 'Requests view tests')('the Requests view at 1280 px and 
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.waitForURL(/path=%2Fapi%2Fv1%2Fbalance/);
     expect(await page.locator('.requests li').allInnerTexts()).toHaveLength(1);
-    await page.goto(`${server.origin}/requests?status=9xx`);
+    await page.locator('#r-path').fill('/api/v1/nowhere');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/path=%2Fapi%2Fv1%2Fnowhere/);
+    expect(await page.locator('#no-requests').innerText()).toBe('No requests match these filters.');
+    // A filter that is none: said, with 422, and no requests listed as if it were not there.
+    const refused = await page.goto(`${server.origin}/requests?status=9xx&path=/api/v1/balance`);
+    expect(refused!.status()).toBe(422);
     expect(await page.getByRole('alert').innerText()).toContain('status must be 2xx, 4xx, 5xx');
+    expect(await page.locator('.requests li').count()).toBe(0);
+    expect(await page.locator('#no-requests').innerText()).toBe('The requests are not listed until the filter above is fixed.');
+    expect(await page.locator('#r-path').inputValue()).toBe('/api/v1/balance');
   });
 
   test('opens one request whole: what was asked, what was answered, both bodies, the offset linked', async () => {

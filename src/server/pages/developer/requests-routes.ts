@@ -1,5 +1,5 @@
 import { ApiError } from '../../../service/errors.js';
-import { filterFromParams, NO_FILTER } from '../../../service/journal-view.js';
+import { filterFromParams } from '../../../service/journal-view.js';
 import { requestId } from '../../../service/keys.js';
 import type { Reply } from '../../reply.js';
 import type { Incoming, Served } from '../../requests.js';
@@ -42,8 +42,11 @@ export async function requestsList(r: Incoming, served: Served): Promise<Reply> 
     return html(200, requestsPage({ entries, filter: shown, older, csrf: s.csrf }));
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
-    const entries = await served.sandbox.journal.entries({ ...NO_FILTER, limit: PAGE_SIZE });
-    return html(422, requestsPage({ entries, filter: { status: '', path: shown.path }, older: null, csrf: s.csrf, problem: err.message }));
+    // Said above the form, and the requests wait for it: not listed as if the filter were not there (as the dashboard's offsets).
+    return html(
+      422,
+      requestsPage({ entries: [], filter: { status: '', path: shown.path }, older: null, csrf: s.csrf, problem: err.message }),
+    );
   }
 }
 

@@ -72,9 +72,15 @@ export function requestsPage(d: RequestsData): string {
     d.older === null
       ? ''
       : `<p><a rel="next" href="/requests?${escapeHtml(new URLSearchParams([...query, ['before', String(d.older)]]).toString())}">Older requests →</a></p>`;
+  const none =
+    d.problem !== undefined
+      ? 'The requests are not listed until the filter above is fixed.'
+      : d.filter.status || d.filter.path
+        ? 'No requests match these filters.'
+        : 'No requests yet. Every request the API answers shows here.';
   const list =
     d.entries.length === 0
-      ? '<p class="muted" id="no-requests">No requests yet. Every request the API answers shows here.</p>'
+      ? `<p class="muted" id="no-requests">${none}</p>`
       : `<ol class="requests" aria-label="Requests, newest first">${d.entries.map(item).join('')}</ol>`;
   return layout(
     'carbon sandbox: requests',
