@@ -3,22 +3,31 @@ import { Writable } from 'node:stream';
 import { CliError } from './errors.js';
 import { EXIT } from './exit-codes.js';
 import type { Output } from './output.js';
+import { bySigterm, onStopSignal } from './stop-signals.js';
 
 /**
  * Asks yes/no on stderr, and returns only on yes. Only ever called when stdin and stderr are
- * terminals. No, Ctrl-C and the end of input alike stop the command with `cancelled` (what was
- * not done): the user's own choice, exit 130 and one plain line, not an error.
+ * terminals. No, Ctrl-C, SIGTERM and the end of input alike stop the command with `cancelled`
+ * (what was not done, "Cancelled; …"): the user's own choice, or a stop, exit 130 and one plain
+ * line, not an error; the line names SIGTERM when that was it (stop-signals.ts).
  */
 export function confirmOrStop(out: Output, question: string, cancelled: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const rl = createInterface({ input: process.stdin, output: out.stderr });
-    const stop = () => reject(new CliError(cancelled, EXIT.interrupted, 'cancelled'));
     let answered = false;
+    let signal: NodeJS.Signals | undefined;
+    const stopListening = onStopSignal((heard) => {
+      signal = heard;
+      out.stderr.write('\n');
+      rl.close();
+    });
+    const stop = () => reject(cancel(cancelled, signal));
     rl.on('SIGINT', () => {
       out.stderr.write('\n');
       rl.close();
     });
     rl.on('close', () => {
+      stopListening();
       if (!answered) stop();
     });
     rl.question(`${question} [y/N] `, (answer) => {
@@ -30,10 +39,15 @@ export function confirmOrStop(out: Output, question: string, cancelled: string):
   });
 }
 
+/** What was not done, as the stop that came says it: "Cancelled (SIGTERM); nothing was bought." */
+function cancel(cancelled: string, signal: NodeJS.Signals | undefined): CliError {
+  return new CliError(cancelled.replace(/^Cancelled/, `Cancelled${bySigterm(signal)}`), EXIT.interrupted, 'cancelled');
+}
+
 /**
  * Asks for a secret on stderr and reads one line from the terminal without echoing it (a key
  * typed or pasted must not stay on the screen or in the scrollback). Only called when stdin is a
- * terminal. Ctrl-C and the end of input stop the command with `cancelled`, as confirmOrStop does.
+ * terminal. Ctrl-C, SIGTERM and the end of input stop the command with `cancelled`, as confirmOrStop does.
  */
 export function askHidden(out: Output, question: string, cancelled: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -47,11 +61,17 @@ export function askHidden(out: Output, question: string, cancelled: string): Pro
     });
     const rl = createInterface({ input: process.stdin, output: screen, terminal: true });
     let answered = false;
+    let signal: NodeJS.Signals | undefined;
+    const stopListening = onStopSignal((heard) => {
+      signal = heard;
+      rl.close();
+    });
     rl.on('SIGINT', () => rl.close());
     rl.on('close', () => {
+      stopListening();
       if (answered) return;
       out.stderr.write('\n');
-      reject(new CliError(cancelled, EXIT.interrupted, 'cancelled'));
+      reject(cancel(cancelled, signal));
     });
     rl.question(question, (answer) => {
       answered = true;

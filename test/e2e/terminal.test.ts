@@ -21,7 +21,7 @@ async function whenPrinted(
   home: string,
   after: RegExp,
   // biome-ignore lint/suspicious/noConfusingVoidType: a step may type and return nothing
-  then: (typed: (text: string) => void) => Promise<unknown> | void,
+  then: (typed: (text: string) => void, signal: (name: NodeJS.Signals) => Promise<void>) => Promise<unknown> | void,
   columns = 120,
 ): Promise<{ output: string; exitCode: number }> {
   const command = [process.execPath, BIN(), ...args].map(sh).join(' ');
@@ -40,7 +40,14 @@ async function whenPrinted(
   let done: Promise<unknown> | undefined;
   child.stdout!.on('data', (d: Buffer) => {
     output += d.toString();
-    if (done === undefined && after.test(output)) done = Promise.resolve(then((text) => child.stdin!.write(text)));
+    if (done === undefined && after.test(output)) {
+      // carbon is script's child (`exec`): a signal goes to it, not to script.
+      const signal = async (name: NodeJS.Signals) => {
+        const { stdout } = await execa('pgrep', ['-P', String(child.pid)]);
+        process.kill(Number(stdout.trim().split('\n')[0]), name);
+      };
+      done = Promise.resolve(then((text) => child.stdin!.write(text), signal));
+    }
   });
   const r = await child;
   await done;
@@ -266,6 +273,16 @@ describe('Ctrl-C, on a real terminal', () => {
     const r = await interrupt(['buy', '--kg', '10', '--live'], home, /\[y\/N\]/);
     expect(r.exitCode).toBe(130);
     expect(plain(r.output)).toMatch(/^Cancelled; nothing was bought\.\r?$/m);
+    expect(r.output).not.toContain('error');
+    expect((await json<{ data: unknown[] }>(['list', '--live'], { home })).data).toEqual([]);
+  });
+
+  test('SIGTERM at the confirmation (a CI job that times out): "cancelled", named, exit 130, nothing bought', async () => {
+    const home = newHome3();
+    await ok(['sandbox', 'topup', '250', '--live'], { home });
+    const r = await whenPrinted(['buy', '--kg', '10', '--live'], home, /\[y\/N\]/, (_type, signal) => signal('SIGTERM'));
+    expect(r.exitCode).toBe(130);
+    expect(plain(r.output)).toMatch(/^Cancelled \(SIGTERM\); nothing was bought\.\r?$/m);
     expect(r.output).not.toContain('error');
     expect((await json<{ data: unknown[] }>(['list', '--live'], { home })).data).toEqual([]);
   });
