@@ -80,6 +80,26 @@ describe("the developer page's GET-only paths: a method they do not have", () =>
     }
   });
 
+  // A form's paths take POST (a GET, a link opened, is the page's 404: there is no page there).
+  test.each(['PUT', 'DELETE', 'PATCH'].flatMap((method) => ['/logout', '/actions/topup'].map((path) => [method, path])))(
+    '%s %s is 405 with Allow: POST, in HTML, signed in or not',
+    async (method, path) => {
+      for (const signedIn of [true, false]) {
+        const { res, body } = await ask(method, path, signedIn);
+        expect([signedIn, res.status, res.headers.get('allow'), res.headers.get('content-type')]).toEqual([
+          signedIn,
+          405,
+          'POST',
+          'text/html; charset=utf-8',
+        ]);
+        expect(body).toContain(`${method} is not allowed on ${path}; use POST.`);
+        expect(body).toContain(signedIn ? '<a href="/">← Developer page</a>' : 'carbon sandbox login');
+      }
+      const get = await ask('GET', path, true);
+      expect([get.res.status, get.res.headers.get('allow')]).toEqual([404, null]);
+    },
+  );
+
   test('a form still posts to its action and to /logout (not GET-only paths)', async () => {
     const { res } = await ask('POST', '/logout', false);
     expect(res.status).toBe(401);

@@ -66,23 +66,26 @@ export async function login(r: Incoming, served: Served): Promise<Reply> {
 }
 
 /**
- * A GET-only page path (the dashboard, an offset, the Requests view) asked with another method: 405
- * with Allow, in the API's words (errors.ts: methodNotAllowed) but as a page, said before the session is read, as the API does.
+ * A page path asked with a method it does not take: 405 with Allow, in the API's words (errors.ts:
+ * methodNotAllowed) but as a page, said before the session is read, as the API does. `GET` for the
+ * pages (the dashboard, an offset, the Requests view), `POST` for the forms (an action, signing out).
  */
-export async function wrongPageMethod(r: Incoming, served: Served): Promise<Reply> {
-  const refused = methodNotAllowed(r.upper, redactKeys(r.path), 'GET');
-  const session = await served.sandbox.pages.readSession(cookie(r.headers.cookie, SESSION_COOKIE), Date.now());
-  const page = session === null ? loginPage(refused.message) : missingPage(refused.message, session.csrf, 'Method not allowed');
-  return html(405, page, refused.headers);
-}
+export const wrongPageMethod =
+  (allow: 'GET' | 'POST') =>
+  async (r: Incoming, served: Served): Promise<Reply> => {
+    const refused = methodNotAllowed(r.upper, redactKeys(r.path), allow);
+    const session = await served.sandbox.pages.readSession(cookie(r.headers.cookie, SESSION_COOKIE), Date.now());
+    const page = session === null ? loginPage(refused.message) : missingPage(refused.message, session.csrf, 'Method not allowed');
+    return html(405, page, refused.headers);
+  };
 
-/** Every other page path: for the signed-in owner only. POST is a form (an action, or signing out); GET a page. */
+/** Every other page path: for the signed-in owner only. POST is a form (an action, or signing out); GET (or HEAD) a page. */
 export async function signedIn(r: Incoming, served: Served): Promise<Reply> {
   const now = Date.now();
   const session = await served.sandbox.pages.readSession(cookie(r.headers.cookie, SESSION_COOKIE), now);
   if (session === null) return html(401, loginPage('This page belongs to the account owner.'));
+  // The request table sends POST only for a form's paths, and every other method elsewhere (requests.ts).
   if (r.upper === 'POST') return post(r, served, session, now);
-  if (r.upper !== 'GET' && r.upper !== 'HEAD') return html(405, loginPage('Only GET and POST are used here.'), { allow: 'GET, POST' });
   if (/^\/offsets\/[^/]+$/.test(r.path)) return offset(served.sandbox, r.params[0]!, session);
   // A path that is no page (a browser's typo, `/logout` opened as a link): said so, not the dashboard at a wrong address.
   if (r.path !== '/') return html(404, missingPage(`There is no page at ${redactKeys(r.path)}.`, session.csrf));
