@@ -32,6 +32,19 @@ async function ask(method: string, path: string, signedIn: boolean) {
   return { res, body: await res.text() };
 }
 
+/** Asks as `ask` does, and holds what every page 405 says: the status, Allow, and HTML. */
+async function refused(method: string, path: string, signedIn: boolean, allow: 'GET' | 'POST') {
+  const asked = await ask(method, path, signedIn);
+  const { res } = asked;
+  expect([signedIn, res.status, res.headers.get('allow'), res.headers.get('content-type')]).toEqual([
+    signedIn,
+    405,
+    allow,
+    'text/html; charset=utf-8',
+  ]);
+  return asked;
+}
+
 describe("the developer page's GET-only paths: a method they do not have", () => {
   test.each(METHODS.flatMap((method) => PATHS.map((path) => [method, path])))(
     '%s %s is 405 with Allow: GET, in HTML, signed in or not',
@@ -40,13 +53,7 @@ describe("the developer page's GET-only paths: a method they do not have", () =>
       const api = (await (await fetch(`${served.server.url}/balance`, { method: 'POST' })).json()) as { error: { message: string } };
       expect(api.error.message).toBe(`POST is not allowed on /api/v1/balance; use GET.`);
       for (const signedIn of [true, false]) {
-        const { res, body } = await ask(method, path, signedIn);
-        expect([signedIn, res.status, res.headers.get('allow'), res.headers.get('content-type')]).toEqual([
-          signedIn,
-          405,
-          'GET',
-          'text/html; charset=utf-8',
-        ]);
+        const { res, body } = await refused(method, path, signedIn, 'GET');
         expect(res.headers.get('request-id')).toMatch(/^req_/);
         expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
         expect(body).toContain(`${method} is not allowed on ${path}; use GET.`);
@@ -85,13 +92,7 @@ describe("the developer page's GET-only paths: a method they do not have", () =>
     '%s %s is 405 with Allow: POST, in HTML, signed in or not',
     async (method, path) => {
       for (const signedIn of [true, false]) {
-        const { res, body } = await ask(method, path, signedIn);
-        expect([signedIn, res.status, res.headers.get('allow'), res.headers.get('content-type')]).toEqual([
-          signedIn,
-          405,
-          'POST',
-          'text/html; charset=utf-8',
-        ]);
+        const { body } = await refused(method, path, signedIn, 'POST');
         expect(body).toContain(`${method} is not allowed on ${path}; use POST.`);
         expect(body).toContain(signedIn ? '<a href="/">← Developer page</a>' : 'carbon sandbox login');
       }
