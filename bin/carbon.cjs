@@ -45,14 +45,20 @@ function fastPath(arg) {
     return false;
   }
   const bytes = Buffer.from(text);
-  try {
-    for (let done = 0; done < bytes.length; ) done += writeSync(1, bytes, done, bytes.length - done);
-  } catch (err) {
-    // stdout could not take it (`carbon --version > /dev/full`, a full disk under `> help.txt`):
-    // the CLI runs, writes the text again, fails as this did and says so as it does for every
-    // command (exit 1, output_error): the output is incomplete either way. The reader going away
-    // (EPIPE) is a quiet end, as in the CLI; EAGAIN (a full non-blocking pipe) is left as it was.
-    if (err.code !== 'EPIPE' && err.code !== 'EAGAIN') return false;
+  for (let done = 0; done < bytes.length; ) {
+    try {
+      done += writeSync(1, bytes, done, bytes.length - done);
+    } catch (err) {
+      // A full non-blocking pipe (EAGAIN): the reader has not caught up yet; written when it has,
+      // as a blocking write would wait for it.
+      if (err.code === 'EAGAIN') Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+      // stdout could not take it (`carbon --version > /dev/full`, a full disk under `> help.txt`):
+      // the CLI runs, writes the text again, fails as this did and says so as it does for every
+      // command (exit 1, output_error): the output is incomplete either way. The reader going
+      // away (EPIPE) is a quiet end, as in the CLI.
+      else if (err.code === 'EPIPE') break;
+      else return false;
+    }
   }
   return true;
 }

@@ -1,23 +1,28 @@
 import {
   chmodSync,
   chownSync,
+  closeSync,
+  constants,
   cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readdirSync,
   readFileSync,
+  readSync,
   rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, test } from 'vitest';
 import { copyBinary, ROOT } from '../support/binary.js';
 import { ledgerPath } from '../support/children.js';
 import { BIN, baseEnv, homes, ok, sandboxKeys, serve } from '../support/cli.js';
+import { limit } from '../support/load.js';
 import { openSqlite, scalar } from '../support/sqlite.js';
 
 /**
@@ -59,6 +64,63 @@ describe('--version and --help without loading the CLI', () => {
     expect(longest(String(tty.stdout))).toBeGreaterThan(longest(fast.stdout) + 20);
     // Anything more than the one flag is the CLI's to answer, such as a command's own help.
     expect((await ok(['buy', '--help'], { home })).stdout).toMatch(/^Usage: carbon buy \[options\]/);
+  });
+  test('--help into a full non-blocking pipe waits for the reader and writes the whole text (EAGAIN)', async () => {
+    const home = newHome();
+    const fifo = join(home, 'stdout.fifo');
+    await execa('mkfifo', [fifo]);
+    // The reader's end, opened first (non-blocking, so the open does not wait for a writer) and
+    // read only once carbon is waiting.
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    // carbon's stdout: that FIFO, one page of room (the help is longer) and O_NONBLOCK, as a
+    // parent sharing its own non-blocking pipe would hand it over.
+    const wrap = `import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_NONBLOCK)
+fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 4096)
+os.dup2(fd, 1)
+fcntl.fcntl(1, fcntl.F_SETFL, fcntl.fcntl(1, fcntl.F_GETFL) | os.O_NONBLOCK)
+os.execv(sys.argv[2], sys.argv[2:])`;
+    const child = execa('python3', ['-c', wrap, fifo, process.execPath, BIN(), '--help'], {
+      env: baseEnv(home),
+      extendEnv: false,
+      reject: false,
+      stdin: 'ignore',
+      stdout: 'ignore',
+      timeout: limit(20_000),
+    });
+    const written = () => {
+      try {
+        return Number(/wchar: (\d+)/.exec(readFileSync(`/proc/${child.pid}/io`, 'utf8'))?.[1] ?? 0);
+      } catch {
+        return -1; // Gone: it has exited.
+      }
+    };
+    let exited = false;
+    void child.finally(() => {
+      exited = true;
+    });
+    // Until the first page is in the pipe and carbon is still running (waiting for room), or it ends.
+    while (!exited && written() < 4096) await new Promise((r) => setTimeout(r, 10));
+    const chunks: Buffer[] = [];
+    const buffer = Buffer.alloc(65536);
+    for (;;) {
+      let n: number;
+      try {
+        n = readSync(reader, buffer);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
+        await new Promise((r) => setTimeout(r, 10));
+        continue;
+      }
+      if (n === 0 && exited) break;
+      if (n === 0) await new Promise((r) => setTimeout(r, 10));
+      else chunks.push(Buffer.from(buffer.subarray(0, n)));
+    }
+    closeSync(reader);
+    const r = await child;
+    expect(r.exitCode).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(Buffer.concat(chunks).toString()).toBe(readFileSync(join(dirname(BIN()), '..', 'dist', 'help.txt'), 'utf8'));
   });
 });
 
