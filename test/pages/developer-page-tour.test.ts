@@ -211,6 +211,25 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
     expect(await page.textContent('section[aria-labelledby="offsets"]')).not.toContain('not listed');
   });
 
+  test('a filter given twice in the address is said by the form as a bad one is; one chosen there, the offsets are listed', async () => {
+    await signIn();
+    const res = await page.goto(`${server.origin}/?mode=test&status=placed&status=refunded&since=2000-01-01`);
+    expect(res!.status()).toBe(422);
+    expect(await page.textContent('section[aria-labelledby="offsets"] .notice.error')).toContain(
+      'Status: given 2 times, "placed" and "refunded"; a filter takes one value.',
+    );
+    expect(await page.getAttribute('#f-status', 'aria-invalid')).toBe('true');
+    expect(await page.inputValue('#f-since')).toBe('2000-01-01');
+    expect(await page.locator('section[aria-labelledby="offsets"] table').count()).toBe(0);
+    await expectAxeClean(page, 'a filter given twice');
+    await page.selectOption('#f-status', 'processing');
+    await page.click('form.filters button');
+    await page.waitForURL(/status=processing/);
+    expect(await page.locator('.notice.error').count()).toBe(0);
+    expect(await page.getAttribute('#f-status', 'aria-invalid')).toBeNull();
+    expect(await page.textContent('section[aria-labelledby="offsets"]')).not.toContain('not listed');
+  });
+
   test('a form from a tab opened before signing in again is refused as stale, not as cross-site, with the way back', async () => {
     const before = (await server.sandbox.status()).account.rate;
     const ctx = await chromium.browser.newContext();

@@ -133,3 +133,50 @@ describe('the developer page: a status filter that is no status', () => {
     expect(input(p.offsets, 'until')).toContain('value="2026-03-10"');
   });
 });
+
+describe('the developer page: a filter given twice in the address', () => {
+  test.each([
+    ['status=placed&status=refunded', 'status', 'Status: given 2 times, "placed" and "refunded"; a filter takes one value.'],
+    ['status=processing&status=processing', 'status', 'Status: given 2 times, "processing" and "processing"; a filter takes one value.'],
+    [
+      'reference=a&reference=b&reference=c',
+      'reference',
+      'Reference starts with: given 3 times, "a", "b" and "c"; a filter takes one value.',
+    ],
+    ['since=2026-03-10&since=2026-03-11', 'since', 'From: given 2 times, "2026-03-10" and "2026-03-11"; a filter takes one value.'],
+    ['until=2026-03-10&until=', 'until', 'Until: given 2 times, "2026-03-10" and ""; a filter takes one value.'],
+  ])('%s is refused as a bad value is: said above the form, the field marked, no offsets listed', async (query, name, message) => {
+    // Before, the repeated field was read as empty: the offsets listed unfiltered, with 200.
+    const p = await page(query);
+    expect(p.status).toBe(422);
+    const said = alerts(p.offsets);
+    expect(said).toHaveLength(1);
+    expect(said[0]).toContain(message);
+    expect(p.offsets.indexOf('role="alert"')).toBeLessThan(p.offsets.indexOf('<form method="get"'));
+    const control = new RegExp(`<(?:input|select) [^>]*name="${name}"[^>]*>`).exec(p.offsets)?.[0] ?? '';
+    expect(control).toContain('aria-invalid="true"');
+    expect(control).toContain(`aria-describedby="${/id="([^"]+)"/.exec(said[0]!)![1]}"`);
+    expect(rows(p.offsets)).toBe(0);
+    expect(p.offsets).toContain('not listed');
+    for (const id of ['account', 'impact', 'keys', 'controls']) expect(p.html).toContain(`aria-labelledby="${id}"`);
+  });
+
+  test("the page's cursor given twice is refused too; a field given once beside it keeps its value", async () => {
+    const p = await page('after=off_a&after=off_b&reference=ops');
+    expect(p.status).toBe(422);
+    expect(alerts(p.offsets).join(' ')).toContain('Page (after): given 2 times, "off_a" and "off_b"; a filter takes one value.');
+    expect(input(p.offsets, 'reference')).toContain('value="ops"');
+    expect(input(p.offsets, 'reference')).not.toContain('aria-invalid');
+    expect(rows(p.offsets)).toBe(0);
+    expect(p.offsets).not.toContain('rel="first"');
+  });
+
+  test('a repeated filter and a bad one beside it: both said, in the form order, in one alert', async () => {
+    const p = await page('until=nope&status=placed&status=bogus');
+    expect(p.status).toBe(422);
+    expect(alerts(p.offsets).map((said) => said.replace(/<[^>]+>/g, ''))).toEqual([
+      'Status: given 2 times, "placed" and "bogus"; a filter takes one value. Until: "nope" is not a date. ' +
+        'Give a day as YYYY-MM-DD, such as 2026-01-31.',
+    ]);
+  });
+});

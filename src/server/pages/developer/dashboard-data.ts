@@ -6,7 +6,10 @@ import type { DashboardData } from './views.js';
 /** What the dashboard shows, read in one go: the account, keys, a page of offsets by the filter, the review queue, the chart. */
 
 const STATUSES: ReadonlySet<string> = new Set(OFFSET_STATUSES);
-type Filter = { status?: string; reference?: string; since?: string; until?: string; after?: string };
+/** The offsets filter's parameters, in the form's order (`after`: the page's cursor). */
+const FILTERS = ['status', 'reference', 'since', 'until', 'after'] as const;
+/** The filter as the address gives it: a parameter given twice is an array (server/http.ts: parseTarget). */
+type Filter = Partial<Record<string, string | string[]>>;
 
 /** A day as the date fields send it (YYYY-MM-DD, UTC): its first millisecond, or null for no such day (2026-02-30 too). */
 function day(text: string): number | null {
@@ -14,8 +17,17 @@ function day(text: string): number | null {
   return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 10) === text ? ms : null;
 }
 
-export async function data(sandbox: Sandbox, session: Session, mode: Mode, f: Filter): Promise<DashboardData> {
-  const sent = { status: f.status ?? '', since: f.since ?? '', until: f.until ?? '' };
+export async function data(sandbox: Sandbox, session: Session, mode: Mode, query: Filter): Promise<DashboardData> {
+  const f = Object.fromEntries(FILTERS.map((name) => [name, typeof query[name] === 'string' ? query[name] : ''])) as Record<
+    (typeof FILTERS)[number],
+    string
+  >;
+  // Given twice (an edited address, two forms' fields): which one was meant is not known, so it is said, as the journal's API refuses it.
+  const repeated = FILTERS.flatMap((name) => {
+    const values = query[name];
+    return Array.isArray(values) ? [{ name, values }] : [];
+  });
+  const sent = { status: f.status, since: f.since, until: f.until };
   const status = STATUSES.has(sent.status) ? (sent.status as OffsetStatus) : null;
   const since = sent.since === '' ? null : day(sent.since);
   const until = sent.until === '' ? null : day(sent.until);
@@ -27,7 +39,7 @@ export async function data(sandbox: Sandbox, session: Session, mode: Mode, f: Fi
   const [standing, keys, offsets, review, chart] = await Promise.all([
     sandbox.status(),
     sandbox.keys(),
-    invalid.length > 0
+    invalid.length > 0 || repeated.length > 0
       ? { data: [], has_more: false }
       : sandbox.offsets(mode, {
           status,
@@ -49,6 +61,6 @@ export async function data(sandbox: Sandbox, session: Session, mode: Mode, f: Fi
     chart: { days: chart, today: new Date(now).toISOString().slice(0, 10) },
     csrf: session.csrf,
     refresh: 0,
-    filter: { ...sent, reference: f.reference ?? '', invalid, after: f.after ?? '' },
+    filter: { ...sent, reference: f.reference, invalid, repeated, after: f.after },
   };
 }

@@ -110,13 +110,12 @@ async function home(r: Incoming, sandbox: Sandbox, session: Session, now: number
   const mode: Mode = q('mode') === 'live' ? 'live' : 'test';
   const done = ACTIONS.get(q('done'))?.done;
   try {
-    const filter = { status: q('status'), reference: q('reference'), since: q('since'), until: q('until'), after: q('after') };
-    const d = await data(sandbox, session, mode, filter);
+    const d = await data(sandbox, session, mode, r.query);
     const refresh = /^\d{1,3}$/.test(q('refresh')) ? Number(q('refresh')) : 0;
     // What the action just done left to say (its flash), shown once; else what `?done=` names.
     const flash = r.upper === 'GET' ? await takeFlash(sandbox, session, now) : undefined;
-    // A filter status or date that is none: the page says so by the form (422, as /requests for its filter).
-    const status = d.filter.invalid.length > 0 ? 422 : 200;
+    // A filter status or date that is none, or a filter given twice: the page says so by the form (422, as /requests for its filter).
+    const status = d.filter.invalid.length > 0 || d.filter.repeated.length > 0 ? 422 : 200;
     if (flash !== undefined) return html(status, dashboard({ ...d, refresh, ...flash }));
     return html(status, dashboard({ ...d, refresh, ...(done === undefined ? {} : { notice: { kind: 'ok', text: done } }) }));
   } catch (err) {

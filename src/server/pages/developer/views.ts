@@ -20,8 +20,9 @@ export interface DashboardData {
   review: Offset[];
   chart: ChartData;
   /**
-   * The offsets' filter as sent; `invalid` names the fields that hold no status or no date (then no offsets are
-   * read); `after`, the page's cursor (a later page than the first).
+   * The offsets' filter as sent; `invalid` names the fields that hold no status or no date, `repeated` the
+   * parameters given more than once, with their values (then no offsets are read, and a repeated one reads as
+   * empty); `after`, the page's cursor (a later page than the first).
    */
   filter: {
     status: string;
@@ -29,6 +30,7 @@ export interface DashboardData {
     since: string;
     until: string;
     invalid: ReadonlyArray<'status' | 'since' | 'until'>;
+    repeated: ReadonlyArray<{ name: 'status' | 'reference' | 'since' | 'until' | 'after'; values: readonly string[] }>;
     after: string;
   };
   csrf: string;
