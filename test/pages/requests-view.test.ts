@@ -122,6 +122,20 @@ withChromium(describe, 'Requests view tests')('the Requests view at 1280 px and 
     expect(await page.locator('#r-path').inputValue()).toBe('/api/v1/balance');
   });
 
+  test('a filter given twice in the address is refused as a bad one is; one chosen there, the requests are listed', async () => {
+    const refused = await page.goto(`${server.origin}/requests?status=4xx&status=2xx&path=/api/v1`);
+    expect(refused!.status()).toBe(422);
+    expect(await page.getByRole('alert').innerText()).toBe('status may be given only once; it was given 2 times: "4xx" and "2xx".');
+    expect(await page.locator('.requests li').count()).toBe(0);
+    expect(await page.locator('#r-path').inputValue()).toBe('/api/v1');
+    await expectAxeClean(page, 'a filter given twice');
+    await page.locator('#r-status').selectOption('4xx');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/status=4xx/);
+    expect(await page.getByRole('alert').count()).toBe(0);
+    expect(await page.locator('.requests li').count()).toBe(1);
+  });
+
   test('opens one request whole: what was asked, what was answered, both bodies, the offset linked', async () => {
     await page.goto(`${server.origin}/requests`);
     await page.locator(`a[href="/requests/${bought.requestId}"]`).click();

@@ -1,6 +1,6 @@
-import { ApiError } from '../../../service/errors.js';
+import { ApiError, validationError } from '../../../service/errors.js';
 import { filterFromParams } from '../../../service/journal-view.js';
-import { requestId } from '../../../service/keys.js';
+import { redactKeys, requestId } from '../../../service/keys.js';
 import type { Reply } from '../../reply.js';
 import type { Incoming, Served } from '../../requests.js';
 import { requestPage, requestsPage } from './requests-view.js';
@@ -24,6 +24,18 @@ async function session(r: Incoming, served: Served) {
 }
 
 const SIGN_IN = 'This page belongs to the account owner.';
+const FILTERS = ['status', 'path', 'before'] as const;
+
+/** A filter given twice (an edited address): which one was meant is not known, so it is refused, as the journal's API does. */
+function refuseRepeated(query: Incoming['query']): void {
+  for (const name of FILTERS) {
+    const values = query[name];
+    if (!Array.isArray(values)) continue;
+    const quoted = values.map((v) => `"${redactKeys(v.slice(0, 40))}"`);
+    const listed = `${quoted.slice(0, -1).join(', ')} and ${quoted.at(-1)}`;
+    throw validationError(name, `${name} may be given only once; it was given ${values.length} times: ${listed}.`);
+  }
+}
 
 /** GET /requests?status=4xx&path=/api/v1/offsets&before=SEQ */
 export async function requestsList(r: Incoming, served: Served): Promise<Reply> {
@@ -32,6 +44,7 @@ export async function requestsList(r: Incoming, served: Served): Promise<Reply> 
   const get = (name: string) => (typeof r.query[name] === 'string' ? (r.query[name] as string) : undefined);
   const shown = { status: get('status') ?? '', path: get('path') ?? '' };
   try {
+    refuseRepeated(r.query);
     const filter = {
       ...filterFromParams((n) => (n === 'status' || n === 'path' || n === 'before' ? get(n) : undefined)),
       limit: PAGE_SIZE + 1,
