@@ -136,6 +136,19 @@ withChromium(describe, 'Requests view tests')('the Requests view at 1280 px and 
     expect(await page.locator('.requests li').count()).toBe(1);
   });
 
+  test('a status code from the address shows chosen in the select, and the form sent again keeps it', async () => {
+    await page.goto(`${server.origin}/requests?status=404`);
+    expect(await page.locator('.requests li').count()).toBe(1);
+    // Before, the select showed "any status" over the filtered list, and Filter dropped the code.
+    expect(await page.locator('#r-status').inputValue()).toBe('404');
+    await page.locator('#r-path').fill('/api/v1');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/path=%2Fapi%2Fv1/);
+    expect(new URL(page.url()).searchParams.get('status')).toBe('404');
+    expect(await page.locator('.requests li').count()).toBe(1);
+    await expectAxeClean(page, 'a status code chosen');
+  });
+
   test('opens one request whole: what was asked, what was answered, both bodies, the offset linked', async () => {
     await page.goto(`${server.origin}/requests`);
     await page.locator(`a[href="/requests/${bought.requestId}"]`).click();

@@ -220,3 +220,25 @@ describe('the Requests view: a filter given twice in the address', () => {
     expect(r.html).toContain('name="path" placeholder="/api/v1/offsets" value="/api/v1/offsets"');
   });
 });
+
+describe('the Requests view: a status filter its select does not offer', () => {
+  test.each([
+    ['404', '404'],
+    ['3xx', '3xx'],
+    ['4XX', '4xx'],
+  ])('status=%s lists by it, and the select shows it chosen (%s), not "any status"', async (given, shown) => {
+    const key = (await served.server.sandbox.defaultKey('test'))!;
+    expect((await fetch(`${served.server.url}/offsets/off_nothere`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(404);
+    await served.server.sandbox.journal.flush();
+    const res = await fetch(`${served.server.origin}/requests?status=${given}`, { headers: { accept: 'text/html', cookie } });
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    const select = /<select id="r-status"[\s\S]*?<\/select>/.exec(html)?.[0] ?? '';
+    // Before, no option was chosen: the select showed "any status" over a list that was filtered.
+    expect(select.match(/<option [^>]*selected[^>]*>[^<]*/g)).toEqual([`<option value="${shown}" selected>${shown}`]);
+    const statuses = [...html.matchAll(/<span class="http s\d">(\d+)<\/span>/g)].map((m) => m[1]);
+    if (given === '3xx') expect(statuses).toEqual([]);
+    else expect(statuses.length).toBeGreaterThan(0);
+    for (const status of statuses) expect(status).toMatch(given === '404' ? /^404$/ : /^4\d\d$/);
+  });
+});

@@ -42,7 +42,8 @@ export async function requestsList(r: Incoming, served: Served): Promise<Reply> 
   const s = await session(r, served);
   if (s === null) return html(401, loginPage(SIGN_IN));
   const get = (name: string) => (typeof r.query[name] === 'string' ? (r.query[name] as string) : undefined);
-  const shown = { status: get('status') ?? '', path: get('path') ?? '' };
+  // A status class is read in either case (4XX); shown as the select offers it.
+  const shown = { status: (get('status') ?? '').toLowerCase(), path: get('path') ?? '' };
   try {
     refuseRepeated(r.query);
     const filter = {

@@ -62,7 +62,10 @@ function item(e: RequestEntry): string {
 /** The list, newest first, with its filters (a GET form: the address says what is shown). */
 export function requestsPage(d: RequestsData): string {
   const option = ([value, label]: readonly [string, string]) =>
-    `<option value="${value}"${d.filter.status === value ? ' selected' : ''}>${label}</option>`;
+    `<option value="${escapeHtml(value)}"${d.filter.status === value ? ' selected' : ''}>${escapeHtml(label)}</option>`;
+  // A status the select does not offer (a code, such as 404, or 3xx, from an address): offered, chosen, so the form says what is listed.
+  const offered = STATUS_OPTIONS.some(([value]) => value === d.filter.status);
+  const options = offered ? STATUS_OPTIONS : [...STATUS_OPTIONS, [d.filter.status, d.filter.status] as const];
   const problem = d.problem === undefined ? '' : `<p class="notice error" role="alert">${escapeHtml(d.problem)}</p>`;
   const query = new URLSearchParams({
     ...(d.filter.status ? { status: d.filter.status } : {}),
@@ -88,7 +91,7 @@ export function requestsPage(d: RequestsData): string {
 <main>${problem}
 <section aria-labelledby="requests"><h2 id="requests">Requests, newest first</h2>
 <form method="get" action="/requests" class="filters" role="search">
-<label for="r-status">Status</label> <select id="r-status" name="status">${STATUS_OPTIONS.map(option).join('')}</select>
+<label for="r-status">Status</label> <select id="r-status" name="status">${options.map(option).join('')}</select>
 <label for="r-path">Path starts with</label> <input id="r-path" name="path" placeholder="/api/v1/offsets" value="${escapeHtml(d.filter.path)}">
 <button type="submit">Filter</button></form>
 ${list}${older}</section></main>`,
