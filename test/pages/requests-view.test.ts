@@ -189,3 +189,66 @@ withChromium(describe, 'Requests view tests')('the Requests view at 1280 px and 
     await other.close();
   });
 });
+
+/** What a test reads of a box that scrolls. */
+interface Scroller {
+  scrollHeight: number;
+  clientHeight: number;
+  scrollTop: number;
+}
+
+withChromium(describe, 'Requests view tests')('the Requests view: a body longer than its box', () => {
+  let dir: string;
+  let server: RunningServer;
+  let chromium: Launched;
+  let requestId: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'carbon-requests-body-'));
+    const start = Date.now();
+    server = await startServer({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'data'), clock: () => start });
+    const key = (await server.sandbox.defaultKey('test'))!;
+    // A body of 6 KB in words (a long run of letters would be masked as a key's secret): refused, and kept whole in the journal.
+    const res = await fetch(`${server.url}/offsets`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': 'long-body' },
+      body: JSON.stringify({ kg: 5, reference: 'a reference far too long for the API '.repeat(160) }),
+    });
+    expect(res.status).toBe(422);
+    requestId = res.headers.get('request-id')!;
+    await server.sandbox.journal.flush();
+    chromium = await launch();
+  }, 60_000);
+
+  afterAll(async () => {
+    await chromium?.close();
+    await server?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  for (const size of SIZES) {
+    test(`at ${size.width} px, the keyboard reaches it and scrolls it; axe-core clean`, async () => {
+      const context = await chromium.browser.newContext({ viewport: { width: size.width, height: size.height } });
+      const page = await context.newPage();
+      await page.goto(`${server.origin}/login?token=${await server.sandbox.pages.newLoginToken(Date.now())}`);
+      await page.goto(`${server.origin}/requests/${requestId}`);
+      const box = page.locator('pre.body').first();
+      const taller = await box.evaluate((el) => (el as unknown as Scroller).scrollHeight > (el as unknown as Scroller).clientHeight);
+      expect(taller).toBe(true);
+      // Before, a box that scrolls was not focusable: a keyboard could not read the rest of the body.
+      await expectAxeClean(page, `a long body at ${size.width}`);
+      let reached = false;
+      for (let n = 0; n < 20 && !reached; n++) {
+        await page.keyboard.press('Tab');
+        reached = await box.evaluate(
+          (el) => el === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement,
+        );
+      }
+      expect(reached).toBe(true);
+      expect(await page.getByRole('region', { name: 'Request body' }).count()).toBe(1);
+      await page.keyboard.press('End');
+      expect(await box.evaluate((el) => (el as unknown as Scroller).scrollTop)).toBeGreaterThan(0);
+      await context.close();
+    });
+  }
+});

@@ -107,7 +107,11 @@ export function requestPage(e: RequestEntry, csrf: string): string {
       ? ''
       : `${row('Error', text(`${e.error.type ?? ''} ${e.error.code ?? ''}`.trim()))}${row('Param', text(e.error.param))}${row('Message', text(e.error.message))}`;
   const key = e.key_id === null ? text(null) : `${escapeHtml(e.key_id)} (${e.livemode ? 'live' : 'test'})`;
-  const body = (b: string) => (b === '' ? '<p class="muted">(none)</p>' : `<pre class="body">${escapeHtml(pretty(b))}</pre>`);
+  // A body taller than its box scrolls inside it: focusable, so a keyboard can scroll it too, and named by its heading.
+  const body = (b: string, heading: string) =>
+    b === ''
+      ? '<p class="muted">(none)</p>'
+      : `<pre class="body" tabindex="0" role="region" aria-labelledby="${heading}">${escapeHtml(pretty(b))}</pre>`;
   return layout(
     `carbon sandbox: request ${e.id}`,
     `${header(`Request <code>${escapeHtml(e.id)}</code>`, csrf)}
@@ -117,8 +121,8 @@ ${row('Time', `${escapeHtml(e.created)} <span class="muted">(model time; real ti
 ${row('Key', key)}${row('Idempotency-Key', `${text(e.idempotency_key)}${e.replayed ? ' (replayed)' : ''}`)}
 ${row('Offset', e.offset === null ? text(null) : `<a href="/offsets/${encodeURIComponent(e.offset)}">${escapeHtml(e.offset)}</a>`)}${row('Instance', text(e.instance))}
 </dl>
-<h3 id="request-body">Request body</h3>${body(e.request_body)}
-<h3 id="response-body">Response body</h3>${body(e.response_body)}</section></main>`,
+<h3 id="request-body">Request body</h3>${body(e.request_body, 'request-body')}
+<h3 id="response-body">Response body</h3>${body(e.response_body, 'response-body')}</section></main>`,
   );
 }
 
