@@ -290,6 +290,7 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
     const key = (await server.sandbox.defaultKey('test'))!;
     // More than a page of offsets (20) and of requests (50): the Older links are there too.
     let id = '';
+    let request = '';
     for (let n = 0; n < 51; n++) {
       const made = await fetch(`${server.url}/offsets`, {
         method: 'POST',
@@ -297,13 +298,16 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
         body: JSON.stringify({ kg: 10, reference: 'tap' }),
       });
       id = ((await made.json()) as { id: string }).id;
+      request = made.headers.get('request-id')!;
     }
+    await server.sandbox.journal.flush();
     const phone = await chromium.browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
     const p = await phone.newPage();
     await p.goto(`${server.origin}/login?token=${await server.sandbox.pages.newLoginToken(Date.now())}`);
-    for (const path of ['/', `/offsets/${id}`, '/requests']) {
+    // A request's page links its offset: alone in its line, a tap target too.
+    for (const path of ['/', `/offsets/${id}`, '/requests', `/requests/${request}`]) {
       await p.goto(`${server.origin}${path}`);
-      if (path !== `/offsets/${id}`) expect(await p.locator('a', { hasText: 'Older' }).count(), path).toBe(1);
+      if (path === '/' || path === '/requests') expect(await p.locator('a', { hasText: 'Older' }).count(), path).toBe(1);
       await p.goto(`${server.origin}${path}`);
       const small = await p.evaluate<string[]>(SMALL_TARGETS);
       expect(small, path).toEqual([]);

@@ -96,13 +96,13 @@ ${Array.from({ length: 7 }, (_, i) => `.span${i + 1} { grid-column: span ${i + 1
   table.cards td.act { grid-column: 1 / -1; }
   table.cards td.act:empty { display: none; }
   .scroll { overflow-x: visible; }
-  /* Tap targets a finger hits (about 44 px high); a checkbox by its label, a record's id link by a hit area that moves nothing. */
+  /* Tap targets a finger hits (about 44 px high); a checkbox by its label, a record's id link and a fact's link by a hit area that moves nothing. */
   button, select, input, summary, header nav a, a[rel=next], a[rel=first] { min-height: 44px; }
   summary { padding: 0.65rem 0; }
   header nav a, a[rel=next], a[rel=first] { display: inline-flex; align-items: center; }
   label.check { display: inline-flex; align-items: center; gap: 0.3rem; min-height: 44px; }
   label.check input { min-height: 0; width: 1.25rem; height: 1.25rem; margin: 0; }
-  table.cards td.id a { display: inline-block; padding: 0.7rem 0; margin: -0.7rem 0; }
+  table.cards td.id a, .facts dd > a { display: inline-block; padding: 0.7rem 0; margin: -0.7rem 0; }
 }
 @media print {
   .sandbox-band { border: 2px solid #000; }
