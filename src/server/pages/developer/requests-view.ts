@@ -54,7 +54,8 @@ function item(e: RequestEntry): string {
   return (
     `<li><a href="/requests/${encodeURIComponent(e.id)}"><span class="${statusClass(e.status)}">${e.status}</span>` +
     `<span class="method">${escapeHtml(e.method)}</span><span class="path">${escapeHtml(target)}</span>` +
-    `<span class="when">${escapeHtml(e.created.slice(11, 19))}</span>` +
+    // Its day too: the model's clock moves by days, and a time alone reads as today's.
+    `<span class="when"><time datetime="${escapeHtml(e.created)}">${escapeHtml(`${e.created.slice(0, 10)} ${e.created.slice(11, 19)}`)}</time></span>` +
     `${code === '' ? '' : `<span class="code">${escapeHtml(code)}</span>`}</a></li>`
   );
 }

@@ -1,0 +1,31 @@
+import { expect, test } from 'vitest';
+import { serveInProcess } from '../support/in-process-server.js';
+
+/**
+ * The Requests view's list, as served: each entry says when it was answered, in model time, with its day, since
+ * the sandbox's clock moves by days (`carbon sandbox clock`, the page's Advance) and a time alone reads as today.
+ */
+
+let now = Date.parse('2026-03-10T12:00:00Z');
+const served = serveInProcess('carbon-requests-page-', { clock: () => now });
+
+test('entries days apart each show their day and time, as carbon logs does', async () => {
+  const server = served.server;
+  const key = (await server.sandbox.defaultKey('test'))!;
+  const balance = async () =>
+    expect((await fetch(`${server.url}/balance`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+  await balance();
+  now += 2 * 86_400_000 + 5_000;
+  await balance();
+  await server.sandbox.journal.flush();
+  const token = await server.sandbox.pages.newLoginToken(Date.now());
+  const login = await fetch(`${server.origin}/login?token=${token}`, { redirect: 'manual' });
+  const cookie = /carbon_session=[^;]+/.exec(login.headers.get('set-cookie') ?? '')![0];
+  const html = await (await fetch(`${server.origin}/requests`, { headers: { accept: 'text/html', cookie } })).text();
+  // Before, both said 12:00:0x alone: the same day, to the eye.
+  const when = [...html.matchAll(/<span class="when"><time datetime="([^"]+)">([^<]+)<\/time><\/span>/g)].map((m) => [m[1], m[2]]);
+  expect(when).toEqual([
+    ['2026-03-12T12:00:05.000Z', '2026-03-12 12:00:05'],
+    ['2026-03-10T12:00:00.000Z', '2026-03-10 12:00:00'],
+  ]);
+});
