@@ -12,20 +12,43 @@ const served = serveInProcess('carbon-requests-page-', { clock: () => now });
 test('entries days apart each show their day and time, as carbon logs does', async () => {
   const server = served.server;
   const key = (await server.sandbox.defaultKey('test'))!;
-  const balance = async () =>
-    expect((await fetch(`${server.url}/balance`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
-  await balance();
+  const impact = async () =>
+    expect((await fetch(`${server.url}/impact`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+  await impact();
   now += 2 * 86_400_000 + 5_000;
-  await balance();
+  await impact();
   await server.sandbox.journal.flush();
   const token = await server.sandbox.pages.newLoginToken(Date.now());
   const login = await fetch(`${server.origin}/login?token=${token}`, { redirect: 'manual' });
   const cookie = /carbon_session=[^;]+/.exec(login.headers.get('set-cookie') ?? '')![0];
-  const html = await (await fetch(`${server.origin}/requests`, { headers: { accept: 'text/html', cookie } })).text();
+  const html = await (await fetch(`${server.origin}/requests?path=/api/v1/impact`, { headers: { accept: 'text/html', cookie } })).text();
   // Before, both said 12:00:0x alone: the same day, to the eye.
   const when = [...html.matchAll(/<span class="when"><time datetime="([^"]+)">([^<]+)<\/time><\/span>/g)].map((m) => [m[1], m[2]]);
   expect(when).toEqual([
     ['2026-03-12T12:00:05.000Z', '2026-03-12 12:00:05'],
     ['2026-03-10T12:00:00.000Z', '2026-03-10 12:00:00'],
   ]);
+});
+
+test('a later page of requests leads back to the newest, its filters kept; the newest page has no such link', async () => {
+  const server = served.server;
+  const key = (await server.sandbox.defaultKey('test'))!;
+  for (let n = 0; n < 52; n++) await fetch(`${server.url}/balance`, { headers: { authorization: `Bearer ${key}` } });
+  await server.sandbox.journal.flush();
+  const token = await server.sandbox.pages.newLoginToken(Date.now());
+  const login = await fetch(`${server.origin}/login?token=${token}`, { redirect: 'manual' });
+  const cookie = /carbon_session=[^;]+/.exec(login.headers.get('set-cookie') ?? '')![0];
+  const links = async (query: string) => {
+    const html = await (await fetch(`${server.origin}/requests?${query}`, { headers: { accept: 'text/html', cookie } })).text();
+    return [...html.matchAll(/<a rel="(next|first)" href="([^"]+)">([^<]+)<\/a>/g)].map((m) => [
+      m[1],
+      m[2]!.replace(/&#38;|&amp;/g, '&'),
+      m[3],
+    ]);
+  };
+  const first = await links('status=2xx&path=/api/v1/balance');
+  expect(first.map(([rel]) => rel)).toEqual(['next']);
+  const older = await links(new URL(first[0]![1]!, server.origin).search.slice(1));
+  // Before, a later page had only its own Older link (or none): back to the newest only through the browser, or unfiltered.
+  expect(older.find(([rel]) => rel === 'first')).toEqual(['first', '/requests?status=2xx&path=%2Fapi%2Fv1%2Fbalance', '← Newest requests']);
 });

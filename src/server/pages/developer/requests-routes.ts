@@ -53,7 +53,7 @@ export async function requestsList(r: Incoming, served: Served): Promise<Reply> 
     const found = await served.sandbox.journal.entries(filter);
     const entries = found.slice(0, PAGE_SIZE);
     const older = found.length > PAGE_SIZE ? entries.at(-1)!.seq : null;
-    return html(200, requestsPage({ entries, filter: shown, older, csrf: s.csrf }));
+    return html(200, requestsPage({ entries, filter: shown, older, later: filter.before !== null, csrf: s.csrf }));
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
     // Said above the form, and the requests wait for it: not listed as if the filter were not there (as the dashboard's offsets).

@@ -13,6 +13,8 @@ export interface RequestsData {
   filter: { status: string; path: string };
   /** The seq to read older entries from, when there are more. */
   older: number | null;
+  /** A later page than the newest (read from `before`): it leads back to the newest. */
+  later?: boolean;
   csrf: string;
   /** A filter that could not be read, said. */
   problem?: string;
@@ -75,7 +77,12 @@ export function requestsPage(d: RequestsData): string {
   const older =
     d.older === null
       ? ''
-      : `<p><a rel="next" href="/requests?${escapeHtml(new URLSearchParams([...query, ['before', String(d.older)]]).toString())}">Older requests →</a></p>`;
+      : `<a rel="next" href="/requests?${escapeHtml(new URLSearchParams([...query, ['before', String(d.older)]]).toString())}">Older requests →</a>`;
+  // A later page leads back to the newest, with the same filters (the list is read backwards only).
+  const newest = d.later
+    ? `<a rel="first" href="/requests${query.size > 0 ? `?${escapeHtml(query.toString())}` : ''}">← Newest requests</a>`
+    : '';
+  const pages = newest || older ? `<p class="pages">${[newest, older].filter(Boolean).join(' ')}</p>` : '';
   const none =
     d.problem !== undefined
       ? 'The requests are not listed until the filter above is fixed.'
@@ -95,7 +102,7 @@ export function requestsPage(d: RequestsData): string {
 <label for="r-status">Status</label> <select id="r-status" name="status">${options.map(option).join('')}</select>
 <label for="r-path">Path starts with</label> <input id="r-path" name="path" placeholder="/api/v1/offsets" value="${escapeHtml(d.filter.path)}">
 <button type="submit">Filter</button></form>
-${list}${older}</section></main>`,
+${list}${pages}</section></main>`,
   );
 }
 
