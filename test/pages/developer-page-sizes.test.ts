@@ -51,7 +51,7 @@ declare const document: {
   activeElement: El | null;
   createRange(): { selectNodeContents(n: El): void; getBoundingClientRect(): Rect };
 };
-declare function getComputedStyle(el: El): { textAlign: string; fontFamily: string; overflowX: string; display: string };
+declare function getComputedStyle(el: El): { textAlign: string; fontFamily: string; fontSize: string; overflowX: string; display: string };
 
 const DAY = 86_400_000;
 const SIZES = [
@@ -305,8 +305,11 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
         cls: c.className,
         align: getComputedStyle(c).textAlign,
         font: getComputedStyle(c.querySelector('code') ?? c).fontFamily,
+        size: Number.parseFloat(getComputedStyle(c.querySelector('code') ?? c).fontSize),
       })),
     );
+    // Every heading in the page's font: an id column's heading too (it was in monospace, as its ids are).
+    expect([...new Set(cells.filter((c) => c.header).map((c) => c.font))]).toHaveLength(1);
     const numbers = cells.filter((c) => c.cls === 'num');
     expect(numbers.filter((c) => c.header).length).toBeGreaterThanOrEqual(4);
     // Headings of numbers are aligned as the numbers are: right.
@@ -314,6 +317,8 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
     const ids = cells.filter((c) => c.cls === 'id' && !c.header);
     expect(ids.length).toBeGreaterThanOrEqual(4);
     expect(ids.filter((c) => !/mono/i.test(c.font))).toEqual([]);
+    // As large as the other ids on the page (0.9 of the text), not made smaller twice, by their cell and their code (12 px).
+    expect(ids.filter((c) => c.size < 13.5)).toEqual([]);
   });
 
   test.each(SIZES)(

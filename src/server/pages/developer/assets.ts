@@ -20,7 +20,7 @@ th, td { text-align: left; padding: 0.3rem 0.5rem; border-bottom: 1px solid var(
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.when { white-space: nowrap; }
 td.wide { overflow-wrap: anywhere; }
-code, .id { font-family: ui-monospace, 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size: 0.9em; }
+code { font-family: ui-monospace, 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size: 0.9em; }
 .sandbox-band { margin: 0; padding: 0.45rem 1.5rem; background: #fff3c4; color: #4a3700; border-bottom: 2px solid #b58900; font-size: 0.95rem; print-color-adjust: exact; -webkit-print-color-adjust: exact; }
 .sandbox-band strong { text-transform: uppercase; letter-spacing: 0.06em; }
 .facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1.5rem; }
