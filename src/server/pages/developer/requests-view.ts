@@ -1,6 +1,6 @@
 import type { RequestEntry } from '../../../api/journal.js';
 import { escapeHtml } from '../html.js';
-import { csrfField, layout } from './views.js';
+import { layout, pageHeader } from './views.js';
 
 /**
  * The developer page's Requests view: the journal's newest entries (filtered by status and by a
@@ -42,11 +42,6 @@ const STATUS_OPTIONS = [
   ['4xx', '4xx'],
   ['5xx', '5xx'],
 ] as const;
-
-function header(title: string, csrf: string): string {
-  return `<header><h1>${title}</h1><nav aria-label="Pages"><a href="/">← Developer page</a> · <a href="/requests">Requests</a></nav>
-<form method="post" action="/logout">${csrfField(csrf)}<button type="submit">Sign out</button></form></header>`;
-}
 
 const statusClass = (status: number) => `http s${Math.floor(status / 100)}`;
 
@@ -95,7 +90,7 @@ export function requestsPage(d: RequestsData): string {
       : `<ol class="requests" aria-label="Requests, newest first">${d.entries.map(item).join('')}</ol>`;
   return layout(
     'carbon sandbox: requests',
-    `${header('Requests', d.csrf)}
+    `${pageHeader('Requests', d.csrf)}
 <main>${problem}
 <section aria-labelledby="requests"><h2 id="requests">Requests, newest first</h2>
 <form method="get" action="/requests" class="filters" role="search">
@@ -122,7 +117,7 @@ export function requestPage(e: RequestEntry, csrf: string): string {
       : `<pre class="body" tabindex="0" role="region" aria-labelledby="${heading}">${escapeHtml(pretty(b))}</pre>`;
   return layout(
     `carbon sandbox: request ${e.id}`,
-    `${header(`Request <code>${escapeHtml(e.id)}</code>`, csrf)}
+    `${pageHeader(`Request <code>${escapeHtml(e.id)}</code>`, csrf)}
 <main><section class="request-whole" aria-labelledby="request"><h2 id="request">${escapeHtml(e.method)} ${escapeHtml(e.path)}</h2><dl class="facts">
 ${row('Status', `<span class="${statusClass(e.status)}">${e.status}</span>`)}${error}${row('Query', text(e.query === '' ? null : e.query))}
 ${row('Time', `${escapeHtml(e.created)} <span class="muted">(model time; real time ${escapeHtml(e.real_time)})</span>`)}${row('Duration', `${e.duration_ms.toFixed(1)} ms`)}

@@ -109,10 +109,18 @@ same <code>CARBON_HOME</code> or database as the server.</p>
 export function missingPage(message: string, csrf: string, heading = 'Not found'): string {
   return layout(
     `carbon sandbox: ${heading.toLowerCase()}`,
-    `<header><h1>${escapeHtml(heading)}</h1><nav aria-label="Pages"><a href="/">← Developer page</a> · <a href="/requests">Requests</a></nav>
-<form method="post" action="/logout">${csrfField(csrf)}<button type="submit">Sign out</button></form></header>
+    `${pageHeader(escapeHtml(heading), csrf)}
 <main class="narrow"><p>${escapeHtml(message)}</p></main>`,
   );
+}
+
+/**
+ * The header of every signed-in page but the dashboard (whose own adds the mode and the refresh):
+ * `title` (HTML), the way back to the developer page (`home`: an offset's leads to its mode's view), Requests, and Sign out.
+ */
+export function pageHeader(title: string, csrf: string, home = '/'): string {
+  return `<header><h1>${title}</h1><nav aria-label="Pages"><a href="${home}">← Developer page</a> · <a href="/requests">Requests</a></nav>
+<form method="post" action="/logout">${csrfField(csrf)}<button type="submit">Sign out</button></form></header>`;
 }
 
 export function csrfField(csrf: string): string {
@@ -177,8 +185,7 @@ export function offsetPage(o: Offset, csrf: string): string {
   const row = (k: string, v: string) => `<dt>${escapeHtml(k)}</dt><dd>${v}</dd>`;
   return layout(
     `carbon sandbox: offset ${o.id}`,
-    `<header><h1>Offset ${idText(o.id)}</h1><nav aria-label="Back"><a href="/?mode=${o.livemode ? 'live' : 'test'}">← Developer page</a></nav>
-<form method="post" action="/logout">${csrfField(csrf)}<button type="submit">Sign out</button></form></header>
+    `${pageHeader(`Offset ${idText(o.id)}`, csrf, `/?mode=${o.livemode ? 'live' : 'test'}`)}
 <main><dl class="facts">
 ${row('Status', `<span class="status ${escapeHtml(o.status)}">${escapeHtml(o.status)}</span>`)}${row('Mode', o.livemode ? 'live' : 'test')}${row('kg', escapeHtml(kg(o.kg)))}
 ${row('Amount', escapeHtml(dollars(o.amount_cents)))}${row('Rate', escapeHtml(ratePerKg(o.rate_millicents_per_kg)))}
