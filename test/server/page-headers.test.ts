@@ -59,3 +59,33 @@ describe("the developer page's header, signed in", () => {
     expect(headerOf(await res.text())).toContain('<a href="/?mode=test">← Developer page</a>');
   });
 });
+
+describe('signing out', () => {
+  test('the page after says the owner signed out and how to sign in again, with the sandbox band', async () => {
+    const { server } = served;
+    const token = await server.sandbox.pages.newLoginToken(Date.now());
+    const login = await fetch(`${server.origin}/login?token=${token}`, { redirect: 'manual' });
+    const own = /carbon_session=[^;]+/.exec(login.headers.get('set-cookie') ?? '')![0];
+    const page = await (await fetch(`${server.origin}/`, { headers: { accept: 'text/html', cookie: own } })).text();
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;
+    const out = await fetch(`${server.origin}/logout`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { accept: 'text/html', cookie: own, origin: server.origin, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf }).toString(),
+    });
+    expect(out.status).toBe(303);
+    expect(out.headers.get('set-cookie')).toMatch(/carbon_session=;/);
+    const after = await fetch(new URL(out.headers.get('location')!, server.origin), { headers: { accept: 'text/html' } });
+    const body = await after.text();
+    expect(body).toContain('<p class="sandbox-band" role="note">');
+    expect(body).toContain('<title>carbon sandbox: signed out</title>');
+    expect(body).toContain('You signed out.');
+    expect(body).toMatch(/<code>carbon sandbox login<\/code> prints a new/);
+    expect(body).not.toContain('belongs to the account owner');
+    expect(body).not.toContain('Test balance');
+    // The cookie as it was before opens nothing, and the page without a session still says whose it is.
+    const again = await (await fetch(`${server.origin}/`, { headers: { accept: 'text/html', cookie: own } })).text();
+    expect(again).toContain('belongs to the account owner');
+  });
+});

@@ -83,7 +83,11 @@ export const wrongPageMethod =
 export async function signedIn(r: Incoming, served: Served): Promise<Reply> {
   const now = Date.now();
   const session = await served.sandbox.pages.readSession(cookie(r.headers.cookie, SESSION_COOKIE), now);
-  if (session === null) return html(401, loginPage('This page belongs to the account owner.'));
+  if (session === null) {
+    // Just signed out (the redirect after POST /logout): said so, with how to sign in again.
+    if (r.path === '/' && r.query.signed_out !== undefined) return html(401, loginPage('You signed out.', true));
+    return html(401, loginPage('This page belongs to the account owner.'));
+  }
   // The request table sends POST only for a form's paths, and every other method elsewhere (requests.ts).
   if (r.upper === 'POST') return post(r, served, session, now);
   if (/^\/offsets\/[^/]+$/.test(r.path)) return offset(served.sandbox, r.params[0]!, session);
@@ -139,7 +143,7 @@ async function post(r: Incoming, served: Served, session: Session, now: number):
   }
   if (r.path === '/logout') {
     await sandbox.pages.endSession(session);
-    return redirect('/', { 'set-cookie': sessionCookie(pageOrigin, '', 0) });
+    return redirect('/?signed_out', { 'set-cookie': sessionCookie(pageOrigin, '', 0) });
   }
   // The action is named by what follows the path's first segment (`/actions/{name}`).
   const name = r.path.slice('/actions/'.length);

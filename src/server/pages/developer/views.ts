@@ -88,15 +88,17 @@ export function field(id: string, label: string, control: string): string {
 /** An id (an offset's, a key's), in the page's monospace font. */
 export const idText = (id: string) => `<code class="id">${escapeHtml(id)}</code>`;
 
-export function loginPage(message: string): string {
+/** The page for a browser without a session; `signedOut`, the one just after signing out (the link it used is spent). */
+export function loginPage(message: string, signedOut = false): string {
+  const how = signedOut
+    ? 'To sign in again, open a new one-time login link: <code>carbon sandbox login</code> prints a new one (or opens it in a browser)'
+    : 'Sign in with a one-time login link: <code>carbon serve</code> prints one on a terminal, and <code>carbon sandbox login</code> opens a new one';
   return layout(
-    'carbon sandbox: sign in',
+    `carbon sandbox: ${signedOut ? 'signed out' : 'sign in'}`,
     `<main class="narrow">
 <h1>carbon sandbox</h1>
 <p>${escapeHtml(message)}</p>
-<p>Sign in with a one-time login link: <code>carbon serve</code> prints one on a terminal, and
-<code>carbon sandbox login</code> opens a new one (<code>carbon sandbox login --print</code> prints it), run with the
-same <code>CARBON_HOME</code> or database as the server.</p>
+<p>${how}; <code>carbon sandbox login --print</code> prints it. Run it with the same <code>CARBON_HOME</code> or database as the server.</p>
 </main>`,
   );
 }
