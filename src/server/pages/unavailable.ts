@@ -15,7 +15,7 @@ code { font-family: ui-monospace, monospace; }
   return htmlDocument(
     'carbon sandbox: unavailable',
     style,
-    `<p class="sandbox-band" role="note"><strong>Sandbox</strong> — for testing only: nothing here is real.</p>
+    `<div role="region" aria-label="Sandbox"><p class="sandbox-band" role="note"><strong>Sandbox</strong> — for testing only: nothing here is real.</p></div>
 <main>
 <h1>Unavailable for a moment</h1>
 <p>${escapeHtml(message)}</p>

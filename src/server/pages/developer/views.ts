@@ -64,11 +64,11 @@ const HEAD =
 
 /**
  * Said first on every page, on screen and in print, in words a person who never saw carbon reads:
- * everything here is the sandbox's (sandbox.ts: SANDBOX_NOTICE).
+ * everything here is the sandbox's (sandbox.ts: SANDBOX_NOTICE). A landmark of its own (an unstyled region), so no content is outside one.
  */
 const SANDBOX_BAND =
-  '<p class="sandbox-band" role="note"><strong>Sandbox</strong> — for testing only: nothing here is real. ' +
-  'No carbon credits are bought or retired, and no money moves.</p>';
+  '<div role="region" aria-label="Sandbox"><p class="sandbox-band" role="note"><strong>Sandbox</strong> — for testing only: nothing here is real. ' +
+  'No carbon credits are bought or retired, and no money moves.</p></div>';
 
 /** A page's title: a browser tab says whose page it is before anything else, as the band does (`carbon sandbox: …`). */
 type SandboxTitle = `carbon sandbox${string}`;

@@ -1,0 +1,88 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { unavailablePage } from '../../src/server/pages/unavailable.js';
+import { type RunningServer, startServer } from '../../src/server/server.js';
+import { type Launched, launch, withChromium } from '../support/chromium.js';
+
+/**
+ * Every page's content is in a landmark, the sandbox band too (axe-core's "region" rule, which
+ * expectAxeClean leaves out as moderate): a screen reader's landmark list reaches all of it. At a
+ * desktop's 1280 px and a phone's 390 px, signed out and in, and the band where it was: first, the
+ * screen's whole width, above the header.
+ */
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** The nodes axe-core's "region" rule finds outside every landmark. */
+async function outsideLandmarks(page: Page): Promise<string[]> {
+  await page.evaluate(AXE);
+  return page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run(o: object): Promise<{ violations: Array<{ nodes: Array<{ html: string }> }> }> } })
+      .axe;
+    const r = await axe.run({ runOnly: { type: 'rule', values: ['region'] } });
+    return r.violations.flatMap((v) => v.nodes.map((n) => n.html.slice(0, 80)));
+  });
+}
+
+withChromium(describe, 'Developer page landmark tests')('the developer page: everything inside a landmark', () => {
+  let dir: string;
+  let server: RunningServer;
+  let chromium: Launched;
+  let offset: string;
+  let request: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'carbon-page-landmarks-'));
+    const start = Date.now();
+    server = await startServer({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'data'), clock: () => start });
+    const key = (await server.sandbox.defaultKey('test'))!;
+    const made = await fetch(`${server.url}/offsets`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': 'landmarks-1' },
+      body: '{"kg": 5}',
+    });
+    offset = ((await made.json()) as { id: string }).id;
+    request = made.headers.get('request-id')!;
+    await server.sandbox.journal.flush();
+    chromium = await launch();
+  }, 60_000);
+
+  afterAll(async () => {
+    await chromium?.close();
+    await server?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test.each([
+    [1280, 800],
+    [390, 844],
+  ])('at %d×%d, no page has content outside a landmark, and the band is still first, the whole width', async (width, height) => {
+    const context = await chromium.browser.newContext({ viewport: { width, height } });
+    let page = await context.newPage();
+    const found: Record<string, string[]> = {};
+    const check = async (where: string) => {
+      found[where] = await outsideLandmarks(page);
+      const band = (await page.locator('.sandbox-band').boundingBox())!;
+      expect([band.x, band.y, band.width], where).toEqual([0, 0, width]);
+    };
+    await page.goto(`${server.origin}/`);
+    await check('signed out');
+    await page.goto(`${server.origin}/login?token=${await server.sandbox.pages.newLoginToken(Date.now())}`);
+    for (const path of ['/', '/?mode=live', `/offsets/${offset}`, '/offsets/off_nope', '/requests', `/requests/${request}`, '/nope']) {
+      await page.goto(`${server.origin}${path}`);
+      await check(path);
+    }
+    await page.click('form[action="/logout"] button');
+    await check('after signing out');
+    // Its own inline style: on a blank page (the served pages' Content-Security-Policy allows no inline style).
+    page = await context.newPage();
+    await page.setContent(unavailablePage('The service cannot reach its ledger right now.', 'req_x'));
+    await check('unavailable');
+    await context.close();
+    expect(Object.entries(found).filter(([, nodes]) => nodes.length > 0)).toEqual([]);
+  });
+});
