@@ -52,3 +52,29 @@ test('a later page of requests leads back to the newest, its filters kept; the n
   // Before, a later page had only its own Older link (or none): back to the newest only through the browser, or unfiltered.
   expect(older.find(([rel]) => rel === 'first')).toEqual(['first', '/requests?status=2xx&path=%2Fapi%2Fv1%2Fbalance', '← Newest requests']);
 });
+
+test('a filter that is none, or given twice, is marked on its field and described by the notice, as the dashboard marks its fields', async () => {
+  const server = served.server;
+  const token = await server.sandbox.pages.newLoginToken(Date.now());
+  const login = await fetch(`${server.origin}/login?token=${token}`, { redirect: 'manual' });
+  const cookie = /carbon_session=[^;]+/.exec(login.headers.get('set-cookie') ?? '')![0];
+  const marks = async (query: string) => {
+    const res = await fetch(`${server.origin}/requests?${query}`, { headers: { accept: 'text/html', cookie } });
+    const html = await res.text();
+    const notice = /<p class="notice error" role="alert"( id="[^"]+")?>/.exec(html);
+    const field = (id: string) => new RegExp(`<(?:select|input) id="${id}"[^>]*>`).exec(html)?.[0] ?? '';
+    return { status: res.status, notice: notice?.[1] ?? null, select: field('r-status'), input: field('r-path') };
+  };
+  // Before, the notice had no id and neither field was marked: a screen reader on the select heard nothing wrong.
+  for (const query of ['status=bogus', 'status=4xx&status=2xx']) {
+    const m = await marks(query);
+    expect([query, m.status, m.notice]).toEqual([query, 422, ' id="r-problem"']);
+    expect(m.select, query).toContain(' aria-invalid="true" aria-describedby="r-problem"');
+    expect(m.input, query).not.toContain('aria-invalid');
+  }
+  const twice = await marks('path=/a&path=/b');
+  expect(twice.input).toContain(' aria-invalid="true" aria-describedby="r-problem"');
+  expect(twice.select).not.toContain('aria-invalid');
+  const fine = await marks('status=4xx');
+  expect([fine.status, fine.notice, fine.select.includes('aria-invalid')]).toEqual([200, null, false]);
+});

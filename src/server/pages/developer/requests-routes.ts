@@ -59,7 +59,14 @@ export async function requestsList(r: Incoming, served: Served): Promise<Reply> 
     // Said above the form, and the requests wait for it: not listed as if the filter were not there (as the dashboard's offsets).
     return html(
       422,
-      requestsPage({ entries: [], filter: { status: '', path: shown.path }, older: null, csrf: s.csrf, problem: err.message }),
+      requestsPage({
+        entries: [],
+        filter: { status: '', path: shown.path },
+        older: null,
+        csrf: s.csrf,
+        problem: err.message,
+        wrong: err.extra.param,
+      }),
     );
   }
 }

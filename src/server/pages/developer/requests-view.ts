@@ -16,8 +16,9 @@ export interface RequestsData {
   /** A later page than the newest (read from `before`): it leads back to the newest. */
   later?: boolean;
   csrf: string;
-  /** A filter that could not be read, said. */
+  /** A filter that could not be read, said; `wrong`, its field (marked invalid, described by what is said). */
   problem?: string;
+  wrong?: string;
 }
 
 export const REQUESTS_CSS = `
@@ -64,7 +65,8 @@ export function requestsPage(d: RequestsData): string {
   // A status the select does not offer (a code, such as 404, or 3xx, from an address): offered, chosen, so the form says what is listed.
   const offered = STATUS_OPTIONS.some(([value]) => value === d.filter.status);
   const options = offered ? STATUS_OPTIONS : [...STATUS_OPTIONS, [d.filter.status, d.filter.status] as const];
-  const problem = d.problem === undefined ? '' : `<p class="notice error" role="alert">${escapeHtml(d.problem)}</p>`;
+  const problem = d.problem === undefined ? '' : `<p class="notice error" role="alert" id="r-problem">${escapeHtml(d.problem)}</p>`;
+  const wrong = (name: string) => (d.problem !== undefined && d.wrong === name ? ' aria-invalid="true" aria-describedby="r-problem"' : '');
   const query = new URLSearchParams({
     ...(d.filter.status ? { status: d.filter.status } : {}),
     ...(d.filter.path ? { path: d.filter.path } : {}),
@@ -94,8 +96,8 @@ export function requestsPage(d: RequestsData): string {
 <main>${problem}
 <section aria-labelledby="requests"><h2 id="requests">Requests, newest first</h2>
 <form method="get" action="/requests" class="filters" role="search">
-<label for="r-status">Status</label> <select id="r-status" name="status">${options.map(option).join('')}</select>
-<label for="r-path">Path starts with</label> <input id="r-path" name="path" placeholder="/api/v1/offsets" value="${escapeHtml(d.filter.path)}">
+<label for="r-status">Status</label> <select id="r-status" name="status"${wrong('status')}>${options.map(option).join('')}</select>
+<label for="r-path">Path starts with</label> <input id="r-path" name="path"${wrong('path')} placeholder="/api/v1/offsets" value="${escapeHtml(d.filter.path)}">
 <button type="submit">Filter</button></form>
 ${list}${pages}</section></main>`,
   );
