@@ -56,7 +56,8 @@ export function offsetsSection(d: DashboardData): string {
       ...(f.since ? { since: f.since } : {}),
       ...(f.until ? { until: f.until } : {}),
     };
-    return `/?${new URLSearchParams({ mode: d.mode, ...filters, ...extra }).toString()}`;
+    // At the offsets (#offsets): on a phone they are screens down, and the page would open at its top.
+    return `/?${new URLSearchParams({ mode: d.mode, ...filters, ...extra }).toString()}#offsets`;
   };
   const last = d.offsets.data.at(-1);
   const older =
@@ -83,7 +84,7 @@ export function offsetsSection(d: DashboardData): string {
       ? `<input id="f-${name}" name="${name}" type="text" placeholder="YYYY-MM-DD"${wrong(name)} value="${escapeHtml(f[name])}">`
       : `<input id="f-${name}" name="${name}" type="date"${wrong(name)} value="${escapeHtml(f[name])}">`;
   return `<section aria-labelledby="offsets"><h2 id="offsets">Offsets (${d.mode}), newest first</h2>
-${problemNotice(f)}<form method="get" action="/" class="filters"><input type="hidden" name="mode" value="${d.mode}">
+${problemNotice(f)}<form method="get" action="/#offsets" class="filters"><input type="hidden" name="mode" value="${d.mode}">
 ${field('f-status', LABELS.status, `<select id="f-status" name="status"${wrong('status')}>${statuses}</select>`)}
 ${field('f-reference', LABELS.reference, `<input id="f-reference" name="reference"${wrong('reference')} value="${escapeHtml(f.reference)}">`)}
 ${field('f-since', LABELS.since, dateInput('since'))}
