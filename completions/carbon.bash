@@ -6,7 +6,8 @@
 #
 # Works with or without the bash-completion package. What to offer comes from
 # `carbon __complete -- WORD... CURRENT`, which prints one candidate per line as
-# VALUE or VALUE<TAB>DESCRIPTION, and nothing at all on any error.
+# VALUE or VALUE<TAB>DESCRIPTION, or the one line `:files` where a file name goes,
+# and nothing at all on any error.
 
 _carbon() {
     local -a words=()
@@ -41,6 +42,22 @@ _carbon() {
 
     COMPREPLY=()
     local line value
+
+    # A file name (`--from-csv FILE`): bash's own completion of paths, a slash after a directory.
+    if [[ $out == ":files" ]]; then
+        local prefix="" path=$cur
+        if [[ $cur == --*=* ]]; then
+            path=${cur#*=}
+            prefix=${cur%%=*}=
+        fi
+        [[ -n $strip ]] && prefix=""
+        compopt -o filenames 2>/dev/null
+        while IFS= read -r line; do
+            COMPREPLY+=("$prefix$line")
+        done < <(compgen -f -- "$path")
+        return 0
+    fi
+
     while IFS= read -r line; do
         value=${line%%$'\t'*}
         [[ -n $value && $value == "$cur"* ]] || continue

@@ -13,8 +13,11 @@ export type Handler = (...args: never[]) => Promise<void>;
 /** Where `carbon __complete` finds the values of an argument or flag that has no fixed choices. */
 export type CompletionSource = 'offsetIds' | 'profiles' | 'configKeys' | 'keyIds';
 
-/** A source, a fixed list, or a list that depends on the command's earlier arguments. */
-export type Values = CompletionSource | readonly string[] | ((args: readonly string[]) => readonly string[]);
+/**
+ * A source, a fixed list, a list that depends on the command's earlier arguments, or `'files'`: a
+ * file name, which the shell completes from the disk itself.
+ */
+export type Values = CompletionSource | 'files' | readonly string[] | ((args: readonly string[]) => readonly string[]);
 
 /**
  * A commander Option or Argument the registry made, carrying the `values` of its declaration for

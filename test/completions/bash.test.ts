@@ -90,6 +90,17 @@ describe('bash', () => {
     expect(await complete(['show', fx.offsetIds[1]!.slice(0, 8)])).toEqual(expect.arrayContaining([fx.offsetIds[1]]));
   });
 
+  it("completes file names from the disk where a file goes, after a space and after = (bash's own paths)", async () => {
+    writeFileSync(join(fx.sandbox.home, 'flights.csv'), 'kg\n5\n');
+    mkdirSync(join(fx.sandbox.home, 'seeds'), { recursive: true });
+    expect(await complete(['buy', '--from-csv', 'fl'])).toEqual(['flights.csv']);
+    expect(await complete(['buy', '--from-csv', '=', 'fl'])).toEqual(['flights.csv']);
+    expect(await complete(['sandbox', 'snapshot', 'load', 'see'])).toEqual(['seeds']);
+    expect(await complete(['watch', '--cursor', 'fl'], 'printed')).toEqual(['flights.csv']);
+    // Where no file goes, none is offered.
+    expect(await complete(['buy', '--kg', 'fl'])).toEqual([]);
+  });
+
   it('works the same from `source <(carbon completion bash)`', async () => {
     expect(await complete(['list', '--format', ''], 'printed')).toEqual(FORMATS);
   });

@@ -109,6 +109,18 @@ describe('__complete candidates', () => {
     expect(await complete('show', 'off_new', '')).toEqual(expect.arrayContaining(['--wait']));
   });
 
+  it('says where a file name goes, for the shell to complete from the disk, --opt=FILE too', async () => {
+    expect(await complete('buy', '--from-csv', '')).toEqual([':files']);
+    expect(await complete('buy', '--from-csv', 'fl')).toEqual([':files']);
+    expect(await complete('buy', '--from-csv=fl')).toEqual([':files']);
+    expect(await complete('watch', '--cursor', '')).toEqual([':files']);
+    expect(await complete('sandbox', 'snapshot', 'save', '')).toEqual([':files']);
+    expect(await complete('sandbox', 'snapshot', 'load', 'seed')).toEqual([':files']);
+    // Not for a value that is no file, nor once the file is given.
+    expect(await complete('buy', '--kg', '')).toEqual([]);
+    expect(await complete('sandbox', 'snapshot', 'load', 'seed.ndjson', '')).not.toContain(':files');
+  });
+
   it('follows `help` and `--`', async () => {
     expect(await complete('help', '')).toEqual(expect.arrayContaining(['buy', 'config']));
     expect(await complete('help', 'config', '')).toEqual(expect.arrayContaining(['set', 'use']));

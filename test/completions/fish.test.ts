@@ -67,6 +67,16 @@ describe('fish', () => {
     expect(ids.rows[1]).toEqual([fx.offsetIds[1], expect.stringMatching(/^500 kg · /)]);
   });
 
+  it("completes file names from the disk where a file goes, after a space and after = (fish's own paths)", async () => {
+    writeFileSync(join(fx.sandbox.home, 'flights.csv'), 'kg\n5\n');
+    mkdirSync(join(fx.sandbox.home, 'seeds'), { recursive: true });
+    expect((await complete('carbon buy --from-csv fl')).values).toEqual(['flights.csv']);
+    expect((await complete('carbon buy --from-csv=fl')).values).toEqual(['--from-csv=flights.csv']);
+    expect((await complete('carbon sandbox snapshot save see')).values).toEqual(['seeds/']);
+    expect((await complete('carbon watch --cursor ~/fl')).values).toEqual(['~/flights.csv']);
+    expect((await complete('carbon buy --kg fl')).values).toEqual([]);
+  });
+
   it('loads by itself from ~/.config/fish/completions/carbon.fish', async () => {
     const dir = join(fx.sandbox.env.XDG_CONFIG_HOME!, 'fish', 'completions');
     mkdirSync(dir, { recursive: true });

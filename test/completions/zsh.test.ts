@@ -1,3 +1,5 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Fixture, FORMATS, LIST_OPTIONS, makeFixture, TOP_COMMANDS } from '../support/completion-fixture.js';
 import { COMPLETIONS, lines, run, SCRIPT } from '../support/shells.js';
@@ -41,6 +43,31 @@ const HARNESS = [
   'CURRENT=$#',
   '_carbon',
 ].join('\n');
+
+/**
+ * The script in a real zle, for what only a completion widget can do (`_files`, `compset`): an
+ * interactive `zsh -f` on a pseudo-terminal (zpty) with the script on $fpath, the line typed, TAB,
+ * then a key whose widget prints the line between two markers. `zpty -r -m` waits for them: no sleep.
+ */
+const PTY_HARNESS = [
+  'dir=$1 line=$2',
+  'zmodload zsh/zpty || exit 4',
+  'zpty z "zsh -f -i" || exit 5',
+  `zpty -w z "PS1='%% '; fpath=($dir \\$fpath); autoload -Uz compinit; compinit -u -D"`,
+  `zpty -w z 'show-buffer() { zle -I; print -r -- $'"'"'\\x40\\x40'"'"'"$BUFFER"$'"'"'\\x40\\x40'"'"' }; zle -N show-buffer; bindkey "^X" show-buffer'`,
+  `zpty -w -n z "$line"$'\\t\\x18'`,
+  "zpty -r -m z out '*@@*@@*' || exit 6",
+  'out=${out#*@@}',
+  'print -r -- "${out%%@@*}"',
+  'zpty -d z',
+].join('\n');
+
+/** The line as zle leaves it after TAB. */
+async function afterTab(line: string): Promise<string> {
+  const r = await run(fx.sandbox, 'zsh', ['-f', '-c', PTY_HARNESS, 'zsh', COMPLETIONS, line]);
+  expect(r).toMatchObject({ exitCode: 0, stderr: '' });
+  return r.stdout.replace(/\r/g, '');
+}
 
 let fx: Fixture;
 beforeAll(async () => {
@@ -88,6 +115,16 @@ describe('zsh', () => {
     const ids = await complete(['show', '']);
     expect(ids.values).toEqual(fx.offsetIds);
     expect(ids.displays[0]).toMatch(new RegExp(`^${fx.offsetIds[0]} +-- 20 kg · `));
+  });
+
+  it("completes file names from the disk where a file goes, --opt=FILE too (zsh's own _files)", async () => {
+    writeFileSync(join(fx.sandbox.home, 'flights.csv'), 'kg\n5\n');
+    mkdirSync(join(fx.sandbox.home, 'seeds'), { recursive: true });
+    expect(await afterTab('carbon buy --from-csv fl')).toBe('carbon buy --from-csv flights.csv ');
+    expect(await afterTab('carbon buy --from-csv=fl')).toBe('carbon buy --from-csv=flights.csv ');
+    expect(await afterTab('carbon sandbox snapshot load see')).toBe('carbon sandbox snapshot load seeds/');
+    // The rest as before, through the same zle.
+    expect(await afterTab('carbon li')).toBe('carbon list ');
   });
 
   it('works the same from `source <(carbon completion zsh)` after compinit', async () => {

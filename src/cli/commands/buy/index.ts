@@ -16,14 +16,17 @@ export const buy: CommandSpec = {
                                   would; buy nothing
     `),
       QUIET_FLAG,
-      ...flagTable(`
+      ...flagTable(
+        `
       --from-csv <file>         one purchase per row of a CSV file (- for stdin): columns kg, amount (dollars) or amount_cents,
                                   and reference
       --batch-id <id>           with --from-csv: the batch's name in its idempotency keys (default: default); rows are
                                   known by reference, so give each new batch of the same references its own
       --partial                 with --from-csv: when the balance does not cover the batch, buy the rows that fit, in order
       --rebuy-changed           with --from-csv: buy a row whose quantity changed after it was bought, as it is now
-    `),
+    `,
+        { '--from-csv': { values: 'files' } },
+      ),
     ];
   },
   examples: [

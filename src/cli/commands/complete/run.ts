@@ -2,14 +2,17 @@ import type { Argument, Command, Option } from 'commander';
 import type { Completable, Values } from '../../command.js';
 import type { GlobalOptions } from '../../settings.js';
 import { stdout } from '../../stdio.js';
-import { type Candidate, DEADLINE_MS, realSources, type Sources } from './sources.js';
+import { type Candidate, DEADLINE_MS, FILE_NAMES, realSources, type Sources } from './sources.js';
 
 /**
  * `carbon __complete -- WORD… CURRENT` (hidden): the one brain behind the bash, zsh and fish
  * scripts in completions/. It gets the words typed after `carbon` (the last one is the word
  * being completed, possibly empty) and prints what may come next, one per line, as
  * `VALUE<TAB>DESCRIPTION` (the description is optional; bash drops it, zsh and fish show it).
- * The shells filter by what was typed; this prints every candidate for the position.
+ * The shells filter by what was typed; this prints every candidate for the position. Where a file
+ * name goes (`buy --from-csv`, `snapshot load`), it prints the one line `:files` instead, and the
+ * shell completes paths from the disk itself, as cobra's default directive has gh's shells do (no
+ * value carbon offers starts with `:`).
  *
  * It reads the command tree from commander at run time, so a command or option declared in
  * commands/ completes with no change here or in any script. Values come from, in order: an
@@ -171,6 +174,7 @@ async function valuesFrom(
 ): Promise<Candidate[]> {
   if (choices !== undefined && choices.length > 0) return choices.map((value) => ({ value }));
   if (entry === undefined) return [];
+  if (entry === 'files') return [FILE_NAMES];
   if (typeof entry === 'function') return entry(pos.args).map((value) => ({ value }));
   if (typeof entry !== 'string') return entry.map((value) => ({ value }));
   return entry === 'configKeys' ? sources.configKeys() : sources[entry](pos.globals);
@@ -203,7 +207,10 @@ export async function candidates(program: Command, words: readonly string[], sou
     const name = current.slice(0, current.indexOf('='));
     const option = findOption(pos.command, name);
     if (option === undefined || !takesValue(option)) return [];
-    return (await optionValues(option, pos, sources)).map((c) => ({ ...c, value: `${name}=${c.value}` }));
+    const values = await optionValues(option, pos, sources);
+    // The shells take `--from-csv=` off the word before they complete the path after it.
+    if (values.includes(FILE_NAMES)) return [FILE_NAMES];
+    return values.map((c) => ({ ...c, value: `${name}=${c.value}` }));
   }
   if (!pos.afterDashDash && current.startsWith('-')) return [...out, ...options(pos)];
   if (pos.helpMode) return subcommands(pos.command);

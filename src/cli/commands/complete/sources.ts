@@ -8,6 +8,9 @@ export interface Candidate {
   description?: string;
 }
 
+/** Where a file name goes: the one line the shells read as "complete paths here" (run.ts). */
+export const FILE_NAMES: Candidate = Object.freeze({ value: ':files' });
+
 /** Where values that are not in the command tree come from; tests pass their own. */
 export interface Sources extends Record<CompletionSource, (globals: GlobalOptions) => Promise<Candidate[]>> {
   /** The newest offset ids on the engine the typed global options select. */

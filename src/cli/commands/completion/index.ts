@@ -20,7 +20,8 @@ export const completion: CommandSpec = {
     'source <(carbon completion bash)                # or zsh, for this shell only',
     'carbon completion --install                     # for the shell $SHELL names',
   ],
-  epilogue: `Completes commands, options, option values (--format, --profile names, ...) and, for
-\`carbon show\`, the newest offset ids. Open a new shell after installing.`,
+  epilogue: `Completes commands, options, option values (--format, --profile names, ...), for
+\`carbon show\` the newest offset ids, and file names where a file goes (buy --from-csv, watch
+--cursor, sandbox snapshot save|load). Open a new shell after installing.`,
   load: () => import('./run.js').then((m) => m.run),
 };

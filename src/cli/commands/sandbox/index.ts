@@ -112,12 +112,12 @@ FILE may be - for stdout or stdin. docs/snapshots.md describes the format.`,
   ],
   subcommands: [
     sub('save', 'snapshotSave', 'write the whole sandbox to FILE (- for stdout)', {
-      args: [{ name: '<file>', description: 'the file to write (replaced whole once written), or - for stdout' }],
+      args: [{ name: '<file>', description: 'the file to write (replaced whole once written), or - for stdout', values: 'files' }],
       flags: [{ flags: '--with-journal', description: 'add the request journal' }],
       examples: ['carbon sandbox snapshot save seed.ndjson', 'carbon sandbox snapshot save - | gzip > seed.ndjson.gz'],
     }),
     sub('load', 'snapshotLoad', 'replace the sandbox with FILE (- for stdin), all or nothing', {
-      args: [{ name: '<file>', description: 'a snapshot saved by carbon sandbox snapshot save, or - for stdin' }],
+      args: [{ name: '<file>', description: 'a snapshot saved by carbon sandbox snapshot save, or - for stdin', values: 'files' }],
       flags: [{ flags: '--dry-run', description: 'check the file and say what it holds; load nothing' }],
       examples: [
         'carbon sandbox snapshot load seed.ndjson',

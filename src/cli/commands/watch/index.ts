@@ -17,7 +17,7 @@ export const watch: CommandSpec = {
     --until-settled        exit once every offset followed is placed (0) or some refunded (9); 8 after --timeout (default 120 s)
     --cursor <file>        keep where this run is in FILE, and start from it next time
   `,
-      { '--status': { choices: OFFSET_STATUSES } },
+      { '--status': { choices: OFFSET_STATUSES }, '--cursor': { values: 'files' } },
     );
   },
   notes: `Without --since, offsets that exist when it starts are not news: their later changes are.
