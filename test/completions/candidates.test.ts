@@ -24,6 +24,12 @@ const sources: Sources = {
   async keyIds() {
     return [{ value: 'key_abc' }];
   },
+  async reviewIds() {
+    return [{ value: 'off_held', description: '100 kg · live' }];
+  },
+  async processingIds() {
+    return [{ value: 'off_held' }, { value: 'off_test' }];
+  },
 };
 
 const complete = async (...words: string[]): Promise<string[]> =>
@@ -95,7 +101,10 @@ describe('__complete candidates', () => {
     expect(await complete('config', 'use', '')).toEqual(['default', 'staging']);
     expect(await complete('sandbox', 'account', '')).toEqual(['active', 'suspended', 'unapproved']);
     expect(await complete('sandbox', 'review', '')).toEqual(['approve', 'reject']);
-    expect(await complete('sandbox', 'review', 'approve', '')).toEqual(['off_new', 'off_old']);
+    // What the subcommand can act on: held for review, processing; not the key's newest offsets.
+    expect(await complete('sandbox', 'review', 'approve', '')).toEqual(['off_held']);
+    expect(await complete('sandbox', 'review', 'reject', '')).toEqual(['off_held']);
+    expect(await complete('sandbox', 'fail', '')).toEqual(['off_held', 'off_test']);
     expect(await complete('sandbox', 'keys', 'revoke', '')).toEqual(['key_abc']);
   });
 

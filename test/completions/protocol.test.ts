@@ -73,6 +73,34 @@ describe('carbon __complete', () => {
     expect(r.stdout).toMatch(new RegExp(`^${fx.offsetIds[0]}\\t20 kg · \\w+ · \\d{4}-\\d\\d-\\d\\d$`, 'm'));
   });
 
+  it('offers sandbox review what waits for review, and sandbox fail what is processing, of either mode', async () => {
+    const sandbox = makeSandbox();
+    try {
+      const ok = async (args: string[]) => {
+        const r = await carbon(sandbox, args);
+        expect(r.exitCode, r.stderr).toBe(0);
+        return r.stdout;
+      };
+      // A test offset placed (the model's clock moved on), and a live one held for review above $1.
+      const placed = await ok(['buy', '--kg', '5', '-q']);
+      await ok(['sandbox', 'clock', 'advance', '1m']);
+      await ok(['sandbox', 'topup', '250', '--live']);
+      await ok(['sandbox', 'review-limit', '1']);
+      const held = await ok(['buy', '--kg', '100', '--live', '--yes', '-q']);
+      const review = await carbon(sandbox, ['__complete', '--', 'sandbox', 'review', 'approve', '']);
+      expect(values(review.stdout)).toEqual([held]);
+      expect(review.stdout).toMatch(new RegExp(`^${held}\\t100 kg · live · \\d{4}-\\d\\d-\\d\\d$`, 'm'));
+      expect(values((await carbon(sandbox, ['__complete', '--', 'sandbox', 'fail', ''])).stdout)).toEqual([held]);
+      // Once decided, it waits for nothing and is no longer processing: neither offers it.
+      await ok(['sandbox', 'review', 'approve', held]);
+      expect((await carbon(sandbox, ['__complete', '--', 'sandbox', 'review', 'reject', ''])).stdout).toBe('');
+      expect((await carbon(sandbox, ['__complete', '--', 'sandbox', 'fail', ''])).stdout).toBe('');
+      expect(placed).not.toBe('');
+    } finally {
+      sandbox.cleanup();
+    }
+  });
+
   it('prints nothing and exits 0 when anything goes wrong', async () => {
     // A profile that does not exist, a key that is not a key, an API nobody answers.
     for (const [args, env] of [

@@ -1,3 +1,4 @@
+import type { Offset } from '../../../api/types.js';
 import type { CompletionSource } from '../../command.js';
 import type { GlobalOptions } from '../../settings.js';
 
@@ -15,6 +16,10 @@ export const FILE_NAMES: Candidate = Object.freeze({ value: ':files' });
 export interface Sources extends Record<CompletionSource, (globals: GlobalOptions) => Promise<Candidate[]>> {
   /** The newest offset ids on the engine the typed global options select. */
   offsetIds(globals: GlobalOptions): Promise<Candidate[]>;
+  /** The local model's offsets waiting for review (live, above the review limit), oldest first. */
+  reviewIds(globals: GlobalOptions): Promise<Candidate[]>;
+  /** The local model's processing offsets, of both modes, newest first. */
+  processingIds(globals: GlobalOptions): Promise<Candidate[]>;
   /** The profiles in the config file. */
   profiles(globals: GlobalOptions): Promise<Candidate[]>;
   /** The keys `carbon config set` accepts. */
@@ -63,6 +68,22 @@ async function onEngine(
   }
 }
 
+/** Offsets as candidates: the id, described by kg, status (or mode), day and reference. */
+async function offsetCandidates(offsets: readonly Offset[], show: 'status' | 'mode' = 'status'): Promise<Candidate[]> {
+  const { kg, oneLine } = await import('../../render/format.js');
+  return offsets.map((o) => ({
+    value: o.id,
+    description: [
+      kg(o.kg),
+      show === 'status' ? o.status : o.livemode ? 'live' : 'test',
+      o.created.slice(0, 10),
+      o.reference === null ? '' : oneLine(o.reference),
+    ]
+      .filter(Boolean)
+      .join(' · '),
+  }));
+}
+
 /** The real sources: the config file and the engine the settings select. */
 export function realSources(env: NodeJS.ProcessEnv = process.env): Sources {
   return {
@@ -72,14 +93,27 @@ export function realSources(env: NodeJS.ProcessEnv = process.env): Sources {
         // One page, no loop; a page that repeats an id is still refused (no candidates offered).
         const { PageGuard } = await import('../../../client/paging.js');
         new PageGuard().check(page, undefined);
-        const { kg, oneLine } = await import('../../render/format.js');
-        return page.data.map((o) => ({
-          value: o.id,
-          description: [kg(o.kg), o.status, o.created.slice(0, 10), o.reference === null ? '' : oneLine(o.reference)]
-            .filter(Boolean)
-            .join(' · '),
-        }));
+        return offsetCandidates(page.data);
       }),
+    // `sandbox review` decides only what waits for review, of either mode: not the key's newest offsets.
+    reviewIds: (globals) =>
+      onEngine(globals, env, async (ctx) => offsetCandidates(await (await ctx.sandbox()).reviewQueue(OFFSET_ID_LIMIT), 'mode'), {
+        localOnly: true,
+      }),
+    // `sandbox fail` refunds only a processing offset, of either mode.
+    processingIds: (globals) =>
+      onEngine(
+        globals,
+        env,
+        async (ctx) => {
+          const sandbox = await ctx.sandbox();
+          const filter = { status: 'processing', limit: OFFSET_ID_LIMIT } as const;
+          const both = [...(await sandbox.offsets('test', filter)).data, ...(await sandbox.offsets('live', filter)).data];
+          both.sort((a, b) => (a.created < b.created ? 1 : a.created > b.created ? -1 : 0));
+          return offsetCandidates(both.slice(0, OFFSET_ID_LIMIT), 'mode');
+        },
+        { localOnly: true },
+      ),
     keyIds: (globals) =>
       onEngine(
         globals,

@@ -16,7 +16,8 @@ function sub(name: string, handler: keyof Handlers, description: string, rest: D
   return Object.assign(rest, { name, description, load: () => run().then((m) => m[handler]) });
 }
 
-const OFFSET_ID = { name: '<id>', description: 'the offset id (off_…)', values: 'offsetIds' } as const;
+/** An offset of either mode; completion offers those the subcommand can act on. */
+const offsetId = (values: 'reviewIds' | 'processingIds') => ({ name: '<id>', description: 'the offset id (off_…)', values }) as const;
 
 const keys: CommandSpec = {
   name: 'keys',
@@ -172,11 +173,11 @@ on a remote API; with a base URL configured, add --local.`,
       examples: ['carbon sandbox rate-limit 5 --window 1s', 'carbon sandbox rate-limit 0', 'carbon sandbox rate-limit off'],
     }),
     sub('review', 'review', 'approve (placed now) or reject (refunded) a live offset waiting for review', {
-      args: [{ name: '<decision>', description: 'approve or reject', choices: ['approve', 'reject'] }, OFFSET_ID],
+      args: [{ name: '<decision>', description: 'approve or reject', choices: ['approve', 'reject'] }, offsetId('reviewIds')],
       examples: ['carbon sandbox review approve off_…', 'carbon sandbox review reject off_… --json | jq .status'],
     }),
     sub('fail', 'fail', 'the order could not be placed: a processing offset is refunded', {
-      args: [OFFSET_ID],
+      args: [offsetId('processingIds')],
       examples: ['carbon sandbox fail off_…'],
     }),
     clock,
