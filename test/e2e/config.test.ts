@@ -119,6 +119,19 @@ describe('set, get, unset, list, use', () => {
     expect((await ok(['config', 'list'], { home })).stdout).toBe('ci.team_2-eu\tmode\tlive\n');
   });
 
+  test('config use of a name no profile can have says so, and offers no command that would fail too', async () => {
+    const home = newHome();
+    await ok(['config', 'set', '--profile', 'staging', 'mode', 'live'], { home });
+    for (const name of ['my team', 'ci;rm -rf x', 'a/b', '../x', '']) {
+      const r = await carbon(['config', 'use', name], { home });
+      expect({ name, exitCode: r.exitCode, stdout: r.stdout }).toEqual({ name, exitCode: 2, stdout: '' });
+      expect(r.stderr).toBe(
+        `error: ${JSON.stringify(name)} cannot name a profile: use letters, digits, '.', '-' and '_', starting with a letter or digit (at most 64).\n`,
+      );
+    }
+    expect(JSON.parse(readFileSync(join(home, 'config.json'), 'utf8'))).toEqual({ profiles: { staging: { mode: 'live' } } });
+  });
+
   test('bad keys and values are refused before they are stored', async () => {
     const home = newHome();
     for (const [args, message] of [

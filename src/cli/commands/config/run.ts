@@ -128,6 +128,8 @@ export async function use(ctx: Context, profileName: string): Promise<void> {
   // A typo here would silently switch every later command to an empty profile (the local
   // engine, no keys); so only a profile that exists, or the default, can be made current.
   if (!exists && profileName !== DEFAULT_PROFILE) {
+    // A name no profile can have is said as `config set` says it, not sent to a command that would refuse it too.
+    checkProfileName(profileName);
     throw usage(
       `No profile named "${profileName}".`,
       `Create it with \`carbon config set --profile ${profileName} test-key KEY\` (or base-url, mode, live-key).`,
