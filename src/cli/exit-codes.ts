@@ -31,10 +31,10 @@ export const EXIT = {
   /** `watch --forward-to --until-settled`: stopped at --timeout with events not delivered (the cursor keeps them). */
   undelivered: 12,
   /**
-   * Stopped by the user: Ctrl-C (SIGINT) at a wait, a confirmation, a batch, a watch or
-   * `logs --follow` (SIGTERM too, as a CI job that times out sends, at all but a confirmation,
-   * and the line names it), or no at a confirmation: 128 + 2, as shells report Ctrl-C. Said in
-   * one plain line, not as an error.
+   * Stopped by the user: Ctrl-C (SIGINT) at a wait, a confirmation or a hidden prompt, a batch, a
+   * watch or `logs --follow` (SIGTERM too, as a CI job that times out sends, and the line names
+   * it), or no at a confirmation: 128 + 2, as shells report Ctrl-C. Said in one plain line, not as
+   * an error.
    */
   interrupted: 130,
 } as const;
@@ -66,4 +66,4 @@ export const EXIT_CODES_HELP = `Exit codes:
    10  buy --from-csv: some rows were not bought (the results say why); run it again to resume
    11  this Node.js is older than 22.13 (carbon needs 22.13 or later)
    12  watch --forward-to: stopped at --timeout with events not delivered
-  130  stopped by Ctrl-C, or no at a confirmation (or SIGTERM, for --wait, watch, logs --follow and buy --from-csv): a line says what was done`;
+  130  stopped by Ctrl-C or SIGTERM (at --wait, a confirmation, buy --from-csv, watch or logs --follow), or no at a confirmation: a line says what was done`;

@@ -50,7 +50,8 @@ describe('exit codes for API statuses', () => {
     expect(EXIT_CODES_HELP).toMatch(/^ {3}10 {2}buy --from-csv: /m);
     expect(EXIT_CODES_HELP).toMatch(/^ {3}11 {2}this Node\.js is older than 22\.13/m);
     expect(EXIT_CODES_HELP).toMatch(/^ {3}12 {2}watch --forward-to: /m);
-    expect(EXIT_CODES_HELP).toMatch(/^ {2}130 {2}stopped by Ctrl-C, or no at a confirmation/m);
+    // SIGTERM stops a confirmation as Ctrl-C does (terminal.test.ts), and the help says so.
+    expect(EXIT_CODES_HELP).toMatch(/^ {2}130 {2}stopped by Ctrl-C or SIGTERM \(at --wait, a confirmation, /m);
   });
 });
 
