@@ -139,6 +139,11 @@ describe('carbon open ID: the certificate', () => {
     expect(html).toContain(bought.id);
     expect(html).not.toContain('private-label');
     expect((await ok(['open', bought.id, '--live', '--print'], { home })).stdout.trim()).toBe(url);
+    // --json: one JSON document for jq, with or without --print (and no browser opened).
+    for (const args of [['--print', '--json'], ['--json']]) {
+      const doc = await ok(['open', bought.id, '--live', ...args], { home, env: { DISPLAY: undefined, WAYLAND_DISPLAY: undefined } });
+      expect(JSON.parse(doc.stdout)).toEqual({ offset: bought.id, url });
+    }
     const test = await json<{ id: string }>(['buy', '--kg', '1'], { home });
     expect((await carbon(['open', test.id], { home })).stderr).toContain('test offsets have none');
   });

@@ -282,6 +282,8 @@ describe('--forward-to', () => {
     expect(config).toContain(secret);
     expect(statSync(join(home, 'config.json')).mode & 0o777).toBe(0o600);
     expect((await ok(['config', 'list', '--json'], { home })).stdout).not.toContain(secret);
+    // With --json, a JSON document a script can read with jq, as `sandbox keys create --json` gives a key.
+    expect(JSON.parse((await ok(['watch', '--print-secret', '--json'], { home })).stdout)).toEqual({ profile: 'default', secret });
 
     // Every event arrived, after two refused attempts, each body as printed and signed with the secret.
     expect(local.attempts()).toBe(w.events().length + 2);

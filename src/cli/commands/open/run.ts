@@ -11,7 +11,8 @@ import { inEitherMode } from '../../offsets/other-mode.js';
  * `carbon open ID`: the offset's certificate. On the remote engine its certificate_url (the
  * served page); on the local engine, where no server may be running to serve that address, the
  * same page rendered from the model into the data directory. Opened in the browser when there is
- * a display; with --print, or without one, its address is printed instead (stdout, for scripts).
+ * a display; with --print, or without one, its address is printed instead (stdout, for scripts);
+ * with --json, `{"offset", "url"}`.
  */
 export async function run(ctx: Context, id: string, flags: { print?: boolean }): Promise<void> {
   const client = await ctx.client();
@@ -30,6 +31,8 @@ export async function run(ctx: Context, id: string, flags: { print?: boolean }):
     writeFileSync(file, certificatePage(offset, certificateId), { mode: 0o600 });
     target = pathToFileURL(file).href;
   }
+  // --json: the address as a JSON document, opened nowhere (as `sandbox login --json`), never a bare line jq cannot read.
+  if (ctx.out.json) return ctx.out.jsonDocument({ offset: offset.id, url: target });
   if (flags.print || !hasDisplay()) {
     ctx.out.data(target);
     return;

@@ -57,6 +57,8 @@ async function signingSecret(ctx: Context, show: boolean): Promise<string> {
 export async function run(ctx: Context, flags: WatchFlags): Promise<void> {
   if (flags.printSecret) {
     const secret = await signingSecret(ctx, false);
+    // With --json, a document (as `sandbox keys create --json` gives a key's secret), not a bare line.
+    if (ctx.out.json) return ctx.out.jsonDocument({ profile: ctx.settings.profileName, secret });
     return ctx.out.data(secret);
   }
   const { intervalMs, forwardUrl } = checkFlags(flags);
