@@ -26,6 +26,15 @@ export function colorOn(isTTY: boolean, env: NodeJS.ProcessEnv, flag?: boolean):
 }
 
 /**
+ * A CI job, by the variable CI services set (`CI=true`; GitHub Actions, GitLab, Buildkite, CircleCI
+ * …); `CI=false` or `CI=0` says it is not one.
+ */
+export function inCi(env: NodeJS.ProcessEnv): boolean {
+  const ci = env.CI?.trim().toLowerCase();
+  return ci !== undefined && ci !== '' && ci !== '0' && ci !== 'false';
+}
+
+/**
  * All output goes through here: data to stdout, everything a person reads to stderr. It decides,
  * when first asked, what kind of reader is on each stream (gh's rules): a terminal gets tables and colour,
  * anything else plain tab-separated rows; NO_COLOR and --no-color turn colour off, FORCE_COLOR on.
@@ -66,6 +75,18 @@ export class Output {
   /** stderr is a terminal: spinners and prompts are allowed there. */
   get stderrInteractive(): boolean {
     return this.stderrStream === undefined && this.options.stderr === undefined ? isatty(2) : Boolean(this.stderr.isTTY);
+  }
+
+  /**
+   * Why nobody can answer a question here, or undefined when a person can: stdin and stderr are
+   * terminals, and this is no CI job. A CI runner may give a job a terminal (Buildkite does by
+   * default, as `docker run -t` does), where a question would wait for the job's timeout.
+   */
+  get nobodyToAsk(): string | undefined {
+    if (!isatty(0)) return 'stdin is not a terminal';
+    if (!this.stderrInteractive) return 'stderr is not a terminal';
+    if (inCi(this.env)) return `CI=${this.env.CI} says this is a CI job`;
+    return undefined;
   }
 
   /** Spinners redraw a line in place: only on a terminal that can (not TERM=dumb), and never with --json. */

@@ -1,3 +1,5 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { execa } from 'execa';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { BIN, baseEnv, carbon, carbonTty, coloured, homes, json, ok, plain, sh, TTY } from '../support/cli.js';
@@ -243,6 +245,46 @@ describe('confirming a live purchase: every combination of terminals', () => {
     expect(output).not.toContain('[y/N]');
     expect(output).toContain('A live purchase needs --yes when nobody can confirm it (stdin is not a terminal); nothing was bought.');
     expect((await json<{ data: unknown[] }>(['list', '--live'], { home })).data).toHaveLength(0);
+  });
+});
+
+describe('a CI job given a terminal (CI=true; Buildkite runs jobs on one, as docker run -t does)', () => {
+  const newHome4 = homes();
+  test('is never asked: a live purchase, a live batch and sandbox reset need --yes, a key is not prompted for; CI=false asks', async () => {
+    const home = newHome4();
+    await ok(['sandbox', 'topup', '250', '--live'], { home });
+    const offset = await json<{ id: string }>(['buy', '--kg', '10'], { home });
+    const file = join(home, 'flights.csv');
+    writeFileSync(file, 'reference,kg\nci-1,5\n');
+    const ci = { ...TTY, CI: 'true' };
+    // Even a terminal that would answer y: in a CI job nobody is there to mean it.
+    for (const [args, said] of [
+      [
+        ['buy', '--kg', '10', '--live'],
+        'A live purchase needs --yes when nobody can confirm it (CI=true says this is a CI job); nothing was bought.',
+      ],
+      [
+        ['buy', '--from-csv', file, '--live'],
+        'A live batch needs --yes where nobody can confirm it (CI=true says this is a CI job). Nothing was bought.',
+      ],
+      [['sandbox', 'reset'], 'and nobody can confirm it (CI=true says this is a CI job).'],
+      [
+        ['config', 'set', 'test-key', '-'],
+        'Nobody can type the test-key here: stdin is a terminal, and CI=true says this is a CI job; nothing was set.',
+      ],
+    ] as const) {
+      const r = await carbonTty([...args], { home, env: ci, input: 'y\n' });
+      expect({ args, exitCode: r.exitCode }).toEqual({ args, exitCode: 2 });
+      expect(plain(r.output)).not.toMatch(/\[y\/N\]|Paste or type/);
+      expect(plain(r.output)).toContain(said);
+    }
+    expect((await json<{ data: unknown[] }>(['list', '--live'], { home })).data).toEqual([]);
+    expect((await ok(['show', offset.id], { home })).exitCode).toBe(0);
+    expect(existsSync(join(home, 'config.json'))).toBe(false);
+    // CI=false (or unset) is a person at a terminal: asked, as before.
+    const asked = await carbonTty(['buy', '--kg', '10', '--live'], { home, env: { ...TTY, CI: 'false' }, input: 'n\n' });
+    expect(asked.exitCode).toBe(130);
+    expect(plain(asked.output)).toContain('[y/N]');
   });
 });
 

@@ -60,12 +60,9 @@ export async function run(ctx: Context, flags: CsvFlags): Promise<void> {
   // Live mode asks once for the whole batch; where nobody can answer, it needs --yes (a batch is too
   // much money to spend on a warning, unlike one `carbon buy`).
   const live = ctx.settings.mode === 'live' && !flags.yes && !flags.dryRun;
-  const canAsk = ctx.out.stderrInteractive && Boolean(process.stdin.isTTY) && flags.fromCsv !== '-';
-  if (live && !canAsk)
-    throw usage(
-      'A live batch needs --yes where nobody can confirm it (no terminal, or the file on stdin). Nothing was bought.',
-      'Check it first with --dry-run.',
-    );
+  const nobody = flags.fromCsv === '-' ? 'the file is on stdin' : ctx.out.nobodyToAsk;
+  if (live && nobody !== undefined)
+    throw usage(`A live batch needs --yes where nobody can confirm it (${nobody}). Nothing was bought.`, 'Check it first with --dry-run.');
 
   const batchId = flags.batchId ?? DEFAULT_BATCH;
   // A batch makes a few short-lived objects a row and keeps none of them; V8 would grow its young

@@ -32,13 +32,15 @@ async function buy(ctx: Context, flags: BuyFlags): Promise<BuyResult> {
   const params = purchaseParams(flags);
   const maxCents = flags.maxCents === undefined ? undefined : wholeNumberOption(flags.maxCents, '--max-cents (cents)');
   // One rule: real money is spent only when a person said so. A live purchase asks when a person
-  // can answer (stdin and stderr are terminals); when nobody can (a script, CI, input piped in)
-  // it needs --yes, as gh and terraform do for what cannot be undone: a usage error, nothing bought.
+  // can answer (stdin and stderr are terminals, and no CI job); when nobody can (a script, CI,
+  // input piped in) it needs --yes, as gh and terraform do for what cannot be undone: a usage
+  // error, nothing bought.
   const live = ctx.settings.mode === 'live' && !flags.yes;
-  const confirm = live && ctx.out.stderrInteractive && Boolean(process.stdin.isTTY);
+  const nobody = live ? ctx.out.nobodyToAsk : undefined;
+  const confirm = live && nobody === undefined;
   if (live && !confirm) {
     throw usage(
-      `A live purchase needs --yes when nobody can confirm it (${process.stdin.isTTY ? 'stderr' : 'stdin'} is not a terminal); nothing was bought.`,
+      `A live purchase needs --yes when nobody can confirm it (${nobody}); nothing was bought.`,
       // The local model rehearses the rule (a script that works here works against the API), but spends no money.
       ctx.settings.engine === 'local'
         ? 'Add --yes to buy without being asked (the local sandbox asks as the API would; no real money is spent here).'

@@ -17,6 +17,7 @@ import {
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT } from '../../exit-codes.js';
+import { inCi } from '../../output.js';
 import { maskSecret } from '../../watch/forward.js';
 
 /**
@@ -63,6 +64,12 @@ async function readValue(ctx: Context, key: ConfigKey, value: string): Promise<s
   if (value !== '-') return value;
   let text: string;
   if (process.stdin.isTTY) {
+    // A CI job given a terminal has nobody to type into it: the question would wait for its timeout.
+    if (inCi(ctx.env))
+      throw usage(
+        `Nobody can type the ${key} here: stdin is a terminal, and CI=${ctx.env.CI} says this is a CI job; nothing was set.`,
+        `Give it on stdin: printf %s "$KEY" | carbon config set ${key} -`,
+      );
     const { askHidden } = await import('../../prompt.js');
     const what = isSecret(key) ? `the ${key} (it will not be shown)` : `the ${key}`;
     text = await askHidden(ctx.out, `Paste or type ${what}, then press Enter: `, 'Cancelled; nothing was set.');

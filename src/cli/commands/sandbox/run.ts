@@ -109,9 +109,10 @@ export async function reset(ctx: Context, flags: { yes?: boolean }): Promise<voi
   const sandbox = await open(ctx, 'reset');
   if (!flags.yes) {
     const what = `every offset, balance and key of the local sandbox in ${sandbox.label}`;
-    // A script is never prompted: without a terminal to ask on, only --yes may delete.
-    if (!(process.stdin.isTTY && ctx.out.stderrInteractive))
-      throw usage(`carbon sandbox reset deletes ${what}.`, 'Add --yes to do it without a prompt.');
+    // A script is never prompted: without a person to ask (no terminal, a CI job), only --yes may delete.
+    const nobody = ctx.out.nobodyToAsk;
+    if (nobody !== undefined)
+      throw usage(`carbon sandbox reset deletes ${what}, and nobody can confirm it (${nobody}).`, 'Add --yes to do it without a prompt.');
     const { confirmOrStop } = await import('../../prompt.js');
     await confirmOrStop(ctx.out, `Delete ${what}?`, 'Cancelled; nothing was deleted.');
   }
