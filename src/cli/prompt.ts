@@ -6,10 +6,11 @@ import type { Output } from './output.js';
 import { bySigterm, onStopSignal } from './stop-signals.js';
 
 /**
- * Asks yes/no on stderr, and returns only on yes. Only ever called when stdin and stderr are
- * terminals. No, Ctrl-C, SIGTERM and the end of input alike stop the command with `cancelled`
- * (what was not done, "Cancelled; …"): the user's own choice, or a stop, exit 130 and one plain
- * line, not an error; the line names SIGTERM when that was it (stop-signals.ts).
+ * Asks yes/no on stderr, and returns only on yes. Only ever called when a person can answer
+ * (Output.nobodyToAsk: stdin and stderr are terminals, and no CI job). No, Ctrl-C, SIGTERM and
+ * the end of input alike stop the command with `cancelled` (what was not done, "Cancelled; …"):
+ * the user's own choice, or a stop, exit 130 and one plain line, not an error; the line names
+ * SIGTERM when that was it (stop-signals.ts).
  */
 export function confirmOrStop(out: Output, question: string, cancelled: string): Promise<void> {
   return new Promise((resolve, reject) => {
