@@ -36,6 +36,15 @@ describe('set, get, unset, list, use', () => {
     expect(unset.exitCode).toBe(5);
     expect(unset.stdout).toBe('');
     expect(unset.stderr).toBe('error: base-url is not set in profile default. Set it with `carbon config set base-url VALUE`.\n');
+    // Of a profile that is not the current one (--profile, CARBON_PROFILE), the command names it:
+    // without --profile it would set the value in the current profile, not the one asked about.
+    for (const env of [{}, { CARBON_PROFILE: 'staging' }]) {
+      const other = await carbon(['config', 'get', 'mode', ...('CARBON_PROFILE' in env ? [] : ['--profile', 'staging'])], { home, env });
+      expect([other.exitCode, other.stderr]).toEqual([
+        5,
+        'error: mode is not set in profile staging. Set it with `carbon config set --profile staging mode VALUE`.\n',
+      ]);
+    }
   });
 
   test('a value from stdin with -', async () => {

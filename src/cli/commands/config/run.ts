@@ -17,6 +17,7 @@ import {
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT } from '../../exit-codes.js';
+import { shellWord } from '../../follow-up.js';
 import { inCi } from '../../output.js';
 import { maskSecret } from '../../watch/forward.js';
 
@@ -103,11 +104,14 @@ export async function get(ctx: Context, name: string, flags: { reveal?: boolean 
   const value = profileNamed(ctx.settings.config, ctx.settings.profileName)?.[CONFIG_KEYS[key]];
   if (value === undefined) {
     // Exit 5, "not found", so a script can test for it: `carbon config get base-url || …`.
+    // In the profile asked about: the current one is where `config set` goes without --profile.
+    const profileName = ctx.settings.profileName;
+    const named = profileName === currentProfile(ctx.settings.config) ? '' : ` --profile ${shellWord(profileName)}`;
     throw new CliError(
       `${key} is not set in ${profileLabel(ctx)}.`,
       EXIT.notFound,
       'config_key_unset',
-      `Set it with \`carbon config set ${key} VALUE\`.`,
+      `Set it with \`carbon config set${named} ${key} VALUE\`.`,
     );
   }
   const printed = flags.reveal ? value : shown(key, value);
