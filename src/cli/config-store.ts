@@ -5,6 +5,7 @@ import { makeDirs } from '../platform/dirs.js';
 import { keyShape } from '../service/keys.js';
 import { CliError, usage } from './errors.js';
 import { EXIT } from './exit-codes.js';
+import { shellWord } from './follow-up.js';
 
 const isMode = (value: string): value is Mode => (MODES as readonly string[]).includes(value);
 
@@ -49,6 +50,15 @@ export function isConfigKey(name: string): name is ConfigKey {
 /** A profile by its name: the file's own entries only, so `toString` or `__proto__` names none. */
 export function profileNamed(config: ConfigData, name: string): Profile | undefined {
   return config.profiles !== undefined && Object.hasOwn(config.profiles, name) ? config.profiles[name] : undefined;
+}
+
+/**
+ * ` --profile NAME` for a command printed to fix profile `name` (`carbon config set…`), or '' when
+ * it is the current profile, where `config set` goes without one: a command without it would act
+ * on another profile than the one meant (chosen by --profile or CARBON_PROFILE).
+ */
+export function profileFlag(config: ConfigData, name: string): string {
+  return name === (config.current_profile ?? DEFAULT_PROFILE) ? '' : ` --profile ${shellWord(name)}`;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { Transport } from '../client/transport.js';
 import type { CloseOptions } from '../engine/ledger.js';
 import type { Engine } from '../engine/open.js';
 import type { Sandbox } from '../service/sandbox.js';
+import { profileFlag } from './config-store.js';
 import { CliError } from './errors.js';
 import { EXIT } from './exit-codes.js';
 import type { Output } from './output.js';
@@ -57,7 +58,7 @@ export class Context {
         `No ${s.mode} API key for ${s.baseUrl}.`,
         EXIT.auth,
         'api_key_missing',
-        `Set CARBON_API_KEY, or run \`carbon config set ${s.mode}-key <KEY>${profileFlag(s.profileName)}\`.`,
+        `Set CARBON_API_KEY, or run \`carbon config set${profileFlag(s.config, s.profileName)} ${s.mode}-key -\`.`,
       );
     }
     // Every path of the API is under /api/v1: a base URL without it answers 404s that say
@@ -143,9 +144,4 @@ export class Context {
     this.openClient?.close();
     await this.openedEngine?.close(options);
   }
-}
-
-/** ` --profile <name>` for a follow-up command, unless the profile is the default one. */
-function profileFlag(name: string): string {
-  return name === 'default' ? '' : ` --profile ${name}`;
 }

@@ -2,7 +2,7 @@ import type { Mode } from '../api/types.js';
 import { hasPassword, malformedTimeout, maskUrl, type StoreTarget } from '../engine/ledger.js';
 import { JOURNAL_DEFAULTS, type JournalSettings, journalSettingsFrom } from '../service/journal.js';
 import { keyShape } from '../service/keys.js';
-import { type ConfigData, DEFAULT_PROFILE, type Profile, profileNamed, readConfig } from './config-store.js';
+import { type ConfigData, DEFAULT_PROFILE, type Profile, profileFlag, profileNamed, readConfig } from './config-store.js';
 import { usage } from './errors.js';
 import { wholeNumberOption } from './options.js';
 import { type CarbonPaths, resolvePaths } from './paths.js';
@@ -73,7 +73,8 @@ export function resolveSettings(
   const mode = chooseMode(opts, env, profile, options.modeFilters === true);
   const [apiKey, apiKeySource] = chooseKey(opts, env, profile, mode);
   // `carbon config` (ledger: false) reads the file to fix it: a key in the wrong place must not stop it.
-  if (apiKeySource === 'profile' && options.ledger !== false) refuseKeyOfOtherMode(apiKey!, mode, profileName);
+  if (apiKeySource === 'profile' && options.ledger !== false)
+    refuseKeyOfOtherMode(apiKey!, mode, profileName, profileFlag(config, profileName));
   const baseUrl = chooseBaseUrl(opts, env, profile, profileName);
   return {
     paths,
@@ -181,12 +182,12 @@ function chooseKey(opts: GlobalOptions, env: NodeJS.ProcessEnv, profile: Profile
  * mode than the one chosen: a purchase believed to be a test would spend real money, unasked.
  * `config set` refuses such a key, so it was written by hand; refused here, naming the fix.
  */
-function refuseKeyOfOtherMode(key: string, mode: Mode, profileName: string): void {
+function refuseKeyOfOtherMode(key: string, mode: Mode, profileName: string, flag: string): void {
   const keyMode = modeOfKey(key);
   if (keyMode === null || keyMode === mode) return;
   throw usage(
     `The ${mode}-key of profile ${profileName} is a ${keyMode} key: nothing was sent, as this ${mode}-mode call would have been made in ${keyMode} mode.`,
-    `Put each key in its place: \`carbon config set ${keyMode}-key -\` for this one, and \`carbon config set ${mode}-key -\` for a ${mode} key.`,
+    `Put each key in its place: \`carbon config set${flag} ${keyMode}-key -\` for this one, and \`carbon config set${flag} ${mode}-key -\` for a ${mode} key.`,
   );
 }
 

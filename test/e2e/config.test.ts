@@ -313,6 +313,35 @@ describe('keys in use', () => {
     expect((await ok(['config', 'list'], { home })).stdout).toContain(`default\ttest-key\t${maskKey(FAKE_LIVE)}\n`);
   });
 
+  test('a command printed to fix a profile names it when it is not the current one, default included', async () => {
+    const home = newHome();
+    writeFileSync(
+      join(home, 'config.json'),
+      JSON.stringify({
+        current_profile: 'staging',
+        profiles: { default: { base_url: 'http://127.0.0.1:9/api/v1' }, staging: { base_url: 'http://127.0.0.1:9/api/v1' } },
+      }),
+      { mode: 0o600 },
+    );
+    const missing = async (args: string[], env: Record<string, string> = {}) => (await carbon(args, { home, env })).stderr;
+    // The current profile: `config set` goes there without --profile.
+    expect(await missing(['balance'])).toContain('or run `carbon config set test-key -`.');
+    // Another, by --profile or CARBON_PROFILE: without it, the command would set the current one's key.
+    expect(await missing(['balance', '--profile', 'default'])).toContain('or run `carbon config set --profile default test-key -`.');
+    expect(await missing(['balance', '--live'], { CARBON_PROFILE: 'default' })).toContain(
+      'or run `carbon config set --profile default live-key -`.',
+    );
+    // A key of the other mode in that profile: each fix names it too.
+    writeFileSync(
+      join(home, 'config.json'),
+      JSON.stringify({ current_profile: 'staging', profiles: { default: { test_key: FAKE_LIVE }, staging: {} } }),
+      { mode: 0o600 },
+    );
+    expect(await missing(['balance', '--profile', 'default'])).toContain(
+      'Put each key in its place: `carbon config set --profile default live-key -` for this one, and `carbon config set --profile default test-key -` for a test key.',
+    );
+  });
+
   test('a configured key is used (it survives revoking the sandbox default), and is never printed in full', async () => {
     const home = newHome();
     const created = await json<{ id: string; secret: string }>(['sandbox', 'keys', 'create'], { home });

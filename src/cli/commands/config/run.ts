@@ -11,13 +11,13 @@ import {
   DEFAULT_PROFILE,
   isConfigKey,
   type Profile,
+  profileFlag,
   profileNamed,
   writeConfig,
 } from '../../config-store.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT } from '../../exit-codes.js';
-import { shellWord } from '../../follow-up.js';
 import { inCi } from '../../output.js';
 import { maskSecret } from '../../watch/forward.js';
 
@@ -104,14 +104,11 @@ export async function get(ctx: Context, name: string, flags: { reveal?: boolean 
   const value = profileNamed(ctx.settings.config, ctx.settings.profileName)?.[CONFIG_KEYS[key]];
   if (value === undefined) {
     // Exit 5, "not found", so a script can test for it: `carbon config get base-url || …`.
-    // In the profile asked about: the current one is where `config set` goes without --profile.
-    const profileName = ctx.settings.profileName;
-    const named = profileName === currentProfile(ctx.settings.config) ? '' : ` --profile ${shellWord(profileName)}`;
     throw new CliError(
       `${key} is not set in ${profileLabel(ctx)}.`,
       EXIT.notFound,
       'config_key_unset',
-      `Set it with \`carbon config set${named} ${key} VALUE\`.`,
+      `Set it with \`carbon config set${profileFlag(ctx.settings.config, ctx.settings.profileName)} ${key} VALUE\`.`,
     );
   }
   const printed = flags.reveal ? value : shown(key, value);
