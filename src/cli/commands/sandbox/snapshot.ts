@@ -1,4 +1,5 @@
-import { createReadStream, createWriteStream, renameSync, statSync, unlinkSync, type WriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, openSync, renameSync, statSync, unlinkSync, type WriteStream } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Writable } from 'node:stream';
 import pkg from '../../../../package.json' with { type: 'json' };
 import { linesOf, SnapshotError } from '../../../service/snapshot-format.js';
@@ -34,7 +35,7 @@ function writer(stream: Writable): (text: string) => Promise<void> {
 const ended = (stream: WriteStream) =>
   new Promise<void>((resolve, reject) => {
     stream.once('error', reject);
-    stream.end(() => resolve());
+    stream.end((err?: Error | null) => (err ? reject(err) : resolve()));
   });
 
 /** "12 offsets, 3 keys, 7 Idempotency-Keys": what a person checks first. */
@@ -57,13 +58,35 @@ export async function snapshotSave(ctx: Context, file: string, flags: { withJour
   }
   // Written beside the file and renamed over it once whole: a failed save leaves no half file.
   const tmp = `${file}.${process.pid}.tmp`;
+  let fd: number;
+  try {
+    // Opened before the ledger is read: a file that cannot be made is said at once. Opened by the
+    // stream instead, its error came while the ledger was being read (over the network, on
+    // PostgreSQL) with nothing listening yet, and ended the process with a stack trace.
+    fd = openSync(tmp, 'wx', 0o666);
+  } catch (err) {
+    // The file is to be made: what is missing is the directory it goes in.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw usage(`No such directory: ${dirname(file)}; nothing was saved.`);
+    throw fileError(err, file);
+  }
+  const stream = createWriteStream(tmp, { fd });
+  // A write that fails later (a full disk) is kept until the next write or the end, which throw it.
+  let failure: Error | undefined;
+  stream.on('error', (err) => {
+    failure ??= err;
+  });
+  const write = writer(stream);
   let summary: SnapshotSummary;
   try {
-    const stream = createWriteStream(tmp, { flags: 'wx' });
-    summary = await snapshots.save(writer(stream), options);
+    summary = await snapshots.save(async (text) => {
+      if (failure !== undefined) throw failure;
+      await write(text);
+    }, options);
     await ended(stream);
+    if (failure !== undefined) throw failure;
     renameSync(tmp, file);
   } catch (err) {
+    stream.destroy();
     try {
       unlinkSync(tmp);
     } catch {}
