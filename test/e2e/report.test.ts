@@ -110,6 +110,14 @@ describe('carbon api METHOD PATH', () => {
     expect([invalid.exitCode, JSON.parse(invalid.stdout).error.param]).toEqual([2, 'kg']);
     const notJson = await carbon(['api', 'POST', '/quotes', '-d', 'kg=5'], { home });
     expect([notJson.exitCode, notJson.stdout]).toEqual([2, '']);
+    // A body file that cannot be read is said in words, and nothing is sent.
+    for (const [file, why] of [
+      ['missing.json', 'there is no such file'],
+      [home, 'it is a directory'],
+    ]) {
+      const unread = await carbon(['api', 'POST', '/offsets', '-d', `@${file}`], { home });
+      expect([unread.exitCode, unread.stdout, unread.stderr]).toEqual([2, '', `error: Cannot read ${file}: ${why}; nothing was sent.\n`]);
+    }
     // The same key twice: the POST /offsets replays, as the API does.
     const again = await ok(['api', 'POST', '/offsets', '-d', '{"kg": 5}', '--idempotency-key', 'api-1'], { home });
     const replay = await ok(['api', 'POST', '/offsets', '-d', '{"kg": 5}', '--idempotency-key', 'api-1'], { home });

@@ -43,6 +43,16 @@ function readData(file: string): string {
   try {
     return file === '-' ? readFileSync(0, 'utf8') : readFileSync(file, 'utf8');
   } catch (err) {
-    throw new CliError(`Cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? 'error'}.`, EXIT.usage, 'usage_error');
+    const code = (err as NodeJS.ErrnoException).code;
+    // Said in words, as a CSV or a snapshot that cannot be read is: not an errno code alone.
+    const why =
+      code === 'ENOENT'
+        ? 'there is no such file'
+        : code === 'EISDIR'
+          ? 'it is a directory'
+          : code === 'EACCES'
+            ? 'permission denied'
+            : (code ?? 'error');
+    throw new CliError(`Cannot read ${file}: ${why}; nothing was sent.`, EXIT.usage, 'usage_error');
   }
 }
