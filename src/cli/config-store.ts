@@ -87,6 +87,14 @@ export function readConfig(configDir: string): ConfigData {
     text = readFileSync(path, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    // CARBON_HOME names a file (or a path through one): no config file to fix or move aside.
+    if ((err as NodeJS.ErrnoException).code === 'ENOTDIR')
+      throw new CliError(
+        `${configDir} is not a directory: carbon keeps its config and its ledger in one.`,
+        EXIT.failure,
+        'config_error',
+        'Set CARBON_HOME to a directory (carbon makes it if it is missing).',
+      );
     throw brokenConfig(path, (err as Error).message);
   }
   let data: unknown;

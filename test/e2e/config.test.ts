@@ -231,6 +231,22 @@ describe('config set KEY - on a terminal', () => {
 });
 
 describe('files', () => {
+  test('a CARBON_HOME that is a file is said as one, for every command; nothing is made', async () => {
+    const home = newHome();
+    const file = join(home, 'not-a-dir');
+    writeFileSync(file, 'x');
+    for (const args of [['balance'], ['buy', '--kg', '5'], ['config', 'list'], ['config', 'set', 'mode', 'live']]) {
+      const r = await carbon(args, { home, env: { CARBON_HOME: file } });
+      expect({ args, ...r }).toEqual({
+        args,
+        exitCode: 1,
+        stdout: '',
+        stderr: `error: ${file} is not a directory: carbon keeps its config and its ledger in one. Set CARBON_HOME to a directory (carbon makes it if it is missing).\n`,
+      });
+    }
+    expect(readFileSync(file, 'utf8')).toBe('x');
+  });
+
   test('the config file is 0600 in a 0700 directory created for it', async () => {
     const home = join(newHome(), 'fresh', 'carbon-home');
     await ok(['config', 'set', 'test-key', FAKE_TEST], { home });
