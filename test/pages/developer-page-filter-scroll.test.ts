@@ -1,10 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type RunningServer, startServer } from '../../src/server/server.js';
+import type { RunningServer } from '../../src/server/server.js';
 import { type Launched, launch, withChromium } from '../support/chromium.js';
+import { serveInProcess } from '../support/in-process-server.js';
 
 /**
  * On a phone the dashboard's offsets are several screens down: what their filter form and their
@@ -13,14 +11,14 @@ import { type Launched, launch, withChromium } from '../support/chromium.js';
  */
 
 withChromium(describe, 'Developer page filter scroll tests')("the dashboard's offsets filter on a phone", () => {
-  let dir: string;
   let server: RunningServer;
   let chromium: Launched;
 
+  const start = Date.now();
+  const served = serveInProcess('carbon-page-filter-scroll-', { clock: () => start });
+
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'carbon-page-filter-scroll-'));
-    const start = Date.now();
-    server = await startServer({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'data'), clock: () => start });
+    server = served.server;
     const key = (await server.sandbox.defaultKey('test'))!;
     // More than a page (20): the Older link is there.
     for (let n = 0; n < 21; n++) {
@@ -36,8 +34,6 @@ withChromium(describe, 'Developer page filter scroll tests')("the dashboard's of
 
   afterAll(async () => {
     await chromium?.close();
-    await server?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   /** The offsets' heading is on the screen (once the browser's scroll to #offsets is done). */

@@ -1,12 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { unavailablePage } from '../../src/server/pages/unavailable.js';
-import { type RunningServer, startServer } from '../../src/server/server.js';
+import type { RunningServer } from '../../src/server/server.js';
 import { type Launched, launch, withChromium } from '../support/chromium.js';
+import { serveInProcess } from '../support/in-process-server.js';
 
 /**
  * Every page's content is in a landmark, the sandbox band too (axe-core's "region" rule, which
@@ -29,16 +28,16 @@ async function outsideLandmarks(page: Page): Promise<string[]> {
 }
 
 withChromium(describe, 'Developer page landmark tests')('the developer page: everything inside a landmark', () => {
-  let dir: string;
   let server: RunningServer;
   let chromium: Launched;
   let offset: string;
   let request: string;
 
+  const start = Date.now();
+  const served = serveInProcess('carbon-page-landmarks-', { clock: () => start });
+
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'carbon-page-landmarks-'));
-    const start = Date.now();
-    server = await startServer({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'data'), clock: () => start });
+    server = served.server;
     const key = (await server.sandbox.defaultKey('test'))!;
     const made = await fetch(`${server.url}/offsets`, {
       method: 'POST',
@@ -53,8 +52,6 @@ withChromium(describe, 'Developer page landmark tests')('the developer page: eve
 
   afterAll(async () => {
     await chromium?.close();
-    await server?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   test.each([

@@ -192,36 +192,28 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
     expect(await page.textContent('section[aria-labelledby="offsets"]')).not.toContain('not listed');
   });
 
-  test('a filter status that is no status is said by the form, the other fields kept; a status chosen there, the offsets are listed', async () => {
-    await signIn();
-    const res = await page.goto(`${server.origin}/?mode=test&status=bogus&since=2000-01-01`);
-    expect(res!.status()).toBe(422);
-    expect(await page.textContent('section[aria-labelledby="offsets"] .notice.error')).toContain(
+  test.each([
+    [
+      'a filter status that is no status is said by the form, the other fields kept; a status chosen there, the offsets are listed',
+      'status=bogus',
       'Status: "bogus" is not a status: choose processing, placed or refunded (or any).',
-    );
-    expect(await page.getAttribute('#f-status', 'aria-invalid')).toBe('true');
-    expect(await page.inputValue('#f-since')).toBe('2000-01-01');
-    expect(await page.locator('section[aria-labelledby="offsets"] table').count()).toBe(0);
-    await expectAxeClean(page, 'a filter status that is no status');
-    await page.selectOption('#f-status', 'processing');
-    await page.click('form.filters button');
-    await page.waitForURL(/status=processing/);
-    expect(await page.locator('.notice.error').count()).toBe(0);
-    expect(await page.getAttribute('#f-status', 'aria-invalid')).toBeNull();
-    expect(await page.textContent('section[aria-labelledby="offsets"]')).not.toContain('not listed');
-  });
-
-  test('a filter given twice in the address is said by the form as a bad one is; one chosen there, the offsets are listed', async () => {
-    await signIn();
-    const res = await page.goto(`${server.origin}/?mode=test&status=placed&status=refunded&since=2000-01-01`);
-    expect(res!.status()).toBe(422);
-    expect(await page.textContent('section[aria-labelledby="offsets"] .notice.error')).toContain(
+      'a filter status that is no status',
+    ],
+    [
+      'a filter given twice in the address is said by the form as a bad one is; one chosen there, the offsets are listed',
+      'status=placed&status=refunded',
       'Status: given 2 times, "placed" and "refunded"; a filter takes one value.',
-    );
+      'a filter given twice',
+    ],
+  ])('%s', async (_what, status, said, axe) => {
+    await signIn();
+    const res = await page.goto(`${server.origin}/?mode=test&${status}&since=2000-01-01`);
+    expect(res!.status()).toBe(422);
+    expect(await page.textContent('section[aria-labelledby="offsets"] .notice.error')).toContain(said);
     expect(await page.getAttribute('#f-status', 'aria-invalid')).toBe('true');
     expect(await page.inputValue('#f-since')).toBe('2000-01-01');
     expect(await page.locator('section[aria-labelledby="offsets"] table').count()).toBe(0);
-    await expectAxeClean(page, 'a filter given twice');
+    await expectAxeClean(page, axe);
     await page.selectOption('#f-status', 'processing');
     await page.click('form.filters button');
     await page.waitForURL(/status=processing/);

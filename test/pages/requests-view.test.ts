@@ -5,6 +5,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type RunningServer, startServer } from '../../src/server/server.js';
 import { expectAxeClean, type Launched, launch, withChromium } from '../support/chromium.js';
+import { serveInProcess } from '../support/in-process-server.js';
 
 /**
  * The developer page's Requests view in Chromium, at 1280 px and a phone's 390 px: the newest
@@ -198,15 +199,15 @@ interface Scroller {
 }
 
 withChromium(describe, 'Requests view tests')('the Requests view: a body longer than its box', () => {
-  let dir: string;
   let server: RunningServer;
   let chromium: Launched;
   let requestId: string;
 
+  const start = Date.now();
+  const served = serveInProcess('carbon-requests-body-', { clock: () => start });
+
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'carbon-requests-body-'));
-    const start = Date.now();
-    server = await startServer({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'data'), clock: () => start });
+    server = served.server;
     const key = (await server.sandbox.defaultKey('test'))!;
     // A body of 6 KB in words (a long run of letters would be masked as a key's secret): refused, and kept whole in the journal.
     const res = await fetch(`${server.url}/offsets`, {
@@ -222,8 +223,6 @@ withChromium(describe, 'Requests view tests')('the Requests view: a body longer 
 
   afterAll(async () => {
     await chromium?.close();
-    await server?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   for (const size of SIZES) {
