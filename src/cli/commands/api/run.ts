@@ -39,20 +39,15 @@ export async function run(ctx: Context, method: string, path: string, flags: { d
   }
 }
 
+const UNREADABLE: Record<string, string> = { ENOENT: 'there is no such file', EISDIR: 'it is a directory', EACCES: 'permission denied' };
+
 function readData(file: string): string {
   try {
     return file === '-' ? readFileSync(0, 'utf8') : readFileSync(file, 'utf8');
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
     // Said in words, as a CSV or a snapshot that cannot be read is: not an errno code alone.
-    const why =
-      code === 'ENOENT'
-        ? 'there is no such file'
-        : code === 'EISDIR'
-          ? 'it is a directory'
-          : code === 'EACCES'
-            ? 'permission denied'
-            : (code ?? 'error');
+    const why = UNREADABLE[code] ?? code;
     throw new CliError(`Cannot read ${file}: ${why}; nothing was sent.`, EXIT.usage, 'usage_error');
   }
 }
