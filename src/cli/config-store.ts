@@ -241,6 +241,9 @@ export async function writeConfig(configDir: string, change: (data: ConfigData) 
 async function writeConfigFile(configDir: string, change: (data: ConfigData) => ConfigData): Promise<ConfigData> {
   const current = readConfig(configDir);
   const next = change(structuredClone(current));
+  // A change that changes nothing (unsetting what is not set) writes nothing: no file is made,
+  // and one a person keeps as they wrote it stays so.
+  if (JSON.stringify(next) === JSON.stringify(current)) return current;
   makeDirs(configDir, 0o700);
   const { default: Conf } = await import('conf');
   const profileSchema = {

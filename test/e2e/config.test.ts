@@ -1,4 +1,4 @@
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
@@ -288,6 +288,19 @@ describe('files', () => {
     await ok(['config', 'set', 'mode', 'test'], { home });
     await ok(['config', 'unset', 'mode'], { home });
     expect(await carbon(['config', 'list'], { home })).toEqual({ stdout: '', stderr: '', exitCode: 0 });
+  });
+
+  test('unsetting what is not set writes nothing: no config file is made, a kept one is left as it was', async () => {
+    const home = newHome();
+    const r = await ok(['config', 'unset', '--profile', 'nope', 'mode'], { home });
+    expect(r.stderr).toBe('mode was not set in profile nope; nothing to remove.\n');
+    expect(readdirSync(home)).toEqual([]);
+    // A file as a person wrote it (their spacing, no trailing newline) is not rewritten.
+    const text = '{"profiles":{"default":{"mode":"test"}}}';
+    writeFileSync(join(home, 'config.json'), text);
+    await ok(['config', 'unset', 'base-url'], { home });
+    await ok(['config', 'unset', '--profile', 'nope', 'mode'], { home });
+    expect(readFileSync(join(home, 'config.json'), 'utf8')).toBe(text);
   });
 
   test('a hand-broken config is reported, not thrown', async () => {
