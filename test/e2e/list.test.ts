@@ -268,6 +268,29 @@ describe('list filters: --status, --since, --until, with pages, --all and every 
     expect(plain((await carbonTty(['list', '--all'], { home })).output)).toMatch(/^ID +STATUS +KG .*\noff_\S+ +(processing|placed) +3 /);
   });
 
+  test('an empty live list on a terminal suggests the top-up its first purchase needs, and what it suggests works as written', async () => {
+    const home = newHome();
+    for (const args of [
+      ['list', '--live'],
+      ['list', '--live', '--all'],
+    ]) {
+      const empty = await carbonTty(args, { home });
+      expect(empty.exitCode).toBe(0);
+      expect(plain(empty.output).trim()).toBe(
+        'No live offsets yet, and the live balance ($0.00) does not cover 500 kg ($20.00). ' +
+          'Top it up with `carbon sandbox topup 250 --live`, then buy with `carbon buy --kg 500 --live`.',
+      );
+    }
+    // Only the suggestion was said: nothing was bought or topped up.
+    expect((await json(['balance', '--live'], { home })).available_cents).toBe(0);
+    await ok(['sandbox', 'topup', '250', '--live'], { home });
+    expect(plain((await carbonTty(['list', '--live'], { home })).output).trim()).toBe(
+      'No live offsets yet. Buy some with `carbon buy --kg 500 --live`.',
+    );
+    await ok(['buy', '--kg', '500', '--live', '--yes'], { home });
+    expect((await json(['list', '--live'], { home })).data).toHaveLength(1);
+  });
+
   test('a span that ends before it starts is refused as report refuses it, in every format, not listed as empty', async () => {
     const home = newHome();
     await ok(['buy', '--kg', '1'], { home });

@@ -4,9 +4,11 @@ import type { CarbonClient } from '../../../client/client.js';
 import { PageGuard } from '../../../client/paging.js';
 import type { Context } from '../../context.js';
 import { usage } from '../../errors.js';
-import { shellWord } from '../../follow-up.js';
+import { engineFlags, followUp, shellWord } from '../../follow-up.js';
 import { clockFor, isOneOf, parseWhen, quietWith, wholeNumberOption } from '../../options.js';
+import { topUpHint } from '../../purchase/top-up.js';
 import { displayWidth, terminalWidth } from '../../render/fit.js';
+import { dollars, kg } from '../../render/format.js';
 import { csvHeader, csvRow, offsetRow, offsetStream, offsetTable } from '../../render/resources.js';
 import { wrapCommand } from '../../render/wrap.js';
 import { keepYoungGenerationSmall } from '../../young-generation.js';
@@ -104,7 +106,7 @@ export async function run(ctx: Context, flags: ListFlags): Promise<void> {
   const filter = filterOf(flags, await clockFor(ctx, [flags.since, flags.until]));
   if (!flags.all) return printPage(ctx, flags, format, params, await firstOffsets(client, params, limit, filter));
   await keepYoungGenerationSmall();
-  return streamAll(ctx, format, matching(client.listAll(params), filter), () => noOffsets(ctx, flags, params));
+  return streamAll(ctx, format, matching(client.listAll(params), filter), () => noOffsets(ctx, client, flags, params));
 }
 
 /** What to ask the API for, and how many offsets to print (without --all). */
@@ -134,7 +136,7 @@ async function printPage(ctx: Context, flags: ListFlags, format: ListFormat | 'i
   if (format === 'csv') return ctx.out.data(csvHeader() + page.data.map(csvRow).join(''));
   if (format === 'plain') return void (page.data.length > 0 && ctx.out.data(page.data.map(offsetRow).join('\n')));
   const paint = await ctx.paint();
-  if (page.data.length === 0) return ctx.out.info(noOffsets(ctx, flags, params));
+  if (page.data.length === 0) return ctx.out.info(await noOffsets(ctx, await ctx.client(), flags, params));
   ctx.out.data(offsetTable(page.data, paint, terminalWidth(ctx.out.stdout, ctx.env)));
   const last = page.data.at(-1);
   if (page.has_more && last) {
@@ -147,8 +149,17 @@ async function printPage(ctx: Context, flags: ListFlags, format: ListFormat | 'i
   }
 }
 
-/** What a table says when no offset matched: the filters it was given, or how to buy the first ones. */
-function noOffsets(ctx: Context, flags: ListFlags, params: ListParams): string {
+/** The first purchase a table with no offsets suggests. */
+const FIRST_KG = 500;
+
+/**
+ * What a table says when no offset matched: the filters it was given, or how to buy the first
+ * ones, with the top-up that purchase needs first when the balance does not cover it (the local
+ * sandbox's live balance starts at $0: `carbon buy --kg 500 --live` alone would get 402). The
+ * balance is the quote's, the one the purchase would be charged to; a quote that fails leaves
+ * the plain suggestion.
+ */
+async function noOffsets(ctx: Context, client: CarbonClient, flags: ListFlags, params: ListParams): Promise<string> {
   const filtered = [
     params.reference === undefined ? null : `with reference ${JSON.stringify(params.reference)}`,
     params.starting_after === undefined ? null : `older than ${params.starting_after}`,
@@ -156,9 +167,13 @@ function noOffsets(ctx: Context, flags: ListFlags, params: ListParams): string {
     flags.since === undefined ? null : `since ${flags.since}`,
     flags.until === undefined ? null : `until ${flags.until}`,
   ].filter((f) => f !== null);
-  return filtered.length > 0
-    ? `No ${ctx.settings.mode} offsets ${filtered.join(' and ')}.`
-    : `No ${ctx.settings.mode} offsets yet. Buy some with \`carbon buy --kg 500${ctx.settings.mode === 'live' ? ' --live' : ''}\`.`;
+  const { mode } = ctx.settings;
+  if (filtered.length > 0) return `No ${mode} offsets ${filtered.join(' and ')}.`;
+  const buy = followUp(['buy', '--kg', String(FIRST_KG), ...(mode === 'live' && !engineFlags().includes('--live') ? ['--live'] : [])]);
+  const quote = await client.quote({ kg: FIRST_KG }).catch(() => undefined);
+  if (quote === undefined || quote.sufficient_balance) return `No ${mode} offsets yet. Buy some with \`${buy}\`.`;
+  const topUp = topUpHint(mode, ctx.settings.engine, quote.available_cents, quote.amount_cents);
+  return `No ${mode} offsets yet, and the ${mode} balance (${dollars(quote.available_cents)}) does not cover ${kg(FIRST_KG)} (${dollars(quote.amount_cents)}). ${topUp}, then buy with \`${buy}\`.`;
 }
 
 /**
@@ -166,7 +181,12 @@ function noOffsets(ctx: Context, flags: ListFlags, params: ListParams): string {
  * Backpressure: when the reader is slower than the ledger, wait for it rather than queue every
  * remaining page in memory (constant memory is the point of streaming).
  */
-async function streamAll(ctx: Context, format: ListFormat | 'ids', offsets: AsyncIterable<Offset>, none: () => string): Promise<void> {
+async function streamAll(
+  ctx: Context,
+  format: ListFormat | 'ids',
+  offsets: AsyncIterable<Offset>,
+  none: () => Promise<string>,
+): Promise<void> {
   const write = async (text: string): Promise<void> => {
     if (!ctx.out.stdout.write(text)) await once(ctx.out.stdout, 'drain');
   };
@@ -195,7 +215,7 @@ async function streamAll(ctx: Context, format: ListFormat | 'ids', offsets: Asyn
   }
   if (batch.length > 0) await write(text(batch));
   // A table with no offset says so, as a page's does, rather than drawing a header over nothing.
-  else if (format === 'table' && !written) ctx.out.info(none());
+  else if (format === 'table' && !written) ctx.out.info(await none());
 }
 
 /**
