@@ -84,6 +84,10 @@ describe('on the local model', () => {
     const wider = plain((await carbonTty(['logs'], { home, env: TTY, columns: 120 })).output);
     expect(wider).toMatch(/^STATUS +METHOD +PATH +CODE +MS +REQUEST ID$/m);
     expect(wider).toMatch(new RegExp(` 201 +POST +/api/v1/offsets +${bought.id} +[\\d.]+ +req_`));
+    // On a phone's 40 columns the path goes before the request id would be cut: every id whole.
+    const phone = plain((await carbonTty(['logs'], { home, env: TTY, columns: 40 })).output);
+    expect(phone).toMatch(/^STATUS +METHOD +REQUEST ID$/m);
+    for (const e of ndjson(all)) expect(phone).toMatch(new RegExp(` ${e.status} +${e.method} +${e.id}$`, 'm'));
   });
 
   test("the answers carbon sandbox faults gave are in the journal: --status 5xx finds a rehearsal's 500 and 503", async () => {
