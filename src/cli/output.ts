@@ -77,13 +77,18 @@ export class Output {
     return this.stderrStream === undefined && this.options.stderr === undefined ? isatty(2) : Boolean(this.stderr.isTTY);
   }
 
+  /** stdin is a terminal: what is read from it is being typed. */
+  get stdinTerminal(): boolean {
+    return isatty(0);
+  }
+
   /**
    * Why nobody can answer a question here, or undefined when a person can: stdin and stderr are
    * terminals, and this is no CI job. A CI runner may give a job a terminal (Buildkite does by
    * default, as `docker run -t` does), where a question would wait for the job's timeout.
    */
   get nobodyToAsk(): string | undefined {
-    if (!isatty(0)) return 'stdin is not a terminal';
+    if (!this.stdinTerminal) return 'stdin is not a terminal';
     if (!this.stderrInteractive) return 'stderr is not a terminal';
     if (inCi(this.env)) return `CI=${this.env.CI} says this is a CI job`;
     return undefined;

@@ -548,4 +548,17 @@ describe('on a terminal', () => {
     },
     limit(60_000),
   );
+
+  test('rows typed at the terminal (--from-csv -) get no spinner over them while they are read: how to end them is said instead', async () => {
+    const home = newHome();
+    // Typed, then Ctrl-D at the start of a line: the terminal's end of input.
+    const r = await carbonTty(['buy', '--from-csv', '-'], { home, input: 'kg\n5\n\u0004' });
+    expect(r.exitCode).toBe(0);
+    const output = plain(r.output);
+    expect(output).toContain('Reading the rows from the terminal: type them (a header line first), then Ctrl-D on a line of its own.');
+    // No bar while reading and checking (its frames redraw, and so erase, the line being typed);
+    // the buying, once the rows are in, has its own.
+    expect(output).not.toContain('Checking before buying');
+    expect(output).toContain('✓ 1 of 1 rows bought (5 kg for $0.20).');
+  });
 });

@@ -6,7 +6,8 @@ export interface Progress {
   stop(): void;
 }
 
-const SILENT: Progress = { update() {}, stop() {} };
+/** No bar: where stderr is no terminal, or while a person types on it. */
+export const SILENT: Progress = { update() {}, stop() {} };
 
 function bar(done: number, total: number, cells = 20): string {
   const full = total === 0 ? cells : Math.round((done / total) * cells);

@@ -2,7 +2,7 @@ import type { PurchaseParams } from '../../../api/types.js';
 import { CarbonApiError } from '../../../client/errors.js';
 import { buyRows } from '../../batch/buy.js';
 import { Occurrences, rowKey } from '../../batch/key.js';
-import { progress } from '../../batch/progress.js';
+import { progress, SILENT } from '../../batch/progress.js';
 import { QuoteCache } from '../../batch/quotes.js';
 import { BatchInput } from '../../batch/read.js';
 import { ResultPrinter, result } from '../../batch/results.js';
@@ -143,7 +143,14 @@ async function checkBatch(
   input: BatchInput,
 ): Promise<{ table: RowTable; total: BatchTotal; columns: Columns }> {
   const client = await ctx.client();
-  const bar = await progress(ctx.out, flags.dryRun ? 'Checking' : 'Checking before buying');
+  // Rows typed at the terminal (`--from-csv -`, nothing piped in): a bar would redraw, and so
+  // erase, the line being typed. How to end the rows is said instead; the buying has its bar.
+  const typed = flags.fromCsv === '-' && ctx.out.stdinTerminal;
+  if (typed)
+    ctx.out.info(
+      `Reading the rows from the terminal: type them (a header line first), then ${process.platform === 'win32' ? 'Ctrl-Z and Enter' : 'Ctrl-D on a line of its own'}.`,
+    );
+  const bar = typed ? SILENT : await progress(ctx.out, flags.dryRun ? 'Checking' : 'Checking before buying');
   const total: BatchTotal = { kg: 0, cents: 0, available: 0, livemode: ctx.settings.mode === 'live' };
   const table = new RowTable();
   const occurrences = new Occurrences();
