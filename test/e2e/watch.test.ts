@@ -112,6 +112,18 @@ describe('in a pipe', () => {
     expect(statSync(cursor).mode & 0o777).toBe(0o600);
   });
 
+  test('--cursor in a directory that does not exist is refused before the first poll: exit 2, one line, nothing asked of the API', async () => {
+    const home = newHome();
+    const cursor = join(home, 'missing', 'cursor.json');
+    const r = await carbon(['watch', '--cursor', cursor], { home });
+    expect([r.exitCode, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toBe(
+      `error: Cannot keep the cursor in ${join(home, 'missing')}: there is no such directory. Give --cursor a file in a directory you can write.\n`,
+    );
+    // No poll was made: the journal holds no request.
+    expect((await ok(['logs', '--json'], { home })).stdout).toBe('');
+  });
+
   test('--cursor resumes: changes made while stopped come out once, nothing twice', async () => {
     const home = await liveHome();
     const cursor = join(home, 'cursor.json');

@@ -1,4 +1,5 @@
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { CliError, usage } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import type { WatchState } from './follow.js';
@@ -6,6 +7,16 @@ import type { WatchState } from './follow.js';
 /** `carbon watch --cursor FILE`: the state of a run, read at its start and written after each poll whose events are all out. */
 
 export function readCursor(file: string, mode: 'test' | 'live', reference: string | null): WatchState | null {
+  // Written beside itself (a temporary file renamed into place): a directory that is missing or
+  // cannot be written is refused now, before the first poll, not after it.
+  try {
+    accessSync(dirname(file), constants.W_OK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOENT' ? 'there is no such directory' : code === 'EACCES' ? 'it cannot be written' : (code ?? (err as Error).message);
+    throw usage(`Cannot keep the cursor in ${dirname(file)}: ${why}.`, 'Give --cursor a file in a directory you can write.');
+  }
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
