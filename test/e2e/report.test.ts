@@ -118,6 +118,13 @@ describe('carbon api METHOD PATH', () => {
       const unread = await carbon(['api', 'POST', '/offsets', '-d', `@${file}`], { home });
       expect([unread.exitCode, unread.stdout, unread.stderr]).toEqual([2, '', `error: Cannot read ${file}: ${why}; nothing was sent.\n`]);
     }
+    // A GET's --data is refused, not sent as a body the API would never read.
+    const getBody = await carbon(['api', 'GET', '/offsets', '-d', '{"limit": 2}'], { home });
+    expect([getBody.exitCode, getBody.stdout, getBody.stderr]).toEqual([
+      2,
+      '',
+      "error: A GET sends no body, so --data has nowhere to go; nothing was sent. Put the parameters in the path's query, as in '/offsets?limit=2'.\n",
+    ]);
     // The same key twice: the POST /offsets replays, as the API does.
     const again = await ok(['api', 'POST', '/offsets', '-d', '{"kg": 5}', '--idempotency-key', 'api-1'], { home });
     const replay = await ok(['api', 'POST', '/offsets', '-d', '{"kg": 5}', '--idempotency-key', 'api-1'], { home });

@@ -16,6 +16,12 @@ export async function run(ctx: Context, method: string, path: string, flags: { d
   const url = new URL(path.startsWith('/') ? path : `/${path}`, 'http://x');
   const relative = url.pathname.startsWith(`${API_PREFIX}/`) ? url.pathname.slice(API_PREFIX.length) : url.pathname;
   let body: string | undefined;
+  // A GET has no body (the server would not read one): its parameters go in the path's query.
+  if (flags.data !== undefined && (verb === 'GET' || verb === 'HEAD'))
+    throw usage(
+      `A ${verb} sends no body, so --data has nowhere to go; nothing was sent.`,
+      "Put the parameters in the path's query, as in '/offsets?limit=2'.",
+    );
   if (flags.data !== undefined) {
     body = flags.data.startsWith('@') ? readData(flags.data.slice(1)) : flags.data;
     try {
