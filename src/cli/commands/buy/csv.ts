@@ -2,7 +2,7 @@ import type { PurchaseParams } from '../../../api/types.js';
 import { CarbonApiError } from '../../../client/errors.js';
 import { buyRows } from '../../batch/buy.js';
 import { Occurrences, rowKey } from '../../batch/key.js';
-import { progress, SILENT } from '../../batch/progress.js';
+import { type Progress, progress, SILENT } from '../../batch/progress.js';
 import { QuoteCache } from '../../batch/quotes.js';
 import { BatchInput } from '../../batch/read.js';
 import { ResultPrinter, result } from '../../batch/results.js';
@@ -134,6 +134,18 @@ function shortBalance(ctx: Context, total: BatchTotal, what: string): CliError {
 }
 
 /**
+ * The bar while the rows are read and checked. Not for rows typed at the terminal (`--from-csv -`,
+ * nothing piped in): it would redraw, and so erase, the line being typed. How to end the rows is
+ * said instead; the buying has its bar.
+ */
+async function checkingBar(ctx: Context, flags: CsvFlags): Promise<Progress> {
+  if (flags.fromCsv !== '-' || !ctx.out.stdinTerminal) return progress(ctx.out, flags.dryRun ? 'Checking' : 'Checking before buying');
+  const end = process.platform === 'win32' ? 'Ctrl-Z and Enter' : 'Ctrl-D on a line of its own';
+  ctx.out.info(`Reading the rows from the terminal: type them (a header line first), then ${end}.`);
+  return SILENT;
+}
+
+/**
  * Reads and quotes every row, streaming the file: the API judges each row (422s) and prices the
  * batch before any purchase. Any fault refuses the whole batch. Ctrl-C or SIGTERM here buys nothing.
  */
@@ -143,14 +155,7 @@ async function checkBatch(
   input: BatchInput,
 ): Promise<{ table: RowTable; total: BatchTotal; columns: Columns }> {
   const client = await ctx.client();
-  // Rows typed at the terminal (`--from-csv -`, nothing piped in): a bar would redraw, and so
-  // erase, the line being typed. How to end the rows is said instead; the buying has its bar.
-  const typed = flags.fromCsv === '-' && ctx.out.stdinTerminal;
-  if (typed)
-    ctx.out.info(
-      `Reading the rows from the terminal: type them (a header line first), then ${process.platform === 'win32' ? 'Ctrl-Z and Enter' : 'Ctrl-D on a line of its own'}.`,
-    );
-  const bar = typed ? SILENT : await progress(ctx.out, flags.dryRun ? 'Checking' : 'Checking before buying');
+  const bar = await checkingBar(ctx, flags);
   const total: BatchTotal = { kg: 0, cents: 0, available: 0, livemode: ctx.settings.mode === 'live' };
   const table = new RowTable();
   const occurrences = new Occurrences();
