@@ -1,10 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { unavailablePage } from '../../src/server/pages/unavailable.js';
 import type { RunningServer } from '../../src/server/server.js';
-import { type Launched, launch, withChromium } from '../support/chromium.js';
+import { type Launched, launch, outsideLandmarks, withChromium } from '../support/chromium.js';
 import { serveInProcess } from '../support/in-process-server.js';
 
 /**
@@ -13,19 +10,6 @@ import { serveInProcess } from '../support/in-process-server.js';
  * desktop's 1280 px and a phone's 390 px, signed out and in, and the band where it was: first, the
  * screen's whole width, above the header.
  */
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-/** The nodes axe-core's "region" rule finds outside every landmark. */
-async function outsideLandmarks(page: Page): Promise<string[]> {
-  await page.evaluate(AXE);
-  return page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(o: object): Promise<{ violations: Array<{ nodes: Array<{ html: string }> }> }> } })
-      .axe;
-    const r = await axe.run({ runOnly: { type: 'rule', values: ['region'] } });
-    return r.violations.flatMap((v) => v.nodes.map((n) => n.html.slice(0, 80)));
-  });
-}
 
 withChromium(describe, 'Developer page landmark tests')('the developer page: everything inside a landmark', () => {
   let server: RunningServer;

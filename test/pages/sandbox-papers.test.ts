@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Offset } from '../../src/api/types.js';
-import { type Launched, launch, withChromium } from '../support/chromium.js';
+import { type Launched, launch, outsideLandmarks, withChromium } from '../support/chromium.js';
 import { carbon, homes, json, ok } from '../support/cli.js';
 import { serveInProcess } from '../support/in-process-server.js';
 
@@ -74,6 +74,20 @@ withChromium(describe, 'Sandbox papers browser tests')('the sandbox says so on i
     const pdf = await page.pdf({ format: 'A4' });
     expect(pdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
     await page.context().close();
+  });
+
+  test('the certificate has nothing outside a landmark, its band in a region named Sandbox: on a desktop and a phone', async () => {
+    const url = await certificateUrl('papers-landmarks');
+    for (const [width, height] of [
+      [1280, 800],
+      [390, 844],
+    ] as const) {
+      const page = await (await chromium.browser.newContext({ viewport: { width, height } })).newPage();
+      await page.goto(url);
+      expect(await outsideLandmarks(page), `${width}px`).toEqual([]);
+      expect(await page.getByRole('region', { name: 'Sandbox' }).locator('.sandbox-band').innerText()).toMatch(SANDBOX);
+      await page.context().close();
+    }
   });
 
   test("the seal's words, SANDBOX and NOT VALID, lie inside its circle: on a desktop and a phone, on screen and in print", async () => {

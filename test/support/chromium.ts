@@ -78,3 +78,17 @@ export async function expectAxeClean(page: Page, where: string): Promise<void> {
   });
   expect(found, where).toEqual([]);
 }
+
+/**
+ * The nodes axe-core's "region" rule finds outside every landmark (a rule expectAxeClean leaves
+ * out as moderate): what a screen reader's landmark list would not reach.
+ */
+export async function outsideLandmarks(page: Page): Promise<string[]> {
+  await page.evaluate(AXE);
+  return page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run(o: object): Promise<{ violations: Array<{ nodes: Array<{ html: string }> }> }> } })
+      .axe;
+    const r = await axe.run({ runOnly: { type: 'rule', values: ['region'] } });
+    return r.violations.flatMap((v) => v.nodes.map((n) => n.html.slice(0, 80)));
+  });
+}

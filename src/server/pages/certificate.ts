@@ -14,10 +14,10 @@ import { escapeHtml, htmlDocument } from './html.js';
  * unnecessary: the page must stay safe whatever a future field holds.
  */
 
-/** The band at the top of every page of the sandbox's certificates. */
+/** The band at the top of every page of the sandbox's certificates, in a landmark of its own (a screen reader's list of them reaches it). */
 const SANDBOX_CERTIFICATE_BAND =
-  '<p class="sandbox-band" role="note"><strong>Sandbox — not a real purchase.</strong> No carbon credits were bought or retired, ' +
-  "and no money was paid. This page was made by carbon's sandbox, a stand-in for the carbon offsets service used for testing: it certifies nothing.</p>";
+  '<div role="region" aria-label="Sandbox"><p class="sandbox-band" role="note"><strong>Sandbox — not a real purchase.</strong> No carbon credits were bought or retired, ' +
+  "and no money was paid. This page was made by carbon's sandbox, a stand-in for the carbon offsets service used for testing: it certifies nothing.</p></div>";
 
 export { dollars as formatCents } from '../../service/units.js';
 export { escapeHtml } from './html.js';
@@ -60,7 +60,6 @@ const STYLE = `
   .sandbox-band { max-width: 46rem; margin: 1.5rem auto 0; padding: 0.75rem 1rem; background: #fff3c4; color: #3d2e00;
                   border: 3px solid #8a6d00; font: 1rem/1.45 system-ui, sans-serif; print-color-adjust: exact; -webkit-print-color-adjust: exact; }
   .sandbox-band strong { text-transform: uppercase; letter-spacing: 0.05em; }
-  .sandbox-band + main { margin-top: 1rem; }
   .seal.sandbox { border-color: #8a6d00; color: #8a6d00; }
   .watermark { position: fixed; inset: 0; display: grid; place-content: center; pointer-events: none; z-index: 1;
                font: bold 7rem/1 system-ui, sans-serif; letter-spacing: 0.1em; color: rgba(138, 109, 0, 0.10); transform: rotate(-30deg); }
