@@ -67,11 +67,18 @@ describe('npm pack', () => {
     const tarball = join(dir, tarballs[0]!);
     const prefix = join(dir, 'prefix');
     mkdirSync(prefix);
-    const install = await execa('npm', ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--prefer-offline', tarball], {
-      reject: false,
-      all: true,
-      timeout: installLimit.timeout - limit(20_000),
-    });
+    // A registry connection that stalls is given up after 30 s and tried again (npm's own default
+    // waits 5 minutes a try: a stalled one held this test for 9 minutes once, in a 2 s install).
+    const patience = ['--fetch-timeout=30000', '--fetch-retries=4'];
+    const install = await execa(
+      'npm',
+      ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--prefer-offline', ...patience, tarball],
+      {
+        reject: false,
+        all: true,
+        timeout: installLimit.timeout - limit(20_000),
+      },
+    );
     expect(install.exitCode, String(install.all)).toBe(0);
     // No install script runs: nothing of carbon-offsets-cli, and nothing native in what it depends on.
     expect(String(install.all)).not.toMatch(/carbon-offsets-cli@[\d.]+ \(/);
