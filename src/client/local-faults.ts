@@ -22,15 +22,16 @@ export function withFaults(service: OffsetsService, faultsText: () => Promise<st
       const config = dice.use(await faultsText());
       const fault = config === null ? null : dice.draw(request);
       if (fault === null) return service.handle(request);
+      // Started before the latency: the journal's duration is what the caller waited.
       const trace = service.journal.trace();
       if (fault.latencyMs > 0) await sleep(fault.latencyMs);
       switch (fault.kind) {
         case null:
-          return service.handle(request);
+          return service.handle(request, trace);
         case 'drop-before':
           throw dropped();
         case 'drop-after':
-          await service.handle(request);
+          await service.handle(request, trace);
           throw dropped();
         default: {
           const response = faultResponse(fault.kind, config!);

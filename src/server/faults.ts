@@ -31,10 +31,11 @@ export class ServerFaults {
     res: ServerResponse,
     service: OffsetsService,
   ): Promise<ApiResponse | null> {
-    const handle = () => service.handle(request);
     const fault = config === null ? null : this.dice.draw(request);
-    if (fault === null) return handle();
+    if (fault === null) return service.handle(request);
+    // Started before the latency: the journal's duration is what the caller waited, as the access log's.
     const trace = service.journal.trace();
+    const handle = () => service.handle(request, trace);
     if (fault.latencyMs > 0) await sleep(fault.latencyMs);
     switch (fault.kind) {
       case null:

@@ -90,10 +90,13 @@ export class OffsetsService {
     return row === undefined ? undefined : this.toOffset(row, this.now(await this.account()));
   }
 
-  /** Answers one request. Storage faults (LedgerError) are thrown for the transport to map. */
-  async handle(request: ApiRequest): Promise<ApiResponse> {
+  /**
+   * Answers one request. Storage faults (LedgerError) are thrown for the transport to map. `trace`
+   * is given when the request started earlier (a fault's injected latency): the journal's duration
+   * is then what the caller waited.
+   */
+  async handle(request: ApiRequest, trace = this.journal.trace()): Promise<ApiResponse> {
     const id = requestId();
-    const trace = this.journal.trace();
     let response: ApiResponse;
     try {
       response = await this.route(request, trace);

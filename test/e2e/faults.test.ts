@@ -91,7 +91,7 @@ describe('carbon sandbox faults', () => {
     expect((await json<Status>(['sandbox', 'status'], { home })).impact.test.offsets).toBe(1);
   });
 
-  test('latency through carbon serve: every answer takes at least the least delay set', async () => {
+  test('latency through carbon serve: every answer takes at least the least delay set, and carbon logs says so', async () => {
     const home = newHome();
     const server = await serve(home);
     const keys = await sandboxKeys(home);
@@ -99,7 +99,15 @@ describe('carbon sandbox faults', () => {
     const r = await ok(['balance', '--verbose'], { home, env: { CARBON_BASE_URL: server.url, CARBON_API_KEY: keys.test } });
     const ms = Number(/GET http:\S+\/balance 200 ([\d.]+)ms/.exec(r.stderr)?.[1]);
     expect(ms).toBeGreaterThanOrEqual(295);
+    // The journal's duration is what the caller waited, as for a fault's 429/500/503 (the access log's too).
+    const served = /(req_[A-Za-z0-9]{14})/.exec(r.stderr)![1]!;
     await server.stop();
+    expect((await json<{ duration_ms: number }>(['logs', 'show', served], { home })).duration_ms).toBeGreaterThanOrEqual(295);
+    // The local engine sleeps it too, and notes it the same way.
+    await ok(['balance'], { home });
+    const [local] = (await ok(['logs', '--json', '--limit', '1'], { home })).stdout.trim().split('\n');
+    expect(JSON.parse(local!)).toMatchObject({ path: '/api/v1/balance', status: 200 });
+    expect(JSON.parse(local!).duration_ms).toBeGreaterThanOrEqual(295);
   });
 
   test(
