@@ -312,6 +312,19 @@ describe('carbon logs --follow', () => {
     await stopsOn(tail);
   });
 
+  test('--limit N: the newest N that match are printed first, oldest first, then what comes (tail -n N -f)', async () => {
+    const home = newHome();
+    for (const args of [['balance'], ['balance'], ['impact'], ['balance']]) await ok(args, { home });
+    const [newest, second] = ndjson((await ok(['logs', '--json', '--path', '/api/v1/balance'], { home })).stdout);
+    const tail = follow(home, ['--limit', '2', '--path', '/api/v1/balance', '--json']);
+    await tail.seen([second!.id, newest!.id]);
+    await ok(['impact'], { home }); // filtered out
+    const next = /(req_[A-Za-z0-9]{14})/.exec((await ok(['balance', '--verbose'], { home })).stderr)![1]!;
+    await tail.seen([next]);
+    expect(ndjson(tail.out()).map((e) => e.id)).toEqual([second!.id, newest!.id, next]);
+    await stopsOn(tail);
+  });
+
   test('SIGTERM stops it as Ctrl-C does (exit 130), and its last line says SIGTERM', async () => {
     const home = newHome();
     await ok(['balance'], { home });

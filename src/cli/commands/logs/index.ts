@@ -35,7 +35,7 @@ API keeps none.`,
       --code <code>           an error's code (idempotency_key_reused)
       --since <when>          answered since: a day (2026-01-31) or an age (30m, 2h, 7d), in real time
       --request-id <id>       the entry of this Request-Id
-      --limit <n>             how many (default 50; 1 to 1000)
+      --limit <n>             how many (default 50; 1 to 1000); with --follow, the newest n first
       -f, --follow            print new requests as they come, until Ctrl-C
     `,
         );

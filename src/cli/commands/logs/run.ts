@@ -48,7 +48,8 @@ function filterOf(ctx: Context, flags: LogsFlags): RequestFilter {
 export async function list(ctx: Context, flags: LogsFlags): Promise<void> {
   const filter = filterOf(ctx, flags);
   const source = await journalSource(ctx);
-  if (flags.follow) return follow(ctx, source, filter);
+  // --follow starts from now; with --limit, the newest that many first (as `tail -n N -f`).
+  if (flags.follow) return follow(ctx, source, filter, flags.limit === undefined ? 0 : filter.limit);
   const entries = await source.entries(filter, 0);
   if (ctx.out.json) {
     if (entries.length > 0) ctx.out.data(entries.map((e) => JSON.stringify(e)).join('\n'));
@@ -85,11 +86,18 @@ export async function show(ctx: Context, id: string): Promise<void> {
 
 /**
  * Every entry written from now on, oldest first, until Ctrl-C or SIGTERM (exit 130): the newest seq is read first, then
- * each read waits (on the ledger, or on the served sandbox) for entries after the last one seen.
+ * each read waits (on the ledger, or on the served sandbox) for entries after the last one seen. `backlog`: how many
+ * of the entries up to that seq are printed first (the newest of them, oldest first).
  */
-async function follow(ctx: Context, source: Awaited<ReturnType<typeof journalSource>>, filter: RequestFilter): Promise<void> {
+async function follow(
+  ctx: Context,
+  source: Awaited<ReturnType<typeof journalSource>>,
+  filter: RequestFilter,
+  backlog: number,
+): Promise<void> {
   const newest = await source.entries({ ...NO_FILTER, limit: 1 }, 0);
   let after = newest[0]?.seq ?? 0;
+  const earlier = backlog > 0 && after > 0 ? await source.entries({ ...filter, before: after + 1, limit: backlog }, 0) : [];
   const stop = new AbortController();
   // Which signal stopped it, for the last line: a service manager's SIGTERM is not the user's Ctrl-C.
   let heard: NodeJS.Signals | undefined;
@@ -100,6 +108,7 @@ async function follow(ctx: Context, source: Awaited<ReturnType<typeof journalSou
   const release = onStopSignal(onSignal);
   const draw = ctx.out.json || !ctx.out.interactive ? null : requestStream(await ctx.paint(), terminalWidth(ctx.out.stdout, ctx.env));
   if (!ctx.out.json) ctx.out.info(`Following the requests of ${source.where} (Ctrl-C to stop)…`);
+  if (earlier.length > 0) write(ctx, earlier.reverse(), draw);
   try {
     while (!stop.signal.aborted) {
       const batch = await source.entries({ ...filter, after, limit: 1000 }, 20, stop.signal);
