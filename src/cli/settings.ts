@@ -112,7 +112,7 @@ function wholeSetting(
   return text === undefined ? undefined : wholeNumberOption(text, variable, bounds);
 }
 
-/** CARBON_JOURNAL_KEEP and CARBON_JOURNAL_MAX_AGE_DAYS: a value that is no whole number is a usage error, as every setting's is. */
+/** CARBON_JOURNAL, CARBON_JOURNAL_KEEP and CARBON_JOURNAL_MAX_AGE_DAYS: a value they do not take is a usage error, as every setting's is. */
 function journalSettings(env: NodeJS.ProcessEnv): JournalSettings {
   try {
     return journalSettingsFrom(env);

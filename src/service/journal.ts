@@ -73,7 +73,7 @@ export const JOURNAL_DEFAULTS: JournalSettings = {
 };
 let instance: string | undefined;
 
-/** The settings the environment gives (a value that is not a whole number is refused, with its name). */
+/** The settings the environment gives; a value none takes is refused, with its name (CARBON_JOURNAL=disabled is not on). */
 export function journalSettingsFrom(env: NodeJS.ProcessEnv): JournalSettings {
   const whole = (name: string, fallback: number, max: number): number => {
     const text = env[name];
@@ -81,9 +81,11 @@ export function journalSettingsFrom(env: NodeJS.ProcessEnv): JournalSettings {
     if (!/^\d+$/.test(text) || Number(text) > max) throw new Error(`${name} must be a whole number up to ${max}, not "${text}".`);
     return Number(text);
   };
-  const off = /^(off|0|false|no)$/i.test(env.CARBON_JOURNAL ?? '');
+  const switched = env.CARBON_JOURNAL ?? '';
+  if (!/^(off|0|false|no|on|1|true|yes|)$/i.test(switched))
+    throw new Error(`CARBON_JOURNAL must be off (or 0, false, no) or on, not "${switched.slice(0, 40)}".`);
   return {
-    enabled: !off,
+    enabled: !/^(off|0|false|no)$/i.test(switched),
     keep: whole('CARBON_JOURNAL_KEEP', JOURNAL_DEFAULTS.keep, 10_000_000),
     maxAgeMs: whole('CARBON_JOURNAL_MAX_AGE_DAYS', 7, 3650) * DAY_MS,
     get instance() {

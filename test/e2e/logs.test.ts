@@ -139,6 +139,19 @@ describe('on the local model', () => {
     expect(await json(['balance'], { home })).toMatchObject({ available_cents: 100_000 });
     expect(ndjson((await ok(['logs', '--json'], { home })).stdout).map((e) => e.path)).toEqual(['/api/v1/balance']);
   });
+
+  test('CARBON_JOURNAL neither on nor off (a typo, "disabled"): one line, exit 2, not read as on', async () => {
+    const home = newHome();
+    for (const args of [['buy', '--kg', '5'], ['balance'], ['serve', '--port', '0']]) {
+      const r = await carbon(args, { home, env: { CARBON_JOURNAL: 'disabled' } });
+      expect([args.join(' '), r.exitCode, r.stdout]).toEqual([args.join(' '), 2, '']);
+      expect(r.stderr).toBe('error: CARBON_JOURNAL must be off (or 0, false, no) or on, not "disabled".\n');
+    }
+    await ok(['balance'], { home, env: { CARBON_JOURNAL: 'OFF' } });
+    await ok(['balance'], { home, env: { CARBON_JOURNAL: 'on' } });
+    expect(ndjson((await ok(['logs', '--json'], { home })).stdout)).toHaveLength(1);
+    expect(await json(['balance'], { home, env: { CARBON_JOURNAL: 'off' } })).toMatchObject({ available_cents: 100_000 });
+  });
 });
 
 describe('against carbon serve', () => {
