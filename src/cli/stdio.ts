@@ -12,14 +12,17 @@ let out: NodeJS.WriteStream | undefined;
 let err: NodeJS.WriteStream | undefined;
 /** The first error stdout reported that was not EPIPE (see stdoutFailure). */
 let outFailure: NodeJS.ErrnoException | undefined;
+/** Told when the reader goes away, instead of the quiet exit 0, while a command needs to know (onReaderGone). */
+let readerGone: (() => void) | undefined;
 
 /** process.stdout, which stops the process quietly when the reader has gone away. */
 export function stdout(): NodeJS.WriteStream {
   if (out === undefined) {
     out = process.stdout;
     out.on('error', (e: NodeJS.ErrnoException) => {
-      // The reader went away (`carbon list --all | head`): stop quietly, as a Unix tool does.
-      if (e.code === 'EPIPE') process.exit(EXIT.ok);
+      // The reader went away (`carbon list --all | head`): stop quietly, as a Unix tool does,
+      // unless a command is in the middle of something that must not end as a success (onReaderGone).
+      if (e.code === 'EPIPE') return readerGone === undefined ? process.exit(EXIT.ok) : readerGone();
       // Anything else (a full disk, an I/O error) is kept: runToExit() reports it (stdoutFailure).
       outFailure ??= e;
     });
@@ -36,6 +39,18 @@ export function stdoutFailure(): NodeJS.ErrnoException | undefined {
   // A file's stream reports its error only by the event; a pipe's may not have emitted it yet.
   const failed = outFailure ?? ((out?.errored ?? undefined) as NodeJS.ErrnoException | undefined);
   return failed?.code === 'EPIPE' ? undefined : failed;
+}
+
+/**
+ * Calls `gone` when stdout's reader goes away, instead of exiting quietly with 0, until the
+ * function it returns is called: `buy --from-csv` stops buying then, and says so (exit 10), as a
+ * batch that stopped half-way is no success. What is written to stdout afterwards is dropped.
+ */
+export function onReaderGone(gone: () => void): () => void {
+  readerGone = gone;
+  return () => {
+    if (readerGone === gone) readerGone = undefined;
+  };
 }
 
 export function stderr(): NodeJS.WriteStream {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
 import { ROOT } from '../support/binary.js';
-import { BIN, baseEnv, carbon, carbonTty, homes, ok, parseCsv, plain, sandboxKeys, serve } from '../support/cli.js';
+import { BIN, baseEnv, carbon, carbonTty, homes, ok, parseCsv, pipeline, plain, sandboxKeys, serve } from '../support/cli.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
 import { limit } from '../support/load.js';
 
@@ -493,6 +493,25 @@ describe('in a pipe', () => {
       await proxy?.close();
       await server.stop();
     }
+  });
+  // `| head` ends a listing quietly (exit 0); a batch it cuts off is not a success. Its results
+  // (some 200 kB) cannot all go into a pipe whose reader has left, so the cut comes mid-batch.
+  test('a reader that goes away (| head -1) stops the batch: the rest skipped, exit 10; running it again finishes it', async () => {
+    const home = newHome();
+    const csv = file(home, 'f.csv', `reference,kg\n${Array.from({ length: 600 }, (_, i) => `r${i}-${'x'.repeat(190)},1`).join('\n')}\n`);
+    const cut = await pipeline(`carbon buy --from-csv ${csv} | head -1`, { home });
+    expect(cut.exitCode).toBe(10);
+    expect(cut.stdout).toBe('row,status,offset_id,kg,amount_cents,reference,replayed,error_code,error_message,idempotency_key\r\n');
+    expect(cut.stderr.trim().split('\n')).toHaveLength(1);
+    expect(cut.stderr).toMatch(
+      /^error: Batch incomplete: \d+ of 600 rows bought .*; \d+ skipped \(stdout was closed: the reader of the results went away\)\. Run the same command again to resume/,
+    );
+    const bought = (await offsetIds(home)).length;
+    expect(bought).toBeLessThan(600);
+    const resumed = await carbon(['buy', '--from-csv', csv, '--json'], { home });
+    expect(resumed.exitCode).toBe(0);
+    expect(JSON.parse(resumed.stdout.trim().split('\n').at(-1)!)).toMatchObject({ rows: 600, replayed: bought, bought: 600 - bought });
+    expect(await offsetIds(home)).toHaveLength(600);
   });
 });
 

@@ -5,6 +5,7 @@ import type { Context } from '../context.js';
 import { CliError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { dollars, kg } from '../render/format.js';
+import { onReaderGone } from '../stdio.js';
 import { bySigterm, onStopSignal, stopName } from '../stop-signals.js';
 import { rebuyKey, rowKey } from './key.js';
 import { progress } from './progress.js';
@@ -59,6 +60,9 @@ export async function buyRows(
   const bar = await progress(ctx.out, 'Buying');
   const count: Count = { bought: 0, replayed: 0, failed: 0, skipped: 0, changed: 0, kg: 0, cents: 0 };
   let stop: string | null = null;
+  // The results' reader went away (`| head`): the rest are not bought unseen, and the batch is
+  // incomplete (exit 10), not the quiet exit 0 of a listing cut short.
+  const releaseReader = onReaderGone(() => void (stop ??= 'stdout was closed: the reader of the results went away'));
   try {
     let i = -1;
     for await (const row of rows) {
@@ -78,11 +82,14 @@ export async function buyRows(
       bar.update(i, table.length, `${kg(count.kg)} · ${dollars(count.cents)}`);
       // A turn of the event loop per row: on the local engine nothing else would give a signal one.
       await new Promise((resolve) => setImmediate(resolve));
-      stop = await buyOne(client, row, key, count, printer, options);
+      const stopped = await buyOne(client, row, key, count, printer, options);
+      // Kept if the reader went away meanwhile.
+      stop ??= stopped;
       if (i % 1024 === 1023) await printer.drain();
     }
   } finally {
     release();
+    releaseReader();
     bar.stop();
   }
   report(ctx, { count, interrupted, stop }, table.length, batchId, printer);
