@@ -106,8 +106,11 @@ export const isOneOf = <T extends string>(list: readonly T[], value: string): va
 /** A day as --since and --until name it by a word: today and yesterday, by the clock they are given. */
 const NAMED_DAYS: Readonly<Record<string, number>> = { today: 0, yesterday: 1 };
 
-/** Whether --since/--until's `text` is read against a clock (an age, `today`, `yesterday`), not a date. */
-const needsClock = (text: string): boolean => !/^\d{4}-/.test(text);
+/**
+ * Whether --since/--until's `text` is read against a clock (an age, `today`, `yesterday`), not a
+ * date. Only a well-formed one: a malformed text is refused (parseWhen) before the model is opened.
+ */
+const needsClock = (text: string): boolean => /^\d{1,6}[mhdw]$/.test(text) || Object.hasOwn(NAMED_DAYS, text.toLowerCase());
 
 /**
  * The time that ages, `today` and `yesterday` among `texts` count back from: the model's clock on

@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { openLocal } from '../../src/engine/local.js';
@@ -255,6 +256,23 @@ describe('list filters: --status, --since, --until, with pages, --all and every 
     const bad = await carbon(['list', '--since', 'tomorrow'], { home });
     expect([bad.exitCode, bad.stdout]).toEqual([2, '']);
     expect(bad.stderr).toMatch(/--since must be a day such as 2026-01-31, today or yesterday, or an age such as 7d/);
+  });
+
+  // Bad input changes nothing: a --since or --until that is neither a day nor an age is refused
+  // before the model is opened, so a fresh CARBON_HOME (a CI job's) gets no ledger from a typo.
+  test.each([
+    ['list', '--since', 'abc'],
+    ['list', '--until', '2026-02-30'],
+    ['list', '--all', '--json', '--since', '7D'],
+    ['watch', '--since', 'last-week'],
+    ['report', '--since', '1 day'],
+    ['watch', '--cursor', '/nonexistent/cursor.json'],
+  ])('%s %s %s …: malformed, refused with nothing created (exit 2)', async (...args) => {
+    const home = newHome();
+    const r = await carbon(args, { home });
+    expect([r.exitCode, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toMatch(/--(since|until) must be a day such as 2026-01-31|Cannot keep the cursor in \/nonexistent/);
+    expect(readdirSync(home)).toEqual([]);
   });
 
   test('list --all on a terminal with nothing to show says so, as a page does: no header over no rows', async () => {

@@ -102,8 +102,9 @@ function chooseFormat(ctx: Context, flags: ListFlags): ListFormat | 'ids' {
 export async function run(ctx: Context, flags: ListFlags): Promise<void> {
   const format = chooseFormat(ctx, flags);
   const { params, limit } = requestOf(flags);
-  const client = await ctx.client();
+  // The filter is judged before the client opens the model: a malformed --since creates no ledger.
   const filter = filterOf(flags, await clockFor(ctx, [flags.since, flags.until]));
+  const client = await ctx.client();
   if (!flags.all) return printPage(ctx, flags, format, params, await firstOffsets(client, params, limit, filter));
   await keepYoungGenerationSmall();
   return streamAll(ctx, format, matching(client.listAll(params), filter), () => noOffsets(ctx, client, flags, params));

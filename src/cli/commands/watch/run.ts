@@ -64,10 +64,10 @@ export async function run(ctx: Context, flags: WatchFlags): Promise<void> {
   const { intervalMs, forwardUrl } = checkFlags(flags);
   const mode = ctx.settings.mode;
   const reference = flags.reference ?? null;
-  const client = await ctx.client();
-  // --since as list reads it: an age counts back from the model's clock on the local engine.
+  // --since as list reads it (an age counts back from the model's clock); both judged before the client opens the model.
   const since = flags.since === undefined ? null : parseWhen(flags.since, '--since', await clockFor(ctx, [flags.since]));
   const resumed = flags.cursor === undefined ? null : readCursor(flags.cursor, mode, reference);
+  const client = await ctx.client();
 
   const terminal = ctx.out.stderrInteractive && !ctx.out.json;
   const stop = new Stop();
