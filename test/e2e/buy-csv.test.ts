@@ -513,6 +513,18 @@ describe('in a pipe', () => {
     expect(JSON.parse(resumed.stdout.trim().split('\n').at(-1)!)).toMatchObject({ rows: 600, replayed: bought, bought: 600 - bought });
     expect(await offsetIds(home)).toHaveLength(600);
   });
+
+  test('a dry run whose reader goes away (| head -1) still exits with its verdict: 3 when the balance falls short', async () => {
+    const home = newHome();
+    // 600 rows of 50 kg: $1,200 against the fresh $1,000, in some 200 kB of results.
+    const csv = file(home, 'f.csv', `reference,kg\n${Array.from({ length: 600 }, (_, i) => `r${i}-${'x'.repeat(190)},50`).join('\n')}\n`);
+    const short = await pipeline(`carbon buy --from-csv ${csv} --dry-run | head -1`, { home });
+    expect(short.exitCode).toBe(3);
+    expect(short.stderr).toMatch(/^error: Dry run: the test balance \(\$1,000\.00\) does not cover the batch .*Nothing was bought\.\n$/);
+    await ok(['sandbox', 'topup', '250'], { home });
+    expect((await pipeline(`carbon buy --from-csv ${csv} --dry-run | head -1`, { home })).exitCode).toBe(0);
+    expect(await offsetIds(home)).toEqual([]);
+  });
 });
 
 describe('live mode', () => {

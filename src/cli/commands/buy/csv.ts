@@ -14,6 +14,7 @@ import { EXIT } from '../../exit-codes.js';
 import { wholeNumberOption } from '../../options.js';
 import { topUpHint } from '../../purchase/top-up.js';
 import { dollars, kg } from '../../render/format.js';
+import { onReaderGone } from '../../stdio.js';
 import { onStopSignal } from '../../stop-signals.js';
 import type { BuyFlags } from './run.js';
 
@@ -257,12 +258,20 @@ async function dryRun(
   const { batchId, table, total, what } = batch;
   const covered = total.cents <= total.available;
   printer.coalesce = true;
+  // A reader that goes away (`| head`) ends the rows, not the verdict: the exit code still says it.
+  let gone = false;
+  const release = onReaderGone(() => void (gone = true));
   let i = 0;
-  for await (const row of batch.rows) {
-    const q = table.quote(i);
-    printer.add(result(row, rowKey(batchId, row.params, table.occurrenceOf(i)), { status: 'quoted', kg: q.kg, amount_cents: q.cents }));
-    // Written as it goes: a pipe that is slower than the rows gets them without the whole batch held.
-    if (i++ % 1024 === 1023) await printer.drain();
+  try {
+    for await (const row of batch.rows) {
+      if (gone) break;
+      const q = table.quote(i);
+      printer.add(result(row, rowKey(batchId, row.params, table.occurrenceOf(i)), { status: 'quoted', kg: q.kg, amount_cents: q.cents }));
+      // Written as it goes: a pipe that is slower than the rows gets them without the whole batch held.
+      if (i++ % 1024 === 1023) await printer.drain();
+    }
+  } finally {
+    release();
   }
   printer.end({
     batch_id: batchId,
