@@ -105,12 +105,14 @@ export const isOneOf = <T extends string>(list: readonly T[], value: string): va
 
 /** A day as --since and --until name it by a word: today and yesterday, by the clock they are given. */
 const NAMED_DAYS: Readonly<Record<string, number>> = { today: 0, yesterday: 1 };
+/** An age as --since and --until take it: 30m, 12h, 7d, 2w. */
+const AGE = /^(\d{1,6})([mhdw])$/;
 
 /**
  * Whether --since/--until's `text` is read against a clock (an age, `today`, `yesterday`), not a
  * date. Only a well-formed one: a malformed text is refused (parseWhen) before the model is opened.
  */
-const needsClock = (text: string): boolean => /^\d{1,6}[mhdw]$/.test(text) || Object.hasOwn(NAMED_DAYS, text.toLowerCase());
+const needsClock = (text: string): boolean => AGE.test(text) || Object.hasOwn(NAMED_DAYS, text.toLowerCase());
 
 /**
  * The time that ages, `today` and `yesterday` among `texts` count back from: the model's clock on
@@ -128,7 +130,7 @@ export async function clockFor(ctx: Context, texts: ReadonlyArray<string | undef
  * the day after (an --until that includes the day whole).
  */
 export function parseWhen(text: string, flag: string, now = Date.now(), end = false): number {
-  const age = /^(\d{1,6})([mhdw])$/.exec(text);
+  const age = AGE.exec(text);
   if (age) return now - Number(age[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[age[2] as 'm' | 'h' | 'd' | 'w'];
   const back = NAMED_DAYS[text.toLowerCase()];
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
