@@ -67,9 +67,9 @@ describe('npm pack', () => {
     const tarball = join(dir, tarballs[0]!);
     const prefix = join(dir, 'prefix');
     mkdirSync(prefix);
-    // A registry connection that stalls is given up after 30 s and tried again (npm's own default
-    // waits 5 minutes a try: a stalled one held this test for 9 minutes once, in a 2 s install).
-    const patience = ['--fetch-timeout=30000', '--fetch-retries=4'];
+    // A registry connection that stalls is given up after 30 s and tried again, as npm tries (its own
+    // default waits 5 minutes a try: a stalled one held this test for 9 minutes once, in a 2 s install).
+    const patience = ['--fetch-timeout=30000'];
     const install = await execa(
       'npm',
       ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--prefer-offline', ...patience, tarball],
