@@ -114,10 +114,14 @@ export function filterFromParams(get: (name: string) => string | undefined): Req
   const livemode = text('livemode');
   if (livemode !== null && livemode !== 'true' && livemode !== 'false')
     throw validationError('livemode', 'livemode must be true or false.');
+  // Every path the journal keeps begins with `/`: a prefix without it would match nothing, silently
+  // (carbon logs --path refuses it too).
+  const path = text('path');
+  if (path !== null && !path.startsWith('/')) throw validationError('path', 'path is the start of a path, such as /api/v1/offsets.');
   return {
     status,
     method: text('method'),
-    path: text('path'),
+    path,
     code: text('code'),
     since: whole('since', Number.MAX_SAFE_INTEGER),
     requestId: text('request_id'),

@@ -177,6 +177,25 @@ describe('GET /_sandbox/requests: unknown query parameters', () => {
   });
 });
 
+describe('GET /_sandbox/requests: path', () => {
+  test('a prefix without its leading / is 422 naming path, as carbon logs --path refuses it, not a filter that matches nothing', async () => {
+    const headers = { authorization: `Bearer ${key}` };
+    const r = await fetch(`${served.server.origin}/_sandbox/requests?path=api/v1`, { headers });
+    expect([r.status, await r.json()]).toEqual([
+      422,
+      {
+        error: {
+          type: 'invalid_request_error',
+          code: 'validation_error',
+          param: 'path',
+          message: 'path is the start of a path, such as /api/v1/offsets.',
+        },
+      },
+    ]);
+    expect((await fetch(`${served.server.origin}/_sandbox/requests?path=/api/v1`, { headers })).status).toBe(200);
+  });
+});
+
 describe('GET /_sandbox/requests: a parameter given twice, and wait', () => {
   test("a parameter given twice is the API's 422 (may be given only once), not its first value read", async () => {
     const headers = { authorization: `Bearer ${key}` };
