@@ -121,6 +121,15 @@ withChromium(describe, 'Requests view tests')('the Requests view at 1280 px and 
     expect(await page.locator('.requests li').count()).toBe(0);
     expect(await page.locator('#no-requests').innerText()).toBe('The requests are not listed until the filter above is fixed.');
     expect(await page.locator('#r-path').inputValue()).toBe('/api/v1/balance');
+    // A path typed without its leading /: said (it would match nothing), what was typed kept to correct.
+    await page.locator('#r-path').fill('api/v1/balance');
+    const [unslashed] = await Promise.all([
+      page.waitForResponse((r) => r.url().includes('/requests?')),
+      page.getByRole('button', { name: 'Filter' }).click(),
+    ]);
+    expect(unslashed.status()).toBe(422);
+    expect(await page.getByRole('alert').innerText()).toContain('path is the start of a path, such as /api/v1/offsets.');
+    expect(await page.locator('#r-path').inputValue()).toBe('api/v1/balance');
   });
 
   test('a filter given twice in the address is refused as a bad one is; one chosen there, the requests are listed', async () => {
