@@ -81,6 +81,20 @@ describe('carbon report', () => {
     for (const line of plain.stdout.trim().split('\n')) expect(line.split('\t')).toHaveLength(6);
   });
 
+  test('the HTML page is made at the model clock\'s time, as its "today" is: a sandbox moved on is not made before its purchases', async () => {
+    const home = newHome();
+    await ok(['sandbox', 'clock', 'advance', '400d'], { home });
+    const bought = await json<{ created: string }>(['buy', '--kg', '5'], { home });
+    const html = (await ok(['report', '--format', 'html', '--since', 'today'], { home })).stdout;
+    const clock = await json<{ now: string }>(['sandbox', 'clock'], { home });
+    const made = /<time datetime="([^"]+)">([^<]+)<\/time>/.exec(html);
+    expect(made).not.toBeNull();
+    const at = Date.parse(made![1]!);
+    expect(at).toBeGreaterThanOrEqual(Date.parse(bought.created));
+    expect(at).toBeLessThanOrEqual(Date.parse(clock.now));
+    expect(made![2]).toBe(`${made![1]!.slice(0, 10)} ${made![1]!.slice(11, 19)} UTC`);
+  });
+
   test.each([
     [['report', '--by', 'day'], /--by|day/],
     [['report', '--since', '2026-13-01'], /--since must be a day/],

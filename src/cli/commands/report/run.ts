@@ -158,7 +158,9 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
   }
   if (format === 'html') {
     const { reportHtml } = await import('../../render/report-html.js');
-    ctx.out.stdout.write(reportHtml({ by, rows: list, total, mode, sandbox, weight: w, ...span, made: new Date().toISOString() }));
+    // Made at the model's time on the local engine, as its "today" is: never before its own purchases.
+    const made = new Date(ctx.settings.engine === 'local' ? await (await ctx.sandbox()).now() : Date.now()).toISOString();
+    ctx.out.stdout.write(reportHtml({ by, rows: list, total, mode, sandbox, weight: w, ...span, made }));
     return;
   }
   const header = [by, 'offsets', w.field(), w.field('placed'), w.field('processing'), 'amount_cents'];
