@@ -49,9 +49,9 @@ describe('carbon report', () => {
   test('by reference with a prefix, in Markdown and CSV; a span with --since and --until', async () => {
     const { home, first } = await ledger();
     const md = await ok(['report', '--by', 'reference', '--prefix-sep', '-', '--format', 'md'], { home });
-    expect(md.stdout).toContain('| dev | 1 | 200 | 200 | 0 | $8.00 |');
-    expect(md.stdout).toContain('| ops | 2 | 150 | 100 | 50 | $6.00 |');
-    expect(md.stdout).toContain('| **total** | 3 | 350 | 300 | 50 | $14.00 |');
+    expect(md.stdout).toContain('| dev | 1 | 200 | 200 | 0 | \\$8.00 |');
+    expect(md.stdout).toContain('| ops | 2 | 150 | 100 | 50 | \\$6.00 |');
+    expect(md.stdout).toContain('| **total** | 3 | 350 | 300 | 50 | \\$14.00 |');
     const csv = await ok(['report', '--by', 'reference', '--format', 'csv'], { home });
     // The local engine's report says, on every row, that the purchases were the sandbox's.
     expect(csv.stdout.split('\r\n')[0]).toBe('reference,offsets,kg,placed_kg,processing_kg,amount_cents,environment');
@@ -68,7 +68,7 @@ describe('carbon report', () => {
     expect(before.total.kg).toBe(300);
     expect(Date.parse(before.until)).toBe(Date.parse(today) - 86_400_000);
     const md = await ok(['report', '--since', 'yesterday', '--format', 'md'], { home });
-    expect(md.stdout).toContain('| **total** | 1 | 50 | 0 | 50 | $2.00 |');
+    expect(md.stdout).toContain('| **total** | 1 | 50 | 0 | 50 | \\$2.00 |');
   });
 
   test('on a terminal: a table with a bar per row and the total; in a pipe: tab-separated rows', async () => {

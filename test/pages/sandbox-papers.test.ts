@@ -197,11 +197,22 @@ describe('report formats: the sandbox, the unit, Markdown that stays a table', (
     const row = rows[2]!;
     // (Placed or still processing: a test offset places itself 3 s of real time later, so the split is not asserted.)
     expect(row).toMatch(
-      /^\| &lt;script&gt;alert\\\(1\\\)&lt;\/script&gt; \\\| \\\*bold\\\* \\_x\\_ \\`code\\` \\\[a\\\]\\\(http:\/\/e\.example\\\) \\!\\\[i\\\]\\\(x\\\) \\~\\~s\\~\\~ &amp;amp; \\# h second line third \| 1 \| 7 \| [07] \| [07] \| \$0\.28 \|$/,
+      /^\| &lt;script&gt;alert\\\(1\\\)&lt;\/script&gt; \\\| \\\*bold\\\* \\_x\\_ \\`code\\` \\\[a\\\]\\\(http:\/\/e\.example\\\) \\!\\\[i\\\]\\\(x\\\) \\~\\~s\\~\\~ &amp;amp; \\# h second line third \| 1 \| 7 \| [07] \| [07] \| \\\$0\.28 \|$/,
     );
     // Unescaped, the cell has exactly the five cell separators of a six-column row.
     expect(row.replace(/\\\|/g, '').match(/\|/g)).toHaveLength(7);
     expect(md).not.toMatch(/<script|<\/script/);
+  });
+
+  test("Markdown escapes every $, the amounts' and a reference's: viewers that read $…$ as math (Jupyter, Colab) show money", async () => {
+    const home = newHome();
+    await ok(['buy', '--kg', '7', '--reference', 'budget $5k-$10k', '--yes'], { home });
+    const md = (await ok(['report', '--format', 'md', '--by', 'reference'], { home })).stdout;
+    expect(md).toMatch(/^\| budget \\\$5k-\\\$10k \| 1 \| 7 \| [07] \| [07] \| \\\$0\.28 \|$/m);
+    expect(md).toContain('| **total** | 1 | 7 |');
+    expect(md).toMatch(/\| \\\$0\.28 \|\n$/);
+    // Not one $ left bare, anywhere in the document.
+    expect(md).not.toMatch(/(^|[^\\])\$/m);
   });
 
   test('--unit t gives tonnes in CSV, JSON, plain and Markdown; kg stays the default; a bad unit is a usage error', async () => {

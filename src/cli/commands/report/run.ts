@@ -204,7 +204,8 @@ function markdown(by: ReportGroup, w: Weight, list: readonly ReportRow[], total:
     `| ${markdownCell(by)} | offsets | ${w.heading()} | ${w.heading('placed')} | ${w.heading('processing')} | amount |`,
     '|---|---:|---:|---:|---:|---:|',
     ...[...list, total].map(
-      (r) => `| ${cell(r)} | ${r.offsets} | ${w.text(r.kg)} | ${w.text(r.placed_kg)} | ${w.text(r.processing_kg)} | ${money(r)} |`,
+      (r) =>
+        `| ${cell(r)} | ${r.offsets} | ${w.text(r.kg)} | ${w.text(r.placed_kg)} | ${w.text(r.processing_kg)} | ${markdownCell(money(r))} |`,
     ),
   ];
   return `${md.join('\n')}\n`;
