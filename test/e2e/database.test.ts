@@ -20,6 +20,28 @@ describe('a database URL that cannot be used: one line, exit code, no password, 
     ['not PostgreSQL', 'mysql://root:hunter2@127.0.0.1/db', 2, /must start with postgres:\/\//],
     ['a refused connection', 'postgres://carbon:hunter2@127.0.0.1:1/carbon', 1, /cannot be reached right now \(ECONNREFUSED\)/],
     ['a bad schema name', 'postgres://carbon:hunter2@127.0.0.1:1/carbon?schema=Bad-Name', 1, /schema name "Bad-Name"/],
+    // A '#' or '?' in the password, not percent-encoded: psql reads it as the password's, and so
+    // does carbon; before, a URL reader took `carbon:2024` for host and port, and the rest,
+    // password included, for a fragment or a query: the error then showed the password whole.
+    [
+      'a "#" in the password',
+      'postgres://carbon:2024#hunter2@127.0.0.1:1/carbon',
+      1,
+      /carbon:\*\*\*@127\.0\.0\.1:1\/carbon cannot be reached right now \(ECONNREFUSED\)/,
+    ],
+    [
+      'a "?" in the password',
+      'postgres://carbon:9?hunter2@127.0.0.1:1/carbon',
+      1,
+      /carbon:\*\*\*@127\.0\.0\.1:1\/carbon cannot be reached right now \(ECONNREFUSED\)/,
+    ],
+    // A '/' ends the host for psql too: refused, saying how to write it, the password masked.
+    [
+      'a "/" in the password',
+      'postgres://carbon:8080/hunter2@127.0.0.1:1/carbon',
+      1,
+      /not usable: .*a "\/" in the user name or password must be written %2F/,
+    ],
   ];
   for (const [what, url, code, says] of cases) {
     test(what, async () => {

@@ -6,13 +6,38 @@
 const DEFAULT_SCHEMA = 'carbon';
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
+/**
+ * The URL as psql (libpq) reads it: the user and password run to the last `@` before the first
+ * `/`, so a `#` or `?` in them is theirs. A URL reader would end the host there instead, taking
+ * `carbon:2024` of `carbon:2024#pw@db` for a host and port and the password for a fragment (then
+ * shown whole, as no password). So where a URL reader finds no user, they are percent-encoded.
+ */
+function read(url: string): URL {
+  const plain = URL.parse(url);
+  if (plain !== null && (plain.username !== '' || plain.password !== '')) return plain;
+  const encoded = url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^/]*)@/i, (_, scheme: string, userinfo: string) => {
+    return `${scheme}${userinfo.replace(/#/g, '%23').replace(/\?/g, '%3F')}@`;
+  });
+  return new URL(encoded);
+}
+
+/**
+ * Whether a `/` in the user or password cut the URL's address short (psql reads it so too):
+ * nothing is left for the user, and the rest of the password, with the real host, is in `after`
+ * (the path; or the query and fragment too, where the password also held a `?` or `#`).
+ */
+const cutShort = (u: URL, after: string): boolean => u.username === '' && u.password === '' && after.includes('@');
+const beyondHost = (u: URL): string => `${u.pathname}${u.search}${u.hash}`;
+
 export function parseDatabaseUrl(url: string, schema?: string): { connectionString: string; schema: string } {
   let parsed: URL;
   try {
-    parsed = new URL(url);
+    parsed = read(url);
   } catch {
     throw new Error(`not a URL: ${maskUrl(url)}`);
   }
+  if (cutShort(parsed, parsed.pathname))
+    throw new Error(`not a URL: ${maskUrl(url)} (a "/" in the user name or password must be written %2F)`);
   const fromUrl = parsed.searchParams.get('schema');
   parsed.searchParams.delete('schema');
   const chosen = schema ?? fromUrl ?? DEFAULT_SCHEMA;
@@ -24,18 +49,25 @@ export function parseDatabaseUrl(url: string, schema?: string): { connectionStri
 /** Whether the URL carries a password (or a parameter that looks like one). */
 export function hasPassword(url: string): boolean {
   try {
-    const u = new URL(url);
-    return u.password !== '' || [...u.searchParams.keys()].some((name) => SECRET_PARAM.test(name));
+    const u = read(url);
+    return u.password !== '' || cutShort(u, beyondHost(u)) || [...u.searchParams.keys()].some((name) => SECRET_PARAM.test(name));
   } catch {
     return false;
   }
 }
 const SECRET_PARAM = /pass|secret|token|key/i;
+/** A query's `name=value` whose name is SECRET_PARAM's, in text that is no URL. */
+const SECRET_PAIR = /([?&][^=&#]*(?:pass|secret|token|key)[^=&#]*=)[^&#]*/gi;
 
 /** The URL with its password (and anything that looks like one) replaced by `***`. */
 export function maskUrl(url: string): string {
   try {
-    const u = new URL(url);
+    const u = read(url);
+    if (cutShort(u, beyondHost(u))) {
+      // `postgres://carbon:80/pw@db:5432/x`: the "host" is the user, and all up to the last `@` the password.
+      const rest = url.slice(url.lastIndexOf('@') + 1).replace(SECRET_PAIR, '$1***');
+      return `${u.protocol}//${u.hostname}:***@${rest}`;
+    }
     if (u.password !== '') u.password = '***';
     for (const name of [...u.searchParams.keys()]) if (SECRET_PARAM.test(name)) u.searchParams.set(name, '***');
     return u.toString();
