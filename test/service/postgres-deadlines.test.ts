@@ -171,13 +171,19 @@ describe.skipIf(!postgresAvailable())('the deadlines, on PostgreSQL', () => {
   };
 
   test('a statement stuck on a lock past the statement deadline fails as transient; the connection serves the next request', async () => {
-    const { store, schema } = await open({ CARBON_PG_STATEMENT_TIMEOUT_MS: String(limit(1000)) });
+    const statementMs = limit(1000);
+    const { store, schema } = await open({ CARBON_PG_STATEMENT_TIMEOUT_MS: String(statementMs) });
     // Another session holds the writer lock, and keeps it.
     const holder = await side(schema);
     await holder.query('BEGIN; LOCK TABLE account IN SHARE ROW EXCLUSIVE MODE');
     const stuck = await store.transaction((tx) => tx.keys()).catch((err: unknown) => err);
     expectTransient(stuck);
-    expect((stuck as Error).message).toMatch(/statement timeout/);
+    // What the operator reads: the server answered (it is no "cannot be reached"), a statement
+    // ran past the deadline, which setting that is, and where to look (a lock held elsewhere).
+    const { message, hint } = stuck as LedgerError;
+    expect(message).toMatch(new RegExp(`did not finish a statement within ${statementMs} ms \\(CARBON_PG_STATEMENT_TIMEOUT_MS\\)`));
+    expect(message).not.toMatch(/cannot be reached/);
+    expect(hint).toMatch(/lock .*pg_locks/);
     await holder.query('ROLLBACK');
     expect(await store.transaction((tx) => tx.keys())).toEqual([]);
   });

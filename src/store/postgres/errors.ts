@@ -1,4 +1,5 @@
 import { LedgerError } from '../ledger-error.js';
+import { deadlines } from './deadlines.js';
 
 /** Node's socket errors: the server's host or the network between. */
 const SOCKET_CODES = new Set([
@@ -61,6 +62,14 @@ export function pgError(err: unknown, label: string): Error {
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
     return new LedgerError(`The database host of ${label} cannot be found (${code}).`, label, 'Check the host name in the database URL.');
   if (code === '55P03') return new LedgerError(`The ledger at ${label} is locked by another writer.`, label, 'Try again shortly.', true);
+  if (code === '57014' && /statement timeout/.test(message))
+    // The server answered: a statement waited or ran past the deadline; "cannot be reached" would send the reader to the network.
+    return new LedgerError(
+      `PostgreSQL at ${label} did not finish a statement within ${deadlines().statementMs} ms (CARBON_PG_STATEMENT_TIMEOUT_MS).`,
+      label,
+      'Another session may hold a lock on its tables (pg_locks and pg_stat_activity show which), or the server is overloaded; requests can be retried.',
+      true,
+    );
   if (connectionLost(err) || BUSY_CODES.has(code)) {
     return new LedgerError(
       `PostgreSQL at ${label} cannot be reached right now (${code === '57014' ? 'statement timeout' : code || message}).`,
