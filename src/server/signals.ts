@@ -2,12 +2,13 @@ import type { RunningServer } from './server.js';
 
 /**
  * Closes `server` gracefully on SIGINT or SIGTERM; a second signal cuts requests in flight off
- * at once. The process then ends on its own once nothing is left open (no process.exit here:
- * the CLI owns the exit). Returns a function that removes the handlers.
+ * at once, and tells `onStopNow` (the CLI ends the process soon after, whether or not the ledger
+ * has answered). Otherwise the process ends on its own once nothing is left open (no process.exit
+ * here: the CLI owns the exit). Returns a function that removes the handlers.
  */
 export function closeOnSignals(
   server: RunningServer,
-  options: { signals?: NodeJS.Signals[]; log?: (line: string) => void; onClosed?: () => void } = {},
+  options: { signals?: NodeJS.Signals[]; log?: (line: string) => void; onClosed?: () => void; onStopNow?: () => void } = {},
 ): () => void {
   const signals = options.signals ?? ['SIGINT', 'SIGTERM'];
   let count = 0;
@@ -22,6 +23,7 @@ export function closeOnSignals(
     } else {
       options.log?.(`${signal}: stopping now`);
       void server.terminate();
+      options.onStopNow?.();
     }
   };
   const remove = () => {

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, describe, expect, test } from 'vitest';
 import { carbon, homes, json, ok, serve } from '../support/cli.js';
 import { freshSchema, postgresAvailable, TEST_DATABASE_URL, type TestSchema } from '../support/database.js';
@@ -194,4 +195,43 @@ run('one ledger on PostgreSQL, for the CLI and for carbon serve', () => {
     },
     limit(60_000),
   );
+
+  test(
+    'a second SIGTERM ends carbon serve within a second while its database holds the journal: what was not written is said to be lost',
+    async () => {
+      const schema = freshSchema('stop');
+      schemas.push(schema);
+      // No statement deadline: the journal's last write would wait for the lock as long as it is held.
+      const server = await serve(newHome(), ['--database', schema.url, '--show-keys'], { CARBON_PG_STATEMENT_TIMEOUT_MS: '0' });
+      const get = () => fetch(`${server.url}/balance`, { headers: { authorization: `Bearer ${server.ready.test_key}` } });
+      expect((await get()).status).toBe(200);
+      // Another session holds the journal's table: the entry of the next request cannot be written.
+      const holder = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query(`LOCK TABLE "${schema.schema}".journal IN ACCESS EXCLUSIVE MODE`);
+        expect((await get()).status).toBe(200);
+        server.child.kill('SIGTERM');
+        await waitUntil(() => server.stderr().includes('SIGTERM: closing'));
+        const second = Date.now();
+        server.child.kill('SIGTERM');
+        const ended = await server.child;
+        expect([ended.exitCode, Date.now() - second < limit(10_000)]).toEqual([0, true]);
+        expect(server.stderr()).toContain('SIGTERM: stopping now');
+        expect(server.stderr()).toContain(
+          "stopped without waiting for the ledger: the request journal's last entries, not yet written, are lost",
+        );
+      } finally {
+        await holder.query('ROLLBACK').catch(() => {});
+        await holder.end();
+      }
+    },
+    limit(60_000),
+  );
 });
+
+/** Resolves once `ready()` holds, checked every 20 ms (the test's limit bounds it). */
+async function waitUntil(ready: () => boolean): Promise<void> {
+  while (!ready()) await new Promise((resolve) => setTimeout(resolve, 20));
+}

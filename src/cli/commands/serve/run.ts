@@ -1,5 +1,5 @@
 import { isLoopback } from '../../../client/http-transport.js';
-import type { RunningServer } from '../../../server/server.js';
+import type { closeOnSignals, RunningServer } from '../../../server/server.js';
 import { maskKey } from '../../../service/keys.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
@@ -74,7 +74,7 @@ export async function run(ctx: Context, flags: ServeFlags): Promise<void> {
 
   // Registered before anything is printed: a script that reads the line and signals at once
   // must get a graceful close, not Node's default death by signal.
-  const closed = new Promise<void>((resolve) => closeOnSignals(server, { log, onClosed: resolve }));
+  const closed = untilStopped(server, closeOnSignals, log);
   const full = {
     test: (await server.sandbox.defaultKey('test')) ?? null,
     read_only: (await server.sandbox.defaultKey('read_only')) ?? null,
@@ -99,6 +99,31 @@ export async function run(ctx: Context, flags: ServeFlags): Promise<void> {
 
   await closed;
   flush();
+}
+
+/** How long a second SIGINT or SIGTERM leaves the ledger to close before the process ends. */
+const STOP_NOW_MS = 1000;
+
+/**
+ * Resolves once SIGINT or SIGTERM has closed `server`; or, after a second signal, within
+ * STOP_NOW_MS even if the ledger does not answer (a stalled database, a lock held elsewhere),
+ * as `kill -9` would end it, saying what that loses.
+ */
+function untilStopped(server: RunningServer, onSignals: typeof closeOnSignals, log: (line: string) => void): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let done = false;
+    const onClosed = () => {
+      done = true;
+      resolve();
+    };
+    const onStopNow = () => {
+      setTimeout(() => {
+        if (!done) log(`stopped without waiting for the ledger: the request journal's last entries, not yet written, are lost`);
+        resolve();
+      }, STOP_NOW_MS).unref();
+    };
+    onSignals(server, { log, onClosed, onStopNow });
+  });
 }
 
 /** The request log's lines are written at most this often under load (each write is a write(2)). */
