@@ -4,7 +4,8 @@ import type { Sandbox } from '../../src/service/sandbox.js';
 import { linesOf, MAX_LINE, SnapshotError } from '../../src/service/snapshot-format.js';
 import { inspectSnapshot } from '../../src/service/snapshots.js';
 import { freshSchema, postgresAvailable, type TestSchema } from '../support/database.js';
-import { openSandbox, T0, tempDir } from '../support/world.js';
+import { tempDirs } from '../support/temp.js';
+import { openSandbox, T0 } from '../support/world.js';
 
 /**
  * Snapshots in-process, with a clock the test moves (docs/snapshots.md): the model's clock
@@ -14,8 +15,10 @@ import { openSandbox, T0, tempDir } from '../support/world.js';
  */
 
 const schemas: TestSchema[] = [];
+const dirs = tempDirs('carbon-svc-');
 afterAll(async () => {
   await Promise.all(schemas.map((s) => s.drop()));
+  dirs.removeAll();
 });
 
 interface Opened {
@@ -27,7 +30,7 @@ interface Opened {
 
 async function sqlite(): Promise<Opened> {
   const clock = { now: T0 };
-  const sandbox = await openSandbox(tempDir(), () => clock.now);
+  const sandbox = await openSandbox(dirs.make(), () => clock.now);
   return { sandbox, clock, other: async () => sandbox };
 }
 
