@@ -105,7 +105,7 @@ export async function run(ctx: Context, flags: ListFlags): Promise<void> {
   // The filter is judged before the client opens the model: a malformed --since creates no ledger.
   const filter = filterOf(flags, await clockFor(ctx, [flags.since, flags.until]));
   const client = await ctx.client();
-  if (!flags.all) return printPage(ctx, flags, format, params, await firstOffsets(client, params, limit, filter));
+  if (!flags.all) return printPage(ctx, client, flags, format, params, await firstOffsets(client, params, limit, filter));
   await keepYoungGenerationSmall();
   return streamAll(ctx, format, matching(client.listAll(params), filter), () => noOffsets(ctx, client, flags, params));
 }
@@ -130,14 +130,21 @@ function requestOf(flags: ListFlags): { params: ListParams; limit: number } {
 }
 
 /** One page of offsets, in the format; a table ends with the command for the next page. */
-async function printPage(ctx: Context, flags: ListFlags, format: ListFormat | 'ids', params: ListParams, page: OffsetList): Promise<void> {
+async function printPage(
+  ctx: Context,
+  client: CarbonClient,
+  flags: ListFlags,
+  format: ListFormat | 'ids',
+  params: ListParams,
+  page: OffsetList,
+): Promise<void> {
   // One page is small: written in one go, without loading chalk or creating process.stdout.
   if (format === 'ids') return void (page.data.length > 0 && ctx.out.data(page.data.map((o) => o.id).join('\n')));
   if (format === 'json') return ctx.out.jsonDocument(page);
   if (format === 'csv') return ctx.out.data(csvHeader() + page.data.map(csvRow).join(''));
   if (format === 'plain') return void (page.data.length > 0 && ctx.out.data(page.data.map(offsetRow).join('\n')));
   const paint = await ctx.paint();
-  if (page.data.length === 0) return ctx.out.info(await noOffsets(ctx, await ctx.client(), flags, params));
+  if (page.data.length === 0) return ctx.out.info(await noOffsets(ctx, client, flags, params));
   ctx.out.data(offsetTable(page.data, paint, terminalWidth(ctx.out.stdout, ctx.env)));
   const last = page.data.at(-1);
   if (page.has_more && last) {
