@@ -133,6 +133,12 @@ function wordBeforeOptionsIsTheError(cmd: Command, group: Command): void {
 export function unknownWordsAreCommands(cmd: Command, group: Command): void {
   cmd.allowExcessArguments().hook('preAction', () => {
     if (cmd.args.length === 0) return;
+    // `carbon logs list show`: the word is a command of the group, given after the default command
+    // named: "unknown command 'show' (Did you mean show?)" would say nothing.
+    const word = cmd.args[0]!;
+    if (group.commands.some((c) => c !== cmd && (c.name() === word || c.aliases().includes(word)))) {
+      throw usage(`\`${pathOf(cmd)}\` takes no words, and '${word}' is a command of its own: \`${pathOf(group)} ${word}\`.`);
+    }
     // commander names the group's first word; the group's may be an option of the default command.
     group.args = cmd.args;
     (group as Group).unknownCommand();

@@ -209,6 +209,15 @@ describe('a word after a group that is none of its commands', () => {
       [['sandbox', 'keys', 'revok', 'key_x'], "error: unknown command 'revok' (Did you mean revoke?)"],
       [['sandbox', 'clock', 'advanc', '1m'], "error: unknown command 'advanc' (Did you mean advance?)"],
       [['sandbox', 'keys', '--reveal', 'extra'], "error: unknown command 'extra' (`carbon sandbox keys help` lists the commands)"],
+      // The default command named, then a command of the group: not "unknown command 'show' (Did you mean show?)".
+      [
+        ['logs', 'list', 'show', 'req_x'],
+        "error: `carbon logs list` takes no words, and 'show' is a command of its own: `carbon logs show`.",
+      ],
+      [
+        ['sandbox', 'clock', 'show', 'advance', '1m'],
+        "error: `carbon sandbox clock show` takes no words, and 'advance' is a command of its own: `carbon sandbox clock advance`.",
+      ],
     ];
     for (const [args, line] of cases) {
       const r = await carbon(args, { home });
