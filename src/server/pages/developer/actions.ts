@@ -1,9 +1,10 @@
-import { LIMITS } from '../../../api/types.js';
+import { LIMITS, type Mode } from '../../../api/types.js';
 import { ApiError } from '../../../service/errors.js';
 import { parseLatency, parseShare } from '../../../service/faults.js';
 import type { Sandbox } from '../../../service/sandbox.js';
 import { type FaultInput, MAX_TOP_UP_CENTS } from '../../../service/settings.js';
 import { dollars, parseDollars, parseDuration } from '../../../service/units.js';
+import type { Section } from './flash.js';
 
 /**
  * The developer page's actions (`POST /actions/{name}`): one row each, mapping the form's fields
@@ -21,6 +22,8 @@ export interface Form {
 
 export interface Action {
   run(sandbox: Sandbox, form: Form): Promise<unknown>;
+  /** The section its form is in: the redirect returns there, and the notice shows under its heading. */
+  section: Section;
   /** Shown once after the redirect (and for `?done=NAME`, the address an older carbon redirected to). */
   done: string;
   /** A notice that says what was done, from what `run` answered: shown once after the redirect, in place of `done`. */
@@ -35,24 +38,32 @@ export const ACTIONS = new Map<string, Action>([
   [
     'topup',
     {
+      section: 'account',
       run: (s, f) => s.topUp(mode(f), topUpCents(f.field('amount'))),
       done: 'Topped up.',
       notice: (balance, f) =>
         `Topped up ${mode(f)} mode with ${dollars(topUpCents(f.field('amount')))}: the ${mode(f)} balance is now ${dollars(balance as number)}.`,
     },
   ],
-  ['key-revoke', { run: (s, f) => s.revokeKey(f.field('id')), done: 'The key is revoked: the API now refuses it with 401.' }],
-  ['status', { run: (s, f) => s.setStatus(standing(f.field('status'))), done: 'The account standing is set.' }],
-  ['rate', { run: (s, f) => s.setRate(whole(f.field('rate'), 8)), done: 'The rate is set.' }],
-  ['review-limit', { run: (s, f) => s.setReviewLimit(reviewCents(f.field('amount'))), done: 'The review limit is set.' }],
-  ['rate-limit', { run: (s, f) => s.setRateLimit(requests(f.field('requests'))), done: 'The rate limit is set.' }],
-  ['approve', { run: (s, f) => s.approve(f.field('id')), done: 'Approved: the offset is placed.' }],
-  ['reject', { run: (s, f) => s.reject(f.field('id')), done: 'Rejected: the offset is refunded.' }],
-  ['fail', { run: (s, f) => s.fail(f.field('id')), done: 'The order could not be placed: the offset is refunded.' }],
-  ['clock', { run: (s, f) => s.advanceClock(duration(f.field('duration'))), done: 'The model clock moved forward.' }],
+  [
+    'key-revoke',
+    { section: 'keys', run: (s, f) => s.revokeKey(f.field('id')), done: 'The key is revoked: the API now refuses it with 401.' },
+  ],
+  ['status', { section: 'controls', run: (s, f) => s.setStatus(standing(f.field('status'))), done: 'The account standing is set.' }],
+  ['rate', { section: 'controls', run: (s, f) => s.setRate(whole(f.field('rate'), 8)), done: 'The rate is set.' }],
+  [
+    'review-limit',
+    { section: 'controls', run: (s, f) => s.setReviewLimit(reviewCents(f.field('amount'))), done: 'The review limit is set.' },
+  ],
+  ['rate-limit', { section: 'controls', run: (s, f) => s.setRateLimit(requests(f.field('requests'))), done: 'The rate limit is set.' }],
+  ['approve', { section: 'review', run: (s, f) => s.approve(f.field('id')), done: 'Approved: the offset is placed.' }],
+  ['reject', { section: 'review', run: (s, f) => s.reject(f.field('id')), done: 'Rejected: the offset is refunded.' }],
+  ['fail', { section: 'offsets', run: (s, f) => s.fail(f.field('id')), done: 'The order could not be placed: the offset is refunded.' }],
+  ['clock', { section: 'controls', run: (s, f) => s.advanceClock(duration(f.field('duration'))), done: 'The model clock moved forward.' }],
   [
     'reset',
     {
+      section: 'controls',
       run: (s) => s.reset(),
       done: 'The sandbox starts over: a new account and new keys. Every other signed-in page was signed out.',
     },
@@ -60,12 +71,23 @@ export const ACTIONS = new Map<string, Action>([
   [
     'faults',
     {
+      section: 'faults',
       run: (s, f) => s.setFaults(faultForm(f)),
       done: 'Faults are on: every instance on this ledger applies them from its next request.',
     },
   ],
-  ['faults-off', { run: (s) => s.clearFaults(), done: 'Faults are off.' }],
+  ['faults-off', { section: 'faults', run: (s) => s.clearFaults(), done: 'Faults are off.' }],
 ]);
+
+/** The section of the form `name`: an action's row, or creating a key (which the routes handle). */
+export const sectionOf = (name: string): Section | undefined => (name === 'key-create' ? 'keys' : ACTIONS.get(name)?.section);
+
+/**
+ * Where an action's redirect leads: the page in the mode it was sent from, at the section of its
+ * form (its heading's id), so the result shows where the person was, not screens up at the top of
+ * a phone's page.
+ */
+export const returnTo = (mode: Mode, section: Section | undefined): string => `/?mode=${mode}${section === undefined ? '' : `#${section}`}`;
 
 /** Digits up to `most` of them, else NaN (which the Sandbox refuses with its own message). */
 const whole = (text: string, most: number) => (new RegExp(`^\\d{1,${most}}$`).test(text) ? Number(text) : Number.NaN);

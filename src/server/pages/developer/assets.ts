@@ -15,8 +15,8 @@ main { max-width: 72rem; margin: 0 auto; padding: 1rem 1.5rem 3rem; }
 main.narrow { max-width: 36rem; padding-top: 3rem; }
 section { background: #fff; border: 1px solid var(--rule); border-radius: 6px; padding: 0.5rem 1rem 1rem; margin: 1rem 0; }
 h2 { font-size: 1.05rem; }
-/* A section opened by its address (/#offsets) shows its top edge, not its heading flush with the screen's. */
-h2[id] { scroll-margin-top: 1.5rem; }
+/* A section opened by its address (/#offsets, an action's return) shows its top edge, not its heading flush with the screen's. */
+h2[id], h3[id] { scroll-margin-top: 1.5rem; }
 table { border-collapse: collapse; width: 100%; margin: 0.5rem 0; }
 th, td { text-align: left; padding: 0.3rem 0.5rem; border-bottom: 1px solid var(--rule); vertical-align: top; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }

@@ -2,6 +2,7 @@ import type { Mode, Offset } from '../../../api/types.js';
 import { dollars, ratePerKg } from '../../../service/units.js';
 import { escapeHtml } from '../html.js';
 import { chartHtml } from './chart.js';
+import { noticeAt } from './flash.js';
 import { offsetsSection } from './offsets-section.js';
 import { type Column, cardTable, hiddenId, keyColumns, offsetLink } from './tables.js';
 import { action, confirmed, csrfField, type DashboardData, date, faultControls, field, fieldValue, kg, layout } from './views.js';
@@ -14,8 +15,6 @@ import { action, confirmed, csrfField, type DashboardData, date, faultControls, 
 /** The dashboard: the account, its impact, its offsets, the review queue, the keys and the sandbox's controls. */
 export function dashboard(d: DashboardData): string {
   const other: Mode = d.mode === 'live' ? 'test' : 'live';
-  const role = d.notice?.kind === 'error' ? 'alert' : 'status';
-  const notice = d.notice === undefined ? '' : `<p class="notice ${d.notice.kind}" role="${role}">${escapeHtml(d.notice.text)}</p>`;
   const refresh =
     d.refresh > 0 ? `<a href="/?mode=${d.mode}">Stop refreshing</a>` : `<a href="/?mode=${d.mode}&amp;refresh=10">Refresh every 10 s</a>`;
   return layout(
@@ -26,11 +25,11 @@ export function dashboard(d: DashboardData): string {
 <form method="post" action="/logout">${csrfField(d.csrf)}<button type="submit">Sign out</button></form>
 </header>
 <main>
-${notice}${createdKey(d)}
+${noticeAt(d)}
 ${accountSection(d)}
 ${impactSection(d)}
 ${offsetsSection(d)}
-<section aria-labelledby="review"><h2 id="review">Review queue (live)</h2>${reviewTable(d)}</section>
+<section aria-labelledby="review"><h2 id="review">Review queue (live)</h2>${noticeAt(d, 'review')}${reviewTable(d)}</section>
 ${keysSection(d)}
 ${controlsSection(d)}
 </main>`,
@@ -44,7 +43,7 @@ const modeOptions = (d: DashboardData, chosen = d.mode) => `${modeOption(chosen,
 function createdKey(d: DashboardData): string {
   if (d.createdKey === undefined) return '';
   return (
-    `<section class="secret" aria-labelledby="new-key"><h2 id="new-key">New key ${escapeHtml(d.createdKey.id)}</h2>
+    `<section class="secret" aria-labelledby="new-key"><h3 id="new-key">New key ${escapeHtml(d.createdKey.id)}</h3>
 <p>Copy it now: it is shown in full only this once.</p>
 <p>${field('new-secret', 'Secret', `<input id="new-secret" readonly value="${escapeHtml(d.createdKey.secret)}" size="48">`)} ` +
     `<button type="button" data-copy="new-secret" hidden>Copy</button></p></section>`
@@ -64,7 +63,7 @@ function accountSection(d: DashboardData): string {
       `<input id="topup-amount" name="amount" inputmode="decimal" required placeholder="250.00"${typed}>`,
     );
   return `<section aria-labelledby="account"><h2 id="account">Account</h2>
-<dl class="facts"><dt>Standing</dt><dd><span class="standing ${escapeHtml(s.account.status)}">${standing}</span></dd>
+${noticeAt(d, 'account')}<dl class="facts"><dt>Standing</dt><dd><span class="standing ${escapeHtml(s.account.status)}">${standing}</span></dd>
 <dt>Test balance</dt><dd>${escapeHtml(dollars(s.balances.test))}</dd><dt>Live balance</dt><dd>${escapeHtml(dollars(s.balances.live))}</dd>
 <dt>Rate</dt><dd>${escapeHtml(ratePerKg(s.account.rate))}</dd><dt>Review limit</dt><dd>${escapeHtml(dollars(s.account.review_limit_cents))}</dd>
 <dt>Model clock</dt><dd>${escapeHtml(date(s.clock.now))}</dd></dl>
@@ -106,6 +105,7 @@ function keysSection(d: DashboardData): string {
       '<select id="key-access" name="permission"><option value="purchase">purchase</option><option value="read_only">read-only</option></select>',
     );
   return `<section aria-labelledby="keys"><h2 id="keys">API keys</h2>
+${noticeAt(d, 'keys')}${createdKey(d)}
 ${cardTable('keys', keyColumns(d), d.keys)}
 ${action('key-create', d, create, 'Create key')}
 </section>`;
@@ -128,7 +128,7 @@ function controlsSection(d: DashboardData): string {
   const clock = `name="duration" required placeholder="2m, 1h, 30d" ${value('clock', 'duration', '')}`;
   const input = (id: string, label: string, attributes: string) => field(id, label, `<input id="${id}" ${attributes}>`);
   return `<section aria-labelledby="controls"><h2 id="controls">Sandbox controls</h2>
-<div class="controls">
+${noticeAt(d, 'controls')}<div class="controls">
 ${action('status', d, standing, 'Set standing')}
 ${action('rate', d, input('c-rate', 'Rate (millicents per kg)', rate), 'Set rate')}
 ${action('review-limit', d, input('c-review', 'Review limit (dollars)', review), 'Set review limit')}

@@ -1,6 +1,7 @@
 import { keyMode } from '../../../service/keys.js';
 import type { Session } from '../../../service/page-access.js';
 import type { Sandbox } from '../../../service/sandbox.js';
+import { escapeHtml } from '../html.js';
 import type { DashboardData } from './views.js';
 
 /**
@@ -9,9 +10,29 @@ import type { DashboardData } from './views.js';
  * the id of the key just created (whose secret the page then shows, this once).
  */
 export interface Flash {
-  notice?: { kind: 'ok' | 'error'; text: string };
+  notice?: Notice;
   typed?: DashboardData['typed'];
   key?: string;
+}
+
+/** A section of the dashboard that holds forms, by its heading's id: where an action's redirect returns, and its notice shows. */
+export type Section = 'account' | 'offsets' | 'review' | 'keys' | 'controls' | 'faults';
+
+export interface Notice {
+  kind: 'ok' | 'error';
+  text: string;
+  /** The section of the form it answers, shown under its heading; none (a notice an older carbon left): the page's top. */
+  section?: Section;
+}
+
+/**
+ * The notice, if it is shown at `section` (undefined: the page's top). An error is an alert; what
+ * was done, a status: a screen reader says it without moving from where the redirect put it.
+ */
+export function noticeAt(d: Pick<DashboardData, 'notice'>, section?: Section): string {
+  if (d.notice === undefined || d.notice.section !== section) return '';
+  const role = d.notice.kind === 'error' ? 'alert' : 'status';
+  return `<p class="notice ${d.notice.kind}" role="${role}">${escapeHtml(d.notice.text)}</p>`;
 }
 
 export async function putFlash(sandbox: Sandbox, session: Session, flash: Flash, now: number): Promise<void> {
@@ -33,7 +54,7 @@ export async function takeFlash(sandbox: Sandbox, session: Session, now: number)
     if (secret === undefined) return undefined;
     return {
       createdKey: { id: flash.key, secret },
-      notice: { kind: 'ok', text: `Created ${keyMode(secret) ?? 'test'} key ${flash.key}.` },
+      notice: { kind: 'ok', text: `Created ${keyMode(secret) ?? 'test'} key ${flash.key}.`, section: 'keys' },
     };
   }
   return { ...(flash.notice === undefined ? {} : { notice: flash.notice }), ...(flash.typed === undefined ? {} : { typed: flash.typed }) };

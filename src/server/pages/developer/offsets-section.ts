@@ -1,6 +1,7 @@
 import { OFFSET_STATUSES } from '../../../api/types.js';
 import { redactKeys } from '../../../service/keys.js';
 import { escapeHtml } from '../html.js';
+import { noticeAt } from './flash.js';
 import { cardTable, offsetColumns } from './tables.js';
 import { type DashboardData, field } from './views.js';
 
@@ -84,7 +85,7 @@ export function offsetsSection(d: DashboardData): string {
       ? `<input id="f-${name}" name="${name}" type="text" placeholder="YYYY-MM-DD"${wrong(name)} value="${escapeHtml(f[name])}">`
       : `<input id="f-${name}" name="${name}" type="date"${wrong(name)} value="${escapeHtml(f[name])}">`;
   return `<section aria-labelledby="offsets"><h2 id="offsets">Offsets (${d.mode}), newest first</h2>
-${problemNotice(f)}<form method="get" action="/#offsets" class="filters"><input type="hidden" name="mode" value="${d.mode}">
+${noticeAt(d, 'offsets')}${problemNotice(f)}<form method="get" action="/#offsets" class="filters"><input type="hidden" name="mode" value="${d.mode}">
 ${field('f-status', LABELS.status, `<select id="f-status" name="status"${wrong('status')}>${statuses}</select>`)}
 ${field('f-reference', LABELS.reference, `<input id="f-reference" name="reference"${wrong('reference')} value="${escapeHtml(f.reference)}">`)}
 ${field('f-since', LABELS.since, dateInput('since'))}

@@ -5,7 +5,7 @@ import type { Session } from '../../../service/page-access.js';
 import type { Sandbox } from '../../../service/sandbox.js';
 import type { Reply } from '../../reply.js';
 import type { Incoming, Served } from '../../requests.js';
-import { ACTIONS, type Form } from './actions.js';
+import { ACTIONS, type Form, returnTo, sectionOf } from './actions.js';
 import { CSS, ICON, JS } from './assets.js';
 import { dashboard } from './dashboard.js';
 import { data } from './dashboard-data.js';
@@ -160,8 +160,8 @@ async function post(r: Incoming, served: Served, session: Session, now: number):
     // Every field (a top-up's mode too: tried again, it must not go to the view's mode), but the form's own.
     const typed: Typed = { form: name, values: {} };
     for (const [field, value] of params) if (field !== 'csrf' && field !== 'back') (typed.values[field] ??= []).push(value);
-    await putFlash(sandbox, session, { notice: { kind: 'error', text: err.message }, typed }, now);
-    return redirect(`/?mode=${back}`);
+    await putFlash(sandbox, session, { notice: { kind: 'error', text: err.message, section: sectionOf(name) }, typed }, now);
+    return redirect(returnTo(back, sectionOf(name)));
   }
 }
 
@@ -173,7 +173,7 @@ async function act(served: Served, session: Session, name: string, params: URLSe
     // Like every action, a redirect (a reload does not post again). The page it leads to shows
     // the secret once: its key's id waits in the store for this session, never in a URL or cookie.
     await putFlash(sandbox, session, { key: made.id }, now);
-    return redirect(`/?mode=${back}`);
+    return redirect(returnTo(back, 'keys'));
   }
   const action = ACTIONS.get(name);
   if (action === undefined) throw new ApiError('route_missing', `There is no action "${name}".`);
@@ -181,15 +181,16 @@ async function act(served: Served, session: Session, name: string, params: URLSe
   const result = await action.run(sandbox, form);
   // What happened (the amount, the balance now, or the action's line), shown once after the redirect:
   // in the session's flash, not in the address, where a reload or a bookmark would say it again.
-  const notice = { kind: 'ok' as const, text: action.notice === undefined ? action.done : action.notice(result, form) };
+  const text = action.notice === undefined ? action.done : action.notice(result, form);
+  const notice = { kind: 'ok' as const, text, section: action.section };
   if (name === 'reset') {
     // The reset ended every session; the owner who asked for it gets a new one, the notice with it.
     await sandbox.pages.endSession(session);
     const fresh = await sandbox.pages.newSession(now);
     const next = await sandbox.pages.readSession(fresh, now);
     if (next !== null) await putFlash(sandbox, next, { notice }, now);
-    return redirect(`/?mode=${back}`, { 'set-cookie': sessionCookie(pageOrigin, fresh) });
+    return redirect(returnTo(back, action.section), { 'set-cookie': sessionCookie(pageOrigin, fresh) });
   }
   await putFlash(sandbox, session, { notice }, now);
-  return redirect(`/?mode=${back}`);
+  return redirect(returnTo(back, action.section));
 }

@@ -5,6 +5,7 @@ import type { SandboxKey, SandboxStatus } from '../../../service/sandbox.js';
 import { dollars, ratePerKg } from '../../../service/units.js';
 import { escapeHtml, htmlDocument } from '../html.js';
 import type { ChartData } from './chart.js';
+import { type Notice, noticeAt } from './flash.js';
 
 /**
  * The developer page's HTML: plain server-rendered documents, every form a POST that works
@@ -34,8 +35,8 @@ export interface DashboardData {
     after: string;
   };
   csrf: string;
-  /** A message after an action, or an error. */
-  notice?: { kind: 'ok' | 'error'; text: string };
+  /** A message after an action, or an error: in the section of the form it answers. */
+  notice?: Notice;
   /** Seconds between live refreshes (0: none). */
   refresh: number;
   /** What was typed into a form that was refused (named by its action), shown again to be corrected. */
@@ -165,7 +166,7 @@ export function faultControls(d: DashboardData): string {
   ].join('');
   const latency = f?.latency_ms == null ? '' : `${f.latency_ms.min}ms-${f.latency_ms.max}ms`;
   return `<h3 id="faults">Faults</h3>
-<p id="faults-now">${f === null ? 'Off: every request is answered as usual.' : `On: ${escapeHtml(describeFaults(f))}.`}</p>
+${noticeAt(d, 'faults')}<p id="faults-now">${f === null ? 'Off: every request is answered as usual.' : `On: ${escapeHtml(describeFaults(f))}.`}</p>
 ${action(
   'faults',
   d,

@@ -1,0 +1,144 @@
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { RunningServer } from '../../src/server/server.js';
+import { expectAxeClean, type Launched, launch, withChromium } from '../support/chromium.js';
+import { serveInProcess } from '../support/in-process-server.js';
+
+/**
+ * A form of the developer page is sent from where the person scrolled to; the redirect after it
+ * brings them back there (/?mode=…#SECTION), with what it did (or what is wrong) under the
+ * section's heading, on the screen: not at the top of the page, screens above the form on a phone.
+ */
+
+const SCREENS = [
+  { name: 'a desktop, 1280×800', viewport: { width: 1280, height: 800 }, isMobile: false },
+  { name: 'a phone, 390×844', viewport: { width: 390, height: 844 }, isMobile: true },
+];
+
+withChromium(describe, 'Developer page action return tests')('each action of the developer page returns to its section', () => {
+  let server: RunningServer;
+  let chromium: Launched;
+  // The wall clock held still: the test offsets stay processing (they place after 3 s) until the
+  // test moves the model's clock itself, however long a loaded machine takes to click through.
+  const start = Date.now();
+  const served = serveInProcess('carbon-page-action-return-', { clock: () => start });
+
+  beforeAll(async () => {
+    server = served.server;
+    chromium = await launch();
+  }, 60_000);
+
+  afterAll(async () => {
+    await chromium?.close();
+  });
+
+  /** Offsets to act on: two processing test ones (to fail) and a live one waiting for review (to approve). */
+  async function offsetsToActOn(): Promise<void> {
+    const buy = async (mode: 'test' | 'live', kg: number, n: number) => {
+      const key = (await server.sandbox.defaultKey(mode))!;
+      const made = await fetch(`${server.url}/offsets`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          'idempotency-key': `return-${mode}-${n}-${Math.random()}`,
+        },
+        body: JSON.stringify({ kg }),
+      });
+      expect(made.status).toBe(201);
+    };
+    for (let n = 0; n < 2; n++) await buy('test', 10, n);
+    await server.sandbox.topUp('live', 100_000);
+    await server.sandbox.setReviewLimit(100);
+    await buy('live', 500, 0);
+  }
+
+  /**
+   * The page the form's redirect led to is at `section` (the address's fragment): its heading on
+   * the screen and, under it in the same section, the one notice, whole on the screen.
+   */
+  async function expectReturned(page: Page, section: string, kind: 'ok' | 'error', says: string): Promise<void> {
+    await page.waitForURL((url) => url.hash === `#${section}`, { timeout: 5000 });
+    const height = page.viewportSize()!.height;
+    const headingTop = () => page.evaluate<number>(`document.getElementById(${JSON.stringify(section)}).getBoundingClientRect().top`);
+    await expect
+      .poll(async () => (await headingTop()) >= 0 && (await headingTop()) < height, { message: section, timeout: 3000 })
+      .toBe(true);
+    const notice = page.locator('.notice');
+    expect(await notice.count(), section).toBe(1);
+    expect(await notice.getAttribute('class'), section).toBe(`notice ${kind}`);
+    expect(await notice.innerText(), section).toContain(says);
+    const inSection = `document.getElementById(${JSON.stringify(section)}).closest('section').contains(document.querySelector('.notice'))`;
+    expect(await page.evaluate<boolean>(inSection), section).toBe(true);
+    const box = (await notice.boundingBox())!;
+    expect([box.y >= 0, box.y + box.height <= height], `the notice at #${section} is on the screen`).toEqual([true, true]);
+  }
+
+  test.each(SCREENS)('on $name: the result of each form is shown where the form was', async ({ viewport, isMobile }) => {
+    await offsetsToActOn();
+    const context: BrowserContext = await chromium.browser.newContext({ viewport, isMobile, hasTouch: isMobile });
+    const page = await context.newPage();
+    await page.goto(`${server.origin}/login?token=${await server.sandbox.pages.newLoginToken(Date.now())}`);
+    // Each form is sent from a page opened anew (the click scrolls to it), as a person who scrolled down to it.
+    const open = (mode = 'test') => page.goto(`${server.origin}/?mode=${mode}`);
+
+    await open();
+    await page.fill('#topup-amount', '10');
+    await page.click('form[action="/actions/topup"] button');
+    await expectReturned(page, 'account', 'error', '$10.00 is less');
+    expect(await page.inputValue('#topup-amount')).toBe('10');
+    await page.fill('#topup-amount', '300');
+    await page.click('form[action="/actions/topup"] button');
+    await expectReturned(page, 'account', 'ok', 'Topped up test mode with $300.00');
+
+    await open();
+    await page.locator('form[action="/actions/fail"] button').first().click();
+    await expectReturned(page, 'offsets', 'ok', 'refunded');
+
+    await open('live');
+    await page.locator('form[action="/actions/approve"] button').first().click();
+    await expectReturned(page, 'review', 'ok', 'Approved');
+    expect(new URL(page.url()).search).toBe('?mode=live');
+
+    await open();
+    await page.click('form[action="/actions/key-create"] button');
+    await expectReturned(page, 'keys', 'ok', 'Created test key');
+    // The secret, shown this once, is on the screen too, under the notice.
+    const secret = (await page.locator('#new-secret').boundingBox())!;
+    expect(secret.y + secret.height).toBeLessThanOrEqual(viewport.height);
+    await expectAxeClean(page, 'a new key shown in the keys section');
+    const id = (await page.locator('#new-key').innerText()).replace('New key ', '');
+    await open();
+    const row = page.locator('table.keys tr', { hasText: id });
+    await row.locator('summary').click();
+    await row.locator('form[action="/actions/key-revoke"] button').click();
+    await expectReturned(page, 'keys', 'ok', 'revoked');
+
+    await open();
+    await page.fill('#c-clock', 'soon');
+    await page.click('form[action="/actions/clock"] button');
+    await expectReturned(page, 'controls', 'error', 'not "soon"');
+    expect(await page.inputValue('#c-clock')).toBe('soon');
+    await page.fill('#c-clock', '1m');
+    await page.click('form[action="/actions/clock"] button');
+    await expectReturned(page, 'controls', 'ok', 'clock moved');
+
+    await open();
+    await page.fill('#f-rate', '2');
+    await page.click('form[action="/actions/faults"] button');
+    await expectReturned(page, 'faults', 'error', 'share from 0 to 1');
+    expect(await page.inputValue('#f-rate')).toBe('2');
+    await page.fill('#f-rate', '0.5');
+    await page.click('form[action="/actions/faults"] button');
+    await expectReturned(page, 'faults', 'ok', 'Faults are on');
+    await expectAxeClean(page, 'a notice in the faults');
+    await page.click('form[action="/actions/faults-off"] button');
+    await expectReturned(page, 'faults', 'ok', 'Faults are off');
+
+    await open();
+    await page.locator('summary', { hasText: 'Reset the sandbox' }).click();
+    await page.click('form[action="/actions/reset"] button');
+    await expectReturned(page, 'controls', 'ok', 'starts over');
+    await context.close();
+  });
+});
