@@ -55,6 +55,13 @@ describe('a connection-level failure of PostgreSQL', () => {
     expect(said.message.split('\n')).toHaveLength(1);
   });
 
+  test('a statement cancelled by another session (pg_cancel_backend) is transient, and not called a statement timeout', () => {
+    const said = pgError(sqlState('57014', 'canceling statement due to user request'), LABEL);
+    expectTransient(said);
+    expect(said.message).toBe(`PostgreSQL at ${LABEL} cancelled a statement (canceling statement due to user request).`);
+    expect(said.message).not.toMatch(/timeout|reached/);
+  });
+
   test('a failure of the statement itself is not one: it stays what it was (a bug is a bug)', () => {
     const err = Object.assign(new Error('syntax error at or near "SELCT"'), { code: '42601', severity: 'ERROR' });
     expect(pgError(err, LABEL)).toBe(err);

@@ -33,7 +33,7 @@ const DRIVER_MESSAGES =
   /^(Connection terminated|Client has encountered a connection error and is not queryable|Client was closed and is not queryable|Query read timeout|timeout expired|timeout exceeded when trying to connect|Cannot use a pool after calling end on the pool)/;
 
 /** Trouble that passes, on a connection that may still be good: the server is busy, or a writer got in first. */
-const BUSY_CODES = new Set(['53000', '53200', '53300', '53400', '57014', '40001', '40P01']);
+const BUSY_CODES = new Set(['53000', '53200', '53300', '53400', '40001', '40P01']);
 
 /**
  * Whether the connection the error came from can no longer be trusted: it was cut, the server
@@ -70,9 +70,16 @@ export function pgError(err: unknown, label: string): Error {
       'Another session may hold a lock on its tables (pg_locks and pg_stat_activity show which), or the server is overloaded; requests can be retried.',
       true,
     );
+  if (code === '57014')
+    return new LedgerError(
+      `PostgreSQL at ${label} cancelled a statement (${message}).`,
+      label,
+      'Another session cancelled it (pg_cancel_backend), or the server is shutting down; requests can be retried.',
+      true,
+    );
   if (connectionLost(err) || BUSY_CODES.has(code)) {
     return new LedgerError(
-      `PostgreSQL at ${label} cannot be reached right now (${code === '57014' ? 'statement timeout' : code || message}).`,
+      `PostgreSQL at ${label} cannot be reached right now (${code || message}).`,
       label,
       'Check that the server is running and reachable; requests can be retried.',
       true,
