@@ -6,6 +6,24 @@ import { headerless } from '../support/headerless-proxy.js';
 
 const newHome = homes();
 
+/** The months from the one of `from` to the one of `to` (ISO times or YYYY-MM), as YYYY-MM. */
+function monthsFrom(from: string, to: string): string[] {
+  const out: string[] = [];
+  let [y, m] = from.split('-').map(Number) as [number, number];
+  for (let name = from.slice(0, 7); name <= to.slice(0, 7); name = `${y}-${String(m).padStart(2, '0')}`) {
+    out.push(name);
+    [y, m] = m === 12 ? [y + 1, 1] : [y, m + 1];
+  }
+  return out;
+}
+
+/** The month `n` months from that of `time`, as YYYY-MM. */
+function shiftMonth(time: string, n: number): string {
+  const [y, m] = time.split('-').map(Number) as [number, number];
+  const i = y * 12 + m - 1 + n;
+  return `${Math.floor(i / 12)}-${String((i % 12) + 1).padStart(2, '0')}`;
+}
+
 /**
  * Purchases spread over months of model time: two now, one refunded, one 40 days on. In live
  * mode, every purchase held for review (a limit of $0): each status is what the test made it
@@ -39,10 +57,11 @@ describe('carbon report', () => {
       total: { kg: number; amount_cents: number; offsets: number };
     }>(['report'], { home });
     expect([r.object, r.by]).toEqual(['report', 'month']);
-    expect(r.rows).toHaveLength(2);
-    expect(r.rows.map((x) => x.kg)).toEqual([300, 50]);
+    // 40 days on is the next month or the one after (then the one between is a row of zeros).
+    expect(r.rows.length).toBeGreaterThanOrEqual(2);
+    expect(r.rows.map((x) => x.kg).filter((kg) => kg > 0)).toEqual([300, 50]);
     expect(r.rows[0]).toMatchObject({ placed_kg: 300, processing_kg: 0, amount_cents: 1200 });
-    expect(r.rows[1]).toMatchObject({ placed_kg: 0, processing_kg: 50, amount_cents: 200 });
+    expect(r.rows.at(-1)).toMatchObject({ placed_kg: 0, processing_kg: 50, amount_cents: 200 });
     expect(r.total).toMatchObject({ kg: 350, amount_cents: 1400, offsets: 3 });
   });
 
@@ -93,6 +112,70 @@ describe('carbon report', () => {
     expect(at).toBeGreaterThanOrEqual(Date.parse(bought.created));
     expect(at).toBeLessThanOrEqual(Date.parse(clock.now));
     expect(made![2]).toBe(`${made![1]!.slice(0, 10)} ${made![1]!.slice(11, 19)} UTC`);
+  });
+
+  test("every month of the span is a row, one without purchases with zeros, in every format; the span is the flags', or the purchases'", async () => {
+    const home = newHome();
+    const first = (await json<{ created: string }>(['buy', '--kg', '100'], { home })).created;
+    // 62 days on is two months on at least: one month or more between has no purchase.
+    await ok(['sandbox', 'clock', 'advance', '62d'], { home });
+    const last = (await json<{ created: string }>(['buy', '--kg', '7'], { home })).created;
+    const months = monthsFrom(first, last);
+    const gaps = months.slice(1, -1);
+    expect(gaps.length).toBeGreaterThanOrEqual(1);
+    const zeros = { offsets: 0, kg: 0, placed_kg: 0, processing_kg: 0, amount_cents: 0 };
+    const r = await json<{ rows: Array<{ group: string; kg: number }>; total: { kg: number; offsets: number } }>(['report'], { home });
+    expect(r.rows.map((x) => x.group)).toEqual(months);
+    expect(r.rows.map((x) => x.kg)).toEqual([100, ...gaps.map(() => 0), 7]);
+    for (const gap of r.rows.slice(1, -1)) expect(gap).toEqual({ group: gap.group, ...zeros });
+    expect(r.total).toMatchObject({ kg: 107, offsets: 2 });
+    const gap = gaps[0]!;
+    const csv = (await ok(['report', '--format', 'csv'], { home })).stdout.split('\r\n');
+    expect(csv).toContain(`${gap},0,0,0,0,0,sandbox: not a real purchase`);
+    expect(csv).toHaveLength(months.length + 2);
+    expect((await ok(['report', '--format', 'md'], { home })).stdout).toContain(`| ${gap} | 0 | 0 | 0 | 0 | \\$0.00 |`);
+    expect((await ok(['report'], { home })).stdout).toContain(`${gap}\t0\t0\t0\t0\t0\n`);
+    const html = (await ok(['report', '--format', 'html'], { home })).stdout;
+    expect(html).toContain(`<tr><th scope="row">${gap}</th><td class="n">0</td>`);
+    // On a terminal the month is there, without a bar.
+    const tty = plain((await carbonTty(['report'], { home, env: TTY, columns: 160 })).output);
+    expect(tty).toMatch(new RegExp(`^${gap} +0 +0 kg +0 kg +0 kg +\\$0\\.00$`, 'm'));
+    // Quarters and weeks alike: as many rows as the span has.
+    const weeks = await json<{ rows: Array<{ kg: number }> }>(['report', '--by', 'week'], { home });
+    expect(weeks.rows.length).toBeGreaterThanOrEqual(9);
+    expect(weeks.rows.filter((x) => x.kg > 0)).toHaveLength(2);
+    // --since and --until bound it: the month before the first purchase and the one after the last are rows too.
+    const [before, after] = [shiftMonth(first, -1), shiftMonth(last, 1)];
+    const spanned = await json<{ rows: Array<{ group: string }> }>(['report', '--since', `${before}-01`, '--until', `${after}-28`], {
+      home,
+    });
+    expect(spanned.rows.map((x) => x.group)).toEqual([before, ...months, after]);
+    // A span without a purchase: its months, with zeros.
+    const none = await json<{ rows: unknown[]; total: { kg: number } }>(['report', '--since', '2020-01-15', '--until', '2020-03-01'], {
+      home,
+    });
+    expect([none.rows, none.total.kg]).toEqual([['2020-01', '2020-02', '2020-03'].map((group) => ({ group, ...zeros })), 0]);
+  });
+
+  test("a span of more than 1,000 periods is refused (exit 2), the flags' before a page is read, the purchases' after", async () => {
+    const home = newHome();
+    const at = await ok(['report', '--since', '1943-01-01', '--until', '2026-04-30', '--json'], { home });
+    expect(JSON.parse(at.stdout).rows).toHaveLength(1000);
+    const over = await carbon(['report', '--since', '1943-01-01', '--until', '2026-05-01'], { home });
+    expect([over.exitCode, over.stdout, over.stderr]).toEqual([
+      2,
+      '',
+      'error: 1943-01 to 2026-05 is 1,001 months; a report has at most 1,000 rows. Give a shorter span with --since and --until, or --by quarter.\n',
+    ]);
+    await ok(['buy', '--kg', '5'], { home });
+    await ok(['sandbox', 'clock', 'advance', '7100d'], { home });
+    await ok(['buy', '--kg', '5'], { home });
+    expect((await json<{ rows: unknown[] }>(['report'], { home })).rows.length).toBeGreaterThan(200);
+    const weeks = await carbon(['report', '--by', 'week'], { home });
+    expect([weeks.exitCode, weeks.stdout]).toEqual([2, '']);
+    expect(weeks.stderr).toMatch(
+      /^error: \d{4}-W\d\d to \d{4}-W\d\d is 1,01\d weeks; a report has at most 1,000 rows\. Give a shorter span with --since and --until, or --by month\.\n$/,
+    );
   });
 
   test.each([

@@ -95,7 +95,8 @@ run('carbon report --format html, in Chromium', () => {
         `$${(r.amount_cents / 100).toLocaleString('en-US', { minimumFractionDigits: 2 })}`,
       ]),
     );
-    expect(rows).toHaveLength(3);
+    // Three months with purchases (31 days apart: a month between may be a row of zeros).
+    expect(report.rows.filter((r) => r.offsets > 0)).toHaveLength(3);
     const foot = await page.$$eval('tfoot th, tfoot td', (cells) => cells.map((c) => c.textContent));
     expect(foot).toEqual(['Total', '5', '33,000', expect.any(String), expect.any(String), '$1,320.00']);
     expect(report.total).toMatchObject({ kg: 33_000, amount_cents: 132_000, offsets: 5 });
@@ -109,7 +110,7 @@ run('carbon report --format html, in Chromium', () => {
     const bars = await page.$$eval('svg g', (gs) =>
       gs.map((g) => [...g.querySelectorAll('rect')].map((r) => Number(r.getAttribute('width')))),
     );
-    expect(bars).toHaveLength(3);
+    expect(bars).toHaveLength(report.rows.length);
     const widths = bars.map(([placed, processing]) => placed! + processing!);
     const kgs = report.rows.map((r) => r.kg);
     const largest = Math.max(...kgs);
@@ -158,6 +159,10 @@ describe('carbon report --format html, terminal and pipe', () => {
     const spanned = await carbon(['report', '--format', 'html', '--since', '2026-01-01', '--until', '2026-03-31', '--live'], { home });
     expect(spanned.exitCode).toBe(0);
     expect(spanned.stdout).toContain('Span: 2026-01-01 to 2026-03-31');
+    // Its three months are rows of zeros; a chart of nothing is not drawn.
+    expect(spanned.stdout.match(/<tr><th scope="row">2026-0[123]<\/th><td class="n">0<\/td>/g)).toHaveLength(3);
+    expect(spanned.stdout).toContain('No purchases in this span.');
+    expect(spanned.stdout).not.toContain('<svg');
     expect(spanned.stdout).toContain('Live mode');
     expect((await carbon(['report', '--format', 'html', '--json'], { home })).exitCode).toBe(2);
   });

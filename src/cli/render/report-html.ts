@@ -107,7 +107,7 @@ export function reportHtml(r: HtmlReport): string {
   const unitName = w.unit === 'kg' ? 'kg' : 'tonnes';
   const made = r.made.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
   const figure =
-    r.rows.length === 0
+    r.total.offsets === 0
       ? '<p>No purchases in this span.</p>'
       : `<figure>${chart(r.rows, r.by, w)}<figcaption><span class="swatch" style="background:${PLACED}"></span>placed <span class="swatch" style="background:${PROCESSING}"></span>processing: ${unitName} per ${escapeHtml(r.by)}</figcaption></figure>`;
   const band = r.sandbox

@@ -9,6 +9,7 @@ import { csvField, type Paint } from '../../render/resources.js';
 import { SANDBOX_DETAIL, SANDBOX_HEADLINE } from '../../render/sandbox-note.js';
 import { type Weight, weight } from '../../render/weight.js';
 import { REPORT_FORMATS, REPORT_GROUPS, type ReportGroup, WEIGHT_UNITS } from './index.js';
+import { periodOf, periodsOf } from './periods.js';
 
 /**
  * `carbon report`: what a sustainability report needs, for the key's mode: kg and dollars per
@@ -49,15 +50,7 @@ function groupOf(o: Offset, by: ReportGroup, prefixSep: string | undefined): str
     const cut = prefixSep === undefined ? -1 : o.reference.indexOf(prefixSep);
     return cut === -1 ? o.reference : o.reference.slice(0, cut);
   }
-  const d = new Date(o.created);
-  if (by === 'month') return o.created.slice(0, 7);
-  if (by === 'quarter') return `${d.getUTCFullYear()}-Q${Math.floor(d.getUTCMonth() / 3) + 1}`;
-  // ISO week: the Thursday of the week names its year.
-  const t = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
-  t.setUTCDate(t.getUTCDate() + 3 - ((t.getUTCDay() + 6) % 7));
-  const week1 = new Date(Date.UTC(t.getUTCFullYear(), 0, 4));
-  const n = 1 + Math.round(((t.getTime() - week1.getTime()) / 86_400_000 - 3 + ((week1.getUTCDay() + 6) % 7)) / 7);
-  return `${t.getUTCFullYear()}-W${String(n).padStart(2, '0')}`;
+  return periodOf(Date.parse(o.created), by);
 }
 
 /** What the flags ask for, checked: the grouping, the format, and the span in ms (until excluded). */
@@ -86,6 +79,8 @@ async function query(ctx: Context, flags: ReportFlags): Promise<Query> {
   const since = flags.since === undefined ? null : parseWhen(flags.since, '--since', now);
   const until = flags.until === undefined ? null : parseWhen(flags.until, '--until', now, true);
   if (since !== null && until !== null && since >= until) throw usage('--since must come before --until.');
+  // A span of more periods than a report makes is refused before a page is read.
+  if (by !== 'reference' && since !== null && until !== null) periodsOf(since, until - 1, by);
   const span = { since: spanEnd(flags.since, since, false), until: spanEnd(flags.until, until, true) };
   return { by, weight: weight(unit), format, since, until, span };
 }
@@ -99,14 +94,19 @@ interface Sums {
 async function sum(ctx: Context, { by, since, until }: Query, prefixSep: string | undefined): Promise<Sums> {
   const rows = new Map<string, ReportRow>();
   const client = await ctx.client();
+  // The span's first and last purchase: where --since or --until is not given, they bound it.
+  let first = Number.POSITIVE_INFINITY;
+  let last = Number.NEGATIVE_INFINITY;
   for await (const o of client.listAll({ limit: 100 })) {
     const created = Date.parse(o.created);
     // Newest first: once older than --since, every later one is too.
     if (since !== null && created < since) break;
     if ((until !== null && created >= until) || o.status === 'refunded') continue;
+    first = Math.min(first, created);
+    last = Math.max(last, created);
     const key = groupOf(o, by, prefixSep);
     let row = rows.get(key);
-    if (row === undefined) rows.set(key, (row = { group: key, offsets: 0, kg: 0, placed_kg: 0, processing_kg: 0, amount_cents: 0 }));
+    if (row === undefined) rows.set(key, (row = zero(key)));
     row.offsets++;
     row.kg += o.kg;
     row.amount_cents += o.amount_cents;
@@ -114,11 +114,18 @@ async function sum(ctx: Context, { by, since, until }: Query, prefixSep: string 
     else row.processing_kg += o.kg;
   }
   const byName = (a: ReportRow, b: ReportRow) => a.group.localeCompare(b.group);
-  const list = [...rows.values()].sort((a, b) => (by === 'reference' ? b.kg - a.kg || byName(a, b) : byName(a, b)));
-  const total: ReportRow = { group: 'total', offsets: 0, kg: 0, placed_kg: 0, processing_kg: 0, amount_cents: 0 };
+  // Every period of the span is a row, one without purchases too (zeros): from --since, or the
+  // first purchase, to --until, or the last; with neither bound nor purchase, there is none.
+  const list =
+    by === 'reference'
+      ? [...rows.values()].sort((a, b) => b.kg - a.kg || byName(a, b))
+      : periodsOf(since ?? first, until === null ? last : until - 1, by).map((key) => rows.get(key) ?? zero(key));
+  const total = zero('total');
   for (const r of list) for (const k of ['offsets', 'kg', 'placed_kg', 'processing_kg', 'amount_cents'] as const) total[k] += r[k];
   return { list, total };
 }
+
+const zero = (group: string): ReportRow => ({ group, offsets: 0, kg: 0, placed_kg: 0, processing_kg: 0, amount_cents: 0 });
 
 /** The CSV's last column in the sandbox, on every row: a spreadsheet shows it beside each figure. */
 const SANDBOX_CSV = 'sandbox: not a real purchase';
@@ -230,7 +237,8 @@ function printTable(ctx: Context, paint: Paint, by: ReportGroup, w: Weight, list
   ];
   const BAR = columns.length - 1;
   const max = Math.max(...list.map((r) => r.kg), 1);
-  const bar = (r: ReportRow, cells: number) => (r === total ? '' : '█'.repeat(Math.max(1, Math.round((r.kg / max) * cells))));
+  // A period without purchases has no bar; any other at least one cell.
+  const bar = (r: ReportRow, cells: number) => (r === total || r.kg === 0 ? '' : '█'.repeat(Math.max(1, Math.round((r.kg / max) * cells))));
   const kgCells = (r: ReportRow) => [r.kg, r.placed_kg, r.processing_kg].map((kg) => `${w.text(kg)} ${w.unit}`);
   const tableRows = (cells: number) =>
     [...list, total].map((r) => [oneLine(r.group), String(r.offsets), ...kgCells(r), money(r), bar(r, cells)]);
