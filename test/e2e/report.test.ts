@@ -114,6 +114,42 @@ describe('carbon report', () => {
     expect(made![2]).toBe(`${made![1]!.slice(0, 10)} ${made![1]!.slice(11, 19)} UTC`);
   });
 
+  test('by reference: the offsets without one are a group of their own, never merged with a reference reading "(no reference)"', async () => {
+    const home = newHome();
+    for (const args of [
+      ['--kg', '100', '--reference', '(no reference)'],
+      ['--kg', '50'],
+      ['--kg', '3', '--reference', '-lead'],
+    ])
+      await ok(['buy', ...args], { home });
+    const r = await json<{ rows: Array<{ group: string | null; kg: number }> }>(['report', '--by', 'reference', '--prefix-sep', '-'], {
+      home,
+    });
+    // JSON: null; a reference that starts with the separator counts as itself, never as an empty group.
+    expect(r.rows.map((x) => [x.group, x.kg])).toEqual([
+      ['(no reference)', 100],
+      [null, 50],
+      ['-lead', 3],
+    ]);
+    const csv = (await ok(['report', '--by', 'reference', '--format', 'csv'], { home })).stdout.split('\r\n');
+    expect(csv.filter((l) => /^(\(no reference\))?,1,/.test(l)).map((l) => l.split(',').slice(0, 3))).toEqual([
+      ['(no reference)', '1', '100'],
+      ['', '1', '50'],
+    ]);
+    const rows = (await ok(['report', '--by', 'reference'], { home })).stdout.split('\n');
+    expect(rows.map((l) => l.split('\t').slice(0, 3).join('|'))).toEqual(['(no reference)|1|100', '|1|50', '-lead|1|3', '']);
+    const md = (await ok(['report', '--by', 'reference', '--format', 'md'], { home })).stdout;
+    expect(md).toContain('| \\(no reference\\) | 1 | 100 |');
+    expect(md).toContain('| *\\(no reference\\)* | 1 | 50 |');
+    const html = (await ok(['report', '--by', 'reference', '--format', 'html'], { home })).stdout;
+    expect(html).toContain('<th scope="row" class="reference">(no reference)</th><td class="n">1</td><td class="n">100</td>');
+    expect(html).toContain('<th scope="row" class="reference"><em>(no reference)</em></th><td class="n">1</td><td class="n">50</td>');
+    // On a terminal, dimmed: the reference typed so is not.
+    const tty = (await carbonTty(['report', '--by', 'reference'], { home, env: TTY, columns: 160 })).output;
+    expect(tty).toMatch(/^\(no reference\) +1 +100 kg/m);
+    expect(tty).toMatch(/^\u001b\[2m\(no reference\)\u001b\[22m +1 +50 kg/m);
+  });
+
   test("every month of the span is a row, one without purchases with zeros, in every format; the span is the flags', or the purchases'", async () => {
     const home = newHome();
     const first = (await json<{ created: string }>(['buy', '--kg', '100'], { home })).created;

@@ -1,5 +1,6 @@
 import type { Mode } from '../../api/types.js';
 import { escapeHtml, htmlDocument } from '../../server/pages/html.js';
+import { NO_REFERENCE } from '../commands/report/index.js';
 import type { ReportRow } from '../commands/report/run.js';
 import { dollars, grouped } from './format.js';
 import { SANDBOX_DETAIL, SANDBOX_HEADLINE } from './sandbox-note.js';
@@ -81,13 +82,13 @@ function chart(rows: readonly ReportRow[], by: string, w: Weight): string {
     const placed = scale(r.placed_kg);
     const processing = scale(r.processing_kg);
     return (
-      `<g><text x="${label - 8}" y="${y + 15}" text-anchor="end">${escapeHtml(cut(r.group))}</text>` +
+      `<g><text x="${label - 8}" y="${y + 15}" text-anchor="end"${r.group === null ? ' font-style="italic"' : ''}>${escapeHtml(cut(r.group ?? NO_REFERENCE))}</text>` +
       `<rect x="${label}" y="${y + 2}" width="${placed.toFixed(1)}" height="${rowHeight - 8}" fill="${PLACED}"/>` +
       `<rect x="${(label + placed).toFixed(1)}" y="${y + 2}" width="${processing.toFixed(1)}" height="${rowHeight - 8}" fill="${PROCESSING}"/>` +
       `<text x="${(label + placed + processing + 6).toFixed(1)}" y="${y + 15}">${w.text(r.kg)} ${w.unit}</text></g>`
     );
   });
-  const described = rows.map((r) => `${r.group}: ${w.text(r.kg)} ${w.unit}`).join('; ');
+  const described = rows.map((r) => `${r.group ?? 'bought without a reference'}: ${w.text(r.kg)} ${w.unit}`).join('; ');
   return `<svg role="img" aria-labelledby="chart-title chart-desc" viewBox="0 0 ${width} ${height}" width="100%" preserveAspectRatio="xMinYMin meet">
 <title id="chart-title">${w.unit === 'kg' ? 'kg' : 'tonnes'} of CO2 offset per ${escapeHtml(by)}</title>
 <desc id="chart-desc">${escapeHtml(described)}</desc>
@@ -103,7 +104,9 @@ export function reportHtml(r: HtmlReport): string {
     `<td class="n">${grouped(row.offsets)}</td><td class="n">${w.text(row.kg)}</td><td class="n">${w.text(row.placed_kg)}</td><td class="n">${w.text(row.processing_kg)}</td><td class="n">${dollars(row.amount_cents)}</td>`;
   // A month, week or quarter never wraps; a reference may, anywhere.
   const rowClass = r.by === 'reference' ? ' class="reference"' : '';
-  const body = r.rows.map((row) => `<tr><th scope="row"${rowClass}>${escapeHtml(row.group)}</th>${cells(row)}</tr>`).join('\n');
+  // The offsets without a reference in italics, apart from a reference that reads "(no reference)".
+  const name = (row: ReportRow) => (row.group === null ? `<em>${escapeHtml(NO_REFERENCE)}</em>` : escapeHtml(row.group));
+  const body = r.rows.map((row) => `<tr><th scope="row"${rowClass}>${name(row)}</th>${cells(row)}</tr>`).join('\n');
   const unitName = w.unit === 'kg' ? 'kg' : 'tonnes';
   const made = r.made.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
   const figure =

@@ -4,6 +4,12 @@ import { flagTable } from '../../flags.js';
 export const REPORT_GROUPS = ['month', 'week', 'quarter', 'reference'] as const;
 export type ReportGroup = (typeof REPORT_GROUPS)[number];
 export const REPORT_FORMATS = ['table', 'plain', 'csv', 'md', 'json', 'html'] as const;
+/**
+ * How table, Markdown and HTML reports name the offsets bought without a reference, set apart
+ * (dimmed, in italics) from a reference that reads the same; CSV and plain leave the cell empty (a
+ * reference has a character at least), JSON has null.
+ */
+export const NO_REFERENCE = '(no reference)';
 /** The units a report's weights take: kg, or tonnes. */
 export const WEIGHT_UNITS = ['kg', 't'] as const;
 

@@ -8,7 +8,7 @@ import { markdownCell } from '../../render/markdown.js';
 import { csvField, type Paint } from '../../render/resources.js';
 import { SANDBOX_DETAIL, SANDBOX_HEADLINE } from '../../render/sandbox-note.js';
 import { type Weight, weight } from '../../render/weight.js';
-import { REPORT_FORMATS, REPORT_GROUPS, type ReportGroup, WEIGHT_UNITS } from './index.js';
+import { NO_REFERENCE, REPORT_FORMATS, REPORT_GROUPS, type ReportGroup, WEIGHT_UNITS } from './index.js';
 import { periodOf, periodsOf } from './periods.js';
 
 /**
@@ -29,7 +29,8 @@ export interface ReportFlags {
 }
 
 export interface ReportRow {
-  group: string;
+  /** The month, week, quarter or reference; null for the offsets bought without a reference. */
+  group: string | null;
   offsets: number;
   kg: number;
   placed_kg: number;
@@ -44,11 +45,13 @@ function spanEnd(text: string | undefined, ms: number | null, end: boolean): str
   return new Date(end ? ms - 86_400_000 : ms).toISOString().slice(0, 10);
 }
 
-function groupOf(o: Offset, by: ReportGroup, prefixSep: string | undefined): string {
+function groupOf(o: Offset, by: ReportGroup, prefixSep: string | undefined): string | null {
   if (by === 'reference') {
-    if (o.reference === null) return '(no reference)';
+    // Its own group, whatever a reference reads: "(no reference)" typed as one is another.
+    if (o.reference === null) return null;
+    // A reference that starts with the separator has no prefix: it counts as itself, never as ''.
     const cut = prefixSep === undefined ? -1 : o.reference.indexOf(prefixSep);
-    return cut === -1 ? o.reference : o.reference.slice(0, cut);
+    return cut < 1 ? o.reference : o.reference.slice(0, cut);
   }
   return periodOf(Date.parse(o.created), by);
 }
@@ -92,7 +95,7 @@ interface Sums {
 }
 
 async function sum(ctx: Context, { by, since, until }: Query, prefixSep: string | undefined): Promise<Sums> {
-  const rows = new Map<string, ReportRow>();
+  const rows = new Map<string | null, ReportRow>();
   const client = await ctx.client();
   // The span's first and last purchase: where --since or --until is not given, they bound it.
   let first = Number.POSITIVE_INFINITY;
@@ -113,7 +116,9 @@ async function sum(ctx: Context, { by, since, until }: Query, prefixSep: string 
     if (o.status === 'placed') row.placed_kg += o.kg;
     else row.processing_kg += o.kg;
   }
-  const byName = (a: ReportRow, b: ReportRow) => a.group.localeCompare(b.group);
+  // The offsets without a reference after a group of the same kg.
+  const byName = (a: ReportRow, b: ReportRow) =>
+    a.group === null || b.group === null ? Number(a.group === null) - Number(b.group === null) : a.group.localeCompare(b.group);
   // Every period of the span is a row, one without purchases too (zeros): from --since, or the
   // first purchase, to --until, or the last; with neither bound nor purchase, there is none.
   const list =
@@ -125,7 +130,7 @@ async function sum(ctx: Context, { by, since, until }: Query, prefixSep: string 
   return { list, total };
 }
 
-const zero = (group: string): ReportRow => ({ group, offsets: 0, kg: 0, placed_kg: 0, processing_kg: 0, amount_cents: 0 });
+const zero = (group: string | null): ReportRow => ({ group, offsets: 0, kg: 0, placed_kg: 0, processing_kg: 0, amount_cents: 0 });
 
 /** The CSV's last column in the sandbox, on every row: a spreadsheet shows it beside each figure. */
 const SANDBOX_CSV = 'sandbox: not a real purchase';
@@ -171,7 +176,7 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
     return;
   }
   const header = [by, 'offsets', w.field(), w.field('placed'), w.field('processing'), 'amount_cents'];
-  const cells = (r: ReportRow) => [r.group, r.offsets, w.plain(r.kg), w.plain(r.placed_kg), w.plain(r.processing_kg), r.amount_cents];
+  const cells = (r: ReportRow) => [r.group ?? '', r.offsets, w.plain(r.kg), w.plain(r.placed_kg), w.plain(r.processing_kg), r.amount_cents];
   if (format === 'csv') {
     const note = (line: Array<string | number>) => (sandbox ? [...line, line === header ? 'environment' : SANDBOX_CSV] : line);
     const lines = [note(header), ...list.map((r) => note(cells(r)))].map((l) => `${l.map(csvField).join(',')}\r\n`);
@@ -205,7 +210,8 @@ const money = (r: ReportRow) => dollars(r.amount_cents);
 
 /** A GitHub-flavoured Markdown table; every group is escaped (markdown.ts), so no reference can add markup or split a row. */
 function markdown(by: ReportGroup, w: Weight, list: readonly ReportRow[], total: ReportRow, sandbox: boolean): string {
-  const cell = (r: ReportRow) => (r === total ? '**total**' : markdownCell(r.group) || ' ');
+  const cell = (r: ReportRow) =>
+    r === total ? '**total**' : r.group === null ? `*${markdownCell(NO_REFERENCE)}*` : markdownCell(r.group) || ' ';
   const md = [
     ...(sandbox ? [`> **${markdownCell(SANDBOX_HEADLINE)}** ${markdownCell(SANDBOX_DETAIL)}`, ''] : []),
     `| ${markdownCell(by)} | offsets | ${w.heading()} | ${w.heading('placed')} | ${w.heading('processing')} | amount |`,
@@ -241,17 +247,18 @@ function printTable(ctx: Context, paint: Paint, by: ReportGroup, w: Weight, list
   const bar = (r: ReportRow, cells: number) => (r === total || r.kg === 0 ? '' : '█'.repeat(Math.max(1, Math.round((r.kg / max) * cells))));
   const kgCells = (r: ReportRow) => [r.kg, r.placed_kg, r.processing_kg].map((kg) => `${w.text(kg)} ${w.unit}`);
   const tableRows = (cells: number) =>
-    [...list, total].map((r) => [oneLine(r.group), String(r.offsets), ...kgCells(r), money(r), bar(r, cells)]);
+    [...list, total].map((r) => [oneLine(r.group ?? NO_REFERENCE), String(r.offsets), ...kgCells(r), money(r), bar(r, cells)]);
   const at = layout(columns, tableRows(30), width);
   // The bars are drawn again to the width their column got, not cut.
   const barCells = at.widths[at.shown.indexOf(BAR)] ?? 30;
   const out = [
     headerLine(columns, at, width, paint.dim),
-    ...tableRows(barCells).map((cells) =>
+    ...tableRows(barCells).map((cells, j) =>
       line(
         columns,
         at,
-        cells.map((c, i) => (i === BAR ? paint.green(c) : c)),
+        // The offsets without a reference dimmed, apart from a reference that reads "(no reference)".
+        cells.map((c, i) => (i === BAR ? paint.green(c) : i === 0 && list[j]?.group === null ? paint.dim(c) : c)),
         width,
       ),
     ),
