@@ -120,6 +120,31 @@ run('carbon report --format html, in Chromium', () => {
     expect(await page.getAttribute('svg', 'role')).toBe('img');
   });
 
+  test('a row of 1 kg beside one of 100,000 has a bar that shows (3 px or more at 390 px, on screen and in print); a zero part has none', async () => {
+    const tiny = newHome();
+    await ok(['sandbox', 'topup', '5000'], { home: tiny });
+    await ok(['buy', '--kg', '100000', '--reference', 'fleet', '--yes'], { home: tiny });
+    await ok(['buy', '--kg', '1', '--reference', 'coffee', '--yes'], { home: tiny });
+    await ok(['sandbox', 'clock', 'advance', '1m'], { home: tiny });
+    const report = (await ok(['report', '--by', 'reference', '--format', 'html'], { home: tiny })).stdout;
+    const phone = await (await browser.newContext({ viewport: { width: 390, height: 844 } })).newPage();
+    await phone.route('**/*', (route) => route.abort());
+    await phone.setContent(report);
+    for (const media of ['screen', 'print'] as const) {
+      await phone.emulateMedia({ media });
+      // Each row's placed and processing parts, as drawn: px wide.
+      const drawn = await phone.$$eval('svg g', (gs) =>
+        gs.map((g) => [...g.querySelectorAll('rect')].map((r) => r.getBoundingClientRect().width)),
+      );
+      expect(drawn, media).toHaveLength(2);
+      const [fleet, coffee] = drawn as [[number, number], [number, number]];
+      expect(coffee[0], `${media}: 1 kg placed, drawn ${coffee[0]} px`).toBeGreaterThanOrEqual(3);
+      expect([fleet[1], coffee[1]], `${media}: nothing processing`).toEqual([0, 0]);
+      expect(fleet[0]).toBeGreaterThan(150);
+    }
+    await phone.context().close();
+  });
+
   test('passes axe-core with no serious or critical violation', async () => {
     await page.evaluate(AXE);
     const found = await page.evaluate(async () => {

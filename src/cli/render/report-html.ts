@@ -28,6 +28,8 @@ export interface HtmlReport {
 }
 
 const PLACED = '#1d6b34';
+/** The narrowest a bar that is not zero is drawn, in the chart's units (400 across). */
+const MIN_BAR = 4;
 const PROCESSING = '#9a5b00';
 
 const STYLE = `<style>
@@ -65,7 +67,8 @@ tfoot th, tfoot td { font-weight: 700; border-top: 2px solid #1a1a1a; border-bot
 
 /**
  * A horizontal bar a row: placed kg, then processing kg, scaled to the largest row; values at the
- * end. 400 units wide, shown at most 32rem wide: its 11-unit text reads at 10 px or more on a 390 px
+ * end. Either part, when not zero, is at least MIN_BAR wide (3.7 px on a 390 px phone): 1 kg beside
+ * 100,000 would be 0.002 units, nothing to see; a period without purchases has no bar. 400 units wide, shown at most 32rem wide: its 11-unit text reads at 10 px or more on a 390 px
  * phone (a 640-unit chart shrank it to 7) and at 14 px on a desktop.
  */
 function chart(rows: readonly ReportRow[], by: string, w: Weight): string {
@@ -75,7 +78,7 @@ function chart(rows: readonly ReportRow[], by: string, w: Weight): string {
   const rowHeight = 24;
   const height = rows.length * rowHeight + 8;
   const max = Math.max(1, ...rows.map((r) => r.kg));
-  const scale = (kg: number) => (kg / max) * barMax;
+  const scale = (kg: number) => (kg === 0 ? 0 : Math.max(MIN_BAR, (kg / max) * barMax));
   const cut = (text: string) => (text.length > 17 ? `${text.slice(0, 16)}…` : text);
   const bars = rows.map((r, i) => {
     const y = i * rowHeight + 4;
