@@ -36,7 +36,41 @@ export async function certificate(r: Incoming, served: Served): Promise<Reply> {
   return { status: 200, headers, body: certificatePage(offset, certId), type: HTML };
 }
 
-/** GET /healthz: 200 while the ledger answers, else 503 (for load balancers). */
+/**
+ * How long /healthz waits for the ledger before it answers 503: inside a probe's 1 s timeout
+ * (Kubernetes' default timeoutSeconds), with 200 ms left for the network and a busy event loop.
+ * A ledger that answers a `SELECT 1` takes a millisecond or two; one that has not in 800 ms is
+ * not serving. The API's own requests still wait for the database's deadlines (deadlines.ts).
+ */
+const HEALTH_WAIT_MS = 800;
+
+/**
+ * The ledger's health check, answered within `waitMs` (false once it has not answered by then).
+ * One check at a time: probes that come while one is under way share its answer, so a stalled
+ * database holds one of the pool's connections for the checks, not one a probe; the check ends at
+ * the database's deadlines at the latest, and the next probe starts another.
+ */
+export function boundedHealth(healthy: () => Promise<boolean>, waitMs = HEALTH_WAIT_MS): () => Promise<boolean> {
+  let running: Promise<boolean> | null = null;
+  return async () => {
+    running ??= healthy()
+      .catch(() => false)
+      .finally(() => {
+        running = null;
+      });
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), waitMs);
+    });
+    try {
+      return await Promise.race([running, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
+
+/** GET /healthz: 200 while the ledger answers, else 503 within HEALTH_WAIT_MS (for load balancers and probes). */
 export async function health(_: Incoming, served: Served): Promise<Reply> {
   const ok = !served.writer.closing && (await served.healthy());
   return {

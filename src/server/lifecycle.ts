@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { API_PREFIX } from '../api/types.js';
 import { type Engine, openEngine } from '../engine/open.js';
 import { LoggedResponse } from './access-log.js';
+import { boundedHealth } from './endpoints.js';
 import { ServerFaults } from './faults.js';
 import { Intake } from './intake.js';
 import { ReplyWriter } from './reply.js';
@@ -93,7 +94,16 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const sandbox = engine.sandbox.withPublicBaseUrl(pageOrigin);
   const service = sandbox.service();
   const url = `${origin}${API_PREFIX}`;
-  intake.served = { sandbox, service, faults, writer, pageOrigin, apiUrl: url, healthy: engine.healthy, storeKind: engine.store.kind };
+  intake.served = {
+    sandbox,
+    service,
+    faults,
+    writer,
+    pageOrigin,
+    apiUrl: url,
+    healthy: boundedHealth(engine.healthy),
+    storeKind: engine.store.kind,
+  };
   const graceMs = options.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs;
   const { close, terminate } = closer({ server, intake, writer, engine, log, graceMs });
   return {

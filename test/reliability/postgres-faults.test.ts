@@ -294,7 +294,8 @@ run('PostgreSQL killed or stopped under purchase load', () => {
         expect(cli.took, 'the CLI gave up within its connect deadline').toBeLessThan(limit(10_000));
         for (const probe of health) {
           expect(probe.r.status, probe.r.text).toBe(503);
-          expect(probe.took).toBeLessThan(limit(10_000));
+          // Within a second: a Kubernetes probe (timeoutSeconds: 1) gets its 503, not a timeout.
+          expect(probe.took).toBeLessThan(limit(1000));
         }
         // Each request sent while the database was stopped, and answered before it went on: a 503 within 10 s.
         const during = seen.filter((t) => t.sent > stoppedAt && t.sent + t.took < resumedAt);

@@ -1,4 +1,3 @@
-import { createServer, type Server, Socket } from 'node:net';
 import pg from 'pg';
 import { afterEach, describe, expect, test } from 'vitest';
 import { LedgerError } from '../../src/store/ledger-error.js';
@@ -6,6 +5,7 @@ import { DEFAULT_DEADLINES, deadlines, poolDeadlines } from '../../src/store/pos
 import { pgError } from '../../src/store/postgres/errors.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { freshSchema, postgresAvailable, TEST_DATABASE_URL, type TestSchema } from '../support/database.js';
+import { freezingProxy } from '../support/freezing-proxy.js';
 import { limit } from '../support/load.js';
 
 // The deadlines on the database (docs/reliability.md, "Deadlines on the database"): every
@@ -95,59 +95,6 @@ describe('the deadlines, from the environment', () => {
       expect(deadlines({ CARBON_PG_STATEMENT_TIMEOUT_MS: junk }).statementMs, junk).toBe(4000);
   });
 });
-
-/** A TCP proxy in front of PostgreSQL that can stop passing anything on, as a partition or a stopped server does. */
-async function freezingProxy(target: URL): Promise<{ url: string; freeze(): void; thaw(): void; close(): Promise<void> }> {
-  let frozen = false;
-  const held: Array<() => void> = [];
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((inbound) => {
-    sockets.add(inbound);
-    inbound.on('error', () => {});
-    inbound.on('close', () => sockets.delete(inbound));
-    const join = () => {
-      const outbound = new Socket();
-      sockets.add(outbound);
-      outbound.on('error', () => inbound.destroy());
-      outbound.on('close', () => {
-        sockets.delete(outbound);
-        inbound.destroy();
-      });
-      inbound.on('close', () => outbound.destroy());
-      outbound.connect(Number(target.port || 5432), target.hostname, () => {
-        inbound.pipe(outbound);
-        outbound.pipe(inbound);
-        if (frozen) {
-          inbound.pause();
-          outbound.pause();
-        }
-      });
-    };
-    // Accepted, as the kernel accepts for a stopped server, and then nothing.
-    if (frozen) held.push(join);
-    else join();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = new URL(target);
-  url.hostname = '127.0.0.1';
-  url.port = String((server.address() as { port: number }).port);
-  return {
-    url: url.toString(),
-    freeze: () => {
-      frozen = true;
-      for (const s of sockets) s.pause();
-    },
-    thaw: () => {
-      frozen = false;
-      for (const s of sockets) s.resume();
-      for (const join of held.splice(0)) join();
-    },
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
 
 describe.skipIf(!postgresAvailable())('the deadlines, on PostgreSQL', () => {
   const cleanup: Array<() => Promise<unknown>> = [];
