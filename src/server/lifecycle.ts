@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { API_PREFIX } from '../api/types.js';
 import { type Engine, openEngine } from '../engine/open.js';
+import { journalSettingsFrom } from '../service/journal.js';
 import { LoggedResponse } from './access-log.js';
 import { boundedHealth } from './endpoints.js';
 import { ServerFaults } from './faults.js';
@@ -70,11 +71,10 @@ const failStart =
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const log = safeLog(options.log);
   // Opened first: a ledger that cannot be used should fail the start, not the first request.
-  const { clock, journal } = options;
-  const engine = await openEngine(options.store ?? options.dataDir, {
-    ...(clock === undefined ? {} : { clock }),
-    ...(journal === undefined ? {} : { journal }),
-  });
+  const { clock } = options;
+  // The journal says in the log what an outage kept out of `carbon logs`.
+  const journal = { ...(options.journal ?? journalSettingsFrom(process.env)), log };
+  const engine = await openEngine(options.store ?? options.dataDir, { ...(clock === undefined ? {} : { clock }), journal });
   // The developer page's one-time login token, made before the first request can arrive.
   const loginToken = await engine.sandbox.pages.newLoginToken(Date.now()).catch(failStart(engine));
   const writer = new ReplyWriter();

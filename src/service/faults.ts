@@ -1,7 +1,7 @@
 import { API_PREFIX, type ApiRequest, type ApiResponse, type Mode } from '../api/types.js';
 import { bearerToken } from './access.js';
 import { ApiError, type ErrorCode } from './errors.js';
-import type { Trace } from './journal.js';
+import type { Trace } from './journal-note.js';
 import { keyMode, requestId } from './keys.js';
 import type { OffsetsService } from './service.js';
 import { parseDuration } from './units.js';

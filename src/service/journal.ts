@@ -1,10 +1,10 @@
 import type { RequestEntry } from '../api/journal.js';
-import type { ApiRequest, ApiResponse, Mode } from '../api/types.js';
+import type { ApiRequest, ApiResponse } from '../api/types.js';
 import { hostName, monotonicUs } from '../platform/host.js';
 import { LedgerError } from '../store/ledger-error.js';
 import type { LedgerStore, NewJournalRecord } from '../store/port.js';
+import { type Note, note, type Trace } from './journal-note.js';
 import { journalQuery, NO_FILTER, type RequestFilter, requestEntry } from './journal-view.js';
-import { redactKeys } from './keys.js';
 
 /**
  * The request journal: every request the model answers, with its answer, kept in the ledger (so
@@ -15,8 +15,10 @@ import { redactKeys } from './keys.js';
  * written together, one batch a `FLUSH_MS` (or at once at `MAX_PENDING`), in one transaction of
  * their own.
  * close() writes what is left, so a clean stop loses nothing; a process killed outright (kill -9)
- * loses the entries it answered in its last `FLUSH_MS`. A batch the ledger refuses (it is
- * unreachable) is dropped: the API's answers never wait for, or fail on, the journal.
+ * loses the entries it answered in its last `FLUSH_MS`. A batch the ledger does not take (locked,
+ * unreachable) waits in memory and goes with the next, up to `MAX_WAITING` entries, and is dropped
+ * past them, or when a flush or close still cannot write it: the API's answers never wait for, or
+ * fail on, the journal. What was dropped is said once an outage (`settings.log`).
  */
 
 /** How long answered requests wait to be written together. */
@@ -41,8 +43,6 @@ const MAX_PENDING_CHARS = 16 * 1024;
  * waiting: it is tried again with the next. Past it, it waits as any write does.
  */
 const MAX_WAITING = 2_000;
-/** Each body, and the query, is kept up to this many characters. */
-export const JOURNAL_BODY_LIMIT = 8 * 1024;
 const DAY_MS = 86_400_000;
 
 export interface JournalSettings {
@@ -56,6 +56,8 @@ export interface JournalSettings {
   instance: string;
   /** How long answered requests wait to be written together (FLUSH_MS unless given). */
   flushMs?: number;
+  /** Where the journal says what it dropped, in one line an outage (`carbon serve` gives its log); nowhere unless given. */
+  log?: (line: string) => void;
 }
 
 /**
@@ -94,31 +96,18 @@ export function journalSettingsFrom(env: NodeJS.ProcessEnv): JournalSettings {
   };
 }
 
-/** What the service notes of a request while answering it. */
-export interface Trace {
-  /** When the request started, in microseconds (monotonicUs). */
-  started: number;
-  keyId: string | null;
-  mode: Mode | null;
-  /** Model time, once the account is read. */
-  now: number | null;
-  offsetId: string | null;
-  replayed: boolean;
-}
-
-/** An entry as it waits to be written: its model time is null until the account's clock is read. */
-type Note = Omit<NewJournalRecord, 'model_ms'> & { model_ms: number | null };
-
 export class Journal {
   private pending: Note[] = [];
   /** The characters of the bodies waiting in `pending`. */
   private pendingChars = 0;
-  /** Entries made from notes whose batch found the ledger locked: written first, with the next batch. */
-  private ready: NewJournalRecord[] = [];
+  /** Notes whose batch the ledger did not take (locked, or not answering): written first, with the next batch. */
+  private ready: Note[] = [];
   private timer: NodeJS.Timeout | null = null;
   private writing: Promise<void> | null = null;
-  /** Entries dropped because the ledger refused their batch. */
+  /** Entries dropped because the ledger refused their batch, since the journal was made. */
   dropped = 0;
+  /** Those dropped since the journal last wrote (one outage), with when the first and the last were answered (real ms). */
+  private lost = { count: 0, from: Number.POSITIVE_INFINITY, to: 0 };
   private closed = false;
 
   constructor(
@@ -177,18 +166,19 @@ export class Journal {
   }
 
   private async write(batch: Note[], mustWait: boolean): Promise<void> {
-    let records: NewJournalRecord[] = [];
+    // What a batch the ledger did not take left goes first, then the notes that came after.
+    const records = this.ready.concat(batch);
+    this.ready = [];
     try {
-      // Requests answered before the account was read (an unknown path) take its clock now.
-      const offset = batch.some((n) => n.model_ms === null) ? ((await this.store.account())?.clock_offset_ms ?? 0) : 0;
+      // Requests answered before the account was read (an unknown path, a refusal) take its clock now.
+      const offset = records.some((n) => n.model_ms === null) ? ((await this.store.account())?.clock_offset_ms ?? 0) : 0;
       // The notes are the journal's own: each takes its model time in place (no copy an entry).
-      for (const n of batch) n.model_ms ??= n.real_ms + offset;
-      records = this.ready.concat(batch as NewJournalRecord[]);
-      this.ready = [];
+      for (const n of records) n.model_ms ??= n.real_ms + offset;
       const { keep, maxAgeMs } = this.settings;
       // Never waits for another writer's lock while little is waiting: tried again with the next batch.
       const wait = mustWait || this.pending.length + records.length > MAX_WAITING;
-      await this.store.appendJournal(records, { keep, maxAgeMs, now: this.clock() }, { wait });
+      await this.store.appendJournal(records as NewJournalRecord[], { keep, maxAgeMs, now: this.clock() }, { wait });
+      this.sayLost();
     } catch (err) {
       // Left for the next batch while the writer may come back to it; a write that waited its
       // turn (flush, close) and still met a held lock gives up, so a close never loops on it.
@@ -196,8 +186,32 @@ export class Journal {
         this.ready = records.concat(this.ready);
         return;
       }
-      this.dropped += Math.max(records.length, batch.length);
+      this.drop(records);
     }
+  }
+
+  private drop(records: Note[]): void {
+    this.dropped += records.length;
+    this.lost.count += records.length;
+    for (const r of records) {
+      this.lost.from = Math.min(this.lost.from, r.real_ms);
+      this.lost.to = Math.max(this.lost.to, r.real_ms);
+    }
+  }
+
+  /**
+   * What the journal dropped since it last wrote, said once, in one line, when it writes again
+   * (the outage is over) or closes: not an entry or a batch at a time. `carbon logs` will miss
+   * those requests, and the operator reads here which and how many.
+   */
+  private sayLost(): void {
+    const { count, from, to } = this.lost;
+    if (count === 0) return;
+    this.lost = { count: 0, from: Number.POSITIVE_INFINITY, to: 0 };
+    const when = (ms: number) => new Date(ms).toISOString();
+    this.settings.log?.(
+      `the request journal dropped ${count} ${count === 1 ? 'entry' : 'entries'} the ledger did not take (requests answered from ${when(from)} to ${when(to)}): carbon logs will not show them`,
+    );
   }
 
   /** Entries, newest first (oldest first with `after`): this process's own written first, so it reads what it answered. */
@@ -221,80 +235,6 @@ export class Journal {
   async close(): Promise<void> {
     await this.flush();
     this.closed = true;
+    this.sayLost();
   }
-}
-
-/** Text as the journal keeps it: API keys masked (as every echo of a caller's input is), bounded. */
-function journalText(text: string, more?: string): string {
-  const shown = redactKeys(text);
-  if (shown.length <= JOURNAL_BODY_LIMIT && more === undefined) return shown;
-  return `${shown.slice(0, JOURNAL_BODY_LIMIT)}…[${more ?? `${shown.length - JOURNAL_BODY_LIMIT} more characters`}]`;
-}
-
-/**
- * An answer's body as the journal keeps it. A page of a list is serialised an item at a time, and
- * only until the kept length is passed: a `list --all` of a million offsets answers ten thousand
- * pages, and serialising each whole to keep its first 8 KiB cost it half its rate.
- */
-function responseText(body: unknown): string {
-  const data = (body as { data?: unknown } | null)?.data;
-  if (!Array.isArray(data)) return journalText(JSON.stringify(body) ?? '');
-  let kept = 0;
-  let length = 0;
-  while (kept < data.length && length <= JOURNAL_BODY_LIMIT) length += (JSON.stringify(data[kept++])?.length ?? 4) + 1;
-  const text = JSON.stringify({ ...(body as object), data: data.slice(0, kept) });
-  return kept === data.length ? journalText(text) : journalText(text, `${data.length - kept} more of ${data.length} items`);
-}
-
-function queryString(query: ApiRequest['query']): string {
-  let any = false;
-  for (const _ in query) {
-    any = true;
-    break;
-  }
-  if (!any) return '';
-  const search = new URLSearchParams();
-  for (const [name, value] of Object.entries(query)) {
-    for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) search.append(name, v);
-  }
-  return search.toString();
-}
-
-interface ErrorBody {
-  error?: { type?: string; code?: string; param?: string; message?: string };
-}
-
-function note(
-  id: string,
-  request: ApiRequest,
-  response: ApiResponse,
-  trace: Trace,
-  realMs: number,
-  durationUs: number,
-  instance: string,
-): Note {
-  const error = response.status >= 400 ? ((response.body as ErrorBody | null)?.error ?? {}) : {};
-  const idempotencyKey = request.headers['idempotency-key'];
-  return {
-    request_id: id,
-    model_ms: trace.now,
-    real_ms: realMs,
-    method: request.method.toUpperCase(),
-    path: journalText(request.path),
-    query: journalText(queryString(request.query)),
-    status: response.status,
-    error_type: error.type ?? null,
-    error_code: error.code ?? null,
-    error_param: error.param === undefined ? null : journalText(error.param),
-    error_message: error.message === undefined ? null : journalText(error.message),
-    duration_us: durationUs,
-    key_id: trace.keyId,
-    mode: trace.mode,
-    idempotency_key: idempotencyKey === undefined ? null : journalText(idempotencyKey),
-    replayed: trace.replayed,
-    offset_id: trace.offsetId,
-    instance,
-    request_body: journalText(request.body),
-    response_body: responseText(response.body),
-  };
 }

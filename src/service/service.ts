@@ -12,7 +12,8 @@ import {
 import type { AccountRecord, KeyRecord, LedgerStore, OffsetRecord } from '../store/port.js';
 import { checkPermission, checkStanding, parseBearer, rateLimited } from './access.js';
 import { ApiError, methodNotAllowed } from './errors.js';
-import { Journal, type Trace } from './journal.js';
+import { Journal } from './journal.js';
+import type { Trace } from './journal-note.js';
 import { redactKeys, requestId } from './keys.js';
 import { effective, effectiveImpact, isDue, modelTime, mustHaveAccount, settleDue } from './lifecycle.js';
 import { listPage } from './listing.js';

@@ -1,8 +1,10 @@
+import pg from 'pg';
 import { afterAll, describe, expect, test } from 'vitest';
 import { homes, type Served, serve } from '../support/cli.js';
-import { freshSchema, postgresAvailable, type TestSchema } from '../support/database.js';
+import { freshSchema, postgresAvailable, TEST_DATABASE_URL, type TestSchema } from '../support/database.js';
 import { freezingProxy } from '../support/freezing-proxy.js';
 import { limit } from '../support/load.js';
+import { rawExchange } from '../support/raw-http.js';
 
 /**
  * `carbon serve` (the built binary) while its PostgreSQL does not answer: a TCP proxy between them
@@ -62,6 +64,89 @@ run('carbon serve while PostgreSQL does not answer', () => {
       expect(back.took).toBeLessThan(limit(1000));
       expect(server.child.exitCode).toBeNull();
       expect(server.stderr()).not.toMatch(/ 500 /);
+    },
+    limit(60_000),
+  );
+
+  /** Deadlines short enough for a test, long enough for a busy machine when nothing is stalled. */
+  const SHORT = { CARBON_PG_STATEMENT_TIMEOUT_MS: String(limit(500)), CARBON_PG_CONNECT_TIMEOUT_MS: String(limit(1000)) };
+
+  /**
+   * A request the server refuses before the service (Idempotency-Key twice) and keeps in the
+   * journal without asking the ledger anything: answered at once while the database is stalled.
+   */
+  const refused = async (server: Served) => {
+    const port = Number(new URL(server.origin).port);
+    const r = await rawExchange(
+      port,
+      'POST /api/v1/offsets HTTP/1.1\r\nHost: x\r\nIdempotency-Key: a\r\nIdempotency-Key: b\r\nContent-Length: 0\r\nConnection: close\r\n\r\n',
+    );
+    expect(r.status).toBe(400);
+    return r.headers['request-id']!;
+  };
+  /** A request that needs the ledger: 503 once the deadlines have passed. */
+  const unavailable = async (server: Served) => {
+    const res = await fetch(`${server.url}/balance`, { headers: { authorization: `Bearer ${server.ready.test_key}` } });
+    expect(res.status).toBe(503);
+  };
+  const dropLines = (server: Served) =>
+    server
+      .stderr()
+      .split('\n')
+      .filter((line) => line.includes('request journal dropped'));
+
+  test(
+    'requests answered while the database stalled are in the journal once it answers again; nothing is said to be lost',
+    async () => {
+      const { schema, proxy, server } = await stallable(SHORT);
+      proxy.freeze();
+      const ids: string[] = [];
+      try {
+        for (let i = 0; i < 5; i++) ids.push(await refused(server));
+        // Sent after the refusals: once it has met the deadlines, so has the journal's first try at them.
+        await unavailable(server);
+        await unavailable(server);
+      } finally {
+        proxy.thaw();
+      }
+      const db = new pg.Client({ connectionString: schema.url.replace(/\?.*$/, '') });
+      await db.connect();
+      try {
+        const written = async () =>
+          (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema.schema}".journal WHERE request_id = ANY($1)`, [ids]))
+            .rows[0]!.n;
+        // Before: the batch whose model time could not be read was lost, counted nowhere, said nowhere.
+        const end = performance.now() + limit(10_000);
+        while ((await written()) < ids.length && performance.now() < end) await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(await written()).toBe(ids.length);
+      } finally {
+        await db.end();
+      }
+      expect(dropLines(server)).toEqual([]);
+    },
+    limit(60_000),
+  );
+
+  test(
+    'entries the ledger could not take when the server stops during the stall: one line says how many, and that carbon logs will not show them',
+    async () => {
+      const { proxy, server } = await stallable(SHORT);
+      proxy.freeze();
+      try {
+        for (let i = 0; i < 5; i++) await refused(server);
+        await unavailable(server);
+        server.child.kill('SIGTERM');
+        expect((await server.child).exitCode).toBe(0);
+      } finally {
+        proxy.thaw();
+      }
+      // One line for the five (not one an entry or a try), with when they were answered; before, nothing.
+      expect(dropLines(server)).toEqual([
+        expect.stringMatching(
+          /^the request journal dropped 5 entries the ledger did not take \(requests answered from \d{4}-\d\d-\d\dT[\d:.]+Z to \d{4}-\d\d-\d\dT[\d:.]+Z\): carbon logs will not show them$/,
+        ),
+      ]);
+      expect(server.stderr()).not.toContain(new URL(TEST_DATABASE_URL!).password || '\u0000');
     },
     limit(60_000),
   );

@@ -1,0 +1,103 @@
+import type { ApiRequest, ApiResponse, Mode } from '../api/types.js';
+import type { NewJournalRecord } from '../store/port.js';
+import { redactKeys } from './keys.js';
+
+/**
+ * An answered request as the request journal keeps it (journal.ts writes it): its bodies and query
+ * serialised, API keys masked, each bounded to JOURNAL_BODY_LIMIT, so no answer's objects are held
+ * while it waits to be written.
+ */
+
+/** Each body, and the query, is kept up to this many characters. */
+export const JOURNAL_BODY_LIMIT = 8 * 1024;
+
+/** What the service notes of a request while answering it. */
+export interface Trace {
+  /** When the request started, in microseconds (monotonicUs). */
+  started: number;
+  keyId: string | null;
+  mode: Mode | null;
+  /** Model time, once the account is read. */
+  now: number | null;
+  offsetId: string | null;
+  replayed: boolean;
+}
+
+/** An entry as it waits to be written: its model time is null until the account's clock is read. */
+export type Note = Omit<NewJournalRecord, 'model_ms'> & { model_ms: number | null };
+
+/** Text as the journal keeps it: API keys masked (as every echo of a caller's input is), bounded. */
+function journalText(text: string, more?: string): string {
+  const shown = redactKeys(text);
+  if (shown.length <= JOURNAL_BODY_LIMIT && more === undefined) return shown;
+  return `${shown.slice(0, JOURNAL_BODY_LIMIT)}…[${more ?? `${shown.length - JOURNAL_BODY_LIMIT} more characters`}]`;
+}
+
+/**
+ * An answer's body as the journal keeps it. A page of a list is serialised an item at a time, and
+ * only until the kept length is passed: a `list --all` of a million offsets answers ten thousand
+ * pages, and serialising each whole to keep its first 8 KiB cost it half its rate.
+ */
+function responseText(body: unknown): string {
+  const data = (body as { data?: unknown } | null)?.data;
+  if (!Array.isArray(data)) return journalText(JSON.stringify(body) ?? '');
+  let kept = 0;
+  let length = 0;
+  while (kept < data.length && length <= JOURNAL_BODY_LIMIT) length += (JSON.stringify(data[kept++])?.length ?? 4) + 1;
+  const text = JSON.stringify({ ...(body as object), data: data.slice(0, kept) });
+  return kept === data.length ? journalText(text) : journalText(text, `${data.length - kept} more of ${data.length} items`);
+}
+
+function queryString(query: ApiRequest['query']): string {
+  let any = false;
+  for (const _ in query) {
+    any = true;
+    break;
+  }
+  if (!any) return '';
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) {
+    for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) search.append(name, v);
+  }
+  return search.toString();
+}
+
+interface ErrorBody {
+  error?: { type?: string; code?: string; param?: string; message?: string };
+}
+
+/** The entry of one answered request, as it waits to be written. */
+export function note(
+  id: string,
+  request: ApiRequest,
+  response: ApiResponse,
+  trace: Trace,
+  realMs: number,
+  durationUs: number,
+  instance: string,
+): Note {
+  const error = response.status >= 400 ? ((response.body as ErrorBody | null)?.error ?? {}) : {};
+  const idempotencyKey = request.headers['idempotency-key'];
+  return {
+    request_id: id,
+    model_ms: trace.now,
+    real_ms: realMs,
+    method: request.method.toUpperCase(),
+    path: journalText(request.path),
+    query: journalText(queryString(request.query)),
+    status: response.status,
+    error_type: error.type ?? null,
+    error_code: error.code ?? null,
+    error_param: error.param === undefined ? null : journalText(error.param),
+    error_message: error.message === undefined ? null : journalText(error.message),
+    duration_us: durationUs,
+    key_id: trace.keyId,
+    mode: trace.mode,
+    idempotency_key: idempotencyKey === undefined ? null : journalText(idempotencyKey),
+    replayed: trace.replayed,
+    offset_id: trace.offsetId,
+    instance,
+    request_body: journalText(request.body),
+    response_body: responseText(response.body),
+  };
+}
