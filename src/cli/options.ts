@@ -124,6 +124,23 @@ export async function clockFor(ctx: Context, texts: ReadonlyArray<string | undef
   return needed && ctx.settings.engine === 'local' ? await (await ctx.sandbox()).now() : Date.now();
 }
 
+/** What a --since/--until text counts from: an age and a named day from the clock, a date from nothing. */
+const whenKind = (text: string): 'age' | 'named' | 'date' =>
+  AGE.test(text) ? 'age' : Object.hasOwn(NAMED_DAYS, text.toLowerCase()) ? 'named' : 'date';
+
+/**
+ * clockFor() for a span, refusing first, with nothing opened, a span that ends before it starts
+ * whatever the clock says: two ages (--since 7d --until 30d), two named days, two dates. Only an
+ * age or a named day against a date hangs on the model's clock; the command judges those again.
+ */
+export async function clockForSpan(ctx: Context, since: string | undefined, until: string | undefined): Promise<number> {
+  if (since !== undefined && until !== undefined && whenKind(since) === whenKind(until)) {
+    const now = Date.now();
+    if (parseWhen(since, '--since', now) >= parseWhen(until, '--until', now, true)) throw usage('--since must come before --until.');
+  }
+  return clockFor(ctx, [since, until]);
+}
+
 /**
  * --since / --until: a day (YYYY-MM-DD, UTC; or `today`, `yesterday`, UTC days of `now`) or an age
  * such as 7d, 12h, 30m (before `now`). A day is its first millisecond, or with `end` the first of

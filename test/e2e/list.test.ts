@@ -275,6 +275,24 @@ describe('list filters: --status, --since, --until, with pages, --all and every 
     expect(readdirSync(home)).toEqual([]);
   });
 
+  // A span that ends before it starts whatever the clock reads (two ages, two named days, two dates)
+  // is refused before the model is opened for its clock; so is a cursor watch cannot keep, before --since's clock.
+  test.each([
+    ['list', '--since', '7d', '--until', '30d'],
+    ['list', '--all', '--json', '--since', '1h', '--until', '1h'],
+    ['list', '--since', 'today', '--until', 'yesterday'],
+    ['report', '--since', '7d', '--until', '30d'],
+    ['report', '--since', 'today', '--until', 'yesterday', '--format', 'csv'],
+    ['watch', '--since', '7d', '--cursor', '/nonexistent/cursor.json'],
+  ])('%s %s %s %s %s …: backwards or unkeepable, refused with nothing created (exit 2)', async (...args) => {
+    const home = newHome();
+    const r = await carbon(args, { home });
+    expect([r.exitCode, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toMatch(/--since must come before --until\.|Cannot keep the cursor in \/nonexistent: /);
+    expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(readdirSync(home)).toEqual([]);
+  });
+
   test('list --all on a terminal with nothing to show says so, as a page does: no header over no rows', async () => {
     const home = newHome();
     const empty = await carbonTty(['list', '--all'], { home });

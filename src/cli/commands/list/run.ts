@@ -5,7 +5,7 @@ import { PageGuard } from '../../../client/paging.js';
 import type { Context } from '../../context.js';
 import { usage } from '../../errors.js';
 import { engineFlags, followUp, shellWord } from '../../follow-up.js';
-import { clockFor, isOneOf, parseWhen, quietWith, wholeNumberOption } from '../../options.js';
+import { clockForSpan, isOneOf, parseWhen, quietWith, wholeNumberOption } from '../../options.js';
 import { topUpHint } from '../../purchase/top-up.js';
 import { displayWidth, terminalWidth } from '../../render/fit.js';
 import { dollars, kg } from '../../render/format.js';
@@ -103,7 +103,7 @@ export async function run(ctx: Context, flags: ListFlags): Promise<void> {
   const format = chooseFormat(ctx, flags);
   const { params, limit } = requestOf(flags);
   // The filter is judged before the client opens the model: a malformed --since creates no ledger.
-  const filter = filterOf(flags, await clockFor(ctx, [flags.since, flags.until]));
+  const filter = filterOf(flags, await clockForSpan(ctx, flags.since, flags.until));
   const client = await ctx.client();
   if (!flags.all) return printPage(ctx, client, flags, format, params, await firstOffsets(client, params, limit, filter));
   await keepYoungGenerationSmall();

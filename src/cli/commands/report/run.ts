@@ -1,7 +1,7 @@
 import type { Offset } from '../../../api/types.js';
 import type { Context } from '../../context.js';
 import { usage } from '../../errors.js';
-import { clockFor, isOneOf, parseWhen } from '../../options.js';
+import { clockForSpan, isOneOf, parseWhen } from '../../options.js';
 import { type Column, headerLine, layout, line, terminalWidth } from '../../render/fit.js';
 import { dollars, oneLine } from '../../render/format.js';
 import { markdownCell } from '../../render/markdown.js';
@@ -78,7 +78,7 @@ async function query(ctx: Context, flags: ReportFlags): Promise<Query> {
   const unit = flags.unit ?? 'kg';
   if (!isOneOf(WEIGHT_UNITS, unit)) throw usage(`--unit is one of ${WEIGHT_UNITS.join(', ')} (kg, or tonnes), not "${unit}".`);
   // Ages, today and yesterday count back from the model's clock in the sandbox, as in `carbon list`.
-  const now = await clockFor(ctx, [flags.since, flags.until]);
+  const now = await clockForSpan(ctx, flags.since, flags.until);
   const since = flags.since === undefined ? null : parseWhen(flags.since, '--since', now);
   const until = flags.until === undefined ? null : parseWhen(flags.until, '--until', now, true);
   if (since !== null && until !== null && since >= until) throw usage('--since must come before --until.');

@@ -64,9 +64,9 @@ export async function run(ctx: Context, flags: WatchFlags): Promise<void> {
   const { intervalMs, forwardUrl } = checkFlags(flags);
   const mode = ctx.settings.mode;
   const reference = flags.reference ?? null;
-  // --since as list reads it (an age counts back from the model's clock); both judged before the client opens the model.
-  const since = flags.since === undefined ? null : parseWhen(flags.since, '--since', await clockFor(ctx, [flags.since]));
+  // Both judged before the client opens the model; the cursor first, as --since's clock (an age's, as in list) may open it.
   const resumed = flags.cursor === undefined ? null : readCursor(flags.cursor, mode, reference);
+  const since = flags.since === undefined ? null : parseWhen(flags.since, '--since', await clockFor(ctx, [flags.since]));
   const client = await ctx.client();
 
   const terminal = ctx.out.stderrInteractive && !ctx.out.json;
