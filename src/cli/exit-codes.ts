@@ -28,7 +28,7 @@ export const EXIT = {
   batchIncomplete: 10,
   /** The Node.js running carbon is older than 22.13: refused by bin/carbon.cjs before the CLI loads. */
   oldNode: 11,
-  /** `watch --forward-to --until-settled`: stopped at --timeout with events not delivered (the cursor keeps them). */
+  /** `watch --forward-to`: stopped with events not delivered, at --until-settled's --timeout or by stdout's reader gone (the cursor keeps them). */
   undelivered: 12,
   /**
    * Stopped by the user: Ctrl-C (SIGINT) at a wait, a confirmation or a hidden prompt, a batch, a

@@ -375,6 +375,56 @@ describe('--forward-to', () => {
     ]);
   });
 
+  // `| head -1` ends a listing quietly (exit 0); events left undelivered are not a success. The
+  // reader goes away as head's does (it closes its end of the pipe) once it has the first line,
+  // while the app holds that first delivery, so the next line written meets the closed pipe.
+  test('a reader that goes away (| head -1) stops the run: the delivery under way finishes, the rest counted, exit 12; the next run with the cursor delivers them', async () => {
+    const home = newHome();
+    const cursor = join(home, 'cursor.json');
+    const ids = [await buy(home, ['--kg', '5']), await buy(home, ['--kg', '6'])];
+    await ok(['sandbox', 'clock', 'advance', '5s'], { home });
+    const received: string[] = [];
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const server = createServer((req, res) => {
+      let body = '';
+      req.setEncoding('utf8').on('data', (d: string) => (body += d));
+      req.on('end', async () => {
+        if (received.length === 0) await held;
+        received.push(body);
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    apps.push(server);
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`;
+    const child = spawnCarbon(home, ['watch', '--interval', '20ms', '--since', '1h', '--cursor', cursor, '--forward-to', url]);
+    let err = '';
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+    let out = '';
+    await new Promise<void>((resolve) => {
+      child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+        out += d;
+        if (out.includes('\n')) resolve();
+      });
+    });
+    child.stdout!.destroy();
+    release();
+    const exitCode = (await child).exitCode;
+    expect([exitCode, err]).toEqual([
+      12,
+      `A signing secret ${err.match(/whsec_…\w{4}/)?.[0]} was made and kept in profile default; \`carbon watch --print-secret\` writes it to stdout.\n` +
+        `error: Stopped watching: stdout's reader went away after 2 events (2 delivered); 2 events not delivered to ${url}: the next run with --cursor ${cursor} sends them.\n`,
+    ]);
+    expect(received).toHaveLength(2);
+    expect(existsSync(cursor)).toBe(false);
+
+    const again = watch(home, ['--until-settled', '--since', '1h', '--cursor', cursor, '--forward-to', url]);
+    expect(await again.done()).toBe(0);
+    const types = new Set(received.map((b) => JSON.parse(b) as Event).map((e) => `${e.type} ${e.data.object.id}`));
+    expect([...types].sort()).toEqual(ids.flatMap((id) => [`offset.created ${id}`, `offset.placed ${id}`]).sort());
+  });
+
   test('an app that refuses, then accepts: the event is retried with backoff until it is taken, never passed by', async () => {
     const home = newHome();
     // More refusals than the six attempts an event used to get before it was skipped for good.

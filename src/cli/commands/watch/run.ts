@@ -5,9 +5,10 @@ import { EXIT } from '../../exit-codes.js';
 import { DEFAULT_WAIT_SECONDS } from '../../offsets/wait.js';
 import { clockFor, parseWhen } from '../../options.js';
 import { parseDuration } from '../../render/format.js';
-import { onStopSignal, stopName } from '../../stop-signals.js';
+import { stopName } from '../../stop-signals.js';
 import { readCursor, writeCursor } from '../../watch/cursor.js';
 import { type EventType, eventIds, freshState, poll, type WatchEvent, type WatchState } from '../../watch/follow.js';
+import { Stop } from '../../watch/stop.js';
 
 /**
  * `carbon watch`: follows offsets as they change, on either engine, by reading the list every
@@ -77,7 +78,7 @@ export async function run(ctx: Context, flags: WatchFlags): Promise<void> {
     ctx.out.info(`Watching ${which} every ${flags.interval ?? '2s'}${flags.untilSettled ? ' until they settle' : ''} (Ctrl-C to stop)…`);
   }
 
-  // Ctrl-C (or SIGTERM) ends the run after the poll under way: the cursor is saved first.
+  // Ctrl-C or SIGTERM (or the reader gone) ends the run after the poll under way: the cursor is saved first.
   stop.listen();
   let ended: Ended;
   try {
@@ -87,16 +88,19 @@ export async function run(ctx: Context, flags: WatchFlags): Promise<void> {
     stop.release();
   }
   if (ended.why === 'settled') return;
+  // The reader gone (`| head -1`) with every event printed delivered: the quiet end of a listing cut short.
+  if (ended.why === 'signal' && stop.signal === null && ended.undelivered === 0) return;
   throw stopped(ctx, flags, ended, forwarder, stop.signal);
 }
 
-/** How a run ended, unless it threw: settled (--until-settled), or stopped by a signal or the deadline. */
+/** How a run ended, unless it threw: settled (--until-settled), or stopped by a signal (or the reader gone) or the deadline. */
 type Ended = { why: 'settled' } | { why: 'signal' | 'deadline'; printed: number; undelivered: number; state: WatchState };
 
 /**
  * The line a stopped run ends with. Ctrl-C or SIGTERM is the user's own stop: exit 130, said
  * plainly (what was printed and delivered, what was not, where the cursor is). The deadline of
- * --until-settled with events undelivered: exit 12; without: exit 8 (offsets still processing).
+ * --until-settled, or stdout's reader gone (no signal), with events undelivered: exit 12; the
+ * deadline without: exit 8 (offsets still processing).
  */
 function stopped(
   ctx: Context,
@@ -115,6 +119,10 @@ function stopped(
   const lost = undelivered === 0 ? '' : `; ${plural(undelivered, 'event')} not delivered to ${forwarder?.url}: ${again}`;
   const where = flags.cursor === undefined || undelivered > 0 ? '' : `; ${flags.cursor} holds where it stopped`;
   const fields = { printed, delivered: forwarder?.delivered ?? 0, undelivered };
+  if (ended.why === 'signal' && signal === null) {
+    const line = `Stopped watching: stdout's reader went away after ${done}${lost}.`;
+    return new CliError(line, EXIT.undelivered, 'events_undelivered', undefined, fields);
+  }
   if (ended.why === 'signal') {
     return new CliError(
       `Stopped watching (${stopName(signal)}) after ${done}${lost}${where}.`,
@@ -163,34 +171,6 @@ function checkFlags(flags: WatchFlags): { intervalMs: number; forwardUrl: URL | 
   return { intervalMs, forwardUrl };
 }
 
-/** Ctrl-C or SIGTERM, once heard: the signal, and a wake-up for the sleeps between polls and between deliveries. */
-class Stop {
-  signal: NodeJS.Signals | null = null;
-  private wake: () => void = () => {};
-  private off: () => void = () => {};
-  private readonly onSignal = (signal: NodeJS.Signals): void => {
-    this.signal = signal;
-    this.wake();
-  };
-
-  readonly sleep = (ms: number): Promise<void> =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-
-  listen(): void {
-    this.off = onStopSignal(this.onSignal);
-  }
-
-  release(): void {
-    this.off();
-  }
-}
-
 type Forwarder = import('../../watch/forward.js').Forwarder;
 
 /**
@@ -208,7 +188,7 @@ async function startForwarder(ctx: Context, url: URL, how: Pick<Watch, 'client' 
     out: ctx.out,
     verbose: terminal,
     sleep: stop.sleep,
-    stopped: () => stop.signal !== null,
+    stopped: () => stop.stopped,
     sandbox: () => ctx.settings.engine === 'local' || client.fromSandbox,
   });
   if (terminal) ctx.out.info(`Forwarding to ${url.href}, signed with ${maskSecret(secret)} (header Carbon-Signature).`);
@@ -260,18 +240,18 @@ async function follow(ctx: Context, flags: WatchFlags, watch: Watch, initial: Wa
       ctx.out.stdout.write(`${JSON.stringify(event)}\n`);
       printed++;
       if (forwarder !== undefined && !(await forwarder.deliver(event, deadline)))
-        return end(stop.signal === null ? 'deadline' : 'signal', events.length - i);
+        return end(stop.stopped ? 'signal' : 'deadline', events.length - i);
       // Stopped between two events: those left are not sent (nor printed) by this run.
-      if (stop.signal !== null && i < events.length - 1) return end('signal', forwarder === undefined ? 0 : events.length - i - 1);
+      if (stop.stopped && i < events.length - 1) return end('signal', forwarder === undefined ? 0 : events.length - i - 1);
     }
     for (const event of found) if (event.type !== 'offset.created') counts[event.type === 'offset.placed' ? 'placed' : 'refunded']++;
     state = next;
     if (flags.cursor !== undefined) writeCursor(flags.cursor, state);
     if (flags.untilSettled && Object.keys(state.pending).length === 0) return settled(ctx, counts);
-    if (stop.signal !== null) return end('signal', 0);
+    if (stop.stopped) return end('signal', 0);
     if (Date.now() >= deadline) throw stillProcessing(ctx, state);
     await stop.sleep(Math.min(watch.intervalMs, Math.max(0, deadline - Date.now())));
-    if (stop.signal !== null) return end('signal', 0);
+    if (stop.stopped) return end('signal', 0);
   }
 }
 

@@ -1,0 +1,47 @@
+import { onReaderGone } from '../stdio.js';
+import { onStopSignal } from '../stop-signals.js';
+
+/**
+ * What stops a `carbon watch` run, once heard: Ctrl-C or SIGTERM (`signal`), or its stdout's reader
+ * going away (`readerGone`: `| head -1`), which ends the run as a signal does rather than at once
+ * with exit 0, so the delivery under way finishes and the events left are counted. And a wake-up
+ * for the sleeps between polls and between deliveries.
+ */
+export class Stop {
+  signal: NodeJS.Signals | null = null;
+  readerGone = false;
+  private wake: () => void = () => {};
+  private off: () => void = () => {};
+  private offReader: () => void = () => {};
+  private readonly onSignal = (signal: NodeJS.Signals): void => {
+    this.signal = signal;
+    this.wake();
+  };
+
+  /** Whether the run is to stop: a signal, or the reader gone. */
+  get stopped(): boolean {
+    return this.signal !== null || this.readerGone;
+  }
+
+  readonly sleep = (ms: number): Promise<void> =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+
+  listen(): void {
+    this.off = onStopSignal(this.onSignal);
+    this.offReader = onReaderGone(() => {
+      this.readerGone = true;
+      this.wake();
+    });
+  }
+
+  release(): void {
+    this.off();
+    this.offReader();
+  }
+}
