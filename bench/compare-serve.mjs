@@ -2,6 +2,7 @@
 //
 //   node bench/compare-serve.mjs <old>/bin/carbon.cjs bin/carbon.cjs   [CONN=10 ROUNDS=5 SECS=3]
 //   node bench/compare-serve.mjs bin/carbon.cjs bin/carbon.cjs@CARBON_JOURNAL=off   (a build with its own environment)
+//   node bench/compare-serve.mjs bare:5 bare:10 bin/carbon.cjs   (the bare server spending 5, 10 µs a request: what a ratio allows)
 //
 // Starts the bare node:http reference and `carbon serve` from each build given (a bin/carbon.cjs
 // or a dist/cli.cjs, with `@NAME=value` for each variable of its own), each with its stderr to a
@@ -54,6 +55,12 @@ const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2
 try {
   const servers = [await start('bare node:http', [new URL('lib/bare-server.mjs', import.meta.url).pathname], process.env)];
   for (const build of builds) {
+    // `bare:N`: the bare server again, spending N µs of CPU on each request (the budget a server has).
+    const spin = /^bare:(\d+(?:\.\d+)?)$/.exec(build);
+    if (spin !== null) {
+      servers.push(await start(build, [new URL('lib/bare-server.mjs', import.meta.url).pathname], { ...process.env, SPIN_US: spin[1] }));
+      continue;
+    }
     const [file, ...vars] = build.split('@');
     const s = await start(build, [file, 'serve', '--port', '0', '--show-keys'], {
       ...process.env,
