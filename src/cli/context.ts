@@ -94,14 +94,7 @@ export class Context {
       apiKey = undefined;
     }
     apiKey ??= await sandbox.defaultKey(s.mode);
-    if (apiKey === undefined) {
-      throw new CliError(
-        `The local sandbox has no ${s.mode} key.`,
-        EXIT.auth,
-        'api_key_missing',
-        `Create one with \`carbon sandbox keys create${s.mode === 'live' ? ' --live' : ''}\`, or start over with \`carbon sandbox reset\`.`,
-      );
-    }
+    if (apiKey === undefined) throw await noKey(sandbox, s.mode);
     const { LocalTransport } = await import('../client/transport.js');
     const { withFaults } = await import('../client/local-faults.js');
     return { apiKey, transport: new LocalTransport(withFaults(engine.service, () => sandbox.faultsText())) };
@@ -144,4 +137,33 @@ export class Context {
     this.openClient?.close();
     await this.openedEngine?.close(options);
   }
+}
+
+/** The ledger has keys of the mode that work, but not one whose text this sandbox holds (a snapshot's, another home's). */
+export async function keysNotKnownHere(sandbox: Sandbox, mode: 'test' | 'live'): Promise<boolean> {
+  if ((await sandbox.defaultKey(mode)) !== undefined) return false;
+  return (await sandbox.keys()).some((k) => k.revoked === null && k.mode === mode && k.permission === 'purchase');
+}
+
+/**
+ * Why the local engine has no key of a mode to send, and the way on. A ledger loaded from a
+ * snapshot saved in another home (or made there) has keys whose text this home never held
+ * (docs/snapshots.md, "Keys"): they work for whoever holds them, and `reset` would throw the
+ * loaded state away, so the way on is a new key, or one of theirs by its text.
+ */
+async function noKey(sandbox: Sandbox, mode: 'test' | 'live'): Promise<CliError> {
+  const create = `carbon sandbox keys create${mode === 'live' ? ' --live' : ''}`;
+  if (await keysNotKnownHere(sandbox, mode))
+    return new CliError(
+      `The local sandbox's ${mode} keys are not known here: its ledger came from a snapshot (which holds no key's text) or another CARBON_HOME, so carbon has no ${mode} key to send.`,
+      EXIT.auth,
+      'api_key_missing',
+      `Run \`${create}\` for a new one that carbon uses from then on (the ledger's own keys still work), or set CARBON_API_KEY to one of them (\`carbon sandbox keys\` lists them).`,
+    );
+  return new CliError(
+    `The local sandbox has no ${mode} key.`,
+    EXIT.auth,
+    'api_key_missing',
+    `Create one with \`${create}\`, or start over with \`carbon sandbox reset\`.`,
+  );
 }

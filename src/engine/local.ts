@@ -3,6 +3,7 @@ import { CarbonConfigError } from '../client/errors.js';
 import { withFaults } from '../client/local-faults.js';
 import { LocalTransport } from '../client/transport.js';
 import type { DefaultKey, Sandbox } from '../service/sandbox.js';
+import { fitsRole } from '../service/sandbox-model.js';
 import { type EngineOptions, openEngine } from './open.js';
 
 /**
@@ -17,8 +18,17 @@ export async function openLocal(
   const { sandbox } = engine;
   const apiKey = options.apiKey ?? (await sandbox.defaultKey(options.key ?? 'test'));
   if (apiKey === undefined) {
+    const which = options.key ?? 'test';
+    // Keys of a ledger loaded from a snapshot (or made in another home) work, but their text is not kept here.
+    const theirs = (await sandbox.keys()).some((k) => k.revoked === null && fitsRole(which, k));
     await engine.close();
-    throw new CarbonConfigError(`The local sandbox in ${dataDir} has no ${options.key ?? 'test'} key; run \`carbon sandbox keys create\`.`);
+    const why = theirs
+      ? `'s ${which} keys are not known here (its ledger came from a snapshot or another CARBON_HOME)`
+      : ` has no ${which} key`;
+    const create = `carbon sandbox keys create${which === 'test' ? '' : which === 'live' ? ' --live' : ' --read-only'}`;
+    throw new CarbonConfigError(
+      `The local sandbox in ${dataDir}${why}; run \`${create}\`${theirs ? ', or pass one of its keys as apiKey' : ''}.`,
+    );
   }
   const transport = new LocalTransport(
     withFaults(engine.service, () => sandbox.faultsText()),

@@ -93,10 +93,13 @@ export function keyView(k: KeyRecord, vault: KeyVault, reveal: boolean): Sandbox
 export function defaultSecret(which: DefaultKey, vault: KeyVault, all: KeyRecord[]): string | undefined {
   const startingId = vault.defaults[which];
   const keys = all.filter((k) => k.revoked_ms === null && vault.secrets[k.id] !== undefined);
-  const fits = (k: KeyRecord) =>
-    which === 'read_only' ? k.permission === 'read_only' && k.mode === 'test' : k.permission === 'purchase' && k.mode === which;
-  const chosen = keys.find((k) => k.id === startingId) ?? keys.filter(fits).at(-1);
+  const chosen = keys.find((k) => k.id === startingId) ?? keys.filter((k) => fitsRole(which, k)).at(-1);
   return chosen === undefined ? undefined : vault.secrets[chosen.id];
+}
+
+/** Whether a key (its mode and access) can stand for a role: a test, live or read-only (test) key. */
+export function fitsRole(which: DefaultKey, k: Pick<KeyRecord, 'mode' | 'permission'>): boolean {
+  return which === 'read_only' ? k.permission === 'read_only' && k.mode === 'test' : k.permission === 'purchase' && k.mode === which;
 }
 
 /** A fresh account: the defaults, the test balance, and three keys (test, live, read-only test). */

@@ -327,3 +327,39 @@ describe.each(STORES)('on %s: a served sandbox', (_name, ledger) => {
     await served.stop();
   });
 });
+
+describe('another home', () => {
+  test('loaded where its keys were never known: the load and each local command say so and name the way on', {
+    timeout: SLOW,
+  }, async () => {
+    const from = sqliteLedger();
+    const theirs = await keysOf(from);
+    const file = join(from.home, 'teammate.ndjson');
+    await ok(['sandbox', 'snapshot', 'save', file], on(from));
+    // Loaded back where it was saved, the texts are known: nothing more to say.
+    expect((await ok(['sandbox', 'snapshot', 'load', file], on(from))).stderr).not.toMatch(/not known here/);
+
+    const to = sqliteLedger();
+    const loaded = await ok(['sandbox', 'snapshot', 'load', file], on(to));
+    expect(loaded.stderr).toMatch(/\nIts keys' text is not known here .*`carbon sandbox keys create`.*CARBON_API_KEY/);
+    for (const [args, create] of [
+      [['balance'], 'carbon sandbox keys create'],
+      [['buy', '--live', '--kg', '1', '--yes'], 'carbon sandbox keys create --live'],
+    ] as const) {
+      const r = await carbon([...args], on(to));
+      expect(r.exitCode, r.stderr).toBe(4);
+      expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(/not known here: its ledger came from a snapshot .* or another CARBON_HOME/);
+      expect(r.stderr).toContain(`Run \`${create}\``);
+      // Starting over would throw the loaded ledger away: not the way on here.
+      expect(r.stderr).not.toMatch(/sandbox reset/);
+    }
+    const asJson = await carbon(['balance', '--json'], on(to));
+    expect(JSON.parse(asJson.stderr).error).toMatchObject({ code: 'api_key_missing', message: expect.stringMatching(/not known here/) });
+
+    // Each way on works: one of the snapshot's keys, or a key made here (used from then on).
+    await ok(['balance'], on(to, { CARBON_API_KEY: theirs.test }));
+    await ok(['sandbox', 'keys', 'create'], on(to));
+    expect((await json<{ available_cents: number }>(['balance'], on(to))).available_cents).toBe(100_000);
+  });
+});

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, describe, expect, test } from 'vitest';
+import { openLocal } from '../../src/engine/local.js';
 import type { Sandbox } from '../../src/service/sandbox.js';
 import { linesOf, MAX_LINE, SnapshotError } from '../../src/service/snapshot-format.js';
 import { inspectSnapshot } from '../../src/service/snapshots.js';
@@ -254,5 +255,21 @@ describe('the reader', () => {
       for await (const _ of linesOf(chunks('y'.repeat(MAX_LINE + 1))));
     };
     await expect(first()).rejects.toMatchObject({ code: 'not_a_snapshot' });
+  });
+});
+
+describe('openLocal', () => {
+  test("on a ledger loaded from another directory's snapshot: its keys are not known here, and the error names the way on", async () => {
+    const from = await openLocal(dirs.make());
+    const text = await save(from.sandbox);
+    from.client.close();
+    const dir = dirs.make();
+    const to = await openLocal(dir);
+    await load(to.sandbox, text);
+    to.client.close();
+    await expect(openLocal(dir)).rejects.toThrow(
+      /test keys are not known here \(its ledger came from a snapshot .*`carbon sandbox keys create`, or pass one of its keys as apiKey/,
+    );
+    await expect(openLocal(dir, { key: 'read_only' })).rejects.toThrow(/`carbon sandbox keys create --read-only`/);
   });
 });

@@ -4,7 +4,7 @@ import type { Writable } from 'node:stream';
 import pkg from '../../../../package.json' with { type: 'json' };
 import { linesOf, SnapshotError } from '../../../service/snapshot-format.js';
 import { inspectSnapshot, type SnapshotSummary } from '../../../service/snapshots.js';
-import type { Context } from '../../context.js';
+import { type Context, keysNotKnownHere } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT } from '../../exit-codes.js';
 import { print } from '../../print.js';
@@ -135,6 +135,13 @@ export async function snapshotLoad(ctx: Context, file: string, flags: { dryRun?:
       ctx,
       (p) => `${p.green('✓')} Loaded ${name} (${held(summary)}): the sandbox is as it was saved, its clock at ${summary.clock.now}.`,
     );
+    // Its keys work for whoever holds their text, but saved elsewhere, none of that text is here (docs/snapshots.md).
+    if (await keysNotKnownHere(sandbox, 'test'))
+      await note(
+        ctx,
+        () =>
+          "Its keys' text is not known here (a snapshot holds none): run `carbon sandbox keys create` for a test key local commands use, or set CARBON_API_KEY to one of its keys.",
+      );
     await print(ctx, await sandbox.status(), statusCard, statusPlain);
   } catch (err) {
     if (err instanceof SnapshotError)
