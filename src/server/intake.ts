@@ -6,8 +6,8 @@ import { requestId } from '../service/keys.js';
 import { accessLine, isoNow, type LoggedResponse } from './access-log.js';
 import { clientErrorCode, parseTarget, rawErrorResponse, readBody, repeatedHeader, requestHeaders } from './http.js';
 import { noteRefusal, type Target } from './refusals.js';
-import { errorReply, failureReply, type Reply, type ReplyWriter, wantsPage } from './reply.js';
-import { type Incoming, match, type Served } from './requests.js';
+import { errorReply, failureReply, type Reply, type ReplyWriter } from './reply.js';
+import { answersPage, type Incoming, match, type Served } from './requests.js';
 
 /**
  * From node:http to the request table: a request is read (its body within the limit), joins the
@@ -195,6 +195,6 @@ export class Intake {
 
   /** Answers anything the service itself could not (reply.ts: `failureReply`). */
   private fail(res: ServerResponse, err: unknown, request?: Incoming): void {
-    this.writer.write(res, failureReply(err, this.log, request !== undefined && wantsPage(request)));
+    this.writer.write(res, failureReply(err, this.log, request !== undefined && answersPage(request)));
   }
 }

@@ -87,7 +87,8 @@ export function wantsPage(r: { path: string; headers: Record<string, string | un
 
 /**
  * The answer to a failure the service itself could not answer: a storage failure or a bug. Logged,
- * never shown. `page`: a browser asked for a page, so the 503 is an HTML page, with the same Retry-After.
+ * never shown. `page`: the path answers pages (a certificate, the developer page's paths) or a browser
+ * asked for one (requests.ts, answersPage), so the 503 is an HTML page, with the same Retry-After.
  */
 export function failureReply(err: unknown, log: (line: string) => void, page = false): Reply {
   const id = requestId();

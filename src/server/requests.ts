@@ -60,29 +60,31 @@ export interface Entry {
   when?: (request: Incoming) => boolean;
   /** Shown in the JSON index at `/`. */
   listed?: boolean;
+  /** Its answers are HTML pages whatever Accept says (a certificate, the developer page's paths): its failures too. */
+  page?: true;
   handle: Handler;
 }
 
 export const REQUESTS: readonly Entry[] = [
   ...ROUTES.map((r): Entry => ({ method: r.method, path: `${API_PREFIX}${r.path}`, listed: true, handle: api })),
-  { method: 'GET', path: '/', when: fromBrowser, handle: signedIn },
-  { method: 'ANY', path: '/login', handle: login },
+  { method: 'GET', path: '/', when: fromBrowser, page: true, handle: signedIn },
+  { method: 'ANY', path: '/login', page: true, handle: login },
   // A form's paths: POST; a GET (a link opened) is the page's 404, there being no page there.
-  { method: 'POST', path: '/logout', handle: signedIn },
-  { method: 'POST', path: '/actions/{name*}', handle: signedIn },
-  { method: 'GET', path: '/logout', handle: signedIn },
-  { method: 'GET', path: '/actions/{name*}', handle: signedIn },
-  { method: 'ANY', path: '/logout', handle: wrongPageMethod('POST') },
-  { method: 'ANY', path: '/actions/{name*}', handle: wrongPageMethod('POST') },
-  { method: 'GET', path: '/offsets/{id}', handle: signedIn },
-  { method: 'GET', path: '/requests', handle: requestsList },
-  { method: 'GET', path: '/requests/{request_id}', handle: requestShown },
+  { method: 'POST', path: '/logout', page: true, handle: signedIn },
+  { method: 'POST', path: '/actions/{name*}', page: true, handle: signedIn },
+  { method: 'GET', path: '/logout', page: true, handle: signedIn },
+  { method: 'GET', path: '/actions/{name*}', page: true, handle: signedIn },
+  { method: 'ANY', path: '/logout', page: true, handle: wrongPageMethod('POST') },
+  { method: 'ANY', path: '/actions/{name*}', page: true, handle: wrongPageMethod('POST') },
+  { method: 'GET', path: '/offsets/{id}', page: true, handle: signedIn },
+  { method: 'GET', path: '/requests', page: true, handle: requestsList },
+  { method: 'GET', path: '/requests/{request_id}', page: true, handle: requestShown },
   // The page's GET-only paths with another method: the page's 405 (a browser's `/` only: the JSON index is the API's).
-  { method: 'ANY', path: '/', when: fromBrowser, handle: wrongPageMethod('GET') },
-  { method: 'ANY', path: '/offsets/{id}', handle: wrongPageMethod('GET') },
-  { method: 'ANY', path: '/requests', handle: wrongPageMethod('GET') },
-  { method: 'ANY', path: '/requests/{request_id}', handle: wrongPageMethod('GET') },
-  { method: 'GET', path: '/certificates/{certificate_id}', listed: true, handle: certificate },
+  { method: 'ANY', path: '/', when: fromBrowser, page: true, handle: wrongPageMethod('GET') },
+  { method: 'ANY', path: '/offsets/{id}', page: true, handle: wrongPageMethod('GET') },
+  { method: 'ANY', path: '/requests', page: true, handle: wrongPageMethod('GET') },
+  { method: 'ANY', path: '/requests/{request_id}', page: true, handle: wrongPageMethod('GET') },
+  { method: 'GET', path: '/certificates/{certificate_id}', listed: true, page: true, handle: certificate },
   { method: 'GET', path: '/healthz', listed: true, handle: health },
   { method: 'ANY', path: '/certificates/{certificate_id}', handle: wrongMethod },
   { method: 'ANY', path: '/healthz', handle: wrongMethod },
@@ -99,8 +101,8 @@ export const REQUESTS: readonly Entry[] = [
   { method: 'ANY', path: '/favicon.ico', handle: wrongMethod },
   { method: 'ANY', path: '/_page/app.css', handle: wrongMethod },
   { method: 'ANY', path: '/_page/app.js', handle: wrongMethod },
-  { method: 'GET', path: '/_page/{rest*}', handle: signedIn },
-  { method: 'GET', path: '/{rest*}', when: wantsPage, handle: signedIn },
+  { method: 'GET', path: '/_page/{rest*}', page: true, handle: signedIn },
+  { method: 'GET', path: '/{rest*}', when: wantsPage, page: true, handle: signedIn },
   { method: 'ANY', path: '*', handle: api },
 ];
 
@@ -133,6 +135,15 @@ const COMPILED: Compiled[] = REQUESTS.map((entry) => {
   const source = path.replace(/\{[a-z_]+\*\}/g, '(.*)').replace(/\{[a-z_]+\}/g, '([^/]+)');
   return { entry, exact: null, pattern: new RegExp(`^${source}$`) };
 });
+
+/**
+ * Whether a failure the service could not answer (the ledger unreachable) is told `request` as a
+ * page (reply.ts, failureReply): where the path's answers are pages whatever Accept says (a
+ * certificate URL a link checker or curl opens), or a browser asks for a page; else the API's JSON.
+ */
+export function answersPage(request: Incoming): boolean {
+  return wantsPage(request) || match(request).page === true;
+}
 
 /** The first entry that answers `request`; its captured segments are put in `request.params`. */
 export function match(request: Incoming): Entry {

@@ -89,6 +89,55 @@ run('carbon serve while PostgreSQL does not answer', () => {
     const res = await fetch(`${server.url}/balance`, { headers: { authorization: `Bearer ${server.ready.test_key}` } });
     expect(res.status).toBe(503);
   };
+  test(
+    'paths whose answers are always pages (a certificate URL, the developer page) answer the 503 as a page whatever Accept says; the API and /_sandbox keep JSON',
+    async () => {
+      const { proxy, server } = await stallable(SHORT);
+      // Signed in to the developer page (its one-time link) while the database answers.
+      const login = await fetch(server.ready.developer_page_url, { redirect: 'manual' });
+      const session = { cookie: login.headers.getSetCookie()[0]!.split(';')[0]! };
+      const get = async (path: string, headers: Record<string, string> = {}) => {
+        const res = await fetch(`${server.origin}${path}`, { headers, signal: AbortSignal.timeout(limit(30_000)) });
+        return {
+          path,
+          status: res.status,
+          type: res.headers.get('content-type'),
+          retryAfter: res.headers.get('retry-after'),
+          text: await res.text(),
+        };
+      };
+      const certificate = '/certificates/cert_000000000000000000000000';
+      // Up: the certificate URL is HTML (its 404) to any client.
+      expect(await get(certificate)).toMatchObject({ status: 404, type: 'text/html; charset=utf-8' });
+      proxy.freeze();
+      try {
+        const key = { authorization: `Bearer ${server.ready.test_key}` };
+        const [pages, json] = await Promise.all([
+          Promise.all([
+            get(certificate), // fetch's Accept: */*, as curl's
+            get(certificate, { accept: 'application/json' }),
+            get(certificate, { accept: 'text/html' }),
+            get('/offsets/off_x', session),
+            get('/requests', session),
+          ]),
+          Promise.all([get('/api/v1/balance', key), get('/_sandbox/requests', key)]),
+        ]);
+        for (const page of pages) {
+          // Before: JSON for any client whose Accept did not name HTML.
+          expect(page, page.path).toMatchObject({ status: 503, type: 'text/html; charset=utf-8', retryAfter: '1' });
+          expect(page.text).toContain('The service cannot reach its ledger right now.');
+        }
+        for (const api of json) {
+          expect(api, api.path).toMatchObject({ status: 503, type: 'application/json', retryAfter: '1' });
+          expect(JSON.parse(api.text).error.code).toBe('service_unavailable');
+        }
+      } finally {
+        proxy.thaw();
+      }
+    },
+    limit(60_000),
+  );
+
   const dropLines = (server: Served) =>
     server
       .stderr()

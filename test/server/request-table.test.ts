@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { wantsPage } from '../../src/server/reply.js';
-import { type Incoming, match, REQUESTS } from '../../src/server/requests.js';
+import { answersPage, type Incoming, match, REQUESTS } from '../../src/server/requests.js';
 import { routeList } from '../../src/service/routes.js';
 
 /** The request table: every URL the server answers is one entry, matched in the table's order. */
@@ -90,6 +90,32 @@ describe('the request table', () => {
     if (path !== '/' && !['/requests', '/offsets/off_1'].includes(path)) {
       expect(entry('GET', path, 'text/html').path === '/{rest*}').toBe(page);
     }
+  });
+
+  // A path whose answers are always pages (a certificate's 200 and 404, the developer page's 401s)
+  // tells its failures as a page too, whatever Accept says: curl and link checkers send none.
+  it.each([
+    ['GET', '/certificates/cert_1', true],
+    ['HEAD', '/certificates/cert_1', true],
+    ['GET', '/login', true],
+    ['GET', '/offsets/off_1', true],
+    ['DELETE', '/offsets/off_1', true],
+    ['GET', '/requests', true],
+    ['GET', '/requests/req_1', true],
+    ['POST', '/actions/topup', true],
+    ['POST', '/logout', true],
+    ['GET', '/_page/other', true],
+    ['GET', '/', false],
+    ['GET', '/nowhere', false],
+    ['GET', '/api/v1/balance', false],
+    ['GET', '/api/v1/nowhere', false],
+    ['GET', '/_sandbox/requests', false],
+    ['GET', '/healthz', false],
+    ['GET', '/favicon.ico', false],
+    ['POST', '/certificates/cert_1', false],
+  ])('%s %s answers its failures as a page whatever Accept says: %s', (method, path, page) => {
+    for (const accept of [undefined, '*/*', 'application/json']) expect(answersPage(request(method, path, accept))).toBe(page);
+    expect(answersPage(request(method, path, 'text/html'))).toBe(page || wantsPage(request(method, path, 'text/html')));
   });
 
   it('hands the captured segments to the handler, raw', () => {
