@@ -1,5 +1,6 @@
 import type { Mode } from '../api/types.js';
-import type { JournalQuery, JournalRecord, JournalRetention, NewJournalRecord } from './port.js';
+import { LedgerRowError } from './ledger-error.js';
+import type { JournalQuery, JournalRecord, JournalRetention, NewJournalRecord, SnapshotRow } from './port.js';
 import { livemodeOf } from './tables.js';
 
 /**
@@ -75,7 +76,12 @@ export function journalSelect(query: JournalQuery, placeholder: (n: number) => s
     where.push(sql(placeholder(values.length)));
   };
   if (query.beforeSeq !== null) add((p) => `seq < ${p}`, query.beforeSeq);
-  if (query.afterSeq !== null) add((p) => `seq > ${p}`, query.afterSeq);
+  if (query.afterSeq !== null) {
+    // A follower whose last entry came before a snapshot's load goes on past the loaded entries (LOADED_AFTER).
+    values.push(query.afterSeq, query.afterSeq);
+    const [seen, otherwise] = [placeholder(values.length - 1), placeholder(values.length)];
+    where.push(`seq > CASE WHEN ${seen} <= coalesce(${loaded(LOADED_AFTER)}, -1) THEN ${loaded(LOADED_THROUGH)} ELSE ${otherwise} END`);
+  }
   if (query.status !== null) {
     add((p) => `status >= ${p}`, query.status[0]);
     add((p) => `status <= ${p}`, query.status[1]);
@@ -91,6 +97,60 @@ export function journalSelect(query: JournalQuery, placeholder: (n: number) => s
   const order = query.afterSeq !== null ? 'ASC' : 'DESC';
   const filter = where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`;
   return { text: `${SELECT}${filter} ORDER BY seq ${order} LIMIT ${placeholder(values.length)}`, values };
+}
+
+/**
+ * A snapshot's journal loaded (`--with-journal`) is the snapshot's past, not requests made since:
+ * its entries are numbered on from the highest seq the ledger had handed out (LOADED_AFTER), in
+ * their order, up to LOADED_THROUGH, and new entries number on past them. These two named values
+ * (meta, never in a snapshot) say so to a follower: one whose last entry is at or below
+ * LOADED_AFTER (it saw only what the load replaced) reads the entries after LOADED_THROUGH, as
+ * `stripe logs tail` and `docker logs -f` show only what comes. One whose last entry is a loaded
+ * one reads on through them; a listing (newest first, `before`) shows them all.
+ */
+const LOADED_AFTER = 'journal_loaded_after';
+const LOADED_THROUGH = 'journal_loaded_through';
+
+const loaded = (name: string) => `(SELECT CAST(value AS BIGINT) FROM meta WHERE name = '${name}')`;
+
+/** A load's numbering of the snapshot's journal rows (loadedSeqs). */
+export interface LoadedSeqs {
+  /** The highest seq handed out before the load. */
+  readonly after: number;
+  /** A batch of rows with their seqs numbered on, in their order. */
+  rows(rows: SnapshotRow[]): SnapshotRow[];
+  /** The last seq a loaded row took (`after` when none). */
+  through(): number;
+}
+
+/**
+ * The snapshot's journal rows numbered on from `after`. Rows out of their seqs' order (or one seq
+ * twice) are refused as the data's fault, as the table's key refused a seq twice before.
+ */
+export function loadedSeqs(after: number): LoadedSeqs {
+  let saved = Number.NEGATIVE_INFINITY;
+  let through = after;
+  return {
+    after,
+    rows: (rows) =>
+      rows.map((row) => {
+        const seq = row[0] as number;
+        if (seq <= saved) throw new LedgerRowError(`journal seq ${seq} after ${saved}: the entries are in the order of their seqs`);
+        saved = seq;
+        through += 1;
+        return [through, ...row.slice(1)];
+      }),
+    through: () => through,
+  };
+}
+
+/** The statement that keeps a load's range (LOADED_AFTER, LOADED_THROUGH), with its values. */
+export function loadedMarks(seqs: LoadedSeqs, placeholder: (n: number) => string): { text: string; values: string[] } {
+  return {
+    text: `INSERT INTO meta (name, value) VALUES ('${LOADED_AFTER}', ${placeholder(1)}), ('${LOADED_THROUGH}', ${placeholder(2)})
+      ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
+    values: [String(seqs.after), String(seqs.through())],
+  };
 }
 
 /**

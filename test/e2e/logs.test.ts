@@ -1,8 +1,9 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import type { RequestEntry } from '../../src/api/journal.js';
-import { carbon, carbonTty, homes, json, ok, plain, serve, spawnCarbon, TTY } from '../support/cli.js';
+import { carbon, carbonTty, homes, json, ok, plain, sandboxKeys, serve, spawnCarbon, TTY } from '../support/cli.js';
 import { freshSchema, postgresAvailable } from '../support/database.js';
 
 /**
@@ -323,6 +324,56 @@ describe('carbon logs --follow', () => {
     await tail.seen(ids);
     expect(tail.out().trimEnd().split('\n')).toHaveLength(2);
     await stopsOn(tail);
+  });
+
+  test("across a snapshot loaded by another process: nothing of the snapshot's past, only the requests after the load", async () => {
+    // Six in A saved with the journal; one in B, then the follower; A's loaded in B while it follows.
+    const [a, b] = [newHome(), newHome()];
+    for (let i = 0; i < 6; i++) await ok(['balance'], { home: a });
+    const file = join(a, 'a.ndjson');
+    await ok(['sandbox', 'snapshot', 'save', '--with-journal', file], { home: a });
+    await ok(['impact'], { home: b });
+    const tail = follow(b, []);
+    await tail.ready();
+    await ok(['sandbox', 'snapshot', 'load', file], { home: b });
+    // B now holds A's keys, whose texts only A knows.
+    const env = { CARBON_API_KEY: (await sandboxKeys(a)).test };
+    const next = /(req_[A-Za-z0-9]{14})/.exec((await ok(['quote', '--kg', '2', '--verbose'], { home: b, env })).stderr)![1]!;
+    await tail.seen([next]);
+    // Before, A's entries with seqs above B's one (2 to 6) were printed first, as if new.
+    expect(tail.out().trimEnd().split('\n')).toEqual([expect.stringContaining(next)]);
+    await stopsOn(tail);
+    // carbon logs still lists the snapshot's entries, as its history, below the new one.
+    const listed = ndjson((await ok(['logs', '--json'], { home: b })).stdout);
+    const saved = ndjson((await ok(['logs', '--json'], { home: a })).stdout);
+    expect(listed.map((e) => e.id)).toEqual([next, ...saved.map((e) => e.id)]);
+  });
+
+  test('through carbon serve: after a load in another process, only the requests after it', async () => {
+    // B starts as a copy of A (its keys), so one key reads B's served journal before the load and after.
+    const [a, b] = [newHome(), newHome()];
+    const plainFile = join(a, 'plain.ndjson');
+    await ok(['sandbox', 'snapshot', 'save', plainFile], { home: a });
+    await ok(['sandbox', 'snapshot', 'load', plainFile], { home: b });
+    const key = (await sandboxKeys(a)).test;
+    for (let i = 0; i < 6; i++) await ok(['balance'], { home: a });
+    const file = join(a, 'a.ndjson');
+    await ok(['sandbox', 'snapshot', 'save', '--with-journal', file], { home: a });
+    await ok(['impact'], { home: b, env: { CARBON_API_KEY: key } });
+    const server = await serve(b, [], { CARBON_API_KEY: key });
+    const tail = follow(newHome(), ['--json'], { CARBON_BASE_URL: server.url, CARBON_API_KEY: key });
+    // With --json, stderr stays quiet: wait for the first request the follower made.
+    await new Promise<void>((resolve) => {
+      const check = () => (server.stderr().includes('/_sandbox/requests') ? resolve() : setTimeout(check, 20));
+      check();
+    });
+    await ok(['sandbox', 'snapshot', 'load', file], { home: b });
+    const res = await fetch(`${server.url}/balance`, { headers: { authorization: `Bearer ${key}` } });
+    const id = res.headers.get('request-id')!;
+    await tail.seen([id]);
+    expect(ndjson(tail.out()).map((e) => e.id)).toEqual([id]);
+    await stopsOn(tail);
+    await server.stop();
   });
 
   test('--limit N: the newest N that match are printed first, oldest first, then what comes (tail -n N -f)', async () => {

@@ -297,6 +297,51 @@ describe.each(storeMatrix())('the request journal on the $label store', ({ kind:
     expect(await newest()).toBe(before + 4);
   });
 
+  test("a follower that saw seq n before a snapshot's load reads none of the loaded entries, only the requests after it", async () => {
+    const a = await (await ledger(store)).open('host-a:1');
+    const b = await (await ledger(store)).open('host-b:1');
+    for (let i = 0; i < 6; i++) await a.call('GET', '/balance', { query: { n: String(i) } });
+    const saved = await a.entries(); // written first: a read flushes what this engine answered
+    const chunks: string[] = [];
+    await (await a.engine.sandbox.snapshots()).save(async (chunk) => void chunks.push(chunk), { carbon: 'test', journal: true });
+    const load = () =>
+      b.engine.sandbox.snapshots().then((s) =>
+        s.load(() =>
+          linesOf(
+            (async function* () {
+              yield* chunks;
+            })(),
+          ),
+        ),
+      );
+    const requestsOf = (entries: RequestEntry[]) => entries.map((e) => e.id);
+
+    // B's one entry is below A's six (2 to 6 above it): before, a follower of B read five of A's as new.
+    await b.call('GET', '/impact');
+    const seen = (await b.entries({ limit: 1 }))[0]!.seq;
+    await load();
+    expect(await b.entries({ after: seen })).toEqual([]);
+    expect(await b.entries({ after: 0 })).toEqual([]);
+    // carbon logs lists them as the ledger's history, in their order, numbered on past every seq before.
+    const loaded = await b.entries();
+    expect(requestsOf(loaded)).toEqual(requestsOf(saved));
+    expect(loaded.map((e) => e.seq)).toEqual(Array.from({ length: 6 }, (_, i) => seen + 6 - i));
+    // A reader that is among them pages on through them (after= one of theirs), as before.
+    expect(requestsOf(await b.entries({ after: loaded.at(-1)!.seq, limit: 2 }))).toEqual(requestsOf(saved.slice(-3, -1).reverse()));
+    await b.call('GET', '/impact', { key: a.keys.test });
+    const [next] = await b.entries({ limit: 1 });
+    expect(requestsOf(await b.entries({ after: seen }))).toEqual([next!.id]);
+
+    // Loaded again, now where B's seqs are past the file's: the follower reads none of them, and the
+    // journal does not look started again (the newest is past what it saw).
+    const now = next!.seq;
+    await load();
+    expect(await b.entries({ after: now })).toEqual([]);
+    expect(await b.engine.sandbox.journal.newestSeq()).toBeGreaterThan(now);
+    await b.call('GET', '/balance', { key: a.keys.test });
+    expect((await b.entries({ after: now })).map((e) => e.path)).toEqual(['/api/v1/balance']);
+  });
+
   test('records nothing when it is off (CARBON_JOURNAL=off)', async () => {
     const { open } = await ledger(store, { enabled: false });
     const a = await open('host-a:1');

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { loadedMarks, loadedSeqs } from '../journal-sql.js';
 import { LedgerRowError } from '../ledger-error.js';
 import type * as port from '../port.js';
 import { SNAPSHOT_TABLES } from '../port.js';
@@ -79,6 +80,12 @@ function rowError(err: unknown): unknown {
 
 /** Everything but the key vault's texts and the named values not in `metaNames`, deleted; the rows inserted. */
 export async function importLedger(q: Queryable, batches: port.LedgerImport, metaNames: readonly string[]): Promise<void> {
+  // The snapshot's journal numbered on past every seq handed out (journal-sql.ts, LOADED_AFTER).
+  // The journal's writes of every connection wait for this load to commit (they take no other
+  // lock), so none takes a seq among the loaded ones.
+  await q.query('LOCK TABLE journal IN SHARE ROW EXCLUSIVE MODE');
+  const next = await q.query<{ seq: string }>(`SELECT nextval(pg_get_serial_sequence('journal', 'seq')) AS seq`);
+  const seqs = loadedSeqs(Number(next.rows[0]!.seq) - 1);
   await q.query(
     'DELETE FROM idempotency; DELETE FROM entries; DELETE FROM offsets; DELETE FROM impact; DELETE FROM impact_daily; DELETE FROM balances; ' +
       'DELETE FROM api_keys; DELETE FROM rate_windows; DELETE FROM account; DELETE FROM journal; UPDATE key_vault SET default_for = NULL',
@@ -91,6 +98,7 @@ export async function importLedger(q: Queryable, batches: port.LedgerImport, met
       let kinds = Object.entries(spec.columns) as Array<[string, port.ColumnKind]>;
       let values = rows;
       if (table === 'meta') values = rows.filter((r) => metaNames.includes(r[0] as string));
+      if (table === 'journal') values = seqs.rows(rows);
       if (table === 'api_keys') {
         // default_for is the vault's, not a column of api_keys.
         for (const r of rows) if (r[7] !== null) defaults.push([r[0] as string, r[7] as string]);
@@ -105,9 +113,11 @@ export async function importLedger(q: Queryable, batches: port.LedgerImport, met
   await q.query(
     `SELECT setval(pg_get_serial_sequence('offsets', 'seq'), coalesce((SELECT max(seq) FROM offsets), 0) + 1, false),
             setval(pg_get_serial_sequence('entries', 'seq'), coalesce((SELECT max(seq) FROM entries), 0) + 1, false),
-            setval(pg_get_serial_sequence('journal', 'seq'), greatest(coalesce((SELECT max(seq) FROM journal), 0),
-              coalesce(pg_sequence_last_value(pg_get_serial_sequence('journal', 'seq')::regclass), 0)) + 1, false)`,
+            setval(pg_get_serial_sequence('journal', 'seq'), $1, false)`,
+    [seqs.through() + 1],
   );
+  const marks = loadedMarks(seqs, (n) => `$${n}`);
+  await q.query(marks.text, marks.values);
   await keepTexts(q, defaults);
 }
 

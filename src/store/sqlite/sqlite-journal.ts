@@ -17,13 +17,15 @@ const CHUNK = 64;
  */
 const JOURNAL_SEQ = 'journal_seq';
 
-/** Keeps the journal's highest seq before it is emptied (in the emptying transaction). */
-export function keepJournalSeq(db: Db): void {
+/** Keeps the journal's highest seq before it is emptied (in the emptying transaction); returns the highest ever handed out (0: none). */
+export function keepJournalSeq(db: Db): number {
   db.prepare(
     `INSERT INTO meta (name, value) SELECT '${JOURNAL_SEQ}', CAST(max(seq) AS TEXT) FROM journal WHERE true
        HAVING max(seq) > coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE name = '${JOURNAL_SEQ}'), 0)
      ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
   ).run();
+  const kept = db.prepare(`SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE name = '${JOURNAL_SEQ}'), 0) AS n`).get();
+  return Number((kept as { n: number | bigint }).n);
 }
 
 /**

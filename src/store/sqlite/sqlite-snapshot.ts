@@ -1,3 +1,4 @@
+import { loadedMarks, loadedSeqs } from '../journal-sql.js';
 import { LedgerRowError } from '../ledger-error.js';
 import type * as port from '../port.js';
 import { SNAPSHOT_TABLES } from '../port.js';
@@ -100,7 +101,8 @@ export async function importLedger(
   metaNames: readonly string[],
   vault: port.KeyVault,
 ): Promise<port.KeyVault> {
-  keepJournalSeq(db);
+  // The snapshot's journal numbered on past every seq handed out (journal-sql.ts, LOADED_AFTER).
+  const seqs = loadedSeqs(keepJournalSeq(db));
   for (const table of ['account', 'balances', 'entries', 'offsets', 'impact', 'impact_daily', 'idempotency', 'api_keys', 'journal']) {
     db.exec(`DELETE FROM ${table}`);
   }
@@ -118,6 +120,7 @@ export async function importLedger(
         names = names.slice(0, 7);
         values = rows.map((r) => r.slice(0, 7));
       }
+      if (table === 'journal') values = seqs.rows(rows);
       if (table === 'account') names = ['id', ...names];
       const insert = db.prepare(`INSERT INTO ${table} (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`);
       for (const row of values) {
@@ -128,6 +131,8 @@ export async function importLedger(
   } catch (err) {
     throw rowError(err);
   }
+  const marks = loadedMarks(seqs, () => '?');
+  db.prepare(marks.text).run(...marks.values);
   return keptVault(vault, keys);
 }
 
