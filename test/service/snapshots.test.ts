@@ -159,6 +159,36 @@ describe.each(STORES)('on %s', (_name, open) => {
     }
   });
 
+  test("journal rows out of their seqs' order under a right checksum: refused (their order is what a load keeps), nothing changed", async () => {
+    const { sandbox } = await open();
+    try {
+      for (let i = 0; i < 2; i++)
+        await sandbox.service().handle({ method: 'GET', path: '/api/v1/balance', query: {}, headers: {}, body: '' });
+      await sandbox.journal.flush();
+      const withJournal = async () => {
+        let text = '';
+        await (await sandbox.snapshots()).save(
+          async (chunk) => {
+            text += chunk;
+          },
+          { carbon: 'test', journal: true },
+        );
+        return text;
+      };
+      const text = await withJournal();
+      const lines = text.trimEnd().split('\n').slice(0, -1);
+      const at = lines.findIndex((l) => l.startsWith('["journal",'));
+      expect(lines[at + 1]).toMatch(/^\["journal",2,/);
+      const swapped = resealed([...lines.slice(0, at), lines[at + 1]!, lines[at]!, ...lines.slice(at + 2)]);
+      const err = await load(sandbox, swapped).catch((e: unknown) => e);
+      expect((err as SnapshotError).code).toBe('snapshot_damaged');
+      expect((err as Error).message).toMatch(/journal seq 1 after 2/);
+      expect(rowsOf(await withJournal())).toEqual(rowsOf(text));
+    } finally {
+      await sandbox.close();
+    }
+  });
+
   test('rows that break the ledger (an offset twice) under a right checksum: refused, nothing changed', async () => {
     const { sandbox } = await open();
     try {
