@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, describe, expect, test } from 'vitest';
 import { openLocal } from '../../src/engine/local.js';
+import { NO_FILTER } from '../../src/service/journal-view.js';
 import type { Sandbox } from '../../src/service/sandbox.js';
 import { linesOf, MAX_LINE, SnapshotError } from '../../src/service/snapshot-format.js';
 import { inspectSnapshot } from '../../src/service/snapshots.js';
-import { freshSchema, postgresAvailable, type TestSchema } from '../support/database.js';
+import { freshSchema, postgresAvailable, TEST_DATABASE_URL, type TestSchema } from '../support/database.js';
 import { tempDirs } from '../support/temp.js';
 import { openSandbox, T0 } from '../support/world.js';
 
@@ -254,6 +256,72 @@ describe.each(STORES)('on %s, under the writer lock', (_name, open) => {
       expect((await sandbox.status()).balances.test).toBe(loaded + 25_000);
     } finally {
       if (second !== sandbox) await second.close();
+      await sandbox.close();
+    }
+  });
+});
+
+describe.runIf(postgresAvailable())('on PostgreSQL, the journal while a load runs', () => {
+  test("another instance's entry written meanwhile waits for the load, is kept, and numbers on past the loaded ones", async () => {
+    const schema = freshSchema('snapjournal');
+    schemas.push(schema);
+    const target = { kind: 'postgres' as const, url: schema.url };
+    const sandbox = await openSandbox(target, () => T0);
+    const second = await openSandbox(target, () => T0);
+    const db = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await db.connect();
+    try {
+      const get = (s: Sandbox, path: string) => s.service().handle({ method: 'GET', path, query: {}, headers: {}, body: '' });
+      for (let i = 0; i < 3; i++) await get(sandbox, '/api/v1/balance');
+      const seen = await sandbox.journal.newestSeq();
+      let text = '';
+      await (await sandbox.snapshots()).save(
+        async (chunk) => {
+          text += chunk;
+        },
+        { carbon: 'test', journal: true },
+      );
+      let reached!: () => void;
+      const atGate = new Promise<void>((resolve) => {
+        reached = resolve;
+      });
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const cut = text.split('\n', 3).join('\n').length + 1;
+      async function* halves(): AsyncGenerator<string> {
+        yield text.slice(0, cut);
+        reached();
+        await gate;
+        yield text.slice(cut);
+      }
+      const loading = (await sandbox.snapshots()).load(() => linesOf(halves()));
+      await atGate;
+      await get(second, '/api/v1/impact');
+      const flushed = second.journal.flush();
+      // Until its write is written (before: at once) or waits on the load's lock on the journal.
+      let written = false;
+      const waiting = async () => {
+        while (!written) {
+          const { rows } = await db.query('SELECT 1 FROM pg_locks WHERE relation = to_regclass($1) AND NOT granted', [
+            `"${schema.schema}".journal`,
+          ]);
+          if (rows.length > 0) return;
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      };
+      await Promise.race([flushed.then(() => void (written = true)), waiting()]);
+      release();
+      await loading;
+      await flushed;
+      // Without the load's lock on the journal it took a seq the load then gave a loaded row: the load was refused as damaged.
+      const after = await sandbox.journal.entries({ ...NO_FILTER, after: seen });
+      expect(after.map((e) => e.path)).toEqual(['/api/v1/impact']);
+      expect(after[0]!.seq).toBe(seen + 4);
+    } finally {
+      await db.end();
+      await second.close();
       await sandbox.close();
     }
   });
