@@ -74,6 +74,40 @@ withChromium(describe, 'Developer page action return tests')('each action of the
     expect([box.y >= 0, box.y + box.height <= height], `the notice at #${section} is on the screen`).toEqual([true, true]);
   }
 
+  test('failing an offset of a filtered list returns to that list, its filter and page kept, not to the newest offsets unfiltered', async () => {
+    const key = (await server.sandbox.defaultKey('test'))!;
+    for (const [n, reference] of ['kept-a', 'other', 'kept-b', 'other', 'kept-c'].entries()) {
+      const made = await fetch(`${server.url}/offsets`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          'idempotency-key': `filtered-${n}-${Math.random()}`,
+        },
+        body: JSON.stringify({ kg: 3, reference }),
+      });
+      expect(made.status).toBe(201);
+    }
+    const context = await chromium.browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    const page = await context.newPage();
+    await page.goto(`${server.origin}/login?token=${await server.sandbox.pages.newLoginToken(Date.now())}`);
+    await page.goto(`${server.origin}/?mode=test&status=processing&reference=kept#offsets`);
+    const references = () => page.locator('table.offsets td.wide').allInnerTexts();
+    expect(await references()).toEqual(['kept-c', 'kept-b', 'kept-a']);
+    await page.locator('form[action="/actions/fail"] button').first().click();
+    await expectReturned(page, 'offsets', 'ok', 'refunded');
+    const address = new URL(page.url());
+    expect([address.searchParams.get('status'), address.searchParams.get('reference'), address.searchParams.get('mode')]).toEqual([
+      'processing',
+      'kept',
+      'test',
+    ]);
+    expect(await page.inputValue('#f-reference')).toBe('kept');
+    // The list is the filtered one still: the failed offset, refunded, has left "processing".
+    expect(await references()).toEqual(['kept-b', 'kept-a']);
+    await context.close();
+  });
+
   test.each(SCREENS)('on $name: the result of each form is shown where the form was', async ({ viewport, isMobile }) => {
     await offsetsToActOn();
     const context: BrowserContext = await chromium.browser.newContext({ viewport, isMobile, hasTouch: isMobile });

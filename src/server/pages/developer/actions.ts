@@ -4,6 +4,7 @@ import { parseLatency, parseShare } from '../../../service/faults.js';
 import type { Sandbox } from '../../../service/sandbox.js';
 import { type FaultInput, MAX_TOP_UP_CENTS } from '../../../service/settings.js';
 import { dollars, parseDollars, parseDuration } from '../../../service/units.js';
+import { keptView } from './dashboard-data.js';
 import type { Section } from './flash.js';
 
 /**
@@ -85,9 +86,12 @@ export const sectionOf = (name: string): Section | undefined => (name === 'key-c
 /**
  * Where an action's redirect leads: the page in the mode it was sent from, at the section of its
  * form (its heading's id), so the result shows where the person was, not screens up at the top of
- * a phone's page.
+ * a phone's page; for the offsets, with the filter and page the form was sent from (its `view`).
  */
-export const returnTo = (mode: Mode, section: Section | undefined): string => `/?mode=${mode}${section === undefined ? '' : `#${section}`}`;
+export function returnTo(mode: Mode, section: Section | undefined, form?: URLSearchParams): string {
+  const view = section === 'offsets' && form !== undefined ? keptView(form.get('view')) : '';
+  return `/?mode=${mode}${view === '' ? '' : `&${view}`}${section === undefined ? '' : `#${section}`}`;
+}
 
 /** Digits up to `most` of them, else NaN (which the Sandbox refuses with its own message). */
 const whole = (text: string, most: number) => (new RegExp(`^\\d{1,${most}}$`).test(text) ? Number(text) : Number.NaN);

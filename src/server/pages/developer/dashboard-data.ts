@@ -11,6 +11,26 @@ const FILTERS = ['status', 'reference', 'since', 'until', 'after'] as const;
 /** The filter as the address gives it: a parameter given twice is an array (server/http.ts: parseTarget). */
 type Filter = Partial<Record<string, string | string[]>>;
 
+/** The filter and page a form of the offsets was sent from, as its `view` field holds them (tables.ts). */
+export function viewOf(f: DashboardData['filter']): string {
+  return new URLSearchParams(FILTERS.flatMap((name): Array<[string, string]> => (f[name] ? [[name, f[name]]] : []))).toString();
+}
+
+/**
+ * A form's `view` field kept to the filter's own parameters, each once: where the redirect after
+ * the form returns (actions.ts), so failing an offset of a filtered list, or of a later page,
+ * leads back to that list, not to the newest offsets unfiltered.
+ */
+export function keptView(text: string | null): string {
+  const given = new URLSearchParams(text ?? '');
+  return new URLSearchParams(
+    FILTERS.flatMap((name): Array<[string, string]> => {
+      const value = given.get(name);
+      return value ? [[name, value.slice(0, 256)]] : [];
+    }),
+  ).toString();
+}
+
 /** A day as the date fields send it (YYYY-MM-DD, UTC): its first millisecond, or null for no such day (2026-02-30 too). */
 function day(text: string): number | null {
   const ms = /^\d{4}-\d{2}-\d{2}$/.test(text) ? Date.parse(`${text}T00:00:00Z`) : Number.NaN;

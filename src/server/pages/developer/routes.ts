@@ -161,7 +161,7 @@ async function post(r: Incoming, served: Served, session: Session, now: number):
     const typed: Typed = { form: name, values: {} };
     for (const [field, value] of params) if (field !== 'csrf' && field !== 'back') (typed.values[field] ??= []).push(value);
     await putFlash(sandbox, session, { notice: { kind: 'error', text: err.message, section: sectionOf(name) }, typed }, now);
-    return redirect(returnTo(back, sectionOf(name)));
+    return redirect(returnTo(back, sectionOf(name), params));
   }
 }
 
@@ -192,5 +192,5 @@ async function act(served: Served, session: Session, name: string, params: URLSe
     return redirect(returnTo(back, action.section), { 'set-cookie': sessionCookie(pageOrigin, fresh) });
   }
   await putFlash(sandbox, session, { notice }, now);
-  return redirect(returnTo(back, action.section));
+  return redirect(returnTo(back, action.section, params));
 }

@@ -2,6 +2,7 @@ import type { Offset } from '../../../api/types.js';
 import type { SandboxKey } from '../../../service/sandbox.js';
 import { dollars } from '../../../service/units.js';
 import { escapeHtml } from '../html.js';
+import { viewOf } from './dashboard-data.js';
 import { action, confirmed, type DashboardData, date, idText, kg } from './views.js';
 
 /**
@@ -29,6 +30,9 @@ export const offsetLink = (o: Offset) => `<a href="/offsets/${encodeURIComponent
 const status = (s: string) => `<span class="status ${escapeHtml(s)}">${escapeHtml(s)}</span>`;
 
 export function offsetColumns(d: DashboardData): Array<Column<Offset>> {
+  // The list the form is on (its filter and page), for the redirect after it to return to.
+  const shown = viewOf(d.filter);
+  const view = shown === '' ? '' : `<input type="hidden" name="view" value="${escapeHtml(shown)}">`;
   return [
     { heading: 'Offset', cls: 'id', cell: offsetLink },
     { heading: 'Status', cls: 'state', cell: (o) => status(o.status) },
@@ -36,7 +40,11 @@ export function offsetColumns(d: DashboardData): Array<Column<Offset>> {
     { heading: 'Amount', cls: 'num', cell: (o) => escapeHtml(dollars(o.amount_cents)) },
     { heading: 'Reference', cls: 'wide', cell: (o) => (o.reference === null ? '<span class="muted">—</span>' : escapeHtml(o.reference)) },
     { heading: 'Created', cls: 'when', cell: (o) => escapeHtml(date(o.created)) },
-    { heading: 'Action', cls: 'act', cell: (o) => (o.status === 'processing' ? action('fail', d, hiddenId(o.id), 'Fail', 'inline') : '') },
+    {
+      heading: 'Action',
+      cls: 'act',
+      cell: (o) => (o.status === 'processing' ? action('fail', d, hiddenId(o.id) + view, 'Fail', 'inline') : ''),
+    },
   ];
 }
 
