@@ -75,6 +75,19 @@ export const JOURNAL_DEFAULTS: JournalSettings = {
 };
 let instance: string | undefined;
 
+/** CARBON_JOURNAL's words, in any case, and whether each turns the journal on (unset or empty: on). */
+const SWITCHED = new Map([
+  ['', true],
+  ['on', true],
+  ['1', true],
+  ['true', true],
+  ['yes', true],
+  ['off', false],
+  ['0', false],
+  ['false', false],
+  ['no', false],
+]);
+
 /** The settings the environment gives; a value none takes is refused, with its name (CARBON_JOURNAL=disabled is not on). */
 export function journalSettingsFrom(env: NodeJS.ProcessEnv): JournalSettings {
   const whole = (name: string, fallback: number, max: number): number => {
@@ -84,10 +97,10 @@ export function journalSettingsFrom(env: NodeJS.ProcessEnv): JournalSettings {
     return Number(text);
   };
   const switched = env.CARBON_JOURNAL ?? '';
-  if (!/^(off|0|false|no|on|1|true|yes|)$/i.test(switched))
-    throw new Error(`CARBON_JOURNAL must be off (or 0, false, no) or on, not "${switched.slice(0, 40)}".`);
+  const enabled = SWITCHED.get(switched.toLowerCase());
+  if (enabled === undefined) throw new Error(`CARBON_JOURNAL must be off (or 0, false, no) or on, not "${switched.slice(0, 40)}".`);
   return {
-    enabled: !/^(off|0|false|no)$/i.test(switched),
+    enabled,
     keep: whole('CARBON_JOURNAL_KEEP', JOURNAL_DEFAULTS.keep, 10_000_000),
     maxAgeMs: whole('CARBON_JOURNAL_MAX_AGE_DAYS', 7, 3650) * DAY_MS,
     get instance() {

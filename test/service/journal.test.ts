@@ -5,7 +5,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import type { RequestEntry } from '../../src/api/journal.js';
 import type { ApiRequest } from '../../src/api/types.js';
 import { type Engine, openEngine } from '../../src/engine/open.js';
-import { JOURNAL_DEFAULTS, type JournalSettings } from '../../src/service/journal.js';
+import { JOURNAL_DEFAULTS, type JournalSettings, journalSettingsFrom } from '../../src/service/journal.js';
 import { JOURNAL_BODY_LIMIT } from '../../src/service/journal-note.js';
 import { NO_FILTER, type RequestFilter } from '../../src/service/journal-view.js';
 import { linesOf } from '../../src/service/snapshot-format.js';
@@ -383,4 +383,14 @@ describe('on SQLite, the journal and another process holding the write lock', ()
     expect(entries).toHaveLength(250);
     expect(engine.sandbox.journal.dropped).toBe(0);
   }, 20_000);
+});
+
+describe("CARBON_JOURNAL's words", () => {
+  test('on: unset, empty, on, 1, true, yes; off: off, 0, false, no; in any case; any other word is refused, naming it', () => {
+    const enabled = (value: string | undefined) => journalSettingsFrom(value === undefined ? {} : { CARBON_JOURNAL: value }).enabled;
+    for (const on of [undefined, '', 'on', '1', 'true', 'yes', 'ON', 'Yes', 'TRUE']) expect(enabled(on), String(on)).toBe(true);
+    for (const off of ['off', '0', 'false', 'no', 'OFF', 'No', 'False']) expect(enabled(off), off).toBe(false);
+    for (const wrong of ['disabled', ' on', 'off ', 'onn', '2', 'constructor', 'toString'])
+      expect(() => enabled(wrong), wrong).toThrow(`CARBON_JOURNAL must be off (or 0, false, no) or on, not "${wrong}".`);
+  });
 });
