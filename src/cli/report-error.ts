@@ -179,6 +179,7 @@ export function reportError(
     const color = colorOn(Boolean(io.stderr.isTTY), io.env, io.color);
     io.stderr.write(`${color ? '\u001b[31merror:\u001b[39m' : 'error:'} ${r.line.replace(/\s*\n\s*/g, ' ')}\n`);
   }
-  if (debug && err instanceof Error && err.stack) io.stderr.write(`${mappedStack(err.stack)}\n`);
+  // The stack starts with the message as it was thrown: keys in it are masked as in the line above.
+  if (debug && err instanceof Error && err.stack) io.stderr.write(`${redactKeys(mappedStack(err.stack))}\n`);
   return r.exitCode;
 }

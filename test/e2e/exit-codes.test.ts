@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { describe, expect, test } from 'vitest';
-import { carbon, homes, json, ok, type Run, type RunOptions, sandboxKeys, serve } from '../support/cli.js';
+import { carbon, homes, json, leakedKeys, ok, type Run, type RunOptions, sandboxKeys, serve } from '../support/cli.js';
 import { limit } from '../support/load.js';
 
 /**
@@ -257,6 +257,17 @@ describe('stack traces', () => {
     expect(debug.stdout).toBe('');
     expect(debug.stderr).toMatch(/^error: No such offset/m);
     expect(debug.stderr).toMatch(/^\s+at /m);
+  });
+
+  test('mask a key the message repeats, as the line above them does: a debug log is a log too', async () => {
+    const home = newHome();
+    const { test: key } = await sandboxKeys(home);
+    // A key pasted where a number goes: the message quotes what was typed.
+    const debug = await carbon(['buy', '--kg', key], { home, env: { CARBON_DEBUG: '1' } });
+    expect(debug.exitCode).toBe(2);
+    expect(debug.stderr).toMatch(/^\s+at /m);
+    expect(debug.stderr).toContain(`not "${key.slice(0, 8)}…${key.slice(-4)}"`);
+    expect(leakedKeys(debug.stderr, [key])).toEqual([]);
   });
 
   test('name the TypeScript the minified bundle was built from, through its source map', async () => {
