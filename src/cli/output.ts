@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream';
 import { isatty } from 'node:tty';
+import { redactKeys } from '../service/keys.js';
 import { stderr, stdout, writeStdout } from './stdio.js';
 
 export interface OutputOptions {
@@ -123,7 +124,11 @@ export class Output {
     this.stderr.write(`${text}\n`);
   }
 
+  /**
+   * A warning, with any key in it masked as an error's line masks it: a warning may name what was
+   * typed (a base URL, a --forward-to URL), and a log keeps warnings as it keeps errors.
+   */
   warn(text: string): void {
-    this.stderr.write(`${this.stderrColor ? '\u001b[33mwarning:\u001b[39m' : 'warning:'} ${text}\n`);
+    this.stderr.write(`${this.stderrColor ? '\u001b[33mwarning:\u001b[39m' : 'warning:'} ${redactKeys(text)}\n`);
   }
 }

@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { carbon, homes, json } from '../support/cli.js';
+import { carbon, homes, json, leakedKeys, sandboxKeys } from '../support/cli.js';
 
 /** A base URL that misses /api/v1 is warned about, with the likely fix; one that is no http(s) URL is a usage error. */
 
@@ -27,6 +27,19 @@ describe('a base URL without /api/v1', () => {
     } finally {
       await server.stop();
     }
+  });
+
+  test('a key in its path is masked in the warning, as in the error that follows it', async () => {
+    const home = newHome();
+    const key = (await sandboxKeys(home)).test;
+    // Port 1: nothing answers, so the warning and one refused connection are all there is.
+    const r = await carbon(['balance', '--base-url', `http://127.0.0.1:1/${key}`, '--max-retries', '0'], {
+      home,
+      env: { CARBON_API_KEY: key },
+    });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toMatch(/^warning: the base URL http:\/\/127\.0\.0\.1:1\/ck_test_…\w{4} does not end in \/api\/v1/m);
+    expect(leakedKeys(r.stderr, [key])).toEqual([]);
   });
 });
 

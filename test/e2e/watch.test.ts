@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, test } from 'vitest';
 import { ROOT } from '../support/binary.js';
-import { carbon, carbonTty, homes, json, ok, plain, sandboxKeys, serve, spawnCarbon } from '../support/cli.js';
+import { carbon, carbonTty, homes, json, leakedKeys, ok, plain, sandboxKeys, serve, spawnCarbon } from '../support/cli.js';
 import { headerless } from '../support/headerless-proxy.js';
 import { repeatingServer } from '../support/repeating-server.js';
 
@@ -526,6 +526,21 @@ describe('--forward-to', () => {
       expect(r.stderr).toMatch(/^error: --forward-to must /);
       expect(r.stderr).not.toMatch(/s3cr3t|hook-user/);
     }
+  });
+
+  test("a key in the URL is masked in every line that names it, each failed delivery's warning as the error", async () => {
+    const home = newHome();
+    const { test: key } = await sandboxKeys(home);
+    const down = await app(1000);
+    await buy(home, ['--kg', '5']);
+    const url = `${down.url}?key=${key}`;
+    const r = await carbon(['watch', '--since', '1h', '--until-settled', '--interval', '20ms', '--timeout', '1', '--forward-to', url], {
+      home,
+    });
+    expect(r.exitCode).toBe(12);
+    expect(r.stderr).toMatch(/^warning: offset\.created evt_\S+ for off_\w+ was not delivered to \S+\?key=ck_test_…\w{4} \(HTTP 500\)/m);
+    expect(r.stderr).toMatch(/^error: Stopped at --timeout/m);
+    expect(leakedKeys(r.stderr, [key])).toEqual([]);
   });
 });
 
