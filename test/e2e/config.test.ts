@@ -92,6 +92,20 @@ describe('set, get, unset, list, use', () => {
     await ok(['config', 'use', 'default'], { home });
   });
 
+  test('a base URL holding a key shows it masked in set, get and list, as every key is; get --reveal shows it whole', async () => {
+    const home = newHome();
+    const url = `http://127.0.0.1:9/api/v1?key=${FAKE_TEST}`;
+    const masked = `http://127.0.0.1:9/api/v1?key=${maskKey(FAKE_TEST)}`;
+    const set = await ok(['config', 'set', 'base-url', url], { home });
+    expect(set.stderr).toBe(`Set base-url of profile default to ${masked}.\n`);
+    expect((await ok(['config', 'get', 'base-url'], { home })).stdout).toBe(`${masked}\n`);
+    expect(await json(['config', 'get', 'base-url'], { home })).toMatchObject({ value: masked });
+    expect((await ok(['config', 'list'], { home })).stdout).toBe(`default\tbase-url\t${masked}\n`);
+    const listing = await json<{ profiles: Record<string, Record<string, string>> }>(['config', 'list'], { home });
+    expect(listing.profiles).toEqual({ default: { base_url: masked } });
+    expect((await ok(['config', 'get', 'base-url', '--reveal'], { home })).stdout).toBe(`${url}\n`);
+  });
+
   test('an unknown profile named on an API command is a usage error', async () => {
     const home = newHome();
     const r = await carbon(['balance', '--profile', 'nope'], { home });
