@@ -234,8 +234,11 @@ export class CarbonClient {
         const response = await this.options.transport.request(request);
         this.answered(response, report);
         if (response.status < 400) return { response: response as ApiResponse<T>, earlierMaybeSent: maybeSent };
-        maybeSent = true;
+        // A 4xx is the service saying it did nothing (a 429 or a 409 before the request was
+        // handled); a 5xx may have come after the purchase committed.
+        maybeSent ||= response.status >= 500;
         const error = toApiError(response);
+        error.earlierMaybeSent = maybeSent;
         outcome = {
           kind: 'response',
           status: response.status,

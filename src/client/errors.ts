@@ -19,6 +19,11 @@ export class CarbonApiError extends CarbonError {
   readonly requestId: string | undefined;
   /** Seconds from `Retry-After`, on a 429. */
   readonly retryAfter: number | undefined;
+  /**
+   * True when an attempt of the same request, this one or one before it, got no answer or a 5xx:
+   * it may have acted (a purchase made) though this answer says nothing was done.
+   */
+  earlierMaybeSent = false;
 
   constructor(
     readonly status: number,

@@ -91,6 +91,52 @@ describe('carbon sandbox faults', () => {
     expect((await json<Status>(['sandbox', 'status'], { home })).impact.test.offsets).toBe(1);
   });
 
+  test('a 429 says the service did nothing: refused every time, nothing was bought; a replay after one is still said', async () => {
+    const home = newHome();
+    await ok(['buy', '--kg', '5', '--idempotency-key', 'ci-7'], { home });
+    // Every attempt answered 429: nothing can have been bought, so no key to retry with is offered.
+    await ok(['sandbox', 'faults', 'set', '--error-rate', '1', '--errors', '429', '--retry-after', '0', '--route', 'POST /offsets'], {
+      home,
+    });
+    const limited = await carbon(['buy', '--kg', '6', '--max-retries', '2', '--verbose'], { home });
+    expect([limited.exitCode, limited.stdout]).toEqual([7, '']);
+    expect(limited.stderr.match(/POST local\/api\/v1\/offsets 429 /g)).toHaveLength(3);
+    expect(limited.stderr).not.toContain('may or may not');
+    expect(limited.stderr).not.toContain('--idempotency-key');
+    const envelope = await carbon(['buy', '--kg', '6', '--max-retries', '2', '--json'], { home });
+    expect(envelope.exitCode).toBe(7);
+    expect(JSON.parse(envelope.stderr).error).toEqual({
+      type: 'rate_limit_error',
+      code: 'rate_limited',
+      message: 'Too many requests (a fault injected by carbon sandbox faults). Retry after the time given.',
+    });
+    // Seed 8 at half the requests: the first attempt is refused 429, the second answered. The
+    // replay it gets is the purchase of the run before (the 429 bought nothing): said on stderr.
+    await ok(
+      [
+        'sandbox',
+        'faults',
+        'set',
+        '--error-rate',
+        '0.5',
+        '--errors',
+        '429',
+        '--retry-after',
+        '0',
+        '--seed',
+        '8',
+        '--route',
+        'POST /offsets',
+      ],
+      { home },
+    );
+    const replay = await carbon(['buy', '--kg', '5', '--idempotency-key', 'ci-7', '--quiet', '--verbose'], { home });
+    expect(replay.exitCode).toBe(0);
+    expect(replay.stderr).toMatch(/attempt 1\n.*201 .*attempt 2\n/);
+    expect(replay.stderr).toContain('↺ Already bought with this idempotency key');
+    expect((await json<Status>(['sandbox', 'status'], { home })).impact.test.offsets).toBe(1);
+  });
+
   test('latency through carbon serve: every answer takes at least the least delay set, and carbon logs says so', async () => {
     const home = newHome();
     const server = await serve(home);

@@ -136,6 +136,17 @@ describe('when retries run out', () => {
     expect(err).toMatchObject({ status: 429, code: 'rate_limited', retryAfter: 1 });
     expect(waits).toEqual([1_000, 1_000, 1_000]);
     expect((await purchases()).offsets).toBe(0);
+    // Every attempt was refused before it was handled: the error says nothing can have been bought.
+    expect((err as CarbonApiError).earlierMaybeSent).toBe(false);
+  });
+
+  it('a dropped answer, then 429 every time: the 429 says an earlier attempt may have bought (and it did)', async () => {
+    proxy = await startFaultProxy({ target: server.url, plan: (n) => (n === 0 ? 'drop' : '429'), only: BUY });
+    const err = await client(2)
+      .buy({ kg: 9 })
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 429, code: 'rate_limited', earlierMaybeSent: true });
+    expect((await purchases()).offsets).toBe(1);
   });
 
   it('a Retry-After beyond the cap is not waited for', async () => {

@@ -56,7 +56,7 @@ async function buy(ctx: Context, flags: BuyFlags): Promise<BuyResult> {
     return { ...(await client.buy(params, { idempotencyKey })), requiresReview };
   } catch (err) {
     if (!(err instanceof CarbonConnectionError || err instanceof CarbonApiError)) throw err;
-    throw failedPurchase(ctx, err, idempotencyKey);
+    throw failedPurchase(err, idempotencyKey);
   }
 }
 
@@ -94,13 +94,14 @@ async function checkBeforeBuying(
 }
 
 /** The error a failed purchase reports: whether anything can have been bought, and if so the key to retry with. */
-function failedPurchase(ctx: Context, err: CarbonConnectionError | CarbonApiError, idempotencyKey: string): Error {
+function failedPurchase(err: CarbonConnectionError | CarbonApiError, idempotencyKey: string): Error {
   // The outcome is unknown when the last attempt got no answer or a 5xx; and also when it was
-  // refused for a reason the client retries (429, a 409 other than a reused key), because an
-  // earlier attempt whose answer was lost may have bought. Either way, say the key to retry with.
+  // refused for a reason the client retries (429, a 409 other than a reused key) after an earlier
+  // attempt got no answer or a 5xx: that one may have bought. Either way, say the key to retry
+  // with. Refused every time, nothing was bought.
   const retriedRefusal =
     err instanceof CarbonApiError &&
-    ctx.settings.maxRetries > 0 &&
+    err.earlierMaybeSent &&
     (err.status === 429 || (err.status === 409 && err.code !== 'idempotency_key_reused'));
   if (err instanceof CarbonConnectionError && err.neverSent) {
     // Every attempt failed before sending anything: nothing can have been bought.
