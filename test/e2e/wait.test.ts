@@ -30,6 +30,36 @@ describe('--wait that ends refunded', () => {
   });
 });
 
+describe('--wait whose polling fails after its retries', () => {
+  test('buy --wait: the offset bought is printed as last seen, one line names it and how to follow it, the failure its exit code', async () => {
+    const home = newHome();
+    const faults = (code: string) =>
+      ok(['sandbox', 'faults', 'set', '--error-rate', '1', '--errors', code, '--retry-after', '0', '--route', 'GET /offsets/{id}'], {
+        home,
+      });
+    await faults('500');
+    const broken = await carbon(['buy', '--kg', '5', '--wait', '--max-retries', '1', '--json'], { home });
+    expect(broken.exitCode).toBe(1);
+    const offset = JSON.parse(broken.stdout) as { id: string; status: string };
+    expect(offset).toMatchObject({ object: 'offset', kg: 5, status: 'processing' });
+    expect(JSON.parse(broken.stderr).error).toEqual({
+      type: 'api_error',
+      code: 'internal_error',
+      message: `The server failed to answer (a fault injected by carbon sandbox faults). Stopped waiting: ${offset.id} is processing. Follow it with \`carbon show ${offset.id} --wait\`.`,
+    });
+    await faults('429');
+    const limited = await carbon(['buy', '--kg', '6', '--wait', '--max-retries', '1', '--quiet'], { home });
+    expect(limited.exitCode).toBe(7);
+    const id = limited.stdout.trim();
+    expect(id).toMatch(/^off_\w+$/);
+    expect(limited.stderr).toMatch(new RegExp(`^error: Too many requests .* Stopped waiting: ${id} is processing\\. .*\\n$`));
+    // Each was bought once, and can be followed as the line says.
+    await ok(['sandbox', 'faults', 'off'], { home });
+    expect((await json<{ offsets: number }>(['impact'], { home })).offsets).toBe(2);
+    expect((await json<{ kg: number }>(['show', id], { home })).kg).toBe(6);
+  });
+});
+
 describe('live --wait on the local model', () => {
   test('says how long placement takes and that the clock ends it at once', async () => {
     const home = await liveHome();

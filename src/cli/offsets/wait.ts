@@ -1,9 +1,9 @@
 import type { Offset } from '../../api/types.js';
 import type { CarbonClient } from '../../client/client.js';
-import { WaitTimeoutError } from '../../client/errors.js';
+import { CarbonApiError, CarbonConnectionError, WaitTimeoutError } from '../../client/errors.js';
 import type { Context } from '../context.js';
 import { CliError } from '../errors.js';
-import { EXIT } from '../exit-codes.js';
+import { EXIT, exitCodeForStatus } from '../exit-codes.js';
 import { followUp } from '../follow-up.js';
 import { print as printAs, printResource } from '../print.js';
 import { offsetCard, offsetPlain } from '../render/resources.js';
@@ -59,6 +59,10 @@ async function waitForOffset(ctx: Context, client: CarbonClient, offset: Offset,
     if (settled.status === 'placed') spinner?.succeed(`${settled.id} placed`);
     else spinner?.warn(`${settled.id} ${settled.status}`);
     return settled;
+  } catch (err) {
+    // A poll that failed after its retries ends the wait, not the offset: it is printed as last seen.
+    if (err instanceof CarbonApiError || err instanceof CarbonConnectionError) throw new WaitBroken(last, err);
+    throw err;
   } finally {
     release();
     spinner?.stop();
@@ -93,8 +97,26 @@ class WaitInterrupted extends CliError {
 }
 
 /**
+ * A poll of the wait failed after its retries (no answer, a 5xx, a 429): the offset exists, as last
+ * seen, and the line says how to follow it; the exit code is the failure's own (1, 7, …).
+ */
+class WaitBroken extends CliError {
+  constructor(
+    readonly offset: Offset,
+    err: CarbonApiError | CarbonConnectionError,
+  ) {
+    super(
+      `${err.message} Stopped waiting: ${offset.id} is ${offset.status}. Follow it with \`${followUp(['show', offset.id, '--wait'])}\`.`,
+      err instanceof CarbonApiError ? exitCodeForStatus(err.status) : EXIT.failure,
+      err instanceof CarbonApiError ? err.code : 'connection_error',
+    );
+  }
+}
+
+/**
  * Prints an offset, after waiting for it to settle when asked. On a timeout the offset is still
- * printed (it exists, and a script needs its id) before the error goes on to become exit 8.
+ * printed (it exists, and a script needs its id) before the error goes on to become exit 8; so it
+ * is when a poll of the wait fails, or the wait is stopped.
  */
 export async function printOffset(
   ctx: Context,
@@ -114,7 +136,7 @@ export async function printOffset(
   try {
     if (wait) shown = await waitForOffset(ctx, client, offset, review);
   } catch (err) {
-    if (err instanceof WaitTimeoutError || err instanceof WaitInterrupted) await print(err.offset);
+    if (err instanceof WaitTimeoutError || err instanceof WaitInterrupted || err instanceof WaitBroken) await print(err.offset);
     throw err;
   }
   await print(shown);
