@@ -303,3 +303,25 @@ describe('a refused connection says plainly that nothing was bought', () => {
     expect(r.stderr).not.toContain('may or may not');
   });
 });
+
+describe('a key that is no key (a CI secret mangled or unset to a placeholder)', () => {
+  test('is a malformed setting, as a bad CARBON_TIMEOUT is: exit 2, one line naming where it came from, nothing sent', async () => {
+    const home = newHome();
+    const server = await serve(home);
+    try {
+      for (const [args, env, source] of [
+        [['balance'], { CARBON_API_KEY: '***' }, 'CARBON_API_KEY'],
+        [['buy', '--kg', '5', '--json', '--api-key', 'garbage'], {}, '--api-key'],
+      ] as const) {
+        const r = await carbon([...args], { home, env: { CARBON_BASE_URL: server.url, ...env } });
+        expect([r.exitCode, r.stdout]).toEqual([2, '']);
+        expect(r.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('warning:'))).toHaveLength(1);
+        expect(r.stderr).toContain(`The API key from ${source} is not a test or live key`);
+      }
+      // The server never saw them: the mode a key is sent in is read from its prefix.
+      expect((await ok(['logs', '--json'], { home })).stdout).toBe('');
+    } finally {
+      await server.stop();
+    }
+  });
+});
