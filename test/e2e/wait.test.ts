@@ -58,6 +58,20 @@ describe('--wait whose polling fails after its retries', () => {
     expect((await json<{ offsets: number }>(['impact'], { home })).offsets).toBe(2);
     expect((await json<{ kg: number }>(['show', id], { home })).kg).toBe(6);
   });
+
+  test('a poll that does not answer ends at --timeout (and a second for it), exit 8 with the offset: not held by the poll', {
+    timeout: limit(90_000),
+  }, async () => {
+    const home = newHome();
+    // Every poll takes 40 s to be answered (the local engine sleeps a fault's latency as served).
+    await ok(['sandbox', 'faults', 'set', '--latency', '40s', '--route', 'GET /offsets/{id}'], { home });
+    const started = Date.now();
+    const r = await carbon(['buy', '--kg', '5', '--wait', '--timeout', '1', '--json'], { home });
+    expect(Date.now() - started).toBeLessThan(limit(20_000));
+    expect(r.exitCode, r.stderr).toBe(8);
+    expect(JSON.parse(r.stdout)).toMatchObject({ object: 'offset', kg: 5, status: 'processing' });
+    expect(JSON.parse(r.stderr).error.code).toBe('wait_timeout');
+  });
 });
 
 describe('live --wait on the local model', () => {

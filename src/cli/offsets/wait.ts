@@ -10,6 +10,8 @@ import { offsetCard, offsetPlain } from '../render/resources.js';
 import { bySigterm, onStopSignal } from '../stop-signals.js';
 
 export const DEFAULT_WAIT_SECONDS = 120;
+/** How long past --timeout a poll under way may take to answer before the wait ends without it. */
+const POLL_GRACE_MS = 1_000;
 
 /**
  * Waits until an offset is placed or refunded, with an ora spinner when stderr is a terminal
@@ -38,11 +40,17 @@ async function waitForOffset(ctx: Context, client: CarbonClient, offset: Offset,
     }).start();
   }
   // Ctrl-C (or a CI job's SIGTERM) stops the wait at once: the offset is printed (a script or a
-  // person can follow it), then exit 130.
+  // person can follow it), then exit 130. So does --timeout, with a poll under way a second to
+  // answer: one that hangs (a server that accepts and never answers, retried) is left, exit 8.
   let last = offset;
   let release = () => {};
-  const interrupted = new Promise<never>((_, reject) => {
-    release = onStopSignal((signal) => reject(new WaitInterrupted(last, signal)));
+  const stopped = new Promise<never>((_, reject) => {
+    const deadline = setTimeout(() => reject(new WaitTimeoutError(last)), timeoutMs + POLL_GRACE_MS);
+    const unlisten = onStopSignal((signal) => reject(new WaitInterrupted(last, signal)));
+    release = () => {
+      clearTimeout(deadline);
+      unlisten();
+    };
   });
   try {
     const settled = await Promise.race([
@@ -54,7 +62,7 @@ async function waitForOffset(ctx: Context, client: CarbonClient, offset: Offset,
           if (spinner) spinner.text = `Waiting for ${o.id} to be placed… (${o.status})`;
         },
       }),
-      interrupted,
+      stopped,
     ]);
     if (settled.status === 'placed') spinner?.succeed(`${settled.id} placed`);
     else spinner?.warn(`${settled.id} ${settled.status}`);
