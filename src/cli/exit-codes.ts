@@ -55,9 +55,9 @@ export function exitCodeForStatus(status: number): ExitCode {
 export const EXIT_CODES_HELP = `Exit codes:
     0  success
     1  unexpected failure, server error, or network failure after retries
-    2  usage: bad options or arguments, a live purchase with nobody to confirm and no --yes, 400, 422 validation_error / amount_too_small, a snapshot refused (the ledger untouched)
+    2  usage: bad options or arguments, a malformed setting (a key that is no test or live key), a live purchase with nobody to confirm and no --yes, 400, 422 validation_error / amount_too_small, a snapshot refused (the ledger untouched)
     3  402 insufficient_balance
-    4  401, 403: authentication, permissions, inactive account
+    4  401, 403: authentication, permissions, inactive account; no key at all
     5  404 resource_missing
     6  409 idempotency_key_reused
     7  429 rate_limited after retries
@@ -65,5 +65,5 @@ export const EXIT_CODES_HELP = `Exit codes:
     9  --wait ended with the offset refunded (the order could not be placed)
    10  buy --from-csv: some rows were not bought (the results say why); run it again to resume
    11  this Node.js is older than 22.13 (carbon needs 22.13 or later)
-   12  watch --forward-to: stopped at --timeout with events not delivered
+   12  watch --forward-to: stopped with events not delivered (at --timeout, or its output's reader gone)
   130  stopped by Ctrl-C or SIGTERM (at --wait, a confirmation, buy --from-csv, watch or logs --follow), or no at a confirmation: a line says what was done`;
