@@ -32,6 +32,25 @@ describe('a live purchase cannot happen by accident', () => {
   });
 });
 
+describe('a live purchase the balance does not cover is refused before the question', () => {
+  test('on a terminal: the 402 line and the top-up, exit 3, no [y/N], nothing bought (as a batch is)', async () => {
+    const home = await liveHome();
+    const r = await carbonTty(['buy', '--kg', '10000', '--live'], { home, env: TTY, input: 'y\n' });
+    expect(r.exitCode).toBe(3);
+    // The pty echoes the `y` typed ahead; nothing asked for it.
+    expect(plain(r.output)).not.toContain('[y/N]');
+    expect(plain(r.output)).toMatch(
+      /^error: The live balance \(\$250\.00\) does not cover this purchase \(\$400\.00\); nothing was bought\. Top it up with `carbon sandbox topup 250 --live`\.$/m,
+    );
+    const asJson = await carbonTty(['buy', '--kg', '10000', '--live', '--json'], { home, env: TTY, input: 'y\n' });
+    expect(asJson.exitCode).toBe(3);
+    expect(JSON.parse(plain(asJson.output).trim().split('\n').at(-1)!)).toMatchObject({
+      error: { type: 'invalid_request_error', code: 'insufficient_balance', balance_cents: 25_000, required_cents: 40_000 },
+    });
+    expect((await json<{ data: unknown[] }>(['list', '--live'], { home })).data).toEqual([]);
+  });
+});
+
 describe('a purchase above the review limit says it will wait for review', () => {
   test('in the prompt, the line and the card after it, and --dry-run', async () => {
     const home = await liveHome();

@@ -1,4 +1,4 @@
-import type { PurchaseParams } from '../../../api/types.js';
+import type { PurchaseParams, Quote } from '../../../api/types.js';
 import type { CarbonClient, Purchase } from '../../../client/client.js';
 import { CarbonApiError, CarbonConnectionError } from '../../../client/errors.js';
 import { randomUUID } from '../../../platform/random.js';
@@ -7,6 +7,7 @@ import { CliError, usage } from '../../errors.js';
 import { EXIT, exitCodeForStatus } from '../../exit-codes.js';
 import { printOffset } from '../../offsets/wait.js';
 import { type PurchaseFlags, purchaseParams, quietWith, wholeNumberOption } from '../../options.js';
+import { topUpHint } from '../../purchase/top-up.js';
 import { dollars, kg } from '../../render/format.js';
 
 /** What a purchase above the review limit does, said wherever it is shown. */
@@ -83,6 +84,8 @@ async function checkBeforeBuying(
     );
   }
   if (confirm) {
+    // Nobody is asked to confirm what would fail: as a batch, a purchase the balance does not cover is refused first.
+    if (!quote.sufficient_balance) throw shortBalance(ctx, quote);
     const { confirmOrStop } = await import('../../prompt.js');
     await confirmOrStop(
       ctx.out,
@@ -91,6 +94,18 @@ async function checkBeforeBuying(
     );
   }
   return requiresReview;
+}
+
+/** A live purchase the quote says the balance does not cover, refused before the question: the 402's line, and nothing bought. */
+function shortBalance(ctx: Context, quote: Quote): CliError {
+  const { available_cents: balance, amount_cents: required } = quote;
+  return new CliError(
+    `The live balance (${dollars(balance)}) does not cover this purchase (${dollars(required)}); nothing was bought.`,
+    EXIT.insufficientBalance,
+    'insufficient_balance',
+    `${topUpHint('live', ctx.settings.engine, balance, required)}.`,
+    { balance_cents: balance, required_cents: required },
+  );
 }
 
 /** The error a failed purchase reports: whether anything can have been bought, and if so the key to retry with. */
