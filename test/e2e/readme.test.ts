@@ -105,6 +105,16 @@ describe("the README's shell examples", () => {
     expect(readFileSync(join(home, 'report.html'), 'utf8')).toMatch(/^<!doctype html>[\s\S]*<svg role="img"/);
   });
 
+  test("the tour's --from-csv line before flights.csv is made: refused as the README says, nothing bought", async () => {
+    const home = newHome();
+    const line = block('carbon buy --kg 500  ')
+      .code.split('\n')
+      .find((l) => l.startsWith('carbon buy --from-csv flights.csv'))!;
+    const r = await run(line, home);
+    expect([r.exitCode, r.stdout, r.stderr]).toEqual([2, '', 'error: There is no file flights.csv; nothing was bought.']);
+    expect(readFileSync(join(ROOT, 'README.md'), 'utf8')).toContain('`There is no file flights.csv; nothing was bought.`, exit 2');
+  });
+
   test('following offsets: carbon watch until they settle', { timeout: limit(60_000) }, async () => {
     const home = newHome();
     const r = await run(block('carbon buy --kg 500 --reference ci-42').code, home);
