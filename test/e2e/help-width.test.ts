@@ -46,7 +46,7 @@ async function helpAt(columns: number, home: string): Promise<string[]> {
 
 /** Exit code 2's row of `carbon --help` at 80 columns: one item, continued under its description, no line left short. */
 const EXIT_2_AT_80 =
-  /^ {4}2 {2}usage: bad options or arguments, a live purchase with nobody to confirm\n {7}and no --yes, 400, 422 validation_error \/ amount_too_small, a snapshot\n {7}refused \(the ledger untouched\)\n {4}3 {2}/m;
+  /^ {4}2 {2}usage: bad options or arguments, a malformed setting \(a key that is no\n {7}test or live key\), a live purchase with nobody to confirm and no --yes,\n {7}400, 422 validation_error \/ amount_too_small, a snapshot refused \(the\n {7}ledger untouched\)\n {4}3 {2}/m;
 
 /** The words of a help text, a ` \` continuation taken out. */
 const words = (text: string): string[] => text.split(/\s+/).filter((w) => w !== '' && w !== '\\');
