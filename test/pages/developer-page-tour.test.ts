@@ -269,8 +269,11 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
       const copy = p.locator('button[data-copy]');
       expect(await copy.isVisible(), `JavaScript ${javaScriptEnabled}`).toBe(javaScriptEnabled);
       if (javaScriptEnabled) {
+        // The clipboard takes a write from the focused page only: this one, whatever else the browser has open.
+        await p.bringToFront();
         await copy.click();
-        await expect(copy.textContent()).resolves.toBe('Copied');
+        // The clipboard's write settles after the click: the button says so once it has.
+        await expect.poll(() => copy.textContent(), { timeout: 5000 }).toBe('Copied');
         expect(await p.evaluate<string>('navigator.clipboard.readText()')).toBe(secret);
       }
       expect(pageErrors).toEqual([]);
