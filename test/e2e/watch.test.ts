@@ -413,7 +413,7 @@ describe('--forward-to', () => {
     const exitCode = (await child).exitCode;
     expect([exitCode, err]).toEqual([
       12,
-      `A signing secret ${err.match(/whsec_…\w{4}/)?.[0]} was made and kept in profile default; \`carbon watch --print-secret\` writes it to stdout.\n` +
+      `A signing secret ${err.match(/whsec_…[\w-]{4}/)?.[0]} was made and kept in profile default; \`carbon watch --print-secret\` writes it to stdout.\n` +
         `error: Stopped watching: stdout's reader went away after 2 events (2 delivered); 2 events not delivered to ${url}: the next run with --cursor ${cursor} sends them.\n`,
     ]);
     expect(received).toHaveLength(2);
