@@ -22,6 +22,8 @@ withChromium(describe, 'Developer page action return tests')('each action of the
   // test moves the model's clock itself, however long a loaded machine takes to click through.
   const start = Date.now();
   const served = serveInProcess('carbon-page-action-return-', { clock: () => start });
+  /** Purchases made so far: each one's Idempotency-Key is its own. */
+  let bought = 0;
 
   beforeAll(async () => {
     server = served.server;
@@ -41,7 +43,7 @@ withChromium(describe, 'Developer page action return tests')('each action of the
         headers: {
           authorization: `Bearer ${key}`,
           'content-type': 'application/json',
-          'idempotency-key': `return-${mode}-${n}-${Math.random()}`,
+          'idempotency-key': `return-${mode}-${n}-${++bought}`,
         },
         body: JSON.stringify({ kg }),
       });
@@ -82,7 +84,7 @@ withChromium(describe, 'Developer page action return tests')('each action of the
         headers: {
           authorization: `Bearer ${key}`,
           'content-type': 'application/json',
-          'idempotency-key': `filtered-${n}-${Math.random()}`,
+          'idempotency-key': `filtered-${n}-${++bought}`,
         },
         body: JSON.stringify({ kg: 3, reference }),
       });
