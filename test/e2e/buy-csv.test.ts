@@ -470,17 +470,20 @@ describe('in a pipe', () => {
   test('a 429 after retries, or a key that may not buy (403), stops the batch as a 5xx does: the rows say why, exit 10 (not 7 or 4)', async () => {
     const home = newHome();
     const csv = file(home, 'f.csv', 'kg,reference\n10,a\n20,b\n');
-    const stopped = async (env: Record<string, string>, code: string) => {
+    const stopped = async (env: Record<string, string>, code: string, resume: string) => {
       const r = await carbon(['buy', '--from-csv', csv, '--max-retries', '1'], { home, env });
       expect([r.exitCode, r.stderr.trim().split('\n').length]).toEqual([10, 1]);
       expect(results(r.stdout).map((row) => `${row.status}:${row.error_code}`)).toEqual([`failed:${code}`, 'skipped:batch_stopped']);
       expect(r.stderr).toContain(`the batch stopped at row 1: ${code}`);
+      expect(r.stderr).toMatch(new RegExp(`Run the same command again ${resume}to resume \\(batch `));
     };
-    await stopped({ CARBON_API_KEY: (await sandboxKeys(home)).readOnly }, 'insufficient_permissions');
+    // The same key would be refused again: the way on names another (or the account made active).
+    const anotherKey = 'with a key that may buy \\(CARBON_API_KEY, --profile\\), or once the account is active, ';
+    await stopped({ CARBON_API_KEY: (await sandboxKeys(home)).readOnly }, 'insufficient_permissions', anotherKey);
     await ok(['sandbox', 'faults', 'set', '--error-rate', '1', '--errors', '429', '--retry-after', '0', '--route', 'POST /offsets'], {
       home,
     });
-    await stopped({}, 'rate_limited');
+    await stopped({}, 'rate_limited', '');
     expect(await offsetIds(home)).toHaveLength(0);
   });
 

@@ -29,7 +29,13 @@ interface Count {
 interface Outcome {
   count: Count;
   interrupted: NodeJS.Signals | null;
-  stop: string | null;
+  stop: Stop | null;
+}
+
+/** What stopped the batch, said in its line; `keyRefused`: the key was refused (401, 403), which a run with the same key meets again. */
+interface Stop {
+  text: string;
+  keyRefused?: boolean;
 }
 
 /** Why a failed purchase stops the batch: a cause every later row would meet too. */
@@ -59,10 +65,10 @@ export async function buyRows(
   const release = onStopSignal((signal) => void (interrupted ??= signal));
   const bar = await progress(ctx.out, 'Buying');
   const count: Count = { bought: 0, replayed: 0, failed: 0, skipped: 0, changed: 0, kg: 0, cents: 0 };
-  let stop: string | null = null;
+  let stop: Stop | null = null;
   // The results' reader went away (`| head`): the rest are not bought unseen, and the batch is
   // incomplete (exit 10), not the quiet exit 0 of a listing cut short.
-  const releaseReader = onReaderGone(() => void (stop ??= 'stdout was closed: the reader of the results went away'));
+  const releaseReader = onReaderGone(() => void (stop ??= { text: 'stdout was closed: the reader of the results went away' }));
   try {
     let i = -1;
     for await (const row of rows) {
@@ -74,7 +80,7 @@ export async function buyRows(
           result(row, key, {
             status: 'skipped',
             error_code: interrupted !== null ? 'interrupted' : 'batch_stopped',
-            error_message: stop ?? `interrupted (${stopName(interrupted)})`,
+            error_message: stop?.text ?? `interrupted (${stopName(interrupted)})`,
           }),
         );
         continue;
@@ -103,7 +109,7 @@ async function buyOne(
   count: Count,
   printer: ResultPrinter,
   options: BuyOptions,
-): Promise<string | null> {
+): Promise<Stop | null> {
   let used = key;
   try {
     let purchase: Awaited<ReturnType<CarbonClient['buy']>>;
@@ -137,7 +143,10 @@ async function buyOne(
     count.failed++;
     const code = err instanceof CarbonApiError ? err.code : 'connection_error';
     printer.add(result(row, used, { status: 'failed', error_code: code, error_message: err.message }));
-    if (stopsBatch(err)) return `the batch stopped at row ${row.row}: ${code}`;
+    if (stopsBatch(err)) {
+      const keyRefused = err instanceof CarbonApiError && (err.status === 401 || err.status === 403);
+      return { text: `the batch stopped at row ${row.row}: ${code}`, keyRefused };
+    }
   }
   return null;
 }
@@ -213,7 +222,9 @@ function report(ctx: Context, outcome: Outcome, rowCount: number, batchId: strin
     .join(', ');
   const resume = count.failed + count.skipped > 0 || interrupted !== null;
   const again = [
-    resume ? `Run the same command again to resume (batch ${batchId}): rows already bought are never bought twice.` : '',
+    resume
+      ? `Run the same command again${stop?.keyRefused ? ' with a key that may buy (CARBON_API_KEY, --profile), or once the account is active,' : ''} to resume (batch ${batchId}): rows already bought are never bought twice.`
+      : '',
     count.changed > 0 ? 'Add --rebuy-changed to buy the changed rows as they are now (the earlier purchases stay).' : '',
   ]
     .filter(Boolean)
@@ -226,7 +237,7 @@ function report(ctx: Context, outcome: Outcome, rowCount: number, batchId: strin
   }
   if (rest !== '')
     throw new CliError(
-      `Batch incomplete: ${done}; ${rest}${stop === null ? '' : ` (${stop})`}.`,
+      `Batch incomplete: ${done}; ${rest}${stop === null ? '' : ` (${stop.text})`}.`,
       EXIT.batchIncomplete,
       'batch_incomplete',
       again,
