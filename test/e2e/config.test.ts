@@ -74,6 +74,8 @@ describe('set, get, unset, list, use', () => {
     const typo = await carbon(['config', 'use', 'stagign'], { home });
     expect(typo.exitCode).toBe(2);
     expect(typo.stderr).toContain('No profile named "stagign"');
+    // The way on is the form that keeps a key out of shell history and ps: `-`, asked for or piped.
+    expect(typo.stderr).toContain('Create it with `carbon config set --profile stagign test-key -` (it asks for the key');
 
     await ok(['config', 'use', 'staging'], { home });
     expect((await json<{ current_profile: string }>(['config', 'list'], { home })).current_profile).toBe('staging');
@@ -273,7 +275,7 @@ describe('files', () => {
 
   test('nothing set: nothing on stdout; one line on stderr saying how to set a key, only when stderr is a terminal', async () => {
     const home = newHome();
-    const said = `Nothing is set in ${join(home, 'config.json')}: carbon uses the local engine, in test mode. Set a key with \`carbon config set test-key KEY\` (or base-url, mode, live-key).`;
+    const said = `Nothing is set in ${join(home, 'config.json')}: carbon uses the local engine, in test mode. Set a key with \`carbon config set test-key -\` (it asks for the key, or reads it from stdin; or base-url, mode, live-key).`;
     // A script: nothing at all, exit 0; --json: the empty config.
     expect(await carbon(['config', 'list'], { home })).toEqual({ stdout: '', stderr: '', exitCode: 0 });
     expect(await json(['config', 'list'], { home })).toEqual({

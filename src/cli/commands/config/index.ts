@@ -11,7 +11,7 @@ export const config: CommandSpec = {
   notes: `Keys: test-key, live-key, mode (test|live), base-url. Every subcommand acts on the profile named by
 --profile or CARBON_PROFILE, else the current one ("default" unless \`carbon config use\` chose another).`,
   examples: [
-    'carbon config set test-key ck_test_…',
+    'carbon config set test-key -',
     'carbon config set --profile staging base-url https://api.example.com/api/v1',
     'carbon config use staging',
     'carbon config list',
@@ -21,11 +21,7 @@ export const config: CommandSpec = {
       name: 'set',
       description: 'set a key of the profile (a value of - reads it from stdin)',
       args: [KEY, { name: '<value>', description: 'the value; - reads it from stdin', values: ([key]) => (key === 'mode' ? MODES : []) }],
-      examples: [
-        'carbon config set test-key ck_test_…',
-        'carbon config set mode live',
-        'pass show carbon/live | carbon config set live-key -',
-      ],
+      examples: ['carbon config set test-key -', 'carbon config set mode live', 'pass show carbon/live | carbon config set live-key -'],
       load: () => import('./run.js').then((m) => m.set),
     },
     {

@@ -141,7 +141,7 @@ export async function use(ctx: Context, profileName: string): Promise<void> {
     checkProfileName(profileName);
     throw usage(
       `No profile named "${profileName}".`,
-      `Create it with \`carbon config set --profile ${profileName} test-key KEY\` (or base-url, mode, live-key).`,
+      `Create it with \`carbon config set --profile ${profileName} test-key -\` (it asks for the key, or reads it from stdin; or base-url, mode, live-key).`,
     );
   }
   await writeConfig(ctx.settings.paths.configDir, (data) => ({ ...data, current_profile: profileName }));
@@ -181,7 +181,7 @@ export async function list(ctx: Context): Promise<void> {
     // As gh does: nothing on stdout, for a script, and one line on stderr for a person at a terminal.
     if (ctx.out.stderrInteractive)
       ctx.out.info(
-        `Nothing is set in ${listed.config_file}: carbon uses the local engine, in test mode. Set a key with \`carbon config set test-key KEY\` (or base-url, mode, live-key).`,
+        `Nothing is set in ${listed.config_file}: carbon uses the local engine, in test mode. Set a key with \`carbon config set test-key -\` (it asks for the key, or reads it from stdin; or base-url, mode, live-key).`,
       );
   } else if (!ctx.out.interactive) {
     ctx.out.stdout.write(rows.join(''));
