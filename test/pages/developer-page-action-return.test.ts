@@ -34,25 +34,23 @@ withChromium(describe, 'Developer page action return tests')('each action of the
     await chromium?.close();
   });
 
+  /** A purchase through the API with the mode's default key, its Idempotency-Key its own. */
+  async function buy(mode: 'test' | 'live', body: { kg: number; reference?: string }): Promise<void> {
+    const key = (await server.sandbox.defaultKey(mode))!;
+    const made = await fetch(`${server.url}/offsets`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': `return-${++bought}` },
+      body: JSON.stringify(body),
+    });
+    expect(made.status).toBe(201);
+  }
+
   /** Offsets to act on: two processing test ones (to fail) and a live one waiting for review (to approve). */
   async function offsetsToActOn(): Promise<void> {
-    const buy = async (mode: 'test' | 'live', kg: number, n: number) => {
-      const key = (await server.sandbox.defaultKey(mode))!;
-      const made = await fetch(`${server.url}/offsets`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${key}`,
-          'content-type': 'application/json',
-          'idempotency-key': `return-${mode}-${n}-${++bought}`,
-        },
-        body: JSON.stringify({ kg }),
-      });
-      expect(made.status).toBe(201);
-    };
-    for (let n = 0; n < 2; n++) await buy('test', 10, n);
+    for (let n = 0; n < 2; n++) await buy('test', { kg: 10 });
     await server.sandbox.topUp('live', 100_000);
     await server.sandbox.setReviewLimit(100);
-    await buy('live', 500, 0);
+    await buy('live', { kg: 500 });
   }
 
   /**
@@ -76,20 +74,27 @@ withChromium(describe, 'Developer page action return tests')('each action of the
     expect([box.y >= 0, box.y + box.height <= height], `the notice at #${section} is on the screen`).toEqual([true, true]);
   }
 
+  /**
+   * A form's field sent wrong, then right: refused at `section` with what was typed kept in the
+   * field, then done there.
+   */
+  async function refusedThenDone(
+    page: Page,
+    form: { field: string; action: string; section: string },
+    wrong: { value: string; says: string },
+    right: { value: string; says: string },
+  ): Promise<void> {
+    await page.fill(form.field, wrong.value);
+    await page.click(`form[action="/actions/${form.action}"] button`);
+    await expectReturned(page, form.section, 'error', wrong.says);
+    expect(await page.inputValue(form.field)).toBe(wrong.value);
+    await page.fill(form.field, right.value);
+    await page.click(`form[action="/actions/${form.action}"] button`);
+    await expectReturned(page, form.section, 'ok', right.says);
+  }
+
   test('failing an offset of a filtered list returns to that list, its filter and page kept, not to the newest offsets unfiltered', async () => {
-    const key = (await server.sandbox.defaultKey('test'))!;
-    for (const [n, reference] of ['kept-a', 'other', 'kept-b', 'other', 'kept-c'].entries()) {
-      const made = await fetch(`${server.url}/offsets`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${key}`,
-          'content-type': 'application/json',
-          'idempotency-key': `filtered-${n}-${++bought}`,
-        },
-        body: JSON.stringify({ kg: 3, reference }),
-      });
-      expect(made.status).toBe(201);
-    }
+    for (const reference of ['kept-a', 'other', 'kept-b', 'other', 'kept-c']) await buy('test', { kg: 3, reference });
     const context = await chromium.browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
     const page = await context.newPage();
     await page.goto(`${server.origin}/login?token=${await server.sandbox.pages.newLoginToken(Date.now())}`);
@@ -119,13 +124,12 @@ withChromium(describe, 'Developer page action return tests')('each action of the
     const open = (mode = 'test') => page.goto(`${server.origin}/?mode=${mode}`);
 
     await open();
-    await page.fill('#topup-amount', '10');
-    await page.click('form[action="/actions/topup"] button');
-    await expectReturned(page, 'account', 'error', '$10.00 is less');
-    expect(await page.inputValue('#topup-amount')).toBe('10');
-    await page.fill('#topup-amount', '300');
-    await page.click('form[action="/actions/topup"] button');
-    await expectReturned(page, 'account', 'ok', 'Topped up test mode with $300.00');
+    await refusedThenDone(
+      page,
+      { field: '#topup-amount', action: 'topup', section: 'account' },
+      { value: '10', says: '$10.00 is less' },
+      { value: '300', says: 'Topped up test mode with $300.00' },
+    );
 
     await open();
     await page.locator('form[action="/actions/fail"] button').first().click();
@@ -151,22 +155,20 @@ withChromium(describe, 'Developer page action return tests')('each action of the
     await expectReturned(page, 'keys', 'ok', 'revoked');
 
     await open();
-    await page.fill('#c-clock', 'soon');
-    await page.click('form[action="/actions/clock"] button');
-    await expectReturned(page, 'controls', 'error', 'not "soon"');
-    expect(await page.inputValue('#c-clock')).toBe('soon');
-    await page.fill('#c-clock', '1m');
-    await page.click('form[action="/actions/clock"] button');
-    await expectReturned(page, 'controls', 'ok', 'clock moved');
+    await refusedThenDone(
+      page,
+      { field: '#c-clock', action: 'clock', section: 'controls' },
+      { value: 'soon', says: 'not "soon"' },
+      { value: '1m', says: 'clock moved' },
+    );
 
     await open();
-    await page.fill('#f-rate', '2');
-    await page.click('form[action="/actions/faults"] button');
-    await expectReturned(page, 'faults', 'error', 'share from 0 to 1');
-    expect(await page.inputValue('#f-rate')).toBe('2');
-    await page.fill('#f-rate', '0.5');
-    await page.click('form[action="/actions/faults"] button');
-    await expectReturned(page, 'faults', 'ok', 'Faults are on');
+    await refusedThenDone(
+      page,
+      { field: '#f-rate', action: 'faults', section: 'faults' },
+      { value: '2', says: 'share from 0 to 1' },
+      { value: '0.5', says: 'Faults are on' },
+    );
     await expectAxeClean(page, 'a notice in the faults');
     await page.click('form[action="/actions/faults-off"] button');
     await expectReturned(page, 'faults', 'ok', 'Faults are off');

@@ -48,15 +48,38 @@ async function postgres(): Promise<Opened> {
 const STORES: Array<[string, () => Promise<Opened>]> = [['SQLite', sqlite]];
 if (postgresAvailable()) STORES.push(['PostgreSQL', postgres]);
 
-async function save(sandbox: Sandbox): Promise<string> {
+async function save(sandbox: Sandbox, journal = false): Promise<string> {
   let text = '';
   await (await sandbox.snapshots()).save(
     async (chunk) => {
       text += chunk;
     },
-    { carbon: 'test' },
+    { carbon: 'test', journal },
   );
   return text;
+}
+
+/**
+ * A snapshot's text as a load reads it, held after its header and first two rows (so the load has
+ * begun its transaction) until `release()`; `atGate` settles once the load waits there.
+ */
+function heldAfterTwoRows(text: string): { lines: () => ReturnType<typeof linesOf>; atGate: Promise<void>; release: () => void } {
+  let reached!: () => void;
+  const atGate = new Promise<void>((resolve) => {
+    reached = resolve;
+  });
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const cut = text.split('\n', 3).join('\n').length + 1;
+  async function* halves(): AsyncGenerator<string> {
+    yield text.slice(0, cut);
+    reached();
+    await gate;
+    yield text.slice(cut);
+  }
+  return { lines: () => linesOf(halves()), atGate, release };
 }
 
 async function* chunks(text: string): AsyncGenerator<string> {
@@ -125,26 +148,11 @@ describe.each(STORES)('on %s', (_name, open) => {
         expect(res.status).toBe(201);
       }
       await sandbox.journal.flush();
-      const saveJournal = async () => {
-        let text = '';
-        await (await sandbox.snapshots()).save(
-          async (chunk) => {
-            text += chunk;
-          },
-          { carbon: 'test', journal: true },
-        );
-        return rowsOf(text).filter((l) => l.startsWith('["journal",'));
-      };
+      const saveJournal = async () => rowsOf(await save(sandbox, true)).filter((l) => l.startsWith('["journal",'));
       const before = await saveJournal();
       expect(before).toHaveLength(2);
       expect(before.join('\n')).not.toContain(key);
-      let text = '';
-      await (await sandbox.snapshots()).save(
-        async (chunk) => {
-          text += chunk;
-        },
-        { carbon: 'test', journal: true },
-      );
+      const text = await save(sandbox, true);
       const plain = await save(sandbox);
       await sandbox.reset();
       await load(sandbox, text);
@@ -167,17 +175,7 @@ describe.each(STORES)('on %s', (_name, open) => {
       for (let i = 0; i < 2; i++)
         await sandbox.service().handle({ method: 'GET', path: '/api/v1/balance', query: {}, headers: {}, body: '' });
       await sandbox.journal.flush();
-      const withJournal = async () => {
-        let text = '';
-        await (await sandbox.snapshots()).save(
-          async (chunk) => {
-            text += chunk;
-          },
-          { carbon: 'test', journal: true },
-        );
-        return text;
-      };
-      const text = await withJournal();
+      const text = await save(sandbox, true);
       const lines = text.trimEnd().split('\n').slice(0, -1);
       const at = lines.findIndex((l) => l.startsWith('["journal",'));
       expect(lines[at + 1]).toMatch(/^\["journal",2,/);
@@ -185,7 +183,7 @@ describe.each(STORES)('on %s', (_name, open) => {
       const err = await load(sandbox, swapped).catch((e: unknown) => e);
       expect((err as SnapshotError).code).toBe('snapshot_damaged');
       expect((err as Error).message).toMatch(/journal seq 1 after 2/);
-      expect(rowsOf(await withJournal())).toEqual(rowsOf(text));
+      expect(rowsOf(await save(sandbox, true))).toEqual(rowsOf(text));
     } finally {
       await sandbox.close();
     }
@@ -227,26 +225,10 @@ describe.each(STORES)('on %s, under the writer lock', (_name, open) => {
     const { sandbox, other } = await open();
     const second = await other();
     try {
-      const text = await save(sandbox);
       const loaded = (await sandbox.status()).balances.test;
-      let reached!: () => void;
-      const atGate = new Promise<void>((resolve) => {
-        reached = resolve;
-      });
-      let release!: () => void;
-      const gate = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      // The file arrives in two parts, the second only when the test says: the header and two rows
-      // first, so the load has begun its transaction (the header is read before it) when it waits.
-      const cut = text.split('\n', 3).join('\n').length + 1;
-      async function* halves(): AsyncGenerator<string> {
-        yield text.slice(0, cut);
-        reached();
-        await gate;
-        yield text.slice(cut);
-      }
-      const loading = (await sandbox.snapshots()).load(() => linesOf(halves()));
+      // The file arrives in two parts, the second only when the test says.
+      const { lines, atGate, release } = heldAfterTwoRows(await save(sandbox));
+      const loading = (await sandbox.snapshots()).load(lines);
       await atGate;
       const topUp = second.topUp('test', 25_000);
       release();
@@ -274,29 +256,8 @@ describe.runIf(postgresAvailable())('on PostgreSQL, the journal while a load run
       const get = (s: Sandbox, path: string) => s.service().handle({ method: 'GET', path, query: {}, headers: {}, body: '' });
       for (let i = 0; i < 3; i++) await get(sandbox, '/api/v1/balance');
       const seen = await sandbox.journal.newestSeq();
-      let text = '';
-      await (await sandbox.snapshots()).save(
-        async (chunk) => {
-          text += chunk;
-        },
-        { carbon: 'test', journal: true },
-      );
-      let reached!: () => void;
-      const atGate = new Promise<void>((resolve) => {
-        reached = resolve;
-      });
-      let release!: () => void;
-      const gate = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      const cut = text.split('\n', 3).join('\n').length + 1;
-      async function* halves(): AsyncGenerator<string> {
-        yield text.slice(0, cut);
-        reached();
-        await gate;
-        yield text.slice(cut);
-      }
-      const loading = (await sandbox.snapshots()).load(() => linesOf(halves()));
+      const { lines, atGate, release } = heldAfterTwoRows(await save(sandbox, true));
+      const loading = (await sandbox.snapshots()).load(lines);
       await atGate;
       await get(second, '/api/v1/impact');
       const flushed = second.journal.flush();
