@@ -139,12 +139,6 @@ export class Context {
   }
 }
 
-/** The ledger has keys of the mode that work, but not one whose text this sandbox holds (a snapshot's, another home's). */
-export async function keysNotKnownHere(sandbox: Sandbox, mode: 'test' | 'live'): Promise<boolean> {
-  if ((await sandbox.defaultKey(mode)) !== undefined) return false;
-  return (await sandbox.keys()).some((k) => k.revoked === null && k.mode === mode && k.permission === 'purchase');
-}
-
 /**
  * Why the local engine has no key of a mode to send, and the way on. A ledger loaded from a
  * snapshot saved in another home (or made there) has keys whose text this home never held
@@ -153,6 +147,7 @@ export async function keysNotKnownHere(sandbox: Sandbox, mode: 'test' | 'live'):
  */
 async function noKey(sandbox: Sandbox, mode: 'test' | 'live'): Promise<CliError> {
   const create = `carbon sandbox keys create${mode === 'live' ? ' --live' : ''}`;
+  const { keysNotKnownHere } = await import('../service/sandbox-model.js');
   if (await keysNotKnownHere(sandbox, mode))
     return new CliError(
       `The local sandbox's ${mode} keys are not known here: its ledger came from a snapshot (which holds no key's text) or another CARBON_HOME, so carbon has no ${mode} key to send.`,

@@ -3,7 +3,7 @@ import { CarbonConfigError } from '../client/errors.js';
 import { withFaults } from '../client/local-faults.js';
 import { LocalTransport } from '../client/transport.js';
 import type { DefaultKey, Sandbox } from '../service/sandbox.js';
-import { fitsRole } from '../service/sandbox-model.js';
+import { keysNotKnownHere } from '../service/sandbox-model.js';
 import { type EngineOptions, openEngine } from './open.js';
 
 /**
@@ -20,7 +20,7 @@ export async function openLocal(
   if (apiKey === undefined) {
     const which = options.key ?? 'test';
     // Keys of a ledger loaded from a snapshot (or made in another home) work, but their text is not kept here.
-    const theirs = (await sandbox.keys()).some((k) => k.revoked === null && fitsRole(which, k));
+    const theirs = await keysNotKnownHere(sandbox, which);
     await engine.close();
     const why = theirs
       ? `'s ${which} keys are not known here (its ledger came from a snapshot or another CARBON_HOME)`

@@ -98,8 +98,20 @@ export function defaultSecret(which: DefaultKey, vault: KeyVault, all: KeyRecord
 }
 
 /** Whether a key (its mode and access) can stand for a role: a test, live or read-only (test) key. */
-export function fitsRole(which: DefaultKey, k: Pick<KeyRecord, 'mode' | 'permission'>): boolean {
+function fitsRole(which: DefaultKey, k: Pick<KeyRecord, 'mode' | 'permission'>): boolean {
   return which === 'read_only' ? k.permission === 'read_only' && k.mode === 'test' : k.permission === 'purchase' && k.mode === which;
+}
+
+/**
+ * The ledger has working keys of the role, but not one whose text this sandbox holds: a ledger
+ * loaded from a snapshot, or made in another home (docs/snapshots.md, "Keys").
+ */
+export async function keysNotKnownHere(
+  sandbox: { defaultKey(which: DefaultKey): Promise<string | undefined>; keys(): Promise<SandboxKey[]> },
+  which: DefaultKey,
+): Promise<boolean> {
+  if ((await sandbox.defaultKey(which)) !== undefined) return false;
+  return (await sandbox.keys()).some((k) => k.revoked === null && fitsRole(which, k));
 }
 
 /** A fresh account: the defaults, the test balance, and three keys (test, live, read-only test). */

@@ -2,9 +2,10 @@ import { createReadStream, createWriteStream, openSync, renameSync, statSync, un
 import { dirname } from 'node:path';
 import type { Writable } from 'node:stream';
 import pkg from '../../../../package.json' with { type: 'json' };
+import { keysNotKnownHere } from '../../../service/sandbox-model.js';
 import { linesOf, SnapshotError } from '../../../service/snapshot-format.js';
 import { inspectSnapshot, type SnapshotSummary } from '../../../service/snapshots.js';
-import { type Context, keysNotKnownHere } from '../../context.js';
+import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT } from '../../exit-codes.js';
 import { print } from '../../print.js';
