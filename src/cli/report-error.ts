@@ -60,12 +60,12 @@ const envelope = (type: ErrorEnvelope['error']['type'], code: string, message: s
 
 /** An error the API answered with: its message, its param and any hint; 402 as the balance that fell short. */
 function apiReport(err: CarbonApiError, scene: ErrorScene | undefined): Reported {
-  const param = err.param === undefined ? '' : ` (param: ${redactKeys(err.param)})`;
+  const param = err.param === undefined ? '' : ` (param: ${err.param})`;
   const hint = hints.get(err);
   const line =
     err.code === 'insufficient_balance'
       ? shortBalanceLine(err, scene)
-      : `${redactKeys(err.message)}${param}${apiHint(err)}${hint === undefined ? '' : ` ${hint}`}`;
+      : `${err.message}${param}${apiHint(err)}${hint === undefined ? '' : ` ${hint}`}`;
   return { exitCode: exitCodeForStatus(err.status), envelope: masked(err.toJSON()), line };
 }
 
@@ -105,8 +105,7 @@ const TYPE_OF_EXIT: Partial<Record<number, ErrorType>> = {
 /** A refusal of the CLI's own: typed as the API types its code (insufficient_permissions: permission_error), else by its exit code. */
 function cliReport(err: CliError): Reported {
   const type = Object.hasOwn(ERROR_CODES, err.code) ? ERROR_CODES[err.code as ErrorCode].type : (TYPE_OF_EXIT[err.exitCode] ?? 'api_error');
-  // The message may repeat what was typed (a path, a URL): keys in it are masked. The hint is
-  // carbon's own advice, which never holds a key but may hold an Idempotency-Key to retry with.
+  // The message may repeat what was typed (a path, a URL): keys in it are masked.
   const message = redactKeys(err.message);
   return {
     exitCode: err.exitCode,
@@ -171,6 +170,9 @@ export function reportError(
 ): number {
   const debug = io.env.CARBON_DEBUG === '1';
   const r = classify(err, debug, scene);
+  // Hints too may repeat what was typed (a profile's name in the command they offer): the whole
+  // line is masked. An Idempotency-Key to retry with is carbon's UUID, or the caller's own.
+  r.line = redactKeys(r.line);
   if (io.json) io.stderr.write(`${JSON.stringify(r.envelope)}\n`);
   else if (r.exitCode === EXIT.interrupted) {
     // The user's own Ctrl-C is not a failure: one plain line of what was done and what was not.

@@ -1,6 +1,8 @@
 import { Writable } from 'node:stream';
 import { describe, expect, test } from 'vitest';
+import { CliError } from '../../src/cli/errors.js';
 import { reportError } from '../../src/cli/report-error.js';
+import { CarbonApiError } from '../../src/client/errors.js';
 
 /** What reportError writes on stderr for `err`, with `env`. */
 function reported(err: unknown, env: NodeJS.ProcessEnv): { code: number; text: string } {
@@ -27,5 +29,41 @@ describe('an unexpected error', () => {
     expect([code, line]).toEqual([1, 'error: Unexpected error: boom']);
     expect(stack[0]).toMatch(/^Error: boom$/);
     expect(stack.slice(1).every((frame) => /^\s+at /.test(frame))).toBe(true);
+  });
+});
+
+describe('keys in what is reported', () => {
+  const KEY = `ck_test_${'Q7r8S9t0'.repeat(4)}`;
+
+  test('an answer that echoes a key (a server that does not mask it) is masked in its message and param, in text and in --json', () => {
+    const err = new CarbonApiError(404, {
+      type: 'invalid_request_error',
+      code: 'resource_missing',
+      message: `No such offset: '${KEY}'.`,
+      param: KEY,
+    });
+    const { code, text } = reported(err, {});
+    expect(code).toBe(5);
+    expect(text).toBe("error: No such offset: 'ck_test_…S9t0'. (param: ck_test_…S9t0)\n");
+    let json = '';
+    const stderr = new Writable({
+      write(chunk, _encoding, done) {
+        json += String(chunk);
+        done();
+      },
+    });
+    reportError(err, { json: true, env: {}, stderr });
+    expect(JSON.parse(json).error).toMatchObject({ message: "No such offset: 'ck_test_…S9t0'.", param: 'ck_test_…S9t0' });
+  });
+
+  test('a hint that repeats what was typed is masked too; an Idempotency-Key (a UUID) is not', () => {
+    const typed = reported(
+      new CliError('No such profile.', 2, 'usage_error', `Create it with \`carbon config set --profile ${KEY} mode test\`.`),
+      {},
+    );
+    expect(typed.text).toBe('error: No such profile. Create it with `carbon config set --profile ck_test_…S9t0 mode test`.\n');
+    const uuid = '6f1c2a9e-3b7d-4e0a-9c51-2d8f7a6b4e13';
+    const retry = reported(new CliError('No answer.', 1, 'connection_error', `Retry safely with --idempotency-key ${uuid}.`), {});
+    expect(retry.text).toBe(`error: No answer. Retry safely with --idempotency-key ${uuid}.\n`);
   });
 });

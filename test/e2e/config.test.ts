@@ -157,6 +157,19 @@ describe('set, get, unset, list, use', () => {
     expect(JSON.parse(readFileSync(join(home, 'config.json'), 'utf8'))).toEqual({ profiles: { staging: { mode: 'live' } } });
   });
 
+  test('a key typed where a profile name goes is masked in the error and in its hint', async () => {
+    const home = newHome();
+    for (const key of [FAKE_TEST, 'A1b2C3d4'.repeat(4)]) {
+      const r = await carbon(['config', 'use', key], { home });
+      expect(r.exitCode).toBe(2);
+      expect(r.stderr).toContain('No profile named');
+      // The hint names the command that would make the profile: with the name masked, as the message has it.
+      expect(r.stderr).toContain('carbon config set --profile');
+      expect(r.stderr).not.toContain(key);
+      expect(r.stderr).toContain(key.slice(-4));
+    }
+  });
+
   test('bad keys and values are refused before they are stored', async () => {
     const home = newHome();
     for (const [args, message] of [
