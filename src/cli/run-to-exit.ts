@@ -23,13 +23,16 @@ export async function runToExit(
 ): Promise<never> {
   // The Context of the command that ran, if one did, so its engine is released whatever happened.
   let running: Context | undefined;
+  // Options end at `--`: what follows is an argument, however it reads.
+  const end = argv.indexOf('--');
+  const options = end === -1 ? argv : argv.slice(0, end);
   const io: ErrorIO = {
-    json: argv.includes('--json'),
+    json: options.includes('--json'),
     env: process.env,
     get stderr() {
       return stderr();
     },
-    ...(argv.includes('--no-color') ? { color: false } : {}),
+    ...(options.includes('--no-color') ? { color: false } : {}),
   };
   // A command whose work never settles (waiting on nothing: a bug) would let Node exit 0 once the
   // event loop is empty, which a script takes for success. It is reported as the failure it is.

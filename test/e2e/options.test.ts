@@ -17,6 +17,15 @@ describe('an option value that is another option', () => {
     expect((await json<{ data: unknown[] }>(['list'], { home })).data).toEqual([]);
     expect((await json<{ reference: string }>(['buy', '--kg', '5', '--reference=--wait'], { home })).reference).toBe('--wait');
   });
+
+  test('after --, --json is an argument: the error stays a line for a person, and --json before -- still makes it JSON', async () => {
+    const home = newHome();
+    const after = await carbon(['show', '--', '--json'], { home });
+    expect([after.exitCode, after.stdout, after.stderr]).toEqual([5, '', "error: No such offset: '--json'. (param: id)\n"]);
+    const before = await carbon(['show', '--json', '--', '--json'], { home });
+    expect(before.exitCode).toBe(5);
+    expect(JSON.parse(before.stderr).error).toMatchObject({ code: 'resource_missing', param: 'id' });
+  });
 });
 
 describe('numbers read the same way in every option', () => {
