@@ -1,6 +1,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import pg from 'pg';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { RequestEntry } from '../../src/api/journal.js';
 import type { ApiRequest } from '../../src/api/types.js';
@@ -9,6 +10,7 @@ import { JOURNAL_DEFAULTS, type JournalSettings, journalSettingsFrom } from '../
 import { JOURNAL_BODY_LIMIT } from '../../src/service/journal-note.js';
 import { NO_FILTER, type RequestFilter } from '../../src/service/journal-view.js';
 import { linesOf } from '../../src/service/snapshot-format.js';
+import { postgresAvailable, TEST_DATABASE_URL } from '../support/database.js';
 import { type StoreKind, storeMatrix, testLedger } from '../support/matrix.js';
 import { T0, tempDir } from '../support/world.js';
 
@@ -74,7 +76,7 @@ async function ledger(store: StoreKind, journal: Partial<JournalSettings> = {}) 
       entries: (filter = {}) => engine.sandbox.journal.entries({ ...NO_FILTER, ...filter }),
     };
   };
-  return { open };
+  return { open, database: where.database };
 }
 
 describe.each(storeMatrix())('the request journal on the $label store', ({ kind: store }) => {
@@ -383,6 +385,43 @@ describe('on SQLite, the journal and another process holding the write lock', ()
     expect(entries).toHaveLength(250);
     expect(engine.sandbox.journal.dropped).toBe(0);
   }, 20_000);
+});
+
+describe.runIf(postgresAvailable())('on PostgreSQL, the journal while a reset runs', () => {
+  test("another instance's batch under way when the reset starts is emptied with the rest; what comes after numbers on", async () => {
+    const { open, database } = await ledger('postgres', { flushMs: 3_600_000 });
+    const a = await open('host-a:1');
+    const b = await open('host-b:2');
+    const db = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await db.connect();
+    cleanup.push(() => db.end());
+    const journalLocks = async () =>
+      Number((await db.query("SELECT count(*) AS n FROM pg_locks WHERE relation = to_regclass('journal') AND NOT granted")).rows[0].n);
+    const waiters = async (n: number) => {
+      while ((await journalLocks()) < n) await new Promise((resolve) => setTimeout(resolve, 10));
+    };
+    await db.query(`SET search_path = "${new URL(database!).searchParams.get('schema')}"`);
+    await b.call('GET', '/balance');
+    const seen = (await b.entries({ limit: 1 }))[0]!.seq;
+    // B's next batch held on its way in (a lock the test holds), as a batch still being written is.
+    await db.query('BEGIN; LOCK TABLE journal IN SHARE MODE');
+    await b.call('GET', '/impact');
+    const flushed = b.engine.sandbox.journal.flush();
+    await waiters(1);
+    const reset = a.engine.sandbox.reset();
+    // The reset waits too (for the journal's lock, or its delete for the rows').
+    await waiters(2);
+    await db.query('COMMIT');
+    await flushed;
+    await reset;
+    // Before: the reset's delete read a snapshot older than the batch, and B's /impact, answered before the reset, stayed.
+    expect(await a.entries({ limit: 100 })).toEqual([]);
+    expect(await a.entries({ after: seen })).toEqual([]);
+    await b.call('GET', '/balance', { key: (await a.engine.sandbox.defaultKey('test'))! });
+    const after = await b.entries({ after: seen });
+    expect(after.map((e) => e.path)).toEqual(['/api/v1/balance']);
+    expect(after[0]!.seq).toBeGreaterThan(seen + 1);
+  });
 });
 
 describe("CARBON_JOURNAL's words", () => {

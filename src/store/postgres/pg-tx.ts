@@ -236,13 +236,18 @@ export class PgTx extends PgReads implements port.LedgerTx {
    *
    * DELETE, not TRUNCATE: TRUNCATE takes an ACCESS EXCLUSIVE lock on each table in turn, which a
    * read holding one table while it waits for the next would deadlock with, and it is not MVCC-safe.
-   * Writers are held off by the writer lock this transaction holds.
+   * Writers are held off by the writer lock this transaction holds; the journal's, which write
+   * outside it (pg-journal.ts), by the journal's lock, taken as a load takes it (pg-snapshot.ts)
+   * and before the snapshot (the first statement of the transaction after the writer lock): a
+   * batch under way is waited for and emptied with the rest (the snapshot sees it), one that comes
+   * later waits and numbers on. Taken after the snapshot, a batch committed meanwhile stayed.
    */
   async clear(): Promise<void> {
     this.touched = true;
     this.touchedKeys = true;
     await this.q.query(
-      'DELETE FROM idempotency; DELETE FROM entries; DELETE FROM offsets; DELETE FROM impact; DELETE FROM impact_daily; DELETE FROM balances; ' +
+      'LOCK TABLE journal IN SHARE ROW EXCLUSIVE MODE; ' +
+        'DELETE FROM idempotency; DELETE FROM entries; DELETE FROM offsets; DELETE FROM impact; DELETE FROM impact_daily; DELETE FROM balances; ' +
         'UPDATE key_vault SET default_for = NULL; DELETE FROM api_keys; DELETE FROM rate_windows; DELETE FROM journal; DELETE FROM account',
     );
     await retireTexts(this.q);
