@@ -166,19 +166,11 @@ export class CarbonClient {
 
   /**
    * One request as given, through the same transport and key, answered whatever its status (for
-   * `carbon api`): no retries, no error thrown for a 4xx or 5xx.
+   * `carbon api`): retried as every request is (a POST /offsets with its Idempotency-Key on each
+   * attempt), then the last answer returned, a 4xx or 5xx included; no error thrown for it.
    */
   async raw(method: string, path: string, options: RequestExtra & { body?: string } = {}): Promise<ApiResponse> {
-    const request = this.request(method.toUpperCase(), path, options.body, options);
-    const report = this.reporter(request, 1);
-    try {
-      const response = await this.options.transport.request(request);
-      this.answered(response, report);
-      return response;
-    } catch (err) {
-      report?.(0, undefined);
-      throw err;
-    }
+    return (await this.attempts(this.request(method.toUpperCase(), path, options.body, options))).response;
   }
 
   /** An answer came: --verbose is told, and whether a carbon sandbox gave it (`Carbon-Sandbox: true`) is noted. */
@@ -217,45 +209,47 @@ export class CarbonClient {
     return (await this.exchange<T>(method, path, extra)).response;
   }
 
-  /** A request with its retries; `earlierMaybeSent`: whether an attempt before the one answered may have reached the server. */
+  /** A request with its retries, a 4xx or 5xx thrown; `earlierMaybeSent`: whether an attempt before the one answered may have reached the server. */
   private async exchange<T>(
     method: string,
     path: string,
     extra: RequestExtra & { body?: unknown } = {},
   ): Promise<{ response: ApiResponse<T>; earlierMaybeSent: boolean }> {
     const request = this.request(method, path, extra.body === undefined ? undefined : JSON.stringify(extra.body), extra);
+    const { response, earlierMaybeSent } = await this.attempts(request);
+    if (response.status < 400) return { response: response as ApiResponse<T>, earlierMaybeSent };
+    const error = toApiError(response);
+    // A 4xx is the service saying it did nothing (a 429 or a 409 before the request was
+    // handled); a 5xx may have come after the purchase committed.
+    error.earlierMaybeSent = earlierMaybeSent || response.status >= 500;
+    throw error;
+  }
+
+  /**
+   * Sends `request` until its answer is final: a success, a failure retryDelay does not retry, or
+   * the last retry's answer, whatever its status. A network failure after the last retry is
+   * thrown. `earlierMaybeSent`: whether an attempt before the one answered may have reached the server.
+   */
+  private async attempts(request: ApiRequest): Promise<{ response: ApiResponse; earlierMaybeSent: boolean }> {
     // Whether any attempt may have reached the server (so a purchase may have been made).
     let maybeSent = false;
     for (let attempt = 1; ; attempt++) {
-      let outcome: Outcome;
-      let failure: Error;
       const report = this.reporter(request, attempt);
+      let delay: number | null;
       try {
         const response = await this.options.transport.request(request);
         this.answered(response, report);
-        if (response.status < 400) return { response: response as ApiResponse<T>, earlierMaybeSent: maybeSent };
-        // A 4xx is the service saying it did nothing (a 429 or a 409 before the request was
-        // handled); a 5xx may have come after the purchase committed.
+        delay = response.status < 400 ? null : retryDelay(responseOutcome(response), attempt, this.policy);
+        if (delay === null) return { response, earlierMaybeSent: maybeSent };
         maybeSent ||= response.status >= 500;
-        const error = toApiError(response);
-        error.earlierMaybeSent = maybeSent;
-        outcome = {
-          kind: 'response',
-          status: response.status,
-          code: error.code,
-          ...(error.retryAfter === undefined ? {} : { retryAfter: error.retryAfter }),
-        };
-        failure = error;
       } catch (err) {
         if (!(err instanceof CarbonConnectionError)) throw err;
         report?.(0, undefined);
         maybeSent ||= !err.neverSent;
         err.neverSent = !maybeSent;
-        outcome = { kind: 'network' };
-        failure = err;
+        delay = retryDelay({ kind: 'network' }, attempt, this.policy);
+        if (delay === null) throw err;
       }
-      const delay = retryDelay(outcome, attempt, this.policy);
-      if (delay === null) throw failure;
       await this.sleep(delay);
     }
   }
@@ -269,6 +263,12 @@ function pathAndQuery(request: ApiRequest): string {
   }
   const query = search.toString();
   return query === '' ? request.path : `${request.path}?${query}`;
+}
+
+/** What retryDelay is told of an answer: its status, error code and Retry-After. */
+function responseOutcome(response: ApiResponse): Outcome {
+  const { code, retryAfter } = toApiError(response);
+  return { kind: 'response', status: response.status, code, ...(retryAfter === undefined ? {} : { retryAfter }) };
 }
 
 function toApiError(response: ApiResponse): CarbonApiError {

@@ -3,7 +3,8 @@ import { flagTable } from '../../flags.js';
 
 export const api: CommandSpec = {
   name: 'api',
-  description: 'one raw API request through the configured engine and key; the answer as JSON, its status as the exit code',
+  description:
+    'one raw API request through the configured engine and key, retried like every other; the answer as JSON, its status as the exit code',
   args: [
     { name: '<method>', description: 'GET or POST' },
     { name: '<path>', description: "under /api/v1, e.g. /balance or '/offsets?limit=2'" },
@@ -11,7 +12,7 @@ export const api: CommandSpec = {
   get flags() {
     return flagTable(`
     -d, --data <json>         the JSON body, or @FILE (@- for stdin)
-    --idempotency-key <key>   for POST /offsets (generated when absent)
+    --idempotency-key <key>   for POST /offsets, the same on every retry (generated when absent)
   `);
   },
   examples: [

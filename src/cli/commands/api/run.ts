@@ -8,7 +8,9 @@ import { EXIT, exitCodeForStatus } from '../../exit-codes.js';
 /**
  * `carbon api METHOD PATH`: one raw request through the configured engine and key, like `gh api`
  * and `stripe get/post`. The response body is printed as JSON on stdout whatever the status; the
- * status becomes the exit code by the usual table (2xx → 0). A POST gets an Idempotency-Key.
+ * status becomes the exit code by the usual table (2xx → 0). A POST /offsets gets an
+ * Idempotency-Key. Retried as every command's requests are (--max-retries: no answer, 429, 5xx,
+ * 409 but a reused key; the same key on each attempt); the last attempt's answer is the one printed.
  */
 export async function run(ctx: Context, method: string, path: string, flags: { data?: string; idempotencyKey?: string }): Promise<void> {
   const verb = method.toUpperCase();

@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { carbon, homes, ok, type Served, sandboxKeys, serve } from '../support/cli.js';
+
+/**
+ * `carbon api` retries as every command does (--max-retries, CARBON_MAX_RETRIES): through a real
+ * `carbon serve` whose faults (`carbon sandbox faults`, seeded) answer a first attempt 503 or drop
+ * its connection. Seeds 7, 8 and 9 at half the requests draw a fault for a setting's first request
+ * and none for its second; each case sets its own route or seed, so its sequence starts again.
+ * Retry-After is 0, so each retry waits only the client's backoff (about half a second).
+ */
+
+const newHome = homes();
+let home: string;
+let server: Served;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  home = newHome();
+  const keys = await sandboxKeys(home);
+  server = await serve(home);
+  env = { CARBON_BASE_URL: server.url, CARBON_API_KEY: keys.test };
+});
+afterAll(() => server?.stop());
+
+const faults = (...args: string[]) => ok(['sandbox', 'faults', 'set', '--retry-after', '0', ...args], { home });
+/** The --verbose lines' statuses, attempt by attempt: `503 1`, `200 2`. */
+const attempts = (stderr: string) =>
+  [...stderr.matchAll(/^http: \S+ \S+ (\d+|no answer) \S+ (?:req_\w+ )?attempt (\d+)$/gm)].map((m) => `${m[1]} ${m[2]}`);
+
+describe('carbon api: retried as every command is', () => {
+  test('a 503 then a 200: retried, and the 200 is what is printed, exit 0', async () => {
+    await faults('--error-rate', '0.5', '--errors', '503', '--seed', '8', '--route', 'GET /balance');
+    const r = await carbon(['api', 'GET', '/balance', '--verbose'], { home, env });
+    expect(attempts(r.stderr)).toEqual(['503 1', '200 2']);
+    expect(r.exitCode).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ object: 'balance' });
+  });
+
+  test('retries used up: the last answer printed with its exit code; --max-retries 0 is one attempt; no answer is the network failure', async () => {
+    await faults('--error-rate', '1', '--errors', '503', '--route', 'GET /balance');
+    const once = await carbon(['api', 'GET', '/balance', '--verbose', '--max-retries', '0'], { home, env });
+    expect(attempts(once.stderr)).toEqual(['503 1']);
+    expect([once.exitCode, JSON.parse(once.stdout).error.code]).toEqual([1, 'service_unavailable']);
+    expect(once.stderr).toContain('error: GET /balance answered 503 service_unavailable.');
+    const twice = await carbon(['api', 'GET', '/balance', '--verbose'], { home, env: { ...env, CARBON_MAX_RETRIES: '1' } });
+    expect(attempts(twice.stderr)).toEqual(['503 1', '503 2']);
+    expect([twice.exitCode, JSON.parse(twice.stdout).error.code]).toEqual([1, 'service_unavailable']);
+
+    // Never an answer: the network failure, said as `carbon balance` says it, nothing on stdout.
+    await faults('--error-rate', '1', '--errors', 'drop-before', '--route', 'GET /balance');
+    const dropped = await carbon(['api', 'GET', '/balance', '--verbose', '--max-retries', '1'], { home, env });
+    expect(attempts(dropped.stderr)).toEqual(['no answer 1', 'no answer 2']);
+    expect([dropped.exitCode, dropped.stdout]).toEqual([1, '']);
+    const balance = await carbon(['balance', '--max-retries', '1'], { home, env });
+    expect(dropped.stderr).toContain(balance.stderr.split('\n').find((line) => line.startsWith('error: ')));
+    await ok(['sandbox', 'faults', 'off'], { home });
+  });
+
+  test('POST /offsets whose answer was lost: retried with the same Idempotency-Key, so one purchase, charged once', async () => {
+    const before = JSON.parse((await ok(['api', 'GET', '/balance'], { home, env })).stdout) as { available_cents: number };
+    await faults('--error-rate', '0.5', '--errors', 'drop-after', '--seed', '8', '--route', 'POST /offsets');
+    const r = await carbon(['api', 'POST', '/offsets', '-d', '{"kg": 5, "reference": "lost-answer"}', '--verbose'], { home, env });
+    expect(attempts(r.stderr)).toEqual(['no answer 1', '201 2']);
+    expect(r.exitCode).toBe(0);
+    const offset = JSON.parse(r.stdout) as { id: string; kg: number; amount_cents: number };
+    expect(offset.kg).toBe(5);
+    await ok(['sandbox', 'faults', 'off'], { home });
+    const list = JSON.parse((await ok(['api', 'GET', '/offsets?reference=lost-answer'], { home, env })).stdout);
+    expect(list.data.map((o: { id: string }) => o.id)).toEqual([offset.id]);
+    const after = JSON.parse((await ok(['api', 'GET', '/balance'], { home, env })).stdout) as { available_cents: number };
+    expect(after.available_cents).toBe(before.available_cents - offset.amount_cents);
+  });
+
+  test.each([
+    ['422', '{"kg": 0}', 7, 'validation_error', 2],
+    ['400', '[]', 9, 'invalid_json', 2],
+  ])('a %s is an answer: after a 503 it is retried to, never past', async (status, body, seed, code, exitCode) => {
+    await faults('--error-rate', '0.5', '--errors', '503', '--seed', String(seed), '--route', 'POST /quotes');
+    const r = await carbon(['api', 'POST', '/quotes', '-d', body, '--verbose', '--max-retries', '3'], { home, env });
+    expect(attempts(r.stderr)).toEqual(['503 1', `${status} 2`]);
+    expect([r.exitCode, JSON.parse(r.stdout).error.code]).toEqual([exitCode, code]);
+  });
+});
