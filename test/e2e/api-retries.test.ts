@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { carbon, homes, ok, type Served, sandboxKeys, serve } from '../support/cli.js';
 
 /**
@@ -21,6 +21,10 @@ beforeAll(async () => {
   env = { CARBON_BASE_URL: server.url, CARBON_API_KEY: keys.test };
 });
 afterAll(() => server?.stop());
+// Each test sets the faults it needs, in any order (the suite may run shuffled).
+beforeEach(async () => {
+  await ok(['sandbox', 'faults', 'off'], { home });
+});
 
 const faults = (...args: string[]) => ok(['sandbox', 'faults', 'set', '--retry-after', '0', ...args], { home });
 /** The --verbose lines' statuses, attempt by attempt: `503 1`, `200 2`. */
@@ -53,7 +57,6 @@ describe('carbon api: retried as every command is', () => {
     expect([dropped.exitCode, dropped.stdout]).toEqual([1, '']);
     const balance = await carbon(['balance', '--max-retries', '1'], { home, env });
     expect(dropped.stderr).toContain(balance.stderr.split('\n').find((line) => line.startsWith('error: ')));
-    await ok(['sandbox', 'faults', 'off'], { home });
   });
 
   test('POST /offsets whose answer was lost: retried with the same Idempotency-Key, so one purchase, charged once', async () => {
