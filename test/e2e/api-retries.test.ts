@@ -83,4 +83,42 @@ describe('carbon api: retried as every command is', () => {
     expect(attempts(r.stderr)).toEqual(['503 1', `${status} 2`]);
     expect([r.exitCode, JSON.parse(r.stdout).error.code]).toEqual([exitCode, code]);
   });
+
+  test('POST /offsets with no answer after its retries: the Idempotency-Key to retry with, in the line and in --json; retried with it, one purchase', async () => {
+    await faults('--error-rate', '1', '--errors', 'drop-after', '--route', 'POST /offsets');
+    const data = '{"kg": 7, "reference": "unknown-outcome"}';
+    const lost = await carbon(['api', 'POST', '/offsets', '-d', data, '--max-retries', '1'], { home, env });
+    expect([lost.exitCode, lost.stdout]).toEqual([1, '']);
+    const key = /--idempotency-key (\S+):/.exec(lost.stderr)?.[1];
+    expect(lost.stderr).toContain('The purchase may or may not have been made.');
+    expect(key).toMatch(/^[0-9a-f-]{36}$/);
+    const asJson = await carbon(['api', 'POST', '/offsets', '-d', data, '--max-retries', '0', '--json'], { home, env });
+    expect(JSON.parse(asJson.stderr).error).toMatchObject({
+      code: 'connection_error',
+      idempotency_key: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
+    // A 503 answer (after the purchase, for all the caller knows) names it too, with the body on stdout.
+    await faults('--error-rate', '1', '--errors', '503', '--retry-after', '0', '--route', 'POST /offsets');
+    const failed = await carbon(['api', 'POST', '/offsets', '-d', data, '--max-retries', '0', '--idempotency-key', 'mine-1'], {
+      home,
+      env,
+    });
+    expect([failed.exitCode, JSON.parse(failed.stdout).error.code]).toEqual([1, 'service_unavailable']);
+    expect(failed.stderr).toContain('Retry safely with --idempotency-key mine-1');
+
+    await ok(['sandbox', 'faults', 'off'], { home });
+    const again = await ok(['api', 'POST', '/offsets', '-d', data, '--idempotency-key', key!], { home, env });
+    const offset = JSON.parse(again.stdout) as { id: string };
+    const list = JSON.parse((await ok(['api', 'GET', '/offsets?reference=unknown-outcome'], { home, env })).stdout);
+    // The first attempt's purchase (its answer lost), and the --json run's: the retry with the key bought nothing new.
+    expect(list.data).toHaveLength(2);
+    expect(list.data.map((o: { id: string }) => o.id)).toContain(offset.id);
+  });
+
+  test('a refused POST /offsets (422) is said as it is: no key to retry with', async () => {
+    const r = await carbon(['api', 'POST', '/offsets', '-d', '{"kg": 0}'], { home, env });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).not.toContain('idempotency-key');
+    expect(r.stderr).not.toContain('may or may not');
+  });
 });

@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { API_PREFIX } from '../../../api/types.js';
+import { API_PREFIX, type ApiResponse } from '../../../api/types.js';
+import { CarbonConnectionError } from '../../../client/errors.js';
 import { randomUUID } from '../../../platform/random.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT, exitCodeForStatus } from '../../exit-codes.js';
+import { unknownPurchase } from '../../purchase/unknown-outcome.js';
 
 /**
  * `carbon api METHOD PATH`: one raw request through the configured engine and key, like `gh api`
@@ -33,17 +35,28 @@ export async function run(ctx: Context, method: string, path: string, flags: { d
     }
   }
   const headers: Record<string, string> = {};
-  if (verb === 'POST' && relative === '/offsets') headers['idempotency-key'] = flags.idempotencyKey ?? randomUUID();
+  const purchase = verb === 'POST' && relative === '/offsets';
+  if (purchase) headers['idempotency-key'] = flags.idempotencyKey ?? randomUUID();
   const client = await ctx.client();
-  const response = await client.raw(verb, relative, {
-    ...(body === undefined ? {} : { body }),
-    query: Object.fromEntries(url.searchParams),
-    headers,
-  });
+  let response: ApiResponse;
+  try {
+    response = await client.raw(verb, relative, {
+      ...(body === undefined ? {} : { body }),
+      query: Object.fromEntries(url.searchParams),
+      headers,
+    });
+  } catch (err) {
+    if (!purchase || !(err instanceof CarbonConnectionError) || err.neverSent) throw err;
+    throw unknownPurchase(err.message, EXIT.failure, 'connection_error', headers['idempotency-key']!);
+  }
   ctx.out.stdout.write(`${JSON.stringify(response.body ?? null, null, ctx.out.interactive ? 2 : undefined)}\n`);
   if (response.status >= 400) {
     const code = (response.body as { error?: { code?: string } } | undefined)?.error?.code ?? 'http_error';
-    throw new CliError(`${verb} ${relative} answered ${response.status} ${code}.`, exitCodeForStatus(response.status), code);
+    const said = `${verb} ${relative} answered ${response.status} ${code}.`;
+    // A 5xx may have come after the purchase committed; a 409 or 429, after an earlier attempt that did.
+    if (purchase && (response.status >= 500 || response.status === 409 || response.status === 429))
+      throw unknownPurchase(said, exitCodeForStatus(response.status), code, headers['idempotency-key']!);
+    throw new CliError(said, exitCodeForStatus(response.status), code);
   }
 }
 

@@ -8,6 +8,7 @@ import { EXIT, exitCodeForStatus } from '../../exit-codes.js';
 import { printOffset } from '../../offsets/wait.js';
 import { type PurchaseFlags, purchaseParams, quietWith, wholeNumberOption } from '../../options.js';
 import { topUpHint } from '../../purchase/top-up.js';
+import { unknownPurchase } from '../../purchase/unknown-outcome.js';
 import { dollars, kg } from '../../render/format.js';
 
 /** What a purchase above the review limit does, said wherever it is shown. */
@@ -129,13 +130,12 @@ function failedPurchase(err: CarbonConnectionError | CarbonApiError, idempotency
   }
   const unknownOutcome = err instanceof CarbonConnectionError || err.status >= 500 || retriedRefusal;
   if (!unknownOutcome) return err;
-  return new CliError(
-    `${err.message} The purchase may or may not have been made${retriedRefusal ? ' (an earlier attempt may have gone through)' : ''}.`,
+  return unknownPurchase(
+    err.message,
     err instanceof CarbonApiError ? exitCodeForStatus(err.status) : EXIT.failure,
     err instanceof CarbonApiError ? err.code : 'connection_error',
-    `Retry safely with --idempotency-key ${idempotencyKey}: a key that bought once returns that purchase and never buys again.`,
-    // A --json caller gets no hint line: the envelope carries the key to retry with.
-    { idempotency_key: idempotencyKey },
+    idempotencyKey,
+    retriedRefusal,
   );
 }
 
