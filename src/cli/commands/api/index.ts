@@ -3,8 +3,7 @@ import { flagTable } from '../../flags.js';
 
 export const api: CommandSpec = {
   name: 'api',
-  description:
-    'one raw API request through the configured engine and key, retried like every other; the answer as JSON, its status as the exit code',
+  description: 'one raw API request through the configured engine and key; the answer as JSON, its status as the exit code',
   args: [
     { name: '<method>', description: 'GET or POST' },
     { name: '<path>', description: "under /api/v1, e.g. /balance or '/offsets?limit=2'" },
