@@ -168,9 +168,14 @@ export class CarbonClient {
    * One request as given, through the same transport and key, answered whatever its status (for
    * `carbon api`): retried as every request is (a POST /offsets with its Idempotency-Key on each
    * attempt), then the last answer returned, a 4xx or 5xx included; no error thrown for it.
+   * `earlierMaybeSent`: whether an attempt before that answer may have reached the server.
    */
-  async raw(method: string, path: string, options: RequestExtra & { body?: string } = {}): Promise<ApiResponse> {
-    return (await this.attempts(this.request(method.toUpperCase(), path, options.body, options))).response;
+  async raw(
+    method: string,
+    path: string,
+    options: RequestExtra & { body?: string } = {},
+  ): Promise<{ response: ApiResponse; earlierMaybeSent: boolean }> {
+    return this.attempts(this.request(method.toUpperCase(), path, options.body, options));
   }
 
   /** An answer came: --verbose is told, and whether a carbon sandbox gave it (`Carbon-Sandbox: true`) is noted. */

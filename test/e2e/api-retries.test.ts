@@ -115,10 +115,15 @@ describe('carbon api: retried as every command is', () => {
     expect(list.data.map((o: { id: string }) => o.id)).toContain(offset.id);
   });
 
-  test('a refused POST /offsets (422) is said as it is: no key to retry with', async () => {
-    const r = await carbon(['api', 'POST', '/offsets', '-d', '{"kg": 0}'], { home, env });
-    expect(r.exitCode).toBe(2);
-    expect(r.stderr).not.toContain('idempotency-key');
-    expect(r.stderr).not.toContain('may or may not');
+  test('a refused POST /offsets (422, a reused key) is said as it is: no key to retry with', async () => {
+    const invalid = await carbon(['api', 'POST', '/offsets', '-d', '{"kg": 0}'], { home, env });
+    expect(invalid.exitCode).toBe(2);
+    await ok(['api', 'POST', '/offsets', '-d', '{"kg": 3}', '--idempotency-key', 'reused-1'], { home, env });
+    const reused = await carbon(['api', 'POST', '/offsets', '-d', '{"kg": 4}', '--idempotency-key', 'reused-1'], { home, env });
+    expect([reused.exitCode, JSON.parse(reused.stdout).error.code]).toEqual([6, 'idempotency_key_reused']);
+    for (const r of [invalid, reused]) {
+      expect(r.stderr).not.toContain('--idempotency-key');
+      expect(r.stderr).not.toContain('may or may not');
+    }
   });
 });

@@ -177,7 +177,7 @@ describe('CarbonClient.raw (carbon api): retried as every request, the last answ
 
   it('a 429 waits its Retry-After, a drop and a 503 are retried, all with one Idempotency-Key: one purchase', async () => {
     proxy = await startFaultProxy({ target: server.url, plan: [{ status: 429, retryAfter: 2 }, 'drop', '503'], only: BUY });
-    const response = await client(3).raw('POST', '/offsets', purchase);
+    const { response } = await client(3).raw('POST', '/offsets', purchase);
     expect(response).toMatchObject({ status: 201, body: { object: 'offset', kg: 5 } });
     expect(waits[0]).toBe(2_000);
     expect(waits).toHaveLength(3);
@@ -187,11 +187,12 @@ describe('CarbonClient.raw (carbon api): retried as every request, the last answ
 
   it('retries used up: the last 503 is the answer, not thrown; a 422 is an answer at once', async () => {
     proxy = await startFaultProxy({ target: server.url, plan: () => '503', only: BUY });
-    const response = await client(2).raw('POST', '/offsets', purchase);
+    const { response, earlierMaybeSent } = await client(2).raw('POST', '/offsets', purchase);
     expect(response).toMatchObject({ status: 503, body: { error: { code: 'service_unavailable' } } });
+    expect(earlierMaybeSent).toBe(true);
     expect(proxy.requests).toHaveLength(3);
     expect(await purchases()).toEqual({ offsets: 0, balance: 100_000 });
-    const invalid = await client(2).raw('POST', '/quotes', { body: '{"kg": 0}' });
+    const { response: invalid } = await client(2).raw('POST', '/quotes', { body: '{"kg": 0}' });
     expect(invalid).toMatchObject({ status: 422, body: { error: { code: 'validation_error' } } });
     expect(proxy.requests).toHaveLength(4);
     expect(waits).toHaveLength(2);

@@ -38,9 +38,9 @@ export async function run(ctx: Context, method: string, path: string, flags: { d
   const purchase = verb === 'POST' && relative === '/offsets';
   if (purchase) headers['idempotency-key'] = flags.idempotencyKey ?? randomUUID();
   const client = await ctx.client();
-  let response: ApiResponse;
+  let answer: { response: ApiResponse; earlierMaybeSent: boolean };
   try {
-    response = await client.raw(verb, relative, {
+    answer = await client.raw(verb, relative, {
       ...(body === undefined ? {} : { body }),
       query: Object.fromEntries(url.searchParams),
       headers,
@@ -49,13 +49,16 @@ export async function run(ctx: Context, method: string, path: string, flags: { d
     if (!purchase || !(err instanceof CarbonConnectionError) || err.neverSent) throw err;
     throw unknownPurchase(err.message, EXIT.failure, 'connection_error', headers['idempotency-key']!);
   }
+  const { response, earlierMaybeSent } = answer;
   ctx.out.stdout.write(`${JSON.stringify(response.body ?? null, null, ctx.out.interactive ? 2 : undefined)}\n`);
   if (response.status >= 400) {
     const code = (response.body as { error?: { code?: string } } | undefined)?.error?.code ?? 'http_error';
     const said = `${verb} ${relative} answered ${response.status} ${code}.`;
-    // A 5xx may have come after the purchase committed; a 409 or 429, after an earlier attempt that did.
-    if (purchase && (response.status >= 500 || response.status === 409 || response.status === 429))
-      throw unknownPurchase(said, exitCodeForStatus(response.status), code, headers['idempotency-key']!);
+    // A 5xx may have come after the purchase committed; a refusal the client retries (429, a 409
+    // but a reused key), after an earlier attempt that did (as carbon buy says it).
+    const retriedRefusal = earlierMaybeSent && (response.status === 429 || (response.status === 409 && code !== 'idempotency_key_reused'));
+    if (purchase && (response.status >= 500 || retriedRefusal))
+      throw unknownPurchase(said, exitCodeForStatus(response.status), code, headers['idempotency-key']!, retriedRefusal);
     throw new CliError(said, exitCodeForStatus(response.status), code);
   }
 }
