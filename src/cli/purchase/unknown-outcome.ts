@@ -16,3 +16,11 @@ export function unknownPurchase(said: string, exitCode: ExitCode, code: string, 
     { idempotency_key: idempotencyKey },
   );
 }
+
+/**
+ * Whether a refusal may hide a purchase: one the client retries (429, a 409 other than a reused
+ * key) after an earlier attempt got no answer or a 5xx, which may have bought.
+ */
+export function retriedRefusal(status: number, code: string | undefined, earlierMaybeSent: boolean): boolean {
+  return earlierMaybeSent && (status === 429 || (status === 409 && code !== 'idempotency_key_reused'));
+}

@@ -5,7 +5,7 @@ import { randomUUID } from '../../../platform/random.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT, exitCodeForStatus } from '../../exit-codes.js';
-import { unknownPurchase } from '../../purchase/unknown-outcome.js';
+import { retriedRefusal, unknownPurchase } from '../../purchase/unknown-outcome.js';
 
 /**
  * `carbon api METHOD PATH`: one raw request through the configured engine and key, like `gh api`
@@ -54,11 +54,10 @@ export async function run(ctx: Context, method: string, path: string, flags: { d
   if (response.status >= 400) {
     const code = (response.body as { error?: { code?: string } } | undefined)?.error?.code ?? 'http_error';
     const said = `${verb} ${relative} answered ${response.status} ${code}.`;
-    // A 5xx may have come after the purchase committed; a refusal the client retries (429, a 409
-    // but a reused key), after an earlier attempt that did (as carbon buy says it).
-    const retriedRefusal = earlierMaybeSent && (response.status === 429 || (response.status === 409 && code !== 'idempotency_key_reused'));
-    if (purchase && (response.status >= 500 || retriedRefusal))
-      throw unknownPurchase(said, exitCodeForStatus(response.status), code, headers['idempotency-key']!, retriedRefusal);
+    // A 5xx may have come after the purchase committed; a retried refusal, after an earlier attempt that did.
+    const refusedAfter = retriedRefusal(response.status, code, earlierMaybeSent);
+    if (purchase && (response.status >= 500 || refusedAfter))
+      throw unknownPurchase(said, exitCodeForStatus(response.status), code, headers['idempotency-key']!, refusedAfter);
     throw new CliError(said, exitCodeForStatus(response.status), code);
   }
 }

@@ -8,7 +8,7 @@ import { EXIT, exitCodeForStatus } from '../../exit-codes.js';
 import { printOffset } from '../../offsets/wait.js';
 import { type PurchaseFlags, purchaseParams, quietWith, wholeNumberOption } from '../../options.js';
 import { topUpHint } from '../../purchase/top-up.js';
-import { unknownPurchase } from '../../purchase/unknown-outcome.js';
+import { retriedRefusal, unknownPurchase } from '../../purchase/unknown-outcome.js';
 import { dollars, kg } from '../../render/format.js';
 
 /** What a purchase above the review limit does, said wherever it is shown. */
@@ -115,10 +115,7 @@ function failedPurchase(err: CarbonConnectionError | CarbonApiError, idempotency
   // refused for a reason the client retries (429, a 409 other than a reused key) after an earlier
   // attempt got no answer or a 5xx: that one may have bought. Either way, say the key to retry
   // with. Refused every time, nothing was bought.
-  const retriedRefusal =
-    err instanceof CarbonApiError &&
-    err.earlierMaybeSent &&
-    (err.status === 429 || (err.status === 409 && err.code !== 'idempotency_key_reused'));
+  const refusedAfter = err instanceof CarbonApiError && retriedRefusal(err.status, err.code, err.earlierMaybeSent);
   if (err instanceof CarbonConnectionError && err.neverSent) {
     // Every attempt failed before sending anything: nothing can have been bought.
     return new CliError(
@@ -128,14 +125,14 @@ function failedPurchase(err: CarbonConnectionError | CarbonApiError, idempotency
       'Check the base URL and that the server is running, then run the command again.',
     );
   }
-  const unknownOutcome = err instanceof CarbonConnectionError || err.status >= 500 || retriedRefusal;
+  const unknownOutcome = err instanceof CarbonConnectionError || err.status >= 500 || refusedAfter;
   if (!unknownOutcome) return err;
   return unknownPurchase(
     err.message,
     err instanceof CarbonApiError ? exitCodeForStatus(err.status) : EXIT.failure,
     err instanceof CarbonApiError ? err.code : 'connection_error',
     idempotencyKey,
-    retriedRefusal,
+    refusedAfter,
   );
 }
 
