@@ -18,7 +18,8 @@ import { journalQuery, NO_FILTER, type RequestFilter, requestEntry } from './jou
  * loses the entries it answered in its last `FLUSH_MS`. A batch the ledger does not take (locked,
  * unreachable) waits in memory and goes with the next, up to `MAX_WAITING` entries, and is dropped
  * past them, or when a flush or close still cannot write it: the API's answers never wait for, or
- * fail on, the journal. What was dropped is said once an outage (`settings.log`).
+ * fail on, the journal. What was dropped is said once an outage (`settings.log`), as soon as the
+ * ledger answers again: asked a `PROBE_MS` after a drop, so a quiet sandbox needs no request for it.
  */
 
 /** How long answered requests wait to be written together. */
@@ -44,6 +45,13 @@ const MAX_PENDING_CHARS = 16 * 1024;
  */
 const MAX_WAITING = 2_000;
 const DAY_MS = 86_400_000;
+/**
+ * After a drop, how often the ledger's health (the check /healthz makes) is asked until it answers,
+ * to say what was dropped then rather than at the next request: one check at a time. On PostgreSQL
+ * a `SELECT 1` (bounded by its deadlines); on SQLite a read, which another process's write lock
+ * does not hold up, so there the line comes about a second after the drop.
+ */
+const PROBE_MS = 1_000;
 
 export interface JournalSettings {
   /** Off: nothing is recorded (`CARBON_JOURNAL=off`). */
@@ -56,6 +64,8 @@ export interface JournalSettings {
   instance: string;
   /** How long answered requests wait to be written together (FLUSH_MS unless given). */
   flushMs?: number;
+  /** After a drop, how often the ledger is asked whether it answers again (PROBE_MS unless given). */
+  probeMs?: number;
   /** Where the journal says what it dropped, in one line an outage (`carbon serve` gives its log); nowhere unless given. */
   log?: (line: string) => void;
 }
@@ -121,6 +131,8 @@ export class Journal {
   dropped = 0;
   /** Those dropped since the journal last wrote (one outage), with when the first and the last were answered (real ms). */
   private lost = { count: 0, from: Number.POSITIVE_INFINITY, to: 0 };
+  /** The next check, after a drop, of whether the ledger answers again (unref'd: it keeps no process alive). */
+  private probing: NodeJS.Timeout | null = null;
   private closed = false;
 
   constructor(
@@ -210,12 +222,31 @@ export class Journal {
       this.lost.from = Math.min(this.lost.from, r.real_ms);
       this.lost.to = Math.max(this.lost.to, r.real_ms);
     }
+    this.probeLater();
+  }
+
+  private probeLater(): void {
+    if (this.probing !== null || this.closed) return;
+    this.probing = setTimeout(this.probe, this.settings.probeMs ?? PROBE_MS);
+    this.probing.unref();
   }
 
   /**
-   * What the journal dropped since it last wrote, said once, in one line, when it writes again
-   * (the outage is over) or closes: not an entry or a batch at a time. `carbon logs` will miss
-   * those requests, and the operator reads here which and how many.
+   * Whether the ledger answers again, with no request to write: said then. A batch under way or
+   * due says it itself when written (or, dropped too, asks again), and a close says it.
+   */
+  private readonly probe = async (): Promise<void> => {
+    const writes = () => this.writing !== null || this.timer !== null;
+    const answers = this.closed || this.lost.count === 0 || writes() ? null : await this.store.healthy().catch(() => false);
+    this.probing = null;
+    if (answers === true && !writes()) this.sayLost();
+    else if (answers === false) this.probeLater();
+  };
+
+  /**
+   * What the journal dropped since it last wrote, said once, in one line, when it writes again or
+   * the ledger answers its check again (the outage is over), or it closes: not an entry or a batch
+   * at a time. `carbon logs` will miss those requests, and the operator reads here which and how many.
    */
   private sayLost(): void {
     const { count, from, to } = this.lost;
@@ -248,6 +279,8 @@ export class Journal {
   async close(): Promise<void> {
     await this.flush();
     this.closed = true;
+    if (this.probing !== null) clearTimeout(this.probing);
+    this.probing = null;
     this.sayLost();
   }
 }

@@ -1,10 +1,13 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, test } from 'vitest';
 import type { RequestEntry } from '../../src/api/journal.js';
+import { ledgerPath } from '../support/children.js';
 import { carbon, carbonTty, homes, json, ok, plain, sandboxKeys, serve, spawnCarbon, TTY } from '../support/cli.js';
 import { freshSchema, postgresAvailable } from '../support/database.js';
+import { limit } from '../support/load.js';
 
 /**
  * `carbon logs`: the request journal through the built binary, on the local ledger and against
@@ -172,6 +175,42 @@ describe('against carbon serve', () => {
     const refused = await carbon(['logs'], { home, env: { ...env, CARBON_API_KEY: `ck_test_${'x'.repeat(32)}` } });
     expect(refused.exitCode).toBe(4);
     await server.stop();
+  });
+
+  test('entries dropped while another process held the write lock: carbon serve says so in its log soon after, with no request after it', async () => {
+    const home = newHome();
+    const server = await serve(home, ['--show-keys'], { CARBON_BUSY_TIMEOUT_MS: String(limit(300)) });
+    const env = { CARBON_BASE_URL: server.url, CARBON_API_KEY: server.ready.test_key! };
+    const dropped = () =>
+      server
+        .stderr()
+        .split('\n')
+        .filter((line) => line.includes('request journal dropped'));
+    const other = new DatabaseSync(ledgerPath(home));
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      for (let i = 0; i < 3; i++) {
+        const res = await fetch(`${server.url}/balance`, { headers: { authorization: `Bearer ${env.CARBON_API_KEY}` } });
+        expect(res.status).toBe(200);
+      }
+      // carbon logs has the server write what waits before it reads: the lock held past the busy
+      // timeout, the three are dropped, and it lists the rest.
+      expect(ndjson((await ok(['logs', '--json'], { home, env })).stdout).map((e) => e.path)).not.toContain('/api/v1/balance');
+    } finally {
+      other.exec('COMMIT');
+      other.close();
+    }
+    // No request after the lock is free. Before, the line waited for the next request or the stop.
+    const end = performance.now() + limit(10_000);
+    while (dropped().length === 0 && performance.now() < end) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(dropped()).toEqual([
+      expect.stringMatching(
+        /^the request journal dropped 3 entries the ledger did not take \(requests answered from .+Z to .+Z\): carbon logs will not show them$/,
+      ),
+    ]);
+    expect(server.child.exitCode).toBeNull();
+    await server.stop();
+    expect(dropped()).toHaveLength(1);
   });
 
   test('--live and --test filter the journal whatever the key: a test CARBON_API_KEY reads the live entries, served and local', async () => {

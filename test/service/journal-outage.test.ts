@@ -1,0 +1,100 @@
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
+import { JOURNAL_DEFAULTS, Journal } from '../../src/service/journal.js';
+import { LedgerError } from '../../src/store/ledger-error.js';
+import type { LedgerStore } from '../../src/store/port.js';
+import { T0 } from '../support/world.js';
+
+/**
+ * What the request journal says of the entries an outage dropped (docs/reliability.md, "The request
+ * journal"), and when: once the ledger answers again, with no request after the outage (a quiet
+ * sandbox), not at the next request or the server's stop. The ledger here is one that stops
+ * answering and starts again when the test says; vitest's clock drives the journal's timers.
+ */
+
+/** A ledger the test takes down and brings back: while down, every write and check fails as a stall's does. */
+function ledger() {
+  const state = { down: false, written: 0, checks: 0 };
+  const unavailable = () => new LedgerError('the database did not answer in time', 'postgres://ledger', 'try again', true);
+  const store = {
+    label: 'postgres://ledger',
+    account: async () => {
+      if (state.down) throw unavailable();
+      return null;
+    },
+    appendJournal: async (records: unknown[]) => {
+      if (state.down) throw unavailable();
+      state.written += records.length;
+    },
+    healthy: async () => {
+      state.checks++;
+      return !state.down;
+    },
+  };
+  return { state, store: store as unknown as LedgerStore };
+}
+
+describe('entries the ledger did not take, said once it answers again', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  });
+  afterEach(() => vi.useRealTimers());
+
+  const opened = (store: LedgerStore) => {
+    const lines: string[] = [];
+    const journal = new Journal(
+      store,
+      { ...JOURNAL_DEFAULTS, instance: 'test:1', flushMs: 50, probeMs: 1000, log: (l) => lines.push(l) },
+      () => T0,
+    );
+    const answer = (i: number) =>
+      journal.record(
+        `req_${i}`,
+        { method: 'GET', path: '/api/v1/nope', query: {}, headers: {}, body: '' },
+        { status: 404, headers: {}, body: { error: { code: 'resource_missing' } } },
+        journal.trace(),
+      );
+    return { journal, lines, answer };
+  };
+
+  test('three requests dropped in an outage: the line comes within a check of its end, with no request after it', async () => {
+    const { state, store } = ledger();
+    const { journal, lines, answer } = opened(store);
+    state.down = true;
+    for (const i of [1, 2, 3]) answer(i);
+    // A write that must not wait (carbon logs reading, as a stop's does) meets the outage: dropped.
+    await journal.flush();
+    expect(journal.dropped).toBe(3);
+    // While the ledger still does not answer, nothing is said: one line an outage, at its end.
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(lines).toEqual([]);
+    const whileDown = state.checks;
+    // The outage ends; no request comes. Before, the line waited for the next request or the stop.
+    state.down = false;
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(lines).toEqual([
+      'the request journal dropped 3 entries the ledger did not take (requests answered from 2030-01-15T12:00:00.000Z to 2030-01-15T12:00:00.000Z): carbon logs will not show them',
+    ]);
+    // Asked a second while down (a check at a time); said once, the checks stop with it, and the close says nothing more.
+    expect(whileDown).toBe(10);
+    const checks = state.checks;
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(state.checks).toBe(checks);
+    await journal.close();
+    expect(lines).toHaveLength(1);
+  });
+
+  test('a journal closed during the outage says the line at its close, and asks nothing after', async () => {
+    const { state, store } = ledger();
+    const { journal, lines, answer } = opened(store);
+    state.down = true;
+    answer(1);
+    await journal.flush();
+    await journal.close();
+    expect(lines).toEqual([expect.stringMatching(/^the request journal dropped 1 entry the ledger did not take/)]);
+    const checks = state.checks;
+    state.down = false;
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(state.checks).toBe(checks);
+    expect(lines).toHaveLength(1);
+  });
+});
