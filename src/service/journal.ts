@@ -16,8 +16,9 @@ import { journalQuery, NO_FILTER, type RequestFilter, requestEntry } from './jou
  * their own.
  * close() writes what is left, so a clean stop loses nothing; a process killed outright (kill -9)
  * loses the entries it answered in its last `FLUSH_MS`. A batch the ledger does not take (locked,
- * unreachable) waits in memory and goes with the next, up to `MAX_WAITING` entries, and is dropped
- * past them, or when a flush or close still cannot write it: the API's answers never wait for, or
+ * unreachable) waits in memory and goes with the next, up to `MAX_WAITING` entries waiting in
+ * all, and is dropped past them (so are the requests answered while that many wait), or when a
+ * flush or close still cannot write it: the API's answers never wait for, or
  * fail on, the journal. What was dropped is said once an outage (`settings.log`), as soon as the
  * ledger answers again: asked a `PROBE_MS` after a drop, so a quiet sandbox needs no request for it.
  */
@@ -151,6 +152,13 @@ export class Journal {
     if (!this.settings.enabled || this.closed) return;
     const durationUs = monotonicUs() - trace.started;
     const n = note(id, request, response, trace, this.clock(), durationUs, this.settings.instance);
+    // A stalled ledger holds the batch under way for its deadlines while requests are still
+    // answered: past MAX_WAITING entries waiting, a new one is dropped (and said), so what waits in
+    // memory stays bounded whatever the request rate.
+    if (this.pending.length + this.ready.length >= MAX_WAITING) {
+      this.drop([n]);
+      return;
+    }
     const count = this.pending.push(n);
     this.pendingChars += n.request_body.length + n.response_body.length;
     if ((count >= MAX_PENDING || this.pendingChars >= MAX_PENDING_CHARS) && this.writing === null) this.writeSome(false).catch(() => {});

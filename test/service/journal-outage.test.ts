@@ -97,4 +97,35 @@ describe('entries the ledger did not take, said once it answers again', () => {
     expect(state.checks).toBe(checks);
     expect(lines).toHaveLength(1);
   });
+
+  test('a stall under load holds at most 2,000 entries in memory: the rest are dropped and said, not kept', async () => {
+    // A ledger whose writes hang until their deadline and then fail, as a stalled PostgreSQL's do.
+    const state = { stalled: true, written: 0 };
+    const store = {
+      label: 'postgres://ledger',
+      account: async () => null,
+      appendJournal: (records: unknown[]) =>
+        new Promise<void>((resolve, reject) => {
+          if (!state.stalled) {
+            state.written += records.length;
+            resolve();
+          } else
+            setTimeout(() => reject(new LedgerError('the database did not answer in time', 'postgres://ledger', 'try again', true)), 4_000);
+        }),
+      healthy: async () => !state.stalled,
+    } as unknown as LedgerStore;
+    const { journal, lines, answer } = opened(store);
+    // The first hundred start a write, which hangs; ten thousand more are answered meanwhile: 2,000 wait.
+    for (let i = 0; i < 10_100; i++) answer(i);
+    expect(journal.dropped).toBe(8_000);
+    await vi.advanceTimersByTimeAsync(4_000);
+    state.stalled = false;
+    await journal.flush();
+    // Before: all ten thousand waited in memory, and were written once the ledger answered.
+    expect(state.written).toBeLessThanOrEqual(2_000);
+    expect(state.written + journal.dropped).toBe(10_100);
+    expect(lines).toEqual([
+      expect.stringMatching(new RegExp(`^the request journal dropped ${journal.dropped} entries the ledger did not take`)),
+    ]);
+  });
 });
