@@ -1,4 +1,5 @@
 import { API_PREFIX, type ApiRequest, type ApiResponse, type Mode } from '../api/types.js';
+import { randomBase62 } from '../platform/random.js';
 import { bearerToken } from './access.js';
 import { ApiError, type ErrorCode } from './errors.js';
 import type { Trace } from './journal-note.js';
@@ -43,6 +44,33 @@ export interface Fault {
 /** The store's named value holding the setting (JSON); absent when faults are off. */
 export const FAULTS_META = 'sandbox.faults';
 
+/**
+ * The setting as stored: its JSON with `set_id`, new at each `faults set` (and snapshot load), so
+ * the text changes with every set even when the setting does not. Every instance starts its seeded
+ * sequence again when the text changes (FaultDice.use); without the mark, `faults set --seed 7`
+ * after `faults off`, or set twice, left an instance that drew before going on mid-sequence
+ * (it never read the text in between) while a fresh one started over.
+ */
+export function storedFaults(config: FaultConfig): string {
+  return JSON.stringify({ ...config, set_id: randomBase62(12) });
+}
+
+/** The setting in a stored text (its mark left out), or null when off. */
+export function parseFaults(text: string | undefined): FaultConfig | null {
+  if (text === undefined) return null;
+  const { set_id: _, ...config } = JSON.parse(text) as FaultConfig & { set_id?: string };
+  return config;
+}
+
+/** A stored text marked anew (a snapshot's, loaded: a set like any other); a text that is no setting, as it is. */
+export function markedAgain(text: string): string {
+  try {
+    return storedFaults(parseFaults(text)!);
+  } catch {
+    return text;
+  }
+}
+
 /** mulberry32: a small, fast generator; good enough to draw faults, and the same on every platform. */
 export function generator(seed: number): () => number {
   let a = seed >>> 0;
@@ -76,7 +104,7 @@ export class FaultDice {
   use(text: string | undefined): FaultConfig | null {
     if (text === this.text) return this.config;
     this.text = text ?? '';
-    this.config = text === undefined ? null : (JSON.parse(text) as FaultConfig);
+    this.config = parseFaults(text);
     if (this.config !== null) {
       const seed = this.config.seed ?? Math.floor(Math.random() * 4_294_967_296);
       this.random = generator(seed);

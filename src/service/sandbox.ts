@@ -1,7 +1,7 @@
 import type { Mode, Offset } from '../api/types.js';
 import type { AccountRecord, AccountStatus, DefaultKey, LedgerStore, LedgerTx, OffsetRecord, Permission } from '../store/port.js';
 import { validationError } from './errors.js';
-import { FAULTS_META, type FaultConfig } from './faults.js';
+import { FAULTS_META, type FaultConfig, parseFaults, storedFaults } from './faults.js';
 import { JOURNAL_DEFAULTS, Journal, type JournalSettings } from './journal.js';
 import { effective, effectiveImpact, modelTime, mustHaveAccount, settleDue } from './lifecycle.js';
 import { listPage } from './listing.js';
@@ -191,14 +191,13 @@ export class Sandbox {
 
   /** The faults injected into API requests, as stored for every instance sharing the ledger; null when off. */
   async faults(): Promise<FaultConfig | null> {
-    const text = await this.faultsText();
-    return text === undefined ? null : (JSON.parse(text) as FaultConfig);
+    return parseFaults(await this.faultsText());
   }
 
-  /** Replaces the fault setting (checked first); every instance on the ledger applies it from its next request. */
+  /** Replaces the fault setting (checked first); every instance applies it from its next request, its seeded draws from the start. */
   async setFaults(input: bounds.FaultInput): Promise<FaultConfig> {
     const config = bounds.checkFaults(input);
-    await this.ledger.transaction((tx) => tx.putMeta(FAULTS_META, JSON.stringify(config)));
+    await this.ledger.transaction((tx) => tx.putMeta(FAULTS_META, storedFaults(config)));
     return config;
   }
 

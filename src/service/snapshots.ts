@@ -1,7 +1,7 @@
 import { LedgerRowError } from '../store/ledger-error.js';
 import type { LedgerStore, LedgerTx, SnapshotRow, SnapshotTable } from '../store/port.js';
 import { SNAPSHOT_TABLES } from '../store/port.js';
-import { FAULTS_META } from './faults.js';
+import { FAULTS_META, markedAgain } from './faults.js';
 import { mustHaveAccount } from './lifecycle.js';
 import { PAGE_SECRET } from './page-access.js';
 import {
@@ -128,6 +128,9 @@ export class Snapshots {
       throw err;
     }
     await tx.putMeta(PAGE_SECRET, null);
+    // The fault setting loaded is set anew: every instance starts its seeded sequence again.
+    const faults = await tx.meta(FAULTS_META);
+    if (faults !== undefined) await tx.putMeta(FAULTS_META, markedAgain(faults));
   }
 }
 

@@ -229,6 +229,58 @@ run('one ledger on PostgreSQL, for the CLI and for carbon serve', () => {
     },
     limit(60_000),
   );
+
+  test(
+    'faults set again (after off, or a snapshot loaded) starts the seeded sequence again on every carbon serve, not only on one that never drew',
+    async () => {
+      const schema = freshSchema('redraw');
+      schemas.push(schema);
+      const env = { CARBON_DATABASE_URL: schema.url };
+      const home = newHome();
+      const [b, c] = [
+        await serve(newHome(), ['--database', schema.url, '--show-keys']),
+        await serve(newHome(), ['--database', schema.url]),
+      ];
+      const statuses = async (server: typeof b, n = 12) => {
+        const got: number[] = [];
+        for (let i = 0; i < n; i++)
+          got.push((await fetch(`${server.url}/balance`, { headers: { authorization: `Bearer ${b.ready.test_key}` } })).status);
+        return got;
+      };
+      const set = ['sandbox', 'faults', 'set', '--error-rate', '0.5', '--errors', '500,503', '--seed', '7', '--retry-after', '0'];
+      try {
+        await ok(set, { home, env });
+        const first = await statuses(b);
+        expect(new Set(first)).toEqual(new Set([200, 500, 503]));
+        await ok(['sandbox', 'faults', 'off'], { home, env });
+        await ok(set, { home, env });
+        // The instance that drew before and the one that never did meet the same faults: the seeded sequence from its start.
+        expect({ b: await statuses(b), c: await statuses(c) }).toEqual({ b: first, c: first });
+        // The same setting set once more is set again: a run after it is repeatable too.
+        await ok(set, { home, env });
+        expect(await statuses(b)).toEqual(first);
+        // A snapshot that holds the setting, loaded back: the sequence starts again too.
+        const file = join(home, 'seed.ndjson');
+        await ok(['sandbox', 'snapshot', 'save', file], { home, env });
+        await statuses(b);
+        await ok(['sandbox', 'snapshot', 'load', file], { home, env });
+        expect(await statuses(b)).toEqual(first);
+        // What is shown is the setting as given.
+        expect(await json(['sandbox', 'faults', 'show'], { home, env })).toEqual({
+          error_rate: 0.5,
+          errors: ['500', '503'],
+          latency_ms: null,
+          route: null,
+          mode: null,
+          seed: 7,
+          retry_after_seconds: 0,
+        });
+      } finally {
+        await Promise.all([b.stop(), c.stop()]);
+      }
+    },
+    limit(60_000),
+  );
 });
 
 /** Resolves once `ready()` holds, checked every 20 ms (the test's limit bounds it). */
