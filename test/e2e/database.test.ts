@@ -281,6 +281,37 @@ run('one ledger on PostgreSQL, for the CLI and for carbon serve', () => {
     },
     limit(60_000),
   );
+
+  test(
+    'a ledger made anew under a running carbon serve (its schema dropped and made again): the next request sees it, not the keys and balance it kept',
+    async () => {
+      const schema = freshSchema('anew');
+      schemas.push(schema);
+      const env = { CARBON_DATABASE_URL: schema.url };
+      const home = newHome();
+      const server = await serve(newHome(), ['--database', schema.url, '--show-keys']);
+      const balance = async (key: string) => {
+        const res = await fetch(`${server.url}/balance`, { headers: { authorization: `Bearer ${key}` } });
+        const body = (await res.json()) as { available_cents?: number; error?: { code: string } };
+        return [res.status, body.available_cents ?? body.error?.code];
+      };
+      try {
+        for (let i = 0; i < 3; i++) await ok(['sandbox', 'topup', '250'], { home, env });
+        expect(await balance(server.ready.test_key!)).toEqual([200, 175_000]);
+        // The sandbox started over the hard way: its schema dropped, and made again by the next command.
+        const db = new pg.Client({ connectionString: TEST_DATABASE_URL });
+        await db.connect();
+        await db.query(`DROP SCHEMA "${schema.schema}" CASCADE`).finally(() => db.end());
+        const keys = await json<Array<{ default: string | null; secret: string }>>(['sandbox', 'keys', '--reveal'], { home, env });
+        const fresh = keys.find((k) => k.default === 'test')!.secret;
+        expect(await balance(server.ready.test_key!)).toEqual([401, 'api_key_invalid']);
+        expect(await balance(fresh)).toEqual([200, 100_000]);
+      } finally {
+        await server.stop();
+      }
+    },
+    limit(60_000),
+  );
 });
 
 /** Resolves once `ready()` holds, checked every 20 ms (the test's limit bounds it). */

@@ -3,6 +3,8 @@ import type { AccountRecord, KeyRecord } from '../port.js';
 import type { Queryable } from './pg-reads.js';
 
 export interface ReadCache {
+  /** The ledger's version row's table (its tableoid): another when the ledger is made anew. */
+  ledger: number;
   version: number;
   keysVersion: number;
   account: AccountRecord | undefined;
@@ -24,8 +26,8 @@ export const MAX_KEPT = 1000;
 const MAX_REFRESHED = 64;
 
 /** The version check, which brings back the account and both balances with it. */
-const CHECK = `SELECT l.version, l.keys_version, a.id, a.status, a.rate, a.review_limit_cents, a.clock_offset_ms, a.rate_limit_requests,
-       a.rate_limit_window_ms, b0.available_cents AS test, b1.available_cents AS live`;
+const CHECK = `SELECT l.tableoid AS ledger, l.version, l.keys_version, a.id, a.status, a.rate, a.review_limit_cents, a.clock_offset_ms,
+       a.rate_limit_requests, a.rate_limit_window_ms, b0.available_cents AS test, b1.available_cents AS live`;
 const CHECKED = `FROM ledger_version l LEFT JOIN account a ON a.id = 1
   LEFT JOIN balances b0 ON b0.livemode = 0 LEFT JOIN balances b1 ON b1.livemode = 1`;
 
@@ -38,6 +40,7 @@ const namedValues = (names: string[]): string =>
   `coalesce((SELECT json_object_agg(name, value) FROM meta WHERE name IN (${names.map(pg.escapeLiteral).join(', ')})), '{}')`;
 
 interface CheckRow extends AccountRecord {
+  ledger: number;
   version: number;
   keys_version: number;
   test: number | null;
@@ -80,6 +83,9 @@ export class PgReadCache {
   private moving = false;
   /** Moved by each commit of this process: a check begun before one must not answer for after it. */
   private commits = 0;
+  /** Checks begun, and which of them `cache` is from: one begun earlier that comes back later leaves it. */
+  private begun = 0;
+  private kept = 0;
 
   /** The kept reads, checked in this turn (or just now, for the code waiting on the check). */
   fresh(): Promise<ReadCache> {
@@ -120,6 +126,7 @@ export class PgReadCache {
   }
 
   private async load(): Promise<ReadCache> {
+    const seq = ++this.begun;
     const names = [...new Set([...this.hot, ...this.warm])];
     this.warm = this.hot;
     this.hot = new Set();
@@ -127,24 +134,31 @@ export class PgReadCache {
     // when it moved unforeseen, in a second one. While nothing moves, the check stays a plain one.
     const withValues = this.moving && names.length > 0;
     const row = (await this.pool.query<CheckRow>(`${CHECK}${withValues ? `, ${namedValues(names)} AS metas` : ''} ${CHECKED}`)).rows[0]!;
-    const { version, keys_version, test, live, id, metas, ...account } = row;
+    const { ledger, version, keys_version, test, live, id, metas, ...account } = row;
     const before = this.cache;
-    if (before !== undefined && before.version > version) return before;
+    // A check begun after this one has come back first: what it read is the newer (never told by
+    // the version, which goes back when the ledger is made anew).
+    if (before !== undefined && seq < this.kept) return before;
     this.moving = before?.version !== version;
+    // The same ledger as the one kept, or one made anew under this process (its schema dropped and
+    // made again, or an older copy restored: another table, or a version gone back), of which
+    // nothing kept stands: its keys_version may well be the one kept, with other keys behind it.
+    const same = before !== undefined && before.ledger === ledger && before.version <= version;
     const cache: ReadCache = {
+      ledger,
       version,
       keysVersion: keys_version,
       account: id === null ? undefined : Object.freeze(account),
       balances: [test ?? 0, live ?? 0],
-      keys: before !== undefined && before.keysVersion === keys_version ? before.keys : new Map(),
-      metas: before !== undefined && before.version === version ? before.metas : new Map(),
+      keys: same && before.keysVersion === keys_version ? before.keys : new Map(),
+      metas: same && before.version === version ? before.metas : new Map(),
     };
     if (cache.metas !== before?.metas && names.length > 0) {
       const values =
         metas ?? (await this.pool.query<{ metas: Record<string, string> }>(`SELECT ${namedValues(names)} AS metas`)).rows[0]!.metas;
       for (const name of names) cache.metas.set(name, values[name]);
     }
-    this.cache = cache;
+    if (seq > this.kept) [this.cache, this.kept] = [cache, seq];
     return cache;
   }
 }
