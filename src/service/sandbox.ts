@@ -175,10 +175,11 @@ export class Sandbox {
     return this.write((tx) => tx.updateAccount({ review_limit_cents: cents }));
   }
 
-  /** `requests` per `windowMs` per key; null turns rate limiting off. */
-  async setRateLimit(requests: number | null, windowMs = 1000): Promise<AccountRecord> {
-    bounds.checkRateLimit(requests, windowMs);
-    return this.write((tx) => tx.updateAccount({ rate_limit_requests: requests, rate_limit_window_ms: windowMs }));
+  /** `requests` per `windowMs` per key (without it, the window set before: 1 s at first); null turns it off. */
+  async setRateLimit(requests: number | null, windowMs?: number): Promise<AccountRecord> {
+    bounds.checkRateLimit(requests, windowMs ?? 1000);
+    const window = windowMs === undefined ? {} : { rate_limit_window_ms: windowMs };
+    return this.write((tx) => tx.updateAccount({ rate_limit_requests: requests, ...window }));
   }
 
   /**

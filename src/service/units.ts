@@ -43,3 +43,25 @@ export function parseDuration(text: string): number | null {
   const total = parts.reduce((sum, p) => sum + Number(p[1]) * units[p[2]!]!, 0);
   return Number.isSafeInteger(total) && total > 0 ? total : null;
 }
+
+/** 90000 → "1m30s"; 0 → "0s". For people (the CLI, the developer page); the JSON keeps milliseconds. */
+export function duration(ms: number): string {
+  if (ms === 0) return '0s';
+  const units: Array<[string, number]> = [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+    ['ms', 1],
+  ];
+  let rest = ms;
+  let out = '';
+  for (const [unit, size] of units) {
+    const n = Math.floor(rest / size);
+    if (n > 0) {
+      out += `${n}${unit}`;
+      rest -= n * size;
+    }
+  }
+  return out;
+}

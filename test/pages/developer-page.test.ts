@@ -263,6 +263,22 @@ run('the developer page, in Chromium', { shuffle: false }, () => {
     expect((await api('GET', '/balance', keys.test)).status).toBe(200);
   });
 
+  test('the rate limit: the page says the window set elsewhere, and a number set from the page keeps it', async () => {
+    await server.sandbox.setRateLimit(3, 60_000);
+    await page.goto(`${server.origin}/`);
+    expect(await page.textContent('label[for="c-limit"]')).toBe('Rate limit (requests per 1m, or off)');
+    expect(await page.inputValue('#c-limit')).toBe('3');
+    await page.fill('#c-limit', '5');
+    await page.click('form[action="/actions/rate-limit"] button');
+    expect(await page.textContent('.notice.ok')).toContain('The rate limit is set.');
+    // Before: the page set 5 a second, whatever window the CLI had set.
+    const { account } = await server.sandbox.status();
+    expect([account.rate_limit_requests, account.rate_limit_window_ms]).toEqual([5, 60_000]);
+    await page.fill('#c-limit', 'off');
+    await page.click('form[action="/actions/rate-limit"] button');
+    expect((await server.sandbox.status()).account.rate_limit_requests).toBeNull();
+  });
+
   test('a change made with the sandbox API shows on the page at once, and the standing and reset work from the page', async () => {
     await server.sandbox.setRate(4321);
     await page.goto(`${server.origin}/`);

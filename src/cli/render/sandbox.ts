@@ -2,6 +2,7 @@ import { MODES } from '../../api/types.js';
 import { describeFaults, type FaultConfig } from '../../service/faults.js';
 import type { SandboxKey, SandboxStatus } from '../../service/sandbox.js';
 import type { SnapshotSummary } from '../../service/snapshots.js';
+import { duration } from '../../service/units.js';
 import { type Column, table } from './fit.js';
 import { dollars, grouped, kg, ratePerKg, when } from './format.js';
 import { modeText, type Paint, plainFields } from './resources.js';
@@ -16,28 +17,6 @@ export type SandboxAccount = SandboxStatus['account'];
 export interface SandboxClock {
   now: string;
   offset_ms: number;
-}
-
-/** 90000 → "1m30s"; 0 → "0s". For people; the JSON keeps milliseconds. */
-function duration(ms: number): string {
-  if (ms === 0) return '0s';
-  const units: Array<[string, number]> = [
-    ['d', 86_400_000],
-    ['h', 3_600_000],
-    ['m', 60_000],
-    ['s', 1000],
-    ['ms', 1],
-  ];
-  let rest = ms;
-  let out = '';
-  for (const [unit, size] of units) {
-    const n = Math.floor(rest / size);
-    if (n > 0) {
-      out += `${n}${unit}`;
-      rest -= n * size;
-    }
-  }
-  return out;
 }
 
 /** Labels padded by what a terminal shows of them: a coloured mode in a label takes no room. */

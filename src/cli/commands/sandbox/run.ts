@@ -1,5 +1,4 @@
 import { ACCOUNT_STANDINGS, type Balance, type Mode, type Offset } from '../../../api/types.js';
-import type { Sandbox } from '../../../service/sandbox.js';
 import type { Context } from '../../context.js';
 import { usage } from '../../errors.js';
 import { dollarsOption, isOneOf, wholeNumberOption } from '../../options.js';
@@ -74,8 +73,7 @@ export async function rateLimit(ctx: Context, value: string, flags: { window?: s
   const requests = value === 'off' ? null : wholeNumberOption(value, 'The rate limit (requests per window, or off)');
   const windowMs = flags.window === undefined ? undefined : durationArg(flags.window, '--window');
   // Without --window the current window stays: `rate-limit 10` after `--window 1m` means 10 a minute.
-  const apply = async (sandbox: Sandbox) => sandbox.setRateLimit(requests, windowMs ?? (await account(sandbox)).rate_limit_window_ms);
-  await change(ctx, 'rate-limit', apply, ACCOUNT);
+  await change(ctx, 'rate-limit', (sandbox) => sandbox.setRateLimit(requests, windowMs), ACCOUNT);
 }
 
 export async function review(ctx: Context, decision: string, id: string): Promise<void> {

@@ -95,7 +95,7 @@ export function returnTo(mode: Mode, section: Section | undefined, form?: URLSea
 
 /** Digits up to `most` of them, else NaN (which the Sandbox refuses with its own message). */
 const whole = (text: string, most: number) => (new RegExp(`^\\d{1,${most}}$`).test(text) ? Number(text) : Number.NaN);
-/** A rate limit: requests a second, or `off`. */
+/** A rate limit: requests per the window set (a second at first), or `off`. */
 const requests = (text: string) => (text === 'off' ? null : whole(text, 7));
 
 function topUpCents(amount: string): number {

@@ -1,5 +1,5 @@
 import type { Mode, Offset } from '../../../api/types.js';
-import { dollars, ratePerKg } from '../../../service/units.js';
+import { dollars, duration, ratePerKg } from '../../../service/units.js';
 import { escapeHtml } from '../html.js';
 import { chartHtml } from './chart.js';
 import { noticeAt } from './flash.js';
@@ -132,7 +132,7 @@ ${noticeAt(d, 'controls')}<div class="controls">
 ${action('status', d, standing, 'Set standing')}
 ${action('rate', d, input('c-rate', 'Rate (millicents per kg)', rate), 'Set rate')}
 ${action('review-limit', d, input('c-review', 'Review limit (dollars)', review), 'Set review limit')}
-${action('rate-limit', d, input('c-limit', 'Rate limit (requests a second, or off)', limit), 'Set rate limit')}
+${action('rate-limit', d, input('c-limit', `Rate limit (requests per ${duration(account.rate_limit_window_ms)}, or off)`, limit), 'Set rate limit')}
 ${action('clock', d, input('c-clock', 'Advance the clock by', clock), 'Advance')}
 ${confirmed('reset', d, '', 'Reset the sandbox…', 'Delete everything and start again')}
 </div>
