@@ -87,4 +87,16 @@ describe('poll', () => {
     // Nothing pending: only down to the newest seen.
     expect(settled.read.n).toBe(2);
   });
+
+  test('an offset a resumed cursor follows is read however far past --since; others older than --since stay unfollowed', async () => {
+    const state = freshState('test', null);
+    await poll(state, walk([offset('w', 1), offset('p', 2, 'placed')]), options({ baseline: true }));
+    expect(state.pending).toEqual({ w: at(1) });
+    // Resumed later with a --since later than w: x, bought while stopped, is older than --since
+    // (not followed, as before); w is followed still, and its placement is news.
+    const list = [offset('w', 1, 'placed'), offset('p', 2, 'placed'), offset('x', 3), offset('m', 6)];
+    const events = await poll(state, walk(list), options({ since: Date.parse(at(5)) }));
+    expect(ids(events)).toEqual(['offset.placed:w', 'offset.created:m']);
+    expect(state.pending).toEqual({ m: at(6) });
+  });
 });

@@ -150,6 +150,29 @@ describe('in a pipe', () => {
     expect(other.stderr).toContain('follows live offsets, not these');
   });
 
+  // A CI job reruns the same command line (`--since 1h --cursor f --until-settled`): by the time it
+  // does, an offset its cursor follows may be older than --since. It was followed (its
+  // offset.created went out), so its placement is news still; before, the poll stopped at --since,
+  // the event was never printed and --until-settled said it was still processing, run after run.
+  test('--cursor with --since: an offset the cursor follows is followed to its end, however old it has become', async () => {
+    const home = await liveHome();
+    const cursor = join(home, 'cursor.json');
+    const id = await buy(home, ['--kg', '5', ...LIVE]);
+    const w1 = watch(home, ['--cursor', cursor, '--since', '1h', '--live']);
+    expect((await w1.until(1))[0]).toMatchObject({ type: 'offset.created', data: { object: { id } } });
+    expect(await w1.stop('SIGTERM')).toBe(130);
+    // Two hours later (the model's), it is placed, and now older than --since 1h.
+    await ok(['sandbox', 'clock', 'advance', '2h', '--live'], { home });
+    const r = await carbon(
+      ['watch', '--cursor', cursor, '--since', '1h', '--live', '--until-settled', '--interval', '20ms', '--timeout', '10'],
+      {
+        home,
+      },
+    );
+    expect([r.exitCode, r.stderr]).toEqual([0, '✓ Every offset followed has settled (1 placed, 0 refunded).\n']);
+    expect(JSON.parse(r.stdout)).toMatchObject({ type: 'offset.placed', data: { object: { id, status: 'placed' } } });
+  });
+
   test('--until-settled: exit 0 once all are placed, --status and --reference filter', async () => {
     const home = newHome();
     const a = await buy(home, ['--kg', '5', '--reference', 'a']);

@@ -63,10 +63,11 @@ export async function poll(state: WatchState, offsets: AsyncIterable<Offset>, op
   const { baseline, since, eventId } = options;
   const newest = state.newest;
   const pendingTimes = Object.values(state.pending).map((c) => Date.parse(c));
-  // Below this nothing can have changed: older than the newest seen and than every pending offset.
-  const floor = baseline
-    ? (since ?? Number.NEGATIVE_INFINITY)
-    : Math.max(since ?? Number.NEGATIVE_INFINITY, Math.min(Date.parse(newest?.created ?? '1970-01-01T00:00:00Z'), ...pendingTimes));
+  const sinceAt = since ?? Number.NEGATIVE_INFINITY;
+  // Below this nothing can have changed: older than the newest seen (or --since) and than every
+  // pending offset. A pending one is followed to its end however old: a cursor kept from an earlier
+  // run (a job rerun hours later with the same --since 1h) holds offsets older than --since now.
+  const floor = baseline ? sinceAt : Math.min(Math.max(sinceAt, Date.parse(newest?.created ?? '1970-01-01T00:00:00Z')), ...pendingTimes);
   const found: WatchEvent[][] = [];
   let top: { created: string; ids: string[] } | null = null;
   const event = (o: Offset, type: EventType): WatchEvent => ({
@@ -79,6 +80,8 @@ export async function poll(state: WatchState, offsets: AsyncIterable<Offset>, op
   for await (const o of offsets) {
     const created = Date.parse(o.created);
     if (created < floor) break;
+    // Older than --since and not followed: walked past, on the way to an older pending offset.
+    if (created < sinceAt && !(o.id in state.pending)) continue;
     if (top === null) top = { created: o.created, ids: [o.id] };
     else if (created === Date.parse(top.created)) top.ids.push(o.id);
     const newestAt = newest === null ? null : Date.parse(newest.created);
