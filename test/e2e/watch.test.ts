@@ -517,6 +517,77 @@ describe('--forward-to', () => {
     );
   });
 
+  /**
+   * An app that holds each request for 8 s (paused at a breakpoint, or stuck), then takes it: well
+   * within the 10 s an attempt may last, so a run that waits for the answer delivers it.
+   */
+  async function stuckApp() {
+    const taken: string[] = [];
+    let requests = 0;
+    const server = createServer((req, res) => {
+      let body = '';
+      req.setEncoding('utf8').on('data', (d: string) => (body += d));
+      req.on('end', () => {
+        requests++;
+        setTimeout(() => {
+          if (res.destroyed) return;
+          taken.push(body);
+          res.writeHead(204).end();
+        }, 8000).unref();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    apps.push(server);
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`, taken, requests: () => requests };
+  }
+
+  // A developer's handler paused at a breakpoint: Ctrl-C (or a container's SIGTERM, SIGKILL 10 s
+  // later) stopped the run only once the app answered or the attempt's 10 s were out.
+  test('Ctrl-C or SIGTERM while the app holds a delivery: the attempt is given up at once, exit 130, the cursor sends it next run', async () => {
+    const home = newHome();
+    const cursor = join(home, 'cursor.json');
+    const stuck = await stuckApp();
+    const id = await buy(home, ['--kg', '5']);
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      const w = watch(home, ['--since', '1h', '--cursor', cursor, '--forward-to', stuck.url]);
+      await w.until(1);
+      const before = stuck.requests();
+      while (stuck.requests() === before) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(await w.stop(signal)).toBe(130);
+      expect(w.stderr()).toContain(
+        `Stopped watching (${signal === 'SIGINT' ? 'Ctrl-C' : 'SIGTERM'}) after 1 event (0 delivered); 1 event not delivered to ${stuck.url}: the next run with --cursor ${cursor} sends it.\n`,
+      );
+      expect(w.stderr()).not.toMatch(/warning|error/);
+    }
+    expect(stuck.taken).toEqual([]);
+    expect(existsSync(cursor)).toBe(false);
+    const up = await app(0);
+    const again = watch(home, ['--since', '1h', '--cursor', cursor, '--forward-to', up.url]);
+    await again.until(1);
+    await written(cursor);
+    expect(await again.stop()).toBe(130);
+    expect(up.received.map((r) => JSON.parse(r.body) as Event).map((e) => `${e.type} ${e.data.object.id}`)).toEqual([
+      `offset.created ${id}`,
+    ]);
+  });
+
+  test("--until-settled's --timeout bounds an attempt under way: exit 12 at the deadline, not when the app answers", async () => {
+    const home = newHome();
+    const stuck = await stuckApp();
+    await buy(home, ['--kg', '5']);
+    await ok(['sandbox', 'clock', 'advance', '5s'], { home });
+    const r = await carbon(
+      ['watch', '--until-settled', '--since', '1h', '--interval', '20ms', '--timeout', '1', '--forward-to', stuck.url],
+      { home },
+    );
+    expect(r.exitCode).toBe(12);
+    expect(r.stderr).toMatch(
+      /^warning: offset\.created evt_\S+ for off_\w+ was not delivered to \S+ \(no answer in [\d.]+ m?s\), attempt 1; no time is left to retry\.$/m,
+    );
+    expect(r.stderr).toContain(`error: Stopped at --timeout (1 s) after 1 event (0 delivered); 2 events not delivered to ${stuck.url}:`);
+    expect(stuck.taken).toEqual([]);
+  });
+
   test('a redirect is not followed: the event does not go to another address, and the warning names the status', async () => {
     const home = newHome();
     const elsewhere = await app(0);

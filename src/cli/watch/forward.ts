@@ -20,6 +20,10 @@ const SANDBOX_HEADER = 'Carbon-Sandbox';
 /** The longest wait between two attempts at one event. */
 const MAX_BACKOFF_MS = 30_000;
 
+/** How long an attempt waits for the receiver's answer: 10 s, and not past the run's deadline (but 1 s at least). */
+const ATTEMPT_MS = 10_000;
+const LAST_ATTEMPT_MS = 1_000;
+
 function signature(secret: string, body: string, t: number): string {
   return `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${body}`).digest('hex')}`;
 }
@@ -45,6 +49,8 @@ export interface ForwardOptions {
   stopped: () => boolean;
   /** Whether the events come from a sandbox (asked at each attempt: a remote one says so in its answers). */
   sandbox: () => boolean;
+  /** Aborted by Ctrl-C or SIGTERM: the attempt under way is given up (the event is sent again next run). */
+  interrupted: AbortSignal;
 }
 
 type Event = { id: string; type: string; data: { object: { id: string } } };
@@ -67,7 +73,7 @@ export class Forwarder {
     const { backoffMs, out } = this.options;
     const body = JSON.stringify(event);
     for (let attempt = 1; ; attempt++) {
-      const failure = await this.attempt(event, body);
+      const failure = await this.attempt(event, body, Math.min(ATTEMPT_MS, Math.max(LAST_ATTEMPT_MS, deadline - Date.now())));
       if (failure === null) return true;
       if (this.options.stopped()) return false;
       const wait = Math.min(MAX_BACKOFF_MS, backoffMs * 2 ** Math.min(attempt - 1, 30));
@@ -82,9 +88,9 @@ export class Forwarder {
     }
   }
 
-  /** One POST of the event: null when the receiver took it (2xx), else what went wrong. */
-  private async attempt(event: Event, body: string): Promise<string | null> {
-    const { url, secret, out, sandbox } = this.options;
+  /** One POST of the event, given up after `ms` or on Ctrl-C: null when the receiver took it (2xx), else what went wrong. */
+  private async attempt(event: Event, body: string, ms: number): Promise<string | null> {
+    const { url, secret, out, sandbox, interrupted } = this.options;
     try {
       // Signed per attempt: the timestamp says when this attempt was made, for the receiver's tolerance.
       const res = await fetch(url, {
@@ -97,7 +103,7 @@ export class Forwarder {
         },
         body,
         redirect: 'manual',
-        signal: AbortSignal.timeout(10_000),
+        signal: AbortSignal.any([AbortSignal.timeout(ms), interrupted]),
       });
       await res.arrayBuffer();
       if (res.status >= 200 && res.status < 300) {
@@ -109,6 +115,7 @@ export class Forwarder {
         return `HTTP ${res.status}, a redirect: not followed; give --forward-to the address that takes the events`;
       return `HTTP ${res.status}`;
     } catch (err) {
+      if ((err as Error).name === 'TimeoutError') return `no answer in ${seconds(ms)}`;
       return (err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message;
     }
   }

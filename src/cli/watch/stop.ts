@@ -4,7 +4,8 @@ import { onStopSignal } from '../stop-signals.js';
 /**
  * What stops a `carbon watch` run, once heard: Ctrl-C or SIGTERM (`signal`), or its stdout's reader
  * going away (`readerGone`: `| head -1`), which ends the run as a signal does rather than at once
- * with exit 0, so the delivery under way finishes and the events left are counted. And a wake-up
+ * with exit 0, so the delivery under way finishes and the events left are counted (a signal gives it
+ * up: the person or the service manager stopping the run does not wait for a stuck app). And a wake-up
  * for the sleeps between polls and between deliveries.
  */
 export class Stop {
@@ -13,10 +14,17 @@ export class Stop {
   private wake: () => void = () => {};
   private off: () => void = () => {};
   private offReader: () => void = () => {};
+  private readonly interrupt = new AbortController();
   private readonly onSignal = (signal: NodeJS.Signals): void => {
     this.signal = signal;
+    this.interrupt.abort();
     this.wake();
   };
+
+  /** Aborted on Ctrl-C or SIGTERM (not when the reader goes away): a delivery under way is given up. */
+  get interrupted(): AbortSignal {
+    return this.interrupt.signal;
+  }
 
   /** Whether the run is to stop: a signal, or the reader gone. */
   get stopped(): boolean {

@@ -189,6 +189,7 @@ async function startForwarder(ctx: Context, url: URL, how: Pick<Watch, 'client' 
     verbose: terminal,
     sleep: stop.sleep,
     stopped: () => stop.stopped,
+    interrupted: stop.interrupted,
     sandbox: () => ctx.settings.engine === 'local' || client.fromSandbox,
   });
   if (terminal) ctx.out.info(`Forwarding to ${url.href}, signed with ${maskSecret(secret)} (header Carbon-Signature).`);
