@@ -7,6 +7,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { ROOT } from '../support/binary.js';
 import { carbon, carbonTty, homes, json, leakedKeys, ok, plain, sandboxKeys, serve, spawnCarbon } from '../support/cli.js';
 import { headerless } from '../support/headerless-proxy.js';
+import { limit } from '../support/load.js';
 import { repeatingServer } from '../support/repeating-server.js';
 
 /**
@@ -237,6 +238,45 @@ describe('in a pipe', () => {
       const r = await carbon(['watch', ...args], { home });
       expect(r.exitCode, args.join(' ')).toBe(2);
       expect(r.stdout).toBe('');
+    }
+  });
+
+  // A carbon serve stuck (a debugger, a held database lock) takes a poll: Ctrl-C went unheard until
+  // the request's three 30 s attempts were spent, and the run then ended 1, "could not reach".
+  test('Ctrl-C or SIGTERM while a poll waits on a server that does not answer: exit 130 at once, the cursor as it was', async () => {
+    const asked: IncomingMessage[] = [];
+    const stuck = createServer((req) => void asked.push(req));
+    await new Promise<void>((resolve) => stuck.listen(0, '127.0.0.1', resolve));
+    const home = newHome();
+    const cursor = join(home, 'cursor.json');
+    writeFileSync(cursor, `${JSON.stringify({ version: 1, mode: 'test', reference: null, newest: null, pending: {} })}\n`);
+    const env = {
+      CARBON_BASE_URL: `http://127.0.0.1:${(stuck.address() as AddressInfo).port}/api/v1`,
+      CARBON_API_KEY: `ck_test_${'a'.repeat(32)}`,
+    };
+    try {
+      for (const [signal, name] of [
+        ['SIGINT', 'Ctrl-C'],
+        ['SIGTERM', 'SIGTERM'],
+      ] as const) {
+        const child = spawnCarbon(home, ['watch', '--interval', '20ms', '--cursor', cursor], env);
+        let err = '';
+        child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+        try {
+          const before = asked.length;
+          while (asked.length === before) await new Promise((resolve) => setTimeout(resolve, 20));
+          child.kill(signal);
+          // Bounded well below the 90 s the poll's attempts would take.
+          const r = await Promise.race([child, new Promise<null>((resolve) => setTimeout(() => resolve(null), limit(10_000)))]);
+          expect([r?.exitCode, err]).toEqual([130, `Stopped watching (${name}) after 0 events; ${cursor} holds where it stopped.\n`]);
+        } finally {
+          child.kill('SIGKILL');
+        }
+      }
+      expect(JSON.parse(readFileSync(cursor, 'utf8'))).toEqual({ version: 1, mode: 'test', reference: null, newest: null, pending: {} });
+    } finally {
+      stuck.closeAllConnections();
+      await new Promise((resolve) => stuck.close(resolve));
     }
   });
 

@@ -40,6 +40,30 @@ export class Stop {
       };
     });
 
+  /**
+   * `work`'s result, or undefined if Ctrl-C or SIGTERM comes first: a poll waiting on a server that
+   * does not answer (its attempts and retries a minute and more) is left, not waited for.
+   */
+  orInterrupted<T>(work: Promise<T>): Promise<T | undefined> {
+    const signal = this.interrupt.signal;
+    return new Promise<T | undefined>((resolve, reject) => {
+      const onAbort = () => resolve(undefined);
+      if (signal.aborted) onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      // Settling after the signal changes nothing (a promise settles once), and a late failure is not left unhandled.
+      work.then(
+        (value) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(value);
+        },
+        (err: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(err);
+        },
+      );
+    });
+  }
+
   listen(): void {
     this.off = onStopSignal(this.onSignal);
     this.offReader = onReaderGone(() => {

@@ -230,12 +230,16 @@ async function follow(ctx: Context, flags: WatchFlags, watch: Watch, initial: Wa
     // (at least once; an event's id says which it is). A delivery that fails is retried, never
     // passed by: the next event waits for it.
     const next = structuredClone(state);
-    const found = await poll(next, client.listAll(reference === null ? {} : { reference }), {
-      baseline: first && !watch.resumed,
-      since: watch.since,
-      now: () => new Date().toISOString(),
-      eventId,
-    });
+    // Ctrl-C or SIGTERM during the poll ends the run at once, the cursor as it was.
+    const found = await stop.orInterrupted(
+      poll(next, client.listAll(reference === null ? {} : { reference }), {
+        baseline: first && !watch.resumed,
+        since: watch.since,
+        now: () => new Date().toISOString(),
+        eventId,
+      }),
+    );
+    if (found === undefined) return end('signal', 0);
     const events = found.filter(keep);
     for (const [i, event] of events.entries()) {
       ctx.out.stdout.write(`${JSON.stringify(event)}\n`);
