@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { carbon, homes, json, ok, pipeline, serve, sh } from '../support/cli.js';
@@ -302,6 +302,38 @@ describe.each(STORES)('on %s: a file that is refused changes nothing', (_name, l
     expect(plain.stdout).toContain(`clock.now\t${saved.clock.now}\n`);
     expect(plain.stderr).toMatch(/is a whole snapshot \(4 offsets, 5 keys, 4 Idempotency-Keys\); nothing was loaded/);
     expect(await rowsOf(l)).toEqual(rowsBefore);
+  });
+});
+
+describe('saving over what is at FILE', () => {
+  test('a FIFO is written through, a symlink writes its target, a file keeps its permissions', { timeout: SLOW }, async () => {
+    const l = sqliteLedger();
+    await seed(l);
+    const rows = await rowsOf(l);
+    // A named pipe (as /dev/stdout, >(gzip) or /dev/full are devices or pipes): written to, never replaced by a file.
+    const fifo = join(l.home, 'pipe');
+    const r = await pipeline(
+      `mkfifo ${sh(fifo)}; (timeout 20 cat ${sh(fifo)} > ${sh(join(l.home, 'through.ndjson'))} 2>/dev/null &); carbon sandbox snapshot save ${sh(fifo)}`,
+      { home: l.home },
+    );
+    expect([r.exitCode, r.stderr], r.stderr).toEqual([0, `✓ Saved the sandbox (4 offsets, 5 keys, 4 Idempotency-Keys) to ${fifo}.\n`]);
+    expect(lstatSync(fifo).isFIFO()).toBe(true);
+    await ok(['sandbox', 'snapshot', 'load', join(l.home, 'through.ndjson'), '--dry-run'], on(l));
+    // Stdout by name: the snapshot alone, nothing printed after it.
+    const named = await pipeline('carbon sandbox snapshot save /dev/fd/1 | carbon sandbox snapshot load - --dry-run', { home: l.home });
+    expect(named.exitCode, named.stderr).toBe(0);
+    // A symlink to a checked-in seed: the seed is saved over, the link stays a link.
+    mkdirSync(join(l.home, 'fixtures'));
+    const seedFile = join(l.home, 'fixtures', 'seed.ndjson');
+    writeFileSync(seedFile, 'old\n', { mode: 0o600 });
+    chmodSync(seedFile, 0o600);
+    symlinkSync(join('fixtures', 'seed.ndjson'), join(l.home, 'link.ndjson'));
+    await ok(['sandbox', 'snapshot', 'save', join(l.home, 'link.ndjson')], on(l));
+    expect(lstatSync(join(l.home, 'link.ndjson')).isSymbolicLink()).toBe(true);
+    expect(readFileSync(seedFile, 'utf8').trimEnd().split('\n').slice(1, -1)).toEqual(rows);
+    // The file saved over keeps the mode it had (a seed made readable by its owner only stays so).
+    expect((statSync(seedFile).mode & 0o777).toString(8)).toBe('600');
+    expect(readdirSync(join(l.home, 'fixtures'))).toEqual(['seed.ndjson']);
   });
 });
 

@@ -1,4 +1,16 @@
-import { createReadStream, createWriteStream, openSync, renameSync, statSync, unlinkSync, type WriteStream } from 'node:fs';
+import {
+  createReadStream,
+  createWriteStream,
+  fchmodSync,
+  fstatSync,
+  openSync,
+  realpathSync,
+  renameSync,
+  type Stats,
+  statSync,
+  unlinkSync,
+  type WriteStream,
+} from 'node:fs';
 import { dirname } from 'node:path';
 import type { Writable } from 'node:stream';
 import pkg from '../../../../package.json' with { type: 'json' };
@@ -57,14 +69,16 @@ export async function snapshotSave(ctx: Context, file: string, flags: { withJour
     await note(ctx, () => `✓ Saved the sandbox (${held(summary)}) to stdout.`);
     return;
   }
-  // Written beside the file and renamed over it once whole: a failed save leaves no half file.
-  const tmp = `${file}.${process.pid}.tmp`;
+  const target = saveTarget(file);
+  // A regular file is written beside itself and renamed over it once whole: a failed save leaves no half file.
+  const tmp = target.through ? target.path : `${target.path}.${process.pid}.tmp`;
   let fd: number;
   try {
     // Opened before the ledger is read: a file that cannot be made is said at once. Opened by the
     // stream instead, its error came while the ledger was being read (over the network, on
     // PostgreSQL) with nothing listening yet, and ended the process with a stack trace.
-    fd = openSync(tmp, 'wx', 0o666);
+    fd = openSync(tmp, target.through ? 'w' : 'wx', 0o666);
+    if (target.mode !== undefined) fchmodSync(fd, target.mode);
   } catch (err) {
     // The file is to be made: what is missing is the directory it goes in.
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw usage(`No such directory: ${dirname(file)}; nothing was saved.`);
@@ -85,16 +99,44 @@ export async function snapshotSave(ctx: Context, file: string, flags: { withJour
     }, options);
     await ended(stream);
     if (failure !== undefined) throw failure;
-    renameSync(tmp, file);
+    if (!target.through) renameSync(tmp, target.path);
   } catch (err) {
     stream.destroy();
     try {
-      unlinkSync(tmp);
+      if (!target.through) unlinkSync(tmp);
     } catch {}
     throw fileError(err, file);
   }
   await note(ctx, (p) => `${p.green('✓')} Saved the sandbox (${held(summary)}) to ${file}.`);
-  await print(ctx, summary, snapshotCard, snapshotPlain);
+  // Saved to stdout by name (/dev/stdout): nothing more goes after the snapshot, as with `-`.
+  if (!target.through || !sameFile(target.path, 1)) await print(ctx, summary, snapshotCard, snapshotPlain);
+}
+
+function sameFile(path: string, fd: number): boolean {
+  try {
+    const [a, b] = [statSync(path), fstatSync(fd)];
+    return a.dev === b.dev && a.ino === b.ino;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Where a save writes. A regular file, through any symlinks to it: its temporary copy goes beside
+ * it and is renamed over it (the link stays a link), with the mode the file had. Anything else
+ * that is there (a device such as /dev/stdout or /dev/full, a named pipe, >(gzip)) is written
+ * through, as `-` is: renamed over, it was replaced by a file (with root's rights) or refused.
+ */
+function saveTarget(file: string): { path: string; through: boolean; mode?: number } {
+  let stat: Stats;
+  try {
+    stat = statSync(file);
+  } catch {
+    return { path: file, through: false };
+  }
+  if (stat.isDirectory()) throw usage(`${file} is a directory.`);
+  if (!stat.isFile()) return { path: file, through: true };
+  return { path: realpathSync(file), through: false, mode: stat.mode & 0o7777 };
 }
 
 /** Lines of FILE, or of stdin (which can be read once). */
