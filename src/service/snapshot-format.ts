@@ -1,5 +1,6 @@
 import { createHash, type Hash } from 'node:crypto';
 import { type ColumnKind, SNAPSHOT_TABLES, type SnapshotRow, type SnapshotTable, type SnapshotValue } from '../store/port.js';
+import { LATEST_MODEL_TIME } from './settings.js';
 
 /**
  * The snapshot file (docs/snapshots.md): NDJSON, one line a record, so that neither writing nor
@@ -121,6 +122,12 @@ function readHeader(line: string | undefined): { header: SnapshotHeader; tables:
     !Number.isSafeInteger(clock.now_ms)
   )
     throw damaged('line 1', 'the header is incomplete');
+  // A load sets the model's clock to it: only a time the model can hold, as `sandbox clock advance` allows.
+  if (clock.now_ms < 0 || clock.now_ms > LATEST_MODEL_TIME)
+    throw damaged(
+      'line 1',
+      `the clock (${clock.now_ms} ms) is outside what the model can hold (1970 to ${new Date(LATEST_MODEL_TIME).toISOString()})`,
+    );
   const tables = snapshotTables(header.journal === true);
   const names = Object.keys(header.tables);
   if (names.join() !== tables.map((t) => t.name).join()) throw damaged('line 1', `the header lists the tables ${names.join(', ')}`);

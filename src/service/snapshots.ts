@@ -1,9 +1,10 @@
 import { LedgerRowError } from '../store/ledger-error.js';
 import type { LedgerStore, LedgerTx, SnapshotRow, SnapshotTable } from '../store/port.js';
 import { SNAPSHOT_TABLES } from '../store/port.js';
-import { FAULTS_META, markedAgain } from './faults.js';
+import { FAULTS_META, markedAgain, parseFaults } from './faults.js';
 import { mustHaveAccount } from './lifecycle.js';
 import { PAGE_SECRET } from './page-access.js';
+import { checkFaults, checkRate, checkRateLimit, checkReviewLimit } from './settings.js';
 import {
   type OpenedSnapshot,
   openSnapshot,
@@ -24,6 +25,41 @@ import {
 /** The named values a snapshot holds: the fault setting, never the developer page's signing secret or sessions. */
 const SNAPSHOT_META = [FAULTS_META] as const;
 const CLOCK_OFFSET = Object.keys(SNAPSHOT_TABLES[0].columns).indexOf('clock_offset_ms');
+const ACCOUNT = Object.fromEntries(Object.keys(SNAPSHOT_TABLES[0].columns).map((name, i) => [name, i]));
+
+/** One setting of a file, checked as the command that sets it checks it; refused as damage. */
+function checkSetting(what: string, check: () => unknown): void {
+  try {
+    check();
+  } catch (err) {
+    const why = err instanceof SyntaxError ? 'it is not JSON' : (err as Error).message.replace(/\.$/, '');
+    throw new SnapshotError('snapshot_damaged', `${what} is not one carbon sandbox could set (${why})`);
+  }
+}
+
+/**
+ * The rows, with the settings a command makes (the account's rate, review limit and rate limit,
+ * the fault setting) checked as those commands check them (settings.ts): a file cannot give the
+ * model what `carbon sandbox` refuses, which broke every later request (a window of 0 ms, a fault
+ * setting that is no JSON) after a load that had said it was done.
+ */
+async function* checked(batches: OpenedSnapshot['batches']): OpenedSnapshot['batches'] {
+  for await (const batch of batches) {
+    if (batch.table === 'account')
+      for (const row of batch.rows) {
+        const n = (name: string) => row[ACCOUNT[name]!] as number;
+        checkSetting("the account's rate", () => checkRate(n('rate')));
+        checkSetting("the account's review limit", () => checkReviewLimit(n('review_limit_cents')));
+        checkSetting("the account's rate limit", () =>
+          checkRateLimit(row[ACCOUNT.rate_limit_requests!] as number | null, n('rate_limit_window_ms')),
+        );
+      }
+    if (batch.table === 'meta')
+      for (const row of batch.rows)
+        if (row[0] === FAULTS_META) checkSetting('the fault setting', () => checkFaults(parseFaults(row[1] as string)!));
+    yield batch;
+  }
+}
 
 /** What a snapshot holds, as `save`, `load` and `--dry-run` print it. */
 export interface SnapshotSummary {
@@ -46,7 +82,8 @@ function summary(header: SnapshotHeader): SnapshotSummary {
     format: header.carbon_snapshot,
     carbon: header.carbon,
     created: header.created,
-    clock: { now: header.clock.now },
+    // From now_ms, the time a load sets (the text beside it is for people reading the file).
+    clock: { now: new Date(header.clock.now_ms).toISOString() },
     journal: header.journal,
     counts: Object.fromEntries(Object.entries(header.tables).map(([name, t]) => [name, t.rows])),
   };
@@ -115,7 +152,7 @@ export class Snapshots {
     const now = this.clock();
     const savedNow = snapshot.header.clock.now_ms;
     async function* rows(): AsyncGenerator<{ table: SnapshotTable; rows: SnapshotRow[] }> {
-      for await (const batch of snapshot.batches) {
+      for await (const batch of checked(snapshot.batches)) {
         // Model time = wall clock + offset: the offset that makes it the snapshot's time now.
         if (batch.table === 'account') for (const row of batch.rows) row[CLOCK_OFFSET] = savedNow - now;
         yield batch;
@@ -137,6 +174,6 @@ export class Snapshots {
 /** Reads a whole snapshot and checks it (the header, every row, the checksum), touching no ledger: `--dry-run`. */
 export async function inspectSnapshot(lines: AsyncIterable<string>): Promise<SnapshotSummary> {
   const { header, batches } = await openSnapshot(lines);
-  for await (const _ of batches);
+  for await (const _ of checked(batches));
   return summary(header);
 }

@@ -220,6 +220,53 @@ describe.each(STORES)('on %s', (_name, open) => {
   });
 });
 
+/** A snapshot's lines (its end line left out) with one line changed by `edit` where `which` says. */
+function edited(lines: string[], which: (line: string) => boolean, edit: (row: unknown[]) => unknown): string[] {
+  return lines.map((l, i) => (i > 0 && which(l) ? JSON.stringify(edit(JSON.parse(l) as unknown[])) : l));
+}
+
+describe.each(STORES)('on %s: settings no command could make', (_name, open) => {
+  test('under a right checksum (a rate limit, a fault setting, a clock out of bounds): refused, by --dry-run too, nothing changed', async () => {
+    const { sandbox } = await open();
+    try {
+      await sandbox.setFaults({ error_rate: 0.5, seed: 7 });
+      const text = await save(sandbox);
+      const lines = text.trimEnd().split('\n').slice(0, -1);
+      const account = (l: string) => l.startsWith('["account",');
+      const faults = (l: string) => l.startsWith('["meta","sandbox.faults",');
+      const header = JSON.parse(lines[0]!) as { clock: { now_ms: number } };
+      const files: Array<[string, string[], RegExp]> = [
+        ['a rate limit window of 0 ms', edited(lines, account, (r) => [...r.slice(0, 6), 0, r[7]]), /window/],
+        ['a rate limit of -1 requests', edited(lines, account, (r) => [...r.slice(0, 5), -1, ...r.slice(6)]), /rate limit/],
+        ['a fault setting that is no JSON', edited(lines, faults, (r) => [r[0], r[1], '{garbage']), /fault setting/],
+        [
+          'an error rate of 5',
+          edited(lines, faults, (r) => [r[0], r[1], String(r[2]).replace('"error_rate":0.5', '"error_rate":5')]),
+          /error rate/,
+        ],
+        [
+          'a clock past the year 9999',
+          [JSON.stringify({ ...header, clock: { ...header.clock, now_ms: 8.64e15 } }), ...lines.slice(1)],
+          /clock/,
+        ],
+      ];
+      for (const [what, changed, why] of files) {
+        const file = resealed(changed);
+        const dry = await inspectSnapshot(linesOf(chunks(file))).catch((e: unknown) => e);
+        expect([what, (dry as SnapshotError).code], String(dry)).toEqual([what, 'snapshot_damaged']);
+        const err = await load(sandbox, file).catch((e: unknown) => e);
+        expect([what, (err as SnapshotError).code], String(err)).toEqual([what, 'snapshot_damaged']);
+        expect((err as Error).message).toMatch(why);
+        expect(rowsOf(await save(sandbox))).toEqual(rowsOf(text));
+        await sandbox.status();
+        await sandbox.faults();
+      }
+    } finally {
+      await sandbox.close();
+    }
+  });
+});
+
 describe.each(STORES)('on %s, under the writer lock', (_name, open) => {
   test('a write that comes while a load runs waits for it, and lands on the loaded ledger', async () => {
     const { sandbox, other } = await open();
