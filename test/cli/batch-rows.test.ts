@@ -92,5 +92,7 @@ describe("a row's identity", () => {
     const seen = new Occurrences();
     for (let i = 0; i < 10_000; i++) expect(seen.next({ kg: 1, reference: `r${i}` })).toBe(1);
     for (let i = 0; i < 10_000; i++) expect(seen.next({ kg: 1, reference: `r${i}` })).toBe(2);
+    // How many rows have a reference, whatever each buys; none for one never seen.
+    expect([seen.countOf({ kg: 9, reference: 'r7' }), seen.countOf({ kg: 1, reference: 'nope' })]).toEqual([2, 0]);
   });
 });

@@ -317,6 +317,42 @@ describe('in a pipe', () => {
     expect(await offsetIds(home)).toHaveLength(3);
   });
 
+  test('rows that share a reference, sorted or with one cut off, come back replayed; a real change among them is still caught', async () => {
+    const home = newHome();
+    // A team's flights under its name, then the file sorted by kg.
+    await ok(['buy', '--from-csv', file(home, 'a.csv', 'kg,reference\n1200,ops\n800,ops\n300,ops\n50,dev\n')], { home });
+    const sorted = file(home, 'b.csv', 'kg,reference\n50,dev\n300,ops\n800,ops\n1200,ops\n');
+    const again = await carbon(['buy', '--from-csv', sorted], { home });
+    expect([again.exitCode, again.stderr]).toEqual([
+      0,
+      '✓ 4 of 4 rows bought (2,350 kg for $94.00; 4 by an earlier run, not charged again).\n',
+    ]);
+    expect(results(again.stdout).map((r) => `${r.reference}:${r.kg}:${r.status}:${r.replayed}`)).toEqual([
+      'dev:50:processing:true',
+      'ops:300:processing:true',
+      'ops:800:processing:true',
+      'ops:1200:processing:true',
+    ]);
+    // The row of a reference cut off by an earlier run is bought once, wherever sorting put it.
+    await ok(['buy', '--from-csv', file(home, 'c.csv', 'kg,reference\n5,qa\n'), '--batch-id', 'cut'], { home });
+    const grown = await carbon(['buy', '--from-csv', file(home, 'd.csv', 'kg,reference\n9,qa\n5,qa\n'), '--batch-id', 'cut'], { home });
+    expect(grown.exitCode).toBe(0);
+    expect(results(grown.stdout).map((r) => `${r.kg}:${r.replayed}`)).toEqual(['9:false', '5:true']);
+    expect(await offsetIds(home)).toHaveLength(6);
+    // One of them edited (300 → 400): that row is caught as changed, the others replayed, nothing bought.
+    const edited = await carbon(['buy', '--from-csv', file(home, 'e.csv', 'kg,reference\n1200,ops\n400,ops\n800,ops\n50,dev\n')], {
+      home,
+    });
+    expect(edited.exitCode).toBe(10);
+    expect(results(edited.stdout).map((r) => `${r.reference}:${r.status}:${r.replayed}`)).toEqual([
+      'ops:processing:true',
+      'ops:changed:false',
+      'ops:processing:true',
+      'dev:processing:true',
+    ]);
+    expect(await offsetIds(home)).toHaveLength(6);
+  });
+
   test('semicolon and tab files read numbers in their locale; cost, price and total headers are dollars; a number read two ways is refused', async () => {
     const home = newHome();
     await ok(['sandbox', 'topup', '10000'], { home });

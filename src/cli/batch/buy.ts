@@ -7,7 +7,7 @@ import { EXIT } from '../exit-codes.js';
 import { dollars, kg } from '../render/format.js';
 import { onReaderGone } from '../stdio.js';
 import { bySigterm, onStopSignal, stopName } from '../stop-signals.js';
-import { rebuyKey, rowKey } from './key.js';
+import { keysOf, mayBeShared, rebuyKey } from './key.js';
 import { progress } from './progress.js';
 import { type ResultPrinter, result } from './results.js';
 import type { BatchRow } from './rows.js';
@@ -49,6 +49,15 @@ export interface BuyOptions {
   rebuyChanged: boolean;
 }
 
+/** A row's keys (keysOf), the first its own; `taken`: the keys of rows that share a reference, each one row's in a run. */
+interface RowKeys {
+  own: string;
+  all: Iterable<string>;
+  taken: Set<string>;
+  /** Whether the own key, once used, is kept in `taken`. */
+  shared: boolean;
+}
+
 /** Buys the rows, each with its batch key, prints each row's result, and then what the batch came to. */
 export async function buyRows(
   ctx: Context,
@@ -69,11 +78,15 @@ export async function buyRows(
   // The results' reader went away (`| head`): the rest are not bought unseen, and the batch is
   // incomplete (exit 10), not the quiet exit 0 of a listing cut short.
   const releaseReader = onReaderGone(() => void (stop ??= { text: 'stdout was closed: the reader of the results went away' }));
+  const taken = new Set<string>();
   try {
     let i = -1;
     for await (const row of rows) {
       i++;
-      const key = rowKey(batchId, row.params, table.occurrenceOf(i));
+      const occurrence = table.occurrenceOf(i);
+      const sharing = row.params.reference === undefined ? 1 : table.occurrences.countOf(row.params);
+      const all = keysOf(batchId, row.params, occurrence, sharing);
+      const key = all.next().value as string;
       if (interrupted !== null || stop !== null) {
         count.skipped++;
         printer.add(
@@ -88,7 +101,8 @@ export async function buyRows(
       bar.update(i, table.length, `${kg(count.kg)} · ${dollars(count.cents)}`);
       // A turn of the event loop per row: on the local engine nothing else would give a signal one.
       await new Promise((resolve) => setImmediate(resolve));
-      const stopped = await buyOne(client, row, key, count, printer, options);
+      const keys = { own: key, all, taken, shared: mayBeShared(row.params, occurrence, sharing) };
+      const stopped = await buyOne(client, row, keys, count, printer, options);
       // Kept if the reader went away meanwhile.
       stop ??= stopped;
       if (i % 1024 === 1023) await printer.drain();
@@ -105,28 +119,29 @@ export async function buyRows(
 async function buyOne(
   client: CarbonClient,
   row: BatchRow,
-  key: string,
+  keys: RowKeys,
   count: Count,
   printer: ResultPrinter,
   options: BuyOptions,
 ): Promise<Stop | null> {
+  const key = keys.own;
   let used = key;
   try {
-    let purchase: Awaited<ReturnType<CarbonClient['buy']>>;
-    try {
-      purchase = await client.buy(row.params, { idempotencyKey: key });
-    } catch (err) {
-      // The row's key bought another quantity: the row changed after it was bought.
-      if (!(err instanceof CarbonApiError && err.code === 'idempotency_key_reused')) throw err;
+    let purchase = await firstFree(client, row.params, [key], keys);
+    // The row's key bought another quantity: another row's (rows that share a reference, sorted)…
+    if (purchase === null) purchase = await firstFree(client, row.params, keys.all, keys);
+    if (purchase === null) {
+      // … or the row changed after it was bought.
       const before = await boughtAs(client, key, row.params);
       if (!options.rebuyChanged) {
         count.changed++;
         printer.add(changedResult(row, key, before));
         return null;
       }
-      used = rebuyKey(key, row.params);
-      purchase = await client.buy(row.params, { idempotencyKey: used });
+      const again = rebuyKey(key, row.params);
+      purchase = { ...(await client.buy(row.params, { idempotencyKey: again })), key: again };
     }
+    used = purchase.key;
     const { offset, replayed } = purchase;
     count[replayed ? 'replayed' : 'bought']++;
     count.kg += offset.kg;
@@ -146,6 +161,30 @@ async function buyOne(
     if (stopsBatch(err)) {
       const keyRefused = err instanceof CarbonApiError && (err.status === 401 || err.status === 403);
       return { text: `the batch stopped at row ${row.row}: ${code}`, keyRefused };
+    }
+  }
+  return null;
+}
+
+/**
+ * The row bought (or replayed) under the first of `candidates` that no other row of the run holds
+ * and that did not buy another quantity (409); null when none. The key used is kept as taken when
+ * another row may try it.
+ */
+async function firstFree(
+  client: CarbonClient,
+  params: PurchaseParams,
+  candidates: Iterable<string>,
+  keys: RowKeys,
+): Promise<(Awaited<ReturnType<CarbonClient['buy']>> & { key: string }) | null> {
+  for (const key of candidates) {
+    if (keys.taken.has(key)) continue;
+    try {
+      const purchase = await client.buy(params, { idempotencyKey: key });
+      if (key !== keys.own || keys.shared) keys.taken.add(key);
+      return { ...purchase, key };
+    } catch (err) {
+      if (!(err instanceof CarbonApiError && err.code === 'idempotency_key_reused')) throw err;
     }
   }
   return null;

@@ -37,10 +37,7 @@ export class Occurrences {
 
   /** The occurrence (1, 2, …) of this row's identity among the rows counted so far. */
   next(p: PurchaseParams): number {
-    const h = hash('sha256', JSON.stringify(identityOf(p, 0).slice(0, -1)), 'buffer');
-    // 0 marks an empty slot: an identity whose 64 bits are all zero is counted as ...0001.
-    const hi = h.readUInt32BE(0);
-    const lo = h.readUInt32BE(4) || (hi === 0 ? 1 : 0);
+    const [hi, lo] = bitsOf(p);
     if ((this.used + 1) * 2 > this.count.length) this.grow();
     const i = this.slot(hi, lo);
     if (this.count[i] === 0) {
@@ -49,6 +46,12 @@ export class Occurrences {
       this.used++;
     }
     return ++this.count[i]!;
+  }
+
+  /** How many rows counted so far share this row's identity. */
+  countOf(p: PurchaseParams): number {
+    const [hi, lo] = bitsOf(p);
+    return this.count[this.slot(hi, lo)]!;
   }
 
   private slot(hi: number, lo: number): number {
@@ -73,6 +76,13 @@ export class Occurrences {
   }
 }
 
+/** 64 bits of the SHA-256 of a row's identity; 0 marks an empty slot, so an identity whose 64 bits are all zero is counted as ...0001. */
+function bitsOf(p: PurchaseParams): [number, number] {
+  const h = hash('sha256', JSON.stringify(identityOf(p, 0).slice(0, -1)), 'buffer');
+  const hi = h.readUInt32BE(0);
+  return [hi, h.readUInt32BE(4) || (hi === 0 ? 1 : 0)];
+}
+
 /** A row's identity: its reference and occurrence, or, without a reference, what it buys and its occurrence. */
 const identityOf = (p: PurchaseParams, occurrence: number) =>
   p.reference !== undefined ? ['ref', p.reference, occurrence] : ['buys', p.kg ?? null, p.amount_cents ?? null, occurrence];
@@ -86,3 +96,23 @@ export function rowKey(batchId: string, p: PurchaseParams, occurrence: number): 
 export function rebuyKey(key: string, p: PurchaseParams): string {
   return `${key}:${digest(contentOf(p)).slice(0, 12)}`;
 }
+
+/** Rows that share a reference are matched among the first SHARED_KEYS of them (README, "Bought once"). */
+const SHARED_KEYS = 20;
+
+/**
+ * The keys a row may be bought under, in the order tried: its own, then, when other rows of the
+ * file share its reference (`rows` of them in all), the keys of the first SHARED_KEYS of those.
+ * Sorting the file hands such a row another's key, which bought another quantity (409, as a
+ * changed row's key does): the row is found under the key that bought its quantity, or bought
+ * under one that no purchase used. `taken` says whether a key is already another row's in this run.
+ */
+export function* keysOf(batchId: string, p: PurchaseParams, occurrence: number, rows: number): Generator<string> {
+  yield rowKey(batchId, p, occurrence);
+  if (p.reference === undefined) return;
+  for (let j = 1; j <= Math.min(rows, SHARED_KEYS); j++) if (j !== occurrence) yield rowKey(batchId, p, j);
+}
+
+/** Whether a row's key may be another's too (keysOf): it shares its reference and is among the first SHARED_KEYS of it. */
+export const mayBeShared = (p: PurchaseParams, occurrence: number, rows: number) =>
+  p.reference !== undefined && rows > 1 && occurrence <= SHARED_KEYS;

@@ -1,3 +1,5 @@
+import { Occurrences } from './key.js';
+
 /**
  * What the check of a batch leaves for its second reading (the purchases, or a dry run's rows):
  * each kept row's occurrence and quote, 12 bytes a row in typed arrays. The rows themselves are
@@ -5,6 +7,8 @@
  * few megabytes, not as 300,000 objects and strings.
  */
 export class RowTable {
+  /** How many rows share each identity (batch/key.ts): a row's occurrence, and how many rows of the file have its reference. */
+  readonly occurrences = new Occurrences();
   private size = 0;
   private occurrence = new Uint32Array(1024);
   private quotedKg = new Uint32Array(1024);

@@ -1,7 +1,7 @@
 import type { PurchaseParams } from '../../../api/types.js';
 import { CarbonApiError } from '../../../client/errors.js';
 import { buyRows } from '../../batch/buy.js';
-import { Occurrences, rowKey } from '../../batch/key.js';
+import { rowKey } from '../../batch/key.js';
 import { type Progress, progress, SILENT } from '../../batch/progress.js';
 import { QuoteCache } from '../../batch/quotes.js';
 import { BatchInput } from '../../batch/read.js';
@@ -159,7 +159,6 @@ async function checkBatch(
   const bar = await checkingBar(ctx, flags);
   const total: BatchTotal = { kg: 0, cents: 0, available: 0, livemode: ctx.settings.mode === 'live' };
   const table = new RowTable();
-  const occurrences = new Occurrences();
   const quotes = new QuoteCache(client);
   const faults: string[] = [];
   let faultCount = 0;
@@ -195,7 +194,7 @@ async function checkBatch(
         continue;
       }
       bar.update(row, row);
-      const refused = await quoteRow(quotes, params, table, occurrences, total);
+      const refused = await quoteRow(quotes, params, table, total);
       if (refused !== null) fault(`row ${row} (line ${line}): ${refused}`);
     }
   } finally {
@@ -210,16 +209,10 @@ async function checkBatch(
 }
 
 /** Quotes one row into the table and the totals; why the API refused it (400, 422), if it did. */
-async function quoteRow(
-  quotes: QuoteCache,
-  params: PurchaseParams,
-  table: RowTable,
-  occurrences: Occurrences,
-  total: BatchTotal,
-): Promise<string | null> {
+async function quoteRow(quotes: QuoteCache, params: PurchaseParams, table: RowTable, total: BatchTotal): Promise<string | null> {
   try {
     const q = await quotes.quote(params);
-    if (!table.push(occurrences.next(params), { kg: q.kg, cents: q.amount_cents }))
+    if (!table.push(table.occurrences.next(params), { kg: q.kg, cents: q.amount_cents }))
       return `the quote (${q.kg} kg, ${q.amount_cents} cents) is beyond what one purchase can be`;
     total.kg += q.kg;
     total.cents += q.amount_cents;
