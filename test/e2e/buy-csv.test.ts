@@ -209,8 +209,9 @@ describe('in a pipe', () => {
       'skipped:batch_stopped',
       'skipped:batch_stopped',
     ]);
+    // Run again as it is, it would stop at the same row: the line names the top-up the rows left need ($600).
     expect(cut.stderr).toMatch(
-      /^error: Batch incomplete: 5 of 8 rows bought .*1 failed, 2 skipped .*Run the same command again to resume \(batch default\)/m,
+      /^error: Batch incomplete: 5 of 8 rows bought .*1 failed, 2 skipped .*Top it up with `carbon sandbox topup 600` \(the rows left cost \$600\.00; the balance is \$0\.00\), then run the same command again to resume \(batch default\)/m,
     );
     await ok(['sandbox', 'topup', '1000'], { home });
     const resumed = await carbon(['buy', '--from-csv', csv, '--partial'], { home });
@@ -499,6 +500,36 @@ describe('in a pipe', () => {
       release();
       gate.closeAllConnections();
       await new Promise((resolve) => gate.close(resolve));
+      await server.stop();
+    }
+  });
+
+  test('a batch cut short whose rows left fit the balance, but not the whole file, is resumed with --partial, as its line says', async () => {
+    const home = newHome();
+    const server = await serve(home);
+    let proxy: FaultProxy | undefined;
+    try {
+      // $150 a row, $750 in all, from $1,000: the third purchase meets a 503, and $700 is left for the $450 of rows left.
+      proxy = await startFaultProxy({
+        target: server.url,
+        plan: ['forward', 'forward', '503'],
+        only: { method: 'POST', path: '/api/v1/offsets' },
+      });
+      const env = { CARBON_BASE_URL: proxy.url, CARBON_API_KEY: (await sandboxKeys(home)).test, CARBON_MAX_RETRIES: '0' };
+      const csv = file(home, 'f.csv', `kg,reference\n${Array.from({ length: 5 }, (_, i) => `3750,site-${i + 1}`).join('\n')}\n`);
+      const cut = await carbon(['buy', '--from-csv', csv], { home, env });
+      expect(cut.exitCode).toBe(10);
+      expect(cut.stderr).toMatch(
+        /Run the same command again with --partial to resume \(batch default\): rows already bought are never bought twice; the balance left \(\$700\.00\) covers the rows left \(\$450\.00\), not the whole file \(\$750\.00\), which a run without --partial refuses\.$/m,
+      );
+      // As it says: without --partial the whole file is refused; with it, the rest is bought.
+      expect((await carbon(['buy', '--from-csv', csv], { home, env })).exitCode).toBe(3);
+      const resumed = await carbon(['buy', '--from-csv', csv, '--partial'], { home, env });
+      expect(resumed.exitCode).toBe(0);
+      expect(results(resumed.stdout).map((r) => r.replayed)).toEqual(['true', 'true', 'false', 'false', 'false']);
+      expect(await offsetIds(home)).toHaveLength(5);
+    } finally {
+      await proxy?.close();
       await server.stop();
     }
   });

@@ -2,41 +2,15 @@ import type { Offset, PurchaseParams } from '../../api/types.js';
 import type { CarbonClient } from '../../client/client.js';
 import { CarbonApiError, CarbonConnectionError } from '../../client/errors.js';
 import type { Context } from '../context.js';
-import { CliError } from '../errors.js';
-import { EXIT } from '../exit-codes.js';
 import { dollars, kg } from '../render/format.js';
 import { onReaderGone } from '../stdio.js';
-import { bySigterm, onStopSignal, stopName } from '../stop-signals.js';
+import { onStopSignal, stopName } from '../stop-signals.js';
 import { keysOf, mayBeShared, rebuyKey } from './key.js';
 import { progress } from './progress.js';
+import { type BatchMoney, type Count, report, type Stop } from './report.js';
 import { type ResultPrinter, result } from './results.js';
 import type { BatchRow } from './rows.js';
 import type { RowTable } from './table.js';
-
-/** How the purchases of a batch went, counted as they are made. */
-interface Count {
-  bought: number;
-  replayed: number;
-  failed: number;
-  skipped: number;
-  /** Rows bought earlier whose quantity has changed since: not bought again without --rebuy-changed. */
-  changed: number;
-  kg: number;
-  cents: number;
-}
-
-/** Where the buying loop ended: the counts, the signal that cut it short (Ctrl-C, SIGTERM), and what stopped it, if anything did. */
-interface Outcome {
-  count: Count;
-  interrupted: NodeJS.Signals | null;
-  stop: Stop | null;
-}
-
-/** What stopped the batch, said in its line; `keyRefused`: the key was refused (401, 403), which a run with the same key meets again. */
-interface Stop {
-  text: string;
-  keyRefused?: boolean;
-}
 
 /** Why a failed purchase stops the batch: a cause every later row would meet too. */
 function stopsBatch(err: CarbonApiError | CarbonConnectionError): boolean {
@@ -47,6 +21,8 @@ function stopsBatch(err: CarbonApiError | CarbonConnectionError): boolean {
 export interface BuyOptions {
   /** Buy a row whose quantity changed after it was bought, as it is now (a second purchase). */
   rebuyChanged: boolean;
+  /** What the check found the batch costs, and the balance it comes from: a cut batch's line says how it resumes. */
+  money: BatchMoney;
 }
 
 /** A row's keys (keysOf), the first its own; `taken`: the keys of rows that share a reference, each one row's in a run. */
@@ -73,7 +49,7 @@ export async function buyRows(
   let interrupted = null as NodeJS.Signals | null;
   const release = onStopSignal((signal) => void (interrupted ??= signal));
   const bar = await progress(ctx.out, 'Buying');
-  const count: Count = { bought: 0, replayed: 0, failed: 0, skipped: 0, changed: 0, kg: 0, cents: 0 };
+  const count: Count = { bought: 0, replayed: 0, failed: 0, skipped: 0, changed: 0, kg: 0, cents: 0, charged: 0, leftCents: 0 };
   let stop: Stop | null = null;
   // The results' reader went away (`| head`): the rest are not bought unseen, and the batch is
   // incomplete (exit 10), not the quiet exit 0 of a listing cut short.
@@ -89,6 +65,7 @@ export async function buyRows(
       const key = all.next().value as string;
       if (interrupted !== null || stop !== null) {
         count.skipped++;
+        count.leftCents += table.quote(i).cents;
         printer.add(
           result(row, key, {
             status: 'skipped',
@@ -102,7 +79,9 @@ export async function buyRows(
       // A turn of the event loop per row: on the local engine nothing else would give a signal one.
       await new Promise((resolve) => setImmediate(resolve));
       const keys = { own: key, all, taken, shared: mayBeShared(row.params, occurrence, sharing) };
+      const failed = count.failed;
       const stopped = await buyOne(client, row, keys, count, printer, options);
+      if (count.failed > failed) count.leftCents += table.quote(i).cents;
       // Kept if the reader went away meanwhile.
       stop ??= stopped;
       if (i % 1024 === 1023) await printer.drain();
@@ -112,7 +91,7 @@ export async function buyRows(
     releaseReader();
     bar.stop();
   }
-  report(ctx, { count, interrupted, stop }, table.length, batchId, printer);
+  report(ctx, { count, interrupted, stop }, { rows: table.length, batchId, money: options.money }, printer);
 }
 
 /** Buys one row and prints its result; what stops the batch, if its failure does. */
@@ -144,6 +123,7 @@ async function buyOne(
     used = purchase.key;
     const { offset, replayed } = purchase;
     count[replayed ? 'replayed' : 'bought']++;
+    if (!replayed) count.charged += offset.amount_cents;
     count.kg += offset.kg;
     count.cents += offset.amount_cents;
     printer.add(
@@ -234,53 +214,4 @@ async function boughtAs(client: CarbonClient, key: string, params: PurchaseParam
     }
   }
   return null;
-}
-
-/** The batch's totals printed, then one line on what was bought; an incomplete batch fails, with how to resume it. */
-function report(ctx: Context, outcome: Outcome, rowCount: number, batchId: string, printer: ResultPrinter): void {
-  const { count, interrupted, stop } = outcome;
-  printer.end({
-    batch_id: batchId,
-    rows: rowCount,
-    bought: count.bought,
-    replayed: count.replayed,
-    failed: count.failed,
-    skipped: count.skipped,
-    changed: count.changed,
-    kg: count.kg,
-    amount_cents: count.cents,
-  });
-  const earlier = count.replayed > 0 ? `; ${count.replayed} by an earlier run, not charged again` : '';
-  const done = `${count.bought + count.replayed} of ${rowCount} rows bought (${kg(count.kg)} for ${dollars(count.cents)}${earlier})`;
-  const rest = [
-    count.changed > 0 ? `${count.changed} changed since bought, not bought again` : '',
-    count.failed > 0 ? `${count.failed} failed` : '',
-    count.skipped > 0 ? `${count.skipped} skipped` : '',
-  ]
-    .filter(Boolean)
-    .join(', ');
-  const resume = count.failed + count.skipped > 0 || interrupted !== null;
-  const again = [
-    resume
-      ? `Run the same command again${stop?.keyRefused ? ' with a key that may buy (CARBON_API_KEY, --profile), or once the account is active,' : ''} to resume (batch ${batchId}): rows already bought are never bought twice.`
-      : '',
-    count.changed > 0 ? 'Add --rebuy-changed to buy the changed rows as they are now (the earlier purchases stay).' : '',
-  ]
-    .filter(Boolean)
-    .join(' ');
-  // The user's own Ctrl-C goes unnamed; a SIGTERM (a CI job, a service manager) is named.
-  if (interrupted !== null) {
-    throw new CliError(`Interrupted${bySigterm(interrupted)}: ${done}; ${rest}.`, EXIT.interrupted, 'interrupted', again, {
-      batch_id: batchId,
-    });
-  }
-  if (rest !== '')
-    throw new CliError(
-      `Batch incomplete: ${done}; ${rest}${stop === null ? '' : ` (${stop.text})`}.`,
-      EXIT.batchIncomplete,
-      'batch_incomplete',
-      again,
-      { batch_id: batchId },
-    );
-  if (!ctx.out.json) ctx.out.info(`✓ ${done}.`);
 }

@@ -89,7 +89,8 @@ export async function run(ctx: Context, flags: CsvFlags): Promise<void> {
       const { confirmOrStop } = await import('../../prompt.js');
       await confirmOrStop(ctx.out, `Buy ${what} from the LIVE balance (${dollars(total.available)})?`, 'Cancelled; nothing was bought.');
     }
-    await buyRows(ctx, rows, table, batchId, printer, { rebuyChanged: Boolean(flags.rebuyChanged) });
+    const money = { totalCents: total.cents, availableCents: total.available, livemode: total.livemode, partial: Boolean(flags.partial) };
+    await buyRows(ctx, rows, table, batchId, printer, { rebuyChanged: Boolean(flags.rebuyChanged), money });
   } finally {
     await input.close();
   }

@@ -1,0 +1,122 @@
+import type { Context } from '../context.js';
+import { CliError } from '../errors.js';
+import { EXIT } from '../exit-codes.js';
+import { topUpHint } from '../purchase/top-up.js';
+import { dollars, kg } from '../render/format.js';
+import { bySigterm } from '../stop-signals.js';
+import type { ResultPrinter } from './results.js';
+
+/** How the purchases of a batch went, counted as they are made. */
+export interface Count {
+  bought: number;
+  replayed: number;
+  failed: number;
+  skipped: number;
+  /** Rows bought earlier whose quantity has changed since: not bought again without --rebuy-changed. */
+  changed: number;
+  kg: number;
+  cents: number;
+  /** What this run took from the balance (the rows bought now, not those replayed). */
+  charged: number;
+  /** What the rows not bought (failed, skipped) were quoted at: what a run that resumes the batch buys. */
+  leftCents: number;
+}
+
+/** Where the buying loop ended: the counts, the signal that cut it short (Ctrl-C, SIGTERM), and what stopped it, if anything did. */
+export interface Outcome {
+  count: Count;
+  interrupted: NodeJS.Signals | null;
+  stop: Stop | null;
+}
+
+/** What stopped the batch, said in its line; `keyRefused`: the key was refused (401, 403), which a run with the same key meets again. */
+export interface Stop {
+  text: string;
+  keyRefused?: boolean;
+}
+
+/** What the check found: the whole file's quoted cost, the balance then, its mode; and whether this run has --partial. */
+export interface BatchMoney {
+  totalCents: number;
+  availableCents: number;
+  livemode: boolean;
+  partial: boolean;
+}
+
+interface Batch {
+  rows: number;
+  batchId: string;
+  money: BatchMoney;
+}
+
+/**
+ * How to resume a batch cut short. A run of the same command checks the whole file against the
+ * balance before buying: once this run has spent some of it, the rows left may fit what is left
+ * while the whole file no longer does, and that run would be refused (exit 3) unless it has
+ * --partial; and rows left that cost more than the balance left need a top-up first.
+ */
+function howToResume(ctx: Context, outcome: Outcome, batch: Batch): string {
+  const { count, stop } = outcome;
+  const { totalCents, availableCents, livemode, partial } = batch.money;
+  const balance = Math.max(0, availableCents - count.charged);
+  const key = stop?.keyRefused ? ' with a key that may buy (CARBON_API_KEY, --profile), or once the account is active,' : '';
+  const withPartial = !partial && totalCents > balance ? ' with --partial' : '';
+  const run = `run the same command again${withPartial}${key} to resume (batch ${batch.batchId}): rows already bought are never bought twice`;
+  if (count.leftCents > balance) {
+    const topUp = topUpHint(livemode ? 'live' : 'test', ctx.settings.engine, balance, count.leftCents);
+    return `${topUp} (the rows left cost ${dollars(count.leftCents)}; the balance is ${dollars(balance)}), then ${run}.`;
+  }
+  const why =
+    withPartial === ''
+      ? ''
+      : `; the balance left (${dollars(balance)}) covers the rows left (${dollars(count.leftCents)}), not the whole file (${dollars(totalCents)}), which a run without --partial refuses`;
+  return `${run.charAt(0).toUpperCase()}${run.slice(1)}${why}.`;
+}
+
+/** The batch's totals printed, then one line on what was bought; an incomplete batch fails, with how to resume it. */
+export function report(ctx: Context, outcome: Outcome, batch: Batch, printer: ResultPrinter): void {
+  const { count, interrupted, stop } = outcome;
+  const { rows: rowCount, batchId } = batch;
+  printer.end({
+    batch_id: batchId,
+    rows: rowCount,
+    bought: count.bought,
+    replayed: count.replayed,
+    failed: count.failed,
+    skipped: count.skipped,
+    changed: count.changed,
+    kg: count.kg,
+    amount_cents: count.cents,
+  });
+  const earlier = count.replayed > 0 ? `; ${count.replayed} by an earlier run, not charged again` : '';
+  const done = `${count.bought + count.replayed} of ${rowCount} rows bought (${kg(count.kg)} for ${dollars(count.cents)}${earlier})`;
+  const rest = [
+    count.changed > 0 ? `${count.changed} changed since bought, not bought again` : '',
+    count.failed > 0 ? `${count.failed} failed` : '',
+    count.skipped > 0 ? `${count.skipped} skipped` : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
+  const resume = count.failed + count.skipped > 0 || interrupted !== null;
+  const again = [
+    resume ? howToResume(ctx, outcome, batch) : '',
+    count.changed > 0 ? 'Add --rebuy-changed to buy the changed rows as they are now (the earlier purchases stay).' : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+  // The user's own Ctrl-C goes unnamed; a SIGTERM (a CI job, a service manager) is named.
+  if (interrupted !== null) {
+    throw new CliError(`Interrupted${bySigterm(interrupted)}: ${done}; ${rest}.`, EXIT.interrupted, 'interrupted', again, {
+      batch_id: batchId,
+    });
+  }
+  if (rest !== '')
+    throw new CliError(
+      `Batch incomplete: ${done}; ${rest}${stop === null ? '' : ` (${stop.text})`}.`,
+      EXIT.batchIncomplete,
+      'batch_incomplete',
+      again,
+      { batch_id: batchId },
+    );
+  if (!ctx.out.json) ctx.out.info(`✓ ${done}.`);
+}
