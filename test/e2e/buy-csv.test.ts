@@ -534,6 +534,34 @@ describe('in a pipe', () => {
     }
   });
 
+  test('a failed row among rows that share a reference stops the batch: sorted after it, no row is bought twice', async () => {
+    const home = newHome();
+    const server = await serve(home);
+    let proxy: FaultProxy | undefined;
+    try {
+      // The second purchase is refused for its own reason (a 422, which would not stop a batch of other references).
+      const refused = {
+        status: 422,
+        body: { error: { type: 'invalid_request_error', code: 'validation_error', message: 'Refused (fault proxy).' } },
+      };
+      proxy = await startFaultProxy({ target: server.url, plan: ['forward', refused], only: { method: 'POST', path: '/api/v1/offsets' } });
+      const env = { CARBON_BASE_URL: proxy.url, CARBON_API_KEY: (await sandboxKeys(home)).test, CARBON_MAX_RETRIES: '0' };
+      const first = await carbon(['buy', '--from-csv', file(home, 'a.csv', 'kg,reference\n100,ops\n200,ops\n300,ops\n')], { home, env });
+      expect(first.exitCode).toBe(10);
+      expect(results(first.stdout).map((r) => r.status)).toEqual(['processing', 'failed', 'skipped']);
+      expect(first.stderr).toContain('the batch stopped at row 2: validation_error');
+      // Sorted, then run again: before, 300 kg (bought under the third row's key, the second's left
+      // unused) was bought again under the second's, and 200 kg was said to have changed.
+      const again = await carbon(['buy', '--from-csv', file(home, 'b.csv', 'kg,reference\n300,ops\n200,ops\n100,ops\n')], { home, env });
+      expect(again.exitCode).toBe(0);
+      const bought = (await ok(['list', '--all', '--json'], { home, env })).stdout.trim().split('\n');
+      expect(bought.map((line) => (JSON.parse(line) as { kg: number }).kg).sort((a, b) => a - b)).toEqual([100, 200, 300]);
+    } finally {
+      await proxy?.close();
+      await server.stop();
+    }
+  });
+
   test('a 429 after retries, or a key that may not buy (403), stops the batch as a 5xx does: the rows say why, exit 10 (not 7 or 4)', async () => {
     const home = newHome();
     const csv = file(home, 'f.csv', 'kg,reference\n10,a\n20,b\n');

@@ -138,7 +138,9 @@ async function buyOne(
     count.failed++;
     const code = err instanceof CarbonApiError ? err.code : 'connection_error';
     printer.add(result(row, used, { status: 'failed', error_code: code, error_message: err.message }));
-    if (stopsBatch(err)) {
+    // Rows that share a reference are matched among their keys in order (keysOf): one left unused
+    // before a later one's purchase is a gap, under which a sorted rerun would buy a row again.
+    if (stopsBatch(err) || keys.shared) {
       const keyRefused = err instanceof CarbonApiError && (err.status === 401 || err.status === 403);
       return { text: `the batch stopped at row ${row.row}: ${code}`, keyRefused };
     }
