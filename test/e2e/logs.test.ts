@@ -177,6 +177,36 @@ describe('against carbon serve', () => {
     await server.stop();
   });
 
+  test("show on a terminal: what a caller sent cannot drive the terminal (a body's or a parameter's escape sequences are shown, not obeyed)", async () => {
+    const home = newHome();
+    const server = await serve(home, ['--show-keys']);
+    const headers = { authorization: `Bearer ${server.ready.test_key}` };
+    // A body that is no JSON, holding a title change (OSC), a colour (CSI), a bell and a bare
+    // carriage return (which would write over the line); a JSON body with a C1 CSI (U+009B); and
+    // a query parameter named by an OSC sequence, which the 422 names in its param.
+    const raw = 'abc\u001b]0;PWNED\u0007\u001b[31mRED\u001b[0m\rXYZ';
+    const sent = [
+      await fetch(`${server.url}/offsets`, { method: 'POST', headers: { ...headers, 'idempotency-key': 'esc-1' }, body: raw }),
+      await fetch(`${server.url}/offsets`, {
+        method: 'POST',
+        headers: { ...headers, 'idempotency-key': 'esc-2', 'content-type': 'application/json' },
+        body: JSON.stringify({ kg: 1, reference: 'a\u009b31mb' }),
+      }),
+      await fetch(`${server.url}/offsets?%1b%5d0%3bX%07=1`, { headers }),
+    ];
+    const env = { CARBON_BASE_URL: server.url, CARBON_API_KEY: server.ready.test_key! };
+    for (const res of sent) {
+      const card = (await carbonTty(['logs', 'show', res.headers.get('request-id')!], { home, env: { ...TTY, ...env } })).output;
+      // Only the card's own styling (SGR: ESC [ … m) reaches the terminal: no OSC, no bell, no C1, no bare CR.
+      const foreign = card.replace(/\u001b\[[0-9;]*m/g, '').replace(/\r\n/g, '\n');
+      expect(foreign, res.url).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    }
+    const body = plain((await carbonTty(['logs', 'show', sent[0]!.headers.get('request-id')!], { home, env: { ...TTY, ...env } })).output);
+    // Shown, as --json writes them, so the developer sees what was sent.
+    expect(body).toContain('abc\\u001b]0;PWNED\\u0007\\u001b[31mRED\\u001b[0m\\rXYZ');
+    await server.stop();
+  });
+
   test('entries dropped while another process held the write lock: carbon serve says so in its log soon after, with no request after it', async () => {
     const home = newHome();
     const server = await serve(home, ['--show-keys'], { CARBON_BUSY_TIMEOUT_MS: String(limit(300)) });

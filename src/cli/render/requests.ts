@@ -99,7 +99,7 @@ export function requestCard(e: RequestEntry, paint: Paint): string {
       ? []
       : ([
           ['error', `${e.error.type ?? ''} ${e.error.code ?? ''}`.trim()],
-          ['param', e.error.param ?? dash],
+          ['param', e.error.param === null ? dash : oneLine(e.error.param)],
           ['message', oneLine(e.error.message ?? '')],
         ] as Array<[string, string]>)),
     ['duration', `${ms(e)} ms`],
@@ -117,10 +117,24 @@ export function requestCard(e: RequestEntry, paint: Paint): string {
 function body(text: string, paint: Paint): string {
   if (text === '') return paint.dim('(none)');
   try {
-    return JSON.stringify(JSON.parse(text), null, 2);
+    return shown(JSON.stringify(JSON.parse(text), null, 2));
   } catch {
-    return text;
+    return shown(text);
   }
+}
+
+/**
+ * A body as a terminal may print it: what any caller sent, so its control characters (but tab and
+ * newline; CRLF as a newline) are written as --json writes them (`\u001b`), never sent to the
+ * terminal, where an escape sequence would retitle or recolour it, or a bare CR write over a line.
+ * C1 too (U+0080 to U+009F): JSON leaves them as they are, and U+009B is a CSI to some terminals.
+ */
+function shown(text: string): string {
+  return text
+    .replace(/\r\n/g, '\n')
+    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) =>
+      c === '\r' ? '\\r' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    );
 }
 
 /** `carbon logs show` in a pipe: field TAB value, then each body on lines of its own after a blank line. */
