@@ -1,12 +1,14 @@
+import { randomInt } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import pg from 'pg';
 import { afterAll, describe, expect, test } from 'vitest';
 import type { RequestEntry } from '../../src/api/journal.js';
 import { ledgerPath } from '../support/children.js';
 import { carbon, carbonTty, homes, json, ok, plain, sandboxKeys, serve, spawnCarbon, TTY } from '../support/cli.js';
-import { freshSchema, postgresAvailable } from '../support/database.js';
+import { freshSchema, postgresAvailable, TEST_DATABASE_URL } from '../support/database.js';
 import { limit } from '../support/load.js';
 
 /**
@@ -511,5 +513,50 @@ describe.runIf(postgresAvailable())('on one PostgreSQL ledger', () => {
     const local = ndjson((await ok(['logs', '--json'], { home: newHome(), env })).stdout).map((e) => e.id);
     expect(local).toEqual(expect.arrayContaining([viaA, viaB]));
     await a.stop();
+  });
+});
+
+describe.runIf(postgresAvailable())('carbon logs --follow on one PostgreSQL ledger', () => {
+  test("an instance's batch slow to commit is printed, before the entries another instance wrote meanwhile: none skipped", async () => {
+    const schema = freshSchema('logs');
+    const db = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await db.connect();
+    try {
+      const env = { CARBON_DATABASE_URL: schema.url };
+      const [a, b] = [await serve(newHome(), ['--show-keys'], env), await serve(newHome(), ['--show-keys'], env)];
+      const key = a.ready.test_key!;
+      // A's batch for GET /impact takes its seq, then waits (a trigger on a lock this test holds),
+      // as a batch does that is slow to commit (a large one, a busy server): B's batch, written
+      // meanwhile, numbers after it.
+      const lock = randomInt(1, 2 ** 31 - 1);
+      await db.query(`CREATE FUNCTION "${schema.schema}".held() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.path = '/api/v1/impact' THEN PERFORM pg_advisory_xact_lock_shared(${lock}); END IF; RETURN NEW; END $$`);
+      await db.query(
+        `CREATE TRIGGER held BEFORE INSERT ON "${schema.schema}".journal FOR EACH ROW EXECUTE FUNCTION "${schema.schema}".held()`,
+      );
+      await db.query('SELECT pg_advisory_lock($1)', [lock]);
+      const tail = follow(newHome(), [], env);
+      await tail.ready();
+      const waiting = async (what: string) =>
+        Number((await db.query(`SELECT count(*) AS n FROM pg_locks WHERE NOT granted AND ${what}`)).rows[0].n) > 0;
+      const until = async (what: () => Promise<boolean>) => {
+        while (!(await what())) await new Promise((resolve) => setTimeout(resolve, 20));
+      };
+      const get = async (server: typeof a, path: string) =>
+        (await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${key}` } })).headers.get('request-id')!;
+      const slow = await get(a, '/impact');
+      await until(() => waiting(`locktype = 'advisory' AND objid = ${lock}`));
+      const quick = await get(b, '/balance');
+      // B's batch is either written (and may be printed) or waits for A's: then A's goes on.
+      await until(async () => tail.out().includes(quick) || (await waiting(`relation = '"${schema.schema}".journal'::regclass`)));
+      await db.query('SELECT pg_advisory_unlock($1)', [lock]);
+      await tail.seen([slow, quick]);
+      expect(tail.out().match(/req_[A-Za-z0-9]{14}/g)).toEqual([slow, quick]);
+      await stopsOn(tail);
+      await Promise.all([a.stop(), b.stop()]);
+    } finally {
+      await db.end();
+      await schema.drop();
+    }
   });
 });

@@ -14,7 +14,16 @@ const JOURNAL_TYPES = (() => {
   return JOURNAL_INSERT_COLUMNS.map((c) => (columns[c].startsWith('int') ? 'bigint' : 'text'));
 })();
 
-/** The batch on `writer` (the journal's own connection); the prune, when the batch crosses its mark, two statements after it. */
+/**
+ * The batch on `writer` (the journal's own connection); the prune, when the batch crosses its mark,
+ * two statements after it.
+ *
+ * The batch takes its seqs under the journal's lock (the one a reset and a load take), held to its
+ * commit: batches of the instances on one ledger commit in the order of their seqs. Without it, a
+ * batch that took its seqs and was slow to commit (a large one, a busy server) committed after
+ * another instance's later seqs, which a follower (`carbon logs --follow`, after=SEQ) had printed
+ * and gone past: its entries were never printed.
+ */
 export async function appendJournal(writer: pg.Pool, records: NewJournalRecord[], retention: JournalRetention): Promise<void> {
   if (records.length === 0) return;
   const rows = records.map(journalRow);
@@ -22,8 +31,22 @@ export async function appendJournal(writer: pg.Pool, records: NewJournalRecord[]
   const arrays = JOURNAL_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ');
   const insert = `WITH i AS (INSERT INTO journal (${JOURNAL_INSERT_COLUMNS.join(', ')}) SELECT * FROM unnest(${arrays}) RETURNING seq)
     SELECT min(seq) AS first, max(seq) AS last FROM i`;
-  const { first, last } = (await writer.query<{ first: number; last: number }>(insert, columns)).rows[0]!;
-  if (!prunes(first, last, retention)) return;
+  const client = await writer.connect();
+  let broken = false;
+  let seqs: { first: number; last: number };
+  try {
+    await client.query('BEGIN; LOCK TABLE journal IN SHARE ROW EXCLUSIVE MODE');
+    seqs = (await client.query<{ first: number; last: number }>(insert, columns)).rows[0]!;
+    await client.query('COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {
+      broken = true;
+    });
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+  if (!prunes(seqs.first, seqs.last, retention)) return;
   for (const d of journalPrune(retention, (n) => `$${n}`)) await writer.query(d.text, d.values);
 }
 
