@@ -3,6 +3,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, test } from 'vitest';
 import { openLocal } from '../../src/engine/local.js';
 import { openEngine } from '../../src/engine/open.js';
+import { migrate } from '../../src/store/sqlite/schema.js';
 import { freshSchema, postgresAvailable, TEST_DATABASE_URL } from '../support/database.js';
 import { type Db, openSqlite, pragma } from '../support/sqlite.js';
 import { tempDirs } from '../support/temp.js';
@@ -73,6 +74,39 @@ describe('a SQLite ledger of schema version 1 (before the per-day totals)', () =
       expect(perDay(db)).toEqual(days);
       expect(sqliteSchema(db)).toEqual(schema);
     });
+  });
+});
+
+describe('a migration the disk cannot take, on a Node that cannot say whether a transaction is open (before 22.16)', () => {
+  test("fails with SQLite's own error, not ROLLBACK's, when SQLite has already rolled the migration back; nothing is migrated", () => {
+    // Node 22.13 to 22.15 have no isTransaction, and SQLite ends a transaction by itself on a full
+    // disk (SQLITE_FULL). Measured on 22.13.0, an older ledger opened on a nearly full tmpfs said
+    // "Unexpected error: cannot rollback - no transaction is active" instead of "the disk is full".
+    const db = openSqlite(':memory:', { create: true });
+    const full = Object.assign(new Error('database or disk is full'), {
+      code: 'ERR_SQLITE_ERROR',
+      errcode: 13,
+      errstr: 'database or disk is full',
+    });
+    const exec = (text: string) => {
+      if (!/CREATE TABLE/.test(text)) return db.exec(text);
+      db.exec('ROLLBACK');
+      throw full;
+    };
+    const older = new Proxy(db, {
+      get: (target, name) => {
+        if (name === 'isTransaction') return undefined;
+        if (name === 'exec') return exec;
+        const value = Reflect.get(target, name);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    try {
+      expect(() => migrate(older)).toThrow(full);
+      expect(pragma(db, 'user_version')).toBe(0);
+    } finally {
+      db.close();
+    }
   });
 });
 

@@ -57,7 +57,14 @@ export function migrate(db: Db): boolean {
     db.exec('COMMIT');
     return true;
   } catch (err) {
-    if (inTransaction(db)) db.exec('ROLLBACK');
+    if (inTransaction(db)) {
+      try {
+        db.exec('ROLLBACK');
+      } catch {
+        // SQLite had already rolled it back (a full disk), and this Node cannot say (before 22.16):
+        // the error is the migration's, not ROLLBACK's.
+      }
+    }
     throw err;
   }
 }
