@@ -13,7 +13,9 @@ import { type GlobalOptions, resolveSettings, type Settings } from './settings.j
  * answer, as is a remote API or a PostgreSQL ledger: the quick bundle holds the local engine on
  * SQLite only (scripts/build.mjs). What runs is the same either way: the command's handler with
  * its Context (invoke.ts), and the same errors and exit codes (run-to-exit.ts).
- * test/cli/quick.test.ts holds the flags read here to commander's reading of them.
+ * test/cli/quick.test.ts holds the flags read here to commander's reading of them, and
+ * test/e2e/quick-parity.test.ts runs a table of flags, variables, configs and terminals both ways
+ * and compares exit codes, stdout and stderr byte for byte.
  */
 export const QUICK_COMMANDS: readonly CommandSpec[] = [balance, impact];
 
