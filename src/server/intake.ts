@@ -1,10 +1,9 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { FaultConfig } from '../service/faults.js';
-import { requestId } from '../service/keys.js';
-import { accessLine, isoNow, type LoggedResponse } from './access-log.js';
-import { clientErrorCode, parseTarget, rawErrorResponse, readBody, repeatedHeader, requestHeaders } from './http.js';
+import { accessLine, type LoggedResponse } from './access-log.js';
+import { ClientErrors } from './client-errors.js';
+import { parseTarget, readBody, repeatedHeader, requestHeaders } from './http.js';
 import { noteRefusal, type Target } from './refusals.js';
 import { errorReply, failureReply, type Reply, type ReplyWriter } from './reply.js';
 import { answersPage, type Incoming, match, type Served } from './requests.js';
@@ -39,6 +38,10 @@ export class Intake {
   served: Served | null = null;
   private batch: Incoming[] = [];
   private readonly onClose: (this: ServerResponse) => void;
+  private readonly clientErrors = new ClientErrors(
+    (res, target, reply) => this.refuse(res, target, reply),
+    (line) => this.log(line),
+  );
 
   /** Takes `server`'s requests from now on. */
   constructor(
@@ -61,7 +64,7 @@ export class Intake {
     // Any other `Expect` value: Node would answer a bare 417 outside the envelope. The expectation
     // is ignored instead (RFC 9110 allows it) and the request answered as usual.
     server.on('checkExpectation', this.handle);
-    server.on('clientError', this.clientError);
+    server.on('clientError', this.clientErrors.handle);
   }
 
   /** node:http's `request` (and `checkExpectation`): nothing thrown here may escape. */
@@ -80,29 +83,6 @@ export class Intake {
     this.handle(req, res);
   };
 
-  /** Requests Node could not parse, or that timed out: answered in the envelope, then closed. */
-  readonly clientError = (err: NodeJS.ErrnoException, socket: Socket): void => {
-    const current = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
-    if (err.code === 'ECONNRESET' || !socket.writable || current?.headersSent) {
-      socket.destroy();
-      return;
-    }
-    const [code, message] = clientErrorCode(err.code);
-    if (current !== undefined) {
-      // A request is under way (its body broke off or took too long): answer through its
-      // response, so the access log still has exactly one line for it.
-      current.setHeader('Connection', 'close');
-      current.on('finish', () => setTimeout(() => socket.destroy(), 1_000).unref());
-      this.refuse(current, { ...parseTarget(current.req.url ?? '/'), method: current.req.method ?? 'GET' }, errorReply(code, message));
-      return;
-    }
-    const id = requestId();
-    const { text, status } = rawErrorResponse(code, message, id);
-    socket.end(text);
-    setTimeout(() => socket.destroy(), 1_000).unref();
-    this.log(`${isoNow()} - - ${status} key=- ${id} (${err.code ?? err.message})`);
-  };
-
   private receive(req: IncomingMessage, res: ServerResponse): void {
     const answered = res as LoggedResponse;
     answered.started = performance.now();
@@ -112,6 +92,7 @@ export class Intake {
     answered.path = path;
     this.inFlight++;
     res.on('close', this.onClose);
+    this.clientErrors.received(req, res);
 
     // A request with neither Content-Length nor Transfer-Encoding has no body (RFC 9112 §6.3):
     // it joins this turn's batch at once, without a Promise or waiting for its end.

@@ -5,7 +5,7 @@ import type { Sandbox } from '../service/sandbox.js';
 /**
  * `carbon serve`: the service model on a port. The parts: the request table (requests.ts: every
  * URL, one entry each, with the handlers in endpoints.ts and pages/), the replies and their one
- * writer (reply.ts), node:http's side (intake.ts, http.ts), the access log (access-log.ts), and
+ * writer (reply.ts), node:http's side (intake.ts, http.ts, client-errors.ts), the access log (access-log.ts), and
  * the lifecycle (lifecycle.ts: open, listen, drain, close; signals.ts). Auth, validation,
  * idempotency and the error envelope stay in the service, so a served sandbox answers exactly as
  * the in-process engine does.

@@ -1,0 +1,79 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { RunningServer } from '../../src/server/server.js';
+import { serveInProcess } from '../support/in-process-server.js';
+import { limit } from '../support/load.js';
+import { rawExchange } from '../support/raw-http.js';
+
+/**
+ * Requests sent together in one write (pipelined), followed by bytes node:http refuses: every
+ * request read whole is answered with its own answer, in order, and only then is the rest refused
+ * (or, after `Connection: close`, ignored). Before, the refusal of the trailing bytes went out as the
+ * answer to the first request still unanswered: a purchase was made, its client told 400.
+ */
+
+/** The status lines and bodies of every response in `raw`, in order. */
+function responses(raw: string): { status: number; body: string }[] {
+  const found: { status: number; body: string }[] = [];
+  const re = /HTTP\/1\.1 (\d{3}) [^\r]*\r\n([\s\S]*?)\r\n\r\n/g;
+  for (let m = re.exec(raw); m !== null; m = re.exec(raw)) {
+    const length = Number(/^content-length: (\d+)$/im.exec(m[2]!)?.[1] ?? 0);
+    const start = m.index + m[0].length;
+    found.push({ status: Number(m[1]), body: raw.slice(start, start + length) });
+    re.lastIndex = start + length;
+  }
+  return found;
+}
+
+describe('pipelined requests before bytes the server refuses', () => {
+  const log: string[] = [];
+  const served = serveInProcess('carbon-pipelining-', { log: (l) => log.push(l) });
+  let server: RunningServer;
+  let key: string;
+
+  beforeAll(async () => {
+    server = served.server;
+    key = (await server.sandbox.defaultKey('test'))!;
+  });
+
+  const post = (idempotencyKey: string, kg: number) => {
+    const body = JSON.stringify({ kg });
+    return (
+      `POST /api/v1/offsets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nIdempotency-Key: ${idempotencyKey}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`
+    );
+  };
+
+  it('answers each purchase read whole, in order, then refuses the malformed request after them with 400', async () => {
+    const r = await rawExchange(server.port, `${post('pipe-a', 7)}${post('pipe-b', 9)}NOT-HTTP\r\n\r\n`, limit(5_000));
+    const answers = responses(r.raw);
+    expect(answers.map((a) => a.status)).toEqual([201, 201, 400]);
+    const [a, b] = answers.map((x) => JSON.parse(x.body) as { id: string; kg: number });
+    expect([a!.kg, b!.kg]).toEqual([7, 9]);
+    expect(JSON.parse(answers[2]!.body).error.code).toBe('malformed_request');
+    expect(r.closedByServer).toBe(true);
+    // Exactly the two purchases answered, each once.
+    const list = await fetch(`${server.url}/offsets`, { headers: { authorization: `Bearer ${key}` } });
+    const ids = ((await list.json()) as { data: { id: string }[] }).data.map((o) => o.id);
+    expect(ids.sort()).toEqual([a!.id, b!.id].sort());
+  });
+
+  it('answers a request with `Connection: close` and ignores what follows it', async () => {
+    const get = 'GET /healthz HTTP/1.1\r\nHost: x\r\n';
+    const r = await rawExchange(server.port, `${get}Connection: close\r\n\r\n${get}\r\n`, limit(5_000));
+    expect(responses(r.raw).map((a) => a.status)).toEqual([200]);
+    expect(r.closedByServer).toBe(true);
+  });
+
+  it('answers an HTTP/1.0 request without keep-alive, sent with another after it', async () => {
+    const r = await rawExchange(server.port, 'GET /healthz HTTP/1.0\r\n\r\nGET /healthz HTTP/1.0\r\n\r\n', limit(5_000));
+    expect(responses(r.raw).map((a) => a.status)).toEqual([200]);
+  });
+
+  it('keeps one access-log line for each request answered and one for the refused bytes', async () => {
+    log.length = 0;
+    await rawExchange(server.port, `${post('pipe-c', 3)}NOT-HTTP\r\n\r\n`, limit(5_000));
+    await expect.poll(() => log.filter((l) => / POST \/api\/v1\/offsets /.test(l))).toHaveLength(1);
+    expect(log.filter((l) => / POST \/api\/v1\/offsets 201 /.test(l))).toHaveLength(1);
+    await expect.poll(() => log.filter((l) => / - - 400 key=- req_\w+ \(HPE_/.test(l))).toHaveLength(1);
+  });
+});
