@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { requestId } from '../service/keys.js';
-import { isoNow } from './access-log.js';
+import { isoNow, LoggedResponse } from './access-log.js';
 import { clientErrorCode, parseTarget, rawErrorResponse } from './http.js';
 import type { Target } from './refusals.js';
 import { errorReply, type Reply } from './reply.js';
@@ -24,6 +24,7 @@ export class ClientErrors {
   constructor(
     private readonly refuse: (res: ServerResponse, target: Target, reply: Reply) => void,
     private readonly log: (line: string) => void,
+    private readonly handleRequest: (req: IncomingMessage, res: ServerResponse) => void,
   ) {}
 
   /** Called for every request as it is received. */
@@ -48,6 +49,33 @@ export class ClientErrors {
       // (on 'close', after its access-log line; a response cut off leaves the socket unwritable).
       newest.once('close', () => this.refuseRaw(err, socket));
     }
+  };
+
+  /**
+   * CONNECT (node:http's `connect`): this is no proxy. Unheard, node:http would close the
+   * connection without a word; it is answered as any method a path does not take is (the API's
+   * 405, or 404), after the requests before it on the connection, then closed. What follows it (a
+   * tunnel's bytes) is not read.
+   */
+  readonly connect = (req: IncomingMessage, socket: Socket): void => {
+    const answer = () => {
+      if (!socket.writable) return;
+      try {
+        const res = new LoggedResponse(req);
+        res.shouldKeepAlive = false;
+        res.assignSocket(socket);
+        res.on('finish', () => {
+          socket.end();
+          setTimeout(() => socket.destroy(), 1_000).unref();
+        });
+        this.handleRequest(req, res);
+      } catch {
+        socket.destroy();
+      }
+    };
+    const newest = this.newest.get(socket);
+    if (newest === undefined || newest.writableFinished || newest.destroyed) answer();
+    else newest.once('close', answer);
   };
 
   /** A request whose body broke off or took too long: answered with the error, so the access log has one line for it. */

@@ -41,6 +41,7 @@ export class Intake {
   private readonly clientErrors = new ClientErrors(
     (res, target, reply) => this.refuse(res, target, reply),
     (line) => this.log(line),
+    (req, res) => this.handle(req, res),
   );
 
   /** Takes `server`'s requests from now on. */
@@ -65,6 +66,7 @@ export class Intake {
     // is ignored instead (RFC 9110 allows it) and the request answered as usual.
     server.on('checkExpectation', this.handle);
     server.on('clientError', this.clientErrors.handle);
+    server.on('connect', this.clientErrors.connect);
   }
 
   /** node:http's `request` (and `checkExpectation`): nothing thrown here may escape. */
