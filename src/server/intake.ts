@@ -37,6 +37,7 @@ export class Intake {
   /** What the handlers share; null before the server is ready and once its ledger is closed. */
   served: Served | null = null;
   private batch: Incoming[] = [];
+  private readonly idle: (() => void)[] = [];
   private readonly onClose: (this: ServerResponse) => void;
   private readonly clientErrors = new ClientErrors(
     (res, target, reply) => this.refuse(res, target, reply),
@@ -59,6 +60,7 @@ export class Intake {
       intake.inFlight--;
       intake.log(accessLine(this as LoggedResponse));
       if (intake.writer.closing) server.closeIdleConnections();
+      if (intake.inFlight === 0) for (const resolve of intake.idle.splice(0)) resolve();
     };
     server.on('request', this.handle);
     server.on('checkContinue', this.checkContinue);
@@ -67,6 +69,19 @@ export class Intake {
     server.on('checkExpectation', this.handle);
     server.on('clientError', this.clientErrors.handle);
     server.on('connect', this.clientErrors.connect);
+  }
+
+  /**
+   * Resolves once no response is open (each has had its access-log line), or after `capMs`. A
+   * response cut off at the end of the grace says so after the server's own close: the line of it
+   * must still come before the ledger closes and the CLI exits.
+   */
+  drained(capMs: number): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.idle.push(resolve);
+      setTimeout(resolve, capMs).unref();
+    });
   }
 
   /** node:http's `request` (and `checkExpectation`): nothing thrown here may escape. */

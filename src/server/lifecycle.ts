@@ -145,8 +145,9 @@ function closer({ server, intake, writer, engine, log, graceMs }: Parts): Pick<R
       server.close(() => {
         clearTimeout(force);
         intake.served = null;
-        engine
-          .close()
+        intake
+          .drained(1_000)
+          .then(() => engine.close())
           .then(
             () => undefined,
             (err: unknown) => log(`error closing the ledger: ${err instanceof Error ? err.message : String(err)}`),

@@ -515,6 +515,10 @@ describe('carbon serve: graceful close', () => {
     expect(Date.now() - started).toBeLessThan(limit(2_000));
     expect((await stuck).closedByServer).toBe(true);
     expect(h.log.some((l) => /cutting off 1 request/.test(l))).toBe(true);
+    // Its access-log line is written before the close is over (the CLI exits then): before, it came after "closed".
+    const aborted = h.log.findIndex((l) => / POST \/api\/v1\/quotes - \(aborted\) /.test(l));
+    expect(aborted).toBeGreaterThan(-1);
+    expect(aborted).toBeLessThan(h.log.indexOf('closed'));
     rmSync(h.dir, { recursive: true, force: true });
   });
 
