@@ -127,4 +127,6 @@ export const LIMITS = {
   listLimitMax: 100,
   listLimitDefault: 10,
   topUpMinCents: 25_000,
+  /** The account's rate, millicents per kg (the sandbox's bound, not the spec's): kg × rate stays below 2^53. */
+  rateMax: 10_000_000,
 } as const;

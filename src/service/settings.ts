@@ -32,7 +32,7 @@ export const FRESH_ACCOUNT: AccountRecord = {
 
 /** The largest top-up at once, and the largest balance: far above any real account, far below 2^53. */
 export const MAX_TOP_UP_CENTS = 100_000_000_000;
-export const MAX_RATE = 10_000_000;
+export const MAX_RATE = LIMITS.rateMax;
 /**
  * The latest model time the model can represent: the end of year 9999 (ISO 8601 timestamps have
  * four-digit years), less the longest placement delay, so every offset's times stay writable.

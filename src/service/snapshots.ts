@@ -164,6 +164,10 @@ export class Snapshots {
       if (err instanceof LedgerRowError) throw new SnapshotError('snapshot_damaged', `a row breaks the ledger's rules (${err.message})`);
       throw err;
     }
+    // Rows each fine alone that together are no ledger the model makes (an amount not its kg at its
+    // rate, a balance not its entries' sum): refused before the commit, as the rows are.
+    const problem = await tx.ledgerProblem();
+    if (problem !== null) throw new SnapshotError('snapshot_damaged', `the ledger it holds does not add up: ${problem}`);
     await tx.putMeta(PAGE_SECRET, null);
     // The fault setting loaded is set anew: every instance starts its seeded sequence again.
     const faults = await tx.meta(FAULTS_META);

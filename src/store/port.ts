@@ -216,6 +216,13 @@ export interface LedgerTx extends LedgerReads {
    * `rows` throws rolls it all back.
    */
   importLedger(rows: LedgerImport, metaNames: readonly string[]): Promise<void>;
+  /**
+   * The first rule kept across the ledger's rows (ledger-rules.ts: each offset's charge for its kg
+   * at its rate, balances and impact the sums of their rows, keys naming offsets…) that the ledger
+   * as this transaction sees it breaks, said for a person; null when it keeps them all. A few
+   * queries, no row read into memory.
+   */
+  ledgerProblem(): Promise<string | null>;
 }
 
 /** The tables a snapshot holds, written once for both stores (snapshot-tables.ts). */

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { cleanupHomes, type HttpResult, http, requireBuilt, runCli, STACK_FRAME, sleep, tempHome } from '../support/children.js';
 import { type Served, serve } from '../support/cli.js';
-import { ledgerProblems, postgresRows } from '../support/ledger-check.js';
+import { postgresRows } from '../support/ledger-check.js';
 import { limit } from '../support/load.js';
 import { throwawayPostgres } from '../support/postgres-cluster.js';
 import { openSandbox } from '../support/world.js';
@@ -82,7 +82,7 @@ function expectCreatedOrUnavailable(answers: readonly HttpResult[]): void {
 /** The ledger at `url` adds up, every Idempotency-Key in `used` bought, and `offsets` offsets in all. */
 async function expectEachBoughtOnce(url: string, used: readonly string[], offsets: number): Promise<void> {
   const rows = await postgresRows(url);
-  expect(ledgerProblems(rows)).toEqual([]);
+  expect(rows.problems).toEqual([]);
   const byKey = new Map(rows.idempotency.map((k) => [k.key, k.offset_id]));
   for (const k of used) expect(byKey.has(k), k).toBe(true);
   expect(rows.offsets.length).toBe(offsets);
@@ -161,7 +161,7 @@ run('PostgreSQL faults under purchase load', () => {
       // Cut off (0) or answered: nothing else, and never a 500.
       expect(seen.filter((r) => r.status !== 201 && r.status !== 0 && r.status !== 503).map((r) => `${r.status} ${r.text}`)).toEqual([]);
       const rows = await postgresRows(url);
-      expect(ledgerProblems(rows)).toEqual([]);
+      expect(rows.problems).toEqual([]);
       expect(rows.offsets.length - before).toBe(used.length);
     },
     limit(120_000),

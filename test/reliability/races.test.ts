@@ -4,7 +4,7 @@ import type { StoreTarget } from '../../src/store/open.js';
 import { cleanupHomes, dataDir, http, ledgerPath, requireBuilt, rng, runCli, tempHome } from '../support/children.js';
 import { type Served, serve } from '../support/cli.js';
 import { freshSchema, postgresAvailable, type TestSchema } from '../support/database.js';
-import { type LedgerRows, ledgerProblems, postgresRows, sqliteRows } from '../support/ledger-check.js';
+import { type LedgerRows, postgresRows, sqliteRows } from '../support/ledger-check.js';
 import { limit } from '../support/load.js';
 import { openSandbox } from '../support/world.js';
 
@@ -27,7 +27,7 @@ interface Ledger {
   drop(): Promise<void>;
 }
 
-const problems = async (ledger: Ledger): Promise<string[]> => ledgerProblems(await ledger.rows());
+const problems = async (ledger: Ledger): Promise<string[]> => (await ledger.rows()).problems;
 
 function sqliteLedger(): Ledger {
   const home = tempHome('carbon-race-');
@@ -201,7 +201,7 @@ describe.each(stores)('conflicting writes raced on %s', (_name, make) => {
         // Nothing was bought with the new keys: the new ledger holds no offset at all.
         const rows = await ledger.rows();
         expect(rows.offsets, `round ${round}`).toEqual([]);
-        expect(ledgerProblems(rows)).toEqual([]);
+        expect(rows.problems).toEqual([]);
       }
       // The instances go on with the new keys.
       const sandbox = await openSandbox(ledger.target);

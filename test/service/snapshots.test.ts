@@ -267,6 +267,160 @@ describe.each(STORES)('on %s: settings no command could make', (_name, open) => 
   });
 });
 
+/** A purchase through the API, as an application makes it; the offset's id. */
+async function buy(sandbox: Sandbox, mode: 'test' | 'live', idem: string, body: object): Promise<string> {
+  const key = (await sandbox.defaultKey(mode))!;
+  const res = await sandbox.service().handle({
+    method: 'POST',
+    path: '/api/v1/offsets',
+    query: {},
+    headers: { authorization: `Bearer ${key}`, 'idempotency-key': idem, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return (res.body as { id: string }).id;
+}
+
+/**
+ * A ledger with every kind of row the model makes: both modes; by kg and by amount, at two rates
+ * (amounts rounded up); placed, processing, refunded; waiting for review, approved, rejected, and
+ * failed while waiting. Returns the ids by what they are.
+ */
+async function everyKindOfOffset(sandbox: Sandbox): Promise<Record<string, string>> {
+  await sandbox.topUp('live', 25_000);
+  await sandbox.setReviewLimit(1_000);
+  const ids: Record<string, string> = {};
+  ids.placed = await buy(sandbox, 'test', 't-kg', { kg: 5 });
+  await sandbox.setRate(3_333);
+  ids.byAmount = await buy(sandbox, 'test', 't-amount', { amount_cents: 1_001 });
+  ids.refunded = await buy(sandbox, 'test', 't-refunded', { kg: 7 });
+  await sandbox.fail(ids.refunded);
+  ids.livePlaced = await buy(sandbox, 'live', 'l-small', { kg: 10 });
+  for (const what of ['approved', 'rejected', 'pending', 'failedInReview'])
+    ids[what] = await buy(sandbox, 'live', `l-${what}`, { kg: 500, reference: what });
+  await sandbox.approve(ids.approved!);
+  await sandbox.reject(ids.rejected!);
+  await sandbox.fail(ids.failedInReview!);
+  await sandbox.advanceClock(61_000);
+  ids.processing = await buy(sandbox, 'test', 't-processing', { amount_cents: 50 });
+  return ids;
+}
+
+describe.each(STORES)("on %s: rows that break the ledger's invariants together", (_name, open) => {
+  test('under a right checksum (an amount not its kg at its rate, a balance not its entries, a key naming no offset…): refused, nothing changed; a whole ledger loads', async () => {
+    const { sandbox } = await open();
+    try {
+      const ids = await everyKindOfOffset(sandbox);
+      const text = await save(sandbox);
+      // Every kind of offset, in both modes, loads: it is what the model makes.
+      await sandbox.reset();
+      await load(sandbox, text);
+      expect(rowsOf(await save(sandbox))).toEqual(rowsOf(text));
+      expect((await sandbox.offset(ids.pending!))?.status).toBe('processing');
+      expect(await sandbox.awaitsReview(ids.pending!)).toBe(true);
+      const lines = text.trimEnd().split('\n').slice(0, -1);
+      const row = (table: string, id?: string) => (l: string) =>
+        l.startsWith(`["${table}",`) && (id === undefined || l.includes(`"${id}"`));
+      const offset = (id: string, edit: (r: unknown[]) => void) =>
+        edited(lines, row('offsets', id), (r) => {
+          edit(r);
+          return r;
+        });
+      const balances = lines.filter(row('balances'));
+      const impact = lines.filter(row('impact'));
+      const files: Array<[string, string[], RegExp]> = [
+        [
+          'an amount not its kg at its rate',
+          offset(ids.placed!, (r) => (r[6] = 999)),
+          /offset off_\w+: amount_cents 999 is not 5 kg at the rate it was bought at \(4000 millicents a kg: 20 cents\)/,
+        ],
+        ['livemode 7', offset(ids.placed!, (r) => (r[3] = 7)), /livemode 7 is neither 0 \(test\) nor 1 \(live\)/],
+        ['a negative kg', offset(ids.placed!, (r) => (r[5] = -5)), /kg -5 is not 1 to 1000000/],
+        ['by amount, fewer kg than it buys', offset(ids.byAmount!, (r) => (r[9] = 2_000)), /is not the most 2000 cents/],
+        ['by kg, another kg', offset(ids.placed!, (r) => (r[8] = 6)), /kg 5 is not the 6 kg bought/],
+        ['processing with no settle time', offset(ids.processing!, (r) => (r[12] = null)), /processing, it has no settle time/],
+        ['a review no code makes', offset(ids.pending!, (r) => (r[13] = 'maybe')), /review 'maybe' is none the model makes/],
+        [
+          'placed while waiting for review',
+          offset(ids.pending!, (r) => Object.assign(r, { 4: 'placed', 14: 1 })),
+          /placed, its review is pending/,
+        ],
+        [
+          'a key naming no offset',
+          edited(lines, row('idempotency', 't-kg'), (r) => [...r.slice(0, 4), 'off_missing', r[5]]),
+          /Idempotency-Key t-kg: its offset off_missing is not in the ledger/,
+        ],
+        [
+          'two keys naming one offset',
+          edited(lines, row('idempotency', 't-kg'), (r) => [...r.slice(0, 4), ids.byAmount, r[5]]),
+          /offset off_\w+ is named by 2 Idempotency-Keys/,
+        ],
+        ['a missing balance', lines.filter((l) => l !== balances[1]), /the live balance is missing/],
+        [
+          'a balance not the sum of its entries',
+          edited(
+            lines,
+            (l) => l === balances[0],
+            (r) => [r[0], r[1], (r[2] as number) + 100],
+          ),
+          /the test balance, \d+ cents, is not the sum of its entries/,
+        ],
+        [
+          'an offset never charged',
+          lines.filter((l) => !(l.startsWith('["entries",') && l.includes(`"charge",-20,"${ids.placed}"`))),
+          /0 charges and 0 refunds, not one charge and no refund/,
+        ],
+        [
+          'a refund of an offset not refunded',
+          lines.map((l) => (l.includes(`"charge",-20,"${ids.placed}"`) ? l.replace('"charge",-20', '"refund",20') : l)),
+          /\(placed\): 0 charges and 1 refunds/,
+        ],
+        [
+          "a charge not its offset's amount",
+          lines.map((l) => (l.includes(`"charge",-20,"${ids.placed}"`) ? l.replace('"charge",-20', '"charge",-21') : l)),
+          /its charge is -21 cents, not -20/,
+        ],
+        [
+          'a charge of the other mode',
+          lines.map((l) => (l.includes(`"charge",-20,"${ids.placed}"`) ? l.replace(/^\["entries",(\d+),0,/, '["entries",$1,1,') : l)),
+          /an entry or Idempotency-Key of the other mode names it/,
+        ],
+        [
+          'a top-up naming an offset',
+          edited(
+            lines,
+            (l) => l.startsWith('["entries",') && l.includes('"topup"'),
+            (r) => [...r.slice(0, 5), ids.placed, r[6]],
+          ),
+          /\(topup of \d+ cents\): a top-up names an offset/,
+        ],
+        [
+          'impact not its offsets',
+          edited(
+            lines,
+            (l) => l === impact[0],
+            (r) => [r[0], r[1], (r[2] as number) + 1, r[3], r[4]],
+          ),
+          /the test impact \(\d+ kg placed.* is not its offsets'/,
+        ],
+        [
+          'a day not its offsets',
+          edited(lines, row('impact_daily'), (r) => [...r.slice(0, 3), (r[3] as number) + 1, r[4]]),
+          /impact of day \d+/,
+        ],
+      ];
+      for (const [what, changed, why] of files) {
+        const err = await load(sandbox, resealed(changed)).catch((e: unknown) => e);
+        expect([what, (err as SnapshotError).code], String(err)).toEqual([what, 'snapshot_damaged']);
+        expect([what, (err as Error).message]).toEqual([what, expect.stringMatching(why)]);
+        expect(rowsOf(await save(sandbox))).toEqual(rowsOf(text));
+      }
+    } finally {
+      await sandbox.close();
+    }
+  });
+});
+
 describe.each(STORES)('on %s, under the writer lock', (_name, open) => {
   test('a write that comes while a load runs waits for it, and lands on the loaded ledger', async () => {
     const { sandbox, other } = await open();

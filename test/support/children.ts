@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pluck } from '../../src/store/sqlite/driver.js';
 import { binary, ROOT } from './binary.js';
-import { type LedgerRows, ledgerProblems, sqliteRows } from './ledger-check.js';
+import { type LedgerRows, sqliteRows } from './ledger-check.js';
 import { limit } from './load.js';
 import { type Db, openSqlite, scalar } from './sqlite.js';
 import { tempDirs } from './temp.js';
@@ -199,7 +199,7 @@ export function readLedger(home: string): LedgerFacts {
     db.close();
   }
   const rows = sqliteRows(ledgerPath(home));
-  const problems = ledgerProblems(rows);
+  const problems = [...rows.problems];
   if (integrity !== 'ok') problems.push(`integrity_check: ${integrity}`);
   const balances: Record<number, number> = {};
   for (const r of rows.balances) balances[r.livemode] = r.available_cents;

@@ -1,4 +1,5 @@
 import type { Mode } from '../../api/types.js';
+import { ledgerProblem } from '../ledger-rules.js';
 import { DAY_MS } from '../periods.js';
 import type * as port from '../port.js';
 import { hashId } from '../port.js';
@@ -228,6 +229,10 @@ export class PgTx extends PgReads implements port.LedgerTx {
     this.touched = true;
     this.touchedKeys = true;
     await importLedger(this.q, rows, metaNames);
+  }
+
+  async ledgerProblem(): Promise<string | null> {
+    return ledgerProblem(async (sql) => (await this.q.query<{ problem: string }>(sql)).rows[0]?.problem);
   }
 
   /**

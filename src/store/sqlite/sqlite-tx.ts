@@ -1,4 +1,5 @@
 import type { Mode } from '../../api/types.js';
+import { ledgerProblem } from '../ledger-rules.js';
 import { DAY_MS } from '../periods.js';
 import type * as port from '../port.js';
 import { hashId } from '../port.js';
@@ -167,6 +168,10 @@ export class SqliteTx extends SqliteReads implements port.LedgerTx {
     this.touchedBalance = true;
     this.touchedMeta = true;
     this.pendingVault = await importLedger(this.db, rows, metaNames, this.knownVault());
+  }
+
+  async ledgerProblem(): Promise<string | null> {
+    return ledgerProblem((sql) => (this.db.prepare(sql).get() as { problem: string } | undefined)?.problem);
   }
 
   /** The vault as this transaction sees it; an unreadable key file is started over (as reset always did). */
