@@ -54,18 +54,6 @@ function pause(attempt: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 ** attempt)));
 }
 
-/**
- * A checked-out connection that the server closes between two queries (a restart: 57P01) emits
- * 'error' with no query to hand it to; unheard, that event would end the process. The query under
- * way, or the next one, fails instead, and the request gets its 503.
- */
-const watched = new WeakSet<pg.PoolClient>();
-function watch(client: pg.PoolClient): void {
-  if (watched.has(client)) return;
-  watched.add(client);
-  client.on('error', () => {});
-}
-
 export class PostgresStore extends PgReads implements LedgerStore {
   private constructor(
     private readonly pool: pg.Pool,
@@ -75,7 +63,7 @@ export class PostgresStore extends PgReads implements LedgerStore {
   ) {
     super(pool as unknown as Queryable);
     this.kept = new PgReadCache(pool as unknown as Queryable);
-    pool.on('connect', (client) => this.clients.add(client));
+    pool.on('connect', this.adopt);
     pool.on('remove', (client) => this.clients.delete(client));
   }
 
@@ -90,13 +78,23 @@ export class PostgresStore extends PgReads implements LedgerStore {
     if (this.journalPool === undefined) {
       this.journalPool = new pg.Pool({ ...this.config, max: 1, options: `${this.config.options} -c synchronous_commit=off` });
       this.journalPool.on('error', () => {});
-      this.journalPool.on('connect', (client) => this.clients.add(client));
+      this.journalPool.on('connect', this.adopt);
       this.journalPool.on('remove', (client) => this.clients.delete(client));
     }
     return this.journalPool;
   }
   /** The pools' open connections (close() cuts those a stopped server never lets go of). */
   private readonly clients = new Set<pg.PoolClient>();
+  /**
+   * Each new connection of either pool. One checked out (a transaction, the journal's batch, a
+   * snapshot's read, a migration) that the server closes between two queries (a restart: 57P01)
+   * emits 'error' with no query to hand it to; unheard, that event would end the process. The
+   * query under way, or the next one, fails instead, and the request gets its 503.
+   */
+  private readonly adopt = (client: pg.PoolClient): void => {
+    client.on('error', () => {});
+    this.clients.add(client);
+  };
 
   /** The account, the balances, the keys and the named values, kept between requests (pg-cache.ts). */
   private readonly kept: PgReadCache;
@@ -194,7 +192,6 @@ export class PostgresStore extends PgReads implements LedgerStore {
       } catch (err) {
         throw pgError(err, this.label);
       }
-      watch(client);
       let broken = false;
       try {
         await client.query(wait ? BEGIN : BEGIN_NO_WAIT);
