@@ -58,10 +58,16 @@ _carbon() {
         return 0
     fi
 
+    # Bash puts a reply into the line as it is: quote each (`my\ prod`, `\$\(`), as zsh and fish
+    # do, so a name with a space stays one word and one with `$(...)` is never code. What was
+    # typed may be either form.
+    local quoted
     while IFS= read -r line; do
         value=${line%%$'\t'*}
-        [[ -n $value && $value == "$cur"* ]] || continue
-        COMPREPLY+=("${value#"$strip"}")
+        [[ -n $value ]] || continue
+        printf -v quoted '%q' "$value"
+        [[ $value == "$cur"* || $quoted == "$cur"* ]] || continue
+        COMPREPLY+=("${quoted#"$strip"}")
     done <<<"$out"
     return 0
 }

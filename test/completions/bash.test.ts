@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Fixture, FORMATS, LIST_OPTIONS, makeFixture, TOP_COMMANDS } from '../support/completion-fixture.js';
@@ -46,8 +46,8 @@ beforeAll(async () => {
 }, 180_000);
 afterAll(() => fx?.sandbox.cleanup());
 
-async function complete(words: string[], load: string = SCRIPT.bash): Promise<string[]> {
-  const r = await run(fx.sandbox, 'bash', ['--norc', '--noprofile', '-c', HARNESS, 'bash', load, 'carbon', ...words]);
+async function complete(words: string[], load: string = SCRIPT.bash, env: Record<string, string> = {}): Promise<string[]> {
+  const r = await run(fx.sandbox, 'bash', ['--norc', '--noprofile', '-c', HARNESS, 'bash', load, 'carbon', ...words], env);
   expect(r.stderr).toBe('');
   expect(r.exitCode).toBe(0);
   return lines(r.stdout);
@@ -83,6 +83,21 @@ describe('bash', () => {
   it('offers shells and profiles', async () => {
     expect(await complete(['completion', ''])).toEqual(['bash', 'zsh', 'fish']);
     expect(await complete(['--profile', 'st'])).toEqual(['staging']);
+  });
+
+  it('quotes what it inserts: a hand-edited profile named with a space or $(…) is one word, never code', async () => {
+    // config set refuses such names, but a hand-edited config.json is read whatever it holds.
+    const home = mkdtempSync(join(fx.sandbox.home, 'odd-profiles-'));
+    const profiles = { 'my prod': {}, 'a$(touch pwned)b': {}, "it's": {} };
+    writeFileSync(join(home, 'config.json'), JSON.stringify({ profiles }), { mode: 0o600 });
+    const env = { CARBON_HOME: home };
+    // Bash puts COMPREPLY into the line as it is: each must be the word the shell reads back as the name.
+    expect(await complete(['--profile', ''], SCRIPT.bash, env)).toEqual(['my\\ prod', 'a\\$\\(touch\\ pwned\\)b', "it\\'s"]);
+    expect(await complete(['--profile', 'my'], SCRIPT.bash, env)).toEqual(['my\\ prod']);
+    // What was typed already escaped still matches.
+    expect(await complete(['--profile', 'my\\ p'], SCRIPT.bash, env)).toEqual(['my\\ prod']);
+    expect(await complete(['--profile', '=', 'a'], SCRIPT.bash, env)).toEqual(['a\\$\\(touch\\ pwned\\)b']);
+    expect(await complete(['show', '--profile', ''], SCRIPT.bash, env)).toEqual(['my\\ prod', 'a\\$\\(touch\\ pwned\\)b', "it\\'s"]);
   });
 
   it('offers the offset ids for show after a purchase, newest first', async () => {
