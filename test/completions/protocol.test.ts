@@ -101,6 +101,29 @@ describe('carbon __complete', () => {
     }
   });
 
+  it('leaves no trace in the request journal: carbon logs shows what was sent, not what was completed', async () => {
+    const sandbox = makeSandbox();
+    try {
+      const bought = await carbon(sandbox, ['buy', '--kg', '5', '--json']);
+      expect(bought.exitCode, bought.stderr).toBe(0);
+      const journal = async () => (await carbon(sandbox, ['logs'])).stdout;
+      const before = await journal();
+      expect(before).toContain('POST\t/api/v1/offsets');
+      for (const words of [
+        ['show', ''],
+        ['sandbox', 'fail', ''],
+        ['sandbox', 'review', 'approve', ''],
+        ['sandbox', 'keys', 'revoke', ''],
+      ]) {
+        expect(await carbon(sandbox, ['__complete', '--', ...words])).toMatchObject({ exitCode: 0, stderr: '' });
+      }
+      expect(values((await carbon(sandbox, ['__complete', '--', 'show', ''])).stdout)).toEqual([JSON.parse(bought.stdout).id]);
+      expect(await journal()).toBe(before);
+    } finally {
+      sandbox.cleanup();
+    }
+  });
+
   it('prints nothing and exits 0 when anything goes wrong', async () => {
     // A profile that does not exist, a key that is not a key, an API nobody answers.
     for (const [args, env] of [

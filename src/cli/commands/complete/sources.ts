@@ -36,7 +36,7 @@ export const DEADLINE_MS = 3000;
 /**
  * Runs `use` with a Context on the engine the typed global options select, quietly: its output
  * goes nowhere, no retries, a short timeout, and on the local engine only when the model already
- * exists (completing a word never provisions one). Resolves to [] when there is nothing to ask.
+ * exists (completing a word never provisions one) and with its request journal off. Resolves to [] when there is nothing to ask.
  */
 async function onEngine(
   globals: GlobalOptions,
@@ -59,7 +59,10 @@ async function onEngine(
     if (!existsSync(join(resolved.paths.dataDir, LEDGER_FILE))) return [];
   }
   const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
-  const settings = { ...resolved, maxRetries: 0, timeoutSeconds: DEADLINE_MS / 1000 };
+  // A TAB is no request anyone sent: the local model's journal (`carbon logs`) does not keep it.
+  // A remote server keeps what reaches it, as any API does.
+  const journal = { ...resolved.journal, enabled: false };
+  const settings = { ...resolved, journal, maxRetries: 0, timeoutSeconds: DEADLINE_MS / 1000 };
   const ctx = new Context(settings, new Output({ stdout: sink, stderr: sink, json: true, env }), env);
   try {
     return await use(ctx);
