@@ -79,8 +79,10 @@ export function checkProfileName(name: string): void {
 /**
  * Reads config.json directly: the read path runs on every command, and a plain JSON read costs
  * nothing next to loading conf's schema validator. Writes go through conf (see writeConfig).
+ * `tighten: false` (shell completion, whose stderr nobody sees) leaves a file readable by others
+ * as it is, for the next command to tighten and say so.
  */
-export function readConfig(configDir: string): ConfigData {
+export function readConfig(configDir: string, { tighten: tightenIt = true } = {}): ConfigData {
   const path = join(configDir, CONFIG_FILE);
   let text: string;
   try {
@@ -106,8 +108,10 @@ export function readConfig(configDir: string): ConfigData {
   const problem = checkConfig(data);
   if (problem) throw brokenConfig(path, problem);
   // It holds API keys: readable by its owner only, whatever a copy or a restore left.
-  tighten(configDir, 0o700);
-  tighten(path, 0o600);
+  if (tightenIt) {
+    tighten(configDir, 0o700);
+    tighten(path, 0o600);
+  }
   return data as ConfigData;
 }
 

@@ -65,10 +65,10 @@ const modeOfKey = (key: string): Mode | null => keyShape(key)?.mode ?? null;
 export function resolveSettings(
   opts: GlobalOptions,
   env: NodeJS.ProcessEnv = process.env,
-  options: { allowMissingProfile?: boolean; ledger?: boolean; modeFilters?: boolean } = {},
+  options: { allowMissingProfile?: boolean; ledger?: boolean; modeFilters?: boolean; tightenConfig?: boolean } = {},
 ): Settings {
   const paths = resolvePaths(env);
-  const config = readConfig(paths.configDir);
+  const config = readConfig(paths.configDir, { tighten: options.tightenConfig !== false });
   const { profileName, profile } = chooseProfile(opts, env, config, options);
   const mode = chooseMode(opts, env, profile, options.modeFilters === true);
   const [apiKey, apiKeySource] = chooseKey(opts, env, profile, mode);

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Fixture, FORMATS, makeFixture, TOP_COMMANDS } from '../support/completion-fixture.js';
@@ -119,6 +119,34 @@ describe('carbon __complete', () => {
       }
       expect(values((await carbon(sandbox, ['__complete', '--', 'show', ''])).stdout)).toEqual([JSON.parse(bought.stdout).id]);
       expect(await journal()).toBe(before);
+    } finally {
+      sandbox.cleanup();
+    }
+  });
+
+  it('leaves a config file readable by others as it is, for the next command to tighten and say so', async () => {
+    const sandbox = makeSandbox();
+    try {
+      const config = join(sandbox.home, 'config.json');
+      writeFileSync(config, JSON.stringify({ profiles: { default: {}, ci: {} } }));
+      chmodSync(config, 0o644);
+      chmodSync(sandbox.home, 0o755);
+      expect(await carbon(sandbox, ['buy', '--kg', '5', '-q'])).toMatchObject({ exitCode: 0 });
+      chmodSync(config, 0o644);
+      chmodSync(sandbox.home, 0o755);
+      for (const words of [
+        ['--profile', ''],
+        ['show', ''],
+      ]) {
+        const r = await carbon(sandbox, ['__complete', '--', ...words]);
+        expect(r).toMatchObject({ exitCode: 0, stderr: '' });
+        expect(r.stdout).not.toBe('');
+      }
+      expect([statSync(config).mode & 0o777, statSync(sandbox.home).mode & 0o777]).toEqual([0o644, 0o755]);
+      // A TAB's stderr goes nowhere: the command the user runs next is the one to tell them.
+      const next = await carbon(sandbox, ['balance']);
+      expect(next.stderr).toContain('config.json was readable by others (mode 644); it holds API keys, so it is now 600.');
+      expect(statSync(config).mode & 0o777).toBe(0o600);
     } finally {
       sandbox.cleanup();
     }

@@ -52,7 +52,7 @@ async function onEngine(
     import('node:path'),
     import('node:stream'),
   ]);
-  const resolved = resolveSettings(globals, env);
+  const resolved = resolveSettings(globals, env, { tightenConfig: false });
   if (resolved.engine === 'remote' && localOnly) return [];
   if (resolved.engine === 'local') {
     const { LEDGER_FILE } = await import('../../../engine/ledger.js');
@@ -129,7 +129,7 @@ export function realSources(env: NodeJS.ProcessEnv = process.env): Sources {
       ),
     async profiles() {
       const [{ readConfig }, { resolvePaths }] = await Promise.all([import('../../config-store.js'), import('../../paths.js')]);
-      const config = readConfig(resolvePaths(env).configDir);
+      const config = readConfig(resolvePaths(env).configDir, { tighten: false });
       return Object.entries(config.profiles ?? {}).map(([name, p]) => ({
         value: name,
         // Never a key: only where the profile points and in which mode.
