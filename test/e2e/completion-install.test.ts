@@ -20,6 +20,25 @@ describe('carbon completion --install', () => {
     expect(readFileSync(`${home}/${where}`, 'utf8')).toBe((await ok(['completion', shell], { home })).stdout);
   });
 
+  test('a path that cannot be written: one line naming it and why, with what to do instead (exit 1)', async () => {
+    const { mkdirSync, writeFileSync, readdirSync } = await import('node:fs');
+    // ~/.zfunc a file where the directory goes; fish's carbon.fish a directory where the file goes.
+    const zsh = newHome();
+    writeFileSync(`${zsh}/.zfunc`, 'autoload -U compinit\n');
+    const fish = newHome();
+    mkdirSync(`${fish}/.config/fish/completions/carbon.fish`, { recursive: true });
+    for (const [home, shell, message] of [
+      [zsh, 'zsh', `Cannot install the zsh completion script in ${zsh}/.zfunc/_carbon: ${zsh}/.zfunc is a file, not a directory.`],
+      [fish, 'fish', `Cannot install the fish completion script in ${fish}/.config/fish/completions/carbon.fish: it is a directory.`],
+    ] as const) {
+      const r = await carbon(['completion', '--install', shell], { home });
+      expect(r.exitCode).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toBe(`error: ${message} Print it and put it where your shell looks: \`carbon completion ${shell} > FILE\`.\n`);
+    }
+    expect(readdirSync(`${fish}/.config/fish/completions/carbon.fish`)).toEqual([]);
+  });
+
   test('an unknown $SHELL: a usage error naming it, nothing written', async () => {
     const r = await carbon(['completion', '--install'], { home: newHome(), env: { SHELL: '/bin/tcsh' } });
     expect([r.exitCode, r.stderr]).toEqual([2, expect.stringContaining('$SHELL is /bin/tcsh')]);

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -78,6 +78,40 @@ function installPath(shell: Shell, env: NodeJS.ProcessEnv = process.env): string
   return join(env.XDG_CONFIG_HOME || join(home, '.config'), 'fish', 'completions', 'carbon.fish');
 }
 
+/** Writes the script at `path`, its directory made first; a path that cannot be written: one line saying why. */
+function writeScript(shell: Shell, path: string, script: string): void {
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, script);
+  } catch (err) {
+    const { code, path: at } = err as NodeJS.ErrnoException;
+    const why =
+      code === 'EEXIST' || code === 'ENOTDIR'
+        ? `${blocking(path) ?? at ?? dirname(path)} is a file, not a directory`
+        : code === 'EISDIR'
+          ? 'it is a directory'
+          : code === 'EACCES' || code === 'EPERM' || code === 'EROFS'
+            ? 'permission denied'
+            : code === 'ENOSPC'
+              ? 'the disk is full'
+              : (code ?? (err as Error).message);
+    throw new CliError(
+      `Cannot install the ${shell} completion script in ${path}: ${why}.`,
+      EXIT.failure,
+      'cli_error',
+      `Print it and put it where your shell looks: \`carbon completion ${shell} > FILE\`.`,
+    );
+  }
+}
+
+/** The nearest directory above `path` that is not one (a file in the way), if any. */
+function blocking(path: string): string | undefined {
+  for (let dir = dirname(path); dir !== dirname(dir); dir = dirname(dir)) {
+    if (existsSync(dir)) return statSync(dir).isDirectory() ? undefined : dir;
+  }
+  return undefined;
+}
+
 export async function run(shell: string | undefined, flags: { install?: boolean } = {}): Promise<void> {
   if (!flags.install) {
     if (shell === undefined) throw usage('Name the shell: carbon completion bash|zsh|fish (or --install for the one you use).');
@@ -91,8 +125,7 @@ export async function run(shell: string | undefined, flags: { install?: boolean 
     );
   }
   const path = installPath(chosen);
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, completionScript(chosen));
+  writeScript(chosen, path, completionScript(chosen));
   const after =
     chosen === 'zsh'
       ? 'Add `fpath=(~/.zfunc $fpath)` before `compinit` in ~/.zshrc if it is not there, then open a new shell.'
