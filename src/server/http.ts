@@ -134,6 +134,8 @@ export function rawErrorResponse(code: ErrorCode, message: string, requestId: st
     status,
     text:
       `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n` +
-      `Request-Id: ${requestId}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${json}`,
+      // The headers every answer carries (reply.ts), Carbon-Sandbox too: this one is the sandbox's as well.
+      `Request-Id: ${requestId}\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nCarbon-Sandbox: true\r\n` +
+      `Connection: close\r\n\r\n${json}`,
   };
 }

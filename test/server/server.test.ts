@@ -228,11 +228,13 @@ describe('carbon serve: HTTP robustness', () => {
       ],
       ['headers over 16 KiB', `GET /api/v1/balance HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'headers_too_large'],
       ['binary noise', Buffer.from([0, 1, 2, 3, 255, 254, 13, 10, 13, 10]), 400, 'malformed_request'],
-    ] as const)('%s: %i %s in the envelope, then the connection closes', async (_, payload, status, code) => {
+    ] as const)("%s: %i %s in the envelope, said to be the sandbox's, then the connection closes", async (_, payload, status, code) => {
       const r = await rawExchange(h.port, payload);
       expect(r.status).toBe(status);
       expect(r.headers['content-type']).toBe('application/json');
       expect(r.headers['request-id']).toMatch(/^req_/);
+      // Every answer carbon serve gives says it is a sandbox's (openapi.yaml), one written straight to the socket too.
+      expect(r.headers['carbon-sandbox']).toBe('true');
       expect(envelopeOf(r)).toMatchObject({ type: 'invalid_request_error', code });
       expect(r.raw).not.toMatch(/\bat .*\.(ts|js):\d+/);
       expect(r.closedByServer).toBe(true);
