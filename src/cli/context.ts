@@ -100,6 +100,15 @@ export class Context {
     return { apiKey, transport: new LocalTransport(withFaults(engine.service, () => sandbox.faultsText())) };
   }
 
+  /**
+   * Whether what this command read is the sandbox's: the local model, or a server whose answers
+   * said `Carbon-Sandbox: true` (carbon serve). Asked after a request: a service that does not
+   * say it is a sandbox is taken as the service, and nothing it answers is marked.
+   */
+  get fromSandbox(): boolean {
+    return this.settings.engine === 'local' || this.openClient?.fromSandbox === true;
+  }
+
   /** The local engine on this machine's ledger (the data directory, or --database), opened on first use. */
   private async engine(): Promise<Engine> {
     if (this.openedEngine) return this.openedEngine;

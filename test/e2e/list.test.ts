@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { openLocal } from '../../src/engine/local.js';
 import { carbon, carbonTty, homes, json, ok, parseCsv, pipeline, plain, sandboxKeys, serve } from '../support/cli.js';
+import { headerless } from '../support/headerless-proxy.js';
 import { limit } from '../support/load.js';
 
 /**
@@ -188,6 +189,7 @@ describe('--format csv', () => {
       'created',
       'placed',
       'certificate_url',
+      'environment',
     ]);
     expect(data).toHaveLength(N);
     for (const row of data) expect(row).toHaveLength(header!.length);
@@ -196,8 +198,50 @@ describe('--format csv', () => {
     const tricky = byId.get(bought[7]!)!;
     expect(tricky.reference).toBe(TRICKY);
     expect(tricky).toMatchObject({ kg: '8', amount_cents: '32', currency: 'usd', livemode: 'false', requested_amount_cents: '' });
+    expect(new Set(data.map((row) => row.at(-1)))).toEqual(new Set(['sandbox: not a real purchase']));
     expect(byId.get(bought[0]!)!.reference).toBe('batch-a');
     expect(byId.get(bought[1]!)!.reference).toBe('');
+  });
+
+  test("the sandbox's offsets say so on every row, in a last column (environment): local, through carbon serve; a service that does not say it is a sandbox gets none", async () => {
+    const home = newHome();
+    await ok(['sandbox', 'topup', '250', '--live'], { home });
+    await ok(['buy', '--kg', '100', '--live', '--yes', '--reference', 'flight-1'], { home });
+    const rows = async (args: string[], env: Record<string, string> = {}) => parseCsv((await ok(args, { home, env })).stdout);
+    const SANDBOX = 'sandbox: not a real purchase';
+    // Live mode, the one a spreadsheet would take for real purchases: livemode reads true.
+    for (const args of [
+      ['list', '--live', '--format', 'csv'],
+      ['list', '--live', '--all', '--format', 'csv'],
+    ]) {
+      const [header, row] = await rows(args);
+      expect(header!.at(-1), args.join(' ')).toBe('environment');
+      expect(row![header!.indexOf('livemode')]).toBe('true');
+      expect(row!.at(-1), args.join(' ')).toBe(SANDBOX);
+    }
+    // None bought in test mode: the header alone still names the column.
+    expect(await rows(['list', '--all', '--format', 'csv'])).toEqual([[...(await rows(['list', '--live', '--format', 'csv']))[0]!]]);
+
+    const server = await serve(home, ['--show-keys']);
+    const env = { CARBON_BASE_URL: server.url, CARBON_API_KEY: server.ready.live_key! };
+    for (const args of [
+      ['list', '--format', 'csv'],
+      ['list', '--all', '--format', 'csv'],
+    ]) {
+      const [header, row] = await rows(args, env);
+      expect([header!.at(-1), row!.at(-1)], args.join(' ')).toEqual(['environment', SANDBOX]);
+    }
+    const other = await headerless(server.url);
+    for (const args of [
+      ['list', '--format', 'csv'],
+      ['list', '--all', '--format', 'csv'],
+    ]) {
+      const [header, row] = await rows(args, { ...env, CARBON_BASE_URL: other.url });
+      expect(header!.at(-1), args.join(' ')).toBe('certificate_url');
+      expect(row).toHaveLength(header!.length);
+    }
+    other.close();
+    await server.stop();
   });
 
   test('one page as CSV, and --json with --format csv disagree (exit 2)', async () => {

@@ -1,6 +1,7 @@
 import type { Balance, Impact, Offset, Quote } from '../../api/types.js';
 import { type Column, type Layout, layout, lines, table } from './fit.js';
 import { dollars, grouped, kg, oneLine, ratePerKg, when } from './format.js';
+import { SANDBOX_CSV, SANDBOX_CSV_COLUMN } from './sandbox-note.js';
 
 /**
  * Resources as text. Each resource has two renderings: a card for a terminal (label, value)
@@ -190,7 +191,11 @@ export function offsetStream(paint: Paint, width: number | undefined): (batch: r
   };
 }
 
-/** CSV columns: every field of an offset, flattened, with the API's names. */
+/**
+ * CSV columns: every field of an offset, flattened, with the API's names. The sandbox's offsets
+ * have one more, last: `environment`, reading `sandbox: not a real purchase` on every row, as
+ * `carbon report`'s CSV has (a spreadsheet keeps no header, and `livemode` reads `true` there).
+ */
 export const CSV_COLUMNS = [
   'id',
   'status',
@@ -220,11 +225,11 @@ export function csvField(value: string | number | boolean | null): string {
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-export function csvHeader(): string {
-  return `${CSV_COLUMNS.join(',')}\r\n`;
+export function csvHeader(sandbox = false): string {
+  return `${[...CSV_COLUMNS, ...(sandbox ? [SANDBOX_CSV_COLUMN] : [])].join(',')}\r\n`;
 }
 
-export function csvRow(o: Offset): string {
+export function csvRow(o: Offset, sandbox = false): string {
   const values = [
     o.id,
     o.status,
@@ -239,6 +244,7 @@ export function csvRow(o: Offset): string {
     o.created,
     o.placed,
     o.certificate_url,
+    ...(sandbox ? [SANDBOX_CSV] : []),
   ];
   return `${values.map(csvField).join(',')}\r\n`;
 }

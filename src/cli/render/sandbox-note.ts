@@ -1,8 +1,11 @@
 /**
  * What the local engine's papers say of themselves (`carbon report` in every format for people:
- * a band, a line, a column): the purchases were the sandbox's. The certificate page and the
+ * a band, a line, a column; `carbon list`'s CSV, a column): the purchases were the sandbox's. The certificate page and the
  * developer page say it in their own words (src/server/pages/).
  */
 export const SANDBOX_HEADLINE = 'Sandbox: not real purchases.';
+/** A CSV's last column (`environment`) in the sandbox, on every row: a spreadsheet shows it beside each figure. */
+export const SANDBOX_CSV_COLUMN = 'environment';
+export const SANDBOX_CSV = 'sandbox: not a real purchase';
 export const SANDBOX_DETAIL =
   "No carbon credits were bought or retired, and no money was paid: these offsets were bought in carbon's sandbox, a stand-in for the carbon offsets service used for testing.";

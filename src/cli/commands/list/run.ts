@@ -141,7 +141,10 @@ async function printPage(
   // One page is small: written in one go, without loading chalk or creating process.stdout.
   if (format === 'ids') return void (page.data.length > 0 && ctx.out.data(page.data.map((o) => o.id).join('\n')));
   if (format === 'json') return ctx.out.jsonDocument(page);
-  if (format === 'csv') return ctx.out.data(csvHeader() + page.data.map(csvRow).join(''));
+  if (format === 'csv') {
+    const sandbox = ctx.fromSandbox;
+    return ctx.out.data(csvHeader(sandbox) + page.data.map((o) => csvRow(o, sandbox)).join(''));
+  }
   if (format === 'plain') return void (page.data.length > 0 && ctx.out.data(page.data.map(offsetRow).join('\n')));
   const paint = await ctx.paint();
   if (page.data.length === 0) return ctx.out.info(await noOffsets(ctx, client, flags, params));
@@ -198,6 +201,10 @@ async function streamAll(
   const write = async (text: string): Promise<void> => {
     if (!ctx.out.stdout.write(text)) await once(ctx.out.stdout, 'drain');
   };
+  // The CSV's header once the first page is read: whether a server is a sandbox is said in its
+  // answers. Decided there, once, for every row.
+  let header = format === 'csv';
+  let sandbox = false;
   const paint = format === 'table' ? await ctx.paint() : undefined;
   const line: (o: Offset) => string =
     format === 'ids'
@@ -205,23 +212,29 @@ async function streamAll(
       : format === 'json'
         ? (o) => `${JSON.stringify(o)}\n`
         : format === 'csv'
-          ? csvRow
+          ? (o) => csvRow(o, sandbox)
           : (o) => `${offsetRow(o)}\n`;
   // On a terminal, a table sized by its first batch of rows (the header goes with them).
   const text =
     paint !== undefined ? offsetStream(paint, terminalWidth(ctx.out.stdout, ctx.env)) : (b: readonly Offset[]) => b.map(line).join('');
-  if (format === 'csv') await write(csvHeader());
+  const head = (): string => {
+    if (!header) return '';
+    header = false;
+    sandbox = ctx.fromSandbox;
+    return csvHeader(sandbox);
+  };
   let batch: Offset[] = [];
   let written = false;
   for await (const offset of offsets) {
     batch.push(offset);
     if (batch.length === 100) {
-      await write(text(batch));
+      await write(head() + text(batch));
       batch = [];
       written = true;
     }
   }
-  if (batch.length > 0) await write(text(batch));
+  if (batch.length > 0) await write(head() + text(batch));
+  else if (header) await write(head());
   // A table with no offset says so, as a page's does, rather than drawing a header over nothing.
   else if (format === 'table' && !written) ctx.out.info(await none());
 }

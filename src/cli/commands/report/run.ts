@@ -6,7 +6,7 @@ import { type Column, headerLine, layout, line, terminalWidth } from '../../rend
 import { dollars, oneLine } from '../../render/format.js';
 import { markdownCell } from '../../render/markdown.js';
 import { csvField, type Paint } from '../../render/resources.js';
-import { SANDBOX_DETAIL, SANDBOX_HEADLINE } from '../../render/sandbox-note.js';
+import { SANDBOX_CSV, SANDBOX_CSV_COLUMN, SANDBOX_DETAIL, SANDBOX_HEADLINE } from '../../render/sandbox-note.js';
 import { type Weight, weight } from '../../render/weight.js';
 import { NO_REFERENCE, REPORT_FORMATS, REPORT_GROUPS, type ReportGroup, WEIGHT_UNITS } from './index.js';
 import { periodOf, periodsOf } from './periods.js';
@@ -132,9 +132,6 @@ async function sum(ctx: Context, { by, since, until }: Query, prefixSep: string 
 
 const zero = (group: string | null): ReportRow => ({ group, offsets: 0, kg: 0, placed_kg: 0, processing_kg: 0, amount_cents: 0 });
 
-/** The CSV's last column in the sandbox, on every row: a spreadsheet shows it beside each figure. */
-const SANDBOX_CSV = 'sandbox: not a real purchase';
-
 /** A row of `--format json`: its weights in the unit asked for. */
 function jsonRow(r: ReportRow, w: Weight) {
   return {
@@ -153,7 +150,7 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
   const { list, total } = await sum(ctx, q, flags.prefixSep);
   const mode = ctx.settings.mode;
   // The local engine, or a carbon serve (its answers say so): the purchases were the sandbox's.
-  const sandbox = ctx.settings.engine === 'local' || (await ctx.client()).fromSandbox;
+  const sandbox = ctx.fromSandbox;
 
   if (format === 'json') {
     const weights = (r: ReportRow) => jsonRow(r, w);
@@ -178,7 +175,7 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
   const header = [by, 'offsets', w.field(), w.field('placed'), w.field('processing'), 'amount_cents'];
   const cells = (r: ReportRow) => [r.group ?? '', r.offsets, w.plain(r.kg), w.plain(r.placed_kg), w.plain(r.processing_kg), r.amount_cents];
   if (format === 'csv') {
-    const note = (line: Array<string | number>) => (sandbox ? [...line, line === header ? 'environment' : SANDBOX_CSV] : line);
+    const note = (line: Array<string | number>) => (sandbox ? [...line, line === header ? SANDBOX_CSV_COLUMN : SANDBOX_CSV] : line);
     const lines = [note(header), ...list.map((r) => note(cells(r)))].map((l) => `${l.map(csvField).join(',')}\r\n`);
     ctx.out.stdout.write(lines.join(''));
     return;
