@@ -12,7 +12,7 @@ import {
   quotePlain,
 } from './render/resources.js';
 
-type Renderers<T> = { card: (value: T, paint: Paint) => string; plain: (value: T) => string };
+type Renderers<T> = { card: (value: T, paint: Paint, sandbox: boolean) => string; plain: (value: T) => string };
 
 const RENDERERS = {
   offset: { card: offsetCard, plain: offsetPlain } as Renderers<Offset>,
@@ -25,12 +25,12 @@ type Resource = Offset | Quote | Balance | Impact;
 
 /**
  * Prints one resource the way the reader wants it: --json, the API's object exactly; a terminal,
- * a card; a pipe, plain `field<TAB>value` lines.
+ * a card (saying so when it is the sandbox's); a pipe, plain `field<TAB>value` lines.
  */
 export async function printResource(ctx: Context, value: Resource): Promise<void> {
   if (ctx.out.json) return ctx.out.jsonDocument(value);
   const r = RENDERERS[value.object] as Renderers<Resource>;
-  ctx.out.data(ctx.out.interactive ? r.card(value, await ctx.paint()) : r.plain(value));
+  ctx.out.data(ctx.out.interactive ? r.card(value, await ctx.paint(), ctx.fromSandbox) : r.plain(value));
 }
 
 /**

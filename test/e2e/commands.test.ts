@@ -15,7 +15,7 @@ test('zero configuration: carbon buy --kg 500 exits 0 on the local engine in tes
   const home = newHome();
   const r = await carbon(['buy', '--kg', '500'], { home });
   expect(r.exitCode).toBe(0);
-  expect(r.stderr).toBe('✓ Bought 500 kg for $20.00 (test mode).\n');
+  expect(r.stderr).toBe('✓ Bought 500 kg for $20.00 (test mode, sandbox: not a real purchase).\n');
   const fields = Object.fromEntries(
     r.stdout
       .trimEnd()

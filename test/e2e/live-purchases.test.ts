@@ -28,7 +28,7 @@ describe('a live purchase cannot happen by accident', () => {
     expect(remote.stderr).toMatch(/nothing was bought\. Add --yes to buy with real money without being asked\.\n$/);
     // --yes says so: bought, with no warning.
     const yes = await carbon(['buy', '--kg', '10', '--live', '--yes'], { home, input: 'n\n' });
-    expect([yes.exitCode, yes.stderr]).toEqual([0, '✓ Bought 10 kg for $0.40 (live mode).\n']);
+    expect([yes.exitCode, yes.stderr]).toEqual([0, '✓ Bought 10 kg for $0.40 (live mode, sandbox: not a real purchase).\n']);
   });
 });
 
@@ -62,7 +62,7 @@ describe('a purchase above the review limit says it will wait for review', () =>
       'Buy 3,000 kg for $120.00 from the LIVE balance ($250.00)? It is above the review limit: it will wait for review before it is placed. [y/N]',
     );
     expect(text).toContain(
-      '✓ Bought 3,000 kg for $120.00 (live mode). It is above the review limit: it will wait for review before it is placed.',
+      '✓ Bought 3,000 kg for $120.00 (live mode, sandbox: not a real purchase). It is above the review limit: it will wait for review before it is placed.',
     );
     expect(text).toMatch(/^status +processing · waiting for review \(above the review limit\)$/m);
     const dry = await carbon(['buy', '--kg', '3000', '--live', '--dry-run'], { home });

@@ -70,7 +70,7 @@ describe('cards and tables', () => {
     const text = plain(r.output);
     // 12 purchases of 100 to 111 kg: 1,266 kg at $0.04.
     expect(text).toMatch(/^available {2}\$949\.36$/m);
-    expect(text).toMatch(/^mode {7}test$/m);
+    expect(text).toMatch(/^mode {7}test · sandbox: not real$/m);
     expect(text).toMatch(/^rate {7}\$0\.04\/kg$/m);
     expect(text).not.toContain('\t');
   });
@@ -165,7 +165,7 @@ describe('prompts', () => {
 
     const yes = await carbonTty(['buy', '--kg', '100', '--live'], { home, env: TTY, input: 'y\n' });
     expect(yes.exitCode).toBe(0);
-    expect(plain(yes.output)).toMatch(/Bought 100 kg for \$4\.00 \(live mode\)/);
+    expect(plain(yes.output)).toMatch(/Bought 100 kg for \$4\.00 \(live mode, sandbox: not a real purchase\)/);
 
     const skipped = await carbonTty(['buy', '--kg', '100', '--live', '--yes'], { home, env: TTY });
     expect(skipped.exitCode).toBe(0);

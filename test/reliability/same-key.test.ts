@@ -98,7 +98,7 @@ describe('one --idempotency-key, 20 `carbon buy` processes at once (local engine
       expect(new Set(ids).size).toBe(1);
       expect(ids[0]).toMatch(/^off_/);
       expect(results.filter((r) => r.stderr.includes('Already bought with this idempotency key'))).toHaveLength(CALLERS - 1);
-      expect(results.filter((r) => /Bought .* \(test mode\)/.test(r.stderr))).toHaveLength(1);
+      expect(results.filter((r) => /Bought .* \(test mode, sandbox: not a real purchase\)/.test(r.stderr))).toHaveLength(1);
 
       const after = readLedger(home);
       expect(after.problems).toEqual([]);

@@ -138,7 +138,7 @@ export async function printOffset(
   const print = quiet
     ? async (o: Offset) => void ctx.out.stdout.write(`${o.id}\n`)
     : review
-      ? (o: Offset) => printAs(ctx, o, (v, paint) => offsetCard(v, paint, true), offsetPlain)
+      ? (o: Offset) => printAs(ctx, o, (v, paint) => offsetCard(v, paint, ctx.fromSandbox, true), offsetPlain)
       : (o: Offset) => printResource(ctx, o);
   let shown = offset;
   try {

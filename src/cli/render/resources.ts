@@ -1,7 +1,7 @@
 import type { Balance, Impact, Offset, Quote } from '../../api/types.js';
 import { type Column, type Layout, layout, lines, table } from './fit.js';
 import { dollars, grouped, kg, oneLine, ratePerKg, when } from './format.js';
-import { SANDBOX_CSV, SANDBOX_CSV_COLUMN } from './sandbox-note.js';
+import { SANDBOX_CSV_COLUMN, SANDBOX_MODE, SANDBOX_PURCHASE } from './sandbox-note.js';
 
 /**
  * Resources as text. Each resource has two renderings: a card for a terminal (label, value)
@@ -25,8 +25,12 @@ function statusText(status: Offset['status'], paint: Paint): string {
   return paint.yellow(status);
 }
 
-export function modeText(livemode: boolean, paint: Paint): string {
-  return livemode ? paint.red('live') : paint.cyan('test');
+/**
+ * The mode, and in the sandbox that it is one: a card is read (and screenshotted, pasted) by
+ * people for whom "live" means real money, so its words say it, not only its colour.
+ */
+export function modeText(livemode: boolean, paint: Paint, sandbox = false): string {
+  return `${livemode ? paint.red('live') : paint.cyan('test')}${sandbox ? paint.yellow(` · ${SANDBOX_MODE}`) : ''}`;
 }
 
 function card(rows: Array<[string, string]>, paint: Paint): string {
@@ -39,8 +43,8 @@ export function plainFields(fields: Array<[string, string | number | boolean | n
   return `${fields.map(([k, v]) => `${k}\t${v === null ? '' : oneLine(String(v))}`).join('\n')}\n`;
 }
 
-/** `review`: the purchase's quote said it waits for review (the Offset itself does not say). */
-export function offsetCard(o: Offset, paint: Paint, review = false): string {
+/** `review`: the purchase's quote said it waits for review (the Offset itself does not say). `sandbox`: the sandbox's offset. */
+export function offsetCard(o: Offset, paint: Paint, sandbox = false, review = false): string {
   return card(
     [
       ['id', paint.bold(o.id)],
@@ -48,7 +52,7 @@ export function offsetCard(o: Offset, paint: Paint, review = false): string {
         'status',
         `${statusText(o.status, paint)}${review && o.status === 'processing' ? paint.yellow(' · waiting for review (above the review limit)') : ''}`,
       ],
-      ['mode', modeText(o.livemode, paint)],
+      ['mode', modeText(o.livemode, paint, sandbox)],
       ['kg', kg(o.kg)],
       ['amount', dollars(o.amount_cents)],
       ['rate', ratePerKg(o.rate_millicents_per_kg)],
@@ -80,13 +84,13 @@ export function offsetPlain(o: Offset): string {
   ]);
 }
 
-export function quoteCard(q: Quote, paint: Paint): string {
+export function quoteCard(q: Quote, paint: Paint, sandbox = false): string {
   return card(
     [
       ['buys', kg(q.kg)],
       ['costs', paint.bold(dollars(q.amount_cents))],
       ['rate', ratePerKg(q.rate_millicents_per_kg)],
-      ['mode', modeText(q.livemode, paint)],
+      ['mode', modeText(q.livemode, paint, sandbox)],
       ['balance', dollars(q.available_cents)],
       ['covered', q.sufficient_balance ? paint.green('yes') : paint.red(`no: ${dollars(q.amount_cents - q.available_cents)} short`)],
       [
@@ -104,11 +108,11 @@ export function quotePlain(q: Quote): string {
   return plainFields(Object.entries(q).filter(([k]) => k !== 'object') as Array<[string, string | number | boolean]>);
 }
 
-export function balanceCard(b: Balance, paint: Paint): string {
+export function balanceCard(b: Balance, paint: Paint, sandbox = false): string {
   return card(
     [
       ['available', paint.bold(dollars(b.available_cents))],
-      ['mode', modeText(b.livemode, paint)],
+      ['mode', modeText(b.livemode, paint, sandbox)],
       ['rate', ratePerKg(b.rate_millicents_per_kg)],
       ['buys', `${kg(Math.floor((b.available_cents * 1000) / b.rate_millicents_per_kg))} at this rate`],
     ],
@@ -120,14 +124,14 @@ export function balancePlain(b: Balance): string {
   return plainFields(Object.entries(b).filter(([k]) => k !== 'object') as Array<[string, string | number | boolean]>);
 }
 
-export function impactCard(i: Impact, paint: Paint): string {
+export function impactCard(i: Impact, paint: Paint, sandbox = false): string {
   return card(
     [
       ['placed', paint.bold(paint.green(kg(i.placed_kg)))],
       ['processing', kg(i.processing_kg)],
       ['total', kg(i.placed_kg + i.processing_kg)],
       ['offsets', grouped(i.offsets)],
-      ['mode', modeText(i.livemode, paint)],
+      ['mode', modeText(i.livemode, paint, sandbox)],
     ],
     paint,
   );
@@ -244,7 +248,7 @@ export function csvRow(o: Offset, sandbox = false): string {
     o.created,
     o.placed,
     o.certificate_url,
-    ...(sandbox ? [SANDBOX_CSV] : []),
+    ...(sandbox ? [SANDBOX_PURCHASE] : []),
   ];
   return `${values.map(csvField).join(',')}\r\n`;
 }

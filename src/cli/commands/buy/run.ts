@@ -10,6 +10,7 @@ import { type PurchaseFlags, purchaseParams, quietWith, wholeNumberOption } from
 import { topUpHint } from '../../purchase/top-up.js';
 import { retriedRefusal, unknownPurchase } from '../../purchase/unknown-outcome.js';
 import { dollars, kg } from '../../render/format.js';
+import { SANDBOX_PURCHASE } from '../../render/sandbox-note.js';
 
 /** What a purchase above the review limit does, said wherever it is shown. */
 const REVIEW_NOTE = 'It is above the review limit: it will wait for review before it is placed';
@@ -164,7 +165,7 @@ export async function run(
     ctx.out.info(
       purchase.replayed
         ? `${paint.yellow('↺')} Already bought with this idempotency key: ${what} (${offset.id}); nothing new was charged.`
-        : `${paint.green('✓')} Bought ${what} (${offset.livemode ? paint.red('live') : paint.cyan('test')} mode).${purchase.requiresReview ? ` ${REVIEW_NOTE}.` : ''}`,
+        : `${paint.green('✓')} Bought ${what} (${offset.livemode ? paint.red('live') : paint.cyan('test')} mode${ctx.fromSandbox ? `, ${SANDBOX_PURCHASE}` : ''}).${purchase.requiresReview ? ` ${REVIEW_NOTE}.` : ''}`,
     );
   }
   await printOffset(ctx, await ctx.client(), offset, Boolean(flags.wait), Boolean(flags.quiet), purchase.requiresReview);

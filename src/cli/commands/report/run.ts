@@ -6,7 +6,7 @@ import { type Column, headerLine, layout, line, terminalWidth } from '../../rend
 import { dollars, oneLine } from '../../render/format.js';
 import { markdownCell } from '../../render/markdown.js';
 import { csvField, type Paint } from '../../render/resources.js';
-import { SANDBOX_CSV, SANDBOX_CSV_COLUMN, SANDBOX_DETAIL, SANDBOX_HEADLINE } from '../../render/sandbox-note.js';
+import { SANDBOX_CSV_COLUMN, SANDBOX_DETAIL, SANDBOX_HEADLINE, SANDBOX_PURCHASE } from '../../render/sandbox-note.js';
 import { type Weight, weight } from '../../render/weight.js';
 import { NO_REFERENCE, REPORT_FORMATS, REPORT_GROUPS, type ReportGroup, WEIGHT_UNITS } from './index.js';
 import { periodOf, periodsOf } from './periods.js';
@@ -175,7 +175,7 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
   const header = [by, 'offsets', w.field(), w.field('placed'), w.field('processing'), 'amount_cents'];
   const cells = (r: ReportRow) => [r.group ?? '', r.offsets, w.plain(r.kg), w.plain(r.placed_kg), w.plain(r.processing_kg), r.amount_cents];
   if (format === 'csv') {
-    const note = (line: Array<string | number>) => (sandbox ? [...line, line === header ? SANDBOX_CSV_COLUMN : SANDBOX_CSV] : line);
+    const note = (line: Array<string | number>) => (sandbox ? [...line, line === header ? SANDBOX_CSV_COLUMN : SANDBOX_PURCHASE] : line);
     const lines = [note(header), ...list.map((r) => note(cells(r)))].map((l) => `${l.map(csvField).join(',')}\r\n`);
     ctx.out.stdout.write(lines.join(''));
     return;
