@@ -114,6 +114,27 @@ describe('carbon report', () => {
     expect(made![2]).toBe(`${made![1]!.slice(0, 10)} ${made![1]!.slice(11, 19)} UTC`);
   });
 
+  test("by reference: groups of the same kg are in the order of their characters' code points, whatever the machine's language", async () => {
+    const home = newHome();
+    for (const reference of ['zebra', 'äpple', 'Zebra', 'apple', 'ıtem', 'item'])
+      await ok(['buy', '--kg', '10', '--reference', reference], { home });
+    const order = ['Zebra', 'apple', 'item', 'zebra', 'äpple', 'ıtem'];
+    // A CI job's CSV is the same on a Swedish, Turkish or American machine: ICU orders ä after z in
+    // Swedish, before it in English, and ı before i in Turkish.
+    for (const LC_ALL of ['en_US.UTF-8', 'sv_SE.UTF-8', 'tr_TR.UTF-8', 'C.UTF-8']) {
+      const csv = (await ok(['report', '--by', 'reference', '--format', 'csv'], { home, env: { LC_ALL } })).stdout.split('\r\n');
+      expect(
+        csv.slice(1, -1).map((l) => l.split(',')[0]),
+        LC_ALL,
+      ).toEqual(order);
+      const r = await json<{ rows: Array<{ group: string }> }>(['report', '--by', 'reference'], { home, env: { LANG: LC_ALL } });
+      expect(
+        r.rows.map((x) => x.group),
+        LC_ALL,
+      ).toEqual(order);
+    }
+  });
+
   test('by reference: the offsets without one are a group of their own, never merged with a reference reading "(no reference)"', async () => {
     const home = newHome();
     for (const args of [

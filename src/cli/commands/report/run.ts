@@ -116,9 +116,10 @@ async function sum(ctx: Context, { by, since, until }: Query, prefixSep: string 
     if (o.status === 'placed') row.placed_kg += o.kg;
     else row.processing_kg += o.kg;
   }
-  // The offsets without a reference after a group of the same kg.
+  // The offsets without a reference after a group of the same kg; references by code point, not
+  // by the machine's language (LANG): a CI job's CSV is the same on every machine.
   const byName = (a: ReportRow, b: ReportRow) =>
-    a.group === null || b.group === null ? Number(a.group === null) - Number(b.group === null) : a.group.localeCompare(b.group);
+    a.group === null || b.group === null ? Number(a.group === null) - Number(b.group === null) : byCodePoint(a.group, b.group);
   // Every period of the span is a row, one without purchases too (zeros): from --since, or the
   // first purchase, to --until, or the last; with neither bound nor purchase, there is none.
   const list =
@@ -128,6 +129,18 @@ async function sum(ctx: Context, { by, since, until }: Query, prefixSep: string 
   const total = zero('total');
   for (const r of list) for (const k of ['offsets', 'kg', 'placed_kg', 'processing_kg', 'amount_cents'] as const) total[k] += r[k];
   return { list, total };
+}
+
+/** Text in the order of its code points (as `LC_ALL=C sort` orders UTF-8), whatever the locale. */
+function byCodePoint(a: string, b: string): number {
+  for (let i = 0; i < a.length && i < b.length; i++) {
+    // Where the first code unit differs, the code points there differ the same way: an astral one
+    // (a surrogate pair) is read whole, and compares above every code point of one unit.
+    const x = a.codePointAt(i) as number;
+    const y = b.codePointAt(i) as number;
+    if (x !== y) return x - y;
+  }
+  return a.length - b.length;
 }
 
 const zero = (group: string | null): ReportRow => ({ group, offsets: 0, kg: 0, placed_kg: 0, processing_kg: 0, amount_cents: 0 });
