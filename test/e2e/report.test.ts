@@ -114,6 +114,34 @@ describe('carbon report', () => {
     expect(made![2]).toBe(`${made![1]!.slice(0, 10)} ${made![1]!.slice(11, 19)} UTC`);
   });
 
+  test("periods are UTC's, whatever TZ says, and the table and the HTML page say so: an offset bought an hour before a month ends in UTC", async () => {
+    const home = newHome();
+    // The model's clock moved to an hour before the end of the month in UTC: the next month's
+    // afternoon in Kiritimati (UTC+14), the same month's afternoon in Los Angeles.
+    const { now } = await json<{ now: string }>(['sandbox', 'clock'], { home });
+    const at = new Date(now);
+    const end = Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1) - 3_600_000;
+    await ok(['sandbox', 'clock', 'advance', `${end - at.getTime()}ms`], { home });
+    const bought = await json<{ created: string }>(['buy', '--kg', '10', '--yes'], { home });
+    const month = bought.created.slice(0, 7);
+    expect(month).toBe(new Date(end).toISOString().slice(0, 7));
+    for (const by of ['month', 'week', 'quarter']) {
+      const utc = (await ok(['report', '--by', by, '--format', 'csv'], { home, env: { TZ: 'UTC' } })).stdout;
+      for (const TZ of ['America/Los_Angeles', 'Pacific/Kiritimati', 'Asia/Kathmandu'])
+        expect((await ok(['report', '--by', by, '--format', 'csv'], { home, env: { TZ } })).stdout, `${by} ${TZ}`).toBe(utc);
+    }
+    const csv = (await ok(['report', '--format', 'csv'], { home, env: { TZ: 'Pacific/Kiritimati' } })).stdout;
+    expect(csv.split('\r\n')[1]).toMatch(new RegExp(`^${month},1,10,`));
+    const tty = await carbonTty(['report'], { home, env: { ...TTY, TZ: 'Pacific/Kiritimati' }, columns: 160 });
+    expect(plain(tty.output)).toMatch(/refunded ones left out; months in UTC\./);
+    const weeks = await carbonTty(['report', '--by', 'week'], { home, env: TTY, columns: 160 });
+    expect(plain(weeks.output)).toMatch(/; ISO weeks \(Monday to Sunday\) in UTC\./);
+    const html = (await ok(['report', '--format', 'html', '--by', 'quarter'], { home })).stdout;
+    expect(html).toContain('left out. Quarters in UTC. Amounts in US dollars');
+    const byReference = (await ok(['report', '--format', 'html', '--by', 'reference'], { home })).stdout;
+    expect(byReference).not.toContain('in UTC.');
+  });
+
   test("by reference: groups of the same kg are in the order of their characters' code points, whatever the machine's language", async () => {
     const home = newHome();
     for (const reference of ['zebra', 'äpple', 'Zebra', 'apple', 'ıtem', 'item'])

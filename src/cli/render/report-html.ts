@@ -1,6 +1,7 @@
 import type { Mode } from '../../api/types.js';
 import { escapeHtml, htmlDocument } from '../../server/pages/html.js';
 import { NO_REFERENCE } from '../commands/report/index.js';
+import { periodsInUtc } from '../commands/report/periods.js';
 import type { ReportRow } from '../commands/report/run.js';
 import { dollars, grouped } from './format.js';
 import { SANDBOX_DETAIL, SANDBOX_HEADLINE } from './sandbox-note.js';
@@ -111,6 +112,7 @@ export function reportHtml(r: HtmlReport): string {
   const name = (row: ReportRow) => (row.group === null ? `<em>${escapeHtml(NO_REFERENCE)}</em>` : escapeHtml(row.group));
   const body = r.rows.map((row) => `<tr><th scope="row"${rowClass}>${name(row)}</th>${cells(row)}</tr>`).join('\n');
   const unitName = w.unit === 'kg' ? 'kg' : 'tonnes';
+  const utc = periodsInUtc(r.by);
   const made = r.made.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
   const figure =
     r.total.offsets === 0
@@ -134,7 +136,7 @@ ${body}
 </tbody>
 <tfoot><tr><th scope="row">Total</th>${cells(r.total)}</tr></tfoot>
 </table>
-<p class="note">Placed and processing offsets are counted; refunded ones bought nothing and are left out. Amounts in US dollars; ${unitName} of CO2${w.unit === 't' ? ' (1 t = 1,000 kg)' : ''}. Made by carbon report.</p>
+<p class="note">Placed and processing offsets are counted; refunded ones bought nothing and are left out. ${utc ? `${utc[0]!.toUpperCase()}${utc.slice(1)}. ` : ''}Amounts in US dollars; ${unitName} of CO2${w.unit === 't' ? ' (1 t = 1,000 kg)' : ''}. Made by carbon report.</p>
 </main>`,
   );
 }

@@ -30,6 +30,14 @@ function next(first: number, by: Period): number {
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + (by === 'month' ? 1 : 3), 1);
 }
 
+/**
+ * How a report says its periods are UTC's (none for references): a reader in New York would
+ * otherwise count a purchase at 23:30 on 31 January (04:30 UTC, 1 February) in January.
+ */
+export function periodsInUtc(by: string): string | null {
+  return by === 'week' ? 'ISO weeks (Monday to Sunday) in UTC' : by === 'month' || by === 'quarter' ? `${by}s in UTC` : null;
+}
+
 /** The period `ms` falls in, as a report names it: 2026-03, 2026-W09 (the Thursday of the week names its year), 2026-Q1. */
 export function periodOf(ms: number, by: Period): string {
   const d = new Date(ms);

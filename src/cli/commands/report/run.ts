@@ -9,7 +9,7 @@ import { csvField, type Paint } from '../../render/resources.js';
 import { SANDBOX_CSV_COLUMN, SANDBOX_DETAIL, SANDBOX_HEADLINE, SANDBOX_PURCHASE } from '../../render/sandbox-note.js';
 import { type Weight, weight } from '../../render/weight.js';
 import { NO_REFERENCE, REPORT_FORMATS, REPORT_GROUPS, type ReportGroup, WEIGHT_UNITS } from './index.js';
-import { periodOf, periodsOf } from './periods.js';
+import { periodOf, periodsInUtc, periodsOf } from './periods.js';
 
 /**
  * `carbon report`: what a sustainability report needs, for the key's mode: kg and dollars per
@@ -212,7 +212,8 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
   const paint = await ctx.paint();
   printTable(ctx, paint, by, w, list, total);
   const spanText = `${span.since ? `; from ${span.since}` : ''}${span.until ? `; until ${span.until}` : ''}`;
-  ctx.out.info(paint.dim(`${mode} mode; placed and processing offsets, refunded ones left out${spanText}.`));
+  const utc = periodsInUtc(by);
+  ctx.out.info(paint.dim(`${mode} mode; placed and processing offsets, refunded ones left out${utc ? `; ${utc}` : ''}${spanText}.`));
   if (sandbox) ctx.out.info(`${paint.yellow(SANDBOX_HEADLINE)} ${SANDBOX_DETAIL}`);
 }
 
