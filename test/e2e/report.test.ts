@@ -142,6 +142,19 @@ describe('carbon report', () => {
     expect(byReference).not.toContain('in UTC.');
   });
 
+  test("the HTML chart cuts a long reference between characters a reader sees, never inside an emoji or a flag (no '�' on the page)", async () => {
+    const home = newHome();
+    const globes = `a${'🌍'.repeat(20)}`;
+    const flags = `trip ${'🇬🇧'.repeat(8)} London`;
+    for (const reference of [globes, flags]) await ok(['buy', '--kg', '10', '--reference', reference], { home });
+    const html = (await ok(['report', '--by', 'reference', '--format', 'html'], { home })).stdout;
+    expect(html).not.toContain('\uFFFD');
+    const labels = [...html.matchAll(/<text x="112" [^>]*>([^<]*)<\/text>/g)].map((m) => m[1]);
+    expect(labels.sort()).toEqual([`a${'🌍'.repeat(15)}…`, `trip ${'🇬🇧'.repeat(8)} Lo…`].sort());
+    // The table has the references whole.
+    for (const reference of [globes, flags]) expect(html).toContain(`<th scope="row" class="reference">${reference}</th>`);
+  });
+
   test("by reference: groups of the same kg are in the order of their characters' code points, whatever the machine's language", async () => {
     const home = newHome();
     for (const reference of ['zebra', 'äpple', 'Zebra', 'apple', 'ıtem', 'item'])

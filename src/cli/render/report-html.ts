@@ -80,7 +80,12 @@ function chart(rows: readonly ReportRow[], by: string, w: Weight): string {
   const height = rows.length * rowHeight + 8;
   const max = Math.max(1, ...rows.map((r) => r.kg));
   const scale = (kg: number) => (kg === 0 ? 0 : Math.max(MIN_BAR, (kg / max) * barMax));
-  const cut = (text: string) => (text.length > 17 ? `${text.slice(0, 16)}…` : text);
+  // Cut by what a reader sees as one character (a flag, an emoji): a cut by UTF-16 unit halved one into '�'.
+  const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
+  const cut = (text: string) => {
+    const shown = Array.from(graphemes.segment(text), (s) => s.segment);
+    return shown.length > 17 ? `${shown.slice(0, 16).join('')}…` : text;
+  };
   const bars = rows.map((r, i) => {
     const y = i * rowHeight + 4;
     const placed = scale(r.placed_kg);
