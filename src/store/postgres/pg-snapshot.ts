@@ -4,6 +4,7 @@ import { LedgerRowError } from '../ledger-error.js';
 import type * as port from '../port.js';
 import { SNAPSHOT_TABLES } from '../port.js';
 import { snapshotSelect } from '../snapshot-tables.js';
+import { pgError } from './errors.js';
 import type { Queryable } from './pg-reads.js';
 
 /**
@@ -27,8 +28,12 @@ function select(table: Table): string {
   return snapshotSelect(table, table.name === 'meta' ? ' WHERE name = ANY($1::text[])' : '');
 }
 
-/** A consistent view of every table on one connection of its own, given back by close(). */
-export async function exportLedger(pool: pg.Pool, metaNames: readonly string[]): Promise<port.LedgerExport> {
+/**
+ * A consistent view of every table on one connection of its own, given back by close(). A read of
+ * the rows that fails (the connection ended meanwhile: a restart, the idle-in-transaction deadline
+ * while the writer waits for its reader) is said in the ledger's terms, as the rest of the store's.
+ */
+export async function exportLedger(pool: pg.Pool, metaNames: readonly string[], label: string): Promise<port.LedgerExport> {
   const client = await pool.connect();
   let open = true;
   const close = async () => {
@@ -47,10 +52,18 @@ export async function exportLedger(pool: pg.Pool, metaNames: readonly string[]):
     const row = (await client.query({ text: `SELECT ${SNAPSHOT_TABLES.map(count).join(', ')}`, values: [metaNames], rowMode: 'array' }))
       .rows[0] as number[];
     const counts = Object.fromEntries(SNAPSHOT_TABLES.map((t, i) => [t.name, Number(row[i])])) as port.LedgerExport['counts'];
-    return { counts, rows: (name) => rowsOf(client, SNAPSHOT_TABLES.find((t) => t.name === name)!, metaNames), close };
+    return { counts, rows: (name) => said(rowsOf(client, SNAPSHOT_TABLES.find((t) => t.name === name)!, metaNames), label), close };
   } catch (err) {
     await close();
     throw err;
+  }
+}
+
+async function* said<T>(rows: AsyncGenerator<T>, label: string): AsyncGenerator<T> {
+  try {
+    yield* rows;
+  } catch (err) {
+    throw pgError(err, label);
   }
 }
 

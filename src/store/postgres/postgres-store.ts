@@ -260,7 +260,7 @@ export class PostgresStore extends PgReads implements LedgerStore {
 
   async exportLedger(metaNames: readonly string[]): Promise<LedgerExport> {
     try {
-      return await exportLedger(this.pool, metaNames);
+      return await exportLedger(this.pool, metaNames, this.label);
     } catch (err) {
       throw pgError(err, this.label);
     }
