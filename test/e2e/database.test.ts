@@ -1,4 +1,5 @@
 import { existsSync, readdirSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, test } from 'vitest';
@@ -77,6 +78,32 @@ describe('a database URL that cannot be used: one line, exit code, no password, 
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/cannot be reached right now/);
     expect(r.stderr).not.toContain('hunter2');
+  });
+
+  test('a URL asking for SSL (sslmode) of a server without it: one line naming the database and sslmode, exit 1, no password', async () => {
+    // A server that answers the SSL request with 'N', as PostgreSQL with ssl = off does.
+    const server = createServer((socket) => {
+      socket.once('data', () => socket.end('N'));
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const r = await carbon(['balance'], {
+        home: newHome(),
+        env: { CARBON_DATABASE_URL: `postgres://carbon:hunter2@127.0.0.1:${port}/carbon?sslmode=verify-full` },
+      });
+      expect([r.exitCode, r.stdout]).toEqual([1, '']);
+      expect(r.stderr.trim().split('\n'), r.stderr).toHaveLength(1);
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `^error: PostgreSQL at postgres://carbon:\\*\\*\\*@127\\.0\\.0\\.1:${port}/carbon.* does not accept SSL connections.*sslmode`,
+        ),
+      );
+      expect(r.stderr).not.toContain('hunter2');
+    } finally {
+      server.close();
+    }
   });
 
   test('CARBON_PG_POOL that is no whole number from 1 to 1000: one line, exit 2, before any connection', async () => {

@@ -85,6 +85,12 @@ export function pgError(err: unknown, label: string): Error {
       true,
     );
   }
+  if (/^The server does not support SSL connections/.test(message))
+    return new LedgerError(
+      `PostgreSQL at ${label} does not accept SSL connections, and the URL asks for them (sslmode).`,
+      label,
+      'Turn ssl on in the server, or take sslmode out of the database URL where the network is trusted.',
+    );
   if (code === '53100')
     return new LedgerError(`The disk of the PostgreSQL server at ${label} is full.`, label, 'Free some space; nothing was written.');
   if (/^not a URL|schema name/.test(message))
