@@ -62,6 +62,14 @@ describe('a connection-level failure of PostgreSQL', () => {
     expect(said.message).not.toMatch(/timeout|reached/);
   });
 
+  test('too many connections (53300) is transient, and says the limit, not that the server cannot be reached', () => {
+    const said = pgError(sqlState('53300', 'sorry, too many clients already'), LABEL);
+    expectTransient(said);
+    expect(said.message).toBe(`PostgreSQL at ${LABEL} has no connection free (53300: sorry, too many clients already).`);
+    expect((said as LedgerError).hint).toContain('CARBON_PG_POOL');
+    expect(said.message).not.toMatch(/reached/);
+  });
+
   test('a failure of the statement itself is not one: it stays what it was (a bug is a bug)', () => {
     const err = Object.assign(new Error('syntax error at or near "SELCT"'), { code: '42601', severity: 'ERROR' });
     expect(pgError(err, LABEL)).toBe(err);

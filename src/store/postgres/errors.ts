@@ -77,6 +77,14 @@ export function pgError(err: unknown, label: string): Error {
       'Another session cancelled it (pg_cancel_backend), or the server is shutting down; requests can be retried.',
       true,
     );
+  if (code === '53300')
+    // The server answered: it is up and reachable, but every connection it allows is taken.
+    return new LedgerError(
+      `PostgreSQL at ${label} has no connection free (53300: ${message}).`,
+      label,
+      "Each instance opens up to CARBON_PG_POOL connections (10 unless set): lower it, or raise the server's max_connections (or the role's CONNECTION LIMIT); requests can be retried.",
+      true,
+    );
   if (connectionLost(err) || BUSY_CODES.has(code)) {
     return new LedgerError(
       `PostgreSQL at ${label} cannot be reached right now (${code || message}).`,
