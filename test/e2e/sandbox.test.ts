@@ -116,6 +116,22 @@ describe('account, rate, limits', () => {
   });
 });
 
+describe('rate-limit: where the count is kept', () => {
+  test('on the SQLite ledger each local command counts afresh, and `rate-limit N` says so; 0 and off need no note', async () => {
+    const home = newHome();
+    const set = await ok(['sandbox', 'rate-limit', '2', '--window', '1d'], { home });
+    // What a script would rehearse: three one-shot calls, a limit of two. Each process counts alone.
+    for (let i = 0; i < 3; i++) await ok(['balance'], { home });
+    expect(set.stderr).toBe(
+      '✓ 2 requests per 1d per key. Each process counts its own: a carbon serve every request it answers, a local ' +
+        'command only its own requests (three `carbon balance` in a row are never refused); `rate-limit 0` refuses every one.\n',
+    );
+    expect((await ok(['sandbox', 'rate-limit', '0'], { home })).stderr).toBe('');
+    expect((await ok(['sandbox', 'rate-limit', 'off'], { home })).stderr).toBe('');
+    expect((await ok(['sandbox', 'rate-limit', '2', '--json'], { home })).stderr).toBe('');
+  });
+});
+
 describe('lifecycle: review, fail, clock', () => {
   test('a live purchase above the review limit waits; approve places it with a certificate, reject refunds', async () => {
     const home = newHome();

@@ -1,9 +1,10 @@
 import { ACCOUNT_STANDINGS, type Balance, type Mode, type Offset } from '../../../api/types.js';
+import { duration } from '../../../service/units.js';
 import type { Context } from '../../context.js';
 import { usage } from '../../errors.js';
 import { dollarsOption, isOneOf, wholeNumberOption } from '../../options.js';
 import { print } from '../../print.js';
-import { dollars } from '../../render/format.js';
+import { dollars, grouped } from '../../render/format.js';
 import { accountCard, accountPlain, clockCard, clockPlain, statusCard, statusPlain } from '../../render/sandbox.js';
 import { ACCOUNT, account, CLOCK, change, clock, durationArg, note, open } from './shared.js';
 
@@ -73,7 +74,31 @@ export async function rateLimit(ctx: Context, value: string, flags: { window?: s
   const requests = value === 'off' ? null : wholeNumberOption(value, 'The rate limit (requests per window, or off)');
   const windowMs = flags.window === undefined ? undefined : durationArg(flags.window, '--window');
   // Without --window the current window stays: `rate-limit 10` after `--window 1m` means 10 a minute.
-  await change(ctx, 'rate-limit', (sandbox) => sandbox.setRateLimit(requests, windowMs), ACCOUNT);
+  await change(
+    ctx,
+    'rate-limit',
+    async (sandbox) => {
+      const set = await sandbox.setRateLimit(requests, windowMs);
+      if (set.rate_limit_requests && ctx.settings.store.kind === 'sqlite')
+        await rateLimitNote(ctx, set.rate_limit_requests, set.rate_limit_window_ms);
+    },
+    ACCOUNT,
+  );
+}
+
+/**
+ * On SQLite the counts live in one process's memory (store/port.ts, takeRequest): a carbon serve
+ * counts what it answers, but each local command starts at zero, so a limit above 0 is never met
+ * by one-shot calls. Said where it is set, so a script rehearsing 429s is not left wondering.
+ */
+async function rateLimitNote(ctx: Context, requests: number, windowMs: number): Promise<void> {
+  await note(
+    ctx,
+    (p) =>
+      `${p.green('✓')} ${grouped(requests)} requests per ${duration(windowMs)} per key. Each process counts its own: a carbon serve ` +
+      'every request it answers, a local command only its own requests (three `carbon balance` in a row are never refused); ' +
+      '`rate-limit 0` refuses every one.',
+  );
 }
 
 export async function review(ctx: Context, decision: string, id: string): Promise<void> {
