@@ -337,6 +337,22 @@ describe('saving over what is at FILE', () => {
   });
 });
 
+describe('an empty FILE', () => {
+  test("save '' and load '' are refused in one line that says so: nothing written, not even a hidden temporary file", async () => {
+    const home = newHome();
+    mkdirSync(join(home, 'cwd'));
+    for (const verb of ['save', 'load']) {
+      const r = await pipeline(`cd ${sh(join(home, 'cwd'))} && carbon sandbox snapshot ${verb} ''`, { home });
+      expect([r.exitCode, r.stdout, r.stderr]).toEqual([
+        2,
+        '',
+        `error: FILE is empty: give a file name, or - for ${verb === 'save' ? 'stdout' : 'stdin'}.\n`,
+      ]);
+    }
+    expect(readdirSync(join(home, 'cwd'))).toEqual([]);
+  });
+});
+
 describe.each(STORES)('on %s: a served sandbox', (_name, ledger) => {
   test('carbon serve answers from the loaded ledger at once: the old keys again, the Idempotency-Key replayed', {
     timeout: SLOW,

@@ -61,7 +61,13 @@ const held = (s: SnapshotSummary) =>
     .map(([n, what]) => `${grouped(n as number)} ${what}${n === 1 ? '' : 's'}`)
     .join(', ');
 
+/** An empty FILE (an unset variable, `save "$SEED"`) names nothing: said before anything is read or written. */
+function named(file: string, dash: 'stdout' | 'stdin'): void {
+  if (file === '') throw usage(`FILE is empty: give a file name, or - for ${dash}.`);
+}
+
 export async function snapshotSave(ctx: Context, file: string, flags: { withJournal?: boolean }): Promise<void> {
+  named(file, 'stdout');
   const snapshots = await (await open(ctx, 'snapshot save')).snapshots();
   const options = { carbon: pkg.version, journal: flags.withJournal === true };
   if (file === '-') {
@@ -163,6 +169,7 @@ function statOf(file: string) {
 }
 
 export async function snapshotLoad(ctx: Context, file: string, flags: { dryRun?: boolean }): Promise<void> {
+  named(file, 'stdin');
   const lines = source(file);
   const name = file === '-' ? 'stdin' : file;
   try {
