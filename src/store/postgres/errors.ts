@@ -62,29 +62,8 @@ export function pgError(err: unknown, label: string): Error {
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
     return new LedgerError(`The database host of ${label} cannot be found (${code}).`, label, 'Check the host name in the database URL.');
   if (code === '55P03') return new LedgerError(`The ledger at ${label} is locked by another writer.`, label, 'Try again shortly.', true);
-  if (code === '57014' && /statement timeout/.test(message))
-    // The server answered: a statement waited or ran past the deadline; "cannot be reached" would send the reader to the network.
-    return new LedgerError(
-      `PostgreSQL at ${label} did not finish a statement within ${deadlines().statementMs} ms (CARBON_PG_STATEMENT_TIMEOUT_MS).`,
-      label,
-      'Another session may hold a lock on its tables (pg_locks and pg_stat_activity show which), or the server is overloaded; requests can be retried.',
-      true,
-    );
-  if (code === '57014')
-    return new LedgerError(
-      `PostgreSQL at ${label} cancelled a statement (${message}).`,
-      label,
-      'Another session cancelled it (pg_cancel_backend), or the server is shutting down; requests can be retried.',
-      true,
-    );
-  if (code === '53300')
-    // The server answered: it is up and reachable, but every connection it allows is taken.
-    return new LedgerError(
-      `PostgreSQL at ${label} has no connection free (53300: ${message}).`,
-      label,
-      "Each instance opens up to CARBON_PG_POOL connections (10 unless set): lower it, or raise the server's max_connections (or the role's CONNECTION LIMIT); requests can be retried.",
-      true,
-    );
+  const busy = serverBusy(code, message, label);
+  if (busy !== undefined) return busy;
   if (connectionLost(err) || BUSY_CODES.has(code)) {
     return new LedgerError(
       `PostgreSQL at ${label} cannot be reached right now (${code || message}).`,
@@ -108,4 +87,34 @@ export function pgError(err: unknown, label: string): Error {
       'Use postgres://user:password@host:5432/db (optionally ?schema=name).',
     );
   return err instanceof Error ? err : new Error(message);
+}
+
+/**
+ * The server answered, and is up: a statement ran or waited past its deadline, was cancelled, or
+ * every connection it allows is taken. "Cannot be reached" would send the reader to the network.
+ * Transient: requests can be retried.
+ */
+function serverBusy(code: string, message: string, label: string): LedgerError | undefined {
+  if (code === '57014' && /statement timeout/.test(message))
+    return new LedgerError(
+      `PostgreSQL at ${label} did not finish a statement within ${deadlines().statementMs} ms (CARBON_PG_STATEMENT_TIMEOUT_MS).`,
+      label,
+      'Another session may hold a lock on its tables (pg_locks and pg_stat_activity show which), or the server is overloaded; requests can be retried.',
+      true,
+    );
+  if (code === '57014')
+    return new LedgerError(
+      `PostgreSQL at ${label} cancelled a statement (${message}).`,
+      label,
+      'Another session cancelled it (pg_cancel_backend), or the server is shutting down; requests can be retried.',
+      true,
+    );
+  if (code === '53300')
+    return new LedgerError(
+      `PostgreSQL at ${label} has no connection free (53300: ${message}).`,
+      label,
+      "Each instance opens up to CARBON_PG_POOL connections (10 unless set): lower it, or raise the server's max_connections (or the role's CONNECTION LIMIT); requests can be retried.",
+      true,
+    );
+  return undefined;
 }
