@@ -53,6 +53,26 @@ describe('set, get, unset, list, use', () => {
     expect((await ok(['config', 'get', 'live-key', '--reveal'], { home })).stdout).toBe(`${FAKE_LIVE}\n`);
   });
 
+  test('a value that comes on stdin a while after carbon started is waited for, as from `pass show … |`', async () => {
+    const home = newHome();
+    const child = execa(process.execPath, [BIN(), 'config', 'set', 'test-key', '-'], {
+      env: baseEnv(home),
+      extendEnv: false,
+      reject: false,
+      stdin: 'pipe',
+    });
+    // Given time to reach its read of stdin, where it used to end at once: EAGAIN, exit 1, nothing set.
+    const before = await Promise.race([child.then(() => 'ended'), new Promise((r) => setTimeout(r, limit(1_500), 'waiting'))]);
+    child.stdin!.end(`${FAKE_TEST}\n`);
+    const r = await child;
+    expect({ before, exitCode: r.exitCode, stderr: r.stderr }).toEqual({
+      before: 'waiting',
+      exitCode: 0,
+      stderr: `Set test-key of profile default to ${maskKey(FAKE_TEST)}.`,
+    });
+    expect((await ok(['config', 'get', 'test-key', '--reveal'], { home })).stdout).toBe(`${FAKE_TEST}\n`);
+  });
+
   test('profiles: --profile and CARBON_PROFILE create and select; use switches; list masks every key', async () => {
     const home = newHome();
     await ok(['config', 'set', 'test-key', FAKE_TEST], { home });

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { maskKey, redactKeys } from '../../../service/keys.js';
 import {
@@ -76,7 +75,12 @@ async function readValue(ctx: Context, key: ConfigKey, value: string): Promise<s
     const what = isSecret(key) ? `the ${key} (it will not be shown)` : `the ${key}`;
     text = await askHidden(ctx.out, `Paste or type ${what}, then press Enter: `, 'Cancelled; nothing was set.');
   } else {
-    text = readFileSync(0, 'utf8').trim();
+    // Read as a stream, which waits for the value: process.stdin, looked at above, makes a pipe
+    // non-blocking, and a plain read of it threw EAGAIN when the value came after carbon started
+    // (`pass show carbon/test |`, asking for a passphrase first; a script writing it a moment later).
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    text = Buffer.concat(chunks).toString('utf8').trim();
   }
   if (text === '') throw usage(process.stdin.isTTY ? 'No value was typed; nothing was set.' : 'No value on stdin.');
   return text;
