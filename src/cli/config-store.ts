@@ -242,14 +242,31 @@ export async function writeConfig(configDir: string, change: (data: ConfigData) 
   }
 }
 
+/**
+ * Reads, changes and writes the file holding its lock (config-lock.ts), so that writers running at
+ * once (`config set` of two profiles in one CI job, `carbon watch` making a secret beside it) each
+ * change the file as the one before left it. `change` only computes: it runs on the file as read
+ * (to see whether it changes anything) and again, under the lock, on the file as it is then.
+ */
 async function writeConfigFile(configDir: string, change: (data: ConfigData) => ConfigData): Promise<ConfigData> {
-  const current = readConfig(configDir);
-  const next = change(structuredClone(current));
-  // A change that changes nothing (unsetting what is not set) writes nothing: no file is made,
-  // and one a person keeps as they wrote it stays so.
-  if (JSON.stringify(next) === JSON.stringify(current)) return current;
+  const path = join(configDir, CONFIG_FILE);
+  // A change that changes nothing (unsetting what is not set) writes nothing: no file or directory
+  // is made, no lock taken, and a file a person keeps as they wrote it stays so. A broken file stops here.
+  const unchanged = (current: ConfigData, next: ConfigData) => JSON.stringify(next) === JSON.stringify(current);
+  const seen = readConfig(configDir);
+  if (unchanged(seen, change(structuredClone(seen)))) return seen;
   makeDirs(configDir, 0o700);
-  const { default: Conf } = await import('conf');
+  const [{ withConfigLock }, { default: Conf }] = await Promise.all([import('./config-lock.js'), import('conf')]);
+  return withConfigLock(`${path}.lock`, path, async () => {
+    const current = readConfig(configDir);
+    const next = change(structuredClone(current));
+    if (unchanged(current, next)) return current;
+    storeConfig(Conf, configDir, next);
+    return next;
+  });
+}
+
+function storeConfig(Conf: typeof import('conf').default, configDir: string, next: ConfigData): void {
   const profileSchema = {
     type: 'object',
     additionalProperties: false,
@@ -274,5 +291,4 @@ async function writeConfigFile(configDir: string, change: (data: ConfigData) => 
   });
   store.store = next;
   chmodSync(store.path, 0o600);
-  return next;
 }

@@ -127,10 +127,9 @@ export async function unset(ctx: Context, name: string): Promise<void> {
   let had = false;
   await writeConfig(ctx.settings.paths.configDir, (data) => {
     const profile = profileNamed(data, profileName);
-    if (profile?.[CONFIG_KEYS[key]] !== undefined) {
-      had = true;
-      delete profile[CONFIG_KEYS[key]];
-    }
+    // Set on each run of this change: the last, under the config's lock, is what was done.
+    had = profile?.[CONFIG_KEYS[key]] !== undefined;
+    if (profile !== undefined) delete profile[CONFIG_KEYS[key]];
     return data;
   });
   ctx.out.info(had ? `Removed ${key} from ${profileLabel(ctx)}.` : `${key} was not set in ${profileLabel(ctx)}; nothing to remove.`);

@@ -42,11 +42,15 @@ async function signingSecret(ctx: Context, show: boolean): Promise<string> {
   const existing = readConfig(configDir).profiles?.[name]?.webhook_secret;
   if (existing !== undefined) return existing;
   const { newSecret, maskSecret } = await import('../../watch/forward.js');
-  const secret = await newSecret();
-  await writeConfig(configDir, (data) => ({
+  const made = await newSecret();
+  // Another carbon watch may have made one since the read above: inside the config's lock, the
+  // secret the file holds is kept, so the first one made is the one every racer signs with.
+  const kept = await writeConfig(configDir, (data) => ({
     ...data,
-    profiles: { ...data.profiles, [name]: { ...data.profiles?.[name], webhook_secret: secret } },
+    profiles: { ...data.profiles, [name]: { ...data.profiles?.[name], webhook_secret: data.profiles?.[name]?.webhook_secret ?? made } },
   }));
+  const secret = kept.profiles?.[name]?.webhook_secret ?? made;
+  if (secret !== made) return secret;
   const { followUp } = await import('../../follow-up.js');
   const again = `\`${followUp(['watch', '--print-secret'])}\``;
   if (show && ctx.out.stderrInteractive)
