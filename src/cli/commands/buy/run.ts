@@ -11,6 +11,7 @@ import { topUpHint } from '../../purchase/top-up.js';
 import { retriedRefusal, unknownPurchase } from '../../purchase/unknown-outcome.js';
 import { dollars, kg } from '../../render/format.js';
 import { SANDBOX_PURCHASE } from '../../render/sandbox-note.js';
+import { bySigterm, onStopSignal } from '../../stop-signals.js';
 
 /** What a purchase above the review limit does, said wherever it is shown. */
 const REVIEW_NOTE = 'It is above the review limit: it will wait for review before it is placed';
@@ -56,10 +57,31 @@ async function buy(ctx: Context, flags: BuyFlags): Promise<BuyResult> {
   // retry with: the same key can never buy twice.
   const idempotencyKey = flags.idempotencyKey ?? randomUUID();
   try {
-    return { ...(await client.buy(params, { idempotencyKey })), requiresReview };
+    return { ...(await unlessStopped(client.buy(params, { idempotencyKey }), idempotencyKey)), requiresReview };
   } catch (err) {
     if (!(err instanceof CarbonConnectionError || err instanceof CarbonApiError)) throw err;
     throw failedPurchase(err, idempotencyKey);
+  }
+}
+
+/**
+ * The purchase, unless Ctrl-C or SIGTERM (a CI job that times out) comes before its answer: then it
+ * may have been made, so the stop says so and names the key to retry with (exit 130), where Node's
+ * own end would have said nothing and lost the generated key.
+ */
+async function unlessStopped(purchase: Promise<Purchase>, idempotencyKey: string): Promise<Purchase> {
+  let release = () => {};
+  const stopped = new Promise<never>((_, reject) => {
+    release = onStopSignal((signal) =>
+      reject(
+        unknownPurchase(`Stopped${bySigterm(signal)} before the purchase was answered.`, EXIT.interrupted, 'interrupted', idempotencyKey),
+      ),
+    );
+  });
+  try {
+    return await Promise.race([purchase, stopped]);
+  } finally {
+    release();
   }
 }
 

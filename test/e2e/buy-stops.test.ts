@@ -1,0 +1,57 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, describe, expect, test } from 'vitest';
+import { homes, spawnCarbon } from '../support/cli.js';
+
+/**
+ * A single purchase stopped, or its output lost, after the request went out: the purchase may have
+ * been made, so carbon never ends in silence; it names what lets the user find it or retry it safely.
+ */
+
+const newHome = homes();
+
+/** A server that takes every request and never answers: the purchase's outcome stays unknown. */
+const held: ServerResponse[] = [];
+const keys: string[] = [];
+const silent = createServer((req: IncomingMessage, res: ServerResponse) => {
+  req.resume();
+  if (req.method === 'POST' && req.url === '/api/v1/offsets') keys.push(String(req.headers['idempotency-key']));
+  held.push(res);
+});
+afterAll(async () => {
+  for (const res of held) res.destroy();
+  await new Promise((resolve) => silent.close(resolve));
+});
+
+const KEY = `ck_test_${'a1'.repeat(8)}`;
+
+describe('Ctrl-C or SIGTERM while a purchase waits for its answer', () => {
+  test.each<[NodeJS.Signals, string]>([
+    ['SIGINT', ''],
+    ['SIGTERM', ' (SIGTERM)'],
+  ])('%s: exit 130, one plain line that it may have been bought, and the key to retry with', async (signal, named) => {
+    if (!silent.listening) await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/api/v1`;
+    for (const format of [[], ['--json']]) {
+      const sent = keys.length;
+      const child = spawnCarbon(newHome(), ['buy', '--kg', '10', '--base-url', url, ...format], { CARBON_API_KEY: KEY });
+      let stderr = '';
+      child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      let stdout = '';
+      child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+      // The purchase is on the wire (the server holds it): only then is the signal sent.
+      while (keys.length === sent) await new Promise((resolve) => setTimeout(resolve, 20));
+      child.kill(signal);
+      const r = await child;
+      const key = keys.at(-1)!;
+      expect([r.exitCode, stdout]).toEqual([130, '']);
+      if (format.length === 0) {
+        expect(stderr).toBe(
+          `Stopped${named} before the purchase was answered. The purchase may or may not have been made. Retry safely with --idempotency-key ${key}: a key that bought once returns that purchase and never buys again.\n`,
+        );
+      } else {
+        expect(JSON.parse(stderr).error).toMatchObject({ code: 'interrupted', idempotency_key: key });
+      }
+    }
+  });
+});
