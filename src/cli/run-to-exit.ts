@@ -2,7 +2,7 @@ import type { Context } from './context.js';
 import { CliError } from './errors.js';
 import { EXIT } from './exit-codes.js';
 import { reportError } from './report-error.js';
-import { createdStreams, stderr, stdoutFailure } from './stdio.js';
+import { afterLostOutput, createdStreams, stderr, stdoutFailure } from './stdio.js';
 
 /** Told the Context of the command that runs, so the run can release its engine whatever happened. */
 export type ContextOpened = (ctx: Context) => void;
@@ -71,11 +71,13 @@ export async function runToExit(
 
 /** stdout failed (not a reader that went away): the command did its work, but what it printed did not all arrive. */
 function lostOutput(err: NodeJS.ErrnoException): CliError {
+  const done = afterLostOutput();
   return new CliError(
-    `Could not write to stdout (${err.code ?? err.message}): what was printed there is incomplete.`,
+    `Could not write to stdout (${err.code ?? err.message}): what was printed there is incomplete.${done === undefined ? '' : ` ${done.line}`}`,
     EXIT.failure,
     'output_error',
     err.code === 'ENOSPC' ? 'Free some space, or send the output elsewhere.' : undefined,
+    done?.fields,
   );
 }
 

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, test } from 'vitest';
-import { homes, spawnCarbon } from '../support/cli.js';
+import { homes, json, pipeline, spawnCarbon } from '../support/cli.js';
 
 /**
  * A single purchase stopped, or its output lost, after the request went out: the purchase may have
@@ -52,6 +52,26 @@ describe('Ctrl-C or SIGTERM while a purchase waits for its answer', () => {
       } else {
         expect(JSON.parse(stderr).error).toMatchObject({ code: 'interrupted', idempotency_key: key });
       }
+    }
+  });
+});
+
+describe('a purchase whose stdout fails (a full disk under > offset.json)', () => {
+  test.each([
+    ['carbon buy --kg 5', /^✓ Bought 5 kg for \$0\.20 \(test mode, sandbox: not a real purchase\)\.\nerror: /],
+    ['carbon buy --kg 5 -q', /^error: /],
+    ['carbon buy --kg 5 --json', /^\{"error":/],
+  ])('%s > /dev/full: exit 1, and the line names the offset bought and how to show it', async (command, start) => {
+    const home = newHome();
+    const r = await pipeline(`${command} > /dev/full`, { home });
+    const [offset] = (await json<{ data: Array<{ id: string }> }>(['list'], { home })).data;
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toMatch(start);
+    const said = `Could not write to stdout (ENOSPC): what was printed there is incomplete. ${offset!.id} was bought (5 kg for $0.20): \`carbon show ${offset!.id}\` shows it.`;
+    if (command.endsWith('--json')) {
+      expect(JSON.parse(r.stderr).error).toMatchObject({ code: 'output_error', message: said, offset_id: offset!.id });
+    } else {
+      expect(r.stderr.trimEnd().split('\n').at(-1)).toBe(`error: ${said} Free some space, or send the output elsewhere.`);
     }
   });
 });
