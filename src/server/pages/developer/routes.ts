@@ -86,6 +86,8 @@ export async function signedIn(r: Incoming, served: Served): Promise<Reply> {
   if (session === null) {
     // Just signed out (the redirect after POST /logout): said so, with how to sign in again.
     if (r.path === '/' && r.query.signed_out !== undefined) return html(401, loginPage('You signed out.', true));
+    // A form from a page whose session ended (signed out in another tab, a reset, 12 hours): said so, and that it did nothing.
+    if (r.upper === 'POST') return html(401, loginPage('You are signed out: the session of that page ended. Nothing changed.', true));
     return html(401, loginPage('This page belongs to the account owner.'));
   }
   // The request table sends POST only for a form's paths, and every other method elsewhere (requests.ts).
