@@ -30,6 +30,57 @@ withChromium(describe, 'Developer page resubmit tests')('a form of the developer
   const signIn = async () => `${served.server.origin}/login?token=${await served.server.sandbox.pages.newLoginToken(Date.now())}`;
 
   for (const screen of SCREENS) {
+    test(`on ${screen.name}, Top up clicked again while the first is on its way tops up once`, async () => {
+      const context = await chromium.browser.newContext({ viewport: screen.viewport, isMobile: screen.isMobile });
+      const page = await context.newPage();
+      await page.goto(await signIn());
+      // The server is slow to answer the first top-up: it waits until the test lets it go.
+      const sandbox = served.server.sandbox as unknown as { topUp: (...a: unknown[]) => Promise<unknown> };
+      const topUp = sandbox.topUp;
+      let arrived!: () => void;
+      let release!: () => void;
+      const first = new Promise<void>((r) => (arrived = r));
+      const gate = new Promise<void>((r) => (release = r));
+      let secondCame!: () => void;
+      const again = new Promise<void>((r) => (secondCame = r));
+      let calls = 0;
+      sandbox.topUp = async (...args: unknown[]) => {
+        if (++calls > 1) secondCame();
+        if (calls === 1) {
+          arrived();
+          await gate;
+        }
+        return topUp.apply(served.server.sandbox, args);
+      };
+      try {
+        const before = await balance();
+        await page.fill('#topup-amount', '250');
+        // Clicked, then again (and again), impatient, while the first top-up is being made.
+        await page.evaluate(`(() => {
+          const button = document.querySelector('form[action="/actions/topup"] button');
+          button.click();
+          setTimeout(() => button.click(), 50);
+          setTimeout(() => button.click(), 100);
+        })()`);
+        await first;
+        // The first answers once the second has come (without the guard), or a second at most.
+        await Promise.race([again, new Promise((r) => setTimeout(r, 1000))]);
+        release();
+        await page.waitForSelector('.notice.ok');
+        expect(await page.textContent('.notice.ok')).toContain('Topped up test mode with $250.00');
+        expect(await balance()).toBe(before + 25_000);
+        expect(calls).toBe(1);
+        // On the page its answer led to, the form is sent again when asked.
+        await page.fill('#topup-amount', '300');
+        await page.click('form[action="/actions/topup"] button');
+        await page.waitForSelector('.notice.ok >> text=$300.00');
+        expect(await balance()).toBe(before + 55_000);
+      } finally {
+        sandbox.topUp = topUp;
+        await context.close();
+      }
+    });
+
     test(`on ${screen.name}, a form sent after signing out in another tab says nothing changed and how to sign in`, async () => {
       const context = await chromium.browser.newContext({ viewport: screen.viewport, isMobile: screen.isMobile });
       const page = await context.newPage();

@@ -2,8 +2,9 @@ import { REQUESTS_CSS } from './requests-view.js';
 
 /**
  * The page's one stylesheet and one script, served from /_page/ (the Content-Security-Policy
- * allows no inline script or style). The script only enhances: copy buttons, and (with ?refresh=SECONDS)
- * a refresh of the page while the tab is visible and no form field has focus.
+ * allows no inline script or style). The script only enhances: copy buttons, a form sent once however
+ * often it is clicked, and (with ?refresh=SECONDS) a refresh of the page while the tab is visible and
+ * no form field has focus.
  */
 export const CSS = `
 :root { color-scheme: light; --ink: #17221b; --muted: #4d5c53; --accent: #1b6b43; --rule: #d6d9d2; --bg: #f6f7f3; --bad: #a3261b; }
@@ -128,6 +129,15 @@ document.addEventListener('click', (event) => {
   // No clipboard on a plain-http origin other than localhost (a --public-url): the text is selected instead.
   if (!navigator.clipboard) { field.select(); return; }
   navigator.clipboard.writeText(field.value).then(() => { button.textContent = 'Copied'; }, () => { field.select(); });
+});
+// A form is sent once: clicked again (or Enter) while its answer is on its way, it would be done
+// again (two top-ups). Back on the page from the browser's cache, its forms can be sent again.
+document.addEventListener('submit', (event) => {
+  if (event.target.dataset.sent) event.preventDefault();
+  else event.target.dataset.sent = '1';
+});
+window.addEventListener('pageshow', (event) => {
+  if (event.persisted) for (const form of document.querySelectorAll('form[data-sent]')) delete form.dataset.sent;
 });
 // Live refresh, when asked for (?refresh=SECONDS), never of a page showing a new key's secret.
 const every = Number(document.body.dataset.refresh || 0);
