@@ -51,7 +51,9 @@ describe('exit codes for API statuses', () => {
     expect(EXIT_CODES_HELP).toMatch(/^ {3}11 {2}this Node\.js is older than 22\.13/m);
     expect(EXIT_CODES_HELP).toMatch(/^ {3}12 {2}watch --forward-to: /m);
     // SIGTERM stops a confirmation as Ctrl-C does (terminal.test.ts), and the help says so.
-    expect(EXIT_CODES_HELP).toMatch(/^ {2}130 {2}stopped by Ctrl-C or SIGTERM \(at --wait, a confirmation, /m);
+    expect(EXIT_CODES_HELP).toMatch(
+      /^ {2}130 {2}stopped by Ctrl-C or SIGTERM \(at --wait, a purchase awaiting its answer, a confirmation, /m,
+    );
   });
 });
 
