@@ -1,5 +1,4 @@
 import type { Mode } from '../../api/types.js';
-import { ledgerProblem } from '../ledger-rules.js';
 import { DAY_MS } from '../periods.js';
 import type * as port from '../port.js';
 import { hashId } from '../port.js';
@@ -232,6 +231,8 @@ export class PgTx extends PgReads implements port.LedgerTx {
   }
 
   async ledgerProblem(): Promise<string | null> {
+    // Loaded on a snapshot's load only: no other command reads the rules.
+    const { ledgerProblem } = await import('../ledger-rules.js');
     return ledgerProblem(async (sql) => (await this.q.query<{ problem: string }>(sql)).rows[0]?.problem);
   }
 

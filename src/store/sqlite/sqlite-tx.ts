@@ -1,5 +1,4 @@
 import type { Mode } from '../../api/types.js';
-import { ledgerProblem } from '../ledger-rules.js';
 import { DAY_MS } from '../periods.js';
 import type * as port from '../port.js';
 import { hashId } from '../port.js';
@@ -171,6 +170,8 @@ export class SqliteTx extends SqliteReads implements port.LedgerTx {
   }
 
   async ledgerProblem(): Promise<string | null> {
+    // Loaded on a snapshot's load only: no other command reads the rules.
+    const { ledgerProblem } = await import('../ledger-rules.js');
     return ledgerProblem((sql) => (this.db.prepare(sql).get() as { problem: string } | undefined)?.problem);
   }
 
