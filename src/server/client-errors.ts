@@ -40,7 +40,7 @@ export class ClientErrors {
     if (this.refused.has(socket)) return;
     this.refused.add(socket);
     const newest = this.newest.get(socket);
-    if (newest === undefined || newest.writableFinished || newest.destroyed) {
+    if (!pending(newest)) {
       this.refuseRaw(err, socket);
     } else if (!newest.req.complete) {
       this.refuseThrough(err, newest, socket);
@@ -74,7 +74,7 @@ export class ClientErrors {
       }
     };
     const newest = this.newest.get(socket);
-    if (newest === undefined || newest.writableFinished || newest.destroyed) answer();
+    if (!pending(newest)) answer();
     else newest.once('close', answer);
   };
 
@@ -102,3 +102,7 @@ export class ClientErrors {
     this.log(`${isoNow()} - - ${status} key=- ${id} (${err.code ?? err.message})`);
   }
 }
+
+/** Whether a connection's newest request is still to be answered: something before it may still go out. */
+const pending = (newest: ServerResponse | undefined): newest is ServerResponse =>
+  newest !== undefined && !newest.writableFinished && !newest.destroyed;

@@ -125,6 +125,13 @@ export function clientErrorCode(code: string | undefined): [ErrorCode, string] {
       : ['malformed_request', 'The request is not valid HTTP.'];
 }
 
+/**
+ * The headers every answer carries, as name, value pairs (reply.ts, and the raw answers below):
+ * never cached, never sniffed, and the sandbox's, so a client (carbon report) can tell it from the service's.
+ */
+export const EVERY_ANSWER = ['Cache-Control', 'no-store', 'X-Content-Type-Options', 'nosniff', 'Carbon-Sandbox', 'true'] as const;
+const EVERY_ANSWER_LINES = EVERY_ANSWER.map((v, k) => (k % 2 === 0 ? `${v}: ` : `${v}\r\n`)).join('');
+
 /** A whole error response written straight to a socket that has no response object. */
 export function rawErrorResponse(code: ErrorCode, message: string, requestId: string): { text: string; status: number } {
   const { status, body } = envelope(code, message);
@@ -134,8 +141,6 @@ export function rawErrorResponse(code: ErrorCode, message: string, requestId: st
     status,
     text:
       `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n` +
-      // The headers every answer carries (reply.ts), Carbon-Sandbox too: this one is the sandbox's as well.
-      `Request-Id: ${requestId}\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nCarbon-Sandbox: true\r\n` +
-      `Connection: close\r\n\r\n${json}`,
+      `Request-Id: ${requestId}\r\n${EVERY_ANSWER_LINES}Connection: close\r\n\r\n${json}`,
   };
 }

@@ -4,7 +4,7 @@ import { LedgerError } from '../engine/ledger.js';
 import type { ErrorCode } from '../service/errors.js';
 import { requestId } from '../service/keys.js';
 import { LoggedResponse } from './access-log.js';
-import { envelope } from './http.js';
+import { EVERY_ANSWER, envelope } from './http.js';
 import { unavailablePage } from './pages/unavailable.js';
 
 /**
@@ -60,8 +60,7 @@ export class ReplyWriter {
       list.push(canonicalHeader(name), headers[name]!);
     }
     list.push('Content-Type', type ?? 'application/json', 'Content-Length', String(Buffer.byteLength(body)));
-    // Every answer says it is the sandbox's, so a client (carbon report) can tell it from the service's.
-    list.push('Cache-Control', 'no-store', 'X-Content-Type-Options', 'nosniff', 'Carbon-Sandbox', 'true');
+    list.push(...EVERY_ANSWER);
     if (this.closing) list.push('Connection', 'close');
     const id = headers['request-id'];
     if (id !== undefined && res instanceof LoggedResponse) res.requestId = id;

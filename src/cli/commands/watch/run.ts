@@ -76,7 +76,7 @@ export async function run(ctx: Context, flags: WatchFlags): Promise<void> {
 
   const terminal = ctx.out.stderrInteractive && !ctx.out.json;
   const stop = new Stop();
-  const forwarder = forwardUrl === undefined ? undefined : await startForwarder(ctx, forwardUrl, { client, intervalMs, terminal, stop });
+  const forwarder = forwardUrl === undefined ? undefined : await startForwarder(ctx, forwardUrl, { intervalMs, terminal, stop });
   if (terminal) {
     const which = `${mode} offsets${reference === null ? '' : ` with reference ${JSON.stringify(reference)}`}`;
     ctx.out.info(`Watching ${which} every ${flags.interval ?? '2s'}${flags.untilSettled ? ' until they settle' : ''} (Ctrl-C to stop)…`);
@@ -181,10 +181,10 @@ type Forwarder = import('../../watch/forward.js').Forwarder;
  * `--forward-to`: POSTs each event, signed with the profile's secret; with Carbon-Sandbox: true when the events are
  * the sandbox's: the local model's, or a carbon serve's (its answers say so, and a poll comes before any delivery).
  */
-async function startForwarder(ctx: Context, url: URL, how: Pick<Watch, 'client' | 'intervalMs' | 'stop'> & { terminal: boolean }) {
+async function startForwarder(ctx: Context, url: URL, how: Pick<Watch, 'intervalMs' | 'stop'> & { terminal: boolean }) {
   const { Forwarder, maskSecret } = await import('../../watch/forward.js');
   const secret = await signingSecret(ctx, true);
-  const { client, stop, terminal } = how;
+  const { stop, terminal } = how;
   const forwarder = new Forwarder({
     url: url.href,
     secret,
@@ -194,7 +194,7 @@ async function startForwarder(ctx: Context, url: URL, how: Pick<Watch, 'client' 
     sleep: stop.sleep,
     stopped: () => stop.stopped,
     interrupted: stop.interrupted,
-    sandbox: () => ctx.settings.engine === 'local' || client.fromSandbox,
+    sandbox: () => ctx.fromSandbox,
   });
   if (terminal) ctx.out.info(`Forwarding to ${url.href}, signed with ${maskSecret(secret)} (header Carbon-Signature).`);
   return forwarder;
