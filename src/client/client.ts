@@ -115,12 +115,20 @@ export class CarbonClient {
    * server that repeats a cursor or an offset ends the walk with CarbonPagingError (paging.ts).
    */
   async *listAll(params: Omit<ListParams, 'starting_after'> = {}): AsyncGenerator<Offset> {
+    for await (const page of this.listPages(params)) yield* page;
+  }
+
+  /**
+   * listAll's pages, each as its offsets: a walk over a million offsets takes ten thousand steps
+   * rather than a million (each step of an async generator settles a promise).
+   */
+  async *listPages(params: Omit<ListParams, 'starting_after'> = {}): AsyncGenerator<Offset[]> {
     let startingAfter: string | undefined;
     const guard = new PageGuard();
     for (;;) {
       const page = await this.list({ limit: 100, ...params, ...(startingAfter === undefined ? {} : { starting_after: startingAfter }) });
       guard.check(page, startingAfter);
-      yield* page.data;
+      yield page.data;
       const last = page.data.at(-1);
       if (!page.has_more || last === undefined) return;
       startingAfter = last.id;

@@ -49,11 +49,16 @@ function filterOf(flags: ListFlags, now: number): { keep: (o: Offset) => boolean
 
 type Filter = NonNullable<ReturnType<typeof filterOf>>;
 
-/** The offsets of a walk that pass the filter, stopping at the first one older than --since. */
-async function* matching(offsets: AsyncIterable<Offset>, filter: Filter | null): AsyncGenerator<Offset> {
-  for await (const o of offsets) {
-    if (filter?.done(o)) return;
-    if (filter === null || filter.keep(o)) yield o;
+/** The pages of a walk, each with only its offsets that pass the filter, ending at the first one older than --since. */
+async function* matching(pages: AsyncIterable<Offset[]>, filter: Filter | null): AsyncGenerator<Offset[]> {
+  for await (const page of pages) {
+    if (filter === null) {
+      yield page;
+      continue;
+    }
+    const end = page.findIndex((o) => filter.done(o));
+    yield (end === -1 ? page : page.slice(0, end)).filter((o) => filter.keep(o));
+    if (end !== -1) return;
   }
 }
 
@@ -107,7 +112,7 @@ export async function run(ctx: Context, flags: ListFlags): Promise<void> {
   const client = await ctx.client();
   if (!flags.all) return printPage(ctx, client, flags, format, params, await firstOffsets(client, params, limit, filter));
   await keepYoungGenerationSmall();
-  return streamAll(ctx, format, matching(client.listAll(params), filter), () => noOffsets(ctx, client, flags, params));
+  return streamAll(ctx, format, matching(client.listPages(params), filter), () => noOffsets(ctx, client, flags, params));
 }
 
 /** What to ask the API for, and how many offsets to print (without --all). */
@@ -195,7 +200,7 @@ async function noOffsets(ctx: Context, client: CarbonClient, flags: ListFlags, p
 async function streamAll(
   ctx: Context,
   format: ListFormat | 'ids',
-  offsets: AsyncIterable<Offset>,
+  pages: AsyncIterable<Offset[]>,
   none: () => Promise<string>,
 ): Promise<void> {
   const write = async (text: string): Promise<void> => {
@@ -225,12 +230,14 @@ async function streamAll(
   };
   let batch: Offset[] = [];
   let written = false;
-  for await (const offset of offsets) {
-    batch.push(offset);
-    if (batch.length === 100) {
-      await write(head() + text(batch));
-      batch = [];
-      written = true;
+  for await (const page of pages) {
+    for (const offset of page) {
+      batch.push(offset);
+      if (batch.length === 100) {
+        await write(head() + text(batch));
+        batch = [];
+        written = true;
+      }
     }
   }
   if (batch.length > 0) await write(head() + text(batch));
