@@ -1,5 +1,6 @@
 import { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { isoTime } from '../platform/iso-time.js';
 import { bearerToken } from '../service/access.js';
 import { maskKey, redactKeys } from '../service/keys.js';
 
@@ -17,18 +18,9 @@ export class LoggedResponse extends ServerResponse {
   requestId: string | undefined = undefined;
 }
 
-/** `new Date().toISOString()`, with the part up to the second made once a second. */
-let isoSecond = Number.NaN;
-let isoPrefix = '';
+/** `new Date().toISOString()`. */
 export function isoNow(): string {
-  const now = Date.now();
-  const ms = now % 1000;
-  const second = now - ms;
-  if (second !== isoSecond) {
-    isoSecond = second;
-    isoPrefix = new Date(second).toISOString().slice(0, -4); // …T20:48:02.
-  }
-  return `${isoPrefix}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z`;
+  return isoTime(Date.now());
 }
 
 /**

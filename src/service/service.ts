@@ -9,6 +9,7 @@ import {
   type OffsetList,
   type Quote,
 } from '../api/types.js';
+import { isoTime } from '../platform/iso-time.js';
 import type { AccountRecord, KeyRecord, LedgerStore, OffsetRecord } from '../store/port.js';
 import { checkPermission, checkStanding, parseBearer, rateLimited } from './access.js';
 import { ApiError, methodNotAllowed } from './errors.js';
@@ -267,8 +268,8 @@ export function renderOffset(row: OffsetRecord, publicBaseUrl: string): Offset {
     reference: row.reference,
     // Public once placed, and only for live offsets (spec part 2).
     certificate_url: row.status === 'placed' && row.certificate_id !== null ? `${publicBaseUrl}/certificates/${row.certificate_id}` : null,
-    created: new Date(row.created_ms).toISOString(),
-    placed: row.placed_ms === null ? null : new Date(row.placed_ms).toISOString(),
+    created: isoTime(row.created_ms),
+    placed: row.placed_ms === null ? null : isoTime(row.placed_ms),
   };
 }
 
