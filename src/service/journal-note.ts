@@ -36,17 +36,28 @@ function journalText(text: string, more?: string): string {
 /**
  * An answer's body as the journal keeps it. A page of a list is serialised an item at a time, and
  * only until the kept length is passed: a `list --all` of a million offsets answers ten thousand
- * pages, and serialising each whole to keep its first 8 KiB cost it half its rate.
+ * pages, and serialising each whole to keep its first 8 KiB cost it half its rate. The items kept
+ * are serialised once, and put in the place of `data` in the rest of the body.
  */
 function responseText(body: unknown): string {
   const data = (body as { data?: unknown } | null)?.data;
   if (!Array.isArray(data)) return journalText(JSON.stringify(body) ?? '');
-  let kept = 0;
+  const items: string[] = [];
   let length = 0;
-  while (kept < data.length && length <= JOURNAL_BODY_LIMIT) length += (JSON.stringify(data[kept++])?.length ?? 4) + 1;
-  const text = JSON.stringify({ ...(body as object), data: data.slice(0, kept) });
-  return kept === data.length ? journalText(text) : journalText(text, `${data.length - kept} more of ${data.length} items`);
+  while (items.length < data.length && length <= JOURNAL_BODY_LIMIT) {
+    // As JSON.stringify writes an array's item: `null` for what it would leave out.
+    const item = JSON.stringify(data[items.length]) ?? 'null';
+    items.push(item);
+    length += item.length + 1;
+  }
+  const text = JSON.stringify({ ...(body as object), data: DATA_HOLE }).replace(DATA_HOLE_JSON, () => `[${items.join(',')}]`);
+  const more = data.length - items.length;
+  return more === 0 ? journalText(text) : journalText(text, `${more} more of ${data.length} items`);
 }
+
+/** Stands for `data` while the rest of a list's body is serialised: no body holds this string. */
+const DATA_HOLE = '\u0000carbon-journal-data\u0000';
+const DATA_HOLE_JSON = JSON.stringify(DATA_HOLE);
 
 function queryString(query: ApiRequest['query']): string {
   let any = false;

@@ -159,15 +159,18 @@ describe.each(storeMatrix())('the request journal on the $label store', ({ kind:
     const a = await open('host-a:1');
     for (let i = 0; i < 40; i++)
       await a.call('POST', '/offsets', { body: JSON.stringify({ kg: 1, reference: `page-${i}` }), idem: `p-${i}` });
-    await a.call('GET', '/offsets', { query: { limit: '40' } });
+    const page = (await a.call('GET', '/offsets', { query: { limit: '40' } })).body as { data: unknown[] };
     const [entry] = await a.entries();
     const body = entry!.response_body;
     expect(body).toMatch(/…\[\d+ more of 40 items\]$/);
+    // Exactly the answer with its first items, as JSON.stringify writes it (up to the bound), then the note.
+    const left = Number(/(\d+) more of/.exec(body)![1]);
+    const kept = JSON.stringify({ ...page, data: page.data.slice(0, 40 - left) }).slice(0, JOURNAL_BODY_LIMIT);
+    expect(body).toBe(`${kept}…[${left} more of 40 items]`);
     expect(body.length).toBeLessThan(JOURNAL_BODY_LIMIT + 40);
     // What is kept is the answer's own text, the newest offsets first.
     expect(body.startsWith('{"object":"list","data":[{"object":"offset","id":"off_')).toBe(true);
     expect(body).toContain('"reference":"page-39"');
-    const left = Number(/(\d+) more of/.exec(body)![1]);
     expect(left).toBeGreaterThan(0);
     expect(body).not.toContain(`"reference":"page-${left - 1}"`);
   });
