@@ -33,6 +33,14 @@ export function modeText(livemode: boolean, paint: Paint, sandbox = false): stri
   return `${livemode ? paint.red('live') : paint.cyan('test')}${sandbox ? paint.yellow(` · ${SANDBOX_MODE}`) : ''}`;
 }
 
+/**
+ * What a table of the sandbox's offsets says under it (on stderr, as `carbon report`'s table says
+ * it): the card's own mode row, `mode  live · sandbox: not real`, since a table has no mode column.
+ */
+export function sandboxTableNote(livemode: boolean, paint: Paint): string {
+  return card([['mode', modeText(livemode, paint, true)]], paint).trimEnd();
+}
+
 function card(rows: Array<[string, string]>, paint: Paint): string {
   const width = Math.max(...rows.map(([label]) => label.length));
   return `${rows.map(([label, value]) => `${paint.dim(label.padEnd(width))}  ${value}`).join('\n')}\n`;

@@ -4,7 +4,7 @@
  * developer page say it in their own words (src/server/pages/).
  */
 export const SANDBOX_HEADLINE = 'Sandbox: not real purchases.';
-/** Beside the mode on a card (balance, impact, quote, an offset). */
+/** Beside the mode on a card (balance, impact, quote, an offset), and so under `carbon list`'s table. */
 export const SANDBOX_MODE = 'sandbox: not real';
 /** A CSV's last column in the sandbox, on every row: a spreadsheet shows it beside each figure. */
 export const SANDBOX_CSV_COLUMN = 'environment';

@@ -9,7 +9,7 @@ import { clockForSpan, isOneOf, parseWhen, quietWith, wholeNumberOption } from '
 import { topUpHint } from '../../purchase/top-up.js';
 import { displayWidth, terminalWidth } from '../../render/fit.js';
 import { dollars, kg } from '../../render/format.js';
-import { csvHeader, csvRow, offsetRow, offsetStream, offsetTable } from '../../render/resources.js';
+import { csvHeader, csvRow, offsetRow, offsetStream, offsetTable, sandboxTableNote } from '../../render/resources.js';
 import { wrapCommand } from '../../render/wrap.js';
 import { keepYoungGenerationSmall } from '../../young-generation.js';
 import { LIST_FORMATS, type ListFormat } from './index.js';
@@ -154,6 +154,7 @@ async function printPage(
   const paint = await ctx.paint();
   if (page.data.length === 0) return ctx.out.info(await noOffsets(ctx, client, flags, params));
   ctx.out.data(offsetTable(page.data, paint, terminalWidth(ctx.out.stdout, ctx.env)));
+  if (ctx.fromSandbox) ctx.out.info(sandboxTableNote(page.data[0]!.livemode, paint));
   const last = page.data.at(-1);
   if (page.has_more && last) {
     // Fitted to the terminal without splitting the id: the command continues with ` \` when long.
@@ -229,21 +230,25 @@ async function streamAll(
     return csvHeader(sandbox);
   };
   let batch: Offset[] = [];
-  let written = false;
+  // The first offset's mode, once one is written: what a table's sandbox note under it names.
+  let livemode: boolean | undefined;
   for await (const page of pages) {
     for (const offset of page) {
       batch.push(offset);
       if (batch.length === 100) {
         await write(head() + text(batch));
+        livemode ??= batch[0]!.livemode;
         batch = [];
-        written = true;
       }
     }
   }
-  if (batch.length > 0) await write(head() + text(batch));
-  else if (header) await write(head());
+  if (batch.length > 0) {
+    await write(head() + text(batch));
+    livemode ??= batch[0]!.livemode;
+  } else if (header) await write(head());
   // A table with no offset says so, as a page's does, rather than drawing a header over nothing.
-  else if (format === 'table' && !written) ctx.out.info(await none());
+  else if (format === 'table' && livemode === undefined) ctx.out.info(await none());
+  if (paint !== undefined && livemode !== undefined && ctx.fromSandbox) ctx.out.info(sandboxTableNote(livemode, paint));
 }
 
 /**
