@@ -7,6 +7,7 @@ import { describe, expect, test } from 'vitest';
 import { ROOT } from '../support/binary.js';
 import { BIN, baseEnv, carbon, carbonTty, homes, ok, parseCsv, pipeline, plain, sandboxKeys, serve } from '../support/cli.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
+import { headerless } from '../support/headerless-proxy.js';
 import { limit } from '../support/load.js';
 
 /** Issue 25, item 1: `carbon buy --from-csv FILE`, through the built binary. */
@@ -90,6 +91,43 @@ describe('in a pipe', () => {
       ['batch_row', 3, 100008, 'c'],
     ]);
     expect(lines[3]).toMatchObject({ object: 'batch', rows: 3, bought: 3, replayed: 0, failed: 0, skipped: 0 });
+  });
+
+  test("the sandbox's results say so on every row, in a last column (environment), as list's CSV: local, through carbon serve; --json and a service that does not say it is a sandbox get none", async () => {
+    const home = newHome();
+    const csv = file(home, 'f.csv', 'reference,kg\nflight-1,5\nflight-2,7\n');
+    const SANDBOX = 'sandbox: not a real purchase';
+    const listHeader = async (env: Record<string, string> = {}) =>
+      parseCsv((await ok(['list', '--format', 'csv'], { home, env })).stdout)[0]!;
+    const ends = async (args: string[], env: Record<string, string> = {}) => {
+      const r = await ok(['buy', '--from-csv', csv, ...args], { home, env });
+      const [header, ...rows] = parseCsv(r.stdout);
+      expect(rows, args.join(' ')).toHaveLength(2);
+      for (const row of rows) expect(row, args.join(' ')).toHaveLength(header!.length);
+      return { header: header!, last: new Set(rows.map((row) => row.at(-1))) };
+    };
+    for (const args of [['--dry-run'], []]) {
+      const { header, last } = await ends(args);
+      expect([header.at(-1), [...last]], args.join(' ')).toEqual(['environment', [SANDBOX]]);
+      // The column is list's own: the same name, last, with the same value.
+      expect(header.at(-1)).toBe((await listHeader()).at(-1));
+    }
+    const ndjson = (await ok(['buy', '--from-csv', csv, '--json'], { home })).stdout.trim().split('\n');
+    for (const line of ndjson) expect(Object.keys(JSON.parse(line))).not.toContain('environment');
+
+    const server = await serve(home, ['--show-keys']);
+    const other = await headerless(server.url);
+    try {
+      const env = { CARBON_BASE_URL: server.url, CARBON_API_KEY: server.ready.test_key! };
+      const served = await ends([], env);
+      expect([served.header.at(-1), [...served.last]]).toEqual(['environment', [SANDBOX]]);
+      const elsewhere = await ends([], { ...env, CARBON_BASE_URL: other.url });
+      expect(elsewhere.header.at(-1)).toBe('idempotency_key');
+      expect(elsewhere.header).not.toContain('environment');
+    } finally {
+      other.close();
+      await server.stop();
+    }
   });
 
   test('a batch with bad rows is refused whole: every fault named, nothing bought, exit 2', async () => {
@@ -616,7 +654,9 @@ describe('in a pipe', () => {
     const csv = file(home, 'f.csv', `reference,kg\n${Array.from({ length: 600 }, (_, i) => `r${i}-${'x'.repeat(190)},1`).join('\n')}\n`);
     const cut = await pipeline(`carbon buy --from-csv ${csv} | head -1`, { home });
     expect(cut.exitCode).toBe(10);
-    expect(cut.stdout).toBe('row,status,offset_id,kg,amount_cents,reference,replayed,error_code,error_message,idempotency_key\r\n');
+    expect(cut.stdout).toBe(
+      'row,status,offset_id,kg,amount_cents,reference,replayed,error_code,error_message,idempotency_key,environment\r\n',
+    );
     expect(cut.stderr.trim().split('\n')).toHaveLength(1);
     expect(cut.stderr).toMatch(
       /^error: Batch incomplete: \d+ of 600 rows bought .*; \d+ skipped \(stdout was closed: the reader of the results went away\)\. Run the same command again to resume/,

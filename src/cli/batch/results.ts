@@ -1,6 +1,6 @@
 import type { Offset } from '../../api/types.js';
 import type { Context } from '../context.js';
-import { csvField } from '../render/resources.js';
+import { csvLine } from '../render/resources.js';
 import type { BatchRow } from './rows.js';
 
 /** What became of a row of a batch: an offset's status, or why it was not bought. */
@@ -56,10 +56,14 @@ export function result(row: BatchRow, key: string, fields: Partial<RowResult> & 
 export class ResultPrinter {
   private readonly held: string[] = [];
   private readonly hold: boolean;
+  /** The sandbox's batch: the CSV's last column says so on every row, as `list --format csv`'s does. */
+  private readonly sandbox: boolean;
 
+  /** Made once the batch is quoted: by then the answers have said whether the service is a sandbox. */
   constructor(private readonly ctx: Context) {
     this.hold = ctx.out.stderrInteractive && ctx.out.interactive;
-    if (!ctx.out.json) this.write(`${COLUMNS.join(',')}\r\n`);
+    this.sandbox = ctx.fromSandbox;
+    if (!ctx.out.json) this.write(csvLine(COLUMNS, this.sandbox, true));
   }
 
   /** Rows not yet written, when they are written a block at a time (a dry run's quotes). */
@@ -87,7 +91,10 @@ export class ResultPrinter {
     this.write(
       this.ctx.out.json
         ? `${JSON.stringify({ object: 'batch_row', ...Object.fromEntries(COLUMNS.map((c) => [c, r[c]])) })}\n`
-        : `${COLUMNS.map((c) => csvField(r[c])).join(',')}\r\n`,
+        : csvLine(
+            COLUMNS.map((c) => r[c]),
+            this.sandbox,
+          ),
     );
   }
 

@@ -237,8 +237,18 @@ export function csvField(value: string | number | boolean | null): string {
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
+/**
+ * One CSV line of the fields; in the sandbox, with the last column that says so: its name
+ * (`environment`) on the header, `sandbox: not a real purchase` on a row. Every CSV of purchases
+ * carbon writes (a list, a batch's results) ends the same way.
+ */
+export function csvLine(fields: ReadonlyArray<string | number | boolean | null>, sandbox: boolean, header = false): string {
+  const line = fields.map(csvField).join(',');
+  return sandbox ? `${line},${csvField(header ? SANDBOX_CSV_COLUMN : SANDBOX_PURCHASE)}\r\n` : `${line}\r\n`;
+}
+
 export function csvHeader(sandbox = false): string {
-  return `${[...CSV_COLUMNS, ...(sandbox ? [SANDBOX_CSV_COLUMN] : [])].join(',')}\r\n`;
+  return csvLine(CSV_COLUMNS, sandbox, true);
 }
 
 export function csvRow(o: Offset, sandbox = false): string {
@@ -256,7 +266,6 @@ export function csvRow(o: Offset, sandbox = false): string {
     o.created,
     o.placed,
     o.certificate_url,
-    ...(sandbox ? [SANDBOX_PURCHASE] : []),
   ];
-  return `${values.map(csvField).join(',')}\r\n`;
+  return csvLine(values, sandbox);
 }

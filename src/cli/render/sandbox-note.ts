@@ -1,7 +1,8 @@
 /**
  * What the local engine's papers say of themselves (`carbon report` in every format for people:
- * a band, a line, a column; `carbon list`'s CSV, a column): the purchases were the sandbox's. The certificate page and the
- * developer page say it in their own words (src/server/pages/).
+ * a band, a line, a column; `carbon list`'s CSV and `buy --from-csv`'s results, a column): the
+ * purchases were the sandbox's. The certificate page and the developer page say it in their own
+ * words (src/server/pages/).
  */
 export const SANDBOX_HEADLINE = 'Sandbox: not real purchases.';
 /** Beside the mode on a card (balance, impact, quote, an offset), and so under `carbon list`'s table. */
