@@ -1,3 +1,4 @@
+import type { ApiRequest } from '../api/types.js';
 import type { CarbonClient, Exchange } from '../client/client.js';
 import type { Transport } from '../client/transport.js';
 import type { CloseOptions } from '../engine/ledger.js';
@@ -45,7 +46,8 @@ export class Context {
             `http: ${x.method} ${where}${redactKeys(x.url)} ${x.status === 0 ? 'no answer' : x.status} ${x.ms.toFixed(1)}ms${x.requestId === undefined ? '' : ` ${x.requestId}`} attempt ${x.attempt}`,
           )
       : undefined;
-    const { apiKey, transport } = s.engine === 'remote' ? await this.remote() : await this.local();
+    const { apiKey, transport } =
+      s.engine === 'remote' ? await this.remote() : await ((await this.ledgerMissing()) ? this.deferred() : this.local());
     this.openClient = new CarbonClient({ apiKey, transport, retry, ...(onExchange ? { onExchange } : {}) });
     return this.openClient;
   }
@@ -75,6 +77,33 @@ export class Context {
       ...(s.timeoutSeconds === undefined ? {} : { timeoutMs: s.timeoutSeconds * 1000 }),
     });
     return { apiKey: s.apiKey, transport };
+  }
+
+  /** Whether the local ledger is yet to be made (its SQLite file is not there, and this command has not opened it). */
+  private async ledgerMissing(): Promise<boolean> {
+    const { store } = this.settings;
+    if (this.openedEngine !== undefined || store.kind !== 'sqlite') return false;
+    const [{ existsSync }, { join }, { LEDGER_FILE }] = await Promise.all([
+      import('node:fs'),
+      import('node:path'),
+      import('../engine/ledger.js'),
+    ]);
+    return !existsSync(join(store.dir, LEDGER_FILE));
+  }
+
+  /**
+   * The local model before its ledger exists: a request the model would refuse as malformed
+   * whatever the ledger held (the service's own checks) is answered without creating it (bad input
+   * changes nothing); the first other request creates the sandbox, as `local()` does.
+   */
+  private async deferred(): Promise<{ apiKey: string; transport: Transport }> {
+    const [{ DeferredTransport, KEY_OF_THE_LEDGER }, { refusalWithoutLedger }] = await Promise.all([
+      import('../client/transport.js'),
+      import('../service/request-checks.js'),
+    ]);
+    // Once something else opened the ledger (`ctx.sandbox()`), every request goes to it, as local()'s would.
+    const refusal = (request: ApiRequest) => (this.openedEngine === undefined ? refusalWithoutLedger(request) : undefined);
+    return { apiKey: KEY_OF_THE_LEDGER, transport: new DeferredTransport(refusal, () => this.local()) };
   }
 
   /** The local model in this process, with the configured key if the sandbox made it, else the sandbox's own. */

@@ -29,3 +29,46 @@ export class LocalTransport implements Transport {
     this.onClose();
   }
 }
+
+/** What the deferred transport opens: the local engine's transport, and the key its requests carry. */
+export interface Opened {
+  transport: Transport;
+  apiKey: string;
+}
+
+/**
+ * The key a client on a `DeferredTransport` is made with: no key of any ledger. The transport
+ * puts the key of the ledger it opens in its place.
+ */
+export const KEY_OF_THE_LEDGER = 'key-of-the-ledger-once-opened';
+
+/**
+ * The local engine before its ledger exists. A request the service would refuse whatever the ledger
+ * held (`refusal`: a malformed body, a path it does not have) is answered without creating it; the
+ * first other request opens the ledger (`open`) and goes to it with the ledger's key in place of
+ * KEY_OF_THE_LEDGER (a key given by the caller, `carbon api -H`, is sent as it is).
+ */
+export class DeferredTransport implements Transport {
+  private opened: Promise<Opened> | undefined;
+
+  constructor(
+    private readonly refusal: (request: ApiRequest) => ApiResponse | undefined,
+    private readonly open: () => Promise<Opened>,
+  ) {}
+
+  async request(request: ApiRequest): Promise<ApiResponse> {
+    const ours = request.headers.authorization === `Bearer ${KEY_OF_THE_LEDGER}`;
+    if (this.opened === undefined && ours) {
+      const refused = this.refusal(request);
+      if (refused !== undefined) return refused;
+    }
+    this.opened ??= this.open();
+    const { transport, apiKey } = await this.opened;
+    if (!ours) return transport.request(request);
+    return transport.request({ ...request, headers: { ...request.headers, authorization: `Bearer ${apiKey}` } });
+  }
+
+  close(): void {
+    void this.opened?.then((o) => o.transport.close?.()).catch(() => {});
+  }
+}

@@ -1,4 +1,4 @@
-import type { ApiErrorBody, ErrorType } from '../api/types.js';
+import type { ApiErrorBody, ApiResponse, ErrorType } from '../api/types.js';
 import { redactKeys } from './keys.js';
 
 /**
@@ -67,6 +67,15 @@ export class ApiError extends Error {
   toBody(): ApiErrorBody {
     return { type: this.type, code: this.code, message: this.message, ...this.extra };
   }
+}
+
+/** The service's answer for a refusal: the error envelope, with the error's own headers and the Request-Id. */
+export function errorResponse(err: ApiError, id: string): ApiResponse {
+  return {
+    status: err.status,
+    headers: { 'content-type': 'application/json', ...err.headers, 'request-id': id },
+    body: { error: err.toBody() },
+  };
 }
 
 export function validationError(param: string, message: string): ApiError {

@@ -1,18 +1,8 @@
-import {
-  API_PREFIX,
-  type ApiRequest,
-  type ApiResponse,
-  type Balance,
-  type Impact,
-  type Mode,
-  type Offset,
-  type OffsetList,
-  type Quote,
-} from '../api/types.js';
+import type { ApiRequest, ApiResponse, Balance, Impact, Mode, Offset, OffsetList, Quote } from '../api/types.js';
 import { isoTime } from '../platform/iso-time.js';
 import type { AccountRecord, KeyRecord, LedgerStore, OffsetRecord } from '../store/port.js';
 import { checkPermission, checkStanding, parseBearer, rateLimited } from './access.js';
-import { ApiError, methodNotAllowed } from './errors.js';
+import { ApiError, errorResponse } from './errors.js';
 import { Journal } from './journal.js';
 import type { Trace } from './journal-note.js';
 import { redactKeys, requestId } from './keys.js';
@@ -20,8 +10,9 @@ import { effective, effectiveImpact, isDue, modelTime, mustHaveAccount, settleDu
 import { listPage } from './listing.js';
 import { price } from './pricing.js';
 import { type PurchaseOutcome, PurchaseQueue } from './purchase-batch.js';
-import { matchRoute, type Operation, ROUTES, type Route } from './routes.js';
-import { checkIdempotencyKey, parseListQuery, parsePurchaseBody, rejectQuery } from './validation.js';
+import { checkRequestShape, routeOf } from './request-checks.js';
+import type { Operation } from './routes.js';
+import { checkIdempotencyKey, parseListQuery, parsePurchaseBody } from './validation.js';
 
 export interface ServiceOptions {
   /** Wall-clock milliseconds; the account's sandbox clock offset is added on top. */
@@ -105,29 +96,18 @@ export class OffsetsService {
       response.headers['request-id'] = id;
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
-      const headers = { 'content-type': 'application/json', ...err.headers, 'request-id': id };
-      response = { status: err.status, headers, body: { error: err.toBody() } };
+      response = errorResponse(err, id);
     }
     this.journal.record(id, request, response, trace);
     return response;
   }
 
   private async route(req: ApiRequest, trace: Trace): Promise<ApiResponse> {
-    const match = matchRoute(req.method, req.path);
-    if (match.kind === 'missing') {
-      // What is there, as Stripe's 404 points at its docs: the API's operations, by name.
-      const operations = ROUTES.map((r) => `${r.method} ${r.path}`).join(', ');
-      throw new ApiError(
-        'route_missing',
-        `Unrecognized request URL (${req.method.toUpperCase()} ${req.path}). The API's operations, under ${API_PREFIX}: ${operations}.`,
-      );
-    }
-    if (match.kind === 'wrong_method') throw methodNotAllowed(req.method, req.path, match.allow);
-    const { route } = match;
+    const { route, id } = routeOf(req);
     const caller = await this.authenticate(req, route.operation === 'getBalance' || route.operation === 'createQuote', trace);
     checkPermission(caller.key, route.permission);
     checkRequestShape(route, req);
-    return HANDLERS[route.operation](this, req, caller, match.id);
+    return HANDLERS[route.operation](this, req, caller, id);
   }
 
   /** 401 for a missing, malformed, unknown or revoked key; 403 for an inactive account; then the rate limit. */
@@ -173,12 +153,6 @@ export class OffsetsService {
     const request = parsePurchaseBody(body);
     return this.purchases.submit({ mode, request, idempotencyKey, keyHash });
   }
-}
-
-/** What every operation checks of the request itself, before reading the ledger. */
-function checkRequestShape(route: Route, req: ApiRequest): void {
-  if (route.query === null && route.unknownQuery === 'refuse') rejectQuery(req.query);
-  if (route.idempotency !== 'none') checkIdempotencyKey(req.headers['idempotency-key'], route.idempotency === 'required');
 }
 
 /** The offset a path names, if it is of the caller's mode. */

@@ -1,0 +1,111 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { carbon, homes, json, ok, serve } from '../support/cli.js';
+
+/**
+ * Bad input changes nothing, the first time too: in a home with no sandbox yet, a request the
+ * model would refuse as malformed whatever its ledger held is refused by the model's own checks
+ * without creating the ledger (no data/ledger.db, no sandbox-keys.json), with the line and the
+ * exit code the model's answer gets. Against a server, the server's own answer is what is seen.
+ */
+
+const newHome = homes();
+
+/** What a home holds under data/ (nothing at all: not even the directory). */
+function dataFiles(home: string): string[] {
+  try {
+    return readdirSync(join(home, 'data'));
+  } catch {
+    return [];
+  }
+}
+
+const KG = 'error: kg must be a whole number from 1 to 1,000,000. (param: kg)\n';
+const CENTS = 'error: amount_cents must be a whole number from 1 to 5,000,000. (param: amount_cents)\n';
+const REFERENCE = 'error: reference must be 1 to 200 characters long. (param: reference)\n';
+
+const REFUSED: Array<[string[], number, string]> = [
+  [['buy', '--kg', '-5'], 2, KG],
+  [['buy', '--kg', '0'], 2, KG],
+  [['buy', '--kg', '1.5'], 2, KG],
+  [['buy', '--amount-cents', '99999999'], 2, CENTS],
+  [['buy', '--kg', '5', '--reference', ''], 2, REFERENCE],
+  [
+    ['buy', '--kg', '5', '--idempotency-key', ' padded'],
+    2,
+    'error: The Idempotency-Key header must be 1 to 255 characters of UTF-8 text, without control characters or white space at either end.\n',
+  ],
+  [['buy', '--kg', '-5', '--dry-run'], 2, KG],
+  [['buy', '--kg', '-5', '--max-cents', '100'], 2, KG],
+  [['buy', '--kg', '-5', '--live', '--yes'], 2, KG],
+  [['quote', '--kg', '99999999999'], 2, KG],
+  [['quote', '--amount-cents', '0'], 2, CENTS],
+  [['list', '--reference', ''], 2, REFERENCE],
+  [['list', '--starting-after', ''], 2, 'error: starting_after must be an offset ID. (param: starting_after)\n'],
+];
+
+describe('a home with no sandbox yet: a malformed request creates none', () => {
+  test.each(REFUSED)("carbon %j → exit %i, the model's line, nothing on stdout, no data/ files", async (args, code, line) => {
+    const home = newHome();
+    const r = await carbon(args, { home });
+    expect([r.exitCode, r.stdout, r.stderr]).toEqual([code, '', line]);
+    expect(dataFiles(home)).toEqual([]);
+  });
+
+  test("--json: the API's error object, and still nothing created", async () => {
+    const home = newHome();
+    const r = await carbon(['buy', '--kg', '-5', '--json'], { home });
+    expect([r.exitCode, r.stdout]).toEqual([2, '']);
+    expect(JSON.parse(r.stderr)).toEqual({
+      error: {
+        type: 'invalid_request_error',
+        code: 'validation_error',
+        message: 'kg must be a whole number from 1 to 1,000,000.',
+        param: 'kg',
+      },
+    });
+    expect(dataFiles(home)).toEqual([]);
+  });
+
+  test("carbon api: the model's 422 and 404 answers printed, nothing created", async () => {
+    const home = newHome();
+    const bad = await carbon(['api', 'POST', '/offsets', '-d', '{"kg":0}'], { home });
+    expect([bad.exitCode, bad.stderr]).toEqual([2, 'error: POST /offsets answered 422 validation_error.\n']);
+    expect(JSON.parse(bad.stdout)).toMatchObject({ error: { code: 'validation_error', param: 'kg' } });
+    const nowhere = await carbon(['api', 'GET', '/nope'], { home });
+    expect([nowhere.exitCode, nowhere.stderr]).toEqual([5, 'error: GET /nope answered 404 route_missing.\n']);
+    expect(dataFiles(home)).toEqual([]);
+  });
+
+  test('a well-formed request creates the sandbox as before, and the same refusal is then journaled', async () => {
+    const home = newHome();
+    expect((await json<{ kg: number }>(['quote', '--kg', '5'], { home })).kg).toBe(5);
+    expect(dataFiles(home)).toContain('ledger.db');
+    const r = await carbon(['buy', '--kg', '-5'], { home });
+    expect([r.exitCode, r.stdout, r.stderr]).toEqual([2, '', KG]);
+    const entries = (await ok(['logs', '--json'], { home })).stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(entries[0]).toMatchObject({ method: 'POST', path: '/api/v1/offsets', status: 422, error: { code: 'validation_error' } });
+  });
+});
+
+describe('against carbon serve', () => {
+  test("the server's own answer, which the server journals; the client's home stays empty", async () => {
+    const served = newHome();
+    const server = await serve(served, ['--show-keys']);
+    const home = newHome();
+    const env = { CARBON_BASE_URL: server.url, CARBON_API_KEY: server.ready.test_key! };
+    const r = await carbon(['buy', '--kg', '-5'], { home, env });
+    expect([r.exitCode, r.stdout, r.stderr]).toEqual([2, '', KG]);
+    expect(dataFiles(home)).toEqual([]);
+    const entries = (await ok(['logs', '--json'], { home, env })).stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(entries[0]).toMatchObject({ method: 'POST', status: 422, error: { code: 'validation_error' } });
+    await server.stop();
+  });
+});
