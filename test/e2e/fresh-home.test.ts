@@ -92,6 +92,47 @@ describe('a home with no sandbox yet: a malformed request creates none', () => {
   });
 });
 
+const TOP_UP =
+  'error: A top-up is a whole number of cents from 25000 cents ($250.00) to 100000000000 cents ($1,000,000,000.00). (param: amount_cents)\n';
+
+/** The sandbox's settings, refused by the model's own bounds (service/settings.ts) before the ledger is opened. */
+const SANDBOX_REFUSED: Array<[string[], string]> = [
+  [['sandbox', 'topup', '1'], TOP_UP],
+  [['sandbox', 'topup', '--cents', '1', '--live'], TOP_UP],
+  [
+    ['sandbox', 'rate', '0'],
+    'error: The rate is a whole number of millicents per kg from 1 to 10000000. (param: rate_millicents_per_kg)\n',
+  ],
+  [
+    ['sandbox', 'rate-limit', '5', '--window', '2d'],
+    'error: The window is a whole number of milliseconds from 1 to 86400000 (a day). (param: window)\n',
+  ],
+  [
+    ['sandbox', 'faults', 'set', '--error-rate', '0.5', '--errors', 'nope'],
+    'error: The faults are one or more of 429, 500, 503, drop-before, drop-after, not "nope". (param: errors)\n',
+  ],
+  [
+    ['sandbox', 'faults', 'set', '--error-rate', '0'],
+    'error: Nothing to inject: give an error rate above 0, or a latency. (param: error_rate)\n',
+  ],
+];
+
+describe('carbon sandbox in a home with no sandbox yet: a setting out of bounds makes none', () => {
+  test.each(SANDBOX_REFUSED)("carbon %j → exit 2, the model's line, no data/ files", async (args, line) => {
+    const home = newHome();
+    const r = await carbon(args, { home });
+    expect([r.exitCode, r.stdout, r.stderr]).toEqual([2, '', line]);
+    expect(dataFiles(home)).toEqual([]);
+  });
+
+  test('with a base URL, the command still says first that it acts on the local model', async () => {
+    const home = newHome();
+    const r = await carbon(['sandbox', 'topup', '1'], { home, env: { CARBON_BASE_URL: 'http://127.0.0.1:9/api/v1' } });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/^error: carbon sandbox topup acts on the local model, but this command is set to use the remote API/);
+  });
+});
+
 describe('against carbon serve', () => {
   test("the server's own answer, which the server journals; the client's home stays empty", async () => {
     const served = newHome();

@@ -1,5 +1,5 @@
 import { describeFaults, type FaultConfig, parseLatency, parseShare } from '../../../service/faults.js';
-import type { FaultInput } from '../../../service/settings.js';
+import { checkFaults, type FaultInput } from '../../../service/settings.js';
 import type { Context } from '../../context.js';
 import { usage } from '../../errors.js';
 import { wholeNumberOption } from '../../options.js';
@@ -50,7 +50,7 @@ export async function faultsSet(ctx: Context, flags: FaultFlags): Promise<void> 
   if (input.error_rate === undefined && input.latency_ms === undefined) {
     throw usage('Say what to inject: --error-rate 0.3 (429, 500, 503 and dropped connections mixed), --latency 50ms-400ms, or both.');
   }
-  const sandbox = await open(ctx, 'faults set');
+  const sandbox = await open(ctx, 'faults set', () => checkFaults(input));
   const config = await sandbox.setFaults(input);
   await note(
     ctx,

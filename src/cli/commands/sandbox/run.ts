@@ -1,4 +1,5 @@
 import { ACCOUNT_STANDINGS, type Balance, type Mode, type Offset } from '../../../api/types.js';
+import { checkRate, checkRateLimit, checkTopUp } from '../../../service/settings.js';
 import { duration } from '../../../service/units.js';
 import type { Context } from '../../context.js';
 import { usage } from '../../errors.js';
@@ -32,7 +33,7 @@ export async function topup(ctx: Context, amount: string | undefined, flags: { c
   let cents: number;
   if (flags.cents !== undefined) cents = wholeNumberOption(flags.cents, '--cents');
   else cents = dollarsOption(amount!, 'The top-up');
-  const sandbox = await open(ctx, 'topup');
+  const sandbox = await open(ctx, 'topup', () => checkTopUp(cents));
   const mode: Mode = ctx.settings.mode;
   const available = await sandbox.topUp(mode, cents);
   // The API's own Balance object, so `carbon sandbox topup 250 --json | jq .available_cents`
@@ -62,7 +63,13 @@ export async function accountStatus(ctx: Context, value: string): Promise<void> 
 
 export async function rate(ctx: Context, value: string): Promise<void> {
   const millicents = wholeNumberOption(value, 'The rate (millicents per kg)');
-  await change(ctx, 'rate', (sandbox) => sandbox.setRate(millicents), ACCOUNT);
+  await change(
+    ctx,
+    'rate',
+    (sandbox) => sandbox.setRate(millicents),
+    ACCOUNT,
+    () => checkRate(millicents),
+  );
 }
 
 export async function reviewLimit(ctx: Context, value: string): Promise<void> {
@@ -83,6 +90,7 @@ export async function rateLimit(ctx: Context, value: string, flags: { window?: s
         await rateLimitNote(ctx, set.rate_limit_requests, set.rate_limit_window_ms);
     },
     ACCOUNT,
+    () => checkRateLimit(requests, windowMs ?? 1000),
   );
 }
 

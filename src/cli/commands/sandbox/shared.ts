@@ -8,8 +8,14 @@ import { accountCard, accountPlain, clockCard, clockPlain, type SandboxAccount, 
 
 /** What the `carbon sandbox` subcommands share: the local sandbox opened, notes, durations, and the parts they print. */
 
-export async function open(ctx: Context, what: string): Promise<Sandbox> {
+/**
+ * The local sandbox, for `carbon sandbox <what>`. `check` is the model's own check of what was typed
+ * (service/settings.ts, which the Sandbox method makes again): made before the ledger is opened, so
+ * bad input makes no sandbox in a home that has none yet.
+ */
+export async function open(ctx: Context, what: string, check?: () => unknown): Promise<Sandbox> {
   ctx.requireLocal(`carbon sandbox ${what}`);
+  check?.();
   return ctx.sandbox();
 }
 
@@ -44,8 +50,14 @@ export const ACCOUNT: View<SandboxAccount> = { read: account, card: accountCard,
 export const CLOCK: View<SandboxClock> = { read: clock, card: clockCard, plain: clockPlain };
 
 /** `carbon sandbox <what>` that sets one thing: the change made, then the part it changed printed as it now is. */
-export async function change<T>(ctx: Context, what: string, apply: (sandbox: Sandbox) => Promise<unknown>, view: View<T>): Promise<void> {
-  const sandbox = await open(ctx, what);
+export async function change<T>(
+  ctx: Context,
+  what: string,
+  apply: (sandbox: Sandbox) => Promise<unknown>,
+  view: View<T>,
+  check?: () => unknown,
+): Promise<void> {
+  const sandbox = await open(ctx, what, check);
   await apply(sandbox);
   await print(ctx, await view.read(sandbox), view.card, view.plain);
 }
