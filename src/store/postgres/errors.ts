@@ -78,13 +78,21 @@ export function pgError(err: unknown, label: string): Error {
       label,
       'Turn ssl on in the server, or take sslmode out of the database URL where the network is trusted.',
     );
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID' || /CERT|UNABLE_TO_VERIFY/.test(code))
+    return new LedgerError(
+      `PostgreSQL at ${label} presented a certificate that could not be verified (${message.replace(/; if the root CA .*/, '')}).`,
+      label,
+      'Name the authority that signed it with sslrootcert=<file> in the URL (verify-full also checks the host name against it), or use sslmode=require to encrypt without verifying.',
+    );
   if (code === '53100')
     return new LedgerError(`The disk of the PostgreSQL server at ${label} is full.`, label, 'Free some space; nothing was written.');
-  if (/^not a URL|schema name/.test(message))
+  if (/^not a URL|schema name|^ssl/.test(message))
     return new LedgerError(
       `The database URL is not usable: ${message}.`,
       label,
-      'Use postgres://user:password@host:5432/db (optionally ?schema=name).',
+      message.startsWith('ssl')
+        ? 'carbon reads sslmode as psql does (docs/deploy.md lists the values).'
+        : 'Use postgres://user:password@host:5432/db (optionally ?schema=name).',
     );
   return err instanceof Error ? err : new Error(message);
 }

@@ -99,7 +99,7 @@ export class PostgresStore extends PgReads implements LedgerStore {
   /** The account, the balances, the keys and the named values, kept between requests (pg-cache.ts). */
   private readonly kept: PgReadCache;
 
-  /** Connects, checks the server answers, and brings the schema up to date. */
+  /** Connects, checks the server answers, and brings the schema up to date; sslmode=prefer or allow as psql's (ssl.ts). */
   static async open(url: string, options: { schema?: string; pool?: number } = {}): Promise<PostgresStore> {
     const label = maskUrl(url);
     let parsed: ReturnType<typeof parseDatabaseUrl>;
@@ -116,17 +116,26 @@ export class PostgresStore extends PgReads implements LedgerStore {
       // Every connection works in the sandbox's own schema.
       options: `-c search_path=${parsed.schema}`,
       types,
+      ...parsed.ssl?.options,
     };
+    const otherwise = parsed.ssl?.otherwise;
+    const failed = (err: unknown): never => {
+      throw pgError(err, label);
+    };
+    return await PostgresStore.migrated(config, parsed.schema, label).catch((err: unknown) =>
+      otherwise?.when(err) ? PostgresStore.migrated({ ...config, ssl: otherwise.ssl }, parsed.schema, label).catch(failed) : failed(err),
+    );
+  }
+
+  private static async migrated(config: pg.PoolConfig, schema: string, label: string): Promise<PostgresStore> {
     const pool = new pg.Pool(config);
     // An idle connection that breaks (the server restarted) is dropped by the pool; not fatal.
     pool.on('error', () => {});
     const store = new PostgresStore(pool, label, config);
-    try {
-      await migrate(pool, parsed.schema, label);
-    } catch (err) {
+    await migrate(pool, schema, label).catch(async (err: unknown) => {
       await pool.end().catch(() => {});
-      throw pgError(err, label);
-    }
+      throw err;
+    });
     return store;
   }
 

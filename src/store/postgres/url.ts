@@ -1,7 +1,9 @@
+import { type SslChoice, takeSsl } from './ssl.js';
+
 /**
  * A PostgreSQL URL as carbon takes it: `postgres://user:password@host:port/db?schema=team_a`.
  * The schema (default `carbon`) is carbon's own parameter, taken out before the driver sees the
- * URL. The password is never shown: `maskUrl` is what errors, logs and `config list` print.
+ * URL, and so are its SSL parameters (ssl.ts: sslmode as psql reads it). The password is never shown: `maskUrl` is what errors, logs and `config list` print.
  */
 const DEFAULT_SCHEMA = 'carbon';
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -29,7 +31,7 @@ function read(url: string): URL {
 const cutShort = (u: URL, after: string): boolean => u.username === '' && u.password === '' && after.includes('@');
 const beyondHost = (u: URL): string => `${u.pathname}${u.search}${u.hash}`;
 
-export function parseDatabaseUrl(url: string, schema?: string): { connectionString: string; schema: string } {
+export function parseDatabaseUrl(url: string, schema?: string): { connectionString: string; schema: string; ssl?: SslChoice } {
   let parsed: URL;
   try {
     parsed = read(url);
@@ -43,7 +45,8 @@ export function parseDatabaseUrl(url: string, schema?: string): { connectionStri
   const chosen = schema ?? fromUrl ?? DEFAULT_SCHEMA;
   if (!SCHEMA_NAME.test(chosen))
     throw new Error(`the schema name "${chosen}" must be lowercase letters, digits and _ (at most 63), starting with a letter or _`);
-  return { connectionString: parsed.toString(), schema: chosen };
+  const ssl = takeSsl(parsed.searchParams);
+  return { connectionString: parsed.toString(), schema: chosen, ...(ssl !== undefined ? { ssl } : {}) };
 }
 
 /** Whether the URL carries a password (or a parameter that looks like one). */

@@ -1,0 +1,108 @@
+import { readFileSync } from 'node:fs';
+import type { ConnectionOptions } from 'node:tls';
+
+/**
+ * `sslmode` read as libpq (psql) documents it, by carbon rather than by node-postgres: pg 8 takes
+ * `prefer`, `require` and `verify-ca` for `verify-full` and prints an 8-line SECURITY WARNING on
+ * stderr saying that this will change in pg 9. The URL's SSL parameters are taken out of it and
+ * said to the driver as its `ssl` option, so a URL means what it means to psql, now and after pg 9,
+ * and nothing is printed. https://www.postgresql.org/docs/current/libpq-ssl.html
+ *
+ * - disable: no SSL. allow: no SSL, SSL if the server refuses a connection without it.
+ * - prefer: SSL if the server has it, else none; require: SSL, the certificate not checked (but
+ *   against `sslrootcert` where one is named, as libpq does). Both are encrypted, not authenticated.
+ * - verify-ca: SSL, the certificate signed by `sslrootcert` (required); verify-full: that, and the
+ *   host name the certificate's (`sslrootcert`, or Node's trusted roots where none is named or it is `system`).
+ * - no-verify, node-postgres's own: require.
+ * `sslcert` and `sslkey` are a client certificate; the environment's PGSSLMODE, PGSSLROOTCERT,
+ * PGSSLCERT and PGSSLKEY stand in for parameters the URL lacks, as for psql. Without sslmode (in
+ * the URL or PGSSLMODE) nothing is taken out and the driver reads the URL as before.
+ */
+
+const MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'] as const;
+type Mode = (typeof MODES)[number];
+/** Every parameter node-postgres reads as SSL's: left in the URL, it would override the `ssl` option. */
+const SSL_PARAMS = ['sslmode', 'sslrootcert', 'sslcert', 'sslkey', 'sslnegotiation', 'uselibpqcompat', 'ssl'];
+
+type Ssl = false | ConnectionOptions;
+
+export interface SslChoice {
+  /** The driver's `ssl` and `sslnegotiation` options. */
+  options: { ssl: Ssl; sslnegotiation?: 'postgres' | 'direct' };
+  /** allow and prefer: what to connect with when the first connection is refused for its SSL (or its lack). */
+  otherwise?: { ssl: Ssl; when(err: unknown): boolean };
+}
+
+const NOT_VERIFIED: ConnectionOptions = { rejectUnauthorized: false };
+
+/** The server answered the SSL request with no (ssl = off); pg's words. */
+const noSslServer = (err: unknown) => err instanceof Error && /^The server does not support SSL connections/.test(err.message);
+/** pg_hba.conf has only `hostssl` lines for this connection: "no pg_hba.conf entry for host …, no encryption". */
+const sslOnlyServer = (err: unknown) =>
+  (err as { code?: unknown }).code === '28000' && err instanceof Error && /no encryption/.test(err.message);
+
+function readPem(name: string, path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new Error(`${name} ${path} cannot be read (${(err as { code?: string }).code ?? (err as Error).message})`);
+  }
+}
+
+/** The URL's SSL parameters (taken out of `params`), or undefined where neither it nor PGSSLMODE names an sslmode. */
+export function takeSsl(params: URLSearchParams, env: NodeJS.ProcessEnv = process.env): SslChoice | undefined {
+  const value = (name: string) => params.get(name) ?? env[`PG${name.toUpperCase()}`] ?? undefined;
+  const mode = value('sslmode');
+  if (mode === undefined) return undefined;
+  const found = Object.fromEntries(['sslrootcert', 'sslcert', 'sslkey', 'sslnegotiation'].map((name) => [name, value(name)]));
+  for (const name of SSL_PARAMS) params.delete(name);
+  if (!(MODES as readonly string[]).includes(mode))
+    throw new Error(`sslmode "${mode}" is not one of disable, allow, prefer, require, verify-ca, verify-full`);
+  const negotiation = found.sslnegotiation;
+  if (negotiation !== undefined && negotiation !== 'postgres' && negotiation !== 'direct')
+    throw new Error(`sslnegotiation "${negotiation}" is not postgres or direct`);
+  if (negotiation === 'direct' && ['disable', 'allow', 'prefer'].includes(mode))
+    throw new Error(`sslmode "${mode}" may not be used with sslnegotiation=direct (use require, verify-ca or verify-full)`);
+  const client: ConnectionOptions = {
+    ...(found.sslcert !== undefined ? { cert: readPem('sslcert', found.sslcert) } : {}),
+    ...(found.sslkey !== undefined ? { key: readPem('sslkey', found.sslkey) } : {}),
+  };
+  const root = found.sslrootcert === 'system' ? undefined : found.sslrootcert;
+  const verified: ConnectionOptions = { ...client, ...(root !== undefined ? { ca: readPem('sslrootcert', root) } : {}) };
+  const { ssl, otherwise } = choose(mode as Mode, { ...client, ...NOT_VERIFIED }, verified, root !== undefined);
+  return {
+    options: { ssl, ...(negotiation !== undefined ? { sslnegotiation: negotiation as 'postgres' | 'direct' } : {}) },
+    ...(otherwise !== undefined ? { otherwise } : {}),
+  };
+}
+
+/** The `ssl` option of each mode; `verified` checks against the root certificate where `rooted` (else Node's trusted roots). */
+function choose(
+  mode: Mode,
+  unverified: ConnectionOptions,
+  verified: ConnectionOptions,
+  rooted: boolean,
+): Pick<SslChoice, 'otherwise'> & { ssl: Ssl } {
+  // The chain checked, the host name not (verify-ca; require with a root certificate, as in libpq).
+  const chainOnly: ConnectionOptions = { ...verified, checkServerIdentity: () => undefined };
+  switch (mode) {
+    case 'disable':
+      return { ssl: false };
+    case 'allow':
+      return { ssl: false, otherwise: { ssl: unverified, when: sslOnlyServer } };
+    case 'prefer':
+      return { ssl: unverified, otherwise: { ssl: false, when: noSslServer } };
+    case 'require':
+      return { ssl: rooted ? chainOnly : unverified };
+    case 'no-verify':
+      return { ssl: unverified };
+    case 'verify-ca':
+      if (!rooted)
+        throw new Error(
+          'sslmode "verify-ca" needs sslrootcert=<file>, the certificate of the authority that signed the server\'s (or use verify-full)',
+        );
+      return { ssl: chainOnly };
+    case 'verify-full':
+      return { ssl: verified };
+  }
+}

@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { carbon, homes } from '../support/cli.js';
+import { freshSchema, postgresAvailable, TEST_DATABASE_URL, type TestSchema } from '../support/database.js';
+import { TLS_CERT, type TlsProxy, tlsProxy } from '../support/tls-proxy.js';
+
+/**
+ * `sslmode` in CARBON_DATABASE_URL means what it means to psql (libpq), and carbon prints nothing
+ * of its own about it: node-postgres 8 took prefer, require and verify-ca for verify-full, and
+ * printed an 8-line SECURITY WARNING on stderr about that changing in pg 9. Against a front that
+ * speaks SSL with a self-signed certificate (or refuses SSL), in front of the test database.
+ */
+
+const newHome = homes();
+const run = postgresAvailable() ? describe : describe.skip;
+
+run('sslmode as psql reads it', () => {
+  const schemas: TestSchema[] = [];
+  let sslOnly: TlsProxy;
+  let noSsl: TlsProxy;
+  beforeAll(async () => {
+    sslOnly = await tlsProxy(TEST_DATABASE_URL!, 'ssl-only');
+    noSsl = await tlsProxy(TEST_DATABASE_URL!, 'no-ssl');
+  });
+  afterAll(async () => {
+    await Promise.all([sslOnly.close(), noSsl.close()]);
+    for (const s of schemas) await s.drop();
+  });
+
+  /** `carbon balance --json` on the proxy's URL with `query`; the password in it is `hunter2` for no server. */
+  const balance = (proxy: TlsProxy, query: string) => {
+    const schema = freshSchema('ssl');
+    schemas.push(schema);
+    return carbon(['balance', '--json'], { home: newHome(), env: { CARBON_DATABASE_URL: proxy.url(`schema=${schema.schema}&${query}`) } });
+  };
+
+  test('require, verify-ca with its root certificate, allow and prefer connect to an SSL-only server, encrypted, printing only the data', async () => {
+    for (const query of ['sslmode=require', `sslmode=verify-ca&sslrootcert=${TLS_CERT}`, 'sslmode=allow', 'sslmode=prefer']) {
+      const before = { ...sslOnly.sessions };
+      const r = await balance(sslOnly, query);
+      expect({ query, code: r.exitCode, stderr: r.stderr }).toEqual({ query, code: 0, stderr: '' });
+      expect(JSON.parse(r.stdout)).toMatchObject({ available_cents: 100_000 });
+      expect(sslOnly.sessions.encrypted, query).toBeGreaterThan(before.encrypted);
+      expect(sslOnly.sessions.plain, query).toBe(before.plain);
+    }
+  });
+
+  test('prefer and allow connect without SSL to a server that has it off, as psql does; disable never asks for it', async () => {
+    for (const query of ['sslmode=prefer', 'sslmode=allow', 'sslmode=disable']) {
+      const r = await balance(noSsl, query);
+      expect({ query, code: r.exitCode, stderr: r.stderr }).toEqual({ query, code: 0, stderr: '' });
+      expect(JSON.parse(r.stdout)).toMatchObject({ available_cents: 100_000 });
+    }
+    expect(noSsl.sessions.encrypted).toBe(0);
+  });
+
+  test('a certificate that cannot be verified: one line naming the database and what to do, exit 1, no password', async () => {
+    const cases: Array<[string, RegExp]> = [
+      // Self-signed: Node's trusted roots do not have it.
+      ['sslmode=verify-full', /certificate .*could not be verified \(self-signed certificate\)/],
+      // Signed by the root named, but for another host than 127.0.0.1.
+      [`sslmode=verify-full&sslrootcert=${TLS_CERT}`, /certificate .*could not be verified \(.*does not match.*\)/],
+    ];
+    for (const [query, says] of cases) {
+      const url = sslOnly.url(`sslmode=x`).replace(/\/\/[^@]*@/, '//carbon:hunter2@');
+      const r = await carbon(['balance'], { home: newHome(), env: { CARBON_DATABASE_URL: url.replace('sslmode=x', query) } });
+      expect([query, r.exitCode, r.stdout]).toEqual([query, 1, '']);
+      expect(r.stderr.trim().split('\n'), r.stderr).toHaveLength(1);
+      expect(r.stderr).toMatch(/^error: PostgreSQL at postgres:\/\/carbon:\*\*\*@127\.0\.0\.1:\d+\//);
+      expect(r.stderr).toMatch(says);
+      expect(r.stderr).toContain('sslrootcert');
+      expect(r.stderr).not.toContain('hunter2');
+    }
+  });
+});
+
+describe('an sslmode carbon cannot use: one line, exit 1, before any connection, no password', () => {
+  const cases: Array<[string, RegExp]> = [
+    ['sslmode=maybe', /sslmode "maybe" is not one of disable, allow, prefer, require, verify-ca, verify-full/],
+    ['sslmode=verify-ca', /sslmode "verify-ca" needs sslrootcert=<file>/],
+    ['sslmode=require&sslrootcert=/nonexistent/root.crt', /sslrootcert \/nonexistent\/root\.crt cannot be read \(ENOENT\)/],
+  ];
+  for (const [query, says] of cases) {
+    test(query, async () => {
+      const r = await carbon(['balance'], {
+        home: newHome(),
+        env: { CARBON_DATABASE_URL: `postgres://carbon:hunter2@127.0.0.1:1/carbon?${query}` },
+      });
+      expect([r.exitCode, r.stdout]).toEqual([1, '']);
+      expect(r.stderr.trim().split('\n'), r.stderr).toHaveLength(1);
+      expect(r.stderr).toMatch(says);
+      expect(r.stderr).not.toMatch(/ECONNREFUSED|hunter2/);
+    });
+  }
+});
