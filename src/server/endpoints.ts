@@ -3,7 +3,7 @@ import { certificateNotFoundPage, certificatePage } from './pages/certificate.js
 import type { Reply } from './reply.js';
 import type { Incoming, Served } from './requests.js';
 
-/** The request table's handlers outside the developer page: the API, the certificate, /healthz. */
+/** The request table's handlers outside the developer page: the API, the certificate, the probes. */
 
 /** The API (and the envelope's 404 or 405 for anything no other entry answers), through the faults. */
 export async function api(r: Incoming, served: Served): Promise<Reply | null> {
@@ -70,7 +70,18 @@ export function boundedHealth(healthy: () => Promise<boolean>, waitMs = HEALTH_W
   };
 }
 
-/** GET /healthz: 200 while the ledger answers, else 503 within HEALTH_WAIT_MS (for load balancers and probes). */
+/**
+ * GET /livez: the process answers (Kubernetes' liveness probe). It never asks the ledger: a
+ * database that is down, stalled or has no connection free makes every instance unready at once
+ * (/readyz), and restarting them would bring it back no sooner. 200 while draining too: the
+ * instance is finishing its requests, and ends by itself.
+ */
+export function live(_: Incoming, served: Served): Reply {
+  const status = served.writer.closing ? 'draining' : 'ok';
+  return { status: 200, headers: { 'request-id': requestId() }, body: { status, store: served.storeKind } };
+}
+
+/** GET /readyz and /healthz: 200 while the ledger answers, else 503 within HEALTH_WAIT_MS (readiness probes, load balancers). */
 export async function health(_: Incoming, served: Served): Promise<Reply> {
   const ok = !served.writer.closing && (await served.healthy());
   return {

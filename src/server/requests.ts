@@ -6,7 +6,7 @@ import { requestId } from '../service/keys.js';
 import { ROUTES } from '../service/routes.js';
 import type { Sandbox } from '../service/sandbox.js';
 import type { OffsetsService } from '../service/service.js';
-import { api, certificate, health } from './endpoints.js';
+import { api, certificate, health, live } from './endpoints.js';
 import type { ServerFaults } from './faults.js';
 import { request, requests, wrongMethod } from './journal-endpoints.js';
 import { requestShown, requestsList } from './pages/developer/requests-routes.js';
@@ -43,7 +43,7 @@ export interface Served {
   pageOrigin: string;
   /** The API's base address, for the index. */
   apiUrl: string;
-  /** Whether the ledger answers (for /healthz), and which store it is. */
+  /** Whether the ledger answers (for /healthz and /readyz), and which store it is. */
   healthy(): Promise<boolean>;
   storeKind: string;
 }
@@ -85,9 +85,14 @@ export const REQUESTS: readonly Entry[] = [
   { method: 'ANY', path: '/requests', page: true, handle: wrongPageMethod('GET') },
   { method: 'ANY', path: '/requests/{request_id}', page: true, handle: wrongPageMethod('GET') },
   { method: 'GET', path: '/certificates/{certificate_id}', listed: true, page: true, handle: certificate },
+  // The probes: /livez the process answers (liveness), /readyz and /healthz the ledger too (readiness, balancers).
   { method: 'GET', path: '/healthz', listed: true, handle: health },
+  { method: 'GET', path: '/readyz', listed: true, handle: health },
+  { method: 'GET', path: '/livez', listed: true, handle: live },
   { method: 'ANY', path: '/certificates/{certificate_id}', handle: wrongMethod },
   { method: 'ANY', path: '/healthz', handle: wrongMethod },
+  { method: 'ANY', path: '/readyz', handle: wrongMethod },
+  { method: 'ANY', path: '/livez', handle: wrongMethod },
   { method: 'GET', path: '/_sandbox/requests', listed: true, handle: requests },
   { method: 'GET', path: '/_sandbox/requests/{request_id}', listed: true, handle: request },
   { method: 'ANY', path: '/_sandbox/requests', handle: wrongMethod },

@@ -114,7 +114,10 @@ describe("the server's other GET-only paths: a method they do not have", () => {
   // with Allow: GET, where they answered the API's 404 (or, the page's files, 200 to any method).
   test.each(
     METHODS.flatMap((method) =>
-      ['/certificates/cert_abc', '/healthz', '/', '/favicon.ico', '/_page/app.css', '/_page/app.js'].map((path) => [method, path]),
+      ['/certificates/cert_abc', '/healthz', '/readyz', '/livez', '/', '/favicon.ico', '/_page/app.css', '/_page/app.js'].map((path) => [
+        method,
+        path,
+      ]),
     ),
   )("%s %s is the API's 405 with Allow: GET", async (method, path) => {
     const res = await fetch(`${served.server.origin}${path}`, { method, headers: { accept: 'application/json' } });
@@ -125,11 +128,14 @@ describe("the server's other GET-only paths: a method they do not have", () => {
     expect(res.headers.get('request-id')).toMatch(/^req_/);
   });
 
-  test.each(['/healthz', '/', '/favicon.ico', '/_page/app.css', '/_page/app.js'])('GET and HEAD %s still answer 200', async (path) => {
-    for (const method of ['GET', 'HEAD']) {
-      const res = await fetch(`${served.server.origin}${path}`, { method, headers: { accept: 'application/json' } });
-      await res.arrayBuffer();
-      expect([method, res.status]).toEqual([method, 200]);
-    }
-  });
+  test.each(['/healthz', '/readyz', '/livez', '/', '/favicon.ico', '/_page/app.css', '/_page/app.js'])(
+    'GET and HEAD %s still answer 200',
+    async (path) => {
+      for (const method of ['GET', 'HEAD']) {
+        const res = await fetch(`${served.server.origin}${path}`, { method, headers: { accept: 'application/json' } });
+        await res.arrayBuffer();
+        expect([method, res.status]).toEqual([method, 200]);
+      }
+    },
+  );
 });
