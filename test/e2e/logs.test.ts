@@ -394,6 +394,8 @@ describe('carbon logs --follow', () => {
     }
     await tail.seen(ids);
     expect(tail.out().trimEnd().split('\n')).toHaveLength(2);
+    // Emptied, not pruned: nothing was missed.
+    expect(tail.err(), tail.err()).not.toContain('missed');
     await stopsOn(tail);
   });
 
@@ -413,6 +415,8 @@ describe('carbon logs --follow', () => {
     await tail.seen([next]);
     // Before, A's entries with seqs above B's one (2 to 6) were printed first, as if new.
     expect(tail.out().trimEnd().split('\n')).toEqual([expect.stringContaining(next)]);
+    // The snapshot's past, skipped on purpose, is not missed.
+    expect(tail.err()).not.toContain('missed');
     await stopsOn(tail);
     // carbon logs still lists the snapshot's entries, as its history, below the new one.
     const listed = ndjson((await ok(['logs', '--json'], { home: b })).stdout);
@@ -445,6 +449,78 @@ describe('carbon logs --follow', () => {
     expect(ndjson(tail.out()).map((e) => e.id)).toEqual([id]);
     await stopsOn(tail);
     await server.stop();
+  });
+
+  /**
+   * Six requests answered by a carbon serve keeping two entries while the test holds the ledger's
+   * write lock: written in one batch when it is let go, pruned to the newest two in the same
+   * transaction, so no follower, however quick, can read the first four.
+   */
+  const burst = async (home: string, paths: string[]) => {
+    const server = await serve(home, ['--show-keys'], { CARBON_JOURNAL_KEEP: '2' });
+    const other = new DatabaseSync(ledgerPath(home));
+    other.exec('BEGIN IMMEDIATE');
+    const ids: string[] = [];
+    try {
+      for (const path of paths) {
+        const res = await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${server.ready.test_key}` } });
+        expect(res.status).toBe(200);
+        ids.push(res.headers.get('request-id')!);
+      }
+    } finally {
+      other.exec('COMMIT');
+      other.close();
+    }
+    return { server, ids };
+  };
+  const missedLines = (err: string) => err.split('\n').filter((l) => l.includes('missed'));
+
+  test('entries pruned (CARBON_JOURNAL_KEEP) before it read them: one line on stderr says how many and why, stdout stays one entry a line, and it goes on', async () => {
+    const home = newHome();
+    await ok(['balance'], { home });
+    const first = ndjson((await ok(['logs', '--json'], { home })).stdout)[0]!.id;
+    // --limit 1: the balance first, so the follower is reading before the six come.
+    const tail = follow(home, ['--json', '--limit', '1']);
+    await tail.seen([first]);
+    const { server, ids } = await burst(home, Array(6).fill('/balance'));
+    await tail.seen(ids.slice(4));
+    expect(missedLines(tail.err())).toEqual([
+      'warning: missed 4 entries: pruned from the journal before carbon logs read them (it keeps only the newest CARBON_JOURNAL_KEEP entries).',
+    ]);
+    const res = await fetch(`${server.url}/impact`, { headers: { authorization: `Bearer ${server.ready.test_key}` } });
+    const next = res.headers.get('request-id')!;
+    await tail.seen([next]);
+    expect(ndjson(tail.out()).map((e) => e.id)).toEqual([first, ...ids.slice(4), next]);
+    expect(missedLines(tail.err())).toHaveLength(1);
+    await stopsOn(tail);
+    await server.stop();
+  });
+
+  test('with a filter: the entries it skipped are not missed; those pruned unread are, matching or not', async () => {
+    const home = newHome();
+    await ok(['balance'], { home });
+    const first = ndjson((await ok(['logs', '--json'], { home })).stdout)[0]!.id;
+    const tail = follow(home, ['--path', '/api/v1/balance', '--limit', '1']);
+    await tail.seen([first]);
+    // Four impacts and a balance, then (kept: the newest two) an impact and a balance.
+    const { server, ids } = await burst(home, ['/impact', '/impact', '/impact', '/impact', '/impact', '/balance']);
+    await tail.seen([ids[5]!]);
+    expect(missedLines(tail.err())).toEqual([
+      'warning: missed 4 entries (matching the filter or not): pruned from the journal before carbon logs read them (it keeps only the newest CARBON_JOURNAL_KEEP entries).',
+    ]);
+    await server.stop();
+    // Read, not printed, not missed: the impacts the filter skips (kept: the default keep) say nothing.
+    for (const args of [['impact'], ['impact'], ['balance']]) {
+      ids.push(/(req_[A-Za-z0-9]{14})/.exec((await ok([...args, '--verbose'], { home })).stderr)![1]!);
+    }
+    await tail.seen([ids.at(-1)!]);
+    expect(missedLines(tail.err()), tail.err()).toHaveLength(1);
+    expect(
+      plain(tail.out())
+        .split('\n')
+        .filter((l) => l.includes('/api/v1/impact')),
+    ).toEqual([]);
+    await stopsOn(tail);
   });
 
   test('--limit N: the newest N that match are printed first, oldest first, then what comes (tail -n N -f)', async () => {

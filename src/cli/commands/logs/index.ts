@@ -12,8 +12,8 @@ export const logs: CommandSpec = {
   notes: `Every request the sandbox answers, through the local model or any carbon serve on its ledger, is
 kept in the ledger's journal: the newest 10,000, for 7 days (CARBON_JOURNAL_KEEP,
 CARBON_JOURNAL_MAX_AGE_DAYS; CARBON_JOURNAL=off records none). Keys are never kept; API keys in
-bodies are masked. With a base URL, carbon logs reads the journal of that carbon serve; the live
-API keeps none.`,
+bodies are masked. --follow says on stderr how many entries were pruned before it read them.
+With a base URL, carbon logs reads the journal of that carbon serve; the live API keeps none.`,
   examples: [
     'carbon logs',
     'carbon logs --status 4xx --path /api/v1/offsets',

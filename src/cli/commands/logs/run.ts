@@ -1,4 +1,4 @@
-import type { RequestEntry } from '../../../api/journal.js';
+import { MAX_REQUESTS_PAGE, type RequestEntry } from '../../../api/journal.js';
 import { NO_FILTER, type RequestFilter, statusRange } from '../../../service/journal-view.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
@@ -89,15 +89,10 @@ export async function show(ctx: Context, id: string): Promise<void> {
  * each read waits (on the ledger, or on the served sandbox) for entries after the last one seen. `backlog`: how many
  * of the entries up to that seq are printed first (the newest of them, oldest first).
  */
-async function follow(
-  ctx: Context,
-  source: Awaited<ReturnType<typeof journalSource>>,
-  filter: RequestFilter,
-  backlog: number,
-): Promise<void> {
-  const newest = await source.entries({ ...NO_FILTER, limit: 1 }, 0);
-  let after = newest[0]?.seq ?? 0;
-  const earlier = backlog > 0 && after > 0 ? await source.entries({ ...filter, before: after + 1, limit: backlog }, 0) : [];
+async function follow(ctx: Context, source: Source, filter: RequestFilter, backlog: number): Promise<void> {
+  // How far it has read the journal (with a filter, past the last entry printed).
+  let read = await newestSeq(source);
+  const earlier = backlog > 0 && read > 0 ? await source.entries({ ...filter, before: read + 1, limit: backlog }, 0) : [];
   const stop = new AbortController();
   // Which signal stopped it, for the last line: a service manager's SIGTERM is not the user's Ctrl-C.
   let heard: NodeJS.Signals | undefined;
@@ -111,21 +106,62 @@ async function follow(
   if (earlier.length > 0) write(ctx, earlier.reverse(), draw);
   try {
     while (!stop.signal.aborted) {
-      const batch = await source.entries({ ...filter, after, limit: 1000 }, 20, stop.signal);
-      if (batch.length === 0) {
+      const { head, batch, through } = await readOn(source, filter, read, stop.signal);
+      await sayMissed(ctx, source, read, head, filtered(filter));
+      if (head === undefined) {
         // Seqs never start again (docs/reliability.md, section 9); a journal emptied by an older
         // carbon numbers from 1 again: what it holds now came after, so all of it is printed.
-        const top = await source.entries({ ...NO_FILTER, limit: 1 }, 0);
-        if ((top[0]?.seq ?? 0) < after) after = 0;
+        if ((await newestSeq(source)) < read) read = 0;
         continue;
       }
-      after = batch.at(-1)!.seq;
-      write(ctx, batch, draw);
+      read = through;
+      if (batch.length > 0) write(ctx, batch, draw);
     }
   } finally {
     release();
   }
   throw new CliError(`Stopped following (${stopName(heard)}).`, EXIT.interrupted, 'interrupted');
+}
+
+type Source = Awaited<ReturnType<typeof journalSource>>;
+
+const newestSeq = async (source: Source) => (await source.entries({ ...NO_FILTER, limit: 1 }, 0))[0]?.seq ?? 0;
+
+/**
+ * The entries past `read` that match, waiting up to 20 s for any; with `head`, the first entry
+ * the journal holds past `read` (none: nothing new came), and how far this read the journal.
+ * With a filter, the seqs between the entries it prints are not gaps: it waits for any entry,
+ * then reads those that match up to the newest, so an entry past `through` was never read.
+ */
+async function readOn(source: Source, filter: RequestFilter, read: number, signal: AbortSignal) {
+  if (!filtered(filter)) {
+    const batch = await source.entries({ ...filter, after: read, limit: MAX_REQUESTS_PAGE }, 20, signal);
+    return { head: batch[0], batch, through: batch.at(-1)?.seq ?? read };
+  }
+  const head = (await source.entries({ ...NO_FILTER, after: read, limit: 1 }, 20, signal))[0];
+  if (head === undefined) return { head, batch: [], through: read };
+  const top = await newestSeq(source);
+  const batch = await source.entries({ ...filter, after: read, before: top + 1, limit: MAX_REQUESTS_PAGE }, 0);
+  return { head, batch, through: batch.length === MAX_REQUESTS_PAGE ? batch.at(-1)!.seq : Math.max(read, top) };
+}
+
+/**
+ * Entries past `read` the journal pruned before the follower read them, said in one line on stderr
+ * (stdout is the entries, --json's one a line), and it goes on: those below `next` (the first it
+ * holds past `read`), when it holds none below `next`. The journal prunes its oldest, so an entry
+ * still held below `next` means the seqs between were never entries (a batch PostgreSQL did not
+ * commit took them) or are a loaded snapshot's past, skipped on purpose; a reset empties the
+ * journal and numbers on past every seq handed out, so a follower misses nothing across it.
+ */
+async function sayMissed(ctx: Context, source: Source, read: number, next: RequestEntry | undefined, narrowed: boolean): Promise<void> {
+  // At 0 it has read nothing yet, or started again: the first seq of an emptied journal is past those it had.
+  if (next === undefined || read === 0 || next.seq <= read + 1) return;
+  if ((await source.entries({ ...NO_FILTER, before: next.seq, limit: 1 }, 0)).length > 0) return;
+  const count = next.seq - read - 1;
+  const what = `${count} ${count === 1 ? 'entry' : 'entries'}${narrowed ? ' (matching the filter or not)' : ''}`;
+  ctx.out.warn(
+    `missed ${what}: pruned from the journal before carbon logs read them (it keeps only the newest CARBON_JOURNAL_KEEP entries).`,
+  );
 }
 
 function write(ctx: Context, batch: RequestEntry[], draw: ((b: readonly RequestEntry[]) => string) | null): void {
