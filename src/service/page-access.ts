@@ -11,7 +11,9 @@ import type { LedgerStore } from '../store/port.js';
  *
  * A session is also recorded in the store (by a hash of its id) and looked up on every request:
  * signing out deletes the record, so a copy of the cookie opens nothing after it, on any
- * instance. `Sandbox.reset()` drops the signing secret, which ends every session at once.
+ * instance. `Sandbox.reset()` (and a snapshot's load) drops the signing secret, which ends every
+ * session at once, and every login token not yet used: a token is recorded by its HMAC under that
+ * secret, so one made before is looked for under a name no longer made.
  */
 
 /** The name of the page's signing secret among the store's named values (Sandbox.reset() drops it). */
@@ -32,6 +34,9 @@ const SESSION_VALUE = /^([A-Za-z0-9_-]{16})\.(\d{1,16})\.([A-Za-z0-9_-]{43})$/;
 const b64 = (buf: Buffer) => buf.toString('base64url');
 const hash = (token: string) => createHmac('sha256', 'carbon-login-token').update(token).digest('base64url');
 const sign = (key: Buffer, payload: string) => b64(createHmac('sha256', key).update(payload).digest());
+
+/** Where a login token is recorded: its HMAC under the signing secret (a reset drops the secret, and so every token). */
+const tokenName = (key: Buffer, token: string) => TOKEN_PREFIX + sign(key, `login.${token}`);
 
 function same(a: string, b: string): boolean {
   const x = Buffer.from(a);
@@ -63,18 +68,25 @@ export class PageAccess {
     return Buffer.from(value, 'base64url');
   }
 
-  /** A new one-time login token, recorded (by its hash) in the store. */
+  /** A new one-time login token, recorded in the store by its HMAC under the signing secret. */
   async newLoginToken(now: number): Promise<string> {
     const token = b64(randomBytes(24));
-    await this.store.transaction((tx) => tx.putMeta(TOKEN_PREFIX + hash(token), String(now + TOKEN_MS)));
+    const name = tokenName(await this.secret(), token);
+    await this.store.transaction((tx) => tx.putMeta(name, String(now + TOKEN_MS)));
     return token;
   }
 
-  /** Uses a login token up: true the first time, within its day; false ever after. */
+  /**
+   * Uses a login token up: true the first time, within its day, and while the signing secret it
+   * was made under stands (no reset since); false ever after. The secret is read in the same
+   * transaction, so a reset is either before (the token is refused) or after (its session ends).
+   */
   async useLoginToken(token: string, now: number): Promise<boolean> {
     if (!LOGIN_TOKEN.test(token)) return false;
-    const name = TOKEN_PREFIX + hash(token);
     return this.store.transaction(async (tx) => {
+      const secret = await tx.meta(PAGE_SECRET);
+      if (secret === undefined) return false;
+      const name = tokenName(Buffer.from(secret, 'base64url'), token);
       const expires = await tx.meta(name);
       if (expires === undefined) return false;
       await tx.putMeta(name, null);
@@ -85,7 +97,9 @@ export class PageAccess {
   /** Whether a login token would sign in, without using it up (HEAD /login changes nothing). */
   async loginTokenValid(token: string, now: number): Promise<boolean> {
     if (!LOGIN_TOKEN.test(token)) return false;
-    const expires = await this.store.meta(TOKEN_PREFIX + hash(token));
+    const secret = await this.store.meta(PAGE_SECRET);
+    if (secret === undefined) return false;
+    const expires = await this.store.meta(tokenName(Buffer.from(secret, 'base64url'), token));
     return expires !== undefined && Number(expires) > now;
   }
 

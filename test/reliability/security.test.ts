@@ -3,6 +3,7 @@
  * the next round adds to one place. docs/security.md says what each protects.
  *
  * - page sessions end: sign-out and `sandbox reset` end them on every instance sharing the store;
+ *   a reset ends the login links not yet used too;
  * - one key per "Create key", shown once, never in a URL; a reload makes no other;
  * - `?done=constructor` and friends are only unknown notices;
  * - no full API key in an answer's message or `param`, nor in the access log, percent-encoded or not;
@@ -138,6 +139,34 @@ describe.each(STORES)('page sessions and one-time links (%s, two instances on on
     }
     // Signing in again works as before.
     expect((await getPage(p.b, await signIn(p.a))).status).toBe(200);
+  });
+
+  test('a login link made before `carbon sandbox reset` and not used signs in nowhere after it (a reset from the page too); one made after does', async () => {
+    const printed = await runCli(p.home, ['sandbox', 'login', '--print'], { env: p.env });
+    expect(printed.code).toBe(0);
+    const token = new URL(printed.stdout.trim()).searchParams.get('token')!;
+    const viaPage = await p.a.sandbox.pages.newLoginToken(Date.now());
+    const link = (s: RunningServer, t: string) => `${s.origin}/login?token=${t}`;
+    expect((await fetch(link(p.b, token), { method: 'HEAD', redirect: 'manual' })).status).toBe(303);
+    const r = await runCli(p.home, ['sandbox', 'reset', '--yes'], { env: p.env });
+    expect([r.code, r.stdout + r.stderr]).toEqual([0, expect.not.stringContaining(token)]);
+    for (const s of [p.a, p.b]) {
+      expect((await fetch(link(s, token), { method: 'HEAD', redirect: 'manual' })).status).toBe(401);
+      const res = await fetch(link(s, token), { redirect: 'manual' });
+      const text = await res.text();
+      expect([res.status, res.headers.get('set-cookie')]).toEqual([401, null]);
+      expect(text).toContain('the sandbox was reset since');
+      expect(text).not.toContain(token);
+    }
+    // A reset from the page ends the links made before it too.
+    const fresh = await runCli(p.home, ['sandbox', 'login', '--print'], { env: p.env });
+    const after = new URL(fresh.stdout.trim()).searchParams.get('token')!;
+    expect((await postForm(p.b, await signIn(p.b), '/actions/reset')).status).toBe(303);
+    expect((await fetch(link(p.a, after), { redirect: 'manual' })).status).toBe(401);
+    expect((await fetch(link(p.a, viaPage), { redirect: 'manual' })).status).toBe(401);
+    // A link made after the reset signs in on either instance.
+    const cookie = await signIn(p.a);
+    expect((await getPage(p.b, cookie)).status).toBe(200);
   });
 
   test('a reset from the page ends every other session and the old cookie; the owner who reset is signed in anew', async () => {

@@ -59,7 +59,7 @@ export async function login(r: Incoming, served: Served): Promise<Reply> {
   if (!valid) {
     // Opened again by the owner it signed in (from the terminal's scrollback, a bookmark): still signed in, so the page.
     if ((await pages.readSession(cookie(r.headers.cookie, SESSION_COOKIE), now)) !== null) return redirect('/');
-    return html(401, loginPage('That login link is not valid: it was used already, or it expired.'));
+    return html(401, loginPage('That login link is not valid: it was used, it expired, or the sandbox was reset since.'));
   }
   if (r.upper === 'HEAD') return redirect('/');
   return redirect('/', { 'set-cookie': sessionCookie(served.pageOrigin, await pages.newSession(now)) });
