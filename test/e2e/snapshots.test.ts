@@ -205,6 +205,68 @@ describe.runIf(postgresAvailable())('across stores', () => {
   });
 });
 
+/** Which key is the account's starting test, live and read-only key, as `carbon sandbox keys` says. */
+async function rolesOf(l: Ledger): Promise<Record<string, string>> {
+  const keys = await json<Array<{ id: string; default: string | null }>>(['sandbox', 'keys'], on(l));
+  return Object.fromEntries(keys.filter((k) => k.default !== null).map((k) => [k.default, k.id]));
+}
+
+/** The keys `carbon balance` and `carbon balance --live` used when no key is configured, as `carbon logs` recorded them. */
+async function keysUsed(l: Ledger): Promise<{ test: string; live: string }> {
+  const used = async (args: string[]) => {
+    await ok(args, on(l));
+    return (await json<{ key_id: string }>(['logs', '--json', '--limit', '1'], on(l))).key_id;
+  };
+  return { test: await used(['balance']), live: await used(['balance', '--live']) };
+}
+
+/**
+ * A ledger with its starting keys and a newer test and live key each: were the starting keys'
+ * roles lost, the local engine would use the newer ones. Returns the roles, as the engine uses them.
+ */
+async function withNewerKeys(l: Ledger): Promise<Record<string, string>> {
+  await ok(['sandbox', 'keys', 'create'], on(l));
+  await ok(['sandbox', 'keys', 'create', '--live'], on(l));
+  const roles = await rolesOf(l);
+  expect(Object.keys(roles).sort()).toEqual(['live', 'read_only', 'test']);
+  expect(await keysUsed(l)).toEqual({ test: roles.test, live: roles.live });
+  return roles;
+}
+
+/** Saves `from` to a file and loads it into `to`. */
+async function move(from: Ledger, to: Ledger, name: string): Promise<void> {
+  const file = join(from.home, name);
+  await ok(['sandbox', 'snapshot', 'save', file], on(from));
+  await ok(['sandbox', 'snapshot', 'load', file], on(to));
+}
+
+describe.runIf(postgresAvailable())('the starting keys across stores', () => {
+  test('SQLite to PostgreSQL and back: each keeps its role, and the local engine uses the starting keys again', {
+    timeout: SLOW,
+  }, async () => {
+    const sqlite = sqliteLedger();
+    const roles = await withNewerKeys(sqlite);
+    const postgres = postgresLedger();
+    await move(sqlite, postgres, 'from-sqlite.ndjson');
+    // PostgreSQL never held these keys' text, yet it knows which were the starting ones.
+    expect(await rolesOf(postgres)).toEqual(roles);
+    await move(postgres, sqlite, 'from-postgres.ndjson');
+    expect(await rolesOf(sqlite)).toEqual(roles);
+    expect(await keysUsed(sqlite)).toEqual({ test: roles.test, live: roles.live });
+  });
+
+  test('PostgreSQL to SQLite and back: the same', { timeout: SLOW }, async () => {
+    const postgres = postgresLedger();
+    const roles = await withNewerKeys(postgres);
+    const sqlite = sqliteLedger();
+    await move(postgres, sqlite, 'from-postgres.ndjson');
+    expect(await rolesOf(sqlite)).toEqual(roles);
+    await move(sqlite, postgres, 'from-sqlite.ndjson');
+    expect(await rolesOf(postgres)).toEqual(roles);
+    expect(await keysUsed(postgres)).toEqual({ test: roles.test, live: roles.live });
+  });
+});
+
 /** The ledger's rows as a snapshot holds them (every line but the header and the end, which carry times). */
 async function rowsOf(l: Ledger): Promise<string[]> {
   const r = await ok(['sandbox', 'snapshot', 'save', '-'], on(l));

@@ -129,7 +129,7 @@ describe('a ledger written by a newer carbon', () => {
       await (await openEngine({ kind: 'postgres', url: schema.url })).close();
       await sql(`UPDATE "${schema.schema}".schema_version SET version = 99`);
       await expect(openEngine({ kind: 'postgres', url: schema.url })).rejects.toThrow(
-        /schema "newer_[0-9a-f]+" is version 99; this carbon knows up to 3/,
+        /schema "newer_[0-9a-f]+" is version 99; this carbon knows up to 4/,
       );
       expect(await sql(`SELECT version FROM "${schema.schema}".schema_version`)).toEqual([{ version: 99 }]);
     } finally {
@@ -159,7 +159,33 @@ describe.runIf(postgresAvailable())('PostgreSQL: the journal skips the WAL', () 
       await (await openEngine({ kind: 'postgres', url: schema.url })).close();
       expect(await persistence(schema.schema)).toBe('u');
       expect(await sql(`SELECT count(*)::int AS n FROM "${schema.schema}".journal`)).toEqual([{ n: 1 }]);
-      expect(await sql(`SELECT version FROM "${schema.schema}".schema_version`)).toEqual([{ version: 3 }]);
+      expect(await sql(`SELECT version FROM "${schema.schema}".schema_version`)).toEqual([{ version: 4 }]);
+    } finally {
+      await schema.drop();
+    }
+  });
+});
+
+describe.runIf(postgresAvailable())('PostgreSQL: a schema of version 3 (every key vault row with its text)', () => {
+  test("is brought to version 4 at the next start: the vault's texts and roles kept, a row may hold a role without a text", async () => {
+    const schema = freshSchema('v3');
+    try {
+      const first = await openEngine({ kind: 'postgres', url: schema.url });
+      const test = await first.sandbox.defaultKey('test');
+      expect(test).toMatch(/^ck_test_/);
+      await first.close();
+      await sql(`ALTER TABLE "${schema.schema}".key_vault ALTER COLUMN secret SET NOT NULL`);
+      await sql(`UPDATE "${schema.schema}".schema_version SET version = 3`);
+
+      const again = await openEngine({ kind: 'postgres', url: schema.url });
+      expect(await again.sandbox.defaultKey('test')).toBe(test);
+      await again.close();
+      expect(await sql(`SELECT version FROM "${schema.schema}".schema_version`)).toEqual([{ version: 4 }]);
+      const nullable = await sql(
+        "SELECT is_nullable FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'key_vault' AND column_name = 'secret'",
+        [schema.schema],
+      );
+      expect(nullable).toEqual([{ is_nullable: 'YES' }]);
     } finally {
       await schema.drop();
     }

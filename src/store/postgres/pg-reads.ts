@@ -55,11 +55,12 @@ export class PgReads implements port.LedgerReads {
   }
 
   async vault(): Promise<port.KeyVault> {
-    type Row = { id: string; secret: string; default_for: port.DefaultKey | null };
+    // A row without a secret only says which starting key a key is (its text never held here).
+    type Row = { id: string; secret: string | null; default_for: port.DefaultKey | null };
     const rows = await this.all<Row>('SELECT id, secret, default_for FROM key_vault');
     const vault: port.KeyVault = { defaults: {}, secrets: {} };
     for (const r of rows) {
-      vault.secrets[r.id] = r.secret;
+      if (r.secret !== null) vault.secrets[r.id] = r.secret;
       if (r.default_for !== null) vault.defaults[r.default_for] = r.id;
     }
     return vault;

@@ -101,7 +101,8 @@ export async function importLedger(q: Queryable, batches: port.LedgerImport, met
   const seqs = loadedSeqs(Number(next.rows[0]!.seq) - 1);
   await q.query(
     'DELETE FROM idempotency; DELETE FROM entries; DELETE FROM offsets; DELETE FROM impact; DELETE FROM impact_daily; DELETE FROM balances; ' +
-      'DELETE FROM api_keys; DELETE FROM rate_windows; DELETE FROM account; DELETE FROM journal; UPDATE key_vault SET default_for = NULL',
+      'DELETE FROM api_keys; DELETE FROM rate_windows; DELETE FROM account; DELETE FROM journal; ' +
+      'UPDATE key_vault SET default_for = NULL; DELETE FROM key_vault WHERE secret IS NULL',
   );
   await q.query('DELETE FROM meta WHERE name = ANY($1::text[])', [metaNames]);
   const defaults: Array<[string, string]> = [];
@@ -148,11 +149,18 @@ async function insert(q: Queryable, table: string, kinds: Array<[string, port.Co
 /**
  * The vault after an import: a text stays attached to a key of the snapshot only if its SHA-256
  * is that key's (a key id of another ledger never gets this one's text), the starting keys take
- * their roles, and at most RETIRED_TEXTS texts of keys not in the ledger are kept.
+ * their roles whether or not their text is known here (a row without a secret, so a file that went
+ * through a ledger that never held the texts comes back with its roles), and at most
+ * RETIRED_TEXTS texts of keys not in the ledger are kept.
  */
 async function keepTexts(q: Queryable, defaults: Array<[string, string]>): Promise<void> {
   await q.query(`DELETE FROM key_vault v USING api_keys k WHERE v.id = k.id AND sha256(convert_to(v.secret, 'UTF8')) <> k.hash`);
-  for (const [id, role] of defaults) await q.query('UPDATE key_vault SET default_for = $2 WHERE id = $1', [id, role]);
+  for (const [id, role] of defaults) {
+    await q.query(
+      'INSERT INTO key_vault (id, secret, default_for) VALUES ($1, NULL, $2) ON CONFLICT (id) DO UPDATE SET default_for = EXCLUDED.default_for',
+      [id, role],
+    );
+  }
   await retireTexts(q);
 }
 

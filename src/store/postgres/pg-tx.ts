@@ -254,7 +254,7 @@ export class PgTx extends PgReads implements port.LedgerTx {
     await this.q.query(
       'LOCK TABLE journal IN SHARE ROW EXCLUSIVE MODE; ' +
         'DELETE FROM idempotency; DELETE FROM entries; DELETE FROM offsets; DELETE FROM impact; DELETE FROM impact_daily; DELETE FROM balances; ' +
-        'UPDATE key_vault SET default_for = NULL; DELETE FROM api_keys; DELETE FROM rate_windows; DELETE FROM journal; DELETE FROM account',
+        'UPDATE key_vault SET default_for = NULL; DELETE FROM key_vault WHERE secret IS NULL; DELETE FROM api_keys; DELETE FROM rate_windows; DELETE FROM journal; DELETE FROM account',
     );
     await retireTexts(this.q);
   }

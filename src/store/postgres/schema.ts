@@ -46,8 +46,14 @@ INSERT INTO ledger_version VALUES (1, 0, 0);
 /** V3: the request journal (`carbon logs`): every instance on the ledger writes to one. */
 const V3 = () => tables(POSTGRES, 'journal');
 
+/**
+ * V4: the key vault keeps which keys are the starting ones even when it never held their text (a
+ * snapshot from another ledger): such a row has no secret (docs/snapshots.md, "Keys").
+ */
+const V4 = () => 'ALTER TABLE key_vault ALTER COLUMN secret DROP NOT NULL;';
+
 /** Each migration's statements, made when it runs (a start with the schema up to date makes none). */
-const MIGRATIONS = [V1, V2, V3];
+const MIGRATIONS = [V1, V2, V3, V4];
 
 /**
  * Brings the schema up to date, once across every instance starting now.

@@ -138,8 +138,9 @@ export async function importLedger(
 
 /**
  * The vault after an import: a text stays attached to a key of the snapshot only if its SHA-256
- * is that key's, the starting keys whose text is known take their roles, and at most
- * RETIRED_TEXTS texts of keys not in the ledger stay.
+ * is that key's, the starting keys take their roles whether or not their text is known here (a
+ * file that went through a ledger that never held the texts comes back with its roles, and saved
+ * again hands them on), and at most RETIRED_TEXTS texts of keys not in the ledger stay.
  */
 function keptVault(vault: port.KeyVault, keys: Array<{ id: string; hash: Uint8Array; role: string | null }>): port.KeyVault {
   const byId = new Map(keys.map((k) => [k.id, k]));
@@ -149,7 +150,7 @@ function keptVault(vault: port.KeyVault, keys: Array<{ id: string; hash: Uint8Ar
     if (key === undefined || Buffer.compare(digest(text), Buffer.from(key.hash)) === 0) secrets[id] = text;
   }
   const defaults: port.KeyVault['defaults'] = {};
-  for (const k of keys) if (k.role !== null && secrets[k.id] !== undefined) defaults[k.role as port.DefaultKey] = k.id;
+  for (const k of keys) if (k.role !== null) defaults[k.role as port.DefaultKey] = k.id;
   return { defaults, secrets: retired(secrets, new Set(byId.keys())) };
 }
 
