@@ -98,7 +98,7 @@ export function defaultSecret(which: DefaultKey, vault: KeyVault, all: KeyRecord
 }
 
 /** Whether a key (its mode and access) can stand for a role: a test, live or read-only (test) key. */
-function fitsRole(which: DefaultKey, k: Pick<KeyRecord, 'mode' | 'permission'>): boolean {
+export function fitsRole(which: DefaultKey, k: Pick<KeyRecord, 'mode' | 'permission'>): boolean {
   return which === 'read_only' ? k.permission === 'read_only' && k.mode === 'test' : k.permission === 'purchase' && k.mode === which;
 }
 

@@ -1,9 +1,10 @@
 import { LedgerRowError } from '../store/ledger-error.js';
-import type { LedgerStore, LedgerTx, SnapshotRow, SnapshotTable } from '../store/port.js';
+import type { DefaultKey, LedgerStore, LedgerTx, SnapshotRow, SnapshotTable } from '../store/port.js';
 import { SNAPSHOT_TABLES } from '../store/port.js';
 import { FAULTS_META, markedAgain, parseFaults } from './faults.js';
 import { mustHaveAccount } from './lifecycle.js';
 import { PAGE_SECRET } from './page-access.js';
+import { fitsRole } from './sandbox-model.js';
 import { checkFaults, checkRate, checkRateLimit, checkReviewLimit } from './settings.js';
 import {
   type OpenedSnapshot,
@@ -26,6 +27,8 @@ import {
 const SNAPSHOT_META = [FAULTS_META] as const;
 const CLOCK_OFFSET = Object.keys(SNAPSHOT_TABLES[0].columns).indexOf('clock_offset_ms');
 const ACCOUNT = Object.fromEntries(Object.keys(SNAPSHOT_TABLES[0].columns).map((name, i) => [name, i]));
+const KEY_COLUMNS = Object.keys(SNAPSHOT_TABLES.find((t) => t.name === 'api_keys')!.columns);
+const ROLES: readonly string[] = ['test', 'live', 'read_only'] satisfies DefaultKey[];
 
 /** One setting of a file, checked as the command that sets it checks it; refused as damage. */
 function checkSetting(what: string, check: () => unknown): void {
@@ -38,13 +41,38 @@ function checkSetting(what: string, check: () => unknown): void {
 }
 
 /**
+ * A key's starting-key role (`default_for`) as the sandbox gives them: one test, one live and one
+ * read-only key, each of that mode and access. Loaded, any other was kept (the vault keeps roles
+ * without texts) and `sandbox keys` showed it, or the local engine used a live key for test calls.
+ */
+function checkRole(row: SnapshotRow, seen: Set<string>): void {
+  const at = (name: string) => row[KEY_COLUMNS.indexOf(name)];
+  const role = at('default_for') as string | null;
+  if (role === null) return;
+  const key = {
+    mode: at('livemode') === 1 ? ('live' as const) : ('test' as const),
+    permission: at('permission') as 'purchase' | 'read_only',
+  };
+  const id = String(at('id'));
+  if (!ROLES.includes(role) || !fitsRole(role as DefaultKey, key))
+    throw new SnapshotError(
+      'snapshot_damaged',
+      `key ${id} is marked the starting ${JSON.stringify(role)} key, a role carbon sandbox never gives it`,
+    );
+  if (seen.has(role)) throw new SnapshotError('snapshot_damaged', `key ${id} is a second starting ${role} key`);
+  seen.add(role);
+}
+
+/**
  * The rows, with the settings a command makes (the account's rate, review limit and rate limit,
  * the fault setting) checked as those commands check them (settings.ts): a file cannot give the
  * model what `carbon sandbox` refuses, which broke every later request (a window of 0 ms, a fault
  * setting that is no JSON) after a load that had said it was done.
  */
 async function* checked(batches: OpenedSnapshot['batches']): OpenedSnapshot['batches'] {
+  const roles = new Set<string>();
   for await (const batch of batches) {
+    if (batch.table === 'api_keys') for (const row of batch.rows) checkRole(row, roles);
     if (batch.table === 'account')
       for (const row of batch.rows) {
         const n = (name: string) => row[ACCOUNT[name]!] as number;

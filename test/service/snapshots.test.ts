@@ -226,7 +226,7 @@ function edited(lines: string[], which: (line: string) => boolean, edit: (row: u
 }
 
 describe.each(STORES)('on %s: settings no command could make', (_name, open) => {
-  test('under a right checksum (a rate limit, a fault setting, a clock out of bounds): refused, by --dry-run too, nothing changed', async () => {
+  test('under a right checksum (a rate limit, a fault setting, a starting key role, a clock out of bounds): refused, by --dry-run too, nothing changed', async () => {
     const { sandbox } = await open();
     try {
       await sandbox.setFaults({ error_rate: 0.5, seed: 7 });
@@ -234,6 +234,7 @@ describe.each(STORES)('on %s: settings no command could make', (_name, open) => 
       const lines = text.trimEnd().split('\n').slice(0, -1);
       const account = (l: string) => l.startsWith('["account",');
       const faults = (l: string) => l.startsWith('["meta","sandbox.faults",');
+      const startingKey = (role: string) => (l: string) => l.startsWith('["api_keys",') && l.endsWith(`,"${role}"]`);
       const header = JSON.parse(lines[0]!) as { clock: { now_ms: number } };
       const files: Array<[string, string[], RegExp]> = [
         ['a rate limit window of 0 ms', edited(lines, account, (r) => [...r.slice(0, 6), 0, r[7]]), /window/],
@@ -243,6 +244,13 @@ describe.each(STORES)('on %s: settings no command could make', (_name, open) => 
           'an error rate of 5',
           edited(lines, faults, (r) => [r[0], r[1], String(r[2]).replace('"error_rate":0.5', '"error_rate":5')]),
           /error rate/,
+        ],
+        ['a starting key role no command gives', edited(lines, startingKey('test'), (r) => [...r.slice(0, 8), 'admin']), /"admin" key/],
+        ['the starting test role on the live key', edited(lines, startingKey('live'), (r) => [...r.slice(0, 8), 'test']), /"test" key/],
+        [
+          'two starting test keys',
+          edited(lines, startingKey('read_only'), (r) => [...r.slice(0, 4), 'purchase', ...r.slice(5, 8), 'test']),
+          /second starting test key/,
         ],
         [
           'a clock past the year 9999',
