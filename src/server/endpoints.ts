@@ -46,9 +46,10 @@ const HEALTH_WAIT_MS = 800;
 
 /**
  * The ledger's health check, answered within `waitMs` (false once it has not answered by then).
- * One check at a time: probes that come while one is under way share its answer, so a stalled
- * database holds one of the pool's connections for the checks, not one a probe; the check ends at
- * the database's deadlines at the latest, and the next probe starts another.
+ * One check at a time: probes that come while one is under way share its answer, and a stalled
+ * database holds the check's own connection (the store's, never one of the requests' pool) for
+ * them, not one a probe; the check ends at the database's deadlines at the latest, and the next
+ * probe starts another.
  */
 export function boundedHealth(healthy: () => Promise<boolean>, waitMs = HEALTH_WAIT_MS): () => Promise<boolean> {
   let running: Promise<boolean> | null = null;
@@ -72,8 +73,8 @@ export function boundedHealth(healthy: () => Promise<boolean>, waitMs = HEALTH_W
 
 /**
  * GET /livez: the process answers (Kubernetes' liveness probe). It never asks the ledger: a
- * database that is down, stalled or has no connection free makes every instance unready at once
- * (/readyz), and restarting them would bring it back no sooner. 200 while draining too: the
+ * database that is down or stalled makes every instance unready at once (/readyz), and
+ * restarting them would bring it back no sooner. 200 while draining too: the
  * instance is finishing its requests, and ends by itself.
  */
 export function live(_: Incoming, served: Served): Reply {

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, test } from 'vitest';
 import { homes, serve } from '../support/cli.js';
 import { freshSchema, postgresAvailable, TEST_DATABASE_URL, type TestSchema } from '../support/database.js';
+import { freezingProxy } from '../support/freezing-proxy.js';
 import { limit } from '../support/load.js';
 
 /**
@@ -9,7 +10,8 @@ import { limit } from '../support/load.js';
  * answers and never asks the ledger, so a liveness probe does not restart instances that are
  * healthy while their database is busy or away; `/readyz` (and `/healthz`, for balancers) says
  * the ledger answers too. Before, only /healthz existed: a liveness probe on it restarted every
- * instance whose pool had no connection free.
+ * instance whose pool had no connection free. The readiness check has a connection of its own: a
+ * busy instance (every pooled connection taken by requests that are merely waiting) is ready.
  */
 
 const newHome = homes();
@@ -38,14 +40,14 @@ describe('the probes on SQLite', () => {
 
 const run = postgresAvailable() ? describe : describe.skip;
 
-run('the probes while PostgreSQL has no connection free for the instance', () => {
+run('the probes on PostgreSQL', () => {
   const schemas: TestSchema[] = [];
   afterAll(async () => {
     for (const s of schemas) await s.drop();
   });
 
   test(
-    '/livez answers 200 at once; /readyz and /healthz 503, and 200 once the connection is free',
+    'every pooled connection busy with a request waiting on a lock: /livez, /readyz and /healthz answer 200 at once (the ledger answers); the request goes on once the lock goes',
     async () => {
       const schema = freshSchema('probe');
       schemas.push(schema);
@@ -64,20 +66,56 @@ run('the probes while PostgreSQL has no connection free for the instance', () =>
           headers: { authorization: `Bearer ${server.ready.test_key}`, 'idempotency-key': 'probe-1', 'content-type': 'application/json' },
           body: JSON.stringify({ kg: 5 }),
         });
-        // The purchase holds the pool's one connection, waiting for the lock: the ledger does not answer.
-        let ready = await probe(server.origin, '/readyz');
-        for (let i = 0; i < 20 && ready.status === 200; i++) ready = await probe(server.origin, '/readyz');
-        expect(ready).toMatchObject({ status: 503, body: { status: 'unavailable', store: 'postgres' } });
-        expect((await probe(server.origin, '/healthz')).status).toBe(503);
-        const live = await probe(server.origin, '/livez');
-        expect([live.status, live.body]).toEqual([200, { status: 'ok', store: 'postgres' }]);
-        expect(live.ms).toBeLessThan(limit(500));
+        // The purchase holds the pool's one connection, waiting for the lock.
+        const waiting = async () =>
+          (
+            await holder.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = $1::regclass', [
+              `"${schema.schema}".account`,
+            ])
+          ).rows[0]!.n;
+        while ((await waiting()) === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+        // Before: 503 after 0.8 s, the check waiting for the pool's connection: every busy instance went unready at once.
+        for (const path of ['/readyz', '/healthz', '/livez']) {
+          const r = await probe(server.origin, path);
+          expect([path, r.status, r.body]).toEqual([path, 200, { status: 'ok', store: 'postgres' }]);
+          expect(r.ms).toBeLessThan(limit(500));
+        }
+        expect(await waiting()).toBe(1);
         await holder.query('COMMIT');
         const bought = await purchase;
         expect(bought.status, await bought.clone().text()).toBe(201);
         expect((await probe(server.origin, '/readyz')).status).toBe(200);
       } finally {
         await holder.end();
+        expect((await server.stop('SIGTERM')).exitCode).toBe(0);
+      }
+    },
+    limit(30_000),
+  );
+
+  test(
+    'the database gone (its connections cut, new ones refused): /readyz and /healthz 503 within a second, /livez 200; 200 again once it is back',
+    async () => {
+      const schema = freshSchema('probe');
+      schemas.push(schema);
+      let proxy = await freezingProxy(new URL(schema.url));
+      const port = new URL(proxy.url).port;
+      const server = await serve(newHome(), ['--show-keys'], { CARBON_DATABASE_URL: proxy.url });
+      try {
+        // The check's own connection is made, and then cut: the process hears it, and lives on.
+        expect((await probe(server.origin, '/readyz')).status).toBe(200);
+        await proxy.close();
+        for (const path of ['/readyz', '/healthz']) {
+          const r = await probe(server.origin, path);
+          expect([path, r.status, r.body]).toEqual([path, 503, { status: 'unavailable', store: 'postgres' }]);
+          expect(r.ms).toBeLessThan(limit(1000));
+        }
+        expect((await probe(server.origin, '/livez')).status).toBe(200);
+        proxy = await freezingProxy(new URL(schema.url), Number(port));
+        expect((await probe(server.origin, '/readyz')).status).toBe(200);
+        expect(server.child.exitCode).toBeNull();
+      } finally {
+        await proxy.close();
         expect((await server.stop('SIGTERM')).exitCode).toBe(0);
       }
     },

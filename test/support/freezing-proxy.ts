@@ -3,9 +3,10 @@ import { createServer, type Server, Socket } from 'node:net';
 /**
  * A TCP proxy in front of PostgreSQL that can stop passing anything on, as a partition or a stopped
  * server does, and go on again as a server continued (SIGCONT) does: what was sent meanwhile, on a
- * connection or to open one, is delivered then, not lost.
+ * connection or to open one, is delivered then, not lost. On `port` if given: a proxy closed (the
+ * database gone) comes back where the server looks for it.
  */
-export async function freezingProxy(target: URL): Promise<{ url: string; freeze(): void; thaw(): void; close(): Promise<void> }> {
+export async function freezingProxy(target: URL, port = 0): Promise<{ url: string; freeze(): void; thaw(): void; close(): Promise<void> }> {
   let frozen = false;
   const held: Array<() => void> = [];
   const sockets = new Set<Socket>();
@@ -42,7 +43,7 @@ export async function freezingProxy(target: URL): Promise<{ url: string; freeze(
     if (frozen) held.push(join);
     else join();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   const url = new URL(target);
   url.hostname = '127.0.0.1';
   url.port = String((server.address() as { port: number }).port);

@@ -14,6 +14,7 @@ import type {
 import { livemodeOf } from '../tables.js';
 import { deadlines, endPools, poolDeadlines } from './deadlines.js';
 import { connectionLost, pgError } from './errors.js';
+import { answers, healthConfig, OwnConnection } from './own-connection.js';
 import { MAX_KEPT, PgReadCache } from './pg-cache.js';
 import { appendJournal, readJournal } from './pg-journal.js';
 import { PgReads, type Queryable } from './pg-reads.js';
@@ -58,35 +59,31 @@ export class PostgresStore extends PgReads implements LedgerStore {
   private constructor(
     private readonly pool: pg.Pool,
     readonly label: string,
-    /** The pool's settings, for the journal's own connection. */
-    private readonly config: pg.PoolConfig,
+    /** The pool's settings, for the journal's and the health check's own connections. */
+    config: pg.PoolConfig,
   ) {
     super(pool as unknown as Queryable);
     this.kept = new PgReadCache(pool as unknown as Queryable);
     pool.on('connect', this.adopt);
     pool.on('remove', (client) => this.clients.delete(client));
+    const journal = { ...config, options: `${config.options} -c synchronous_commit=off` };
+    this.journalWriter = new OwnConnection(journal, this.adopt, this.clients);
+    this.checker = new OwnConnection(healthConfig(config), this.adopt, this.clients);
   }
 
   /**
-   * The journal's writes go through one connection of their own, made on first use, with
-   * `synchronous_commit = off`: a batch's COMMIT does not wait for its WAL to reach the disk (the
-   * purchases' commits still do). A PostgreSQL crash may lose the journal's last moments (at most
-   * three times `wal_writer_delay`, 600 ms by default); never a purchase.
+   * The journal's writes go through one connection of their own with `synchronous_commit = off`:
+   * a batch's COMMIT does not wait for its WAL to reach the disk (the purchases' commits still do).
+   * A PostgreSQL crash may lose the journal's last moments (at most three times
+   * `wal_writer_delay`, 600 ms by default); never a purchase.
    */
-  private journalPool: pg.Pool | undefined;
-  private get journalWriter(): pg.Pool {
-    if (this.journalPool === undefined) {
-      this.journalPool = new pg.Pool({ ...this.config, max: 1, options: `${this.config.options} -c synchronous_commit=off` });
-      this.journalPool.on('error', () => {});
-      this.journalPool.on('connect', this.adopt);
-      this.journalPool.on('remove', (client) => this.clients.delete(client));
-    }
-    return this.journalPool;
-  }
+  private readonly journalWriter: OwnConnection;
+  /** The health check's own connection (own-connection.ts): it never waits for one the requests hold. */
+  private readonly checker: OwnConnection;
   /** The pools' open connections (close() cuts those a stopped server never lets go of). */
   private readonly clients = new Set<pg.PoolClient>();
   /**
-   * Each new connection of either pool. One checked out (a transaction, the journal's batch, a
+   * Each new connection of any of the pools. One checked out (a transaction, the journal's batch, a
    * snapshot's read, a migration) that the server closes between two queries (a restart: 57P01)
    * emits 'error' with no query to hand it to; unheard, that event would end the process. The
    * query under way, or the next one, fails instead, and the request gets its 503.
@@ -260,7 +257,7 @@ export class PostgresStore extends PgReads implements LedgerStore {
    * no purchase reads the journal, so it neither waits for nor holds up a purchase (`wait` changes nothing).
    */
   async appendJournal(records: NewJournalRecord[], retention: JournalRetention): Promise<void> {
-    await this.run(() => appendJournal(this.journalWriter, records, retention));
+    await this.run(() => appendJournal(this.journalWriter.pool, records, retention));
   }
 
   journal(query: JournalQuery): Promise<JournalRecord[]> {
@@ -275,17 +272,12 @@ export class PostgresStore extends PgReads implements LedgerStore {
     }
   }
 
-  async healthy(): Promise<boolean> {
-    try {
-      await this.pool.query('SELECT 1');
-      return true;
-    } catch {
-      return false;
-    }
+  healthy(): Promise<boolean> {
+    return answers(this.checker.pool);
   }
 
   /**
-   * Ends the pools (the ledger's and the journal's), cutting after the connect deadline the
+   * Ends the pools (the ledger's, the journal's and the health check's), cutting after the connect deadline the
    * connections of a server that never answers (deadlines.ts, endPools).
    */
   close(): Promise<void> {
@@ -295,6 +287,6 @@ export class PostgresStore extends PgReads implements LedgerStore {
   private closed: Promise<void> | undefined;
 
   private end(): Promise<void> {
-    return endPools([this.pool, this.journalPool], this.clients);
+    return endPools([this.pool, this.journalWriter.ifMade, this.checker.ifMade], this.clients);
   }
 }

@@ -1,0 +1,55 @@
+import pg from 'pg';
+
+/**
+ * A connection of its own beside the ledger's pool, made on first use (a pool of one, so it is made
+ * again after the server drops it): the journal's writes have one, the health check another. Each
+ * is adopted as the ledger pool's connections are (an error listener from its first moment, and
+ * kept among the store's clients for close(), which ends it with the others).
+ */
+export class OwnConnection {
+  private made: pg.Pool | undefined;
+
+  constructor(
+    private readonly config: pg.PoolConfig,
+    private readonly adopt: (client: pg.PoolClient) => void,
+    private readonly clients: Set<pg.PoolClient>,
+  ) {}
+
+  get pool(): pg.Pool {
+    if (this.made === undefined) {
+      this.made = new pg.Pool({ ...this.config, max: 1 });
+      // An idle connection that breaks (the server restarted) is dropped by the pool; not fatal.
+      this.made.on('error', () => {});
+      this.made.on('connect', this.adopt);
+      this.made.on('remove', (client) => this.clients.delete(client));
+    }
+    return this.made;
+  }
+
+  /** The pool if it was ever made (close() ends it), else undefined. */
+  get ifMade(): pg.Pool | undefined {
+    return this.made;
+  }
+}
+
+/**
+ * The health check's settings: its one connection is kept while idle (a probe every few seconds
+ * then costs a `SELECT 1`, not a new connection), and ended by close().
+ */
+export const healthConfig = (config: pg.PoolConfig): pg.PoolConfig => ({ ...config, idleTimeoutMillis: 0 });
+
+/**
+ * `SELECT 1` on the health check's own connection, never one of the ledger pool's: requests
+ * waiting on a lock may hold them all while the database answers, and a readiness check that
+ * waited for one would take a busy instance (every instance of a busy ledger at once) out of its
+ * balancer. A database that is down, refuses connections or does not answer still fails it (or
+ * keeps it waiting, which the server bounds: endpoints.ts).
+ */
+export async function answers(pool: pg.Pool): Promise<boolean> {
+  try {
+    await pool.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  }
+}
