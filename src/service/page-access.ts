@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { randomBytes } from '../platform/random.js';
-import type { LedgerStore } from '../store/port.js';
+import type { LedgerStore, LedgerTx } from '../store/port.js';
 
 /**
  * Who may open the developer page, kept in the store: the account owner, who holds the one-time
@@ -13,11 +13,13 @@ import type { LedgerStore } from '../store/port.js';
  * signing out deletes the record, so a copy of the cookie opens nothing after it, on any
  * instance. `Sandbox.reset()` (and a snapshot's load) drops the signing secret, which ends every
  * session at once, and every login token not yet used: a token is recorded by its HMAC under that
- * secret, so one made before is looked for under a name no longer made.
+ * secret, so one made before is looked for under a name no longer made. Records no longer of use
+ * go too (docs/security.md): the expired tokens when a token is made or used, the expired sessions
+ * (and what their pages were left) when a session is made, all of them at a reset.
  */
 
-/** The name of the page's signing secret among the store's named values (Sandbox.reset() drops it). */
-export const PAGE_SECRET = 'developer_page.secret';
+/** The name of the page's signing secret among the store's named values (endPageAccess drops it). */
+const PAGE_SECRET = 'developer_page.secret';
 const TOKEN_PREFIX = 'developer_page.token.';
 const SESSION_PREFIX = 'developer_page.session.';
 const FLASH_PREFIX = 'developer_page.flash.';
@@ -37,6 +39,15 @@ const sign = (key: Buffer, payload: string) => b64(createHmac('sha256', key).upd
 
 /** Where a login token is recorded: its HMAC under the signing secret (a reset drops the secret, and so every token). */
 const tokenName = (key: Buffer, token: string) => TOKEN_PREFIX + sign(key, `login.${token}`);
+
+/**
+ * Ends every session and every login token not yet used (`carbon sandbox reset`, a snapshot's
+ * load): the signing secret goes, and with it every record made under it.
+ */
+export async function endPageAccess(tx: LedgerTx): Promise<void> {
+  await tx.putMeta(PAGE_SECRET, null);
+  for (const prefix of [TOKEN_PREFIX, SESSION_PREFIX, FLASH_PREFIX]) await tx.dropMetas(prefix);
+}
 
 function same(a: string, b: string): boolean {
   const x = Buffer.from(a);
@@ -72,7 +83,10 @@ export class PageAccess {
   async newLoginToken(now: number): Promise<string> {
     const token = b64(randomBytes(24));
     const name = tokenName(await this.secret(), token);
-    await this.store.transaction((tx) => tx.putMeta(name, String(now + TOKEN_MS)));
+    await this.store.transaction(async (tx) => {
+      await tx.dropMetas(TOKEN_PREFIX, now);
+      await tx.putMeta(name, String(now + TOKEN_MS));
+    });
     return token;
   }
 
@@ -90,6 +104,7 @@ export class PageAccess {
       const expires = await tx.meta(name);
       if (expires === undefined) return false;
       await tx.putMeta(name, null);
+      await tx.dropMetas(TOKEN_PREFIX, now);
       return Number(expires) > now;
     });
   }
@@ -108,7 +123,11 @@ export class PageAccess {
     const id = b64(randomBytes(12));
     const payload = `${id}.${now + SESSION_MS}`;
     const key = await this.secret();
-    await this.store.transaction((tx) => tx.putMeta(SESSION_PREFIX + hash(id), String(now + SESSION_MS)));
+    await this.store.transaction(async (tx) => {
+      await tx.dropMetas(SESSION_PREFIX, now);
+      await tx.dropMetas(FLASH_PREFIX, now);
+      await tx.putMeta(SESSION_PREFIX + hash(id), String(now + SESSION_MS));
+    });
     return `${payload}.${sign(key, payload)}`;
   }
 

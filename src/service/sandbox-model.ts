@@ -14,7 +14,7 @@ import { ApiError, validationError } from './errors.js';
 import { FAULTS_META, type FaultConfig } from './faults.js';
 import { hashKey, KEY_PREFIX, maskedKey, newApiKey, randomBase62 } from './keys.js';
 import { mustAwaitReview, mustBeProcessing } from './lifecycle.js';
-import { PAGE_SECRET } from './page-access.js';
+import { endPageAccess } from './page-access.js';
 import { DEFAULTS, FRESH_ACCOUNT } from './settings.js';
 
 /** What the sandbox's methods take and give (sandbox.ts), and how a fresh account is made. */
@@ -177,6 +177,6 @@ export async function startOver(tx: LedgerTx, now: number): Promise<void> {
   await tx.clear();
   // Starting over turns faults off too: a fresh sandbox answers every request.
   await tx.putMeta(FAULTS_META, null);
-  await tx.putMeta(PAGE_SECRET, null);
+  await endPageAccess(tx);
   await provision(tx, now);
 }

@@ -3,7 +3,7 @@ import type { DefaultKey, LedgerStore, LedgerTx, SnapshotRow, SnapshotTable } fr
 import { SNAPSHOT_TABLES } from '../store/port.js';
 import { FAULTS_META, markedAgain, parseFaults } from './faults.js';
 import { mustHaveAccount } from './lifecycle.js';
-import { PAGE_SECRET } from './page-access.js';
+import { endPageAccess } from './page-access.js';
 import { fitsRole } from './sandbox-model.js';
 import { checkFaults, checkRate, checkRateLimit, checkReviewLimit } from './settings.js';
 import {
@@ -196,7 +196,7 @@ export class Snapshots {
     // rate, a balance not its entries' sum): refused before the commit, as the rows are.
     const problem = await tx.ledgerProblem();
     if (problem !== null) throw new SnapshotError('snapshot_damaged', `the ledger it holds does not add up: ${problem}`);
-    await tx.putMeta(PAGE_SECRET, null);
+    await endPageAccess(tx);
     // The fault setting loaded is set anew: every instance starts its seeded sequence again.
     const faults = await tx.meta(FAULTS_META);
     if (faults !== undefined) await tx.putMeta(FAULTS_META, markedAgain(faults));

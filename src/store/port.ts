@@ -140,7 +140,7 @@ export interface LedgerReads {
   kgByPeriod(mode: Mode, period: 'day' | 'month', since: number | null): Promise<Array<{ period: string; kg: number }>>;
   /**
    * A small named value the model keeps beside the ledger (the fault setting, the developer
-   * page's signing secret, its used login tokens): what every instance sharing the store must
+   * page's signing secret, its login tokens and sessions): what every instance sharing the store must
    * agree on. Outside a transaction a store may answer from a cache, which it drops as it drops
    * its cached account: at once after its own writes, within a turn of the event loop after
    * another instance's.
@@ -201,6 +201,11 @@ export interface LedgerTx extends LedgerReads {
   revokeKey(id: string, now: number): Promise<boolean>;
   /** Sets (or, with null, removes) a named value; see `meta`. */
   putMeta(name: string, value: string | null): Promise<void>;
+  /**
+   * Removes the named values whose name starts with `prefix`; with `expiredBy`, only those whose
+   * value starts with an expiry (ms) at or before it (the developer page's tokens and sessions).
+   */
+  dropMetas(prefix: string, expiredBy?: number): Promise<void>;
   /**
    * Deletes every account, balance, offset, key, Idempotency-Key and journal entry (named values stay). The key
    * vault forgets which keys were the starting ones but keeps their texts, retired (at most 1,000

@@ -224,6 +224,17 @@ export class PgTx extends PgReads implements port.LedgerTx {
       ]);
   }
 
+  async dropMetas(prefix: string, expiredBy?: number): Promise<void> {
+    this.touched = true;
+    // A prefix compared as text (LIKE would read the `_` in the names as a wildcard); the expiry is
+    // the value's leading digits (`<expiry>` and `<expiry>.<rest>` alike).
+    await this.q.query(
+      `DELETE FROM meta WHERE left(name, length($1::text)) = $1::text
+       AND ($2::bigint IS NULL OR substring(value from '^[0-9]{1,18}')::bigint <= $2::bigint)`,
+      [prefix, expiredBy ?? null],
+    );
+  }
+
   async importLedger(rows: port.LedgerImport, metaNames: readonly string[]): Promise<void> {
     this.touched = true;
     this.touchedKeys = true;

@@ -37,6 +37,12 @@ export class SqliteTx extends SqliteReads implements port.LedgerTx {
     else this.s.putMeta.run(name, value);
   }
 
+  async dropMetas(prefix: string, expiredBy?: number): Promise<void> {
+    this.touchedMeta = true;
+    if (expiredBy === undefined) this.s.deleteMetas.run(prefix, prefix);
+    else this.s.deleteExpiredMetas.run(prefix, prefix, expiredBy);
+  }
+
   async purchaseFacts(mode: Mode, idempotencyKeys: string[], keyHashes: Uint8Array[]): Promise<port.PurchaseFacts> {
     const livemode = livemodeOf(mode);
     const priors = new Map<string, port.IdempotencyRecord>();

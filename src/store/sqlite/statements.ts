@@ -99,6 +99,14 @@ const SQL = {
   putMeta: (db: Db) =>
     query<[string, string]>(db, 'INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value'),
   deleteMeta: (db: Db) => query<[string]>(db, 'DELETE FROM meta WHERE name = ?'),
+  // A prefix compared as text (LIKE would read the `_` in the names as a wildcard).
+  deleteMetas: (db: Db) => query<[string, string]>(db, 'DELETE FROM meta WHERE substr(name, 1, length(?)) = ?'),
+  // CAST reads the value's leading digits: `<expiry>` and `<expiry>.<rest>` alike.
+  deleteExpiredMetas: (db: Db) =>
+    query<[string, string, number]>(
+      db,
+      "DELETE FROM meta WHERE substr(name, 1, length(?)) = ? AND value GLOB '[0-9]*' AND CAST(value AS INTEGER) <= ?",
+    ),
   // Prepared statements: db.exec() would parse them again on every transaction.
   begin: (db: Db) => query(db, 'BEGIN IMMEDIATE'),
   commit: (db: Db) => query(db, 'COMMIT'),
