@@ -6,8 +6,9 @@ import { serveInProcess } from '../support/in-process-server.js';
 
 /**
  * A form of the developer page is sent from where the person scrolled to; the redirect after it
- * brings them back there (/?mode=…#SECTION), with what it did (or what is wrong) under the
+ * brings them back there (/?mode=…#notice), with what it did (or what is wrong) under the
  * section's heading, on the screen: not at the top of the page, screens above the form on a phone.
+ * The notice has the focus: a screen reader says it, and Tab goes on from it, not from the page's top.
  */
 
 const SCREENS = [
@@ -54,11 +55,11 @@ withChromium(describe, 'Developer page action return tests')('each action of the
   }
 
   /**
-   * The page the form's redirect led to is at `section` (the address's fragment): its heading on
-   * the screen and, under it in the same section, the one notice, whole on the screen.
+   * The page the form's redirect led to is at its notice (the address's fragment), in `section`:
+   * the section's heading on the screen and, under it, the one notice, whole on the screen and focused.
    */
   async function expectReturned(page: Page, section: string, kind: 'ok' | 'error', says: string): Promise<void> {
-    await page.waitForURL((url) => url.hash === `#${section}`, { timeout: 5000 });
+    await page.waitForURL((url) => url.hash === '#notice', { timeout: 5000 });
     const height = page.viewportSize()!.height;
     const headingTop = () => page.evaluate<number>(`document.getElementById(${JSON.stringify(section)}).getBoundingClientRect().top`);
     await expect
@@ -72,6 +73,27 @@ withChromium(describe, 'Developer page action return tests')('each action of the
     expect(await page.evaluate<boolean>(inSection), section).toBe(true);
     const box = (await notice.boundingBox())!;
     expect([box.y >= 0, box.y + box.height <= height], `the notice at #${section} is on the screen`).toEqual([true, true]);
+    await expectFocused(page, `#${section}`, kind, says);
+  }
+
+  /**
+   * The notice has the focus as the page opens, with its role (an error an alert, what was done a
+   * status) and the result as its text; the next Tab goes on from it (to the first control after it), not from the page's top.
+   */
+  async function expectFocused(page: Page, where: string, kind: 'ok' | 'error', says: string): Promise<void> {
+    const focused = () => page.evaluate<string>('document.activeElement.id');
+    await expect.poll(focused, { message: `the notice at ${where} has the focus`, timeout: 3000 }).toBe('notice');
+    const said = await page.evaluate<string[]>("[document.activeElement.getAttribute('role'), document.activeElement.innerText]");
+    expect(said, where).toEqual([kind === 'error' ? 'alert' : 'status', expect.stringContaining(says)]);
+    // The first control after the notice that is on the page (not in a closed <details>).
+    const after = `(() => {
+      const notice = document.getElementById('notice');
+      const controls = document.querySelectorAll('a[href], button, input:not([type=hidden]), select, summary, [tabindex="0"]');
+      const next = [...controls].find((c) => notice.compareDocumentPosition(c) & Node.DOCUMENT_POSITION_FOLLOWING && c.getClientRects().length > 0);
+      return next === undefined ? 'none' : next === document.activeElement ? 'the first control after the notice' : next.outerHTML;
+    })()`;
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate<string>(after), `Tab from the notice at ${where}`).toBe('the first control after the notice');
   }
 
   /**
@@ -87,6 +109,7 @@ withChromium(describe, 'Developer page action return tests')('each action of the
     await page.fill(form.field, wrong.value);
     await page.click(`form[action="/actions/${form.action}"] button`);
     await expectReturned(page, form.section, 'error', wrong.says);
+    await expectAxeClean(page, `a refused ${form.action}'s alert, focused`);
     expect(await page.inputValue(form.field)).toBe(wrong.value);
     await page.fill(form.field, right.value);
     await page.click(`form[action="/actions/${form.action}"] button`);
@@ -177,6 +200,35 @@ withChromium(describe, 'Developer page action return tests')('each action of the
     await page.locator('summary', { hasText: 'Reset the sandbox' }).click();
     await page.click('form[action="/actions/reset"] button');
     await expectReturned(page, 'controls', 'ok', 'starts over');
+    await context.close();
+  });
+  test.each(SCREENS)(
+    "on $name: a notice opened without its fragment (an older carbon's ?done=) has the focus too",
+    async ({ viewport, isMobile }) => {
+      const context = await chromium.browser.newContext({ viewport, isMobile, hasTouch: isMobile });
+      const page = await context.newPage();
+      await page.goto(`${server.origin}/login?token=${await server.sandbox.pages.newLoginToken(Date.now())}`);
+      await page.goto(`${server.origin}/?mode=test&done=rate`);
+      const box = (await page.locator('#notice').boundingBox())!;
+      expect([box.y >= 0, box.y + box.height <= viewport.height]).toEqual([true, true]);
+      await expectFocused(page, 'the top', 'ok', 'The rate is set.');
+      await expectAxeClean(page, 'a notice at the top, focused');
+      await context.close();
+    },
+  );
+  test("without JavaScript, a form's notice has the focus all the same (the browser focuses the #notice it opens at)", async () => {
+    const context = await chromium.browser.newContext({
+      viewport: { width: 390, height: 844 },
+      isMobile: true,
+      hasTouch: true,
+      javaScriptEnabled: false,
+    });
+    const page = await context.newPage();
+    await page.goto(`${server.origin}/login?token=${await server.sandbox.pages.newLoginToken(Date.now())}`);
+    await page.goto(`${server.origin}/?mode=test`);
+    await page.fill('#c-rate', '1234');
+    await page.click('form[action="/actions/rate"] button');
+    await expectReturned(page, 'controls', 'ok', 'The rate is set.');
     await context.close();
   });
 });

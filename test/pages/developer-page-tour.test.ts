@@ -320,8 +320,8 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
       await fill();
       await page.click(`form[action="/actions/${form}"] button`);
       expect(await page.textContent('.notice.ok'), form).toContain(notice);
-      // The address names where the form was (its section), never what was said.
-      expect(page.url(), form).toBe(`${server.origin}/?mode=live#controls`);
+      // The address names where the notice is (#notice, under the form's section), never what was said.
+      expect(page.url(), form).toBe(`${server.origin}/?mode=live#notice`);
       await page.reload();
       expect(await page.locator('.notice').count(), form).toBe(0);
       expect(await page.textContent('body'), form).toContain('Live balance');

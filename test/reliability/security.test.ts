@@ -205,7 +205,7 @@ describe.each(STORES)('page sessions and one-time links (%s, two instances on on
     const before = (await p.a.sandbox.keys()).length;
     const made = await postForm(p.a, cookie, '/actions/key-create', { mode: 'live', permission: 'purchase' });
     expect(made.status).toBe(303);
-    expect(made.location).toBe('/?mode=test#keys');
+    expect(made.location).toBe('/?mode=test#notice');
     expect((await p.a.sandbox.keys()).length).toBe(before + 1);
 
     // A HEAD changes nothing: the secret still waits for the page.
@@ -288,7 +288,7 @@ describe('key creation in Chromium: a reload leaves one new key', () => {
     const before = (await p.a.sandbox.keys()).length;
     await page.selectOption('#key-mode', 'test');
     await page.selectOption('#key-access', 'purchase');
-    await Promise.all([page.waitForURL(`${p.a.origin}/?mode=test#keys`), page.click('form[action="/actions/key-create"] button')]);
+    await Promise.all([page.waitForURL(`${p.a.origin}/?mode=test#notice`), page.click('form[action="/actions/key-create"] button')]);
     const secret = await page.inputValue('#new-secret');
     expect(secret).toMatch(/^ck_test_[A-Za-z0-9]{32}$/);
     expect(page.url()).not.toContain(secret);

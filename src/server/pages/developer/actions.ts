@@ -84,13 +84,14 @@ export const ACTIONS = new Map<string, Action>([
 export const sectionOf = (name: string): Section | undefined => (name === 'key-create' ? 'keys' : ACTIONS.get(name)?.section);
 
 /**
- * Where an action's redirect leads: the page in the mode it was sent from, at the section of its
- * form (its heading's id), so the result shows where the person was, not screens up at the top of
- * a phone's page; for the offsets, with the filter and page the form was sent from (its `view`).
+ * Where an action's redirect leads: the page in the mode it was sent from, at its notice (`#notice`),
+ * which shows under the heading of the form's section: the browser scrolls there and focuses it, so
+ * the result shows (and a screen reader says it) where the person was, not screens up at the top of a
+ * phone's page; for the offsets, with the filter and page the form was sent from (its `view`).
  */
 export function returnTo(mode: Mode, section: Section | undefined, form?: URLSearchParams): string {
   const view = section === 'offsets' && form !== undefined ? keptView(form.get('view')) : '';
-  return `/?mode=${mode}${view === '' ? '' : `&${view}`}${section === undefined ? '' : `#${section}`}`;
+  return `/?mode=${mode}${view === '' ? '' : `&${view}`}${section === undefined ? '' : '#notice'}`;
 }
 
 /** Digits up to `most` of them, else NaN (which the Sandbox refuses with its own message). */

@@ -16,7 +16,7 @@ main { max-width: 72rem; margin: 0 auto; padding: 1rem 1.5rem 3rem; }
 main.narrow { max-width: 36rem; padding-top: 3rem; }
 section { background: #fff; border: 1px solid var(--rule); border-radius: 6px; padding: 0.5rem 1rem 1rem; margin: 1rem 0; }
 h2 { font-size: 1.05rem; }
-/* A section opened by its address (/#offsets, an action's return) shows its top edge, not its heading flush with the screen's. */
+/* A section opened by its address (/#offsets, a filter's answer) shows its top edge, not its heading flush with the screen's. */
 h2[id], h3[id] { scroll-margin-top: 1.5rem; }
 table { border-collapse: collapse; width: 100%; margin: 0.5rem 0; }
 th, td { text-align: left; padding: 0.3rem 0.5rem; border-bottom: 1px solid var(--rule); vertical-align: top; }
@@ -38,6 +38,9 @@ code { font-family: ui-monospace, 'DejaVu Sans Mono', Menlo, Consolas, monospace
 .notice { padding: 0.5rem 0.75rem; border-radius: 4px; }
 .notice.ok { background: #e3f1e8; }
 .notice.error { background: #f8e1de; color: var(--bad); }
+/* Opened at an action's notice (#notice), the heading above it shows too; focused as the page opens, it is outlined. */
+.notice[id] { scroll-margin-top: 4.5rem; }
+.notice:focus { outline: 2px solid currentColor; outline-offset: 2px; }
 form { margin: 0.4rem 0; }
 form.inline { display: inline; }
 .controls form { padding: 0.25rem 0; border-bottom: 1px dashed var(--rule); }

@@ -27,12 +27,16 @@ export interface Notice {
 
 /**
  * The notice, if it is shown at `section` (undefined: the page's top). An error is an alert; what
- * was done, a status: a screen reader says it without moving from where the redirect put it.
+ * was done, a status. It takes the focus as the page opens, so a screen reader says it and the
+ * next Tab goes on from it, not from the page's top, without JavaScript: an action's redirect
+ * names it (`#notice`, actions.ts: returnTo), and a browser focuses a fragment's target that can
+ * take focus (tabindex="-1"); opened without that fragment (`?done=`, a refusal answered in place),
+ * `autofocus` does it.
  */
 export function noticeAt(d: Pick<DashboardData, 'notice'>, section?: Section): string {
   if (d.notice === undefined || d.notice.section !== section) return '';
   const role = d.notice.kind === 'error' ? 'alert' : 'status';
-  return `<p class="notice ${d.notice.kind}" role="${role}">${escapeHtml(d.notice.text)}</p>`;
+  return `<p id="notice" class="notice ${d.notice.kind}" role="${role}" tabindex="-1" autofocus>${escapeHtml(d.notice.text)}</p>`;
 }
 
 export async function putFlash(sandbox: Sandbox, session: Session, flash: Flash, now: number): Promise<void> {
