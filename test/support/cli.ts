@@ -256,6 +256,10 @@ export function spawnCarbon(home: string, args: string[], env: Record<string, st
     reject: false,
     stdin: 'ignore',
     buffer: false,
+    // execa's kill('SIGTERM') would follow with SIGKILL after 5 s, and a graceful close that takes
+    // longer on a loaded machine (a stalled database's deadlines) read as a death by signal:
+    // stop() has its own limit, scaled to the load, and afterAll kills what is left.
+    forceKillAfterDelay: false,
   });
 }
 
