@@ -1,5 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -63,8 +64,25 @@ export async function throwawayPostgres(root: string): Promise<ThrowawayPostgres
       s.close(() => resolve(p));
     });
   });
+  // A password, as every real deployment and CI's cluster have, so what the tests check of a URL
+  // (its password masked in every line carbon writes) holds here too.
+  const password = randomBytes(12).toString('hex');
+  const pwfile = join(root, 'postgres-password');
+  writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
+  if (asRoot) chownSync(pwfile, uid!, gid!);
   try {
-    run('initdb', ['-D', data, '-A', 'trust', '-U', 'carbon', '--no-sync', '-E', 'UTF8']);
+    run('initdb', [
+      '-D',
+      data,
+      '--auth-local=trust',
+      '--auth-host=scram-sha-256',
+      `--pwfile=${pwfile}`,
+      '-U',
+      'carbon',
+      '--no-sync',
+      '-E',
+      'UTF8',
+    ]);
     run('pg_ctl', [
       '-D',
       data,
@@ -99,7 +117,7 @@ export async function throwawayPostgres(root: string): Promise<ThrowawayPostgres
   };
   let paused: number[] = [];
   return {
-    url: `postgres://carbon@127.0.0.1:${port}/postgres`,
+    url: `postgres://carbon:${password}@127.0.0.1:${port}/postgres`,
     killPostmaster: () => process.kill(postmaster(), 'SIGKILL'),
     start: async () => {
       // The old backends notice their postmaster is gone and exit; until they have, the new one
