@@ -211,6 +211,11 @@ async function rolesOf(l: Ledger): Promise<Record<string, string>> {
   return Object.fromEntries(keys.filter((k) => k.default !== null).map((k) => [k.default, k.id]));
 }
 
+/** The keys' ids, in the order `carbon sandbox keys` lists them. */
+async function keyIds(l: Ledger): Promise<string[]> {
+  return (await json<Array<{ id: string }>>(['sandbox', 'keys'], on(l))).map((k) => k.id);
+}
+
 /** The keys `carbon balance` and `carbon balance --live` used when no key is configured, as `carbon logs` recorded them. */
 async function keysUsed(l: Ledger): Promise<{ test: string; live: string }> {
   const used = async (args: string[]) => {
@@ -247,12 +252,16 @@ describe.runIf(postgresAvailable())('the starting keys across stores', () => {
   ] as const)('%s', { timeout: SLOW }, async (_name, origin, other) => {
     const home = origin();
     const roles = await withNewerKeys(home);
+    const order = await keyIds(home);
     const away = other();
     await move(home, away, 'there.ndjson');
     // A store that never held these keys' text still knows which were the starting ones.
     expect(await rolesOf(away)).toEqual(roles);
+    // And lists them in the same order: the starting keys, made in one millisecond, too.
+    expect(await keyIds(away)).toEqual(order);
     await move(away, home, 'back.ndjson');
     expect(await rolesOf(home)).toEqual(roles);
+    expect(await keyIds(home)).toEqual(order);
     expect(await keysUsed(home)).toEqual({ test: roles.test, live: roles.live });
   });
 });

@@ -2,7 +2,7 @@ import type { Mode } from '../../api/types.js';
 import { sha256 } from '../../platform/sha256.js';
 import { DAY_MS, groupByPeriod } from '../periods.js';
 import type * as port from '../port.js';
-import { KEY_COLUMNS, livemodeOf, OFFSET_COLUMNS } from '../tables.js';
+import { KEY_COLUMNS, keyOrder, livemodeOf, OFFSET_COLUMNS } from '../tables.js';
 
 /** A pool or one connection: what runs a query. */
 export interface Queryable {
@@ -51,7 +51,7 @@ export class PgReads implements port.LedgerReads {
   }
 
   keys(): Promise<port.KeyRecord[]> {
-    return this.all<port.KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_ms, id`);
+    return this.all<port.KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY ${keyOrder('', ' COLLATE "C"')}`);
   }
 
   async vault(): Promise<port.KeyVault> {
