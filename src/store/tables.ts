@@ -35,13 +35,6 @@ const MODE = "CASE livemode WHEN 1 THEN 'live' ELSE 'test' END AS mode";
 export const OFFSET_COLUMNS = `seq, id, ${MODE}, status, kg, amount_cents, rate, req_kg, req_amount_cents, reference, created_ms, settle_at_ms, review, placed_ms, certificate_id`;
 /** A key's columns as the port reads them (KeyRecord). */
 export const KEY_COLUMNS = `id, hash, ${MODE}, permission, last4, created_ms, revoked_ms`;
-/**
- * The order keys are listed and saved in, the same on both stores: by when each was made, and the
- * keys made together (the starting keys, in one millisecond) as they are made: test purchase, live
- * purchase, test read-only; then by id, in byte order (`byteOrder`: PostgreSQL's `COLLATE "C"`,
- * SQLite's own). `t` is the table's alias, if any.
- */
-export const keyOrder = (t = '', byteOrder = ''): string => `${t}created_ms, ${t}permission, ${t}livemode, ${t}id${byteOrder}`;
 
 const TABLES = {
   account: (t: Dialect) => `CREATE TABLE account (

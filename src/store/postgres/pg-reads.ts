@@ -2,7 +2,16 @@ import type { Mode } from '../../api/types.js';
 import { sha256 } from '../../platform/sha256.js';
 import { DAY_MS, groupByPeriod } from '../periods.js';
 import type * as port from '../port.js';
-import { KEY_COLUMNS, keyOrder, livemodeOf, OFFSET_COLUMNS } from '../tables.js';
+import { KEY_COLUMNS, livemodeOf, OFFSET_COLUMNS } from '../tables.js';
+
+/**
+ * The order keys are listed and saved in. SQLite lists them as they were made (created_ms, then
+ * rowid); PostgreSQL keeps no order of insertion, so the keys made in one millisecond (the starting
+ * keys) go as the sandbox makes them, test purchase, live purchase, test read-only, and then by id:
+ * the same order as SQLite's, before and after a snapshot taken from one to the other. `t` is the
+ * table's alias, if any.
+ */
+export const keyOrder = (t = ''): string => `${t}created_ms, ${t}permission, ${t}livemode, ${t}id COLLATE "C"`;
 
 /** A pool or one connection: what runs a query. */
 export interface Queryable {
@@ -51,7 +60,7 @@ export class PgReads implements port.LedgerReads {
   }
 
   keys(): Promise<port.KeyRecord[]> {
-    return this.all<port.KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY ${keyOrder('', ' COLLATE "C"')}`);
+    return this.all<port.KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY ${keyOrder()}`);
   }
 
   async vault(): Promise<port.KeyVault> {

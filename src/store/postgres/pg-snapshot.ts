@@ -4,9 +4,8 @@ import { LedgerRowError } from '../ledger-error.js';
 import type * as port from '../port.js';
 import { SNAPSHOT_TABLES } from '../port.js';
 import { snapshotSelect } from '../snapshot-tables.js';
-import { keyOrder } from '../tables.js';
 import { pgError } from './errors.js';
-import type { Queryable } from './pg-reads.js';
+import { keyOrder, type Queryable } from './pg-reads.js';
 
 /**
  * Snapshots on PostgreSQL (port.ts: exportLedger, importLedger): the rows of SNAPSHOT_TABLES read
@@ -24,7 +23,7 @@ type Table = (typeof SNAPSHOT_TABLES)[number];
 /** Each table's SELECT, its columns in SNAPSHOT_TABLES' order, in a stable order of rows. */
 function select(table: Table): string {
   if (table.name === 'api_keys') {
-    return `SELECT k.id, k.hash, k.livemode, k.permission, k.last4, k.created_ms, k.revoked_ms, v.default_for FROM api_keys k LEFT JOIN key_vault v ON v.id = k.id ORDER BY ${keyOrder('k.', ' COLLATE "C"')}`;
+    return `SELECT k.id, k.hash, k.livemode, k.permission, k.last4, k.created_ms, k.revoked_ms, v.default_for FROM api_keys k LEFT JOIN key_vault v ON v.id = k.id ORDER BY ${keyOrder('k.')}`;
   }
   return snapshotSelect(table, table.name === 'meta' ? ' WHERE name = ANY($1::text[])' : '');
 }

@@ -3,7 +3,6 @@ import { LedgerRowError } from '../ledger-error.js';
 import type * as port from '../port.js';
 import { SNAPSHOT_TABLES } from '../port.js';
 import { snapshotSelect } from '../snapshot-tables.js';
-import { keyOrder } from '../tables.js';
 import { type Db, inTransaction } from './driver.js';
 import { sqliteCode } from './errors.js';
 import { keepJournalSeq } from './sqlite-journal.js';
@@ -28,7 +27,7 @@ type Table = (typeof SNAPSHOT_TABLES)[number];
 function select(table: Table, metaNames: readonly string[]): string {
   // default_for comes from the vault file, filled in by the caller.
   if (table.name === 'api_keys')
-    return `SELECT id, hash, livemode, permission, last4, created_ms, revoked_ms, NULL FROM api_keys ORDER BY ${keyOrder()}`;
+    return 'SELECT id, hash, livemode, permission, last4, created_ms, revoked_ms, NULL FROM api_keys ORDER BY created_ms, rowid';
   const names = metaNames.map((n) => `'${n.replace(/'/g, "''")}'`).join(', ') || 'NULL';
   return snapshotSelect(table, table.name === 'meta' ? ` WHERE name IN (${names})` : '');
 }

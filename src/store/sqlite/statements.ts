@@ -1,5 +1,5 @@
 import type { AccountRecord, IdempotencyRecord, ImpactTotals, KeyRecord, OffsetRecord } from '../port.js';
-import { KEY_COLUMNS, keyOrder, OFFSET_COLUMNS } from '../tables.js';
+import { KEY_COLUMNS, OFFSET_COLUMNS } from '../tables.js';
 import { type Db, pluck, query, rows } from './driver.js';
 
 /**
@@ -62,7 +62,7 @@ const SQL = {
       'SELECT status, rate, review_limit_cents, clock_offset_ms, rate_limit_requests, rate_limit_window_ms FROM account WHERE id = 1',
     ),
   keyByHash: (db: Db) => query<[Uint8Array], KeyRecord>(db, `SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = ?`),
-  keys: (db: Db) => query<[], KeyRecord>(db, `SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY ${keyOrder()}`),
+  keys: (db: Db) => query<[], KeyRecord>(db, `SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_ms, rowid`),
   balance: (db: Db) => pluck<[number], number>(db, 'SELECT available_cents FROM balances WHERE livemode = ?'),
   impact: (db: Db) => query<[number], ImpactTotals>(db, 'SELECT placed_kg, processing_kg, offsets FROM impact WHERE livemode = ?'),
   due: (db: Db) =>
