@@ -2,7 +2,7 @@ import { existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { NewJournalRecord } from '../../src/store/port.js';
-import { startCheckpointer } from '../../src/store/sqlite/checkpointer.js';
+import { startCheckpointer, WAL_HIGH } from '../../src/store/sqlite/checkpointer.js';
 import { SELF_CHECKPOINT_PAGES } from '../../src/store/sqlite/sqlite-open.js';
 import { openSqlite, pragma, scalar } from '../support/sqlite.js';
 import { openWorld, type World } from '../support/world.js';
@@ -61,6 +61,32 @@ describe('checkpoints off the purchase path', () => {
     } finally {
       other.close();
     }
+  });
+
+  test('a writer that never pauses: past WAL_HIGH pages its own connection copies the WAL back, without checkpointing at every commit, and the WAL stays bounded', {
+    timeout: 120_000,
+  }, async () => {
+    w = await openWorld();
+    await w.sandbox.topUp('test', 100_000_000_000);
+    const deadline = Date.now() + 10_000;
+    while (autocheckpoint(w) !== 0) {
+      if (Date.now() > deadline) throw new Error('the worker never took the checkpoints over');
+      await w.buy({ kg: 1 });
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    // Back to back now: about 10 pages a purchase, so 10,000 purchases write six times WAL_HIGH.
+    // Without the copy the WAL's file grows by all of it; with a checkpoint at every commit while
+    // it is long (as before), wal_autocheckpoint is seen switched on.
+    const wal = join(w.dir, 'ledger.db-wal');
+    let switchedOn = 0;
+    for (let i = 0; i < 10_000; i++) {
+      await w.buy({ kg: 1 });
+      if (autocheckpoint(w) !== 0) switchedOn++;
+    }
+    expect(switchedOn).toBe(0);
+    // Its file is never cut back: its size is the longest the WAL has been.
+    expect(statSync(wal).size / 4120).toBeLessThan(4 * WAL_HIGH);
+    expect(scalar(w.store.db, 'SELECT COUNT(*) FROM offsets')).toBeGreaterThan(10_000);
   });
 
   test('a server that only answers reads writes only the journal: its batches hand the checkpoints to the worker too', async () => {

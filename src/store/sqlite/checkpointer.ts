@@ -1,4 +1,6 @@
 import { Worker } from 'node:worker_threads';
+import type { Db } from './driver.js';
+import { SELF_CHECKPOINT_PAGES } from './sqlite-open.js';
 
 /**
  * WAL checkpoints off the purchase path. SQLite's automatic checkpoint runs inside the commit
@@ -18,15 +20,15 @@ import { Worker } from 'node:worker_threads';
  *
  * A writer that never pauses (a tight loop of purchases) gives the WAL no moment in which it is
  * all copied back, so it would grow without end (measured: 4 GB in 12 s). The worker therefore
- * publishes the WAL's length in shared memory, and past WAL_HIGH pages the store lets its own
- * commits checkpoint again, as SQLite does by default, until the WAL is short again.
+ * publishes the WAL's length in shared memory, and past WAL_HIGH pages the writer's connection
+ * copies it back itself (WalCheckpoints), so that its next commit restarts it.
  *
  * Nothing about what a commit guarantees changes: a commit is durable when it is in the WAL
  * (synchronous=NORMAL, docs/reliability.md); a checkpoint only copies committed pages into the
  * database file, and SQLite recovers one interrupted at any point.
  */
 
-/** Pages in the WAL past which the writer checkpoints itself again (64 MiB of 4 KiB pages). */
+/** Pages in the WAL past which the writer copies it back itself (64 MiB of 4 KiB pages). */
 export const WAL_HIGH = 16384;
 /** Commits after which the worker checkpoints (a purchase loop in process makes them every few milliseconds). */
 const CHECKPOINT_COMMITS = 32;
@@ -73,7 +75,7 @@ parentPort.once('message', () => {
 `;
 
 export interface Checkpointer {
-  /** Pages in the WAL when the worker last looked (-1 before it has). */
+  /** Pages in the WAL when the worker last looked (-1 while it does not look: before its first look, and once it has stopped). */
   walPages(): number;
   /** The store committed: counted towards the next checkpoint. */
   committed(): void;
@@ -99,7 +101,7 @@ export function startCheckpointer(path: string, intervalMs = 5): Checkpointer {
   void exit.then(() => (exited = true));
   let stopped: Promise<void> | undefined;
   return {
-    walPages: () => (exited ? Number.MAX_SAFE_INTEGER : Atomics.load(counts, 0)),
+    walPages: () => (exited ? -1 : Atomics.load(counts, 0)),
     committed: () => void Atomics.add(counts, 1, 1),
     checkpoints: () => Atomics.load(counts, 2),
     stop() {
@@ -113,4 +115,65 @@ export function startCheckpointer(path: string, intervalMs = 5): Checkpointer {
       return stopped;
     },
   };
+}
+
+/** Commits by one connection before its checkpoints move to a worker thread. */
+const WORKER_AFTER = 32;
+
+/**
+ * Who checkpoints one connection's WAL, told after each of its commits: the connection's own
+ * commits (wal_autocheckpoint, every SELF_CHECKPOINT_PAGES) while no worker looks at the WAL (its
+ * first WORKER_AFTER commits, or after the worker stopped), then the worker. Past WAL_HIGH pages
+ * the connection copies the WAL back itself, once for each length the worker reports, and its
+ * next commit restarts the WAL. (Before, its commits checkpointed again, each past
+ * SELF_CHECKPOINT_PAGES, until the worker next looked: two or three syncs of the disk a time on
+ * the thread that buys, and a purchase's p99.9 over 2 ms; BENCHMARKS.md.)
+ */
+export class WalCheckpoints {
+  private worker: Checkpointer | undefined;
+  private autocheckpoint = true;
+  /** The worker's checkpoint count when this connection last copied a long WAL back. */
+  private copiedAt = -1;
+
+  constructor(
+    private readonly db: Db,
+    private readonly path: string,
+  ) {}
+
+  /** Whether a worker was started: this connection kept writing. */
+  get started(): boolean {
+    return this.worker !== undefined;
+  }
+
+  committed(commits: number): void {
+    if (this.worker === undefined) {
+      if (commits < WORKER_AFTER || this.path === ':memory:') return;
+      this.worker = startCheckpointer(this.path);
+    }
+    this.worker.committed();
+    const pages = this.worker.walPages();
+    if (pages < 0 !== this.autocheckpoint) {
+      this.autocheckpoint = pages < 0;
+      this.db.exec(`PRAGMA wal_autocheckpoint = ${this.autocheckpoint ? SELF_CHECKPOINT_PAGES : 0}`);
+    }
+    if (pages > WAL_HIGH && this.worker.checkpoints() !== this.copiedAt) {
+      this.copiedAt = this.worker.checkpoints();
+      this.copyBack();
+    }
+  }
+
+  /** Stops the worker, if one started, and copies back what it had not (the last connection's close copies all of it anyway). */
+  async stop(): Promise<void> {
+    if (this.worker === undefined) return;
+    await this.worker.stop();
+    this.copyBack();
+  }
+
+  private copyBack(): void {
+    try {
+      this.db.exec('PRAGMA wal_checkpoint(PASSIVE)');
+    } catch {
+      // Busy, or a full disk: a later checkpoint takes it. A commit stands either way.
+    }
+  }
 }

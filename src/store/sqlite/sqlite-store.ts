@@ -15,22 +15,14 @@ import type {
 } from '../port.js';
 import { type RateWindow, takeFromWindow } from '../rate-window.js';
 import { livemodeOf } from '../tables.js';
-import { type Checkpointer, startCheckpointer, WAL_HIGH } from './checkpointer.js';
+import { WalCheckpoints } from './checkpointer.js';
 import { type Db, inTransaction } from './driver.js';
 import { sqliteCode, sqliteError } from './errors.js';
 import { readVault, writeVault } from './files.js';
 import { LedgerIdentity } from './identity.js';
 import { SqliteReadCache } from './sqlite-cache.js';
 import { SqliteJournal } from './sqlite-journal.js';
-import {
-  busyTimeoutMs,
-  openLedgerFile,
-  openMemoryLedger,
-  prepareLedger,
-  SELF_CHECKPOINT_PAGES,
-  truncateWal,
-  walKept,
-} from './sqlite-open.js';
+import { busyTimeoutMs, openLedgerFile, openMemoryLedger, prepareLedger, truncateWal, walKept } from './sqlite-open.js';
 import { digest, SqliteReads } from './sqlite-reads.js';
 import { exportLedger } from './sqlite-snapshot.js';
 import { SqliteTx } from './sqlite-tx.js';
@@ -43,17 +35,12 @@ import { lazyStatements } from './statements.js';
  * last line of defence behind the service's own check.
  */
 
-/** Commits by one store before its checkpoints move to a worker thread (checkpointer.ts). */
-const CHECKPOINTER_AFTER = 32;
-
 export class SqliteStore extends SqliteReads implements LedgerStore {
   /** The transaction running now in this process (one connection runs one at a time), and its end. */
   private running: Promise<unknown> | null = null;
   private readonly windows = new Map<string, RateWindow>();
   /** Checkpoints off the purchase path, once this store has committed a few times. */
-  private checkpointer: Checkpointer | undefined;
-  /** Whether this connection's own commits checkpoint (wal_autocheckpoint on). */
-  private selfCheckpoint = true;
+  private readonly checkpoints: WalCheckpoints;
   /** The ledger file this connection opened, to refuse writes once it is gone (identity.ts). */
   private readonly identity: LedgerIdentity | null;
 
@@ -66,6 +53,7 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
   ) {
     super({ db, s: lazyStatements(db), dir, browseStatements: new Map() });
     this.identity = dir === null || label === ':memory:' ? null : new LedgerIdentity(label);
+    this.checkpoints = new WalCheckpoints(db, label);
   }
 
   /** Opens (creating when absent) the ledger in `dir`: the directory 0700, the file 0600, WAL journal. */
@@ -187,24 +175,10 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
     }
   }
 
-  /**
-   * After each commit of this connection: counted for the read cache, and for who checkpoints the
-   * WAL: this connection's commits (every SELF_CHECKPOINT_PAGES) for the first few, then a worker
-   * thread (checkpointer.ts), except while the WAL is longer than WAL_HIGH pages, when the worker
-   * cannot keep up with a writer that never pauses.
-   */
+  /** After each commit of this connection: counted for the read cache, and for who checkpoints the WAL (checkpointer.ts). */
   private committed(): void {
     this.cache.committed();
-    if (this.checkpointer === undefined) {
-      if (this.cache.ownCommits < CHECKPOINTER_AFTER || this.label === ':memory:') return;
-      this.checkpointer = startCheckpointer(this.label);
-    }
-    this.checkpointer.committed();
-    const selfCheckpoint = this.checkpointer.walPages() > WAL_HIGH || this.checkpointer.walPages() < 0;
-    if (selfCheckpoint !== this.selfCheckpoint) {
-      this.db.exec(`PRAGMA wal_autocheckpoint = ${selfCheckpoint ? SELF_CHECKPOINT_PAGES : 0}`);
-      this.selfCheckpoint = selfCheckpoint;
-    }
+    this.checkpoints.committed(this.cache.ownCommits);
   }
 
   /** The SQLite store's key vault is a file: written by the transaction that made a key, just before it commits. */
@@ -281,20 +255,12 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
   async close(options: CloseOptions = {}): Promise<void> {
     if (this.running) await this.running.catch(() => {});
     if (options.exiting === true && this.leftToExit()) return;
-    if (this.checkpointer !== undefined) {
-      await this.checkpointer.stop();
-      // What the worker had not copied yet (the last connection's close copies all of it anyway).
-      try {
-        this.db.exec('PRAGMA wal_checkpoint(PASSIVE)');
-      } catch {
-        // Busy: the next writer's checkpoint takes it.
-      }
-    }
+    await this.checkpoints.stop();
     this.db.close();
     this.identity?.close();
   }
 
   private leftToExit(): boolean {
-    return !this.wroteLedger && this.checkpointer === undefined && this.label !== ':memory:' && walKept(this.label);
+    return !this.wroteLedger && !this.checkpoints.started && this.label !== ':memory:' && walKept(this.label);
   }
 }
