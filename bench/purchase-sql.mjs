@@ -47,26 +47,27 @@ try {
   db.exec(
     'PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA cache_size = -4096; PRAGMA wal_autocheckpoint = 0',
   );
-  // As the store does, the worker publishes the WAL's length, and past WAL_HIGH pages the writer's
-  // own commits checkpoint it (wal_autocheckpoint): a writer that never pauses gives a PASSIVE
-  // checkpoint no moment in which the WAL is all copied back, and without this it grew to 450 MB
+  // As the store does (checkpointer.ts, WalCheckpoints): the worker publishes the WAL's length and
+  // counts its checkpoints, and past WAL_HIGH pages the writer copies the WAL back itself, once a
+  // length, so that its next commit restarts it. A writer that never pauses gives a PASSIVE
+  // checkpoint no moment in which the WAL is all copied back: without this the WAL grew to 450 MB
   // in a 4-second run, every frame written to a part of the file never written before.
-  const walPages = new Int32Array(new SharedArrayBuffer(4));
+  const shared = new Int32Array(new SharedArrayBuffer(8));
   const checkpointer = new Worker(
     `const { workerData } = require('node:worker_threads');
      const { DatabaseSync } = require('node:sqlite');
      const db = new DatabaseSync(${JSON.stringify(path)});
      const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
-     const pages = new Int32Array(workerData);
-     setInterval(() => { try { const { log } = checkpoint.get(); if (log >= 0) Atomics.store(pages, 0, log); } catch {} }, 20);`,
-    { eval: true, workerData: walPages.buffer },
+     const shared = new Int32Array(workerData);
+     setInterval(() => { try { const { log } = checkpoint.get(); if (log >= 0) Atomics.store(shared, 0, log); Atomics.add(shared, 1, 1); } catch {} }, 20);`,
+    { eval: true, workerData: shared.buffer },
   );
   const WAL_HIGH = 16384; // src/store/sqlite/checkpointer.ts
-  let selfCheckpoint = false;
+  let copiedAt = 0;
   const bound = () => {
-    const over = Atomics.load(walPages, 0) > WAL_HIGH;
-    if (over !== selfCheckpoint) db.exec(`PRAGMA wal_autocheckpoint = ${over ? 256 : 0}`);
-    selfCheckpoint = over;
+    if (Atomics.load(shared, 0) <= WAL_HIGH || Atomics.load(shared, 1) === copiedAt) return;
+    copiedAt = Atomics.load(shared, 1);
+    db.exec('PRAGMA wal_checkpoint(PASSIVE)');
   };
   const s = {
     begin: db.prepare('BEGIN IMMEDIATE'),
