@@ -152,9 +152,11 @@ export class WalCheckpoints {
     }
     this.worker.committed();
     const pages = this.worker.walPages();
-    if (pages < 0 !== this.autocheckpoint) {
-      this.autocheckpoint = pages < 0;
-      this.db.exec(`PRAGMA wal_autocheckpoint = ${this.autocheckpoint ? SELF_CHECKPOINT_PAGES : 0}`);
+    // The connection's own commits checkpoint exactly while the worker does not look (pages -1).
+    const unwatched = pages < 0;
+    if (unwatched !== this.autocheckpoint) {
+      this.autocheckpoint = unwatched;
+      this.db.exec(`PRAGMA wal_autocheckpoint = ${unwatched ? SELF_CHECKPOINT_PAGES : 0}`);
     }
     if (pages > WAL_HIGH && this.worker.checkpoints() !== this.copiedAt) {
       this.copiedAt = this.worker.checkpoints();
