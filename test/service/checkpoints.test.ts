@@ -89,6 +89,30 @@ describe('checkpoints off the purchase path', () => {
     expect(scalar(w.store.db, 'SELECT COUNT(*) FROM offsets')).toBeGreaterThan(10_000);
   });
 
+  test('a writer that pauses between purchases (a server at a steady rate): the WAL restarts in a pause, and stays short', {
+    timeout: 120_000,
+  }, async () => {
+    w = await openWorld();
+    await w.sandbox.topUp('test', 100_000_000_000);
+    const deadline = Date.now() + 10_000;
+    while (autocheckpoint(w) !== 0) {
+      if (Date.now() > deadline) throw new Error('the worker never took the checkpoints over');
+      await w.buy({ kg: 1 });
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    // About 10 pages a purchase: 2,500 of them write one and a half times WAL_HIGH. A checkpoint
+    // lets the next commit restart the WAL only if nothing was committed while it ran; one of 32
+    // commits' pages, and its sync, outlasts the pause, so (before) the WAL restarted only when
+    // the writer copied it back itself past WAL_HIGH, holding up the purchases waiting meanwhile.
+    const wal = join(w.dir, 'ledger.db-wal');
+    for (let i = 0; i < 2500; i++) {
+      await w.buy({ kg: 1 });
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    // Its file is never cut back: its size is the longest the WAL has been.
+    expect(statSync(wal).size / 4120).toBeLessThan(WAL_HIGH / 4);
+  });
+
   test('a server that only answers reads writes only the journal: its batches hand the checkpoints to the worker too', async () => {
     w = await openWorld();
     const entry = (n: number): NewJournalRecord => ({
