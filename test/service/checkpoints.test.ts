@@ -30,6 +30,17 @@ async function eventually(check: () => boolean, ms = 10_000): Promise<void> {
   }
 }
 
+/** Buys, a few milliseconds apart, until the worker has taken the checkpoints over (a purchase loop's start). */
+async function workerTakesOver(world: World): Promise<void> {
+  await world.sandbox.topUp('test', 100_000_000_000);
+  const deadline = Date.now() + 10_000;
+  while (autocheckpoint(world) !== 0) {
+    if (Date.now() > deadline) throw new Error('the worker never took the checkpoints over');
+    await world.buy({ kg: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 describe('checkpoints off the purchase path', () => {
   test('a one-shot run checkpoints as SQLite does; past a few commits a worker does, and the ledger file grows by its copies alone', async () => {
     w = await openWorld();
@@ -67,13 +78,7 @@ describe('checkpoints off the purchase path', () => {
     timeout: 120_000,
   }, async () => {
     w = await openWorld();
-    await w.sandbox.topUp('test', 100_000_000_000);
-    const deadline = Date.now() + 10_000;
-    while (autocheckpoint(w) !== 0) {
-      if (Date.now() > deadline) throw new Error('the worker never took the checkpoints over');
-      await w.buy({ kg: 1 });
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    await workerTakesOver(w);
     // Back to back now: about 10 pages a purchase, so 10,000 purchases write six times WAL_HIGH.
     // Without the copy the WAL's file grows by all of it; with a checkpoint at every commit while
     // it is long (as before), wal_autocheckpoint is seen switched on.
@@ -93,13 +98,7 @@ describe('checkpoints off the purchase path', () => {
     timeout: 120_000,
   }, async () => {
     w = await openWorld();
-    await w.sandbox.topUp('test', 100_000_000_000);
-    const deadline = Date.now() + 10_000;
-    while (autocheckpoint(w) !== 0) {
-      if (Date.now() > deadline) throw new Error('the worker never took the checkpoints over');
-      await w.buy({ kg: 1 });
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    await workerTakesOver(w);
     // About 10 pages a purchase: 2,500 of them write one and a half times WAL_HIGH. A checkpoint
     // lets the next commit restart the WAL only if nothing was committed while it ran; one of 32
     // commits' pages, and its sync, outlasts the pause, so (before) the WAL restarted only when
