@@ -22,8 +22,8 @@ import { SELF_CHECKPOINT_PAGES } from './sqlite-open.js';
  * 32 commits' pages, with its sync, outlasts the pauses of a server buying at a steady rate (2,000
  * a second: the WAL then restarted only when the writer copied it back itself, below, 3-6 ms on
  * the answering thread every 0.8 s). So past CHASE_PAGES the worker checkpoints at every look that
- * follows a commit, and runs one that ended with pages left up to CHASE_TRIES times at once: each
- * copies only what was committed meanwhile, and one ends in a pause.
+ * follows a commit, and when one ends with pages left it runs again at once, CHASE_TRIES in a row
+ * at most: each copies only what was committed meanwhile, and one ends in a pause.
  *
  * A writer that never pauses (a tight loop of purchases) gives the WAL no moment in which it is
  * all copied back, so it would grow without end (measured: 4 GB in 12 s). The worker therefore
