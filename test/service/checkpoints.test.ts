@@ -1,10 +1,11 @@
-import { existsSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { NewJournalRecord } from '../../src/store/port.js';
-import { startCheckpointer, WAL_HIGH } from '../../src/store/sqlite/checkpointer.js';
+import { CHASE_PAGES, CHASE_TRIES, startCheckpointer, WAL_HIGH } from '../../src/store/sqlite/checkpointer.js';
 import { SELF_CHECKPOINT_PAGES } from '../../src/store/sqlite/sqlite-open.js';
-import { openSqlite, pragma, scalar } from '../support/sqlite.js';
+import { type Db, openSqlite, pragma, scalar } from '../support/sqlite.js';
 import { openWorld, type World } from '../support/world.js';
 
 /**
@@ -28,6 +29,29 @@ async function eventually(check: () => boolean, ms = 10_000): Promise<void> {
     if (Date.now() > deadline) throw new Error('not within the deadline');
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Commits `n` rows of about a page each. */
+function write(db: Db, n: number): void {
+  db.exec(
+    `WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < ${n}) INSERT INTO pages SELECT randomblob(3900) FROM i`,
+  );
+}
+
+/** A WAL past CHASE_PAGES that nothing has checkpointed yet, kept by the open connection returned. */
+function grownWal(): { db: Db; file: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'carbon-wal-'));
+  dirs.push(dir);
+  const file = join(dir, 'pages.db');
+  const db = openSqlite(file, { create: true });
+  db.exec('PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; CREATE TABLE pages (b BLOB)');
+  write(db, 1500);
+  return { db, file };
 }
 
 /** Buys, a few milliseconds apart, until the worker has taken the checkpoints over (a purchase loop's start). */
@@ -94,22 +118,49 @@ describe('checkpoints off the purchase path', () => {
     expect(scalar(w.store.db, 'SELECT COUNT(*) FROM offsets')).toBeGreaterThan(10_000);
   });
 
-  test('a writer that pauses between purchases (a server at a steady rate): the WAL restarts in a pause, and stays short', {
-    timeout: 120_000,
-  }, async () => {
-    w = await openWorld();
-    await workerTakesOver(w);
-    // About 10 pages a purchase: 2,500 of them write one and a half times WAL_HIGH. A checkpoint
-    // lets the next commit restart the WAL only if nothing was committed while it ran; one of 32
-    // commits' pages, and its sync, outlasts the pause, so (before) the WAL restarted only when
-    // the writer copied it back itself past WAL_HIGH, holding up the purchases waiting meanwhile.
-    const wal = join(w.dir, 'ledger.db-wal');
-    for (let i = 0; i < 2500; i++) {
-      await w.buy({ kg: 1 });
-      await new Promise((resolve) => setTimeout(resolve, 1));
+  test('past CHASE_PAGES the worker checkpoints at the first look after a commit, so the WAL restarts in a pause; below them it waits for more commits again', async () => {
+    const { db, file } = grownWal();
+    // No checkpoint for time alone here: what is left are the rules by commits and by length.
+    const worker = startCheckpointer(file, { intervalMs: 1, maxWaitMs: 3_600_000 });
+    try {
+      for (let i = 0; i < 32; i++) worker.committed();
+      await eventually(() => worker.checkpoints() === 1);
+      expect(worker.walPages()).toBeGreaterThan(CHASE_PAGES);
+      // One commit, and a pause: a server buying at a steady rate. Waiting for 32 commits' pages,
+      // whose copy outlasts the pause, the WAL restarted only when the writer copied it back itself.
+      write(db, 1);
+      worker.committed();
+      await eventually(() => worker.checkpoints() === 2);
+      // That commit restarted the WAL (the checkpoint before had copied all of it back).
+      expect(worker.walPages()).toBeLessThan(CHASE_PAGES);
+      write(db, 1);
+      worker.committed();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(worker.checkpoints()).toBe(2);
+    } finally {
+      await worker.stop();
+      db.close();
     }
-    // Its file is never cut back: its size is the longest the WAL has been.
-    expect(statSync(wal).size / 4120).toBeLessThan(WAL_HIGH / 4);
+  });
+
+  test('a checkpoint past CHASE_PAGES that leaves pages behind runs again at once, CHASE_TRIES in a row at most', async () => {
+    const { db, file } = grownWal();
+    // A reader's snapshot keeps every checkpoint from copying what was committed after it.
+    const reader = openSqlite(file, { readonly: true });
+    const worker = startCheckpointer(file, { intervalMs: 1, maxWaitMs: 3_600_000 });
+    try {
+      reader.exec('BEGIN');
+      expect(scalar(reader, 'SELECT COUNT(*) FROM pages')).toBe(1500);
+      write(db, 200);
+      for (let i = 0; i < 32; i++) worker.committed();
+      await eventually(() => worker.checkpoints() > 0);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(worker.checkpoints()).toBe(CHASE_TRIES);
+    } finally {
+      await worker.stop();
+      reader.close();
+      db.close();
+    }
   });
 
   test('a server that only answers reads writes only the journal: its batches hand the checkpoints to the worker too', async () => {
@@ -154,7 +205,7 @@ describe('checkpoints off the purchase path', () => {
     w = await openWorld();
     await w.sandbox.topUp('test', 100_000_000);
     // Looking every millisecond: the old rule (a checkpoint each look) would run a hundred here.
-    const worker = startCheckpointer(join(w.dir, 'ledger.db'), 1);
+    const worker = startCheckpointer(join(w.dir, 'ledger.db'), { intervalMs: 1 });
     try {
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(worker.checkpoints()).toBe(0);

@@ -42,9 +42,9 @@ const CHECKPOINT_COMMITS = 32;
 /** The longest the worker waits after a commit before it checkpoints. */
 const CHECKPOINT_MS = 50;
 /** Pages in the WAL past which the worker checkpoints at every look that follows a commit (4 MiB). */
-const CHASE_PAGES = 1024;
+export const CHASE_PAGES = 1024;
 /** The checkpoints in a row, at most, while pages are left over and the WAL is past CHASE_PAGES. */
-const CHASE_TRIES = 4;
+export const CHASE_TRIES = 4;
 
 const WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -71,13 +71,15 @@ const timer = setInterval(() => {
   if (!chasing && commits - done < workerData.commits && Date.now() - doneAt < workerData.maxWaitMs) return;
   try {
     let row = checkpoint.get();
-    for (let n = 1; n < workerData.chaseTries && row.log > workerData.chasePages && row.checkpointed < row.log; n++) row = checkpoint.get();
+    let runs = 1;
+    for (; runs < workerData.chaseTries && row.log > workerData.chasePages && row.checkpointed < row.log; runs++) row = checkpoint.get();
     // -1 when another process's checkpoint holds the lock: the last length stands.
     if (row.log >= 0) Atomics.store(shared, 0, row.log);
     chasing = row.log > workerData.chasePages;
     done = commits;
     doneAt = Date.now();
-    Atomics.add(shared, 2, 1);
+    // After the length, so that the store reads a new count with the length it goes with.
+    Atomics.add(shared, 2, runs);
   } catch {
     // Busy or gone: the next tick tries again; the store's own close checkpoints at the end.
   }
@@ -94,13 +96,19 @@ export interface Checkpointer {
   walPages(): number;
   /** The store committed: counted towards the next checkpoint. */
   committed(): void;
-  /** The checkpoints the worker has run. */
+  /** The checkpoints the worker has run (each run again while chasing counts). */
   checkpoints(): number;
   /** Stops the worker, after its current checkpoint (if any) is done. */
   stop(): Promise<void>;
 }
 
-export function startCheckpointer(path: string, intervalMs = 5): Checkpointer {
+/** How often the worker looks (ms), and the longest it waits after a commit (tests stretch it, to see the other rules alone). */
+export interface CheckpointerTimes {
+  intervalMs?: number;
+  maxWaitMs?: number;
+}
+
+export function startCheckpointer(path: string, { intervalMs = 5, maxWaitMs = CHECKPOINT_MS }: CheckpointerTimes = {}): Checkpointer {
   const shared = new SharedArrayBuffer(12);
   const counts = new Int32Array(shared);
   counts[0] = -1;
@@ -109,7 +117,7 @@ export function startCheckpointer(path: string, intervalMs = 5): Checkpointer {
     intervalMs,
     shared,
     commits: CHECKPOINT_COMMITS,
-    maxWaitMs: CHECKPOINT_MS,
+    maxWaitMs,
     chasePages: CHASE_PAGES,
     chaseTries: CHASE_TRIES,
   };
