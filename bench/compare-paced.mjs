@@ -10,50 +10,27 @@
 // then loaded in interleaved rounds (every other round in reverse order) by bench/lib/paced.mjs:
 // an open-loop load, each purchase with a fresh idempotency key. Prints each round's p99 and
 // p99.9, and how late the generator itself sent requests (its own stalls count in what it measures).
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, openSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { buildsFromArgv, parseBuild, startListening } from './lib/compare.mjs';
 import { paced } from './lib/paced.mjs';
 
-const builds = process.argv.slice(2);
-if (builds.length === 0) {
-  console.error('usage: node bench/compare-paced.mjs <bin/carbon.cjs>[@node=PATH][@NAME=value] [<another build> ...]');
-  process.exit(2);
-}
+const builds = buildsFromArgv('node bench/compare-paced.mjs <bin/carbon.cjs>[@node=PATH][@NAME=value] [<another build> ...]');
 const rate = Number(process.env.RATE ?? 2000);
 const rounds = Number(process.env.ROUNDS ?? 4);
 const seconds = Number(process.env.SECS ?? 3);
 const TMP = mkdtempSync(join(tmpdir(), 'carbon-compare-'));
 const children = [];
 
-function serve(name, node, bin, env) {
-  return new Promise((done, fail) => {
-    const child = spawn(node, [bin, 'serve', '--port', '0', '--show-keys'], {
-      env,
-      stdio: ['ignore', 'pipe', openSync(join(TMP, `${children.length}.log`), 'w')],
-    });
-    children.push(child);
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const nl = out.indexOf('\n');
-      if (nl !== -1) done({ name, ready: JSON.parse(out.slice(0, nl)), runs: [] });
-    });
-    child.on('exit', (code) => fail(new Error(`${name} exited ${code}`)));
-  });
-}
-
 try {
   const servers = [];
   for (const build of builds) {
-    const [file, ...vars] = build.split('@');
-    const own = Object.fromEntries(vars.map((v) => [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)]));
-    const node = own.node ?? process.execPath;
-    delete own.node;
-    const env = { ...process.env, ...own, NO_COLOR: '1', CARBON_HOME: mkdtempSync(join(TMP, 'home-')) };
+    const { file, node, vars } = parseBuild(build);
+    const env = { ...process.env, ...vars, NO_COLOR: '1', CARBON_HOME: mkdtempSync(join(TMP, 'home-')) };
     delete env.NODE_EXTRA_CA_CERTS;
     const index = pathToFileURL(join(dirname(resolve(file)), '..', 'dist', 'index.js')).href;
     const topUp = `const { openLocal } = await import(${JSON.stringify(index)});
@@ -62,7 +39,10 @@ try {
       await client.close();`;
     const made = spawnSync(node, ['--input-type=module', '-e', topUp], { env, stdio: ['ignore', 'ignore', 'inherit'] });
     if (made.status !== 0) throw new Error(`${build}: the top-up exited ${made.status}`);
-    servers.push(await serve(build, node, file, env));
+    servers.push({
+      ...(await startListening({ name: build, node, args: [file, 'serve', '--port', '0', '--show-keys'], env, dir: TMP, children })),
+      runs: [],
+    });
   }
   const load = (s, secs) =>
     paced({

@@ -5,42 +5,26 @@
 //   node bench/compare-serve.mjs bare:5 bare:10 bin/carbon.cjs   (the bare server spending 5, 10 µs a request: what a ratio allows)
 //
 // Starts the bare node:http reference and `carbon serve` from each build given (a bin/carbon.cjs
-// or a dist/cli.cjs, with `@NAME=value` for each variable of its own), each with its stderr to a
+// or a dist/cli.cjs, with `@NAME=value` for each variable of its own and `@node=PATH` for the Node
+// that runs it), each with its stderr to a
 // file, then runs autocannon against them in interleaved rounds (every other round in reverse
 // order) and prints each one's median requests a second; its ratio to the bare server, the
 // median of each round's ratio (a machine whose speed drifts moves both servers of a round
 // alike); and its CPU a request, of the whole process and of its main thread (user + system from
 // /proc, over the timed rounds).
-import { spawn } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { buildsFromArgv, parseBuild, startListening } from './lib/compare.mjs';
 
-const builds = process.argv.slice(2);
-if (builds.length === 0) {
-  console.error('usage: node bench/compare-serve.mjs <bin/carbon.cjs> [<another build> ...]');
-  process.exit(2);
-}
+const builds = buildsFromArgv('node bench/compare-serve.mjs <bin/carbon.cjs>[@node=PATH][@NAME=value] [<another build> ...]');
 const connections = Number(process.env.CONN ?? 10);
 const rounds = Number(process.env.ROUNDS ?? 5);
 const seconds = Number(process.env.SECS ?? 3);
 const TMP = mkdtempSync(join(tmpdir(), 'carbon-compare-'));
 const children = [];
-
-function start(name, args, env) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', openSync(join(TMP, `${children.length}.log`), 'w')] });
-    children.push(child);
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const nl = out.indexOf('\n');
-      if (nl !== -1) resolve({ name, child, ready: JSON.parse(out.slice(0, nl)) });
-    });
-    child.on('exit', (code) => reject(new Error(`${name} exited ${code}`)));
-  });
-}
+const start = (name, args, env, node) => startListening({ name, node, args, env, dir: TMP, children });
 
 /** CPU milliseconds (user + system) a process has used so far. */
 function cpuMs(pid, thread = false) {
@@ -61,12 +45,13 @@ try {
       servers.push(await start(build, [new URL('lib/bare-server.mjs', import.meta.url).pathname], { ...process.env, SPIN_US: spin[1] }));
       continue;
     }
-    const [file, ...vars] = build.split('@');
-    const s = await start(build, [file, 'serve', '--port', '0', '--show-keys'], {
-      ...process.env,
-      ...Object.fromEntries(vars.map((v) => [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)])),
-      CARBON_HOME: mkdtempSync(join(TMP, 'home-')),
-    });
+    const { file, node, vars } = parseBuild(build);
+    const s = await start(
+      build,
+      [file, 'serve', '--port', '0', '--show-keys'],
+      { ...process.env, ...vars, CARBON_HOME: mkdtempSync(join(TMP, 'home-')) },
+      node,
+    );
     servers.push({ ...s, url: `${s.ready.url}/balance`, key: s.ready.test_key });
   }
   for (const s of servers) s.runs = [];
