@@ -1,6 +1,6 @@
 import type { Mode } from '../api/types.js';
 import { hasPassword, malformedTimeout, maskUrl, type StoreTarget } from '../engine/ledger.js';
-import { JOURNAL_DEFAULTS, type JournalSettings, journalSettingsFrom } from '../service/journal.js';
+import { JOURNAL_DEFAULTS, type JournalSettings, journalSettingsFrom } from '../service/journal-settings.js';
 import { keyShape } from '../service/keys.js';
 import { type ConfigData, DEFAULT_PROFILE, type Profile, profileFlag, profileNamed, readConfig } from './config-store.js';
 import { usage } from './errors.js';

@@ -1,4 +1,4 @@
-import { type JournalSettings, journalSettingsFrom } from '../service/journal.js';
+import { type JournalSettings, journalSettingsFrom } from '../service/journal-settings.js';
 import { Sandbox } from '../service/sandbox.js';
 import type { OffsetsService } from '../service/service.js';
 import { openStore, type StoreTarget } from '../store/open.js';

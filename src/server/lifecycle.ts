@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { API_PREFIX } from '../api/types.js';
 import { type Engine, openEngine } from '../engine/open.js';
-import { journalSettingsFrom } from '../service/journal.js';
+import { journalSettingsFrom } from '../service/journal-settings.js';
 import { LoggedResponse } from './access-log.js';
 import { boundedHealth } from './endpoints.js';
 import { ServerFaults } from './faults.js';

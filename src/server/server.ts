@@ -1,5 +1,5 @@
 import type { StoreTarget } from '../engine/ledger.js';
-import type { JournalSettings } from '../service/journal.js';
+import type { JournalSettings } from '../service/journal-settings.js';
 import type { Sandbox } from '../service/sandbox.js';
 
 /**

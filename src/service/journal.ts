@@ -1,9 +1,10 @@
 import type { RequestEntry } from '../api/journal.js';
 import type { ApiRequest, ApiResponse } from '../api/types.js';
-import { hostName, monotonicUs } from '../platform/host.js';
+import { monotonicUs } from '../platform/host.js';
 import { LedgerError } from '../store/ledger-error.js';
 import type { LedgerStore, NewJournalRecord } from '../store/port.js';
 import { type Note, note, type Trace } from './journal-note.js';
+import type { JournalSettings } from './journal-settings.js';
 import { journalQuery, NO_FILTER, type RequestFilter, requestEntry } from './journal-view.js';
 
 /**
@@ -14,7 +15,8 @@ import { journalQuery, NO_FILTER, type RequestFilter, requestEntry } from './jou
  * (bodies serialised, masked and bounded, so no answer's objects are held), and the entries are
  * written together, one batch a `FLUSH_MS` (or at once at `MAX_PENDING`), in one transaction of
  * their own.
- * close() writes what is left, so a clean stop loses nothing; a process killed outright (kill -9)
+ * close() writes what is left, so a clean stop loses nothing (a command's end waits on another
+ * process's lock only so long, EXITING_WAIT_MS); a process killed outright (kill -9)
  * loses the entries it answered in its last `FLUSH_MS`. A batch the ledger does not take (locked,
  * unreachable) waits in memory and goes with the next, up to `MAX_WAITING` entries waiting in
  * all, and is dropped past them (so are the requests answered while that many wait), or when a
@@ -45,7 +47,13 @@ const MAX_PENDING_CHARS = 16 * 1024;
  * waiting: it is tried again with the next. Past it, it waits as any write does.
  */
 const MAX_WAITING = 2_000;
-const DAY_MS = 86_400_000;
+/**
+ * At a command's end, how long its entries wait for another process's write lock before they are
+ * dropped (README, "carbon logs"). Writers hold it for a millisecond or two (a purchase, a batch
+ * of `carbon serve`'s entries), so an entry is lost only to a write that takes far longer; the
+ * command's answer is out already, and without this bound its process waited the busy timeout (5 s).
+ */
+const EXITING_WAIT_MS = 250;
 /**
  * After a drop, how often the ledger's health (the check /healthz makes) is asked until it answers,
  * to say what was dropped then rather than at the next request: one check at a time. On PostgreSQL
@@ -53,72 +61,6 @@ const DAY_MS = 86_400_000;
  * does not hold up, so there the line comes about a second after the drop.
  */
 const PROBE_MS = 1_000;
-
-export interface JournalSettings {
-  /** Off: nothing is recorded (`CARBON_JOURNAL=off`). */
-  enabled: boolean;
-  /** The newest entries kept (`CARBON_JOURNAL_KEEP`, default 10,000). */
-  keep: number;
-  /** Entries older than this (real time) are deleted (`CARBON_JOURNAL_MAX_AGE_DAYS`, default 7). */
-  maxAgeMs: number;
-  /** Which process answered: host:pid unless given. */
-  instance: string;
-  /** How long answered requests wait to be written together (FLUSH_MS unless given). */
-  flushMs?: number;
-  /** After a drop, how often the ledger is asked whether it answers again (PROBE_MS unless given). */
-  probeMs?: number;
-  /** Where the journal says what it dropped, in one line an outage (`carbon serve` gives its log); nowhere unless given. */
-  log?: (line: string) => void;
-}
-
-/**
- * The settings without any asked for. `instance` is this process's name in the journal, read
- * when first used (a command that records nothing never asks the machine its name).
- */
-export const JOURNAL_DEFAULTS: JournalSettings = {
-  enabled: true,
-  keep: 10_000,
-  maxAgeMs: 7 * DAY_MS,
-  get instance() {
-    instance ??= `${hostName()}:${process.pid}`;
-    return instance;
-  },
-};
-let instance: string | undefined;
-
-/** CARBON_JOURNAL's words, in any case, and whether each turns the journal on (unset or empty: on). */
-const SWITCHED = new Map([
-  ['', true],
-  ['on', true],
-  ['1', true],
-  ['true', true],
-  ['yes', true],
-  ['off', false],
-  ['0', false],
-  ['false', false],
-  ['no', false],
-]);
-
-/** The settings the environment gives; a value none takes is refused, with its name (CARBON_JOURNAL=disabled is not on). */
-export function journalSettingsFrom(env: NodeJS.ProcessEnv): JournalSettings {
-  const whole = (name: string, fallback: number, max: number): number => {
-    const text = env[name];
-    if (text === undefined || text === '') return fallback;
-    if (!/^\d+$/.test(text) || Number(text) > max) throw new Error(`${name} must be a whole number up to ${max}, not "${text}".`);
-    return Number(text);
-  };
-  const switched = env.CARBON_JOURNAL ?? '';
-  const enabled = SWITCHED.get(switched.toLowerCase());
-  if (enabled === undefined) throw new Error(`CARBON_JOURNAL must be off (or 0, false, no) or on, not "${switched.slice(0, 40)}".`);
-  return {
-    enabled,
-    keep: whole('CARBON_JOURNAL_KEEP', JOURNAL_DEFAULTS.keep, 10_000_000),
-    maxAgeMs: whole('CARBON_JOURNAL_MAX_AGE_DAYS', 7, 3650) * DAY_MS,
-    get instance() {
-      return JOURNAL_DEFAULTS.instance;
-    },
-  };
-}
 
 export class Journal {
   private pending: Note[] = [];
@@ -135,6 +77,8 @@ export class Journal {
   /** The next check, after a drop, of whether the ledger answers again (unref'd: it keeps no process alive). */
   private probing: NodeJS.Timeout | null = null;
   private closed = false;
+  /** How long a write that must wait waits for another writer's lock: the store's busy timeout, or EXITING_WAIT_MS at a command's end. */
+  private lockWaitMs: number | undefined;
 
   constructor(
     private readonly store: LedgerStore,
@@ -210,7 +154,12 @@ export class Journal {
       const { keep, maxAgeMs } = this.settings;
       // Never waits for another writer's lock while little is waiting: tried again with the next batch.
       const wait = mustWait || this.pending.length + records.length > MAX_WAITING;
-      await this.store.appendJournal(records as NewJournalRecord[], { keep, maxAgeMs, now: this.clock() }, { wait });
+      const waitMs = wait ? this.lockWaitMs : 0;
+      await this.store.appendJournal(
+        records as NewJournalRecord[],
+        { keep, maxAgeMs, now: this.clock() },
+        waitMs === undefined ? {} : { waitMs },
+      );
       this.sayLost();
     } catch (err) {
       // Left for the next batch while the writer may come back to it; a write that waited its
@@ -283,8 +232,13 @@ export class Journal {
     return (await this.entries({ ...NO_FILTER, requestId, limit: 1 }))[0];
   }
 
-  /** Writes what is left; nothing is noted after. */
-  async close(): Promise<void> {
+  /**
+   * Writes what is left; nothing is noted after. At a command's end (`exiting`), what is left waits
+   * at most EXITING_WAIT_MS for another process's write lock, and is dropped past it: a command
+   * never waits on another's long write (a snapshot loading, a long import) only to journal itself.
+   */
+  async close(options: { exiting?: boolean } = {}): Promise<void> {
+    if (options.exiting === true) this.lockWaitMs = EXITING_WAIT_MS;
     await this.flush();
     this.closed = true;
     if (this.probing !== null) clearTimeout(this.probing);

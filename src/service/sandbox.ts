@@ -2,7 +2,8 @@ import type { Mode, Offset } from '../api/types.js';
 import type { AccountRecord, AccountStatus, DefaultKey, LedgerStore, LedgerTx, OffsetRecord, Permission } from '../store/port.js';
 import { validationError } from './errors.js';
 import { FAULTS_META, type FaultConfig, parseFaults, storedFaults } from './faults.js';
-import { JOURNAL_DEFAULTS, Journal, type JournalSettings } from './journal.js';
+import { Journal } from './journal.js';
+import { JOURNAL_DEFAULTS, type JournalSettings } from './journal-settings.js';
 import { effective, effectiveImpact, modelTime, mustHaveAccount, settleDue } from './lifecycle.js';
 import { listPage } from './listing.js';
 import { PageAccess } from './page-access.js';
@@ -12,11 +13,10 @@ import { DEFAULT_PUBLIC_BASE_URL, OffsetsService, renderOffset, type ServiceOpti
 import * as bounds from './settings.js';
 
 /**
- * The sandbox: what the real service does on its developer page or behind the scenes (top-ups,
- * keys, account standing, review, failed orders, the clock), as a typed API over one store. The
- * developer page, `carbon sandbox` and the tests all act through these methods, so a change made
- * in one shows at once in the others. Nothing above the service reads the store: what the CLI
- * and the pages need of it is a method here.
+ * The sandbox: what the real service does on its developer page or behind the scenes (top-ups, keys, account
+ * standing, review, failed orders, the clock), as a typed API over one store. The developer page, `carbon
+ * sandbox` and the tests all act through these methods, so a change made in one shows at once in the others.
+ * Nothing above the service reads the store: what the CLI and the pages need of it is a method here.
  */
 
 export type { DefaultKey, FoundKey, NewKey, OffsetFilter, SandboxKey, SandboxStatus };
@@ -87,7 +87,7 @@ export class Sandbox {
   }
 
   async close(options?: Parameters<LedgerStore['close']>[0]): Promise<void> {
-    await this.journal.close().finally(() => this.ledger.close(options));
+    await this.journal.close({ exiting: options?.exiting }).finally(() => this.ledger.close(options));
   }
 
   /** The service model over this sandbox's store, its certificate URLs on this sandbox's origin unless given. */

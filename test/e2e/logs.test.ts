@@ -25,6 +25,27 @@ const ndjson = (text: string) =>
     .map((l) => JSON.parse(l) as RequestEntry);
 
 describe('on the local model', () => {
+  test("a command ends without waiting on another process's long write: it answers, exits 0, and its entry is dropped", async () => {
+    const home = newHome();
+    await ok(['balance'], { home });
+    // A write that waited as writes do would wait a minute (before: every read here took the busy timeout).
+    const env = { CARBON_BUSY_TIMEOUT_MS: '60000' };
+    const other = new DatabaseSync(ledgerPath(home));
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      // Both bundles: the quick start's (balance, impact) and the whole CLI's (list).
+      for (const args of [['balance'], ['impact'], ['list']]) {
+        const r = await ok([...args, '--json'], { home, env });
+        expect(JSON.parse(r.stdout)).toMatchObject({ object: args[0] === 'list' ? 'list' : args[0] });
+        expect(r.stderr).toBe('');
+      }
+    } finally {
+      other.exec('COMMIT');
+      other.close();
+    }
+    expect(ndjson((await ok(['logs', '--json'], { home })).stdout).map((e) => e.path)).toEqual(['/api/v1/balance']);
+  });
+
   test('lists what the commands asked and got, newest first: NDJSON, tab-separated rows, a table; filters; show', async () => {
     const home = newHome();
     const bought = await json<{ id: string }>(['buy', '--kg', '5', '--reference', 'ops-1'], { home });

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
-import { JOURNAL_DEFAULTS, Journal } from '../../src/service/journal.js';
+import { Journal } from '../../src/service/journal.js';
+import { JOURNAL_DEFAULTS } from '../../src/service/journal-settings.js';
 import { LedgerError } from '../../src/store/ledger-error.js';
 import type { LedgerStore } from '../../src/store/port.js';
 import { T0 } from '../support/world.js';

@@ -6,8 +6,8 @@ import { afterEach, describe, expect, test } from 'vitest';
 import type { RequestEntry } from '../../src/api/journal.js';
 import type { ApiRequest } from '../../src/api/types.js';
 import { type Engine, openEngine } from '../../src/engine/open.js';
-import { JOURNAL_DEFAULTS, type JournalSettings, journalSettingsFrom } from '../../src/service/journal.js';
 import { JOURNAL_BODY_LIMIT } from '../../src/service/journal-note.js';
+import { JOURNAL_DEFAULTS, type JournalSettings, journalSettingsFrom } from '../../src/service/journal-settings.js';
 import { NO_FILTER, type RequestFilter } from '../../src/service/journal-view.js';
 import { linesOf } from '../../src/service/snapshot-format.js';
 import { postgresAvailable, TEST_DATABASE_URL } from '../support/database.js';
@@ -56,9 +56,9 @@ async function ledger(store: StoreKind, journal: Partial<JournalSettings> = {}) 
       if (!closed) await engine.close();
     });
     const close = engine.close;
-    engine.close = async () => {
+    engine.close = async (options) => {
       closed = true;
-      await close();
+      await close(options);
     };
     const keys = { test: (await engine.sandbox.defaultKey('test'))!, live: (await engine.sandbox.defaultKey('live'))! };
     return {
@@ -76,7 +76,27 @@ async function ledger(store: StoreKind, journal: Partial<JournalSettings> = {}) 
       entries: (filter = {}) => engine.sandbox.journal.entries({ ...NO_FILTER, ...filter }),
     };
   };
-  return { open, database: where.database };
+  return { open, database: where.database, dir };
+}
+
+/** Another process's hold on what a journal batch needs (SQLite's write lock; PostgreSQL's journal table); resolves with its release. */
+async function holdJournalLock(store: StoreKind, database: string | undefined, dir: string): Promise<() => Promise<void>> {
+  if (store === 'sqlite') {
+    const other = new DatabaseSync(join(dir, 'ledger.db'));
+    other.exec('BEGIN IMMEDIATE');
+    return async () => {
+      other.exec('COMMIT');
+      other.close();
+    };
+  }
+  const db = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await db.connect();
+  await db.query(`SET search_path = "${new URL(database!).searchParams.get('schema')}"`);
+  await db.query('BEGIN; LOCK TABLE journal IN SHARE MODE');
+  return async () => {
+    await db.query('COMMIT');
+    await db.end();
+  };
 }
 
 describe.each(storeMatrix())('the request journal on the $label store', ({ kind: store }) => {
@@ -224,6 +244,34 @@ describe.each(storeMatrix())('the request journal on the $label store', ({ kind:
     await a.engine.close();
     const b = await open('host-b:2');
     expect(await b.entries({ limit: 100 })).toHaveLength(30);
+  });
+
+  test("at a command's end, waits only briefly for another process's lock: the entry is dropped, the close not held", async () => {
+    // Any write that waited as writes do would wait a minute here, far past the test's limit.
+    const before = { busy: process.env.CARBON_BUSY_TIMEOUT_MS, statement: process.env.CARBON_PG_STATEMENT_TIMEOUT_MS };
+    process.env.CARBON_BUSY_TIMEOUT_MS = '60000';
+    process.env.CARBON_PG_STATEMENT_TIMEOUT_MS = '60000';
+    cleanup.push(async () => {
+      for (const [name, value] of [
+        ['CARBON_BUSY_TIMEOUT_MS', before.busy],
+        ['CARBON_PG_STATEMENT_TIMEOUT_MS', before.statement],
+      ] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    });
+    const { open, database, dir } = await ledger(store, { flushMs: 3_600_000 });
+    const a = await open('host-a:1');
+    await a.call('GET', '/balance');
+    await a.engine.sandbox.journal.flush();
+    const release = await holdJournalLock(store, database, dir);
+    await a.call('GET', '/impact');
+    // Resolves while the lock is still held; before, it waited the busy timeout (here a minute).
+    await a.engine.close({ exiting: true });
+    expect(a.engine.sandbox.journal.dropped).toBe(1);
+    await release();
+    const b = await open('host-b:2');
+    expect((await b.entries()).map((e) => e.path)).toEqual(['/api/v1/balance']);
   });
 
   test('writes every batch whole and in the order answered, one seq after another', async () => {

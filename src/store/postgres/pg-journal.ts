@@ -16,7 +16,7 @@ const JOURNAL_TYPES = (() => {
 
 /**
  * The batch on `writer` (the journal's own connection); the prune, when the batch crosses its mark,
- * two statements after it.
+ * two statements after it. With `lockWaitMs`, the journal's lock is waited for that long at most.
  *
  * The batch takes its seqs under the journal's lock (the one a reset and a load take), held to its
  * commit: batches of the instances on one ledger commit in the order of their seqs. Without it, a
@@ -24,7 +24,12 @@ const JOURNAL_TYPES = (() => {
  * another instance's later seqs, which a follower (`carbon logs --follow`, after=SEQ) had printed
  * and gone past: its entries were never printed.
  */
-export async function appendJournal(writer: pg.Pool, records: NewJournalRecord[], retention: JournalRetention): Promise<void> {
+export async function appendJournal(
+  writer: pg.Pool,
+  records: NewJournalRecord[],
+  retention: JournalRetention,
+  lockWaitMs?: number,
+): Promise<void> {
   if (records.length === 0) return;
   const rows = records.map(journalRow);
   const columns = JOURNAL_INSERT_COLUMNS.map((_, i) => rows.map((r) => r[i]));
@@ -35,7 +40,8 @@ export async function appendJournal(writer: pg.Pool, records: NewJournalRecord[]
   let broken = false;
   let seqs: { first: number; last: number };
   try {
-    await client.query('BEGIN; LOCK TABLE journal IN SHARE ROW EXCLUSIVE MODE');
+    const bounded = lockWaitMs === undefined ? '' : ` SET LOCAL lock_timeout = ${Math.ceil(lockWaitMs)};`;
+    await client.query(`BEGIN;${bounded} LOCK TABLE journal IN SHARE ROW EXCLUSIVE MODE`);
     seqs = (await client.query<{ first: number; last: number }>(insert, columns)).rows[0]!;
     await client.query('COMMIT');
   } catch (err) {

@@ -189,16 +189,16 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
   private journalStatements: SqliteJournal | undefined;
 
   /** The journal's batch (sqlite-journal.ts) in this connection's turn; it writes nothing the read cache keeps. */
-  async appendJournal(records: NewJournalRecord[], retention: JournalRetention, options: { wait?: boolean } = {}): Promise<void> {
+  async appendJournal(records: NewJournalRecord[], retention: JournalRetention, options: { waitMs?: number } = {}): Promise<void> {
     if (records.length === 0) return;
     while (this.running) {
-      if (options.wait === false) throw this.locked();
+      if (options.waitMs === 0) throw this.locked();
       await this.running.catch(() => {});
     }
     try {
       this.identity?.check();
       // Synchronous from BEGIN to COMMIT: nothing else of this connection runs meanwhile.
-      (this.journalStatements ??= new SqliteJournal(this.db)).append(records, retention, options.wait === false ? 0 : busyTimeoutMs());
+      (this.journalStatements ??= new SqliteJournal(this.db)).append(records, retention, options.waitMs ?? busyTimeoutMs());
       // A commit as any other: a server that only answers reads still hands its checkpoints to
       // the worker, not to the journal's commits on the thread that answers.
       this.committed();
