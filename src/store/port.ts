@@ -274,8 +274,8 @@ export interface LedgerStore extends LedgerReads {
    * Appends entries to the journal, in order, in a transaction of their own (no writer lock of the
    * ledger's taken); once every hundredth of `retention.keep` entries written to the ledger, it then
    * deletes what is past the retention (journal-sql.ts, `prunes`). `waitMs`: how long to wait for
-   * a lock another writer holds (the store's own busy timeout unless given; 0: not at all) before
-   * giving up with a transient LedgerError, nothing written.
+   * a lock another writer holds (0: not at all; never longer than the store's own deadline for
+   * any write) before giving up with a transient LedgerError, nothing written.
    */
   appendJournal(records: NewJournalRecord[], retention: JournalRetention, options?: { waitMs?: number }): Promise<void>;
   /** Entries of the journal, committed ones only. */

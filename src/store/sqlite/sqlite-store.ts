@@ -198,7 +198,11 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
     try {
       this.identity?.check();
       // Synchronous from BEGIN to COMMIT: nothing else of this connection runs meanwhile.
-      (this.journalStatements ??= new SqliteJournal(this.db)).append(records, retention, options.waitMs ?? busyTimeoutMs());
+      (this.journalStatements ??= new SqliteJournal(this.db)).append(
+        records,
+        retention,
+        Math.min(options.waitMs ?? Number.POSITIVE_INFINITY, busyTimeoutMs()),
+      );
       // A commit as any other: a server that only answers reads still hands its checkpoints to
       // the worker, not to the journal's commits on the thread that answers.
       this.committed();
