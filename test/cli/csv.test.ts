@@ -18,8 +18,28 @@ test('a reference a spreadsheet would run as a formula is written as text, with 
 });
 
 test('any other reference, and every other field, is written as it is', () => {
-  for (const plain of ['batch-a', 'Flight LHR→JFK, "economy"\nreturn leg', "'already quoted", 'a=b', ' =1']) {
+  // Each character that needs quoting alone too: a comma, a quote, a line feed, a carriage return.
+  for (const plain of [
+    'batch-a',
+    'Flight LHR→JFK, "economy"\nreturn leg',
+    'a,b',
+    'say "hi"',
+    'line\nbreak',
+    'cr\rhere',
+    "'already quoted",
+    'a=b',
+    ' =1',
+  ]) {
     expect(referenceOf(plain), JSON.stringify(plain)).toBe(plain);
+  }
+  // Quoted as written, not only as a lenient reader reads it back (a bare CR reads back either way).
+  for (const [text, written] of [
+    ['a,b', '"a,b"'],
+    ['say "hi"', '"say ""hi"""'],
+    ['line\nbreak', '"line\nbreak"'],
+    ['cr\rhere', '"cr\rhere"'],
+  ] as const) {
+    expect(csvRow(offset(text)), JSON.stringify(text)).toContain(`,${written},`);
   }
   expect(referenceOf(null)).toBe('');
   const [header, row] = parseCsv(csvHeader() + csvRow(offset('=1')));
