@@ -316,7 +316,8 @@ for (const bundle of ['cli.cjs', 'quick.cjs']) {
   // checks only the source's length (a cache of another build of the same length would be used).
   writeFileSync(`${outdir}/${bundle}`, `${source}//# carbon-build=${createHash('sha256').update(source).digest('hex').slice(0, 16)}\n`);
 }
-rmSync(target, { recursive: true, force: true });
+// Retried: a carbon process that ends meanwhile writes its code cache into the dist/ being removed (ENOTEMPTY).
+rmSync(target, { recursive: true, force: true, maxRetries: 5 });
 renameSync(outdir, target);
 
 // The V8 code caches for this Node (bin/carbon.cjs), made by the commands start-up matters most for:
