@@ -77,8 +77,8 @@ export class Journal {
   /** The next check, after a drop, of whether the ledger answers again (unref'd: it keeps no process alive). */
   private probing: NodeJS.Timeout | null = null;
   private closed = false;
-  /** How long a write that must wait waits for another writer's lock: the store's busy timeout, or EXITING_WAIT_MS at a command's end. */
-  private lockWaitMs: number | undefined;
+  /** At a command's end, when waiting for another writer's lock stops (monotonic ms); until then, a write waits the store's busy timeout. */
+  private lockWaitEnds: number | undefined;
 
   constructor(
     private readonly store: LedgerStore,
@@ -154,7 +154,11 @@ export class Journal {
       const { keep, maxAgeMs } = this.settings;
       // Never waits for another writer's lock while little is waiting: tried again with the next batch.
       const wait = mustWait || this.pending.length + records.length > MAX_WAITING;
-      const waitMs = wait ? this.lockWaitMs : 0;
+      const waitMs = !wait
+        ? 0
+        : this.lockWaitEnds === undefined
+          ? undefined
+          : Math.max(0, Math.ceil(this.lockWaitEnds - performance.now()));
       await this.store.appendJournal(
         records as NewJournalRecord[],
         { keep, maxAgeMs, now: this.clock() },
@@ -234,11 +238,11 @@ export class Journal {
 
   /**
    * Writes what is left; nothing is noted after. At a command's end (`exiting`), what is left waits
-   * at most EXITING_WAIT_MS for another process's write lock, and is dropped past it: a command
+   * at most EXITING_WAIT_MS in all for another process's write lock, and is dropped past it: a command
    * never waits on another's long write (a snapshot loading, a long import) only to journal itself.
    */
   async close(options: { exiting?: boolean } = {}): Promise<void> {
-    if (options.exiting === true) this.lockWaitMs = EXITING_WAIT_MS;
+    if (options.exiting === true) this.lockWaitEnds = performance.now() + EXITING_WAIT_MS;
     await this.flush();
     this.closed = true;
     if (this.probing !== null) clearTimeout(this.probing);
