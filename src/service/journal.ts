@@ -77,7 +77,7 @@ export class Journal {
   /** The next check, after a drop, of whether the ledger answers again (unref'd: it keeps no process alive). */
   private probing: NodeJS.Timeout | null = null;
   private closed = false;
-  /** At a command's end, when waiting for another writer's lock stops (monotonic ms); until then, a write waits the store's busy timeout. */
+  /** At a command's end, when waiting for another writer's lock stops (monotonicUs); until then, a write waits the store's busy timeout. */
   private lockWaitEnds: number | undefined;
 
   constructor(
@@ -158,7 +158,7 @@ export class Journal {
         ? 0
         : this.lockWaitEnds === undefined
           ? undefined
-          : Math.max(0, Math.ceil(this.lockWaitEnds - performance.now()));
+          : Math.max(0, Math.ceil((this.lockWaitEnds - monotonicUs()) / 1000));
       await this.store.appendJournal(
         records as NewJournalRecord[],
         { keep, maxAgeMs, now: this.clock() },
@@ -242,7 +242,8 @@ export class Journal {
    * never waits on another's long write (a snapshot loading, a long import) only to journal itself.
    */
   async close(options: { exiting?: boolean } = {}): Promise<void> {
-    if (options.exiting === true) this.lockWaitEnds = performance.now() + EXITING_WAIT_MS;
+    // Not performance.now(): the global loads node:perf_hooks, which a read does not (test/e2e/startup.test.ts).
+    if (options.exiting === true) this.lockWaitEnds = monotonicUs() + EXITING_WAIT_MS * 1000;
     await this.flush();
     this.closed = true;
     if (this.probing !== null) clearTimeout(this.probing);

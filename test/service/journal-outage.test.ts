@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
+import { monotonicUs } from '../../src/platform/host.js';
 import { Journal } from '../../src/service/journal.js';
 import { JOURNAL_DEFAULTS } from '../../src/service/journal-settings.js';
 import { LedgerError } from '../../src/store/ledger-error.js';
@@ -142,8 +143,8 @@ describe("a command's end, with another process holding the lock", () => {
         const waitMs = options.waitMs ?? Number.POSITIVE_INFINITY;
         waits.push(waitMs);
         // Until the clock the journal reads has moved that far (a timer may fire a little early).
-        const until = performance.now() + Math.min(waitMs, 60_000);
-        while (performance.now() < until) await new Promise((resolve) => setTimeout(resolve, Math.ceil(until - performance.now())));
+        const until = monotonicUs() + Math.min(waitMs, 60_000) * 1000;
+        while (monotonicUs() < until) await new Promise((resolve) => setTimeout(resolve, Math.ceil((until - monotonicUs()) / 1000)));
         throw new LedgerError('the ledger is locked by another process', 'ledger.db', 'try again', true);
       },
       healthy: async () => true,
