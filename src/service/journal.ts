@@ -154,16 +154,7 @@ export class Journal {
       const { keep, maxAgeMs } = this.settings;
       // Never waits for another writer's lock while little is waiting: tried again with the next batch.
       const wait = mustWait || this.pending.length + records.length > MAX_WAITING;
-      const waitMs = !wait
-        ? 0
-        : this.lockWaitEnds === undefined
-          ? undefined
-          : Math.max(0, Math.ceil((this.lockWaitEnds - monotonicUs()) / 1000));
-      await this.store.appendJournal(
-        records as NewJournalRecord[],
-        { keep, maxAgeMs, now: this.clock() },
-        waitMs === undefined ? {} : { waitMs },
-      );
+      await this.store.appendJournal(records as NewJournalRecord[], { keep, maxAgeMs, now: this.clock() }, this.lockWait(wait));
       this.sayLost();
     } catch (err) {
       // Left for the next batch while the writer may come back to it; a write that waited its
@@ -174,6 +165,13 @@ export class Journal {
       }
       this.drop(records);
     }
+  }
+
+  /** How long a write waits for another writer's lock: not at all, the store's busy timeout, or (at a command's end) what is left of EXITING_WAIT_MS. */
+  private lockWait(wait: boolean): { waitMs?: number } {
+    if (!wait) return { waitMs: 0 };
+    if (this.lockWaitEnds === undefined) return {};
+    return { waitMs: Math.max(0, Math.ceil((this.lockWaitEnds - monotonicUs()) / 1000)) };
   }
 
   private drop(records: Note[]): void {
