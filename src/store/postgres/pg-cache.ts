@@ -20,6 +20,14 @@ export interface ReadCache {
 export const MAX_KEPT = 1000;
 
 /**
+ * Commits made by every PostgreSQL store of this process, as sqlite-cache.ts counts them: a check
+ * begun while another store of this process (a second engine on the ledger, as `carbon sandbox`
+ * beside a served engine in the tests) was committing may have read the ledger before that commit,
+ * and must not answer a read that follows it in the same turn.
+ */
+let processCommits = 0;
+
+/**
  * At most this many names are read again with a moved version: the fault setting and a few page
  * sessions, not whatever login tokens a client sprays at HEAD /login (each is a read of its own).
  */
@@ -81,21 +89,28 @@ export class PgReadCache {
    * last one, or the last one found it moved (other instances are writing).
    */
   private moving = false;
-  /** Moved by each commit of this process: a check begun before one must not answer for after it. */
-  private commits = 0;
+  /** processCommits when this cache last looked: moved since, nothing checked before answers again. */
+  private seen = 0;
   /** Checks begun, and which of them `cache` is from: one begun earlier that comes back later leaves it. */
   private begun = 0;
   private kept = 0;
 
   /** The kept reads, checked in this turn (or just now, for the code waiting on the check). */
   fresh(): Promise<ReadCache> {
+    if (this.seen !== processCommits) {
+      // This process committed (through this store or another) since the check kept here began.
+      this.seen = processCommits;
+      this.check = null;
+      this.answered = null;
+      this.moving = true;
+    }
     if (this.answered !== null) return Promise.resolve(this.answered);
     if (this.check === null) {
-      const commits = this.commits;
+      const commits = processCommits;
       const check = this.load().then((cache) => {
-        // A check that began before this process's commit read the ledger as it was before it: its
-        // answer is for the code that waited on it, never handed to a read that follows the commit.
-        if (this.commits !== commits) return cache;
+        // A check that began before a commit of this process read the ledger as it was before it:
+        // its answer is for the code that waited on it, never handed to a read that follows the commit.
+        if (processCommits !== commits) return cache;
         this.answered = cache;
         // After the microtasks now queued, the ones waiting on this check among them.
         process.nextTick(() => {
@@ -113,7 +128,7 @@ export class PgReadCache {
 
   /** What this process's own transaction wrote is read back at once, not at the next turn. */
   committed(touchedKeys: boolean): void {
-    this.commits++;
+    this.seen = ++processCommits;
     this.check = null;
     this.answered = null;
     this.moving = true;
