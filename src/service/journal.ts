@@ -43,8 +43,9 @@ const MAX_PENDING = 100;
  */
 const MAX_PENDING_CHARS = 16 * 1024;
 /**
- * A batch does not wait for another process's write lock (SQLite) while fewer than this many are
- * waiting: it is tried again with the next. Past it, it waits as any write does.
+ * A batch does not wait for a lock another process holds (SQLite's write lock; PostgreSQL's journal
+ * table) while fewer than this many are waiting: it is tried again with the next. Past it, it waits
+ * as any write does.
  */
 const MAX_WAITING = 2_000;
 /**

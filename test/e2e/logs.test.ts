@@ -644,10 +644,14 @@ describe.runIf(postgresAvailable())('carbon logs --follow on one PostgreSQL ledg
       const slow = await get(a, '/impact');
       await until(() => waiting(`locktype = 'advisory' AND objid = ${lock}`));
       const quick = await get(b, '/balance');
-      // B's batch is either written (and may be printed) or waits for A's: then A's goes on.
+      // B's journal read writes B's batch first, waiting as a flush does (a timed batch does not
+      // wait for the lock: it is tried again with the next). It is either written (and may be
+      // printed) or waits for A's: then A's goes on.
+      const read = fetch(`${b.origin}/_sandbox/requests?limit=1`, { headers: { authorization: `Bearer ${key}` } });
       await until(async () => tail.out().includes(quick) || (await waiting(`relation = '"${schema.schema}".journal'::regclass`)));
       await db.query('SELECT pg_advisory_unlock($1)', [lock]);
       await tail.seen([slow, quick]);
+      expect((await read).status).toBe(200);
       expect(tail.out().match(/req_[A-Za-z0-9]{14}/g)).toEqual([slow, quick]);
       await stopsOn(tail);
       await Promise.all([a.stop(), b.stop()]);

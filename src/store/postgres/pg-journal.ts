@@ -16,7 +16,8 @@ const JOURNAL_TYPES = (() => {
 
 /**
  * The batch on `writer` (the journal's own connection); the prune, when the batch crosses its mark,
- * two statements after it. With `lockWaitMs`, the journal's lock is waited for that long at most.
+ * two statements after it. With `lockWaitMs`, the journal's lock is waited for that long at most
+ * (0: not at all).
  *
  * The batch takes its seqs under the journal's lock (the one a reset and a load take), held to its
  * commit: batches of the instances on one ledger commit in the order of their seqs. Without it, a
@@ -40,8 +41,7 @@ export async function appendJournal(
   let broken = false;
   let seqs: { first: number; last: number };
   try {
-    const bounded = lockWaitMs === undefined ? '' : ` SET LOCAL lock_timeout = ${Math.ceil(lockWaitMs)};`;
-    await client.query(`BEGIN;${bounded} LOCK TABLE journal IN SHARE ROW EXCLUSIVE MODE`);
+    await client.query(`BEGIN;${lockStatement(lockWaitMs)}`);
     seqs = (await client.query<{ first: number; last: number }>(insert, columns)).rows[0]!;
     await client.query('COMMIT');
   } catch (err) {
@@ -54,6 +54,15 @@ export async function appendJournal(
   }
   if (!prunes(seqs.first, seqs.last, retention)) return;
   for (const d of journalPrune(retention, (n) => `$${n}`)) await writer.query(d.text, d.values);
+}
+
+/** The journal's lock, waited for as any statement waits, for `lockWaitMs` at most, or (0) not at all. */
+function lockStatement(lockWaitMs: number | undefined): string {
+  const lock = 'LOCK TABLE journal IN SHARE ROW EXCLUSIVE MODE';
+  if (lockWaitMs === undefined) return ` ${lock}`;
+  // lock_timeout = 0 would mean no bound at all: NOWAIT is PostgreSQL's "not at all".
+  if (lockWaitMs <= 0) return ` ${lock} NOWAIT`;
+  return ` SET LOCAL lock_timeout = ${Math.ceil(lockWaitMs)}; ${lock}`;
 }
 
 export async function readJournal(q: Queryable, query: JournalQuery): Promise<JournalRecord[]> {

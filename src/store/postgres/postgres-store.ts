@@ -254,11 +254,11 @@ export class PostgresStore extends PgReads implements LedgerStore {
 
   /**
    * The journal's batch on its own connection (pg-journal.ts), outside the ledger's writer lock:
-   * no purchase reads the journal, so it neither waits for nor holds up a purchase. Only a `waitMs`
-   * over 0 changes anything: the journal's lock (a reset's, a load's) is waited for that long.
+   * no purchase reads the journal, so it neither waits for nor holds up a purchase. `waitMs` bounds
+   * the wait for the journal's lock (a reset's, a load's, another instance's batch); 0, not at all.
    */
   async appendJournal(records: NewJournalRecord[], retention: JournalRetention, options: { waitMs?: number } = {}): Promise<void> {
-    await this.run(() => appendJournal(this.journalWriter.pool, records, retention, options.waitMs || undefined));
+    await this.run(() => appendJournal(this.journalWriter.pool, records, retention, options.waitMs));
   }
 
   journal(query: JournalQuery): Promise<JournalRecord[]> {
