@@ -10,6 +10,9 @@ import { JOURNAL_BODY_LIMIT } from '../../src/service/journal-note.js';
 import { JOURNAL_DEFAULTS, type JournalSettings, journalSettingsFrom } from '../../src/service/journal-settings.js';
 import { NO_FILTER, type RequestFilter } from '../../src/service/journal-view.js';
 import { linesOf } from '../../src/service/snapshot-format.js';
+import { LedgerError } from '../../src/store/ledger-error.js';
+import { openStore } from '../../src/store/open.js';
+import type { NewJournalRecord } from '../../src/store/port.js';
 import { postgresAvailable, TEST_DATABASE_URL } from '../support/database.js';
 import { type StoreKind, storeMatrix, testLedger } from '../support/matrix.js';
 import { T0, tempDir } from '../support/world.js';
@@ -76,7 +79,33 @@ async function ledger(store: StoreKind, journal: Partial<JournalSettings> = {}) 
       entries: (filter = {}) => engine.sandbox.journal.entries({ ...NO_FILTER, ...filter }),
     };
   };
-  return { open, database: where.database, dir };
+  return { open, database: where.database, dir, target: where.target(dir) };
+}
+
+/** An entry as the store takes it. */
+function journalRecord(requestId: string): NewJournalRecord {
+  return {
+    request_id: requestId,
+    model_ms: T0,
+    real_ms: T0,
+    method: 'GET',
+    path: '/api/v1/balance',
+    query: '',
+    status: 200,
+    error_type: null,
+    error_code: null,
+    error_param: null,
+    error_message: null,
+    duration_us: 100,
+    key_id: null,
+    mode: null,
+    idempotency_key: null,
+    replayed: false,
+    offset_id: null,
+    instance: 'host-a:1',
+    request_body: '',
+    response_body: '{}',
+  };
 }
 
 /** The busy timeout and PostgreSQL's statement deadline at a minute (for this test), so a write that waits as writes do hangs the test. */
@@ -423,6 +452,24 @@ describe.each(storeMatrix())('on the $label store, the journal and another proce
     expect(await a.entries({ limit: 1000 })).toHaveLength(250);
     expect(a.engine.sandbox.journal.dropped).toBe(0);
   }, 20_000);
+
+  test("the store's batch with a wait of 0 gives up at once: a transient error, nothing written", async () => {
+    // The port's "0: not at all" (port.ts, appendJournal); before, PostgreSQL read 0 as its usual
+    // wait, and here waited the minute.
+    slowDeadlines();
+    const { open, database, dir, target } = await ledger(store, { flushMs: 3_600_000 });
+    const a = await open('host-a:1');
+    const ledgerStore = await openStore(target);
+    cleanup.push(() => ledgerStore.close());
+    const release = await holdJournalLock(store, database, dir);
+    const refused = await ledgerStore
+      .appendJournal([journalRecord('req_waitsnot')], { keep: 10_000, maxAgeMs: 86_400_000, now: T0 }, { waitMs: 0 })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(LedgerError);
+    expect((refused as LedgerError).transient).toBe(true);
+    await release();
+    expect(await a.entries({ requestId: 'req_waitsnot' })).toEqual([]);
+  });
 });
 
 describe.runIf(postgresAvailable())('on PostgreSQL, the journal while a reset runs', () => {
