@@ -5,6 +5,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import type { NewJournalRecord } from '../../src/store/port.js';
 import { CHASE_PAGES, CHASE_TRIES, startCheckpointer, WAL_HIGH } from '../../src/store/sqlite/checkpointer.js';
 import { SELF_CHECKPOINT_PAGES } from '../../src/store/sqlite/sqlite-open.js';
+import { journalRecord } from '../support/journal-records.js';
 import { type Db, openSqlite, pragma, scalar } from '../support/sqlite.js';
 import { openWorld, type World } from '../support/world.js';
 
@@ -165,28 +166,8 @@ describe('checkpoints off the purchase path', () => {
 
   test('a server that only answers reads writes only the journal: its batches hand the checkpoints to the worker too', async () => {
     w = await openWorld();
-    const entry = (n: number): NewJournalRecord => ({
-      request_id: `req_${n}`,
-      model_ms: w!.clock.now,
-      real_ms: w!.clock.now,
-      method: 'GET',
-      path: '/api/v1/balance',
-      query: '',
-      status: 200,
-      error_type: null,
-      error_code: null,
-      error_param: null,
-      error_message: null,
-      duration_us: 100,
-      key_id: null,
-      mode: 'test',
-      idempotency_key: null,
-      replayed: false,
-      offset_id: null,
-      instance: 'test',
-      request_body: '',
-      response_body: '{"object":"balance"}',
-    });
+    const entry = (n: number): NewJournalRecord =>
+      journalRecord({ request_id: `req_${n}`, model_ms: w!.clock.now, mode: 'test', response_body: '{"object":"balance"}' });
     const retention = { keep: 10_000, maxAgeMs: 86_400_000, now: w.clock.now };
     let batches = 0;
     const deadline = Date.now() + 10_000;

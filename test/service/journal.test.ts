@@ -12,8 +12,8 @@ import { NO_FILTER, type RequestFilter } from '../../src/service/journal-view.js
 import { linesOf } from '../../src/service/snapshot-format.js';
 import { LedgerError } from '../../src/store/ledger-error.js';
 import { openStore } from '../../src/store/open.js';
-import type { NewJournalRecord } from '../../src/store/port.js';
 import { postgresAvailable, TEST_DATABASE_URL } from '../support/database.js';
+import { journalRecord } from '../support/journal-records.js';
 import { type StoreKind, storeMatrix, testLedger } from '../support/matrix.js';
 import { T0, tempDir } from '../support/world.js';
 
@@ -80,32 +80,6 @@ async function ledger(store: StoreKind, journal: Partial<JournalSettings> = {}) 
     };
   };
   return { open, database: where.database, dir, target: where.target(dir) };
-}
-
-/** An entry as the store takes it. */
-function journalRecord(requestId: string): NewJournalRecord {
-  return {
-    request_id: requestId,
-    model_ms: T0,
-    real_ms: T0,
-    method: 'GET',
-    path: '/api/v1/balance',
-    query: '',
-    status: 200,
-    error_type: null,
-    error_code: null,
-    error_param: null,
-    error_message: null,
-    duration_us: 100,
-    key_id: null,
-    mode: null,
-    idempotency_key: null,
-    replayed: false,
-    offset_id: null,
-    instance: 'host-a:1',
-    request_body: '',
-    response_body: '{}',
-  };
 }
 
 /** The busy timeout and PostgreSQL's statement deadline at a minute (for this test), so a write that waits as writes do hangs the test. */
@@ -463,7 +437,11 @@ describe.each(storeMatrix())('on the $label store, the journal and another proce
     cleanup.push(() => ledgerStore.close());
     const release = await holdJournalLock(store, database, dir);
     const refused = await ledgerStore
-      .appendJournal([journalRecord('req_waitsnot')], { keep: 10_000, maxAgeMs: 86_400_000, now: T0 }, { waitMs: 0 })
+      .appendJournal(
+        [journalRecord({ request_id: 'req_waitsnot', model_ms: T0, instance: 'host-a:1' })],
+        { keep: 10_000, maxAgeMs: 86_400_000, now: T0 },
+        { waitMs: 0 },
+      )
       .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(LedgerError);
     expect((refused as LedgerError).transient).toBe(true);
