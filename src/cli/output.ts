@@ -1,7 +1,8 @@
+import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { isatty } from 'node:tty';
 import { redactKeys } from '../service/keys.js';
-import { stderr, stdout, writeStdout } from './stdio.js';
+import { stderr, stdout, stdoutIsFile, writeStdout } from './stdio.js';
 
 export interface OutputOptions {
   stdout?: Writable & { isTTY?: boolean };
@@ -46,6 +47,8 @@ export class Output {
   private readonly env: NodeJS.ProcessEnv;
   private stdoutStream: (Writable & { isTTY?: boolean }) | undefined;
   private stderrStream: (Writable & { isTTY?: boolean }) | undefined;
+  /** stream() writes with write(2), stdout being a file (decided at its first call). */
+  private straight: boolean | undefined;
 
   constructor(options: OutputOptions = {}) {
     this.options = options;
@@ -112,6 +115,16 @@ export class Output {
   /** Data: the only thing that goes to stdout. */
   data(text: string): void {
     this.write(text.endsWith('\n') ? text : `${text}\n`);
+  }
+
+  /**
+   * Data made a batch at a time (`list --all`): a reader slower than the ledger (a pipe) is waited
+   * for, not queued for. A file, or /dev/null, is written straight, without process.stdout (stdio.ts).
+   */
+  async stream(text: string): Promise<void> {
+    this.straight ??= this.options.stdout === undefined && this.stdoutStream === undefined && stdoutIsFile();
+    if (this.straight) return writeStdout(text);
+    if (!this.stdout.write(text)) await once(this.stdout, 'drain');
   }
 
   /** One JSON document, the API's object exactly. */

@@ -1,8 +1,8 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { openLocal } from '../../src/engine/local.js';
-import { carbon, carbonTty, homes, json, ok, parseCsv, pipeline, plain, sandboxKeys, serve } from '../support/cli.js';
+import { carbon, carbonTty, homes, json, ok, parseCsv, pipeline, plain, sandboxKeys, serve, sh } from '../support/cli.js';
 import { headerless } from '../support/headerless-proxy.js';
 import { limit } from '../support/load.js';
 
@@ -98,6 +98,49 @@ describe('list --all', () => {
     const r = await pipeline("carbon list --all --json | (sleep 1; jq -s 'length')", { home });
     expect(r.stderr).toBe('');
     expect(r.stdout).toBe(`${N}\n`);
+  });
+
+  // A file (or /dev/null) is written with write(2), each batch's text as it is: process.stdout's
+  // stream for a file copies every batch into a Buffer first, native memory that stays until a
+  // collection (a million offsets as CSV: 110 MB against 92, BENCHMARKS.md). A preload notes
+  // whether the command made process.stdout at all; what the file gets is what a pipe gets.
+  test.each([
+    ['--json', ['--json']],
+    ['--format csv', ['--format', 'csv']],
+    ['--quiet', ['--quiet']],
+    ['(plain rows)', []],
+  ])('list --all %s into a file: byte for byte what a pipe gets, written without process.stdout', async (name, format) => {
+    const preload = join(home, 'stdout-made.cjs');
+    writeFileSync(
+      preload,
+      `const d = Object.getOwnPropertyDescriptor(process, 'stdout'); let made = false;
+Object.defineProperty(process, 'stdout', { configurable: true, enumerable: true, get() { made = true; return d.get.call(process); } });
+process.on('exit', () => require('node:fs').writeFileSync(process.env.MADE_FILE, String(made)));\n`,
+    );
+    const made = (to: string) => ({ NODE_OPTIONS: `--require ${preload}`, MADE_FILE: join(home, `${name} ${to}.made`) });
+    const piped = await ok(['list', '--all', ...format], { home, env: made('pipe') });
+    const file = join(home, `${name}.out`);
+    const r = await pipeline(`carbon list --all ${format.map(sh).join(' ')} > ${sh(file)}`, { home, env: made('file') });
+    expect([r.exitCode, r.stderr]).toEqual([0, '']);
+    expect(readFileSync(file, 'utf8')).toBe(piped.stdout);
+    expect(piped.stdout).toContain(format[0] === '--quiet' ? bought[7] : format[0] === '--json' ? JSON.stringify(TRICKY) : 'LHR→JFK');
+    expect(readFileSync(join(home, `${name} pipe.made`), 'utf8')).toBe('true');
+    expect(readFileSync(join(home, `${name} file.made`), 'utf8')).toBe('false');
+  });
+
+  // Past `ulimit -f` a write is cut short, then refused (EFBIG): the file holds the output's start,
+  // and the command ends as a full disk ends it.
+  test('list --all into a file past ulimit -f: the start of the output, then exit 1 and the line', async () => {
+    const whole = (await ok(['list', '--all', '--json'], { home })).stdout;
+    const file = join(home, 'cut.ndjson');
+    // The journal off, and past the WAL index (32 KiB): the ledger's writes would meet the limit first.
+    const r = await pipeline(`ulimit -f 36; carbon list --all --json > ${sh(file)}`, { home, env: { CARBON_JOURNAL: 'off' } });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toMatch(/^\{"error":.*Could not write to stdout \(EFBIG\): what was printed there is incomplete\./);
+    const cut = readFileSync(file);
+    expect(Buffer.byteLength(whole)).toBeGreaterThan(36 * 1024);
+    expect(cut.length).toBe(36 * 1024);
+    expect(cut.equals(Buffer.from(whole).subarray(0, cut.length))).toBe(true);
   });
 
   test('--all with --starting-after is refused (exit 2)', async () => {

@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { LIMITS, type ListParams, OFFSET_STATUSES, type Offset, type OffsetList } from '../../../api/types.js';
 import type { CarbonClient } from '../../../client/client.js';
 import { PageGuard } from '../../../client/paging.js';
@@ -204,9 +203,6 @@ async function streamAll(
   pages: AsyncIterable<Offset[]>,
   none: () => Promise<string>,
 ): Promise<void> {
-  const write = async (text: string): Promise<void> => {
-    if (!ctx.out.stdout.write(text)) await once(ctx.out.stdout, 'drain');
-  };
   // The CSV's header once the first page is read: whether a server is a sandbox is said in its
   // answers. Decided there, once, for every row.
   let header = format === 'csv';
@@ -236,16 +232,16 @@ async function streamAll(
     for (const offset of page) {
       batch.push(offset);
       if (batch.length === 100) {
-        await write(head() + text(batch));
+        await ctx.out.stream(head() + text(batch));
         livemode ??= batch[0]!.livemode;
         batch = [];
       }
     }
   }
   if (batch.length > 0) {
-    await write(head() + text(batch));
+    await ctx.out.stream(head() + text(batch));
     livemode ??= batch[0]!.livemode;
-  } else if (header) await write(head());
+  } else if (header) await ctx.out.stream(head());
   // A table with no offset says so, as a page's does, rather than drawing a header over nothing.
   else if (format === 'table' && livemode === undefined) ctx.out.info(await none());
   if (paint !== undefined && livemode !== undefined && ctx.fromSandbox) ctx.out.info(sandboxTableNote(livemode, paint));
