@@ -85,9 +85,9 @@ export function createdStreams(): NodeJS.WriteStream[] {
  * Not on Windows, where the console wants the stream's own encoding.
  *
  * The text is written as it is, not copied into a Buffer first: Node encodes it into memory it
- * frees at once. A Buffer a write is native memory that stays until a collection, and a stream of
- * them (`list --all` over a million offsets into a file) took the process from 91 to 110 MB
- * (BENCHMARKS.md, "An eleventh sitting").
+ * frees at once, where a Buffer is native memory that stays until a collection. (process.stdout's
+ * stream for a file made a Buffer of every write: `list --all` over a million offsets into a file
+ * held 18 MB more for them, BENCHMARKS.md, "An eleventh sitting".)
  */
 export function writeStdout(text: string): void {
   if (out !== undefined || process.platform === 'win32') {
