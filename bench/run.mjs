@@ -872,7 +872,7 @@ function machine() {
 async function developerPage(small, mid, big) {
   log('developer page: GET / (HTML) on both ledgers');
   const serverMs = async (home, name) => {
-    const { child, ready } = await startListening([BIN, 'serve', '--port', '0'], envFor(home), name);
+    const { child, ready } = await startListening([BIN, 'serve', '--port', '0', '--show-keys'], envFor(home), name);
     try {
       const login = await fetch(ready.developer_page_url, { redirect: 'manual' });
       const cookie = login.headers.get('set-cookie').split(';')[0];
