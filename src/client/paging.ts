@@ -28,31 +28,31 @@ export class CarbonPagingError extends CarbonError {
  */
 export const SEEN_MAX = 10_000;
 
+/**
+ * Ids are kept and compared as sorted arrays, not in Sets: on Node 26 a string looked up in a Set or
+ * a Map is copied into V8's old space (internalised), which only a full collection frees, and
+ * `list --all` over a million offsets, one lookup an id, peaked 27 MB higher for it (BENCHMARKS.md).
+ */
 export class PageGuard {
-  private readonly seen = new Set<string>();
+  /** The first SEEN_MAX ids, sorted. */
+  private seen: string[] = [];
   private readonly cursors = new Set<string>();
-  private previous = new Set<string>();
+  /** The page before's ids, sorted. */
+  private previous: string[] = [];
 
   /** Call with each page and the cursor it was asked with; throws CarbonPagingError on a repeat. */
   check(page: OffsetList, cursor: string | undefined): void {
-    const at = cursor === undefined ? 'the first page' : `the page after cursor ${cursor}`;
     if (cursor !== undefined) {
       if (this.cursors.has(cursor))
         throw new CarbonPagingError(`The server sent cursor ${cursor} a second time: paging would never end, so it stopped.`, cursor);
       this.cursors.add(cursor);
     }
-    const current = new Set<string>();
-    for (const offset of page.data) {
-      if (this.seen.has(offset.id) || this.previous.has(offset.id) || current.has(offset.id)) {
-        throw new CarbonPagingError(
-          `The server repeated offset ${offset.id} on ${at} (starting_after=${cursor ?? '(none)'}): its cursor does not advance, so paging stopped rather than loop.`,
-          cursor ?? null,
-        );
-      }
-      current.add(offset.id);
-      if (this.seen.size < SEEN_MAX) this.seen.add(offset.id);
-    }
-    this.previous = current;
+    const ids = page.data.map((offset) => offset.id);
+    const sorted = ids.slice().sort();
+    if (repeats(sorted, this.previous) || sorted.some((id) => includes(this.seen, id))) this.refuse(ids, cursor);
+    const room = SEEN_MAX - this.seen.length;
+    if (room > 0) this.seen = merged(this.seen, room >= sorted.length ? sorted : ids.slice(0, room).sort());
+    this.previous = sorted;
     const last = page.data.at(-1);
     if (page.has_more && last !== undefined && last.id === cursor) {
       throw new CarbonPagingError(
@@ -61,4 +61,46 @@ export class PageGuard {
       );
     }
   }
+
+  /** Throws for the page's first id, in its order, that came before (on an earlier page or on this one). */
+  private refuse(ids: string[], cursor: string | undefined): never {
+    const earlier = [...this.seen, ...this.previous];
+    const repeated = ids.find((id, i) => earlier.includes(id) || ids.indexOf(id) < i);
+    throw new CarbonPagingError(
+      `The server repeated offset ${repeated} on ${cursor === undefined ? 'the first page' : `the page after cursor ${cursor}`} (starting_after=${cursor ?? '(none)'}): its cursor does not advance, so paging stopped rather than loop.`,
+      cursor ?? null,
+    );
+  }
+}
+
+/** Whether `sorted` holds an id twice, or one of `before` (both sorted). */
+function repeats(sorted: string[], before: string[]): boolean {
+  for (let i = 1; i < sorted.length; i++) if (sorted[i] === sorted[i - 1]) return true;
+  for (let i = 0, j = 0; i < sorted.length && j < before.length; ) {
+    if (sorted[i] === before[j]) return true;
+    if (sorted[i]! < before[j]!) i++;
+    else j++;
+  }
+  return false;
+}
+
+/** Whether the sorted `list` holds `id` (a binary search). */
+function includes(list: string[], id: string): boolean {
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (list[middle]! < id) low = middle + 1;
+    else high = middle;
+  }
+  return list[low] === id;
+}
+
+/** Two sorted lists as one. */
+function merged(a: string[], b: string[]): string[] {
+  const out: string[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) out.push(j >= b.length || (i < a.length && a[i]! < b[j]!) ? a[i++]! : b[j++]!);
+  return out;
 }
