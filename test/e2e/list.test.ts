@@ -5,6 +5,7 @@ import { openLocal } from '../../src/engine/local.js';
 import { carbon, carbonTty, homes, json, ok, parseCsv, pipeline, plain, sandboxKeys, serve, sh } from '../support/cli.js';
 import { headerless } from '../support/headerless-proxy.js';
 import { limit } from '../support/load.js';
+import { openSqlite } from '../support/sqlite.js';
 
 /**
  * `carbon list --all` walks every page (250 offsets: three pages of the default 100, or many
@@ -148,6 +149,37 @@ process.on('exit', () => require('node:fs').writeFileSync(process.env.MADE_FILE,
     const r = await carbon(['list', '--all', '--starting-after', bought[5]!], { home });
     expect(r.exitCode).toBe(2);
     expect(r.stdout).toBe('');
+  });
+});
+
+describe('a long stream', () => {
+  // V8's young generation stays at the size start-up leaves it through a long `list --all`: two
+  // semi-spaces of 1 MB (the new space's size at exit, as a preload reads it), on every Node.
+  // Node 22 put V8's growth factor back whenever a worker thread started (the ledger's checkpointer,
+  // with the journal's first commit): its young generation grew to 8 MB over these 20,000 offsets,
+  // and to 32 MB over a million, where `list --all` peaked at 117 MB (BENCHMARKS.md).
+  test("list --all over 20,000 offsets keeps V8's young generation at the size start-up leaves it", async () => {
+    const big = newHome();
+    await ok(['balance'], { home: big });
+    // Placed offsets written straight into the ledger (20,000 purchases would take seconds): a list reads only these rows.
+    const db = openSqlite(join(big, 'data', 'ledger.db'));
+    db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+      INSERT INTO offsets (id, livemode, status, kg, amount_cents, rate, req_kg, created_ms, placed_ms)
+      SELECT printf('off_%024d', i), 0, 'placed', 1, 4, 4000, 1, 1700000000000 + i, 1700000003000 + i FROM n`);
+    db.close();
+    const preload = join(big, 'young.cjs');
+    writeFileSync(
+      preload,
+      `process.on('exit', () => require('node:fs').writeFileSync(process.env.YOUNG_FILE,
+  String(require('node:v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size)));\n`,
+    );
+    const size = join(big, 'young.txt');
+    const r = await pipeline('carbon list --all --json > /dev/null', {
+      home: big,
+      env: { NODE_OPTIONS: `--require ${preload}`, YOUNG_FILE: size },
+    });
+    expect([r.exitCode, r.stderr]).toEqual([0, '']);
+    expect(Number(readFileSync(size, 'utf8'))).toBeLessThanOrEqual(2 * 2 ** 20);
   });
 });
 

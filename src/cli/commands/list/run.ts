@@ -110,8 +110,8 @@ export async function run(ctx: Context, flags: ListFlags): Promise<void> {
   const filter = filterOf(flags, await clockForSpan(ctx, flags.since, flags.until));
   const client = await ctx.client();
   if (!flags.all) return printPage(ctx, client, flags, format, params, await firstOffsets(client, params, limit, filter));
-  await keepYoungGenerationSmall();
-  return streamAll(ctx, format, matching(client.listPages(params), filter), () => noOffsets(ctx, client, flags, params));
+  const keepSmall = await keepYoungGenerationSmall();
+  return streamAll(ctx, format, matching(client.listPages(params), filter), () => noOffsets(ctx, client, flags, params), keepSmall);
 }
 
 /** What to ask the API for, and how many offsets to print (without --all). */
@@ -202,6 +202,8 @@ async function streamAll(
   format: ListFormat | 'ids',
   pages: AsyncIterable<Offset[]>,
   none: () => Promise<string>,
+  /** Called once a batch: keepYoungGenerationSmall()'s. */
+  keepSmall: () => void,
 ): Promise<void> {
   // The CSV's header once the first page is read: whether a server is a sandbox is said in its
   // answers. Decided there, once, for every row.
@@ -232,6 +234,7 @@ async function streamAll(
     for (const offset of page) {
       batch.push(offset);
       if (batch.length === 100) {
+        keepSmall();
         await ctx.out.stream(head() + text(batch));
         livemode ??= batch[0]!.livemode;
         batch = [];
