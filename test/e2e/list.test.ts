@@ -26,13 +26,16 @@ beforeAll(async () => {
   home = newHome();
   // Seeded through the library on the same data directory (250 CLI runs would take ~40 s);
   // everything read back below goes through the built binary.
-  const { client } = await openLocal(join(home, 'data'));
+  const { client, sandbox } = await openLocal(join(home, 'data'));
   try {
     for (let i = 0; i < N; i++) {
       const reference = i === 7 ? TRICKY : i % 50 === 0 ? 'batch-a' : null;
       const { offset } = await client.buy({ kg: 1 + (i % 9), ...(reference === null ? {} : { reference }) });
       bought.push(offset.id);
     }
+    // Every one placed now, in model time: a test that compares two listings never sees one place
+    // between them (a test offset places 3 s after its purchase, and the tests run in any order).
+    await sandbox.advanceClock(60_000);
   } finally {
     client.close();
   }
