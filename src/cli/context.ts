@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { ApiRequest } from '../api/types.js';
 import type { CarbonClient, Exchange } from '../client/client.js';
 import type { Transport } from '../client/transport.js';
@@ -83,11 +85,7 @@ export class Context {
   private async ledgerMissing(): Promise<boolean> {
     const { store } = this.settings;
     if (this.openedEngine !== undefined || store.kind !== 'sqlite') return false;
-    const [{ existsSync }, { join }, { LEDGER_FILE }] = await Promise.all([
-      import('node:fs'),
-      import('node:path'),
-      import('../engine/ledger.js'),
-    ]);
+    const { LEDGER_FILE } = await import('../engine/ledger.js');
     return !existsSync(join(store.dir, LEDGER_FILE));
   }
 

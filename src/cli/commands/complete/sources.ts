@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Offset } from '../../../api/types.js';
 import type { CompletionSource } from '../../command.js';
 import type { GlobalOptions } from '../../settings.js';
@@ -44,12 +46,10 @@ async function onEngine(
   use: (ctx: import('../../context.js').Context) => Promise<Candidate[]>,
   { localOnly = false } = {},
 ): Promise<Candidate[]> {
-  const [{ resolveSettings }, { Context }, { Output }, { existsSync }, { join }, { Writable }] = await Promise.all([
+  const [{ resolveSettings }, { Context }, { Output }, { Writable }] = await Promise.all([
     import('../../settings.js'),
     import('../../context.js'),
     import('../../output.js'),
-    import('node:fs'),
-    import('node:path'),
     import('node:stream'),
   ]);
   const resolved = resolveSettings(globals, env, { tightenConfig: false });
