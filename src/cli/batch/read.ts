@@ -1,3 +1,6 @@
+import { closeSync, createReadStream, fstatSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { CliError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
@@ -43,18 +46,17 @@ function unreadable(file: string, err: NodeJS.ErrnoException): CliError {
 /** The file (or stdin, for `-`) as a stream of bytes; a file that cannot be opened is refused at once. */
 async function openStream(file: string): Promise<Readable> {
   if (file === '-') return process.stdin;
-  const fs = await import('node:fs');
   let fd: number;
   try {
-    fd = fs.openSync(file, 'r');
-    if (fs.fstatSync(fd).isDirectory()) {
-      fs.closeSync(fd);
+    fd = openSync(file, 'r');
+    if (fstatSync(fd).isDirectory()) {
+      closeSync(fd);
       throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
     }
   } catch (err) {
     throw unreadable(file, err as NodeJS.ErrnoException);
   }
-  return fs.createReadStream('', { fd, highWaterMark: CHUNK });
+  return createReadStream('', { fd, highWaterMark: CHUNK });
 }
 
 /**
@@ -74,7 +76,6 @@ export class BatchInput {
 
   static async open(file: string): Promise<BatchInput> {
     const stream = await openStream(file);
-    const [{ mkdtempSync }, { tmpdir }, { join }] = await Promise.all([import('node:fs'), import('node:os'), import('node:path')]);
     const dir = mkdtempSync(join(tmpdir(), 'carbon-batch-'));
     const input = new BatchInput(file, { dir, path: join(dir, 'batch.csv') });
     input.current = stream;
@@ -83,7 +84,6 @@ export class BatchInput {
 
   /** The records of the file itself, each chunk copied to the spool as it is read. */
   async *first(): AsyncGenerator<CsvRecord> {
-    const { openSync, writeSync, closeSync } = await import('node:fs');
     const fd = openSync(this.spool.path, 'wx', 0o600);
     const stream = this.current!;
     async function* copied(): AsyncGenerator<Buffer | string> {
@@ -125,7 +125,6 @@ export class BatchInput {
   /** Removes the spool. */
   async close(): Promise<void> {
     this.current?.destroy();
-    const { rmSync } = await import('node:fs');
     rmSync(this.spool.dir, { recursive: true, force: true });
   }
 
