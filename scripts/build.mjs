@@ -144,9 +144,14 @@ const deferredBuiltins = {
     b.onResolve({ filter: /^(node:)?[a-z_0-9/]+$/ }, (args) => {
       if (!BUILTINS.has(args.path) || args.namespace === 'deferred-builtin') return undefined;
       const name = args.path.replace(/^node:/, '');
-      // Not for `import()`: an external one stays a real dynamic import, which the vm.Script that
-      // runs cli.cjs cannot do; the stand-in turns it into a require.
-      if (LOADED_AT_BOOT.has(name) && args.kind !== 'dynamic-import') return { path: `node:${name}`, external: true };
+      // `import()` of one of these would go through a stand-in (an external one stays a real dynamic
+      // import, which the vm.Script that runs cli.cjs cannot do) and then esbuild's __toESM: node:fs's
+      // hundred exports copied into getters twice, 0.24 ms of a `balance` (BENCHMARKS.md). It is
+      // loaded already: a static import costs nothing.
+      if (LOADED_AT_BOOT.has(name)) {
+        if (args.kind !== 'dynamic-import') return { path: `node:${name}`, external: true };
+        return { errors: [{ text: `import('${args.path}') in ${args.importer}: Node loads it at boot; import it statically` }] };
+      }
       const names = args.kind === 'import-statement' ? importedNames(args.importer, args.path) : undefined;
       return { path: names === undefined ? name : `${name}#${names.join(',')}`, namespace: 'deferred-builtin' };
     });
