@@ -64,8 +64,7 @@ export class PageGuard {
 
   /** Throws for the page's first id, in its order, that came before (on an earlier page or on this one). */
   private refuse(ids: string[], cursor: string | undefined): never {
-    const earlier = [...this.seen, ...this.previous];
-    const repeated = ids.find((id, i) => earlier.includes(id) || ids.indexOf(id) < i);
+    const repeated = ids.find((id, i) => includes(this.seen, id) || includes(this.previous, id) || ids.indexOf(id) < i);
     throw new CarbonPagingError(
       `The server repeated offset ${repeated} on ${cursor === undefined ? 'the first page' : `the page after cursor ${cursor}`} (starting_after=${cursor ?? '(none)'}): its cursor does not advance, so paging stopped rather than loop.`,
       cursor ?? null,

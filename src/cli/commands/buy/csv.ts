@@ -16,6 +16,7 @@ import { topUpHint } from '../../purchase/top-up.js';
 import { dollars, kg } from '../../render/format.js';
 import { onReaderGone } from '../../stdio.js';
 import { onStopSignal } from '../../stop-signals.js';
+import { keepYoungGenerationSmall } from '../../young-generation.js';
 import type { BuyFlags } from './run.js';
 
 /**
@@ -69,7 +70,7 @@ export async function run(ctx: Context, flags: CsvFlags): Promise<void> {
   // A batch makes a few short-lived objects a row and keeps none of them; V8 would grow its young
   // generation to the rate they are made at (to about 50 MB over 300,000 rows). Kept at its
   // starting size, a 300,000-row batch peaks near 130 MB RSS instead of 175 (BENCHMARKS.md).
-  (await import('node:v8')).setFlagsFromString('--semi-space-growth-factor=1');
+  await keepYoungGenerationSmall();
   const input = await BatchInput.open(flags.fromCsv!);
   try {
     const { table, total, columns } = await checkBatch(ctx, flags, input);
