@@ -1,7 +1,7 @@
 import type { PurchaseParams } from '../api/types.js';
 import type { Context } from './context.js';
 import { type CliError, usage } from './errors.js';
-import { parseDollars } from './render/format.js';
+import { grouped, parseDollars } from './render/format.js';
 
 /**
  * One way to read every number typed into carbon (an option, a sandbox argument): digits, with
@@ -44,8 +44,7 @@ export function numberOption(value: string, flag: string): number {
 export function wholeNumberOption(value: string, name: string, bounds: { min?: number; max?: number } = {}): number {
   const n = readNumber(value);
   const min = bounds.min ?? 0;
-  const range =
-    bounds.max === undefined ? (min === 0 ? '' : ` of at least ${min.toLocaleString('en-US')}`) : ` from ${min} to ${bounds.max}`;
+  const range = bounds.max === undefined ? (min === 0 ? '' : ` of at least ${grouped(min)}`) : ` from ${min} to ${bounds.max}`;
   if (!(Number.isSafeInteger(n) && n >= min && n <= (bounds.max ?? Number.MAX_SAFE_INTEGER))) {
     const why = n > Number.MAX_SAFE_INTEGER && bounds.max === undefined ? TOO_LARGE : whyNotANumber(value);
     throw usage(`${name} must be a whole number${range}, not "${value}"${why}.`);

@@ -1,5 +1,6 @@
 import { LIMITS } from '../api/types.js';
 import { ApiError, validationError } from './errors.js';
+import { grouped } from './units.js';
 
 /**
  * The charge for `kg` at `rate` millicents per kg, in whole cents, rounded up: the service
@@ -39,8 +40,8 @@ export function price(request: { kg?: number; amount_cents?: number }, rate: num
       const most = kgForAmount(LIMITS.amountCentsMax, rate);
       throw validationError(
         'kg',
-        `${request.kg.toLocaleString('en-US')} kg would cost ${charge.toLocaleString('en-US')} cents, above the limit of ` +
-          `${LIMITS.amountCentsMax.toLocaleString('en-US')} cents a purchase; at this rate kg must be at most ${most.toLocaleString('en-US')}.`,
+        `${grouped(request.kg)} kg would cost ${grouped(charge)} cents, above the limit of ` +
+          `${grouped(LIMITS.amountCentsMax)} cents a purchase; at this rate kg must be at most ${grouped(most)}.`,
       );
     }
   }

@@ -4,12 +4,37 @@
  * by string arithmetic. Never a float in money.
  */
 
+/**
+ * 1234567 → "1,234,567", as `toLocaleString('en-US')` writes a whole number, by string arithmetic:
+ * the first use of a locale's formats in a process makes V8 set up ICU, 11–17 ms on Node 22, 24
+ * and 26 (BENCHMARKS.md), which every `carbon buy` and every table on a terminal paid for its
+ * first number. Anything but a safe integer (none of carbon's counts, kg or cents) is left to it.
+ */
+export function grouped(n: number): string {
+  if (!Number.isSafeInteger(n)) return n.toLocaleString('en-US');
+  const digits = String(n < 0 ? -n : n);
+  let text = digits.slice(0, ((digits.length - 1) % 3) + 1);
+  for (let at = text.length; at < digits.length; at += 3) text += `,${digits.slice(at, at + 3)}`;
+  return n < 0 ? `-${text}` : text;
+}
+
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+
+/** A moment's UTC day as a page shows it: "30 November 2026" (en-GB's long date, without ICU: see grouped). */
+export function longDay(d: Date): string {
+  return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
+}
+
+/** A moment's UTC day, short enough for a chart's tick: "Nov 30" (en-US's, without ICU). */
+export function shortDay(d: Date): string {
+  return `${MONTHS[d.getUTCMonth()]!.slice(0, 3)} ${d.getUTCDate()}`;
+}
+
 /** 123456 → "$1,234.56"; negative amounts keep their sign in front. */
 export function dollars(cents: number): string {
   const sign = cents < 0 ? '-' : '';
   const abs = Math.abs(cents);
-  const whole = Math.floor(abs / 100).toLocaleString('en-US');
-  return `${sign}$${whole}.${String(abs % 100).padStart(2, '0')}`;
+  return `${sign}$${grouped(Math.floor(abs / 100))}.${String(abs % 100).padStart(2, '0')}`;
 }
 
 /**
@@ -22,7 +47,7 @@ export function ratePerKg(millicents: number): string {
     .padStart(5, '0')
     .replace(/0+$/, '')
     .padEnd(2, '0');
-  return `$${whole.toLocaleString('en-US')}.${frac}/kg`;
+  return `$${grouped(whole)}.${frac}/kg`;
 }
 
 /** "250", "250.5", "$1,000.00" → cents; null for anything else (more than two decimals, a sign, words). */

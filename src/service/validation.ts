@@ -1,6 +1,7 @@
 import { LIMITS, type PurchaseParams } from '../api/types.js';
 import { ApiError, validationError } from './errors.js';
 import { parseJsonBody } from './json.js';
+import { grouped } from './units.js';
 
 /** The validated body of POST /offsets and POST /quotes. */
 export interface PurchaseRequest {
@@ -40,7 +41,7 @@ function checkReference(value: unknown, param: string): string {
 
 function checkInteger(value: unknown, param: string, min: number, max: number): number {
   if (!isWholeNumber(value) || value < min || value > max) {
-    throw validationError(param, `${param} must be a whole number from ${min.toLocaleString('en-US')} to ${max.toLocaleString('en-US')}.`);
+    throw validationError(param, `${param} must be a whole number from ${grouped(min)} to ${grouped(max)}.`);
   }
   return value;
 }

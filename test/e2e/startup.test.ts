@@ -22,7 +22,7 @@ import { execa } from 'execa';
 import { afterAll, describe, expect, test } from 'vitest';
 import { copyBinary, ROOT } from '../support/binary.js';
 import { ledgerPath } from '../support/children.js';
-import { BIN, baseEnv, homes, ok, sandboxKeys, serve } from '../support/cli.js';
+import { BIN, baseEnv, carbon, carbonTty, homes, json, ok, plain, sandboxKeys, serve, TTY } from '../support/cli.js';
 import { limit } from '../support/load.js';
 import { openSqlite, scalar } from '../support/sqlite.js';
 
@@ -298,6 +298,46 @@ describe("what a read loads of Node's own modules", () => {
       expect(instance.startsWith(`${hostname()}:`)).toBe(true);
       expect(instance).toMatch(/:\d+$/);
     }
+  });
+});
+
+describe('what the everyday commands ask of ICU: nothing', () => {
+  // The first locale-aware format in a process (toLocaleString, Intl.*) sets up ICU: 11–17 ms on
+  // Node 22, 24 and 26, which every `carbon buy` paid for the "5 kg" of its line (BENCHMARKS.md).
+  // Numbers and days are written by src/service/units.ts instead.
+  test('buy, quote, balance, impact, list and show, in a pipe and on a terminal, call no toLocale*() and make no Intl object', async () => {
+    const home = newHome();
+    const trap = join(home, 'icu-trap.cjs');
+    const used = join(home, 'icu-used.txt');
+    // Preloaded: each locale-aware call, and the first frames of who made it, appended to `used`.
+    writeFileSync(
+      trap,
+      `const fs = require('node:fs');
+const note = (what) => fs.appendFileSync(${JSON.stringify(used)}, what + ' ' + new Error().stack.split('\\n').slice(2, 5).join(' | ') + '\\n');
+const wrap = (proto, name, what) => { const f = proto[name]; proto[name] = function (...a) { note(what); return f.apply(this, a); }; };
+wrap(Number.prototype, 'toLocaleString', 'Number#toLocaleString');
+for (const m of ['toLocaleString', 'toLocaleDateString', 'toLocaleTimeString']) wrap(Date.prototype, m, 'Date#' + m);
+for (const m of ['localeCompare', 'toLocaleUpperCase', 'toLocaleLowerCase']) wrap(String.prototype, m, 'String#' + m);
+for (const k of Object.getOwnPropertyNames(Intl)) if (typeof Intl[k] === 'function') Intl[k] = new Proxy(Intl[k], { construct: (t, a, n) => (note('Intl.' + k), Reflect.construct(t, a, n)), apply: (t, s, a) => (note('Intl.' + k), Reflect.apply(t, s, a)) });
+`,
+    );
+    const env = { NODE_OPTIONS: `--require ${trap}` };
+    // The trap sees what it should: a locale-aware call is written down.
+    await execa(process.execPath, ['-e', '(1234).toLocaleString("en-US")'], { env: baseEnv(home, env), extendEnv: false });
+    expect(readFileSync(used, 'utf8')).toMatch(/^Number#toLocaleString /);
+    rmSync(used);
+
+    const { id } = await json<{ id: string }>(['buy', '--kg', '1234', '--json'], { home, env });
+    for (const args of [['buy', '--kg', '5'], ['quote', '--kg', '2000'], ['balance'], ['impact'], ['list'], ['show', id]]) {
+      expect((await carbon(args, { home, env })).exitCode, args.join(' ')).toBe(0);
+    }
+    for (const args of [['balance'], ['impact'], ['list'], ['show', id], ['quote', '--kg', '2000']]) {
+      const r = await carbonTty(args, { home, env: { ...TTY, ...env } });
+      expect(r.exitCode, args.join(' ')).toBe(0);
+      // Each shows a number grouped in thousands: written, and not by ICU.
+      expect(plain(r.output), args.join(' ')).toMatch(/\d,\d{3}/);
+    }
+    expect(existsSync(used) ? readFileSync(used, 'utf8') : '').toBe('');
   });
 });
 

@@ -1,11 +1,8 @@
 /** Pure formatting for people: integer cents and kg in, text out. Never a float in money. */
 
-export { dollars, parseDollars, parseDuration, ratePerKg } from '../../service/units.js';
+import { grouped } from '../../service/units.js';
 
-/** 1234567 → "1,234,567". */
-export function grouped(n: number): string {
-  return n.toLocaleString('en-US');
-}
+export { dollars, grouped, parseDollars, parseDuration, ratePerKg } from '../../service/units.js';
 
 export function kg(n: number): string {
   return `${grouped(n)} kg`;

@@ -1,5 +1,5 @@
 import type { Offset } from '../../api/types.js';
-import { dollars } from '../../service/units.js';
+import { dollars, grouped, longDay } from '../../service/units.js';
 import { escapeHtml, htmlDocument } from './html.js';
 
 /**
@@ -24,14 +24,13 @@ export { escapeHtml } from './html.js';
 
 function formatDate(iso: string): string {
   const d = new Date(iso);
-  const date = d.toLocaleDateString('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
-  const time = d.toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit', timeZone: 'UTC' });
-  return `${date}, ${time} UTC`;
+  const hhmm = [d.getUTCHours(), d.getUTCMinutes()].map((n) => String(n).padStart(2, '0')).join(':');
+  return `${longDay(d)}, ${hhmm} UTC`;
 }
 
 /** kg as tonnes with up to three decimals, from integers. */
 function formatTonnes(kg: number): string {
-  const whole = Math.floor(kg / 1000).toLocaleString('en-US');
+  const whole = grouped(Math.floor(kg / 1000));
   const rest = kg % 1000;
   return rest === 0 ? whole : `${whole}.${String(rest).padStart(3, '0').replace(/0+$/, '')}`;
 }
@@ -87,7 +86,7 @@ function page(title: string, body: string): string {
 /** The certificate of a placed offset. `certificateId` is the id in the page's address. */
 export function certificatePage(offset: Offset, certificateId: string): string {
   const placed = offset.placed ?? offset.created;
-  const kg = offset.kg.toLocaleString('en-US');
+  const kg = grouped(offset.kg);
   const body = `<div class="seal sandbox" aria-hidden="true"><span>SANDBOX</span><span>NOT VALID</span></div>
 <p class="kicker">Sandbox certificate — for testing only</p>
 <h1>A simulated purchase of carbon credits</h1>

@@ -1,4 +1,5 @@
 import { usage } from '../../errors.js';
+import { grouped } from '../../render/format.js';
 
 /**
  * The periods of a report by month, week (ISO, starting Monday) or quarter: what an instant falls
@@ -69,7 +70,7 @@ export function periodsOf(first: number, last: number, by: Period): string[] {
   if (n > MAX_PERIODS) {
     const coarser = by === 'week' ? ', or --by month' : by === 'month' ? ', or --by quarter' : '';
     throw usage(
-      `${periodOf(first, by)} to ${periodOf(last, by)} is ${n.toLocaleString('en-US')} ${by}s; a report has at most ${MAX_PERIODS.toLocaleString('en-US')} rows. Give a shorter span with --since and --until${coarser}.`,
+      `${periodOf(first, by)} to ${periodOf(last, by)} is ${grouped(n)} ${by}s; a report has at most ${grouped(MAX_PERIODS)} rows. Give a shorter span with --since and --until${coarser}.`,
     );
   }
   const out: string[] = [];

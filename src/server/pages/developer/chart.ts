@@ -1,4 +1,5 @@
 import type { Mode } from '../../../api/types.js';
+import { grouped, shortDay } from '../../../service/units.js';
 import { escapeHtml } from '../html.js';
 
 /**
@@ -19,10 +20,10 @@ export interface ChartData {
 const DAY = 86_400_000;
 const MAX_DAYS = 30;
 const MIN_DAYS = 7;
-const kg = (n: number) => `${n.toLocaleString('en-US')} kg`;
+const kg = (n: number) => `${grouped(n)} kg`;
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 /** "Nov 25": short enough for a tick under a bar. */
-const tick = (day: string) => new Date(`${day}T00:00:00Z`).toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
+const tick = (day: string) => shortDay(new Date(`${day}T00:00:00Z`));
 
 /** The scale's top: 1, 2 or 5 times a power of ten, at or above the largest bar. */
 function niceMax(max: number): number {

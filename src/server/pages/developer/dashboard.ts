@@ -1,5 +1,5 @@
 import type { Mode, Offset } from '../../../api/types.js';
-import { dollars, duration, ratePerKg } from '../../../service/units.js';
+import { dollars, duration, grouped, ratePerKg } from '../../../service/units.js';
 import { escapeHtml } from '../html.js';
 import { chartHtml } from './chart.js';
 import { noticeAt } from './flash.js';
@@ -76,7 +76,7 @@ function impactSection(d: DashboardData): string {
   return (
     `<section aria-labelledby="impact"><h2 id="impact">Impact (${d.mode})</h2>
 <dl class="facts"><dt>Placed</dt><dd>${escapeHtml(kg(impact.placed_kg))}</dd><dt>Processing</dt><dd>${escapeHtml(kg(impact.processing_kg))}</dd>` +
-    `<dt>Offsets</dt><dd>${escapeHtml(impact.offsets.toLocaleString('en-US'))}</dd></dl>
+    `<dt>Offsets</dt><dd>${escapeHtml(grouped(impact.offsets))}</dd></dl>
 ${chartHtml(d.chart, d.mode)}
 </section>`
   );

@@ -2,7 +2,7 @@ import type { Mode, Offset } from '../../../api/types.js';
 import { describeFaults, FAULT_KINDS } from '../../../service/faults.js';
 import { ROUTES } from '../../../service/routes.js';
 import type { SandboxKey, SandboxStatus } from '../../../service/sandbox.js';
-import { dollars, ratePerKg } from '../../../service/units.js';
+import { dollars, grouped, ratePerKg } from '../../../service/units.js';
 import { escapeHtml, htmlDocument } from '../html.js';
 import type { ChartData } from './chart.js';
 import { type Notice, noticeAt } from './flash.js';
@@ -56,7 +56,7 @@ const typedIn = (d: DashboardData, form: string, name: string): string[] | undef
 /** An input's value: what was typed into it before a refusal, else `now` (the setting now, or nothing). */
 export const fieldValue = (d: DashboardData, form: string, name: string, now = ''): string => typedIn(d, form, name)?.[0] ?? now;
 
-export const kg = (n: number) => `${n.toLocaleString('en-US')} kg`;
+export const kg = (n: number) => `${grouped(n)} kg`;
 export const date = (iso: string | null) => (iso === null ? '—' : `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`);
 
 const HEAD =
