@@ -1,4 +1,5 @@
 import type { PurchaseParams } from '../api/types.js';
+import { isoTime } from '../platform/iso-time.js';
 import type { Context } from './context.js';
 import { type CliError, usage } from './errors.js';
 import { grouped, parseDollars } from './render/format.js';
@@ -156,7 +157,7 @@ export function parseWhen(text: string, flag: string, now = Date.now(), end = fa
       : m === null
         ? Number.NaN
         : Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
-  if (Number.isNaN(ms) || (back === undefined && new Date(ms).toISOString().slice(0, 10) !== text)) {
+  if (Number.isNaN(ms) || (back === undefined && isoTime(ms).slice(0, 10) !== text)) {
     throw usage(`${flag} must be a day such as 2026-01-31, today or yesterday, or an age such as 7d, 12h or 30m, not "${text}".`);
   }
   return end ? ms + 86_400_000 : ms;

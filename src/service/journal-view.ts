@@ -1,5 +1,6 @@
 import { MAX_REQUESTS_PAGE, type RequestEntry } from '../api/journal.js';
 import type { Mode } from '../api/types.js';
+import { isoTime } from '../platform/iso-time.js';
 import type { JournalQuery, JournalRecord } from '../store/port.js';
 import { validationError } from './errors.js';
 
@@ -140,8 +141,8 @@ export function requestEntry(r: JournalRecord): RequestEntry {
     object: 'request',
     id: r.request_id,
     seq: r.seq,
-    created: new Date(r.model_ms).toISOString(),
-    real_time: new Date(r.real_ms).toISOString(),
+    created: isoTime(r.model_ms),
+    real_time: isoTime(r.real_ms),
     method: r.method,
     path: r.path,
     query: r.query,

@@ -1,6 +1,7 @@
 import type { RequestEntry } from '../api/journal.js';
 import type { ApiRequest, ApiResponse } from '../api/types.js';
 import { monotonicUs } from '../platform/host.js';
+import { isoTime } from '../platform/iso-time.js';
 import { LedgerError } from '../store/ledger-error.js';
 import type { LedgerStore, NewJournalRecord } from '../store/port.js';
 import { type Note, note, type Trace } from './journal-note.js';
@@ -212,9 +213,8 @@ export class Journal {
     const { count, from, to } = this.lost;
     if (count === 0) return;
     this.lost = { count: 0, from: Number.POSITIVE_INFINITY, to: 0 };
-    const when = (ms: number) => new Date(ms).toISOString();
     this.settings.log?.(
-      `the request journal dropped ${count} ${count === 1 ? 'entry' : 'entries'} the ledger did not take (requests answered from ${when(from)} to ${when(to)}): carbon logs will not show them`,
+      `the request journal dropped ${count} ${count === 1 ? 'entry' : 'entries'} the ledger did not take (requests answered from ${isoTime(from)} to ${isoTime(to)}): carbon logs will not show them`,
     );
   }
 

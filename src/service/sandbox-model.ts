@@ -1,4 +1,5 @@
 import type { Mode, OffsetStatus } from '../api/types.js';
+import { isoTime } from '../platform/iso-time.js';
 import type {
   AccountRecord,
   BrowseQuery,
@@ -77,8 +78,8 @@ export function keyView(k: KeyRecord, vault: KeyVault, reveal: boolean): Sandbox
     mode: k.mode,
     permission: k.permission,
     masked: maskedKey(KEY_PREFIX, k.mode, k.last4),
-    created: new Date(k.created_ms).toISOString(),
-    revoked: k.revoked_ms === null ? null : new Date(k.revoked_ms).toISOString(),
+    created: isoTime(k.created_ms),
+    revoked: k.revoked_ms === null ? null : isoTime(k.revoked_ms),
     default: defaults === undefined ? null : (defaults[0] as DefaultKey),
   };
   const secret = reveal ? vault.secrets[k.id] : undefined;

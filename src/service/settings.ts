@@ -1,4 +1,5 @@
 import { LIMITS } from '../api/types.js';
+import { isoTime } from '../platform/iso-time.js';
 import type { AccountRecord } from '../store/port.js';
 import { validationError } from './errors.js';
 import { FAULT_KINDS, type FaultConfig, type FaultKind } from './faults.js';
@@ -81,10 +82,7 @@ export function checkRateLimit(requests: number | null, windowMs: number): void 
 export function checkClockAdvance(modelNow: number, ms: number): number {
   if (!Number.isSafeInteger(ms) || ms <= 0) throw validationError('duration', 'The clock only moves forward, by a positive duration.');
   if (modelNow + ms > LATEST_MODEL_TIME) {
-    throw validationError(
-      'duration',
-      `The model clock cannot go past ${new Date(LATEST_MODEL_TIME).toISOString()}; it is now ${new Date(modelNow).toISOString()}.`,
-    );
+    throw validationError('duration', `The model clock cannot go past ${isoTime(LATEST_MODEL_TIME)}; it is now ${isoTime(modelNow)}.`);
   }
   return ms;
 }

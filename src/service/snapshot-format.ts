@@ -1,4 +1,5 @@
 import { createHash, type Hash } from 'node:crypto';
+import { isoTime } from '../platform/iso-time.js';
 import { type ColumnKind, SNAPSHOT_TABLES, type SnapshotRow, type SnapshotTable, type SnapshotValue } from '../store/port.js';
 import { LATEST_MODEL_TIME } from './settings.js';
 
@@ -124,10 +125,7 @@ function readHeader(line: string | undefined): { header: SnapshotHeader; tables:
     throw damaged('line 1', 'the header is incomplete');
   // A load sets the model's clock to it: only a time the model can hold, as `sandbox clock advance` allows.
   if (clock.now_ms < 0 || clock.now_ms > LATEST_MODEL_TIME)
-    throw damaged(
-      'line 1',
-      `the clock (${clock.now_ms} ms) is outside what the model can hold (1970 to ${new Date(LATEST_MODEL_TIME).toISOString()})`,
-    );
+    throw damaged('line 1', `the clock (${clock.now_ms} ms) is outside what the model can hold (1970 to ${isoTime(LATEST_MODEL_TIME)})`);
   const tables = snapshotTables(header.journal === true);
   const names = Object.keys(header.tables);
   if (names.join() !== tables.map((t) => t.name).join()) throw damaged('line 1', `the header lists the tables ${names.join(', ')}`);

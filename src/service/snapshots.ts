@@ -1,3 +1,4 @@
+import { isoTime } from '../platform/iso-time.js';
 import { LedgerRowError } from '../store/ledger-error.js';
 import type { DefaultKey, LedgerStore, LedgerTx, SnapshotRow, SnapshotTable } from '../store/port.js';
 import { SNAPSHOT_TABLES } from '../store/port.js';
@@ -111,7 +112,7 @@ function summary(header: SnapshotHeader): SnapshotSummary {
     carbon: header.carbon,
     created: header.created,
     // From now_ms, the time a load sets (the text beside it is for people reading the file).
-    clock: { now: new Date(header.clock.now_ms).toISOString() },
+    clock: { now: isoTime(header.clock.now_ms) },
     journal: header.journal,
     counts: Object.fromEntries(Object.entries(header.tables).map(([name, t]) => [name, t.rows])),
   };
@@ -140,9 +141,9 @@ export class Snapshots {
       const tables = snapshotTables(journal);
       const header: SnapshotHeader = {
         carbon_snapshot: SNAPSHOT_FORMAT,
-        created: new Date(this.clock()).toISOString(),
+        created: isoTime(this.clock()),
         carbon: options.carbon,
-        clock: { now: new Date(nowMs).toISOString(), now_ms: nowMs, offset_ms: offsetMs },
+        clock: { now: isoTime(nowMs), now_ms: nowMs, offset_ms: offsetMs },
         journal,
         tables: Object.fromEntries(tables.map((t) => [t.name, { columns: Object.keys(t.columns), rows: view.counts[t.name] }])),
       };

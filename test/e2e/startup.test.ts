@@ -303,20 +303,22 @@ describe("what a read loads of Node's own modules", () => {
 
 describe('what the everyday commands ask of ICU: nothing', () => {
   // The first locale-aware format in a process (toLocaleString, Intl.*) sets up ICU: 11–17 ms on
-  // Node 22, 24 and 26, which every `carbon buy` paid for the "5 kg" of its line (BENCHMARKS.md).
-  // Numbers and days are written by src/service/units.ts instead.
-  test('buy, quote, balance, impact, list and show, in a pipe and on a terminal, call no toLocale*() and make no Intl object', async () => {
+  // Node 22, 24 and 26, which every `carbon buy` paid for the "5 kg" of its line; the first
+  // toISOString() or local-time reading makes V8 look up the machine's time zone through it,
+  // 0.25–0.3 ms more (BENCHMARKS.md). Numbers and days are written by src/service/units.ts, times
+  // by src/platform/iso-time.ts.
+  test('buy, quote, balance, impact, list, show and logs, in a pipe and on a terminal, format nothing through ICU and read no time zone', async () => {
     const home = newHome();
     const trap = join(home, 'icu-trap.cjs');
     const used = join(home, 'icu-used.txt');
-    // Preloaded: each locale-aware call, and the first frames of who made it, appended to `used`.
+    // Preloaded: each locale-aware or time-zone call, and the first frames of who made it, appended to `used`.
     writeFileSync(
       trap,
       `const fs = require('node:fs');
 const note = (what) => fs.appendFileSync(${JSON.stringify(used)}, what + ' ' + new Error().stack.split('\\n').slice(2, 5).join(' | ') + '\\n');
 const wrap = (proto, name, what) => { const f = proto[name]; proto[name] = function (...a) { note(what); return f.apply(this, a); }; };
 wrap(Number.prototype, 'toLocaleString', 'Number#toLocaleString');
-for (const m of ['toLocaleString', 'toLocaleDateString', 'toLocaleTimeString']) wrap(Date.prototype, m, 'Date#' + m);
+for (const m of ['toLocaleString', 'toLocaleDateString', 'toLocaleTimeString', 'toISOString', 'toString', 'getTimezoneOffset', 'getFullYear', 'getMonth', 'getDate', 'getHours']) wrap(Date.prototype, m, 'Date#' + m);
 for (const m of ['localeCompare', 'toLocaleUpperCase', 'toLocaleLowerCase']) wrap(String.prototype, m, 'String#' + m);
 for (const k of Object.getOwnPropertyNames(Intl)) if (typeof Intl[k] === 'function') Intl[k] = new Proxy(Intl[k], { construct: (t, a, n) => (note('Intl.' + k), Reflect.construct(t, a, n)), apply: (t, s, a) => (note('Intl.' + k), Reflect.apply(t, s, a)) });
 `,
@@ -328,7 +330,7 @@ for (const k of Object.getOwnPropertyNames(Intl)) if (typeof Intl[k] === 'functi
     rmSync(used);
 
     const { id } = await json<{ id: string }>(['buy', '--kg', '1234', '--json'], { home, env });
-    for (const args of [['buy', '--kg', '5'], ['quote', '--kg', '2000'], ['balance'], ['impact'], ['list'], ['show', id]]) {
+    for (const args of [['buy', '--kg', '5'], ['quote', '--kg', '2000'], ['balance'], ['impact'], ['list'], ['show', id], ['logs']]) {
       expect((await carbon(args, { home, env })).exitCode, args.join(' ')).toBe(0);
     }
     for (const args of [['balance'], ['impact'], ['list'], ['show', id], ['quote', '--kg', '2000']]) {

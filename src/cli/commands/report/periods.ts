@@ -1,3 +1,4 @@
+import { isoTime } from '../../../platform/iso-time.js';
 import { usage } from '../../errors.js';
 import { grouped } from '../../render/format.js';
 
@@ -42,7 +43,7 @@ export function periodsInUtc(by: string): string | null {
 /** The period `ms` falls in, as a report names it: 2026-03, 2026-W09 (the Thursday of the week names its year), 2026-Q1. */
 export function periodOf(ms: number, by: Period): string {
   const d = new Date(ms);
-  if (by === 'month') return d.toISOString().slice(0, 7);
+  if (by === 'month') return isoTime(ms).slice(0, 7);
   if (by === 'quarter') return `${d.getUTCFullYear()}-Q${Math.floor(d.getUTCMonth() / 3) + 1}`;
   const thursday = new Date(start(ms, 'week') + 3 * DAY);
   const year = thursday.getUTCFullYear();

@@ -1,4 +1,5 @@
 import type { Offset } from '../../../api/types.js';
+import { isoTime } from '../../../platform/iso-time.js';
 import type { Context } from '../../context.js';
 import { usage } from '../../errors.js';
 import { clockForSpan, isOneOf, parseWhen } from '../../options.js';
@@ -41,8 +42,8 @@ export interface ReportRow {
 /** A span's end as reports print it: a day as YYYY-MM-DD (an --until's own, included), an age as an ISO time. */
 function spanEnd(text: string | undefined, ms: number | null, end: boolean): string | null {
   if (text === undefined || ms === null) return null;
-  if (/^\d+[mhdw]$/.test(text)) return new Date(ms).toISOString();
-  return new Date(end ? ms - 86_400_000 : ms).toISOString().slice(0, 10);
+  if (/^\d+[mhdw]$/.test(text)) return isoTime(ms);
+  return isoTime(end ? ms - 86_400_000 : ms).slice(0, 10);
 }
 
 function groupOf(o: Offset, by: ReportGroup, prefixSep: string | undefined): string | null {
@@ -181,7 +182,7 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
   if (format === 'html') {
     const { reportHtml } = await import('../../render/report-html.js');
     // Made at the model's time on the local engine, as its "today" is: never before its own purchases.
-    const made = new Date(ctx.settings.engine === 'local' ? await (await ctx.sandbox()).now() : Date.now()).toISOString();
+    const made = isoTime(ctx.settings.engine === 'local' ? await (await ctx.sandbox()).now() : Date.now());
     ctx.out.stdout.write(reportHtml({ by, rows: list, total, mode, sandbox, weight: w, ...span, made }));
     return;
   }

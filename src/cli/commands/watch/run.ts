@@ -1,4 +1,5 @@
 import type { CarbonClient } from '../../../client/client.js';
+import { isoTime } from '../../../platform/iso-time.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT } from '../../exit-codes.js';
@@ -239,7 +240,7 @@ async function follow(ctx: Context, flags: WatchFlags, watch: Watch, initial: Wa
       poll(next, client.listAll(reference === null ? {} : { reference }), {
         baseline: first && !watch.resumed,
         since: watch.since,
-        now: () => new Date().toISOString(),
+        now: () => isoTime(Date.now()),
         eventId,
       }),
     );

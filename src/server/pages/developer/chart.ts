@@ -1,4 +1,5 @@
 import type { Mode } from '../../../api/types.js';
+import { isoTime } from '../../../platform/iso-time.js';
 import { grouped, shortDay } from '../../../service/units.js';
 import { escapeHtml } from '../html.js';
 
@@ -21,7 +22,7 @@ const DAY = 86_400_000;
 const MAX_DAYS = 30;
 const MIN_DAYS = 7;
 const kg = (n: number) => `${grouped(n)} kg`;
-const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const dayOf = (ms: number) => isoTime(ms).slice(0, 10);
 /** "Nov 25": short enough for a tick under a bar. */
 const tick = (day: string) => shortDay(new Date(`${day}T00:00:00Z`));
 

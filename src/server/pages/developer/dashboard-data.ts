@@ -1,4 +1,5 @@
 import { type Mode, OFFSET_STATUSES, type OffsetStatus } from '../../../api/types.js';
+import { isoTime } from '../../../platform/iso-time.js';
 import type { Session } from '../../../service/page-access.js';
 import type { Sandbox } from '../../../service/sandbox.js';
 import type { DashboardData } from './views.js';
@@ -34,7 +35,7 @@ export function keptView(text: string | null): string {
 /** A day as the date fields send it (YYYY-MM-DD, UTC): its first millisecond, or null for no such day (2026-02-30 too). */
 function day(text: string): number | null {
   const ms = /^\d{4}-\d{2}-\d{2}$/.test(text) ? Date.parse(`${text}T00:00:00Z`) : Number.NaN;
-  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 10) === text ? ms : null;
+  return !Number.isNaN(ms) && isoTime(ms).slice(0, 10) === text ? ms : null;
 }
 
 export async function data(sandbox: Sandbox, session: Session, mode: Mode, query: Filter): Promise<DashboardData> {
@@ -78,7 +79,7 @@ export async function data(sandbox: Sandbox, session: Session, mode: Mode, query
     keys,
     offsets,
     review,
-    chart: { days: chart, today: new Date(now).toISOString().slice(0, 10) },
+    chart: { days: chart, today: isoTime(now).slice(0, 10) },
     csrf: session.csrf,
     refresh: 0,
     filter: { ...sent, reference: f.reference, invalid, repeated, after: f.after },
