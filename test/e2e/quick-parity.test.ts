@@ -1,13 +1,13 @@
-import { chmodSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { copyBinary } from '../support/binary.js';
-import { BIN, baseEnv, homes, sandboxKeys, sh } from '../support/cli.js';
+import { BIN, baseEnv, homes, json, ok, sandboxKeys, sh } from '../support/cli.js';
 import { limit } from '../support/load.js';
 
 /**
- * `carbon balance` and `carbon impact` with the everyday flags run from dist/quick.cjs, which
+ * `carbon balance`, `carbon impact` and `carbon show <id>` with the everyday flags run from dist/quick.cjs, which
  * reads its arguments without commander (src/cli/quick.ts); anything else is the whole CLI's.
  * Two ways to one behaviour: here each row of the table runs twice, as installed and with the
  * quick start declining everything (a copy of the install whose quick.cjs answers false, so
@@ -19,6 +19,7 @@ import { limit } from '../support/load.js';
  */
 
 interface Row {
+  /** `<id>` stands for the id of the offset `withOffset` puts in the home. */
   args: string[];
   /** Whether quick.cjs answers this row itself as installed (false: it, or the bin, hands it to cli.cjs). */
   quick: boolean;
@@ -42,6 +43,9 @@ const OTHER_TEST_KEY = 'ck_test_abcdefabcdef12';
 const OTHER_LIVE_KEY = 'ck_live_abcdefabcdef12';
 const sandboxTestKey = async (home: string) => ({ CARBON_API_KEY: (await sandboxKeys(home)).test });
 const nowhere = 'http://127.0.0.1:1/api/v1';
+/** A ledger with one placed test offset (made in beforeAll), copied whole into the home: the same id and times in both runs. */
+let ledger: { data: string; id: string };
+const withOffset = (home: string) => cpSync(ledger.data, join(home, 'data'), { recursive: true });
 
 const ROWS: Row[] = [
   // The flags quick.ts takes, alone, twice, together and in any order.
@@ -137,7 +141,26 @@ const ROWS: Row[] = [
       writeFileSync(join(home, 'data', 'ledger.db'), 'not a database');
     },
   },
+  // show <id>: its one argument, anywhere among the everyday flags.
+  { args: ['show', '<id>'], quick: true, setup: withOffset },
+  { args: ['show', '<id>', '--json'], quick: true, setup: withOffset },
+  { args: ['show', '--json', '--profile', 'ci', '<id>'], quick: true, setup: (home) => (withOffset(home), ci(home)) },
+  { args: ['show', '<id>', '--live'], quick: true, setup: withOffset },
+  { args: ['show', 'off_nothere', '--json'], quick: true },
+  { args: ['show', ''], quick: true },
+  { args: ['show', '<id>'], quick: true, setup: withOffset, env: { NO_COLOR: '1' } },
+  { args: ['show', '<id>', '--json'], quick: false, setup: withOffset, env: { CARBON_TIMEOUT: '0' } },
+  // Left to the CLI: no id, two, and show's own flags.
+  { args: ['show'], quick: false },
+  { args: ['show', '--json'], quick: false },
+  { args: ['show', '<id>', 'off_nothere'], quick: false, setup: withOffset },
+  { args: ['show', '<id>', '--wait', '--json'], quick: false, setup: withOffset },
+  { args: ['show', '-q', '<id>'], quick: false, setup: withOffset },
+  { args: ['show', '--', '<id>'], quick: false, setup: withOffset },
+  { args: ['show', '<id>', '--help'], quick: false },
   // A terminal.
+  { args: ['show', '<id>'], quick: true, tty: true, setup: withOffset },
+  { args: ['show', '<id>', '--no-color', '--json'], quick: true, tty: true, setup: withOffset },
   { args: ['balance'], quick: true, tty: true },
   { args: ['impact', '--json'], quick: true, tty: true },
   { args: ['balance', '--no-color', '--live'], quick: true, tty: true },
@@ -152,7 +175,12 @@ const newHome = homes();
 let whole: { dir: string; bin: string };
 let scratch: string;
 
-beforeAll(() => {
+beforeAll(async () => {
+  const made = newHome();
+  const { id } = await json<{ id: string }>(['buy', '--kg', '1234', '--json'], { home: made });
+  // Placed long ago by the model's clock: it reads the same in both runs, however far apart.
+  await ok(['sandbox', 'clock', 'advance', '1d'], { home: made });
+  ledger = { data: join(made, 'data'), id };
   whole = copyBinary();
   // The quick start declining everything: bin/carbon.cjs then loads cli.cjs, as for any command.
   writeFileSync(join(whole.dir, 'dist', 'quick.cjs'), '(function (exports) { exports.start = () => false; })\n');
@@ -189,7 +217,7 @@ async function run(bin: string, row: Row): Promise<Outcome> {
 vm.Script = class extends vm.Script { constructor(source, options) { super(source, options); compiled.push(require('node:path').basename(options.filename)); } };
 process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(list)}, compiled.join('\\n')));`,
   );
-  const argv = [process.execPath, '--require', probe, bin, ...row.args];
+  const argv = [process.execPath, '--require', probe, bin, ...row.args.map((a) => (a === '<id>' ? ledger.id : a))];
   const options = { env, extendEnv: false, reject: false, stripFinalNewline: false, timeout: limit(20_000) } as const;
   const r = row.tty
     ? await execa('script', ['-qec', `stty cols 120 rows 40; exec ${argv.map(sh).join(' ')}`, '/dev/null'], { ...options, input: '' })
