@@ -1,15 +1,14 @@
 import type { CommandSpec } from './command.js';
 import { balance } from './commands/balance/index.js';
 import { impact } from './commands/impact/index.js';
-import { list } from './commands/list/index.js';
 import { show } from './commands/show/index.js';
 import { invoke } from './invoke.js';
 import { runToExit } from './run-to-exit.js';
 import { type GlobalOptions, resolveSettings, type Settings } from './settings.js';
 
 /**
- * The quick start: `carbon balance`, `carbon impact`, `carbon list` and `carbon show <id>`, the reads
- * scripts and prompts run most often (a script waiting on an offset shows it again and again), given only the
+ * The quick start: `carbon balance`, `carbon impact` and `carbon show <id>`, the reads scripts and
+ * prompts run most often (a script waiting on an offset shows it again and again), given only the
  * everyday global flags, run without commander and the rest of the CLI. bin/carbon.cjs loads
  * dist/quick.cjs, a bundle of its own a third the size of cli.cjs, for these names. Anything else in
  * the arguments (--help, a flag of the command's own, a mistake) is the whole CLI's to
@@ -20,7 +19,7 @@ import { type GlobalOptions, resolveSettings, type Settings } from './settings.j
  * test/e2e/quick-parity.test.ts runs a table of flags, variables, configs and terminals both ways
  * and compares exit codes, stdout and stderr byte for byte.
  */
-export const QUICK_COMMANDS: readonly CommandSpec[] = [balance, impact, list, show];
+export const QUICK_COMMANDS: readonly CommandSpec[] = [balance, impact, show];
 
 /** The global switches the quick start takes, and what each sets (as commander sets it). */
 const SWITCHES = new Map<string, Partial<GlobalOptions>>([

@@ -7,7 +7,7 @@ import { BIN, baseEnv, homes, json, ok, sandboxKeys, sh } from '../support/cli.j
 import { limit } from '../support/load.js';
 
 /**
- * `carbon balance`, `carbon impact`, `carbon list` and `carbon show <id>` with the everyday flags run from dist/quick.cjs, which
+ * `carbon balance`, `carbon impact` and `carbon show <id>` with the everyday flags run from dist/quick.cjs, which
  * reads its arguments without commander (src/cli/quick.ts); anything else is the whole CLI's.
  * Two ways to one behaviour: here each row of the table runs twice, as installed and with the
  * quick start declining everything (a copy of the install whose quick.cjs answers false, so
@@ -141,18 +141,6 @@ const ROWS: Row[] = [
       writeFileSync(join(home, 'data', 'ledger.db'), 'not a database');
     },
   },
-  // list: the first page, with the everyday flags only.
-  { args: ['list'], quick: true, setup: withOffset },
-  { args: ['list', '--json'], quick: true, setup: withOffset },
-  { args: ['list', '--live'], quick: true, setup: withOffset },
-  { args: ['list', '--json', '--profile', 'ci'], quick: true, setup: (home) => (withOffset(home), ci(home)) },
-  { args: ['list'], quick: true },
-  { args: ['list', '--limit', '1'], quick: false, setup: withOffset },
-  { args: ['list', '--all', '--json'], quick: false, setup: withOffset },
-  { args: ['list', '--format', 'csv'], quick: false, setup: withOffset },
-  { args: ['list', 'extra'], quick: false },
-  { args: ['list'], quick: true, tty: true, setup: withOffset },
-  { args: ['list', '--live', '--no-color'], quick: true, tty: true, setup: withOffset },
   // show <id>: its one argument, anywhere among the everyday flags.
   { args: ['show', '<id>'], quick: true, setup: withOffset },
   { args: ['show', '<id>', '--json'], quick: true, setup: withOffset },
