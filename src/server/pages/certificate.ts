@@ -1,4 +1,5 @@
 import type { Offset } from '../../api/types.js';
+import { isoTime } from '../../platform/iso-time.js';
 import { dollars, grouped, longDay } from '../../service/units.js';
 import { escapeHtml, htmlDocument } from './html.js';
 
@@ -24,8 +25,7 @@ export { escapeHtml } from './html.js';
 
 function formatDate(iso: string): string {
   const d = new Date(iso);
-  const hhmm = [d.getUTCHours(), d.getUTCMinutes()].map((n) => String(n).padStart(2, '0')).join(':');
-  return `${longDay(d)}, ${hhmm} UTC`;
+  return `${longDay(d)}, ${isoTime(d.getTime()).slice(11, 16)} UTC`;
 }
 
 /** kg as tonnes with up to three decimals, from integers. */
@@ -87,14 +87,15 @@ function page(title: string, body: string): string {
 export function certificatePage(offset: Offset, certificateId: string): string {
   const placed = offset.placed ?? offset.created;
   const kg = grouped(offset.kg);
+  const placedText = formatDate(placed);
   const body = `<div class="seal sandbox" aria-hidden="true"><span>SANDBOX</span><span>NOT VALID</span></div>
 <p class="kicker">Sandbox certificate — for testing only</p>
 <h1>A simulated purchase of carbon credits</h1>
 <p class="amount">${escapeHtml(kg)} <small>kg of CO<sub>2</sub>, simulated</small></p>
 <p class="lede">carbon's sandbox recorded a simulated purchase of carbon credits for ${escapeHtml(kg)} kg (${escapeHtml(formatTonnes(offset.kg))} t) of carbon dioxide on
-<time datetime="${escapeHtml(placed)}">${escapeHtml(formatDate(placed))}</time>. No credits were bought or retired.</p>
+<time datetime="${escapeHtml(placed)}">${escapeHtml(placedText)}</time>. No credits were bought or retired.</p>
 <dl>
-  <dt>Placed</dt><dd><time datetime="${escapeHtml(placed)}">${escapeHtml(formatDate(placed))}</time></dd>
+  <dt>Placed</dt><dd><time datetime="${escapeHtml(placed)}">${escapeHtml(placedText)}</time></dd>
   <dt>Quantity</dt><dd>${escapeHtml(kg)} kg CO<sub>2</sub></dd>
   <dt>Amount</dt><dd>${escapeHtml(dollars(offset.amount_cents))} ${escapeHtml(offset.currency.toUpperCase())}</dd>
   <dt>Rate</dt><dd>${escapeHtml(dollars(offset.rate_millicents_per_kg))} per tonne</dd>
