@@ -5,7 +5,7 @@
 //                    command imports with `await import()` are only initialised when it runs.
 //                    Loading one file is cheaper than an ES module graph: each extra ES module
 //                    costs a resolve, an async read, a compile and a link (~0.5 ms apiece here).
-//   dist/quick.cjs   `balance` and `impact` with the everyday flags (src/cli/quick.ts): the same
+//   dist/quick.cjs   `balance`, `impact`, `show`, `buy` and `quote` with the everyday flags (src/cli/quick.ts): the same
 //                    modules without commander and the other commands, a third of cli.cjs, so
 //                    the reads a prompt or a script runs most often start sooner (BENCHMARKS.md).
 //   dist/vendor/     ora, conf, pg, cli-table3 and csv-parse, bundled apart: big, and needed only by
@@ -87,12 +87,16 @@ const wrapped = {
  * dist/quick.cjs runs the local engine on SQLite only: src/cli/quick.ts leaves a remote API and a
  * PostgreSQL ledger to cli.cjs before anything runs, so their code stays out of the bundle that
  * every `carbon balance` reads (154 -> 126 KB; 0.26-0.67 M instructions and 45 page faults,
- * BENCHMARKS.md). Reached all the same, it fails loudly.
+ * BENCHMARKS.md). So does `buy --from-csv`'s batch, which quick.ts leaves to cli.cjs too. Reached
+ * all the same, it fails loudly.
  */
 const localOnly = {
   name: 'local-only',
   setup(b) {
     b.onResolve({ filter: /\/(http-transport|postgres-store)\.js$/ }, (args) => ({ path: args.path, namespace: 'local-only' }));
+    b.onResolve({ filter: /^\.\/csv\.js$/ }, (args) =>
+      /[\\/]commands[\\/]buy[\\/]run\.ts$/.test(args.importer) ? { path: args.path, namespace: 'local-only' } : undefined,
+    );
     b.onLoad({ filter: /.*/, namespace: 'local-only' }, (args) => ({
       loader: 'js',
       contents: `throw new Error(${JSON.stringify(`dist/quick.cjs has no ${args.path}: src/cli/quick.ts should have left this to cli.cjs`)});`,

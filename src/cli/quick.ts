@@ -1,6 +1,8 @@
 import type { CommandSpec } from './command.js';
 import { balance } from './commands/balance/index.js';
+import { buy } from './commands/buy/index.js';
 import { impact } from './commands/impact/index.js';
+import { quote } from './commands/quote/index.js';
 import { show } from './commands/show/index.js';
 import { invoke } from './invoke.js';
 import { runToExit } from './run-to-exit.js';
@@ -8,18 +10,52 @@ import { type GlobalOptions, resolveSettings, type Settings } from './settings.j
 
 /**
  * The quick start: `carbon balance`, `carbon impact` and `carbon show <id>`, the reads scripts and
- * prompts run most often (a script waiting on an offset shows it again and again), given only the
- * everyday global flags, run without commander and the rest of the CLI. bin/carbon.cjs loads
- * dist/quick.cjs, a bundle of its own a third the size of cli.cjs, for these names. Anything else in
- * the arguments (--help, a flag of the command's own, a mistake) is the whole CLI's to
- * answer, as is a remote API or a PostgreSQL ledger: the quick bundle holds the local engine on
- * SQLite only (scripts/build.mjs). What runs is the same either way: the command's handler with
- * its Context (invoke.ts), and the same errors and exit codes (run-to-exit.ts).
- * test/cli/quick.test.ts holds the flags read here to commander's reading of them, and
- * test/e2e/quick-parity.test.ts runs a table of flags, variables, configs and terminals both ways
- * and compares exit codes, stdout and stderr byte for byte.
+ * prompts run most often (a script waiting on an offset shows it again and again), and `carbon buy`
+ * and `carbon quote`, the main job and its price, given only the everyday global flags and the
+ * command's own flags listed in OWN_FLAGS, run without commander and the rest of the CLI.
+ * bin/carbon.cjs loads dist/quick.cjs, a bundle of its own a third the size of cli.cjs, for these
+ * names. Anything else in the arguments (--help, another flag of the command's own, a flag given
+ * twice or without its value, a mistake) is the whole CLI's to answer, as is a remote API or a
+ * PostgreSQL ledger: the quick bundle holds the local engine on SQLite only (scripts/build.mjs).
+ * What runs is the same either way: the command's handler with its Context (invoke.ts), and the
+ * same errors and exit codes (run-to-exit.ts). test/cli/quick.test.ts holds the flags read here to
+ * commander's reading of them, and test/e2e/quick-parity.test.ts runs a table of flags, variables,
+ * configs and terminals both ways and compares exit codes, stdout and stderr byte for byte.
  */
-export const QUICK_COMMANDS: readonly CommandSpec[] = [balance, impact, show];
+export const QUICK_COMMANDS: readonly CommandSpec[] = [balance, impact, show, buy, quote];
+
+/**
+ * The flags of its own each quick command takes here (by their long names). buy's others (--wait,
+ * and --from-csv with the batch's flags) are the CLI's: a purchase that waits, or a batch, runs long
+ * enough for the start not to matter, and the batch's code stays out of quick.cjs.
+ */
+export const OWN_FLAGS: Readonly<Record<string, readonly string[]>> = {
+  buy: ['--kg', '--amount-cents', '--amount', '--reference', '--idempotency-key', '--max-cents', '--yes', '--dry-run', '--quiet'],
+  quote: ['--kg', '--amount-cents', '--amount', '--reference'],
+};
+
+/** One of a command's own flags, as commander reads it: the option's key in the flags, and whether it takes a value. */
+interface OwnFlag {
+  key: string;
+  value: boolean;
+}
+
+/** The command's flags that OWN_FLAGS names, by each of their spellings (`-q` and `--quiet`). */
+function ownFlags(spec: CommandSpec): Map<string, OwnFlag> {
+  const taken = OWN_FLAGS[spec.name];
+  const table = new Map<string, OwnFlag>();
+  // A command with none is not asked for its flags (a getter that builds them).
+  if (taken === undefined) return table;
+  for (const flag of spec.flags ?? []) {
+    const names = flag.flags.split(/[ ,]+/).filter((f) => f.startsWith('-'));
+    const long = names.find((n) => n.startsWith('--'));
+    if (long === undefined || !taken.includes(long)) continue;
+    // commander's key for `--amount-cents` is `amountCents`.
+    const own = { key: long.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()), value: flag.flags.includes('<') };
+    for (const name of names) table.set(name, own);
+  }
+  return table;
+}
 
 /** The global switches the quick start takes, and what each sets (as commander sets it). */
 const SWITCHES = new Map<string, Partial<GlobalOptions>>([
@@ -32,18 +68,22 @@ const SWITCHES = new Map<string, Partial<GlobalOptions>>([
 ]);
 
 /**
- * The command, its global flags and its arguments, when `argv` is one the quick start takes;
- * undefined otherwise. A command takes as many arguments as it declares (show: its `<id>`), all of
- * them: one missing, or one more, is the CLI's to refuse.
+ * The command, its global flags, its arguments and its own flags, when `argv` is one the quick
+ * start takes; undefined otherwise. A command takes as many arguments as it declares (show: its
+ * `<id>`), all of them: one missing, or one more, is the CLI's to refuse. An own flag's value is
+ * the next argument or follows `=`; one given twice, an empty value or one that starts with `-` is
+ * left to the CLI.
  */
 export function quickArgs(
   argv: readonly string[],
-): { spec: CommandSpec; globals: GlobalOptions; positionals: readonly string[] } | undefined {
+): { spec: CommandSpec; globals: GlobalOptions; positionals: readonly string[]; flags: Record<string, string | true> } | undefined {
   const spec = QUICK_COMMANDS.find((c) => c.name === argv[0]);
   if (spec === undefined) return undefined;
   // commander's default for a flag declared only as --no-color.
   const globals: GlobalOptions = { color: true };
   const positionals: string[] = [];
+  const flags: Record<string, string | true> = {};
+  const own = ownFlags(spec);
   const wanted = spec.args?.length ?? 0;
   for (let i = 1; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -56,12 +96,21 @@ export function quickArgs(
       positionals.push(arg);
       continue;
     }
+    const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
+    const flag = own.get(eq === -1 ? arg : arg.slice(0, eq));
+    if (flag !== undefined) {
+      if (flag.key in flags || (!flag.value && eq !== -1)) return undefined;
+      const value = !flag.value ? true : eq === -1 ? argv[++i] : arg.slice(eq + 1);
+      if (value === undefined || value === '' || (value !== true && value.startsWith('-'))) return undefined;
+      flags[flag.key] = value;
+      continue;
+    }
     const profile = arg === '--profile' ? argv[++i] : arg.startsWith('--profile=') ? arg.slice('--profile='.length) : undefined;
     // A missing or empty name, or one that looks like a flag, is for the CLI to refuse.
     if (profile === undefined || profile === '' || profile.startsWith('-')) return undefined;
     globals.profile = profile;
   }
-  return positionals.length === wanted ? { spec, globals, positionals } : undefined;
+  return positionals.length === wanted ? { spec, globals, positionals, flags } : undefined;
 }
 
 /**
@@ -84,7 +133,7 @@ export function start(argv: readonly string[]): boolean {
   const settings = quick === undefined ? undefined : localSettings(quick.globals);
   if (quick === undefined || load === undefined || settings === undefined) return false;
   void runToExit(argv, (opened) =>
-    invoke(load, 'api', { globals: quick.globals, positionals: quick.positionals, flags: {}, settings }, opened),
+    invoke(load, 'api', { globals: quick.globals, positionals: quick.positionals, flags: quick.flags, settings }, opened),
   );
   return true;
 }

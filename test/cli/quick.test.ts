@@ -1,20 +1,20 @@
 import { rmSync } from 'node:fs';
 import type { Command } from 'commander';
 import { afterAll, describe, expect, test } from 'vitest';
-import { localSettings, QUICK_COMMANDS, quickArgs } from '../../src/cli/quick.js';
+import { localSettings, OWN_FLAGS, QUICK_COMMANDS, quickArgs } from '../../src/cli/quick.js';
 import { buildProgram } from '../../src/cli/registry.js';
 import { tempDir } from '../support/temp.js';
 
-// The quick start (src/cli/quick.ts) reads `carbon balance`, `carbon impact` and `carbon show <id>`
-// without commander: what it takes, it must read exactly as commander does, and anything else it
-// must leave to the CLI.
+// The quick start (src/cli/quick.ts) reads `carbon balance`, `carbon impact`, `carbon show <id>`,
+// `carbon buy` and `carbon quote` without commander: what it takes, it must read exactly as
+// commander does, and anything else it must leave to the CLI.
 
 /** The options and the arguments commander hands the command's action for `argv` (the action itself is not run). */
-async function commanderReads(argv: string[]): Promise<{ globals: unknown; positionals: unknown }> {
+async function commanderReads(argv: string[]): Promise<{ globals: unknown; positionals: unknown; flags: unknown }> {
   const program = buildProgram(argv[0]);
-  let seen: { globals: unknown; positionals: unknown } | undefined;
+  let seen: { globals: unknown; positionals: unknown; flags: unknown } | undefined;
   program.hook('preAction', (_program, action: Command) => {
-    seen = { globals: action.optsWithGlobals(), positionals: action.processedArgs };
+    seen = { globals: action.optsWithGlobals(), positionals: action.processedArgs, flags: action.opts() };
     throw new Error('read');
   });
   await expect(program.parseAsync(argv, { from: 'user' })).rejects.toThrow('read');
@@ -36,11 +36,23 @@ describe('the quick start reads its arguments as commander does', () => {
     [['show', '--profile', 'ci', 'off_123', '--no-color']],
     [['show', '--profile=ci', 'constructor']],
     [['show', '']],
+    [['buy', '--kg', '500']],
+    [['buy', '--kg=500', '--json']],
+    [['buy', '--amount', '12.50', '--reference', 'flight LHR-JFK', '-q']],
+    [['buy', '--amount-cents=1250', '--quiet', '--live', '--yes']],
+    [['buy', '-y', '--kg', '1,000', '--max-cents', '5000', '--idempotency-key', 'k-1', '--dry-run']],
+    [['buy', '--json', '--kg', '0', '--profile', 'ci', '--reference=a=b']],
+    [['buy', '--kg', 'x', '--amount', '1e3']],
+    [['buy']],
+    [['quote', '--kg', '2000']],
+    [['quote', '--json', '--amount-cents', '99', '--no-color']],
+    [['quote', '--reference', 'constructor', '--amount=5']],
   ])('%j', async (argv) => {
     const quick = quickArgs(argv);
     const commander = await commanderReads(argv);
     expect(quick?.spec.name).toBe(argv[0]);
-    expect(quick?.globals).toEqual(commander.globals);
+    expect({ ...quick?.globals, ...quick?.flags }).toEqual(commander.globals);
+    expect(quick?.flags).toEqual(commander.flags);
     expect(quick?.positionals).toEqual(commander.positionals);
   });
 });
@@ -71,23 +83,62 @@ describe('anything else is left to the whole CLI', () => {
     [['show', '--', 'off_123']],
     [['show', '-x']],
     [['show', 'off_123', '--help']],
+    // buy's flags that are the CLI's (a purchase that waits, a batch), and quote's flags on buy alone.
+    [['buy', '--kg', '5', '--wait']],
+    [['buy', '--from-csv', 'flights.csv']],
+    [['buy', '--from-csv=-', '--partial']],
+    [['buy', '--kg', '5', '--batch-id', 'b']],
+    [['buy', '--kg', '5', '--rebuy-changed']],
+    [['buy', '--kg', '5', '--help']],
+    // An own flag twice, without its value, with an empty one or one that reads as a flag, or a boolean given a value.
+    [['buy', '--kg', '5', '--kg', '6']],
+    [['buy', '-q', '--quiet', '--kg', '5']],
+    [['buy', '--kg']],
+    [['buy', '--kg=']],
+    [['buy', '--reference', '', '--kg', '5']],
+    [['buy', '--kg', '--json']],
+    [['buy', '--kg', '-5']],
+    [['buy', '--reference', '-x', '--kg', '5']],
+    [['buy', '--yes=true', '--kg', '5']],
+    [['buy', '-y=1', '--kg', '5']],
+    [['buy', '-qy', '--kg', '5']],
+    [['buy', '--kg', '5', 'extra']],
+    [['buy', '--', '--kg', '5']],
+    [['buy', '--KG', '5']],
+    [['quote', '--kg', '5', '--quiet']],
+    [['quote', '--kg', '5', '--yes']],
+    [['quote', '--kg', '5', '--dry-run']],
+    [['quote', '--kg', '5', '--max-cents', '1']],
   ])('%j', (argv) => {
     expect(quickArgs(argv)).toBeUndefined();
   });
 
-  test("the quick commands are balance, impact and show; show takes its one argument, and its own flags are the CLI's", () => {
-    expect(QUICK_COMMANDS.map((c) => c.name)).toEqual(['balance', 'impact', 'show']);
+  test("the quick commands are balance, impact, show, buy and quote; show takes its one argument; the own flags taken are OWN_FLAGS'", () => {
+    expect(QUICK_COMMANDS.map((c) => c.name)).toEqual(['balance', 'impact', 'show', 'buy', 'quote']);
     for (const spec of QUICK_COMMANDS) {
       expect(spec.args?.map((a) => a.name) ?? []).toEqual(spec.name === 'show' ? ['<id>'] : []);
       expect(spec.subcommands).toBeUndefined();
     }
-    // Not one flag of a quick command's own is read here: each makes quickArgs hand over.
+    // Every spelling of every flag of a quick command's own: taken when OWN_FLAGS names it (with a
+    // value where it takes one), and then as commander takes it; left to the CLI otherwise.
     for (const spec of QUICK_COMMANDS) {
+      const taken = OWN_FLAGS[spec.name] ?? [];
       for (const flag of spec.flags ?? []) {
-        for (const name of flag.flags.split(/[ ,]+/).filter((f) => f.startsWith('-'))) {
-          expect(quickArgs([spec.name, ...(spec.args ?? []).map(() => 'off_123'), name]), `${spec.name} ${name}`).toBeUndefined();
+        const names = flag.flags.split(/[ ,]+/).filter((f) => f.startsWith('-'));
+        const own = taken.includes(names.find((n) => n.startsWith('--'))!);
+        // A default or fixed choices would be commander's to apply: none of the flags taken has one.
+        if (own) expect(flag.default === undefined && flag.choices === undefined, flag.flags).toBe(true);
+        for (const name of names) {
+          const argv = [spec.name, ...(spec.args ?? []).map(() => 'off_123'), name, ...(flag.flags.includes('<') ? ['7'] : [])];
+          expect(quickArgs(argv) !== undefined, argv.join(' ')).toBe(own);
         }
       }
+    }
+    // OWN_FLAGS names no flag its command does not have.
+    for (const [name, flags] of Object.entries(OWN_FLAGS)) {
+      const spec = QUICK_COMMANDS.find((c) => c.name === name)!;
+      const declared = (spec.flags ?? []).flatMap((f) => f.flags.split(/[ ,]+/));
+      for (const flag of flags) expect(declared, `${name} ${flag}`).toContain(flag);
     }
   });
 });

@@ -7,7 +7,7 @@ import { BIN, baseEnv, homes, json, ok, sandboxKeys, sh } from '../support/cli.j
 import { limit } from '../support/load.js';
 
 /**
- * `carbon balance`, `carbon impact` and `carbon show <id>` with the everyday flags run from dist/quick.cjs, which
+ * `carbon balance`, `carbon impact`, `carbon show <id>`, `carbon buy` and `carbon quote` with the everyday flags run from dist/quick.cjs, which
  * reads its arguments without commander (src/cli/quick.ts); anything else is the whole CLI's.
  * Two ways to one behaviour: here each row of the table runs twice, as installed and with the
  * quick start declining everything (a copy of the install whose quick.cjs answers false, so
@@ -29,6 +29,8 @@ interface Row {
   setup?: (home: string) => void | Promise<void>;
   /** On a pseudo-terminal (stdin, stdout and stderr: the two streams arrive merged). */
   tty?: boolean;
+  /** The bin sends it to cli.cjs without loading quick.cjs at all (bin/carbon.cjs reads the arguments itself). */
+  cliOnly?: boolean;
 }
 
 const config =
@@ -46,6 +48,8 @@ const nowhere = 'http://127.0.0.1:1/api/v1';
 /** A ledger with one placed test offset (made in beforeAll), copied whole into the home: the same id and times in both runs. */
 let ledger: { data: string; id: string };
 const withOffset = (home: string) => cpSync(ledger.data, join(home, 'data'), { recursive: true });
+/** A purchase made with the Idempotency-Key `k-1` (a row that buys with it again is answered with this one). */
+const boughtWithK1 = async (home: string) => void (await ok(['buy', '--kg', '5', '--idempotency-key', 'k-1'], { home }));
 
 const ROWS: Row[] = [
   // The flags quick.ts takes, alone, twice, together and in any order.
@@ -158,7 +162,50 @@ const ROWS: Row[] = [
   { args: ['show', '-q', '<id>'], quick: false, setup: withOffset },
   { args: ['show', '--', '<id>'], quick: false, setup: withOffset },
   { args: ['show', '<id>', '--help'], quick: false },
+  // buy and quote with their own flags: bought, refused by a check, refused by the model.
+  { args: ['buy', '--kg', '500'], quick: true },
+  { args: ['buy', '--kg', '500', '--json'], quick: true },
+  { args: ['buy', '--amount', '12.50', '--reference', 'flight-LHR-JFK', '-q'], quick: true },
+  { args: ['buy', '--amount-cents=1250', '--quiet', '--verbose'], quick: true },
+  { args: ['buy', '--kg', '1,000', '--max-cents', '5000', '--json'], quick: true },
+  { args: ['buy', '--kg', '5', '--max-cents', '1'], quick: true },
+  { args: ['buy', '--kg', '5', '--max-cents', '1.5'], quick: true },
+  { args: ['buy', '--kg', '5', '--dry-run'], quick: true },
+  { args: ['buy', '--dry-run', '--amount', '300', '--json'], quick: true },
+  { args: ['buy', '--kg', '5', '--idempotency-key', 'k-1', '--json'], quick: true, setup: boughtWithK1 },
+  { args: ['buy', '--kg', '6', '--idempotency-key', 'k-1'], quick: true, setup: boughtWithK1 },
+  { args: ['buy', '--kg', '5', '--live'], quick: true },
+  { args: ['buy', '--kg', '5', '--live', '--yes', '--json'], quick: true },
+  { args: ['buy', '-y', '--kg', '5', '--profile', 'ci'], quick: true, setup: ci },
+  { args: ['buy', '--kg', '0'], quick: true },
+  { args: ['buy', '--kg', '1e3'], quick: true },
+  { args: ['buy', '--kg', '5', '--amount', '1'], quick: true },
+  { args: ['buy', '--reference', 'r'], quick: true },
+  { args: ['buy'], quick: true },
+  { args: ['buy', '--quiet', '--json', '--kg', '5'], quick: true },
+  { args: ['buy', '--kg', '5'], quick: true, env: { CARBON_API_KEY: OTHER_TEST_KEY } },
+  { args: ['quote', '--kg', '2000'], quick: true },
+  { args: ['quote', '--json', '--amount-cents', '99'], quick: true },
+  { args: ['quote', '--amount=12.5', '--live', '--json'], quick: true },
+  { args: ['quote', '--kg', '2,000,000'], quick: true },
+  { args: ['quote'], quick: true },
+  // Left to the CLI: buy's own flags that quick.ts does not take, a flag twice or without its value.
+  { args: ['buy', '--kg', '5', '--wait', '--dry-run'], quick: false },
+  { args: ['buy', '--from-csv', 'nothere.csv'], quick: false, cliOnly: true },
+  { args: ['buy', '--json', '--from-csv=-', '--dry-run'], quick: false, cliOnly: true },
+  { args: ['buy', '--kg', '5', '--partial'], quick: false },
+  { args: ['buy', '--kg', '5', '--kg', '6'], quick: false },
+  { args: ['buy', '--kg', '--json'], quick: false },
+  { args: ['buy', '--kg', '-5'], quick: false },
+  { args: ['buy', '--yes=1', '--kg', '5'], quick: false },
+  { args: ['quote', '--kg', '5', '--quiet'], quick: false },
+  { args: ['quote', '--kg', '5', 'extra'], quick: false },
+  { args: ['buy', '--kg', '5', '--json'], quick: false, env: { CARBON_TIMEOUT: '0' } },
   // A terminal.
+  { args: ['buy', '--kg', '500'], quick: true, tty: true },
+  { args: ['buy', '--kg', '5', '--live'], quick: true, tty: true },
+  { args: ['quote', '--kg', '2000'], quick: true, tty: true },
+  { args: ['buy', '--kg', '5', '--dry-run', '--no-color'], quick: true, tty: true },
   { args: ['show', '<id>'], quick: true, tty: true, setup: withOffset },
   { args: ['show', '<id>', '--no-color', '--json'], quick: true, tty: true, setup: withOffset },
   { args: ['balance'], quick: true, tty: true },
@@ -228,9 +275,12 @@ process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(list)
     String(text)
       .replaceAll(home, '<home>')
       .replaceAll(install, '<install>')
-      // What differs by the run, not by the path it took: --verbose's time and Request-Id, and a
-      // stack frame's function name (each bundle minifies its own; the file and line are the same).
+      // What differs by the run, not by the path it took: --verbose's time and Request-Id, a
+      // purchase's id and times, and a stack frame's function name (each bundle minifies its own;
+      // the file and line are the same).
       .replace(/ \d+(\.\d+)?ms req_\w+ /g, ' <ms> <req> ')
+      .replace(/off_[A-Za-z0-9]{24}(?![A-Za-z0-9])/g, '<offset>')
+      .replace(/\d{4}-\d\d-\d\d(T\d\d:\d\d:\d\d\.\d{3}Z| \d\d:\d\d:\d\d UTC)/g, '<time>')
       .replace(/\bat (async )?\S+ \(<install>/g, 'at $1<fn> (<install>');
   return {
     exitCode: r.exitCode ?? -1,
@@ -255,6 +305,7 @@ describe('the quick start and the whole CLI answer alike', () => {
     const cli = await run(whole.bin, row);
     // The installed run took the path the row is about; the other always loaded cli.cjs.
     expect(quick.bundles.at(-1) === 'quick.cjs', `bundles ${quick.bundles.join(', ')}`).toBe(row.quick);
+    if (row.cliOnly) expect(quick.bundles).toEqual(['cli.cjs']);
     expect(cli.bundles.at(-1)).toBe('cli.cjs');
     expect({ exitCode: quick.exitCode, stdout: quick.stdout, stderr: quick.stderr }).toEqual({
       exitCode: cli.exitCode,
