@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 'use strict';
-// Loads dist/cli.cjs (or, for `balance`, `impact`, `show`, `buy` and `quote`, the smaller dist/quick.cjs) with a V8 code
+// Loads dist/cli.cjs (or, for `balance`, `impact`, `list`, `show`, `buy` and `quote`, the smaller dist/quick.cjs) with a V8 code
 // cache, so a start-up does not compile the CLI again (issue 5; `npm run bench` measures it). It is
 // vm.Script's `cachedData`: measured against module.enableCompileCache() (BENCHMARKS.md), it
 // starts faster, as it holds the functions the run compiled too. Hence CommonJS bundles, each built
@@ -104,18 +104,19 @@ function userCache() {
   return process.platform === 'darwin' ? join(home, 'Library', 'Caches', 'carbon') : join(home, '.cache', 'carbon');
 }
 
-// `carbon balance`, `carbon impact`, `carbon show <id>`, `carbon buy` and `carbon quote` with only the
-// everyday flags run from dist/quick.cjs, a third of the CLI (src/cli/quick.ts); it answers false,
+// `carbon balance`, `carbon impact`, `carbon list`, `carbon show <id>`, `carbon buy` and `carbon quote`
+// with only the everyday flags run from dist/quick.cjs, a third of the CLI (src/cli/quick.ts); it answers false,
 // having done nothing, to anything else. With a remote API or PostgreSQL named in the environment
-// (CI's usual way), it would only hand over; so would `buy --from-csv`, whose batch streams a file
-// in bounded memory: each goes to cli.cjs without loading both bundles.
+// (CI's usual way), it would only hand over; so would `buy --from-csv` and `list --all`, which
+// stream in bounded memory: each goes to cli.cjs without loading both bundles.
 const env = process.env;
 const quick =
   (args[0] === 'balance' ||
     args[0] === 'impact' ||
     args[0] === 'show' ||
     args[0] === 'quote' ||
-    (args[0] === 'buy' && !args.some((a) => a === '--from-csv' || a.startsWith('--from-csv=')))) &&
+    (args[0] === 'buy' && !args.some((a) => a === '--from-csv' || a.startsWith('--from-csv='))) ||
+    (args[0] === 'list' && !args.includes('--all'))) &&
   !(env.CARBON_BASE_URL && !args.includes('--local')) &&
   !env.CARBON_DATABASE_URL;
 if (!quick || !load('quick').start(args)) load('cli');

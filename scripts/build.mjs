@@ -330,8 +330,8 @@ rmSync(target, { recursive: true, force: true, maxRetries: 5 });
 renameSync(outdir, target);
 
 // The V8 code caches for this Node (bin/carbon.cjs), made by the commands start-up matters most for:
-// `balance --json` (quick.cjs) and `list --json` (cli.cjs) on a warm local ledger (the first round
-// provisions it; the second's caches are kept).
+// `balance --json` (quick.cjs) and `list --all --json` (cli.cjs, which a `list` without --all no
+// longer reaches) on a warm local ledger (the first round provisions it; the second's caches are kept).
 // The functions a run compiles are cached with the top level. Best effort: without it, the first
 // run of the installed CLI writes one, if it may.
 const bin = join(target, '..', 'bin', 'carbon.cjs');
@@ -352,7 +352,7 @@ if (existsSync(bin)) {
     writeFileSync(join(target, 'help.txt'), help.stdout);
     for (let run = 0; run < 2; run++) {
       for (const file of readdirSync(target)) if (file.endsWith('.v8cache')) rmSync(join(target, file));
-      for (const command of [['balance'], ['list']]) {
+      for (const command of [['balance'], ['list', '--all']]) {
         spawnSync(process.execPath, [bin, ...command, '--json', '--local'], { env, stdio: 'ignore', timeout: 60_000 });
       }
     }

@@ -2,6 +2,7 @@ import type { CommandSpec } from './command.js';
 import { balance } from './commands/balance/index.js';
 import { buy } from './commands/buy/index.js';
 import { impact } from './commands/impact/index.js';
+import { list } from './commands/list/index.js';
 import { quote } from './commands/quote/index.js';
 import { show } from './commands/show/index.js';
 import { invoke } from './invoke.js';
@@ -9,9 +10,9 @@ import { runToExit } from './run-to-exit.js';
 import { type GlobalOptions, resolveSettings, type Settings } from './settings.js';
 
 /**
- * The quick start: `carbon balance`, `carbon impact` and `carbon show <id>`, the reads scripts and
- * prompts run most often (a script waiting on an offset shows it again and again), and `carbon buy`
- * and `carbon quote`, the main job and its price, given only the everyday global flags and the
+ * The quick start: `carbon balance`, `carbon impact`, `carbon list` and `carbon show <id>`, the reads
+ * scripts and prompts run most often (a script waiting on an offset shows it again and again), and
+ * `carbon buy` and `carbon quote`, the main job and its price, given only the everyday global flags and the
  * command's own flags listed in OWN_FLAGS, run without commander and the rest of the CLI.
  * bin/carbon.cjs loads dist/quick.cjs, a bundle of its own a third the size of cli.cjs, for these
  * names. Anything else in the arguments (--help, another flag of the command's own, a flag given
@@ -22,22 +23,26 @@ import { type GlobalOptions, resolveSettings, type Settings } from './settings.j
  * commander's reading of them, and test/e2e/quick-parity.test.ts runs a table of flags, variables,
  * configs and terminals both ways and compares exit codes, stdout and stderr byte for byte.
  */
-export const QUICK_COMMANDS: readonly CommandSpec[] = [balance, impact, show, buy, quote];
+export const QUICK_COMMANDS: readonly CommandSpec[] = [balance, impact, list, show, buy, quote];
 
 /**
- * The flags of its own each quick command takes here (by their long names). buy's others (--wait,
- * and --from-csv with the batch's flags) are the CLI's: a purchase that waits, or a batch, runs long
- * enough for the start not to matter, and the batch's code stays out of quick.cjs.
+ * The flags of its own each quick command takes here (by their long names). The others are the
+ * CLI's: buy's --wait and --from-csv with the batch's flags, list's --all, and show's --wait and
+ * --quiet. Each of those runs long enough for the start not to matter, and a batch and a stream
+ * keep their memory bounded from cli.cjs alone (bin/carbon.cjs sends `buy --from-csv` and `list
+ * --all` there itself, so neither reads both bundles).
  */
 export const OWN_FLAGS: Readonly<Record<string, readonly string[]>> = {
   buy: ['--kg', '--amount-cents', '--amount', '--reference', '--idempotency-key', '--max-cents', '--yes', '--dry-run', '--quiet'],
   quote: ['--kg', '--amount-cents', '--amount', '--reference'],
+  list: ['--limit', '--page-size', '--starting-after', '--reference', '--status', '--since', '--until', '--quiet', '--format'],
 };
 
-/** One of a command's own flags, as commander reads it: the option's key in the flags, and whether it takes a value. */
+/** One of a command's own flags, as commander reads it: the option's key in the flags, whether it takes a value, and the values it allows. */
 interface OwnFlag {
   key: string;
   value: boolean;
+  choices: readonly string[] | undefined;
 }
 
 /** The command's flags that OWN_FLAGS names, by each of their spellings (`-q` and `--quiet`). */
@@ -51,7 +56,11 @@ function ownFlags(spec: CommandSpec): Map<string, OwnFlag> {
     const long = names.find((n) => n.startsWith('--'));
     if (long === undefined || !taken.includes(long)) continue;
     // commander's key for `--amount-cents` is `amountCents`.
-    const own = { key: long.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()), value: flag.flags.includes('<') };
+    const own = {
+      key: long.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()),
+      value: flag.flags.includes('<'),
+      choices: flag.choices,
+    };
     for (const name of names) table.set(name, own);
   }
   return table;
@@ -71,8 +80,8 @@ const SWITCHES = new Map<string, Partial<GlobalOptions>>([
  * The command, its global flags, its arguments and its own flags, when `argv` is one the quick
  * start takes; undefined otherwise. A command takes as many arguments as it declares (show: its
  * `<id>`), all of them: one missing, or one more, is the CLI's to refuse. An own flag's value is
- * the next argument or follows `=`; one given twice, an empty value or one that starts with `-` is
- * left to the CLI.
+ * the next argument or follows `=`; one given twice, an empty value, one that starts with `-` or one
+ * its flag's choices do not hold is left to the CLI.
  */
 export function quickArgs(
   argv: readonly string[],
@@ -102,6 +111,8 @@ export function quickArgs(
       if (flag.key in flags || (!flag.value && eq !== -1)) return undefined;
       const value = !flag.value ? true : eq === -1 ? argv[++i] : arg.slice(eq + 1);
       if (value === undefined || value === '' || (value !== true && value.startsWith('-'))) return undefined;
+      // A value its flag does not allow is commander's to refuse, in its words.
+      if (flag.choices !== undefined && !flag.choices.includes(value as string)) return undefined;
       flags[flag.key] = value;
       continue;
     }

@@ -7,7 +7,7 @@ import { BIN, baseEnv, homes, json, ok, sandboxKeys, sh } from '../support/cli.j
 import { limit } from '../support/load.js';
 
 /**
- * `carbon balance`, `carbon impact`, `carbon show <id>`, `carbon buy` and `carbon quote` with the everyday flags run from dist/quick.cjs, which
+ * `carbon balance`, `carbon impact`, `carbon list`, `carbon show <id>`, `carbon buy` and `carbon quote` with the everyday flags run from dist/quick.cjs, which
  * reads its arguments without commander (src/cli/quick.ts); anything else is the whole CLI's.
  * Two ways to one behaviour: here each row of the table runs twice, as installed and with the
  * quick start declining everything (a copy of the install whose quick.cjs answers false, so
@@ -201,7 +201,31 @@ const ROWS: Row[] = [
   { args: ['quote', '--kg', '5', '--quiet'], quick: false },
   { args: ['quote', '--kg', '5', 'extra'], quick: false },
   { args: ['buy', '--kg', '5', '--json'], quick: false, env: { CARBON_TIMEOUT: '0' } },
+  // list with its own flags, but for --all.
+  { args: ['list'], quick: true },
+  { args: ['list', '--json'], quick: true, setup: withOffset },
+  { args: ['list', '--limit', '1', '--page-size=1', '--json'], quick: true, setup: withOffset },
+  { args: ['list', '--status', 'placed', '--format', 'csv'], quick: true, setup: withOffset },
+  { args: ['list', '--since', '7d', '--until', 'today', '-q'], quick: true, setup: withOffset },
+  { args: ['list', '--format=json', '--live'], quick: true, setup: withOffset },
+  { args: ['list', '--starting-after', '<id>', '--json'], quick: true, setup: withOffset },
+  { args: ['list', '--reference', 'nope', '--format', 'plain'], quick: true, setup: withOffset },
+  { args: ['list', '--quiet', '--json'], quick: true },
+  { args: ['list', '--limit', '0'], quick: true },
+  { args: ['list', '--page-size', '101', '--json'], quick: true },
+  { args: ['list', '--since', 'tomorrow'], quick: true },
+  { args: ['list', '--since', 'today', '--until', 'yesterday'], quick: true },
+  { args: ['list', '--starting-after', 'off_nothere'], quick: true },
+  // Left to the CLI: --all (from the bin itself), a value outside a flag's choices, a flag twice.
+  { args: ['list', '--all', '--json'], quick: false, cliOnly: true, setup: withOffset },
+  { args: ['list', '--format', 'csv', '--all'], quick: false, cliOnly: true, setup: withOffset },
+  { args: ['list', '--format', 'xml'], quick: false },
+  { args: ['list', '--status', 'done', '--json'], quick: false },
+  { args: ['list', '--limit', '5', '--limit', '6'], quick: false },
   // A terminal.
+  { args: ['list'], quick: true, tty: true, setup: withOffset },
+  { args: ['list', '--limit', '1'], quick: true, tty: true, setup: withOffset },
+  { args: ['list', '--format', 'plain', '--no-color'], quick: true, tty: true, setup: withOffset },
   { args: ['buy', '--kg', '500'], quick: true, tty: true },
   { args: ['buy', '--kg', '5', '--live'], quick: true, tty: true },
   { args: ['quote', '--kg', '2000'], quick: true, tty: true },
