@@ -105,7 +105,7 @@ function userCache() {
 }
 
 // `carbon balance`, `carbon impact`, `carbon list`, `carbon show <id>`, `carbon buy` and `carbon quote`
-// with only the everyday flags run from dist/quick.cjs, a third of the CLI (src/cli/quick.ts); it answers false,
+// with only the everyday flags run from dist/quick.cjs, two fifths of the CLI (src/cli/quick.ts); it answers false,
 // having done nothing, to anything else. With a remote API or PostgreSQL named in the environment
 // (CI's usual way), it would only hand over; so would `buy --from-csv` and `list --all`, which
 // stream in bounded memory: each goes to cli.cjs without loading both bundles.

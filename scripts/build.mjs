@@ -5,8 +5,8 @@
 //                    command imports with `await import()` are only initialised when it runs.
 //                    Loading one file is cheaper than an ES module graph: each extra ES module
 //                    costs a resolve, an async read, a compile and a link (~0.5 ms apiece here).
-//   dist/quick.cjs   `balance`, `impact`, `show`, `buy` and `quote` with the everyday flags (src/cli/quick.ts): the same
-//                    modules without commander and the other commands, a third of cli.cjs, so
+//   dist/quick.cjs   `balance`, `impact`, `list`, `show`, `buy` and `quote` with the everyday flags (src/cli/quick.ts): the
+//                    same modules without commander and the other commands, two fifths of cli.cjs, so
 //                    the reads a prompt or a script runs most often start sooner (BENCHMARKS.md).
 //   dist/vendor/     ora, conf, pg, cli-table3 and csv-parse, bundled apart: big, and needed only by
 //                    a spinner, `carbon config set`, a PostgreSQL ledger, a table drawn on a
