@@ -87,15 +87,17 @@ const wrapped = {
  * dist/quick.cjs runs the local engine on SQLite only: src/cli/quick.ts leaves a remote API and a
  * PostgreSQL ledger to cli.cjs before anything runs, so their code stays out of the bundle that
  * every `carbon balance` reads (154 -> 126 KB; 0.26-0.67 M instructions and 45 page faults,
- * BENCHMARKS.md). So does `buy --from-csv`'s batch, which quick.ts leaves to cli.cjs too. Reached
- * all the same, it fails loudly.
+ * BENCHMARKS.md). So do `buy --from-csv`'s batch and the sandbox's snapshots (`carbon sandbox
+ * snapshot`), which no quick command reaches. Reached all the same, it fails loudly.
  */
 const localOnly = {
   name: 'local-only',
   setup(b) {
     b.onResolve({ filter: /\/(http-transport|postgres-store)\.js$/ }, (args) => ({ path: args.path, namespace: 'local-only' }));
-    b.onResolve({ filter: /^\.\/csv\.js$/ }, (args) =>
-      /[\\/]commands[\\/]buy[\\/]run\.ts$/.test(args.importer) ? { path: args.path, namespace: 'local-only' } : undefined,
+    b.onResolve({ filter: /^\.\/(csv|snapshots)\.js$/ }, (args) =>
+      /[\\/](commands[\\/]buy[\\/]run|service[\\/]sandbox)\.ts$/.test(args.importer)
+        ? { path: args.path, namespace: 'local-only' }
+        : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: 'local-only' }, (args) => ({
       loader: 'js',
