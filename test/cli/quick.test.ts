@@ -5,8 +5,8 @@ import { localSettings, OWN_FLAGS, QUICK_COMMANDS, quickArgs } from '../../src/c
 import { buildProgram } from '../../src/cli/registry.js';
 import { tempDir } from '../support/temp.js';
 
-// The quick start (src/cli/quick.ts) reads `carbon balance`, `carbon impact`, `carbon show <id>`,
-// `carbon buy` and `carbon quote` without commander: what it takes, it must read exactly as
+// The quick start (src/cli/quick.ts) reads `carbon balance`, `carbon impact`, `carbon list`,
+// `carbon show <id>`, `carbon buy` and `carbon quote` without commander: what it takes, it must read exactly as
 // commander does, and anything else it must leave to the CLI.
 
 /** The options and the arguments commander hands the command's action for `argv` (the action itself is not run). */
@@ -125,7 +125,7 @@ describe('anything else is left to the whole CLI', () => {
     expect(quickArgs(argv)).toBeUndefined();
   });
 
-  test("the quick commands are balance, impact, list, show, buy and quote; show takes its one argument; the own flags taken are OWN_FLAGS'", () => {
+  test('the quick commands are balance, impact, list, show, buy and quote; show takes its one argument; the own flags taken are those OWN_FLAGS names', () => {
     expect(QUICK_COMMANDS.map((c) => c.name)).toEqual(['balance', 'impact', 'list', 'show', 'buy', 'quote']);
     for (const spec of QUICK_COMMANDS) {
       expect(spec.args?.map((a) => a.name) ?? []).toEqual(spec.name === 'show' ? ['<id>'] : []);
