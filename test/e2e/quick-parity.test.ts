@@ -148,7 +148,14 @@ const ROWS: Row[] = [
   // show <id>: its one argument, anywhere among the everyday flags.
   { args: ['show', '<id>'], quick: true, setup: withOffset },
   { args: ['show', '<id>', '--json'], quick: true, setup: withOffset },
-  { args: ['show', '--json', '--profile', 'ci', '<id>'], quick: true, setup: (home) => (withOffset(home), ci(home)) },
+  {
+    args: ['show', '--json', '--profile', 'ci', '<id>'],
+    quick: true,
+    setup: (home) => {
+      withOffset(home);
+      ci(home);
+    },
+  },
   { args: ['show', '<id>', '--live'], quick: true, setup: withOffset },
   { args: ['show', 'off_nothere', '--json'], quick: true },
   { args: ['show', ''], quick: true },
