@@ -107,16 +107,16 @@ function userCache() {
 // `carbon balance`, `carbon impact`, `carbon list`, `carbon show <id>`, `carbon buy` and `carbon quote`
 // with only the everyday flags run from dist/quick.cjs, two fifths of the CLI (src/cli/quick.ts); it answers false,
 // having done nothing, to anything else. With a remote API or PostgreSQL named in the environment
-// (CI's usual way), it would only hand over; so would `buy --from-csv` and `list --all`, which
-// stream in bounded memory: each goes to cli.cjs without loading both bundles.
+// (CI's usual way), it would only hand over; so would help, `buy --wait` and `show --wait`, and
+// `buy --from-csv` and `list --all`, which stream in bounded memory: each of these goes to cli.cjs
+// without loading both bundles. (Given as a flag's value instead, each starts with `-`, which
+// quick.ts hands over too.)
+const QUICK = new Set(['balance', 'impact', 'show', 'quote', 'buy', 'list']);
+const CLI_FLAGS = new Set(['--help', '-h', '--wait', '--from-csv', '--all']);
 const env = process.env;
 const quick =
-  (args[0] === 'balance' ||
-    args[0] === 'impact' ||
-    args[0] === 'show' ||
-    args[0] === 'quote' ||
-    (args[0] === 'buy' && !args.some((a) => a === '--from-csv' || a.startsWith('--from-csv='))) ||
-    (args[0] === 'list' && !args.includes('--all'))) &&
+  QUICK.has(args[0]) &&
+  !args.some((a) => CLI_FLAGS.has(a) || a.startsWith('--from-csv=')) &&
   !(env.CARBON_BASE_URL && !args.includes('--local')) &&
   !env.CARBON_DATABASE_URL;
 if (!quick || !load('quick').start(args)) load('cli');

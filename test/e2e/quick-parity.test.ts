@@ -75,9 +75,9 @@ const ROWS: Row[] = [
   { args: ['balance', '--profile', 'ci', '--profile', 'nope'], quick: false, setup: ci },
   { args: ['impact', '--profile', '__proto__'], quick: false },
   // What quick.ts does not take: help, mistakes, the other global flags.
-  { args: ['balance', '-h'], quick: false },
-  { args: ['impact', '--json', '--help'], quick: false },
-  { args: ['balance', '--help', '--nope'], quick: false },
+  { args: ['balance', '-h'], quick: false, cliOnly: true },
+  { args: ['impact', '--json', '--help'], quick: false, cliOnly: true },
+  { args: ['balance', '--help', '--nope'], quick: false, cliOnly: true },
   { args: ['balance', '-v'], quick: false },
   { args: ['balance', '--json=x'], quick: false },
   { args: ['balance', '--bogus'], quick: false },
@@ -167,10 +167,10 @@ const ROWS: Row[] = [
   { args: ['show'], quick: false },
   { args: ['show', '--json'], quick: false },
   { args: ['show', '<id>', 'off_nothere'], quick: false, setup: withOffset },
-  { args: ['show', '<id>', '--wait', '--json'], quick: false, setup: withOffset },
+  { args: ['show', '<id>', '--wait', '--json'], quick: false, cliOnly: true, setup: withOffset },
   { args: ['show', '-q', '<id>'], quick: false, setup: withOffset },
   { args: ['show', '--', '<id>'], quick: false, setup: withOffset },
-  { args: ['show', '<id>', '--help'], quick: false },
+  { args: ['show', '<id>', '--help'], quick: false, cliOnly: true },
   // buy and quote with their own flags: bought, refused by a check, refused by the model.
   { args: ['buy', '--kg', '500'], quick: true },
   { args: ['buy', '--kg', '500', '--json'], quick: true },
@@ -199,7 +199,9 @@ const ROWS: Row[] = [
   { args: ['quote', '--kg', '2,000,000'], quick: true },
   { args: ['quote'], quick: true },
   // Left to the CLI: buy's own flags that quick.ts does not take, a flag twice or without its value.
-  { args: ['buy', '--kg', '5', '--wait', '--dry-run'], quick: false },
+  { args: ['buy', '--kg', '5', '--wait', '--dry-run'], quick: false, cliOnly: true },
+  { args: ['buy', '--reference', '--wait', '--kg', '5'], quick: false, cliOnly: true },
+  { args: ['list', '--reference', '-h'], quick: false, cliOnly: true },
   { args: ['buy', '--from-csv', 'nothere.csv'], quick: false, cliOnly: true },
   { args: ['buy', '--json', '--from-csv=-', '--dry-run'], quick: false, cliOnly: true },
   { args: ['buy', '--kg', '5', '--partial'], quick: false },
@@ -247,7 +249,7 @@ const ROWS: Row[] = [
   { args: ['impact'], quick: true, tty: true, env: { NO_COLOR: '1' } },
   { args: ['balance', '--verbose'], quick: true, tty: true },
   { args: ['balance', '--profile', 'nope'], quick: false, tty: true },
-  { args: ['balance', '--help'], quick: false, tty: true },
+  { args: ['balance', '--help'], quick: false, cliOnly: true, tty: true },
   { args: ['impact'], quick: false, tty: true, setup: config('{bad') },
 ];
 
