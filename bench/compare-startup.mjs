@@ -1,12 +1,17 @@
 // Side-by-side start-up comparison of builds, for "before → after" figures (BENCHMARKS.md):
 //
 //   node bench/compare-startup.mjs <old>/bin/carbon.cjs bin/carbon.cjs   [ROUNDS=60 ARGS="balance --json"]
+//   node bench/compare-startup.mjs floor bin/carbon.cjs   (beside the least a `balance --json` can do)
 //
+// `floor` is a script of a few lines that does only what any program answering `balance --json`
+// from carbon's ledger must: load node:sqlite (Node 22's warning silenced as carbon silences it),
+// open the ledger (made by this checkout's carbon), read the balance's row, write the JSON. It is
+// what the runtime itself costs, whatever ARGS says.
 // Runs `node -e 0` and the command with each build, interleaved (each round starts at a different
 // one), with and without NODE_EXTRA_CA_CERTS, each build in a warm HOME of its own, and
 // prints the median wall time and its ratio to `node -e 0`.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -31,6 +36,11 @@ try {
       // A person's environment: HOME, no CARBON_HOME or XDG_* (the ledger in ~/.local/share/carbon).
       const e = { ...env, HOME: home };
       for (const name of ['XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_CACHE_HOME']) delete e[name];
+      if (build === 'floor') {
+        spawnSync(process.execPath, [new URL('../bin/carbon.cjs', import.meta.url).pathname, 'balance', '--json'], { env: e });
+        commands.push({ name: 'floor (node:sqlite, one row)', argv: [floorScript()], env: e });
+        continue;
+      }
       spawnSync(process.execPath, [build, ...args], { env: e }); // provisions the ledger; warm from here
       commands.push({ name: build, argv: [build, ...args], env: e });
     }
@@ -53,4 +63,23 @@ try {
   }
 } finally {
   rmSync(TMP, { recursive: true, force: true });
+}
+
+/** Writes the floor's script (see the top) into TMP; its path. */
+function floorScript() {
+  const file = join(TMP, 'floor.cjs');
+  writeFileSync(
+    file,
+    `'use strict';
+const emit = process.emitWarning;
+process.emitWarning = (w, ...rest) => (/^SQLite is an experimental/.test(String(w)) ? undefined : emit.call(process, w, ...rest));
+const { DatabaseSync } = require('node:sqlite');
+process.emitWarning = emit;
+const db = new DatabaseSync(process.env.HOME + '/.local/share/carbon/ledger.db');
+const { available_cents } = db.prepare('SELECT available_cents FROM balances WHERE livemode = 0').get();
+require('node:fs').writeSync(1, JSON.stringify({ object: 'balance', livemode: false, available_cents, currency: 'usd' }, null, 2) + '\\n');
+db.close();
+`,
+  );
+  return file;
 }
