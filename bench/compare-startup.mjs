@@ -3,15 +3,15 @@
 //   node bench/compare-startup.mjs <old>/bin/carbon.cjs bin/carbon.cjs   [ROUNDS=60 ARGS="balance --json"]
 //   node bench/compare-startup.mjs floor bin/carbon.cjs   (beside the least a `balance --json` can do)
 //
-// `floor` is a script of a few lines that does only what any program answering `balance --json`
-// from carbon's ledger must: load node:sqlite (Node 22's warning silenced as carbon silences it),
-// open the ledger (made by this checkout's carbon), read the balance's row, write the JSON. It is
-// what the runtime itself costs, whatever ARGS says.
+// `floor` is bench/lib/floor.cjs, a few lines that do only what any program answering `balance
+// --json` from carbon's ledger must (node:sqlite, the ledger opened, one row read and printed), on
+// a ledger this checkout's carbon made: what the runtime itself costs, whatever ARGS says.
+//
 // Runs `node -e 0` and the command with each build, interleaved (each round starts at a different
 // one), with and without NODE_EXTRA_CA_CERTS, each build in a warm HOME of its own, and
 // prints the median wall time and its ratio to `node -e 0`.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -38,7 +38,7 @@ try {
       for (const name of ['XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_CACHE_HOME']) delete e[name];
       if (build === 'floor') {
         spawnSync(process.execPath, [new URL('../bin/carbon.cjs', import.meta.url).pathname, 'balance', '--json'], { env: e });
-        commands.push({ name: 'floor (node:sqlite, one row)', argv: [floorScript()], env: e });
+        commands.push({ name: 'floor (bench/lib/floor.cjs)', argv: [new URL('lib/floor.cjs', import.meta.url).pathname], env: e });
         continue;
       }
       spawnSync(process.execPath, [build, ...args], { env: e }); // provisions the ledger; warm from here
@@ -63,23 +63,4 @@ try {
   }
 } finally {
   rmSync(TMP, { recursive: true, force: true });
-}
-
-/** Writes the floor's script (see the top) into TMP; its path. */
-function floorScript() {
-  const file = join(TMP, 'floor.cjs');
-  writeFileSync(
-    file,
-    `'use strict';
-const emit = process.emitWarning;
-process.emitWarning = (w, ...rest) => (/^SQLite is an experimental/.test(String(w)) ? undefined : emit.call(process, w, ...rest));
-const { DatabaseSync } = require('node:sqlite');
-process.emitWarning = emit;
-const db = new DatabaseSync(process.env.HOME + '/.local/share/carbon/ledger.db');
-const { available_cents } = db.prepare('SELECT available_cents FROM balances WHERE livemode = 0').get();
-require('node:fs').writeSync(1, JSON.stringify({ object: 'balance', livemode: false, available_cents, currency: 'usd' }, null, 2) + '\\n');
-db.close();
-`,
-  );
-  return file;
 }
