@@ -331,11 +331,11 @@ for (const bundle of ['cli.cjs', 'quick.cjs']) {
 rmSync(target, { recursive: true, force: true, maxRetries: 5 });
 renameSync(outdir, target);
 
-// The V8 code caches for this Node (bin/carbon.cjs), made by the commands start-up matters most for:
-// `balance --json` (quick.cjs) and `list --all --json` (cli.cjs, which a `list` without --all no
-// longer reaches) on a warm local ledger (the first round provisions it; the second's caches are kept).
-// The functions a run compiles are cached with the top level. Best effort: without it, the first
-// run of the installed CLI writes one, if it may.
+// The V8 code caches for this Node (bin/carbon.cjs): quick.cjs's, one for each of its commands,
+// each made by that command, and cli.cjs's, made by `list --all --json` (a `list` without --all
+// does not reach it), on a warm local ledger (a first round provisions it and buys the offset
+// `show` reads; the caches kept are the second round's). The functions a run compiles are cached
+// with the top level. Best effort: without one, the first run of that command writes it, if it may.
 const bin = join(target, '..', 'bin', 'carbon.cjs');
 if (existsSync(bin)) {
   const home = mkdtempSync(join(tmpdir(), 'carbon-build-'));
@@ -352,12 +352,22 @@ if (existsSync(bin)) {
     });
     if (help.status !== 0 || !help.stdout.startsWith('Usage: carbon')) throw new Error(`carbon help exited ${help.status}`);
     writeFileSync(join(target, 'help.txt'), help.stdout);
-    for (let run = 0; run < 2; run++) {
-      for (const file of readdirSync(target)) if (file.endsWith('.v8cache')) rmSync(join(target, file));
-      for (const command of [['balance'], ['list', '--all']]) {
-        spawnSync(process.execPath, [bin, ...command, '--json', '--local'], { env, stdio: 'ignore', timeout: 60_000 });
-      }
+    const carbon = (...args) =>
+      spawnSync(process.execPath, [bin, ...args, '--json', '--local'], {
+        env,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+        timeout: 60_000,
+      });
+    let id;
+    try {
+      id = JSON.parse(carbon('buy', '--kg', '5').stdout).id;
+    } catch {
+      // No offset to show: `show`'s cache is written by its first run instead.
     }
+    for (const file of readdirSync(target)) if (file.endsWith('.v8cache')) rmSync(join(target, file));
+    const commands = [['balance'], ['impact'], ['list'], ['quote', '--kg', '5'], ['buy', '--kg', '5'], ['list', '--all']];
+    for (const command of id === undefined ? commands : [...commands, ['show', id]]) carbon(...command);
   } finally {
     rmSync(home, { recursive: true, force: true });
   }

@@ -143,13 +143,15 @@ describe('the quick start: balance and impact from dist/quick.cjs', () => {
     const home = newHome();
     const run = (args: string[]) => execa(process.execPath, [bin, ...args], { env: baseEnv(home), extendEnv: false, reject: false });
 
-    // The first run of each bundle writes its code cache: which bundle ran shows in dist/.
+    // The first run of each bundle writes its code cache, quick.cjs one for each command: which
+    // bundle ran, and for which command, shows in dist/.
     const quick = await run(['balance', '--json']);
     expect(quick.exitCode).toBe(0);
+    expect(caches()).toEqual(['quick-balance']);
     expect((await run(['impact', '--live', '--json'])).exitCode).toBe(0);
-    expect(caches()).toEqual(['quick']);
+    expect(caches().sort()).toEqual(['quick-balance', 'quick-impact']);
     const whole = await run(['balance', '--json', '--max-retries', '2']);
-    expect(caches().sort()).toEqual(['cli', 'quick']);
+    expect(caches().sort()).toEqual(['cli', 'quick-balance', 'quick-impact']);
     expect(whole.stdout).toBe(quick.stdout);
     expect(JSON.parse(quick.stdout)).toMatchObject({ object: 'balance', livemode: false });
 
@@ -437,7 +439,7 @@ describe('an install the user cannot write (a global install by root, run by ano
     const cacheDir = join(home, '.cache', 'carbon');
     const caches = readdirSync(cacheDir);
     expect(caches).toHaveLength(1);
-    expect(caches[0]).toMatch(/^quick\.[0-9a-f]{16}\.[0-9a-f]+\.v\d+\.\d+\.\d+-\w+\.v8cache$/);
+    expect(caches[0]).toMatch(/^quick-balance\.[0-9a-f]{16}\.[0-9a-f]+\.v\d+\.\d+\.\d+-\w+\.v8cache$/);
     const cache = join(cacheDir, caches[0]!);
     expect(statSync(cacheDir).mode & 0o777).toBe(0o700);
     expect(statSync(cache).mode & 0o777).toBe(0o600);
