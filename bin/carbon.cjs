@@ -29,7 +29,7 @@ if (major < 22 || (major === 22 && minor < 13)) {
   process.exit(11);
 }
 
-const { fstatSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } = require('node:fs');
+const { fstatSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } = require('node:fs');
 const { join } = require('node:path');
 
 const dir = join(__dirname, '..', 'dist');
@@ -123,13 +123,38 @@ const quick =
   !env.CARBON_DATABASE_URL;
 if (!quick || !load('quick', args[0]).start(args)) load('cli');
 
+/**
+ * Removes from `place` the caches of dist/<name>.cjs that an earlier build installed here left (the
+ * same place, another build): never read again, they would pile up in the user's cache directory
+ * with each upgrade of an install the user cannot write. Another install's, another bundle's and
+ * another Node's are left alone.
+ */
+function removeStale(place, name, build) {
+  let files;
+  try {
+    files = readdirSync(place);
+  } catch {
+    return;
+  }
+  for (const file of files) {
+    const [key, id, at] = file.split('.');
+    if (!file.endsWith('.v8cache') || (key !== name && !key.startsWith(`${name}-`)) || at !== where.toString(16) || id === build) continue;
+    try {
+      unlinkSync(join(place, file));
+    } catch {
+      // Another run removed it first.
+    }
+  }
+}
+
 /** Runs dist/<name>.cjs, as Node's CommonJS loader would, with its V8 code cache (the command's, when one is named); its exports. */
 function load(name, command) {
   const filename = join(dir, `${name}.cjs`);
   // The build makes the bundles pure ASCII, so latin1 reads them exactly, as one-byte strings.
   const source = readFileSync(filename, 'latin1');
   const mark = source.lastIndexOf('//# carbon-build=');
-  const cacheName = `${command === undefined ? name : `${name}-${command}`}.${source.slice(mark + 17, mark + 33)}.${where.toString(16)}.${process.version}-${process.arch}.v8cache`;
+  const build = source.slice(mark + 17, mark + 33);
+  const cacheName = `${command === undefined ? name : `${name}-${command}`}.${build}.${where.toString(16)}.${process.version}-${process.arch}.v8cache`;
   const places = mark === -1 ? [] : cacheDirs;
   let cachedData;
   for (const place of places) {
@@ -153,6 +178,7 @@ function load(name, command) {
           if (place !== dir) mkdirSync(place, { recursive: true, mode: 0o700 });
           writeFileSync(tmp, data, { mode: 0o600 });
           renameSync(tmp, join(place, cacheName));
+          removeStale(place, name, build);
           return;
         } catch {
           try {

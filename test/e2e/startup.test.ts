@@ -456,5 +456,20 @@ describe('an install the user cannot write (a global install by root, run by ano
     const xdg = join(home, 'xdg');
     expect((await run({ ...env, XDG_CACHE_HOME: xdg })).exitCode).toBe(0);
     expect(readdirSync(join(xdg, 'carbon'))).toEqual(caches);
+
+    // A new cache written there removes what an earlier build installed at this same place left;
+    // another install's, another bundle's and another Node's stay.
+    const [command, build, place, ...node] = caches[0]!.split('.');
+    const earlier = '0'.repeat(16);
+    const left = {
+      earlierBuild: `${command}.${earlier}.${place}.${node.join('.')}`,
+      otherInstall: `${command}.${earlier}.${(Number.parseInt(place!, 16) ^ 1).toString(16)}.${node.join('.')}`,
+      otherBundle: `cli.${earlier}.${place}.${node.join('.')}`,
+      otherNode: `${command}.${build}.${place}.v1.0.0-x64.v8cache`,
+    };
+    for (const file of Object.values(left)) writeFileSync(join(cacheDir, file), 'x');
+    rmSync(cache);
+    expect((await run(env)).exitCode).toBe(0);
+    expect(readdirSync(cacheDir).sort()).toEqual([caches[0], left.otherBundle, left.otherInstall, left.otherNode].sort());
   });
 });
