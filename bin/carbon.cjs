@@ -124,8 +124,8 @@ const quick =
 if (!quick || !load('quick', args[0]).start(args)) load('cli');
 
 /**
- * Removes from `place` the caches of dist/<name>.cjs that an earlier build installed here left (the
- * same place, another build): never read again, they would pile up in the user's cache directory
+ * Removes from the user's cache directory `place` the caches of dist/<name>.cjs that an earlier
+ * build installed here left (the same place, another build): never read again, they would pile up
  * with each upgrade of an install the user cannot write. Another install's, another bundle's and
  * another Node's are left alone.
  */
@@ -178,7 +178,9 @@ function load(name, command) {
           if (place !== dir) mkdirSync(place, { recursive: true, mode: 0o700 });
           writeFileSync(tmp, data, { mode: 0o600 });
           renameSync(tmp, join(place, cacheName));
-          removeStale(place, name, build);
+          // dist/ is made whole by each build: a process of the build before, ending as the next
+          // is put in place, would take the new caches for stale ones there.
+          if (place !== dir) removeStale(place, name, build);
           return;
         } catch {
           try {
