@@ -93,8 +93,9 @@ try {
   if (built.status !== 0) process.exit(1);
 }
 // A cache also holds the path it was made at (stack traces would name it): keyed by the path too.
-let where = 0x811c9dc5;
-for (let i = 0; i < dir.length; i++) where = Math.imul(where ^ dir.charCodeAt(i), 0x01000193) >>> 0;
+let hash = 0x811c9dc5;
+for (let i = 0; i < dir.length; i++) hash = Math.imul(hash ^ dir.charCodeAt(i), 0x01000193) >>> 0;
+const where = hash.toString(16);
 /** dist/, then the user's cache directory (XDG_CACHE_HOME, ~/Library/Caches, %LOCALAPPDATA%). */
 const cacheDirs = [dir, userCache()].filter((d) => d !== undefined);
 
@@ -138,7 +139,7 @@ function removeStale(place, name, build) {
   }
   for (const file of files) {
     const [key, id, at] = file.split('.');
-    if (!file.endsWith('.v8cache') || (key !== name && !key.startsWith(`${name}-`)) || at !== where.toString(16) || id === build) continue;
+    if (!file.endsWith('.v8cache') || (key !== name && !key.startsWith(`${name}-`)) || at !== where || id === build) continue;
     try {
       unlinkSync(join(place, file));
     } catch {
@@ -154,7 +155,7 @@ function load(name, command) {
   const source = readFileSync(filename, 'latin1');
   const mark = source.lastIndexOf('//# carbon-build=');
   const build = source.slice(mark + 17, mark + 33);
-  const cacheName = `${command === undefined ? name : `${name}-${command}`}.${build}.${where.toString(16)}.${process.version}-${process.arch}.v8cache`;
+  const cacheName = `${command === undefined ? name : `${name}-${command}`}.${build}.${where}.${process.version}-${process.arch}.v8cache`;
   const places = mark === -1 ? [] : cacheDirs;
   let cachedData;
   for (const place of places) {
