@@ -312,6 +312,40 @@ describe("what a read loads of Node's own modules", () => {
   });
 });
 
+describe("what a command asks of Node's module loader", () => {
+  // A bundle's modules each ask for node:fs or node:path: through Node's loader, 20 calls of ~8 µs
+  // in a `balance` (BENCHMARKS.md, "A seventeenth sitting"). The bin hands the bundle a require
+  // that asks the loader once for each builtin.
+  test('balance, list and buy ask the loader for each builtin at most twice: once for the bin, once for the bundle', async () => {
+    const home = newHome();
+    await ok(['balance', '--json'], { home });
+    const probe = join(home, 'probe.cjs');
+    const counts = join(home, 'counts.json');
+    writeFileSync(
+      probe,
+      `const Module = require('node:module');
+const fs = require('node:fs');
+const asked = {};
+const real = Module.prototype.require;
+Module.prototype.require = function (id) { asked[id] = (asked[id] ?? 0) + 1; return real.call(this, id); };
+process.on('exit', () => fs.writeFileSync(${JSON.stringify(counts)}, JSON.stringify(asked)));`,
+    );
+    for (const args of [
+      ['balance', '--json'],
+      ['list', '--json'],
+      ['buy', '--kg', '5', '--json'],
+    ]) {
+      const r = await execa(process.execPath, ['--require', probe, BIN(), ...args], { env: baseEnv(home), extendEnv: false });
+      expect(r.exitCode).toBe(0);
+      const asked = JSON.parse(readFileSync(counts, 'utf8')) as Record<string, number>;
+      // The probe sees the bundle's calls: node:fs is the bin's and the bundle's.
+      expect(asked['node:fs'], args[0]).toBe(2);
+      for (const [id, n] of Object.entries(asked))
+        if (id.startsWith('node:')) expect(n, `${args[0]} asked for ${id}`).toBeLessThanOrEqual(2);
+    }
+  });
+});
+
 describe('what the everyday commands ask of ICU: nothing', () => {
   // The first locale-aware format in a process (toLocaleString, Intl.*) sets up ICU: 11–17 ms on
   // Node 22, 24 and 26, which every `carbon buy` paid for the "5 kg" of its line; the first
