@@ -34,6 +34,13 @@ import { openSqlite, scalar } from '../support/sqlite.js';
 
 const newHome = homes();
 
+/** Runs the bin in `home` with `probe`, a script's text written there, preloaded (`--require`). */
+function probed(home: string, probe: string, args: string[], env: Record<string, string> = {}) {
+  const file = join(home, 'probe.cjs');
+  writeFileSync(file, probe);
+  return execa(process.execPath, ['--require', file, BIN(), ...args], { env: baseEnv(home, env), extendEnv: false });
+}
+
 describe('--version and --help without loading the CLI', () => {
   test("--version and -v print package.json's version, as the CLI would", async () => {
     const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
@@ -277,20 +284,16 @@ describe("what a read loads of Node's own modules", () => {
   test('balance, list, impact and a recorded request load no node:os, node:perf_hooks, node:crypto, node:net or node:http', async () => {
     const home = newHome();
     await ok(['balance', '--json'], { home });
-    const probe = join(home, 'probe.cjs');
     const list = join(home, 'loaded.txt');
     // Preloaded: at exit, the builtins the process loaded (fs is loaded before any script runs).
-    writeFileSync(
-      probe,
-      `process.on('exit', () => require('node:fs').appendFileSync(${JSON.stringify(list)}, process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).join('\\n') + '\\n'));`,
-    );
+    const probe = `process.on('exit', () => require('node:fs').appendFileSync(${JSON.stringify(list)}, process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).join('\\n') + '\\n'));`;
     for (const args of [
       ['balance', '--json'],
       ['list', '--json'],
       ['impact', '--json'],
     ]) {
       rmSync(list, { force: true });
-      const r = await execa(process.execPath, ['--require', probe, BIN(), ...args], { env: baseEnv(home), extendEnv: false });
+      const r = await probed(home, probe, args);
       expect(r.exitCode).toBe(0);
       const loaded = readFileSync(list, 'utf8').split('\n');
       // The probe sees what it should: node:sqlite, which a read does use.
@@ -319,23 +322,19 @@ describe("what a command asks of Node's module loader", () => {
   test('balance, list and buy ask the loader for each builtin at most twice: once for the bin, once for the bundle', async () => {
     const home = newHome();
     await ok(['balance', '--json'], { home });
-    const probe = join(home, 'probe.cjs');
     const counts = join(home, 'counts.json');
-    writeFileSync(
-      probe,
-      `const Module = require('node:module');
+    const probe = `const Module = require('node:module');
 const fs = require('node:fs');
 const asked = {};
 const real = Module.prototype.require;
 Module.prototype.require = function (id) { asked[id] = (asked[id] ?? 0) + 1; return real.call(this, id); };
-process.on('exit', () => fs.writeFileSync(${JSON.stringify(counts)}, JSON.stringify(asked)));`,
-    );
+process.on('exit', () => fs.writeFileSync(${JSON.stringify(counts)}, JSON.stringify(asked)));`;
     for (const args of [
       ['balance', '--json'],
       ['list', '--json'],
       ['buy', '--kg', '5', '--json'],
     ]) {
-      const r = await execa(process.execPath, ['--require', probe, BIN(), ...args], { env: baseEnv(home), extendEnv: false });
+      const r = await probed(home, probe, args);
       expect(r.exitCode).toBe(0);
       const asked = JSON.parse(readFileSync(counts, 'utf8')) as Record<string, number>;
       // The probe sees the bundle's calls: node:fs is the bin's and the bundle's.
@@ -394,18 +393,14 @@ describe('against a carbon serve (the remote engine)', () => {
     const server = await serve(home);
     try {
       const remote = { CARBON_BASE_URL: server.url, CARBON_API_KEY: (await sandboxKeys(home)).test };
-      const probe = join(home, 'probe.cjs');
       const list = join(home, 'loaded.txt');
       // Preloaded: the builtins loaded, and each bundle the bin compiles (vm.Script), at exit.
-      writeFileSync(
-        probe,
-        `const vm = require('node:vm'); const compiled = [];
+      const probe = `const vm = require('node:vm'); const compiled = [];
 vm.Script = class extends vm.Script { constructor(source, options) { super(source, options); compiled.push('bundle ' + require('node:path').basename(options.filename)); } };
-process.on('exit', () => require('node:fs').appendFileSync(${JSON.stringify(list)}, process.moduleLoadList.concat(compiled).join('\\n') + '\\n'));`,
-      );
+process.on('exit', () => require('node:fs').appendFileSync(${JSON.stringify(list)}, process.moduleLoadList.concat(compiled).join('\\n') + '\\n'));`;
       const run = async (args: string[], env: Record<string, string>) => {
         rmSync(list, { force: true });
-        const r = await execa(process.execPath, ['--require', probe, BIN(), ...args], { env: baseEnv(home, env), extendEnv: false });
+        const r = await probed(home, probe, args, env);
         expect([r.exitCode, r.stderr]).toEqual([0, '']);
         return { stdout: r.stdout, loaded: readFileSync(list, 'utf8').split('\n') };
       };
