@@ -32,6 +32,35 @@ describe('a live purchase cannot happen by accident', () => {
   });
 });
 
+describe('carbon api POST /offsets with the live key: the same rule', () => {
+  test('nobody to ask: exit 2, one line, nothing sent; --yes sends it; a terminal is asked; quotes and the test key are not', async () => {
+    const home = await liveHome();
+    const body = ['-d', '{"kg": 5}'];
+    const r = await carbon(['api', 'POST', '/offsets', ...body, '--live'], { home, input: 'n\n' });
+    expect([r.exitCode, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toBe(
+      'error: A live purchase needs --yes when nobody can confirm it (stdin is not a terminal); nothing was sent. Add --yes to buy without being asked (the local sandbox asks as the API would; no real money is spent here).\n',
+    );
+    // The configured mode counts as --live does.
+    await ok(['config', 'set', 'mode', 'live'], { home });
+    const configured = await carbon(['api', 'POST', '/offsets', ...body], { home, input: 'n\n' });
+    expect([configured.exitCode, configured.stdout]).toEqual([2, '']);
+    // A person at a terminal is asked; no stops it as Ctrl-C does.
+    const asked = await carbonTty(['api', 'POST', '/offsets', ...body], { home, env: TTY, input: 'n\n' });
+    expect(asked.exitCode).toBe(130);
+    expect(plain(asked.output)).toContain('POST /offsets with the LIVE key buys with the live balance. Send it? [y/N]');
+    expect(plain(asked.output)).toContain('Cancelled; nothing was sent.');
+    expect((await json<{ data: unknown[] }>(['list'], { home })).data).toEqual([]);
+    expect((await json<{ available_cents: number }>(['balance'], { home })).available_cents).toBe(25_000);
+    // What spends nothing is not asked about: a quote, and the test key's purchase.
+    expect((await carbon(['api', 'POST', '/quotes', ...body], { home, input: 'n\n' })).exitCode).toBe(0);
+    expect((await carbon(['api', 'POST', '/offsets', ...body, '--test'], { home, input: 'n\n' })).exitCode).toBe(0);
+    const yes = await carbon(['api', 'POST', '/offsets', ...body, '--yes'], { home, input: 'n\n' });
+    expect([yes.exitCode, JSON.parse(yes.stdout).livemode, yes.stderr]).toEqual([0, true, '']);
+    expect((await json<{ available_cents: number }>(['balance'], { home })).available_cents).toBe(24_980);
+  });
+});
+
 describe('a live purchase the balance does not cover is refused before the question', () => {
   test('on a terminal: the 402 line and the top-up, exit 3, no [y/N], nothing bought (as a batch is)', async () => {
     const home = await liveHome();

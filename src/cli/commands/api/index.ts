@@ -12,6 +12,7 @@ export const api: CommandSpec = {
     return flagTable(`
     -d, --data <json>         the JSON body, or @FILE (@- for stdin)
     --idempotency-key <key>   for POST /offsets, the same on every retry (generated when absent)
+    -y, --yes                 for POST /offsets with the live key: send it without asking (needed where nobody can confirm)
   `);
   },
   examples: [

@@ -5,16 +5,23 @@ import { randomUUID } from '../../../platform/random.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT, exitCodeForStatus } from '../../exit-codes.js';
+import { liveNeedsYes } from '../../purchase/live-consent.js';
 import { retriedRefusal, unknownPurchase } from '../../purchase/unknown-outcome.js';
 
 /**
  * `carbon api METHOD PATH`: one raw request through the configured engine and key, like `gh api`
  * and `stripe get/post`. The response body is printed as JSON on stdout whatever the status; the
  * status becomes the exit code by the usual table (2xx → 0). A POST /offsets gets an
- * Idempotency-Key. Retried as every command's requests are (--max-retries: no answer, 429, 5xx,
+ * Idempotency-Key, and with the live key it is sent only when someone said so (asked, or --yes), as
+ * `carbon buy` is. Retried as every command's requests are (--max-retries: no answer, 429, 5xx,
  * 409 but a reused key; the same key on each attempt); the last attempt's answer is the one printed.
  */
-export async function run(ctx: Context, method: string, path: string, flags: { data?: string; idempotencyKey?: string }): Promise<void> {
+export async function run(
+  ctx: Context,
+  method: string,
+  path: string,
+  flags: { data?: string; idempotencyKey?: string; yes?: boolean },
+): Promise<void> {
   const verb = method.toUpperCase();
   if (!/^(GET|POST|HEAD|PUT|PATCH|DELETE)$/.test(verb)) throw usage(`The method is GET or POST (the API's two), not "${method}".`);
   const url = new URL(path.startsWith('/') ? path : `/${path}`, 'http://x');
@@ -36,6 +43,7 @@ export async function run(ctx: Context, method: string, path: string, flags: { d
   }
   const headers: Record<string, string> = {};
   const purchase = verb === 'POST' && relative === '/offsets';
+  if (purchase && ctx.settings.mode === 'live' && !flags.yes) await confirmLive(ctx);
   if (purchase) headers['idempotency-key'] = flags.idempotencyKey ?? randomUUID();
   const client = await ctx.client();
   let answer: { response: ApiResponse; earlierMaybeSent: boolean };
@@ -60,6 +68,14 @@ export async function run(ctx: Context, method: string, path: string, flags: { d
       throw unknownPurchase(said, exitCodeForStatus(response.status), code, headers['idempotency-key']!, refusedAfter);
     throw new CliError(said, exitCodeForStatus(response.status), code);
   }
+}
+
+/** A live POST /offsets is a purchase with the live key: sent only when someone said so, as `carbon buy`'s is (live-consent.ts). */
+async function confirmLive(ctx: Context): Promise<void> {
+  const nobody = ctx.out.nobodyToAsk;
+  if (nobody !== undefined) throw liveNeedsYes(ctx, nobody, 'nothing was sent');
+  const { confirmOrStop } = await import('../../prompt.js');
+  await confirmOrStop(ctx.out, 'POST /offsets with the LIVE key buys with the live balance. Send it?', 'Cancelled; nothing was sent.');
 }
 
 const UNREADABLE: Record<string, string> = { ENOENT: 'there is no such file', EISDIR: 'it is a directory', EACCES: 'permission denied' };

@@ -8,6 +8,7 @@ import { EXIT, exitCodeForStatus } from '../../exit-codes.js';
 import { followUp } from '../../follow-up.js';
 import { printOffset } from '../../offsets/wait.js';
 import { type PurchaseFlags, purchaseParams, quietWith, wholeNumberOption } from '../../options.js';
+import { liveNeedsYes } from '../../purchase/live-consent.js';
 import { topUpHint } from '../../purchase/top-up.js';
 import { retriedRefusal, unknownPurchase } from '../../purchase/unknown-outcome.js';
 import { dollars, kg } from '../../render/format.js';
@@ -37,22 +38,13 @@ type BuyResult = Purchase & { requiresReview: boolean };
 async function buy(ctx: Context, flags: BuyFlags): Promise<BuyResult> {
   const params = purchaseParams(flags);
   const maxCents = flags.maxCents === undefined ? undefined : wholeNumberOption(flags.maxCents, '--max-cents (cents)');
-  // One rule: real money is spent only when a person said so. A live purchase asks when a person
-  // can answer (stdin and stderr are terminals, and no CI job); when nobody can (a script, CI,
-  // input piped in) it needs --yes, as gh and terraform do for what cannot be undone: a usage
-  // error, nothing bought.
+  // One rule: real money is spent only when a person said so (live-consent.ts). A live purchase
+  // asks when a person can answer (stdin and stderr are terminals, and no CI job), and needs --yes
+  // when nobody can.
   const live = ctx.settings.mode === 'live' && !flags.yes;
   const nobody = live ? ctx.out.nobodyToAsk : undefined;
   const confirm = live && nobody === undefined;
-  if (live && !confirm) {
-    throw usage(
-      `A live purchase needs --yes when nobody can confirm it (${nobody}); nothing was bought.`,
-      // The local model rehearses the rule (a script that works here works against the API), but spends no money.
-      ctx.settings.engine === 'local'
-        ? 'Add --yes to buy without being asked (the local sandbox asks as the API would; no real money is spent here).'
-        : 'Add --yes to buy with real money without being asked.',
-    );
-  }
+  if (nobody !== undefined) throw liveNeedsYes(ctx, nobody, 'nothing was bought');
   const client = await ctx.client();
   const requiresReview = await checkBeforeBuying(ctx, client, params, maxCents, confirm);
   // Generated here rather than in the client so that a failure can tell the user the key to

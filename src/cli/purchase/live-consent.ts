@@ -1,0 +1,19 @@
+import type { Context } from '../context.js';
+import { type CliError, usage } from '../errors.js';
+
+/**
+ * One rule for real money (README, "A live purchase spends real money only when someone said
+ * so"): a live purchase is asked about when a person can answer, and needs --yes when nobody can
+ * (a script, CI, input piped in), as gh and terraform do for what cannot be undone. This is the
+ * refusal, a usage error (exit 2): `buy` and `api POST /offsets` alike. `outcome` says what did not
+ * happen ("nothing was bought").
+ */
+export function liveNeedsYes(ctx: Context, nobody: string, outcome: string): CliError {
+  return usage(
+    `A live purchase needs --yes when nobody can confirm it (${nobody}); ${outcome}.`,
+    // The local model rehearses the rule (a script that works here works against the API), but spends no money.
+    ctx.settings.engine === 'local'
+      ? 'Add --yes to buy without being asked (the local sandbox asks as the API would; no real money is spent here).'
+      : 'Add --yes to buy with real money without being asked.',
+  );
+}
