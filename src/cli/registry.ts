@@ -67,8 +67,16 @@ function root(spec: RootSpec): Command {
   each(spec.flags, (flag) => program.addOption(option(flag)));
   return program
     .addHelpText('after', ({ error }) => helpAfter(spec, helpWidth(error)))
-    .hook('preAction', (_program, action) => refuseOptionAsValue(program, action));
+    .hook('preAction', (_program, action) => {
+      // A lenient command (the completion scripts' `__complete`) takes any words, as typed so far.
+      if (LENIENT.has(action)) return;
+      refuseOptionAsValue(program, action);
+      refuseRepeatedValue(program, action);
+    });
 }
+
+/** The commands that take any words (CommandSpec.lenient). */
+const LENIENT = new WeakSet<Command>();
 
 /** Adds the command `spec` (and its subcommands) under `parent`. */
 function register(parent: Command, spec: CommandSpec, inherited: SettingsKind, opened: ContextOpened | undefined): void {
@@ -80,7 +88,7 @@ function register(parent: Command, spec: CommandSpec, inherited: SettingsKind, o
   if (spec.notes !== undefined || spec.examples !== undefined || spec.epilogue !== undefined) {
     cmd.addHelpText('after', ({ error }) => helpAfter(spec, helpWidth(error)));
   }
-  if (spec.lenient === true) cmd.helpOption(false).allowUnknownOption().allowExcessArguments();
+  if (spec.lenient === true) LENIENT.add(cmd.helpOption(false).allowUnknownOption().allowExcessArguments());
   if (spec.isDefault === true && spec.args === undefined) unknownWordsAreCommands(cmd, parent);
   if (spec.load !== undefined) cmd.action(settings === 'bare' ? bare(spec.load) : withContext(spec.load, settings, opened));
   each(spec.subcommands, (sub) => register(cmd, sub, settings, opened));
@@ -187,6 +195,33 @@ function refuseOptionAsValue(program: Command, action: Command): void {
       const hint = `Give the value after ${argv[i]} (or write ${argv[i]}=${next} if that is the value).`;
       throw usage(`${argv[i]} needs a value, but "${next}" is an option.`, hint);
     }
+  }
+}
+
+/**
+ * A flag that takes a value, given twice (`buy --kg 5 --kg 6`, `--max-cents 100 … --max-cents
+ * 100000`), is a usage error: commander would take the last, and which was meant is not for carbon
+ * to guess where the value is money, a cap or an idempotency key. The values are not echoed (one
+ * may be a secret). Switches may repeat; what follows `--` is not a flag.
+ */
+function refuseRepeatedValue(program: Command, action: Command): void {
+  const options = [...action.options, ...program.options].filter((o) => o.required || o.optional);
+  const argv = (program as unknown as { rawArgs: string[] }).rawArgs;
+  const seen = new Set<Option>();
+  for (let i = 0; i < argv.length && argv[i] !== '--'; i++) {
+    const arg = argv[i]!;
+    const option = options.find(
+      (o) =>
+        o.long === arg ||
+        o.short === arg ||
+        arg.startsWith(`${o.long}=`) ||
+        (o.short !== undefined && arg.startsWith(o.short) && !arg.startsWith('--')),
+    );
+    if (option === undefined) continue;
+    if (seen.has(option)) throw usage(`${option.long ?? option.short} is given twice; give it once.`);
+    seen.add(option);
+    // Its value, when given apart, is not a flag of its own.
+    if (arg === option.long || arg === option.short) i++;
   }
 }
 

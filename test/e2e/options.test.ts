@@ -28,6 +28,32 @@ describe('an option value that is another option', () => {
   });
 });
 
+describe('a flag that takes a value, given twice', () => {
+  test('is refused, exit 2, nothing bought (--kg, a --max-cents cap, the key, a global flag, --x=v forms); switches may repeat', async () => {
+    const home = newHome();
+    const cases = [
+      { args: ['buy', '--kg', '5', '--kg', '6'], flag: '--kg' },
+      { args: ['buy', '--amount', '1', '--amount=100'], flag: '--amount' },
+      { args: ['buy', '--kg', '5', '--max-cents', '100', '--max-cents', '100000'], flag: '--max-cents' },
+      { args: ['buy', '--kg', '5', '--idempotency-key', 'a', '--idempotency-key', 'b'], flag: '--idempotency-key' },
+      { args: ['list', '--limit', '2', '--limit=3'], flag: '--limit' },
+      { args: ['balance', '--profile', 'a', '--profile', 'b'], flag: '--profile' },
+      { args: ['api', 'POST', '/offsets', '-d', '{"kg": 5}', '--data', '{"kg": 6}'], flag: '--data' },
+    ];
+    for (const { args, flag } of cases) {
+      const r = await carbon(args, { home });
+      expect([args, r.exitCode, r.stdout, r.stderr]).toEqual([args, 2, '', `error: ${flag} is given twice; give it once.\n`]);
+      const asJson = await carbon([...args, '--json'], { home });
+      expect([args, asJson.exitCode, JSON.parse(asJson.stderr).error.code]).toEqual([args, 2, 'usage_error']);
+    }
+    expect((await json<{ data: unknown[] }>(['list'], { home })).data).toEqual([]);
+    // A switch given twice says the same thing twice; after --, a word is not a flag.
+    expect((await json<{ kg: number }>(['buy', '--kg', '5', '--json', '--json'], { home })).kg).toBe(5);
+    const after = await carbon(['show', '--timeout', '5', '--', '--timeout'], { home });
+    expect([after.exitCode, after.stderr]).toEqual([5, "error: No such offset: '--timeout'. (param: id)\n"]);
+  });
+});
+
 describe('numbers read the same way in every option', () => {
   test('1,000 is a thousand for --kg, --max-cents and a top-up; 1e3 is refused by each, saying why, and nothing changes', async () => {
     const home = newHome();
