@@ -239,6 +239,17 @@ describe('in a pipe', () => {
       required_cents: 160000,
     });
 
+    // A dry run with --partial says what the purchase would do, with its exit code: the first five fit.
+    const dry = await carbon(['buy', '--from-csv', csv, '--partial', '--dry-run'], { home });
+    expect([dry.exitCode, results(dry.stdout).map((r) => r.status)]).toEqual([10, Array(8).fill('quoted')]);
+    expect(dry.stderr).toBe(
+      'error: Dry run: with --partial, the test balance ($1,000.00) covers the first 5 of 8 rows ($1,000.00); row 6 would fail (insufficient_balance) and 2 would be skipped. Nothing was bought. ' +
+        'Rows an earlier run of this batch bought are not charged again, so a batch being resumed may fit more rows than this says.\n',
+    );
+    const dryJson = await carbon(['buy', '--from-csv', csv, '--partial', '--dry-run', '--json'], { home });
+    expect([dryJson.exitCode, JSON.parse(dryJson.stderr).error.code]).toEqual([10, 'batch_incomplete']);
+    expect(await offsetIds(home)).toEqual([]);
+
     const cut = await carbon(['buy', '--from-csv', csv, '--partial'], { home });
     expect(cut.exitCode).toBe(10);
     expect(results(cut.stdout).map((r) => `${r.status}:${r.error_code}`)).toEqual([

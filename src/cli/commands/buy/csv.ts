@@ -83,7 +83,8 @@ export async function run(ctx: Context, flags: CsvFlags): Promise<void> {
         'max_cents_exceeded',
       );
     }
-    if (flags.dryRun) return await dryRun(ctx, new ResultPrinter(ctx), { batchId, rows, table, total, what });
+    if (flags.dryRun)
+      return await dryRun(ctx, new ResultPrinter(ctx), { batchId, rows, table, total, what, partial: Boolean(flags.partial) });
     if (total.cents > total.available && !flags.partial) throw shortBalance(ctx, total, what);
     const printer = new ResultPrinter(ctx);
     if (live) {
@@ -244,13 +245,17 @@ function refuseBatch(ctx: Context, faults: string[], count: number, rowCount: nu
   throw new CliError(`${count} of ${rowCount} rows cannot be bought ${first}`, EXIT.usage, 'csv_invalid');
 }
 
-/** `--dry-run`: each row's quote and the batch's totals, and whether the balance covers them. */
+/**
+ * `--dry-run`: each row's quote and the batch's totals, and whether the balance covers them; its
+ * exit code the purchase's (README): 3 for a batch the balance does not cover, 10 with --partial
+ * when rows would be left.
+ */
 async function dryRun(
   ctx: Context,
   printer: ResultPrinter,
-  batch: { batchId: string; rows: AsyncIterable<BatchRow>; table: RowTable; total: BatchTotal; what: string },
+  batch: { batchId: string; rows: AsyncIterable<BatchRow>; table: RowTable; total: BatchTotal; what: string; partial: boolean },
 ): Promise<void> {
-  const { batchId, table, total, what } = batch;
+  const { batchId, table, total, what, partial } = batch;
   const covered = total.cents <= total.available;
   printer.coalesce = true;
   // A reader that goes away (`| head`) ends the rows, not the verdict: the exit code still says it.
@@ -279,6 +284,7 @@ async function dryRun(
     dry_run: true,
   });
   const balance = `the ${total.livemode ? 'live' : 'test'} balance (${dollars(total.available)})`;
+  if (!covered && partial) throw partialVerdict(table, total, balance);
   if (!covered) {
     throw new CliError(
       `Dry run: ${balance} does not cover the batch (${what}): ${dollars(total.cents - total.available)} short; buying would be refused. Nothing was bought.`,
@@ -290,4 +296,23 @@ async function dryRun(
     const earlier = '(rows bought by an earlier run of this batch would not be charged again)';
     ctx.out.info(`Dry run: ${what}, from ${balance}, which covers it ${earlier}. Nothing was bought.`);
   }
+}
+
+/**
+ * A dry run's verdict on a batch the balance does not cover, with --partial: the rows would be
+ * bought in order until one does not fit (that one failing, the rest skipped), exit 10 as the
+ * purchase's. Rows an earlier run bought come back uncharged, which the quotes cannot know.
+ */
+function partialVerdict(table: RowTable, total: BatchTotal, balance: string): CliError {
+  let fit = 0;
+  let cents = 0;
+  while (fit < table.length && cents + table.quote(fit).cents <= total.available) cents += table.quote(fit++).cents;
+  const skipped = table.length - fit - 1;
+  const rest = `row ${fit + 1} would fail (insufficient_balance)${skipped > 0 ? ` and ${skipped} would be skipped` : ''}`;
+  return new CliError(
+    `Dry run: with --partial, ${balance} covers the first ${fit} of ${table.length} rows (${dollars(cents)}); ${rest}. Nothing was bought.`,
+    EXIT.batchIncomplete,
+    'batch_incomplete',
+    'Rows an earlier run of this batch bought are not charged again, so a batch being resumed may fit more rows than this says.',
+  );
 }
