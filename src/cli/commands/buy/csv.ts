@@ -1,11 +1,11 @@
 import type { PurchaseParams } from '../../../api/types.js';
 import { CarbonApiError } from '../../../client/errors.js';
 import { buyRows } from '../../batch/buy.js';
-import { rowKey } from '../../batch/key.js';
+import { type BatchTotal, dryRun } from '../../batch/dry-run.js';
 import { type Progress, progress, SILENT } from '../../batch/progress.js';
 import { QuoteCache } from '../../batch/quotes.js';
 import { BatchInput } from '../../batch/read.js';
-import { ResultPrinter, result } from '../../batch/results.js';
+import { ResultPrinter } from '../../batch/results.js';
 import { type BatchRow, type Columns, mapHeaders, type NumberStyle, readRow } from '../../batch/rows.js';
 import { RowTable } from '../../batch/table.js';
 import type { Context } from '../../context.js';
@@ -14,7 +14,6 @@ import { EXIT } from '../../exit-codes.js';
 import { wholeNumberOption } from '../../options.js';
 import { topUpHint } from '../../purchase/top-up.js';
 import { dollars, kg } from '../../render/format.js';
-import { onReaderGone } from '../../stdio.js';
 import { onStopSignal } from '../../stop-signals.js';
 import { keepYoungGenerationSmall } from '../../young-generation.js';
 import type { BuyFlags } from './run.js';
@@ -113,14 +112,6 @@ async function* rowsAgain(input: BatchInput, columns: Columns): AsyncGenerator<B
     if (typeof params === 'string') throw new Error(`row ${row} read differently the second time: ${params}`);
     yield { row, line, params };
   }
-}
-
-/** What the quotes say of the batch: its weight, its price, and the balance it would come from. */
-interface BatchTotal {
-  kg: number;
-  cents: number;
-  available: number;
-  livemode: boolean;
 }
 
 /** The refusal of a batch the balance does not cover: exit 3, the shortfall in dollars and the top-up that covers it. */
@@ -243,76 +234,4 @@ function refuseBatch(ctx: Context, faults: string[], count: number, rowCount: nu
   if (!ctx.out.json && count > faults.length) ctx.out.info(`  … and ${count - faults.length} more`);
   const first = `(first: ${faults[0]}); nothing was bought.`;
   throw new CliError(`${count} of ${rowCount} rows cannot be bought ${first}`, EXIT.usage, 'csv_invalid');
-}
-
-/**
- * `--dry-run`: each row's quote and the batch's totals, and whether the balance covers them; its
- * exit code the purchase's (README): 3 for a batch the balance does not cover, 10 with --partial
- * when rows would be left.
- */
-async function dryRun(
-  ctx: Context,
-  printer: ResultPrinter,
-  batch: { batchId: string; rows: AsyncIterable<BatchRow>; table: RowTable; total: BatchTotal; what: string; partial: boolean },
-): Promise<void> {
-  const { batchId, table, total, what, partial } = batch;
-  const covered = total.cents <= total.available;
-  printer.coalesce = true;
-  // A reader that goes away (`| head`) ends the rows, not the verdict: the exit code still says it.
-  let gone = false;
-  const release = onReaderGone(() => void (gone = true));
-  let i = 0;
-  try {
-    for await (const row of batch.rows) {
-      if (gone) break;
-      const q = table.quote(i);
-      printer.add(result(row, rowKey(batchId, row.params, table.occurrenceOf(i)), { status: 'quoted', kg: q.kg, amount_cents: q.cents }));
-      // Written as it goes: a pipe that is slower than the rows gets them without the whole batch held.
-      if (i++ % 1024 === 1023) await printer.drain();
-    }
-  } finally {
-    release();
-  }
-  printer.end({
-    batch_id: batchId,
-    rows: table.length,
-    kg: total.kg,
-    amount_cents: total.cents,
-    available_cents: total.available,
-    sufficient_balance: covered,
-    livemode: total.livemode,
-    dry_run: true,
-  });
-  const balance = `the ${total.livemode ? 'live' : 'test'} balance (${dollars(total.available)})`;
-  if (!covered && partial) throw partialVerdict(table, total, balance);
-  if (!covered) {
-    throw new CliError(
-      `Dry run: ${balance} does not cover the batch (${what}): ${dollars(total.cents - total.available)} short; buying would be refused. Nothing was bought.`,
-      EXIT.insufficientBalance,
-      'insufficient_balance',
-    );
-  }
-  if (!ctx.out.json) {
-    const earlier = '(rows bought by an earlier run of this batch would not be charged again)';
-    ctx.out.info(`Dry run: ${what}, from ${balance}, which covers it ${earlier}. Nothing was bought.`);
-  }
-}
-
-/**
- * A dry run's verdict on a batch the balance does not cover, with --partial: the rows would be
- * bought in order until one does not fit (that one failing, the rest skipped), exit 10 as the
- * purchase's. Rows an earlier run bought come back uncharged, which the quotes cannot know.
- */
-function partialVerdict(table: RowTable, total: BatchTotal, balance: string): CliError {
-  let fit = 0;
-  let cents = 0;
-  while (fit < table.length && cents + table.quote(fit).cents <= total.available) cents += table.quote(fit++).cents;
-  const skipped = table.length - fit - 1;
-  const rest = `row ${fit + 1} would fail (insufficient_balance)${skipped > 0 ? ` and ${skipped} would be skipped` : ''}`;
-  return new CliError(
-    `Dry run: with --partial, ${balance} covers the first ${fit} of ${table.length} rows (${dollars(cents)}); ${rest}. Nothing was bought.`,
-    EXIT.batchIncomplete,
-    'batch_incomplete',
-    'Rows an earlier run of this batch bought are not charged again, so a batch being resumed may fit more rows than this says.',
-  );
 }

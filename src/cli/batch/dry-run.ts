@@ -1,0 +1,91 @@
+import type { Context } from '../context.js';
+import { CliError } from '../errors.js';
+import { EXIT } from '../exit-codes.js';
+import { dollars } from '../render/format.js';
+import { onReaderGone } from '../stdio.js';
+import { rowKey } from './key.js';
+import { type ResultPrinter, result } from './results.js';
+import type { BatchRow } from './rows.js';
+import type { RowTable } from './table.js';
+
+/** `carbon buy --from-csv … --dry-run` (commands/buy/csv.ts): the rows as quoted, the totals, and the purchase's verdict. */
+
+/** What the quotes say of the batch: its weight, its price, and the balance it would come from. */
+export interface BatchTotal {
+  kg: number;
+  cents: number;
+  available: number;
+  livemode: boolean;
+}
+
+/**
+ * `--dry-run`: each row's quote and the batch's totals, and whether the balance covers them; its
+ * exit code the purchase's (README): 3 for a batch the balance does not cover, 10 with --partial
+ * when rows would be left.
+ */
+export async function dryRun(
+  ctx: Context,
+  printer: ResultPrinter,
+  batch: { batchId: string; rows: AsyncIterable<BatchRow>; table: RowTable; total: BatchTotal; what: string; partial: boolean },
+): Promise<void> {
+  const { batchId, table, total, what, partial } = batch;
+  const covered = total.cents <= total.available;
+  printer.coalesce = true;
+  // A reader that goes away (`| head`) ends the rows, not the verdict: the exit code still says it.
+  let gone = false;
+  const release = onReaderGone(() => void (gone = true));
+  let i = 0;
+  try {
+    for await (const row of batch.rows) {
+      if (gone) break;
+      const q = table.quote(i);
+      printer.add(result(row, rowKey(batchId, row.params, table.occurrenceOf(i)), { status: 'quoted', kg: q.kg, amount_cents: q.cents }));
+      // Written as it goes: a pipe that is slower than the rows gets them without the whole batch held.
+      if (i++ % 1024 === 1023) await printer.drain();
+    }
+  } finally {
+    release();
+  }
+  printer.end({
+    batch_id: batchId,
+    rows: table.length,
+    kg: total.kg,
+    amount_cents: total.cents,
+    available_cents: total.available,
+    sufficient_balance: covered,
+    livemode: total.livemode,
+    dry_run: true,
+  });
+  const balance = `the ${total.livemode ? 'live' : 'test'} balance (${dollars(total.available)})`;
+  if (!covered && partial) throw partialVerdict(table, total, balance);
+  if (!covered) {
+    throw new CliError(
+      `Dry run: ${balance} does not cover the batch (${what}): ${dollars(total.cents - total.available)} short; buying would be refused. Nothing was bought.`,
+      EXIT.insufficientBalance,
+      'insufficient_balance',
+    );
+  }
+  if (!ctx.out.json) {
+    const earlier = '(rows bought by an earlier run of this batch would not be charged again)';
+    ctx.out.info(`Dry run: ${what}, from ${balance}, which covers it ${earlier}. Nothing was bought.`);
+  }
+}
+
+/**
+ * A dry run's verdict on a batch the balance does not cover, with --partial: the rows would be
+ * bought in order until one does not fit (that one failing, the rest skipped), exit 10 as the
+ * purchase's. Rows an earlier run bought come back uncharged, which the quotes cannot know.
+ */
+function partialVerdict(table: RowTable, total: BatchTotal, balance: string): CliError {
+  let fit = 0;
+  let cents = 0;
+  while (fit < table.length && cents + table.quote(fit).cents <= total.available) cents += table.quote(fit++).cents;
+  const skipped = table.length - fit - 1;
+  const rest = `row ${fit + 1} would fail (insufficient_balance)${skipped > 0 ? ` and ${skipped} would be skipped` : ''}`;
+  return new CliError(
+    `Dry run: with --partial, ${balance} covers the first ${fit} of ${table.length} rows (${dollars(cents)}); ${rest}. Nothing was bought.`,
+    EXIT.batchIncomplete,
+    'batch_incomplete',
+    'Rows an earlier run of this batch bought are not charged again, so a batch being resumed may fit more rows than this says.',
+  );
+}
