@@ -113,6 +113,29 @@ describe('cards and tables', () => {
   });
 });
 
+describe('CSV on a terminal: what a caller sent is never obeyed by it', () => {
+  test('list, report and a batch write the escape sequences and bare CR of a reference as spaces there; a pipe gets the bytes sent', async () => {
+    const home = newHome();
+    const reference = '\u001b[31mRED\rX';
+    await ok(['buy', '--kg', '1', '--reference', reference], { home });
+    const csv = join(home, 'rows.csv');
+    writeFileSync(csv, `kg,reference\n2,"\u001b]0;title\u0007two"\n`);
+    for (const args of [
+      ['list', '--format', 'csv'],
+      ['report', '--by', 'reference', '--format', 'csv'],
+      ['buy', '--from-csv', csv, '--dry-run'],
+    ]) {
+      // TERM=dumb: no spinner redrawing its line, which is carbon's own control sequences.
+      const shown = await carbonTty(args, { home, env: { NO_COLOR: '1', TERM: 'dumb' } });
+      expect([args, shown.exitCode]).toEqual([args, 0]);
+      expect([args, shown.output.replace(/\r+(\n|$)/g, '$1').match(/[\u0000-\u0009\u000b-\u001f].{0,12}/g)]).toEqual([args, null]);
+    }
+    expect((await carbonTty(['list', '--format', 'csv'], { home })).output).toContain(' [31mRED X,');
+    // A file or a pipe is data: the reference as it was sent, quoted as RFC 4180 quotes a CR.
+    expect((await ok(['list', '--format', 'csv'], { home })).stdout).toContain(`,"${reference}",`);
+  });
+});
+
 describe('colour', () => {
   let home: string;
   beforeAll(async () => {

@@ -58,10 +58,13 @@ export class ResultPrinter {
   private readonly hold: boolean;
   /** The sandbox's batch: the CSV's last column says so on every row, as `list --format csv`'s does. */
   private readonly sandbox: boolean;
+  /** Written to a terminal: a field's control characters are spaces (csvField). */
+  private readonly terminal: boolean;
 
   /** Made once the batch is quoted: by then the answers have said whether the service is a sandbox. */
   constructor(private readonly ctx: Context) {
-    this.hold = ctx.out.stderrInteractive && ctx.out.interactive;
+    this.terminal = ctx.out.interactive;
+    this.hold = ctx.out.stderrInteractive && this.terminal;
     this.sandbox = ctx.fromSandbox;
     if (!ctx.out.json) this.write(csvLine(COLUMNS, this.sandbox, true));
   }
@@ -94,6 +97,8 @@ export class ResultPrinter {
         : csvLine(
             COLUMNS.map((c) => r[c]),
             this.sandbox,
+            false,
+            this.terminal,
           ),
     );
   }

@@ -228,12 +228,15 @@ export const CSV_COLUMNS = [
  * RFC 4180: quote a field when it holds a comma, a quote or a line break; double the quotes. Text
  * that a spreadsheet would run as a formula (starting with =, +, -, @, a tab or a carriage return:
  * a reference is anyone's text) gets a leading `'`, so it shows as the text it is (OWASP, "CSV
- * injection"). Numbers are written as they are.
+ * injection"). Numbers are written as they are. Written to a terminal (`terminal`), a field's
+ * control characters are spaces, as in a table: what a caller sent is never obeyed by the terminal
+ * (an escape sequence, a bare CR); a file or a pipe gets the text as it was sent.
  */
-export function csvField(value: string | number | boolean | null): string {
+export function csvField(value: string | number | boolean | null, terminal = false): string {
   if (value === null) return '';
   if (typeof value !== 'string') return String(value);
-  const s = FORMULA_START.includes(value.charAt(0)) ? `'${value}` : value;
+  const text = terminal ? oneLine(value) : value;
+  const s = FORMULA_START.includes(text.charAt(0)) ? `'${text}` : text;
   // Searched for, not matched with regular expressions: a regular expression's test of each field
   // of a `list --all --format csv` of a million offsets took 13 MB more of memory, and a sixth of its time.
   return s.includes('"') || s.includes(',') || s.includes('\n') || s.includes('\r') ? `"${s.replaceAll('"', '""')}"` : s;
@@ -244,10 +247,15 @@ const FORMULA_START = ['=', '+', '-', '@', '\t', '\r'];
 /**
  * One CSV line of the fields; in the sandbox, with the last column that says so: its name
  * (`environment`) on the header, `sandbox: not a real purchase` on a row. Every CSV of purchases
- * carbon writes (a list, a batch's results) ends the same way.
+ * carbon writes (a list, a batch's results) ends the same way. `terminal`: see csvField.
  */
-export function csvLine(fields: ReadonlyArray<string | number | boolean | null>, sandbox: boolean, header = false): string {
-  const line = fields.map(csvField).join(',');
+export function csvLine(
+  fields: ReadonlyArray<string | number | boolean | null>,
+  sandbox: boolean,
+  header = false,
+  terminal = false,
+): string {
+  const line = fields.map((f) => csvField(f, terminal)).join(',');
   return sandbox ? `${line},${csvField(header ? SANDBOX_CSV_COLUMN : SANDBOX_PURCHASE)}\r\n` : `${line}\r\n`;
 }
 
@@ -255,7 +263,7 @@ export function csvHeader(sandbox = false): string {
   return csvLine(CSV_COLUMNS, sandbox, true);
 }
 
-export function csvRow(o: Offset, sandbox = false): string {
+export function csvRow(o: Offset, sandbox = false, terminal = false): string {
   const values = [
     o.id,
     o.status,
@@ -271,5 +279,5 @@ export function csvRow(o: Offset, sandbox = false): string {
     o.placed,
     o.certificate_url,
   ];
-  return csvLine(values, sandbox);
+  return csvLine(values, sandbox, false, terminal);
 }

@@ -147,7 +147,8 @@ async function printPage(
   if (format === 'json') return ctx.out.jsonDocument(page);
   if (format === 'csv') {
     const sandbox = ctx.fromSandbox;
-    return ctx.out.data(csvHeader(sandbox) + page.data.map((o) => csvRow(o, sandbox)).join(''));
+    const terminal = ctx.out.interactive;
+    return ctx.out.data(csvHeader(sandbox) + page.data.map((o) => csvRow(o, sandbox, terminal)).join(''));
   }
   if (format === 'plain') return void (page.data.length > 0 && ctx.out.data(page.data.map(offsetRow).join('\n')));
   const paint = await ctx.paint();
@@ -209,6 +210,7 @@ async function streamAll(
   // answers. Decided there, once, for every row.
   let header = format === 'csv';
   let sandbox = false;
+  const terminal = format === 'csv' && ctx.out.interactive;
   const paint = format === 'table' ? await ctx.paint() : undefined;
   const line: (o: Offset) => string =
     format === 'ids'
@@ -216,7 +218,7 @@ async function streamAll(
       : format === 'json'
         ? (o) => `${JSON.stringify(o)}\n`
         : format === 'csv'
-          ? (o) => csvRow(o, sandbox)
+          ? (o) => csvRow(o, sandbox, terminal)
           : (o) => `${offsetRow(o)}\n`;
   // On a terminal, a table sized by its first batch of rows (the header goes with them).
   const text =

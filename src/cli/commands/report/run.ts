@@ -190,7 +190,8 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
   const cells = (r: ReportRow) => [r.group ?? '', r.offsets, w.plain(r.kg), w.plain(r.placed_kg), w.plain(r.processing_kg), r.amount_cents];
   if (format === 'csv') {
     const note = (line: Array<string | number>) => (sandbox ? [...line, line === header ? SANDBOX_CSV_COLUMN : SANDBOX_PURCHASE] : line);
-    const lines = [note(header), ...list.map((r) => note(cells(r)))].map((l) => `${l.map(csvField).join(',')}\r\n`);
+    const terminal = ctx.out.interactive;
+    const lines = [note(header), ...list.map((r) => note(cells(r)))].map((l) => `${l.map((f) => csvField(f, terminal)).join(',')}\r\n`);
     ctx.out.stdout.write(lines.join(''));
     return;
   }
