@@ -70,7 +70,9 @@ export class Context {
     const path = new URL(s.baseUrl!).pathname.replace(/\/+$/, '');
     if (!path.endsWith('/api/v1') && !this.out.json) {
       const base = `${new URL(s.baseUrl!).origin}${path}`;
-      this.out.warn(`the base URL ${base} does not end in /api/v1, where the API's paths are; did you mean ${base}/api/v1?`);
+      // Another version (`/api/v2`) or `/api` alone is corrected in place, not appended to.
+      const meant = /\/api(\/v\d*)?$/.test(path) ? base.replace(/\/api(\/v\d*)?$/, '/api/v1') : `${base}/api/v1`;
+      this.out.warn(`the base URL ${base} does not end in /api/v1, where the API's paths are; did you mean ${meant}?`);
     }
     const { HttpTransport } = await import('../client/http-transport.js');
     const transport = new HttpTransport({

@@ -22,6 +22,13 @@ describe('a base URL without /api/v1', () => {
       expect(wrong.stderr).toContain(
         `warning: the base URL ${origin} does not end in /api/v1, where the API's paths are; did you mean ${origin}/api/v1?`,
       );
+      // Another version, or /api alone, is corrected in place rather than appended to.
+      for (const path of ['/api/v2', '/api']) {
+        const other = await carbon(['balance', '--base-url', `${origin}${path}`], { home, env });
+        expect(other.stderr).toContain(
+          `the base URL ${origin}${path} does not end in /api/v1, where the API's paths are; did you mean ${origin}/api/v1?`,
+        );
+      }
       const right = await carbon(['balance', '--base-url', server.url], { home, env });
       expect([right.exitCode, right.stderr]).toEqual([0, '']);
     } finally {

@@ -153,8 +153,8 @@ describe('in a pipe', () => {
   });
 
   test.each([
-    ['no purchase column', 'name,reference\nx,y\n', /names no kg, amount or amount_cents column/],
-    ['two kg columns', 'kg,KG\n1,2\n', /two kg columns: "kg" and "KG"/],
+    ['no purchase column', 'name,reference\nx,y\n', /names no kg, amount or amount_cents column\. Nothing was bought\./],
+    ['two kg columns', 'kg,KG\n1,2\n', /two kg columns: "kg" and "KG"; keep one\. Nothing was bought\./],
     ['an unclosed quote', 'kg,reference\n5,"open\n', /cannot be read: Quote Not Closed/],
     ['only a header', 'kg\n', /a header and no rows/],
   ])('%s: exit 2, nothing bought', async (_what, text, message) => {

@@ -61,12 +61,13 @@ export function mapHeaders(headers: readonly string[]): { columns: Columns; igno
       return;
     }
     const earlier = columns.get(field);
-    if (earlier !== undefined) throw usage(`The CSV has two ${field} columns: "${headers[earlier]}" and "${header}"; keep one.`);
+    if (earlier !== undefined)
+      throw usage(`The CSV has two ${field} columns: "${headers[earlier]}" and "${header}"; keep one. Nothing was bought.`);
     columns.set(field, i);
   });
   if (!columns.has('kg') && !columns.has('amount') && !columns.has('amount_cents')) {
     throw usage(
-      `The CSV's header (${headers.map((h) => JSON.stringify(h)).join(', ')}) names no kg, amount or amount_cents column.`,
+      `The CSV's header (${headers.map((h) => JSON.stringify(h)).join(', ')}) names no kg, amount or amount_cents column. Nothing was bought.`,
       'The first line must name the columns, e.g. "kg,reference" or "amount,reference" (dollars); see `carbon buy --help`.',
     );
   }
