@@ -176,6 +176,21 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
       /^500 kg bought today \(\d{4}-\d\d-\d\d\), the first day of purchases in test mode\./,
     );
     expect(await page.locator('.chart').count()).toBe(0);
+
+    // A month on, that purchase is older than the chart: neither "no purchases yet" nor, after the
+    // next one, "the first day"; a chart of the whole 30 days with that one's bar.
+    await server.sandbox.advanceClock(31 * DAY);
+    await page.goto(`${server.origin}/`);
+    const impact = page.locator('section[aria-labelledby="impact"]');
+    expect(await impact.innerText()).toMatch(
+      /No purchases in test mode in the last 30 days \(model time, to \d{4}-\d\d-\d\d\): the offsets below have the earlier ones\./,
+    );
+    expect(await impact.innerText()).not.toContain('No purchases yet');
+    await buy(7, 'a-month-later');
+    await page.goto(`${server.origin}/`);
+    expect(await page.locator('.first-day').count()).toBe(0);
+    expect(await page.locator('.chart figcaption').innerText()).toContain('the last 30 days');
+    expect(await page.locator('.chart .day[tabindex]').count()).toBe(1);
   });
 
   test('the chart: a title with the span, date ticks inside it, a kg scale, each value on hover and on keyboard focus', async () => {

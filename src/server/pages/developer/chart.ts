@@ -5,7 +5,7 @@ import { escapeHtml } from '../html.js';
 
 /**
  * The developer page's chart of kg bought per day: from the first purchase (at most 30 days
- * back) to today, model time. Bars on a kg scale with date ticks; each bar's value shows on hover
+ * back, and all 30 when there are older ones) to today, model time. Bars on a kg scale with date ticks; each bar's value shows on hover
  * and on keyboard focus (CSS only: the page allows no inline script or style, so the bars are
  * SVG, sized by attributes, in a CSS grid). A first day of purchases is said in words, not drawn
  * as one bar at the edge of an empty month. "The numbers" has the same data as a table.
@@ -16,6 +16,8 @@ export interface ChartData {
   days: Array<{ period: string; kg: number }>;
   /** Today, model time (YYYY-MM-DD). */
   today: string;
+  /** Whether the mode has purchases from before the 30 days: the chart then spans all 30. */
+  earlier: boolean;
 }
 
 const DAY = 86_400_000;
@@ -35,10 +37,13 @@ function niceMax(max: number): number {
 
 export function chartHtml(data: ChartData, mode: Mode): string {
   const bought = data.days.filter((d) => d.kg > 0);
+  if (bought.length === 0 && data.earlier) {
+    return `<p class="muted">No purchases in ${mode} mode in the last ${MAX_DAYS} days (model time, to ${escapeHtml(data.today)}): the offsets below have the earlier ones.</p>`;
+  }
   if (bought.length === 0) return `<p class="muted">No purchases yet in ${mode} mode: the chart of kg per day starts with the first.</p>`;
   const todayMs = Date.parse(`${data.today}T00:00:00Z`);
-  const firstMs = Date.parse(`${bought[0]!.period}T00:00:00Z`);
-  if (bought.length === 1 && bought[0]!.period === data.today) {
+  const firstMs = data.earlier ? todayMs - (MAX_DAYS - 1) * DAY : Date.parse(`${bought[0]!.period}T00:00:00Z`);
+  if (!data.earlier && bought.length === 1 && bought[0]!.period === data.today) {
     return `<p class="first-day"><strong>${escapeHtml(kg(bought[0]!.kg))}</strong> bought today (${escapeHtml(data.today)}), the first day of purchases in ${mode} mode. From tomorrow (model time) a chart shows kg per day.</p>`;
   }
   const span = Math.min(MAX_DAYS, Math.max(MIN_DAYS, Math.round((todayMs - firstMs) / DAY) + 1));

@@ -57,7 +57,8 @@ export async function data(sandbox: Sandbox, session: Session, mode: Mode, query
     (name) => sent[name] !== '' && (name === 'status' ? status === null : day(sent[name]) === null),
   );
   const now = await sandbox.now();
-  const [standing, keys, offsets, review, chart] = await Promise.all([
+  const start = now - 29 * 86_400_000;
+  const [standing, keys, offsets, review, chart, before] = await Promise.all([
     sandbox.status(),
     sandbox.keys(),
     invalid.length > 0 || repeated.length > 0
@@ -71,7 +72,9 @@ export async function data(sandbox: Sandbox, session: Session, mode: Mode, query
           limit: 20,
         }),
     sandbox.reviewQueue(),
-    sandbox.kgByPeriod(mode, 'day', now - 29 * 86_400_000),
+    sandbox.kgByPeriod(mode, 'day', start),
+    // Whether the mode has purchases older than the chart: it then says neither "no purchases yet" nor "the first day".
+    sandbox.offsets(mode, { until: start, limit: 1 }),
   ]);
   return {
     mode,
@@ -79,7 +82,7 @@ export async function data(sandbox: Sandbox, session: Session, mode: Mode, query
     keys,
     offsets,
     review,
-    chart: { days: chart, today: isoTime(now).slice(0, 10) },
+    chart: { days: chart, today: isoTime(now).slice(0, 10), earlier: before.data.length > 0 },
     csrf: session.csrf,
     refresh: 0,
     filter: { ...sent, reference: f.reference, invalid, repeated, after: f.after },
