@@ -230,6 +230,37 @@ run('the developer page, in Chromium', { shuffle: false }, () => {
     expect((await server.sandbox.status()).balances.test).toBe(before);
   });
 
+  test('a hand-made post with a mode that is none, a field given twice or an access that is none is refused and changes nothing', async () => {
+    await page.goto(`${server.origin}/`);
+    const [cookie] = await context.cookies();
+    const csrf = (await page.getAttribute('form[action="/actions/topup"] input[name="csrf"]', 'value'))!;
+    const before = (await server.sandbox.status()).balances;
+    const keysBefore = (await server.sandbox.keys()).length;
+    const post = (action: string, body: string) =>
+      fetch(`${server.origin}/actions/${action}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.origin, cookie: `${cookie!.name}=${cookie!.value}` },
+        body: `csrf=${csrf}&back=test&${body}`,
+      });
+    for (const [action, body, said] of [
+      ['topup', 'mode=bogus&amount=250', 'The mode is test or live, not "bogus".'],
+      ['topup', 'amount=250', 'The mode is test or live, not "".'],
+      ['topup', 'mode=test&amount=250&amount=999999', 'The form sent amount more than once; send it once.'],
+      ['key-create', 'mode=test&permission=admin', 'The access is purchase or read_only, not "admin".'],
+    ] as const) {
+      const res = await post(action, body);
+      expect([body, res.status]).toEqual([body, 303]);
+      // The refusal waits in the session's flash for the page the redirect leads to (loaded afresh:
+      // the same address with its #notice again would only scroll).
+      await page.goto('about:blank');
+      await page.goto(new URL(res.headers.get('location')!, server.origin).href);
+      expect([body, await page.textContent('.notice.error')]).toEqual([body, said]);
+    }
+    expect((await server.sandbox.status()).balances).toEqual(before);
+    expect(await server.sandbox.keys()).toHaveLength(keysBefore);
+  });
+
   test('faults: injected from the page (the API answers 503), a bad rate refused without a change, then stopped', async () => {
     await page.goto(`${server.origin}/`);
     expect(await page.textContent('#faults-now')).toContain('Off');

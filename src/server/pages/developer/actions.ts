@@ -32,7 +32,32 @@ export interface Action {
 }
 
 const invalid = (param: string, text: string) => new ApiError('validation_error', text, { param });
-const mode = (form: Form) => (form.field('mode') === 'live' ? 'live' : 'test');
+/** A posted form. A field sent twice (`amount=250&amount=999999`: the page's own forms never do) is refused, as a filter given twice is. */
+export function formOf(params: URLSearchParams): Form {
+  return {
+    field: (name) => {
+      const sent = params.getAll(name);
+      if (sent.length > 1) throw invalid(name, `The form sent ${name} more than once; send it once.`);
+      return (sent[0] ?? '').trim();
+    },
+    all: (name) => params.getAll(name),
+  };
+}
+
+/** A new key's access: purchase or read_only. */
+export function keyAccess(form: Form): 'purchase' | 'read_only' {
+  const sent = form.field('permission');
+  if (sent !== 'purchase' && sent !== 'read_only') throw invalid('permission', `The access is purchase or read_only, not "${sent}".`);
+  return sent;
+}
+
+/** The form's mode: test or live, nothing else (a hand-made post's `mode=x` is refused, not taken for test). */
+export function formMode(form: Form): Mode {
+  const sent = form.field('mode');
+  if (sent !== 'test' && sent !== 'live') throw invalid('mode', `The mode is test or live, not "${sent}".`);
+  return sent;
+}
+const mode = formMode;
 
 /** A Map, so `constructor` or `__proto__` names nothing. */
 export const ACTIONS = new Map<string, Action>([

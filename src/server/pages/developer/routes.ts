@@ -5,7 +5,7 @@ import type { Session } from '../../../service/page-access.js';
 import type { Sandbox } from '../../../service/sandbox.js';
 import type { Reply } from '../../reply.js';
 import type { Incoming, Served } from '../../requests.js';
-import { ACTIONS, type Form, returnTo, sectionOf } from './actions.js';
+import { ACTIONS, formMode, formOf, keyAccess, returnTo, sectionOf } from './actions.js';
 import { CSS, ICON, JS } from './assets.js';
 import { dashboard } from './dashboard.js';
 import { data } from './dashboard-data.js';
@@ -169,9 +169,9 @@ async function post(r: Incoming, served: Served, session: Session, now: number):
 
 async function act(served: Served, session: Session, name: string, params: URLSearchParams, back: Mode, now: number): Promise<Reply> {
   const { sandbox, pageOrigin } = served;
+  const form = formOf(params);
   if (name === 'key-create') {
-    const mode = params.get('mode') === 'live' ? 'live' : 'test';
-    const made = await sandbox.createKey(mode, params.get('permission') === 'read_only' ? 'read_only' : 'purchase');
+    const made = await sandbox.createKey(formMode(form), keyAccess(form));
     // Like every action, a redirect (a reload does not post again). The page it leads to shows
     // the secret once: its key's id waits in the store for this session, never in a URL or cookie.
     await putFlash(sandbox, session, { key: made.id }, now);
@@ -179,7 +179,6 @@ async function act(served: Served, session: Session, name: string, params: URLSe
   }
   const action = ACTIONS.get(name);
   if (action === undefined) throw new ApiError('route_missing', `There is no action "${name}".`);
-  const form: Form = { field: (n) => (params.get(n) ?? '').trim(), all: (n) => params.getAll(n) };
   const result = await action.run(sandbox, form);
   // What happened (the amount, the balance now, or the action's line), shown once after the redirect:
   // in the session's flash, not in the address, where a reload or a bookmark would say it again.
