@@ -41,6 +41,11 @@ describe('carbon api POST /offsets with the live key: the same rule', () => {
     expect(r.stderr).toBe(
       'error: A live purchase needs --yes when nobody can confirm it (stdin is not a terminal); nothing was sent. Add --yes to buy without being asked (the local sandbox asks as the API would; no real money is spent here).\n',
     );
+    // Its path written with the prefix, or a trailing slash, is the same purchase.
+    for (const path of ['/api/v1/offsets', '/offsets/']) {
+      const spelled = await carbon(['api', 'POST', path, ...body, '--live'], { home, input: 'n\n' });
+      expect([path, spelled.exitCode, spelled.stdout]).toEqual([path, 2, '']);
+    }
     // The configured mode counts as --live does.
     await ok(['config', 'set', 'mode', 'live'], { home });
     const configured = await carbon(['api', 'POST', '/offsets', ...body], { home, input: 'n\n' });

@@ -42,7 +42,8 @@ export async function run(
     }
   }
   const headers: Record<string, string> = {};
-  const purchase = verb === 'POST' && relative === '/offsets';
+  // `/offsets/` too: a service that routes it as /offsets would buy with it.
+  const purchase = verb === 'POST' && relative.replace(/\/+$/, '') === '/offsets';
   if (purchase && ctx.settings.mode === 'live' && !flags.yes) await confirmLive(ctx);
   if (purchase) headers['idempotency-key'] = flags.idempotencyKey ?? randomUUID();
   const client = await ctx.client();
