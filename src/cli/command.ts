@@ -37,6 +37,8 @@ export interface FlagSpec {
   default?: string;
   /** What completion offers for the flag's value, when there are no choices. */
   values?: Values;
+  /** It says what is bought or what it may cost: given twice with two values, a usage error (registry.ts), not the last winning. */
+  once?: true;
 }
 
 export interface ArgSpec {

@@ -35,13 +35,19 @@ export function flagTable(text: string, extras?: FlagExtras): FlagSpec[] {
   return rows;
 }
 
+/** A flag that says what is bought or what it may cost: given twice with two values, refused (FlagSpec.once). */
+export const ONCE = { once: true } as const;
+
 /** What to buy: `carbon buy` and `carbon quote` take the same four flags. */
 export const purchaseFlags = (): FlagSpec[] =>
-  flagTable(`
+  flagTable(
+    `
   --kg <n>             kg of CO2 to offset (1 to 1,000,000)
   --amount-cents <n>   US cents to spend: buys the most whole kg that fits
   --amount <dollars>   dollars to spend, e.g. 12.50
   --reference <text>   your own label (1 to 200 characters; never public)
-`);
+`,
+    { '--kg': ONCE, '--amount-cents': ONCE, '--amount': ONCE },
+  );
 
 export const QUIET_FLAG: FlagSpec = { flags: '-q, --quiet', description: 'print only the offset ids, one a line (for xargs and loops)' };

@@ -123,8 +123,8 @@ export function quickArgs(
       continue;
     }
     const profile = arg === '--profile' ? argv[++i] : arg.startsWith('--profile=') ? arg.slice('--profile='.length) : undefined;
-    // A missing or empty name, one that looks like a flag, or a second --profile, is for the CLI to refuse.
-    if (profile === undefined || profile === '' || profile.startsWith('-') || globals.profile !== undefined) return undefined;
+    // A missing or empty name, or one that looks like a flag, is for the CLI to refuse.
+    if (profile === undefined || profile === '' || profile.startsWith('-')) return undefined;
     globals.profile = profile;
   }
   return positionals.length === wanted ? { spec, globals, positionals, flags } : undefined;

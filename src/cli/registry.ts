@@ -68,15 +68,10 @@ function root(spec: RootSpec): Command {
   return program
     .addHelpText('after', ({ error }) => helpAfter(spec, helpWidth(error)))
     .hook('preAction', (_program, action) => {
-      // A lenient command (the completion scripts' `__complete`) takes any words, as typed so far.
-      if (LENIENT.has(action)) return;
       refuseOptionAsValue(program, action);
-      refuseRepeatedValue(program, action);
+      refuseTwoValues(program, action);
     });
 }
-
-/** The commands that take any words (CommandSpec.lenient). */
-const LENIENT = new WeakSet<Command>();
 
 /** Adds the command `spec` (and its subcommands) under `parent`. */
 function register(parent: Command, spec: CommandSpec, inherited: SettingsKind, opened: ContextOpened | undefined): void {
@@ -88,7 +83,7 @@ function register(parent: Command, spec: CommandSpec, inherited: SettingsKind, o
   if (spec.notes !== undefined || spec.examples !== undefined || spec.epilogue !== undefined) {
     cmd.addHelpText('after', ({ error }) => helpAfter(spec, helpWidth(error)));
   }
-  if (spec.lenient === true) LENIENT.add(cmd.helpOption(false).allowUnknownOption().allowExcessArguments());
+  if (spec.lenient === true) cmd.helpOption(false).allowUnknownOption().allowExcessArguments();
   if (spec.isDefault === true && spec.args === undefined) unknownWordsAreCommands(cmd, parent);
   if (spec.load !== undefined) cmd.action(settings === 'bare' ? bare(spec.load) : withContext(spec.load, settings, opened));
   each(spec.subcommands, (sub) => register(cmd, sub, settings, opened));
@@ -135,6 +130,7 @@ function option(flag: FlagSpec): Option {
   if (flag.choices !== undefined) made.choices(flag.choices);
   if (flag.default !== undefined) made.default(flag.default);
   if (flag.values !== undefined) (made as Completable).completionValues = flag.values;
+  if (flag.once === true) (made as OnceOption).once = true;
   return made;
 }
 
@@ -199,30 +195,32 @@ function refuseOptionAsValue(program: Command, action: Command): void {
 }
 
 /**
- * A flag that takes a value, given twice (`buy --kg 5 --kg 6`, `--max-cents 100 … --max-cents
- * 100000`), is a usage error: commander would take the last, and which was meant is not for carbon
- * to guess where the value is money, a cap or an idempotency key. The values are not echoed (one
- * may be a secret). Switches may repeat; what follows `--` is not a flag.
+ * A flag that says what is bought or what it may cost (FlagSpec.once: `--kg`, `--max-cents`, the
+ * idempotency key…), given twice with two values (`buy --kg 5 --kg 6`, a `--max-cents` cap given
+ * again later in the line), is a usage error: commander would take the last, and which was meant
+ * is not for carbon to guess where it is money. The same value twice says one thing. Other flags
+ * take the last, as git's and gh's do, so a script's defaults can be overridden. The values are
+ * not echoed (one may be a secret). What follows `--` is not a flag.
  */
-function refuseRepeatedValue(program: Command, action: Command): void {
-  const options = [...action.options, ...program.options].filter((o) => o.required || o.optional);
+function refuseTwoValues(program: Command, action: Command): void {
+  const options = action.options.filter((o) => (o as OnceOption).once === true);
+  if (options.length === 0) return;
   const argv = (program as unknown as { rawArgs: string[] }).rawArgs;
-  const seen = new Set<Option>();
+  const given = new Map<Option, string | undefined>();
   for (let i = 0; i < argv.length && argv[i] !== '--'; i++) {
     const arg = argv[i]!;
-    const option = options.find(
-      (o) =>
-        o.long === arg ||
-        o.short === arg ||
-        arg.startsWith(`${o.long}=`) ||
-        (o.short !== undefined && arg.startsWith(o.short) && !arg.startsWith('--')),
-    );
+    const option = options.find((o) => o.long === arg || o.short === arg || arg.startsWith(`${o.long}=`));
     if (option === undefined) continue;
-    if (seen.has(option)) throw usage(`${option.long ?? option.short} is given twice; give it once.`);
-    seen.add(option);
-    // Its value, when given apart, is not a flag of its own.
-    if (arg === option.long || arg === option.short) i++;
+    // Its value, given apart or after `=`.
+    const value = arg === option.long || arg === option.short ? argv[++i] : arg.slice(option.long!.length + 1);
+    if (given.has(option) && given.get(option) !== value) throw usage(`${option.long} is given twice, with two values; give it once.`);
+    given.set(option, value);
   }
+}
+
+/** An Option the registry made from a flag declared `once`. */
+interface OnceOption {
+  once?: boolean;
 }
 
 /** A bare command's action: its handler gets commander's arguments as they are. */

@@ -74,7 +74,6 @@ describe('anything else is left to the whole CLI', () => {
     [['balance', '--profile']],
     [['balance', '--profile', '--json']],
     [['balance', '--profile=']],
-    [['balance', '--profile', 'a', '--profile=b']],
     [['balance', '--']],
     [['balance', '--js']],
     [['balance', 'constructor']],

@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { carbon, homes, json, ok } from '../support/cli.js';
 
@@ -28,29 +30,39 @@ describe('an option value that is another option', () => {
   });
 });
 
-describe('a flag that takes a value, given twice', () => {
-  test('is refused, exit 2, nothing bought (--kg, a --max-cents cap, the key, a global flag, --x=v forms); switches may repeat', async () => {
+describe('a flag that says what is bought or what it may cost, given twice', () => {
+  test('with two values is refused, exit 2, nothing bought (--kg, a --max-cents cap, the key, the batch, api -d); other flags take the last', async () => {
     const home = newHome();
+    const csv = join(home, 'rows.csv');
+    writeFileSync(csv, 'kg\n5\n');
     const cases = [
       { args: ['buy', '--kg', '5', '--kg', '6'], flag: '--kg' },
       { args: ['buy', '--amount', '1', '--amount=100'], flag: '--amount' },
+      { args: ['quote', '--amount-cents', '100', '--amount-cents', '200'], flag: '--amount-cents' },
       { args: ['buy', '--kg', '5', '--max-cents', '100', '--max-cents', '100000'], flag: '--max-cents' },
       { args: ['buy', '--kg', '5', '--idempotency-key', 'a', '--idempotency-key', 'b'], flag: '--idempotency-key' },
-      { args: ['list', '--limit', '2', '--limit=3'], flag: '--limit' },
-      { args: ['balance', '--profile', 'a', '--profile', 'b'], flag: '--profile' },
+      { args: ['buy', '--from-csv', csv, '--batch-id', 'a', '--batch-id=b'], flag: '--batch-id' },
       { args: ['api', 'POST', '/offsets', '-d', '{"kg": 5}', '--data', '{"kg": 6}'], flag: '--data' },
     ];
     for (const { args, flag } of cases) {
       const r = await carbon(args, { home });
-      expect([args, r.exitCode, r.stdout, r.stderr]).toEqual([args, 2, '', `error: ${flag} is given twice; give it once.\n`]);
+      expect([args, r.exitCode, r.stdout, r.stderr]).toEqual([
+        args,
+        2,
+        '',
+        `error: ${flag} is given twice, with two values; give it once.\n`,
+      ]);
       const asJson = await carbon([...args, '--json'], { home });
       expect([args, asJson.exitCode, JSON.parse(asJson.stderr).error.code]).toEqual([args, 2, 'usage_error']);
     }
     expect((await json<{ data: unknown[] }>(['list'], { home })).data).toEqual([]);
-    // A switch given twice says the same thing twice; after --, a word is not a flag.
-    expect((await json<{ kg: number }>(['buy', '--kg', '5', '--json', '--json'], { home })).kg).toBe(5);
+    // The same value twice says one thing; after --, a word is not a flag.
+    expect((await json<{ kg: number }>(['buy', '--kg', '5', '--kg=5'], { home })).kg).toBe(5);
     const after = await carbon(['show', '--timeout', '5', '--', '--timeout'], { home });
     expect([after.exitCode, after.stderr]).toEqual([5, "error: No such offset: '--timeout'. (param: id)\n"]);
+    // Any other flag takes the last, as git's and gh's do: a script's defaults can be overridden.
+    await ok(['buy', '--kg', '6'], { home });
+    expect((await json<{ data: unknown[] }>(['list', '--limit', '1', '--limit', '2'], { home })).data).toHaveLength(2);
   });
 });
 

@@ -1,5 +1,5 @@
 import type { CommandSpec } from '../../command.js';
-import { flagTable } from '../../flags.js';
+import { flagTable, ONCE } from '../../flags.js';
 
 export const api: CommandSpec = {
   name: 'api',
@@ -9,11 +9,14 @@ export const api: CommandSpec = {
     { name: '<path>', description: "under /api/v1, e.g. /balance or '/offsets?limit=2'" },
   ],
   get flags() {
-    return flagTable(`
+    return flagTable(
+      `
     -d, --data <json>         the JSON body, or @FILE (@- for stdin)
     --idempotency-key <key>   for POST /offsets, the same on every retry (generated when absent)
     -y, --yes                 for POST /offsets with the live key: send it without asking (needed where nobody can confirm)
-  `);
+  `,
+      { '--data': ONCE, '--idempotency-key': ONCE },
+    );
   },
   examples: [
     'carbon api GET /balance',

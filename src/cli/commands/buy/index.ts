@@ -1,5 +1,5 @@
 import type { CommandSpec } from '../../command.js';
-import { flagTable, purchaseFlags, QUIET_FLAG } from '../../flags.js';
+import { flagTable, ONCE, purchaseFlags, QUIET_FLAG } from '../../flags.js';
 
 export const buy: CommandSpec = {
   name: 'buy',
@@ -7,14 +7,17 @@ export const buy: CommandSpec = {
   get flags() {
     return [
       ...purchaseFlags(),
-      ...flagTable(`
+      ...flagTable(
+        `
       --idempotency-key <key>   make retries safe: the same key never buys twice (generated when absent)
       --wait                    wait until the offset is placed or refunded
       --max-cents <n>           refuse, before buying, a purchase that would cost more than this
       -y, --yes                 do not ask to confirm a live purchase
       --dry-run                 make every check a purchase would (price, balance, --max-cents, permission) and exit as it
                                   would; buy nothing
-    `),
+    `,
+        { '--idempotency-key': ONCE, '--max-cents': ONCE },
+      ),
       QUIET_FLAG,
       ...flagTable(
         `
@@ -25,7 +28,7 @@ export const buy: CommandSpec = {
       --partial                 with --from-csv: when the balance does not cover the batch, buy the rows that fit, in order
       --rebuy-changed           with --from-csv: buy a row whose quantity changed after it was bought, as it is now
     `,
-        { '--from-csv': { values: 'files' } },
+        { '--from-csv': { values: 'files', ...ONCE }, '--batch-id': ONCE },
       ),
     ];
   },
