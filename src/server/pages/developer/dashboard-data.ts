@@ -57,8 +57,7 @@ export async function data(sandbox: Sandbox, session: Session, mode: Mode, query
     (name) => sent[name] !== '' && (name === 'status' ? status === null : day(sent[name]) === null),
   );
   const now = await sandbox.now();
-  const start = now - 29 * 86_400_000;
-  const [standing, keys, offsets, review, chart, before] = await Promise.all([
+  const [standing, keys, offsets, review, everyDay] = await Promise.all([
     sandbox.status(),
     sandbox.keys(),
     invalid.length > 0 || repeated.length > 0
@@ -72,17 +71,18 @@ export async function data(sandbox: Sandbox, session: Session, mode: Mode, query
           limit: 20,
         }),
     sandbox.reviewQueue(),
-    sandbox.kgByPeriod(mode, 'day', start),
-    // Whether the mode has purchases older than the chart: it then says neither "no purchases yet" nor "the first day".
-    sandbox.offsets(mode, { until: start, limit: 1 }),
+    // Every day with purchases (a row a day, not an offset: impact_daily), so the chart knows of older ones too.
+    sandbox.kgByPeriod(mode, 'day', null),
   ]);
+  const first = isoTime(now - 29 * 86_400_000).slice(0, 10);
+  const chart = everyDay.filter((d) => d.period >= first);
   return {
     mode,
     status: standing,
     keys,
     offsets,
     review,
-    chart: { days: chart, today: isoTime(now).slice(0, 10), earlier: before.data.length > 0 },
+    chart: { days: chart, today: isoTime(now).slice(0, 10), earlier: everyDay.some((d) => d.period < first && d.kg > 0) },
     csrf: session.csrf,
     refresh: 0,
     filter: { ...sent, reference: f.reference, invalid, repeated, after: f.after },
