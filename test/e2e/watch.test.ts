@@ -628,6 +628,32 @@ describe('--forward-to', () => {
     expect(stuck.taken).toEqual([]);
   });
 
+  test("--until-settled's --timeout bounds a run whose app takes every event, slowly: exit 12 with those left, not every event first", async () => {
+    const home = newHome();
+    // An app that takes each event after 600 ms: eight events would take 4.8 s of a 1 s --timeout.
+    const taken: string[] = [];
+    const slow = createServer((req, res) => {
+      let body = '';
+      req.setEncoding('utf8').on('data', (d: string) => (body += d));
+      req.on('end', () => setTimeout(() => void (taken.push(body), res.writeHead(204).end()), 600).unref());
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    apps.push(slow);
+    const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/webhooks`;
+    for (const kg of ['1', '2', '3', '4']) await buy(home, ['--kg', kg]);
+    await ok(['sandbox', 'clock', 'advance', '5s'], { home });
+    const r = await carbon(['watch', '--until-settled', '--since', '1h', '--interval', '20ms', '--timeout', '1', '--forward-to', url], {
+      home,
+    });
+    expect(r.exitCode).toBe(12);
+    const [, printed, delivered, left] =
+      /^error: Stopped at --timeout \(1 s\) after (\d+) events? \((\d+) delivered\); (\d+) events? not delivered/m
+        .exec(r.stderr)!
+        .map(Number);
+    expect([printed, delivered, printed! + left!]).toEqual([taken.length, taken.length, 8]);
+    expect(taken.length).toBeLessThan(8);
+  });
+
   test('a redirect is not followed: the event does not go to another address, and the warning names the status', async () => {
     const home = newHome();
     const elsewhere = await app(0);

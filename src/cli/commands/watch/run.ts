@@ -253,6 +253,9 @@ async function follow(ctx: Context, flags: WatchFlags, watch: Watch, initial: Wa
         return end(stop.stopped ? 'signal' : 'deadline', events.length - i);
       // Stopped between two events: those left are not sent (nor printed) by this run.
       if (stop.stopped && i < events.length - 1) return end('signal', forwarder === undefined ? 0 : events.length - i - 1);
+      // --until-settled's deadline passed while a slow app took each event: it bounds the run, and
+      // those left wait for the next (not every event of the poll, however long each takes).
+      if (forwarder !== undefined && Date.now() >= deadline && i < events.length - 1) return end('deadline', events.length - i - 1);
     }
     for (const event of found) if (event.type !== 'offset.created') counts[event.type === 'offset.placed' ? 'placed' : 'refunded']++;
     state = next;
