@@ -635,7 +635,12 @@ describe('--forward-to', () => {
     const slow = createServer((req, res) => {
       let body = '';
       req.setEncoding('utf8').on('data', (d: string) => (body += d));
-      req.on('end', () => setTimeout(() => void (taken.push(body), res.writeHead(204).end()), 600).unref());
+      req.on('end', () =>
+        setTimeout(() => {
+          taken.push(body);
+          res.writeHead(204).end();
+        }, 600).unref(),
+      );
     });
     await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
     apps.push(slow);
