@@ -357,6 +357,14 @@ describe('--forward-to', () => {
     expect(config).toContain(secret);
     expect(statSync(join(home, 'config.json')).mode & 0o777).toBe(0o600);
     expect((await ok(['config', 'list', '--json'], { home })).stdout).not.toContain(secret);
+    // A profile that holds only the secret is not shown empty: its row, masked, in the plain listing and on a terminal.
+    expect((await ok(['config', 'list'], { home })).stdout).toBe(`default\twebhook-secret\twhsec_…${secret.slice(-4)}\n`);
+    const shown = plain((await carbonTty(['config', 'list'], { home })).output);
+    expect([shown.includes('(empty)'), shown.includes(`webhook-secret  whsec_…${secret.slice(-4)}`), shown.includes(secret)]).toEqual([
+      false,
+      true,
+      false,
+    ]);
     // With --json, a JSON document a script can read with jq, as `sandbox keys create --json` gives a key.
     expect(JSON.parse((await ok(['watch', '--print-secret', '--json'], { home })).stdout)).toEqual({ profile: 'default', secret });
 

@@ -177,7 +177,11 @@ export async function list(ctx: Context): Promise<void> {
   const listed = listing(ctx);
   if (ctx.out.json) return ctx.out.jsonDocument(listed);
   const entries = Object.entries(listed.profiles);
-  const fields = (p: Profile) => KEY_NAMES.filter((k) => p[CONFIG_KEYS[k]] !== undefined).map((k) => [k, p[CONFIG_KEYS[k]]!] as const);
+  // The settable keys, then the signing secret `watch` made (masked): a profile with only that is not empty.
+  const fields = (p: Profile): Array<readonly [string, string]> => [
+    ...KEY_NAMES.filter((k) => p[CONFIG_KEYS[k]] !== undefined).map((k) => [k, p[CONFIG_KEYS[k]]!] as const),
+    ...(p.webhook_secret === undefined ? [] : [['webhook-secret', p.webhook_secret] as const]),
+  ];
   // Plain rows for scripts: profile, key, value; masked like everything else.
   const rows = entries.flatMap(([name, p]) => fields(p).map(([k, v]) => `${name}\t${k}\t${v}\n`));
   if (entries.length === 0 || (rows.length === 0 && !ctx.out.interactive)) {
@@ -197,7 +201,8 @@ export async function list(ctx: Context): Promise<void> {
       lines.push(`${paint.bold(name)}${marks.length > 0 ? paint.dim(` (${marks.join(', ')})`) : ''}`);
       const set = fields(p);
       if (set.length === 0) lines.push(paint.dim('  (empty)'));
-      for (const [k, v] of set) lines.push(`  ${paint.dim(k.padEnd(8))}  ${v}`);
+      const width = Math.max(8, ...set.map(([k]) => k.length));
+      for (const [k, v] of set) lines.push(`  ${paint.dim(k.padEnd(width))}  ${v}`);
     }
     ctx.out.data(lines.join('\n'));
     ctx.out.info(paint.dim(listed.config_file));
