@@ -4,7 +4,7 @@ import type { FaultConfig } from '../service/faults.js';
 import { accessLine, type LoggedResponse } from './access-log.js';
 import { ClientErrors } from './client-errors.js';
 import { parseTarget, readBody, repeatedHeader, requestHeaders } from './http.js';
-import { noteRefusal, type Target } from './refusals.js';
+import { noteFailure, noteRefusal, type Target } from './refusals.js';
 import { errorReply, failureReply, type Reply, type ReplyWriter } from './reply.js';
 import { answersPage, type Incoming, match, type Served } from './requests.js';
 
@@ -191,8 +191,10 @@ export class Intake {
     noteRefusal(this.served?.service, res.req, target, reply);
   }
 
-  /** Answers anything the service itself could not (reply.ts: `failureReply`). */
+  /** Answers anything the service itself could not (reply.ts: `failureReply`), and keeps it in the journal (refusals.ts). */
   private fail(res: ServerResponse, err: unknown, request?: Incoming): void {
-    this.writer.write(res, failureReply(err, this.log, request !== undefined && answersPage(request)));
+    const reply = failureReply(err, this.log, request !== undefined && answersPage(request));
+    this.writer.write(res, reply);
+    if (request !== undefined) noteFailure(this.served?.service, request, reply);
   }
 }

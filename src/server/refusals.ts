@@ -1,6 +1,8 @@
 import type { IncomingMessage } from 'node:http';
-import { API_PREFIX, type ApiRequest } from '../api/types.js';
+import { API_PREFIX, type ApiRequest, type ApiResponse } from '../api/types.js';
+import { bearerToken } from '../service/access.js';
 import { noteAnswer } from '../service/faults.js';
+import { keyMode } from '../service/keys.js';
 import type { OffsetsService } from '../service/service.js';
 import { requestHeaders } from './http.js';
 import type { Reply } from './reply.js';
@@ -17,6 +19,23 @@ export type Target = Pick<ApiRequest, 'method' | 'path' | 'query'>;
  */
 export function noteRefusal(service: OffsetsService | undefined, req: IncomingMessage, target: Target, reply: Reply): void {
   const { method, path, query } = target;
-  if (service === undefined || (path !== API_PREFIX && !path.startsWith(`${API_PREFIX}/`))) return;
+  if (service === undefined || !apiPath(path)) return;
   void noteAnswer(service, { method, path, query, headers: requestHeaders(req), body: '' }, reply, service.journal.trace());
 }
+
+/**
+ * A request of the API the service could not answer (its ledger unreachable or stalled: a 503; a
+ * bug: a 500) is kept in the journal too, as the caller met it, so `carbon logs --status 5xx` shows
+ * what an app met during an outage. The ledger is not asked for its key (the ledger is what
+ * failed): the entry has the mode its Authorization names, and no key id. Like every entry, it
+ * waits in memory until the ledger takes it.
+ */
+export function noteFailure(service: OffsetsService | undefined, request: ApiRequest, reply: Reply): void {
+  if (service === undefined || !apiPath(request.path)) return;
+  const trace = service.journal.trace();
+  const token = request.headers.authorization === undefined ? undefined : bearerToken(request.headers.authorization);
+  trace.mode = token === undefined ? null : keyMode(token);
+  service.journal.record(reply.headers['request-id']!, request, reply as ApiResponse, trace);
+}
+
+const apiPath = (path: string) => path === API_PREFIX || path.startsWith(`${API_PREFIX}/`);

@@ -84,10 +84,11 @@ run('carbon serve while PostgreSQL does not answer', () => {
     expect(r.status).toBe(400);
     return r.headers['request-id']!;
   };
-  /** A request that needs the ledger: 503 once the deadlines have passed. */
+  /** A request that needs the ledger: 503 once the deadlines have passed; its Request-Id. */
   const unavailable = async (server: Served) => {
     const res = await fetch(`${server.url}/balance`, { headers: { authorization: `Bearer ${server.ready.test_key}` } });
     expect(res.status).toBe(503);
+    return res.headers.get('request-id')!;
   };
   test(
     'paths whose answers are always pages (a certificate URL, the developer page) answer the 503 as a page whatever Accept says; the API and /_sandbox keep JSON',
@@ -145,7 +146,7 @@ run('carbon serve while PostgreSQL does not answer', () => {
       .filter((line) => line.includes('request journal dropped'));
 
   test(
-    'requests answered while the database stalled are in the journal once it answers again; nothing is said to be lost',
+    'requests answered while the database stalled are in the journal once it answers again, its 503s too; nothing is said to be lost',
     async () => {
       const { schema, proxy, server } = await stallable(SHORT);
       proxy.freeze();
@@ -153,8 +154,8 @@ run('carbon serve while PostgreSQL does not answer', () => {
       try {
         for (let i = 0; i < 5; i++) ids.push(await refused(server));
         // Sent after the refusals: once it has met the deadlines, so has the journal's first try at them.
-        await unavailable(server);
-        await unavailable(server);
+        ids.push(await unavailable(server));
+        ids.push(await unavailable(server));
       } finally {
         proxy.thaw();
       }
@@ -168,6 +169,12 @@ run('carbon serve while PostgreSQL does not answer', () => {
         const end = performance.now() + limit(10_000);
         while ((await written()) < ids.length && performance.now() < end) await new Promise((resolve) => setTimeout(resolve, 50));
         expect(await written()).toBe(ids.length);
+        // The 503s as the app met them: the path, the status and the error, the mode its key names.
+        const met = await db.query(
+          `SELECT path, status::int, error_code, livemode FROM "${schema.schema}".journal WHERE request_id = ANY($1)`,
+          [ids.slice(5)],
+        );
+        expect(met.rows).toEqual(Array(2).fill({ path: '/api/v1/balance', status: 503, error_code: 'service_unavailable', livemode: 0 }));
       } finally {
         await db.end();
       }
@@ -189,10 +196,10 @@ run('carbon serve while PostgreSQL does not answer', () => {
       } finally {
         proxy.thaw();
       }
-      // One line for the five (not one an entry or a try), with when they were answered; before, nothing.
+      // One line for the six, the 503 among them (not one an entry or a try), with when they were answered; before, nothing.
       expect(dropLines(server)).toEqual([
         expect.stringMatching(
-          /^the request journal dropped 5 entries the ledger did not take \(requests answered from \d{4}-\d\d-\d\dT[\d:.]+Z to \d{4}-\d\d-\d\dT[\d:.]+Z\): carbon logs will not show them$/,
+          /^the request journal dropped 6 entries the ledger did not take \(requests answered from \d{4}-\d\d-\d\dT[\d:.]+Z to \d{4}-\d\d-\d\dT[\d:.]+Z\): carbon logs will not show them$/,
         ),
       ]);
       expect(server.stderr()).not.toContain(new URL(TEST_DATABASE_URL!).password || '\u0000');
