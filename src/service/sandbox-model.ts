@@ -11,6 +11,7 @@ import type {
   OffsetRecord,
   Permission,
 } from '../store/port.js';
+import { JOURNAL_EMPTIED_META } from '../store/port.js';
 import { ApiError, validationError } from './errors.js';
 import { FAULTS_META, type FaultConfig } from './faults.js';
 import { hashKey, KEY_PREFIX, maskedKey, newApiKey, randomBase62 } from './keys.js';
@@ -176,6 +177,8 @@ export async function refund(tx: LedgerTx, id: string, now: number, review: 'rej
 /** Everything deleted, every developer page session ended, faults off, and a fresh account. */
 export async function startOver(tx: LedgerTx, now: number): Promise<void> {
   await tx.clear();
+  // Entries answered before now and still waiting in an instance's memory are the old sandbox's: never written.
+  await tx.putMeta(JOURNAL_EMPTIED_META, String(now));
   // Starting over turns faults off too: a fresh sandbox answers every request.
   await tx.putMeta(FAULTS_META, null);
   await endPageAccess(tx);

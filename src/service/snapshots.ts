@@ -1,7 +1,7 @@
 import { isoTime } from '../platform/iso-time.js';
 import { LedgerRowError } from '../store/ledger-error.js';
 import type { DefaultKey, LedgerStore, LedgerTx, SnapshotRow, SnapshotTable } from '../store/port.js';
-import { SNAPSHOT_TABLES } from '../store/port.js';
+import { JOURNAL_EMPTIED_META, SNAPSHOT_TABLES } from '../store/port.js';
 import { FAULTS_META, markedAgain, parseFaults } from './faults.js';
 import { mustHaveAccount } from './lifecycle.js';
 import { endPageAccess } from './page-access.js';
@@ -189,6 +189,8 @@ export class Snapshots {
     }
     try {
       await tx.importLedger(rows(), SNAPSHOT_META);
+      // Entries answered before the load and still waiting in an instance's memory are the old ledger's: never written.
+      await tx.putMeta(JOURNAL_EMPTIED_META, String(now));
     } catch (err) {
       if (err instanceof LedgerRowError) throw new SnapshotError('snapshot_damaged', `a row breaks the ledger's rules (${err.message})`);
       throw err;

@@ -360,6 +360,37 @@ describe.each(storeMatrix())('the request journal on the $label store', ({ kind:
     expect(await newest()).toBe(before + 4);
   });
 
+  test("entries another instance answered before a reset or a load, still in its memory, are not written after it: the old sandbox's", async () => {
+    const { open } = await ledger(store, { flushMs: 3_600_000 });
+    const a = await open('host-a:1');
+    const b = await open('host-b:2');
+    const chunks: string[] = [];
+    await (await a.engine.sandbox.snapshots()).save(async (chunk) => void chunks.push(chunk), { carbon: 'test' });
+    const load = async () =>
+      (await a.engine.sandbox.snapshots()).load(() =>
+        linesOf(
+          (async function* () {
+            yield* chunks;
+          })(),
+        ),
+      );
+    for (const [what, empty] of [
+      ['a reset', () => a.engine.sandbox.reset()],
+      ['a load', load],
+    ] as const) {
+      // B answers two requests and keeps their entries (its batch is an hour off), as a busy
+      // instance has its last 50 ms of entries on their way when another resets.
+      await b.call('GET', '/balance', { query: { before: what } });
+      await b.call('GET', '/impact', { query: { before: what } });
+      a.clock.now += 1;
+      await empty();
+      a.clock.now += 1;
+      await b.call('GET', '/balance', { key: (await a.engine.sandbox.defaultKey('test'))!, query: { after: what } });
+      await b.engine.sandbox.journal.flush();
+      expect([what, (await a.entries({ limit: 100 })).map((e) => e.query)]).toEqual([what, [`after=${what.replace(' ', '+')}`]]);
+    }
+  });
+
   test("a follower that saw seq n before a snapshot's load reads none of the loaded entries, only the requests after it", async () => {
     const a = await (await ledger(store)).open('host-a:1');
     const b = await (await ledger(store)).open('host-b:1');

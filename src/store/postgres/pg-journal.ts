@@ -1,6 +1,13 @@
 import type pg from 'pg';
 import { JOURNAL_INSERT_COLUMNS, journalPrune, journalRecord, journalRow, journalSelect, prunes } from '../journal-sql.js';
-import { type JournalQuery, type JournalRecord, type JournalRetention, type NewJournalRecord, SNAPSHOT_TABLES } from '../port.js';
+import {
+  JOURNAL_EMPTIED_META,
+  type JournalQuery,
+  type JournalRecord,
+  type JournalRetention,
+  type NewJournalRecord,
+  SNAPSHOT_TABLES,
+} from '../port.js';
 import { holdable, type Queryable } from './pg-reads.js';
 
 /** The request journal on PostgreSQL: a batch in one statement (its columns as arrays, unnest()), and its reads. */
@@ -35,14 +42,17 @@ export async function appendJournal(
   const rows = records.map(journalRow);
   const columns = JOURNAL_INSERT_COLUMNS.map((_, i) => rows.map((r) => r[i]));
   const arrays = JOURNAL_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ');
-  const insert = `WITH i AS (INSERT INTO journal (${JOURNAL_INSERT_COLUMNS.join(', ')}) SELECT * FROM unnest(${arrays}) RETURNING seq)
+  // Those answered before the journal was last emptied (a reset, a load) are not written (port.ts).
+  const insert = `WITH i AS (INSERT INTO journal (${JOURNAL_INSERT_COLUMNS.join(', ')})
+      SELECT * FROM unnest(${arrays}) AS u(${JOURNAL_INSERT_COLUMNS.join(', ')})
+      WHERE u.real_ms >= coalesce((SELECT value::bigint FROM meta WHERE name = '${JOURNAL_EMPTIED_META}'), 0) RETURNING seq)
     SELECT min(seq) AS first, max(seq) AS last FROM i`;
   const client = await writer.connect();
   let broken = false;
-  let seqs: { first: number; last: number };
+  let seqs: { first: number | null; last: number };
   try {
     await client.query(`BEGIN;${lockStatement(lockWaitMs)}`);
-    seqs = (await client.query<{ first: number; last: number }>(insert, columns)).rows[0]!;
+    seqs = (await client.query<{ first: number | null; last: number }>(insert, columns)).rows[0]!;
     await client.query('COMMIT');
   } catch (err) {
     await client.query('ROLLBACK').catch(() => {
@@ -52,7 +62,7 @@ export async function appendJournal(
   } finally {
     client.release(broken);
   }
-  if (!prunes(seqs.first, seqs.last, retention)) return;
+  if (seqs.first === null || !prunes(seqs.first, seqs.last, retention)) return;
   for (const d of journalPrune(retention, (n) => `$${n}`)) await writer.query(d.text, d.values);
 }
 

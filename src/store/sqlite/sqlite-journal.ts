@@ -1,9 +1,12 @@
 import { JOURNAL_INSERT_COLUMNS, journalPrune, journalRecord, journalSelect, prunes, pushRow } from '../journal-sql.js';
-import type { JournalQuery, JournalRecord, JournalRetention, NewJournalRecord } from '../port.js';
+import { JOURNAL_EMPTIED_META, type JournalQuery, type JournalRecord, type JournalRetention, type NewJournalRecord } from '../port.js';
 import { type Db, inTransaction, type Query, query } from './driver.js';
 import { busyTimeoutMs } from './sqlite-open.js';
 
 type Row = Parameters<typeof journalRecord>[0];
+
+/** When the journal was last emptied (port.ts, JOURNAL_EMPTIED_META), in real ms. */
+const EMPTIED = 'SELECT CAST(value AS INTEGER) AS n FROM meta WHERE name = ?';
 
 /** The most rows one insert statement takes (20 values each: 1,280, under SQLite's 32,766). */
 const CHUNK = 64;
@@ -54,17 +57,21 @@ export class SqliteJournal {
       if (busyMs !== usual) this.run(`PRAGMA busy_timeout = ${usual}`);
     }
     try {
+      // Those answered before the journal was last emptied (a reset, a load) are not written (port.ts).
+      const emptied = Number((this.statement(EMPTIED).get(JOURNAL_EMPTIED_META) as { n: number | bigint } | undefined)?.n ?? 0);
+      const kept = emptied === 0 ? records : records.filter((r) => r.real_ms >= emptied);
+      if (kept.length === 0) return this.run('COMMIT');
       // The first row's seq: past the journal's highest, and past the one it had when last emptied.
-      let last = this.first().run(...pushRow([], records[0]!)).lastInsertRowid;
-      for (let at = 1; at < records.length; ) {
+      let last = this.first().run(...pushRow([], kept[0]!)).lastInsertRowid;
+      for (let at = 1; at < kept.length; ) {
         let n = CHUNK;
-        while (n > records.length - at) n >>= 1;
+        while (n > kept.length - at) n >>= 1;
         const values: unknown[] = [];
-        for (let i = at; i < at + n; i++) pushRow(values, records[i]!);
+        for (let i = at; i < at + n; i++) pushRow(values, kept[i]!);
         last = this.insert(n).run(...values).lastInsertRowid;
         at += n;
       }
-      const first = last - records.length + 1;
+      const first = last - kept.length + 1;
       if (prunes(first, last, retention)) for (const d of journalPrune(retention, () => '?')) this.statement(d.text).run(...d.values);
       this.run('COMMIT');
     } catch (err) {
