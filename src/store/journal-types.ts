@@ -3,6 +3,13 @@ import type { Mode } from '../api/types.js';
 /** The request journal's records, as the port (port.ts) names them. */
 
 /**
+ * The named value (meta) the service sets, in the transaction that empties the journal (a reset,
+ * a snapshot loaded), to the real time (ms) it did: appendJournal writes no entry answered before
+ * it (one an instance still held in memory belongs to the sandbox before).
+ */
+export const JOURNAL_EMPTIED_META = 'journal.emptied_ms';
+
+/**
  * One request the model answered, as the journal keeps it: what was asked and what was answered,
  * the bodies bounded and every secret in them masked (the service's journal.ts makes it so).
  */

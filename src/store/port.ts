@@ -25,13 +25,6 @@ export type ReviewState = 'pending' | 'approved' | 'rejected';
 /** The three keys a fresh account starts with. */
 export type DefaultKey = 'test' | 'live' | 'read_only';
 
-/**
- * The named value (meta) the service sets, in the same transaction, when it empties the journal (a
- * reset, a snapshot loaded): the real time (ms) it did. appendJournal writes no entry answered
- * before it.
- */
-export const JOURNAL_EMPTIED_META = 'journal.emptied_ms';
-
 export interface AccountRecord {
   status: AccountStatus;
   /** Millicents per kg. */
@@ -179,6 +172,7 @@ export interface NewPurchase {
 
 /** The request journal's records, written apart (journal-types.ts) so this file reads whole. */
 export type { JournalQuery, JournalRecord, JournalRetention, NewJournalRecord } from './journal-types.js';
+export { JOURNAL_EMPTIED_META } from './journal-types.js';
 
 /** A key's SHA-256 as a map key. */
 export function hashId(hash: Uint8Array): string {
@@ -278,13 +272,11 @@ export interface LedgerStore extends LedgerReads {
    */
   takeRequest(keyId: string, now: number, limit: number, windowMs: number): Promise<number | null>;
   /**
-   * Appends entries to the journal, in order, in a transaction of their own (no writer lock of the
-   * ledger's taken), but those answered before the journal was last emptied (`real_ms` before the
-   * named value JOURNAL_EMPTIED_META: a reset, a snapshot loaded, while they waited in an
-   * instance's memory), which belong to the sandbox before it; once every hundredth of `retention.keep` entries written to the ledger, it then
-   * deletes what is past the retention (journal-sql.ts, `prunes`). `waitMs`: how long to wait for
-   * a lock another writer holds (0: not at all; never longer than the store's own deadline for
-   * any write) before giving up with a transient LedgerError, nothing written.
+   * Appends entries (but those answered before the journal was last emptied: JOURNAL_EMPTIED_META), in order, in a
+   * transaction of their own (no writer lock of the ledger's taken); once every hundredth of `retention.keep` entries
+   * written to the ledger, it then deletes what is past the retention (journal-sql.ts, `prunes`). `waitMs`: how long
+   * to wait for a lock another writer holds (0: not at all; never longer than the store's own deadline for any write)
+   * before giving up with a transient LedgerError, nothing written.
    */
   appendJournal(records: NewJournalRecord[], retention: JournalRetention, options?: { waitMs?: number }): Promise<void>;
   /** Entries of the journal, committed ones only. */

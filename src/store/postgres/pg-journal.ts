@@ -1,13 +1,7 @@
 import type pg from 'pg';
 import { JOURNAL_INSERT_COLUMNS, journalPrune, journalRecord, journalRow, journalSelect, prunes } from '../journal-sql.js';
-import {
-  JOURNAL_EMPTIED_META,
-  type JournalQuery,
-  type JournalRecord,
-  type JournalRetention,
-  type NewJournalRecord,
-  SNAPSHOT_TABLES,
-} from '../port.js';
+import { JOURNAL_EMPTIED_META } from '../journal-types.js';
+import { type JournalQuery, type JournalRecord, type JournalRetention, type NewJournalRecord, SNAPSHOT_TABLES } from '../port.js';
 import { holdable, type Queryable } from './pg-reads.js';
 
 /** The request journal on PostgreSQL: a batch in one statement (its columns as arrays, unnest()), and its reads. */

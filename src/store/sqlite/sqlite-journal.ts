@@ -1,5 +1,6 @@
 import { JOURNAL_INSERT_COLUMNS, journalPrune, journalRecord, journalSelect, prunes, pushRow } from '../journal-sql.js';
-import { JOURNAL_EMPTIED_META, type JournalQuery, type JournalRecord, type JournalRetention, type NewJournalRecord } from '../port.js';
+import { JOURNAL_EMPTIED_META } from '../journal-types.js';
+import type { JournalQuery, JournalRecord, JournalRetention, NewJournalRecord } from '../port.js';
 import { type Db, inTransaction, type Query, query } from './driver.js';
 import { busyTimeoutMs } from './sqlite-open.js';
 
@@ -60,7 +61,10 @@ export class SqliteJournal {
       // Those answered before the journal was last emptied (a reset, a load) are not written (port.ts).
       const emptied = Number((this.statement(EMPTIED).get(JOURNAL_EMPTIED_META) as { n: number | bigint } | undefined)?.n ?? 0);
       const kept = emptied === 0 ? records : records.filter((r) => r.real_ms >= emptied);
-      if (kept.length === 0) return this.run('COMMIT');
+      if (kept.length === 0) {
+        this.run('COMMIT');
+        return;
+      }
       // The first row's seq: past the journal's highest, and past the one it had when last emptied.
       let last = this.first().run(...pushRow([], kept[0]!)).lastInsertRowid;
       for (let at = 1; at < kept.length; ) {
