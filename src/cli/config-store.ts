@@ -103,7 +103,7 @@ export function readConfig(configDir: string, { tighten: tightenIt = true } = {}
   try {
     data = JSON.parse(text);
   } catch (err) {
-    throw brokenConfig(path, `it is not valid JSON (${(err as Error).message})`);
+    throw brokenConfig(path, `it is not valid JSON (${jsonProblem(err as Error)})`);
   }
   const problem = checkConfig(data);
   if (problem) throw brokenConfig(path, problem);
@@ -113,6 +113,15 @@ export function readConfig(configDir: string, { tighten: tightenIt = true } = {}
     tighten(path, 0o600);
   }
   return data as ConfigData;
+}
+
+/**
+ * What JSON.parse found wrong, without the text V8 quotes around it (`Unexpected token 'c',
+ * "{"live_key":ck_live_…" is not valid JSON` quotes a short file whole): config.json holds keys.
+ */
+function jsonProblem(err: Error): string {
+  const token = /^Unexpected token '(.)'/.exec(err.message);
+  return token === null ? err.message.replace(/, ".*" is not valid JSON$/s, '') : `unexpected '${token[1]}'`;
 }
 
 /** Takes away what group and others may do with `path`, saying so once on stderr; refuses when it cannot. */

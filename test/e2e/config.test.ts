@@ -360,6 +360,22 @@ describe('files', () => {
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toContain('field "test_key" is not a string');
   });
+
+  test('a config that is not JSON is said where, without the text around it: it holds keys', async () => {
+    const home = newHome();
+    const key = `ck_live_${'Ab3'.repeat(8)}`;
+    for (const [text, said] of [
+      [`{"profiles":{"default":{"live_key":${key}}}}`, "it is not valid JSON (unexpected 'c')"],
+      [`{"profiles":{"default":{"live_key":"${key}",}}}`, 'it is not valid JSON (Expected double-quoted property name in JSON at position'],
+    ] as const) {
+      writeFileSync(join(home, 'config.json'), text);
+      const r = await carbon(['config', 'list'], { home });
+      expect([r.exitCode, r.stdout]).toEqual([1, '']);
+      expect(r.stderr).toContain(said);
+      // Not the key, nor any eight characters of it.
+      expect(r.stderr).not.toContain(key.slice(8, 16));
+    }
+  });
 });
 
 describe('keys in use', () => {
