@@ -115,14 +115,9 @@ export function readConfig(configDir: string, { tighten: tightenIt = true } = {}
   return data as ConfigData;
 }
 
-/**
- * What JSON.parse found wrong, without the text V8 quotes around it (`Unexpected token 'c',
- * "{"live_key":ck_live_…" is not valid JSON` quotes a short file whole): config.json holds keys.
- */
-function jsonProblem(err: Error): string {
-  const token = /^Unexpected token '(.)'/.exec(err.message);
-  return token === null ? err.message.replace(/, ".*" is not valid JSON$/s, '') : `unexpected '${token[1]}'`;
-}
+/** JSON.parse's complaint without the text V8 quotes around it (a short config.json whole, its keys too). */
+const jsonProblem = ({ message }: Error) =>
+  message.startsWith("Unexpected token '") ? `unexpected '${message.charAt(18)}'` : message.replace(/, ".*" is not valid JSON$/s, '');
 
 /** Takes away what group and others may do with `path`, saying so once on stderr; refuses when it cannot. */
 function tighten(path: string, mode: number): void {
