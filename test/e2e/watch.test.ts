@@ -148,7 +148,13 @@ describe('in a pipe', () => {
     // Another mode or reference cannot use this cursor.
     const other = await carbon(['watch', '--cursor', cursor, '--reference', 'x'], { home });
     expect(other.exitCode).toBe(2);
-    expect(other.stderr).toContain('follows live offsets, not these');
+    expect(other.stderr).toContain('follows live offsets, not test offsets with reference "x".');
+    // The same mode, another reference: said as the reference, not the mode.
+    const another = await carbon(['watch', '--cursor', cursor, '--live', '--reference', 'x'], { home });
+    expect([another.exitCode, another.stderr]).toEqual([
+      2,
+      `error: The cursor ${cursor} follows live offsets, not live offsets with reference "x". Give the same --live/--test and --reference, or another --cursor file.\n`,
+    ]);
   });
 
   // A CI job reruns the same command line (`--since 1h --cursor f --until-settled`): by the time it

@@ -33,8 +33,9 @@ export function readCursor(file: string, mode: 'test' | 'live', reference: strin
   if (state?.version !== 1 || typeof state.pending !== 'object' || state.pending === null)
     throw usage(`The cursor ${file} is not a cursor carbon watch wrote.`, 'Delete it to start afresh.');
   if (state.mode !== mode || state.reference !== reference) {
+    const what = (m: string, r: string | null) => `${m} offsets${r === null ? '' : ` with reference ${JSON.stringify(r)}`}`;
     throw usage(
-      `The cursor ${file} follows ${state.mode} offsets${state.reference === null ? '' : ` with reference ${JSON.stringify(state.reference)}`}, not these.`,
+      `The cursor ${file} follows ${what(state.mode, state.reference)}, not ${what(mode, reference)}.`,
       'Give the same --live/--test and --reference, or another --cursor file.',
     );
   }
