@@ -82,7 +82,9 @@ describe('__complete candidates', () => {
     const after = await complete('logs', '--status', '4xx', '-');
     expect(after).toEqual(expect.arrayContaining(['--method', '--path', '--follow']));
     expect(after).not.toContain('--status');
-    expect(await complete('logs', '--status', '')).toEqual([]);
+    // Its value: the classes (a single code is typed), and the methods.
+    expect(await complete('logs', '--status', '')).toEqual(['2xx', '4xx', '5xx']);
+    expect(await complete('logs', 'list', '--method', '')).toEqual(['GET', 'POST']);
   });
 
   it('offers option values: --format choices, profiles, --opt=value forms', async () => {

@@ -38,6 +38,8 @@ With a base URL, carbon logs reads the journal of that carbon serve; the live AP
       --limit <n>             how many (default 50; 1 to 1000); with --follow, the newest n first
       -f, --follow            print new requests as they come, until Ctrl-C
     `,
+          // Completion offers the classes and the methods; a single code (404) is typed.
+          { '--status': { values: ['2xx', '4xx', '5xx'] }, '--method': { values: ['GET', 'POST'] } },
         );
       },
       examples: ['carbon logs --status 5xx --since 1h', 'carbon logs --follow --live', 'carbon logs --code rate_limited --json'],
