@@ -26,7 +26,9 @@ describe('cells', () => {
   test('cut: as it is when it fits; else at most the width, ending with …, whole characters only', () => {
     expect(cut('reference', 9)).toBe('reference');
     expect(cut('reference', 8)).toBe('referen…');
-    expect(cut(colour.red('reference'), 5)).toBe('refe…');
+    // Colour is kept, and a cut one ends with a reset: a dimmed cell stays dimmed, and nothing runs past it.
+    expect(cut(colour.red('reference'), 5)).toBe(`${colour.red('reference').split('reference')[0]}refe…\u001b[0m`);
+    expect(displayWidth(cut(colour.red('reference'), 5))).toBe(5);
     // A wide character that would straddle the edge is left out whole.
     expect(cut('出張の記録', 6)).toBe('出張…');
     expect(cut('出張の記録', 5)).toBe('出張…');

@@ -110,7 +110,7 @@ const ROWS_A_TABLE = 50;
  * its column as it aligns, two spaces between columns, no trailing blanks, and no line is more
  * than `width` cells: one that would be is cut at the edge (it never wraps).
  *
- * fit.ts cuts (whole characters, colour dropped), so cli-table3 is given fixed widths
+ * fit.ts cuts (whole characters, colour kept and reset after the cut), so cli-table3 is given fixed widths
  * (`colWidths`, no padding) that every cell fits: it pads and aligns, and its `truncate` ('…', as
  * fit.ts's) never has to act. Rows whose cells give the same widths are drawn by one table.
  */

@@ -35,17 +35,31 @@ export function displayWidth(text: string): number {
   return width;
 }
 
-/** `text` in at most `width` cells: as it is if it fits, else cut and ended with '…' (colour dropped). */
+/**
+ * `text` in at most `width` cells: as it is if it fits, else cut and ended with '…'. Its colour
+ * codes are kept as they come (they take no cells), and a cut one ends with a reset, so no colour
+ * runs on past it: a dimmed cell stays dimmed, cut or not.
+ */
 export function cut(text: string, width: number): string {
   if (displayWidth(text) <= width) return text;
   if (width <= 0) return '';
   let out = '';
   let used = 0;
-  for (const char of stripAnsi(text)) {
-    const w = charWidth(char);
-    if (used + w > width - 1) break;
-    out += char;
-    used += w;
+  let coloured = false;
+  // Each colour code, then each run of text between two.
+  for (const part of text.split(ANSI_PARTS)) {
+    if (part.startsWith('\u001b[')) {
+      out += part;
+      coloured = true;
+      continue;
+    }
+    for (const char of part) {
+      const w = charWidth(char);
+      if (used + w > width - 1) return `${out}…${coloured ? '\u001b[0m' : ''}`;
+      out += char;
+      used += w;
+    }
   }
-  return `${out}…`;
+  return `${out}…${coloured ? '\u001b[0m' : ''}`;
 }
+const ANSI_PARTS = /(\u001b\[[0-9;?]*[ -/]*[@-~])/;
