@@ -114,6 +114,18 @@ describe('carbon report', () => {
     expect(made![2]).toBe(`${made![1]!.slice(0, 10)} ${made![1]!.slice(11, 19)} UTC`);
   });
 
+  test('a span given as an age: the JSON report names its moment, the HTML page the same moment to the minute', async () => {
+    const home = newHome();
+    await ok(['buy', '--kg', '5'], { home });
+    const { since } = await json<{ since: string }>(['report', '--since', '7d'], { home });
+    expect(since).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    const html = (await ok(['report', '--format', 'html', '--since', '7d'], { home })).stdout;
+    const shown = /Span: ([^<]+)</.exec(html)![1]!;
+    // The page is made a moment after the JSON: the same minute, or the next.
+    expect(shown).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d UTC to today$/);
+    expect(Math.abs(Date.parse(`${shown.slice(0, 16).replace(' ', 'T')}:00Z`) - Date.parse(since))).toBeLessThan(120_000);
+  });
+
   test("periods are UTC's, whatever TZ says, and the table and the HTML page say so: an offset bought an hour before a month ends in UTC", async () => {
     const home = newHome();
     // The model's clock moved to an hour before the end of the month in UTC: the next month's

@@ -105,8 +105,14 @@ ${bars.join('\n')}
 </svg>`;
 }
 
+/** A span's end for people: a day as it is, an age's moment to the minute (`2026-11-23 13:42 UTC`), as `made` is. */
+const readable = (end: string) => end.replace(/^(\d{4}-\d\d-\d\d)T(\d\d:\d\d):[\d.]+Z$/, '$1 $2 UTC');
+
 export function reportHtml(r: HtmlReport): string {
-  const span = r.since === null && r.until === null ? 'every purchase' : `${r.since ?? 'the first purchase'} to ${r.until ?? 'today'}`;
+  const span =
+    r.since === null && r.until === null
+      ? 'every purchase'
+      : `${r.since === null ? 'the first purchase' : readable(r.since)} to ${r.until === null ? 'today' : readable(r.until)}`;
   const title = `Carbon offsets by ${r.by}, ${span}`;
   const w = r.weight;
   const cells = (row: ReportRow) =>
