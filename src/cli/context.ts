@@ -84,7 +84,7 @@ export class Context {
   }
 
   /** Whether the local ledger is yet to be made (its SQLite file is not there, and this command has not opened it). */
-  private async ledgerMissing(): Promise<boolean> {
+  async ledgerMissing(): Promise<boolean> {
     const { store } = this.settings;
     if (this.openedEngine !== undefined || store.kind !== 'sqlite') return false;
     const { LEDGER_FILE } = await import('../engine/ledger.js');

@@ -418,6 +418,32 @@ describe('an empty FILE', () => {
   });
 });
 
+describe('a home with no sandbox yet', () => {
+  test('a file load refuses, or a save that cannot be made, makes no sandbox either: the home as it was', { timeout: SLOW }, async () => {
+    const home = newHome();
+    const valid = join(home, 'valid.ndjson');
+    // A whole snapshot, cut short: refused at its end, after the rest was read.
+    const other = newHome();
+    await ok(['buy', '--kg', '5'], { home: other });
+    await ok(['sandbox', 'snapshot', 'save', valid], { home: other });
+    const whole = readFileSync(valid, 'utf8');
+    writeFileSync(join(home, 'cut.ndjson'), whole.slice(0, whole.lastIndexOf('\n', whole.length - 2) + 1));
+    writeFileSync(join(home, 'bad.ndjson'), 'garbage\n');
+    for (const args of [
+      ['load', join(home, 'bad.ndjson')],
+      ['load', join(home, 'cut.ndjson')],
+      ['save', join(home, 'no-such-dir', 'x.ndjson')],
+    ]) {
+      const r = await carbon(['sandbox', 'snapshot', ...args], { home });
+      expect([args, r.exitCode, r.stdout]).toEqual([args, 2, '']);
+      expect(readdirSync(home).sort()).toEqual(['bad.ndjson', 'cut.ndjson', 'valid.ndjson']);
+    }
+    // A whole file still makes the sandbox, loaded (its one offset).
+    expect((await ok(['sandbox', 'snapshot', 'load', valid], { home })).stderr).toContain('(1 offset, ');
+    expect(readdirSync(home)).toContain('data');
+  });
+});
+
 describe.each(STORES)('on %s: a served sandbox', (_name, ledger) => {
   test('carbon serve answers from the loaded ledger at once: the old keys again, the Idempotency-Key replayed', {
     timeout: SLOW,

@@ -1,6 +1,7 @@
 import {
   createReadStream,
   createWriteStream,
+  existsSync,
   fchmodSync,
   fstatSync,
   openSync,
@@ -11,7 +12,7 @@ import {
   unlinkSync,
   type WriteStream,
 } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import pkg from '../../../../package.json' with { type: 'json' };
 import { keysNotKnownHere } from '../../../service/sandbox-model.js';
@@ -68,6 +69,8 @@ function named(file: string, dash: 'stdout' | 'stdin'): void {
 
 export async function snapshotSave(ctx: Context, file: string, flags: { withJournal?: boolean }): Promise<void> {
   named(file, 'stdout');
+  // Said before the ledger is opened: in a fresh home, a save that cannot be made makes no sandbox either.
+  if (file !== '-' && !existsSync(dirname(resolve(file)))) throw usage(`No such directory: ${dirname(file)}; nothing was saved.`);
   const snapshots = await (await open(ctx, 'snapshot save')).snapshots();
   const options = { carbon: pkg.version, journal: flags.withJournal === true };
   if (file === '-') {
@@ -179,6 +182,9 @@ export async function snapshotLoad(ctx: Context, file: string, flags: { dryRun?:
       await print(ctx, summary, snapshotCard, snapshotPlain);
       return;
     }
+    // Into a home with no ledger yet, a file is read through once before the ledger is made: one
+    // it refuses makes no sandbox (bad input changes nothing). stdin cannot be read twice.
+    if (file !== '-' && (await ctx.ledgerMissing())) await inspectSnapshot(lines());
     const sandbox = await open(ctx, 'snapshot load');
     const summary = await (await sandbox.snapshots()).load(lines);
     await note(
