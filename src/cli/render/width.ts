@@ -47,7 +47,7 @@ export function cut(text: string, width: number): string {
   let used = 0;
   let coloured = false;
   // Each colour code, then each run of text between two.
-  for (const part of text.split(ANSI_PARTS)) {
+  parts: for (const part of text.split(ANSI_PARTS)) {
     if (part.startsWith('\u001b[')) {
       out += part;
       coloured = true;
@@ -55,7 +55,7 @@ export function cut(text: string, width: number): string {
     }
     for (const char of part) {
       const w = charWidth(char);
-      if (used + w > width - 1) return `${out}…${coloured ? '\u001b[0m' : ''}`;
+      if (used + w > width - 1) break parts;
       out += char;
       used += w;
     }
