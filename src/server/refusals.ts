@@ -1,8 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import { API_PREFIX, type ApiRequest, type ApiResponse } from '../api/types.js';
-import { bearerToken } from '../service/access.js';
+import { API_PREFIX, type ApiRequest } from '../api/types.js';
 import { noteAnswer } from '../service/faults.js';
-import { keyMode } from '../service/keys.js';
 import type { OffsetsService } from '../service/service.js';
 import { requestHeaders } from './http.js';
 import type { Reply } from './reply.js';
@@ -32,10 +30,7 @@ export function noteRefusal(service: OffsetsService | undefined, req: IncomingMe
  */
 export function noteFailure(service: OffsetsService | undefined, request: ApiRequest, reply: Reply): void {
   if (service === undefined || !apiPath(request.path)) return;
-  const trace = service.journal.trace();
-  const token = request.headers.authorization === undefined ? undefined : bearerToken(request.headers.authorization);
-  trace.mode = token === undefined ? null : keyMode(token);
-  service.journal.record(reply.headers['request-id']!, request, reply as ApiResponse, trace);
+  void noteAnswer(service, request, reply, service.journal.trace(), false);
 }
 
 const apiPath = (path: string) => path === API_PREFIX || path.startsWith(`${API_PREFIX}/`);

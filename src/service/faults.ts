@@ -151,14 +151,21 @@ export function faultResponse(kind: '429' | '500' | '503', config: FaultConfig):
  * a body too large, a header sent twice). The service never saw these requests, so without this
  * `carbon logs --status 5xx` showed nothing of a rehearsal, nor `--status 4xx` a 413. The key is
  * looked up for the entry's key id and mode (a request without a key the sandbox knows is noted
- * without them). `trace` was taken as the request came, before any latency drawn with a fault.
- * Never throws: the answer goes out whatever the ledger says.
+ * without them; with `askLedger` false, as for an answer the ledger itself failed, it is not asked,
+ * and the entry has the mode the key names and no key id). `trace` was taken as the request came,
+ * before any latency drawn with a fault. Never throws: the answer goes out whatever the ledger says.
  */
-export async function noteAnswer(service: OffsetsService, request: ApiRequest, response: ApiResponse, trace: Trace): Promise<void> {
+export async function noteAnswer(
+  service: OffsetsService,
+  request: ApiRequest,
+  response: ApiResponse,
+  trace: Trace,
+  askLedger = true,
+): Promise<void> {
   try {
     const token = request.headers.authorization === undefined ? undefined : bearerToken(request.headers.authorization);
     trace.mode = token === undefined ? null : keyMode(token);
-    const key = token === undefined || trace.mode === null ? undefined : await service.store.keyBySecret(token);
+    const key = !askLedger || token === undefined || trace.mode === null ? undefined : await service.store.keyBySecret(token);
     trace.keyId = key?.id ?? null;
   } catch {
     // The ledger did not answer: the entry is noted without the key.

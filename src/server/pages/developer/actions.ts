@@ -57,7 +57,6 @@ export function formMode(form: Form): Mode {
   if (sent !== 'test' && sent !== 'live') throw invalid('mode', `The mode is test or live, not "${sent}".`);
   return sent;
 }
-const mode = formMode;
 
 /** A Map, so `constructor` or `__proto__` names nothing. */
 export const ACTIONS = new Map<string, Action>([
@@ -65,10 +64,10 @@ export const ACTIONS = new Map<string, Action>([
     'topup',
     {
       section: 'account',
-      run: (s, f) => s.topUp(mode(f), topUpCents(f.field('amount'))),
+      run: (s, f) => s.topUp(formMode(f), topUpCents(f.field('amount'))),
       done: 'Topped up.',
       notice: (balance, f) =>
-        `Topped up ${mode(f)} mode with ${dollars(topUpCents(f.field('amount')))}: the ${mode(f)} balance is now ${dollars(balance as number)}.`,
+        `Topped up ${formMode(f)} mode with ${dollars(topUpCents(f.field('amount')))}: the ${formMode(f)} balance is now ${dollars(balance as number)}.`,
     },
   ],
   [
