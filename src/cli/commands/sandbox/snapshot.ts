@@ -70,7 +70,8 @@ function named(file: string, dash: 'stdout' | 'stdin'): void {
 export async function snapshotSave(ctx: Context, file: string, flags: { withJournal?: boolean }): Promise<void> {
   named(file, 'stdout');
   // Said before the ledger is opened: in a fresh home, a save that cannot be made makes no sandbox either.
-  if (file !== '-' && !existsSync(dirname(resolve(file)))) throw usage(`No such directory: ${dirname(file)}; nothing was saved.`);
+  const noDirectory = () => usage(`No such directory: ${dirname(file)}; nothing was saved.`);
+  if (file !== '-' && !existsSync(dirname(resolve(file)))) throw noDirectory();
   const snapshots = await (await open(ctx, 'snapshot save')).snapshots();
   const options = { carbon: pkg.version, journal: flags.withJournal === true };
   if (file === '-') {
@@ -90,7 +91,7 @@ export async function snapshotSave(ctx: Context, file: string, flags: { withJour
     if (target.mode !== undefined) fchmodSync(fd, target.mode);
   } catch (err) {
     // The file is to be made: what is missing is the directory it goes in.
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw usage(`No such directory: ${dirname(file)}; nothing was saved.`);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw noDirectory();
     throw fileError(err, file);
   }
   const stream = createWriteStream(tmp, { fd });
