@@ -14,7 +14,8 @@ import type { Incoming, Served } from './requests.js';
  *
  * - `GET /_sandbox/requests?status=4xx&path=/api/v1/offsets&…&limit=50`: newest first;
  * - with `after=SEQ&wait=SECONDS`: the entries newer than SEQ, oldest first, waiting up to
- *   SECONDS (at most 25) for the first one (`carbon logs --follow`);
+ *   SECONDS (at most 25) for the first one (`carbon logs --follow`), the key checked again at
+ *   each look;
  * - `GET /_sandbox/requests/{request_id}`: one entry, or 404.
  *
  * A query parameter the list does not read is 422 `validation_error` naming it, as on the API's GET /offsets.
@@ -48,6 +49,8 @@ export async function requests(r: Incoming, served: Served): Promise<Reply> {
     let data = await served.sandbox.journal.entries(filter);
     while (data.length === 0 && filter.after !== null && Date.now() < until && !served.writer.closing) {
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      // A key revoked while it waits (a reset replaces every key) reads nothing more.
+      await signedWithKey(r, served);
       data = await served.sandbox.journal.entries(filter);
       // Numbered from 1 again (a journal emptied by an older carbon; seqs now never go back):
       // answered at once, so the follower starts again from there.

@@ -582,6 +582,19 @@ describe('carbon logs --follow', () => {
     await stopsOn(tail);
     await server.stop();
   });
+  test('against carbon serve, across a sandbox reset: the reset replaces the key it follows with, so it ends at once, exit 4, saying so', async () => {
+    const home = newHome();
+    const server = await serve(home, ['--show-keys']);
+    const tail = follow(newHome(), [], { CARBON_BASE_URL: server.url, CARBON_API_KEY: server.ready.test_key! });
+    await tail.ready();
+    await ok(['sandbox', 'reset', '--yes'], { home });
+    const done = await tail.child;
+    expect(done.exitCode).toBe(4);
+    expect(tail.err().trimEnd().split('\n').at(-1)).toBe(
+      'error: Invalid API key provided: the journal is read with a key of this sandbox. The sandbox no longer takes the key it was followed with (revoked, or replaced by `carbon sandbox reset`): follow again with a current key (`carbon sandbox keys --reveal`).',
+    );
+    await server.stop();
+  });
 });
 
 describe.runIf(postgresAvailable())('on one PostgreSQL ledger', () => {

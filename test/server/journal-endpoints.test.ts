@@ -90,6 +90,22 @@ describe('GET /_sandbox/requests: following', () => {
     const r = await page('after=1000000&wait=25');
     expect([r.data, r.has_more]).toEqual([[], false]);
   }, 10_000);
+
+  test('a key revoked while its read waits reads nothing more: the wait ends in 401 api_key_revoked, not with the entries written after', async () => {
+    const waiter = await served.server.sandbox.createKey('test', 'read_only');
+    const newest = (await page('limit=1')).data[0]!.seq;
+    const waiting = fetch(`${served.server.origin}/_sandbox/requests?after=${newest}&wait=20`, {
+      headers: { authorization: `Bearer ${waiter.secret}` },
+    });
+    // Revoked once the read is in and past its first look (which is at once: a look is every 200 ms).
+    while (served.server.inFlight() === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await served.server.sandbox.revokeKey(waiter.id);
+    await fetch(`${served.server.url}/balance`, { headers: { authorization: `Bearer ${key}` } });
+    const r = await waiting;
+    const body = (await r.json()) as { error?: { code: string }; data?: unknown[] };
+    expect([r.status, body.error?.code, body.data]).toEqual([401, 'api_key_revoked', undefined]);
+  }, 10_000);
 });
 
 describe('/_sandbox/requests: a method it does not have', () => {

@@ -117,11 +117,18 @@ async function follow(ctx: Context, source: Source, filter: RequestFilter, backl
       read = through;
       if (batch.length > 0) write(ctx, batch, draw);
     }
+  } catch (err) {
+    // A served sandbox stops taking the key it was followed with: revoked, or replaced by a reset.
+    if (!(err instanceof CliError) || err.exitCode !== EXIT.auth) throw err;
+    throw new CliError(err.message, err.exitCode, err.code, KEY_GONE_HINT);
   } finally {
     release();
   }
   throw new CliError(`Stopped following (${stopName(heard)}).`, EXIT.interrupted, 'interrupted');
 }
+
+const KEY_GONE_HINT =
+  'The sandbox no longer takes the key it was followed with (revoked, or replaced by `carbon sandbox reset`): follow again with a current key (`carbon sandbox keys --reveal`).';
 
 type Source = Awaited<ReturnType<typeof journalSource>>;
 
