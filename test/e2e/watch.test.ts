@@ -707,19 +707,24 @@ describe('--forward-to', () => {
     }
   });
 
-  test("a key in the URL is masked in every line that names it, each failed delivery's warning as the error", async () => {
+  test("the query's values (a key, a receiver's token) are sent, and shown as *** in every line that names the URL", async () => {
     const home = newHome();
     const { test: key } = await sandboxKeys(home);
     const down = await app(1000);
     await buy(home, ['--kg', '5']);
-    const url = `${down.url}?key=${key}`;
+    const token = 'SuperSecret123';
+    const url = `${down.url}?key=${key}&token=${token}`;
     const r = await carbon(['watch', '--since', '1h', '--until-settled', '--interval', '20ms', '--timeout', '1', '--forward-to', url], {
       home,
     });
     expect(r.exitCode).toBe(12);
-    expect(r.stderr).toMatch(/^warning: offset\.created evt_\S+ for off_\w+ was not delivered to \S+\?key=ck_test_…\w{4} \(HTTP 500\)/m);
-    expect(r.stderr).toMatch(/^error: Stopped at --timeout/m);
+    expect(r.stderr).toMatch(
+      /^warning: offset\.created evt_\S+ for off_\w+ was not delivered to \S+\/webhooks\?key=\*\*\*&token=\*\*\* \(HTTP 500\)/m,
+    );
+    expect(r.stderr).toMatch(/^error: Stopped at --timeout .* not delivered to \S+\/webhooks\?key=\*\*\*&token=\*\*\*: /m);
     expect(leakedKeys(r.stderr, [key])).toEqual([]);
+    expect(r.stderr).not.toContain(token);
+    expect(down.attempts()).toBeGreaterThan(0);
   });
 });
 

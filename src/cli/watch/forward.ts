@@ -28,10 +28,10 @@ function signature(secret: string, body: string, t: number): string {
   return `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${body}`).digest('hex')}`;
 }
 
-/** A new signing secret: `whsec_` and 32 random bytes, base64url. */
+/** A new signing secret: `whsec_` and 43 random letters and digits (256 bits), which every echo masks (redactSecrets). */
 export async function newSecret(): Promise<string> {
-  const { randomBytes } = await import('../../platform/random.js');
-  return `whsec_${randomBytes(32).toString('base64url')}`;
+  const { randomBase62 } = await import('../../platform/random.js');
+  return `whsec_${randomBase62(43)}`;
 }
 
 export const maskSecret = (secret: string): string => `whsec_…${secret.slice(-4)}`;
@@ -60,8 +60,11 @@ export class Forwarder {
 
   constructor(private readonly options: ForwardOptions) {}
 
+  /** The URL as every line shows it: a query's values as `***` (a receiver's token, `?token=…`, would show in each). */
   get url(): string {
-    return this.options.url;
+    const url = new URL(this.options.url);
+    if (url.search === '') return url.href;
+    return `${url.origin}${url.pathname}?${[...url.searchParams.keys()].map((name) => `${encodeURIComponent(name)}=***`).join('&')}`;
   }
 
   /**
@@ -80,7 +83,7 @@ export class Forwarder {
       const left = deadline - Date.now();
       const next = left <= 0 ? 'no time is left to retry' : `retrying in ${seconds(Math.min(wait, left))}`;
       out.warn(
-        `${event.type} ${event.id} for ${event.data.object.id} was not delivered to ${this.options.url} (${failure}), attempt ${attempt}; ${next}.`,
+        `${event.type} ${event.id} for ${event.data.object.id} was not delivered to ${this.url} (${failure}), attempt ${attempt}; ${next}.`,
       );
       if (left <= 0) return false;
       await this.options.sleep(Math.min(wait, left));

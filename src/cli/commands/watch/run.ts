@@ -197,7 +197,7 @@ async function startForwarder(ctx: Context, url: URL, how: Pick<Watch, 'interval
     interrupted: stop.interrupted,
     sandbox: () => ctx.fromSandbox,
   });
-  if (terminal) ctx.out.info(`Forwarding to ${url.href}, signed with ${maskSecret(secret)} (header Carbon-Signature).`);
+  if (terminal) ctx.out.info(`Forwarding to ${forwarder.url}, signed with ${maskSecret(secret)} (header Carbon-Signature).`);
   return forwarder;
 }
 
