@@ -209,6 +209,8 @@ run('one ledger on PostgreSQL, for the CLI and for carbon serve', () => {
       const server = await serve(newHome(), ['--database', schema.url]);
       try {
         expect(server.stderr()).not.toContain(new URL(TEST_DATABASE_URL!).password || '\u0000');
+        // Where its keys are revealed: the same database, not the same home.
+        expect(server.stderr()).toContain('with the same --database (or CARBON_DATABASE_URL) and schema)');
         const res = await fetch(`${server.url}/offsets/${bought.id}`, { headers: { authorization: `Bearer ${testKey}` } });
         expect(res.status).toBe(200);
         expect(((await res.json()) as { reference: string }).reference).toBe('from-a');

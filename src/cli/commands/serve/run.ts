@@ -202,7 +202,9 @@ async function banner(ctx: Context, flags: ServeFlags, server: RunningServer, re
     const masked = person
       ? 'keys masked: add --show-keys, or run `carbon sandbox keys --reveal`'
       : 'keys and link masked: add --show-keys, or run `carbon sandbox keys --reveal` (a new link: `carbon sandbox login --print`)';
-    lines.push(fitted(`  (${masked} with the same CARBON_HOME)`, paint.dim));
+    // The same ledger: the same data directory, or (PostgreSQL) the same database URL and schema.
+    const same = server.store.kind === 'postgres' ? 'the same --database (or CARBON_DATABASE_URL) and schema' : 'the same CARBON_HOME';
+    lines.push(fitted(`  (${masked} with ${same})`, paint.dim));
   }
   // The data directory (SQLite), or the database URL with its password masked.
   const tryIt = width === undefined ? [`  Try: ${example}`] : wrapCommand(example, width, '  Try: ', '    ');
