@@ -41,11 +41,11 @@ export class Context {
     // server masks it; the key never in it.
     const where = s.engine === 'remote' ? '' : 'local';
     const verbose = this.verbose || /(^|,)http(,|$)/.test(this.env.CARBON_DEBUG ?? '');
-    const { redactKeys } = verbose ? await import('../service/keys.js') : { redactKeys: undefined };
-    const onExchange = redactKeys
+    const { redactSecrets } = verbose ? await import('../service/keys.js') : { redactSecrets: undefined };
+    const onExchange = redactSecrets
       ? (x: Exchange) =>
           this.out.info(
-            `http: ${x.method} ${where}${redactKeys(x.url)} ${x.status === 0 ? 'no answer' : x.status} ${x.ms.toFixed(1)}ms${x.requestId === undefined ? '' : ` ${x.requestId}`} attempt ${x.attempt}`,
+            `http: ${x.method} ${where}${redactSecrets(x.url)} ${x.status === 0 ? 'no answer' : x.status} ${x.ms.toFixed(1)}ms${x.requestId === undefined ? '' : ` ${x.requestId}`} attempt ${x.attempt}`,
           )
       : undefined;
     const { apiKey, transport } =

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { isatty } from 'node:tty';
-import { redactKeys } from '../service/keys.js';
+import { redactSecrets } from '../service/keys.js';
 import { stderr, stdout, stdoutIsFile, writeStdout } from './stdio.js';
 
 export interface OutputOptions {
@@ -142,6 +142,6 @@ export class Output {
    * typed (a base URL, a --forward-to URL), and a log keeps warnings as it keeps errors.
    */
   warn(text: string): void {
-    this.stderr.write(`${this.stderrColor ? '\u001b[33mwarning:\u001b[39m' : 'warning:'} ${redactKeys(text)}\n`);
+    this.stderr.write(`${this.stderrColor ? '\u001b[33mwarning:\u001b[39m' : 'warning:'} ${redactSecrets(text)}\n`);
   }
 }

@@ -4,7 +4,7 @@ import { CarbonApiError, CarbonConfigError, CarbonConnectionError, WaitTimeoutEr
 import { CarbonPagingError } from '../client/paging.js';
 import { LedgerError } from '../engine/ledger.js';
 import { ApiError, ERROR_CODES, type ErrorCode } from '../service/errors.js';
-import { redactKeys } from '../service/keys.js';
+import { redactSecrets } from '../service/keys.js';
 import { CliError } from './errors.js';
 import { EXIT, exitCodeForStatus } from './exit-codes.js';
 import { followUp } from './follow-up.js';
@@ -75,7 +75,7 @@ function apiReport(err: CarbonApiError, scene: ErrorScene | undefined): Reported
  */
 function masked(envelope: ErrorEnvelope): ErrorEnvelope {
   const { message, param } = envelope.error;
-  return { error: { ...envelope.error, message: redactKeys(message), ...(param === undefined ? {} : { param: redactKeys(param) }) } };
+  return { error: { ...envelope.error, message: redactSecrets(message), ...(param === undefined ? {} : { param: redactSecrets(param) }) } };
 }
 
 /**
@@ -106,7 +106,7 @@ const TYPE_OF_EXIT: Partial<Record<number, ErrorType>> = {
 function cliReport(err: CliError): Reported {
   const type = Object.hasOwn(ERROR_CODES, err.code) ? ERROR_CODES[err.code as ErrorCode].type : (TYPE_OF_EXIT[err.exitCode] ?? 'api_error');
   // The message may repeat what was typed (a path, a URL): keys in it are masked.
-  const message = redactKeys(err.message);
+  const message = redactSecrets(err.message);
   return {
     exitCode: err.exitCode,
     envelope: { error: { ...envelope(type, err.code, message).error, ...err.fields } },
@@ -149,7 +149,7 @@ function classify(err: unknown, debug: boolean, scene?: ErrorScene): Reported {
   if (err instanceof CliError) return cliReport(err);
   const local = localReport(err);
   if (local !== undefined) return local;
-  const message = redactKeys(err instanceof Error ? err.message : String(err));
+  const message = redactSecrets(err instanceof Error ? err.message : String(err));
   return {
     exitCode: EXIT.failure,
     envelope: envelope('api_error', 'unexpected_error', message),
@@ -172,7 +172,7 @@ export function reportError(
   const r = classify(err, debug, scene);
   // Hints too may repeat what was typed (a profile's name in the command they offer): the whole
   // line is masked. An Idempotency-Key to retry with is carbon's UUID, or the caller's own.
-  r.line = redactKeys(r.line);
+  r.line = redactSecrets(r.line);
   if (io.json) io.stderr.write(`${JSON.stringify(r.envelope)}\n`);
   else if (r.exitCode === EXIT.interrupted) {
     // The user's own Ctrl-C is not a failure: one plain line of what was done and what was not.
@@ -182,6 +182,6 @@ export function reportError(
     io.stderr.write(`${color ? '\u001b[31merror:\u001b[39m' : 'error:'} ${r.line.replace(/\s*\n\s*/g, ' ')}\n`);
   }
   // The stack starts with the message as it was thrown: keys in it are masked as in the line above.
-  if (debug && err instanceof Error && err.stack) io.stderr.write(`${redactKeys(mappedStack(err.stack))}\n`);
+  if (debug && err instanceof Error && err.stack) io.stderr.write(`${redactSecrets(mappedStack(err.stack))}\n`);
   return r.exitCode;
 }

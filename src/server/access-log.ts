@@ -2,7 +2,7 @@ import { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { isoTime } from '../platform/iso-time.js';
 import { bearerToken } from '../service/access.js';
-import { maskKey, redactKeys } from '../service/keys.js';
+import { maskKey, redactSecrets } from '../service/keys.js';
 
 /**
  * The access log: one line per request once its response is over (sent, or cut off), with the
@@ -52,7 +52,7 @@ const PRINTABLE_PATH = /^[\x21-\x7e]{0,200}$/;
 /** The path for the log: bounded, and printable (a raw request line can carry odd bytes). */
 function logPath(path: string): string {
   // A key pasted into a path (`/offsets/ck_test_…`) is logged masked, in ASCII.
-  const shown = redactKeys(path).replaceAll('…', '...');
+  const shown = redactSecrets(path).replaceAll('…', '...');
   if (PRINTABLE_PATH.test(shown)) return shown;
   const clean = shown.replace(/[^\x21-\x7e]/g, '?');
   return clean.length > 200 ? `${clean.slice(0, 200)}...` : clean;

@@ -1,5 +1,5 @@
 import type { ApiErrorBody, ApiResponse, ErrorType } from '../api/types.js';
-import { redactKeys } from './keys.js';
+import { redactSecrets } from './keys.js';
 
 /**
  * Every code the model answers with, its HTTP status and its `type`. The spec leaves the
@@ -56,8 +56,8 @@ export class ApiError extends Error {
     headers: Record<string, string> = {},
   ) {
     // An error echoes the caller's input (a path, a parameter's name, an id): a key in it is masked.
-    super(redactKeys(message));
-    const param = extra.param === undefined ? undefined : redactKeys(extra.param);
+    super(redactSecrets(message));
+    const param = extra.param === undefined ? undefined : redactSecrets(extra.param);
     if (param !== extra.param) this.extra = { ...extra, param };
     this.status = ERROR_CODES[code].status;
     this.type = ERROR_CODES[code].type;

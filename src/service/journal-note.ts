@@ -1,6 +1,6 @@
 import type { ApiRequest, ApiResponse, Mode } from '../api/types.js';
 import type { NewJournalRecord } from '../store/port.js';
-import { redactKeys } from './keys.js';
+import { redactSecrets } from './keys.js';
 
 /**
  * An answered request as the request journal keeps it (journal.ts writes it): its bodies and query
@@ -28,7 +28,7 @@ export type Note = Omit<NewJournalRecord, 'model_ms'> & { model_ms: number | nul
 
 /** Text as the journal keeps it: API keys masked (as every echo of a caller's input is), bounded. */
 function journalText(text: string, more?: string): string {
-  const shown = redactKeys(text);
+  const shown = redactSecrets(text);
   if (shown.length <= JOURNAL_BODY_LIMIT && more === undefined) return shown;
   return `${shown.slice(0, JOURNAL_BODY_LIMIT)}…[${more ?? `${shown.length - JOURNAL_BODY_LIMIT} more characters`}]`;
 }

@@ -66,27 +66,37 @@ export function keyShape(key: string): { prefix: string; mode: Mode; rest: strin
 }
 
 /**
- * `text` with anything shaped like an API key masked: for what echoes a caller's input back (an
- * offset id in a 404, a path in the access log, an error's `param`), where a key pasted in the
- * wrong place would otherwise be shown in full. Percent-encoding is decoded first (a path may
- * carry `ck%5Ftest%5F…`): text that holds a key once decoded comes back decoded, the key masked.
+ * `text` with anything shaped like a secret masked: for what echoes a caller's input back (an
+ * offset id in a 404, a path in the access log, an error's `param`, a value typed where another
+ * was expected), where a secret pasted in the wrong place would otherwise be shown in full.
+ * Percent-encoding is decoded first (a path may carry `ck%5Ftest%5F…`): text that holds a secret
+ * once decoded comes back decoded, the secret masked.
  *
- * Every spelling of a key goes: `ck_test_<secret>`, and whatever is put between or around its
+ * Every spelling of an API key goes: `ck_test_<secret>`, and whatever is put between or around its
  * parts (`ck_%00test_…`, `ck-test-…`, `CK_TEST_…`), and the bare secret, since the secret is the
  * key (its prefix and mode are public). So besides the key-shaped text, any run of 32 or more
- * letters and digits (the secret's alphabet and length) is masked to its last four characters:
- * nothing this service issues or echoes is such a run (ids are shorter, or broken by `_`).
+ * letters and digits (the secret's alphabet and length: a developer page's login token is one too)
+ * is masked to its last four characters: nothing this service issues or echoes is such a run (ids
+ * are shorter, or broken by `_`). A webhook signing secret (`whsec_…`, one made by an older carbon
+ * in base64url) shows its last four, and a URL's password (`postgres://user:…@host`) is `***`.
  */
-export function redactKeys(text: string): string {
-  const plain = text.includes('%') ? percentDecoded(text) : text;
-  // Most text names no mode and holds no long run: one linear scan each, before any regular expression.
+export function redactSecrets(text: string): string {
+  // A URL's password first as it came (a `/` in it is `%2F`, which decoded would end it), then again decoded.
+  const given = hasPassword(text) ? text.replace(URL_PASSWORD_ALL, '$1:***@') : text;
+  const plain = given.includes('%') ? percentDecoded(given) : given;
+  // Most text names no mode, no signing secret and no URL's password, and holds no long run: one linear scan each, before any regular expression.
   const named = plain.includes('_test_') || plain.includes('_live_');
   const long = hasSecretRun(plain);
-  if (!named && !long) return text;
+  const signing = plain.includes('whsec_');
+  const password = plain !== given && hasPassword(plain);
+  if (!named && !long && !signing && !password) return given;
   let out = named && KEY_LIKE.test(plain) ? plain.replace(KEY_LIKE_ALL, (key) => maskKey(key)) : plain;
+  if (signing) out = out.replace(SIGNING_SECRET_ALL, (secret) => `whsec_…${secret.slice(-4)}`);
   if (long) out = out.replace(SECRET_RUN_ALL, (run) => `…${run.slice(-4)}`);
-  return out === plain ? text : out;
+  if (password) out = out.replace(URL_PASSWORD_ALL, '$1:***@');
+  return out === plain ? given : out;
 }
+const hasPassword = (text: string) => text.includes('@') && text.includes('://');
 /**
  * The prefix is bounded: with `[a-z]+`, a parameter named by a million letters took the engine
  * a million steps from each of its million starting points (a request that never ended).
@@ -96,6 +106,10 @@ const KEY_LIKE_ALL = new RegExp(KEY_LIKE.source, 'g');
 /** As long as a key's secret part, or longer: a secret, whatever is around it. */
 const SECRET_LENGTH = 32;
 const SECRET_RUN_ALL = new RegExp(`[A-Za-z0-9]{${SECRET_LENGTH},}`, 'g');
+/** A signing secret: base62 now, base64url from an older carbon (`-` and `_` break a run of letters and digits). */
+const SIGNING_SECRET_ALL = /whsec_[A-Za-z0-9_-]{8,}/g;
+/** A URL's user and password, up to the last `@` before its host (a password may hold an `@`). */
+const URL_PASSWORD_ALL = /([a-z][a-z0-9+.-]{0,31}:\/\/[^\s/:@]*):[^\s/]*@/gi;
 
 /** Whether `text` holds a run of SECRET_LENGTH letters and digits: one pass, no backtracking. */
 function hasSecretRun(text: string): boolean {

@@ -1,7 +1,7 @@
 import type { Mode } from '../api/types.js';
 import type { LedgerReads, OffsetRecord } from '../store/port.js';
 import { ApiError } from './errors.js';
-import { redactKeys } from './keys.js';
+import { redactSecrets } from './keys.js';
 
 /** Where a page of offsets starts and how long it is; `read` fetches `limit` rows older than `beforeSeq`. */
 export interface PageAsk {
@@ -24,7 +24,7 @@ export async function listPage(reads: Pick<LedgerReads, 'offset'>, ask: PageAsk)
   if (ask.startingAfter !== null) {
     const cursor = await reads.offset(ask.startingAfter);
     if (cursor === undefined || cursor.mode !== ask.mode) {
-      const named = `'${redactKeys(ask.startingAfter)}'${ask.cursorNote}`;
+      const named = `'${redactSecrets(ask.startingAfter)}'${ask.cursorNote}`;
       throw new ApiError('resource_missing', `No such offset: ${named}.`, { param: 'starting_after' });
     }
     beforeSeq = cursor.seq;

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { randomBytes } from '../platform/random.js';
+import { randomBase62, randomBytes } from '../platform/random.js';
 import type { LedgerStore, LedgerTx } from '../store/port.js';
 
 /**
@@ -79,9 +79,12 @@ export class PageAccess {
     return Buffer.from(value, 'base64url');
   }
 
-  /** A new one-time login token, recorded in the store by its HMAC under the signing secret. */
+  /**
+   * A new one-time login token, recorded in the store by its HMAC under the signing secret: 32
+   * letters and digits (190 bits), which every echo masks as it masks a key's secret (redactSecrets).
+   */
   async newLoginToken(now: number): Promise<string> {
-    const token = b64(randomBytes(24));
+    const token = randomBase62(32);
     const name = tokenName(await this.secret(), token);
     await this.store.transaction(async (tx) => {
       await tx.dropMetas(TOKEN_PREFIX, now);

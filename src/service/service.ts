@@ -5,7 +5,7 @@ import { checkPermission, checkStanding, parseBearer, rateLimited } from './acce
 import { ApiError, errorResponse } from './errors.js';
 import { Journal } from './journal.js';
 import type { Trace } from './journal-note.js';
-import { redactKeys, requestId } from './keys.js';
+import { redactSecrets, requestId } from './keys.js';
 import { effective, effectiveImpact, isDue, modelTime, mustHaveAccount, settleDue } from './lifecycle.js';
 import { listPage } from './listing.js';
 import { price } from './pricing.js';
@@ -204,7 +204,8 @@ const HANDLERS: Record<Operation, Handler> = {
   async getOffset(service, _req, { mode, now, trace }, segment) {
     const id = decodePathSegment(segment ?? '');
     const row = id === null ? undefined : await ownOffset(service, mode, id);
-    if (row === undefined) throw new ApiError('resource_missing', `No such offset: '${redactKeys(id ?? segment ?? '')}'.`, { param: 'id' });
+    if (row === undefined)
+      throw new ApiError('resource_missing', `No such offset: '${redactSecrets(id ?? segment ?? '')}'.`, { param: 'id' });
     trace.offsetId = row.id;
     if (isDue(row, now)) await service.settleDue(now);
     return ok<Offset>(service.toOffset(row, now));

@@ -1,4 +1,6 @@
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { carbon, homes, json, leakedKeys, ok, type Run, type RunOptions, sandboxKeys, serve } from '../support/cli.js';
 import { limit } from '../support/load.js';
@@ -268,6 +270,31 @@ describe('stack traces', () => {
     expect(debug.stderr).toMatch(/^\s+at /m);
     expect(debug.stderr).toContain(`not "${key.slice(0, 8)}…${key.slice(-4)}"`);
     expect(leakedKeys(debug.stderr, [key])).toEqual([]);
+  });
+
+  test('mask every secret typed where something else was expected: a key in a CSV cell, a signing secret, a URL password', async () => {
+    const home = newHome();
+    const { test: key } = await sandboxKeys(home);
+    const csv = join(home, 'keyed.csv');
+    writeFileSync(csv, `reference,kg\nx,${key}\n`);
+    const rows = await carbon(['buy', '--from-csv', csv], { home });
+    expect(rows.exitCode).toBe(2);
+    expect(rows.stderr).toContain(
+      `row 1 (line 2): kg must be a whole number such as 500 or 1,000, not "${key.slice(0, 8)}…${key.slice(-4)}"`,
+    );
+    expect(leakedKeys(rows.stderr, [key])).toEqual([]);
+    const signing = 'whsec__EH5qbuq69d-eQDUkqKP0Xsk1yOUM0iLSoMUf383Oto';
+    const password = 'SuperSecret123';
+    for (const [args, shown] of [
+      [['show', signing], "No such offset: 'whsec_…3Oto'."],
+      [['show', `postgres://u:${password}@127.0.0.1:1/db`], "No such offset: 'postgres://u:***@127.0.0.1:1/db'."],
+      [['--profile', `postgres://u:${password}@h/db`, 'balance'], 'postgres://u:***@h/db'],
+    ] as const) {
+      const r = await carbon([...args], { home });
+      expect(r.stderr, args.join(' ')).toContain(shown);
+      expect(r.stderr).not.toContain(password);
+      expect(r.stderr).not.toContain(signing.slice(6, 30));
+    }
   });
 
   test('name the TypeScript the minified bundle was built from, through its source map', async () => {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { expect, test } from 'vitest';
 import { sha256 } from '../../src/platform/sha256.js';
-import { hashKey, newApiKey, redactKeys, requestId, sameHash } from '../../src/service/keys.js';
+import { hashKey, newApiKey, redactSecrets, requestId, sameHash } from '../../src/service/keys.js';
 
 // The key digests are computed without node:crypto (start-up); they must be SHA-256 exactly, or
 // every key already stored in a ledger would stop authenticating.
@@ -55,7 +55,7 @@ test('request ids are req_ and 14 base62 characters, and do not repeat', () => {
   for (const id of ids) expect(id).toMatch(/^req_[A-Za-z0-9]{14}$/);
 });
 
-test('redactKeys masks every spelling of a key, and its bare secret part, in answers and the log alike', () => {
+test('redactSecrets masks every spelling of a key, and its bare secret part, in answers and the log alike', () => {
   const key = newApiKey('test');
   const secret = key.slice('ck_test_'.length);
   const last4 = secret.slice(-4);
@@ -70,7 +70,7 @@ test('redactKeys masks every spelling of a key, and its bare secret part, in ans
     [`Bearer%20${secret}`, `Bearer …${last4}`],
   ]) {
     const text = `/api/v1/nope/${spelling}?reference=${spelling}`;
-    const redacted = redactKeys(text);
+    const redacted = redactSecrets(text);
     expect(redacted, spelling).not.toContain(secret.slice(0, 28));
     expect(redacted, spelling).toBe(`/api/v1/nope/${shown}?reference=${shown}`);
   }
@@ -82,28 +82,48 @@ test('redactKeys masks every spelling of a key, and its bare secret part, in ans
     '123e4567-e89b-12d3-a456-426614174000',
     'a'.repeat(31),
   ])
-    expect(redactKeys(text)).toBe(text);
+    expect(redactSecrets(text)).toBe(text);
   fc.assert(
     fc.property(fc.string(), fc.constantFrom('_', '-', '%00', '%20', '.', ':', '/', ''), fc.string(), (before, sep, after) => {
-      expect(redactKeys(`${before}ck${sep}test${sep}${secret}${after}`)).not.toContain(secret.slice(0, 28));
+      expect(redactSecrets(`${before}ck${sep}test${sep}${secret}${after}`)).not.toContain(secret.slice(0, 28));
     }),
     { numRuns: 300 },
   );
 });
 
-test('redactKeys masks key-shaped text, plain or percent-encoded (once or twice), and leaves other text as it was', () => {
+test('redactSecrets masks the other secrets too: a signing secret (base62, or an older base64url one), a login token, a URL password', () => {
+  const older = 'whsec__EH5qbuq69d-eQDUkqKP0Xsk1yOUM0iLSoMUf383Oto';
+  const current = `whsec_${'Ab3'.repeat(14)}x`;
+  expect(redactSecrets(`No such offset: '${older}'.`)).toBe("No such offset: 'whsec_…3Oto'.");
+  expect(redactSecrets(`/hook?secret=${current}`)).toBe(`/hook?secret=whsec_…${current.slice(-4)}`);
+  // A login token is 32 letters and digits: a run, shown by its last four.
+  expect(redactSecrets('/login?token=lCBsgmqScxSv4geyxFbER6aWppjfJvru')).toBe('/login?token=…Jvru');
+  for (const [url, shown] of [
+    ['postgres://u:SuperSecret123@127.0.0.1:1/db', 'postgres://u:***@127.0.0.1:1/db'],
+    ['postgresql://carbon:p@ss@db.internal/ledger?sslmode=require', 'postgresql://carbon:***@db.internal/ledger?sslmode=require'],
+    ['postgres://u:Super%2FSecret@h/db', 'postgres://u:***@h/db'],
+    ["No profile named 'https://a:b@c.example'.", "No profile named 'https://a:***@c.example'."],
+    ['/x?db=postgres%3A%2F%2Fu%3ApW%40h%2Fdb', '/x?db=postgres://u:***@h/db'],
+  ] as const)
+    expect(redactSecrets(url)).toBe(shown);
+  // A URL without a password, and an address, stay as they were.
+  for (const text of ['postgres://u@h/db', 'http://127.0.0.1:5101/api/v1', 'ops@example.com', 'whsec_'])
+    expect(redactSecrets(text)).toBe(text);
+});
+
+test('redactSecrets masks key-shaped text, plain or percent-encoded (once or twice), and leaves other text as it was', () => {
   const key = newApiKey('live');
   const masked = `ck_live_…${key.slice(-4)}`;
   const encoded = key.replace(/_/g, '%5F');
-  expect(redactKeys(`GET /x/${key}`)).toBe(`GET /x/${masked}`);
-  expect(redactKeys(`/x/${encoded}`)).toBe(`/x/${masked}`);
-  expect(redactKeys(`/x/${key.replace(/_/g, '%255f')}`)).toBe(`/x/${masked}`);
-  expect(redactKeys(`${key} and ${key.replace('live', 'test')}`)).not.toContain(key.slice(8));
+  expect(redactSecrets(`GET /x/${key}`)).toBe(`GET /x/${masked}`);
+  expect(redactSecrets(`/x/${encoded}`)).toBe(`/x/${masked}`);
+  expect(redactSecrets(`/x/${key.replace(/_/g, '%255f')}`)).toBe(`/x/${masked}`);
+  expect(redactSecrets(`${key} and ${key.replace('live', 'test')}`)).not.toContain(key.slice(8));
   // No key: the text comes back untouched, its escapes as they were.
-  for (const text of ['/api/v1/offsets/off_%41bc', '100%', '%zz%', 'ck_live_short']) expect(redactKeys(text)).toBe(text);
+  for (const text of ['/api/v1/offsets/off_%41bc', '100%', '%zz%', 'ck_live_short']) expect(redactSecrets(text)).toBe(text);
   fc.assert(
     fc.property(fc.string(), fc.string(), (before, after) => {
-      expect(redactKeys(`${before}${encodeURIComponent(key)}${after}`)).not.toContain(key.slice(8));
+      expect(redactSecrets(`${before}${encodeURIComponent(key)}${after}`)).not.toContain(key.slice(8));
     }),
     { numRuns: 300 },
   );

@@ -1,5 +1,6 @@
 import type { PurchaseParams } from '../../../api/types.js';
 import { CarbonApiError } from '../../../client/errors.js';
+import { redactSecrets } from '../../../service/keys.js';
 import { buyRows } from '../../batch/buy.js';
 import { type BatchTotal, dryRun } from '../../batch/dry-run.js';
 import { type Progress, progress, SILENT } from '../../batch/progress.js';
@@ -230,7 +231,8 @@ function warnIgnored(ctx: Context, ignored: string[]): void {
 /** Stops the batch, nothing bought, when any row cannot be bought; names the first 20, in row order. */
 function refuseBatch(ctx: Context, faults: string[], count: number, rowCount: number): void {
   if (count === 0) return;
-  if (!ctx.out.json) for (const line of faults) ctx.out.info(`  ${line}`);
+  // A row's line quotes its cell: a key pasted into a kg column is masked, as the error line masks it.
+  if (!ctx.out.json) for (const line of faults) ctx.out.info(`  ${redactSecrets(line)}`);
   if (!ctx.out.json && count > faults.length) ctx.out.info(`  … and ${count - faults.length} more`);
   const first = `(first: ${faults[0]}); nothing was bought.`;
   throw new CliError(`${count} of ${rowCount} rows cannot be bought ${first}`, EXIT.usage, 'csv_invalid');

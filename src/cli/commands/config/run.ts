@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { maskKey, redactKeys } from '../../../service/keys.js';
+import { maskKey, redactSecrets } from '../../../service/keys.js';
 import {
   CONFIG_FILE,
   CONFIG_KEYS,
@@ -36,7 +36,7 @@ function configKey(name: string): ConfigKey {
 
 /** A value as it may be printed: API keys masked, and so is a key inside another value (a base URL's path or query). */
 function shown(key: ConfigKey, value: string): string {
-  return isSecret(key) ? maskKey(value) : redactKeys(value);
+  return isSecret(key) ? maskKey(value) : redactSecrets(value);
 }
 
 /** A profile with its keys masked, using the API's snake_case field names (as in config.json). */
@@ -45,7 +45,7 @@ function maskedProfile(profile: Profile): Profile {
   if (out.test_key !== undefined) out.test_key = maskKey(out.test_key);
   if (out.live_key !== undefined) out.live_key = maskKey(out.live_key);
   if (out.webhook_secret !== undefined) out.webhook_secret = maskSecret(out.webhook_secret);
-  if (out.base_url !== undefined) out.base_url = redactKeys(out.base_url);
+  if (out.base_url !== undefined) out.base_url = redactSecrets(out.base_url);
   return out;
 }
 

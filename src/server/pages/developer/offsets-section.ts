@@ -1,5 +1,5 @@
 import { OFFSET_STATUSES } from '../../../api/types.js';
-import { redactKeys } from '../../../service/keys.js';
+import { redactSecrets } from '../../../service/keys.js';
 import { escapeHtml } from '../html.js';
 import { noticeAt } from './flash.js';
 import { cardTable, offsetColumns } from './tables.js';
@@ -45,7 +45,7 @@ function problemNotice(f: Filter): string {
   });
   if (said.length === 0) return '';
   const hint = f.invalid.some((name) => name !== 'status') ? ' Give a day as YYYY-MM-DD, such as 2026-01-31.' : '';
-  return `<p class="notice error" role="alert" id="f-problem">${said.map((text) => escapeHtml(redactKeys(text))).join(' ')}${hint}</p>`;
+  return `<p class="notice error" role="alert" id="f-problem">${said.map((text) => escapeHtml(redactSecrets(text))).join(' ')}${hint}</p>`;
 }
 
 export function offsetsSection(d: DashboardData): string {

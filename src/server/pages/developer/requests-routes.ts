@@ -1,6 +1,6 @@
 import { ApiError, validationError } from '../../../service/errors.js';
 import { filterFromParams } from '../../../service/journal-view.js';
-import { redactKeys, requestId } from '../../../service/keys.js';
+import { redactSecrets, requestId } from '../../../service/keys.js';
 import type { Reply } from '../../reply.js';
 import type { Incoming, Served } from '../../requests.js';
 import { requestPage, requestsPage } from './requests-view.js';
@@ -31,7 +31,7 @@ function refuseRepeated(query: Incoming['query']): void {
   for (const name of FILTERS) {
     const values = query[name];
     if (!Array.isArray(values)) continue;
-    const quoted = values.map((v) => `"${redactKeys(v.slice(0, 40))}"`);
+    const quoted = values.map((v) => `"${redactSecrets(v.slice(0, 40))}"`);
     const listed = `${quoted.slice(0, -1).join(', ')} and ${quoted.at(-1)}`;
     throw validationError(name, `${name} may be given only once; it was given ${values.length} times: ${listed}.`);
   }

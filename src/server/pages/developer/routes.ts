@@ -1,6 +1,6 @@
 import type { Mode } from '../../../api/types.js';
 import { ApiError, methodNotAllowed } from '../../../service/errors.js';
-import { redactKeys, requestId } from '../../../service/keys.js';
+import { redactSecrets, requestId } from '../../../service/keys.js';
 import type { Session } from '../../../service/page-access.js';
 import type { Sandbox } from '../../../service/sandbox.js';
 import type { Reply } from '../../reply.js';
@@ -73,7 +73,7 @@ export async function login(r: Incoming, served: Served): Promise<Reply> {
 export const wrongPageMethod =
   (allow: 'GET' | 'POST') =>
   async (r: Incoming, served: Served): Promise<Reply> => {
-    const refused = methodNotAllowed(r.upper, redactKeys(r.path), allow);
+    const refused = methodNotAllowed(r.upper, redactSecrets(r.path), allow);
     const session = await served.sandbox.pages.readSession(cookie(r.headers.cookie, SESSION_COOKIE), Date.now());
     const page = session === null ? loginPage(refused.message) : missingPage(refused.message, session.csrf, 'Method not allowed');
     return html(405, page, refused.headers);
@@ -94,7 +94,7 @@ export async function signedIn(r: Incoming, served: Served): Promise<Reply> {
   if (r.upper === 'POST') return post(r, served, session, now);
   if (/^\/offsets\/[^/]+$/.test(r.path)) return offset(served.sandbox, r.params[0]!, session);
   // A path that is no page (a browser's typo, `/logout` opened as a link): said so, not the dashboard at a wrong address.
-  if (r.path !== '/') return html(404, missingPage(`There is no page at ${redactKeys(r.path)}.`, session.csrf));
+  if (r.path !== '/') return html(404, missingPage(`There is no page at ${redactSecrets(r.path)}.`, session.csrf));
   return home(r, served.sandbox, session, now);
 }
 
@@ -106,7 +106,7 @@ async function offset(sandbox: Sandbox, segment: string, session: Session): Prom
     // Not valid percent-encoding: names no offset.
   }
   const found = await sandbox.offset(id);
-  if (found === undefined) return html(404, missingPage(`There is no offset ${redactKeys(id)}.`, session.csrf));
+  if (found === undefined) return html(404, missingPage(`There is no offset ${redactSecrets(id)}.`, session.csrf));
   return html(200, offsetPage(found, session.csrf));
 }
 
