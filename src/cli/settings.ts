@@ -209,12 +209,18 @@ function chooseBaseUrl(opts: GlobalOptions, env: NodeJS.ProcessEnv, profile: Pro
   }
   const source =
     opts.baseUrl !== undefined ? '--base-url' : envUrl !== undefined ? 'CARBON_BASE_URL' : `the base-url of profile ${profileName}`;
-  const protocol = URL.canParse(baseUrl) ? new URL(baseUrl).protocol : undefined;
+  const parsed = URL.canParse(baseUrl) ? new URL(baseUrl) : undefined;
   // Not echoed, as the transport does not: what was typed may hold a key.
-  if (protocol === undefined) throw usage(`The base URL from ${source} is not a URL; expected one such as https://api.example.com/api/v1.`);
-  if (protocol !== 'https:' && protocol !== 'http:') {
+  if (parsed === undefined) throw usage(`The base URL from ${source} is not a URL; expected one such as https://api.example.com/api/v1.`);
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
     throw usage(
-      `The base URL from ${source} must use https:// (or http:// to a loopback address), not ${protocol}; expected one such as https://api.example.com/api/v1.`,
+      `The base URL from ${source} must use https:// (or http:// to a loopback address), not ${parsed.protocol}; expected one such as https://api.example.com/api/v1.`,
+    );
+  }
+  // Each request's path is put after the base URL's: a query or a fragment would end up before it.
+  if (/[?#]/.test(baseUrl)) {
+    throw usage(
+      `The base URL from ${source} must not have a query (?) or a fragment (#): every request's path follows it; expected one such as https://api.example.com/api/v1.`,
     );
   }
   return baseUrl;

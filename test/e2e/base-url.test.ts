@@ -50,7 +50,7 @@ describe('a base URL without /api/v1', () => {
   });
 });
 
-describe('a base URL that is no http(s) URL', () => {
+describe('a base URL that is no http(s) URL, or has a query or a fragment', () => {
   const KEY = { CARBON_API_KEY: 'ck_test_abcdefghijklmnop' };
   test.each<[string, string[], Record<string, string>, boolean, RegExp]>([
     [
@@ -68,6 +68,20 @@ describe('a base URL that is no http(s) URL', () => {
       { CARBON_BASE_URL: 'ftp://x/api/v1' },
       false,
       /^error: The base URL from CARBON_BASE_URL must use https:\/\/ .*not ftp:/,
+    ],
+    [
+      '--base-url, a query',
+      ['--base-url', 'http://127.0.0.1:9/api/v1?x=1'],
+      {},
+      false,
+      /^error: The base URL from --base-url must not have a query \(\?\) or a fragment \(#\): every request's path follows it; /,
+    ],
+    [
+      'CARBON_BASE_URL, a fragment',
+      [],
+      { CARBON_BASE_URL: 'http://127.0.0.1:9/api/v1#x' },
+      false,
+      /must not have a query \(\?\) or a fragment/,
     ],
   ])('from %s: one line naming it, exit 2, with a key or without one', async (_name, args, env, inProfile, message) => {
     const home = newHome();
