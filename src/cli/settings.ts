@@ -180,11 +180,18 @@ function chooseKey(opts: GlobalOptions, env: NodeJS.ProcessEnv, profile: Profile
 /**
  * A profile's test-key that is a live key (or the other way round) would make a call of the other
  * mode than the one chosen: a purchase believed to be a test would spend real money, unasked.
- * `config set` refuses such a key, so it was written by hand; refused here, naming the fix.
+ * `config set` refuses such a key, and one that is no key, so it was written by hand; refused here, naming the fix.
  */
 function refuseKeyOfOtherMode(key: string, mode: Mode, profileName: string, flag: string): void {
   const keyMode = modeOfKey(key);
-  if (keyMode === null || keyMode === mode) return;
+  // Nor is one that is no key at all (edited by hand) sent, as CARBON_API_KEY's is not.
+  if (keyMode === null) {
+    throw usage(
+      `The ${mode}-key of profile ${profileName} is not a test or live key (expected PREFIX_test_… or PREFIX_live_…): nothing was sent.`,
+      `Set it again: \`carbon config set${flag} ${mode}-key -\`.`,
+    );
+  }
+  if (keyMode === mode) return;
   throw usage(
     `The ${mode}-key of profile ${profileName} is a ${keyMode} key: nothing was sent, as this ${mode}-mode call would have been made in ${keyMode} mode.`,
     `Put each key in its place: \`carbon config set${flag} ${keyMode}-key -\` for this one, and \`carbon config set${flag} ${mode}-key -\` for a ${mode} key.`,

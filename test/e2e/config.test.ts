@@ -1,4 +1,6 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
@@ -405,6 +407,32 @@ describe('keys in use', () => {
     }
     // The command that is there to fix it still reads it.
     expect((await ok(['config', 'list'], { home })).stdout).toContain(`default\ttest-key\t${maskKey(FAKE_LIVE)}\n`);
+  });
+
+  test('a hand-edited profile key that is no test or live key is refused before anything is sent, as CARBON_API_KEY is', async () => {
+    const home = newHome();
+    // A server that records what reaches it: nothing must.
+    const asked: string[] = [];
+    const server = createServer((req, res) => {
+      asked.push(`${req.method} ${req.url}`);
+      res.writeHead(401).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`;
+      writeFileSync(join(home, 'config.json'), JSON.stringify({ profiles: { default: { test_key: 'SuperSecret123', base_url: base } } }), {
+        mode: 0o600,
+      });
+      const r = await carbon(['balance'], { home });
+      expect([r.exitCode, r.stdout, r.stderr]).toEqual([
+        2,
+        '',
+        'error: The test-key of profile default is not a test or live key (expected PREFIX_test_… or PREFIX_live_…): nothing was sent. Set it again: `carbon config set test-key -`.\n',
+      ]);
+      expect(asked).toEqual([]);
+    } finally {
+      server.close();
+    }
   });
 
   test('a command printed to fix a profile names it when it is not the current one, default included', async () => {
