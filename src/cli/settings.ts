@@ -1,5 +1,5 @@
 import type { Mode } from '../api/types.js';
-import { hasPassword, malformedTimeout, maskUrl, type StoreTarget } from '../engine/ledger.js';
+import { databaseSettingProblem, hasPassword, malformedTimeout, maskUrl, type StoreTarget } from '../engine/ledger.js';
 import { JOURNAL_DEFAULTS, type JournalSettings, journalSettingsFrom } from '../service/journal-settings.js';
 import { keyShape } from '../service/keys.js';
 import { type ConfigData, DEFAULT_PROFILE, type Profile, profileFlag, profileNamed, readConfig } from './config-store.js';
@@ -256,6 +256,9 @@ function storeTarget(opts: GlobalOptions, env: NodeJS.ProcessEnv, dataDir: strin
       `The database URL from ${opts.database !== undefined ? '--database' : 'CARBON_DATABASE_URL'} must start with postgres:// or postgresql://.`,
     );
   }
+  const problem = databaseSettingProblem(url, schema);
+  if (problem !== undefined)
+    throw usage(`The database URL is not usable: ${problem}.`, 'Use postgres://user:password@host:5432/db (optionally ?schema=name).');
   refuseMalformedTimeout(env, 'postgres');
   const poolText = env.CARBON_PG_POOL || undefined;
   const pool = poolText === undefined ? undefined : wholeNumberOption(poolText, 'CARBON_PG_POOL', { min: 1, max: 1000 });

@@ -9,5 +9,5 @@ export { malformedTimeout } from '../store/env-timeouts.js';
 export { LedgerError } from '../store/ledger-error.js';
 export type { StoreTarget } from '../store/open.js';
 export type { CloseOptions } from '../store/port.js';
-export { hasPassword, maskUrl } from '../store/postgres/url.js';
+export { databaseSettingProblem, hasPassword, maskUrl } from '../store/postgres/url.js';
 export { LEDGER_FILE } from '../store/sqlite/files.js';

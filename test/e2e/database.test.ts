@@ -21,7 +21,8 @@ describe('a database URL that cannot be used: one line, exit code, no password, 
   const cases: Array<[string, string, number, RegExp]> = [
     ['not PostgreSQL', 'mysql://root:hunter2@127.0.0.1/db', 2, /must start with postgres:\/\//],
     ['a refused connection', 'postgres://carbon:hunter2@127.0.0.1:1/carbon', 1, /cannot be reached right now \(ECONNREFUSED\)/],
-    ['a bad schema name', 'postgres://carbon:hunter2@127.0.0.1:1/carbon?schema=Bad-Name', 1, /schema name "Bad-Name"/],
+    // A setting mistyped (the URL, or the schema in it) is a usage error, said before anything is opened.
+    ['a bad schema name', 'postgres://carbon:hunter2@127.0.0.1:1/carbon?schema=Bad-Name', 2, /schema name "Bad-Name"/],
     // A '#' or '?' in the password, not percent-encoded: psql reads it as the password's, and so
     // does carbon; before, a URL reader took `carbon:2024` for host and port, and the rest,
     // password included, for a fragment or a query: the error then showed the password whole.
@@ -41,7 +42,7 @@ describe('a database URL that cannot be used: one line, exit code, no password, 
     [
       'a "/" in the password',
       'postgres://carbon:8080/hunter2@127.0.0.1:1/carbon',
-      1,
+      2,
       /not usable: .*a "\/" in the user name or password must be written %2F/,
     ],
   ];
@@ -142,6 +143,22 @@ describe('a database URL that cannot be used: one line, exit code, no password, 
     expect(JSON.parse(listed.stdout)).toMatchObject({ selected_profile: 'default' });
     // Whole milliseconds (0 included) and an empty value (the default) are taken.
     for (const value of ['0', '250', '']) await ok(['balance'], { home, env: { CARBON_BUSY_TIMEOUT_MS: value } });
+  });
+
+  test('a schema name that is no schema name, from --database-schema or CARBON_DATABASE_SCHEMA: exit 2, as any malformed setting', async () => {
+    const url = 'postgres://carbon:hunter2@127.0.0.1:1/carbon';
+    for (const [args, env] of [
+      [['--database-schema', 'Bad!'], {}],
+      [[], { CARBON_DATABASE_SCHEMA: 'Bad!' }],
+    ] as const) {
+      const r = await carbon(['balance', '--json', '--database', url, ...args], { home: newHome(), env });
+      expect([r.exitCode, r.stdout, JSON.parse(r.stderr.split('\n').filter((l) => l.startsWith('{'))[0]!).error.code]).toEqual([
+        2,
+        '',
+        'usage_error',
+      ]);
+      expect(r.stderr).toContain('the schema name \\"Bad!\\" must be lowercase letters');
+    }
   });
 
   test('--database-schema without a database is a usage error', async () => {

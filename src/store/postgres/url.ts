@@ -32,6 +32,13 @@ const cutShort = (u: URL, after: string): boolean => u.username === '' && u.pass
 const beyondHost = (u: URL): string => `${u.pathname}${u.search}${u.hash}`;
 
 export function parseDatabaseUrl(url: string, schema?: string): { connectionString: string; schema: string; ssl?: SslChoice } {
+  const { parsed, chosen } = urlAndSchema(url, schema);
+  const ssl = takeSsl(parsed.searchParams);
+  return { connectionString: parsed.toString(), schema: chosen, ...(ssl !== undefined ? { ssl } : {}) };
+}
+
+/** The URL read (its `schema` parameter taken out) and the schema chosen; throws what makes them no ledger's. */
+function urlAndSchema(url: string, schema: string | undefined): { parsed: URL; chosen: string } {
   let parsed: URL;
   try {
     parsed = read(url);
@@ -45,8 +52,20 @@ export function parseDatabaseUrl(url: string, schema?: string): { connectionStri
   const chosen = schema ?? fromUrl ?? DEFAULT_SCHEMA;
   if (!SCHEMA_NAME.test(chosen))
     throw new Error(`the schema name "${chosen}" must be lowercase letters, digits and _ (at most 63), starting with a letter or _`);
-  const ssl = takeSsl(parsed.searchParams);
-  return { connectionString: parsed.toString(), schema: chosen, ...(ssl !== undefined ? { ssl } : {}) };
+  return { parsed, chosen };
+}
+
+/**
+ * What makes a database URL and schema, as typed, name no ledger (not a URL, a bad schema name), or
+ * undefined: a setting mistyped, said before anything is opened (the CLI's exit 2).
+ */
+export function databaseSettingProblem(url: string, schema?: string): string | undefined {
+  try {
+    urlAndSchema(url, schema);
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
 }
 
 /** Whether the URL carries a password (or a parameter that looks like one). */
