@@ -10,7 +10,7 @@ import { EXIT, exitCodeForStatus } from './exit-codes.js';
 import { followUp } from './follow-up.js';
 import { colorOn } from './output.js';
 import { topUpHint } from './purchase/top-up.js';
-import { dollars } from './render/format.js';
+import { dollars, oneLine } from './render/format.js';
 import { mappedStack } from './stack.js';
 
 /** A second sentence for a person, kept apart from the error (whose --json envelope stays the API's). */
@@ -176,10 +176,11 @@ export function reportError(
   if (io.json) io.stderr.write(`${JSON.stringify(r.envelope)}\n`);
   else if (r.exitCode === EXIT.interrupted) {
     // The user's own Ctrl-C is not a failure: one plain line of what was done and what was not.
-    io.stderr.write(`${r.line.replace(/\s*\n\s*/g, ' ')}\n`);
+    io.stderr.write(`${oneLine(r.line.replace(/\s*\n\s*/g, ' '))}\n`);
   } else {
     const color = colorOn(Boolean(io.stderr.isTTY), io.env, io.color);
-    io.stderr.write(`${color ? '\u001b[31merror:\u001b[39m' : 'error:'} ${r.line.replace(/\s*\n\s*/g, ' ')}\n`);
+    // What was typed is quoted in it: its control characters (an escape sequence) are not sent to the terminal.
+    io.stderr.write(`${color ? '\u001b[31merror:\u001b[39m' : 'error:'} ${oneLine(r.line.replace(/\s*\n\s*/g, ' '))}\n`);
   }
   // The stack starts with the message as it was thrown: keys in it are masked as in the line above.
   if (debug && err instanceof Error && err.stack) io.stderr.write(`${redactSecrets(mappedStack(err.stack))}\n`);

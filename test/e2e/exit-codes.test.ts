@@ -297,6 +297,19 @@ describe('stack traces', () => {
     }
   });
 
+  test('an error quoting what was typed never sends its control characters (an escape sequence, a newline) to the terminal', async () => {
+    const home = newHome();
+    for (const [args, env] of [
+      [['show', 'off_\u001b[2J\u009b31m\nx'], {}],
+      [['balance'], { CARBON_PROFILE: '\u001b]0;pwned\u0007' }],
+    ] as const) {
+      const r = await carbon([...args], { home, env });
+      expect(r.exitCode).toBeGreaterThan(0);
+      expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(r.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    }
+  });
+
   test('name the TypeScript the minified bundle was built from, through its source map', async () => {
     const debug = await carbon(['show', 'off_nope'], { home: newHome(), env: { CARBON_DEBUG: '1' } });
     expect(debug.exitCode).toBe(5);

@@ -14,7 +14,10 @@ export function when(iso: string | null): string {
   return `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
 }
 
-/** One line, whatever a reference holds: tabs and newlines would break rows. */
+/**
+ * One line, whatever a reference (or what was typed) holds: tabs and newlines would break rows, and
+ * an escape sequence (C1 too: U+009B is a CSI to some terminals) would drive the terminal.
+ */
 export function oneLine(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f]+/g, ' ');
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ');
 }
