@@ -154,6 +154,12 @@ function chooseMode(opts: GlobalOptions, env: NodeJS.ProcessEnv, profile: Profil
   const flagMode: Mode | null = opts.live ? 'live' : opts.test ? 'test' : null;
   const explicitKey = opts.apiKey ?? (env.CARBON_API_KEY || undefined);
   const explicitKeyMode = explicitKey === undefined ? null : modeOfKey(explicitKey);
+  // A secret pasted into CI with its line's end: said as such, not as a header that cannot be sent.
+  if (explicitKey !== undefined && /^\s|\s$|[\u0000-\u001f\u007f]/.test(explicitKey)) {
+    throw usage(
+      `The API key from ${opts.apiKey !== undefined ? '--api-key' : 'CARBON_API_KEY'} has white space at an end, or a control character (a newline pasted with it?); give the key alone.`,
+    );
+  }
   if (explicitKey !== undefined && explicitKeyMode === null) {
     throw usage(
       `The API key from ${opts.apiKey !== undefined ? '--api-key' : 'CARBON_API_KEY'} is not a test or live key (expected PREFIX_test_… or PREFIX_live_…).`,

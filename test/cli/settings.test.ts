@@ -90,6 +90,14 @@ describe('resolveSettings', () => {
     ['--live and --test', { live: true, test: true }, {}, /--live or --test, not both/],
     ['--live with a test key', { live: true }, { CARBON_API_KEY: TEST_B }, /is a test key/],
     ['a key that is no key', {}, { CARBON_API_KEY: 'nope' }, /not a test or live key/],
+    // A CI secret pasted with its line's end: named as that, not as a header that cannot be sent.
+    [
+      'a key with a newline',
+      {},
+      { CARBON_API_KEY: `${TEST_B}\n` },
+      /^The API key from CARBON_API_KEY has white space at an end, or a control character/,
+    ],
+    ['a key with a space', { apiKey: ` ${TEST_B}` }, {}, /^The API key from --api-key has white space at an end/],
     ['an unknown profile, named', { profile: 'nope' }, {}, /No profile named "nope"/],
     ['--max-retries out of range', { maxRetries: '11' }, {}, /--max-retries must be a whole number from 0 to 10/],
     // A bad value is named where it was typed: the variable, or the flag that wins over it.
