@@ -717,7 +717,7 @@ describe('on a terminal', () => {
     const r = await carbonTty(['buy', '--from-csv', csv(home), '--live'], { home, input: 'y\n' });
     expect(r.exitCode).toBe(0);
     const text = plain(r.output);
-    expect(text.match(/Buy 2 rows, 30 kg for \$1\.20 from the LIVE balance \(\$250\.00\)\? \[y\/N\]/g)).toHaveLength(1);
+    expect(text.match(/Buy 2 rows, 30 kg for \$1\.20 from the sandbox's LIVE balance \(\$250\.00\)\? \[y\/N\]/g)).toHaveLength(1);
     expect(text).toContain('row,status,offset_id');
     expect(text).toContain('✓ 2 of 2 rows bought (30 kg for $1.20).');
     expect((await ok(['list', '--live', '-q'], { home })).stdout.trim().split('\n')).toHaveLength(2);

@@ -93,7 +93,7 @@ describe('a purchase above the review limit says it will wait for review', () =>
     expect(r.exitCode).toBe(0);
     const text = plain(r.output);
     expect(text).toContain(
-      'Buy 3,000 kg for $120.00 from the LIVE balance ($250.00)? It is above the review limit: it will wait for review before it is placed. [y/N]',
+      "Buy 3,000 kg for $120.00 from the sandbox's LIVE balance ($250.00)? It is above the review limit: it will wait for review before it is placed. [y/N]",
     );
     expect(text).toContain(
       '✓ Bought 3,000 kg for $120.00 (live mode, sandbox: not a real purchase). It is above the review limit: it will wait for review before it is placed.',

@@ -2,7 +2,8 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { BIN, baseEnv, carbon, carbonTty, coloured, homes, json, ok, plain, sh, TTY } from '../support/cli.js';
+import { BIN, baseEnv, carbon, carbonTty, coloured, homes, json, ok, plain, sandboxKeys, serve, sh, TTY } from '../support/cli.js';
+import { headerless } from '../support/headerless-proxy.js';
 import { limit } from '../support/load.js';
 
 /**
@@ -179,7 +180,7 @@ describe('prompts', () => {
     const home = newHome();
     await ok(['sandbox', 'topup', '250', '--live'], { home });
     const no = await carbonTty(['buy', '--kg', '100', '--live'], { home, env: TTY, input: 'n\n' });
-    expect(plain(no.output)).toContain('Buy 100 kg for $4.00 from the LIVE balance ($250.00)? [y/N]');
+    expect(plain(no.output)).toContain("Buy 100 kg for $4.00 from the sandbox's LIVE balance ($250.00)? [y/N]");
     expect(no.exitCode).toBe(130);
     // The user's own answer is no error: one plain line, not `error:`.
     expect(plain(no.output)).toMatch(/^Cancelled; nothing was bought\.\r?$/m);
@@ -194,6 +195,18 @@ describe('prompts', () => {
     expect(skipped.exitCode).toBe(0);
     expect(plain(skipped.output)).not.toContain('[y/N]');
     expect((await json(['impact', '--live'], { home })).offsets).toBe(2);
+
+    // A service that does not say it is a sandbox (the real one): its LIVE balance is named plainly.
+    const server = await serve(home);
+    const real = await headerless(server.url);
+    try {
+      const env = { ...TTY, CARBON_BASE_URL: real.url, CARBON_API_KEY: (await sandboxKeys(home)).live };
+      const asked = await carbonTty(['buy', '--kg', '100', '--live'], { home, env, input: 'n\n' });
+      expect(plain(asked.output)).toContain('Buy 100 kg for $4.00 from the LIVE balance ($242.00)? [y/N]');
+    } finally {
+      real.close();
+      await server.stop();
+    }
   });
 
   test('without a terminal a live purchase is never prompted and never hangs: it needs --yes', async () => {

@@ -17,3 +17,6 @@ export function liveNeedsYes(ctx: Context, nobody: string, outcome: string): Cli
       : 'Add --yes to buy with real money without being asked.',
   );
 }
+
+/** Whose LIVE balance a confirmation names: a sandbox's says so (the local engine, or a server whose answers say it). */
+export const liveBalance = (ctx: Context): string => (ctx.fromSandbox ? "sandbox's LIVE balance" : 'LIVE balance');

@@ -13,6 +13,7 @@ import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT } from '../../exit-codes.js';
 import { wholeNumberOption } from '../../options.js';
+import { liveBalance } from '../../purchase/live-consent.js';
 import { topUpHint } from '../../purchase/top-up.js';
 import { dollars, kg } from '../../render/format.js';
 import { onStopSignal } from '../../stop-signals.js';
@@ -89,7 +90,11 @@ export async function run(ctx: Context, flags: CsvFlags): Promise<void> {
     const printer = new ResultPrinter(ctx);
     if (live) {
       const { confirmOrStop } = await import('../../prompt.js');
-      await confirmOrStop(ctx.out, `Buy ${what} from the LIVE balance (${dollars(total.available)})?`, 'Cancelled; nothing was bought.');
+      await confirmOrStop(
+        ctx.out,
+        `Buy ${what} from the ${liveBalance(ctx)} (${dollars(total.available)})?`,
+        'Cancelled; nothing was bought.',
+      );
     }
     const money = { totalCents: total.cents, availableCents: total.available, livemode: total.livemode, partial: Boolean(flags.partial) };
     await buyRows(ctx, rows, table, batchId, printer, { rebuyChanged: Boolean(flags.rebuyChanged), money });

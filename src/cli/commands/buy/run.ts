@@ -8,7 +8,7 @@ import { EXIT, exitCodeForStatus } from '../../exit-codes.js';
 import { followUp } from '../../follow-up.js';
 import { printOffset } from '../../offsets/wait.js';
 import { type PurchaseFlags, purchaseParams, quietWith, wholeNumberOption } from '../../options.js';
-import { liveNeedsYes } from '../../purchase/live-consent.js';
+import { liveBalance, liveNeedsYes } from '../../purchase/live-consent.js';
 import { topUpHint } from '../../purchase/top-up.js';
 import { retriedRefusal, unknownPurchase } from '../../purchase/unknown-outcome.js';
 import { dollars, kg } from '../../render/format.js';
@@ -107,7 +107,7 @@ async function checkBeforeBuying(
     const { confirmOrStop } = await import('../../prompt.js');
     await confirmOrStop(
       ctx.out,
-      `Buy ${kg(quote.kg)} for ${dollars(quote.amount_cents)} from the LIVE balance (${dollars(quote.available_cents)})?${requiresReview ? ` ${REVIEW_NOTE}.` : ''}`,
+      `Buy ${kg(quote.kg)} for ${dollars(quote.amount_cents)} from the ${liveBalance(ctx)} (${dollars(quote.available_cents)})?${requiresReview ? ` ${REVIEW_NOTE}.` : ''}`,
       'Cancelled; nothing was bought.',
     );
   }
