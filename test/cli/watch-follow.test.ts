@@ -28,6 +28,8 @@ const options = (over: Partial<PollOptions> = {}): PollOptions => ({
   since: null,
   now: () => at(999),
   eventId: (id, type) => `${type}:${id}`,
+  exists: async () => true,
+  warn: () => {},
   ...over,
 });
 const ids = (events: Array<{ id: string }>) => events.map((e) => e.id);
@@ -98,5 +100,48 @@ describe('poll', () => {
     const events = await poll(state, walk(list), options({ since: Date.parse(at(5)) }));
     expect(ids(events)).toEqual(['offset.placed:w', 'offset.created:m']);
     expect(state.pending).toEqual({ m: at(6) });
+  });
+
+  test('a ledger that went back (its newest older than the newest seen, which is gone): every offset in it is sent, and said', async () => {
+    const state = freshState('test', null);
+    await poll(state, walk([offset('x', 10, 'placed')]), options({ baseline: true }));
+    // A snapshot loaded: x gone, the clock back; a and c made after it, older than x was.
+    const warned: string[] = [];
+    const asked: string[] = [];
+    const exists = async (id: string) => {
+      asked.push(id);
+      return false;
+    };
+    const events = await poll(state, walk([offset('a', 1, 'placed'), offset('c', 5)]), options({ exists, warn: (l) => warned.push(l) }));
+    expect(ids(events)).toEqual(['offset.created:a', 'offset.placed:a', 'offset.created:c']);
+    expect(asked).toEqual(['x']);
+    expect(warned).toEqual([
+      'the ledger went back (a sandbox reset or a snapshot loaded): the events of every offset in it are sent again.',
+    ]);
+    expect([state.newest, state.pending]).toEqual([{ created: at(5), ids: ['c'] }, { c: at(5) }]);
+    // Then as usual: only what is new.
+    expect(ids(await poll(state, walk([offset('a', 1, 'placed'), offset('c', 5), offset('d', 6)]), options()))).toEqual([
+      'offset.created:d',
+    ]);
+  });
+
+  test('an offset older than the newest seen while that one is still there (two instances, two clocks): no replay', async () => {
+    const state = freshState('test', null);
+    await poll(state, walk([offset('x', 10, 'placed')]), options({ baseline: true }));
+    const warned: string[] = [];
+    const events = await poll(state, walk([offset('x', 10, 'placed'), offset('b', 9)]), options({ warn: (l) => warned.push(l) }));
+    expect([ids(events), warned]).toEqual([[], []]);
+  });
+
+  test('an offset followed that is no longer in the ledger (a reset) is dropped, and said: it is not waited on for ever', async () => {
+    const state = freshState('test', null);
+    await poll(state, walk([offset('p', 3)]), options({ baseline: true }));
+    expect(state.pending).toEqual({ p: at(3) });
+    const warned: string[] = [];
+    // Reset: p gone; n made after it, newer.
+    const events = await poll(state, walk([offset('n', 8, 'placed')]), options({ warn: (l) => warned.push(l) }));
+    expect(ids(events)).toEqual(['offset.created:n', 'offset.placed:n']);
+    expect(state.pending).toEqual({});
+    expect(warned).toEqual(['p is no longer in the ledger (a sandbox reset or a snapshot loaded): it is not followed any more.']);
   });
 });

@@ -157,6 +157,49 @@ describe('in a pipe', () => {
     ]);
   });
 
+  test('--cursor across a snapshot loaded (the clock back): the offsets made after it are sent, not passed by as older than the newest seen, and it is said', async () => {
+    const home = newHome();
+    const cursor = join(home, 'cursor.json');
+    const snapshot = join(home, 's0.ndjson');
+    await ok(['sandbox', 'snapshot', 'save', snapshot], { home });
+    // A minute past the snapshot's clock: whatever is bought after the load is older than this.
+    await ok(['sandbox', 'clock', 'advance', '1m'], { home });
+    const before = await buy(home, ['--kg', '10']);
+    await ok(['sandbox', 'clock', 'advance', '5s'], { home });
+    const settledRun = await carbon(['watch', '--since', '1h', '--until-settled', '--cursor', cursor], { home });
+    expect(settledRun.exitCode).toBe(0);
+    // The clock goes back with the load: the offset bought after it is older than the one seen.
+    await ok(['sandbox', 'snapshot', 'load', snapshot], { home });
+    const after = await buy(home, ['--kg', '11']);
+    await ok(['sandbox', 'clock', 'advance', '5s'], { home });
+    const resumed = await carbon(['watch', '--until-settled', '--cursor', cursor], { home });
+    expect(resumed.exitCode).toBe(0);
+    expect(
+      resumed.stdout
+        .trim()
+        .split('\n')
+        .map((l) => `${(JSON.parse(l) as Event).type} ${(JSON.parse(l) as Event).data.object.id}`),
+    ).toEqual([`offset.created ${after}`, `offset.placed ${after}`]);
+    expect(resumed.stderr).toContain(
+      'warning: the ledger went back (a sandbox reset or a snapshot loaded): the events of every offset in it are sent again.',
+    );
+    expect(after).not.toBe(before);
+  });
+
+  test('--cursor across a reset: an offset it followed, gone, is let go and said, not waited on run after run (exit 8)', async () => {
+    const home = await liveHome();
+    const cursor = join(home, 'cursor.json');
+    const gone = await buy(home, ['--kg', '12', ...LIVE]);
+    const waiting = await carbon(['watch', '--since', '1h', '--until-settled', '--timeout', '1', '--cursor', cursor, '--live'], { home });
+    expect(waiting.exitCode).toBe(8);
+    await ok(['sandbox', 'reset', '--yes'], { home });
+    const after = await carbon(['watch', '--until-settled', '--timeout', '5', '--cursor', cursor, '--live'], { home });
+    expect([after.exitCode, after.stdout]).toEqual([0, '']);
+    expect(after.stderr).toContain(
+      `warning: ${gone} is no longer in the ledger (a sandbox reset or a snapshot loaded): it is not followed any more.`,
+    );
+  });
+
   // A CI job reruns the same command line (`--since 1h --cursor f --until-settled`): by the time it
   // does, an offset its cursor follows may be older than --since. It was followed (its
   // offset.created went out), so its placement is news still; before, the poll stopped at --since,

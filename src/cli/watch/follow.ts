@@ -50,6 +50,10 @@ export interface PollOptions {
   since: number | null;
   now: () => string;
   eventId: EventId;
+  /** Whether an offset is still in the ledger (the API's GET /offsets/{id}). */
+  exists: (id: string) => Promise<boolean>;
+  /** A line for a person: the ledger went back (a reset, a snapshot loaded), or an offset followed is gone. */
+  warn: (line: string) => void;
 }
 
 const settledType = (o: Offset): EventType | null =>
@@ -61,13 +65,14 @@ const settledType = (o: Offset): EventType | null =>
  */
 export async function poll(state: WatchState, offsets: AsyncIterable<Offset>, options: PollOptions): Promise<WatchEvent[]> {
   const { baseline, since, eventId } = options;
-  const newest = state.newest;
+  let newest = state.newest;
   const pendingTimes = Object.values(state.pending).map((c) => Date.parse(c));
   const sinceAt = since ?? Number.NEGATIVE_INFINITY;
   // Below this nothing can have changed: older than the newest seen (or --since) and than every
   // pending offset. A pending one is followed to its end however old: a cursor kept from an earlier
   // run (a job rerun hours later with the same --since 1h) holds offsets older than --since now.
-  const floor = baseline ? sinceAt : Math.min(Math.max(sinceAt, Date.parse(newest?.created ?? '1970-01-01T00:00:00Z')), ...pendingTimes);
+  let floor = baseline ? sinceAt : Math.min(Math.max(sinceAt, Date.parse(newest?.created ?? '1970-01-01T00:00:00Z')), ...pendingTimes);
+  const seen = new Set<string>();
   const found: WatchEvent[][] = [];
   let top: { created: string; ids: string[] } | null = null;
   const event = (o: Offset, type: EventType): WatchEvent => ({
@@ -79,7 +84,12 @@ export async function poll(state: WatchState, offsets: AsyncIterable<Offset>, op
   });
   for await (const o of offsets) {
     const created = Date.parse(o.created);
+    if (seen.size === 0 && !baseline && (await wentBack(created, newest, options))) {
+      newest = null;
+      floor = Math.min(sinceAt, ...pendingTimes);
+    }
     if (created < floor) break;
+    seen.add(o.id);
     // Older than --since and not followed: walked past, on the way to an older pending offset.
     if (created < sinceAt && !(o.id in state.pending)) continue;
     if (top === null) top = { created: o.created, ids: [o.id] };
@@ -100,9 +110,36 @@ export async function poll(state: WatchState, offsets: AsyncIterable<Offset>, op
     else delete state.pending[o.id];
     if (events.length > 0) found.push(events);
   }
+  letGo(state, seen, options.warn);
   const at = (x: { created: string }) => Date.parse(x.created);
-  if (top !== null && (newest === null || at(top) > at(newest))) state.newest = top;
+  if (newest === null && state.newest !== null) state.newest = top;
+  else if (top !== null && (newest === null || at(top) > at(newest))) state.newest = top;
   else if (top !== null && newest !== null && at(top) === at(newest))
     state.newest = { created: newest.created, ids: [...new Set([...newest.ids, ...top.ids])] };
   return found.reverse().flat();
+}
+
+/**
+ * Whether the ledger's newest offset (created at `created`) is older than the newest seen, which is
+ * gone: the ledger went back (a sandbox reset, a snapshot loaded; nothing else takes an offset
+ * away), and what it holds now is not what was seen. Then every offset in it is sent (at least
+ * once: a repeat has the same event id), none passed by for its time. Older but the newest seen
+ * still there: the clocks of two instances of one ledger differ, nothing went back.
+ */
+async function wentBack(created: number, newest: WatchState['newest'], options: PollOptions): Promise<boolean> {
+  if (newest === null || created >= Date.parse(newest.created) || (await options.exists(newest.ids[0]!))) return false;
+  options.warn('the ledger went back (a sandbox reset or a snapshot loaded): the events of every offset in it are sent again.');
+  return true;
+}
+
+/**
+ * Every offset down to the floor was walked (`seen`): one followed that was not among them is no
+ * longer in the ledger (a reset, a snapshot loaded), and would be waited on for ever. Let go, and said.
+ */
+function letGo(state: WatchState, seen: Set<string>, warn: (line: string) => void): void {
+  for (const id of Object.keys(state.pending)) {
+    if (seen.has(id)) continue;
+    delete state.pending[id];
+    warn(`${id} is no longer in the ledger (a sandbox reset or a snapshot loaded): it is not followed any more.`);
+  }
 }

@@ -1,4 +1,5 @@
 import type { CarbonClient } from '../../../client/client.js';
+import { CarbonApiError } from '../../../client/errors.js';
 import { isoTime } from '../../../platform/iso-time.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
@@ -242,6 +243,12 @@ async function follow(ctx: Context, flags: WatchFlags, watch: Watch, initial: Wa
         since: watch.since,
         now: () => isoTime(Date.now()),
         eventId,
+        exists: (id) =>
+          client.get(id).then(
+            () => true,
+            (err: unknown) => !(err instanceof CarbonApiError && err.status === 404),
+          ),
+        warn: (line) => ctx.out.warn(line),
       }),
     );
     if (found === undefined) return end('signal', 0);
