@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { carbon, carbonTty, homes, json, ok, plain, serve, TTY } from '../support/cli.js';
 import { headerless } from '../support/headerless-proxy.js';
@@ -382,6 +384,21 @@ describe('report on a terminal', () => {
     const narrow = plain((await carbonTty(['report'], { home, env: TTY, columns: 50 })).output);
     expect(narrow).not.toContain('processing kg');
     expect(narrow).toMatch(/^total +1 +100 kg/m);
+  });
+
+  test('a count of offsets past 1,000 is grouped in the table and in Markdown, as on the HTML page; CSV and plain keep it bare', async () => {
+    const home = newHome();
+    const csv = join(home, 'many.csv');
+    writeFileSync(csv, `kg\n${'1\n'.repeat(1_234)}`);
+    await ok(['buy', '--from-csv', csv], { home });
+    await ok(['sandbox', 'clock', 'advance', '1m'], { home });
+    const table = plain((await carbonTty(['report'], { home, env: TTY, columns: 160 })).output);
+    expect(table).toMatch(/^total +1,234 +1,234 kg +1,234 kg +0 kg +\$49\.36$/m);
+    const md = (await ok(['report', '--format', 'md'], { home })).stdout;
+    expect(md).toContain('| **total** | 1,234 | 1,234 | 1,234 | 0 | \\$49.36 |');
+    expect((await ok(['report', '--format', 'html'], { home })).stdout).toContain('<td class="n">1,234</td><td class="n">1,234</td>');
+    expect((await ok(['report'], { home })).stdout).toMatch(/\t1234\t1234\t1234\t0\t4936\n$/);
+    expect((await ok(['report', '--format', 'csv'], { home })).stdout).toMatch(/,1234,1234,1234,0,4936,/);
   });
 });
 

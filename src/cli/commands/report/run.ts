@@ -4,7 +4,7 @@ import type { Context } from '../../context.js';
 import { usage } from '../../errors.js';
 import { clockForSpan, isOneOf, parseWhen } from '../../options.js';
 import { type Column, headerLine, layout, line, terminalWidth } from '../../render/fit.js';
-import { dollars, oneLine } from '../../render/format.js';
+import { dollars, grouped, oneLine } from '../../render/format.js';
 import { markdownCell } from '../../render/markdown.js';
 import { csvField, type Paint } from '../../render/resources.js';
 import { SANDBOX_CSV_COLUMN, SANDBOX_DETAIL, SANDBOX_HEADLINE, SANDBOX_PURCHASE } from '../../render/sandbox-note.js';
@@ -231,7 +231,7 @@ function markdown(by: ReportGroup, w: Weight, list: readonly ReportRow[], total:
     '|---|---:|---:|---:|---:|---:|',
     ...[...list, total].map(
       (r) =>
-        `| ${cell(r)} | ${r.offsets} | ${w.text(r.kg)} | ${w.text(r.placed_kg)} | ${w.text(r.processing_kg)} | ${markdownCell(money(r))} |`,
+        `| ${cell(r)} | ${grouped(r.offsets)} | ${w.text(r.kg)} | ${w.text(r.placed_kg)} | ${w.text(r.processing_kg)} | ${markdownCell(money(r))} |`,
     ),
   ];
   return `${md.join('\n')}\n`;
@@ -260,7 +260,7 @@ function printTable(ctx: Context, paint: Paint, by: ReportGroup, w: Weight, list
   const bar = (r: ReportRow, cells: number) => (r === total || r.kg === 0 ? '' : '█'.repeat(Math.max(1, Math.round((r.kg / max) * cells))));
   const kgCells = (r: ReportRow) => [r.kg, r.placed_kg, r.processing_kg].map((kg) => `${w.text(kg)} ${w.unit}`);
   const tableRows = (cells: number) =>
-    [...list, total].map((r) => [oneLine(r.group ?? NO_REFERENCE), String(r.offsets), ...kgCells(r), money(r), bar(r, cells)]);
+    [...list, total].map((r) => [oneLine(r.group ?? NO_REFERENCE), grouped(r.offsets), ...kgCells(r), money(r), bar(r, cells)]);
   const at = layout(columns, tableRows(30), width);
   // The bars are drawn again to the width their column got, not cut.
   const barCells = at.widths[at.shown.indexOf(BAR)] ?? 30;
