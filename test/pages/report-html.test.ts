@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,6 +46,20 @@ async function ledger(): Promise<string> {
   await ok(['sandbox', 'clock', 'advance', '31d'], { home });
   await buy(6_500, 'hr-commute');
   await buy(2_000, 'ops-flights');
+  return home;
+}
+
+/**
+ * The largest month one batch can make: 2,000 rows of 1,000,000 kg, 2,000,000,000 kg for
+ * $80,000,000.00, placed (the clock moved on): the widest numbers the report shows.
+ */
+async function largest(): Promise<string> {
+  const home = newHome();
+  await ok(['sandbox', 'topup', '80000000'], { home });
+  const csv = join(home, 'largest.csv');
+  writeFileSync(csv, `kg\n${'1000000\n'.repeat(2_000)}`);
+  await ok(['buy', '--from-csv', csv], { home });
+  await ok(['sandbox', 'clock', 'advance', '1m'], { home });
   return home;
 }
 
@@ -143,6 +157,31 @@ run('carbon report --format html, in Chromium', () => {
       expect(fleet[0]).toBeGreaterThan(150);
     }
     await phone.context().close();
+  });
+
+  test("each bar's label is whole inside the chart, the largest month's (2,000,000,000 kg) too: on a desktop and a phone", async () => {
+    const home = await largest();
+    for (const unit of ['kg', 't']) {
+      const html = (await ok(['report', '--format', 'html', '--unit', unit], { home })).stdout;
+      for (const width of [1280, 390]) {
+        const at = await (await browser.newContext({ viewport: { width, height: 844 } })).newPage();
+        await at.route('**/*', (route) => route.abort());
+        await at.setContent(html);
+        const drawn = await at.evaluate(`(() => {
+          const svg = document.querySelector('svg').getBoundingClientRect();
+          return [...document.querySelectorAll('svg g text:last-child')].map((t) => {
+            const box = t.getBoundingClientRect();
+            return { text: t.textContent, left: box.left >= svg.left - 0.5, right: svg.right - box.right };
+          });
+        })()`);
+        expect(drawn, `${unit}, ${width} px`).toEqual([
+          { text: unit === 'kg' ? '2,000,000,000 kg' : '2,000,000.000 t', left: true, right: expect.any(Number) },
+        ]);
+        const [{ right }] = drawn as [{ right: number }];
+        expect(right, `${unit}, ${width} px: the label's right edge inside the chart's`).toBeGreaterThanOrEqual(-0.5);
+        await at.context().close();
+      }
+    }
   });
 
   test('passes axe-core with no serious or critical violation', async () => {

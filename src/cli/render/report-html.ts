@@ -70,12 +70,17 @@ tfoot th, tfoot td { font-weight: 700; border-top: 2px solid #1a1a1a; border-bot
  * A horizontal bar a row: placed kg, then processing kg, scaled to the largest row; values at the
  * end. Either part, when not zero, is at least MIN_BAR wide (3.7 px on a 390 px phone): 1 kg beside
  * 100,000 would be 0.002 units, nothing to see; a period without purchases has no bar. 400 units wide, shown at most 32rem wide: its 11-unit text reads at 10 px or more on a 390 px
- * phone (a 640-unit chart shrank it to 7) and at 14 px on a desktop.
+ * phone (a 640-unit chart shrank it to 7) and at 14 px on a desktop. The bars leave room for the
+ * widest value after them: SVG cannot measure its text, so each character is given 7 units, a
+ * digit's width in the widest common sans-serif (DejaVu Sans: 0.64 em of 11); "2,000,000,000 kg"
+ * past a full bar ran off the edge.
  */
 function chart(rows: readonly ReportRow[], by: string, w: Weight): string {
   const label = 120;
   const width = 400;
-  const barMax = width - label - 84;
+  const value = (r: ReportRow) => `${w.text(r.kg)} ${w.unit}`;
+  const room = 6 + 7 * Math.max(...rows.map((r) => value(r).length));
+  const barMax = width - label - Math.min(180, Math.max(84, room));
   const rowHeight = 24;
   const height = rows.length * rowHeight + 8;
   const max = Math.max(1, ...rows.map((r) => r.kg));
@@ -94,7 +99,7 @@ function chart(rows: readonly ReportRow[], by: string, w: Weight): string {
       `<g><text x="${label - 8}" y="${y + 15}" text-anchor="end"${r.group === null ? ' font-style="italic"' : ''}>${escapeHtml(cut(r.group ?? NO_REFERENCE))}</text>` +
       `<rect x="${label}" y="${y + 2}" width="${placed.toFixed(1)}" height="${rowHeight - 8}" fill="${PLACED}"/>` +
       `<rect x="${(label + placed).toFixed(1)}" y="${y + 2}" width="${processing.toFixed(1)}" height="${rowHeight - 8}" fill="${PROCESSING}"/>` +
-      `<text x="${(label + placed + processing + 6).toFixed(1)}" y="${y + 15}">${w.text(r.kg)} ${w.unit}</text></g>`
+      `<text x="${(label + placed + processing + 6).toFixed(1)}" y="${y + 15}">${value(r)}</text></g>`
     );
   });
   const described = rows.map((r) => `${r.group ?? 'bought without a reference'}: ${w.text(r.kg)} ${w.unit}`).join('; ');
