@@ -184,6 +184,31 @@ run('carbon report --format html, in Chromium', () => {
     }
   });
 
+  test('the largest month (2,000,000,000 kg for $80,000,000.00) fits a 390 px phone: no sideways scrolling, every figure whole on screen', async () => {
+    const home = await largest();
+    const phone = await (await browser.newContext({ viewport: { width: 390, height: 844 } })).newPage();
+    await phone.route('**/*', (route) => route.abort());
+    for (const unit of ['kg', 't']) {
+      await phone.setContent((await ok(['report', '--format', 'html', '--unit', unit], { home })).stdout);
+      expect(await phone.evaluate('document.documentElement.scrollWidth'), unit).toBeLessThanOrEqual(390);
+      // Each figure's text, as drawn: inside the screen, on one line.
+      const figures = (await phone.evaluate(`[...document.querySelectorAll('tbody td, tfoot td')].map((td) => {
+        const range = document.createRange();
+        range.selectNodeContents(td);
+        const box = range.getBoundingClientRect();
+        return [td.textContent, box.left >= 0 && box.right <= 390, range.getClientRects().length];
+      })`)) as Array<[string, boolean, number]>;
+      const amount = '$80,000,000.00';
+      const [weight, none] = unit === 'kg' ? ['2,000,000,000', '0'] : ['2,000,000.000', '0.000'];
+      expect(figures.map(([text]) => text)).toEqual([...Array(2)].flatMap(() => ['2,000', weight, weight, none, amount]));
+      expect(
+        figures.filter(([, inside, lines]) => !inside || lines !== 1),
+        unit,
+      ).toEqual([]);
+    }
+    await phone.context().close();
+  });
+
   test('passes axe-core with no serious or critical violation', async () => {
     await page.evaluate(AXE);
     const found = await page.evaluate(async () => {

@@ -62,6 +62,14 @@ tfoot th, tfoot td { font-weight: 700; border-top: 2px solid #1a1a1a; border-bot
   body { margin: 1rem auto; padding: 0 .5rem; font-size: 13px; }
   table { font-size: 12px; }
   th, td { padding: .3rem .2rem; }
+  /* A row a card: its period, then each figure on a line of its own after its column's name. Six
+     columns side by side ran 520 px wide once a month held 2,000,000,000 kg for $80,000,000.00. */
+  thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+  table, caption, tbody, tfoot, tr { display: block; }
+  tr { padding: .3rem 0; border-bottom: 1px solid #d0d0d0; }
+  tfoot tr { border-top: 2px solid #1a1a1a; border-bottom: none; }
+  tr > th, tr > td { display: flex; justify-content: space-between; gap: 1rem; padding: .1rem .2rem; border: none; }
+  td::before { color: #444; font-weight: 400; }
 }
 @media print { body { margin: 0; max-width: none; } figure, tr { break-inside: avoid; } }
 </style>`;
@@ -110,6 +118,13 @@ ${bars.join('\n')}
 </svg>`;
 }
 
+/** On a phone each figure's card line starts with its column's heading (STYLE), in the unit asked for. */
+function phoneLabels(w: Weight): string {
+  const headings = ['offsets', w.heading(), w.heading('placed'), w.heading('processing'), 'amount'];
+  const rules = headings.map((h, i) => `td:nth-of-type(${i + 1})::before { content: "${h}"; }`);
+  return `<style>@media (max-width: 30rem) { ${rules.join(' ')} }</style>`;
+}
+
 /** A span's end for people: a day as it is, an age's moment to the minute (`2026-11-23 13:42 UTC`), as `made` is. */
 const readable = (end: string) => end.replace(/^(\d{4}-\d\d-\d\d)T(\d\d:\d\d):[\d.]+Z$/, '$1 $2 UTC');
 
@@ -139,7 +154,7 @@ export function reportHtml(r: HtmlReport): string {
     : '';
   return htmlDocument(
     title,
-    STYLE,
+    STYLE + phoneLabels(w),
     `<main>
 ${band}<h1>Carbon offsets by ${escapeHtml(r.by)}</h1>
 <p class="meta"><span>Span: ${escapeHtml(span)}</span><span class="mode-${r.mode}">${r.mode === 'live' ? 'Live mode' : 'Test mode (simulated purchases)'}</span><span>Made <time datetime="${escapeHtml(r.made)}">${escapeHtml(made)}</time></span></p>
