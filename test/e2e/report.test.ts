@@ -413,6 +413,10 @@ describe('carbon report on the remote engine', () => {
     expect(csv[0]).toBe('month,offsets,kg,placed_kg,processing_kg,amount_cents,environment');
     expect(csv[1]).toMatch(/,sandbox: not a real purchase$/);
     expect((await ok(['report', '--format', 'md'], { home, env })).stdout).toMatch(/Sandbox: not real purchases\./);
+    // The watermark every printed page of a sandbox report carries (test/pages/sandbox-papers.test.ts).
+    expect((await ok(['report', '--format', 'html'], { home, env })).stdout).toContain(
+      '<div class="watermark" aria-hidden="true">SANDBOX</div>',
+    );
 
     const other = await headerless(server.url);
     const elsewhere = { ...env, CARBON_BASE_URL: other.url };
@@ -421,6 +425,7 @@ describe('carbon report on the remote engine', () => {
       'month,offsets,kg,placed_kg,processing_kg,amount_cents',
     );
     expect((await ok(['report', '--format', 'md'], { home, env: elsewhere })).stdout).not.toMatch(/sandbox/i);
+    expect((await ok(['report', '--format', 'html'], { home, env: elsewhere })).stdout).not.toMatch(/class="(sandbox|watermark)"/);
     other.close();
     await server.stop();
   });

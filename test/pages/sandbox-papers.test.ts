@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inflateSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Offset } from '../../src/api/types.js';
@@ -21,7 +22,7 @@ import { serveInProcess } from '../support/in-process-server.js';
 const newHome = homes();
 const SANDBOX = /Sandbox — not a real purchase\. No carbon credits were bought or retired, and no money was paid\./i;
 // The page's own global, in the functions evaluated in Chromium (this project type-checks without the DOM library).
-declare function getComputedStyle(el: unknown): { lineHeight: string };
+declare function getComputedStyle(el: unknown): { lineHeight: string; position: string };
 
 /** On screen and in print: the band is shown, above the rest, in dark text. */
 async function bandShown(page: Page, selector: string): Promise<void> {
@@ -33,6 +34,23 @@ async function bandShown(page: Page, selector: string): Promise<void> {
     expect(box.y, `${media}: the band comes first`).toBeLessThan(80);
   }
   await page.emulateMedia({ media: 'screen' });
+}
+
+/**
+ * Which pages of a PDF Chromium printed draw in `rgb` (its fill operator as Chromium writes it,
+ * `.5412 .4275 0 rg`), in page order: each page's content stream, inflated. No PDF library: the
+ * objects are read where Chromium writes them, a content stream's dictionary with nothing nested.
+ */
+function pagesDrawingIn(pdf: Buffer, rgb: string): boolean[] {
+  const text = pdf.toString('latin1');
+  const streams = new Map<string, Buffer>();
+  for (const m of text.matchAll(/(\d+) 0 obj\s*<<([^<>]*)>>\s*stream\r?\n/g)) {
+    const start = m.index + m[0].length;
+    const data = pdf.subarray(start, start + Number(/\/Length (\d+)/.exec(m[2]!)![1]));
+    streams.set(m[1]!, m[2]!.includes('/FlateDecode') ? inflateSync(data) : data);
+  }
+  const contents = [...text.matchAll(/\/Type \/Page\b[\s\S]*?\/Contents (\d+) 0 R/g)].map((m) => streams.get(m[1]!));
+  return contents.map((c) => c?.toString('latin1').includes(` ${rgb} rg`) === true);
 }
 
 withChromium(describe, 'Sandbox papers browser tests')('the sandbox says so on its papers', () => {
@@ -128,6 +146,29 @@ withChromium(describe, 'Sandbox papers browser tests')('the sandbox says so on i
     const html = readFileSync(fileURLToPath(url), 'utf8');
     expect(html).toContain('<p class="sandbox-band" role="note"><strong>Sandbox — not a real purchase.</strong>');
     expect(html).toContain('SANDBOX</span><span>NOT VALID');
+  });
+
+  test('a sandbox report printed on many pages says SANDBOX on every one: a watermark fixed to the page, as the certificate has', async () => {
+    const home = newHome();
+    await ok(['sandbox', 'topup', '1000', '--live'], { home });
+    await ok(['buy', '--kg', '10', '--live', '--yes'], { home });
+    const html = (await ok(['report', '--live', '--by', 'week', '--since', '2025-01-01', '--format', 'html'], { home })).stdout;
+    const page = await (await chromium.browser.newContext({ viewport: { width: 1000, height: 800 } })).newPage();
+    await page.route('**/*', (route) => route.abort());
+    await page.setContent(html);
+    await page.emulateMedia({ media: 'print' });
+    const pdf = await page.pdf({ format: 'A4', printBackground: true });
+    const pages = pagesDrawingIn(pdf, '.5412 .4275 0');
+    expect(pages.length, 'pages').toBeGreaterThan(3);
+    // The watermark's colour (#8a6d00, the band's border's too) on every page, not the first alone.
+    expect(pages).toEqual(pages.map(() => true));
+    // Fixed to the page, Chromium prints it on each one; hidden from screen readers, which have the band.
+    const mark = page.locator('.watermark');
+    expect(await mark.isVisible()).toBe(true);
+    expect(await mark.innerText()).toBe('SANDBOX');
+    expect(await mark.getAttribute('aria-hidden')).toBe('true');
+    expect(await mark.evaluate((el) => getComputedStyle(el).position)).toBe('fixed');
+    await page.context().close();
   });
 
   test('the HTML report: a band that prints; at 390 px no wider than the screen, no month wrapped; --unit t in tonnes', async () => {

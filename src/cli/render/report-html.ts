@@ -12,7 +12,7 @@ import type { Weight } from './weight.js';
  * file; the chart an inline SVG), printable on A4 or Letter and readable on a 390 px phone: the
  * same rows and totals as every other format, in the unit asked for, the span, the mode, and when
  * it was made. Made on the local engine, it says first, in a band that prints, that the purchases
- * were the sandbox's.
+ * were the sandbox's, and a watermark says SANDBOX on every printed page.
  */
 export interface HtmlReport {
   by: string;
@@ -72,6 +72,13 @@ tfoot th, tfoot td { font-weight: 700; border-top: 2px solid #1a1a1a; border-bot
   td::before { color: #444; font-weight: 400; }
 }
 @media print { body { margin: 0; max-width: none; } figure, tr { break-inside: avoid; } }
+/* The band is on the first printed page only; fixed to the page, the watermark is printed on every
+   one, as the certificate's is (on screen the band says it where the report starts). */
+.watermark { display: none; }
+@media print {
+  .watermark { display: grid; position: fixed; inset: 0; place-content: center; pointer-events: none; z-index: 1;
+               font: bold 7rem/1 system-ui, sans-serif; letter-spacing: .1em; color: rgba(138, 109, 0, .14); transform: rotate(-30deg); }
+}
 </style>`;
 
 /**
@@ -152,10 +159,11 @@ export function reportHtml(r: HtmlReport): string {
   const band = r.sandbox
     ? `<p class="sandbox" role="note"><strong>${escapeHtml(SANDBOX_HEADLINE)}</strong> ${escapeHtml(SANDBOX_DETAIL)}</p>\n`
     : '';
+  const watermark = r.sandbox ? '<div class="watermark" aria-hidden="true">SANDBOX</div>\n' : '';
   return htmlDocument(
     title,
     STYLE + phoneLabels(w),
-    `<main>
+    `${watermark}<main>
 ${band}<h1>Carbon offsets by ${escapeHtml(r.by)}</h1>
 <p class="meta"><span>Span: ${escapeHtml(span)}</span><span class="mode-${r.mode}">${r.mode === 'live' ? 'Live mode' : 'Test mode (simulated purchases)'}</span><span>Made <time datetime="${escapeHtml(r.made)}">${escapeHtml(made)}</time></span></p>
 ${figure}
