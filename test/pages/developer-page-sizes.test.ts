@@ -124,29 +124,69 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
       }),
     );
 
-  /** The ticks' text: inside the bars' width, not clipped by its own box, none over another. */
+  /**
+   * The ticks shown: their text inside the chart (the plot, which keeps room beside the bars for
+   * half a tick centred under the first or last day), not clipped by its own box, none over another.
+   */
   const ticksInside = (page: Page) =>
     page.evaluate(() => {
-      const bars = document.querySelector('.chart .bars')!.getBoundingClientRect();
-      const ticks = [...document.querySelectorAll('.chart .ticks li')].map((li) => {
-        const range = document.createRange();
-        range.selectNodeContents(li);
-        const text = range.getBoundingClientRect();
-        const box = li.getBoundingClientRect();
-        const clips = getComputedStyle(li).overflowX !== 'visible';
-        return {
-          text: li.textContent,
-          left: text.left,
-          right: text.right,
-          clipped: clips && (text.left < box.left - 0.5 || text.right > box.right + 0.5),
-        };
-      });
+      const plot = document.querySelector('.chart .plot')!.getBoundingClientRect();
+      const ticks = [...document.querySelectorAll('.chart .ticks li')]
+        .filter((li) => li.checkVisibility())
+        .map((li) => {
+          const range = document.createRange();
+          range.selectNodeContents(li);
+          const text = range.getBoundingClientRect();
+          const box = li.getBoundingClientRect();
+          const clips = getComputedStyle(li).overflowX !== 'visible';
+          return {
+            text: li.textContent,
+            left: text.left,
+            right: text.right,
+            clipped: clips && (text.left < box.left - 0.5 || text.right > box.right + 0.5),
+          };
+        });
       const problems = ticks.flatMap((t, i) => [
-        ...(t.left < bars.left - 0.5 || t.right > bars.right + 0.5 ? [`${t.text} outside the chart`] : []),
+        ...(t.left < plot.left - 0.5 || t.right > plot.right + 0.5 ? [`${t.text} outside the chart`] : []),
         ...(t.clipped ? [`${t.text} clipped`] : []),
         ...(i > 0 && t.left < ticks[i - 1]!.right ? [`${t.text} over ${ticks[i - 1]!.text}`] : []),
       ]);
       return { count: ticks.length, problems };
+    });
+
+  /**
+   * Each date tick shown against the bar of the day it names: its text's centre over that day's
+   * column, inside the plot, none over another. (Hidden ticks, a narrow chart's, are left out.)
+   */
+  const ticksUnderTheirDays = (page: Page) =>
+    page.evaluate(() => {
+      const plot = document.querySelector('.chart .plot')!.getBoundingClientRect();
+      const short = (day: string) =>
+        new Date(`${day}T00:00:00Z`).toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
+      const days = [...document.querySelectorAll('.chart .bars .day')].map((d) => ({
+        name: short(d.getAttribute('title')!.slice(0, 10)),
+        box: d.getBoundingClientRect(),
+      }));
+      const ticks = [...document.querySelectorAll('.chart .ticks li')]
+        .filter((li) => li.checkVisibility())
+        .map((li) => {
+          const range = document.createRange();
+          range.selectNodeContents(li);
+          const text = range.getBoundingClientRect();
+          return { text: li.textContent!, left: text.left, right: text.right, centre: (text.left + text.right) / 2 };
+        });
+      const problems = ticks.flatMap((t, i) => {
+        const day = days.find((d) => d.name === t.text);
+        return [
+          ...(day === undefined ? [`${t.text}: no such day`] : []),
+          ...(day && (t.centre < day.box.left || t.centre > day.box.right)
+            ? [`${t.text} under ${days.find((d) => t.centre >= d.box.left && t.centre <= d.box.right)?.name}`]
+            : []),
+          ...(t.left < plot.left - 0.5 || t.right > plot.right + 0.5 ? [`${t.text} outside the chart`] : []),
+          ...(i > 0 && t.left < ticks[i - 1]!.right ? [`${t.text} over ${ticks[i - 1]!.text}`] : []),
+        ];
+      });
+      return { ticks: ticks.map((t) => t.text), last: days.at(-1)!.name, problems };
     });
 
   beforeAll(async () => {
@@ -242,6 +282,35 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
       await page.setViewportSize({ width, height });
       expect(await ticksInside(page), `${width} px, 30 days`).toEqual({ count: 5, problems: [] });
     }
+  });
+
+  test("each date tick under its own day's bar, today's last, none over another: 8 days, 30 days, and a scale 2,000,000,000 kg wide", async () => {
+    const { server, page, buy } = await fresh();
+    const check = async (what: string) => {
+      await page.goto(`${server.origin}/`);
+      for (const { width, height } of SIZES) {
+        await page.setViewportSize({ width, height });
+        const seen = await ticksUnderTheirDays(page);
+        expect(seen.problems, `${what}, ${width} px: ${seen.ticks.join(', ')}`).toEqual([]);
+        expect(seen.ticks.at(-1), `${what}, ${width} px: the last tick names today`).toBe(seen.last);
+        expect(seen.ticks.length, `${what}, ${width} px`).toBeGreaterThanOrEqual(3);
+      }
+    };
+    // Enough for every purchase here: 2,004 of 1,000,000 kg at $0.04/kg.
+    await server.sandbox.topUp('test', 8_100_000_000);
+    for (let i = 0; i < 3; i++) await buy(1_000_000);
+    await server.sandbox.advanceClock(7 * DAY);
+    await buy(1_000_000);
+    await check('8 days');
+    await server.sandbox.advanceClock(22 * DAY);
+    await buy(1_000_000);
+    await check('30 days');
+    // 2,000 purchases today, with the one above: the scale reads 2,000,000,000 kg, and leaves the ticks less room.
+    await server.sandbox.setRateLimit(null);
+    for (let i = 0; i < 1_999; i += 100) await Promise.all(Array.from({ length: Math.min(100, 1_999 - i) }, () => buy(1_000_000)));
+    await page.goto(`${server.origin}/`);
+    expect(await page.locator('.chart .scale li').first().innerText()).toBe('2,000,000,000 kg');
+    await check('30 days, a wide scale');
   });
 
   test('money in one unit: the rate in $/kg; a top-up says what it did; a refused one is said in dollars, kept in its field, and leaves the address on the page', async () => {

@@ -1,4 +1,15 @@
+import { tickStep } from './chart.js';
 import { REQUESTS_CSS } from './requests-view.js';
+
+/**
+ * A date is at most 3.6em wide ("Nov 30"); with a gap, ticks need 4em apart. Where the ticks' row
+ * is too narrow for that (a phone, a wide scale beside it), every other tick goes, then every fourth.
+ */
+function sparseTicks(span: number): string {
+  const apart = (ticks: number) => ((4 * span) / (tickStep(span) * ticks)).toFixed(2);
+  return `@container (max-width: ${apart(1)}em) { .days${span} .ticks .odd { display: none; } }
+@container (max-width: ${apart(2)}em) { .days${span} .ticks .even { display: none; } }`;
+}
 
 /**
  * The page's one stylesheet and one script, served from /_page/ (the Content-Security-Policy
@@ -57,13 +68,13 @@ input, select { font: inherit; padding: 0.15rem 0.35rem; }
 code { white-space: nowrap; }
 .chart { margin: 0.75rem 0 0.5rem; }
 .chart figcaption { font-weight: 600; margin-bottom: 2rem; }
-.plot { display: grid; grid-template-columns: max-content 1fr; column-gap: 0.4rem; }
+.plot { display: grid; grid-template-columns: max-content 1fr; column-gap: 0.4rem; padding-right: 1.5rem; }
 .plot ol { list-style: none; margin: 0; padding: 0; }
 .scale { grid-row: 1; grid-column: 1; height: 160px; display: flex; flex-direction: column; justify-content: space-between; font-size: 0.75rem; color: var(--muted); text-align: right; line-height: 1; }
 .bars { grid-row: 1; grid-column: 2; height: 160px; display: grid; border-left: 1px solid var(--muted); border-bottom: 1px solid var(--ink); background: linear-gradient(var(--rule) 1px, transparent 1px) 0 0 / 100% 50%; }
-.ticks { grid-row: 2; grid-column: 2; display: grid; font-size: 0.75rem; color: var(--muted); padding-top: 0.2rem; }
-.ticks li { white-space: nowrap; overflow: hidden; }
-.ticks li:last-child { display: flex; justify-content: flex-end; overflow: visible; }
+.ticks { grid-row: 2; grid-column: 2; display: grid; font-size: 0.75rem; color: var(--muted); padding-top: 0.2rem; container-type: inline-size; }
+/* A tick centred under its day's bar, as wide as its date: the plot keeps room beside the bars for half of one. */
+.ticks li { grid-row: 1; display: flex; justify-content: center; white-space: nowrap; }
 .day { position: relative; height: 160px; min-width: 0; }
 .day svg { display: block; width: 100%; height: 160px; }
 .day rect { fill: var(--accent); }
@@ -74,7 +85,8 @@ code { white-space: nowrap; }
 .day:hover .value, .day:focus .value { display: block; }
 .first-day { font-size: 1.05rem; }
 ${Array.from({ length: 24 }, (_, i) => `.days${i + 7} .bars, .days${i + 7} .ticks { grid-template-columns: repeat(${i + 7}, minmax(0, 1fr)); }`).join('\n')}
-${Array.from({ length: 7 }, (_, i) => `.span${i + 1} { grid-column: span ${i + 1}; }`).join('\n')}
+${Array.from({ length: 30 }, (_, i) => `.at${i + 1} { grid-column: ${i + 1}; }`).join('\n')}
+${Array.from({ length: 24 }, (_, i) => sparseTicks(i + 7)).join('\n')}
 @media (max-width: 40rem) {
   header, main { padding-left: 0.75rem; padding-right: 0.75rem; }
   .sandbox-band { padding: 0.45rem 0.75rem; }

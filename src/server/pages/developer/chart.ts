@@ -28,6 +28,9 @@ const dayOf = (ms: number) => isoTime(ms).slice(0, 10);
 /** "Nov 25": short enough for a tick under a bar. */
 const tick = (day: string) => shortDay(new Date(`${day}T00:00:00Z`));
 
+/** Days between date ticks: every second of a span of two weeks or less, every seventh of a longer one. */
+export const tickStep = (span: number): number => (span <= 14 ? 2 : 7);
+
 /** The scale's top: 1, 2 or 5 times a power of ten, at or above the largest bar. */
 function niceMax(max: number): number {
   if (max <= 1) return 1;
@@ -64,11 +67,16 @@ export function chartHtml(data: ChartData, mode: Mode): string {
       return `<li class="day${side}"${focus} title="${escapeHtml(label)}" aria-label="${escapeHtml(label)}"><svg viewBox="0 0 10 100" preserveAspectRatio="none" aria-hidden="true" focusable="false"><rect x="1" y="${100 - h}" width="8" height="${h}"/></svg><span class="value" aria-hidden="true">${escapeHtml(tick(d.period))}: ${escapeHtml(kg(d.kg))}</span></li>`;
     })
     .join('');
-  // A date under every second day of a short span, every seventh of a long one, from the first:
-  // each tick spans the days up to the next.
-  const step = span <= 14 ? 2 : 7;
+  // A date under every second day of a short span, every seventh of a long one, counted back from
+  // today: each centred under its own day's bar, today's last (from the first day, the last tick
+  // named the day before the last bar it stood under). A narrow chart shows every other one, then
+  // every fourth (assets.ts), so none runs into the next.
+  const step = tickStep(span);
   const ticks: string[] = [];
-  for (let i = 0; i < span; i += step) ticks.push(`<li class="span${Math.min(step, span - i)}">${escapeHtml(tick(days[i]!.period))}</li>`);
+  for (let i = span - 1, n = 0; i >= 0; i -= step, n++) {
+    const sparse = n % 2 === 1 ? ' odd' : n % 4 === 2 ? ' even' : '';
+    ticks.unshift(`<li class="at${i + 1}${sparse}">${escapeHtml(tick(days[i]!.period))}</li>`);
+  }
   const rows = bought.map((d) => `<tr><td>${escapeHtml(d.period)}</td><td class="num">${escapeHtml(kg(d.kg))}</td></tr>`).join('');
   return `<figure class="chart days${span}" aria-labelledby="chart-title">
 <figcaption id="chart-title">${escapeHtml(title)}</figcaption>
