@@ -1,5 +1,5 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
+import { type AddressInfo, connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, test } from 'vitest';
@@ -354,6 +354,84 @@ run('one ledger on PostgreSQL, for the CLI and for carbon serve', () => {
         expect(await balance(fresh)).toEqual([200, 100_000]);
       } finally {
         await server.stop();
+      }
+    },
+    limit(60_000),
+  );
+});
+
+run('a purchase whose COMMIT reached PostgreSQL but whose answer was lost', () => {
+  const schemas: TestSchema[] = [];
+  afterAll(async () => {
+    for (const s of schemas) await s.drop();
+  });
+
+  /**
+   * A proxy to the test database that passes everything on, until a connection that wrote an
+   * offset sends its COMMIT: from then on, nothing the server answers on it comes back.
+   */
+  async function losingCommitAnswers(): Promise<{ port: number; close(): void; lost: () => number }> {
+    const target = new URL(TEST_DATABASE_URL!);
+    let lost = 0;
+    const proxy = createServer((client) => {
+      const server = connect(Number(target.port || 5432), target.hostname);
+      let wroteOffset = false;
+      let swallow = false;
+      client.on('data', (d: Buffer) => {
+        const text = d.toString('latin1');
+        if (text.includes('INSERT INTO offsets')) wroteOffset = true;
+        server.write(d);
+        if (wroteOffset && !swallow && text.includes('COMMIT')) {
+          swallow = true;
+          lost++;
+        }
+      });
+      server.on('data', (d: Buffer) => {
+        if (!swallow) client.write(d);
+      });
+      for (const [a, b] of [
+        [client, server],
+        [server, client],
+      ] as const) {
+        a.on('error', () => b.destroy());
+        a.on('close', () => b.destroy());
+      }
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    return { port: (proxy.address() as AddressInfo).port, close: () => proxy.close(), lost: () => lost };
+  }
+
+  test(
+    'buy says it may have been made and names the key to retry with; retrying with it returns that purchase, never a second',
+    async () => {
+      const schema = freshSchema('lost');
+      schemas.push(schema);
+      const direct = { CARBON_DATABASE_URL: schema.url };
+      const home = newHome();
+      await ok(['balance'], { home, env: direct });
+      const proxy = await losingCommitAnswers();
+      try {
+        const through = new URL(schema.url);
+        through.host = `127.0.0.1:${proxy.port}`;
+        const env = { CARBON_DATABASE_URL: through.toString(), CARBON_PG_STATEMENT_TIMEOUT_MS: '500' };
+        const r = await carbon(['buy', '--kg', '10', '--reference', 'lost', '--json'], { home, env });
+        expect(proxy.lost()).toBe(1);
+        expect([r.exitCode, r.stdout]).toEqual([1, '']);
+        const error = (
+          JSON.parse(r.stderr.trim().split('\n').at(-1)!) as { error: { code: string; message: string; idempotency_key: string } }
+        ).error;
+        expect(error.code).toBe('storage_error');
+        expect(error.message).toMatch(/The purchase may or may not have been made\.$/);
+        // The COMMIT was carried out: the key bought once, and buys no more.
+        const again = await json<{ id: string; reference: string }>(
+          ['buy', '--kg', '10', '--reference', 'lost', '--idempotency-key', error.idempotency_key],
+          { home, env: direct },
+        );
+        const listed = await json<{ data: Array<{ id: string }> }>(['list', '--reference', 'lost'], { home, env: direct });
+        expect(listed.data.map((o) => o.id)).toEqual([again.id]);
+        expect((await json<{ available_cents: number }>(['balance'], { home, env: direct })).available_cents).toBe(100_000 - 40);
+      } finally {
+        proxy.close();
       }
     },
     limit(60_000),

@@ -1,6 +1,7 @@
 import type { PurchaseParams, Quote } from '../../../api/types.js';
 import type { CarbonClient, Purchase } from '../../../client/client.js';
 import { CarbonApiError, CarbonConnectionError } from '../../../client/errors.js';
+import { LedgerError } from '../../../engine/ledger.js';
 import { randomUUID } from '../../../platform/random.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
@@ -53,6 +54,11 @@ async function buy(ctx: Context, flags: BuyFlags): Promise<BuyResult> {
   try {
     return { ...(await unlessStopped(client.buy(params, { idempotencyKey }), idempotencyKey)), requiresReview };
   } catch (err) {
+    // PostgreSQL failed under the purchase (the connection lost, a statement past its deadline):
+    // its COMMIT may have been carried out with the answer lost, and running the command again would
+    // buy anew. (SQLite's file says whether its commit was made: a failed one was not.)
+    if (err instanceof LedgerError && ctx.settings.store.kind === 'postgres')
+      throw unknownPurchase(err.message, EXIT.failure, 'storage_error', idempotencyKey);
     if (!(err instanceof CarbonConnectionError || err instanceof CarbonApiError)) throw err;
     throw failedPurchase(err, idempotencyKey);
   }
