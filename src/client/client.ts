@@ -89,11 +89,14 @@ export class CarbonClient {
   }
 
   /** Buys offsets. Without `idempotencyKey` a fresh one is generated; retries reuse it. */
-  async buy(params: PurchaseParams, options: { idempotencyKey?: string } = {}): Promise<Purchase> {
+  async buy(params: PurchaseParams, options: { idempotencyKey?: string; maxAmountCents?: number } = {}): Promise<Purchase> {
     const idempotencyKey = options.idempotencyKey ?? randomUUID();
+    // The most it may cost, checked by a carbon sandbox inside the purchase (the service ignores it).
+    const cap: Record<string, string> =
+      options.maxAmountCents === undefined ? {} : { 'carbon-max-amount-cents': String(options.maxAmountCents) };
     const { response, earlierMaybeSent } = await this.exchange<Offset>('POST', '/offsets', {
       body: params,
-      headers: { 'idempotency-key': idempotencyKey },
+      headers: { 'idempotency-key': idempotencyKey, ...cap },
     });
     // A replay that answers a retry of this very call may be the purchase its own lost first
     // attempt made: only a replay no earlier attempt could have caused is an earlier purchase.

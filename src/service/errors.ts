@@ -34,6 +34,8 @@ export const ERROR_CODES = {
   // 422
   validation_error: { status: 422, type: 'invalid_request_error' },
   amount_too_small: { status: 422, type: 'invalid_request_error' },
+  /** The sandbox's own: the price is above the request's Carbon-Max-Amount-Cents (validation.ts, checkMaxAmount). */
+  amount_above_max: { status: 422, type: 'invalid_request_error' },
   // 429
   rate_limited: { status: 429, type: 'rate_limit_error' },
   // 5xx

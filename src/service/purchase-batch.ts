@@ -33,6 +33,8 @@ export interface PurchaseJob {
   idempotencyKey: string | null;
   /** The SHA-256 of the caller's API key: the key is checked again inside the write. */
   keyHash: Uint8Array;
+  /** The most it may cost (Carbon-Max-Amount-Cents), or null. */
+  maxAmount: number | null;
 }
 
 export interface PurchaseOutcome {
@@ -158,7 +160,7 @@ function decideAll(
       const prior = job.idempotencyKey === null ? undefined : facts.priors.get(job.idempotencyKey);
       const decision = decidePurchase(
         { account, available, prior, newestCreated },
-        { mode, request: job.request, idempotencyKey: job.idempotencyKey, now },
+        { mode, request: job.request, idempotencyKey: job.idempotencyKey, now, maxAmount: job.maxAmount },
         { offset: () => `off_${randomBase62(24)}`, certificate: newCertificateId },
       );
       if (decision.kind === 'replay') {

@@ -29,6 +29,8 @@ export interface PurchaseAsk {
   idempotencyKey: string | null;
   /** Model time, read inside the transaction (after the write lock is held). */
   now: number;
+  /** The most it may cost (Carbon-Max-Amount-Cents), or null. */
+  maxAmount: number | null;
 }
 
 export type PurchaseDecision = { kind: 'replay'; offsetId: string } | { kind: 'buy'; offset: NewOffset; fingerprint: string };
@@ -61,6 +63,14 @@ export function decidePurchase(
   }
   const { account } = state;
   const { kg, amount_cents: amount } = price(request, account.rate);
+  // The caller's own ceiling first: nothing to top up for.
+  if (ask.maxAmount !== null && amount > ask.maxAmount) {
+    throw new ApiError(
+      'amount_above_max',
+      `This purchase would cost ${amount} cents, more than Carbon-Max-Amount-Cents (${ask.maxAmount}); nothing was bought.`,
+      { required_cents: amount },
+    );
+  }
   if (state.available < amount) throw insufficientBalance(state.available, amount);
   const review = mode === 'live' && amount > account.review_limit_cents;
   // The list is newest first by insertion; `created` must agree with it even when another

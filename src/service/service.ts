@@ -12,7 +12,7 @@ import { price } from './pricing.js';
 import { type PurchaseOutcome, PurchaseQueue } from './purchase-batch.js';
 import { checkRequestShape, routeOf } from './request-checks.js';
 import type { Operation } from './routes.js';
-import { checkIdempotencyKey, parseListQuery, parsePurchaseBody } from './validation.js';
+import { checkIdempotencyKey, checkMaxAmount, parseListQuery, parsePurchaseBody } from './validation.js';
 
 export interface ServiceOptions {
   /** Wall-clock milliseconds; the account's sandbox clock offset is added on top. */
@@ -149,9 +149,15 @@ export class OffsetsService {
   }
 
   /** Buys, in the next batch of purchases (purchase-batch.ts); the caller's key is checked again inside the write. */
-  purchase(mode: Mode, body: string, idempotencyKey: string | null, keyHash: Uint8Array): Promise<PurchaseOutcome> {
+  purchase(
+    mode: Mode,
+    body: string,
+    idempotencyKey: string | null,
+    keyHash: Uint8Array,
+    maxAmount: number | null = null,
+  ): Promise<PurchaseOutcome> {
     const request = parsePurchaseBody(body);
-    return this.purchases.submit({ mode, request, idempotencyKey, keyHash });
+    return this.purchases.submit({ mode, request, idempotencyKey, keyHash, maxAmount });
   }
 }
 
@@ -164,7 +170,8 @@ async function ownOffset(service: OffsetsService, mode: Mode, id: string): Promi
 const HANDLERS: Record<Operation, Handler> = {
   async createOffset(service, req, caller) {
     const idempotencyKey = checkIdempotencyKey(req.headers['idempotency-key'], true);
-    const { offset, replayed: again, now } = await service.purchase(caller.mode, req.body, idempotencyKey, caller.hash);
+    const maxAmount = checkMaxAmount(req.headers['carbon-max-amount-cents']);
+    const { offset, replayed: again, now } = await service.purchase(caller.mode, req.body, idempotencyKey, caller.hash, maxAmount);
     Object.assign(caller.trace, { offsetId: offset.id, replayed: again, now });
     const headers: Record<string, string> = jsonHeaders();
     if (again) headers['idempotent-replayed'] = 'true';

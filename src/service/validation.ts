@@ -125,6 +125,21 @@ export function rejectQuery(query: Record<string, string | string[] | undefined>
 }
 
 /**
+ * `Carbon-Max-Amount-Cents` (the sandbox's own, on POST /offsets): the most the purchase may cost,
+ * checked inside its transaction at the rate that holds then, so a rate changed after a quote
+ * cannot make it cost more (`carbon buy --max-cents`). A whole number of cents; absent, no cap.
+ */
+export function checkMaxAmount(value: string | undefined): number | null {
+  if (value === undefined) return null;
+  if (!/^\d{1,15}$/.test(value)) {
+    throw new ApiError('validation_error', 'Carbon-Max-Amount-Cents must be a whole number of cents.', {
+      param: 'Carbon-Max-Amount-Cents',
+    });
+  }
+  return Number(value);
+}
+
+/**
  * Idempotency-Key: any text of 1 to 255 characters (Unicode code points, as for `reference`),
  * sent over HTTP as UTF-8. Refused (400), the same on both engines, is what a header cannot carry
  * intact: control characters, white space at either end (HTTP strips it), an unpaired surrogate,

@@ -27,6 +27,7 @@ const DOCUMENTED: Record<string, [number, string]> = {
   headers_too_large: [431, 'invalid_request_error'],
   validation_error: [422, 'invalid_request_error'],
   amount_too_small: [422, 'invalid_request_error'],
+  amount_above_max: [422, 'invalid_request_error'],
   rate_limited: [429, 'rate_limit_error'],
   internal_error: [500, 'api_error'],
   service_unavailable: [503, 'api_error'],
@@ -38,6 +39,7 @@ const EXTRA_FIELDS: Record<string, string[]> = {
   amount_too_small: ['param'],
   resource_missing: ['param'],
   insufficient_balance: ['balance_cents', 'required_cents'],
+  amount_above_max: ['required_cents'],
 };
 
 let w: World;
@@ -89,6 +91,8 @@ async function trigger(code: string): Promise<ApiResponse> {
       return w.call('POST', '/quotes', { body: { kg: 1.5 } });
     case 'amount_too_small':
       return w.call('POST', '/quotes', { body: { amount_cents: 1 } });
+    case 'amount_above_max':
+      return w.call('POST', '/offsets', { body: { kg: 10 }, idem: 'e-422-max', headers: { 'carbon-max-amount-cents': '39' } });
     case 'rate_limited': {
       await w.sandbox.setRateLimit(0);
       try {

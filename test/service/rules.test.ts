@@ -157,7 +157,7 @@ describe('the purchase rule', () => {
     ...over,
   });
   const ids = { offset: () => 'off_new', certificate: () => 'cert_new' };
-  const ask = { mode: 'test' as const, request: { kg: 10, reference: null }, idempotencyKey: 'k', now: 50_000 };
+  const ask = { mode: 'test' as const, request: { kg: 10, reference: null }, idempotencyKey: 'k', now: 50_000, maxAmount: null };
 
   test('a purchase: priced at the rate, charged, settling 3 s later in test mode, no certificate', () => {
     const d = decidePurchase(state(), ask, ids);
@@ -229,6 +229,14 @@ describe('the purchase rule', () => {
     expect(decidePurchase(state({ available: 40 }), ask, ids).kind).toBe('buy');
     expect(() => replayed(undefined, 'off_gone')).toThrow('The ledger remembers an Idempotency-Key for off_gone, which it does not hold.');
     expect(replayed(OFFSET, 'off_1')).toBe(OFFSET);
+  });
+
+  test('Carbon-Max-Amount-Cents: at the price, it buys; under it, 422 amount_above_max with what it costs, before the balance; a replay is not priced again', () => {
+    expect(decidePurchase(state(), { ...ask, maxAmount: 40 }, ids).kind).toBe('buy');
+    const err = refused(() => decidePurchase(state({ available: 0 }), { ...ask, maxAmount: 39 }, ids));
+    expect([err.status, err.code, err.extra]).toEqual([422, 'amount_above_max', { required_cents: 40 }]);
+    const prior = { fingerprint: '[10,null,null]', offset_id: 'off_old', created_ms: 1 };
+    expect(decidePurchase(state({ prior }), { ...ask, maxAmount: 1 }, ids)).toEqual({ kind: 'replay', offsetId: 'off_old' });
   });
 });
 

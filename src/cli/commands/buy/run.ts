@@ -34,7 +34,7 @@ export interface BuyFlags extends PurchaseFlags {
  * must be known before spending: a --max-cents ceiling, or a person confirming a live purchase.
  */
 /** A purchase, and whether the quote before it said it waits for review (known for live purchases). */
-type BuyResult = Purchase & { requiresReview: boolean };
+type BuyResult = Purchase & { requiresReview: boolean; maxCents?: number };
 
 async function buy(ctx: Context, flags: BuyFlags): Promise<BuyResult> {
   const params = purchaseParams(flags);
@@ -52,7 +52,11 @@ async function buy(ctx: Context, flags: BuyFlags): Promise<BuyResult> {
   // retry with: the same key can never buy twice.
   const idempotencyKey = flags.idempotencyKey ?? randomUUID();
   try {
-    return { ...(await unlessStopped(client.buy(params, { idempotencyKey }), idempotencyKey)), requiresReview };
+    const bought = await unlessStopped(
+      client.buy(params, { idempotencyKey, ...(maxCents === undefined ? {} : { maxAmountCents: maxCents }) }),
+      idempotencyKey,
+    );
+    return { ...bought, requiresReview, ...(maxCents === undefined ? {} : { maxCents }) };
   } catch (err) {
     // PostgreSQL failed under the purchase (the connection lost, a statement past its deadline):
     // its COMMIT may have been carried out with the answer lost, and running the command again would
@@ -60,7 +64,7 @@ async function buy(ctx: Context, flags: BuyFlags): Promise<BuyResult> {
     if (err instanceof LedgerError && ctx.settings.store.kind === 'postgres')
       throw unknownPurchase(err.message, EXIT.failure, 'storage_error', idempotencyKey);
     if (!(err instanceof CarbonConnectionError || err instanceof CarbonApiError)) throw err;
-    throw failedPurchase(err, idempotencyKey);
+    throw failedPurchase(err, idempotencyKey, maxCents);
   }
 }
 
@@ -100,13 +104,7 @@ async function checkBeforeBuying(
   if (maxCents === undefined && ctx.settings.mode !== 'live') return false;
   const quote = await client.quote(params);
   const requiresReview = quote.livemode && quote.requires_review;
-  if (maxCents !== undefined && quote.amount_cents > maxCents) {
-    throw new CliError(
-      `This purchase would cost ${quote.amount_cents} cents (${dollars(quote.amount_cents)}), more than --max-cents ${maxCents}; nothing was bought.`,
-      EXIT.usage,
-      'max_cents_exceeded',
-    );
-  }
+  if (maxCents !== undefined && quote.amount_cents > maxCents) throw overMax(quote.amount_cents, maxCents);
   if (confirm) {
     // Nobody is asked to confirm what would fail: as a batch, a purchase the balance does not cover is refused first.
     if (!quote.sufficient_balance) throw shortBalance(ctx, quote);
@@ -132,8 +130,17 @@ function shortBalance(ctx: Context, quote: Quote): CliError {
   );
 }
 
+/** A purchase --max-cents refused: at the quote, or (a carbon sandbox) inside the purchase itself. */
+function overMax(cents: number, maxCents: number | undefined): CliError {
+  return new CliError(
+    `This purchase would cost ${cents} cents (${dollars(cents)}), more than --max-cents ${maxCents}; nothing was bought.`,
+    EXIT.usage,
+    'max_cents_exceeded',
+  );
+}
+
 /** The error a failed purchase reports: whether anything can have been bought, and if so the key to retry with. */
-function failedPurchase(err: CarbonConnectionError | CarbonApiError, idempotencyKey: string): Error {
+function failedPurchase(err: CarbonConnectionError | CarbonApiError, idempotencyKey: string, maxCents?: number): Error {
   // The outcome is unknown when the last attempt got no answer or a 5xx; and also when it was
   // refused for a reason the client retries (429, a 409 other than a reused key) after an earlier
   // attempt got no answer or a 5xx: that one may have bought. Either way, say the key to retry
@@ -148,6 +155,8 @@ function failedPurchase(err: CarbonConnectionError | CarbonApiError, idempotency
       'Check the base URL and that the server is running, then run the command again.',
     );
   }
+  // A carbon sandbox priced it above --max-cents inside the purchase (the rate rose after the quote).
+  if (err instanceof CarbonApiError && err.code === 'amount_above_max') return overMax(err.requiredCents ?? 0, maxCents);
   const unknownOutcome = err instanceof CarbonConnectionError || err.status >= 500 || refusedAfter;
   if (!unknownOutcome) return err;
   return unknownPurchase(
@@ -198,4 +207,15 @@ export async function run(
     },
   );
   await printOffset(ctx, await ctx.client(), offset, Boolean(flags.wait), Boolean(flags.quiet), purchase.requiresReview);
+  // A service that does not check Carbon-Max-Amount-Cents (carbon's sandbox does) may have charged
+  // more, its rate risen after the quote: bought, and printed, but not a success.
+  if (purchase.maxCents !== undefined && !purchase.replayed && offset.amount_cents > purchase.maxCents) {
+    throw new CliError(
+      `${offset.id} cost ${offset.amount_cents} cents (${dollars(offset.amount_cents)}), more than --max-cents ${purchase.maxCents}: the price rose after the quote, and the service does not check the ceiling inside the purchase. It was bought.`,
+      EXIT.failure,
+      'max_cents_exceeded',
+      undefined,
+      { offset_id: offset.id },
+    );
+  }
 }

@@ -1,0 +1,78 @@
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, test } from 'vitest';
+import { carbon, homes, json, ok, serve } from '../support/cli.js';
+
+/**
+ * `buy --max-cents` when the rate rises between the quote and the purchase: a proxy in front of a
+ * `carbon serve` raises it (4000 to 8000 millicents a kg) as the purchase passes, so the quote
+ * says 400 cents and the purchase would cost 800. A carbon sandbox checks the ceiling inside the
+ * purchase; a service that does not (the proxy drops the header, and the sandbox's marker) charges
+ * more, and the command says so.
+ */
+
+const newHome = homes();
+
+async function risingRate(target: string, home: string, asService: boolean): Promise<{ url: string; close(): void }> {
+  const to = new URL(target);
+  const proxy = createServer((req, res) => {
+    const forward = () => {
+      const headers = { ...req.headers };
+      if (asService) delete headers['carbon-max-amount-cents'];
+      const out = request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers }, (answer) => {
+        const { 'carbon-sandbox': marker, ...rest } = answer.headers;
+        res.writeHead(answer.statusCode ?? 502, asService ? rest : { ...rest, 'carbon-sandbox': marker });
+        answer.pipe(res);
+      });
+      req.pipe(out);
+    };
+    if (req.method === 'POST' && req.url?.endsWith('/offsets'))
+      ok(['sandbox', 'rate', '8000'], { home }).then(forward, () => res.destroy());
+    else forward();
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}${to.pathname}`, close: () => proxy.close() };
+}
+
+describe('buy --max-cents, the rate raised between the quote and the purchase', () => {
+  test('a carbon sandbox refuses it inside the purchase: exit 2, nothing bought, nothing charged', async () => {
+    const home = newHome();
+    const server = await serve(home, ['--show-keys']);
+    const proxy = await risingRate(server.url, home, false);
+    try {
+      const env = { CARBON_BASE_URL: proxy.url, CARBON_API_KEY: server.ready.test_key! };
+      const r = await carbon(['buy', '--kg', '100', '--max-cents', '400'], { home: newHome(), env });
+      expect([r.exitCode, r.stdout, r.stderr]).toEqual([
+        2,
+        '',
+        'error: This purchase would cost 800 cents ($8.00), more than --max-cents 400; nothing was bought.\n',
+      ]);
+      expect((await json<{ data: unknown[] }>(['list'], { home })).data).toEqual([]);
+      expect((await json<{ available_cents: number }>(['balance'], { home })).available_cents).toBe(100_000);
+    } finally {
+      proxy.close();
+      await server.stop();
+    }
+  });
+
+  test('a service that does not check it charges more: the offset is printed, one line says so, exit 1', async () => {
+    const home = newHome();
+    const server = await serve(home, ['--show-keys']);
+    const proxy = await risingRate(server.url, home, true);
+    try {
+      const env = { CARBON_BASE_URL: proxy.url, CARBON_API_KEY: server.ready.test_key! };
+      const r = await carbon(['buy', '--kg', '100', '--max-cents', '400', '--json'], { home: newHome(), env });
+      expect(r.exitCode).toBe(1);
+      const offset = JSON.parse(r.stdout) as { id: string; amount_cents: number };
+      expect(offset.amount_cents).toBe(800);
+      expect(JSON.parse(r.stderr.trim()).error).toMatchObject({
+        code: 'max_cents_exceeded',
+        offset_id: offset.id,
+        message: `${offset.id} cost 800 cents ($8.00), more than --max-cents 400: the price rose after the quote, and the service does not check the ceiling inside the purchase. It was bought.`,
+      });
+    } finally {
+      proxy.close();
+      await server.stop();
+    }
+  });
+});
