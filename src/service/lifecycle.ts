@@ -67,12 +67,14 @@ export function mustHaveAccount(account: AccountRecord | undefined, label: strin
 
 /**
  * Records the placements due by `now` if the store's write lock is free, and otherwise leaves
- * them to the next writer: reads show them placed either way (`effective`), and never wait.
+ * them to the next writer: reads show them placed either way (`effective`), and never wait. Nor
+ * do they fail for it: a ledger that cannot be written just now (a full disk, a read-only one)
+ * still answers a read from what it holds, as docs/reliability.md says; a write says why.
  */
 export async function settleDue(store: LedgerStore, now: number): Promise<void> {
   try {
     await store.transaction((tx) => tx.placeDue(now), { wait: false });
   } catch (err) {
-    if (!(err instanceof LedgerError && err.transient)) throw err;
+    if (!(err instanceof LedgerError)) throw err;
   }
 }

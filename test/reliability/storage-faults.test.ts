@@ -291,6 +291,36 @@ describe('a read-only data directory', () => {
   });
 });
 
+describe('a full disk under carbon serve', () => {
+  test('reads go on from what it holds: offsets due show placed, though the placement cannot be recorded (200, not 503)', async (ctx) => {
+    const disk = smallDisk(4096);
+    if (typeof disk === 'string') return ctx.skip(disk);
+    try {
+      const home = join(disk.dir, 'home');
+      mkdirSync(home);
+      const key = (await provision(home)).test;
+      const server = await serve(home);
+      try {
+        for (const idem of ['due-1', 'due-2'])
+          expect((await http(`${server.url}/offsets`, { key, idem, body: '{"kg":1}' })).status).toBe(201);
+        expect((await runCli(home, ['sandbox', 'clock', 'advance', '5s'])).code).toBe(0);
+        const filler = fill(disk.dir);
+        for (const path of ['/offsets', '/impact']) {
+          const r = await http(`${server.url}${path}`, { key });
+          expect([path, r.status], r.text).toEqual([path, 200]);
+        }
+        const listed = JSON.parse((await http(`${server.url}/offsets`, { key })).text) as { data: Array<{ status: string }> };
+        expect(listed.data.map((o) => o.status)).toEqual(['placed', 'placed']);
+        rmSync(filler);
+      } finally {
+        await server.stop();
+      }
+    } finally {
+      disk.unmount();
+    }
+  });
+});
+
 describe('a full disk', () => {
   test(
     'carbon buy fails clearly and charges nothing; with space again, it works and the ledger is exact',
