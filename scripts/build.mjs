@@ -301,6 +301,10 @@ try {
       entryPoints: { index: 'src/index.ts' },
       outdir,
       external: ['pg'],
+      // The PostgreSQL store (and pg with it) in a chunk of its own, loaded when a URL is given:
+      // `import 'carbon-offsets-cli'` on SQLite reads none of pg, as the CLI does not.
+      splitting: true,
+      chunkNames: 'lib/[name]-[hash]',
     }),
   ]);
 } catch (err) {

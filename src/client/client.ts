@@ -12,7 +12,7 @@ import {
   type Quote,
 } from '../api/types.js';
 import { randomUUID } from '../platform/random.js';
-import { CarbonApiError, CarbonConnectionError, WaitTimeoutError } from './errors.js';
+import { CarbonApiError, CarbonConfigError, CarbonConnectionError, WaitTimeoutError } from './errors.js';
 import { PageGuard } from './paging.js';
 import { DEFAULT_RETRY, type Outcome, type RetryPolicy, retryDelay } from './retry.js';
 import type { Transport } from './transport.js';
@@ -75,6 +75,9 @@ export class CarbonClient {
   fromSandbox = false;
 
   constructor(private readonly options: ClientOptions) {
+    // A key read from an unset variable (`process.env.CARBON_API_KEY`) is refused here, not sent as `Bearer undefined`.
+    if (typeof options.apiKey !== 'string' || options.apiKey.trim() === '')
+      throw new CarbonConfigError('No API key: give CarbonClient an apiKey (a ck_test_… or ck_live_… key).');
     this.policy = { ...DEFAULT_RETRY, ...options.retry };
     this.sleep = options.sleep ?? sleepFor;
   }

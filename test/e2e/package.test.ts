@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { execa } from 'execa';
@@ -98,5 +98,68 @@ describe('npm pack', () => {
     const help = await carbon(['--help']);
     expect(help.exitCode).toBe(0);
     expect(String(help.stdout)).toMatch(/^Usage: carbon \[options\] \[command\]/);
+  });
+
+  test('a checkout not yet built packs whole (prepack builds it, declarations too): strict TypeScript takes the README, import and require load it, SQLite reads no pg', {
+    timeout: limit(240_000),
+  }, async () => {
+    // A clone: no dist/ at all, as after `git clone`; the dependencies are this checkout's.
+    const checkout = join(dir, 'checkout');
+    execFileSync('git', ['clone', '--quiet', ROOT, checkout]);
+    symlinkSync(join(ROOT, 'node_modules'), join(checkout, 'node_modules'));
+    const packed = join(dir, 'packed');
+    mkdirSync(packed);
+    const pack = await execa('npm', ['pack', '--json', '--pack-destination', packed], { cwd: checkout, reject: false, all: true });
+    expect(pack.exitCode, String(pack.all)).toBe(0);
+    const files = (
+      JSON.parse(String(pack.stdout).slice(String(pack.stdout).indexOf('['))) as Array<{ files: Array<{ path: string }> }>
+    )[0]!.files.map((f) => f.path);
+    for (const needed of ['dist/cli.cjs', 'dist/index.js', 'dist/types/index.d.ts']) expect(files).toContain(needed);
+    expect(files.some((f) => /^dist\/lib\/postgres-store-\w+\.js$/.test(f))).toBe(true);
+
+    // An app of a user's: the package unpacked into its node_modules, with Node's types.
+    const app = join(dir, 'app');
+    const installed = join(app, 'node_modules', 'carbon-offsets-cli');
+    mkdirSync(installed, { recursive: true });
+    execFileSync('tar', ['xzf', join(packed, readdirSync(packed)[0]!), '-C', installed, '--strip-components=1']);
+    mkdirSync(join(app, 'node_modules', '@types'));
+    symlinkSync(join(ROOT, 'node_modules', '@types', 'node'), join(app, 'node_modules', '@types', 'node'));
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const snippet = /## As a library\n\n```js\n([\s\S]*?)```/.exec(readme)![1]!;
+    writeFileSync(join(app, 'package.json'), '{"type":"module"}');
+    writeFileSync(join(app, 'readme.ts'), snippet);
+    writeFileSync(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2023',
+          noEmit: true,
+          types: ['node'],
+        },
+        files: ['readme.ts'],
+      }),
+    );
+    const tsc = await execa(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', app], { reject: false, all: true });
+    expect(tsc.exitCode, String(tsc.all)).toBe(0);
+
+    // import and require both load it; importing it reads nothing of pg.
+    const loaded = await execa(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `import { createRequire } from 'node:module';
+const require = createRequire(import.meta.url);
+const esm = await import('carbon-offsets-cli');
+const cjs = require('carbon-offsets-cli');
+const pg = Object.keys(require.cache).filter((k) => k.includes('/node_modules/pg'));
+console.log(JSON.stringify([typeof esm.openLocal, cjs.CarbonClient === esm.CarbonClient, pg.length]));`,
+      ],
+      { cwd: app, reject: false, all: true },
+    );
+    expect(String(loaded.all)).toBe('["function",true,0]');
   });
 });
