@@ -75,9 +75,8 @@ export class CarbonClient {
   fromSandbox = false;
 
   constructor(private readonly options: ClientOptions) {
-    // A key read from an unset variable (`process.env.CARBON_API_KEY`) is refused here, not sent as `Bearer undefined`.
     if (typeof options.apiKey !== 'string' || options.apiKey.trim() === '')
-      throw new CarbonConfigError('No API key: give CarbonClient an apiKey (a ck_test_… or ck_live_… key).');
+      throw new CarbonConfigError('No API key (an unset variable?): give CarbonClient an apiKey, a ck_test_… or ck_live_… key.');
     this.policy = { ...DEFAULT_RETRY, ...options.retry };
     this.sleep = options.sleep ?? sleepFor;
   }
@@ -91,16 +90,12 @@ export class CarbonClient {
     return (await this.send<Quote>('POST', '/quotes', { body: params })).body;
   }
 
-  /** Buys offsets. Without `idempotencyKey` a fresh one is generated; retries reuse it. */
+  /** Buys offsets (a fresh `idempotencyKey` unless given; retries reuse it). `maxAmountCents`: a ceiling a carbon sandbox checks. */
   async buy(params: PurchaseParams, options: { idempotencyKey?: string; maxAmountCents?: number } = {}): Promise<Purchase> {
     const idempotencyKey = options.idempotencyKey ?? randomUUID();
-    // The most it may cost, checked by a carbon sandbox inside the purchase (the service ignores it).
-    const cap: Record<string, string> =
-      options.maxAmountCents === undefined ? {} : { 'carbon-max-amount-cents': String(options.maxAmountCents) };
-    const { response, earlierMaybeSent } = await this.exchange<Offset>('POST', '/offsets', {
-      body: params,
-      headers: { 'idempotency-key': idempotencyKey, ...cap },
-    });
+    const headers: Record<string, string> = { 'idempotency-key': idempotencyKey };
+    if (options.maxAmountCents !== undefined) headers['carbon-max-amount-cents'] = String(options.maxAmountCents);
+    const { response, earlierMaybeSent } = await this.exchange<Offset>('POST', '/offsets', { body: params, headers });
     // A replay that answers a retry of this very call may be the purchase its own lost first
     // attempt made: only a replay no earlier attempt could have caused is an earlier purchase.
     const replayed = response.headers['idempotent-replayed'] === 'true' && !earlierMaybeSent;
