@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from 'vitest';
 import type { ApiRequest, ApiResponse } from '../../src/api/types.js';
 import { CarbonClient } from '../../src/client/client.js';
-import { CarbonConnectionError } from '../../src/client/errors.js';
+import { CarbonConfigError, CarbonConnectionError } from '../../src/client/errors.js';
 import { tempDirs } from '../support/temp.js';
 import { openSandbox } from '../support/world.js';
 
@@ -72,3 +72,19 @@ async function clientThroughSame(sandbox: Awaited<ReturnType<typeof openSandbox>
     },
   });
 }
+
+describe('CarbonClient without a key', () => {
+  test('an unset variable (undefined) or a blank key is refused when the client is made: CarbonConfigError, nothing sent', () => {
+    let sent = 0;
+    const transport = {
+      async request(): Promise<ApiResponse> {
+        sent++;
+        throw new Error('not to be reached');
+      },
+    };
+    for (const apiKey of [undefined, '', '  ']) {
+      expect(() => new CarbonClient({ apiKey: apiKey as unknown as string, transport })).toThrow(CarbonConfigError);
+    }
+    expect(sent).toBe(0);
+  });
+});
