@@ -122,11 +122,14 @@ export class Context {
       this.out.warn(`${source} is not a key of the local sandbox: ${instead}.`);
       apiKey = undefined;
     }
+    const own = apiKey === undefined;
     apiKey ??= await sandbox.defaultKey(s.mode);
     if (apiKey === undefined) throw await noKey(sandbox, s.mode);
-    const { LocalTransport } = await import('../client/transport.js');
+    const { LocalTransport, OwnKeyTransport } = await import('../client/transport.js');
     const { withFaults } = await import('../client/local-faults.js');
-    return { apiKey, transport: new LocalTransport(withFaults(engine.service, () => sandbox.faultsText())) };
+    const local = new LocalTransport(withFaults(engine.service, () => sandbox.faultsText()));
+    // The sandbox's own key follows the sandbox's keys (a reset under `watch`); a configured one is the user's.
+    return { apiKey, transport: own ? new OwnKeyTransport(local, apiKey, () => sandbox.defaultKey(s.mode)) : local };
   }
 
   /**

@@ -30,6 +30,39 @@ export class LocalTransport implements Transport {
   }
 }
 
+/**
+ * The local engine on the sandbox's own key (none configured): a `carbon sandbox reset` or a loaded
+ * snapshot in another process replaces the sandbox's keys under a command that runs on (`watch`).
+ * A 401 to that key asks the sandbox for its key again and, if it changed, sends the request again
+ * with it (refused at its key, the first did nothing).
+ */
+export class OwnKeyTransport implements Transport {
+  private current: string;
+
+  constructor(
+    private readonly inner: Transport,
+    private readonly original: string,
+    private readonly ownKey: () => Promise<string | undefined>,
+  ) {
+    this.current = original;
+  }
+
+  async request(request: ApiRequest): Promise<ApiResponse> {
+    if (request.headers.authorization !== `Bearer ${this.original}`) return this.inner.request(request);
+    const send = (key: string) => this.inner.request({ ...request, headers: { ...request.headers, authorization: `Bearer ${key}` } });
+    const response = await send(this.current);
+    if (response.status !== 401) return response;
+    const fresh = await this.ownKey();
+    if (fresh === undefined || fresh === this.current) return response;
+    this.current = fresh;
+    return send(fresh);
+  }
+
+  close(): void {
+    this.inner.close?.();
+  }
+}
+
 /** What the deferred transport opens: the local engine's transport, and the key its requests carry. */
 export interface Opened {
   transport: Transport;

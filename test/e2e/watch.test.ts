@@ -200,6 +200,20 @@ describe('in a pipe', () => {
     );
   });
 
+  test("on the local engine, across a sandbox reset in another process: it goes on with the sandbox's new key, and prints what comes after", async () => {
+    const home = newHome();
+    const cursor = join(home, 'cursor.json');
+    const w = watch(home, ['--interval', '50ms', '--status', 'processing', '--cursor', cursor]);
+    await written(cursor);
+    const first = await buy(home, ['--kg', '2']);
+    expect((await w.until(1)).map((e) => e.data.object.id)).toEqual([first]);
+    await ok(['sandbox', 'reset', '--yes'], { home });
+    const after = await buy(home, ['--kg', '3']);
+    expect((await w.until(2)).map((e) => `${e.type} ${e.data.object.id}`)).toEqual([`offset.created ${first}`, `offset.created ${after}`]);
+    expect(w.stderr()).not.toContain('Invalid API key');
+    expect(await w.stop()).toBe(130);
+  });
+
   // A CI job reruns the same command line (`--since 1h --cursor f --until-settled`): by the time it
   // does, an offset its cursor follows may be older than --since. It was followed (its
   // offset.created went out), so its placement is news still; before, the poll stopped at --since,
