@@ -214,6 +214,29 @@ describe('in a pipe', () => {
     expect(await w.stop()).toBe(130);
   });
 
+  test('through carbon serve, across a restart of the server: one warning, tried again at the interval, then what comes after', async () => {
+    const home = newHome();
+    const first = await serve(home, ['--show-keys']);
+    const key = first.ready.test_key!;
+    const port = new URL(first.url).port;
+    const cursor = join(newHome(), 'cursor.json');
+    const env = { CARBON_BASE_URL: first.url, CARBON_API_KEY: key, CARBON_MAX_RETRIES: '0' };
+    const w = watch(newHome(), ['--interval', '50ms', '--status', 'processing', '--cursor', cursor], env);
+    await written(cursor);
+    await first.stop();
+    while (!w.stderr().includes('Trying again every 50ms')) await new Promise((resolve) => setTimeout(resolve, 20));
+    const second = await serve(home, ['--port', port]);
+    try {
+      const bought = await json<{ id: string }>(['buy', '--kg', '4'], { home: newHome(), env });
+      expect((await w.until(1)).map((e) => `${e.type} ${e.data.object.id}`)).toEqual([`offset.created ${bought.id}`]);
+      expect(w.stderr().match(/Trying again/g)).toHaveLength(1);
+      expect(w.stderr()).toContain('Reached again: watching on.');
+      expect(await w.stop()).toBe(130);
+    } finally {
+      await second.stop();
+    }
+  });
+
   // A CI job reruns the same command line (`--since 1h --cursor f --until-settled`): by the time it
   // does, an offset its cursor follows may be older than --since. It was followed (its
   // offset.created went out), so its placement is news still; before, the poll stopped at --since,

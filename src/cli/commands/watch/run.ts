@@ -1,5 +1,5 @@
 import type { CarbonClient } from '../../../client/client.js';
-import { CarbonApiError } from '../../../client/errors.js';
+import { CarbonApiError, CarbonConnectionError } from '../../../client/errors.js';
 import { isoTime } from '../../../platform/iso-time.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
@@ -10,6 +10,7 @@ import { parseDuration } from '../../render/format.js';
 import { stopName } from '../../stop-signals.js';
 import { readCursor, writeCursor } from '../../watch/cursor.js';
 import { type EventType, eventIds, freshState, poll, type WatchEvent, type WatchState } from '../../watch/follow.js';
+import { signingSecret } from '../../watch/secret.js';
 import { Stop } from '../../watch/stop.js';
 
 /**
@@ -31,35 +32,6 @@ export interface WatchFlags {
 }
 
 const STATUS_EVENT: Record<string, EventType> = { processing: 'offset.created', placed: 'offset.placed', refunded: 'offset.refunded' };
-
-/**
- * The profile's signing secret, made the first time it is needed. A new one is shown once, and
- * only to a person (stderr a terminal): a CI log keeps what it is given, so there one line says
- * how to print it (`--print-secret`, to stdout, asked for by name).
- */
-async function signingSecret(ctx: Context, show: boolean): Promise<string> {
-  const [{ readConfig, writeConfig }, { resolvePaths }] = await Promise.all([import('../../config-store.js'), import('../../paths.js')]);
-  const { configDir } = resolvePaths(ctx.env);
-  const name = ctx.settings.profileName;
-  const existing = readConfig(configDir).profiles?.[name]?.webhook_secret;
-  if (existing !== undefined) return existing;
-  const { newSecret, maskSecret } = await import('../../watch/forward.js');
-  const made = await newSecret();
-  // Another carbon watch may have made one since the read above: inside the config's lock, the
-  // secret the file holds is kept, so the first one made is the one every racer signs with.
-  const kept = await writeConfig(configDir, (data) => ({
-    ...data,
-    profiles: { ...data.profiles, [name]: { ...data.profiles?.[name], webhook_secret: data.profiles?.[name]?.webhook_secret ?? made } },
-  }));
-  const secret = kept.profiles?.[name]?.webhook_secret ?? made;
-  if (secret !== made) return secret;
-  const { followUp } = await import('../../follow-up.js');
-  const again = `\`${followUp(['watch', '--print-secret'])}\``;
-  if (show && ctx.out.stderrInteractive)
-    ctx.out.info(`Your signing secret is ${secret} (kept in profile ${name}; shown this once: ${again} prints it again).`);
-  else if (show) ctx.out.info(`A signing secret ${maskSecret(secret)} was made and kept in profile ${name}; ${again} writes it to stdout.`);
-  return secret;
-}
 
 export async function run(ctx: Context, flags: WatchFlags): Promise<void> {
   if (flags.printSecret) {
@@ -220,37 +192,41 @@ interface Watch {
  * --until-settled ends refunded, or at its deadline with offsets still processing.
  */
 async function follow(ctx: Context, flags: WatchFlags, watch: Watch, initial: WatchState): Promise<Ended> {
-  const { client, stop, forwarder, reference } = watch;
+  const { stop, forwarder } = watch;
   let state = initial;
   const deadline = flags.untilSettled
     ? Date.now() + (ctx.settings.timeoutSeconds ?? DEFAULT_WAIT_SECONDS) * 1000
     : Number.POSITIVE_INFINITY;
-  const eventId = await eventIds();
   const keep = (e: WatchEvent) => flags.status === undefined || STATUS_EVENT[flags.status] === e.type;
   const counts = { placed: 0, refunded: 0 };
   let printed = 0;
   const end = (why: 'signal' | 'deadline', undelivered: number): Ended => ({ why, printed, undelivered, state });
-  for (let first = true; ; first = false) {
+  const pollOnce = poller(ctx, watch, await eventIds());
+  let first = true;
+  let down = false;
+  for (;;) {
     // The poll works on a copy, kept only once its events are all out and delivered: a run
     // stopped halfway leaves the cursor where the poll began, and the next run sends them again
     // (at least once; an event's id says which it is). A delivery that fails is retried, never
     // passed by: the next event waits for it.
     const next = structuredClone(state);
     // Ctrl-C or SIGTERM during the poll ends the run at once, the cursor as it was.
-    const found = await stop.orInterrupted(
-      poll(next, client.listAll(reference === null ? {} : { reference }), {
-        baseline: first && !watch.resumed,
-        since: watch.since,
-        now: () => isoTime(Date.now()),
-        eventId,
-        exists: (id) =>
-          client.get(id).then(
-            () => true,
-            (err: unknown) => !(err instanceof CarbonApiError && err.status === 404),
-          ),
-        warn: (line) => ctx.out.warn(line),
-      }),
-    );
+    let found: WatchEvent[] | undefined;
+    try {
+      found = await pollOnce(next, first && !watch.resumed);
+    } catch (err) {
+      // A server restarting (or its ledger stalled) after the client's own retries: said once, and
+      // tried again at the interval, as `stripe listen` reconnects; --until-settled's deadline bounds it.
+      if (!passing(err) || Date.now() >= deadline) throw err;
+      if (!down) ctx.out.warn(`${(err as Error).message} Trying again every ${flags.interval ?? '2s'}; the cursor stays where it was.`);
+      down = true;
+      await stop.sleep(Math.min(watch.intervalMs, Math.max(0, deadline - Date.now())));
+      if (stop.stopped) return end('signal', 0);
+      continue;
+    }
+    if (down && !ctx.out.json) ctx.out.info('Reached again: watching on.');
+    down = false;
+    first = false;
     if (found === undefined) return end('signal', 0);
     const events = found.filter(keep);
     for (const [i, event] of events.entries()) {
@@ -297,4 +273,27 @@ function stillProcessing(ctx: Context, state: WatchState): CliError {
   const which = `${ids.slice(0, 3).join(', ')}${pending > 3 ? ', …' : ''}`;
   const message = `${pending} offset${pending === 1 ? ' is' : 's are'} still processing after ${seconds} s (${which}).`;
   return new CliError(message, EXIT.waitTimeout, 'wait_timeout', 'Run it again (with the same --cursor) to go on waiting.');
+}
+
+/** A failure a later poll may not meet: no answer (a server restarting), or a 5xx (its ledger stalled). */
+const passing = (err: unknown): boolean => err instanceof CarbonConnectionError || (err instanceof CarbonApiError && err.status >= 500);
+
+/** One poll of the list into `next`: Ctrl-C or SIGTERM during it ends the run at once, the cursor as it was. */
+function poller(ctx: Context, watch: Watch, eventId: Awaited<ReturnType<typeof eventIds>>) {
+  const { client, stop, reference } = watch;
+  return (next: WatchState, baseline: boolean) =>
+    stop.orInterrupted(
+      poll(next, client.listAll(reference === null ? {} : { reference }), {
+        baseline,
+        since: watch.since,
+        now: () => isoTime(Date.now()),
+        eventId,
+        exists: (id) =>
+          client.get(id).then(
+            () => true,
+            (err: unknown) => !(err instanceof CarbonApiError && err.status === 404),
+          ),
+        warn: (line) => ctx.out.warn(line),
+      }),
+    );
 }
