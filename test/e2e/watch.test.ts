@@ -453,6 +453,10 @@ describe('--forward-to', () => {
     ]);
     // With --json, a JSON document a script can read with jq, as `sandbox keys create --json` gives a key.
     expect(JSON.parse((await ok(['watch', '--print-secret', '--json'], { home })).stdout)).toEqual({ profile: 'default', secret });
+    // config reads it (masked, unless asked for by name) and never sets it; unsetting it rotates it: the next run makes another.
+    expect((await ok(['config', 'get', 'webhook-secret'], { home })).stdout).toBe(`whsec_…${secret.slice(-4)}\n`);
+    expect((await ok(['config', 'get', 'webhook-secret', '--reveal'], { home })).stdout).toBe(`${secret}\n`);
+    expect((await carbon(['config', 'set', 'webhook-secret', 'whsec_x'], { home })).exitCode).toBe(2);
 
     // Every event arrived, after two refused attempts, each body as printed and signed with the secret.
     expect(local.attempts()).toBe(w.events().length + 2);
@@ -476,6 +480,15 @@ describe('--forward-to', () => {
     expect(await again.done()).toBe(0);
     expect(again.stderr()).not.toContain('whsec_');
     expect(verify(local.received.at(-1)!.body, local.received.at(-1)!.signature, secret)).toBe(true);
+
+    // Rotated: unset, the next run makes and says a new one, and signs with it.
+    await ok(['config', 'unset', 'webhook-secret'], { home });
+    const rotated = watch(home, ['--until-settled', '--since', '1h', '--forward-to', local.url]);
+    expect(await rotated.done()).toBe(0);
+    expect(rotated.stderr()).toContain('A signing secret whsec_…');
+    const fresh = (await ok(['watch', '--print-secret'], { home })).stdout.trim();
+    expect(fresh).not.toBe(secret);
+    expect(verify(local.received.at(-1)!.body, local.received.at(-1)!.signature, fresh)).toBe(true);
   });
 
   test('what the sandbox made says so (Carbon-Sandbox: true), on the local engine and through carbon serve; a service that does not say so: no marker', async () => {

@@ -2,6 +2,12 @@ import { MODES } from '../../../api/types.js';
 import type { CommandSpec } from '../../command.js';
 
 const KEY = { name: '<key>', description: 'test-key, live-key, mode or base-url', values: 'configKeys' } as const;
+/** What get and unset take: the keys, and the signing secret carbon watch made (rotated by unsetting it). */
+const READ_KEY = {
+  name: '<key>',
+  description: 'test-key, live-key, mode, base-url or webhook-secret',
+  values: ['test-key', 'live-key', 'mode', 'base-url', 'webhook-secret'],
+} as const;
 
 /** carbon config: profiles in config.json. Settings resolve leniently here (see SettingsKind). */
 export const config: CommandSpec = {
@@ -26,17 +32,17 @@ export const config: CommandSpec = {
     },
     {
       name: 'get',
-      description: 'print one key of the profile (API keys masked unless --reveal); exit 5 when unset',
-      args: [KEY],
-      flags: [{ flags: '--reveal', description: 'print an API key in full' }],
+      description: 'print one key of the profile, or its webhook-secret (masked unless --reveal); exit 5 when unset',
+      args: [READ_KEY],
+      flags: [{ flags: '--reveal', description: 'print an API key (or the signing secret) in full' }],
       examples: ['carbon config get base-url', 'carbon config get mode --json | jq -r .value'],
       load: () => import('./run.js').then((m) => m.get),
     },
     {
       name: 'unset',
-      description: 'remove a key from the profile',
-      args: [KEY],
-      examples: ['carbon config unset base-url', 'carbon config unset live-key --profile staging'],
+      description: 'remove a key from the profile; webhook-secret: the next carbon watch --forward-to makes a new one',
+      args: [READ_KEY],
+      examples: ['carbon config unset base-url', 'carbon config unset live-key --profile staging', 'carbon config unset webhook-secret'],
       load: () => import('./run.js').then((m) => m.unset),
     },
     {

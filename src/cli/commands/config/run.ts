@@ -30,12 +30,27 @@ const KEY_NAMES = Object.keys(CONFIG_KEYS) as ConfigKey[];
 const isSecret = (key: ConfigKey) => key === 'test-key' || key === 'live-key';
 
 function configKey(name: string): ConfigKey {
-  if (!isConfigKey(name)) throw usage(`Unknown config key "${name}"; the keys are ${KEY_NAMES.join(', ')}.`);
+  if (name === WEBHOOK_SECRET)
+    throw usage(
+      'webhook-secret is made by `carbon watch --forward-to`, not set by hand; `carbon config unset webhook-secret` has the next run make a new one.',
+    );
+  if (!isConfigKey(name))
+    throw usage(`Unknown config key "${name}"; the keys are ${KEY_NAMES.join(', ')}, and webhook-secret to get or unset.`);
   return name;
 }
 
-/** A value as it may be printed: API keys masked, and so is a key inside another value (a base URL's path or query). */
-function shown(key: ConfigKey, value: string): string {
+/**
+ * carbon's own field, made by `carbon watch --forward-to`: read (masked, unless --reveal) and
+ * removed, so the next run makes a new one (a secret rotated), but never set by hand.
+ */
+const WEBHOOK_SECRET = 'webhook-secret';
+type ReadKey = ConfigKey | typeof WEBHOOK_SECRET;
+const readKey = (name: string): ReadKey => (name === WEBHOOK_SECRET ? name : configKey(name));
+const field = (key: ReadKey): keyof Profile => (key === WEBHOOK_SECRET ? 'webhook_secret' : CONFIG_KEYS[key]);
+
+/** A value as it may be printed: API keys and the signing secret masked, and a key inside another value (a base URL's path or query). */
+function shown(key: ReadKey, value: string): string {
+  if (key === WEBHOOK_SECRET) return maskSecret(value);
   return isSecret(key) ? maskKey(value) : redactSecrets(value);
 }
 
@@ -105,15 +120,17 @@ export async function set(ctx: Context, name: string, rawValue: string): Promise
 }
 
 export async function get(ctx: Context, name: string, flags: { reveal?: boolean }): Promise<void> {
-  const key = configKey(name);
-  const value = profileNamed(ctx.settings.config, ctx.settings.profileName)?.[CONFIG_KEYS[key]];
+  const key = readKey(name);
+  const value = profileNamed(ctx.settings.config, ctx.settings.profileName)?.[field(key)];
   if (value === undefined) {
     // Exit 5, "not found", so a script can test for it: `carbon config get base-url || …`.
     throw new CliError(
       `${key} is not set in ${profileLabel(ctx)}.`,
       EXIT.notFound,
       'config_key_unset',
-      `Set it with \`carbon config set${profileFlag(ctx.settings.config, ctx.settings.profileName)} ${key} VALUE\`.`,
+      key === WEBHOOK_SECRET
+        ? '`carbon watch --forward-to URL` makes one.'
+        : `Set it with \`carbon config set${profileFlag(ctx.settings.config, ctx.settings.profileName)} ${key} VALUE\`.`,
     );
   }
   const printed = flags.reveal ? value : shown(key, value);
@@ -122,14 +139,14 @@ export async function get(ctx: Context, name: string, flags: { reveal?: boolean 
 }
 
 export async function unset(ctx: Context, name: string): Promise<void> {
-  const key = configKey(name);
+  const key = readKey(name);
   const profileName = ctx.settings.profileName;
   let had = false;
   await writeConfig(ctx.settings.paths.configDir, (data) => {
     const profile = profileNamed(data, profileName);
     // Set on each run of this change: the last, under the config's lock, is what was done.
-    had = profile?.[CONFIG_KEYS[key]] !== undefined;
-    if (profile !== undefined) delete profile[CONFIG_KEYS[key]];
+    had = profile?.[field(key)] !== undefined;
+    if (profile !== undefined) delete profile[field(key)];
     return data;
   });
   ctx.out.info(had ? `Removed ${key} from ${profileLabel(ctx)}.` : `${key} was not set in ${profileLabel(ctx)}; nothing to remove.`);
