@@ -55,7 +55,7 @@ export class HttpTransport implements Transport {
     }
     if (url.protocol === 'http:' && !isLoopback(url.hostname) && !options.allowInsecureHttp) {
       throw new CarbonConfigError(
-        `Refusing to send an API key over plain http:// to ${url.host}. Use https://, or allow it explicitly with --allow-insecure-http (CARBON_ALLOW_INSECURE_HTTP=1).`,
+        `Refusing to send an API key over plain http:// to ${url.host}. Use https://, or allow it explicitly: --allow-insecure-http or CARBON_ALLOW_INSECURE_HTTP=1 (the library's HttpTransport: allowInsecureHttp).`,
       );
     }
     this.baseUrl = url.href.replace(/\/+$/, '');
