@@ -175,7 +175,7 @@ export class Context {
 
   /** Releases the client and the engine (`exiting`: the process ends next, store/port.ts). */
   async close(options?: CloseOptions): Promise<void> {
-    this.openClient?.close();
+    await this.openClient?.close();
     await this.openedEngine?.close(options);
   }
 }

@@ -81,8 +81,9 @@ export class CarbonClient {
     this.sleep = options.sleep ?? sleepFor;
   }
 
-  close(): void {
-    this.options.transport.close?.();
+  /** Releases the transport (the local ledger, closed: awaited, its last writes are in the file). */
+  async close(): Promise<void> {
+    await this.options.transport.close?.();
   }
 
   /** What a purchase would buy and cost. Buys nothing. */

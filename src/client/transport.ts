@@ -1,12 +1,13 @@
 import type { ApiRequest, ApiResponse } from '../api/types.js';
+import { CarbonConfigError } from './errors.js';
 
 /** Carries one API request to the service and brings back its response. */
 export interface Transport {
   request(request: ApiRequest): Promise<ApiResponse>;
   /** The URL a request goes to, as sent (for --verbose); none for the in-process model. */
   url?(request: ApiRequest): string;
-  /** Releases what the transport holds (a database handle, sockets). */
-  close?(): void;
+  /** Releases what the transport holds (a database handle, sockets); resolves once it is released. */
+  close?(): void | Promise<void>;
 }
 
 /** Anything that answers an ApiRequest: the in-process service model. */
@@ -16,17 +17,22 @@ export interface RequestHandler {
 
 /** The local engine: calls the service model in this process. Same requests, same answers. */
 export class LocalTransport implements Transport {
+  private closed = false;
+
   constructor(
     private readonly handler: RequestHandler,
     private readonly onClose: () => unknown = () => {},
   ) {}
 
   request(request: ApiRequest): Promise<ApiResponse> {
+    // Its ledger is closed: said as the client's misuse, not as SQLite's "statement has been finalized".
+    if (this.closed) return Promise.reject(new CarbonConfigError('This client was closed: open another to go on.'));
     return this.handler.handle(request);
   }
 
-  close(): void {
-    this.onClose();
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.onClose();
   }
 }
 
@@ -58,8 +64,8 @@ export class OwnKeyTransport implements Transport {
     return send(fresh);
   }
 
-  close(): void {
-    this.inner.close?.();
+  close(): void | Promise<void> {
+    return this.inner.close?.();
   }
 }
 

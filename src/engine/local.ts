@@ -32,7 +32,7 @@ export async function openLocal(
   }
   const transport = new LocalTransport(
     withFaults(engine.service, () => sandbox.faultsText()),
-    () => void engine.close(),
+    () => engine.close(),
   );
   const client = new CarbonClient({
     apiKey,

@@ -37,7 +37,7 @@ beforeAll(async () => {
     // between them (a test offset places 3 s after its purchase, and the tests run in any order).
     await sandbox.advanceClock(60_000);
   } finally {
-    client.close();
+    await client.close();
   }
 }, limit(60_000));
 

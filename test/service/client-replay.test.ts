@@ -88,3 +88,20 @@ describe('CarbonClient without a key', () => {
     expect(sent).toBe(0);
   });
 });
+
+describe('CarbonClient.close() on the local engine', () => {
+  test('resolves once the ledger is closed, its purchase in the file; a call after it is refused as the client closed', async () => {
+    const { openLocal } = await import('../../src/engine/local.js');
+    const dir = dirs.make();
+    const first = await openLocal(dir);
+    const { offset } = await first.client.buy({ kg: 5 });
+    await first.client.close();
+    await expect(first.client.balance()).rejects.toThrow(CarbonConfigError);
+    const again = await openLocal(dir);
+    try {
+      expect((await again.client.list()).data.map((o) => o.id)).toEqual([offset.id]);
+    } finally {
+      await again.client.close();
+    }
+  });
+});

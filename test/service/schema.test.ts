@@ -36,7 +36,7 @@ async function ledgerWithPurchases(): Promise<string> {
   await sandbox.fail((await client.buy({ kg: 7 })).offset.id);
   await sandbox.advanceClock(DAY_MS);
   await client.buy({ kg: 11 });
-  client.close();
+  await client.close();
   return dir;
 }
 

@@ -535,11 +535,11 @@ describe('openLocal', () => {
   test("on a ledger loaded from another directory's snapshot: its keys are not known here, and the error names the way on", async () => {
     const from = await openLocal(dirs.make());
     const text = await save(from.sandbox);
-    from.client.close();
+    await from.client.close();
     const dir = dirs.make();
     const to = await openLocal(dir);
     await load(to.sandbox, text);
-    to.client.close();
+    await to.client.close();
     await expect(openLocal(dir)).rejects.toThrow(
       /test keys are not known here \(its ledger came from a snapshot .*`carbon sandbox keys create`, or pass one of its keys as apiKey/,
     );
