@@ -1,5 +1,7 @@
+import { writeFileSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { carbon, homes, json, ok, serve } from '../support/cli.js';
 
@@ -70,6 +72,32 @@ describe('buy --max-cents, the rate raised between the quote and the purchase', 
         offset_id: offset.id,
         message: `${offset.id} cost 800 cents ($8.00), more than --max-cents 400: the price rose after the quote, and the service does not check the ceiling inside the purchase. It was bought.`,
       });
+    } finally {
+      proxy.close();
+      await server.stop();
+    }
+  });
+
+  test('a batch: each row may cost only its quote, so the raised rate refuses the rows (amount_above_max, exit 10), nothing bought', async () => {
+    const home = newHome();
+    const server = await serve(home, ['--show-keys']);
+    const proxy = await risingRate(server.url, home, false);
+    try {
+      const env = { CARBON_BASE_URL: proxy.url, CARBON_API_KEY: server.ready.test_key! };
+      const client = newHome();
+      const csv = join(client, 'rows.csv');
+      writeFileSync(csv, 'kg\n100\n50\n');
+      const r = await carbon(['buy', '--from-csv', csv, '--max-cents', '600', '--json'], { home: client, env });
+      expect(r.exitCode).toBe(10);
+      const rows = r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { status?: string; error_code?: string });
+      expect(rows.filter((row) => row.status !== undefined).map((row) => `${row.status}:${row.error_code}`)).toEqual([
+        'failed:amount_above_max',
+        'failed:amount_above_max',
+      ]);
+      expect((await json<{ data: unknown[] }>(['list'], { home })).data).toEqual([]);
     } finally {
       proxy.close();
       await server.stop();

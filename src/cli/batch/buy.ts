@@ -23,6 +23,11 @@ export interface BuyOptions {
   rebuyChanged: boolean;
   /** What the check found the batch costs, and the balance it comes from: a cut batch's line says how it resumes. */
   money: BatchMoney;
+  /**
+   * --max-cents: each row may cost at most what its quote said (checked inside the purchase by a
+   * carbon sandbox), so a rate raised while the batch buys cannot take it past the total checked.
+   */
+  capped: boolean;
 }
 
 /** A row's keys (keysOf), the first its own; `taken`: the keys of rows that share a reference, each one row's in a run. */
@@ -80,7 +85,8 @@ export async function buyRows(
       await new Promise((resolve) => setImmediate(resolve));
       const keys = { own: key, all, taken, shared: mayBeShared(row.params, occurrence, sharing) };
       const failed = count.failed;
-      const stopped = await buyOne(client, row, keys, count, printer, options);
+      const cap = options.capped ? table.quote(i).cents : undefined;
+      const stopped = await buyOne(client, { ...row, cap }, keys, count, printer, options);
       if (count.failed > failed) count.leftCents += table.quote(i).cents;
       // Kept if the reader went away meanwhile.
       stop ??= stopped;
@@ -97,7 +103,7 @@ export async function buyRows(
 /** Buys one row and prints its result; what stops the batch, if its failure does. */
 async function buyOne(
   client: CarbonClient,
-  row: BatchRow,
+  row: BatchRow & { cap: number | undefined },
   keys: RowKeys,
   count: Count,
   printer: ResultPrinter,
@@ -106,9 +112,9 @@ async function buyOne(
   const key = keys.own;
   let used = key;
   try {
-    let purchase = await firstFree(client, row.params, [key], keys);
+    let purchase = await firstFree(client, row.params, [key], keys, row.cap);
     // The row's key bought another quantity: another row's (rows that share a reference, sorted)…
-    if (purchase === null) purchase = await firstFree(client, row.params, keys.all, keys);
+    if (purchase === null) purchase = await firstFree(client, row.params, keys.all, keys, row.cap);
     if (purchase === null) {
       // … or the row changed after it was bought.
       const before = await boughtAs(client, key, row.params);
@@ -118,7 +124,7 @@ async function buyOne(
         return null;
       }
       const again = rebuyKey(key, row.params);
-      purchase = { ...(await client.buy(row.params, { idempotencyKey: again })), key: again };
+      purchase = { ...(await client.buy(row.params, capped(again, row.cap))), key: again };
     }
     used = purchase.key;
     const { offset, replayed } = purchase;
@@ -158,11 +164,12 @@ async function firstFree(
   params: PurchaseParams,
   candidates: Iterable<string>,
   keys: RowKeys,
+  cap: number | undefined,
 ): Promise<(Awaited<ReturnType<CarbonClient['buy']>> & { key: string }) | null> {
   for (const key of candidates) {
     if (keys.taken.has(key)) continue;
     try {
-      const purchase = await client.buy(params, { idempotencyKey: key });
+      const purchase = await client.buy(params, capped(key, cap));
       if (key !== keys.own || keys.shared) keys.taken.add(key);
       return { ...purchase, key };
     } catch (err) {
@@ -217,3 +224,7 @@ async function boughtAs(client: CarbonClient, key: string, params: PurchaseParam
   }
   return null;
 }
+
+/** A purchase's options: its key, and the most it may cost (--max-cents: the row's quote). */
+const capped = (idempotencyKey: string, cap: number | undefined) =>
+  cap === undefined ? { idempotencyKey } : { idempotencyKey, maxAmountCents: cap };

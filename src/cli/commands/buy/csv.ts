@@ -97,7 +97,7 @@ export async function run(ctx: Context, flags: CsvFlags): Promise<void> {
       );
     }
     const money = { totalCents: total.cents, availableCents: total.available, livemode: total.livemode, partial: Boolean(flags.partial) };
-    await buyRows(ctx, rows, table, batchId, printer, { rebuyChanged: Boolean(flags.rebuyChanged), money });
+    await buyRows(ctx, rows, table, batchId, printer, { rebuyChanged: Boolean(flags.rebuyChanged), money, capped: maxCents !== undefined });
   } finally {
     await input.close();
   }
