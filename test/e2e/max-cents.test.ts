@@ -103,4 +103,28 @@ describe('buy --max-cents, the rate raised between the quote and the purchase', 
       await server.stop();
     }
   });
+
+  test('the same command run again with its --idempotency-key after the rate rose returns the purchase it made, not "nothing was bought"', async () => {
+    const home = newHome();
+    const bought = await json<{ id: string; amount_cents: number }>(
+      ['buy', '--kg', '10', '--max-cents', '45', '--idempotency-key', 'retry-1'],
+      { home },
+    );
+    expect(bought.amount_cents).toBe(40);
+    await ok(['sandbox', 'rate', '5000'], { home });
+    const again = await carbon(['buy', '--kg', '10', '--max-cents', '45', '--idempotency-key', 'retry-1', '--json'], { home });
+    expect([again.exitCode, (JSON.parse(again.stdout) as { id: string }).id]).toEqual([0, bought.id]);
+    expect(again.stderr).toContain('Already bought with this idempotency key');
+    // A key that bought nothing yet is refused inside the purchase: nothing bought.
+    const fresh = await carbon(['buy', '--kg', '10', '--max-cents', '45', '--idempotency-key', 'retry-2'], { home });
+    expect([fresh.exitCode, fresh.stderr]).toEqual([
+      2,
+      'error: This purchase would cost 50 cents ($0.50), more than --max-cents 45; nothing was bought.\n',
+    ]);
+    expect((await json<{ data: unknown[] }>(['list'], { home })).data).toHaveLength(1);
+    // A cap past what the header takes (15 digits) is the same as no cap: it buys, as --dry-run says.
+    for (const args of [['--dry-run'], []]) {
+      expect((await carbon(['buy', '--kg', '1', '--max-cents', '1000000000000000', ...args], { home })).exitCode).toBe(0);
+    }
+  });
 });
