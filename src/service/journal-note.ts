@@ -27,8 +27,8 @@ export interface Trace {
 export type Note = Omit<NewJournalRecord, 'model_ms'> & { model_ms: number | null };
 
 /** Text as the journal keeps it: API keys masked (as every echo of a caller's input is), bounded. */
-function journalText(text: string, more?: string): string {
-  const shown = redactSecrets(text);
+function journalText(text: string, more?: string, runs = true): string {
+  const shown = redactSecrets(text, { runs });
   if (shown.length <= JOURNAL_BODY_LIMIT && more === undefined) return shown;
   return `${shown.slice(0, JOURNAL_BODY_LIMIT)}…[${more ?? `${shown.length - JOURNAL_BODY_LIMIT} more characters`}]`;
 }
@@ -104,7 +104,8 @@ export function note(
     duration_us: durationUs,
     key_id: trace.keyId,
     mode: trace.mode,
-    idempotency_key: idempotencyKey === undefined ? null : journalText(idempotencyKey),
+    // Keys the caller chose, and carbon's own batch keys: a long run is a key here, not a secret.
+    idempotency_key: idempotencyKey === undefined ? null : journalText(idempotencyKey, undefined, false),
     replayed: trace.replayed,
     offset_id: trace.offsetId,
     instance,

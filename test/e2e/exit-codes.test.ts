@@ -297,6 +297,29 @@ describe('stack traces', () => {
     }
   });
 
+  test('the Idempotency-Key to retry with is shown whole, though it is a long run (a git SHA, a key of letters): only an API key is masked', async () => {
+    const { createServer: httpServer } = await import('node:http');
+    const down = httpServer((_req, res) => {
+      res
+        .writeHead(503, { 'content-type': 'application/json' })
+        .end('{"error":{"type":"api_error","code":"service_unavailable","message":"Down."}}');
+    });
+    await new Promise<void>((resolve) => down.listen(0, '127.0.0.1', resolve));
+    try {
+      const env = {
+        CARBON_BASE_URL: `http://127.0.0.1:${(down.address() as { port: number }).port}/api/v1`,
+        CARBON_API_KEY: `ck_test_${'a'.repeat(32)}`,
+      };
+      for (const key of ['0377db6849b176f67f2856af20707fca8664a3fb', 'RetryWithThisKeyOfLettersAndDigits2026']) {
+        const r = await carbon(['buy', '--kg', '1', '--idempotency-key', key, '--max-retries', '0'], { home: newHome(), env });
+        expect(r.exitCode).toBe(1);
+        expect(r.stderr).toContain(`Retry safely with --idempotency-key ${key}: `);
+      }
+    } finally {
+      down.close();
+    }
+  });
+
   test('an error quoting what was typed never sends its control characters (an escape sequence, a newline) to the terminal', async () => {
     const home = newHome();
     for (const [args, env] of [

@@ -106,9 +106,25 @@ test('redactSecrets masks the other secrets too: a signing secret (base62, or an
     ['/x?db=postgres%3A%2F%2Fu%3ApW%40h%2Fdb', '/x?db=postgres://u:***@h/db'],
   ] as const)
     expect(redactSecrets(url)).toBe(shown);
-  // A URL without a password, and an address, stay as they were.
-  for (const text of ['postgres://u@h/db', 'http://127.0.0.1:5101/api/v1', 'ops@example.com', 'whsec_'])
+  expect(redactSecrets('WHSEC_Sa-WEyxe_YZxuaV-PDfaoxwx_CBBzU8lg8SV7S-jkPg')).toBe('whsec_…jkPg');
+  // A URL without a password, an address, a port and a query with an address in it, and hex (a git
+  // SHA, a digest, a UUID without dashes: no secret's alphabet) stay as they were.
+  for (const text of [
+    'postgres://u@h/db',
+    'http://127.0.0.1:5101/api/v1',
+    'ops@example.com',
+    'whsec_',
+    'http://example.com:8080?notify=ops@example.com',
+    '0377db6849b176f67f2856af20707fca8664a3fb',
+    '0310A9C65D90453BA0C3FEC0754A4A7C',
+  ])
     expect(redactSecrets(text)).toBe(text);
+  // runs: false (an Idempotency-Key a caller chose, carbon's batch keys): a long run is kept, a key still masked.
+  const batchKey = 'csv:default:AbCdEfGhIjKlMnOpQrStUvWxYz012345';
+  expect(redactSecrets(batchKey, { runs: false })).toBe(batchKey);
+  expect(redactSecrets(batchKey)).toBe('csv:default:…2345');
+  const key = newApiKey('test');
+  expect(redactSecrets(key, { runs: false })).toBe(`ck_test_…${key.slice(-4)}`);
 });
 
 test('redactSecrets masks key-shaped text, plain or percent-encoded (once or twice), and leaves other text as it was', () => {
