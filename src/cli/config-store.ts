@@ -199,6 +199,8 @@ export function checkConfigValue(key: ConfigKey, value: string): string {
           'base-url must not carry a user name or password (a key there would show wherever the URL is printed); nothing was set. Give the key with `carbon config set test-key -` (or live-key).',
         );
       }
+      if (/[?#]/.test(value))
+        throw usage("base-url must not have a query (?) or a fragment (#): every request's path follows it; nothing was set.");
       return value.replace(/\/+$/, '');
     }
   }

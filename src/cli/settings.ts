@@ -191,6 +191,12 @@ function chooseKey(opts: GlobalOptions, env: NodeJS.ProcessEnv, profile: Profile
 function refuseKeyOfOtherMode(key: string, mode: Mode, profileName: string, flag: string): void {
   const keyMode = modeOfKey(key);
   // Nor is one that is no key at all (edited by hand) sent, as CARBON_API_KEY's is not.
+  if (/^\s|\s$|[\u0000-\u001f\u007f]/.test(key)) {
+    throw usage(
+      `The ${mode}-key of profile ${profileName} has white space at an end, or a control character (a newline pasted with it?): nothing was sent.`,
+      `Set it again: \`carbon config set${flag} ${mode}-key -\`.`,
+    );
+  }
   if (keyMode === null) {
     throw usage(
       `The ${mode}-key of profile ${profileName} is not a test or live key (expected PREFIX_test_… or PREFIX_live_…): nothing was sent.`,
@@ -263,8 +269,10 @@ function storeTarget(opts: GlobalOptions, env: NodeJS.ProcessEnv, dataDir: strin
     );
   }
   const problem = databaseSettingProblem(url, schema);
-  if (problem !== undefined)
-    throw usage(`The database URL is not usable: ${problem}.`, 'Use postgres://user:password@host:5432/db (optionally ?schema=name).');
+  if (problem !== undefined) {
+    const what = problem.startsWith('the schema name') && schema !== undefined ? 'schema' : 'URL';
+    throw usage(`The database ${what} is not usable: ${problem}.`, 'Use postgres://user:password@host:5432/db (optionally ?schema=name).');
+  }
   refuseMalformedTimeout(env, 'postgres');
   const poolText = env.CARBON_PG_POOL || undefined;
   const pool = poolText === undefined ? undefined : wholeNumberOption(poolText, 'CARBON_PG_POOL', { min: 1, max: 1000 });

@@ -50,6 +50,9 @@ export class HttpTransport implements Transport {
         'The base URL must not carry a user name or password (a key there would travel and show in logs); give the key with CARBON_API_KEY or `carbon config set test-key -`.',
       );
     }
+    // Each request's path follows it: a query or a fragment would end up before the path.
+    if (/[?#]/.test(options.baseUrl))
+      throw new CarbonConfigError("The base URL must not have a query (?) or a fragment (#): every request's path follows it.");
     if (url.protocol !== 'https:' && url.protocol !== 'http:') {
       throw new CarbonConfigError(`The base URL must use https:// (or http:// to a loopback address), not ${url.protocol}`);
     }

@@ -18,6 +18,7 @@ export interface RequestHandler {
 /** The local engine: calls the service model in this process. Same requests, same answers. */
 export class LocalTransport implements Transport {
   private closed = false;
+  private closing: Promise<void> | undefined;
 
   constructor(
     private readonly handler: RequestHandler,
@@ -30,9 +31,11 @@ export class LocalTransport implements Transport {
     return this.handler.handle(request);
   }
 
-  async close(): Promise<void> {
+  /** Once: a second close (or two at once) waits for the first. */
+  close(): Promise<void> {
+    this.closing ??= Promise.resolve(this.onClose()).then(() => {});
     this.closed = true;
-    await this.onClose();
+    return this.closing;
   }
 }
 

@@ -131,6 +131,9 @@ export function rejectQuery(query: Record<string, string | string[] | undefined>
  */
 export function checkMaxAmount(value: string | undefined): number | null {
   if (value === undefined) return null;
+  // Node joins a header sent twice with `, `: two ceilings are none the caller meant.
+  if (value.includes(','))
+    throw validationError('Carbon-Max-Amount-Cents', 'Carbon-Max-Amount-Cents was sent more than once; send it once.');
   if (!/^\d{1,15}$/.test(value)) {
     throw new ApiError('validation_error', 'Carbon-Max-Amount-Cents must be a whole number of cents.', {
       param: 'Carbon-Max-Amount-Cents',

@@ -118,8 +118,9 @@ describe('set, get, unset, list, use', () => {
 
   test('a base URL holding a key shows it masked in set, get and list, as every key is; get --reveal shows it whole', async () => {
     const home = newHome();
-    const url = `http://127.0.0.1:9/api/v1?key=${FAKE_TEST}`;
-    const masked = `http://127.0.0.1:9/api/v1?key=${maskKey(FAKE_TEST)}`;
+    // In its path (a query is refused: every request's path follows the base URL).
+    const url = `http://127.0.0.1:9/${FAKE_TEST}/api/v1`;
+    const masked = `http://127.0.0.1:9/${maskKey(FAKE_TEST)}/api/v1`;
     const set = await ok(['config', 'set', 'base-url', url], { home });
     expect(set.stderr).toBe(`Set base-url of profile default to ${masked}.\n`);
     expect((await ok(['config', 'get', 'base-url'], { home })).stdout).toBe(`${masked}\n`);
@@ -222,6 +223,12 @@ describe('set, get, unset, list, use', () => {
         ['config', 'set', 'base-url', `https://me:${FAKE_LIVE}@api.example.com/api/v1`],
         'error: base-url must not carry a user name or password (a key there would show wherever the URL is printed); nothing was set. Give the key with `carbon config set test-key -` (or live-key).\n',
       ],
+      // Every command refuses it too: not stored, and its query (a token) not echoed.
+      [
+        ['config', 'set', 'base-url', `https://api.example.com/api/v1?token=${FAKE_LIVE}`],
+        "error: base-url must not have a query (?) or a fragment (#): every request's path follows it; nothing was set.\n",
+      ],
+      [['config', 'set', 'base-url', 'https://api.example.com/api/v1#x'], 'must not have a query (?) or a fragment (#)'],
     ] as const) {
       const r = await carbon([...args], { home });
       expect(r.exitCode).toBe(2);
@@ -428,6 +435,16 @@ describe('keys in use', () => {
         2,
         '',
         'error: The test-key of profile default is not a test or live key (expected PREFIX_test_… or PREFIX_live_…): nothing was sent. Set it again: `carbon config set test-key -`.\n',
+      ]);
+      // A key pasted with its line's end: named as such.
+      writeFileSync(
+        join(home, 'config.json'),
+        JSON.stringify({ profiles: { default: { test_key: `ck_test_${'a'.repeat(32)}\n`, base_url: base } } }),
+      );
+      const newline = await carbon(['balance'], { home });
+      expect([newline.exitCode, newline.stderr]).toEqual([
+        2,
+        'error: The test-key of profile default has white space at an end, or a control character (a newline pasted with it?): nothing was sent. Set it again: `carbon config set test-key -`.\n',
       ]);
       expect(asked).toEqual([]);
     } finally {

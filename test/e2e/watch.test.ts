@@ -221,7 +221,8 @@ describe('in a pipe', () => {
     const port = new URL(first.url).port;
     const cursor = join(newHome(), 'cursor.json');
     const env = { CARBON_BASE_URL: first.url, CARBON_API_KEY: key, CARBON_MAX_RETRIES: '0' };
-    const w = watch(newHome(), ['--interval', '50ms', '--status', 'processing', '--cursor', cursor], env);
+    // With --json too: the outage and the recovery are both said on stderr, a CI log's record of them.
+    const w = watch(newHome(), ['--interval', '50ms', '--status', 'processing', '--cursor', cursor, '--json'], env);
     await written(cursor);
     await first.stop();
     while (!w.stderr().includes('Trying again every 50ms')) await new Promise((resolve) => setTimeout(resolve, 20));

@@ -95,6 +95,8 @@ describe('CarbonClient.close() on the local engine', () => {
     const dir = dirs.make();
     const first = await openLocal(dir);
     const { offset } = await first.client.buy({ kg: 5 });
+    // Twice (or at once) is once.
+    await Promise.all([first.client.close(), first.client.close()]);
     await first.client.close();
     await expect(first.client.balance()).rejects.toThrow(CarbonConfigError);
     const again = await openLocal(dir);
@@ -102,6 +104,15 @@ describe('CarbonClient.close() on the local engine', () => {
       expect((await again.client.list()).data.map((o) => o.id)).toEqual([offset.id]);
     } finally {
       await again.client.close();
+    }
+  });
+});
+
+describe('HttpTransport', () => {
+  test('a base URL with a query or a fragment is refused (every path follows it), before any key is sent', async () => {
+    const { HttpTransport } = await import('../../src/client/http-transport.js');
+    for (const baseUrl of ['http://127.0.0.1:9/api/v1?x=1', 'http://127.0.0.1:9/api/v1#x']) {
+      expect(() => new HttpTransport({ baseUrl })).toThrow(CarbonConfigError);
     }
   });
 });

@@ -92,6 +92,25 @@ describe('400: Idempotency-Key', () => {
   });
 });
 
+describe("422 validation_error: Carbon-Max-Amount-Cents (the sandbox's own ceiling)", () => {
+  test.each([
+    ['a decimal', '1.5', /must be a whole number of cents/],
+    ['negative', '-1', /must be a whole number of cents/],
+    ['16 digits', '1'.repeat(16), /must be a whole number of cents/],
+    ['sent twice (joined with a comma)', '100, 5', /was sent more than once; send it once/],
+  ])('%s → 422 naming it, nothing bought', async (_name, value, says) => {
+    const before = offsetsCount();
+    const err = expectError(
+      await buy({ kg: 1 }, { headers: { 'carbon-max-amount-cents': value } }),
+      422,
+      'validation_error',
+      'Carbon-Max-Amount-Cents',
+    );
+    expect(err.message).toMatch(says);
+    expect(offsetsCount()).toBe(before);
+  });
+});
+
 describe('422 validation_error: kg and amount_cents', () => {
   const badValues: [string, unknown][] = [
     ['a fraction', 1.5],

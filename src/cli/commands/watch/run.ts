@@ -224,7 +224,7 @@ async function follow(ctx: Context, flags: WatchFlags, watch: Watch, initial: Wa
       if (stop.stopped) return end('signal', 0);
       continue;
     }
-    if (down && !ctx.out.json) ctx.out.info('Reached again: watching on.');
+    if (down) ctx.out.info('Reached again: watching on.');
     down = false;
     first = false;
     if (found === undefined) return end('signal', 0);
