@@ -57,13 +57,16 @@ tbody th { background: none; }
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 tfoot th, tfoot td { font-weight: 700; border-top: 2px solid #1a1a1a; border-bottom: none; }
 .note { color: #444; margin-top: 1rem; font-size: .9rem; }
-.swatch { display: inline-block; width: .8em; height: .8em; margin-right: .3em; vertical-align: -.05em; }
+.swatch { display: inline-block; width: .8em; height: .8em; margin-right: .3em; vertical-align: -.05em; print-color-adjust: exact; -webkit-print-color-adjust: exact; }
 @media (max-width: 30rem) {
   body { margin: 1rem auto; padding: 0 .5rem; font-size: 13px; }
   table { font-size: 12px; }
   th, td { padding: .3rem .2rem; }
-  /* A row a card: its period, then each figure on a line of its own after its column's name. Six
-     columns side by side ran 520 px wide once a month held 2,000,000,000 kg for $80,000,000.00. */
+}
+/* A row a card: its period, then each figure on a line of its own after its column's name. Six
+   columns side by side ran 520 px wide on a phone once a month held 2,000,000,000 kg for
+   $80,000,000.00, and 730 px at 40,000,000,000 kg: so up to a tablet's width (a laptop at 200 %). */
+@media (max-width: 48rem) {
   thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
   table, caption, tbody, tfoot, tr { display: block; }
   tr { padding: .3rem 0; border-bottom: 1px solid #d0d0d0; }
@@ -71,7 +74,7 @@ tfoot th, tfoot td { font-weight: 700; border-top: 2px solid #1a1a1a; border-bot
   tr > th, tr > td { display: flex; justify-content: space-between; gap: 1rem; padding: .1rem .2rem; border: none; }
   td::before { color: #444; font-weight: 400; }
 }
-@media print { body { margin: 0; max-width: none; } figure, tr { break-inside: avoid; } }
+@media print { body { margin: 0; max-width: none; } figure, tr { break-inside: avoid; } tfoot { display: table-row-group; } }
 /* The band is on the first printed page only; fixed to the page, the watermark is printed on every
    one, as the certificate's is (on screen the band says it where the report starts). */
 .watermark { display: none; }
@@ -129,7 +132,7 @@ ${bars.join('\n')}
 function phoneLabels(w: Weight): string {
   const headings = ['offsets', w.heading(), w.heading('placed'), w.heading('processing'), 'amount'];
   const rules = headings.map((h, i) => `td:nth-of-type(${i + 1})::before { content: "${h}"; }`);
-  return `<style>@media (max-width: 30rem) { ${rules.join(' ')} }</style>`;
+  return `<style>@media (max-width: 48rem) { ${rules.join(' ')} }</style>`;
 }
 
 /** A span's end for people: a day as it is, an age's moment to the minute (`2026-11-23 13:42 UTC`), as `made` is. */

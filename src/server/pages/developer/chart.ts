@@ -31,9 +31,9 @@ const tick = (day: string) => shortDay(new Date(`${day}T00:00:00Z`));
 /** Days between date ticks: every second of a span of two weeks or less, every seventh of a longer one. */
 export const tickStep = (span: number): number => (span <= 14 ? 2 : 7);
 
-/** The scale's top: 1, 2 or 5 times a power of ten, at or above the largest bar. */
+/** The scale's top: 1, 2 or 5 times a power of ten, at or above the largest bar; below 10, even (its middle mark whole kg too). */
 function niceMax(max: number): number {
-  if (max <= 1) return 1;
+  if (max < 10) return Math.max(2, 2 * Math.ceil(max / 2));
   const power = 10 ** Math.floor(Math.log10(max));
   return [1, 2, 5, 10].map((m) => m * power).find((top) => top >= max)!;
 }
@@ -61,8 +61,9 @@ export function chartHtml(data: ChartData, mode: Mode): string {
     .map((d, i) => {
       const label = `${d.period}: ${kg(d.kg)}`;
       const h = d.kg === 0 ? 0 : Math.max(1, Math.round((d.kg / top) * 100));
-      // The value pops up on the side with room: the last third of the days opens to the left.
-      const side = i >= (span * 2) / 3 ? ' end' : '';
+      // The value pops up on the side with room: the later half of the days opens to the left (on a
+      // phone, a wide value opened right from past the middle ran off the screen).
+      const side = i >= span / 2 ? ' end' : '';
       const focus = d.kg === 0 ? '' : ' tabindex="0"';
       return `<li class="day${side}"${focus} title="${escapeHtml(label)}" aria-label="${escapeHtml(label)}"><svg viewBox="0 0 10 100" preserveAspectRatio="none" aria-hidden="true" focusable="false"><rect x="1" y="${100 - h}" width="8" height="${h}"/></svg><span class="value" aria-hidden="true">${escapeHtml(tick(d.period))}: ${escapeHtml(kg(d.kg))}</span></li>`;
     })
