@@ -125,38 +125,10 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
     );
 
   /**
-   * The ticks shown: their text inside the chart (the plot, which keeps room beside the bars for
-   * half a tick centred under the first or last day), not clipped by its own box, none over another.
-   */
-  const ticksInside = (page: Page) =>
-    page.evaluate(() => {
-      const plot = document.querySelector('.chart .plot')!.getBoundingClientRect();
-      const ticks = [...document.querySelectorAll('.chart .ticks li')]
-        .filter((li) => li.checkVisibility())
-        .map((li) => {
-          const range = document.createRange();
-          range.selectNodeContents(li);
-          const text = range.getBoundingClientRect();
-          const box = li.getBoundingClientRect();
-          const clips = getComputedStyle(li).overflowX !== 'visible';
-          return {
-            text: li.textContent,
-            left: text.left,
-            right: text.right,
-            clipped: clips && (text.left < box.left - 0.5 || text.right > box.right + 0.5),
-          };
-        });
-      const problems = ticks.flatMap((t, i) => [
-        ...(t.left < plot.left - 0.5 || t.right > plot.right + 0.5 ? [`${t.text} outside the chart`] : []),
-        ...(t.clipped ? [`${t.text} clipped`] : []),
-        ...(i > 0 && t.left < ticks[i - 1]!.right ? [`${t.text} over ${ticks[i - 1]!.text}`] : []),
-      ]);
-      return { count: ticks.length, problems };
-    });
-
-  /**
    * Each date tick shown against the bar of the day it names: its text's centre over that day's
-   * column, inside the plot, none over another. (Hidden ticks, a narrow chart's, are left out.)
+   * column, inside the plot (which keeps room beside the bars for half a tick centred under the
+   * first or last day), not clipped by its own box, none over another. (Hidden ticks, a narrow
+   * chart's, are left out.)
    */
   const ticksUnderTheirDays = (page: Page) =>
     page.evaluate(() => {
@@ -173,7 +145,9 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
           const range = document.createRange();
           range.selectNodeContents(li);
           const text = range.getBoundingClientRect();
-          return { text: li.textContent!, left: text.left, right: text.right, centre: (text.left + text.right) / 2 };
+          const box = li.getBoundingClientRect();
+          const clipped = getComputedStyle(li).overflowX !== 'visible' && (text.left < box.left - 0.5 || text.right > box.right + 0.5);
+          return { text: li.textContent!, left: text.left, right: text.right, centre: (text.left + text.right) / 2, clipped };
         });
       const problems = ticks.flatMap((t, i) => {
         const day = days.find((d) => d.name === t.text);
@@ -183,6 +157,7 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
             ? [`${t.text} under ${days.find((d) => t.centre >= d.box.left && t.centre <= d.box.right)?.name}`]
             : []),
           ...(t.left < plot.left - 0.5 || t.right > plot.right + 0.5 ? [`${t.text} outside the chart`] : []),
+          ...(t.clipped ? [`${t.text} clipped`] : []),
           ...(i > 0 && t.left < ticks[i - 1]!.right ? [`${t.text} over ${ticks[i - 1]!.text}`] : []),
         ];
       });
@@ -252,7 +227,7 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
     expect(ticks).toEqual([0, 2, 4, 6].map((i) => short(Date.parse(`${first}T00:00:00Z`) + i * DAY)));
     for (const { width, height } of SIZES) {
       await page.setViewportSize({ width, height });
-      expect(await ticksInside(page), `${width} px`).toEqual({ count: 4, problems: [] });
+      expect(await ticksUnderTheirDays(page), `${width} px`).toMatchObject({ ticks: { length: 4 }, problems: [] });
     }
     await page.setViewportSize({ width: 1280, height: 900 });
     // Hover: the bar's value shows.
@@ -280,7 +255,7 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
     expect(await page.locator('.chart figcaption').innerText()).toContain('the last 30 days');
     for (const { width, height } of SIZES) {
       await page.setViewportSize({ width, height });
-      expect(await ticksInside(page), `${width} px, 30 days`).toEqual({ count: 5, problems: [] });
+      expect(await ticksUnderTheirDays(page), `${width} px, 30 days`).toMatchObject({ ticks: { length: 5 }, problems: [] });
     }
   });
 
@@ -475,7 +450,7 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
         .evaluateAll((codes) => codes.map((c) => c.getClientRects().length));
       expect(lines.length).toBeGreaterThan(0);
       expect(lines.every((n) => n === 1)).toBe(true);
-      expect(await ticksInside(page)).toMatchObject({ problems: [] });
+      expect(await ticksUnderTheirDays(page)).toMatchObject({ problems: [] });
       expect(notFound).toEqual([]);
       const icon = await fetch(`${server.origin}/favicon.ico`);
       expect([icon.status, icon.headers.get('content-type')]).toEqual([200, 'image/svg+xml']);
