@@ -190,6 +190,38 @@ run('carbon report --format html, in Chromium', () => {
     }
   });
 
+  test('a reference label of capitals, CJK or right-to-left text is drawn whole inside the chart, its "…" where its reading ends', async () => {
+    const home = newHome();
+    const rtl = 'رحلة عمل من دبي إلى القاهرة لفريق المبيعات';
+    for (const reference of ['MARKETING-EVENTS-BERLIN', '東京本社出張費用二〇二六年第四四半期分', 'W'.repeat(40), rtl])
+      await ok(['buy', '--kg', '10', '--reference', reference], { home });
+    const html = (await ok(['report', '--by', 'reference', '--format', 'html'], { home })).stdout;
+    for (const width of [1280, 390]) {
+      const at = await (await browser.newContext({ viewport: { width, height: 844 } })).newPage();
+      await at.route('**/*', (route) => route.abort());
+      await at.setContent(html);
+      const outside = await at.evaluate(`(() => {
+        const svg = document.querySelector('svg').getBoundingClientRect();
+        return [...document.querySelectorAll('svg g text:first-child')]
+          .filter((t) => t.getBoundingClientRect().left < svg.left - 0.5)
+          .map((t) => t.textContent);
+      })()`);
+      expect(outside, `${width} px`).toEqual([]);
+      // The right-to-left label's "…" is drawn at its left, where its reading ends.
+      const ends = await at.evaluate(`(() => {
+        const t = [...document.querySelectorAll('svg g text:first-child')].find((x) => x.textContent.includes('رحلة'));
+        const range = document.createRange();
+        const node = t.firstChild;
+        const at = node.textContent.indexOf('…');
+        range.setStart(node, at);
+        range.setEnd(node, at + 1);
+        return range.getBoundingClientRect().left - t.getBoundingClientRect().left;
+      })()`);
+      expect(ends as number, `${width} px`).toBeLessThan(2);
+      await at.context().close();
+    }
+  });
+
   test.each([390, 640, 768])(
     'the largest month (2,000,000,000 kg, 80 million dollars) fits %i px wide (a phone, a laptop zoomed to 200 percent, a tablet): no sideways scrolling, every figure whole on screen',
     async (width) => {

@@ -103,18 +103,13 @@ function chart(rows: readonly ReportRow[], by: string, w: Weight): string {
   const height = rows.length * rowHeight + 8;
   const max = Math.max(1, ...rows.map((r) => r.kg));
   const scale = (kg: number) => (kg === 0 ? 0 : Math.max(MIN_BAR, (kg / max) * barMax));
-  // Cut by what a reader sees as one character (a flag, an emoji): a cut by UTF-16 unit halved one into '�'.
-  const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
-  const cut = (text: string) => {
-    const shown = Array.from(graphemes.segment(text), (s) => s.segment);
-    return shown.length > 17 ? `${shown.slice(0, 16).join('')}…` : text;
-  };
+
   const bars = rows.map((r, i) => {
     const y = i * rowHeight + 4;
     const placed = scale(r.placed_kg);
     const processing = scale(r.processing_kg);
     return (
-      `<g><text x="${label - 8}" y="${y + 15}" text-anchor="end"${r.group === null ? ' font-style="italic"' : ''}>${escapeHtml(cut(r.group ?? NO_REFERENCE))}</text>` +
+      `<g><text x="${label - 8}" y="${y + 15}" text-anchor="end"${r.group === null ? ' font-style="italic"' : ''}>${escapeHtml(cutLabel(r.group ?? NO_REFERENCE, label - 8))}</text>` +
       `<rect x="${label}" y="${y + 2}" width="${placed.toFixed(1)}" height="${rowHeight - 8}" fill="${PLACED}"/>` +
       `<rect x="${(label + placed).toFixed(1)}" y="${y + 2}" width="${processing.toFixed(1)}" height="${rowHeight - 8}" fill="${PROCESSING}"/>` +
       `<text x="${(label + placed + processing + 6).toFixed(1)}" y="${y + 15}">${value(r)}</text></g>`
@@ -127,6 +122,25 @@ function chart(rows: readonly ReportRow[], by: string, w: Weight): string {
 ${bars.join('\n')}
 </svg>`;
 }
+
+/**
+ * A label cut to `room` units of the chart (its text is 11 units high), by what a reader sees as
+ * one character (a flag, an emoji: a cut by UTF-16 unit halved one into '�'), each weighed as it is
+ * drawn, since SVG cannot measure: a full-width one (CJK, an emoji, a flag) and M, W, @, % 11 units,
+ * another capital, a digit, m or w 8, any other 6.5 (17 of each fitted before; "MARKETING-EVENTS-BERLIN" and CJK were clipped at
+ * their start). Isolated (U+2068 … U+2069), so a right-to-left label's "…" ends it on its left.
+ */
+function cutLabel(text: string, room: number): string {
+  const shown = Array.from(GRAPHEMES.segment(text), (s) => s.segment);
+  const widths = shown.map((g) => (WIDE.test(g) ? 11 : /[A-Z0-9mw]/.test(g) ? 8 : 6.5));
+  if (widths.reduce((sum, w) => sum + w, 0) <= room) return `\u2068${text}\u2069`;
+  // What fits with the "…" (11 units) after it.
+  let kept = 0;
+  for (let used = 11; kept < shown.length && used + widths[kept]! <= room; kept++) used += widths[kept]!;
+  return `\u2068${shown.slice(0, kept).join('')}…\u2069`;
+}
+const WIDE = /[MW@%\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\uff00-\uff60]|\p{Extended_Pictographic}|\p{Regional_Indicator}/u;
+const GRAPHEMES = new Intl.Segmenter('en', { granularity: 'grapheme' });
 
 /** On a phone each figure's card line starts with its column's heading (STYLE), in the unit asked for. */
 function phoneLabels(w: Weight): string {
