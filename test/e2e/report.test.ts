@@ -430,4 +430,20 @@ describe('carbon report on the remote engine', () => {
     other.close();
     await server.stop();
   });
+
+  test('through carbon serve, a sandbox whose clock moved on: the HTML report is never made before its own purchases', async () => {
+    const home = newHome();
+    await ok(['buy', '--kg', '5'], { home });
+    await ok(['sandbox', 'clock', 'advance', '32d'], { home });
+    const newest = await json<{ created: string }>(['buy', '--kg', '7'], { home });
+    const server = await serve(home, ['--show-keys']);
+    try {
+      const env = { CARBON_BASE_URL: server.url, CARBON_API_KEY: server.ready.test_key! };
+      const html = (await ok(['report', '--format', 'html'], { home: newHome(), env })).stdout;
+      const made = /Made <time datetime="([^"]+)"/.exec(html)![1]!;
+      expect(Date.parse(made)).toBeGreaterThanOrEqual(Date.parse(newest.created));
+    } finally {
+      await server.stop();
+    }
+  });
 });

@@ -93,6 +93,8 @@ async function query(ctx: Context, flags: ReportFlags): Promise<Query> {
 interface Sums {
   list: ReportRow[];
   total: ReportRow;
+  /** When the newest offset was bought (ms), whatever the span: a report is not made before it. */
+  newest: number;
 }
 
 async function sum(ctx: Context, { by, since, until }: Query, prefixSep: string | undefined): Promise<Sums> {
@@ -101,8 +103,10 @@ async function sum(ctx: Context, { by, since, until }: Query, prefixSep: string 
   // The span's first and last purchase: where --since or --until is not given, they bound it.
   let first = Number.POSITIVE_INFINITY;
   let last = Number.NEGATIVE_INFINITY;
+  let newest = Number.NEGATIVE_INFINITY;
   for await (const o of client.listAll({ limit: 100 })) {
     const created = Date.parse(o.created);
+    newest = Math.max(newest, created);
     // Newest first: once older than --since, every later one is too.
     if (since !== null && created < since) break;
     if ((until !== null && created >= until) || o.status === 'refunded') continue;
@@ -129,7 +133,7 @@ async function sum(ctx: Context, { by, since, until }: Query, prefixSep: string 
       : periodsOf(since ?? first, until === null ? last : until - 1, by).map((key) => rows.get(key) ?? zero(key));
   const total = zero('total');
   for (const r of list) for (const k of ['offsets', 'kg', 'placed_kg', 'processing_kg', 'amount_cents'] as const) total[k] += r[k];
-  return { list, total };
+  return { list, total, newest };
 }
 
 /** Text in the order of its code points (as `LC_ALL=C sort` orders UTF-8), whatever the locale. */
@@ -161,7 +165,7 @@ function jsonRow(r: ReportRow, w: Weight) {
 export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
   const q = await query(ctx, flags);
   const { by, format, weight: w, span } = q;
-  const { list, total } = await sum(ctx, q, flags.prefixSep);
+  const { list, total, newest } = await sum(ctx, q, flags.prefixSep);
   const mode = ctx.settings.mode;
   // The local engine, or a carbon serve (its answers say so): the purchases were the sandbox's.
   const sandbox = ctx.fromSandbox;
@@ -181,8 +185,8 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
   }
   if (format === 'html') {
     const { reportHtml } = await import('../../render/report-html.js');
-    // Made at the model's time on the local engine, as its "today" is: never before its own purchases.
-    const made = isoTime(ctx.settings.engine === 'local' ? await (await ctx.sandbox()).now() : Date.now());
+    // At the model's time on the local engine, as its "today" is; never before its own purchases (a server's clock moved on).
+    const made = isoTime(ctx.settings.engine === 'local' ? await (await ctx.sandbox()).now() : Math.max(Date.now(), newest));
     ctx.out.stdout.write(reportHtml({ by, rows: list, total, mode, sandbox, weight: w, ...span, made }));
     return;
   }
