@@ -68,6 +68,9 @@ export async function buyRows(
       const sharing = row.params.reference === undefined ? 1 : table.occurrences.countOf(row.params);
       const all = keysOf(batchId, row.params, occurrence, sharing);
       const key = all.next().value as string;
+      // A turn of the event loop per row (on the local engine nothing else gives a signal one), before
+      // the stop is looked at: libuv runs a signal's handler after the I/O of its turn (an answer).
+      await new Promise((resolve) => setImmediate(resolve));
       if (interrupted !== null || stop !== null) {
         count.skipped++;
         count.leftCents += table.quote(i).cents;
@@ -81,8 +84,6 @@ export async function buyRows(
         continue;
       }
       bar.update(i, table.length, `${kg(count.kg)} · ${dollars(count.cents)}`);
-      // A turn of the event loop per row: on the local engine nothing else would give a signal one.
-      await new Promise((resolve) => setImmediate(resolve));
       const keys = { own: key, all, taken, shared: mayBeShared(row.params, occurrence, sharing) };
       const failed = count.failed;
       const cap = options.capped ? table.quote(i).cents : undefined;
