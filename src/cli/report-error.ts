@@ -4,7 +4,7 @@ import { CarbonApiError, CarbonConfigError, CarbonConnectionError, WaitTimeoutEr
 import { CarbonPagingError } from '../client/paging.js';
 import { LedgerError } from '../engine/ledger.js';
 import { ApiError, ERROR_CODES, type ErrorCode } from '../service/errors.js';
-import { keyShape, redactSecrets } from '../service/keys.js';
+import { redactSecrets } from '../service/keys.js';
 import { CliError } from './errors.js';
 import { EXIT, exitCodeForStatus } from './exit-codes.js';
 import { followUp } from './follow-up.js';
@@ -171,10 +171,10 @@ export function reportError(
   const debug = io.env.CARBON_DEBUG === '1';
   const r = classify(err, debug, scene);
   // Hints too may repeat what was typed (a profile's name in the command they offer): the whole
-  // line is masked, but for the Idempotency-Key to retry with (carbon's UUID, or the caller's own:
-  // a git SHA, a long run of letters), shown whole unless it is itself an API key.
+  // line is masked, but for the Idempotency-Key to retry with (carbon's UUID, or the caller's own: a
+  // git SHA), shown whole unless it is masked itself (a key, or a run of 32 letters and digits).
   const retryKey = err instanceof CliError ? err.fields.idempotency_key : undefined;
-  const keep = typeof retryKey === 'string' && retryKey !== '' && keyShape(retryKey) === null ? retryKey : undefined;
+  const keep = typeof retryKey === 'string' && retryKey.length > 3 && redactSecrets(retryKey) === retryKey ? retryKey : undefined;
   r.line =
     keep === undefined
       ? redactSecrets(r.line)

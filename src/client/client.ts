@@ -71,8 +71,9 @@ const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resol
 export class CarbonClient {
   private readonly policy: RetryPolicy;
   private readonly sleep: (ms: number) => Promise<void>;
-  /** Whether an answer so far came from a carbon sandbox (`carbon serve` says so on each: `Carbon-Sandbox: true`). */
+  /** Whether the answers came from a carbon sandbox (`Carbon-Sandbox: true`), and a quote said it checks a purchase's ceiling. */
   fromSandbox = false;
+  checksMaxAmount = false;
 
   constructor(private readonly options: ClientOptions) {
     if (typeof options.apiKey !== 'string' || options.apiKey.trim() === '')
@@ -120,10 +121,7 @@ export class CarbonClient {
     for await (const page of this.listPages(params)) yield* page;
   }
 
-  /**
-   * listAll's pages, each as its offsets: a walk over a million offsets takes ten thousand steps
-   * rather than a million (each step of an async generator settles a promise).
-   */
+  /** listAll's pages: a walk over a million offsets takes ten thousand steps, not a million (each settles a promise). */
   async *listPages(params: Omit<ListParams, 'starting_after'> = {}): AsyncGenerator<Offset[]> {
     let startingAfter: string | undefined;
     const guard = new PageGuard();
@@ -192,6 +190,7 @@ export class CarbonClient {
   private answered(response: ApiResponse, report: ReturnType<CarbonClient['reporter']>): void {
     report?.(response.status, response.headers['request-id']);
     this.fromSandbox ||= response.headers['carbon-sandbox'] === 'true';
+    this.checksMaxAmount ||= response.headers['carbon-max-amount-cents'] === 'checked';
   }
 
   /** What --verbose is told of one attempt of `request`, once it is over; undefined when nobody listens. */

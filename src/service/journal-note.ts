@@ -73,6 +73,9 @@ function queryString(query: ApiRequest['query']): string {
   return search.toString();
 }
 
+/** `carbon buy --from-csv`'s keys (src/cli/batch/key.ts): `csv:<batch id>:<digest>`, and `:<digest>` after a row bought again. */
+const BATCH_KEY = /^csv:[A-Za-z0-9._-]{1,64}:[A-Za-z0-9_-]{32}(?::[A-Za-z0-9_-]{12})?$/;
+
 interface ErrorBody {
   error?: { type?: string; code?: string; param?: string; message?: string };
 }
@@ -104,8 +107,8 @@ export function note(
     duration_us: durationUs,
     key_id: trace.keyId,
     mode: trace.mode,
-    // Keys the caller chose, and carbon's own batch keys: a long run is a key here, not a secret.
-    idempotency_key: idempotencyKey === undefined ? null : journalText(idempotencyKey, undefined, false),
+    // carbon's own batch keys whole (their digest is a long run of letters), to match the rows they bought; any other masked.
+    idempotency_key: idempotencyKey === undefined ? null : journalText(idempotencyKey, undefined, !BATCH_KEY.test(idempotencyKey)),
     replayed: trace.replayed,
     offset_id: trace.offsetId,
     instance,

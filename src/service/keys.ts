@@ -77,14 +77,14 @@ export function keyShape(key: string): { prefix: string; mode: Mode; rest: strin
  * key (its prefix and mode are public). So besides the key-shaped text, any run of 32 or more
  * letters and digits (the secret's alphabet and length: a developer page's login token is one too)
  * is masked to its last four characters, unless it is hex (a git SHA, a digest, a UUID without its
- * dashes: no secret's alphabet), or `runs: false` (a field a caller names, as an Idempotency-Key:
- * carbon's own batch keys are such runs). A webhook signing secret (`whsec_…`, one made by an older
+ * dashes: no secret's alphabet), or with `runs: false` (carbon's own batch keys in the journal,
+ * whose digest is such a run). A webhook signing secret (`whsec_…`, one made by an older
  * carbon in base64url) shows its last four, and a URL's password (`postgres://user:…@host`) is
  * `***` (not a port and a query: `host:8080?to=ops@example.com`).
  */
 export function redactSecrets(text: string, options: { runs?: boolean } = {}): string {
   // A URL's password first as it came (a `/` in it is `%2F`, which decoded would end it), then again decoded.
-  const given = hasPassword(text) ? text.replace(URL_PASSWORD_ALL, '$1:***@') : text;
+  const given = hasPassword(text) ? text.replace(URL_PASSWORD_ALL, maskPassword) : text;
   const plain = given.includes('%') ? percentDecoded(given) : given;
   // Most text names no mode, no signing secret and no URL's password, and holds no long run: one linear scan each, before any regular expression.
   const named = plain.includes('_test_') || plain.includes('_live_');
@@ -96,7 +96,7 @@ export function redactSecrets(text: string, options: { runs?: boolean } = {}): s
   if (signing) out = out.replace(SIGNING_SECRET_ALL, (secret) => `whsec_…${secret.slice(-4)}`);
   // Hex is no secret's alphabet (a git SHA, a digest, a UUID without its dashes): left as it was.
   if (long) out = out.replace(SECRET_RUN_ALL, (run) => (HEX.test(run) ? run : `…${run.slice(-4)}`));
-  if (password) out = out.replace(URL_PASSWORD_ALL, '$1:***@');
+  if (password) out = out.replace(URL_PASSWORD_ALL, maskPassword);
   return out === plain ? given : out;
 }
 const hasPassword = (text: string) => text.includes('@') && text.includes('://');
@@ -113,7 +113,10 @@ const SECRET_RUN_ALL = new RegExp(`[A-Za-z0-9]{${SECRET_LENGTH},}`, 'g');
 const SIGNING_SECRET_ALL = /whsec_[A-Za-z0-9_-]{8,}/gi;
 const HEX = /^(?:[0-9a-f]+|[0-9A-F]+)$/;
 /** A URL's user and password, up to the last `@` before its host (a password may hold an `@`). */
-const URL_PASSWORD_ALL = /([a-z][a-z0-9+.-]{0,31}:\/\/[^\s/:@]*):(?!\d+[?#])[^\s/]*@/gi;
+const URL_PASSWORD_ALL = /([a-z][a-z0-9+.-]{0,31}:\/\/([^\s/:@]*)):([^\s/]*)@/gi;
+/** `***` for the password, but not for a host's port and query (`example.com:8080?to=ops@example.com`: a dot in the host, digits then ? or #). */
+const maskPassword = (match: string, before: string, user: string, password: string) =>
+  user.includes('.') && /^\d+[?#]/.test(password) ? match : `${before}:***@`;
 
 /** Whether `text` holds a run of SECRET_LENGTH letters and digits: one pass, no backtracking. */
 function hasSecretRun(text: string): boolean {

@@ -181,7 +181,7 @@ const HANDLERS: Record<Operation, Handler> = {
   async createQuote(_service, req, { mode, account, available }) {
     const request = parsePurchaseBody(req.body);
     const { kg, amount_cents: amount } = price(request, account.rate);
-    return ok<Quote>({
+    const quote = ok<Quote>({
       object: 'quote',
       livemode: mode === 'live',
       kg,
@@ -192,6 +192,9 @@ const HANDLERS: Record<Operation, Handler> = {
       sufficient_balance: available! >= amount,
       requires_review: amount > account.review_limit_cents,
     });
+    // Says that a purchase's Carbon-Max-Amount-Cents is checked here (a client may then leave the ceiling to it).
+    quote.headers['carbon-max-amount-cents'] = 'checked';
+    return quote;
   },
 
   async listOffsets(service, req, { mode, now }) {

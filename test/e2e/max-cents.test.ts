@@ -15,20 +15,30 @@ import { carbon, homes, json, ok, serve } from '../support/cli.js';
 
 const newHome = homes();
 
-async function risingRate(target: string, home: string, asService: boolean): Promise<{ url: string; close(): void }> {
+/**
+ * `sandbox`: the server as it is; `service`: one that ignores the ceiling and says nothing of a
+ * sandbox; `older sandbox`: a sandbox that ignores the ceiling and does not say it checks it.
+ */
+type Kind = 'sandbox' | 'service' | 'older sandbox';
+
+async function risingRate(target: string, home: string, kind: Kind, rise = true): Promise<{ url: string; close(): void }> {
   const to = new URL(target);
   const proxy = createServer((req, res) => {
     const forward = () => {
       const headers = { ...req.headers };
-      if (asService) delete headers['carbon-max-amount-cents'];
+      if (kind !== 'sandbox') delete headers['carbon-max-amount-cents'];
       const out = request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers }, (answer) => {
-        const { 'carbon-sandbox': marker, ...rest } = answer.headers;
-        res.writeHead(answer.statusCode ?? 502, asService ? rest : { ...rest, 'carbon-sandbox': marker });
+        const { 'carbon-sandbox': marker, 'carbon-max-amount-cents': checked, ...rest } = answer.headers;
+        const said = {
+          ...(kind === 'service' ? {} : { 'carbon-sandbox': marker }),
+          ...(kind === 'sandbox' && checked !== undefined ? { 'carbon-max-amount-cents': checked } : {}),
+        };
+        res.writeHead(answer.statusCode ?? 502, { ...rest, ...said });
         answer.pipe(res);
       });
       req.pipe(out);
     };
-    if (req.method === 'POST' && req.url?.endsWith('/offsets'))
+    if (rise && req.method === 'POST' && req.url?.endsWith('/offsets'))
       ok(['sandbox', 'rate', '8000'], { home }).then(forward, () => res.destroy());
     else forward();
   });
@@ -40,7 +50,7 @@ describe('buy --max-cents, the rate raised between the quote and the purchase', 
   test('a carbon sandbox refuses it inside the purchase: exit 2, nothing bought, nothing charged', async () => {
     const home = newHome();
     const server = await serve(home, ['--show-keys']);
-    const proxy = await risingRate(server.url, home, false);
+    const proxy = await risingRate(server.url, home, 'sandbox');
     try {
       const env = { CARBON_BASE_URL: proxy.url, CARBON_API_KEY: server.ready.test_key! };
       const r = await carbon(['buy', '--kg', '100', '--max-cents', '400'], { home: newHome(), env });
@@ -60,7 +70,7 @@ describe('buy --max-cents, the rate raised between the quote and the purchase', 
   test('a service that does not check it charges more: the offset is printed, one line says so, exit 1', async () => {
     const home = newHome();
     const server = await serve(home, ['--show-keys']);
-    const proxy = await risingRate(server.url, home, true);
+    const proxy = await risingRate(server.url, home, 'service');
     try {
       const env = { CARBON_BASE_URL: proxy.url, CARBON_API_KEY: server.ready.test_key! };
       const r = await carbon(['buy', '--kg', '100', '--max-cents', '400', '--json'], { home: newHome(), env });
@@ -81,7 +91,7 @@ describe('buy --max-cents, the rate raised between the quote and the purchase', 
   test('a batch: each row may cost only its quote, so the raised rate refuses the rows (amount_above_max, exit 10), nothing bought', async () => {
     const home = newHome();
     const server = await serve(home, ['--show-keys']);
-    const proxy = await risingRate(server.url, home, false);
+    const proxy = await risingRate(server.url, home, 'sandbox');
     try {
       const env = { CARBON_BASE_URL: proxy.url, CARBON_API_KEY: server.ready.test_key! };
       const client = newHome();
@@ -125,6 +135,25 @@ describe('buy --max-cents, the rate raised between the quote and the purchase', 
     // A cap past what the header takes (15 digits) is the same as no cap: it buys, as --dry-run says.
     for (const args of [['--dry-run'], []]) {
       expect((await carbon(['buy', '--kg', '1', '--max-cents', '1000000000000000', ...args], { home })).exitCode).toBe(0);
+    }
+  });
+
+  test('a quote above the cap with a key given: only a service that says it checks the ceiling is asked; one that does not, refused at the quote', async () => {
+    const home = newHome();
+    const server = await serve(home, ['--show-keys']);
+    await ok(['sandbox', 'rate', '8000'], { home });
+    const proxy = await risingRate(server.url, home, 'older sandbox', false);
+    try {
+      const env = { CARBON_BASE_URL: proxy.url, CARBON_API_KEY: server.ready.test_key! };
+      const r = await carbon(['buy', '--kg', '100', '--max-cents', '400', '--idempotency-key', 'deploy-42'], { home: newHome(), env });
+      expect([r.exitCode, r.stderr]).toEqual([
+        2,
+        'error: This purchase would cost 800 cents ($8.00), more than --max-cents 400; nothing was bought.\n',
+      ]);
+      expect((await json<{ data: unknown[] }>(['list'], { home })).data).toEqual([]);
+    } finally {
+      proxy.close();
+      await server.stop();
     }
   });
 });

@@ -104,6 +104,8 @@ test('redactSecrets masks the other secrets too: a signing secret (base62, or an
     ['postgres://u:Super%2FSecret@h/db', 'postgres://u:***@h/db'],
     ["No profile named 'https://a:b@c.example'.", "No profile named 'https://a:***@c.example'."],
     ['/x?db=postgres%3A%2F%2Fu%3ApW%40h%2Fdb', '/x?db=postgres://u:***@h/db'],
+    // Digits then # or ? in the password, as psql reads it (the user has no dot: not a host and a port).
+    ['postgres://carbon:2024#pw@db:5432/x', 'postgres://carbon:***@db:5432/x'],
   ] as const)
     expect(redactSecrets(url)).toBe(shown);
   expect(redactSecrets('WHSEC_Sa-WEyxe_YZxuaV-PDfaoxwx_CBBzU8lg8SV7S-jkPg')).toBe('whsec_…jkPg');

@@ -109,9 +109,10 @@ async function checkBeforeBuying(
   if (maxCents === undefined && ctx.settings.mode !== 'live') return false;
   const quote = await client.quote(params);
   const requiresReview = quote.livemode && quote.requires_review;
-  // A key given may have bought already, at the rate then: a carbon sandbox is asked (it replays
-  // that purchase, or refuses a new one above the ceiling); refused here, it would be "nothing bought".
-  if (maxCents !== undefined && quote.amount_cents > maxCents && !(retry && ctx.fromSandbox)) throw overMax(quote.amount_cents, maxCents);
+  // A key given may have bought already, at the rate then: a service that checks the ceiling in the
+  // purchase (its quote says so) is asked, and replays that purchase or refuses a new one above it.
+  if (maxCents !== undefined && quote.amount_cents > maxCents && !(retry && client.checksMaxAmount))
+    throw overMax(quote.amount_cents, maxCents);
   if (confirm) {
     // Nobody is asked to confirm what would fail: as a batch, a purchase the balance does not cover is refused first.
     if (!quote.sufficient_balance) throw shortBalance(ctx, quote);
