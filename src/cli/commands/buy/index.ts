@@ -11,7 +11,7 @@ export const buy: CommandSpec = {
         `
       --idempotency-key <key>   make retries safe: the same key never buys twice (generated when absent)
       --wait                    wait until the offset is placed or refunded
-      --max-cents <n>           refuse, before buying, a purchase that would cost more than this
+      --max-cents <n>           refuse a purchase that would cost more than this (at the quote, and in the purchase on a sandbox)
       -y, --yes                 do not ask to confirm a live purchase
       --dry-run                 make every check a purchase would (price, balance, --max-cents, permission) and exit as it
                                   would; buy nothing

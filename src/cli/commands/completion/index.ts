@@ -15,7 +15,7 @@ export const completion: CommandSpec = {
   examples: [
     'carbon completion bash > ~/.local/share/bash-completion/completions/carbon',
     // biome-ignore lint/suspicious/noTemplateCurlyInString: zsh's own ${fpath[1]}, for the shell to expand
-    'carbon completion zsh > "${fpath[1]}/_carbon"   # any directory on $fpath, before compinit',
+    'carbon completion zsh > "${fpath[1]}/_carbon"   # before compinit',
     'carbon completion fish > ~/.config/fish/completions/carbon.fish',
     'source <(carbon completion bash)                # or zsh, for this shell only',
     'carbon completion --install                     # for the shell $SHELL names',

@@ -14,7 +14,7 @@ export const config: CommandSpec = {
   name: 'config',
   description: 'profiles: keys, mode and base URL (in $CARBON_HOME/config.json, readable by you only)',
   settings: 'config',
-  notes: `Keys: test-key, live-key, mode (test|live), base-url. Every subcommand acts on the profile named by
+  notes: `Keys: test-key, live-key, mode (test|live), base-url; webhook-secret (made by watch) to get or unset. Every subcommand acts on the profile named by
 --profile or CARBON_PROFILE, else the current one ("default" unless \`carbon config use\` chose another).`,
   examples: [
     'carbon config set test-key -',

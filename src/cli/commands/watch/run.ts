@@ -218,7 +218,7 @@ async function follow(ctx: Context, flags: WatchFlags, watch: Watch, initial: Wa
       // A server restarting (or its ledger stalled) after the client's own retries: said once, and
       // tried again at the interval, as `stripe listen` reconnects; --until-settled's deadline bounds it.
       if (!passing(err) || Date.now() >= deadline) throw err;
-      if (!down) ctx.out.warn(`${(err as Error).message} Trying again every ${flags.interval ?? '2s'}; the cursor stays where it was.`);
+      if (!down) ctx.out.warn(`${(err as Error).message} Trying again every ${flags.interval ?? '2s'}.`);
       down = true;
       await stop.sleep(Math.min(watch.intervalMs, Math.max(0, deadline - Date.now())));
       if (stop.stopped) return end('signal', 0);
