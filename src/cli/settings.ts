@@ -144,6 +144,9 @@ function chooseProfile(
   return { profileName, profile };
 }
 
+/** A key with white space at an end or a control character: most often one pasted with its line's end. */
+const PASTED = /^\s|\s$|[\u0000-\u001f\u007f]/;
+
 /**
  * Test or live: --live/--test, else the mode of the key given, else the profile's, else test. A key
  * of the other mode is refused, unless the flags only filter what is read (`modeFilters`): then the
@@ -155,7 +158,7 @@ function chooseMode(opts: GlobalOptions, env: NodeJS.ProcessEnv, profile: Profil
   const explicitKey = opts.apiKey ?? (env.CARBON_API_KEY || undefined);
   const explicitKeyMode = explicitKey === undefined ? null : modeOfKey(explicitKey);
   // A secret pasted into CI with its line's end: said as such, not as a header that cannot be sent.
-  if (explicitKey !== undefined && /^\s|\s$|[\u0000-\u001f\u007f]/.test(explicitKey)) {
+  if (explicitKey !== undefined && PASTED.test(explicitKey)) {
     throw usage(
       `The API key from ${opts.apiKey !== undefined ? '--api-key' : 'CARBON_API_KEY'} has white space at an end, or a control character (a newline pasted with it?); give the key alone.`,
     );
@@ -191,7 +194,7 @@ function chooseKey(opts: GlobalOptions, env: NodeJS.ProcessEnv, profile: Profile
 function refuseKeyOfOtherMode(key: string, mode: Mode, profileName: string, flag: string): void {
   const keyMode = modeOfKey(key);
   // Nor is one that is no key at all (edited by hand) sent, as CARBON_API_KEY's is not.
-  if (/^\s|\s$|[\u0000-\u001f\u007f]/.test(key)) {
+  if (PASTED.test(key)) {
     throw usage(
       `The ${mode}-key of profile ${profileName} has white space at an end, or a control character (a newline pasted with it?): nothing was sent.`,
       `Set it again: \`carbon config set${flag} ${mode}-key -\`.`,

@@ -135,9 +135,7 @@ export function checkMaxAmount(value: string | undefined): number | null {
   if (value.includes(','))
     throw validationError('Carbon-Max-Amount-Cents', 'Carbon-Max-Amount-Cents was sent more than once; send it once.');
   if (!/^\d{1,15}$/.test(value)) {
-    throw new ApiError('validation_error', 'Carbon-Max-Amount-Cents must be a whole number of cents.', {
-      param: 'Carbon-Max-Amount-Cents',
-    });
+    throw validationError('Carbon-Max-Amount-Cents', 'Carbon-Max-Amount-Cents must be a whole number of cents.');
   }
   return Number(value);
 }

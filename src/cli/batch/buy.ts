@@ -125,7 +125,7 @@ async function buyOne(
         return null;
       }
       const again = rebuyKey(key, row.params);
-      purchase = { ...(await client.buy(row.params, capped(again, row.cap))), key: again };
+      purchase = { ...(await client.buy(row.params, { idempotencyKey: again, maxAmountCents: row.cap })), key: again };
     }
     used = purchase.key;
     const { offset, replayed } = purchase;
@@ -170,7 +170,7 @@ async function firstFree(
   for (const key of candidates) {
     if (keys.taken.has(key)) continue;
     try {
-      const purchase = await client.buy(params, capped(key, cap));
+      const purchase = await client.buy(params, { idempotencyKey: key, maxAmountCents: cap });
       if (key !== keys.own || keys.shared) keys.taken.add(key);
       return { ...purchase, key };
     } catch (err) {
@@ -225,7 +225,3 @@ async function boughtAs(client: CarbonClient, key: string, params: PurchaseParam
   }
   return null;
 }
-
-/** A purchase's options: its key, and the most it may cost (--max-cents: the row's quote). */
-const capped = (idempotencyKey: string, cap: number | undefined) =>
-  cap === undefined ? { idempotencyKey } : { idempotencyKey, maxAmountCents: cap };
