@@ -20,11 +20,12 @@ export interface Invocation {
  */
 export async function invoke(load: () => Promise<Handler>, kind: SettingsKind, given: Invocation, opened?: ContextOpened): Promise<void> {
   const { globals } = given;
-  const [run, { Context }, { Output }, { resolveSettings, resolveConfigSettings, databasePasswordWarning }] = await Promise.all([
+  const [run, { Context }, { Output }, { resolveSettings, resolveConfigSettings }, { databasePasswordWarning }] = await Promise.all([
     load(),
     import('./context.js'),
     import('./output.js'),
     import('./settings.js'),
+    import('./settings-ledger.js'),
   ]);
   const out = new Output({ json: Boolean(globals.json), ...(globals.color === false ? { color: false } : {}) });
   const settings =
