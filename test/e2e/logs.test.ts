@@ -582,6 +582,32 @@ describe('carbon logs --follow', () => {
     await stopsOn(tail);
     await server.stop();
   });
+  test('against carbon serve, across a restart of the server: one warning, asked again, then what comes after', async () => {
+    const home = newHome();
+    const first = await serve(home, ['--show-keys']);
+    const key = first.ready.test_key!;
+    const port = new URL(first.url).port;
+    const tail = follow(newHome(), [], { CARBON_BASE_URL: first.url, CARBON_API_KEY: key, CARBON_MAX_RETRIES: '0' });
+    await tail.ready();
+    await first.stop();
+    // Until the warning, or the follower's end (exit 1 before it asked again).
+    while (!tail.err().includes('Trying again every 2 s.') && tail.child.exitCode === null)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(tail.err()).toContain('Trying again every 2 s.');
+    const second = await serve(home, ['--port', port]);
+    try {
+      const res = await fetch(`${second.url}/balance`, { headers: { authorization: `Bearer ${key}` } });
+      const id = res.headers.get('request-id')!;
+      await tail.seen([id]);
+      // Said on stderr once the read that answered is done (the test's limit bounds the wait).
+      while (!tail.err().includes('Reached again: following on.')) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(tail.err().match(/Trying again/g)).toHaveLength(1);
+      await stopsOn(tail);
+    } finally {
+      await second.stop();
+    }
+  });
+
   test('against carbon serve, across a sandbox reset: the reset replaces the key it follows with, so it ends at once, exit 4, saying so', async () => {
     const home = newHome();
     const server = await serve(home, ['--show-keys']);

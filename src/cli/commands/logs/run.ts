@@ -104,18 +104,21 @@ async function follow(ctx: Context, source: Source, filter: RequestFilter, backl
   const draw = ctx.out.json || !ctx.out.interactive ? null : requestStream(await ctx.paint(), terminalWidth(ctx.out.stdout, ctx.env));
   if (!ctx.out.json) ctx.out.info(`Following the requests of ${source.where} (Ctrl-C to stop)…`);
   if (earlier.length > 0) write(ctx, earlier.reverse(), draw);
+  let down = false;
   try {
     while (!stop.signal.aborted) {
-      const { head, batch, through } = await readOn(source, filter, read, stop.signal);
-      await sayMissed(ctx, source, read, head, filtered(filter));
-      if (head === undefined) {
-        // Seqs never start again (docs/reliability.md, section 9); a journal emptied by an older
-        // carbon numbers from 1 again: what it holds now came after, so all of it is printed.
-        if ((await newestSeq(source)) < read) read = 0;
+      try {
+        read = await readStep(ctx, source, filter, read, stop.signal, draw);
+      } catch (err) {
+        // A server restarting (or its ledger stalled): said once, and asked again, as `watch` does.
+        if (!passing(err)) throw err;
+        if (!down) ctx.out.warn(`${err.message} Trying again every 2 s.`);
+        down = true;
+        await pause(2_000, stop.signal);
         continue;
       }
-      read = through;
-      if (batch.length > 0) write(ctx, batch, draw);
+      if (down) ctx.out.info('Reached again: following on.');
+      down = false;
     }
   } catch (err) {
     // A served sandbox stops taking the key it was followed with: revoked, or replaced by a reset.
@@ -126,6 +129,42 @@ async function follow(ctx: Context, source: Source, filter: RequestFilter, backl
   }
   throw new CliError(`Stopped following (${stopName(heard)}).`, EXIT.interrupted, 'interrupted');
 }
+
+/** One read of the entries past `read` (waiting for some), printed; how far the journal is read now. */
+async function readStep(
+  ctx: Context,
+  source: Source,
+  filter: RequestFilter,
+  read: number,
+  signal: AbortSignal,
+  draw: ReturnType<typeof requestStream> | null,
+): Promise<number> {
+  const { head, batch, through } = await readOn(source, filter, read, signal);
+  await sayMissed(ctx, source, read, head, filtered(filter));
+  // Seqs never start again (docs/reliability.md, section 9); a journal emptied by an older carbon
+  // numbers from 1 again: what it holds now came after, so all of it is printed.
+  if (head === undefined) return (await newestSeq(source)) < read ? 0 : read;
+  if (batch.length > 0) write(ctx, batch, draw);
+  return through;
+}
+
+/** A failure a later read may not meet: no answer, or a 5xx (exit 1: source.ts). */
+const passing = (err: unknown): err is CliError =>
+  err instanceof CliError && (err.code === 'connection_error' || err.exitCode === EXIT.failure);
+
+/** Waits `ms`, or until `signal` aborts. */
+const pause = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
 
 const KEY_GONE_HINT =
   'The sandbox no longer takes the key it was followed with (revoked, or replaced by `carbon sandbox reset`): follow again with a current key (`carbon sandbox keys --reveal`).';
