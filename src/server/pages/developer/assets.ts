@@ -122,6 +122,10 @@ ${Array.from({ length: 24 }, (_, i) => sparseTicks(i + 7)).join('\n')}
   label.check input { min-height: 0; width: 1.25rem; height: 1.25rem; margin: 0; }
   table.cards td.id a, .facts dd > a { display: inline-block; padding: 0.7rem 0; margin: -0.7rem 0; }
 }
+/* A small phone (320 px): an offset's id takes the card's width, its state the line under it. */
+@media (max-width: 23rem) {
+  table.cards td.id, table.cards td.state { grid-column: 1 / -1; text-align: left; }
+}
 @media print {
   .sandbox-band { border: 2px solid #000; }
 }
