@@ -66,6 +66,9 @@ export async function runToExit(
     code = reportError(lostOutput(lost), io);
     await Promise.all(createdStreams().map(flushed));
   }
+  // Node prints a warning (a deprecation, the runtime's own) on a later tick: the ticks queued so
+  // far run first, so a warning raised while the command ran is printed, not lost to the exit.
+  await new Promise((resolve) => process.nextTick(resolve));
   process.exit(code);
 }
 

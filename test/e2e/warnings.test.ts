@@ -17,8 +17,8 @@ describe('warnings', () => {
     const home = newHome();
     const preload = join(home, 'warn.cjs');
     // One warning as carbon starts, and one raised while node:sqlite loads (inside the moment
-    // carbon filters warnings). carbon serve, whose event loop turns, prints what is raised; a
-    // one-shot command may exit within its first turn, before Node prints a warning at all.
+    // carbon filters warnings), by a server and by one-shot commands, which exit straight after
+    // their work (Node prints a warning on a later tick).
     writeFileSync(
       preload,
       `process.emitWarning('a warning before carbon starts', 'TestWarning');
@@ -35,6 +35,13 @@ describe('warnings', () => {
     expect(server.stderr()).toContain('TestWarning: a warning before carbon starts');
     expect(server.stderr()).toContain('TestWarning: a warning while node:sqlite loads');
     expect(server.stderr()).not.toContain('ExperimentalWarning');
+    for (const args of [['balance'], ['buy', '--kg', '5', '--yes'], ['list', '--json']]) {
+      const run = await carbon(args, { home, env: { NODE_OPTIONS: `--require ${preload}` } });
+      expect(run.exitCode, args.join(' ')).toBe(0);
+      expect(run.stderr, args.join(' ')).toContain('TestWarning: a warning before carbon starts');
+      expect(run.stderr, args.join(' ')).toContain('TestWarning: a warning while node:sqlite loads');
+      expect(run.stderr, args.join(' ')).not.toContain('ExperimentalWarning');
+    }
   });
 
   test('a 400-row batch and list --all print nothing on stderr that was not asked for', async () => {
