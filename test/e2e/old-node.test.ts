@@ -3,7 +3,7 @@ import { accessSync, constants, readdirSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
-import { BIN, baseEnv, homes } from '../support/cli.js';
+import { BIN, baseEnv, carbon, homes } from '../support/cli.js';
 
 /**
  * carbon needs Node.js 22.13 or later. On an older Node every command is refused by
@@ -60,6 +60,21 @@ describe.runIf(oldNode !== undefined)('on a Node older than 22.13', () => {
     expect(r.stdout).toBe('');
     expect(r.stderr.split('\n')).toEqual([
       `carbon: needs Node.js 22.13 or later, and this is Node.js ${version}; install Node 24 or 26 (LTS) from nodejs.org or with your version manager (nvm install 24), then run carbon again.`,
+    ]);
+    expect(readdirSync(home)).toEqual([]);
+  });
+});
+
+describe('on a Node without node:sqlite (started with --no-experimental-sqlite)', () => {
+  test('a command that opens the ledger says so in one line, exits 1, and makes no ledger', async () => {
+    const home = newHome();
+    const r = await carbon(['balance'], { home, env: { NODE_OPTIONS: '--no-experimental-sqlite' } });
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        /^error: This Node\.js \(v[\d.]+\) has no node:sqlite, which the local ledger needs\. .*--no-experimental-sqlite/,
+      ),
     ]);
     expect(readdirSync(home)).toEqual([]);
   });

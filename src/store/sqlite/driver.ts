@@ -1,4 +1,5 @@
 import type { DatabaseSync } from 'node:sqlite';
+import { LedgerError } from '../ledger-error.js';
 
 /**
  * The SQLite driver: the runtime's own `node:sqlite` (Node 22.13 and later), no native addon.
@@ -11,9 +12,11 @@ let loaded: Sqlite | undefined;
 /**
  * node:sqlite, loaded once. Node 22 prints `ExperimentalWarning: SQLite is an experimental
  * feature…` when it loads (24.21 and 26 do not): that one warning is silenced while it loads,
- * and every other warning, then or later, is printed as Node would.
+ * and every other warning, then or later, is printed as Node would. A Node without it (started
+ * with --no-experimental-sqlite, or older than 22.13: the library has no bin to refuse it) is
+ * a LedgerError that says so, before anything is made on disk.
  */
-export function sqlite(): Sqlite {
+export function sqlite(path: string): Sqlite {
   if (loaded !== undefined) return loaded;
   const emit = process.emitWarning;
   process.emitWarning = function (this: unknown, warning: string | Error, ...rest: unknown[]) {
@@ -23,9 +26,17 @@ export function sqlite(): Sqlite {
     return (emit as (...args: unknown[]) => void).call(process, warning, ...rest);
   } as typeof process.emitWarning;
   try {
-    loaded = process.getBuiltinModule('node:sqlite') as Sqlite;
+    // Node 20 before 20.16 has no getBuiltinModule either.
+    loaded = process.getBuiltinModule?.('node:sqlite') as Sqlite | undefined;
   } finally {
     process.emitWarning = emit;
+  }
+  if (loaded === undefined) {
+    throw new LedgerError(
+      `This Node.js (${process.version}) has no node:sqlite, which the local ledger needs.`,
+      path,
+      'Run carbon on Node.js 22.13 or later, without --no-experimental-sqlite (in NODE_OPTIONS too).',
+    );
   }
   return loaded;
 }

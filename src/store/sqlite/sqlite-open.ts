@@ -84,6 +84,7 @@ function walBytes(path: string): number {
 export function openLedgerFile(dir: string): { db: Db; path: string } {
   const path = join(dir, LEDGER_FILE);
   try {
+    const { DatabaseSync } = sqlite(path);
     makeDirs(dir, 0o700);
     closeSync(openSync(path, 'a', 0o600));
     // Modes apply only to what is created: take back what a copy or a restore may have widened
@@ -99,7 +100,7 @@ export function openLedgerFile(dir: string): { db: Db; path: string } {
         // Not the owner, or (the keys file) not there yet: nothing to do here.
       }
     }
-    return { db: new (sqlite().DatabaseSync)(path), path };
+    return { db: new DatabaseSync(path), path };
   } catch (err) {
     throw sqliteError(err, path);
   }
@@ -107,7 +108,7 @@ export function openLedgerFile(dir: string): { db: Db; path: string } {
 
 /** A private ledger in memory. */
 export function openMemoryLedger(): { db: Db; path: string } {
-  return { db: new (sqlite().DatabaseSync)(':memory:'), path: ':memory:' };
+  return { db: new (sqlite(':memory:').DatabaseSync)(':memory:'), path: ':memory:' };
 }
 
 /** The connection's settings (WAL journal, busy timeout, page cache) and the schema brought up to date (true if it was not). */
