@@ -261,6 +261,56 @@ run('carbon report --format html, in Chromium', () => {
     expect(found).toEqual([]);
   });
 
+  test('a long chart (25 rows) prints in pieces a page breaks between, never through a row; on screen one chart', async () => {
+    const many = newHome();
+    const csv = join(many, 'refs.csv');
+    writeFileSync(
+      csv,
+      `kg,reference\n${Array.from({ length: 25 }, (_, i) => `${10 + i},team-${String(i).padStart(2, '0')}`).join('\n')}\n`,
+    );
+    await ok(['buy', '--from-csv', csv], { home: many });
+    const long = (await ok(['report', '--by', 'reference', '--format', 'html'], { home: many })).stdout;
+    // A4 less its margins is about 680 px wide and 1,000 px high.
+    const at = await (await browser.newContext({ viewport: { width: 680, height: 1000 } })).newPage();
+    await at.route('**/*', (route) => route.abort());
+    await at.setContent(long);
+    for (const media of ['screen', 'print'] as const) {
+      await at.emulateMedia({ media });
+      const seen = (await at.evaluate(`(() => {
+        const svgs = [...document.querySelectorAll('figure svg')];
+        return {
+          pieces: svgs.map((svg) => {
+            const box = svg.getBoundingClientRect();
+            return { top: box.top, bottom: box.bottom, avoid: getComputedStyle(svg).breakInside, rows: svg.querySelectorAll('g').length };
+          }),
+          named: svgs.map((svg) => svg.getAttribute('role') ?? svg.getAttribute('aria-hidden')),
+          figure: getComputedStyle(document.querySelector('figure')).breakInside,
+          // Each row's label, top to bottom: evenly spaced across the pieces.
+          rows: [...document.querySelectorAll('figure svg g text:first-child')].map((t) => t.getBoundingClientRect().top),
+        };
+      })()`)) as {
+        pieces: Array<{ top: number; bottom: number; avoid: string; rows: number }>;
+        named: string[];
+        figure: string;
+        rows: number[];
+      };
+      expect(
+        seen.pieces.map((p) => p.rows),
+        media,
+      ).toEqual([10, 10, 5]);
+      expect(seen.named).toEqual(['img', 'true', 'true']);
+      for (let i = 1; i < seen.pieces.length; i++) expect(seen.pieces[i]!.top - seen.pieces[i - 1]!.bottom, media).toBeCloseTo(0, 0);
+      const gaps = seen.rows.slice(1).map((top, i) => top - seen.rows[i]!);
+      expect(Math.max(...gaps) - Math.min(...gaps), `${media}: rows evenly spaced`).toBeLessThan(1);
+      if (media === 'print') {
+        // Each piece kept whole and well under a page; the chart itself may break (between pieces).
+        for (const p of seen.pieces) expect([p.avoid, p.bottom - p.top < 600]).toEqual(['avoid', true]);
+        expect(seen.figure).toBe('auto');
+      }
+    }
+    await at.context().close();
+  });
+
   test('prints to one PDF page that fits its width; a screenshot is kept', async () => {
     await page.emulateMedia({ media: 'print' });
     const pdf = await page.pdf({ format: 'A4', printBackground: true });

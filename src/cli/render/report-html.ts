@@ -74,7 +74,7 @@ tfoot th, tfoot td { font-weight: 700; border-top: 2px solid #1a1a1a; border-bot
   tr > th, tr > td { display: flex; justify-content: space-between; gap: 1rem; padding: .1rem .2rem; border: none; }
   td::before { color: #444; font-weight: 400; }
 }
-@media print { body { margin: 0; max-width: none; } figure, tr { break-inside: avoid; } tfoot { display: table-row-group; } }
+@media print { body { margin: 0; max-width: none; } figure svg, tr { break-inside: avoid; } tfoot { display: table-row-group; } }
 /* The band is on the first printed page only; fixed to the page, the watermark is printed on every
    one, as the certificate's is (on screen the band says it where the report starts). */
 .watermark { display: none; }
@@ -100,12 +100,12 @@ function chart(rows: readonly ReportRow[], by: string, w: Weight): string {
   const room = 6 + 7 * Math.max(...rows.map((r) => value(r).length));
   const barMax = width - label - Math.min(180, Math.max(84, room));
   const rowHeight = 24;
-  const height = rows.length * rowHeight + 8;
   const max = Math.max(1, ...rows.map((r) => r.kg));
   const scale = (kg: number) => (kg === 0 ? 0 : Math.max(MIN_BAR, (kg / max) * barMax));
 
-  const bars = rows.map((r, i) => {
-    const y = i * rowHeight + 4;
+  const bars = rows.map((r, k) => {
+    // 4 units above the first row and below the last, none between the pieces.
+    const y = (k % SEGMENT_ROWS) * rowHeight + (k < SEGMENT_ROWS ? 4 : 0);
     const placed = scale(r.placed_kg);
     const processing = scale(r.processing_kg);
     return (
@@ -116,12 +116,27 @@ function chart(rows: readonly ReportRow[], by: string, w: Weight): string {
     );
   });
   const described = rows.map((r) => `${r.group ?? 'bought without a reference'}: ${w.text(r.kg)} ${w.unit}`).join('; ');
-  return `<svg role="img" aria-labelledby="chart-title chart-desc" viewBox="0 0 ${width} ${height}" width="100%" preserveAspectRatio="xMinYMin meet">
-<title id="chart-title">${w.unit === 'kg' ? 'kg' : 'tonnes'} of CO2 offset per ${escapeHtml(by)}</title>
-<desc id="chart-desc">${escapeHtml(described)}</desc>
-${bars.join('\n')}
-</svg>`;
+  // The chart in pieces of SEGMENT_ROWS rows, one under the other with no gap: a printed page
+  // breaks between two pieces, never through a row. One tall SVG was cut through a row where a
+  // page ended, and kept whole it moved to page 2 and left page 1 empty. The first names the whole.
+  const svgs: string[] = [];
+  for (let at = 0; at < bars.length; at += SEGMENT_ROWS) {
+    const part = bars.slice(at, at + SEGMENT_ROWS);
+    const height = part.length * rowHeight + (at === 0 ? 4 : 0) + (at + SEGMENT_ROWS >= bars.length ? 4 : 0);
+    const named =
+      at === 0
+        ? `role="img" aria-labelledby="chart-title chart-desc"><title id="chart-title">${w.unit === 'kg' ? 'kg' : 'tonnes'} of CO2 offset per ${escapeHtml(by)}</title>
+<desc id="chart-desc">${escapeHtml(described)}</desc>`
+        : 'aria-hidden="true">';
+    svgs.push(`<svg viewBox="0 0 ${width} ${height}" width="100%" preserveAspectRatio="xMinYMin meet" ${named}
+${part.join('\n')}
+</svg>`);
+  }
+  return svgs.join('\n');
 }
+
+/** The rows of one piece of the chart: ten, 240 units tall (about 420 px printed on A4, under half a page). */
+const SEGMENT_ROWS = 10;
 
 /**
  * A label cut to `room` units of the chart (its text is 11 units high), by what a reader sees as
