@@ -9,7 +9,10 @@ export type ParseResult = { ok: true; value: unknown } | { ok: false; reason: st
 export function parseJsonBody(raw: string): ParseResult {
   let value: unknown;
   try {
-    value = JSON.parse(raw);
+    // No field of a request takes a fraction, and JSON.parse reads `0.99999999999999999` as 1 and
+    // `1000000.00000000001` as 1,000,000: a number not whole as written is read as NaN, which every
+    // field refuses. (Text without a `.`, `e` or `E` holds no such number: no reviver to run.)
+    value = /[.eE]/.test(raw) ? JSON.parse(raw, wholeAsWritten) : JSON.parse(raw);
   } catch (err) {
     // RangeError covers absurdly deep nesting; SyntaxError everything else.
     return { ok: false, reason: err instanceof SyntaxError ? 'the body is not valid JSON' : 'the body is too deeply nested' };
@@ -19,6 +22,17 @@ export function parseJsonBody(raw: string): ParseResult {
     if (dup !== undefined) return { ok: false, reason: `the body repeats the key "${dup}"` };
   }
   return { ok: true, value };
+}
+
+/** A JSON number as its text says, or NaN when that text is not a whole number (`2.0` and `1e3` are). */
+function wholeAsWritten(_key: string, value: unknown, context?: { source?: string }): unknown {
+  if (typeof value !== 'number' || context?.source === undefined) return value;
+  const m = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(context.source);
+  if (m === null) return value;
+  const digits = m[1]! + (m[2] ?? '');
+  // The digits past the decimal point, once the exponent has moved it, must all be zeros.
+  const point = m[1]!.length + Number(m[3] ?? 0);
+  return /^0*$/.test(digits.slice(Math.max(0, point))) ? value : Number.NaN;
 }
 
 /** Scans an already-valid JSON object text and returns the first repeated top-level key. */

@@ -157,6 +157,16 @@ describe('422 validation_error: kg and amount_cents', () => {
     expect(res.status).toBe(201);
     expect(res.body.kg).toBe(2);
     expect((await quote('{"kg": 2e0}')).status).toBe(200);
+    expect((await quote('{"kg": 1000e-3, "reference": "2.5 t"}')).status).toBe(200);
+  });
+
+  test('a number not whole as written is refused, though its double rounds to a whole one (0.99999999999999999 reads as 1)', async () => {
+    for (const [, send] of bothForms) {
+      for (const body of ['{"kg": 0.99999999999999999}', '{"kg": 1000000.00000000001}', '{"kg": 4.9999999999999999}', '{"kg": 5e-1}']) {
+        expectError(await send(body), 422, 'validation_error', 'kg');
+      }
+      expectError(await send('{"amount_cents": 5000000.0000000001}'), 422, 'validation_error', 'amount_cents');
+    }
   });
 
   test('both kg and amount_cents → 422 param amount_cents; neither → 422 param kg', async () => {
