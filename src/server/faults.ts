@@ -41,11 +41,11 @@ export class ServerFaults {
       case null:
         return handle();
       case 'drop-before':
-        res.destroy();
+        cut(res);
         return null;
       case 'drop-after':
         await handle();
-        res.destroy();
+        cut(res);
         return null;
       default: {
         const response = faultResponse(fault.kind, config!);
@@ -54,4 +54,14 @@ export class ServerFaults {
       }
     }
   }
+}
+
+/**
+ * Cuts the connection `res` answers on: at once, or, pipelined behind answers not yet sent, once
+ * those are (its turn). Node's destroy() of a response still waiting its turn only closes the
+ * response, and the connection stayed open, silent, until the client gave up.
+ */
+function cut(res: ServerResponse): void {
+  if (res.socket !== null) res.destroy();
+  else res.once('socket', (socket) => socket.destroy());
 }

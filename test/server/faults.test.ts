@@ -102,6 +102,39 @@ describe('faults through carbon serve', () => {
     expect((await a.sandbox.status()).impact.test.offsets).toBe(before + 1);
   });
 
+  test('a drop pipelined behind another request: that one is answered, then the connection is cut (it hung open, silent)', async () => {
+    const { connect } = await import('node:net');
+    const { port } = new URL(a.url);
+    /** Two requests sent together on one connection: the status lines that came back, once the connection closed (or after 4 s). */
+    const pipelined = (second: string) =>
+      new Promise<{ statuses: string[]; closed: boolean }>((resolve) => {
+        const auth = `Host: x\r\nAuthorization: Bearer ${key}\r\n`;
+        const socket = connect(Number(port), '127.0.0.1', () =>
+          socket.write(`GET /api/v1/balance HTTP/1.1\r\n${auth}\r\n${second.replace('AUTH', auth)}`),
+        );
+        let got = '';
+        const done = (closed: boolean) => {
+          clearTimeout(timer);
+          socket.destroy();
+          resolve({ statuses: got.match(/^HTTP\/1\.1 \d+/gm) ?? [], closed });
+        };
+        const timer = setTimeout(() => done(false), 4_000);
+        socket.on('data', (d) => (got += d));
+        socket.on('close', () => done(true));
+        socket.on('error', () => {});
+      });
+    const before = (await a.sandbox.status()).impact.test.offsets;
+    await a.sandbox.setFaults({ error_rate: 1, errors: ['drop-before'], route: 'GET /impact' });
+    expect(await pipelined('GET /api/v1/impact HTTP/1.1\r\nAUTH\r\n')).toEqual({ statuses: ['HTTP/1.1 200'], closed: true });
+    await a.sandbox.setFaults({ error_rate: 1, errors: ['drop-after'], route: 'POST /offsets' });
+    const body = '{"kg": 1}';
+    const post = `POST /api/v1/offsets HTTP/1.1\r\nAUTHIdempotency-Key: pipelined-drop\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    expect(await pipelined(post)).toEqual({ statuses: ['HTTP/1.1 200'], closed: true });
+    // Bought, its answer lost.
+    expect((await a.sandbox.status()).impact.test.offsets).toBe(before + 1);
+    await a.sandbox.clearFaults();
+  });
+
   test('latency: the answer comes no sooner than the least delay set', async () => {
     await a.sandbox.setFaults({ latency_ms: { min: 250, max: 300 }, mode: 'test' });
     const started = performance.now();
