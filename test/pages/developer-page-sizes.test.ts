@@ -57,6 +57,7 @@ const DAY = 86_400_000;
 const SIZES = [
   // How many date ticks the chart shows there over a week and over 30 days.
   { name: 'desktop', width: 1280, height: 900, week: 4, month: 5 },
+  { name: 'tablet', width: 768, height: 1024, week: 4, month: 5 },
   { name: 'phone', width: 390, height: 844, week: 4, month: 5 },
   { name: 'phone-360', width: 360, height: 780, week: 4, month: 5 },
   { name: 'phone-320', width: 320, height: 640, week: 4, month: 3 },

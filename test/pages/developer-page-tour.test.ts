@@ -281,7 +281,7 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
     }
   });
 
-  test('on a phone, every control is a tap target at least 40 px high (a checkbox by its label)', async () => {
+  test('on a phone and a touch tablet, every control is a tap target at least 40 px high (a checkbox by its label)', async () => {
     const key = (await server.sandbox.defaultKey('test'))!;
     // More than a page of offsets (20) and of requests (50): the Older links are there too.
     let id = '';
@@ -296,19 +296,26 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
       request = made.headers.get('request-id')!;
     }
     await server.sandbox.journal.flush();
-    const phone = await chromium.browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
-    const p = await phone.newPage();
-    await p.goto(`${server.origin}/login?token=${await server.sandbox.pages.newLoginToken(Date.now())}`);
-    // A request's page links its offset: alone in its line, a tap target too.
-    for (const path of ['/', `/offsets/${id}`, '/requests', `/requests/${request}`]) {
-      await p.goto(`${server.origin}${path}`);
-      if (path === '/' || path === '/requests') expect(await p.locator('a', { hasText: 'Older' }).count(), path).toBe(1);
-      await p.goto(`${server.origin}${path}`);
-      const small = await p.evaluate<string[]>(SMALL_TARGETS);
-      expect(small, path).toEqual([]);
-      expect(await p.evaluate<number>('document.documentElement.scrollWidth'), path).toBeLessThanOrEqual(390);
+    // A tablet wider than a phone's layout, but touched: its controls are a finger's too.
+    for (const viewport of [
+      { width: 390, height: 844 },
+      { width: 768, height: 1024 },
+    ]) {
+      const touch = await chromium.browser.newContext({ viewport, isMobile: true, hasTouch: true });
+      const p = await touch.newPage();
+      await p.goto(`${server.origin}/login?token=${await server.sandbox.pages.newLoginToken(Date.now())}`);
+      // A request's page links its offset: alone in its line, a tap target too.
+      for (const path of ['/', `/offsets/${id}`, '/requests', `/requests/${request}`]) {
+        const where = `${viewport.width} px ${path}`;
+        await p.goto(`${server.origin}${path}`);
+        if (path === '/' || path === '/requests') expect(await p.locator('a', { hasText: 'Older' }).count(), where).toBe(1);
+        await p.goto(`${server.origin}${path}`);
+        const small = await p.evaluate<string[]>(SMALL_TARGETS);
+        expect(small, where).toEqual([]);
+        expect(await p.evaluate<number>('document.documentElement.scrollWidth'), where).toBeLessThanOrEqual(viewport.width);
+      }
+      await touch.close();
     }
-    await phone.close();
   });
 
   test("an action's notice shows once: not in the address, so a reload does not say it again (the reset's too)", async () => {

@@ -99,6 +99,9 @@ ${Array.from({ length: 24 }, (_, i) => sparseTicks(i + 7)).join('\n')}
   .field input, .field select { width: 100%; }
   fieldset { display: block; }
   .checks { display: flex; flex-wrap: wrap; gap: 0.2rem 0.8rem; margin: 0 0 0.5rem; }
+}
+/* Up to a tablet's width (a laptop at 200 %), the tables' columns do not fit: a record a card. */
+@media (max-width: 62rem) {
   /* A record a card: the id and its state, then kg and amount, then the rest, each named. */
   table.cards thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
   table.cards, table.cards tbody { display: block; }
@@ -114,6 +117,8 @@ ${Array.from({ length: 24 }, (_, i) => sparseTicks(i + 7)).join('\n')}
   table.cards td.act { grid-column: 1 / -1; }
   table.cards td.act:empty { display: none; }
   .scroll { overflow-x: visible; }
+}
+@media (max-width: 40rem), (pointer: coarse) {
   /* Tap targets a finger hits (about 44 px high); a checkbox by its label, a record's id link and a fact's link by a hit area that moves nothing. */
   button, select, input, summary, header nav a, a[rel=next], a[rel=first] { min-height: 44px; }
   summary { padding: 0.65rem 0; }
