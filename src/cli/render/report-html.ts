@@ -1,5 +1,5 @@
 import type { Mode } from '../../api/types.js';
-import { escapeHtml, htmlDocument } from '../../server/pages/html.js';
+import { asTyped, escapeHtml, escapeText, htmlDocument } from '../../server/pages/html.js';
 import { NO_REFERENCE } from '../commands/report/index.js';
 import { periodsInUtc } from '../commands/report/periods.js';
 import type { ReportRow } from '../commands/report/run.js';
@@ -109,7 +109,7 @@ function chart(rows: readonly ReportRow[], by: string, w: Weight): string {
     const placed = scale(r.placed_kg);
     const processing = scale(r.processing_kg);
     return (
-      `<g><text x="${label - 8}" y="${y + 15}" text-anchor="end"${r.group === null ? ' font-style="italic"' : ''}>${escapeHtml(cutLabel(r.group ?? NO_REFERENCE, label - 8))}</text>` +
+      `<g><text x="${label - 8}" y="${y + 15}" text-anchor="end"${r.group === null ? ' font-style="italic"' : ''}>${escapeHtml(cutLabel(asTyped(r.group ?? NO_REFERENCE), label - 8))}</text>` +
       `<rect x="${label}" y="${y + 2}" width="${placed.toFixed(1)}" height="${rowHeight - 8}" fill="${PLACED}"/>` +
       `<rect x="${(label + placed).toFixed(1)}" y="${y + 2}" width="${processing.toFixed(1)}" height="${rowHeight - 8}" fill="${PROCESSING}"/>` +
       `<text x="${(label + placed + processing + 6).toFixed(1)}" y="${y + 15}">${value(r)}</text></g>`
@@ -126,7 +126,7 @@ function chart(rows: readonly ReportRow[], by: string, w: Weight): string {
     const named =
       at === 0
         ? `role="img" aria-labelledby="chart-title chart-desc"><title id="chart-title">${w.unit === 'kg' ? 'kg' : 'tonnes'} of CO2 offset per ${escapeHtml(by)}</title>
-<desc id="chart-desc">${escapeHtml(described)}</desc>`
+<desc id="chart-desc">${escapeText(described)}</desc>`
         : 'aria-hidden="true">';
     svgs.push(`<svg viewBox="0 0 ${width} ${height}" width="100%" preserveAspectRatio="xMinYMin meet" ${named}
 ${part.join('\n')}
@@ -179,7 +179,7 @@ export function reportHtml(r: HtmlReport): string {
   // A month, week or quarter never wraps; a reference may, anywhere.
   const rowClass = r.by === 'reference' ? ' class="reference"' : '';
   // The offsets without a reference in italics, apart from a reference that reads "(no reference)".
-  const name = (row: ReportRow) => (row.group === null ? `<em>${escapeHtml(NO_REFERENCE)}</em>` : escapeHtml(row.group));
+  const name = (row: ReportRow) => (row.group === null ? `<em>${escapeHtml(NO_REFERENCE)}</em>` : escapeText(row.group));
   const body = r.rows.map((row) => `<tr><th scope="row"${rowClass}>${name(row)}</th>${cells(row)}</tr>`).join('\n');
   const unitName = w.unit === 'kg' ? 'kg' : 'tonnes';
   const utc = periodsInUtc(r.by);

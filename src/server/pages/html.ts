@@ -5,6 +5,23 @@ export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
+/**
+ * HTML for text a caller wrote (a reference, a body, a path), shown as it was typed: its
+ * bidirectional controls (an override, an embedding, an isolate, a mark) are shown as `[U+202E]`,
+ * not obeyed, so `\u202Eabc-gnp.exe` does not read as `exe.png-cba` (the spoofed-name trick). For
+ * text only: an attribute's value (a form field's) keeps what was typed.
+ */
+export function escapeText(value: string): string {
+  return escapeHtml(asTyped(value));
+}
+
+/** `text` with its bidirectional controls shown as `[U+202E]` (escapeText, before any other change to it). */
+export function asTyped(text: string): string {
+  return BIDI.test(text) ? text.replace(BIDI_ALL, (c) => `[U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}]`) : text;
+}
+const BIDI = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
+const BIDI_ALL = new RegExp(BIDI.source, 'g');
+
 /** A whole HTML document: `head` is markup added to the head (styles, scripts), `body` the body's. */
 export function htmlDocument(title: string, head: string, body: string, bodyAttributes = ''): string {
   return `<!doctype html>

@@ -1,5 +1,5 @@
 import type { RequestEntry } from '../../../api/journal.js';
-import { escapeHtml } from '../html.js';
+import { escapeHtml, escapeText } from '../html.js';
 import { layout, pageHeader } from './views.js';
 
 /**
@@ -51,7 +51,7 @@ function item(e: RequestEntry): string {
   const target = e.query === '' ? e.path : `${e.path}?${e.query}`;
   return (
     `<li><a href="/requests/${encodeURIComponent(e.id)}"><span class="${statusClass(e.status)}">${e.status}</span>` +
-    `<span class="method">${escapeHtml(e.method)}</span><span class="path">${escapeHtml(target)}</span>` +
+    `<span class="method">${escapeHtml(e.method)}</span><span class="path">${escapeText(target)}</span>` +
     // Its day too: the model's clock moves by days, and a time alone reads as today's.
     `<span class="when"><time datetime="${escapeHtml(e.created)}">${escapeHtml(`${e.created.slice(0, 10)} ${e.created.slice(11, 19)}`)}</time></span>` +
     `${code === '' ? '' : `<span class="code">${escapeHtml(code)}</span>`}</a></li>`
@@ -106,7 +106,7 @@ ${list}${pages}</section></main>`,
 /** One entry whole: every field, and both bodies. */
 export function requestPage(e: RequestEntry, csrf: string): string {
   const row = (k: string, v: string) => `<dt>${escapeHtml(k)}</dt><dd>${v}</dd>`;
-  const text = (v: string | null) => (v === null ? '<span class="muted">—</span>' : escapeHtml(v));
+  const text = (v: string | null) => (v === null ? '<span class="muted">—</span>' : escapeText(v));
   const error =
     e.error === null
       ? ''
@@ -116,11 +116,11 @@ export function requestPage(e: RequestEntry, csrf: string): string {
   const body = (b: string, heading: string) =>
     b === ''
       ? '<p class="muted">(none)</p>'
-      : `<pre class="body" tabindex="0" role="region" aria-labelledby="${heading}">${escapeHtml(pretty(b))}</pre>`;
+      : `<pre class="body" tabindex="0" role="region" aria-labelledby="${heading}">${escapeText(pretty(b))}</pre>`;
   return layout(
     `carbon sandbox: request ${e.id}`,
     `${pageHeader(`Request <code>${escapeHtml(e.id)}</code>`, csrf)}
-<main><section class="request-whole" aria-labelledby="request"><h2 id="request">${escapeHtml(e.method)} ${escapeHtml(e.path)}</h2><dl class="facts">
+<main><section class="request-whole" aria-labelledby="request"><h2 id="request">${escapeHtml(e.method)} ${escapeText(e.path)}</h2><dl class="facts">
 ${row('Status', `<span class="${statusClass(e.status)}">${e.status}</span>`)}${error}${row('Query', text(e.query === '' ? null : e.query))}
 ${row('Time', `${escapeHtml(e.created)} <span class="muted">(model time; real time ${escapeHtml(e.real_time)})</span>`)}${row('Duration', `${e.duration_ms.toFixed(1)} ms`)}
 ${row('Key', key)}${row('Idempotency-Key', `${text(e.idempotency_key)}${e.replayed ? ' (replayed)' : ''}`)}

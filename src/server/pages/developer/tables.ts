@@ -1,7 +1,7 @@
 import type { Offset } from '../../../api/types.js';
 import type { SandboxKey } from '../../../service/sandbox.js';
 import { dollars } from '../../../service/units.js';
-import { escapeHtml } from '../html.js';
+import { escapeHtml, escapeText } from '../html.js';
 import { viewOf } from './dashboard-data.js';
 import { action, confirmed, type DashboardData, date, idText, kg } from './views.js';
 
@@ -38,7 +38,7 @@ export function offsetColumns(d: DashboardData): Array<Column<Offset>> {
     { heading: 'Status', cls: 'state', cell: (o) => status(o.status) },
     { heading: 'kg', cls: 'num', cell: (o) => escapeHtml(kg(o.kg)) },
     { heading: 'Amount', cls: 'num', cell: (o) => escapeHtml(dollars(o.amount_cents)) },
-    { heading: 'Reference', cls: 'wide', cell: (o) => (o.reference === null ? '<span class="muted">—</span>' : escapeHtml(o.reference)) },
+    { heading: 'Reference', cls: 'wide', cell: (o) => (o.reference === null ? '<span class="muted">—</span>' : escapeText(o.reference)) },
     { heading: 'Created', cls: 'when', cell: (o) => escapeHtml(date(o.created)) },
     {
       heading: 'Action',

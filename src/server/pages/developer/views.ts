@@ -3,7 +3,7 @@ import { describeFaults, FAULT_KINDS } from '../../../service/faults.js';
 import { ROUTES } from '../../../service/routes.js';
 import type { SandboxKey, SandboxStatus } from '../../../service/sandbox.js';
 import { dollars, grouped, ratePerKg } from '../../../service/units.js';
-import { escapeHtml, htmlDocument } from '../html.js';
+import { escapeHtml, escapeText, htmlDocument } from '../html.js';
 import type { ChartData } from './chart.js';
 import { type Notice, noticeAt } from './flash.js';
 
@@ -192,7 +192,7 @@ export function offsetPage(o: Offset, csrf: string): string {
 <main><dl class="facts">
 ${row('Status', `<span class="status ${escapeHtml(o.status)}">${escapeHtml(o.status)}</span>`)}${row('Mode', o.livemode ? 'live' : 'test')}${row('kg', escapeHtml(kg(o.kg)))}
 ${row('Amount', escapeHtml(dollars(o.amount_cents)))}${row('Rate', escapeHtml(ratePerKg(o.rate_millicents_per_kg)))}
-${row('Requested', escapeHtml(o.requested.kg !== null ? kg(o.requested.kg) : dollars(o.requested.amount_cents ?? 0)))}${row('Reference', o.reference === null ? '—' : escapeHtml(o.reference))}
+${row('Requested', escapeHtml(o.requested.kg !== null ? kg(o.requested.kg) : dollars(o.requested.amount_cents ?? 0)))}${row('Reference', o.reference === null ? '—' : escapeText(o.reference))}
 ${row('Created', escapeHtml(date(o.created)))}${row('Placed', escapeHtml(date(o.placed)))}
 ${row('Certificate', o.certificate_url === null ? '<span class="muted">none (only placed live offsets have one)</span>' : `<a href="${escapeHtml(o.certificate_url)}">${escapeHtml(o.certificate_url)}</a>`)}
 </dl></main>`,

@@ -1,0 +1,81 @@
+import { beforeAll, describe, expect, test } from 'vitest';
+import { reportHtml } from '../../src/cli/render/report-html.js';
+import { weight } from '../../src/cli/render/weight.js';
+import { escapeText } from '../../src/server/pages/html.js';
+import { serveInProcess } from '../support/in-process-server.js';
+
+/**
+ * Text a caller wrote is shown on the pages as it was typed: a bidirectional control in it (a
+ * right-to-left override: the spoofed file name `\u202Eabc-gnp.exe` that reads `exe.png-cba`)
+ * is shown as `[U+202E]`, not obeyed by the browser; a form field keeps what was typed.
+ */
+
+const SPOOF = '\u202Eabc-gnp.exe';
+const served = serveInProcess('carbon-page-bidi-');
+let cookie: string;
+let id: string;
+let request: string;
+
+beforeAll(async () => {
+  const server = served.server;
+  const key = (await server.sandbox.defaultKey('test'))!;
+  const r = await fetch(`${server.url}/offsets`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': 'bidi-1' },
+    body: JSON.stringify({ kg: 11, reference: SPOOF }),
+  });
+  expect(r.status).toBe(201);
+  id = ((await r.json()) as { id: string }).id;
+  request = r.headers.get('request-id')!;
+  await server.sandbox.journal.flush();
+  const token = await server.sandbox.pages.newLoginToken(Date.now());
+  const res = await fetch(`${server.origin}/login?token=${token}`, { redirect: 'manual' });
+  cookie = /carbon_session=[^;]+/.exec(res.headers.get('set-cookie') ?? '')![0];
+});
+
+const html = async (path: string) => {
+  const res = await fetch(`${served.server.origin}${path}`, { headers: { accept: 'text/html', cookie } });
+  expect(res.status, path).toBe(200);
+  return res.text();
+};
+
+describe('bidirectional controls in what a caller wrote', () => {
+  test('escapeText shows each as its code point; escapeHtml (attributes) keeps it', () => {
+    expect(escapeText('\u202Eabc\u2066x\u2069\u200F<b>')).toBe('[U+202E]abc[U+2066]x[U+2069][U+200F]&#60;b&#62;');
+    expect(escapeText('plain café — 日本')).toBe('plain café — 日本');
+  });
+
+  test.each([
+    ['the offsets', () => '/?mode=test'],
+    ["the offset's page", () => `/offsets/${id}`],
+    ["the request's page", () => `/requests/${request}`],
+  ])('%s: the reference shown as typed, the override not in the text', async (_, path) => {
+    const page = await html(path());
+    expect(page).toContain('[U+202E]abc-gnp.exe');
+    expect(page).not.toContain('\u202E');
+  });
+
+  test('carbon report --format html by reference: the label in the chart and the row shown as typed', () => {
+    const row = { group: SPOOF, offsets: 1, kg: 11, placed_kg: 11, processing_kg: 0, amount_cents: 44 };
+    const page = reportHtml({
+      by: 'reference',
+      rows: [row],
+      total: { ...row, group: null },
+      mode: 'test',
+      sandbox: true,
+      weight: weight('kg'),
+      since: null,
+      until: null,
+      made: '2026-11-30T12:00:00Z',
+    });
+    // The chart's label (cut to its room) and description, and the table's row.
+    expect(page.match(/\[U\+202E\]abc-g/g)).toHaveLength(3);
+    expect(page).not.toContain('\u202E');
+  });
+
+  test('the filter field keeps what was typed', async () => {
+    const page = await html(`/?mode=test&reference=${encodeURIComponent(SPOOF)}`);
+    expect(page).toMatch(/<input id="f-reference" name="reference"[^>]* value="\u202Eabc-gnp\.exe">/);
+    expect(page).toContain('[U+202E]abc-gnp.exe');
+  });
+});
