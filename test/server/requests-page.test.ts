@@ -78,3 +78,22 @@ test('a filter that is none, or given twice, is marked on its field and describe
   const fine = await marks('status=4xx');
   expect([fine.status, fine.notice, fine.select.includes('aria-invalid')]).toEqual([200, null, false]);
 });
+
+test("an entry's error code may break after an underscore on a narrow screen, never inside a word", async () => {
+  const server = served.server;
+  const key = (await server.sandbox.defaultKey('test'))!;
+  const buy = (kg: number) =>
+    fetch(`${server.url}/offsets`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': 'wbr-reused' },
+      body: JSON.stringify({ kg }),
+    });
+  expect((await buy(1)).status).toBe(201);
+  expect((await buy(2)).status).toBe(409);
+  await server.sandbox.journal.flush();
+  const token = await server.sandbox.pages.newLoginToken(Date.now());
+  const login = await fetch(`${server.origin}/login?token=${token}`, { redirect: 'manual' });
+  const cookie = /carbon_session=[^;]+/.exec(login.headers.get('set-cookie') ?? '')![0];
+  const html = await (await fetch(`${server.origin}/requests?status=409`, { headers: { accept: 'text/html', cookie } })).text();
+  expect(html).toContain('<span class="code">idempotency_<wbr>key_<wbr>reused</span>');
+});

@@ -28,7 +28,7 @@ export const REQUESTS_CSS = `
 .requests a:hover, .requests a:focus-visible { background: var(--bg); }
 .requests .path { overflow-wrap: anywhere; font-family: ui-monospace, monospace; font-size: 0.9rem; }
 .requests .when, .requests .code { color: var(--muted); font-size: 0.85rem; }
-.requests .code { grid-column: 3 / 5; overflow-wrap: anywhere; }
+.requests .code { grid-column: 3 / 5; overflow-wrap: break-word; }
 .http { font-variant-numeric: tabular-nums; font-weight: 600; }
 .http.s2 { color: var(--accent); } .http.s4 { color: #6b4e00; } .http.s5 { color: var(--bad); }
 form.filters { display: flex; flex-wrap: wrap; gap: 0.4rem 0.8rem; align-items: center; }
@@ -54,7 +54,8 @@ function item(e: RequestEntry): string {
     `<span class="method">${escapeHtml(e.method)}</span><span class="path">${escapeText(target)}</span>` +
     // Its day too: the model's clock moves by days, and a time alone reads as today's.
     `<span class="when"><time datetime="${escapeHtml(e.created)}">${escapeHtml(`${e.created.slice(0, 10)} ${e.created.slice(11, 19)}`)}</time></span>` +
-    `${code === '' ? '' : `<span class="code">${escapeHtml(code)}</span>`}</a></li>`
+    // A narrow screen breaks a code after an underscore (idempotency_key_<wbr>reused), not inside a word.
+    `${code === '' ? '' : `<span class="code">${escapeHtml(code).replaceAll('_', '_<wbr>')}</span>`}</a></li>`
   );
 }
 
