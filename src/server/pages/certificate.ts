@@ -67,6 +67,10 @@ const STYLE = `
     .sandbox-band { margin: 0.5rem 0.5rem 0; }
     .watermark { font-size: 4rem; }
   }
+  /* A phone: the seal above the heading, which beside it was left a word a line ("A" alone). */
+  @media (max-width: 30rem) {
+    .seal { float: none; margin: 0 0 1rem; }
+  }
   @media print {
     @page { size: A4; margin: 2cm; }
     body { background: #fff; font-size: 12pt; }
