@@ -3,6 +3,10 @@ import pg from 'pg';
 import { afterAll, describe, expect, test } from 'vitest';
 import { openLocal } from '../../src/engine/local.js';
 import { openEngine } from '../../src/engine/open.js';
+import { LedgerError } from '../../src/store/ledger-error.js';
+import { pgError } from '../../src/store/postgres/errors.js';
+import { answers } from '../../src/store/postgres/own-connection.js';
+import { migrate as pgMigrate } from '../../src/store/postgres/schema.js';
 import { migrate } from '../../src/store/sqlite/schema.js';
 import { freshSchema, postgresAvailable, TEST_DATABASE_URL } from '../support/database.js';
 import { type Db, openSqlite, pragma } from '../support/sqlite.js';
@@ -132,6 +136,38 @@ describe('a ledger written by a newer carbon', () => {
         /schema "newer_[0-9a-f]+" is version 99; this carbon knows up to 4/,
       );
       expect(await sql(`SELECT version FROM "${schema.schema}".schema_version`)).toEqual([{ version: 99 }]);
+    } finally {
+      await schema.drop();
+    }
+  });
+});
+
+describe.runIf(postgresAvailable())('PostgreSQL that takes no writes (a standby, default_transaction_read_only)', () => {
+  test('an up-to-date schema opens and reads; a write fails as a transient LedgerError (a 503, not a 500); the health check says so', async () => {
+    const schema = freshSchema('readonly');
+    try {
+      await (await openEngine({ kind: 'postgres', url: schema.url })).close();
+      // The same database, every transaction read-only, as a standby's are.
+      const readOnly = new pg.Pool({
+        connectionString: TEST_DATABASE_URL,
+        options: `-c search_path=${schema.schema} -c default_transaction_read_only=on`,
+      });
+      try {
+        await pgMigrate(readOnly, schema.schema, 'the test database');
+        expect((await readOnly.query('SELECT version FROM schema_version')).rows).toEqual([{ version: 4 }]);
+        expect(await answers(readOnly)).toBe(false);
+        const refused = await readOnly.query('UPDATE account SET rate = rate').catch((err: unknown) => pgError(err, 'the test database'));
+        expect(refused).toBeInstanceOf(LedgerError);
+        expect(refused).toMatchObject({ transient: true, message: expect.stringMatching(/takes no writes \(25006/) });
+      } finally {
+        await readOnly.end();
+      }
+      const writable = new pg.Pool({ connectionString: TEST_DATABASE_URL });
+      try {
+        expect(await answers(writable)).toBe(true);
+      } finally {
+        await writable.end();
+      }
     } finally {
       await schema.drop();
     }

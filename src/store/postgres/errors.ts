@@ -62,6 +62,14 @@ export function pgError(err: unknown, label: string): Error {
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
     return new LedgerError(`The database host of ${label} cannot be found (${code}).`, label, 'Check the host name in the database URL.');
   if (code === '55P03') return new LedgerError(`The ledger at ${label} is locked by another writer.`, label, 'Try again shortly.', true);
+  // A standby, or a failover's old primary: reads go on, writes wait for a primary.
+  if (code === '25006')
+    return new LedgerError(
+      `PostgreSQL at ${label} takes no writes (25006: ${message}).`,
+      label,
+      'It is a standby or read-only (default_transaction_read_only): point the URL at the primary; requests can be retried.',
+      true,
+    );
   const busy = serverBusy(code, message, label);
   if (busy !== undefined) return busy;
   if (connectionLost(err) || BUSY_CODES.has(code)) {

@@ -39,16 +39,17 @@ export class OwnConnection {
 export const healthConfig = (config: pg.PoolConfig): pg.PoolConfig => ({ ...config, idleTimeoutMillis: 0 });
 
 /**
- * `SELECT 1` on the health check's own connection, never one of the ledger pool's: requests
- * waiting on a lock may hold them all while the database answers, and a readiness check that
- * waited for one would take a busy instance (every instance of a busy ledger at once) out of its
- * balancer. A database that is down, refuses connections or does not answer still fails it (or
- * keeps it waiting, which the server bounds: endpoints.ts).
+ * Whether the database answers and takes writes, asked on the health check's own connection,
+ * never one of the ledger pool's: requests waiting on a lock may hold them all while the database
+ * answers, and a readiness check that waited for one would take a busy instance (every instance of
+ * a busy ledger at once) out of its balancer. A database that is down, refuses connections or does
+ * not answer still fails it (or keeps it waiting, which the server bounds: endpoints.ts); so does
+ * one that takes no writes (a standby, default_transaction_read_only), where every purchase fails.
  */
 export async function answers(pool: pg.Pool): Promise<boolean> {
   try {
-    await pool.query('SELECT 1');
-    return true;
+    const { rows } = await pool.query<{ writable: boolean }>("SELECT current_setting('transaction_read_only') = 'off' AS writable");
+    return rows[0]?.writable === true;
   } catch {
     return false;
   }

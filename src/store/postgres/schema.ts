@@ -72,8 +72,14 @@ export async function migrate(pool: pg.Pool, schema: string, label: string): Pro
     await client.query('BEGIN');
     // One migration at a time across every instance starting now, per schema.
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`carbon-migrate:${schema}`]);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-    await client.query('CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)');
+    // Made already: read, not made again. CREATE … IF NOT EXISTS is refused by a read-only
+    // database (a standby, default_transaction_read_only) even where there is nothing to make,
+    // and such a database can still answer reads.
+    const made = (await client.query<{ made: boolean }>("SELECT to_regclass('schema_version') IS NOT NULL AS made")).rows[0]?.made;
+    if (made !== true) {
+      await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+      await client.query('CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)');
+    }
     // The journal's persistence in the same round trip ('p' logged, 'u' unlogged; null before V3).
     const row = (
       await client.query<{ version: number; journal: string | null }>(
