@@ -172,10 +172,9 @@ export function reportError(
   const r = classify(err, debug, scene);
   // Hints too may repeat what was typed (a profile's name in the command they offer): the whole
   // line is masked, but for the Idempotency-Key to retry with (carbon's UUID, or the caller's own: a
-  // git SHA), shown whole unless the journal masks it too (a key in it, or a bare secret: a run of exactly 32 letters and digits).
+  // git SHA), shown whole unless it is masked itself (a key, or a run of 32 letters and digits).
   const retryKey = err instanceof CliError ? err.fields.idempotency_key : undefined;
-  const keep =
-    typeof retryKey === 'string' && retryKey.length > 3 && redactSecrets(retryKey, { runs: 'exact' }) === retryKey ? retryKey : undefined;
+  const keep = typeof retryKey === 'string' && retryKey.length > 3 && redactSecrets(retryKey) === retryKey ? retryKey : undefined;
   r.line =
     keep === undefined
       ? redactSecrets(r.line)

@@ -27,7 +27,7 @@ export interface Trace {
 export type Note = Omit<NewJournalRecord, 'model_ms'> & { model_ms: number | null };
 
 /** Text as the journal keeps it: API keys masked (as every echo of a caller's input is), bounded. */
-function journalText(text: string, more?: string, runs: boolean | 'exact' = true): string {
+function journalText(text: string, more?: string, runs = true): string {
   const shown = redactSecrets(text, { runs });
   if (shown.length <= JOURNAL_BODY_LIMIT && more === undefined) return shown;
   return `${shown.slice(0, JOURNAL_BODY_LIMIT)}…[${more ?? `${shown.length - JOURNAL_BODY_LIMIT} more characters`}]`;
@@ -107,10 +107,8 @@ export function note(
     duration_us: durationUs,
     key_id: trace.keyId,
     mode: trace.mode,
-    // Whole, to match the rows it bought, unless it holds a secret: carbon's own batch keys (their
-    // digest is a long run of letters) always; a caller's unless a key or a bare secret is in it.
-    idempotency_key:
-      idempotencyKey === undefined ? null : journalText(idempotencyKey, undefined, BATCH_KEY.test(idempotencyKey) ? false : 'exact'),
+    // carbon's own batch keys whole (their digest is a long run of letters), to match the rows they bought; any other masked.
+    idempotency_key: idempotencyKey === undefined ? null : journalText(idempotencyKey, undefined, !BATCH_KEY.test(idempotencyKey)),
     replayed: trace.replayed,
     offset_id: trace.offsetId,
     instance,

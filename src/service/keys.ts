@@ -78,13 +78,11 @@ export function keyShape(key: string): { prefix: string; mode: Mode; rest: strin
  * letters and digits (the secret's alphabet and length: a developer page's login token is one too)
  * is masked to its last four characters, unless it is hex (a git SHA, a digest, a UUID without its
  * dashes: no secret's alphabet), or with `runs: false` (carbon's own batch keys in the journal,
- * whose digest is such a run). With `runs: 'exact'` (an Idempotency-Key: a caller's own long
- * random key is no secret), only a run of exactly 32 is masked: a bare secret, or one inside a
- * key in any spelling (`CK_TEST_…`, `ck-test-…`). A webhook signing secret (`whsec_…`, one made by an older
+ * whose digest is such a run). A webhook signing secret (`whsec_…`, one made by an older
  * carbon in base64url) shows its last four, and a URL's password (`postgres://user:…@host`) is
  * `***` (not a port and a query: `host:8080?to=ops@example.com`).
  */
-export function redactSecrets(text: string, options: { runs?: boolean | 'exact' } = {}): string {
+export function redactSecrets(text: string, options: { runs?: boolean } = {}): string {
   // A URL's password first as it came (a `/` in it is `%2F`, which decoded would end it), then again decoded.
   const given = hasPassword(text) ? text.replace(URL_PASSWORD_ALL, maskPassword) : text;
   const plain = given.includes('%') ? percentDecoded(given) : given;
@@ -97,11 +95,7 @@ export function redactSecrets(text: string, options: { runs?: boolean | 'exact' 
   let out = named && KEY_LIKE.test(plain) ? plain.replace(KEY_LIKE_ALL, (key) => maskKey(key)) : plain;
   if (signing) out = out.replace(SIGNING_SECRET_ALL, (secret) => `whsec_…${secret.slice(-4)}`);
   // Hex is no secret's alphabet (a git SHA, a digest, a UUID without its dashes): left as it was.
-  if (long) {
-    out = out.replace(SECRET_RUN_ALL, (run) =>
-      HEX.test(run) || (options.runs === 'exact' && run.length !== SECRET_LENGTH) ? run : `…${run.slice(-4)}`,
-    );
-  }
+  if (long) out = out.replace(SECRET_RUN_ALL, (run) => (HEX.test(run) ? run : `…${run.slice(-4)}`));
   if (password) out = out.replace(URL_PASSWORD_ALL, maskPassword);
   return out === plain ? given : out;
 }
