@@ -105,11 +105,13 @@ const TYPE_OF_EXIT: Partial<Record<number, ErrorType>> = {
 /** A refusal of the CLI's own: typed as the API types its code (insufficient_permissions: permission_error), else by its exit code. */
 function cliReport(err: CliError): Reported {
   const type = Object.hasOwn(ERROR_CODES, err.code) ? ERROR_CODES[err.code as ErrorCode].type : (TYPE_OF_EXIT[err.exitCode] ?? 'api_error');
-  // The message may repeat what was typed (a path, a URL): keys in it are masked.
+  // The message may repeat what was typed (a path, a URL): keys in it are masked, and so in its
+  // fields (an Idempotency-Key to retry with that is a key), as in the line.
   const message = redactSecrets(err.message);
+  const fields = Object.fromEntries(Object.entries(err.fields).map(([k, v]) => [k, typeof v === 'string' ? redactSecrets(v) : v]));
   return {
     exitCode: err.exitCode,
-    envelope: { error: { ...envelope(type, err.code, message).error, ...err.fields } },
+    envelope: { error: { ...envelope(type, err.code, message).error, ...fields } },
     line: err.hint ? `${message} ${err.hint}` : message,
   };
 }

@@ -315,6 +315,17 @@ describe('stack traces', () => {
         expect(r.exitCode).toBe(1);
         expect(r.stderr).toContain(`Retry safely with --idempotency-key ${key}: `);
       }
+      // A key given as the Idempotency-Key is masked in the line and in --json's envelope alike.
+      const secret = 'Zq8Kp2Lm4Nx7Rt6Vw3Yb5Cd1Ef0GhJkM';
+      for (const json of [[], ['--json']]) {
+        const r = await carbon(['buy', '--kg', '1', '--idempotency-key', `ck_live_${secret}`, '--max-retries', '0', ...json], {
+          home: newHome(),
+          env,
+        });
+        expect(r.exitCode).toBe(1);
+        expect(r.stderr).toContain('JkM');
+        expect(r.stderr).not.toContain(secret.slice(0, 20));
+      }
     } finally {
       down.close();
     }
