@@ -5,7 +5,7 @@ import type { Sandbox } from '../../../service/sandbox.js';
 import { type FaultInput, MAX_TOP_UP_CENTS } from '../../../service/settings.js';
 import { dollars, parseDollars, parseDuration } from '../../../service/units.js';
 import { keptView } from './dashboard-data.js';
-import type { Section } from './flash.js';
+import type { Notice, Section } from './flash.js';
 
 /**
  * The developer page's actions (`POST /actions/{name}`): one row each, mapping the form's fields
@@ -108,14 +108,29 @@ export const ACTIONS = new Map<string, Action>([
 export const sectionOf = (name: string): Section | undefined => (name === 'key-create' ? 'keys' : ACTIONS.get(name)?.section);
 
 /**
+ * The notice the page's address asks for: `?done=<action>`, what it did; `?unsure=<action>`, a
+ * form the ledger did not answer (routes.ts, post), whose outcome is not known.
+ */
+export function queryNotice(done: string, unsure: string): Notice | undefined {
+  const section = sectionOf(unsure);
+  if (section !== undefined) {
+    const text =
+      'The ledger did not answer that form in time: it may not have been done, or, if only its answer was lost, it was. Check this page before doing it again.';
+    return { kind: 'error', text, section };
+  }
+  const said = ACTIONS.get(done)?.done;
+  return said === undefined ? undefined : { kind: 'ok', text: said };
+}
+
+/**
  * Where an action's redirect leads: the page in the mode it was sent from, at its notice (`#notice`),
  * which shows under the heading of the form's section: the browser scrolls there and focuses it, so
  * the result shows (and a screen reader says it) where the person was, not screens up at the top of a
  * phone's page; for the offsets, with the filter and page the form was sent from (its `view`).
  */
-export function returnTo(mode: Mode, section: Section | undefined, form?: URLSearchParams): string {
+export function returnTo(mode: Mode, section: Section | undefined, form?: URLSearchParams, also = ''): string {
   const view = section === 'offsets' && form !== undefined ? keptView(form.get('view')) : '';
-  return `/?mode=${mode}${view === '' ? '' : `&${view}`}${section === undefined ? '' : '#notice'}`;
+  return `/?mode=${mode}${view === '' ? '' : `&${view}`}${also}${section === undefined ? '' : '#notice'}`;
 }
 
 /** Digits up to `most` of them, else NaN (which the Sandbox refuses with its own message). */

@@ -1,11 +1,12 @@
 import type { Mode } from '../../../api/types.js';
+import { LedgerError } from '../../../engine/ledger.js';
 import { ApiError, methodNotAllowed } from '../../../service/errors.js';
 import { redactSecrets, requestId } from '../../../service/keys.js';
 import type { Session } from '../../../service/page-access.js';
 import type { Sandbox } from '../../../service/sandbox.js';
 import type { Reply } from '../../reply.js';
 import type { Incoming, Served } from '../../requests.js';
-import { ACTIONS, formMode, formOf, keyAccess, returnTo, sectionOf } from './actions.js';
+import { ACTIONS, formMode, formOf, keyAccess, queryNotice, returnTo, sectionOf } from './actions.js';
 import { CSS, ICON, JS } from './assets.js';
 import { dashboard } from './dashboard.js';
 import { data } from './dashboard-data.js';
@@ -114,7 +115,7 @@ async function offset(sandbox: Sandbox, segment: string, session: Session): Prom
 async function home(r: Incoming, sandbox: Sandbox, session: Session, now: number): Promise<Reply> {
   const q = (name: string) => (typeof r.query[name] === 'string' ? (r.query[name] as string) : '');
   const mode: Mode = q('mode') === 'live' ? 'live' : 'test';
-  const done = ACTIONS.get(q('done'))?.done;
+  const notice = queryNotice(q('done'), q('unsure'));
   try {
     const d = await data(sandbox, session, mode, r.query);
     const refresh = /^\d{1,3}$/.test(q('refresh')) ? Number(q('refresh')) : 0;
@@ -123,7 +124,7 @@ async function home(r: Incoming, sandbox: Sandbox, session: Session, now: number
     // A filter status or date that is none, or a filter given twice: the page says so by the form (422, as /requests for its filter).
     const status = d.filter.invalid.length > 0 || d.filter.repeated.length > 0 ? 422 : 200;
     if (flash !== undefined) return html(status, dashboard({ ...d, refresh, ...flash }));
-    return html(status, dashboard({ ...d, refresh, ...(done === undefined ? {} : { notice: { kind: 'ok', text: done } }) }));
+    return html(status, dashboard({ ...d, refresh, ...(notice === undefined ? {} : { notice }) }));
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
     return html(422, dashboard({ ...(await data(sandbox, session, mode, {})), notice: { kind: 'error', text: err.message } }));
@@ -153,6 +154,9 @@ async function post(r: Incoming, served: Served, session: Session, now: number):
   try {
     return await act(served, session, name, params, back, now);
   } catch (err) {
+    // No answer from the ledger: done or not is unknown. A redirect still (a 503, reloaded, posted again).
+    if (err instanceof LedgerError && sectionOf(name) !== undefined)
+      return redirect(returnTo(back, sectionOf(name), params, `&unsure=${name}`));
     if (!(err instanceof ApiError)) throw err;
     if (err.code === 'route_missing') {
       return html(404, dashboard({ ...(await data(sandbox, session, back, {})), notice: { kind: 'error', text: err.message } }));
@@ -180,8 +184,7 @@ async function act(served: Served, session: Session, name: string, params: URLSe
   const action = ACTIONS.get(name);
   if (action === undefined) throw new ApiError('route_missing', `There is no action "${name}".`);
   const result = await action.run(sandbox, form);
-  // What happened (the amount, the balance now, or the action's line), shown once after the redirect:
-  // in the session's flash, not in the address, where a reload or a bookmark would say it again.
+  // What happened, shown once after the redirect: in the session's flash, not the address (a reload would say it again).
   const text = action.notice === undefined ? action.done : action.notice(result, form);
   const notice = { kind: 'ok' as const, text, section: action.section };
   if (name === 'reset') {
