@@ -73,6 +73,18 @@ describe('bidirectional controls in what a caller wrote', () => {
     expect(page).not.toContain('\u202E');
   });
 
+  test.each([
+    ['a certificate that is none', '/certificates/%E2%80%AEabc-gnp.exe'],
+    ['an offset that is none', '/offsets/off_%E2%80%AEabc-gnp.exe'],
+    ["the offsets filter's notice", '/?mode=test&status=%E2%80%AEabc-gnp.exe'],
+    ["the requests filter's notice", '/requests?status=%E2%80%AEabc-gnp.exe'],
+  ])('%s: the address quoted as typed, the override not obeyed', async (_, path) => {
+    const res = await fetch(`${served.server.origin}${path}`, { headers: { accept: 'text/html', cookie } });
+    const page = await res.text();
+    expect(page, path).toContain('[U+202E]abc');
+    expect(page, path).not.toContain('\u202E');
+  });
+
   test('the filter field keeps what was typed', async () => {
     const page = await html(`/?mode=test&reference=${encodeURIComponent(SPOOF)}`);
     expect(page).toMatch(/<input id="f-reference" name="reference"[^>]* value="\u202Eabc-gnp\.exe">/);

@@ -1,7 +1,7 @@
 import type { Offset } from '../../api/types.js';
 import { isoTime } from '../../platform/iso-time.js';
 import { dollars, grouped, longDay } from '../../service/units.js';
-import { escapeHtml, htmlDocument } from './html.js';
+import { escapeHtml, escapeText, htmlDocument } from './html.js';
 
 /**
  * The public certificate page of a placed live offset, as the local model (the sandbox) issues it:
@@ -115,6 +115,6 @@ export function certificateNotFoundPage(certificateId: string): string {
   const shown = certificateId.length > 80 ? `${certificateId.slice(0, 80)}…` : certificateId;
   const body = `<p class="kicker">Sandbox certificate</p>
 <h1>Certificate not found</h1>
-<p class="lede">There is no certificate <code>${escapeHtml(shown)}</code>. Check the address: certificates exist only for placed live offsets.</p>`;
+<p class="lede">There is no certificate <code>${escapeText(shown)}</code>. Check the address: certificates exist only for placed live offsets.</p>`;
   return page('Certificate not found (sandbox)', body);
 }

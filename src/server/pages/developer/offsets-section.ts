@@ -1,6 +1,6 @@
 import { OFFSET_STATUSES } from '../../../api/types.js';
 import { redactSecrets } from '../../../service/keys.js';
-import { escapeHtml } from '../html.js';
+import { escapeHtml, escapeText } from '../html.js';
 import { noticeAt } from './flash.js';
 import { cardTable, offsetColumns } from './tables.js';
 import { type DashboardData, field } from './views.js';
@@ -45,7 +45,7 @@ function problemNotice(f: Filter): string {
   });
   if (said.length === 0) return '';
   const hint = f.invalid.some((name) => name !== 'status') ? ' Give a day as YYYY-MM-DD, such as 2026-01-31.' : '';
-  return `<p class="notice error" role="alert" id="f-problem">${said.map((text) => escapeHtml(redactSecrets(text))).join(' ')}${hint}</p>`;
+  return `<p class="notice error" role="alert" id="f-problem">${said.map((text) => escapeText(redactSecrets(text))).join(' ')}${hint}</p>`;
 }
 
 export function offsetsSection(d: DashboardData): string {

@@ -66,7 +66,7 @@ export function requestsPage(d: RequestsData): string {
   // A status the select does not offer (a code, such as 404, or 3xx, from an address): offered, chosen, so the form says what is listed.
   const offered = STATUS_OPTIONS.some(([value]) => value === d.filter.status);
   const options = offered ? STATUS_OPTIONS : [...STATUS_OPTIONS, [d.filter.status, d.filter.status] as const];
-  const problem = d.problem === undefined ? '' : `<p class="notice error" role="alert" id="r-problem">${escapeHtml(d.problem)}</p>`;
+  const problem = d.problem === undefined ? '' : `<p class="notice error" role="alert" id="r-problem">${escapeText(d.problem)}</p>`;
   const wrong = (name: string) => (d.problem !== undefined && d.wrong === name ? ' aria-invalid="true" aria-describedby="r-problem"' : '');
   const query = new URLSearchParams({
     ...(d.filter.status ? { status: d.filter.status } : {}),

@@ -113,7 +113,7 @@ export function missingPage(message: string, csrf: string, heading = 'Not found'
   return layout(
     `carbon sandbox: ${heading.toLowerCase()}`,
     `${pageHeader(escapeHtml(heading), csrf)}
-<main class="narrow"><p>${escapeHtml(message)}</p></main>`,
+<main class="narrow"><p>${escapeText(message)}</p></main>`,
   );
 }
 
