@@ -116,7 +116,7 @@ describe('faults through carbon serve', () => {
         const done = (closed: boolean) => {
           clearTimeout(timer);
           socket.destroy();
-          resolve({ statuses: got.match(/^HTTP\/1\.1 \d+/gm) ?? [], closed });
+          resolve({ statuses: got.match(/HTTP\/1\.1 \d+/g) ?? [], closed });
         };
         const timer = setTimeout(() => done(false), 4_000);
         socket.on('data', (d) => (got += d));
