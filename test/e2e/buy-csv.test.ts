@@ -759,3 +759,44 @@ describe('on a terminal', () => {
     expect(output).toContain('✓ 1 of 1 rows bought (5 kg for $0.20).');
   });
 });
+
+describe('the local ledger failing under a batch', () => {
+  test('a row the ledger does not answer fails (storage_error), the rest are skipped, exit 10, and running it again resumes', async () => {
+    const home = newHome();
+    const csv = join(home, 'rows.csv');
+    writeFileSync(csv, 'kg,reference\n5,locked-1\n6,locked-2\n7,locked-3\n');
+    await ok(['balance'], { home });
+    // Another process holds the ledger's write lock past the busy timeout (200 ms here).
+    const { spawn } = await import('node:child_process');
+    const holder = spawn(
+      process.execPath,
+      [
+        '-e',
+        "const db = new (require('node:sqlite').DatabaseSync)(process.argv[1]); db.exec('BEGIN EXCLUSIVE'); process.stdout.write('locked\\n'); setInterval(() => {}, 1000);",
+        join(home, 'data', 'ledger.db'),
+      ],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    try {
+      await new Promise<void>((resolve, reject) => {
+        holder.stdout!.once('data', () => resolve());
+        holder.once('exit', (code) => reject(new Error(`the lock holder exited (${code})`)));
+      });
+      const cut = await carbon(['buy', '--from-csv', csv], { home, env: { CARBON_BUSY_TIMEOUT_MS: '200' } });
+      expect(cut.exitCode, cut.stderr).toBe(10);
+      expect(results(cut.stdout).map((r) => `${r.status}:${r.error_code}`)).toEqual([
+        'failed:storage_error',
+        'skipped:batch_stopped',
+        'skipped:batch_stopped',
+      ]);
+      expect(cut.stderr).toMatch(
+        /^error: Batch incomplete: 0 of 3 rows bought .*the batch stopped at row 1: storage_error\). Run the same command again to resume/m,
+      );
+    } finally {
+      holder.kill('SIGKILL');
+    }
+    const resumed = await carbon(['buy', '--from-csv', csv], { home });
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    expect(results(resumed.stdout).map((r) => r.status)).toEqual(['processing', 'processing', 'processing']);
+  });
+});

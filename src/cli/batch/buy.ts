@@ -1,6 +1,7 @@
 import type { Offset, PurchaseParams } from '../../api/types.js';
 import type { CarbonClient } from '../../client/client.js';
 import { CarbonApiError, CarbonConnectionError } from '../../client/errors.js';
+import { LedgerError } from '../../engine/ledger.js';
 import type { Context } from '../context.js';
 import { dollars, kg } from '../render/format.js';
 import { onReaderGone } from '../stdio.js';
@@ -13,8 +14,8 @@ import type { BatchRow } from './rows.js';
 import type { RowTable } from './table.js';
 
 /** Why a failed purchase stops the batch: a cause every later row would meet too. */
-function stopsBatch(err: CarbonApiError | CarbonConnectionError): boolean {
-  if (err instanceof CarbonConnectionError) return true;
+function stopsBatch(err: CarbonApiError | CarbonConnectionError | LedgerError): boolean {
+  if (!(err instanceof CarbonApiError)) return true;
   return err.status === 402 || err.status === 401 || err.status === 403 || err.status === 429 || err.status >= 500;
 }
 
@@ -137,13 +138,15 @@ async function buyOne(
       result(row, used, { status: offset.status, offset_id: offset.id, kg: offset.kg, amount_cents: offset.amount_cents, replayed }),
     );
   } catch (err) {
-    if (!(err instanceof CarbonApiError || err instanceof CarbonConnectionError)) {
+    // The local engine's ledger failing (unreachable, its answer lost) is as the network failing
+    // a remote one: the row failed, perhaps bought (its key buys it once when run again), and the batch stops.
+    if (!(err instanceof CarbonApiError || err instanceof CarbonConnectionError || err instanceof LedgerError)) {
       // Not a refusal: the rows bought so far are printed before the error is reported.
       printer.flush();
       throw err;
     }
     count.failed++;
-    const code = err instanceof CarbonApiError ? err.code : 'connection_error';
+    const code = err instanceof CarbonApiError ? err.code : err instanceof LedgerError ? 'storage_error' : 'connection_error';
     printer.add(result(row, used, { status: 'failed', error_code: code, error_message: err.message }));
     // Rows that share a reference are matched among their keys in order (keysOf): one left unused
     // before a later one's purchase is a gap, under which a sorted rerun would buy a row again.
