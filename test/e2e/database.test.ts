@@ -370,7 +370,7 @@ run('a purchase whose COMMIT reached PostgreSQL but whose answer was lost', () =
    * A proxy to the test database that passes everything on, until a connection that wrote an
    * offset sends its COMMIT: from then on, nothing the server answers on it comes back.
    */
-  async function losingCommitAnswers(): Promise<{ port: number; close(): void; lost: () => number }> {
+  async function losingCommitAnswers(wrote = 'INSERT INTO offsets'): Promise<{ port: number; close(): void; lost: () => number }> {
     const target = new URL(TEST_DATABASE_URL!);
     let lost = 0;
     const proxy = createServer((client) => {
@@ -379,7 +379,7 @@ run('a purchase whose COMMIT reached PostgreSQL but whose answer was lost', () =
       let swallow = false;
       client.on('data', (d: Buffer) => {
         const text = d.toString('latin1');
-        if (text.includes('INSERT INTO offsets')) wroteOffset = true;
+        if (text.includes(wrote)) wroteOffset = true;
         server.write(d);
         if (wroteOffset && !swallow && text.includes('COMMIT')) {
           swallow = true;
@@ -430,6 +430,35 @@ run('a purchase whose COMMIT reached PostgreSQL but whose answer was lost', () =
         const listed = await json<{ data: Array<{ id: string }> }>(['list', '--reference', 'lost'], { home, env: direct });
         expect(listed.data.map((o) => o.id)).toEqual([again.id]);
         expect((await json<{ available_cents: number }>(['balance'], { home, env: direct })).available_cents).toBe(100_000 - 40);
+      } finally {
+        proxy.close();
+      }
+    },
+    limit(60_000),
+  );
+
+  test(
+    'sandbox topup says it may have been made and to see the balance first, not that it can be retried',
+    async () => {
+      const schema = freshSchema('lostup');
+      schemas.push(schema);
+      const direct = { CARBON_DATABASE_URL: schema.url };
+      const home = newHome();
+      await ok(['balance'], { home, env: direct });
+      const proxy = await losingCommitAnswers('INSERT INTO entries');
+      try {
+        const through = new URL(schema.url);
+        through.host = `127.0.0.1:${proxy.port}`;
+        const env = { CARBON_DATABASE_URL: through.toString(), CARBON_PG_STATEMENT_TIMEOUT_MS: '500' };
+        const r = await carbon(['sandbox', 'topup', '250'], { home, env });
+        expect(proxy.lost()).toBe(1);
+        expect(r.exitCode).toBe(1);
+        expect(r.stderr).toMatch(
+          /The top-up may or may not have been made\. See the balance \(carbon balance\) before topping up again\.\n$/,
+        );
+        expect(r.stderr).not.toContain('can be retried');
+        // The COMMIT was carried out: topped up once.
+        expect((await json<{ available_cents: number }>(['balance'], { home, env: direct })).available_cents).toBe(100_000 + 25_000);
       } finally {
         proxy.close();
       }

@@ -1,8 +1,10 @@
 import { ACCOUNT_STANDINGS, type Balance, type Mode, type Offset } from '../../../api/types.js';
+import { LedgerError } from '../../../engine/ledger.js';
 import { checkRate, checkRateLimit, checkTopUp } from '../../../service/settings.js';
 import { duration } from '../../../service/units.js';
 import type { Context } from '../../context.js';
-import { usage } from '../../errors.js';
+import { CliError, usage } from '../../errors.js';
+import { EXIT } from '../../exit-codes.js';
 import { dollarsOption, isOneOf, wholeNumberOption } from '../../options.js';
 import { print } from '../../print.js';
 import { dollars, grouped } from '../../render/format.js';
@@ -35,7 +37,18 @@ export async function topup(ctx: Context, amount: string | undefined, flags: { c
   else cents = dollarsOption(amount!, 'The top-up');
   const sandbox = await open(ctx, 'topup', () => checkTopUp(cents));
   const mode: Mode = ctx.settings.mode;
-  const available = await sandbox.topUp(mode, cents);
+  const available = await sandbox.topUp(mode, cents).catch((err: unknown) => {
+    // PostgreSQL failed under it: its COMMIT may have been made with the answer lost, and a top-up
+    // has no key that would make a second one the same one (a purchase's does: buy/run.ts).
+    if (err instanceof LedgerError && ctx.settings.store.kind === 'postgres')
+      throw new CliError(
+        `${err.message} The top-up may or may not have been made.`,
+        EXIT.failure,
+        'storage_error',
+        'See the balance (carbon balance) before topping up again.',
+      );
+    throw err;
+  });
   // The API's own Balance object, so `carbon sandbox topup 250 --json | jq .available_cents`
   // reads like `carbon balance --json`.
   const balance: Balance = {
