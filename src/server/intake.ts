@@ -188,13 +188,13 @@ export class Intake {
   /** Answers a request refused before the service saw it, and keeps it in the journal (refusals.ts). */
   private refuse(res: ServerResponse, target: Target, reply: Reply): void {
     this.writer.write(res, reply);
-    noteRefusal(this.served?.service, res.req, target, reply);
+    noteRefusal(this.served?.service, res.req, target, reply, (res as LoggedResponse).started);
   }
 
   /** Answers anything the service itself could not (reply.ts: `failureReply`), and keeps it in the journal (refusals.ts). */
   private fail(res: ServerResponse, err: unknown, request?: Incoming): void {
     const reply = failureReply(err, this.log, request !== undefined && answersPage(request));
     this.writer.write(res, reply);
-    if (request !== undefined) noteFailure(this.served?.service, request, reply);
+    if (request !== undefined) noteFailure(this.served?.service, request, reply, (res as LoggedResponse).started);
   }
 }

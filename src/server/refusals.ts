@@ -15,10 +15,16 @@ export type Target = Pick<ApiRequest, 'method' | 'path' | 'query'>;
  * kept (it was not read, or not whole, or not text). A request Node could not parse at all has no
  * method or path to keep, and is in the access log only, as the developer page's requests are.
  */
-export function noteRefusal(service: OffsetsService | undefined, req: IncomingMessage, target: Target, reply: Reply): void {
+export function noteRefusal(
+  service: OffsetsService | undefined,
+  req: IncomingMessage,
+  target: Target,
+  reply: Reply,
+  startedMs?: number,
+): void {
   const { method, path, query } = target;
   if (service === undefined || !apiPath(path)) return;
-  void noteAnswer(service, { method, path, query, headers: requestHeaders(req), body: '' }, reply, service.journal.trace());
+  void noteAnswer(service, { method, path, query, headers: requestHeaders(req), body: '' }, reply, since(service, startedMs));
 }
 
 /**
@@ -28,9 +34,20 @@ export function noteRefusal(service: OffsetsService | undefined, req: IncomingMe
  * failed): the entry has the mode its Authorization names, and no key id. Like every entry, it
  * waits in memory until the ledger takes it.
  */
-export function noteFailure(service: OffsetsService | undefined, request: ApiRequest, reply: Reply): void {
+export function noteFailure(service: OffsetsService | undefined, request: ApiRequest, reply: Reply, startedMs?: number): void {
   if (service === undefined || !apiPath(request.path)) return;
-  void noteAnswer(service, request, reply, service.journal.trace(), false);
+  void noteAnswer(service, request, reply, since(service, startedMs), false);
+}
+
+/**
+ * The entry's trace, timed from when the request came in (`performance.now()` then: the access
+ * log's start), so its duration is what the caller waited, as the access log's is: a 503 after a
+ * stalled ledger's 4 s said 0 ms.
+ */
+function since(service: OffsetsService, startedMs: number | undefined): ReturnType<OffsetsService['journal']['trace']> {
+  const trace = service.journal.trace();
+  if (startedMs !== undefined && startedMs > 0) trace.started -= Math.max(0, Math.round((performance.now() - startedMs) * 1000));
+  return trace;
 }
 
 const apiPath = (path: string) => path === API_PREFIX || path.startsWith(`${API_PREFIX}/`);

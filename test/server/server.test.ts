@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Offset } from '../../src/api/types.js';
 import { parseTarget, type RunningServer, type ServeOptions, startServer } from '../../src/server/server.js';
+import { NO_FILTER } from '../../src/service/journal-view.js';
 import { LEDGER_FILE } from '../../src/store/sqlite/files.js';
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { limit } from '../support/load.js';
@@ -311,9 +312,14 @@ describe('carbon serve: failures never crash the server or leak a stack', () => 
   it('a locked ledger is 503 service_unavailable with Retry-After, and the server goes on', async () => {
     const blocker = openSqlite(join(h.dir, LEDGER_FILE));
     blocker.exec('BEGIN IMMEDIATE');
+    let requestId: string | null = null;
+    let waited = 0;
     try {
       // The purchase needs the write lock: it waits out the ledger's busy timeout, then gives up.
+      const sent = performance.now();
       const r = await call(h, 'POST', '/api/v1/offsets', { body: '{"kg":1}', headers: { 'idempotency-key': 'locked' } });
+      waited = performance.now() - sent;
+      requestId = r.headers.get('request-id');
       expect(r.status).toBe(503);
       expect(r.json.error).toMatchObject({ type: 'api_error', code: 'service_unavailable' });
       expect(r.headers.get('retry-after')).toBe('1');
@@ -324,6 +330,11 @@ describe('carbon serve: failures never crash the server or leak a stack', () => 
       blocker.close();
     }
     expect(h.log.some((l) => /^error req_\w+: The ledger .* is locked/.test(l))).toBe(true);
+    // The journal says what the caller waited, as the access log does (it said 0 ms).
+    await h.server.sandbox.journal.flush();
+    const entry = (await h.server.sandbox.journal.entries({ ...NO_FILTER, limit: 10 })).find((e) => e.id === requestId);
+    expect(entry?.status).toBe(503);
+    expect(entry!.duration_ms).toBeGreaterThan(waited / 2);
     const after = await call(h, 'POST', '/api/v1/offsets', { body: '{"kg":1}', headers: { 'idempotency-key': 'locked' } });
     expect(after.status).toBe(201);
   }, 20_000);
