@@ -53,7 +53,12 @@ export async function runToExit(
       reportError(err !== undefined && err === stdoutFailure() ? lostOutput(err as NodeJS.ErrnoException) : err, io, scene);
   }
   try {
-    await running?.close({ exiting: true });
+    // After a failure, the ledger is waited on a second more at most: one that failed the command
+    // (stalled, unreachable) would make its journal's last write and its connections' end each wait
+    // out a deadline (a batch's error came at 5 s, its exit at 14 s). What the journal held then is
+    // lost, as a stall loses it.
+    const closing = running?.close({ exiting: true });
+    await (code === EXIT.ok ? closing : Promise.race([closing, new Promise((resolve) => setTimeout(resolve, 1_000))]));
   } catch {
     // Closing a handle cannot change what the command did.
   }

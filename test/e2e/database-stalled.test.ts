@@ -1,6 +1,8 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, test } from 'vitest';
-import { homes, type Served, serve } from '../support/cli.js';
+import { homes, ok, type Served, serve, spawnCarbon } from '../support/cli.js';
 import { freshSchema, postgresAvailable, TEST_DATABASE_URL, type TestSchema } from '../support/database.js';
 import { freezingProxy } from '../support/freezing-proxy.js';
 import { limit } from '../support/load.js';
@@ -179,6 +181,46 @@ run('carbon serve while PostgreSQL does not answer', () => {
         await db.end();
       }
       expect(dropLines(server)).toEqual([]);
+    },
+    limit(60_000),
+  );
+
+  test(
+    'a batch the database stalls under: its error line, then the exit within about a second, not after the journal and the pool each wait a deadline',
+    async () => {
+      const schema: TestSchema = freshSchema('stallcli');
+      cleanup.push(() => schema.drop());
+      const home = newHome();
+      await ok(['balance'], { home, env: { CARBON_DATABASE_URL: schema.url } });
+      const proxy = await freezingProxy(new URL(schema.url));
+      cleanup.push(() => proxy.close());
+      const csv = join(home, 'rows.csv');
+      writeFileSync(csv, `kg,reference\n${Array.from({ length: 200 }, (_, i) => `${1 + (i % 9)},stall-${i}`).join('\n')}\n`);
+      // Statements give up after 0.5 s; a connection after 4 s (the wait the end no longer makes).
+      const env = { CARBON_DATABASE_URL: proxy.url, CARBON_PG_STATEMENT_TIMEOUT_MS: '500', CARBON_PG_CONNECT_TIMEOUT_MS: '4000' };
+      const child = spawnCarbon(home, ['buy', '--from-csv', csv, '--json'], env);
+      let stdout = '';
+      let stderr = '';
+      let errorAt = 0;
+      child.stdout!.on('data', (d: Buffer) => {
+        stdout += d;
+        // A row is bought: the database stops answering from here.
+        if (stdout.includes('\n')) proxy.freeze();
+      });
+      child.stderr!.on('data', (d: Buffer) => {
+        stderr += d;
+        if (errorAt === 0 && stderr.includes('batch_incomplete')) errorAt = performance.now();
+      });
+      try {
+        const done = await child;
+        const tail = performance.now() - errorAt;
+        expect(done.exitCode, stderr).toBe(10);
+        expect(errorAt).toBeGreaterThan(0);
+        // Before: 4 s and more (the journal's write on a new connection, then the pool's end).
+        expect(tail, 'from the error line to the exit').toBeLessThan(limit(2_500));
+      } finally {
+        proxy.thaw();
+      }
     },
     limit(60_000),
   );
