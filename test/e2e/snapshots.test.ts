@@ -502,3 +502,37 @@ describe('another home', () => {
     expect((await json<{ available_cents: number }>(['balance'], on(to))).available_cents).toBe(100_000);
   });
 });
+
+describe('the rate limit across a load or a reset', () => {
+  test("a running carbon serve counts every key afresh after a snapshot is loaded or the sandbox reset (another process's)", async () => {
+    const home = newHome();
+    await ok(['sandbox', 'rate-limit', '3', '--window', '1h'], { home });
+    const server = await serve(home, ['--show-keys']);
+    try {
+      const hits = async (key: string) => {
+        const statuses: number[] = [];
+        for (let i = 0; i < 4; i++) {
+          const res = await fetch(`${server.ready.url}/balance`, { headers: { authorization: `Bearer ${key}` } });
+          await res.text();
+          statuses.push(res.status);
+        }
+        return statuses;
+      };
+      const key = server.ready.test_key as string;
+      expect(await hits(key)).toEqual([200, 200, 200, 429]);
+      // Saved after the window began: loaded, the clock is inside that window again.
+      const saved = join(home, 'limited.ndjson');
+      await ok(['sandbox', 'snapshot', 'save', saved], { home });
+      await ok(['sandbox', 'snapshot', 'load', saved], { home });
+      expect(await hits(key)).toEqual([200, 200, 200, 429]);
+      await ok(['sandbox', 'reset', '--yes'], { home });
+      await ok(['sandbox', 'rate-limit', '3', '--window', '1h'], { home });
+      const fresh = (await json<Array<{ default: string | null; secret?: string }>>(['sandbox', 'keys', '--reveal'], { home })).find(
+        (k) => k.default === 'test',
+      )!.secret!;
+      expect(await hits(fresh)).toEqual([200, 200, 200, 429]);
+    } finally {
+      await server.stop();
+    }
+  });
+});

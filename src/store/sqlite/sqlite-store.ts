@@ -1,4 +1,5 @@
 import type { Mode } from '../../api/types.js';
+import { JOURNAL_EMPTIED_META } from '../journal-types.js';
 import { LedgerError } from '../ledger-error.js';
 import type {
   AccountRecord,
@@ -39,6 +40,8 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
   /** The transaction running now in this process (one connection runs one at a time), and its end. */
   private running: Promise<unknown> | null = null;
   private readonly windows = new Map<string, RateWindow>();
+  /** The journal's emptied mark the windows were counted under: a reset or a load (any process's) moves it. */
+  private windowsSince: string | undefined;
   /** Checkpoints off the purchase path, once this store has committed a few times. */
   private readonly checkpoints: WalCheckpoints;
   /** The ledger file this connection opened, to refuse writes once it is gone (identity.ts). */
@@ -236,6 +239,13 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
   }
 
   async takeRequest(keyId: string, now: number, limit: number, windowMs: number): Promise<number | null> {
+    // A reset or a snapshot loaded, here or in another process, starts every key's count again (the
+    // PostgreSQL store deletes its rows in the same transaction): a loaded seed started rate-limited.
+    const since = await this.meta(JOURNAL_EMPTIED_META);
+    if (since !== this.windowsSince) {
+      this.windows.clear();
+      this.windowsSince = since;
+    }
     const { window, wait } = takeFromWindow(this.windows.get(keyId), now, limit, windowMs);
     this.windows.set(keyId, window);
     return wait;
