@@ -495,6 +495,11 @@ describe('another home', () => {
     }
     const asJson = await carbon(['balance', '--json'], on(to));
     expect(JSON.parse(asJson.stderr).error).toMatchObject({ code: 'api_key_missing', message: expect.stringMatching(/not known here/) });
+    // Asked for by name, texts not known here are said so on stderr, the list (masked) on stdout.
+    const revealed = await carbon(['sandbox', 'keys', '--reveal', '--json'], on(to));
+    expect(revealed.exitCode).toBe(0);
+    expect((JSON.parse(revealed.stdout) as Array<{ secret?: string }>).filter((k) => k.secret !== undefined)).toEqual([]);
+    expect(revealed.stderr).toMatch(/^warning: The full text of 3 keys is not known here .*`carbon sandbox keys create`/);
 
     // Each way on works: one of the snapshot's keys, or a key made here (used from then on).
     await ok(['balance'], on(to, { CARBON_API_KEY: theirs.test }));

@@ -15,6 +15,13 @@ async function shownKeys(sandbox: Sandbox, reveal: boolean): Promise<ShownKey[]>
 export async function keysList(ctx: Context, flags: { reveal?: boolean }): Promise<void> {
   const sandbox = await open(ctx, 'keys');
   const keys = await shownKeys(sandbox, Boolean(flags.reveal));
+  // Asked for by name, a text not known here is said so (on stderr: the list stays data), not left out silently.
+  const unknown = flags.reveal ? keys.filter((k) => k.revoked === null && k.secret === undefined).length : 0;
+  if (unknown > 0) {
+    ctx.out.warn(
+      `The full text of ${unknown === 1 ? '1 key' : `${unknown} keys`} is not known here (loaded from a snapshot saved elsewhere): it is shown masked. \`carbon sandbox keys create\` makes one whose text is.`,
+    );
+  }
   if (ctx.out.json) return ctx.out.jsonDocument(keys);
   if (!ctx.out.interactive) {
     if (keys.length > 0) ctx.out.stdout.write(keys.map((k) => `${keyRow(k)}\n`).join(''));
