@@ -188,6 +188,10 @@ describe('lifecycle: review, fail, clock', () => {
 
     for (const bad of ['0s', 'soon', '-5m', ''])
       expect((await carbon(['sandbox', 'clock', 'advance', bad], { home })).exitCode, bad).toBe(2);
+    // Said why: the clock goes back only by a reset or a snapshot.
+    expect((await carbon(['sandbox', 'clock', 'advance', '0s'], { home })).stderr).toMatch(
+      /above zero \(the clock only moves forward: `carbon sandbox reset` or a snapshot loaded takes it back\)/,
+    );
   });
 });
 

@@ -145,7 +145,7 @@ export async function clockShow(ctx: Context): Promise<void> {
 }
 
 export async function clockAdvance(ctx: Context, value: string): Promise<void> {
-  const ms = durationArg(value, 'The duration');
+  const ms = durationArg(value, 'The duration', true);
   await change(ctx, 'clock advance', (sandbox) => sandbox.advanceClock(ms), CLOCK);
 }
 

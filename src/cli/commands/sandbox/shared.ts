@@ -25,9 +25,11 @@ export async function note(ctx: Context, text: (paint: Paint) => string): Promis
   ctx.out.info(text(await ctx.paint('stderr')));
 }
 
-export function durationArg(value: string, what: string): number {
+export function durationArg(value: string, what: string, forward = false): number {
   const ms = parseDuration(value);
-  if (ms === null) throw usage(`${what} must be a duration such as 90s, 15m, 2h, 1d or 1h30m, not "${value}".`);
+  // The model's clock goes back only with a reset or a snapshot loaded.
+  const only = forward ? ' above zero (the clock only moves forward: `carbon sandbox reset` or a snapshot loaded takes it back)' : '';
+  if (ms === null) throw usage(`${what} must be a duration${only} such as 90s, 15m, 2h, 1d or 1h30m, not "${value}".`);
   return ms;
 }
 
