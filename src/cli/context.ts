@@ -21,6 +21,8 @@ import type { Settings } from './settings.js';
 export class Context {
   private openedEngine: Engine | undefined;
   private openClient: CarbonClient | undefined;
+  /** The ledger failed the command (unreachable, stalled): its close is not waited on for long (run-to-exit.ts). */
+  ledgerFailed = false;
 
   constructor(
     readonly settings: Settings,

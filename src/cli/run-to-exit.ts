@@ -1,3 +1,4 @@
+import { LedgerError } from '../engine/ledger.js';
 import type { Context } from './context.js';
 import { CliError } from './errors.js';
 import { EXIT } from './exit-codes.js';
@@ -46,6 +47,7 @@ export async function runToExit(
   try {
     await command((ctx) => (running = ctx));
   } catch (err) {
+    if (running !== undefined && err instanceof LedgerError) running.ledgerFailed = true;
     const settings = running?.settings;
     const scene = settings === undefined ? undefined : { mode: settings.mode, engine: settings.engine };
     code =
@@ -53,12 +55,11 @@ export async function runToExit(
       reportError(err !== undefined && err === stdoutFailure() ? lostOutput(err as NodeJS.ErrnoException) : err, io, scene);
   }
   try {
-    // After a failure, the ledger is waited on a second more at most: one that failed the command
-    // (stalled, unreachable) would make its journal's last write and its connections' end each wait
-    // out a deadline (a batch's error came at 5 s, its exit at 14 s). What the journal held then is
-    // lost, as a stall loses it.
+    // A ledger that failed the command (stalled, unreachable) is waited on a second more at most (its journal's last
+    // write and its connections' end each waited a deadline: an error at 5 s, the exit at 14 s); what the journal held
+    // then is lost, as a stall loses it. Any other end closes fully: a slow ledger still takes its journal's entries.
     const closing = running?.close({ exiting: true });
-    await (code === EXIT.ok ? closing : Promise.race([closing, new Promise((resolve) => setTimeout(resolve, 1_000))]));
+    await (running?.ledgerFailed ? Promise.race([closing, new Promise((resolve) => setTimeout(resolve, 1_000))]) : closing);
   } catch {
     // Closing a handle cannot change what the command did.
   }

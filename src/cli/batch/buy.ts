@@ -90,8 +90,7 @@ export async function buyRows(
       const cap = options.capped ? table.quote(i).cents : undefined;
       const stopped = await buyOne(client, { ...row, cap }, keys, count, printer, options);
       if (count.failed > failed) count.leftCents += table.quote(i).cents;
-      // Kept if the reader went away meanwhile.
-      stop ??= stopped;
+      stop ??= stopped; // (kept if the reader went away meanwhile)
       if (i % 1024 === 1023) await printer.drain();
     }
   } finally {
@@ -99,6 +98,7 @@ export async function buyRows(
     releaseReader();
     bar.stop();
   }
+  if (stop?.ledgerFailed) ctx.ledgerFailed = true;
   report(ctx, { count, interrupted, stop }, { rows: table.length, batchId, money: options.money }, printer);
 }
 
@@ -152,7 +152,7 @@ async function buyOne(
     // before a later one's purchase is a gap, under which a sorted rerun would buy a row again.
     if (stopsBatch(err) || keys.shared) {
       const keyRefused = err instanceof CarbonApiError && (err.status === 401 || err.status === 403);
-      return { text: `the batch stopped at row ${row.row}: ${code}`, keyRefused };
+      return { text: `the batch stopped at row ${row.row}: ${code}`, keyRefused, ledgerFailed: err instanceof LedgerError };
     }
   }
   return null;

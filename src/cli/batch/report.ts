@@ -33,6 +33,8 @@ export interface Outcome {
 export interface Stop {
   text: string;
   keyRefused?: boolean;
+  /** The ledger failed the row (the local engine's: unreachable, stalled, its answer lost). */
+  ledgerFailed?: boolean;
 }
 
 /** What the check found: the whole file's quoted cost, the balance then, its mode; and whether this run has --partial. */
