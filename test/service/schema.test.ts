@@ -162,8 +162,15 @@ describe.runIf(postgresAvailable())('PostgreSQL that takes no writes (a standby,
       } finally {
         await readOnly.end();
       }
-      const writable = new pg.Pool({ connectionString: TEST_DATABASE_URL });
+      const writable = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 1 });
       try {
+        expect(await answers(writable)).toBe(true);
+        // A session that began read-only (a database's default, set then reset) stays so: the check
+        // ends it and asks a new one, and says the database takes writes again.
+        const session = await writable.connect();
+        await session.query('SET default_transaction_read_only = on');
+        session.release();
+        expect(await answers(writable)).toBe(false);
         expect(await answers(writable)).toBe(true);
       } finally {
         await writable.end();

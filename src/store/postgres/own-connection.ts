@@ -47,10 +47,17 @@ export const healthConfig = (config: pg.PoolConfig): pg.PoolConfig => ({ ...conf
  * one that takes no writes (a standby, default_transaction_read_only), where every purchase fails.
  */
 export async function answers(pool: pg.Pool): Promise<boolean> {
+  let client: pg.PoolClient | undefined;
   try {
-    const { rows } = await pool.query<{ writable: boolean }>("SELECT current_setting('transaction_read_only') = 'off' AS writable");
-    return rows[0]?.writable === true;
+    client = await pool.connect();
+    const { rows } = await client.query<{ writable: boolean }>("SELECT current_setting('transaction_read_only') = 'off' AS writable");
+    const writable = rows[0]?.writable === true;
+    // A session keeps the read-only default it began with (ALTER DATABASE … SET default_transaction_read_only):
+    // one that says no is ended, so the next check asks a new one, not it again once writes are back.
+    client.release(!writable);
+    return writable;
   } catch {
+    client?.release(true);
     return false;
   }
 }
