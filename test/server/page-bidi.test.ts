@@ -85,6 +85,21 @@ describe('bidirectional controls in what a caller wrote', () => {
     expect(page, path).not.toContain('\u202E');
   });
 
+  test("an action's notice quoting what was typed (a key id that is none): shown as typed", async () => {
+    const home = await fetch(`${served.server.origin}/?mode=test`, { headers: { accept: 'text/html', cookie } });
+    const csrf = /name="csrf" value="([^"]+)"/.exec(await home.text())![1]!;
+    const posted = await fetch(`${served.server.origin}/actions/key-revoke`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie, origin: served.server.origin, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf, back: 'test', id: SPOOF }).toString(),
+    });
+    expect(posted.status).toBe(303);
+    const page = await html(posted.headers.get('location')!);
+    expect(page).toContain('[U+202E]abc-gnp.exe');
+    expect(page).not.toContain('\u202E');
+  });
+
   test('the filter field keeps what was typed', async () => {
     const page = await html(`/?mode=test&reference=${encodeURIComponent(SPOOF)}`);
     expect(page).toMatch(/<input id="f-reference" name="reference"[^>]* value="\u202Eabc-gnp\.exe">/);

@@ -1,7 +1,7 @@
 import { keyMode } from '../../../service/keys.js';
 import type { Session } from '../../../service/page-access.js';
 import type { Sandbox } from '../../../service/sandbox.js';
-import { escapeHtml } from '../html.js';
+import { escapeText } from '../html.js';
 import type { DashboardData } from './views.js';
 
 /**
@@ -36,7 +36,7 @@ export interface Notice {
 export function noticeAt(d: Pick<DashboardData, 'notice'>, section?: Section): string {
   if (d.notice === undefined || d.notice.section !== section) return '';
   const role = d.notice.kind === 'error' ? 'alert' : 'status';
-  return `<p id="notice" class="notice ${d.notice.kind}" role="${role}" tabindex="-1" autofocus>${escapeHtml(d.notice.text)}</p>`;
+  return `<p id="notice" class="notice ${d.notice.kind}" role="${role}" tabindex="-1" autofocus>${escapeText(d.notice.text)}</p>`;
 }
 
 export async function putFlash(sandbox: Sandbox, session: Session, flash: Flash, now: number): Promise<void> {
