@@ -11,6 +11,8 @@ export class LedgerError extends Error {
     readonly hint: string,
     /** True when trying again shortly may succeed (a lock, a restart): the server answers 503. */
     readonly transient = false,
+    /** True when the ledger refused before anything was written (a database that takes no writes): no outcome to doubt. */
+    readonly unwritten = false,
   ) {
     super(message);
   }

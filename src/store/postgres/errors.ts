@@ -69,6 +69,7 @@ export function pgError(err: unknown, label: string): Error {
       label,
       'It is a standby or read-only (default_transaction_read_only): point the URL at the primary; requests can be retried.',
       true,
+      true,
     );
   const busy = serverBusy(code, message, label);
   if (busy !== undefined) return busy;

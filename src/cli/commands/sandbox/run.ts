@@ -40,7 +40,7 @@ export async function topup(ctx: Context, amount: string | undefined, flags: { c
   const available = await sandbox.topUp(mode, cents).catch((err: unknown) => {
     // PostgreSQL failed under it: its COMMIT may have been made with the answer lost, and a top-up
     // has no key that would make a second one the same one (a purchase's does: buy/run.ts).
-    if (err instanceof LedgerError && ctx.settings.store.kind === 'postgres')
+    if (err instanceof LedgerError && ctx.settings.store.kind === 'postgres' && !err.unwritten)
       throw new CliError(
         `${err.message} The top-up may or may not have been made.`,
         EXIT.failure,
