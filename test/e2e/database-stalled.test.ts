@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, test } from 'vitest';
@@ -221,6 +222,54 @@ run('carbon serve while PostgreSQL does not answer', () => {
       } finally {
         proxy.thaw();
       }
+    },
+    limit(60_000),
+  );
+
+  test(
+    'a buy whose purchase the database stalls under (its quote in the journal): the error line, then the exit within about a second',
+    async () => {
+      const schema: TestSchema = freshSchema('stallbuy');
+      cleanup.push(() => schema.drop());
+      const home = newHome();
+      await ok(['balance'], { home, env: { CARBON_DATABASE_URL: schema.url } });
+      // A proxy that stops passing anything on once a purchase's transaction locks the account.
+      const target = new URL(schema.url);
+      let frozen = false;
+      const sockets = new Set<Socket>();
+      const proxy = createServer((client) => {
+        const server = connect(Number(target.port || 5432), target.hostname);
+        sockets.add(client).add(server);
+        client.on('data', (d: Buffer) => {
+          if (d.toString('latin1').includes('LOCK TABLE account')) frozen = true;
+          if (!frozen) server.write(d);
+        });
+        server.on('data', (d: Buffer) => {
+          if (!frozen) client.write(d);
+        });
+        for (const s of [client, server]) s.on('error', () => {});
+      });
+      await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+      cleanup.push(async () => {
+        for (const s of sockets) s.destroy();
+        await new Promise((resolve) => proxy.close(resolve));
+      });
+      const through = new URL(schema.url);
+      through.host = `127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+      const env = { CARBON_DATABASE_URL: through.toString(), CARBON_PG_STATEMENT_TIMEOUT_MS: '500', CARBON_PG_CONNECT_TIMEOUT_MS: '4000' };
+      const child = spawnCarbon(home, ['buy', '--kg', '1', '--max-cents', '100000'], env);
+      let stderr = '';
+      let errorAt = 0;
+      child.stderr!.on('data', (d: Buffer) => {
+        stderr += d;
+        if (errorAt === 0 && stderr.includes('may or may not have been made')) errorAt = performance.now();
+      });
+      const done = await child;
+      expect(frozen, 'the purchase reached the database').toBe(true);
+      expect(done.exitCode, stderr).toBe(1);
+      expect(errorAt).toBeGreaterThan(0);
+      // Before: 7 s (the quote's journal entry written on a new connection, then the pool's end).
+      expect(performance.now() - errorAt, 'from the error line to the exit').toBeLessThan(limit(2_500));
     },
     limit(60_000),
   );

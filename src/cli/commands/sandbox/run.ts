@@ -38,6 +38,7 @@ export async function topup(ctx: Context, amount: string | undefined, flags: { c
   const sandbox = await open(ctx, 'topup', () => checkTopUp(cents));
   const mode: Mode = ctx.settings.mode;
   const available = await sandbox.topUp(mode, cents).catch((err: unknown) => {
+    if (err instanceof LedgerError) ctx.ledgerFailed = true;
     // PostgreSQL failed under it: its COMMIT may have been made with the answer lost, and a top-up
     // has no key that would make a second one the same one (a purchase's does: buy/run.ts).
     if (err instanceof LedgerError && ctx.settings.store.kind === 'postgres' && !err.unwritten)
