@@ -182,6 +182,28 @@ describe.runIf(postgresAvailable())('PostgreSQL that takes no writes (a standby,
   });
 });
 
+describe.runIf(postgresAvailable())('PostgreSQL: a session that began read-only', () => {
+  test('a write it refuses ends it: the next write asks a new session, and is made', async () => {
+    const schema = freshSchema('rosession');
+    try {
+      const engine = await openEngine({ kind: 'postgres', url: schema.url, pool: 1 });
+      try {
+        // The ledger pool's one session made read-only, as a database's default set then reset leaves a session.
+        const pool = (engine.sandbox as unknown as { ledger: { pool: pg.Pool } }).ledger.pool;
+        const session = await pool.connect();
+        await session.query('SET default_transaction_read_only = on');
+        session.release();
+        await expect(engine.sandbox.topUp('test', 25_000)).rejects.toThrow(/takes no writes \(25006/);
+        expect(await engine.sandbox.topUp('test', 25_000)).toBe(125_000);
+      } finally {
+        await engine.close();
+      }
+    } finally {
+      await schema.drop();
+    }
+  });
+});
+
 describe.runIf(postgresAvailable())('PostgreSQL: the journal skips the WAL', () => {
   const persistence = async (schema: string) =>
     (

@@ -52,6 +52,8 @@ export async function appendJournal(
     await client.query('ROLLBACK').catch(() => {
       broken = true;
     });
+    // A session that began read-only stays so: ended, so the next batch asks a new one.
+    if ((err as { code?: string }).code === '25006') broken = true;
     throw err;
   } finally {
     client.release(broken);

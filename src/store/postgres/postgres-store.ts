@@ -211,7 +211,8 @@ export class PostgresStore extends PgReads implements LedgerStore {
         const code = (err as { code?: string }).code;
         // A connection cut, or one that did not answer in time, is thrown away: a ROLLBACK on it
         // would wait as long again, and the server ends the transaction when the socket closes.
-        broken = connectionLost(err);
+        // So is one whose session began read-only (25006): it stays so once the database takes writes again.
+        broken = connectionLost(err) || code === '25006';
         if (!broken) {
           try {
             await client.query('ROLLBACK');
