@@ -3,7 +3,7 @@ import type { Context } from './context.js';
 import { CliError } from './errors.js';
 import { EXIT } from './exit-codes.js';
 import { reportError } from './report-error.js';
-import { afterLostOutput, createdStreams, stderr, stdoutFailure } from './stdio.js';
+import { afterLostOutput, createdStreams, onReaderGone, stderr, stdoutFailure } from './stdio.js';
 
 /** Told the Context of the command that runs, so the run can release its engine whatever happened. */
 export type ContextOpened = (ctx: Context) => void;
@@ -72,8 +72,17 @@ export async function runToExit(
     code = reportError(lostOutput(lost), io);
     await Promise.all(createdStreams().map(flushed));
   }
-  // Node prints a warning (a deprecation, the runtime's own) on a later tick: the ticks queued so
-  // far run first, so a warning raised while the command ran is printed, not lost to the exit.
+  return exitWith(code);
+}
+
+/**
+ * Exits with `code` once the ticks queued so far have run: Node prints a warning (a deprecation,
+ * the runtime's own) on a later tick, so one raised while the command ran is printed, not lost to
+ * the exit. A reader gone meanwhile (its EPIPE comes on such a tick) no longer ends it quietly with
+ * 0: the code is decided.
+ */
+async function exitWith(code: number): Promise<never> {
+  onReaderGone(() => {});
   await new Promise((resolve) => process.nextTick(resolve));
   process.exit(code);
 }

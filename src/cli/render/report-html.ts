@@ -125,11 +125,13 @@ function chart(rows: readonly ReportRow[], by: string, w: Weight): string {
     const height = part.length * rowHeight + (at === 0 ? 4 : 0) + (at + SEGMENT_ROWS >= bars.length ? 4 : 0);
     const named =
       at === 0
-        ? `role="img" aria-labelledby="chart-title chart-desc"><title id="chart-title">${w.unit === 'kg' ? 'kg' : 'tonnes'} of CO2 offset per ${escapeHtml(by)}</title>
-<desc id="chart-desc">${escapeText(described)}</desc>`
-        : 'aria-hidden="true">';
-    svgs.push(`<svg viewBox="0 0 ${width} ${height}" width="100%" preserveAspectRatio="xMinYMin meet" ${named}
-${part.join('\n')}
+        ? [
+            'role="img" aria-labelledby="chart-title chart-desc"',
+            `<title id="chart-title">${w.unit === 'kg' ? 'kg' : 'tonnes'} of CO2 offset per ${escapeHtml(by)}</title>\n<desc id="chart-desc">${escapeText(described)}</desc>\n`,
+          ]
+        : ['aria-hidden="true"', ''];
+    svgs.push(`<svg ${named[0]} viewBox="0 0 ${width} ${height}" width="100%" preserveAspectRatio="xMinYMin meet">
+${named[1]}${part.join('\n')}
 </svg>`);
   }
   return svgs.join('\n');
