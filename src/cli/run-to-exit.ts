@@ -54,6 +54,9 @@ export async function runToExit(
       known?.(err, io) ??
       reportError(err !== undefined && err === stdoutFailure() ? lostOutput(err as NodeJS.ErrnoException) : err, io, scene);
   }
+  // The code is decided: a reader gone from here on (the EPIPE of the command's last line comes a
+  // tick later, while the ledger closes) no longer ends it quietly with 0 (stdio.ts).
+  onReaderGone(() => {});
   try {
     // A ledger that failed the command (stalled, unreachable) is waited on a second more at most (its journal's last
     // write and its connections' end each waited a deadline: an error at 5 s, the exit at 14 s); what the journal held
@@ -78,11 +81,9 @@ export async function runToExit(
 /**
  * Exits with `code` once the ticks queued so far have run: Node prints a warning (a deprecation,
  * the runtime's own) on a later tick, so one raised while the command ran is printed, not lost to
- * the exit. A reader gone meanwhile (its EPIPE comes on such a tick) no longer ends it quietly with
- * 0: the code is decided.
+ * the exit.
  */
 async function exitWith(code: number): Promise<never> {
-  onReaderGone(() => {});
   await new Promise((resolve) => process.nextTick(resolve));
   process.exit(code);
 }

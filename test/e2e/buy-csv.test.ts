@@ -680,6 +680,18 @@ describe('in a pipe', () => {
     expect(await offsetIds(home)).toHaveLength(600);
   });
 
+  test('with --json too: a batch cut off by its reader exits 10, a dry run 3, though the totals line comes last', async () => {
+    const home = newHome();
+    const csv = file(home, 'f.csv', `reference,kg\n${Array.from({ length: 300 }, (_, i) => `r${i}-${'x'.repeat(190)},1`).join('\n')}\n`);
+    const cut = await pipeline(`carbon buy --from-csv ${csv} --json | head -1`, { home });
+    expect([cut.exitCode, JSON.parse(cut.stderr).error.code]).toEqual([10, 'batch_incomplete']);
+    const big = file(home, 'big.csv', `reference,kg\n${Array.from({ length: 600 }, (_, i) => `b${i}-${'x'.repeat(190)},50`).join('\n')}\n`);
+    for (let run = 0; run < 3; run++) {
+      const short = await pipeline(`carbon buy --from-csv ${big} --dry-run --json | head -1`, { home });
+      expect(short.exitCode, short.stderr).toBe(3);
+    }
+  });
+
   test('a dry run whose reader goes away (| head -1) still exits with its verdict: 3 when the balance falls short', async () => {
     const home = newHome();
     // 600 rows of 50 kg: $1,200 against the fresh $1,000, in some 200 kB of results.
