@@ -119,19 +119,16 @@ function chart(rows: readonly ReportRow[], by: string, w: Weight): string {
   // The chart in pieces of SEGMENT_ROWS rows, one under the other with no gap: a printed page
   // breaks between two pieces, never through a row. One tall SVG was cut through a row where a
   // page ended, and kept whole it moved to page 2 and left page 1 empty. The first names the whole.
+  const names = `<title id="chart-title">${w.unit === 'kg' ? 'kg' : 'tonnes'} of CO2 offset per ${escapeHtml(by)}</title>
+<desc id="chart-desc">${escapeText(described)}</desc>
+`;
   const svgs: string[] = [];
   for (let at = 0; at < bars.length; at += SEGMENT_ROWS) {
     const part = bars.slice(at, at + SEGMENT_ROWS);
     const height = part.length * rowHeight + (at === 0 ? 4 : 0) + (at + SEGMENT_ROWS >= bars.length ? 4 : 0);
-    const named =
-      at === 0
-        ? [
-            'role="img" aria-labelledby="chart-title chart-desc"',
-            `<title id="chart-title">${w.unit === 'kg' ? 'kg' : 'tonnes'} of CO2 offset per ${escapeHtml(by)}</title>\n<desc id="chart-desc">${escapeText(described)}</desc>\n`,
-          ]
-        : ['aria-hidden="true"', ''];
-    svgs.push(`<svg ${named[0]} viewBox="0 0 ${width} ${height}" width="100%" preserveAspectRatio="xMinYMin meet">
-${named[1]}${part.join('\n')}
+    const role = at === 0 ? 'role="img" aria-labelledby="chart-title chart-desc"' : 'aria-hidden="true"';
+    svgs.push(`<svg ${role} viewBox="0 0 ${width} ${height}" width="100%" preserveAspectRatio="xMinYMin meet">
+${at === 0 ? names : ''}${part.join('\n')}
 </svg>`);
   }
   return svgs.join('\n');
