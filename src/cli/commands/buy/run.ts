@@ -62,12 +62,15 @@ async function buy(ctx: Context, flags: BuyFlags): Promise<BuyResult> {
     );
     return { ...bought, requiresReview, ...(maxCents === undefined ? {} : { maxCents }) };
   } catch (err) {
-    // PostgreSQL failed under the purchase (the connection lost, a statement past its deadline):
-    // its COMMIT may have been carried out with the answer lost, and running the command again would
-    // buy anew. (SQLite's file says whether its commit was made: a failed one was not.)
-    if (err instanceof LedgerError) ctx.ledgerFailed = true;
-    if (err instanceof LedgerError && ctx.settings.store.kind === 'postgres' && !err.unwritten)
-      throw unknownPurchase(err.message, EXIT.failure, 'storage_error', idempotencyKey);
+    if (err instanceof LedgerError) {
+      ctx.ledgerFailed = true;
+      // PostgreSQL failed under the purchase (the connection lost, a statement past its deadline):
+      // its COMMIT may have been carried out with the answer lost, and running the command again would
+      // buy anew. (SQLite's file says whether its commit was made: a failed one was not.)
+      if (ctx.settings.store.kind === 'postgres' && !err.unwritten)
+        throw unknownPurchase(err.message, EXIT.failure, 'storage_error', idempotencyKey);
+      throw err;
+    }
     if (!(err instanceof CarbonConnectionError || err instanceof CarbonApiError)) throw err;
     throw failedPurchase(err, idempotencyKey, maxCents);
   }

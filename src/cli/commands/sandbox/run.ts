@@ -38,17 +38,17 @@ export async function topup(ctx: Context, amount: string | undefined, flags: { c
   const sandbox = await open(ctx, 'topup', () => checkTopUp(cents));
   const mode: Mode = ctx.settings.mode;
   const available = await sandbox.topUp(mode, cents).catch((err: unknown) => {
-    if (err instanceof LedgerError) ctx.ledgerFailed = true;
+    if (!(err instanceof LedgerError)) throw err;
+    ctx.ledgerFailed = true;
     // PostgreSQL failed under it: its COMMIT may have been made with the answer lost, and a top-up
     // has no key that would make a second one the same one (a purchase's does: buy/run.ts).
-    if (err instanceof LedgerError && ctx.settings.store.kind === 'postgres' && !err.unwritten)
-      throw new CliError(
-        `${err.message} The top-up may or may not have been made.`,
-        EXIT.failure,
-        'storage_error',
-        'See the balance (carbon balance) before topping up again.',
-      );
-    throw err;
+    if (ctx.settings.store.kind !== 'postgres' || err.unwritten) throw err;
+    throw new CliError(
+      `${err.message} The top-up may or may not have been made.`,
+      EXIT.failure,
+      'storage_error',
+      'See the balance (carbon balance) before topping up again.',
+    );
   });
   // The API's own Balance object, so `carbon sandbox topup 250 --json | jq .available_cents`
   // reads like `carbon balance --json`.
