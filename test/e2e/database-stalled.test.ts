@@ -186,13 +186,19 @@ run('carbon serve while PostgreSQL does not answer', () => {
     limit(60_000),
   );
 
+  /** A fresh schema with its ledger made (a first `carbon balance` straight to it), and the home that made it. */
+  const ledgerMade = async (prefix: string) => {
+    const schema: TestSchema = freshSchema(prefix);
+    cleanup.push(() => schema.drop());
+    const home = newHome();
+    await ok(['balance'], { home, env: { CARBON_DATABASE_URL: schema.url } });
+    return { schema, home };
+  };
+
   test(
     'a batch the database stalls under: its error line, then the exit within about a second, not after the journal and the pool each wait a deadline',
     async () => {
-      const schema: TestSchema = freshSchema('stallcli');
-      cleanup.push(() => schema.drop());
-      const home = newHome();
-      await ok(['balance'], { home, env: { CARBON_DATABASE_URL: schema.url } });
+      const { schema, home } = await ledgerMade('stallcli');
       const proxy = await freezingProxy(new URL(schema.url));
       cleanup.push(() => proxy.close());
       const csv = join(home, 'rows.csv');
@@ -229,10 +235,7 @@ run('carbon serve while PostgreSQL does not answer', () => {
   test(
     'a buy whose purchase the database stalls under (its quote in the journal): the error line, then the exit within about a second',
     async () => {
-      const schema: TestSchema = freshSchema('stallbuy');
-      cleanup.push(() => schema.drop());
-      const home = newHome();
-      await ok(['balance'], { home, env: { CARBON_DATABASE_URL: schema.url } });
+      const { schema, home } = await ledgerMade('stallbuy');
       // A proxy that stops passing anything on once a purchase's transaction locks the account.
       const target = new URL(schema.url);
       let frozen = false;

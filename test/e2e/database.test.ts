@@ -401,19 +401,27 @@ run('a purchase whose COMMIT reached PostgreSQL but whose answer was lost', () =
     return { port: (proxy.address() as AddressInfo).port, close: () => proxy.close(), lost: () => lost };
   }
 
+  /**
+   * A home on a fresh schema, made directly (`direct`), and the same database through
+   * losingCommitAnswers(wrote) (`env`, statements giving up after 0.5 s).
+   */
+  async function losingLedger(prefix: string, wrote?: string) {
+    const schema = freshSchema(prefix);
+    schemas.push(schema);
+    const direct = { CARBON_DATABASE_URL: schema.url };
+    const home = newHome();
+    await ok(['balance'], { home, env: direct });
+    const proxy = await losingCommitAnswers(wrote);
+    const through = new URL(schema.url);
+    through.host = `127.0.0.1:${proxy.port}`;
+    return { home, direct, proxy, env: { CARBON_DATABASE_URL: through.toString(), CARBON_PG_STATEMENT_TIMEOUT_MS: '500' } };
+  }
+
   test(
     'buy says it may have been made and names the key to retry with; retrying with it returns that purchase, never a second',
     async () => {
-      const schema = freshSchema('lost');
-      schemas.push(schema);
-      const direct = { CARBON_DATABASE_URL: schema.url };
-      const home = newHome();
-      await ok(['balance'], { home, env: direct });
-      const proxy = await losingCommitAnswers();
+      const { home, direct, proxy, env } = await losingLedger('lost');
       try {
-        const through = new URL(schema.url);
-        through.host = `127.0.0.1:${proxy.port}`;
-        const env = { CARBON_DATABASE_URL: through.toString(), CARBON_PG_STATEMENT_TIMEOUT_MS: '500' };
         const r = await carbon(['buy', '--kg', '10', '--reference', 'lost', '--json'], { home, env });
         expect(proxy.lost()).toBe(1);
         expect([r.exitCode, r.stdout]).toEqual([1, '']);
@@ -440,16 +448,8 @@ run('a purchase whose COMMIT reached PostgreSQL but whose answer was lost', () =
   test(
     'sandbox topup says it may have been made and to see the balance first, not that it can be retried',
     async () => {
-      const schema = freshSchema('lostup');
-      schemas.push(schema);
-      const direct = { CARBON_DATABASE_URL: schema.url };
-      const home = newHome();
-      await ok(['balance'], { home, env: direct });
-      const proxy = await losingCommitAnswers('INSERT INTO entries');
+      const { home, direct, proxy, env } = await losingLedger('lostup', 'INSERT INTO entries');
       try {
-        const through = new URL(schema.url);
-        through.host = `127.0.0.1:${proxy.port}`;
-        const env = { CARBON_DATABASE_URL: through.toString(), CARBON_PG_STATEMENT_TIMEOUT_MS: '500' };
         const r = await carbon(['sandbox', 'topup', '250'], { home, env });
         expect(proxy.lost()).toBe(1);
         expect(r.exitCode).toBe(1);
