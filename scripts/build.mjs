@@ -76,10 +76,17 @@ const cjs = {
  * them, so bin/carbon.cjs compiles the file's text as it is read: wrapping it at each start made V8
  * copy the whole source once more (0.17 M instructions and 40 page faults of `balance --json`,
  * BENCHMARKS.md), and the source map counts the wrapper too.
+ *
+ * The `require` the bin hands a bundle is Node's own. A bundle's modules each ask it for node:fs or
+ * node:path (20 times in a `balance`), and each call goes through Node's whole loader (~8 µs, and its
+ * functions compiled again by the baseline compiler once they are hot): the wrapper puts in its place
+ * one that asks the loader once for each builtin.
  */
+const ONCE_EACH = `require = ((load, loaded) => (id) => { let m = loaded.get(id); if (m === undefined) { m = load(id); if (id.startsWith("node:")) loaded.set(id, m); } return m; })(require, new Map());`;
 const wrapped = {
   ...cjs,
-  banner: { js: `(function (exports, require, module, __filename, __dirname) { ${cjs.banner.js}` },
+  // After the banner's "use strict", which must come first to make the bundle strict.
+  banner: { js: `(function (exports, require, module, __filename, __dirname) { ${cjs.banner.js} ${ONCE_EACH}` },
   footer: { js: '})' },
 };
 

@@ -65,3 +65,31 @@ describe('the size of src/', () => {
     expect(longFunctions('a.ts', `const f = () => {\n${body(59)}\n};\n`)).toEqual(['a.ts:1 ArrowFunction (61 lines)']);
   });
 });
+
+describe('bin/carbon.cjs, the one file every start compiles without a cache', () => {
+  /** The functions, methods, arrows and classes of a file of bin/, as `file:line kind`. */
+  const functionsIn = (file: string): string[] => {
+    const source = ts.createSourceFile(
+      file,
+      readFileSync(resolve(import.meta.dirname, '../../bin', file), 'utf8'),
+      ts.ScriptTarget.Latest,
+      true,
+    );
+    const found: string[] = [];
+    const visit = (node: ts.Node): void => {
+      if (ts.isFunctionLike(node) || ts.isClassLike(node))
+        found.push(`${file}:${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1} ${ts.SyntaxKind[node.kind]}`);
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+    return found;
+  };
+
+  // Each function in it would be compiled once more when first called (docs/architecture.md,
+  // "Choices"): what is needed only sometimes is bin/support.cjs's.
+  it('has no function, method, arrow or class of its own', () => {
+    // The walk sees what it should: bin/support.cjs's functions.
+    expect(functionsIn('support.cjs').length).toBeGreaterThan(3);
+    expect(functionsIn('carbon.cjs')).toEqual([]);
+  });
+});
