@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
   chownSync,
@@ -222,6 +223,13 @@ describe('the quick start: balance and impact from dist/quick.cjs', () => {
   });
 });
 
+/** strace, to see what a command syncs: .ci/run installs it; elsewhere the test says why it is skipped. */
+const STRACE = spawnSync('strace', ['-V']).status === 0;
+if (!STRACE) {
+  if (process.env.CI === 'true') throw new Error('strace is missing: in CI the sync tests must run (.ci/run installs it).');
+  process.stderr.write('startup.test.ts: the WAL sync test skipped: no strace here (apt-get install strace).\n');
+}
+
 describe('what a read leaves of the ledger: its journal entry in the WAL, copied back by the next write', () => {
   const wal = (home: string) => `${ledgerPath(home)}-wal`;
 
@@ -252,6 +260,34 @@ describe('what a read leaves of the ledger: its journal entry in the WAL, copied
     } finally {
       db.close();
     }
+  });
+
+  test.runIf(STRACE)('a read that starts a new WAL syncs nothing to disk; a purchase still syncs the WAL and the ledger', async () => {
+    const home = newHome();
+    /** Runs the command under strace; the fsync and fdatasync calls it made. */
+    const syncs = async (args: string[]): Promise<string[]> => {
+      const trace = join(home, 'trace.txt');
+      rmSync(trace, { force: true });
+      const r = await execa('strace', ['-f', '-qq', '-e', 'trace=fsync,fdatasync', '-o', trace, process.execPath, BIN(), ...args], {
+        env: baseEnv(home),
+        extendEnv: false,
+        reject: false,
+      });
+      expect([r.exitCode, r.stderr]).toEqual([0, '']);
+      return readFileSync(trace, 'utf8')
+        .split('\n')
+        .filter((line) => /\bf(data)?sync\(/.test(line));
+    };
+    await ok(['balance', '--json'], { home }); // provisions the ledger: a write, closed as any write is
+    expect(existsSync(wal(home))).toBe(false);
+    // Its journal entry starts the WAL: no header sync, no directory sync (sqlite-journal.ts).
+    expect(await syncs(['balance', '--json'])).toEqual([]);
+    expect(statSync(wal(home)).size).toBeGreaterThan(0);
+    // The purchase after it syncs as before: the WAL, then the ledger it is copied into at the close.
+    expect((await syncs(['buy', '--kg', '1', '--json'])).length).toBeGreaterThanOrEqual(2);
+    expect(existsSync(wal(home))).toBe(false);
+    const logged = (await ok(['logs', '--json'], { home })).stdout.trim().split('\n');
+    expect(logged.map((l) => (JSON.parse(l) as { path: string }).path)).toEqual(['/api/v1/offsets', '/api/v1/balance', '/api/v1/balance']);
   });
 
   test('a WAL past 128 KiB is copied back and removed by the read that finds it', async () => {

@@ -182,6 +182,30 @@ describe('checkpoints off the purchase path', () => {
     expect(w.rows<{ n: number }>('SELECT COUNT(*) AS n FROM journal')[0]!.n).toBe(batches * 2);
   });
 
+  test('a journal batch that starts the WAL leaves the connection as it was: synchronous NORMAL, its own checkpoint pages', async () => {
+    w = await openWorld();
+    const db = w.store.db;
+    const wal = join(w.dir, 'ledger.db-wal');
+    const retention = { keep: 10_000, maxAgeMs: 86_400_000, now: w.clock.now };
+    let n = 0;
+    // The checkpointer's 0 and the connection's own pages; then a WAL with frames in it (the usual path).
+    for (const [pages, emptied] of [
+      [0, true],
+      [SELF_CHECKPOINT_PAGES, true],
+      [SELF_CHECKPOINT_PAGES, false],
+    ] as const) {
+      db.exec(`PRAGMA wal_autocheckpoint = ${pages}`);
+      if (emptied) db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+      // It sees what it should: an empty WAL where one was asked for, frames where not.
+      expect(statSync(wal).size === 0, `${pages} ${emptied}`).toBe(emptied);
+      await w.store.appendJournal([journalRecord({ request_id: `req_${n++}`, model_ms: w.clock.now })], retention);
+      expect(pragma<number>(db, 'synchronous')).toBe(1);
+      expect(autocheckpoint(w)).toBe(pages);
+      expect(statSync(wal).size).toBeGreaterThan(0);
+    }
+    expect(w.rows<{ n: number }>('SELECT COUNT(*) AS n FROM journal')[0]!.n).toBe(n);
+  });
+
   test('the worker checkpoints after enough commits, or a while after fewer, and never while nothing is committed', async () => {
     w = await openWorld();
     await w.sandbox.topUp('test', 100_000_000);

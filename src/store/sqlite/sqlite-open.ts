@@ -72,6 +72,9 @@ export function truncateWal(db: Db): void {
  */
 export const walKept = (path: string): boolean => walBytes(path) <= WAL_LEFT_BEHIND / 2;
 
+/** Whether the WAL file is absent or empty: the next frame written starts a new one, after no other. */
+export const walEmpty = (path: string): boolean => walBytes(path) === 0;
+
 function walBytes(path: string): number {
   try {
     return statSync(`${path}-wal`).size;

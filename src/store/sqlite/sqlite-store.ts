@@ -201,7 +201,7 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
     try {
       this.identity?.check();
       // Synchronous from BEGIN to COMMIT: nothing else of this connection runs meanwhile.
-      (this.journalStatements ??= new SqliteJournal(this.db)).append(
+      (this.journalStatements ??= new SqliteJournal(this.db, this.label)).append(
         records,
         retention,
         Math.min(options.waitMs ?? Number.POSITIVE_INFINITY, busyTimeoutMs()),
@@ -215,7 +215,7 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
   }
 
   journal(query: JournalQuery): Promise<JournalRecord[]> {
-    return this.run(() => (this.journalStatements ??= new SqliteJournal(this.db)).read(query));
+    return this.run(() => (this.journalStatements ??= new SqliteJournal(this.db, this.label)).read(query));
   }
 
   /** A read transaction on this connection: this process's other work on it waits until the export is closed. */
