@@ -215,6 +215,11 @@ describe('in a pipe', () => {
       sufficient_balance: false,
       dry_run: true,
     });
+    // The error carries what the purchase's refusal carries (spec section 7: balance_cents, required_cents).
+    const refused = await carbon(['buy', '--from-csv', big, '--json'], { home });
+    const money = { balance_cents: 100000, required_cents: 120000, shortfall_cents: 20000 };
+    expect(JSON.parse(refused.stderr).error).toMatchObject({ code: 'insufficient_balance', ...money });
+    expect(JSON.parse(short.stderr).error).toMatchObject({ code: 'insufficient_balance', ...money });
     expect(await offsetIds(home)).toEqual([]);
   });
 

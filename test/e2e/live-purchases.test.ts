@@ -102,6 +102,10 @@ describe('a purchase above the review limit says it will wait for review', () =>
     const dry = await carbon(['buy', '--kg', '3000', '--live', '--dry-run'], { home });
     expect(dry.stdout).toContain('requires_review\ttrue\n');
     expect(dry.stderr).toContain('it would wait for review');
+    // A test purchase above the limit is never held: the dry run says so, as its quote card does.
+    const test = await carbon(['buy', '--kg', '3000', '--test', '--dry-run'], { home });
+    expect(test.stderr).toContain('it is above the review limit, but test offsets are not held for review');
+    expect(test.stderr).not.toContain('would wait for review');
     // Below the limit: not a word about review.
     const small = await carbonTty(['buy', '--kg', '10', '--live'], { home, env: TTY, input: 'y\n' });
     expect(plain(small.output)).not.toMatch(/review/);

@@ -59,10 +59,14 @@ export async function dryRun(
   const balance = `the ${total.livemode ? 'live' : 'test'} balance (${dollars(total.available)})`;
   if (!covered && partial) throw partialVerdict(table, total, balance);
   if (!covered) {
+    const short = total.cents - total.available;
+    // The fields the purchase's refusal carries (commands/buy/csv.ts), so a script rehearses what it will read.
     throw new CliError(
-      `Dry run: ${balance} does not cover the batch (${what}): ${dollars(total.cents - total.available)} short; buying would be refused. Nothing was bought.`,
+      `Dry run: ${balance} does not cover the batch (${what}): ${dollars(short)} short; buying would be refused. Nothing was bought.`,
       EXIT.insufficientBalance,
       'insufficient_balance',
+      undefined,
+      { balance_cents: total.available, required_cents: total.cents, shortfall_cents: short },
     );
   }
   if (!ctx.out.json) {

@@ -57,7 +57,12 @@ export async function dryRun(
     }
     permission = 'the key may buy';
   }
-  const review = quote.requires_review ? '; it would wait for review before the credits are retired' : '';
+  // Only live offsets wait for review (docs/service-model.md); a test one above the limit is said so, as the quote card says it.
+  const review = !quote.requires_review
+    ? ''
+    : quote.livemode
+      ? '; it would wait for review before the credits are retired'
+      : '; it is above the review limit, but test offsets are not held for review';
   ctx.out.info(
     `Dry run: ${what} would be bought from the ${mode} balance (${dollars(quote.available_cents)})${review}; ${permission}. Nothing was bought.`,
   );
