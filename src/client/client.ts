@@ -15,6 +15,7 @@ import { randomUUID } from '../platform/random.js';
 import { CarbonApiError, CarbonConfigError, CarbonConnectionError, WaitTimeoutError } from './errors.js';
 import { PageGuard } from './paging.js';
 import { DEFAULT_RETRY, type Outcome, type RetryPolicy, retryDelay } from './retry.js';
+import { expectShape, type Shape } from './shapes.js';
 import type { Transport } from './transport.js';
 
 export interface ClientOptions {
@@ -89,7 +90,7 @@ export class CarbonClient {
 
   /** What a purchase would buy and cost. Buys nothing. */
   async quote(params: PurchaseParams): Promise<Quote> {
-    return (await this.send<Quote>('POST', '/quotes', { body: params })).body;
+    return (await this.send<Quote>('POST', '/quotes', { body: params }, 'quote')).body;
   }
 
   /** Buys offsets (a fresh `idempotencyKey` unless given; retries reuse it). `maxAmountCents`: a ceiling a carbon sandbox checks. */
@@ -98,6 +99,7 @@ export class CarbonClient {
     const headers: Record<string, string> = { 'idempotency-key': idempotencyKey };
     if (options.maxAmountCents !== undefined) headers['carbon-max-amount-cents'] = String(options.maxAmountCents);
     const { response, earlierMaybeSent } = await this.exchange<Offset>('POST', '/offsets', { body: params, headers });
+    expectShape(response, 'offset', 'POST', '/offsets');
     // A replay that answers a retry of this very call may be the purchase its own lost first
     // attempt made: only a replay no earlier attempt could have caused is an earlier purchase.
     const replayed = response.headers['idempotent-replayed'] === 'true' && !earlierMaybeSent;
@@ -110,7 +112,7 @@ export class CarbonClient {
     if (params.limit !== undefined) query.limit = String(params.limit);
     if (params.starting_after !== undefined) query.starting_after = params.starting_after;
     if (params.reference !== undefined) query.reference = params.reference;
-    return (await this.send<OffsetList>('GET', '/offsets', { query })).body;
+    return (await this.send<OffsetList>('GET', '/offsets', { query }, 'list')).body;
   }
 
   /**
@@ -147,15 +149,15 @@ export class CarbonClient {
         param: 'id',
       });
     }
-    return (await this.send<Offset>('GET', `/offsets/${encodeURIComponent(id)}`)).body;
+    return (await this.send<Offset>('GET', `/offsets/${encodeURIComponent(id)}`, {}, 'offset')).body;
   }
 
   async balance(): Promise<Balance> {
-    return (await this.send<Balance>('GET', '/balance')).body;
+    return (await this.send<Balance>('GET', '/balance', {}, 'balance')).body;
   }
 
   async impact(): Promise<Impact> {
-    return (await this.send<Impact>('GET', '/impact')).body;
+    return (await this.send<Impact>('GET', '/impact', {}, 'impact')).body;
   }
 
   /** Polls an offset until it is placed or refunded; WaitTimeoutError when time runs out first. */
@@ -219,8 +221,8 @@ export class CarbonClient {
     };
   }
 
-  private async send<T>(method: string, path: string, extra: RequestExtra & { body?: unknown } = {}): Promise<ApiResponse<T>> {
-    return (await this.exchange<T>(method, path, extra)).response;
+  private async send<T>(method: string, path: string, extra: RequestExtra & { body?: unknown }, kind: Shape): Promise<ApiResponse<T>> {
+    return expectShape((await this.exchange<T>(method, path, extra)).response, kind, method, path);
   }
 
   /** A request with its retries, a 4xx or 5xx thrown; `earlierMaybeSent`: whether an attempt before the one answered may have reached the server. */

@@ -126,3 +126,45 @@ describe('an offset id that is no path segment', () => {
     }
   });
 });
+
+describe('an answer that is not the object the API answers there', () => {
+  test('is refused in one line that asks whether the base URL is right, never read as that object: exit 1, nothing on stdout', async () => {
+    const home = newHome();
+    // Another JSON service at the base URL: a balance wherever it is asked, or a list of things that are not offsets.
+    let body = '{"object":"balance","available_cents":"lots"}';
+    const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(body));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const env = { CARBON_API_KEY: 'ck_test_abcdefghijklmnop', CARBON_BASE_URL: `http://127.0.0.1:${port}/api/v1`, CARBON_MAX_RETRIES: '0' };
+    try {
+      const cases: Array<[string[], string]> = [
+        [['show', 'off_1'], 'The API answered GET /offsets/{id} with 200 and an object "balance", where the API answers an offset'],
+        [['impact'], 'The API answered GET /impact with 200 and an object "balance", where the API answers an impact'],
+        [['list'], 'The API answered GET /offsets with 200 and an object "balance", where the API answers a list'],
+        [['quote', '--kg', '5'], 'The API answered POST /quotes with 200 and an object "balance", where the API answers a quote'],
+      ];
+      for (const [args, said] of cases) {
+        const r = await carbon(args, { home, env });
+        expect([args[0], r.exitCode, r.stdout]).toEqual([args[0], 1, '']);
+        expect(r.stderr).toBe(`error: ${said}; is the base URL right?\n`);
+      }
+      // The balance it answers is read as one, and shown (the test sees what it should).
+      body = '{"object":"balance","livemode":false,"available_cents":5,"currency":"usd","rate_millicents_per_kg":4000}';
+      expect((await carbon(['balance', '--json'], { home, env })).exitCode).toBe(0);
+      // A list whose rows are not offsets.
+      body = '{"object":"list","data":[{"id":"off_1"}],"has_more":false}';
+      for (const args of [['list'], ['list', '--all'], ['report']]) {
+        const r = await carbon(args, { home, env });
+        expect([args.join(' '), r.exitCode, r.stderr]).toEqual([
+          args.join(' '),
+          1,
+          'error: The API answered GET /offsets with 200 and an object "list" whose data are not all offsets, where the API answers a list; is the base URL right?\n',
+        ]);
+      }
+      const json = await carbon(['list', '--json'], { home, env });
+      expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'connection_error' });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});

@@ -1,0 +1,26 @@
+import type { ApiResponse } from '../api/types.js';
+import { CarbonConnectionError } from './errors.js';
+
+/** The kind of object each of the API's answers is (its `object`). */
+export type Shape = 'quote' | 'offset' | 'list' | 'balance' | 'impact';
+
+/**
+ * An answer that is not the object the API answers there (a wrong base URL, a proxy's page, another
+ * service's JSON) is refused in one line, as an answer that is not JSON is (http-transport.ts),
+ * rather than read as one: a balance is not shown as an offset, and a list's rows are the API's
+ * offsets. The local model's answers are always of its shape.
+ */
+export function expectShape<T>(response: ApiResponse<T>, kind: Shape, method: string, path: string): ApiResponse<T> {
+  const body = response.body as { object?: unknown; data?: unknown } | null | undefined;
+  const object = typeof body === 'object' && body !== null ? body.object : undefined;
+  const ok =
+    object === kind &&
+    (kind !== 'list' || (Array.isArray(body!.data) && body!.data.every((o) => (o as { object?: unknown } | null)?.object === 'offset')));
+  if (ok) return response;
+  const what = `${method} ${path.startsWith('/offsets/') ? '/offsets/{id}' : path}`;
+  const seen = typeof object === 'string' ? `an object ${JSON.stringify(object.slice(0, 40))}` : 'a body with no "object"';
+  const rows = object === kind ? ' whose data are not all offsets' : '';
+  throw new CarbonConnectionError(
+    `The API answered ${what} with ${response.status} and ${seen}${rows}, where the API answers ${kind === 'offset' || kind === 'impact' ? 'an' : 'a'} ${kind}; is the base URL right?`,
+  );
+}
