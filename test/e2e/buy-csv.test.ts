@@ -487,6 +487,36 @@ describe('in a pipe', () => {
   });
 
   test.each([
+    ['SIGINT', ''],
+    ['SIGTERM', 'SIGTERM, '],
+  ] as const)(
+    '%s while a file read whole waits for its quotes: one line, nothing bought then or after, exit 130',
+    async (signal, named) => {
+      const home = newHome();
+      // A file of three rows is read in one go; each quote takes 3 s (the sandbox's latency fault),
+      // so the signal comes while the rows already read are being quoted. Before, the stop only
+      // ended a read already over: the quotes went on, and the whole batch was bought (exit 0).
+      await ok(['sandbox', 'faults', 'set', '--latency', '3000ms', '--route', 'POST /quotes'], { home });
+      const csv = file(home, 'three.csv', 'reference,kg\nr1,1\nr2,2\nr3,3\n');
+      const child = execa(process.execPath, [BIN(), 'buy', '--from-csv', csv], {
+        env: baseEnv(home, { TMPDIR: home }),
+        extendEnv: false,
+        reject: false,
+      });
+      // The copy carbon keeps of what it has read (in TMPDIR) says when the file has been read whole.
+      const copied = () => readdirSync(home).some((d) => d.startsWith('carbon-batch-') && existsSync(join(home, d, 'batch.csv')));
+      while (!copied()) await new Promise((resolve) => setTimeout(resolve, 10));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      child.kill(signal);
+      const r = await child;
+      expect([r.exitCode, r.stdout]).toEqual([130, '']);
+      expect(r.stderr).toMatch(new RegExp(`^Interrupted while checking the batch \\(${named}[0-3] rows? read\\): nothing was bought\\.$`));
+      await ok(['sandbox', 'faults', 'off'], { home });
+      expect(await offsetIds(home)).toEqual([]);
+    },
+  );
+
+  test.each([
     ['SIGINT', 'Ctrl-C', ''],
     ['SIGTERM', 'SIGTERM', ' \\(SIGTERM\\)'],
   ] as const)('%s stops after the purchase under way (exit 130); running it again resumes', async (signal, name, named) => {

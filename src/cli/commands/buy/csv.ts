@@ -168,19 +168,10 @@ async function checkBatch(
     if (faults.length < SHOWN_FAULTS) faults.push(message);
     faultCount++;
   };
-  // Ctrl-C (or a CI job's SIGTERM, then named) while checking: nothing has been bought, and the
-  // reading stops at once (also while it waits for stdin).
-  const release = onStopSignal((signal) =>
-    input.interrupt(
-      new CliError(
-        `Interrupted while checking the batch (${signal === 'SIGTERM' ? 'SIGTERM, ' : ''}${rows} row${rows === 1 ? '' : 's'} read): nothing was bought.`,
-        EXIT.interrupted,
-        'interrupted',
-      ),
-    ),
-  );
+  const stop = checkingStop(input, () => rows);
   try {
     for await (const { cells, line } of input.first()) {
+      stop.check();
       if (columns === undefined) {
         const mapped = mapHeaders(cells);
         columns = mapped.columns;
@@ -194,11 +185,12 @@ async function checkBatch(
         continue;
       }
       bar.update(row, row);
-      const refused = await quoteRow(quotes, params, table, total);
+      const refused = await stop.race(quoteRow(quotes, params, table, total));
       if (refused !== null) fault(`row ${row} (line ${line}): ${refused}`);
     }
+    stop.check();
   } finally {
-    release();
+    stop.release();
     bar.stop();
   }
   if (columns === undefined)
@@ -206,6 +198,42 @@ async function checkBatch(
   if (rows === 0) throw new CliError('The CSV has a header and no rows. Nothing was bought.', EXIT.usage, 'csv_invalid');
   refuseBatch(ctx, faults, faultCount, rows);
   return { table, total, columns };
+}
+
+/**
+ * Ctrl-C (or a CI job's SIGTERM, then named) while the batch is checked: nothing has been bought,
+ * and nothing will be. The reading stops at once (also while it waits for stdin), and so does the
+ * wait for a quote (`race`; the quote, which buys nothing, is left to end on its own). A file read
+ * whole before the signal still has rows to go through: the stop is kept, and `check` ends the loop
+ * at its next row. `read`: the rows read so far, for the line.
+ */
+function checkingStop(input: BatchInput, read: () => number): { check(): void; race<T>(p: Promise<T>): Promise<T>; release(): void } {
+  let halted: CliError | undefined;
+  let halt!: (err: CliError) => void;
+  const stopped = new Promise<never>((_, reject) => {
+    halt = reject;
+  });
+  stopped.catch(() => {});
+  const release = onStopSignal((signal) => {
+    const rows = read();
+    halted = new CliError(
+      `Interrupted while checking the batch (${signal === 'SIGTERM' ? 'SIGTERM, ' : ''}${rows} row${rows === 1 ? '' : 's'} read): nothing was bought.`,
+      EXIT.interrupted,
+      'interrupted',
+    );
+    halt(halted);
+    input.interrupt(halted);
+  });
+  return {
+    check: () => {
+      if (halted !== undefined) throw halted;
+    },
+    race: (p) => {
+      p.catch(() => {});
+      return Promise.race([stopped, p]);
+    },
+    release,
+  };
 }
 
 /** Quotes one row into the table and the totals; why the API refused it (400, 422), if it did. */
