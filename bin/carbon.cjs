@@ -74,15 +74,17 @@ for (let i = 1; quick && i < args.length; i++) {
 
 for (let name = quick ? 'quick' : 'cli'; ; name = 'cli') {
   const filename = join(dir, `${name}.cjs`);
-  // The build makes the bundles pure ASCII, so latin1 reads them exactly, as one-byte strings. A
-  // checkout is built by its first run (or `npm run build`), so the package needs no install script.
+  // The build makes the bundles pure ASCII, so they are read as one-byte strings: as UTF-8, which
+  // Node decodes in one call into the string (125 µs for quick.cjs, against 148 as latin1, which is
+  // read into a buffer and copied). A checkout is built by its first run (or `npm run build`), so
+  // the package needs no install script.
   let source;
   try {
-    source = readFileSync(filename, 'latin1');
+    source = readFileSync(filename, 'utf8');
   } catch (err) {
     if (err.code !== 'ENOENT') throw err;
     require('./support.cjs').build(dir);
-    source = readFileSync(filename, 'latin1');
+    source = readFileSync(filename, 'utf8');
   }
   const mark = source.lastIndexOf('//# carbon-build=');
   const build = source.slice(mark + 17, mark + 33);

@@ -320,9 +320,9 @@ try {
 }
 for (const bundle of ['cli.cjs', 'quick.cjs']) {
   // In pure ASCII: esbuild escapes strings but keeps a comment's `→` as it is, and one such
-  // character makes V8 hold the whole source as two-byte text. bin/carbon.cjs reads it as latin1,
-  // a plain copy (~1.4 ms less a start). A \u escape means the same in a comment, a string, a
-  // regular expression or an identifier.
+  // character makes V8 hold the whole source as two-byte text (~1.4 ms more a start). bin/carbon.cjs
+  // reads it as UTF-8, which pure ASCII makes a one-byte string. A \u escape means the same in a
+  // comment, a string, a regular expression or an identifier.
   const source = readFileSync(`${outdir}/${bundle}`, 'utf8').replace(
     /[^\x00-\x7f]/g,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
