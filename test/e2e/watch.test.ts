@@ -586,7 +586,7 @@ describe('--forward-to', () => {
     expect([exitCode, err]).toEqual([
       12,
       `A signing secret ${err.match(/whsec_…[\w-]{4}/)?.[0]} was made and kept in profile default; \`carbon watch --print-secret\` writes it to stdout.\n` +
-        `error: Stopped watching: stdout's reader went away after 2 events (2 delivered); 2 events not delivered to ${url}: the next run with --cursor ${cursor} sends them.\n`,
+        `error: Stopped watching: stdout's reader went away after 2 events (2 delivered); 2 events not delivered to ${url} (found, not printed yet): the next run with --cursor ${cursor} sends them.\n`,
     ]);
     expect(received).toHaveLength(2);
     expect(existsSync(cursor)).toBe(false);
@@ -630,7 +630,7 @@ describe('--forward-to', () => {
     expect(first.exitCode).toBe(12);
     expect(first.stderr).toMatch(/^warning: offset\.created evt_\S+ for off_\w+ was not delivered to \S+ \(HTTP 500\), attempt 1; /m);
     expect(first.stderr).toContain(
-      `error: Stopped at --timeout (1 s) after 1 event (0 delivered); 2 events not delivered to ${down.url}: the next run with --cursor ${cursor} sends them.\n`,
+      `error: Stopped at --timeout (1 s) after 1 event (0 delivered); 2 events not delivered to ${down.url} (1 of them found, not printed yet): the next run with --cursor ${cursor} sends them.\n`,
     );
     expect(first.stderr).not.toMatch(/settled/);
     expect(existsSync(cursor)).toBe(false);
@@ -733,7 +733,9 @@ describe('--forward-to', () => {
     expect(r.stderr).toMatch(
       /^warning: offset\.created evt_\S+ for off_\w+ was not delivered to \S+ \(no answer in [\d.]+ m?s\), attempt 1; no time is left to retry\.$/m,
     );
-    expect(r.stderr).toContain(`error: Stopped at --timeout (1 s) after 1 event (0 delivered); 2 events not delivered to ${stuck.url}:`);
+    expect(r.stderr).toContain(
+      `error: Stopped at --timeout (1 s) after 1 event (0 delivered); 2 events not delivered to ${stuck.url} (1 of them found, not printed yet):`,
+    );
     expect(stuck.taken).toEqual([]);
   });
 

@@ -77,3 +77,13 @@ export class Stop {
     this.offReader();
   }
 }
+
+/**
+ * For a stopped run's line: events are delivered in the order printed, so those found after the
+ * event a delivery is stuck on are not printed yet; how many of the undelivered those are.
+ */
+export function notPrinted(undelivered: number, printed: number, delivered: number): string {
+  const unprinted = undelivered - printed + delivered;
+  if (unprinted <= 0) return '';
+  return unprinted === undelivered ? ' (found, not printed yet)' : ` (${unprinted} of them found, not printed yet)`;
+}

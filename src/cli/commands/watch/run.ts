@@ -11,7 +11,7 @@ import { stopName } from '../../stop-signals.js';
 import { readCursor, writeCursor } from '../../watch/cursor.js';
 import { type EventType, eventIds, freshState, poll, type WatchEvent, type WatchState } from '../../watch/follow.js';
 import { signingSecret } from '../../watch/secret.js';
-import { Stop } from '../../watch/stop.js';
+import { notPrinted, Stop } from '../../watch/stop.js';
 
 /**
  * `carbon watch`: follows offsets as they change, on either engine, by reading the list every
@@ -47,7 +47,6 @@ export async function run(ctx: Context, flags: WatchFlags): Promise<void> {
   const resumed = flags.cursor === undefined ? null : readCursor(flags.cursor, mode, reference);
   const since = flags.since === undefined ? null : parseWhen(flags.since, '--since', await clockFor(ctx, [flags.since]));
   const client = await ctx.client();
-
   const terminal = ctx.out.stderrInteractive && !ctx.out.json;
   const stop = new Stop();
   const forwarder = forwardUrl === undefined ? undefined : await startForwarder(ctx, forwardUrl, { intervalMs, terminal, stop });
@@ -94,7 +93,8 @@ function stopped(
     flags.cursor === undefined
       ? 'the run had no --cursor, so the next one starts afresh (--cursor FILE carries them over)'
       : `the next run with --cursor ${flags.cursor} sends ${undelivered === 1 ? 'it' : 'them'}`;
-  const lost = undelivered === 0 ? '' : `; ${plural(undelivered, 'event')} not delivered to ${forwarder?.url}: ${again}`;
+  const found = notPrinted(undelivered, printed, forwarder?.delivered ?? 0);
+  const lost = undelivered === 0 ? '' : `; ${plural(undelivered, 'event')} not delivered to ${forwarder?.url}${found}: ${again}`;
   const where = flags.cursor === undefined || undelivered > 0 ? '' : `; ${flags.cursor} holds where it stopped`;
   const fields = { printed, delivered: forwarder?.delivered ?? 0, undelivered };
   if (ended.why === 'signal' && signal === null) {
