@@ -220,6 +220,11 @@ describe('in a pipe', () => {
     const money = { balance_cents: 100000, required_cents: 120000, shortfall_cents: 20000 };
     expect(JSON.parse(refused.stderr).error).toMatchObject({ code: 'insufficient_balance', ...money });
     expect(JSON.parse(short.stderr).error).toMatchObject({ code: 'insufficient_balance', ...money });
+    // The top-up it would take, as the purchase's refusal names it.
+    const said = await carbon(['buy', '--from-csv', big, '--dry-run'], { home });
+    expect(said.stderr.trim().split('\n').at(-1)).toBe(
+      'error: Dry run: the test balance ($1,000.00) does not cover the batch (2 rows, 30,000 kg for $1,200.00): $200.00 short; buying would be refused. Nothing was bought. Top it up with `carbon sandbox topup 250`, or add --partial to buy the rows that fit, in order.',
+    );
     expect(await offsetIds(home)).toEqual([]);
   });
 

@@ -1,6 +1,7 @@
 import type { Context } from '../context.js';
 import { CliError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
+import { topUpHint } from '../purchase/top-up.js';
 import { dollars } from '../render/format.js';
 import { onReaderGone } from '../stdio.js';
 import { rowKey } from './key.js';
@@ -65,7 +66,7 @@ export async function dryRun(
       `Dry run: ${balance} does not cover the batch (${what}): ${dollars(short)} short; buying would be refused. Nothing was bought.`,
       EXIT.insufficientBalance,
       'insufficient_balance',
-      undefined,
+      `${topUpHint(total.livemode ? 'live' : 'test', ctx.settings.engine, total.available, total.cents)}, or add --partial to buy the rows that fit, in order.`,
       { balance_cents: total.available, required_cents: total.cents, shortfall_cents: short },
     );
   }
