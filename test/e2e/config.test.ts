@@ -233,9 +233,17 @@ describe('set, get, unset, list, use', () => {
       const r = await carbon([...args], { home });
       expect(r.exitCode).toBe(2);
       expect(r.stderr).toContain(message);
+      // The refusal alone: no warning about a key on the command line that was not kept.
+      expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
       expect(leakedKeys(r.stderr, [FAKE_LIVE])).toEqual([]);
     }
     expect(() => statSync(join(home, 'config.json'))).toThrow();
+    // A key taken from the command line is warned about (the test sees what it should).
+    const taken = await carbon(['config', 'set', 'live-key', FAKE_LIVE], { home });
+    expect([taken.exitCode, taken.stderr.split('\n')[0]]).toEqual([
+      0,
+      'warning: an API key typed on the command line can be read by other users (ps) and stays in shell history; prefer `carbon config set live-key -` with the key on stdin.',
+    ]);
   });
 
   test('config commands still work when CARBON_API_KEY is broken, so it can be inspected', async () => {

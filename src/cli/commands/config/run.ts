@@ -103,14 +103,15 @@ async function readValue(ctx: Context, key: ConfigKey, value: string): Promise<s
 
 export async function set(ctx: Context, name: string, rawValue: string): Promise<void> {
   const key = configKey(name);
+  const profileName = ctx.settings.profileName;
+  if (profileNamed(ctx.settings.config, profileName) === undefined) checkProfileName(profileName);
+  const value = checkConfigValue(key, await readValue(ctx, key, rawValue));
+  // Once the key is taken: a refusal is its one line.
   if (isSecret(key) && rawValue !== '-') {
     ctx.out.warn(
       `an API key typed on the command line can be read by other users (ps) and stays in shell history; prefer \`carbon config set ${key} -\` with the key on stdin.`,
     );
   }
-  const profileName = ctx.settings.profileName;
-  if (profileNamed(ctx.settings.config, profileName) === undefined) checkProfileName(profileName);
-  const value = checkConfigValue(key, await readValue(ctx, key, rawValue));
   await writeConfig(ctx.settings.paths.configDir, (data) => {
     const profiles = data.profiles ?? {};
     profiles[profileName] = { ...profileNamed(data, profileName), [CONFIG_KEYS[key]]: value };
