@@ -1,6 +1,9 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import type { CommandSpec } from '../../src/cli/command.js';
 import { COMMANDS } from '../../src/cli/commands/index.js';
+import { ROOT } from '../support/binary.js';
 import { carbon, homes, ok, serve } from '../support/cli.js';
 
 /** Help: a command's own flags and examples first, the global flags once; `carbon serve --help` and its banner. */
@@ -8,6 +11,23 @@ import { carbon, homes, ok, serve } from '../support/cli.js';
 const newHome = homes();
 
 describe('help', () => {
+  test('carbon --help names every CARBON_ variable carbon reads', async () => {
+    // Each name in src/ read from the environment (`env.NAME`, `env['NAME']`, or given as a variable's name in a message).
+    const names = new Set<string>();
+    const walk = (dir: string): void => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        if (entry.isDirectory()) walk(join(dir, entry.name));
+        else for (const m of readFileSync(join(dir, entry.name), 'utf8').matchAll(/\bCARBON_[A-Z_]+[A-Z]\b/g)) names.add(m[0]);
+      }
+    };
+    walk(join(ROOT, 'src'));
+    names.delete('CARBON_SCHEMA_NEWER'); // an error's code, not a variable
+    // The walk sees what it should.
+    expect(names).toContain('CARBON_PG_POOL');
+    const help = (await ok(['--help'], { home: newHome() })).stdout.replace(/\s+/g, ' ');
+    expect([...names].filter((name) => !help.includes(name)).sort()).toEqual([]);
+  });
+
   test("a command's help is its own: usage, flags and examples first, the global flags named once at the end", async () => {
     const home = newHome();
     const help = (await ok(['help', 'balance'], { home })).stdout;

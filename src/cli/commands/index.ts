@@ -69,7 +69,11 @@ export const ROOT: RootSpec = {
   },
   examples: ['carbon buy --kg 500', 'carbon quote --amount 12.50', "carbon list --json | jq '.data[].id'", 'carbon balance'],
   epilogue: `Environment: CARBON_API_KEY, CARBON_BASE_URL, CARBON_PROFILE, CARBON_HOME (config and data),
-CARBON_MAX_RETRIES, CARBON_TIMEOUT, NO_COLOR, FORCE_COLOR, CARBON_DEBUG=1 (stack traces).
+CARBON_MAX_RETRIES, CARBON_TIMEOUT, CARBON_ALLOW_INSECURE_HTTP=1 (as --allow-insecure-http),
+CARBON_DATABASE_URL, CARBON_DATABASE_SCHEMA, CARBON_PG_POOL, CARBON_PG_CONNECT_TIMEOUT_MS,
+CARBON_PG_STATEMENT_TIMEOUT_MS, CARBON_PG_IDLE_IN_TRANSACTION_TIMEOUT_MS, CARBON_BUSY_TIMEOUT_MS
+(SQLite), CARBON_JOURNAL=off, CARBON_JOURNAL_KEEP, CARBON_JOURNAL_MAX_AGE_DAYS (the request
+journal), NO_COLOR, FORCE_COLOR, CARBON_DEBUG=1 (stack traces) or CARBON_DEBUG=http (as --verbose).
 
 ${EXIT_CODES_HELP}`,
 };
