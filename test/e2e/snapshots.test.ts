@@ -338,6 +338,8 @@ describe.each(STORES)('on %s: a file that is refused changes nothing', (_name, l
     expect((await views(l)).views).toEqual(before.views);
     const missing = await carbon(['sandbox', 'snapshot', 'load', join(l.home, 'nope.ndjson')], on(l));
     expect([missing.exitCode, missing.stderr]).toEqual([2, `error: No such file: ${join(l.home, 'nope.ndjson')}.\n`]);
+    const folder = await carbon(['sandbox', 'snapshot', 'load', l.home], on(l));
+    expect([folder.exitCode, folder.stderr]).toEqual([2, `error: ${l.home} is not a file.\n`]);
     // Saved into a directory that is not there: the directory is what is missing, not the file to be made.
     const nowhere = await carbon(['sandbox', 'snapshot', 'save', join(l.home, 'no-dir', 'seed.ndjson')], on(l));
     expect([nowhere.exitCode, nowhere.stdout, nowhere.stderr]).toEqual([
