@@ -73,22 +73,39 @@ run('sslmode as psql reads it', () => {
   });
 });
 
-describe('an sslmode carbon cannot use: one line, exit 1, before any connection, no password', () => {
-  const cases: Array<[string, RegExp]> = [
-    ['sslmode=maybe', /sslmode "maybe" is not one of disable, allow, prefer, require, verify-ca, verify-full/],
-    ['sslmode=verify-ca', /sslmode "verify-ca" needs sslrootcert=<file>/],
-    ['sslmode=require&sslrootcert=/nonexistent/root.crt', /sslrootcert \/nonexistent\/root\.crt cannot be read \(ENOENT\)/],
+describe('an SSL setting carbon cannot use: one line, before any connection, no password', () => {
+  // Mistyped (a value that is none of its values, a pair that does not go together): a malformed
+  // setting, exit 2, as any (README, "Exit codes"); a file that cannot be read is found when
+  // connecting, exit 1.
+  const cases: Array<[string, Record<string, string>, number, RegExp]> = [
+    [
+      'sslmode=maybe',
+      {},
+      2,
+      /^error: The database URL is not usable: sslmode "maybe" is not one of disable, allow, prefer, require, verify-ca, verify-full, no-verify\./,
+    ],
+    ['sslmode=verify-ca', {}, 2, /sslmode "verify-ca" needs sslrootcert=<file>/],
+    ['sslmode=require&sslnegotiation=sideways', {}, 2, /sslnegotiation "sideways" is not postgres or direct/],
+    ['', { PGSSLMODE: 'bogus' }, 2, /: PGSSLMODE "bogus" is not one of disable, /],
+    ['sslmode=require&sslrootcert=/nonexistent/root.crt', {}, 1, /sslrootcert \/nonexistent\/root\.crt cannot be read \(ENOENT\)/],
   ];
-  for (const [query, says] of cases) {
-    test(query, async () => {
+  for (const [query, env, code, says] of cases) {
+    test(`${query}${Object.keys(env).join('')}: exit ${code}`, async () => {
       const r = await carbon(['balance'], {
         home: newHome(),
-        env: { CARBON_DATABASE_URL: `postgres://carbon:hunter2@127.0.0.1:1/carbon?${query}` },
+        env: { CARBON_DATABASE_URL: `postgres://carbon:hunter2@127.0.0.1:1/carbon?${query}`, ...env },
       });
-      expect([r.exitCode, r.stdout]).toEqual([1, '']);
+      expect([r.exitCode, r.stdout]).toEqual([code, '']);
       expect(r.stderr.trim().split('\n'), r.stderr).toHaveLength(1);
       expect(r.stderr).toMatch(says);
       expect(r.stderr).not.toMatch(/ECONNREFUSED|hunter2/);
     });
   }
+
+  test('a "/" in the password is said, with how to write it', async () => {
+    const r = await carbon(['balance'], { home: newHome(), env: { CARBON_DATABASE_URL: 'postgres://carbon:hun/ter2@127.0.0.1:1/carbon' } });
+    expect([r.exitCode, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toContain('(a "/" in the user name or password must be written %2F)');
+    expect(r.stderr).not.toContain('ter2');
+  });
 });

@@ -49,20 +49,50 @@ function readPem(name: string, path: string): string {
   }
 }
 
+/** The SSL parameters, each from the URL or else the environment (PGSSLMODE …), with where each was found. */
+function sslParams(params: URLSearchParams, env: NodeJS.ProcessEnv): Record<string, { value: string; from: string } | undefined> {
+  const value = (name: string) => {
+    const given = params.get(name);
+    if (given !== null) return { value: given, from: name };
+    const set = env[`PG${name.toUpperCase()}`];
+    return set === undefined ? undefined : { value: set, from: `PG${name.toUpperCase()}` };
+  };
+  return Object.fromEntries(['sslmode', 'sslrootcert', 'sslcert', 'sslkey', 'sslnegotiation'].map((name) => [name, value(name)]));
+}
+
+/**
+ * What is wrong in the SSL parameters as written (an unknown sslmode or sslnegotiation, a pair that
+ * does not go together, verify-ca without its root certificate), naming where each was found; no
+ * file is read. Undefined when nothing is: the CLI says such a setting before anything is opened
+ * (exit 2), as any setting mistyped; a file that cannot be read, or a certificate that fails its
+ * check, is found when connecting (exit 1).
+ */
+export function sslProblem(params: URLSearchParams, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const found = sslParams(params, env);
+  const mode = found.sslmode;
+  if (mode === undefined) return undefined;
+  const named = (p: { value: string; from: string }) => `${p.from} "${p.value}"`;
+  if (!(MODES as readonly string[]).includes(mode.value)) return `${named(mode)} is not one of ${MODES.join(', ')}`;
+  const negotiation = found.sslnegotiation;
+  if (negotiation !== undefined && negotiation.value !== 'postgres' && negotiation.value !== 'direct')
+    return `${named(negotiation)} is not postgres or direct`;
+  if (negotiation?.value === 'direct' && ['disable', 'allow', 'prefer'].includes(mode.value))
+    return `${named(mode)} may not be used with sslnegotiation=direct (use require, verify-ca or verify-full)`;
+  if (mode.value === 'verify-ca' && (found.sslrootcert === undefined || found.sslrootcert.value === 'system'))
+    return `${named(mode)} needs sslrootcert=<file>, the certificate of the authority that signed the server's (or use verify-full)`;
+  return undefined;
+}
+
 /** The URL's SSL parameters (taken out of `params`), or undefined where neither it nor PGSSLMODE names an sslmode. */
 export function takeSsl(params: URLSearchParams, env: NodeJS.ProcessEnv = process.env): SslChoice | undefined {
-  const value = (name: string) => params.get(name) ?? env[`PG${name.toUpperCase()}`] ?? undefined;
-  const mode = value('sslmode');
+  const problem = sslProblem(params, env);
+  if (problem !== undefined) throw new Error(problem);
+  const given = sslParams(params, env);
+  const mode = given.sslmode?.value;
   if (mode === undefined) return undefined;
-  const found = Object.fromEntries(['sslrootcert', 'sslcert', 'sslkey', 'sslnegotiation'].map((name) => [name, value(name)]));
+  const found = Object.fromEntries(Object.entries(given).map(([name, p]) => [name, p?.value]));
   for (const name of SSL_PARAMS) params.delete(name);
-  if (!(MODES as readonly string[]).includes(mode))
-    throw new Error(`sslmode "${mode}" is not one of disable, allow, prefer, require, verify-ca, verify-full`);
   const negotiation = found.sslnegotiation;
-  if (negotiation !== undefined && negotiation !== 'postgres' && negotiation !== 'direct')
-    throw new Error(`sslnegotiation "${negotiation}" is not postgres or direct`);
-  if (negotiation === 'direct' && ['disable', 'allow', 'prefer'].includes(mode))
-    throw new Error(`sslmode "${mode}" may not be used with sslnegotiation=direct (use require, verify-ca or verify-full)`);
   const client: ConnectionOptions = {
     ...(found.sslcert !== undefined ? { cert: readPem('sslcert', found.sslcert) } : {}),
     ...(found.sslkey !== undefined ? { key: readPem('sslkey', found.sslkey) } : {}),

@@ -1,4 +1,4 @@
-import { type SslChoice, takeSsl } from './ssl.js';
+import { type SslChoice, sslProblem, takeSsl } from './ssl.js';
 
 /**
  * A PostgreSQL URL as carbon takes it: `postgres://user:password@host:port/db?schema=team_a`.
@@ -43,7 +43,9 @@ function urlAndSchema(url: string, schema: string | undefined): { parsed: URL; c
   try {
     parsed = read(url);
   } catch {
-    throw new Error(`not a URL: ${maskUrl(url)}`);
+    // A "/" before the "@" ends the host: the password (or user name) holding one is what broke it.
+    const slash = /^[a-z][a-z0-9+.-]*:\/\/[^/@]*\/[^@]*@/i.test(url);
+    throw new Error(`not a URL: ${maskUrl(url)}${slash ? ' (a "/" in the user name or password must be written %2F)' : ''}`);
   }
   if (cutShort(parsed, parsed.pathname))
     throw new Error(`not a URL: ${maskUrl(url)} (a "/" in the user name or password must be written %2F)`);
@@ -56,13 +58,13 @@ function urlAndSchema(url: string, schema: string | undefined): { parsed: URL; c
 }
 
 /**
- * What makes a database URL and schema, as typed, name no ledger (not a URL, a bad schema name), or
- * undefined: a setting mistyped, said before anything is opened (the CLI's exit 2).
+ * What makes a database URL and schema, as typed, name no ledger (not a URL, a bad schema name, an
+ * SSL parameter that is none of its values: ssl.ts, sslProblem), or undefined: a setting mistyped,
+ * said before anything is opened (the CLI's exit 2).
  */
 export function databaseSettingProblem(url: string, schema?: string): string | undefined {
   try {
-    urlAndSchema(url, schema);
-    return undefined;
+    return sslProblem(urlAndSchema(url, schema).parsed.searchParams);
   } catch (err) {
     return (err as Error).message;
   }
