@@ -1,8 +1,8 @@
-import type { PurchaseParams } from '../api/types.js';
+import { LIMITS, type PurchaseParams } from '../api/types.js';
 import { isoTime } from '../platform/iso-time.js';
 import type { Context } from './context.js';
 import { type CliError, usage } from './errors.js';
-import { grouped, parseDollars } from './render/format.js';
+import { dollars, grouped, parseDollars } from './render/format.js';
 
 /**
  * One way to read every number typed into carbon (an option, a sandbox argument): digits, with
@@ -87,6 +87,11 @@ export function purchaseParams(flags: PurchaseFlags): PurchaseParams {
   if (flags.amountCents !== undefined) params.amount_cents = numberOption(flags.amountCents, '--amount-cents');
   if (flags.amount !== undefined) {
     params.amount_cents = dollarsOption(flags.amount, '--amount');
+    // Said in the dollars typed: the API's refusal names amount_cents, in cents (spec part 8).
+    if (params.amount_cents > LIMITS.amountCentsMax)
+      throw usage(
+        `--amount is at most ${dollars(LIMITS.amountCentsMax)} (the API's amount_cents, ${grouped(LIMITS.amountCentsMax)}), not "${flags.amount}".`,
+      );
   }
   if (flags.reference !== undefined) params.reference = flags.reference;
   return params;

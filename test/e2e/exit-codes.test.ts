@@ -121,6 +121,11 @@ describe.concurrent.each<Engine>(['local', 'remote'])('exit codes, %s engine', (
     expect(await expectFailure(w, ['buy', '--kg', '0'], 2, 'validation_error')).toContain('(param: kg)');
     expect(await expectFailure(w, ['quote', '--kg', '1000001'], 2, 'validation_error')).toContain('(param: kg)');
     expect(await expectFailure(w, ['buy', '--amount-cents', '1'], 2, 'amount_too_small')).toContain('(param: amount_cents)');
+    // Dollars over the API's bound are said in the dollars typed, naming the flag (the API would name amount_cents).
+    expect(await expectFailure(w, ['quote', '--amount', '50000.01'], 2, 'usage_error')).toBe(
+      'error: --amount is at most $50,000.00 (the API\'s amount_cents, 5,000,000), not "50000.01".\n',
+    );
+    expect((await w.run(['quote', '--amount', '50000'])).exitCode).toBe(0);
     // The page size is judged by carbon, naming its flag (the API's 422 names `limit`, another flag's name).
     expect(await expectFailure(w, ['list', '--page-size', '101'], 2, 'usage_error')).toContain(
       '--page-size must be a whole number from 1 to 100, not "101".',
