@@ -7,7 +7,14 @@
  */
 export * from './api/types.js';
 export { CarbonClient, type ClientOptions, type Purchase, type WaitOptions } from './client/client.js';
-export { CarbonApiError, CarbonConfigError, CarbonConnectionError, CarbonError, WaitTimeoutError } from './client/errors.js';
+export {
+  CarbonAnswerError,
+  CarbonApiError,
+  CarbonConfigError,
+  CarbonConnectionError,
+  CarbonError,
+  WaitTimeoutError,
+} from './client/errors.js';
 export { HttpTransport, type HttpTransportOptions } from './client/http-transport.js';
 export { CarbonPagingError } from './client/paging.js';
 export { DEFAULT_RETRY, type RetryPolicy } from './client/retry.js';

@@ -64,6 +64,14 @@ export class CarbonConnectionError extends CarbonError {
   }
 }
 
+/**
+ * An answer came, but not one the API gives there: not JSON, or not the object it answers (a base
+ * URL that names another service, a proxy's page). Trying again does not change it.
+ */
+export class CarbonAnswerError extends CarbonConnectionError {
+  override name = 'CarbonAnswerError';
+}
+
 /** `waitUntilSettled` gave up while the offset was still processing. */
 export class WaitTimeoutError extends CarbonError {
   override name = 'WaitTimeoutError';

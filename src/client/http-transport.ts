@@ -1,5 +1,5 @@
 import { API_PREFIX, type ApiRequest, type ApiResponse } from '../api/types.js';
-import { CarbonConfigError, CarbonConnectionError } from './errors.js';
+import { CarbonAnswerError, CarbonConfigError, CarbonConnectionError } from './errors.js';
 import type { Transport } from './transport.js';
 
 export interface HttpTransportOptions {
@@ -107,7 +107,7 @@ export class HttpTransport implements Transport {
       body = undefined;
     }
     if (body === undefined && status < 400) {
-      throw new CarbonConnectionError(
+      throw new CarbonAnswerError(
         `${new URL(this.baseUrl).origin} answered ${status} with a body that is not JSON; is the base URL right?`,
       );
     }

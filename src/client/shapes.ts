@@ -1,5 +1,5 @@
 import type { ApiResponse } from '../api/types.js';
-import { CarbonConnectionError } from './errors.js';
+import { CarbonAnswerError } from './errors.js';
 
 /** The kind of object each of the API's answers is (its `object`). */
 export type Shape = 'quote' | 'offset' | 'list' | 'balance' | 'impact';
@@ -20,7 +20,7 @@ export function expectShape<T>(response: ApiResponse<T>, kind: Shape, method: st
   const what = `${method} ${path.startsWith('/offsets/') ? '/offsets/{id}' : path}`;
   const seen = typeof object === 'string' ? `an object ${JSON.stringify(object.slice(0, 40))}` : 'a body with no "object"';
   const rows = object === kind ? ' whose data are not all offsets' : '';
-  throw new CarbonConnectionError(
+  throw new CarbonAnswerError(
     `The API answered ${what} with ${response.status} and ${seen}${rows}, where the API answers ${kind === 'offset' || kind === 'impact' ? 'an' : 'a'} ${kind}; is the base URL right?`,
   );
 }

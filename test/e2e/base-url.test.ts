@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { carbon, homes, json, leakedKeys, sandboxKeys } from '../support/cli.js';
+import { limit } from '../support/load.js';
 
 /** A base URL that misses /api/v1 is warned about, with the likely fix; one that is no http(s) URL is a usage error. */
 
@@ -163,6 +164,12 @@ describe('an answer that is not the object the API answers there', () => {
       }
       const json = await carbon(['list', '--json'], { home, env });
       expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'connection_error' });
+      // watch, which polls on through an outage, stops: another service answers the same way every time.
+      const watch = await carbon(['watch', '--interval', '50ms'], { home, env, timeout: limit(15_000) });
+      expect([watch.exitCode, watch.stderr]).toEqual([
+        1,
+        'error: The API answered GET /offsets with 200 and an object "list" whose data are not all offsets, where the API answers a list; is the base URL right?\n',
+      ]);
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }

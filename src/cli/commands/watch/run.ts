@@ -1,5 +1,5 @@
 import type { CarbonClient } from '../../../client/client.js';
-import { CarbonApiError, CarbonConnectionError } from '../../../client/errors.js';
+import { CarbonAnswerError, CarbonApiError, CarbonConnectionError } from '../../../client/errors.js';
 import { isoTime } from '../../../platform/iso-time.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
@@ -275,8 +275,9 @@ function stillProcessing(ctx: Context, state: WatchState): CliError {
   return new CliError(message, EXIT.waitTimeout, 'wait_timeout', 'Run it again (with the same --cursor) to go on waiting.');
 }
 
-/** A failure a later poll may not meet: no answer (a server restarting), or a 5xx (its ledger stalled). */
-const passing = (err: unknown): boolean => err instanceof CarbonConnectionError || (err instanceof CarbonApiError && err.status >= 500);
+/** A failure a later poll may not meet: no answer (a server restarting), or a 5xx (its ledger stalled); not an answer of another service's. */
+const passing = (err: unknown): boolean =>
+  (err instanceof CarbonConnectionError && !(err instanceof CarbonAnswerError)) || (err instanceof CarbonApiError && err.status >= 500);
 
 /** One poll of the list into `next`: Ctrl-C or SIGTERM during it ends the run at once, the cursor as it was. */
 function poller(ctx: Context, watch: Watch, eventId: Awaited<ReturnType<typeof eventIds>>) {
