@@ -188,6 +188,9 @@ async function checkBatch(
       const refused = await stop.race(quoteRow(quotes, params, table, total));
       if (refused !== null) fault(`row ${row} (line ${line}): ${refused}`);
     }
+    // A signal received in the same turn as the last row's answer is handled before the stop lets
+    // go: released first, its handle would be closed with the signal still undelivered, and lost.
+    await new Promise((resolve) => setImmediate(resolve));
     stop.check();
   } finally {
     stop.release();
