@@ -182,27 +182,53 @@ describe('checkpoints off the purchase path', () => {
     expect(w.rows<{ n: number }>('SELECT COUNT(*) AS n FROM journal')[0]!.n).toBe(batches * 2);
   });
 
-  test('a journal batch that starts the WAL leaves the connection as it was: synchronous NORMAL, its own checkpoint pages', async () => {
-    w = await openWorld();
-    const db = w.store.db;
-    const wal = join(w.dir, 'ledger.db-wal');
-    const retention = { keep: 10_000, maxAgeMs: 86_400_000, now: w.clock.now };
+  test('a journal batch on the WAL its connection made writes it unsynced and leaves the connection as it was; one on a WAL truncated or written syncs as any', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'carbon-made-wal-'));
+    dirs.push(dir);
+    const wal = join(dir, 'ledger.db-wal');
+    await (await openWorld({ dir })).close(); // provisioned; the close removes the WAL
     let n = 0;
-    // The checkpointer's 0 and the connection's own pages; then a WAL with frames in it (the usual path).
-    for (const [pages, emptied] of [
-      [0, true],
-      [SELF_CHECKPOINT_PAGES, true],
-      [SELF_CHECKPOINT_PAGES, false],
-    ] as const) {
+    /** A store opened where no WAL was (made by its connection), `before` done to it, then one entry appended: whether it was written unsynced. */
+    const unsynced = async (pages: number, before: (db: World['store']['db']) => void): Promise<boolean> => {
+      expect(existsSync(wal)).toBe(false);
+      w = await openWorld({ dir });
+      const db = w.store.db;
       db.exec(`PRAGMA wal_autocheckpoint = ${pages}`);
-      if (emptied) db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
-      // It sees what it should: an empty WAL where one was asked for, frames where not.
-      expect(statSync(wal).size === 0, `${pages} ${emptied}`).toBe(emptied);
-      await w.store.appendJournal([journalRecord({ request_id: `req_${n++}`, model_ms: w.clock.now })], retention);
+      before(db);
+      // The journal's statements are prepared on its first batch: each asked for is seen.
+      const asked: string[] = [];
+      const prepare = db.prepare.bind(db);
+      db.prepare = ((sql: string) => (asked.push(sql), prepare(sql))) as typeof db.prepare;
+      const retention = { keep: 10_000, maxAgeMs: 86_400_000, now: w.clock.now };
+      try {
+        await w.store.appendJournal([journalRecord({ request_id: `req_${n++}`, model_ms: w.clock.now })], retention);
+      } finally {
+        db.prepare = prepare;
+      }
+      // Set back whatever the path: NORMAL, and the pages it had.
       expect(pragma<number>(db, 'synchronous')).toBe(1);
       expect(autocheckpoint(w)).toBe(pages);
       expect(statSync(wal).size).toBeGreaterThan(0);
-    }
+      await w.close();
+      w = undefined;
+      return asked.includes('PRAGMA synchronous = OFF');
+    };
+    const write = (db: World['store']['db']) =>
+      db.exec("INSERT INTO meta (name, value) VALUES ('made-wal-test', '1') ON CONFLICT (name) DO UPDATE SET value = value || '1'");
+    // The checkpointer's 0 and the connection's own pages.
+    expect(await unsynced(0, () => {})).toBe(true);
+    expect(await unsynced(SELF_CHECKPOINT_PAGES, () => {})).toBe(true);
+    // Written since it was made.
+    expect(await unsynced(SELF_CHECKPOINT_PAGES, write)).toBe(false);
+    // Written, then truncated to nothing by a checkpoint: the same file, empty, its old frames maybe still on the disk.
+    expect(
+      await unsynced(SELF_CHECKPOINT_PAGES, (db) => {
+        write(db);
+        db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+        expect(statSync(wal).size).toBe(0);
+      }),
+    ).toBe(false);
+    w = await openWorld({ dir });
     expect(w.rows<{ n: number }>('SELECT COUNT(*) AS n FROM journal')[0]!.n).toBe(n);
   });
 

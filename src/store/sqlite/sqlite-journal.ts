@@ -1,8 +1,9 @@
+import { monotonicUs } from '../../platform/host.js';
 import { JOURNAL_INSERT_COLUMNS, journalPrune, journalRecord, journalSelect, prunes, pushRow } from '../journal-sql.js';
 import { JOURNAL_EMPTIED_META } from '../journal-types.js';
 import type { JournalQuery, JournalRecord, JournalRetention, NewJournalRecord } from '../port.js';
 import { type Db, inTransaction, pragma, type Query, query } from './driver.js';
-import { busyTimeoutMs, SELF_CHECKPOINT_PAGES, walEmpty } from './sqlite-open.js';
+import { busyTimeoutMs, type MadeWal, SELF_CHECKPOINT_PAGES, walAsMade } from './sqlite-open.js';
 
 type Row = Parameters<typeof journalRecord>[0];
 
@@ -46,32 +47,36 @@ export class SqliteJournal {
   private readonly statements = new Map<string, Query<unknown[]>>();
   private readonly reads = new Map<string, Query<unknown[], Row>>();
 
-  /** `path`: the ledger's file (`:memory:` for none). */
+  /** `path`: the ledger's file (`:memory:` for none); `made`: the WAL the store's connection made when it opened it, if it did. */
   constructor(
     private readonly db: Db,
     private readonly path: string,
+    private readonly made?: MadeWal,
   ) {}
 
   /** Runs inside the store's turn (no other transaction of this connection is open), waiting up to `busyMs` for the write lock. */
   append(records: NewJournalRecord[], retention: JournalRetention, busyMs: number): void {
-    if (this.path === ':memory:' || !walEmpty(this.path)) {
+    const made = this.made;
+    if (made === undefined || !walAsMade(this.path, made)) {
       this.begin(busyMs);
       this.write(records, retention);
       return;
     }
     // The pages past which a commit checkpoints, as this connection has them (its checkpointer's), while this batch writes with none.
     const pages = this.unsyncedHeader();
+    const started = monotonicUs();
     try {
       this.begin(busyMs);
     } catch (err) {
       this.syncedHeader(pages);
       throw err;
     }
-    // Another process wrote between the look and the lock: its frames are there, so this batch syncs as any.
-    if (!walEmpty(this.path)) {
+    // Another process wrote between the look and the lock: its frames are there, so this batch
+    // syncs as any, waiting for the lock only what is left of its time.
+    if (!walAsMade(this.path, made)) {
       this.run('ROLLBACK');
       this.syncedHeader(pages);
-      this.begin(busyMs);
+      this.begin(Math.max(0, Math.floor(busyMs - (monotonicUs() - started) / 1000)));
       this.write(records, retention);
       return;
     }
@@ -86,10 +91,11 @@ export class SqliteJournal {
   /**
    * SQLite syncs a WAL's header before the first frame it writes after it, so that frames an
    * earlier use of the file left cannot be replayed over the ledger after a power loss (its
-   * ticket ff5be73dee). Where the WAL file is absent or empty under the write lock (a command's
-   * first write after the last one closed the ledger), there are none, and a journal batch is
-   * written without that sync and the directory's, as synchronous=OFF does: 0.4 ms of a `carbon
-   * balance` after a `carbon buy` (BENCHMARKS.md). Nothing is checkpointed meanwhile (the only
+   * ticket ff5be73dee). Where the WAL is still, under the write lock, the file this connection
+   * made when it opened the ledger (the last one to close it had removed it: a read after a `carbon
+   * buy`), never written since, there are none, and a journal batch is written without that sync
+   * and the directory's, as synchronous=OFF does: 0.4 ms of such a `carbon balance` (BENCHMARKS.md).
+   * A WAL a checkpoint truncated to nothing is not one: its old frames may still be on the disk. Nothing is checkpointed meanwhile (the only
    * write SQLite syncs in WAL mode at synchronous=NORMAL), so the ledger is never written unsynced,
    * and what a power loss may take is what NORMAL allows: the last commits (docs/reliability.md).
    * Both are set outside a transaction, as SQLite requires. Returns the checkpoint pages to restore.

@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, openSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeDirs } from '../../platform/dirs.js';
 import { timeoutMs } from '../env-timeouts.js';
@@ -72,8 +72,30 @@ export function truncateWal(db: Db): void {
  */
 export const walKept = (path: string): boolean => walBytes(path) <= WAL_LEFT_BEHIND / 2;
 
-/** Whether the WAL file is absent or empty: the next frame written starts a new one, after no other. */
-export const walEmpty = (path: string): boolean => walBytes(path) === 0;
+/**
+ * The WAL file a connection made itself, as it was made: its inode and times. While it is so (the
+ * same file, empty, never changed), no frame has ever been written to it, so none can be replayed
+ * (sqlite-journal.ts). A WAL emptied by a checkpoint that truncated it is the same file with its
+ * old frames maybe still on the disk: never this.
+ */
+export interface MadeWal {
+  ino: bigint;
+  mtimeNs: bigint;
+  ctimeNs: bigint;
+}
+
+/** The WAL as the connection opening the ledger at `path` found it: absent before (`existed` false), made by it. */
+export function madeWal(path: string, existed: boolean): MadeWal | undefined {
+  if (existed || path === ':memory:') return undefined;
+  const st = statSync(`${path}-wal`, { bigint: true, throwIfNoEntry: false });
+  return st === undefined || st.size !== 0n ? undefined : { ino: st.ino, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs };
+}
+
+/** Whether the WAL is still the one `made`: the same file, empty, unchanged since. */
+export function walAsMade(path: string, made: MadeWal): boolean {
+  const st = statSync(`${path}-wal`, { bigint: true, throwIfNoEntry: false });
+  return st !== undefined && st.size === 0n && st.ino === made.ino && st.mtimeNs === made.mtimeNs && st.ctimeNs === made.ctimeNs;
+}
 
 function walBytes(path: string): number {
   try {
@@ -83,8 +105,8 @@ function walBytes(path: string): number {
   }
 }
 
-/** Opens (creating when absent) the ledger file in `dir`: the directory 0700, the file 0600. */
-export function openLedgerFile(dir: string): { db: Db; path: string } {
+/** Opens (creating when absent) the ledger file in `dir`: the directory 0700, the file 0600; and whether its WAL was there before (madeWal). */
+export function openLedgerFile(dir: string): { db: Db; path: string; walExisted: boolean } {
   const path = join(dir, LEDGER_FILE);
   try {
     const { DatabaseSync } = sqlite(path);
@@ -103,7 +125,7 @@ export function openLedgerFile(dir: string): { db: Db; path: string } {
         // Not the owner, or (the keys file) not there yet: nothing to do here.
       }
     }
-    return { db: new DatabaseSync(path), path };
+    return { db: new DatabaseSync(path), path, walExisted: existsSync(`${path}-wal`) };
   } catch (err) {
     throw sqliteError(err, path);
   }

@@ -23,7 +23,16 @@ import { readVault, writeVault } from './files.js';
 import { LedgerIdentity } from './identity.js';
 import { SqliteReadCache } from './sqlite-cache.js';
 import { SqliteJournal } from './sqlite-journal.js';
-import { busyTimeoutMs, openLedgerFile, openMemoryLedger, prepareLedger, truncateWal, walKept } from './sqlite-open.js';
+import {
+  busyTimeoutMs,
+  type MadeWal,
+  madeWal,
+  openLedgerFile,
+  openMemoryLedger,
+  prepareLedger,
+  truncateWal,
+  walKept,
+} from './sqlite-open.js';
 import { digest, SqliteReads } from './sqlite-reads.js';
 import { exportLedger } from './sqlite-snapshot.js';
 import { SqliteTx } from './sqlite-tx.js';
@@ -46,6 +55,8 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
   private readonly checkpoints: WalCheckpoints;
   /** The ledger file this connection opened, to refuse writes once it is gone (identity.ts). */
   private readonly identity: LedgerIdentity | null;
+  /** The WAL this connection made when it opened the ledger, if it did (sqlite-open.ts): its first journal batch needs no header sync. */
+  private madeWal: MadeWal | undefined;
 
   private constructor(
     /** The connection, for tests and tools that read the file's rows directly. */
@@ -61,8 +72,10 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
 
   /** Opens (creating when absent) the ledger in `dir`: the directory 0700, the file 0600, WAL journal. */
   static open(dir: string): SqliteStore {
-    const { db, path } = openLedgerFile(dir);
-    return new SqliteStore(db, path, dir, prepareLedger(db, path));
+    const { db, path, walExisted } = openLedgerFile(dir);
+    const store = new SqliteStore(db, path, dir, prepareLedger(db, path));
+    store.madeWal = madeWal(path, walExisted);
+    return store;
   }
 
   /** A private ledger in memory (its key vault still in `dir`), for tests and throwaway models. */
@@ -201,7 +214,7 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
     try {
       this.identity?.check();
       // Synchronous from BEGIN to COMMIT: nothing else of this connection runs meanwhile.
-      (this.journalStatements ??= new SqliteJournal(this.db, this.label)).append(
+      (this.journalStatements ??= new SqliteJournal(this.db, this.label, this.madeWal)).append(
         records,
         retention,
         Math.min(options.waitMs ?? Number.POSITIVE_INFINITY, busyTimeoutMs()),
@@ -215,7 +228,7 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
   }
 
   journal(query: JournalQuery): Promise<JournalRecord[]> {
-    return this.run(() => (this.journalStatements ??= new SqliteJournal(this.db, this.label)).read(query));
+    return this.run(() => (this.journalStatements ??= new SqliteJournal(this.db, this.label, this.madeWal)).read(query));
   }
 
   /** A read transaction on this connection: this process's other work on it waits until the export is closed. */
