@@ -51,13 +51,15 @@ export class SqliteJournal {
   constructor(
     private readonly db: Db,
     private readonly path: string,
-    private readonly made?: MadeWal,
+    private made?: MadeWal,
   ) {}
 
   /** Runs inside the store's turn (no other transaction of this connection is open), waiting up to `busyMs` for the write lock. */
   append(records: NewJournalRecord[], retention: JournalRetention, busyMs: number): void {
-    const made = this.made;
-    if (made === undefined || !walAsMade(this.path, made)) {
+    // Once written (by any process), or gone, it is never that file again: not looked at after.
+    const made = this.made !== undefined && walAsMade(this.path, this.made) ? this.made : undefined;
+    this.made = made;
+    if (made === undefined) {
       this.begin(busyMs);
       this.write(records, retention);
       return;
@@ -95,8 +97,9 @@ export class SqliteJournal {
    * made when it opened the ledger (the last one to close it had removed it: a read after a `carbon
    * buy`), never written since, there are none, and a journal batch is written without that sync
    * and the directory's, as synchronous=OFF does: 0.4 ms of such a `carbon balance` (BENCHMARKS.md).
-   * A WAL a checkpoint truncated to nothing is not one: its old frames may still be on the disk. Nothing is checkpointed meanwhile (the only
-   * write SQLite syncs in WAL mode at synchronous=NORMAL), so the ledger is never written unsynced,
+   * A WAL a checkpoint truncated to nothing is not one: its old frames may still be on the disk.
+   * Nothing is checkpointed meanwhile (the only write SQLite syncs in WAL mode at
+   * synchronous=NORMAL), so the ledger is never written unsynced,
    * and what a power loss may take is what NORMAL allows: the last commits (docs/reliability.md).
    * Both are set outside a transaction, as SQLite requires. Returns the checkpoint pages to restore.
    */
