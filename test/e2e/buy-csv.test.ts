@@ -738,7 +738,9 @@ describe('in a pipe', () => {
     const csv = file(home, 'f.csv', `reference,kg\n${Array.from({ length: 600 }, (_, i) => `r${i}-${'x'.repeat(190)},50`).join('\n')}\n`);
     const short = await pipeline(`carbon buy --from-csv ${csv} --dry-run | head -1`, { home });
     expect(short.exitCode).toBe(3);
-    expect(short.stderr).toMatch(/^error: Dry run: the test balance \(\$1,000\.00\) does not cover the batch .*Nothing was bought\.\n$/);
+    expect(short.stderr).toMatch(
+      /^error: Dry run: the test balance \(\$1,000\.00\) does not cover the batch .*Nothing was bought\. Top it up with `carbon sandbox topup 250`, or add --partial to buy the rows that fit, in order\.\n$/,
+    );
     await ok(['sandbox', 'topup', '250'], { home });
     expect((await pipeline(`carbon buy --from-csv ${csv} --dry-run | head -1`, { home })).exitCode).toBe(0);
     expect(await offsetIds(home)).toEqual([]);
