@@ -84,6 +84,28 @@ describe('on a terminal', () => {
     });
   });
 
+  // As wide as an id and a little more: the other columns go, down to the id alone, and none is left as a bare `…`.
+  test('32 columns: list, sandbox keys and logs show each id whole, and no column cut to nothing', async () => {
+    await ok(['balance'], { home });
+    for (const [args, ids] of [
+      [['list'], offsetIds],
+      [['sandbox', 'keys'], keyIds],
+    ] as const) {
+      const lines = await onTerminal([...args], home, 32);
+      for (const line of lines) expect(cells(line), line).toBeLessThanOrEqual(32);
+      expect(
+        lines.slice(1).map((l) => l.split(' ')[0]),
+        args.join(' '),
+      ).toEqual(ids);
+      for (const line of lines) expect(line, args.join(' ')).not.toMatch(/(^| )\S?…$/);
+    }
+    // The journal's newest requests (this test's own among them): each request id whole, as `carbon logs show` takes it.
+    const lines = await onTerminal(['logs', '--limit', '3'], home, 32);
+    expect(lines[0]).toMatch(/REQUEST ID$/);
+    expect(lines.slice(1)).toHaveLength(3);
+    for (const line of lines.slice(1)) expect(line).toMatch(/ req_[A-Za-z0-9]{14}$/);
+  });
+
   test('200 columns: nothing is cut', async () => {
     for (const args of [['list'], ['list', '--all']]) {
       const lines = await onTerminal(args, home, 200);

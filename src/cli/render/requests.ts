@@ -15,8 +15,9 @@ import type { Paint } from './resources.js';
  */
 const TABLE: readonly Column[] = [
   { header: 'TIME', drop: 2 },
-  { header: 'STATUS', align: 'right' },
-  { header: 'METHOD' },
+  // Dropped last, METHOD first: on a terminal too narrow for them and the id, the id whole.
+  { header: 'STATUS', align: 'right', drop: 7 },
+  { header: 'METHOD', drop: 6 },
   { header: 'PATH', min: 20, drop: 5, whole: 3 },
   { header: 'CODE', min: 16, drop: 4, whole: 3 },
   { header: 'MS', align: 'right', drop: 3 },

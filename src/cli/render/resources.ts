@@ -156,7 +156,8 @@ export function impactPlain(i: Impact): string {
  */
 const LIST_TABLE: readonly Column[] = [
   { header: 'ID' },
-  { header: 'STATUS' },
+  // Dropped last: on a terminal narrower than the id and it, the id alone, whole.
+  { header: 'STATUS', drop: 5 },
   { header: 'KG', align: 'right', drop: 4 },
   { header: 'AMOUNT', align: 'right', drop: 2 },
   { header: 'REFERENCE', min: 10, drop: 3 },

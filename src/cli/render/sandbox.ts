@@ -146,12 +146,13 @@ export type ShownKey = SandboxKey & { secret?: string };
 /**
  * The keys' table on a terminal, fitted to its width (fit.ts). Nothing is cut: ID and KEY are
  * what people copy. Columns go instead, least useful first: MODE (the key's prefix says it),
- * CREATED, DEFAULT, REVOKED (a revoked key is also dimmed), ACCESS. A revealed key on a terminal
- * narrower than about 62 cells is cut at the edge all the same: pipe it or use --json.
+ * CREATED, DEFAULT, REVOKED (a revoked key is also dimmed), ACCESS, then a masked KEY, so a
+ * terminal narrower than the two shows the id whole. A revealed key stays: on a terminal
+ * narrower than about 62 cells it is cut at the edge all the same: pipe it or use --json.
  */
 const KEY_TABLE: readonly Column[] = [
   { header: 'ID' },
-  { header: 'KEY' },
+  { header: 'KEY', drop: 6 },
   { header: 'MODE', drop: 1 },
   { header: 'ACCESS', drop: 5 },
   { header: 'DEFAULT', drop: 3 },
@@ -179,7 +180,8 @@ function keyCells(k: ShownKey, paint: Paint): string[] {
 /** The keys as a table fitted to `width` cells (undefined: as wide as it takes). */
 export function keyTable(keys: readonly ShownKey[], paint: Paint, width: number | undefined): string {
   const rows = keys.map((k) => keyCells(k, paint));
-  return table(KEY_TABLE, rows, width, paint.dim);
+  const revealed = keys.some((k) => k.secret !== undefined);
+  return table(revealed ? KEY_TABLE.map((c) => (c.header === 'KEY' ? { header: 'KEY' } : c)) : KEY_TABLE, rows, width, paint.dim);
 }
 
 export function keyCard(k: ShownKey, paint: Paint): string {
