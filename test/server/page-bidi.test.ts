@@ -43,6 +43,8 @@ describe('bidirectional controls in what a caller wrote', () => {
   test('escapeText shows each as its code point; escapeHtml (attributes) keeps it', () => {
     expect(escapeText('\u202Eabc\u2066x\u2069\u200F<b>')).toBe('[U+202E]abc[U+2066]x[U+2069][U+200F]&#60;b&#62;');
     expect(escapeText('plain café — 日本')).toBe('plain café — 日本');
+    // Other control characters too (an escape sequence, a bell, C1's CSI), but tab and line breaks.
+    expect(escapeText('esc\u001b[2J\u0007\u009b\u007f\tend\r\n')).toBe('esc[U+001B][2J[U+0007][U+009B][U+007F]\tend\r\n');
   });
 
   test.each([
@@ -55,8 +57,11 @@ describe('bidirectional controls in what a caller wrote', () => {
     expect(page).not.toContain('\u202E');
   });
 
-  test('carbon report --format html by reference: the label in the chart and the row shown as typed', () => {
-    const row = { group: SPOOF, offsets: 1, kg: 11, placed_kg: 11, processing_kg: 0, amount_cents: 44 };
+  test.each([
+    ['a right-to-left override', SPOOF, '[U+202E]abc-g', '\u202E'],
+    ['an escape sequence', 'esc\u001b[2Jclear', 'esc[U+001B]', '\u001b'],
+  ])('carbon report --format html by reference, %s: the label in the chart and the row shown as typed', (_, group, shown, raw) => {
+    const row = { group, offsets: 1, kg: 11, placed_kg: 11, processing_kg: 0, amount_cents: 44 };
     const page = reportHtml({
       by: 'reference',
       rows: [row],
@@ -69,8 +74,8 @@ describe('bidirectional controls in what a caller wrote', () => {
       made: '2026-11-30T12:00:00Z',
     });
     // The chart's label (cut to its room) and description, and the table's row.
-    expect(page.match(/\[U\+202E\]abc-g/g)).toHaveLength(3);
-    expect(page).not.toContain('\u202E');
+    expect(page.split(shown)).toHaveLength(4);
+    expect(page).not.toContain(raw);
   });
 
   test.each([
