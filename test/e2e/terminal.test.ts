@@ -156,6 +156,16 @@ describe('colour', () => {
     expect(error.exitCode).toBe(5);
     expect(error.output).toMatch(/^error: No such offset/m);
     expect(coloured(error.output)).toBe(false);
+    // The spinner of a wait, and its last line, too.
+    const wait = await carbonTty(['buy', '--kg', '5', '--wait', ...flags], { home, env: { ...TTY, ...env } });
+    expect(wait.exitCode).toBe(0);
+    expect(plain(wait.output)).toMatch(/✔ off_\w+ placed/);
+    expect(coloured(wait.output)).toBe(false);
+  });
+
+  test('a wait on a terminal has its spinner and its last line in colour by default', async () => {
+    const wait = await carbonTty(['buy', '--kg', '5', '--wait'], { home, env: TTY });
+    expect(wait.output).toMatch(/\u001b\[32m✔\u001b\[39m off_\w+ placed/);
   });
 
   test('the error line is red on a terminal by default', async () => {

@@ -18,7 +18,14 @@ export async function progress(out: Output, verb: string): Promise<Progress> {
   // As for --wait's spinner (offsets/wait.ts): a pty nobody sized reports 0 columns, and ora never clears there.
   if (!out.spinners || (out.stderr as { columns?: number }).columns === 0) return SILENT;
   const { default: ora } = await import('ora');
-  const spinner = ora({ text: verb, stream: out.stderr, isEnabled: true, discardStdin: false }).start();
+  // --no-color and NO_COLOR reach its spinner too (ora's own colours know neither).
+  const spinner = ora({
+    text: verb,
+    stream: out.stderr,
+    isEnabled: true,
+    discardStdin: false,
+    color: out.stderrColor ? 'cyan' : false,
+  }).start();
   let drawn = 0;
   return {
     update(done, total, note) {

@@ -20,7 +20,7 @@ const POLL_GRACE_MS = 1_000;
 async function waitForOffset(ctx: Context, client: CarbonClient, offset: Offset, review = false): Promise<Offset> {
   if (offset.status !== 'processing') return offset;
   const timeoutMs = (ctx.settings.timeoutSeconds ?? DEFAULT_WAIT_SECONDS) * 1000;
-  let spinner: { text: string; stop(): void; succeed(t: string): void; warn(t: string): void } | undefined;
+  let spinner: { text: string; stop(): void; stopAndPersist(o: { symbol: string; text: string }): void } | undefined;
   // A terminal that reports 0 columns (a pty nobody sized: `script` in CI, some `docker exec -t`)
   // makes ora count Infinity lines to clear, and its clear() then never returns: no spinner there.
   const columns = (ctx.out.stderr as { columns?: number }).columns;
@@ -34,7 +34,8 @@ async function waitForOffset(ctx: Context, client: CarbonClient, offset: Offset,
     spinner = ora({
       text: `Waiting for ${offset.id} to be placed…`,
       stream: ctx.out.stderr,
-      color: 'green',
+      // --no-color and NO_COLOR reach it too (ora's own colours know neither).
+      color: ctx.out.stderrColor ? 'green' : false,
       isEnabled: true,
       discardStdin: false,
     }).start();
@@ -64,8 +65,9 @@ async function waitForOffset(ctx: Context, client: CarbonClient, offset: Offset,
       }),
       stopped,
     ]);
-    if (settled.status === 'placed') spinner?.succeed(`${settled.id} placed`);
-    else spinner?.warn(`${settled.id} ${settled.status}`);
+    const paint = (code: number, symbol: string) => (ctx.out.stderrColor ? `\u001b[${code}m${symbol}\u001b[39m` : symbol);
+    if (settled.status === 'placed') spinner?.stopAndPersist({ symbol: paint(32, '✔'), text: `${settled.id} placed` });
+    else spinner?.stopAndPersist({ symbol: paint(33, '⚠'), text: `${settled.id} ${settled.status}` });
     return settled;
   } catch (err) {
     // A poll that failed after its retries ends the wait, not the offset: it is printed as last seen.
