@@ -13,6 +13,27 @@ export const DEFAULT_WAIT_SECONDS = 120;
 /** How long past --timeout a poll under way may take to answer before the wait ends without it. */
 const POLL_GRACE_MS = 1_000;
 
+/** The wait's spinner on stderr, where spinners are shown; undefined elsewhere. */
+async function waitSpinner(
+  ctx: Context,
+  offset: Offset,
+): Promise<{ text: string; stop(): void; stopAndPersist(o: { symbol: string; text: string }): void } | undefined> {
+  // A terminal that reports 0 columns (a pty nobody sized: `script` in CI, some `docker exec -t`)
+  // makes ora count Infinity lines to clear, and its clear() then never returns: no spinner there.
+  if (!ctx.out.spinners || (ctx.out.stderr as { columns?: number }).columns === 0) return undefined;
+  const { default: ora } = await import('ora');
+  // discardStdin off: ora would otherwise put the terminal in raw mode, and Ctrl-C would be
+  // read as a character instead of interrupting. --no-color and NO_COLOR reach it too (ora's own
+  // colours know neither).
+  return ora({
+    text: `Waiting for ${offset.id} to be placed…`,
+    stream: ctx.out.stderr,
+    color: ctx.out.stderrColor ? 'green' : false,
+    isEnabled: true,
+    discardStdin: false,
+  }).start();
+}
+
 /**
  * Waits until an offset is placed or refunded, with an ora spinner when stderr is a terminal
  * (and nothing at all otherwise). WaitTimeoutError propagates: reportError() turns it into exit 8.
@@ -20,26 +41,10 @@ const POLL_GRACE_MS = 1_000;
 async function waitForOffset(ctx: Context, client: CarbonClient, offset: Offset, review = false): Promise<Offset> {
   if (offset.status !== 'processing') return offset;
   const timeoutMs = (ctx.settings.timeoutSeconds ?? DEFAULT_WAIT_SECONDS) * 1000;
-  let spinner: { text: string; stop(): void; stopAndPersist(o: { symbol: string; text: string }): void } | undefined;
-  // A terminal that reports 0 columns (a pty nobody sized: `script` in CI, some `docker exec -t`)
-  // makes ora count Infinity lines to clear, and its clear() then never returns: no spinner there.
-  const columns = (ctx.out.stderr as { columns?: number }).columns;
   // On a terminal, a live wait on the local model says what it waits for and how to end it now.
   if (ctx.out.stderrInteractive && !ctx.out.json && offset.livemode && ctx.settings.engine === 'local')
     ctx.out.info(await localLiveNote(ctx, offset, review));
-  if (ctx.out.spinners && columns !== 0) {
-    const { default: ora } = await import('ora');
-    // discardStdin off: ora would otherwise put the terminal in raw mode, and Ctrl-C would be
-    // read as a character instead of interrupting.
-    spinner = ora({
-      text: `Waiting for ${offset.id} to be placed…`,
-      stream: ctx.out.stderr,
-      // --no-color and NO_COLOR reach it too (ora's own colours know neither).
-      color: ctx.out.stderrColor ? 'green' : false,
-      isEnabled: true,
-      discardStdin: false,
-    }).start();
-  }
+  const spinner = await waitSpinner(ctx, offset);
   // Ctrl-C (or a CI job's SIGTERM) stops the wait at once: the offset is printed (a script or a
   // person can follow it), then exit 130. So does --timeout, with a poll under way a second to
   // answer: one that hangs (a server that accepts and never answers, retried) is left, exit 8.
@@ -66,8 +71,11 @@ async function waitForOffset(ctx: Context, client: CarbonClient, offset: Offset,
       stopped,
     ]);
     const paint = (code: number, symbol: string) => (ctx.out.stderrColor ? `\u001b[${code}m${symbol}\u001b[39m` : symbol);
-    if (settled.status === 'placed') spinner?.stopAndPersist({ symbol: paint(32, '✔'), text: `${settled.id} placed` });
-    else spinner?.stopAndPersist({ symbol: paint(33, '⚠'), text: `${settled.id} ${settled.status}` });
+    spinner?.stopAndPersist(
+      settled.status === 'placed'
+        ? { symbol: paint(32, '✔'), text: `${settled.id} placed` }
+        : { symbol: paint(33, '⚠'), text: `${settled.id} ${settled.status}` },
+    );
     return settled;
   } catch (err) {
     // A poll that failed after its retries ends the wait, not the offset: it is printed as last seen.
