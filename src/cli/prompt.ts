@@ -19,17 +19,16 @@ export function confirmOrStop(out: Output, question: string, cancelled: string):
     let signal: NodeJS.Signals | undefined;
     const stopListening = onStopSignal((heard) => {
       signal = heard;
-      out.stderr.write('\n');
       rl.close();
     });
     const stop = () => reject(cancel(cancelled, signal));
-    rl.on('SIGINT', () => {
-      out.stderr.write('\n');
-      rl.close();
-    });
+    rl.on('SIGINT', () => rl.close());
+    // Unanswered (Ctrl-C, SIGTERM, or the input's end: Ctrl-D): the line the question is on is ended first.
     rl.on('close', () => {
       stopListening();
-      if (!answered) stop();
+      if (answered) return;
+      out.stderr.write('\n');
+      stop();
     });
     rl.question(`${question} [y/N] `, (answer) => {
       answered = true;

@@ -195,6 +195,10 @@ describe('prompts', () => {
     // The user's own answer is no error: one plain line, not `error:`.
     expect(plain(no.output)).toMatch(/^Cancelled; nothing was bought\.\r?$/m);
     expect(no.output).not.toContain('error');
+    // Ctrl-D (the input's end) too: the question's line ended first.
+    const eof = await carbonTty(['buy', '--kg', '100', '--live'], { home, env: TTY, input: '\u0004' });
+    expect(eof.exitCode).toBe(130);
+    expect(plain(eof.output)).toMatch(/^Cancelled; nothing was bought\.\r?$/m);
     expect((await json(['impact', '--live'], { home })).offsets).toBe(0);
 
     const yes = await carbonTty(['buy', '--kg', '100', '--live'], { home, env: TTY, input: 'y\n' });
