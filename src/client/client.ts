@@ -3,7 +3,6 @@ import {
   type ApiRequest,
   type ApiResponse,
   type Balance,
-  type ErrorEnvelope,
   type Impact,
   type ListParams,
   type Offset,
@@ -12,9 +11,14 @@ import {
   type Quote,
 } from '../api/types.js';
 import { randomUUID } from '../platform/random.js';
-import { CarbonApiError, CarbonConfigError, CarbonConnectionError, WaitTimeoutError } from './errors.js';
+import { maskKey } from '../service/keys.js';
+import { apiErrorOf, CarbonAnswerError, CarbonApiError, CarbonConfigError, CarbonConnectionError, CarbonError } from './errors.js';
 import { PageGuard } from './paging.js';
-import { DEFAULT_RETRY, type Outcome, type RetryPolicy, retryDelay } from './retry.js';
+import { type RetryPolicy, responseOutcome, retryDelay, retryPolicy } from './retry.js';
+import { type WaitOptions, waitUntilSettled } from './wait.js';
+
+export type { WaitOptions } from './wait.js';
+
 import { expectShape, type Shape } from './shapes.js';
 import type { Transport } from './transport.js';
 
@@ -49,13 +53,6 @@ export interface Purchase {
   idempotencyKey: string;
 }
 
-export interface WaitOptions {
-  timeoutMs?: number;
-  intervalMs?: number;
-  /** Called with each state seen while waiting. */
-  onPoll?: (offset: Offset) => void;
-}
-
 /** What a request may add to its method and path. */
 interface RequestExtra {
   query?: Record<string, string>;
@@ -79,8 +76,17 @@ export class CarbonClient {
   constructor(private readonly options: ClientOptions) {
     if (typeof options.apiKey !== 'string' || options.apiKey.trim() === '')
       throw new CarbonConfigError('No API key (an unset variable?): give CarbonClient an apiKey, a ck_test_… or ck_live_… key.');
-    this.policy = { ...DEFAULT_RETRY, ...options.retry };
+    this.policy = retryPolicy(options.retry);
     this.sleep = options.sleep ?? sleepFor;
+  }
+
+  /** What console.log and JSON.stringify show of a client: its key masked, never whole. */
+  toJSON(): { apiKey: string } {
+    return { apiKey: maskKey(this.options.apiKey) };
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return `CarbonClient { apiKey: '${maskKey(this.options.apiKey)}' }`;
   }
 
   /** Releases the transport (the local ledger, closed: awaited, its last writes are in the file). */
@@ -98,8 +104,16 @@ export class CarbonClient {
     const idempotencyKey = options.idempotencyKey ?? randomUUID();
     const headers: Record<string, string> = { 'idempotency-key': idempotencyKey };
     if (options.maxAmountCents !== undefined) headers['carbon-max-amount-cents'] = String(options.maxAmountCents);
-    const { response, earlierMaybeSent } = await this.exchange<Offset>('POST', '/offsets', { body: params, headers });
-    expectShape(response, 'offset', 'POST', '/offsets');
+    let exchanged: { response: ApiResponse<Offset>; earlierMaybeSent: boolean };
+    try {
+      exchanged = await this.exchange<Offset>('POST', '/offsets', { body: params, headers });
+      expectShape(exchanged.response, 'offset', 'POST', '/offsets');
+    } catch (err) {
+      // The key to retry with, the one made here included: the outcome may be unknown.
+      if (err instanceof CarbonError) err.idempotencyKey ??= idempotencyKey;
+      throw err;
+    }
+    const { response, earlierMaybeSent } = exchanged;
     // A replay that answers a retry of this very call may be the purchase its own lost first
     // attempt made: only a replay no earlier attempt could have caused is an earlier purchase.
     const replayed = response.headers['idempotent-replayed'] === 'true' && !earlierMaybeSent;
@@ -162,16 +176,7 @@ export class CarbonClient {
 
   /** Polls an offset until it is placed or refunded; WaitTimeoutError when time runs out first. */
   async waitUntilSettled(id: string, options: WaitOptions = {}): Promise<Offset> {
-    const { timeoutMs = 120_000, intervalMs = 1_000, onPoll } = options;
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const offset = await this.get(id);
-      onPoll?.(offset);
-      if (offset.status !== 'processing') return offset;
-      const left = deadline - Date.now();
-      if (left <= 0) throw new WaitTimeoutError(offset);
-      await this.sleep(Math.min(intervalMs, left));
-    }
+    return waitUntilSettled((offset) => this.get(offset), id, options, this.sleep);
   }
 
   /**
@@ -234,7 +239,7 @@ export class CarbonClient {
     const request = this.request(method, path, extra.body === undefined ? undefined : JSON.stringify(extra.body), extra);
     const { response, earlierMaybeSent } = await this.attempts(request);
     if (response.status < 400) return { response: response as ApiResponse<T>, earlierMaybeSent };
-    const error = toApiError(response);
+    const error = apiErrorOf(response);
     // A 4xx is the service saying it did nothing (a 429 or a 409 before the request was
     // handled); a 5xx may have come after the purchase committed.
     error.earlierMaybeSent = earlierMaybeSent || response.status >= 500;
@@ -259,7 +264,8 @@ export class CarbonClient {
         if (delay === null) return { response, earlierMaybeSent: maybeSent };
         maybeSent ||= response.status >= 500;
       } catch (err) {
-        if (!(err instanceof CarbonConnectionError)) throw err;
+        // An answer of another service: trying again does not change it.
+        if (!(err instanceof CarbonConnectionError) || err instanceof CarbonAnswerError) throw err;
         report?.(0, undefined);
         maybeSent ||= !err.neverSent;
         err.neverSent = !maybeSent;
@@ -279,22 +285,4 @@ function pathAndQuery(request: ApiRequest): string {
   }
   const query = search.toString();
   return query === '' ? request.path : `${request.path}?${query}`;
-}
-
-/** What retryDelay is told of an answer: its status, error code and Retry-After. */
-function responseOutcome(response: ApiResponse): Outcome {
-  const { code, retryAfter } = toApiError(response);
-  return { kind: 'response', status: response.status, code, ...(retryAfter === undefined ? {} : { retryAfter }) };
-}
-
-function toApiError(response: ApiResponse): CarbonApiError {
-  const envelope = response.body as Partial<ErrorEnvelope> | undefined;
-  const body = envelope?.error;
-  if (body && typeof body.code === 'string' && typeof body.message === 'string')
-    return new CarbonApiError(response.status, body, response.headers);
-  return new CarbonApiError(
-    response.status,
-    { type: 'api_error', code: 'unexpected_response', message: `The server answered ${response.status} without an error envelope.` },
-    response.headers,
-  );
 }

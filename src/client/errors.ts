@@ -1,8 +1,13 @@
-import type { ApiErrorBody, ErrorEnvelope, ErrorType, Offset } from '../api/types.js';
+import type { ApiErrorBody, ApiResponse, ErrorEnvelope, ErrorType, Offset } from '../api/types.js';
 
 /** Every error the client throws. */
 export class CarbonError extends Error {
   override name = 'CarbonError';
+  /**
+   * On an error `buy()` ended with: the purchase's Idempotency-Key (the one given, or the one it
+   * made). Where the purchase may have been made (no answer, a 5xx), pass it again to retry safely.
+   */
+  idempotencyKey: string | undefined;
 }
 
 /**
@@ -83,4 +88,17 @@ export class WaitTimeoutError extends CarbonError {
 /** The client was set up wrongly (no key, a key sent where it should not go). */
 export class CarbonConfigError extends CarbonError {
   override name = 'CarbonConfigError';
+}
+
+/** The error an answer of 400 or more is: its envelope's, or, where it has none, one that says so. */
+export function apiErrorOf(response: ApiResponse): CarbonApiError {
+  const envelope = response.body as Partial<ErrorEnvelope> | undefined;
+  const body = envelope?.error;
+  if (body && typeof body.code === 'string' && typeof body.message === 'string')
+    return new CarbonApiError(response.status, body, response.headers);
+  return new CarbonApiError(
+    response.status,
+    { type: 'api_error', code: 'unexpected_response', message: `The server answered ${response.status} without an error envelope.` },
+    response.headers,
+  );
 }

@@ -1,3 +1,5 @@
+import type { ApiResponse } from '../api/types.js';
+import { apiErrorOf, CarbonConfigError } from './errors.js';
 /**
  * When and how long to wait before trying a request again: stripe-node's rules. Network
  * failures, 409s other than a reused key, 429 and 5xx are retried; everything else is an
@@ -19,6 +21,25 @@ export const DEFAULT_RETRY: RetryPolicy = {
   maxRetryAfterSeconds: 60,
 };
 
+/**
+ * The policy a client was given, over the defaults: a field left undefined keeps its default (an
+ * unset variable passed on), and one that is no number of zero or more is refused, as NaN or
+ * Infinity retries would go on for ever.
+ */
+export function retryPolicy(given: Partial<RetryPolicy> = {}): RetryPolicy {
+  const policy = { ...DEFAULT_RETRY };
+  for (const name of Object.keys(DEFAULT_RETRY) as (keyof RetryPolicy)[]) {
+    const value = given[name];
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (name === 'maxRetries' && !Number.isInteger(value)))
+      throw new CarbonConfigError(
+        `retry.${name} must be a ${name === 'maxRetries' ? 'whole number' : 'number'} of 0 or more, not ${String(value)}.`,
+      );
+    policy[name] = value;
+  }
+  return policy;
+}
+
 export type Outcome = { kind: 'network' } | { kind: 'response'; status: number; code?: string; retryAfter?: number };
 
 /** Milliseconds to wait before retry number `attempt` (1-based), or null to stop. */
@@ -35,4 +56,10 @@ export function retryDelay(outcome: Outcome, attempt: number, policy: RetryPolic
     return Math.round(Math.max(outcome.retryAfter * 1000, backoff));
   }
   return Math.round(backoff);
+}
+
+/** What retryDelay is told of an answer: its status, error code and Retry-After. */
+export function responseOutcome(response: ApiResponse): Outcome {
+  const { code, retryAfter } = apiErrorOf(response);
+  return { kind: 'response', status: response.status, code, ...(retryAfter === undefined ? {} : { retryAfter }) };
 }

@@ -14,6 +14,9 @@ export async function openLocal(
   dataDir: string,
   options: { apiKey?: string; key?: DefaultKey } & Pick<EngineOptions, 'publicBaseUrl'> & Pick<ClientOptions, 'retry' | 'sleep'> = {},
 ): Promise<{ client: CarbonClient; sandbox: Sandbox }> {
+  // As an empty key is (client.ts): an unset variable would make the ledger in the working directory.
+  if (typeof dataDir !== 'string' || dataDir.trim() === '')
+    throw new CarbonConfigError('No data directory (an unset variable?): give openLocal the directory of the local ledger.');
   const engine = await openEngine(dataDir, options.publicBaseUrl === undefined ? {} : { publicBaseUrl: options.publicBaseUrl });
   const { sandbox } = engine;
   const apiKey = options.apiKey ?? (await sandbox.defaultKey(options.key ?? 'test'));
