@@ -15,12 +15,11 @@ import { maskKey } from '../service/keys.js';
 import { apiErrorOf, CarbonAnswerError, CarbonApiError, CarbonConfigError, CarbonConnectionError, CarbonError } from './errors.js';
 import { PageGuard } from './paging.js';
 import { type RetryPolicy, responseOutcome, retryDelay, retryPolicy } from './retry.js';
+import { expectShape, type Shape } from './shapes.js';
+import type { Transport } from './transport.js';
 import { type WaitOptions, waitUntilSettled } from './wait.js';
 
 export type { WaitOptions } from './wait.js';
-
-import { expectShape, type Shape } from './shapes.js';
-import type { Transport } from './transport.js';
 
 export interface ClientOptions {
   apiKey: string;
