@@ -263,7 +263,8 @@ export class CarbonClient {
         if (delay === null) return { response, earlierMaybeSent: maybeSent };
         maybeSent ||= response.status >= 500;
       } catch (err) {
-        // An answer of another service: trying again does not change it.
+        // An answer of another service (--verbose told its status): trying again does not change it.
+        if (err instanceof CarbonAnswerError) report?.(err.status ?? 0, undefined);
         if (!(err instanceof CarbonConnectionError) || err instanceof CarbonAnswerError) throw err;
         report?.(0, undefined);
         maybeSent ||= !err.neverSent;

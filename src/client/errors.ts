@@ -75,6 +75,13 @@ export class CarbonConnectionError extends CarbonError {
  */
 export class CarbonAnswerError extends CarbonConnectionError {
   override name = 'CarbonAnswerError';
+  /** `status`: what the answer said, where the transport read it (undefined: a shape checked after). */
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
 }
 
 /** `waitUntilSettled` gave up while the offset was still processing. */

@@ -109,6 +109,7 @@ export class HttpTransport implements Transport {
     if (body === undefined && status < 400) {
       throw new CarbonAnswerError(
         `${new URL(this.baseUrl).origin} answered ${status} with a body that is not JSON; is the base URL right?`,
+        status,
       );
     }
     return { status, headers: responseHeaders, body };

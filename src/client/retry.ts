@@ -26,10 +26,10 @@ export const DEFAULT_RETRY: RetryPolicy = {
  * unset variable passed on), and one that is no number of zero or more is refused, as NaN or
  * Infinity retries would go on for ever.
  */
-export function retryPolicy(given: Partial<RetryPolicy> = {}): RetryPolicy {
+export function retryPolicy(given: Partial<RetryPolicy> | null = {}): RetryPolicy {
   const policy = { ...DEFAULT_RETRY };
   for (const name of Object.keys(DEFAULT_RETRY) as (keyof RetryPolicy)[]) {
-    const value = given[name];
+    const value = given?.[name];
     if (value === undefined) continue;
     if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (name === 'maxRetries' && !Number.isInteger(value)))
       throw new CarbonConfigError(

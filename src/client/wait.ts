@@ -17,11 +17,12 @@ export async function waitUntilSettled(
 ): Promise<Offset> {
   const { timeoutMs = 120_000, intervalMs = 1_000, onPoll } = options;
   // An unset variable read as a number (NaN) would poll as fast as it can, and never time out.
+  // A timeout of Infinity is no time limit; an interval must be a number of milliseconds.
   for (const [name, value, least] of [
     ['timeoutMs', timeoutMs, 0],
     ['intervalMs', intervalMs, 1],
   ] as const)
-    if (!Number.isFinite(value) || value < least)
+    if (Number.isNaN(value) || value < least || (name === 'intervalMs' && !Number.isFinite(value)))
       throw new CarbonConfigError(`waitUntilSettled's ${name} must be a number of milliseconds from ${least}, not ${String(value)}.`);
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -40,6 +40,10 @@ describe('CarbonClient as a library', () => {
     expect(() => failing(() => new Error(), { maxDelayMs: Number.NaN })).toThrow(
       /retry\.maxDelayMs must be a number of 0 or more, not NaN/,
     );
+    // No policy at all (null, from JavaScript) is the defaults, as before.
+    const none = failing(() => new CarbonConnectionError('the connection was dropped'), null as unknown as undefined);
+    await expect(none.client.balance()).rejects.toBeInstanceOf(CarbonConnectionError);
+    expect(none.calls()).toBe(3);
   });
 
   test('a purchase whose outcome is unknown throws with the Idempotency-Key it was sent with, the one the client made included', async () => {
@@ -60,9 +64,22 @@ describe('CarbonClient as a library', () => {
   });
 
   test('an answer of another service (CarbonAnswerError) is not asked again; no answer is, as before', async () => {
-    const other = failing(() => new CarbonAnswerError('answered 200 with a body that is not JSON; is the base URL right?'));
+    const other = failing(() => new CarbonAnswerError('answered 200 with a body that is not JSON; is the base URL right?', 200));
     await expect(other.client.balance()).rejects.toBeInstanceOf(CarbonAnswerError);
     expect(other.calls()).toBe(1);
+    // --verbose is told of it, with the status the answer had.
+    const told: number[] = [];
+    const verbose = new CarbonClient({
+      apiKey: KEY,
+      onExchange: (x) => told.push(x.status),
+      transport: {
+        async request(): Promise<ApiResponse> {
+          throw new CarbonAnswerError('answered 200 with a body that is not JSON; is the base URL right?', 200);
+        },
+      },
+    });
+    await expect(verbose.balance()).rejects.toBeInstanceOf(CarbonAnswerError);
+    expect(told).toEqual([200]);
   });
 
   test('waitUntilSettled refuses an interval or a timeout that is no number of milliseconds (an unset variable read as NaN)', async () => {
@@ -70,6 +87,16 @@ describe('CarbonClient as a library', () => {
     for (const options of [{ intervalMs: Number.NaN }, { intervalMs: 0 }, { intervalMs: -5 }, { timeoutMs: Number.NaN }])
       await expect(client.waitUntilSettled('off_1', options)).rejects.toBeInstanceOf(CarbonConfigError);
     expect(calls()).toBe(0);
+    // Infinity is no time limit: taken.
+    const placed = new CarbonClient({
+      apiKey: KEY,
+      transport: {
+        async request(): Promise<ApiResponse> {
+          return { status: 200, headers: {}, body: { object: 'offset', id: 'off_1', status: 'placed' } };
+        },
+      },
+    });
+    expect((await placed.waitUntilSettled('off_1', { timeoutMs: Number.POSITIVE_INFINITY })).status).toBe('placed');
   });
 
   test('openLocal refuses an empty data directory (an unset variable), as the client refuses an empty key', async () => {

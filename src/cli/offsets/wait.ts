@@ -13,6 +13,20 @@ export const DEFAULT_WAIT_SECONDS = 120;
 /** How long past --timeout a poll under way may take to answer before the wait ends without it. */
 const POLL_GRACE_MS = 1_000;
 
+/**
+ * The spinner's last line: ✔ placed, or ⚠ refunded, in colour where stderr has it, and ora's own
+ * fallbacks (√, ‼) where the terminal has no unicode (the Linux console; older Windows consoles).
+ */
+function lastLine(ctx: Context, settled: Offset): { symbol: string; text: string } {
+  const env = process.env;
+  const unicode =
+    process.platform === 'win32'
+      ? Boolean(env.WT_SESSION) || env.TERM_PROGRAM === 'vscode' || env.TERM === 'xterm-256color'
+      : env.TERM !== 'linux';
+  const [code, symbol] = settled.status === 'placed' ? [32, unicode ? '✔' : '√'] : [33, unicode ? '⚠' : '‼'];
+  return { symbol: ctx.out.stderrColor ? `\u001b[${code}m${symbol}\u001b[39m` : symbol, text: `${settled.id} ${settled.status}` };
+}
+
 /** The wait's spinner on stderr, where spinners are shown; undefined elsewhere. */
 async function waitSpinner(
   ctx: Context,
@@ -70,12 +84,7 @@ async function waitForOffset(ctx: Context, client: CarbonClient, offset: Offset,
       }),
       stopped,
     ]);
-    const paint = (code: number, symbol: string) => (ctx.out.stderrColor ? `\u001b[${code}m${symbol}\u001b[39m` : symbol);
-    spinner?.stopAndPersist(
-      settled.status === 'placed'
-        ? { symbol: paint(32, '✔'), text: `${settled.id} placed` }
-        : { symbol: paint(33, '⚠'), text: `${settled.id} ${settled.status}` },
-    );
+    spinner?.stopAndPersist(lastLine(ctx, settled));
     return settled;
   } catch (err) {
     // A poll that failed after its retries ends the wait, not the offset: it is printed as last seen.

@@ -152,11 +152,11 @@ export function impactPlain(i: Impact): string {
 /**
  * The list's table on a terminal, fitted to its width (fit.ts): the reference is cut first (down
  * to 10 cells), then columns go, least useful first: CREATED (the list is newest first already),
- * AMOUNT (kg at the account's rate), REFERENCE, KG. ID and STATUS always stay, the id whole.
+ * AMOUNT (kg at the account's rate), REFERENCE, KG, then STATUS, so a terminal narrower than the
+ * id and its status shows the id alone, whole. The id is never dropped or cut.
  */
 const LIST_TABLE: readonly Column[] = [
   { header: 'ID' },
-  // Dropped last: on a terminal narrower than the id and it, the id alone, whole.
   { header: 'STATUS', drop: 5 },
   { header: 'KG', align: 'right', drop: 4 },
   { header: 'AMOUNT', align: 'right', drop: 2 },
