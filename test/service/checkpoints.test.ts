@@ -232,6 +232,57 @@ describe('checkpoints off the purchase path', () => {
     expect(w.rows<{ n: number }>('SELECT COUNT(*) AS n FROM journal')[0]!.n).toBe(n);
   });
 
+  test('another connection writing between the look and the lock: the batch leaves the unsynced path and commits synced', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'carbon-made-wal-'));
+    dirs.push(dir);
+    await (await openWorld({ dir })).close(); // provisioned; the close removes the WAL
+    w = await openWorld({ dir }); // its connection makes the WAL
+    const db = w.store.db;
+    const asked: string[] = [];
+    let syncedAtCommit: number | undefined;
+    const prepare = db.prepare.bind(db);
+    // The journal's statements, prepared on its first batch: BEGIN IMMEDIATE lets another connection
+    // (as another process would) commit a write first, once; COMMIT notes the safety level it runs at.
+    db.prepare = ((sql: string) => {
+      asked.push(sql);
+      const statement = prepare(sql);
+      if (sql === 'BEGIN IMMEDIATE') {
+        const run = statement.run.bind(statement);
+        let raced = false;
+        statement.run = ((...args: never[]) => {
+          if (!raced) {
+            raced = true;
+            const other = openSqlite(join(dir, 'ledger.db'));
+            other.exec("INSERT INTO meta (name, value) VALUES ('raced', '1') ON CONFLICT (name) DO UPDATE SET value = '1'");
+            other.close();
+          }
+          return run(...args);
+        }) as typeof statement.run;
+      }
+      if (sql === 'COMMIT') {
+        const run = statement.run.bind(statement);
+        statement.run = ((...args: never[]) => {
+          syncedAtCommit = pragma<number>(db, 'synchronous');
+          return run(...args);
+        }) as typeof statement.run;
+      }
+      return statement;
+    }) as typeof db.prepare;
+    const retention = { keep: 10_000, maxAgeMs: 86_400_000, now: w.clock.now };
+    try {
+      await w.store.appendJournal([journalRecord({ request_id: 'req_raced', model_ms: w.clock.now })], retention);
+    } finally {
+      db.prepare = prepare;
+    }
+    // It looked, began unsynced, saw the other's frames under the lock, and began again synced.
+    expect(asked).toContain('PRAGMA synchronous = OFF');
+    expect(asked.indexOf('ROLLBACK')).toBeGreaterThan(asked.indexOf('BEGIN IMMEDIATE'));
+    expect(syncedAtCommit).toBe(1);
+    expect(pragma<number>(db, 'synchronous')).toBe(1);
+    expect(w.rows<{ n: number }>("SELECT COUNT(*) AS n FROM journal WHERE request_id = 'req_raced'")[0]!.n).toBe(1);
+    expect(w.rows<{ value: string }>("SELECT value FROM meta WHERE name = 'raced'")).toEqual([{ value: '1' }]);
+  });
+
   test('the worker checkpoints after enough commits, or a while after fewer, and never while nothing is committed', async () => {
     w = await openWorld();
     await w.sandbox.topUp('test', 100_000_000);
