@@ -17,14 +17,15 @@ const POLL_GRACE_MS = 1_000;
  * The spinner's last line: ✔ placed, or ⚠ refunded, in colour where stderr has it, and ora's own
  * fallbacks (√, ‼) where the terminal has no unicode (the Linux console; older Windows consoles).
  */
-function lastLine(ctx: Context, settled: Offset): { symbol: string; text: string } {
+async function lastLine(ctx: Context, settled: Offset): Promise<{ symbol: string; text: string }> {
   const env = process.env;
   const unicode =
     process.platform === 'win32'
       ? Boolean(env.WT_SESSION) || env.TERM_PROGRAM === 'vscode' || env.TERM === 'xterm-256color'
       : env.TERM !== 'linux';
-  const [code, symbol] = settled.status === 'placed' ? [32, unicode ? '✔' : '√'] : [33, unicode ? '⚠' : '‼'];
-  return { symbol: ctx.out.stderrColor ? `\u001b[${code}m${symbol}\u001b[39m` : symbol, text: `${settled.id} ${settled.status}` };
+  const paint = await ctx.paint('stderr');
+  const symbol = settled.status === 'placed' ? paint.green(unicode ? '✔' : '√') : paint.yellow(unicode ? '⚠' : '‼');
+  return { symbol, text: `${settled.id} ${settled.status}` };
 }
 
 /** The wait's spinner on stderr, where spinners are shown; undefined elsewhere. */
@@ -84,7 +85,7 @@ async function waitForOffset(ctx: Context, client: CarbonClient, offset: Offset,
       }),
       stopped,
     ]);
-    spinner?.stopAndPersist(lastLine(ctx, settled));
+    if (spinner) spinner.stopAndPersist(await lastLine(ctx, settled));
     return settled;
   } catch (err) {
     // A poll that failed after its retries ends the wait, not the offset: it is printed as last seen.
