@@ -19,3 +19,19 @@ export const stopName = (signal: NodeJS.Signals | null | undefined): 'SIGTERM' |
 
 /** ` (SIGTERM)` after a stopped command's first words when SIGTERM stopped it; nothing for the user's own Ctrl-C. */
 export const bySigterm = (signal: NodeJS.Signals | null | undefined): string => (signal === 'SIGTERM' ? ' (SIGTERM)' : '');
+
+/**
+ * `work`, unless Ctrl-C or SIGTERM comes first: then the error `stopped` makes for the signal
+ * (exit 130, one plain line saying what was and was not done), where Node's own end says nothing.
+ */
+export async function untilStopped<T>(work: Promise<T>, stopped: (signal: NodeJS.Signals) => Error): Promise<T> {
+  let release = () => {};
+  const stop = new Promise<never>((_, reject) => {
+    release = onStopSignal((signal) => reject(stopped(signal)));
+  });
+  try {
+    return await Promise.race([work, stop]);
+  } finally {
+    release();
+  }
+}

@@ -13,9 +13,11 @@ const newHome = homes();
 /** A server that takes every request and never answers: the purchase's outcome stays unknown. */
 const held: ServerResponse[] = [];
 const keys: string[] = [];
+const quotes: string[] = [];
 const silent = createServer((req: IncomingMessage, res: ServerResponse) => {
   req.resume();
   if (req.method === 'POST' && req.url === '/api/v1/offsets') keys.push(String(req.headers['idempotency-key']));
+  if (req.method === 'POST' && req.url === '/api/v1/quotes') quotes.push(req.url);
   held.push(res);
 });
 afterAll(async () => {
@@ -52,6 +54,37 @@ describe('Ctrl-C or SIGTERM while a purchase waits for its answer', () => {
       } else {
         expect(JSON.parse(stderr).error).toMatchObject({ code: 'interrupted', idempotency_key: key });
       }
+    }
+  });
+});
+
+describe('Ctrl-C or SIGTERM while the quote before a purchase waits (--max-cents)', () => {
+  test.each<[NodeJS.Signals, string]>([
+    ['SIGINT', ''],
+    ['SIGTERM', ' (SIGTERM)'],
+  ])('%s: exit 130, one plain line that nothing was bought, and no purchase sent', async (signal, named) => {
+    if (!silent.listening) await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/api/v1`;
+    for (const format of [[], ['--json']]) {
+      const [quoted, bought] = [quotes.length, keys.length];
+      const child = spawnCarbon(newHome(), ['buy', '--kg', '10', '--max-cents', '500', '--base-url', url, ...format], {
+        CARBON_API_KEY: KEY,
+      });
+      let stderr = '';
+      child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      let stdout = '';
+      child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+      // The quote is on the wire (the server holds it): only then is the signal sent.
+      while (quotes.length === quoted) await new Promise((resolve) => setTimeout(resolve, 20));
+      child.kill(signal);
+      const r = await child;
+      expect([r.exitCode, stdout, keys.length]).toEqual([130, '', bought]);
+      if (format.length === 0) expect(stderr).toBe(`Stopped${named} before buying; nothing was bought.\n`);
+      else
+        expect(JSON.parse(stderr).error).toMatchObject({
+          code: 'interrupted',
+          message: `Stopped${named} before buying; nothing was bought.`,
+        });
     }
   });
 });

@@ -15,7 +15,7 @@ import { retriedRefusal, unknownPurchase } from '../../purchase/unknown-outcome.
 import { dollars, kg } from '../../render/format.js';
 import { SANDBOX_PURCHASE } from '../../render/sandbox-note.js';
 import { sayIfStdoutLost } from '../../stdio.js';
-import { bySigterm, onStopSignal } from '../../stop-signals.js';
+import { bySigterm, untilStopped } from '../../stop-signals.js';
 
 /** What a purchase above the review limit does, said wherever it is shown. */
 const REVIEW_NOTE = 'It is above the review limit: it will wait for review before it is placed';
@@ -81,20 +81,10 @@ async function buy(ctx: Context, flags: BuyFlags): Promise<BuyResult> {
  * may have been made, so the stop says so and names the key to retry with (exit 130), where Node's
  * own end would have said nothing and lost the generated key.
  */
-async function unlessStopped(purchase: Promise<Purchase>, idempotencyKey: string): Promise<Purchase> {
-  let release = () => {};
-  const stopped = new Promise<never>((_, reject) => {
-    release = onStopSignal((signal) =>
-      reject(
-        unknownPurchase(`Stopped${bySigterm(signal)} before the purchase was answered.`, EXIT.interrupted, 'interrupted', idempotencyKey),
-      ),
-    );
-  });
-  try {
-    return await Promise.race([purchase, stopped]);
-  } finally {
-    release();
-  }
+function unlessStopped(purchase: Promise<Purchase>, idempotencyKey: string): Promise<Purchase> {
+  return untilStopped(purchase, (signal) =>
+    unknownPurchase(`Stopped${bySigterm(signal)} before the purchase was answered.`, EXIT.interrupted, 'interrupted', idempotencyKey),
+  );
 }
 
 /**
@@ -111,7 +101,11 @@ async function checkBeforeBuying(
 ): Promise<boolean> {
   // Live purchases are quoted first too: the quote says whether the purchase will wait for review.
   if (maxCents === undefined && ctx.settings.mode !== 'live') return false;
-  const quote = await client.quote(params);
+  // Stopped while quoted, nothing was bought: the line says so (a CI job's log), where Node's own end says nothing.
+  const quote = await untilStopped(
+    client.quote(params),
+    (signal) => new CliError(`Stopped${bySigterm(signal)} before buying; nothing was bought.`, EXIT.interrupted, 'interrupted'),
+  );
   const requiresReview = quote.livemode && quote.requires_review;
   // A key given may have bought already, at the rate then: a service that checks the ceiling in the
   // purchase (its quote says so) is asked, and replays that purchase or refuses a new one above it.
