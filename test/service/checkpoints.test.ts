@@ -198,7 +198,10 @@ describe('checkpoints off the purchase path', () => {
       // The journal's statements are prepared on its first batch: each asked for is seen.
       const asked: string[] = [];
       const prepare = db.prepare.bind(db);
-      db.prepare = ((sql: string) => (asked.push(sql), prepare(sql))) as typeof db.prepare;
+      db.prepare = ((sql: string) => {
+        asked.push(sql);
+        return prepare(sql);
+      }) as typeof db.prepare;
       const retention = { keep: 10_000, maxAgeMs: 86_400_000, now: w.clock.now };
       try {
         await w.store.appendJournal([journalRecord({ request_id: `req_${n++}`, model_ms: w.clock.now })], retention);
