@@ -12,7 +12,16 @@ import {
 } from '../api/types.js';
 import { randomUUID } from '../platform/random.js';
 import { maskKey } from '../service/keys.js';
-import { apiErrorOf, CarbonAnswerError, CarbonApiError, CarbonConfigError, CarbonConnectionError, CarbonError } from './errors.js';
+import {
+  apiErrorOf,
+  CarbonAnswerError,
+  CarbonApiError,
+  CarbonConfigError,
+  CarbonConnectionError,
+  CarbonError,
+  otherServer,
+  UNEXPECTED,
+} from './errors.js';
 import { PageGuard } from './paging.js';
 import { type RetryPolicy, responseOutcome, retryDelay, retryPolicy } from './retry.js';
 import { expectShape, type Shape } from './shapes.js';
@@ -239,6 +248,8 @@ export class CarbonClient {
     const { response, earlierMaybeSent } = await this.attempts(request);
     if (response.status < 400) return { response: response as ApiResponse<T>, earlierMaybeSent };
     const error = apiErrorOf(response);
+    if (error.code === UNEXPECTED && (error.status === 404 || error.status === 405))
+      throw otherServer(error.status, method, path, earlierMaybeSent);
     // A 4xx is the service saying it did nothing (a 429 or a 409 before the request was
     // handled); a 5xx may have come after the purchase committed.
     error.earlierMaybeSent = earlierMaybeSent || response.status >= 500;

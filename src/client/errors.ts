@@ -75,10 +75,15 @@ export class CarbonConnectionError extends CarbonError {
  */
 export class CarbonAnswerError extends CarbonConnectionError {
   override name = 'CarbonAnswerError';
-  /** `status`: what the answer said, where the transport read it (undefined: a shape checked after). */
+  /**
+   * `status`: what the answer said, where the transport read it (undefined: a shape checked after).
+   * `refused`: the answer says nothing was done (a 404 or 405), and no attempt before it may have
+   * reached a server: a purchase was certainly not made.
+   */
   constructor(
     message: string,
     readonly status?: number,
+    readonly refused = false,
   ) {
     super(message);
   }
@@ -97,6 +102,9 @@ export class CarbonConfigError extends CarbonError {
   override name = 'CarbonConfigError';
 }
 
+/** The code of the error an answer of 400 or more without the API's envelope is. */
+export const UNEXPECTED = 'unexpected_response';
+
 /** The error an answer of 400 or more is: its envelope's, or, where it has none, one that says so. */
 export function apiErrorOf(response: ApiResponse): CarbonApiError {
   const envelope = response.body as Partial<ErrorEnvelope> | undefined;
@@ -105,7 +113,21 @@ export function apiErrorOf(response: ApiResponse): CarbonApiError {
     return new CarbonApiError(response.status, body, response.headers);
   return new CarbonApiError(
     response.status,
-    { type: 'api_error', code: 'unexpected_response', message: `The server answered ${response.status} without an error envelope.` },
+    { type: 'api_error', code: UNEXPECTED, message: `The server answered ${response.status} without an error envelope.` },
     response.headers,
+  );
+}
+
+/**
+ * A 404 or 405 without the API's envelope (its own come in it): no such path, or not this method,
+ * from another server at the base URL, not an offset that does not exist. `earlierMaybeSent`: an
+ * attempt before it may have reached a server, so it cannot say that nothing was done.
+ */
+export function otherServer(status: number, method: string, path: string, earlierMaybeSent: boolean): CarbonAnswerError {
+  const what = `${method} ${path.startsWith('/offsets/') ? '/offsets/{id}' : path}`;
+  return new CarbonAnswerError(
+    `The server answered ${what} with ${status} without the API's error envelope; is the base URL right?`,
+    status,
+    !earlierMaybeSent,
   );
 }

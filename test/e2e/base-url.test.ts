@@ -175,3 +175,57 @@ describe('an answer that is not the object the API answers there', () => {
     }
   });
 });
+
+describe("a 404 or 405 without the API's error envelope (another server at the base URL)", () => {
+  test('is refused as a wrong base URL, exit 1, not as an offset that does not exist (exit 5); a purchase says nothing was bought', async () => {
+    const home = newHome();
+    // A web server's page, or another JSON service's own 404, wherever it is asked.
+    let answer: [number, string, string] = [404, 'text/html', '<html><body>Not Found</body></html>'];
+    const server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(answer[0], { 'content-type': answer[1] }).end(answer[2]);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const env = { CARBON_API_KEY: 'ck_test_abcdefghijklmnop', CARBON_BASE_URL: `http://127.0.0.1:${port}/api/v1`, CARBON_MAX_RETRIES: '0' };
+    try {
+      for (const status of [404, 405]) {
+        for (const [type, body] of [
+          ['text/html', '<html><body>Not Found</body></html>'],
+          ['application/json', '{"message":"Not Found"}'],
+        ] as const) {
+          answer = [status, type, body];
+          const cases: Array<[string[], string]> = [
+            [['show', 'off_1'], 'GET /offsets/{id}'],
+            [['balance'], 'GET /balance'],
+            [['list'], 'GET /offsets'],
+          ];
+          for (const [args, what] of cases) {
+            const r = await carbon(args, { home, env });
+            expect([args[0], status, type, r.exitCode, r.stdout, r.stderr]).toEqual([
+              args[0],
+              status,
+              type,
+              1,
+              '',
+              `error: The server answered ${what} with ${status} without the API's error envelope; is the base URL right?\n`,
+            ]);
+          }
+          const buy = await carbon(['buy', '--kg', '5'], { home, env });
+          expect([buy.exitCode, buy.stderr]).toEqual([
+            1,
+            `error: The server answered POST /offsets with ${status} without the API's error envelope; is the base URL right? Nothing was bought.\n`,
+          ]);
+          const json = await carbon(['show', 'off_1', '--json'], { home, env });
+          expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'connection_error' });
+        }
+      }
+      // Another status without the envelope (a proxy's 403) is not read as a wrong base URL.
+      answer = [403, 'text/html', '<html>Forbidden</html>'];
+      const forbidden = await carbon(['balance'], { home, env });
+      expect([forbidden.exitCode, forbidden.stderr]).toEqual([4, 'error: The server answered 403 without an error envelope.\n']);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});

@@ -1,6 +1,6 @@
 import type { PurchaseParams, Quote } from '../../../api/types.js';
 import type { CarbonClient, Purchase } from '../../../client/client.js';
-import { CarbonApiError, CarbonConnectionError } from '../../../client/errors.js';
+import { CarbonAnswerError, CarbonApiError, CarbonConnectionError } from '../../../client/errors.js';
 import { LedgerError } from '../../../engine/ledger.js';
 import { randomUUID } from '../../../platform/random.js';
 import type { Context } from '../../context.js';
@@ -161,6 +161,9 @@ function failedPurchase(err: CarbonConnectionError | CarbonApiError, idempotency
       'Check the base URL and that the server is running, then run the command again.',
     );
   }
+  // Another server's "no such path" (a wrong base URL), the only answer there was: nothing was bought.
+  if (err instanceof CarbonAnswerError && err.refused)
+    return new CliError(`${err.message} Nothing was bought.`, EXIT.failure, 'connection_error');
   // A carbon sandbox priced it above --max-cents inside the purchase (the rate rose after the quote).
   if (err instanceof CarbonApiError && err.code === 'amount_above_max') return overMax(err.requiredCents ?? 0, maxCents);
   const unknownOutcome = err instanceof CarbonConnectionError || err.status >= 500 || refusedAfter;
