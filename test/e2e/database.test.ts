@@ -446,6 +446,33 @@ run('a purchase whose COMMIT reached PostgreSQL but whose answer was lost', () =
   );
 
   test(
+    'carbon api POST /offsets says it may have been made and names the key to retry with, as buy does',
+    async () => {
+      const { home, direct, proxy, env } = await losingLedger('lostapi');
+      try {
+        const r = await carbon(['api', 'POST', '/offsets', '-d', '{"kg":10,"reference":"lost"}', '--json'], { home, env });
+        expect(proxy.lost()).toBe(1);
+        expect([r.exitCode, r.stdout]).toEqual([1, '']);
+        const error = (
+          JSON.parse(r.stderr.trim().split('\n').at(-1)!) as { error: { code: string; message: string; idempotency_key: string } }
+        ).error;
+        expect(error.code).toBe('storage_error');
+        expect(error.message).toMatch(/The purchase may or may not have been made\.$/);
+        // The COMMIT was carried out: the key named bought once, and buys no more.
+        const again = await json<{ id: string }>(['buy', '--kg', '10', '--reference', 'lost', '--idempotency-key', error.idempotency_key], {
+          home,
+          env: direct,
+        });
+        const listed = await json<{ data: Array<{ id: string }> }>(['list', '--reference', 'lost'], { home, env: direct });
+        expect(listed.data.map((o) => o.id)).toEqual([again.id]);
+      } finally {
+        proxy.close();
+      }
+    },
+    limit(60_000),
+  );
+
+  test(
     'sandbox topup says it may have been made and to see the balance first, not that it can be retried',
     async () => {
       const { home, direct, proxy, env } = await losingLedger('lostup', 'INSERT INTO entries');

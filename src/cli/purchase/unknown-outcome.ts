@@ -1,5 +1,7 @@
+import type { LedgerError } from '../../engine/ledger.js';
+import type { Context } from '../context.js';
 import { CliError } from '../errors.js';
-import type { ExitCode } from '../exit-codes.js';
+import { EXIT, type ExitCode } from '../exit-codes.js';
 
 /**
  * A purchase whose outcome is unknown (no answer, a 5xx, or a refusal after an attempt that may
@@ -23,4 +25,17 @@ export function unknownPurchase(said: string, exitCode: ExitCode, code: string, 
  */
 export function retriedRefusal(status: number, code: string | undefined, earlierMaybeSent: boolean): boolean {
   return earlierMaybeSent && (status === 429 || (status === 409 && code !== 'idempotency_key_reused'));
+}
+
+/**
+ * What a purchase the ledger failed under is (`carbon buy`, `carbon api POST /offsets`). On
+ * PostgreSQL (the connection lost, a statement past its deadline) its COMMIT may have been carried
+ * out with the answer lost, and running the command again would buy anew: its outcome is unknown,
+ * with the key to retry with. SQLite's file says whether its commit was made: a failed one was not.
+ */
+export function ledgerFailedPurchase(ctx: Context, err: LedgerError, idempotencyKey: string): Error {
+  ctx.ledgerFailed = true;
+  if (ctx.settings.store.kind === 'postgres' && !err.unwritten)
+    return unknownPurchase(err.message, EXIT.failure, 'storage_error', idempotencyKey);
+  return err;
 }

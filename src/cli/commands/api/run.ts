@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { API_PREFIX, type ApiResponse } from '../../../api/types.js';
 import { CarbonConnectionError } from '../../../client/errors.js';
+import { LedgerError } from '../../../engine/ledger.js';
 import { randomUUID } from '../../../platform/random.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT, exitCodeForStatus } from '../../exit-codes.js';
 import { liveNeedsYes } from '../../purchase/live-consent.js';
-import { retriedRefusal, unknownPurchase } from '../../purchase/unknown-outcome.js';
+import { ledgerFailedPurchase, retriedRefusal, unknownPurchase } from '../../purchase/unknown-outcome.js';
 
 /**
  * `carbon api METHOD PATH`: one raw request through the configured engine and key, like `gh api`
@@ -55,6 +56,7 @@ export async function run(
       headers,
     });
   } catch (err) {
+    if (purchase && err instanceof LedgerError) throw ledgerFailedPurchase(ctx, err, headers['idempotency-key']!);
     if (!purchase || !(err instanceof CarbonConnectionError) || err.neverSent) throw err;
     throw unknownPurchase(err.message, EXIT.failure, 'connection_error', headers['idempotency-key']!);
   }

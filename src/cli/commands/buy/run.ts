@@ -11,7 +11,7 @@ import { printOffset } from '../../offsets/wait.js';
 import { type PurchaseFlags, purchaseParams, quietWith, wholeNumberOption } from '../../options.js';
 import { liveBalance, liveNeedsYes } from '../../purchase/live-consent.js';
 import { topUpHint } from '../../purchase/top-up.js';
-import { retriedRefusal, unknownPurchase } from '../../purchase/unknown-outcome.js';
+import { ledgerFailedPurchase, retriedRefusal, unknownPurchase } from '../../purchase/unknown-outcome.js';
 import { dollars, kg } from '../../render/format.js';
 import { SANDBOX_PURCHASE } from '../../render/sandbox-note.js';
 import { sayIfStdoutLost } from '../../stdio.js';
@@ -62,15 +62,7 @@ async function buy(ctx: Context, flags: BuyFlags): Promise<BuyResult> {
     );
     return { ...bought, requiresReview, ...(maxCents === undefined ? {} : { maxCents }) };
   } catch (err) {
-    if (err instanceof LedgerError) {
-      ctx.ledgerFailed = true;
-      // PostgreSQL failed under the purchase (the connection lost, a statement past its deadline):
-      // its COMMIT may have been carried out with the answer lost, and running the command again would
-      // buy anew. (SQLite's file says whether its commit was made: a failed one was not.)
-      if (ctx.settings.store.kind === 'postgres' && !err.unwritten)
-        throw unknownPurchase(err.message, EXIT.failure, 'storage_error', idempotencyKey);
-      throw err;
-    }
+    if (err instanceof LedgerError) throw ledgerFailedPurchase(ctx, err, idempotencyKey);
     if (!(err instanceof CarbonConnectionError || err instanceof CarbonApiError)) throw err;
     throw failedPurchase(err, idempotencyKey, maxCents);
   }
