@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
 import { ROOT } from '../support/binary.js';
-import { BIN, baseEnv, carbon, carbonTty, homes, ok, parseCsv, pipeline, plain, sandboxKeys, serve } from '../support/cli.js';
+import { BIN, baseEnv, carbon, carbonTty, homes, json, ok, parseCsv, pipeline, plain, sandboxKeys, serve } from '../support/cli.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
 import { headerless } from '../support/headerless-proxy.js';
 import { limit } from '../support/load.js';
@@ -411,6 +411,26 @@ describe('in a pipe', () => {
       'dev:processing:true',
     ]);
     expect(await offsetIds(home)).toHaveLength(6);
+  });
+
+  test('a row of a shared reference edited while another is added: the edited row is caught as changed, the new one bought once', async () => {
+    const home = newHome();
+    await ok(['buy', '--from-csv', file(home, 'a.csv', 'reference,kg\nteam,10\n')], { home });
+    // Row 1 edited (10 → 15), row 2 added: the first row's key bought 10 kg, which no row asks now.
+    const grown = await carbon(['buy', '--from-csv', file(home, 'b.csv', 'reference,kg\nteam,15\nteam,20\n')], { home });
+    expect(grown.exitCode).toBe(10);
+    const [edited, added] = results(grown.stdout);
+    expect([edited!.status, edited!.kg, added!.status, added!.kg, added!.replayed]).toEqual(['changed', '10', 'processing', '20', 'false']);
+    expect(edited!.error_message).toMatch(
+      /^it was bought before as 10 kg for \$0\.40 \(off_\w+\); the row now asks 15 kg: nothing was bought now/,
+    );
+    const bought = await json<{ data: Array<{ kg: number }> }>(['list', '--reference', 'team'], { home });
+    expect(bought.data.map((o) => o.kg).sort((a, b) => a - b)).toEqual([10, 20]);
+    // Run again: the same; with --rebuy-changed, the edited row is bought as it is now, once.
+    expect((await carbon(['buy', '--from-csv', file(home, 'b.csv', 'reference,kg\nteam,15\nteam,20\n')], { home })).exitCode).toBe(10);
+    await ok(['buy', '--from-csv', file(home, 'b.csv', 'reference,kg\nteam,15\nteam,20\n'), '--rebuy-changed'], { home });
+    const after = await json<{ data: Array<{ kg: number }> }>(['list', '--reference', 'team'], { home });
+    expect(after.data.map((o) => o.kg).sort((a, b) => a - b)).toEqual([10, 15, 20]);
   });
 
   test('semicolon and tab files read numbers in their locale; cost, price and total headers are dollars; a number read two ways is refused', async () => {

@@ -38,6 +38,8 @@ interface RowKeys {
   taken: Set<string>;
   /** Whether the own key, once used, is kept in `taken`. */
   shared: boolean;
+  /** Whether a row of the file asks what an offset of the row's reference bought (RowTable.asks). */
+  asks: (offset: Offset) => boolean;
 }
 
 /** Buys the rows, each with its batch key, prints each row's result, and then what the batch came to. */
@@ -65,10 +67,8 @@ export async function buyRows(
     let i = -1;
     for await (const row of rows) {
       i++;
-      const occurrence = table.occurrenceOf(i);
-      const sharing = row.params.reference === undefined ? 1 : table.occurrences.countOf(row.params);
-      const all = keysOf(batchId, row.params, occurrence, sharing);
-      const key = all.next().value as string;
+      const keys = rowKeys(table, i, batchId, row.params, taken);
+      const key = keys.own;
       // A turn of the event loop per row (on the local engine nothing else gives a signal one), before
       // the stop is looked at: libuv runs a signal's handler after the I/O of its turn (an answer).
       await new Promise((resolve) => setImmediate(resolve));
@@ -85,7 +85,6 @@ export async function buyRows(
         continue;
       }
       bar.update(i, table.length, `${kg(count.kg)} · ${dollars(count.cents)}`);
-      const keys = { own: key, all, taken, shared: mayBeShared(row.params, occurrence, sharing) };
       const failed = count.failed;
       const cap = options.capped ? table.quote(i).cents : undefined;
       const stopped = await buyOne(client, { ...row, cap }, keys, count, printer, options);
@@ -102,6 +101,16 @@ export async function buyRows(
   report(ctx, { count, interrupted, stop }, { rows: table.length, batchId, money: options.money }, printer);
 }
 
+/** The keys of the table's row `i` (keysOf), its own first. */
+function rowKeys(table: RowTable, i: number, batchId: string, params: PurchaseParams, taken: Set<string>): RowKeys {
+  const occurrence = table.occurrenceOf(i);
+  const sharing = params.reference === undefined ? 1 : table.occurrences.countOf(params);
+  const all = keysOf(batchId, params, occurrence, sharing);
+  const own = all.next().value as string;
+  const reference = params.reference ?? '';
+  return { own, all, taken, shared: mayBeShared(params, occurrence, sharing), asks: (o: Offset) => table.asks(reference, o) };
+}
+
 /** Buys one row and prints its result; what stops the batch, if its failure does. */
 async function buyOne(
   client: CarbonClient,
@@ -114,12 +123,14 @@ async function buyOne(
   const key = keys.own;
   let used = key;
   try {
+    const ownFree = !keys.taken.has(key);
     let purchase = await firstFree(client, row.params, [key], keys, row.cap);
-    // The row's key bought another quantity: another row's (rows that share a reference, sorted)…
-    if (purchase === null) purchase = await firstFree(client, row.params, keys.all, keys, row.cap);
+    // The row's key bought another quantity: the row changed after it was bought…
+    const changed = purchase === null && ownFree && keys.shared ? await changedRow(client, row.params, key, keys.asks) : undefined;
+    // … or it is another row's (rows that share a reference, sorted).
+    if (purchase === null && changed === undefined) purchase = await firstFree(client, row.params, keys.all, keys, row.cap);
     if (purchase === null) {
-      // … or the row changed after it was bought.
-      const before = await boughtAs(client, key, row.params);
+      const before = changed ?? (await boughtAs(client, key, row.params)).offset;
       if (!options.rebuyChanged) {
         count.changed++;
         printer.add(changedResult(row, key, before));
@@ -207,9 +218,9 @@ function changedResult(row: BatchRow, key: string, before: Offset | null) {
  * body) or answers 409 (another body), so no try can buy. Null when it is not found (bought by an
  * amount that did not come out exact, or among more offsets than are tried).
  */
-async function boughtAs(client: CarbonClient, key: string, params: PurchaseParams): Promise<Offset | null> {
+async function boughtAs(client: CarbonClient, key: string, params: PurchaseParams): Promise<{ offset: Offset | null; listed: Offset[] }> {
   const reference = params.reference;
-  if (reference === undefined) return null;
+  if (reference === undefined) return { offset: null, listed: [] };
   const { data } = await client.list({ reference, limit: 100 });
   let tries = 0;
   for (const candidate of data) {
@@ -217,14 +228,28 @@ async function boughtAs(client: CarbonClient, key: string, params: PurchaseParam
       { kg: candidate.kg, reference },
       { amount_cents: candidate.amount_cents, reference },
     ]) {
-      if (++tries > 20) return null;
+      if (++tries > 20) return { offset: null, listed: data };
       try {
         const { offset, replayed } = await client.buy(body, { idempotencyKey: key });
-        if (replayed) return offset;
+        if (replayed) return { offset, listed: data };
       } catch (err) {
         if (!(err instanceof CarbonApiError && err.code === 'idempotency_key_reused')) throw err;
       }
     }
   }
-  return null;
+  return { offset: null, listed: data };
+}
+
+/**
+ * What a row's own key bought, when that shows the row changed since: no row of the file asks it
+ * now (else the file was sorted, and it is that row's), and no offset of the reference has what
+ * the row asks (else the row may have been bought under another's key). Undefined otherwise: then
+ * the row is looked for under the keys of the rows that share its reference, and bought under
+ * the first unused, as a sorted file's row is; a changed row never is (README, "Bought once").
+ */
+async function changedRow(client: CarbonClient, params: PurchaseParams, key: string, asks: RowKeys['asks']): Promise<Offset | undefined> {
+  const { offset, listed } = await boughtAs(client, key, params);
+  const same = (o: Offset) => (params.kg !== undefined ? o.kg === params.kg : o.amount_cents === params.amount_cents);
+  if (offset === null || asks(offset) || listed.some(same)) return undefined;
+  return offset;
 }

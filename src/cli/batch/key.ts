@@ -30,6 +30,9 @@ const contentOf = (p: PurchaseParams) => [p.kg ?? null, p.amount_cents ?? null, 
  * file of 300,000 rows.
  */
 export class Occurrences {
+  /** `identity`: what makes two rows the same (a row's identity, without its occurrence, by default). */
+  constructor(private readonly identity: (p: PurchaseParams) => unknown[] = (p) => identityOf(p, 0).slice(0, -1)) {}
+
   private hi = new Uint32Array(1 << 12);
   private lo = new Uint32Array(1 << 12);
   private count = new Uint32Array(1 << 12);
@@ -37,7 +40,7 @@ export class Occurrences {
 
   /** The occurrence (1, 2, …) of this row's identity among the rows counted so far. */
   next(p: PurchaseParams): number {
-    const [hi, lo] = bitsOf(p);
+    const [hi, lo] = bitsOf(this.identity(p));
     if ((this.used + 1) * 2 > this.count.length) this.grow();
     const i = this.slot(hi, lo);
     if (this.count[i] === 0) {
@@ -50,7 +53,7 @@ export class Occurrences {
 
   /** How many rows counted so far share this row's identity. */
   countOf(p: PurchaseParams): number {
-    const [hi, lo] = bitsOf(p);
+    const [hi, lo] = bitsOf(this.identity(p));
     return this.count[this.slot(hi, lo)]!;
   }
 
@@ -76,9 +79,9 @@ export class Occurrences {
   }
 }
 
-/** 64 bits of the SHA-256 of a row's identity; 0 marks an empty slot, so an identity whose 64 bits are all zero is counted as ...0001. */
-function bitsOf(p: PurchaseParams): [number, number] {
-  const h = hash('sha256', JSON.stringify(identityOf(p, 0).slice(0, -1)), 'buffer');
+/** 64 bits of the SHA-256 of an identity; 0 marks an empty slot, so an identity whose 64 bits are all zero is counted as ...0001. */
+function bitsOf(identity: unknown[]): [number, number] {
+  const h = hash('sha256', JSON.stringify(identity), 'buffer');
   const hi = h.readUInt32BE(0);
   return [hi, h.readUInt32BE(4) || (hi === 0 ? 1 : 0)];
 }

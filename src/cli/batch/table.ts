@@ -1,3 +1,4 @@
+import type { PurchaseParams } from '../../api/types.js';
 import { Occurrences } from './key.js';
 
 /**
@@ -9,6 +10,8 @@ import { Occurrences } from './key.js';
 export class RowTable {
   /** How many rows share each identity (batch/key.ts): a row's occurrence, and how many rows of the file have its reference. */
   readonly occurrences = new Occurrences();
+  /** How many rows of the file ask each quantity under each reference (batch/buy.ts: a row's own key that bought what no row asks now). */
+  private readonly asked = new Occurrences((p) => [p.reference ?? null, p.kg ?? null, p.amount_cents ?? null]);
   private size = 0;
   private occurrence = new Uint32Array(1024);
   private quotedKg = new Uint32Array(1024);
@@ -30,15 +33,22 @@ export class RowTable {
   }
 
   /** Keeps a quoted row; false (nothing kept) when a number is beyond 32 bits, which no quote within the API's bounds is. */
-  push(occurrence: number, quoted: { kg: number; cents: number }): boolean {
+  push(params: PurchaseParams, quoted: { kg: number; cents: number }): boolean {
     const fits = (n: number) => Number.isInteger(n) && n >= 0 && n <= 0xffffffff;
     if (!fits(quoted.kg) || !fits(quoted.cents)) return false;
+    const occurrence = this.occurrences.next(params);
+    if (params.reference !== undefined) this.asked.next(params);
     if (this.size === this.occurrence.length) this.grow();
     const i = this.size++;
     this.occurrence[i] = occurrence;
     this.quotedKg[i] = quoted.kg;
     this.quotedCents[i] = quoted.cents;
     return true;
+  }
+
+  /** Whether a row of the file asks what `offset` bought under `reference`: its kg, or its amount. */
+  asks(reference: string, offset: { kg: number; amount_cents: number }): boolean {
+    return this.asked.countOf({ reference, kg: offset.kg }) > 0 || this.asked.countOf({ reference, amount_cents: offset.amount_cents }) > 0;
   }
 
   occurrenceOf(i: number): number {

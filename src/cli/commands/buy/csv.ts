@@ -245,7 +245,7 @@ function checkingStop(input: BatchInput, read: () => number): { check(): void; r
 async function quoteRow(quotes: QuoteCache, params: PurchaseParams, table: RowTable, total: BatchTotal): Promise<string | null> {
   try {
     const q = await quotes.quote(params);
-    if (!table.push(table.occurrences.next(params), { kg: q.kg, cents: q.amount_cents }))
+    if (!table.push(params, { kg: q.kg, cents: q.amount_cents }))
       return `the quote (${q.kg} kg, ${q.amount_cents} cents) is beyond what one purchase can be`;
     total.kg += q.kg;
     total.cents += q.amount_cents;
