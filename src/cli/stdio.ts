@@ -69,8 +69,18 @@ export function onReaderGone(gone: () => void): () => void {
   };
 }
 
+/**
+ * process.stderr, whose failures are let go: its reader gone (`2>&1 | head`, a log shipper
+ * restarting) or its disk full, nothing can be said about it, and the command goes on to its own
+ * end and exit code (a dry run's verdict, a batch's 10, a server that keeps serving), where an
+ * unhandled error would have ended it with 1.
+ */
 export function stderr(): NodeJS.WriteStream {
-  return (err ??= process.stderr);
+  if (err === undefined) {
+    err = process.stderr;
+    err.on('error', () => {});
+  }
+  return err;
 }
 
 /** The streams created so far: those runToExit() waits for before exiting. */

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import pkg from '../../../../package.json' with { type: 'json' };
 import { CliError, usage } from '../../errors.js';
 import { EXIT } from '../../exit-codes.js';
-import { stdout } from '../../stdio.js';
+import { stderr, stdout } from '../../stdio.js';
 import { SHELLS, type Shell } from './index.js';
 
 /**
@@ -130,5 +130,5 @@ export async function run(shell: string | undefined, flags: { install?: boolean 
     chosen === 'zsh'
       ? 'Add `fpath=(~/.zfunc $fpath)` before `compinit` in ~/.zshrc if it is not there, then open a new shell.'
       : 'Open a new shell to use it.';
-  process.stderr.write(`Installed the ${chosen} completion script in ${path}. ${after}\n`);
+  stderr().write(`Installed the ${chosen} completion script in ${path}. ${after}\n`);
 }

@@ -7,6 +7,7 @@ import { EXIT } from '../../exit-codes.js';
 import { wholeNumberOption } from '../../options.js';
 import { terminalWidth } from '../../render/fit.js';
 import { fitLine, wrapCommand } from '../../render/wrap.js';
+import { onReaderGone } from '../../stdio.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from './index.js';
 
 export interface ServeFlags {
@@ -75,6 +76,9 @@ export async function run(ctx: Context, flags: ServeFlags): Promise<void> {
   // Registered before anything is printed: a script that reads the line and signals at once
   // must get a graceful close, not Node's default death by signal.
   const closed = untilStopped(server, closeOnSignals, log);
+  // A script that read the ready line and closed its end (`| head -1`) does not stop the server:
+  // what stdout would say is dropped (stderr's failures are let go too: stdio.ts).
+  const keepServing = onReaderGone(() => {});
   const full = {
     test: (await server.sandbox.defaultKey('test')) ?? null,
     read_only: (await server.sandbox.defaultKey('read_only')) ?? null,
@@ -98,6 +102,7 @@ export async function run(ctx: Context, flags: ServeFlags): Promise<void> {
   ctx.out.stdout.write(`${JSON.stringify(ready)}\n`);
 
   await closed;
+  keepServing();
   flush();
 }
 
