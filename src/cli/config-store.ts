@@ -1,4 +1,4 @@
-import { chmodSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MODES, type Mode } from '../api/types.js';
 import { makeDirs } from '../platform/dirs.js';
@@ -6,6 +6,7 @@ import { keyShape } from '../service/keys.js';
 import { CliError, usage } from './errors.js';
 import { EXIT } from './exit-codes.js';
 import { shellWord } from './follow-up.js';
+import { tighten } from './private-file.js';
 
 const isMode = (value: string): value is Mode => (MODES as readonly string[]).includes(value);
 
@@ -118,30 +119,6 @@ export function readConfig(configDir: string, { tighten: tightenIt = true } = {}
 /** JSON.parse's complaint without the text V8 quotes around it (a short config.json whole, its keys too). */
 const jsonProblem = ({ message }: Error) =>
   message.startsWith("Unexpected token '") ? `unexpected '${message.charAt(18)}'` : message.replace(/, ".*" is not valid JSON$/s, '');
-
-/** Takes away what group and others may do with `path`, saying so once on stderr; refuses when it cannot. */
-function tighten(path: string, mode: number): void {
-  let current: number;
-  try {
-    current = statSync(path).mode & 0o777;
-  } catch {
-    return;
-  }
-  if ((current & 0o077) === 0) return;
-  try {
-    chmodSync(path, mode);
-  } catch (err) {
-    throw new CliError(
-      `${path} is readable by others (mode ${current.toString(8)}) and cannot be tightened (${(err as NodeJS.ErrnoException).code ?? 'error'}).`,
-      EXIT.failure,
-      'config_error',
-      `It holds API keys: make it ${mode.toString(8)} (chmod ${mode.toString(8)} ${path}), or set CARBON_HOME to a directory of your own.`,
-    );
-  }
-  process.stderr.write(
-    `carbon: ${path} was readable by others (mode ${current.toString(8)}); it holds API keys, so it is now ${mode.toString(8)}.\n`,
-  );
-}
 
 function brokenConfig(path: string, reason: string): CliError {
   return new CliError(
@@ -268,6 +245,8 @@ async function writeConfigFile(configDir: string, change: (data: ConfigData) => 
     const next = change(structuredClone(current));
     if (unchanged(current, next)) return current;
     storeConfig(Conf, configDir, next);
+    // A directory made before carbon wrote its keys there (`mkdir $RUNNER_TEMP/carbon`): 0700 now, not at the next command.
+    tighten(configDir, 0o700);
     return next;
   });
 }

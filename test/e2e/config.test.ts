@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -321,6 +321,17 @@ describe('files', () => {
     // Still 0600 after a rewrite.
     await ok(['config', 'set', 'mode', 'test'], { home });
     expect(statSync(join(home, 'config.json')).mode & 0o777).toBe(0o600);
+  });
+
+  test('a directory made before (mkdir, 0755, as a CI job does) is 0700 once the config is written there, said once', async () => {
+    const home = join(newHome(), 'made-by-ci');
+    mkdirSync(home, { mode: 0o755 });
+    chmodSync(home, 0o755);
+    const set = await carbon(['config', 'set', 'base-url', 'http://127.0.0.1:9/api/v1'], { home });
+    expect([set.exitCode, statSync(home).mode & 0o777]).toEqual([0, 0o700]);
+    expect(set.stderr.split('\n')[0]).toBe(`carbon: ${home} was readable by others (mode 755); it holds API keys, so it is now 700.`);
+    // The next command has nothing to say about it.
+    expect((await carbon(['config', 'list'], { home })).stderr).toBe('');
   });
 
   test('nothing set: nothing on stdout; one line on stderr saying how to set a key, only when stderr is a terminal', async () => {
