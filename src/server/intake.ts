@@ -6,7 +6,7 @@ import { ClientErrors } from './client-errors.js';
 import { parseTarget, readBody, repeatedHeader, requestHeaders } from './http.js';
 import { noteFailure, noteRefusal, type Target } from './refusals.js';
 import { errorReply, failureReply, type Reply, type ReplyWriter } from './reply.js';
-import { answersPage, type Incoming, match, type Served } from './requests.js';
+import { answersPage, type Incoming, incoming, match, type Served } from './requests.js';
 
 /**
  * From node:http to the request table: a request is read (its body within the limit), joins the
@@ -15,22 +15,6 @@ import { answersPage, type Incoming, match, type Served } from './requests.js';
  */
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
-const NO_PARAMS: string[] = [];
-const NO_HEADERS: Incoming['headers'] = {};
-const NO_FAULTS: Promise<FaultConfig | null> = Promise.resolve(null);
-
-/** One shape for every request (all fields set at once), filled in as it is answered. */
-function incoming(
-  req: IncomingMessage,
-  res: ServerResponse,
-  method: string,
-  path: string,
-  query: Incoming['query'],
-  body: string,
-): Incoming {
-  return { method, path, query, headers: NO_HEADERS, body, req, res, upper: '', params: NO_PARAMS, faults: NO_FAULTS };
-}
-
 export class Intake {
   /** Requests being received or answered right now. */
   inFlight = 0;
@@ -101,6 +85,7 @@ export class Intake {
   };
 
   private receive(req: IncomingMessage, res: ServerResponse): void {
+    if (!this.writer.received(req.socket, res)) return;
     const answered = res as LoggedResponse;
     answered.started = performance.now();
     const method = req.method ?? 'GET';

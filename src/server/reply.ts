@@ -48,11 +48,30 @@ const OWN_HEADERS = new Set(['content-type', 'content-length', 'cache-control', 
  */
 export class ReplyWriter {
   closing = false;
+  /** Each connection's newest request: while closing, only its answer says `Connection: close`. */
+  private readonly newest = new WeakMap<object, ServerResponse>();
+  /** The connections an answer said `Connection: close` on while closing. */
+  private readonly ended = new WeakSet<object>();
+
+  /**
+   * Notes `res` as its connection's newest request (intake.ts); false when an answer on that
+   * connection said `Connection: close` (the server closing): it ends after that answer, so a
+   * request read behind it could never be answered, and is not acted on.
+   */
+  received(socket: object, res: ServerResponse): boolean {
+    if (this.ended.has(socket)) return false;
+    this.newest.set(socket, res);
+    return true;
+  }
 
   write(res: ServerResponse, reply: Reply): void {
     if (res.headersSent || res.destroyed) return;
     const { headers, type } = reply;
     const body = type === undefined ? JSON.stringify(reply.body) : (reply.body as string | Buffer);
+    // Closing: the last answer of the connection says so. One before it (requests pipelined) may not:
+    // Node ends the connection after an answer saying close, and the answers queued behind it were lost.
+    const socket = res.req.socket;
+    const last = this.closing && this.newest.get(socket) === res;
     const list: string[] = [];
     for (const name in headers) {
       const lower = name.toLowerCase();
@@ -61,7 +80,10 @@ export class ReplyWriter {
     }
     list.push('Content-Type', type ?? 'application/json', 'Content-Length', String(Buffer.byteLength(body)));
     list.push(...EVERY_ANSWER);
-    if (this.closing) list.push('Connection', 'close');
+    if (last) {
+      list.push('Connection', 'close');
+      this.ended.add(socket);
+    }
     const id = headers['request-id'];
     if (id !== undefined && res instanceof LoggedResponse) res.requestId = id;
     res.writeHead(reply.status, list);

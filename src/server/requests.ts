@@ -33,6 +33,22 @@ export interface Incoming extends ApiRequest {
   faults: Promise<FaultConfig | null>;
 }
 
+const NO_PARAMS: string[] = [];
+const NO_HEADERS: Incoming['headers'] = {};
+const NO_FAULTS: Promise<FaultConfig | null> = Promise.resolve(null);
+
+/** One shape for every request (all fields set at once), filled in as it is answered. */
+export function incoming(
+  req: IncomingMessage,
+  res: ServerResponse,
+  method: string,
+  path: string,
+  query: Incoming['query'],
+  body: string,
+): Incoming {
+  return { method, path, query, headers: NO_HEADERS, body, req, res, upper: '', params: NO_PARAMS, faults: NO_FAULTS };
+}
+
 /** What the handlers share: the engine, where the server is, and how it is doing. */
 export interface Served {
   sandbox: Sandbox;

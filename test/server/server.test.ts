@@ -509,6 +509,30 @@ describe('carbon serve: graceful close', () => {
     rmSync(h.dir, { recursive: true, force: true });
   });
 
+  it('answers every request already read on a connection (pipelined), each purchase with its answer, then closes it', async () => {
+    const h = await serve();
+    // Each answer takes 300 ms: the first is in flight when close() begins, the second read behind it.
+    await h.server.sandbox.setFaults({ latency_ms: { min: 300, max: 300 }, mode: 'test' });
+    const post = (idempotencyKey: string, kg: number) => {
+      const body = JSON.stringify({ kg });
+      return (
+        `POST /api/v1/offsets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${h.keys.test}\r\nIdempotency-Key: ${idempotencyKey}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`
+      );
+    };
+    const exchange = rawExchange(h.port, `${post('drain-a', 3)}${post('drain-b', 4)}`, 5_000);
+    await sleep(100);
+    const closing = h.server.close();
+    const r = await exchange;
+    await closing;
+    const statuses = [...r.raw.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1]));
+    expect(statuses).toEqual([201, 201]);
+    expect(r.raw.match(/\r\nConnection: close\r\n/gi)).toHaveLength(1);
+    expect(r.closedByServer).toBe(true);
+    expect(h.log.filter((l) => /\(aborted\)/.test(l))).toEqual([]);
+    rmSync(h.dir, { recursive: true, force: true });
+  });
+
   it('does not wait for idle keep-alive connections', async () => {
     const h = await serve({ keepAliveTimeoutMs: 60_000 });
     const r = await call(h, 'GET', '/api/v1/balance');
