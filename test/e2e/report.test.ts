@@ -1,4 +1,6 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { carbon, carbonTty, homes, json, ok, plain, serve, TTY } from '../support/cli.js';
@@ -371,6 +373,50 @@ describe('carbon open ID: the certificate', () => {
     }
     const test = await json<{ id: string }>(['buy', '--kg', '1'], { home });
     expect((await carbon(['open', test.id], { home })).stderr).toContain('test offsets have none');
+  });
+});
+
+describe('carbon open ID on the remote engine: a certificate_url that is no web address', () => {
+  test('is not handed to the desktop opener (xdg-open takes files and options): exit 1, nothing opened', async () => {
+    const home = newHome();
+    // A desktop opener that notes what it was given, first on PATH, and a display for it.
+    const bin = join(home, 'bin');
+    mkdirSync(bin);
+    const opened = join(home, 'opened.txt');
+    writeFileSync(join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s\\n' "$@" >> ${opened}\n`, { mode: 0o755 });
+    let certificateUrl = '';
+    const server = createServer((req, res) => {
+      req.resume();
+      const offset = { object: 'offset', id: 'off_abc', livemode: true, status: 'placed', kg: 1, amount_cents: 4, currency: 'usd' };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...offset, certificate_url: certificateUrl }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const env = {
+      PATH: `${bin}:${process.env.PATH}`,
+      DISPLAY: ':0',
+      CARBON_BASE_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`,
+      CARBON_API_KEY: 'ck_live_abcdefghijklmnop',
+    };
+    try {
+      for (const bad of ['--help', 'file:///etc/passwd', '/usr/share/applications/x.desktop', 'javascript:alert(1)']) {
+        certificateUrl = bad;
+        const r = await carbon(['open', 'off_abc', '--live'], { home, env });
+        expect([bad, r.exitCode, r.stdout, r.stderr]).toEqual([
+          bad,
+          1,
+          '',
+          'error: The API answered off_abc with a certificate_url that is not an http(s) address; it is not opened. Is the base URL right?\n',
+        ]);
+      }
+      expect(existsSync(opened)).toBe(false);
+      // A web address is opened.
+      certificateUrl = 'https://sandbox.example.com/certificates/cert_1';
+      expect((await carbon(['open', 'off_abc', '--live'], { home, env })).exitCode).toBe(0);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(readFileSync(opened, 'utf8')).toBe('https://sandbox.example.com/certificates/cert_1\n');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 

@@ -168,6 +168,20 @@ describe('carbon serve', () => {
       expect(r.stdout).toBe('');
     }
     expect((await carbon(['serve', '--port', '0', '--public-url', 'ftp://x'], { home })).exitCode).toBe(2);
+    // A password would be printed (the banner, every certificate_url); a query or fragment would swallow the paths after it.
+    const userinfo = await carbon(['serve', '--port', '0', '--public-url', 'https://admin:hunter2pass@sandbox.example.com'], { home });
+    expect([userinfo.exitCode, userinfo.stdout, userinfo.stderr.includes('hunter2pass')]).toEqual([2, '', false]);
+    expect(userinfo.stderr).toBe(
+      'error: --public-url must not carry a user name or password: it is printed, and in every certificate_url.\n',
+    );
+    for (const url of ['https://x/path?q=1', 'https://x/#f', 'https://x/?']) {
+      const r = await carbon(['serve', '--port', '0', '--public-url', url], { home });
+      expect([url, r.exitCode, r.stderr]).toEqual([
+        url,
+        2,
+        "error: --public-url must not have a query (?) or a fragment (#): the login link's and certificates' paths follow it.\n",
+      ]);
+    }
     expect((await server.stop()).exitCode).toBe(0);
   });
 });

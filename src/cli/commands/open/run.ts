@@ -22,6 +22,14 @@ export async function run(ctx: Context, id: string, flags: { print?: boolean }):
     throw new CliError(`${offset.id} has no certificate: ${why}.`, EXIT.notFound, 'certificate_missing');
   }
   let target = offset.certificate_url;
+  // The server's word, handed to the desktop's opener (xdg-open takes a file, a .desktop, an option):
+  // only a web address is, as the API answers one.
+  if (ctx.settings.engine !== 'local' && !/^https?:$/.test(URL.parse(target)?.protocol ?? ''))
+    throw new CliError(
+      `The API answered ${offset.id} with a certificate_url that is not an http(s) address; it is not opened. Is the base URL right?`,
+      EXIT.failure,
+      'connection_error',
+    );
   if (ctx.settings.engine === 'local') {
     const certificateId = offset.certificate_url.split('/').pop()!;
     const { certificatePage } = await import('../../../server/pages/certificate.js');

@@ -45,6 +45,12 @@ export function publicUrl(value: string | undefined, flag = '--public-url'): str
     throw usage(`${flag} must be a URL such as https://sandbox.example.com, not "${value}".`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw usage(`${flag} must be an http(s) URL.`);
+  // It is printed (the banner, the login link) and put in every certificate_url: no password there,
+  // and nothing after the path that the paths put after it would land in.
+  if (url.username !== '' || url.password !== '')
+    throw usage(`${flag} must not carry a user name or password: it is printed, and in every certificate_url.`);
+  if (url.search !== '' || url.hash !== '' || /[?#]/.test(value))
+    throw usage(`${flag} must not have a query (?) or a fragment (#): the login link's and certificates' paths follow it.`);
   return value.replace(/\/+$/, '');
 }
 
