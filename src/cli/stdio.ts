@@ -13,8 +13,8 @@ let out: NodeJS.WriteStream | undefined;
 let err: NodeJS.WriteStream | undefined;
 /** The first error stdout reported that was not EPIPE (see stdoutFailure). */
 let outFailure: NodeJS.ErrnoException | undefined;
-/** Told when the reader goes away, instead of the quiet exit 0, while a command needs to know (onReaderGone). */
-let readerGone: (() => void) | undefined;
+/** Told when the reader goes away (instead of the quiet exit 0), or a write fails, while a command needs to know (onReaderGone). */
+let readerGone: ((err: NodeJS.ErrnoException) => void) | undefined;
 
 /** process.stdout, which stops the process quietly when the reader has gone away. */
 export function stdout(): NodeJS.WriteStream {
@@ -23,9 +23,11 @@ export function stdout(): NodeJS.WriteStream {
     out.on('error', (e: NodeJS.ErrnoException) => {
       // The reader went away (`carbon list --all | head`): stop quietly, as a Unix tool does,
       // unless a command is in the middle of something that must not end as a success (onReaderGone).
-      if (e.code === 'EPIPE') return readerGone === undefined ? process.exit(EXIT.ok) : readerGone();
-      // Anything else (a full disk, an I/O error) is kept: runToExit() reports it (stdoutFailure).
+      if (e.code === 'EPIPE') return readerGone === undefined ? process.exit(EXIT.ok) : readerGone(e);
+      // Anything else (a full disk, an I/O error) is kept: runToExit() reports it (stdoutFailure),
+      // and a command that would go on unseen (a batch buying) is told.
       outFailure ??= e;
+      readerGone?.(e);
     });
   }
   return out;
@@ -58,11 +60,12 @@ export function sayIfStdoutLost(line: string, fields: Record<string, string>): v
 export const afterLostOutput = (): { line: string; fields: Record<string, string> } | undefined => doneNote;
 
 /**
- * Calls `gone` when stdout's reader goes away, instead of exiting quietly with 0, until the
- * function it returns is called: `buy --from-csv` stops buying then, and says so (exit 10), as a
- * batch that stopped half-way is no success. What is written to stdout afterwards is dropped.
+ * Calls `gone` when stdout's reader goes away, instead of exiting quietly with 0, or when a write
+ * to it fails (a full disk), until the function it returns is called: `buy --from-csv` stops
+ * buying then, and says so (exit 10), as a batch that stopped half-way is no success, and none is
+ * bought unseen. What is written to stdout afterwards is dropped.
  */
-export function onReaderGone(gone: () => void): () => void {
+export function onReaderGone(gone: (err: NodeJS.ErrnoException) => void): () => void {
   readerGone = gone;
   return () => {
     if (readerGone === gone) readerGone = undefined;

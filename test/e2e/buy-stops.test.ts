@@ -1,5 +1,7 @@
+import { writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { homes, json, pipeline, spawnCarbon } from '../support/cli.js';
 
@@ -106,5 +108,26 @@ describe('a purchase whose stdout fails (a full disk under > offset.json)', () =
     } else {
       expect(r.stderr.trimEnd().split('\n').at(-1)).toBe(`error: ${said} Free some space, or send the output elsewhere.`);
     }
+  });
+});
+
+describe('a batch whose results cannot be written (stdout on a full disk)', () => {
+  test('stops buying, as when its reader goes away: the rest skipped, exit 10, the line names the batch; nothing bought unseen', async () => {
+    const home = newHome();
+    const csv = join(home, 'rows.csv');
+    writeFileSync(csv, `reference,kg\n${Array.from({ length: 50 }, (_, i) => `f-${i},1`).join('\n')}\n`);
+    const text = await pipeline(`carbon buy --from-csv ${csv} > /dev/full`, { home });
+    expect(text.exitCode).toBe(10);
+    expect(text.stderr).not.toContain('✓');
+    expect(text.stderr).toMatch(
+      /^error: Batch incomplete: 0 of 50 rows bought .*50 skipped \(stdout could not be written: ENOSPC\)\. Run the same command again to resume \(batch default\)/m,
+    );
+    const asJson = await pipeline(`carbon buy --from-csv ${csv} --json > /dev/full`, { home });
+    expect(asJson.exitCode).toBe(10);
+    const error = JSON.parse(asJson.stderr.trim().split('\n').at(-1)!).error;
+    expect(error).toMatchObject({ code: 'batch_incomplete', batch_id: 'default' });
+    // At most the row whose result could not be written was bought, not the whole file.
+    const bought = await json<{ offsets: number }>(['impact'], { home });
+    expect(bought.offsets).toBeLessThanOrEqual(1);
   });
 });

@@ -61,7 +61,7 @@ export async function buyRows(
   let stop: Stop | null = null;
   // The results' reader went away (`| head`): the rest are not bought unseen, and the batch is
   // incomplete (exit 10), not the quiet exit 0 of a listing cut short.
-  const releaseReader = onReaderGone(() => void (stop ??= { text: 'stdout was closed: the reader of the results went away' }));
+  const releaseReader = onReaderGone((err) => void (stop ??= { text: resultsLost(err) }));
   const taken = new Set<string>();
   try {
     let i = -1;
@@ -100,6 +100,10 @@ export async function buyRows(
   if (stop?.ledgerFailed) ctx.ledgerFailed = true;
   report(ctx, { count, interrupted, stop }, { rows: table.length, batchId, money: options.money }, printer);
 }
+
+/** Why the batch stopped when its results could not go on: their reader went away, or a write failed (a full disk). */
+const resultsLost = (err: NodeJS.ErrnoException): string =>
+  err.code === 'EPIPE' ? 'stdout was closed: the reader of the results went away' : `stdout could not be written: ${err.code}`;
 
 /** The keys of the table's row `i` (keysOf), its own first. */
 function rowKeys(table: RowTable, i: number, batchId: string, params: PurchaseParams, taken: Set<string>): RowKeys {
