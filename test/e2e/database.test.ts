@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -173,6 +173,25 @@ run('one ledger on PostgreSQL, for the CLI and for carbon serve', () => {
   const schemas: TestSchema[] = [];
   afterAll(async () => {
     for (const s of schemas) await s.drop();
+  });
+
+  test('a URL without its password, and none in the password file: one line naming PGPASSFILE and ~/.pgpass, exit 1', async () => {
+    const home = newHome();
+    const url = new URL(TEST_DATABASE_URL!);
+    // The test's server asks for a password (CI's role has one): without it, the server would not ask.
+    expect(url.password).not.toBe('');
+    url.password = '';
+    const passfile = join(home, 'pgpass');
+    writeFileSync(passfile, '', { mode: 0o600 });
+    for (const format of [[], ['--json']]) {
+      const r = await carbon(['balance', ...format], { home, env: { CARBON_DATABASE_URL: url.toString(), PGPASSFILE: passfile } });
+      expect([r.exitCode, r.stdout]).toEqual([1, '']);
+      const said = `PostgreSQL at ${url.toString()} asks for a password, and none was found.`;
+      if (format.length === 0) {
+        expect(r.stderr.startsWith(`error: ${said} Put it in a password file (PGPASSFILE, or ~/.pgpass: `)).toBe(true);
+        expect(r.stderr.split('\n')).toHaveLength(2);
+      } else expect(JSON.parse(r.stderr).error).toEqual({ type: 'api_error', code: 'storage_error', message: said });
+    }
   });
 
   test(

@@ -51,13 +51,8 @@ export function pgError(err: unknown, label: string): Error {
   if (err instanceof LedgerError) return err;
   const code = (err as { code?: string }).code ?? '';
   const message = err instanceof Error ? err.message : String(err);
-  if (code === '28P01' || code === '28000') {
-    return new LedgerError(
-      `PostgreSQL at ${label} refused the credentials (${code}).`,
-      label,
-      'Check the user and password in the database URL.',
-    );
-  }
+  const credentials = credentialsError(code, message, label);
+  if (credentials !== undefined) return credentials;
   if (code === '3D000') return new LedgerError(`The database in ${label} does not exist.`, label, 'Create it (createdb), or fix the URL.');
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
     return new LedgerError(`The database host of ${label} cannot be found (${code}).`, label, 'Check the host name in the database URL.');
@@ -104,6 +99,24 @@ export function pgError(err: unknown, label: string): Error {
         : 'Use postgres://user:password@host:5432/db (optionally ?schema=name).',
     );
   return err instanceof Error ? err : new Error(message);
+}
+
+/** The server refused the user or password, or asked for a password none was given for. */
+function credentialsError(code: string, message: string, label: string): LedgerError | undefined {
+  if (code === '28P01' || code === '28000')
+    return new LedgerError(
+      `PostgreSQL at ${label} refused the credentials (${code}).`,
+      label,
+      'Check the user and password in the database URL.',
+    );
+  // Not in the URL, nor in PGPASSFILE or ~/.pgpass for this host: node-postgres fails in its own words.
+  if (/^SASL: .*password must be a string|^The server requested password-based authentication, but no password was provided/.test(message))
+    return new LedgerError(
+      `PostgreSQL at ${label} asks for a password, and none was found.`,
+      label,
+      'Put it in a password file (PGPASSFILE, or ~/.pgpass: host:port:database:user:password, mode 0600), or in the database URL.',
+    );
+  return undefined;
 }
 
 /**
