@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { FaultConfig } from '../service/faults.js';
 import { accessLine, type LoggedResponse } from './access-log.js';
 import { ClientErrors } from './client-errors.js';
-import { parseTarget, readBody, repeatedHeader, requestHeaders } from './http.js';
+import { headerProblem, parseTarget, readBody, requestHeaders } from './http.js';
 import { noteFailure, noteRefusal, type Target } from './refusals.js';
 import { errorReply, failureReply, type Reply, type ReplyWriter } from './reply.js';
 import { answersPage, type Incoming, incoming, match, type Served } from './requests.js';
@@ -159,9 +159,9 @@ export class Intake {
       this.writer.write(res, errorReply('service_unavailable', 'The server is shutting down.', { 'retry-after': '1' }));
       return;
     }
-    const repeated = repeatedHeader(request.req.rawHeaders);
-    if (repeated !== undefined) {
-      this.refuse(res, request, errorReply('malformed_request', `The request has more than one ${repeated} header; send it once.`));
+    const problem = headerProblem(request.req);
+    if (problem !== undefined) {
+      this.refuse(res, request, errorReply('malformed_request', problem));
       return;
     }
     request.upper = request.method.toUpperCase();

@@ -40,7 +40,7 @@ function httpServer(options: ServeOptions): HttpServer {
     keepAliveTimeout,
     // The timeouts above are enforced by a periodic sweep; its default (30 s) would let them run long.
     connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(headersTimeout / 4))),
-    // A request without Host is harmless here; let it reach the envelope instead of Node's bare 400.
+    // HTTP/1.1 without Host is refused in the API's envelope (http.ts, headerProblem), not by Node's bare 400.
     requireHostHeader: false,
     ServerResponse: LoggedResponse,
   });

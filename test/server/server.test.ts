@@ -241,10 +241,18 @@ describe('carbon serve: HTTP robustness', () => {
       expect(r.closedByServer).toBe(true);
     });
 
-    it('a request without Host still gets an answer in the envelope', async () => {
-      const r = await rawExchange(h.port, 'GET /api/v1/balance HTTP/1.1\r\nConnection: close\r\n\r\n');
-      expect(r.status).toBe(401);
-      expect(envelopeOf(r).code).toBe('api_key_missing');
+    it('HTTP/1.1 without Host, or with two, is 400 in the envelope (RFC 9112 §3.2), and acted on by nothing; HTTP/1.0 needs none', async () => {
+      const auth = `Authorization: Bearer ${h.keys.test}\r\n`;
+      const none = await rawExchange(h.port, `GET /api/v1/balance HTTP/1.1\r\n${auth}Connection: close\r\n\r\n`);
+      expect([none.status, envelopeOf(none).code, envelopeOf(none).message]).toEqual([
+        400,
+        'malformed_request',
+        'The request has no Host header, which HTTP/1.1 requires.',
+      ]);
+      const two = await rawExchange(h.port, `GET /api/v1/balance HTTP/1.1\r\nHost: a\r\nhost: b\r\n${auth}Connection: close\r\n\r\n`);
+      expect([two.status, envelopeOf(two).message]).toEqual([400, 'The request has more than one Host header; send it once.']);
+      const old = await rawExchange(h.port, `GET /api/v1/balance HTTP/1.0\r\n${auth}\r\n`);
+      expect(old.status).toBe(200);
     });
 
     it('an absolute-form request target is served by its path', async () => {
