@@ -9,8 +9,9 @@ import type { OffsetsService } from '../service/service.js';
 import { api, certificate, health, live } from './endpoints.js';
 import type { ServerFaults } from './faults.js';
 import { request, requests, wrongMethod } from './journal-endpoints.js';
+import { asset, favicon } from './pages/developer/assets.js';
 import { requestShown, requestsList } from './pages/developer/requests-routes.js';
-import { asset, favicon, login, signedIn, wrongPageMethod } from './pages/developer/routes.js';
+import { login, signedIn, wrongPageMethod } from './pages/developer/routes.js';
 import { fromBrowser, type Reply, type ReplyWriter, wantsPage } from './reply.js';
 
 /**

@@ -230,6 +230,35 @@ describe.each(STORES)('page sessions and one-time links (%s, two instances on on
     expect(newSecretOf((await getPage(p.b, other, again.location!)).text)).toBeUndefined();
   });
 
+  test('a form whose csrf or back field is sent twice is refused (400) and changes nothing, whichever value comes first', async () => {
+    const cookie = await signIn(p.a);
+    const csrf = csrfOf((await getPage(p.a, cookie)).text);
+    const balance = async () => (await p.a.sandbox.status()).balances.test;
+    const before = await balance();
+    for (const body of [
+      `csrf=${csrf}&csrf=x&back=test&mode=test&amount=250`,
+      `csrf=x&csrf=${csrf}&back=test&mode=test&amount=250`,
+      `csrf=${csrf}&back=test&back=live&mode=test&amount=250`,
+    ]) {
+      const res = await fetch(`${p.a.origin}/actions/topup`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: p.a.origin, cookie },
+        body,
+      });
+      const field = body.includes('back=live') ? 'back' : 'csrf';
+      expect([body, res.status, (await res.text()).includes(`The form sent ${field} more than once. Nothing changed.`)]).toEqual([
+        body,
+        400,
+        true,
+      ]);
+    }
+    expect(await balance()).toBe(before);
+    // Sent once, the same form tops up.
+    expect((await postForm(p.a, cookie, '/actions/topup', { mode: 'test', amount: '250' }, csrf)).status).toBe(303);
+    expect(await balance()).toBe(before + 25_000);
+  });
+
   test('?done= names only its own notices: constructor, __proto__, toString and hasOwnProperty are unknown, not a 500', async () => {
     const cookie = await signIn(p.a);
     for (const done of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {

@@ -1,3 +1,6 @@
+import { requestId } from '../../../service/keys.js';
+import type { Reply } from '../../reply.js';
+import type { Incoming } from '../../requests.js';
 import { tickStep } from './chart.js';
 import { REQUESTS_CSS } from './requests-view.js';
 
@@ -17,7 +20,7 @@ function sparseTicks(span: number): string {
  * often it is clicked, and (with ?refresh=SECONDS) a refresh of the page while the tab is visible and
  * no form field has focus.
  */
-export const CSS = `
+const CSS = `
 :root { color-scheme: light; --ink: #17221b; --muted: #4d5c53; --accent: #1b6b43; --rule: #d6d9d2; --bg: #f6f7f3; --bad: #a3261b; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 15px/1.5 system-ui, sans-serif; color: var(--ink); background: var(--bg); }
@@ -140,9 +143,9 @@ a { color: #0b5a8a; }
 ${REQUESTS_CSS}`;
 
 /** The tab's icon (a leaf): served at /favicon.ico, so no page load ends in a 404. */
-export const ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1b6b43"/><path d="M9 23c0-9 6-14 15-14 0 9-5 15-14 15l-1-1zm2 0 8-8" stroke="#fff" stroke-width="2" fill="none" stroke-linecap="round"/></svg>`;
+const ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1b6b43"/><path d="M9 23c0-9 6-14 15-14 0 9-5 15-14 15l-1-1zm2 0 8-8" stroke="#fff" stroke-width="2" fill="none" stroke-linecap="round"/></svg>`;
 
-export const JS = `
+const JS = `
 // A copy button is hidden in the HTML (without JavaScript it would do nothing) and shown here.
 for (const button of document.querySelectorAll('button[data-copy]')) button.hidden = false;
 document.addEventListener('click', (event) => {
@@ -173,3 +176,14 @@ if (every > 0 && !document.querySelector('.secret')) {
   }, every * 1000);
 }
 `;
+
+const file = (body: string, type: string, cache: string): Reply => ({
+  status: 200,
+  headers: { 'request-id': requestId(), 'cache-control': cache },
+  body,
+  type,
+});
+
+export const favicon = (): Reply => file(ICON, 'image/svg+xml', 'max-age=86400');
+export const asset = (r: Incoming): Reply =>
+  r.path === '/_page/app.css' ? file(CSS, 'text/css; charset=utf-8', 'no-cache') : file(JS, 'text/javascript; charset=utf-8', 'no-cache');

@@ -7,7 +7,6 @@ import type { Sandbox } from '../../../service/sandbox.js';
 import type { Reply } from '../../reply.js';
 import type { Incoming, Served } from '../../requests.js';
 import { ACTIONS, formMode, formOf, keyAccess, queryNotice, returnTo, sectionOf } from './actions.js';
-import { CSS, ICON, JS } from './assets.js';
 import { dashboard } from './dashboard.js';
 import { data } from './dashboard-data.js';
 import { putFlash, takeFlash } from './flash.js';
@@ -38,17 +37,6 @@ const redirect = (to: string, headers: Record<string, string> = {}): Reply => ({
   body: '',
   type: 'text/plain',
 });
-const file = (body: string, type: string, cache: string): Reply => ({
-  status: 200,
-  headers: { 'request-id': requestId(), 'cache-control': cache },
-  body,
-  type,
-});
-
-export const favicon = (): Reply => file(ICON, 'image/svg+xml', 'max-age=86400');
-export const asset = (r: Incoming): Reply =>
-  r.path === '/_page/app.css' ? file(CSS, 'text/css; charset=utf-8', 'no-cache') : file(JS, 'text/javascript; charset=utf-8', 'no-cache');
-
 /** GET /login?token=…: the one-time link exchanged for a session cookie. */
 export async function login(r: Incoming, served: Served): Promise<Reply> {
   const token = typeof r.query.token === 'string' ? r.query.token : '';
@@ -138,6 +126,10 @@ async function post(r: Incoming, served: Served, session: Session, now: number):
   // A cross-site post has neither this origin nor the session's token.
   if (!sameSite(r.headers, pageOrigin))
     return html(403, loginPage('That form did not come from this page (a cross-site request?). Nothing changed.'));
+  // Its token or its way back sent twice (the page's own forms never do): which was meant is not known.
+  const twice = ['csrf', 'back'].find((field) => params.getAll(field).length > 1);
+  if (twice !== undefined)
+    return html(400, missingPage(`The form sent ${twice} more than once. Nothing changed.`, session.csrf, 'Nothing changed'));
   if (!sandbox.pages.csrfOk(session, params.get('csrf'))) {
     // From this origin, signed in, with an older session's token: a tab open since before a sign-in or a reset.
     const stale =
