@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { carbon, homes, ok, type Served, sandboxKeys, serve } from '../support/cli.js';
 
@@ -124,6 +126,26 @@ describe('carbon api: retried as every command is', () => {
     for (const r of [invalid, reused]) {
       expect(r.stderr).not.toContain('--idempotency-key');
       expect(r.stderr).not.toContain('may or may not');
+    }
+  });
+});
+
+describe('carbon api: an error answer that is not JSON', () => {
+  test('prints nothing on stdout (no made-up null), exit as its status says', async () => {
+    const other = createServer((req, res) => {
+      req.resume();
+      res.writeHead(500, { 'content-type': 'text/html' }).end('<h1>boom</h1>');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(other.address() as AddressInfo).port}/api/v1`;
+      const r = await carbon(['api', 'GET', '/balance', '--max-retries', '0'], {
+        home,
+        env: { CARBON_BASE_URL: url, CARBON_API_KEY: 'ck_test_abcdefghijklmnop' },
+      });
+      expect([r.exitCode, r.stdout, r.stderr]).toEqual([1, '', 'error: GET /balance answered 500 http_error.\n']);
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
     }
   });
 });

@@ -61,7 +61,8 @@ export async function run(
     throw unknownPurchase(err.message, EXIT.failure, 'connection_error', headers['idempotency-key']!);
   }
   const { response, earlierMaybeSent } = answer;
-  ctx.out.stdout.write(`${JSON.stringify(response.body ?? null, null, ctx.out.interactive ? 2 : undefined)}\n`);
+  // An answer that is not JSON (a proxy's error page) leaves stdout empty: `null` is no answer the server gave.
+  if (response.body !== undefined) ctx.out.stdout.write(`${JSON.stringify(response.body, null, ctx.out.interactive ? 2 : undefined)}\n`);
   if (response.status >= 400) {
     const code = (response.body as { error?: { code?: string } } | undefined)?.error?.code ?? 'http_error';
     const said = `${verb} ${relative} answered ${response.status} ${code}.`;
