@@ -120,6 +120,15 @@ describe('carbon serve', () => {
     expect((await server.stop('SIGINT')).exitCode).toBe(0);
   });
 
+  test('SIGHUP (the shell or ssh session it was started from went away) closes it as SIGTERM does: drained, exit 0', async () => {
+    const server = await serve(newHome());
+    expect((await fetch(`${server.origin}/healthz`)).status).toBe(200);
+    const stopped = await server.stop('SIGHUP');
+    expect(stopped).toEqual({ exitCode: 0, signal: undefined });
+    expect(server.stderr()).toContain('SIGHUP: closing (send it again to stop at once)');
+    expect(server.stderr().trimEnd().split('\n').at(-1)).toMatch(/closed$/);
+  });
+
   test('on a terminal the banner shows the login link in full, and it signs in; the JSON line keeps it masked', async () => {
     const home = newHome();
     const command = `stty cols 120 rows 40; exec ${[process.execPath, BIN(), 'serve', '--port', '0'].map(sh).join(' ')}`;
