@@ -293,7 +293,7 @@ run('carbon serve while PostgreSQL does not answer', () => {
       // One line for the six, the 503 among them (not one an entry or a try), with when they were answered; before, nothing.
       expect(dropLines(server)).toEqual([
         expect.stringMatching(
-          /^the request journal dropped 6 entries the ledger did not take \(requests answered from \d{4}-\d\d-\d\dT[\d:.]+Z to \d{4}-\d\d-\d\dT[\d:.]+Z\): carbon logs will not show them$/,
+          /^\d{4}-\d\d-\d\dT[\d:.]+Z the request journal dropped 6 entries the ledger did not take \(requests answered from \d{4}-\d\d-\d\dT[\d:.]+Z to \d{4}-\d\d-\d\dT[\d:.]+Z\): carbon logs will not show them$/,
         ),
       ]);
       expect(server.stderr()).not.toContain(new URL(TEST_DATABASE_URL!).password || '\u0000');

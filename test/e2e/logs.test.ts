@@ -258,7 +258,7 @@ describe('against carbon serve', () => {
     while (dropped().length === 0 && performance.now() < end) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(dropped()).toEqual([
       expect.stringMatching(
-        /^the request journal dropped 3 entries the ledger did not take \(requests answered from .+Z to .+Z\): carbon logs will not show them$/,
+        /^\d{4}-\d\d-\d\dT[\d:.]+Z the request journal dropped 3 entries the ledger did not take \(requests answered from .+Z to .+Z\): carbon logs will not show them$/,
       ),
     ]);
     expect(server.child.exitCode).toBeNull();

@@ -1,4 +1,5 @@
 import { isLoopback } from '../../../client/http-transport.js';
+import { isoTime } from '../../../platform/iso-time.js';
 import type { closeOnSignals, RunningServer } from '../../../server/server.js';
 import { maskKey } from '../../../service/keys.js';
 import type { Context } from '../../context.js';
@@ -137,6 +138,9 @@ function untilStopped(server: RunningServer, onSignals: typeof closeOnSignals, l
   });
 }
 
+/** An access-log line: it begins with its time (server/access-log.ts). */
+const TIMED = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z /;
+
 /** The request log's lines are written at most this often under load (each write is a write(2)). */
 const LOG_INTERVAL_MS = 50;
 
@@ -158,7 +162,8 @@ export function requestLog(write: (text: string) => void): { log: (line: string)
     write(text);
   };
   const log = (line: string) => {
-    if (pending.push(line) > 1) return;
+    // Every line with its time, as the access log's come (the start, the stop, an outage, an error), so a log file places them.
+    if (pending.push(TIMED.test(line) ? line : `${isoTime(Date.now())} ${line}`) > 1) return;
     const wait = written + LOG_INTERVAL_MS - performance.now();
     if (wait <= 0) setImmediate(flush);
     else setTimeout(flush, wait).unref();
