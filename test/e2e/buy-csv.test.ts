@@ -190,6 +190,11 @@ describe('in a pipe', () => {
     const missing = await carbon(['buy', '--from-csv', join(home, 'nope.csv')], { home });
     expect(missing.exitCode).toBe(2);
     expect(missing.stderr).toBe(`error: There is no file ${join(home, 'nope.csv')}; nothing was bought.\n`);
+    const empty = await carbon(['buy', '--from-csv', ''], { home });
+    expect([empty.exitCode, empty.stderr]).toEqual([
+      2,
+      'error: --from-csv needs a file (or - for stdin), and was given an empty name; nothing was bought.\n',
+    ]);
     const dir = await carbon(['buy', '--from-csv', home], { home });
     expect(dir.stderr).toBe(`error: ${home} is a directory, not a CSV file; nothing was bought.\n`);
     expect((await carbon(['buy', '--kg', '5', '--batch-id', 'x'], { home })).exitCode).toBe(2);

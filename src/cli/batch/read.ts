@@ -46,6 +46,7 @@ function unreadable(file: string, err: NodeJS.ErrnoException): CliError {
 /** The file (or stdin, for `-`) as a stream of bytes; a file that cannot be opened is refused at once. */
 async function openStream(file: string): Promise<Readable> {
   if (file === '-') return process.stdin;
+  if (file === '') throw refuse('--from-csv needs a file (or - for stdin), and was given an empty name; nothing was bought.');
   let fd: number;
   try {
     fd = openSync(file, 'r');
