@@ -63,7 +63,8 @@ export interface Purchase {
 
 /** What a request may add to its method and path. */
 interface RequestExtra {
-  query?: Record<string, string>;
+  /** A name given more than once (`carbon api GET '/offsets?limit=1&limit=3'`) is sent as often, for the API to refuse. */
+  query?: ApiRequest['query'];
   headers?: Record<string, string>;
 }
 

@@ -337,6 +337,12 @@ describe('carbon api METHOD PATH', () => {
       '',
       "error: A GET sends no body, so --data has nowhere to go; nothing was sent. Put the parameters in the path's query, as in '/offsets?limit=2'.\n",
     ]);
+    // A query parameter given twice is sent twice, and refused naming it, as carbon serve refuses it: not the last one alone.
+    const twice = await carbon(['api', 'GET', '/offsets?limit=1&limit=3'], { home });
+    expect([twice.exitCode, JSON.parse(twice.stdout).error]).toEqual([
+      2,
+      { type: 'invalid_request_error', code: 'validation_error', message: 'limit may be given only once.', param: 'limit' },
+    ]);
     // The same key twice: the POST /offsets replays, as the API does.
     const again = await ok(['api', 'POST', '/offsets', '-d', '{"kg": 5}', '--idempotency-key', 'api-1'], { home });
     const replay = await ok(['api', 'POST', '/offsets', '-d', '{"kg": 5}', '--idempotency-key', 'api-1'], { home });

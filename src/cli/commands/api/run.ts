@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { API_PREFIX, type ApiResponse } from '../../../api/types.js';
+import { API_PREFIX, type ApiRequest, type ApiResponse } from '../../../api/types.js';
 import { CarbonConnectionError } from '../../../client/errors.js';
 import { LedgerError } from '../../../engine/ledger.js';
 import { randomUUID } from '../../../platform/random.js';
@@ -52,7 +52,7 @@ export async function run(
   try {
     answer = await client.raw(verb, relative, {
       ...(body === undefined ? {} : { body }),
-      query: Object.fromEntries(url.searchParams),
+      query: queryOf(url.searchParams),
       headers,
     });
   } catch (err) {
@@ -93,4 +93,14 @@ function readData(file: string): string {
     const why = UNREADABLE[code] ?? code;
     throw new CliError(`Cannot read ${file}: ${why}; nothing was sent.`, EXIT.usage, 'usage_error');
   }
+}
+
+/** The path's query as the API reads it: a name given twice stays twice (the API refuses it, naming it), never the last alone. */
+function queryOf(params: URLSearchParams): ApiRequest['query'] {
+  const query: ApiRequest['query'] = {};
+  for (const name of new Set(params.keys())) {
+    const values = params.getAll(name);
+    query[name] = values.length === 1 ? values[0] : values;
+  }
+  return query;
 }
