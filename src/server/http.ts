@@ -19,12 +19,36 @@ export function parseTarget(target: string): { path: string; query: ApiRequest['
   // No prototype: a parameter named `__proto__` must stay a parameter (and be refused by name).
   const query: ApiRequest['query'] = Object.create(null) as ApiRequest['query'];
   if (q !== -1) {
-    for (const [name, value] of new URLSearchParams(noHash.slice(q + 1))) {
+    const raw = noHash.slice(q + 1);
+    let replaced = false;
+    for (const [name, value] of new URLSearchParams(raw)) {
       const prior = query[name];
       query[name] = prior === undefined ? value : Array.isArray(prior) ? [...prior, value] : [prior, value];
+      replaced ||= value.includes('\uFFFD');
     }
+    if (replaced) notUtf8(raw, query);
   }
   return { path, query };
+}
+
+/**
+ * URLSearchParams reads bytes that are not UTF-8 (`%FF`, an encoded surrogate) as U+FFFD, as if
+ * the caller had sent that character: such a value becomes an unpaired surrogate instead, which
+ * the service refuses naming its parameter (422), as it refuses a body's (400) and an
+ * Idempotency-Key's (requestHeaders, below). A value that holds U+FFFD itself is kept.
+ */
+function notUtf8(raw: string, query: ApiRequest['query']): void {
+  for (const part of raw.split('&')) {
+    const eq = part.indexOf('=');
+    const value = eq === -1 ? '' : part.slice(eq + 1);
+    try {
+      // A `%` not followed by two hex digits is kept as it is, as URLSearchParams keeps it.
+      decodeURIComponent(value.replace(/\+/g, ' ').replace(/%(?![0-9a-f]{2})/gi, '%25'));
+    } catch {
+      const [name] = new URLSearchParams(eq === -1 ? part : part.slice(0, eq)).keys();
+      if (name !== undefined) query[name] = '\uD800';
+    }
+  }
 }
 
 export type BodyResult = { kind: 'ok'; body: Buffer } | { kind: 'too_large' } | { kind: 'aborted' };

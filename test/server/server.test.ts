@@ -73,8 +73,8 @@ async function call(
   return { status: res.status, headers: res.headers, text, json: json as Record<string, any> };
 }
 
-function envelopeOf(raw: { body: string }): { type: string; code: string; message: string } {
-  return (JSON.parse(raw.body) as { error: { type: string; code: string; message: string } }).error;
+function envelopeOf(raw: { body: string }): { type: string; code: string; message: string; param?: string } {
+  return (JSON.parse(raw.body) as { error: { type: string; code: string; message: string; param?: string } }).error;
 }
 
 describe('parseTarget', () => {
@@ -253,6 +253,23 @@ describe('carbon serve: HTTP robustness', () => {
       expect([two.status, envelopeOf(two).message]).toEqual([400, 'The request has more than one Host header; send it once.']);
       const old = await rawExchange(h.port, `GET /api/v1/balance HTTP/1.0\r\n${auth}\r\n`);
       expect(old.status).toBe(200);
+    });
+
+    it('a query value whose bytes are not UTF-8 is refused naming its parameter, not read as U+FFFD; U+FFFD itself is kept', async () => {
+      const list = async (query: string) => {
+        const r = await rawExchange(
+          h.port,
+          `GET /api/v1/offsets?${query} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${h.keys.test}\r\nConnection: close\r\n\r\n`,
+        );
+        return r.status === 200 ? [200] : [r.status, envelopeOf(r).code, envelopeOf(r).param];
+      };
+      expect(await list('reference=%FF')).toEqual([422, 'validation_error', 'reference']);
+      expect(await list('reference=%ED%A0%80')).toEqual([422, 'validation_error', 'reference']);
+      expect(await list('limit=2&reference=a%C3')).toEqual([422, 'validation_error', 'reference']);
+      // The character itself, sent as UTF-8, and a `%` that starts no escape, are what was sent.
+      expect(await list('reference=%EF%BF%BD')).toEqual([200]);
+      expect(await list('reference=100%25')).toEqual([200]);
+      expect(await list('reference=%zz')).toEqual([200]);
     });
 
     it('an absolute-form request target is served by its path', async () => {
