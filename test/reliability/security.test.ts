@@ -292,6 +292,52 @@ describe('the session cookie', () => {
       await Promise.all([plain.close(), behindTls.close()]);
     }
   });
+
+  test('a form behind TLS (--public-url https://…) is taken from its https origin only, not from http:// of the same name', async () => {
+    const home = tempHome('carbon-sec-');
+    const server = await startServer({
+      host: '127.0.0.1',
+      port: 0,
+      dataDir: join(home, 'data'),
+      publicUrl: 'https://sandbox.example.test',
+    });
+    try {
+      const cookie = await signIn(server);
+      const csrf = csrfOf((await getPage(server, cookie)).text);
+      const post = (origin: string) =>
+        new Promise<number>((resolve, reject) => {
+          const body = `csrf=${csrf}&back=test&mode=test&amount=250`;
+          const req = request(
+            {
+              host: '127.0.0.1',
+              port: server.port,
+              method: 'POST',
+              path: '/actions/topup',
+              headers: {
+                host: 'sandbox.example.test',
+                origin,
+                cookie,
+                'content-type': 'application/x-www-form-urlencoded',
+                'content-length': body.length,
+              },
+            },
+            (res) => {
+              res.resume();
+              resolve(res.statusCode ?? 0);
+            },
+          );
+          req.on('error', reject);
+          req.end(body);
+        });
+      const before = (await server.sandbox.status()).balances.test;
+      expect(await post('http://sandbox.example.test')).toBe(403);
+      expect((await server.sandbox.status()).balances.test).toBe(before);
+      expect(await post('https://sandbox.example.test')).toBe(303);
+      expect((await server.sandbox.status()).balances.test).toBe(before + 25_000);
+    } finally {
+      await server.close();
+    }
+  });
 });
 
 describe('key creation in Chromium: a reload leaves one new key', () => {

@@ -16,7 +16,11 @@ export function sameSite(headers: Record<string, string | undefined>, origin: st
   const from = headers.origin ?? (headers.referer === undefined ? undefined : safeOrigin(headers.referer));
   if (from === undefined) return false;
   const host = headers.host;
-  return from === origin || (host !== undefined && (from === `http://${host}` || from === `https://${host}`));
+  // The Host the request came to, under either scheme (a TLS proxy in front, no --public-url); only
+  // https where the page is https, as its cookie is Secure: a plain-http page of the same name is another site.
+  return (
+    from === origin || (host !== undefined && ((!origin.startsWith('https:') && from === `http://${host}`) || from === `https://${host}`))
+  );
 }
 
 function safeOrigin(url: string): string | undefined {
