@@ -44,7 +44,12 @@ const keyLabels = new Map<string, string>();
 function maskedLabel(authorization: string): string {
   if (authorization.trim() === '') return '-';
   const token = bearerToken(authorization);
-  return token === undefined ? '[not a bearer key]' : maskKey(token).replace('…', '...');
+  // In ASCII, as the path is: a header's other bytes come as Latin-1 (`Ã©` for an é sent as UTF-8).
+  return token === undefined
+    ? '[not a bearer key]'
+    : maskKey(token)
+        .replace('…', '...')
+        .replace(/[^\x21-\x7e]/g, '?');
 }
 
 const PRINTABLE_PATH = /^[\x21-\x7e]{0,200}$/;

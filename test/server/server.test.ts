@@ -462,6 +462,18 @@ describe('carbon serve: the access log', () => {
     expect(access[6]).toMatch(/ GET \/nope 404 /);
     expect(access[7]).toContain('key=[not a bearer key]');
     expect(access[8]).toMatch(/ POST \/api\/v1\/offsets 201 /);
+    // A key with bytes beyond ASCII (an é sent as UTF-8, which Node reads as Latin-1): shown as ?, never as mojibake.
+    const odd = await rawExchange(
+      h.port,
+      Buffer.from(
+        `GET /api/v1/balance HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ck_test_abcdefghijklmnopqrstuvwxyz12345\u00e9\r\nConnection: close\r\n\r\n`,
+        'utf8',
+      ),
+    );
+    expect(odd.status).toBe(401);
+    await sleep(50);
+    expect(h.log.at(-1)).toMatch(/ GET \/api\/v1\/balance 401 [\d.]+ms key=[\x21-\x7e]+ req_\w+$/);
+    expect(h.log.at(-1)).toContain('??');
     await shutdown(h);
   });
 
