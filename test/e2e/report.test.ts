@@ -132,11 +132,12 @@ describe('carbon report', () => {
 
   test("periods are UTC's, whatever TZ says, and the table and the HTML page say so: an offset bought an hour before a month ends in UTC", async () => {
     const home = newHome();
-    // The model's clock moved to an hour before the end of the month in UTC: the next month's
-    // afternoon in Kiritimati (UTC+14), the same month's afternoon in Los Angeles.
+    // The model's clock moved to an hour before the end of next month in UTC (next month's, not
+    // this one's, which has passed in this month's last hour): the month after's afternoon in
+    // Kiritimati (UTC+14), the same month's afternoon in Los Angeles.
     const { now } = await json<{ now: string }>(['sandbox', 'clock'], { home });
     const at = new Date(now);
-    const end = Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1) - 3_600_000;
+    const end = Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 2, 1) - 3_600_000;
     await ok(['sandbox', 'clock', 'advance', `${end - at.getTime()}ms`], { home });
     const bought = await json<{ created: string }>(['buy', '--kg', '10', '--yes'], { home });
     const month = bought.created.slice(0, 7);
