@@ -438,6 +438,54 @@ describe('in a pipe', () => {
     expect(after.data.map((o) => o.kg).sort((a, b) => a - b)).toEqual([10, 15, 20]);
   });
 
+  test.each<[string, string, string, string[], number[]]>([
+    // Rows of the same quantity: the second 5 edited to 7, a row added: its key's 5 is the first row's twin, matched already.
+    [
+      'equal quantities',
+      'team,5\nteam,5\nteam,3\n',
+      'team,5\nteam,7\nteam,3\nteam,2\n',
+      ['replayed', 'changed 5', 'replayed', 'bought'],
+      [2, 3, 5, 5],
+    ],
+    // The first row edited to what the second asks, a row added.
+    [
+      'an edit to a quantity another row asks',
+      'team,5\nteam,7\n',
+      'team,7\nteam,7\nteam,1\n',
+      ['changed 5', 'replayed', 'bought'],
+      [1, 5, 7],
+    ],
+  ])('%s: the edited row is caught as changed, the added one bought, nothing twice', async (_, first, second, statuses, kgs) => {
+    const home = newHome();
+    await ok(['buy', '--from-csv', file(home, 'a.csv', `reference,kg\n${first}`)], { home });
+    const r = await carbon(['buy', '--from-csv', file(home, 'b.csv', `reference,kg\n${second}`)], { home });
+    expect(r.exitCode).toBe(10);
+    const said = results(r.stdout).map((x) =>
+      x.status === 'changed'
+        ? `changed ${/bought before as (\d+) kg/.exec(x.error_message ?? '')?.[1]}`
+        : x.replayed === 'true'
+          ? 'replayed'
+          : 'bought',
+    );
+    expect(said).toEqual(statuses);
+    const bought = await json<{ data: Array<{ kg: number }> }>(['list', '--reference', 'team'], { home });
+    expect(bought.data.map((o) => o.kg).sort((a, b) => a - b)).toEqual(kgs);
+  });
+
+  test("the reference's offsets of another batch do not make an edited row look sorted", async () => {
+    const home = newHome();
+    await ok(['buy', '--from-csv', file(home, 'a.csv', 'reference,kg\nteam,15\n'), '--batch-id', '2026-11'], { home });
+    await ok(['buy', '--from-csv', file(home, 'b.csv', 'reference,kg\nteam,10\n'), '--batch-id', '2026-12'], { home });
+    const r = await carbon(['buy', '--from-csv', file(home, 'c.csv', 'reference,kg\nteam,15\nteam,20\n'), '--batch-id', '2026-12'], {
+      home,
+    });
+    expect(r.exitCode).toBe(10);
+    const [edited, added] = results(r.stdout);
+    expect([edited!.status, edited!.kg, added!.status, added!.kg, added!.replayed]).toEqual(['changed', '10', 'processing', '20', 'false']);
+    const bought = await json<{ data: Array<{ kg: number }> }>(['list', '--reference', 'team'], { home });
+    expect(bought.data.map((o) => o.kg).sort((a, b) => a - b)).toEqual([10, 15, 20]);
+  });
+
   test('semicolon and tab files read numbers in their locale; cost, price and total headers are dollars; a number read two ways is refused', async () => {
     const home = newHome();
     await ok(['sandbox', 'topup', '10000'], { home });

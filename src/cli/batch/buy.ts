@@ -38,9 +38,21 @@ interface RowKeys {
   taken: Set<string>;
   /** Whether the own key, once used, is kept in `taken`. */
   shared: boolean;
-  /** Whether a row of the file asks what an offset of the row's reference bought (RowTable.asks). */
-  asks: (offset: Offset) => boolean;
+  /** How many rows of the file ask a body (RowTable.askers). */
+  askers: (body: PurchaseParams) => number;
+  /** What this run has learned of the keys of rows that share a reference. */
+  seen: Seen;
 }
+
+interface Seen {
+  /** How many rows were matched to a key that bought each body (bodyId). */
+  claimed: Map<string, number>;
+  /** The keys found (boughtAs) to have bought each body (bodyId). */
+  holding: Map<string, string[]>;
+}
+
+/** A body's identity among those of rows that share a reference. */
+const bodyId = (p: PurchaseParams) => JSON.stringify([p.reference ?? null, p.kg ?? null, p.amount_cents ?? null]);
 
 /** Buys the rows, each with its batch key, prints each row's result, and then what the batch came to. */
 export async function buyRows(
@@ -63,11 +75,12 @@ export async function buyRows(
   // incomplete (exit 10), not the quiet exit 0 of a listing cut short.
   const releaseReader = onReaderGone((err) => void (stop ??= { text: resultsLost(err) }));
   const taken = new Set<string>();
+  const seen: Seen = { claimed: new Map(), holding: new Map() };
   try {
     let i = -1;
     for await (const row of rows) {
       i++;
-      const keys = rowKeys(table, i, batchId, row.params, taken);
+      const keys = rowKeys(table, i, batchId, row.params, taken, seen);
       const key = keys.own;
       // A turn of the event loop per row (on the local engine nothing else gives a signal one), before
       // the stop is looked at: libuv runs a signal's handler after the I/O of its turn (an answer).
@@ -106,13 +119,12 @@ const resultsLost = (err: NodeJS.ErrnoException): string =>
   err.code === 'EPIPE' ? 'stdout was closed: the reader of the results went away' : `stdout could not be written: ${err.code}`;
 
 /** The keys of the table's row `i` (keysOf), its own first. */
-function rowKeys(table: RowTable, i: number, batchId: string, params: PurchaseParams, taken: Set<string>): RowKeys {
+function rowKeys(table: RowTable, i: number, batchId: string, params: PurchaseParams, taken: RowKeys['taken'], seen: Seen): RowKeys {
   const occurrence = table.occurrenceOf(i);
   const sharing = params.reference === undefined ? 1 : table.occurrences.countOf(params);
   const all = keysOf(batchId, params, occurrence, sharing);
   const own = all.next().value as string;
-  const reference = params.reference ?? '';
-  return { own, all, taken, shared: mayBeShared(params, occurrence, sharing), asks: (o: Offset) => table.asks(reference, o) };
+  return { own, all, taken, shared: mayBeShared(params, occurrence, sharing), askers: (body) => table.askers(body), seen };
 }
 
 /** Buys one row and prints its result; what stops the batch, if its failure does. */
@@ -129,12 +141,15 @@ async function buyOne(
   try {
     const ownFree = !keys.taken.has(key);
     let purchase = await firstFree(client, row.params, [key], keys, row.cap);
-    // The row's key bought another quantity: the row changed after it was bought…
-    const changed = purchase === null && ownFree && keys.shared ? await changedRow(client, row.params, key, keys.asks) : undefined;
+    // The row's key bought another quantity: under a key found to have bought this row's, the row replays…
+    const known = keys.seen.holding.get(bodyId(row.params));
+    if (purchase === null && known !== undefined) purchase = await firstFree(client, row.params, known, keys, row.cap);
+    // … or the row changed after it was bought…
+    const changed = purchase === null && ownFree && keys.shared ? await changedRow(client, row.params, key, keys) : undefined;
     // … or it is another row's (rows that share a reference, sorted).
     if (purchase === null && changed === undefined) purchase = await firstFree(client, row.params, keys.all, keys, row.cap);
     if (purchase === null) {
-      const before = changed ?? (await boughtAs(client, key, row.params)).offset;
+      const before = changed ?? (await boughtAs(client, key, row.params))?.offset ?? null;
       if (!options.rebuyChanged) {
         count.changed++;
         printer.add(changedResult(row, key, before));
@@ -144,6 +159,7 @@ async function buyOne(
       purchase = { ...(await client.buy(row.params, { idempotencyKey: again, maxAmountCents: row.cap })), key: again };
     }
     used = purchase.key;
+    if (keys.shared) keys.seen.claimed.set(bodyId(row.params), (keys.seen.claimed.get(bodyId(row.params)) ?? 0) + 1);
     const { offset, replayed } = purchase;
     count[replayed ? 'replayed' : 'bought']++;
     if (!replayed) count.charged += offset.amount_cents;
@@ -222,9 +238,13 @@ function changedResult(row: BatchRow, key: string, before: Offset | null) {
  * body) or answers 409 (another body), so no try can buy. Null when it is not found (bought by an
  * amount that did not come out exact, or among more offsets than are tried).
  */
-async function boughtAs(client: CarbonClient, key: string, params: PurchaseParams): Promise<{ offset: Offset | null; listed: Offset[] }> {
+async function boughtAs(
+  client: CarbonClient,
+  key: string,
+  params: PurchaseParams,
+): Promise<{ offset: Offset; body: PurchaseParams } | null> {
   const reference = params.reference;
-  if (reference === undefined) return { offset: null, listed: [] };
+  if (reference === undefined) return null;
   const { data } = await client.list({ reference, limit: 100 });
   let tries = 0;
   for (const candidate of data) {
@@ -232,28 +252,30 @@ async function boughtAs(client: CarbonClient, key: string, params: PurchaseParam
       { kg: candidate.kg, reference },
       { amount_cents: candidate.amount_cents, reference },
     ]) {
-      if (++tries > 20) return { offset: null, listed: data };
+      if (++tries > 20) return null;
       try {
         const { offset, replayed } = await client.buy(body, { idempotencyKey: key });
-        if (replayed) return { offset, listed: data };
+        if (replayed) return { offset, body };
       } catch (err) {
         if (!(err instanceof CarbonApiError && err.code === 'idempotency_key_reused')) throw err;
       }
     }
   }
-  return { offset: null, listed: data };
+  return null;
 }
 
 /**
- * What a row's own key bought, when that shows the row changed since: no row of the file asks it
- * now (else the file was sorted, and it is that row's), and no offset of the reference has what
- * the row asks (else the row may have been bought under another's key). Undefined otherwise: then
- * the row is looked for under the keys of the rows that share its reference, and bought under
- * the first unused, as a sorted file's row is; a changed row never is (README, "Bought once").
+ * What a row's own key bought, when that shows the row changed since: every row of the file that
+ * asks that body has been matched to a key already (none asks it, or as many as ask it were), so
+ * no row later in the file is that purchase, sorted: it is this row's, changed. Undefined
+ * otherwise (or when it is not found): the row is looked for under the keys of the rows that share
+ * its reference, and bought under the first unused, as a sorted file's row is (README, "Bought once").
  */
-async function changedRow(client: CarbonClient, params: PurchaseParams, key: string, asks: RowKeys['asks']): Promise<Offset | undefined> {
-  const { offset, listed } = await boughtAs(client, key, params);
-  const same = (o: Offset) => (params.kg !== undefined ? o.kg === params.kg : o.amount_cents === params.amount_cents);
-  if (offset === null || asks(offset) || listed.some(same)) return undefined;
-  return offset;
+async function changedRow(client: CarbonClient, params: PurchaseParams, key: string, keys: RowKeys): Promise<Offset | undefined> {
+  const found = await boughtAs(client, key, params);
+  if (found === null) return undefined;
+  const id = bodyId(found.body);
+  keys.seen.holding.set(id, [...(keys.seen.holding.get(id) ?? []), key]);
+  const unmatched = keys.askers(found.body) - (keys.seen.claimed.get(id) ?? 0);
+  return unmatched > 0 ? undefined : found.offset;
 }

@@ -46,9 +46,9 @@ export class RowTable {
     return true;
   }
 
-  /** Whether a row of the file asks what `offset` bought under `reference`: its kg, or its amount. */
-  asks(reference: string, offset: { kg: number; amount_cents: number }): boolean {
-    return this.asked.countOf({ reference, kg: offset.kg }) > 0 || this.asked.countOf({ reference, amount_cents: offset.amount_cents }) > 0;
+  /** How many rows of the file ask `body` (its kg, or its amount, and its reference). */
+  askers(body: PurchaseParams): number {
+    return this.asked.countOf(body);
   }
 
   occurrenceOf(i: number): number {
