@@ -19,19 +19,9 @@ export const TIMING = {
   livePlacementMs: 60_000,
 } as const;
 
-/**
- * The latest model time the model can represent: the end of year 9999 (ISO 8601 timestamps have
- * four-digit years), less the longest placement delay, so every offset's times stay writable.
- */
-export const LATEST_MODEL_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999) - TIMING.livePlacementMs;
-
-/**
- * Model time: the wall clock plus the sandbox clock's offset the account keeps, held at
- * LATEST_MODEL_TIME: a clock moved near it, then left running, stops there rather than run into
- * year 10000, whose timestamps are no ISO 8601 (`+010000-…`).
- */
+/** Model time: the wall clock plus the sandbox clock's offset the account keeps. */
 export function modelTime(clock: () => number, account: { clock_offset_ms: number }): number {
-  return Math.min(clock() + account.clock_offset_ms, LATEST_MODEL_TIME);
+  return clock() + account.clock_offset_ms;
 }
 
 /** When an offset bought at `created` places by itself (no review). */

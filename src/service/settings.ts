@@ -3,7 +3,7 @@ import { isoTime } from '../platform/iso-time.js';
 import type { AccountRecord } from '../store/port.js';
 import { validationError } from './errors.js';
 import { FAULT_KINDS, type FaultConfig, type FaultKind } from './faults.js';
-import { LATEST_MODEL_TIME } from './lifecycle.js';
+import { TIMING } from './lifecycle.js';
 import { ROUTES } from './routes.js';
 import { dollars } from './units.js';
 
@@ -34,6 +34,11 @@ export const FRESH_ACCOUNT: AccountRecord = {
 /** The largest top-up at once, and the largest balance: far above any real account, far below 2^53. */
 export const MAX_TOP_UP_CENTS = 100_000_000_000;
 export const MAX_RATE = LIMITS.rateMax;
+/**
+ * The latest model time the model can represent: the end of year 9999 (ISO 8601 timestamps have
+ * four-digit years), less the longest placement delay, so every offset's times stay writable.
+ */
+export const LATEST_MODEL_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999) - TIMING.livePlacementMs;
 
 export function checkTopUp(cents: number): number {
   if (!Number.isSafeInteger(cents) || cents < LIMITS.topUpMinCents || cents > MAX_TOP_UP_CENTS) {

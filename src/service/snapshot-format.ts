@@ -1,7 +1,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { isoTime } from '../platform/iso-time.js';
 import { type ColumnKind, SNAPSHOT_TABLES, type SnapshotRow, type SnapshotTable, type SnapshotValue } from '../store/port.js';
-import { LATEST_MODEL_TIME } from './lifecycle.js';
+import { LATEST_MODEL_TIME } from './settings.js';
 
 /**
  * The snapshot file (docs/snapshots.md): NDJSON, one line a record, so that neither writing nor
