@@ -344,6 +344,9 @@ describe('carbon api METHOD PATH', () => {
       2,
       { type: 'invalid_request_error', code: 'validation_error', message: 'limit may be given only once.', param: 'limit' },
     ]);
+    // `__proto__` is a parameter like any other: not one the list reads.
+    const proto = await carbon(['api', 'GET', '/offsets?__proto__=1&limit=1'], { home });
+    expect([proto.exitCode, JSON.parse(proto.stdout).error.code]).toEqual([2, 'validation_error']);
     // The same key twice: the POST /offsets replays, as the API does.
     const again = await ok(['api', 'POST', '/offsets', '-d', '{"kg": 5}', '--idempotency-key', 'api-1'], { home });
     const replay = await ok(['api', 'POST', '/offsets', '-d', '{"kg": 5}', '--idempotency-key', 'api-1'], { home });

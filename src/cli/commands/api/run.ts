@@ -97,7 +97,8 @@ function readData(file: string): string {
 
 /** The path's query as the API reads it: a name given twice stays twice (the API refuses it, naming it), never the last alone. */
 function queryOf(params: URLSearchParams): ApiRequest['query'] {
-  const query: ApiRequest['query'] = {};
+  // No prototype: a parameter named `__proto__` stays a parameter (and is refused by name), as in parseTarget.
+  const query = Object.create(null) as ApiRequest['query'];
   for (const name of new Set(params.keys())) {
     const values = params.getAll(name);
     query[name] = values.length === 1 ? values[0] : values;
