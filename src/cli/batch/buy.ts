@@ -124,6 +124,7 @@ function rowKeys(table: RowTable, i: number, batchId: string, params: PurchasePa
   const sharing = params.reference === undefined ? 1 : table.occurrences.countOf(params);
   const all = keysOf(batchId, params, occurrence, sharing);
   const own = all.next().value as string;
+  if (occurrence === 1 && sharing > 1) table.firstOfShared(params);
   return { own, all, taken, shared: mayBeShared(params, occurrence, sharing), askers: (body) => table.askers(body), seen };
 }
 
