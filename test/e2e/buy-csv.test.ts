@@ -472,6 +472,17 @@ describe('in a pipe', () => {
     expect(bought.data.map((o) => o.kg).sort((a, b) => a - b)).toEqual(kgs);
   });
 
+  test('a changed row never cites an offset bought in the same run as what it was bought as', async () => {
+    const home = newHome();
+    await ok(['buy', '--from-csv', file(home, 'a.csv', 'reference,kg\nteam,4\nteam,4\n')], { home });
+    const r = await carbon(['buy', '--from-csv', file(home, 'b.csv', 'reference,kg\nteam,3\nteam,4\nteam,2\n')], { home });
+    const [first, , last] = results(r.stdout);
+    expect([first!.status, first!.replayed]).toEqual(['processing', 'false']);
+    expect(last!.status).toBe('changed');
+    expect(last!.offset_id).not.toBe(first!.offset_id);
+    expect(last!.error_message).not.toContain(first!.offset_id);
+  });
+
   test("the reference's offsets of another batch do not make an edited row look sorted", async () => {
     const home = newHome();
     await ok(['buy', '--from-csv', file(home, 'a.csv', 'reference,kg\nteam,15\n'), '--batch-id', '2026-11'], { home });

@@ -6,7 +6,8 @@ import type { Context } from '../context.js';
 import { dollars, kg } from '../render/format.js';
 import { onReaderGone } from '../stdio.js';
 import { onStopSignal, stopName } from '../stop-signals.js';
-import { keysOf, mayBeShared, rebuyKey } from './key.js';
+import { rebuyKey } from './key.js';
+import { boughtAs, matchRow, noteMatched, type RowKeys, rowKeys, type Seen } from './match.js';
 import { progress } from './progress.js';
 import { type BatchMoney, type Count, report, type Stop } from './report.js';
 import { type ResultPrinter, result } from './results.js';
@@ -31,29 +32,6 @@ export interface BuyOptions {
   capped: boolean;
 }
 
-/** A row's keys (keysOf), the first its own; `taken`: the keys of rows that share a reference, each one row's in a run. */
-interface RowKeys {
-  own: string;
-  all: Iterable<string>;
-  taken: Set<string>;
-  /** Whether the own key, once used, is kept in `taken`. */
-  shared: boolean;
-  /** How many rows of the file ask a body (RowTable.askers). */
-  askers: (body: PurchaseParams) => number;
-  /** What this run has learned of the keys of rows that share a reference. */
-  seen: Seen;
-}
-
-interface Seen {
-  /** How many rows were matched to a key that bought each body (bodyId). */
-  claimed: Map<string, number>;
-  /** The keys found (boughtAs) to have bought each body (bodyId). */
-  holding: Map<string, string[]>;
-}
-
-/** A body's identity among those of rows that share a reference. */
-const bodyId = (p: PurchaseParams) => JSON.stringify([p.reference ?? null, p.kg ?? null, p.amount_cents ?? null]);
-
 /** Buys the rows, each with its batch key, prints each row's result, and then what the batch came to. */
 export async function buyRows(
   ctx: Context,
@@ -75,7 +53,7 @@ export async function buyRows(
   // incomplete (exit 10), not the quiet exit 0 of a listing cut short.
   const releaseReader = onReaderGone((err) => void (stop ??= { text: resultsLost(err) }));
   const taken = new Set<string>();
-  const seen: Seen = { claimed: new Map(), holding: new Map() };
+  const seen: Seen = { claimed: new Map(), holding: new Map(), boughtNow: new Set() };
   try {
     let i = -1;
     for await (const row of rows) {
@@ -118,16 +96,6 @@ export async function buyRows(
 const resultsLost = (err: NodeJS.ErrnoException): string =>
   err.code === 'EPIPE' ? 'stdout was closed: the reader of the results went away' : `stdout could not be written: ${err.code}`;
 
-/** The keys of the table's row `i` (keysOf), its own first. */
-function rowKeys(table: RowTable, i: number, batchId: string, params: PurchaseParams, taken: RowKeys['taken'], seen: Seen): RowKeys {
-  const occurrence = table.occurrenceOf(i);
-  const sharing = params.reference === undefined ? 1 : table.occurrences.countOf(params);
-  const all = keysOf(batchId, params, occurrence, sharing);
-  const own = all.next().value as string;
-  if (occurrence === 1 && sharing > 1) table.firstOfShared(params);
-  return { own, all, taken, shared: mayBeShared(params, occurrence, sharing), askers: (body) => table.askers(body), seen };
-}
-
 /** Buys one row and prints its result; what stops the batch, if its failure does. */
 async function buyOne(
   client: CarbonClient,
@@ -140,17 +108,11 @@ async function buyOne(
   const key = keys.own;
   let used = key;
   try {
-    const ownFree = !keys.taken.has(key);
-    let purchase = await firstFree(client, row.params, [key], keys, row.cap);
-    // The row's key bought another quantity: under a key found to have bought this row's, the row replays…
-    const known = keys.seen.holding.get(bodyId(row.params));
-    if (purchase === null && known !== undefined) purchase = await firstFree(client, row.params, known, keys, row.cap);
-    // … or the row changed after it was bought…
-    const changed = purchase === null && ownFree && keys.shared ? await changedRow(client, row.params, key, keys) : undefined;
-    // … or it is another row's (rows that share a reference, sorted).
-    if (purchase === null && changed === undefined) purchase = await firstFree(client, row.params, keys.all, keys, row.cap);
+    let { purchase, changed } = await matchRow(client, row, keys);
     if (purchase === null) {
-      const before = changed ?? (await boughtAs(client, key, row.params))?.offset ?? null;
+      // Its key taken by another row this run, what it holds may be that row's purchase of now: not cited.
+      const found = changed ?? (await boughtAs(client, key, row.params))?.offset ?? null;
+      const before = found !== null && keys.seen.boughtNow.has(found.id) ? null : found;
       if (!options.rebuyChanged) {
         count.changed++;
         printer.add(changedResult(row, key, before));
@@ -160,7 +122,7 @@ async function buyOne(
       purchase = { ...(await client.buy(row.params, { idempotencyKey: again, maxAmountCents: row.cap })), key: again };
     }
     used = purchase.key;
-    if (keys.shared) keys.seen.claimed.set(bodyId(row.params), (keys.seen.claimed.get(bodyId(row.params)) ?? 0) + 1);
+    noteMatched(keys, row.params, purchase);
     const { offset, replayed } = purchase;
     count[replayed ? 'replayed' : 'bought']++;
     if (!replayed) count.charged += offset.amount_cents;
@@ -190,31 +152,6 @@ async function buyOne(
   return null;
 }
 
-/**
- * The row bought (or replayed) under the first of `candidates` that no other row of the run holds
- * and that did not buy another quantity (409); null when none. The key used is kept as taken when
- * another row may try it.
- */
-async function firstFree(
-  client: CarbonClient,
-  params: PurchaseParams,
-  candidates: Iterable<string>,
-  keys: RowKeys,
-  cap: number | undefined,
-): Promise<(Awaited<ReturnType<CarbonClient['buy']>> & { key: string }) | null> {
-  for (const key of candidates) {
-    if (keys.taken.has(key)) continue;
-    try {
-      const purchase = await client.buy(params, { idempotencyKey: key, maxAmountCents: cap });
-      if (key !== keys.own || keys.shared) keys.taken.add(key);
-      return { ...purchase, key };
-    } catch (err) {
-      if (!(err instanceof CarbonApiError && err.code === 'idempotency_key_reused')) throw err;
-    }
-  }
-  return null;
-}
-
 const asked = (p: PurchaseParams) => (p.kg !== undefined ? kg(p.kg) : dollars(p.amount_cents ?? 0));
 
 /** A changed row's result: what it was bought as (when it can be found), and why nothing was bought now. */
@@ -231,52 +168,4 @@ function changedResult(row: BatchRow, key: string, before: Offset | null) {
     error_code: 'row_changed',
     error_message: `${was}; the row now asks ${asked(row.params)}: nothing was bought now (--rebuy-changed buys it as it is now)`,
   });
-}
-
-/**
- * The offset a row's key bought, found without buying: the offsets with the row's reference are
- * tried as the body under that key. A key that bought once only ever replays that purchase (same
- * body) or answers 409 (another body), so no try can buy. Null when it is not found (bought by an
- * amount that did not come out exact, or among more offsets than are tried).
- */
-async function boughtAs(
-  client: CarbonClient,
-  key: string,
-  params: PurchaseParams,
-): Promise<{ offset: Offset; body: PurchaseParams } | null> {
-  const reference = params.reference;
-  if (reference === undefined) return null;
-  const { data } = await client.list({ reference, limit: 100 });
-  let tries = 0;
-  for (const candidate of data) {
-    for (const body of [
-      { kg: candidate.kg, reference },
-      { amount_cents: candidate.amount_cents, reference },
-    ]) {
-      if (++tries > 20) return null;
-      try {
-        const { offset, replayed } = await client.buy(body, { idempotencyKey: key });
-        if (replayed) return { offset, body };
-      } catch (err) {
-        if (!(err instanceof CarbonApiError && err.code === 'idempotency_key_reused')) throw err;
-      }
-    }
-  }
-  return null;
-}
-
-/**
- * What a row's own key bought, when that shows the row changed since: every row of the file that
- * asks that body has been matched to a key already (none asks it, or as many as ask it were), so
- * no row later in the file is that purchase, sorted: it is this row's, changed. Undefined
- * otherwise (or when it is not found): the row is looked for under the keys of the rows that share
- * its reference, and bought under the first unused, as a sorted file's row is (README, "Bought once").
- */
-async function changedRow(client: CarbonClient, params: PurchaseParams, key: string, keys: RowKeys): Promise<Offset | undefined> {
-  const found = await boughtAs(client, key, params);
-  if (found === null) return undefined;
-  const id = bodyId(found.body);
-  keys.seen.holding.set(id, [...(keys.seen.holding.get(id) ?? []), key]);
-  const unmatched = keys.askers(found.body) - (keys.seen.claimed.get(id) ?? 0);
-  return unmatched > 0 ? undefined : found.offset;
 }
