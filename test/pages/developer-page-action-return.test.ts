@@ -2,7 +2,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { RunningServer } from '../../src/server/server.js';
 import { expectAxeClean, type Launched, launch, withChromium } from '../support/chromium.js';
-import { serveInProcess } from '../support/in-process-server.js';
+import { middayToday, serveInProcess } from '../support/in-process-server.js';
 
 /**
  * A form of the developer page is sent from where the person scrolled to; the redirect after it
@@ -21,7 +21,7 @@ withChromium(describe, 'Developer page action return tests')('each action of the
   let chromium: Launched;
   // The wall clock held still: the test offsets stay processing (they place after 3 s) until the
   // test moves the model's clock itself, however long a loaded machine takes to click through.
-  const start = Date.now();
+  const start = middayToday();
   const served = serveInProcess('carbon-page-action-return-', { clock: () => start });
   /** Purchases made so far: each one's Idempotency-Key is its own. */
   let bought = 0;

@@ -2,7 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { RunningServer } from '../../src/server/server.js';
 import { type Launched, launch, withChromium } from '../support/chromium.js';
-import { serveInProcess } from '../support/in-process-server.js';
+import { middayToday, serveInProcess } from '../support/in-process-server.js';
 
 /**
  * On a phone the dashboard's offsets are several screens down: what their filter form and their
@@ -14,7 +14,7 @@ withChromium(describe, 'Developer page filter scroll tests')("the dashboard's of
   let server: RunningServer;
   let chromium: Launched;
 
-  const start = Date.now();
+  const start = middayToday();
   const served = serveInProcess('carbon-page-filter-scroll-', { clock: () => start });
 
   beforeAll(async () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { unavailablePage } from '../../src/server/pages/unavailable.js';
 import type { RunningServer } from '../../src/server/server.js';
 import { type Launched, launch, outsideLandmarks, withChromium } from '../support/chromium.js';
-import { serveInProcess } from '../support/in-process-server.js';
+import { middayToday, serveInProcess } from '../support/in-process-server.js';
 
 /**
  * Every page's content is in a landmark, the sandbox band too (axe-core's "region" rule, which
@@ -17,7 +17,7 @@ withChromium(describe, 'Developer page landmark tests')('the developer page: eve
   let offset: string;
   let request: string;
 
-  const start = Date.now();
+  const start = middayToday();
   const served = serveInProcess('carbon-page-landmarks-', { clock: () => start });
 
   beforeAll(async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type Launched, launch, withChromium } from '../support/chromium.js';
-import { serveInProcess } from '../support/in-process-server.js';
+import { middayToday, serveInProcess } from '../support/in-process-server.js';
 
 /**
  * A form of the developer page sent twice, or sent after its session ended: a second click while
@@ -15,7 +15,7 @@ const SCREENS = [
 
 withChromium(describe, 'Developer page resubmit tests')('a form of the developer page is done once, or not at all', () => {
   let chromium: Launched;
-  const start = Date.now();
+  const start = middayToday();
   const served = serveInProcess('carbon-page-resubmit-', { clock: () => start });
 
   beforeAll(async () => {

@@ -5,6 +5,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { type RunningServer, startServer } from '../../src/server/server.js';
 import { expectAxeClean, type Launched, launch, withChromium } from '../support/chromium.js';
+import { middayToday } from '../support/in-process-server.js';
 
 /**
  * The developer page as a new user meets it, in Chromium at a desktop's 1280 px and a phone's
@@ -77,7 +78,7 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
 
   /** A server of the test's own on a new ledger, and a page signed in to it at `width` px. */
   const fresh = async (width = 1280, height = 900): Promise<Fresh> => {
-    const start = Date.now();
+    const start = middayToday();
     const server = await startServer({ host: '127.0.0.1', port: 0, dataDir: join(dir, `data-${++serial}`), clock: () => start });
     const context = await chromium.browser.newContext({ viewport: { width, height } });
     open.push({ server, context });

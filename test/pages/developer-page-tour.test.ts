@@ -5,6 +5,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type RunningServer, startServer } from '../../src/server/server.js';
 import { expectAxeClean, type Launched, launch, withChromium } from '../support/chromium.js';
+import { middayToday } from '../support/in-process-server.js';
 
 /**
  * The developer page as a newcomer meets it, in Chromium: how to sign in, what a signed-in owner
@@ -35,7 +36,7 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'carbon-page-tour-'));
-    const start = Date.now();
+    const start = middayToday();
     server = await startServer({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'data'), clock: () => start });
     chromium = await launch();
     context = await chromium.browser.newContext({ viewport: { width: 1280, height: 800 } });

@@ -6,6 +6,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type RunningServer, startServer } from '../../src/server/server.js';
 import { launchIn, withChromium } from '../support/chromium.js';
+import { middayToday } from '../support/in-process-server.js';
 
 /**
  * The developer page in a real Chromium (Debian's, driven by playwright-core): every flow the
@@ -62,7 +63,7 @@ run('the developer page, in Chromium', { shuffle: false }, () => {
     dir = mkdtempSync(join(tmpdir(), 'carbon-page-'));
     home = mkdtempSync(join(tmpdir(), 'carbon-page-home-'));
     // The model's clock stands still but for the test's own moves: no offset is placed by real seconds passing.
-    const start = Date.now();
+    const start = middayToday();
     server = await startServer({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'data'), clock: () => start });
     keys = {
       test: (await server.sandbox.defaultKey('test'))!,

@@ -5,7 +5,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type RunningServer, startServer } from '../../src/server/server.js';
 import { expectAxeClean, type Launched, launch, withChromium } from '../support/chromium.js';
-import { serveInProcess } from '../support/in-process-server.js';
+import { middayToday, serveInProcess } from '../support/in-process-server.js';
 
 /**
  * The developer page's Requests view in Chromium, at 1280 px and a phone's 390 px: the newest
@@ -69,7 +69,7 @@ withChromium(describe, 'Requests view tests')('the Requests view at 1280 px and 
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'carbon-requests-view-'));
-    const start = Date.now();
+    const start = middayToday();
     server = await startServer({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'data'), clock: () => start });
     testKey = (await server.sandbox.defaultKey('test'))!;
     // A long reference with a key pasted in it: the row must wrap on a phone, and the key be masked.
@@ -212,7 +212,7 @@ withChromium(describe, 'Requests view tests')('the Requests view: a body longer 
   let chromium: Launched;
   let requestId: string;
 
-  const start = Date.now();
+  const start = middayToday();
   const served = serveInProcess('carbon-requests-body-', { clock: () => start });
 
   beforeAll(async () => {

@@ -34,3 +34,12 @@ export function serveInProcess(prefix: string, options: Partial<ServeOptions> & 
   });
   return served;
 }
+
+/**
+ * Noon (UTC) of today, for a model clock a test holds still (`clock: () => middayToday()`'s value):
+ * moved on by minutes or hours it stays within today whenever the suite runs, where Date.now() at
+ * 23:59 crossed midnight under a test that moved it a minute ("the first day of purchases").
+ */
+export function middayToday(): number {
+  return Math.floor(Date.now() / 86_400_000) * 86_400_000 + 12 * 3_600_000;
+}
