@@ -126,7 +126,9 @@ export function requestHeaders(req: IncomingMessage): ApiRequest['headers'] {
  */
 export function headerProblem(req: IncomingMessage): string | undefined {
   const raw = req.rawHeaders;
-  let [host, authorization, idempotency] = [0, 0, 0];
+  let host = 0;
+  let authorization = 0;
+  let idempotency = 0;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
     if (name.length === 4 && named(name, 'Host', 'host') && ++host > 1) return once('Host');
