@@ -29,26 +29,37 @@ afterAll(async () => {
 
 const KEY = `ck_test_${'a1'.repeat(8)}`;
 
+/** The silent server's base URL, listening once. */
+async function silentUrl(): Promise<string> {
+  if (!silent.listening) await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(silent.address() as AddressInfo).port}/api/v1`;
+}
+
+/** `carbon …` against the silent server, sent `signal` once `held()` says its request is held there; what it printed and its exit code. */
+async function stoppedWhen(args: string[], held: () => boolean, signal: NodeJS.Signals) {
+  const child = spawnCarbon(newHome(), args, { CARBON_API_KEY: KEY });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  let stdout = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  while (!held()) await new Promise((resolve) => setTimeout(resolve, 20));
+  child.kill(signal);
+  return { exitCode: (await child).exitCode, stdout, stderr };
+}
+
 describe('Ctrl-C or SIGTERM while a purchase waits for its answer', () => {
   test.each<[NodeJS.Signals, string]>([
     ['SIGINT', ''],
     ['SIGTERM', ' (SIGTERM)'],
   ])('%s: exit 130, one plain line that it may have been bought, and the key to retry with', async (signal, named) => {
-    if (!silent.listening) await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/api/v1`;
+    const url = await silentUrl();
     for (const format of [[], ['--json']]) {
       const sent = keys.length;
-      const child = spawnCarbon(newHome(), ['buy', '--kg', '10', '--base-url', url, ...format], { CARBON_API_KEY: KEY });
-      let stderr = '';
-      child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-      let stdout = '';
-      child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
       // The purchase is on the wire (the server holds it): only then is the signal sent.
-      while (keys.length === sent) await new Promise((resolve) => setTimeout(resolve, 20));
-      child.kill(signal);
-      const r = await child;
+      const r = await stoppedWhen(['buy', '--kg', '10', '--base-url', url, ...format], () => keys.length > sent, signal);
+      const { stderr } = r;
       const key = keys.at(-1)!;
-      expect([r.exitCode, stdout]).toEqual([130, '']);
+      expect([r.exitCode, r.stdout]).toEqual([130, '']);
       if (format.length === 0) {
         expect(stderr).toBe(
           `Stopped${named} before the purchase was answered. The purchase may or may not have been made. Retry safely with --idempotency-key ${key}: a key that bought once returns that purchase and never buys again.\n`,
@@ -65,22 +76,14 @@ describe('Ctrl-C or SIGTERM while the quote before a purchase waits (--max-cents
     ['SIGINT', ''],
     ['SIGTERM', ' (SIGTERM)'],
   ])('%s: exit 130, one plain line that nothing was bought, and no purchase sent', async (signal, named) => {
-    if (!silent.listening) await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/api/v1`;
+    const url = await silentUrl();
     for (const format of [[], ['--json']]) {
       const [quoted, bought] = [quotes.length, keys.length];
-      const child = spawnCarbon(newHome(), ['buy', '--kg', '10', '--max-cents', '500', '--base-url', url, ...format], {
-        CARBON_API_KEY: KEY,
-      });
-      let stderr = '';
-      child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-      let stdout = '';
-      child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
       // The quote is on the wire (the server holds it): only then is the signal sent.
-      while (quotes.length === quoted) await new Promise((resolve) => setTimeout(resolve, 20));
-      child.kill(signal);
-      const r = await child;
-      expect([r.exitCode, stdout, keys.length]).toEqual([130, '', bought]);
+      const args = ['buy', '--kg', '10', '--max-cents', '500', '--base-url', url, ...format];
+      const r = await stoppedWhen(args, () => quotes.length > quoted, signal);
+      const { stderr } = r;
+      expect([r.exitCode, r.stdout, keys.length]).toEqual([130, '', bought]);
       if (format.length === 0) expect(stderr).toBe(`Stopped${named} before buying; nothing was bought.\n`);
       else
         expect(JSON.parse(stderr).error).toMatchObject({

@@ -270,16 +270,15 @@ describe.each(STORES)('page sessions and one-time links (%s, two instances on on
   });
 });
 
+/** The page behind a TLS proxy: `carbon serve --public-url https://sandbox.example.test`, on `home`'s ledger. */
+const serveBehindTls = (home: string) =>
+  startServer({ host: '127.0.0.1', port: 0, dataDir: join(home, 'data'), publicUrl: 'https://sandbox.example.test' });
+
 describe('the session cookie', () => {
   test('HttpOnly and SameSite=Strict always; Secure when the page is reached over HTTPS (--public-url https://…)', async () => {
     const home = tempHome('carbon-sec-');
     const plain = await startServer({ host: '127.0.0.1', port: 0, dataDir: join(home, 'data') });
-    const behindTls = await startServer({
-      host: '127.0.0.1',
-      port: 0,
-      dataDir: join(home, 'data'),
-      publicUrl: 'https://sandbox.example.test',
-    });
+    const behindTls = await serveBehindTls(home);
     try {
       const cookieOf = async (s: RunningServer) =>
         (await fetch(`${s.origin}/login?token=${await s.sandbox.pages.newLoginToken(Date.now())}`, { redirect: 'manual' })).headers.get(
@@ -295,12 +294,7 @@ describe('the session cookie', () => {
 
   test('a form behind TLS (--public-url https://…) is taken from its https origin only, not from http:// of the same name', async () => {
     const home = tempHome('carbon-sec-');
-    const server = await startServer({
-      host: '127.0.0.1',
-      port: 0,
-      dataDir: join(home, 'data'),
-      publicUrl: 'https://sandbox.example.test',
-    });
+    const server = await serveBehindTls(home);
     try {
       const cookie = await signIn(server);
       const csrf = csrfOf((await getPage(server, cookie)).text);
