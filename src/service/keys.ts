@@ -77,7 +77,7 @@ export function keyShape(key: string): { prefix: string; mode: Mode; rest: strin
  * key (its prefix and mode are public). So besides the key-shaped text, any run of 32 or more
  * letters and digits (the secret's alphabet and length: a developer page's login token is one too)
  * is masked to its last four characters, unless it is hex (a git SHA, a digest, a UUID without its
- * dashes: no secret's alphabet), or with `runs: false` (carbon's own batch keys in the journal,
+ * dashes: no secret's alphabet) and no mode comes right before it, or with `runs: false` (carbon's own batch keys in the journal,
  * whose digest is such a run). A webhook signing secret (`whsec_…`, one made by an older
  * carbon in base64url) shows its last four, and a URL's password (`postgres://user:…@host`) is
  * `***` (not a port and a query: `host:8080?to=ops@example.com`).
@@ -94,8 +94,12 @@ export function redactSecrets(text: string, options: { runs?: boolean } = {}): s
   if (!named && !long && !signing && !password) return given;
   let out = named && KEY_LIKE.test(plain) ? plain.replace(KEY_LIKE_ALL, (key) => maskKey(key)) : plain;
   if (signing) out = out.replace(SIGNING_SECRET_ALL, (secret) => `whsec_…${secret.slice(-4)}`);
-  // Hex is no secret's alphabet (a git SHA, a digest, a UUID without its dashes): left as it was.
-  if (long) out = out.replace(SECRET_RUN_ALL, (run) => (HEX.test(run) ? run : `…${run.slice(-4)}`));
+  // Hex is no secret's alphabet (a git SHA, a digest, a UUID without its dashes): left as it was,
+  // unless a mode comes right before it (`ck-test-<32 hex>`: a key, however unlikely its secret).
+  if (long)
+    out = out.replace(SECRET_RUN_ALL, (run: string, at: number, whole: string) =>
+      HEX.test(run) && !AFTER_MODE.test(whole.slice(Math.max(0, at - 8), at)) ? run : `…${run.slice(-4)}`,
+    );
   if (password) out = out.replace(URL_PASSWORD_ALL, maskPassword);
   return out === plain ? given : out;
 }
@@ -112,6 +116,8 @@ const SECRET_RUN_ALL = new RegExp(`[A-Za-z0-9]{${SECRET_LENGTH},}`, 'g');
 /** A signing secret: base62 now, base64url from an older carbon (`-` and `_` break a run of letters and digits). */
 const SIGNING_SECRET_ALL = /whsec_[A-Za-z0-9_-]{8,}/gi;
 const HEX = /^(?:[0-9a-f]+|[0-9A-F]+)$/;
+/** A key's mode and what a spelling put after it (`_test_`, `-TEST-`, `test%00`): a run here is a key's secret. */
+const AFTER_MODE = /(?:test|live)[^A-Za-z0-9]{1,3}$/i;
 /** A URL's user and password, up to the last `@` before its host (a password may hold an `@`). */
 const URL_PASSWORD_ALL = /([a-z][a-z0-9+.-]{0,31}:\/\/([^\s/:@]*)):([^\s/]*)@/gi;
 /** `***` for the password, but not for a host's port and query (`example.com:8080?to=ops@example.com`: a dot in the host, digits then ? or #). */

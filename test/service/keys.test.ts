@@ -83,6 +83,10 @@ test('redactSecrets masks every spelling of a key, and its bare secret part, in 
     'a'.repeat(31),
   ])
     expect(redactSecrets(text)).toBe(text);
+  // A secret that happens to be hex is masked too when a mode comes before it (hex alone is left as it was: below).
+  for (const hex of ['a'.repeat(32), 'E'.repeat(32), '0123456789abcdef0123456789abcdef'])
+    for (const spelling of [`ck-test-${hex}`, `CK_LIVE_${hex}`, `ck_test-${hex}`, `ck%2Dtest%2D${hex}`])
+      expect(redactSecrets(`No such offset: '${spelling}'.`), spelling).not.toContain(hex.slice(0, 28));
   fc.assert(
     fc.property(fc.string(), fc.constantFrom('_', '-', '%00', '%20', '.', ':', '/', ''), fc.string(), (before, sep, after) => {
       expect(redactSecrets(`${before}ck${sep}test${sep}${secret}${after}`)).not.toContain(secret.slice(0, 28));
