@@ -104,6 +104,17 @@ describe.each(storeMatrix())("the developer page's records on the $label store",
     expect(await pages.readSession(later, T0 + 13 * HOUR)).not.toBeNull();
   });
 
+  test('a session opens nothing once its 12 hours are over, nor with its time changed in the cookie', async () => {
+    const { engine } = await opened(store);
+    const pages = engine.sandbox.pages;
+    const cookie = await pages.newSession(T0);
+    expect(await pages.readSession(cookie, T0 + 12 * HOUR - 1)).not.toBeNull();
+    expect(await pages.readSession(cookie, T0 + 12 * HOUR)).toBeNull();
+    // The cookie's time is signed: moved on by a day, it is no session (its record still ends it at 12 hours).
+    const [id, , signature] = cookie.split('.');
+    expect(await pages.readSession(`${id}.${T0 + 36 * HOUR}.${signature}`, T0 + 13 * HOUR)).toBeNull();
+  });
+
   test('a reset, and a snapshot loaded, take every token, session and flash with the signing secret', async () => {
     const { engine, count } = await opened(store);
     const pages = engine.sandbox.pages;
