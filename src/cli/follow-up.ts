@@ -1,3 +1,5 @@
+import { keyShape } from '../service/keys.js';
+
 /**
  * Commands printed for the user to run next (follow a wait, the next page): the command as it
  * must be typed, with the flags of this run that chose where it went (--live, --profile,
@@ -18,14 +20,35 @@ const noPassword = (value: string): string => value.replace(/^([a-z][a-z0-9+.-]*
 
 /** The flags of `argv` that choose the engine, profile or mode, in the order they were typed. */
 export function engineFlags(argv: readonly string[] = process.argv.slice(2)): string[] {
+  const args = shownArgs(argv);
   const kept: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (SWITCHES.has(arg)) kept.push(arg);
+    else if (VALUED.has(arg) && i + 1 < args.length) kept.push(arg, args[++i]!);
+    else if (VALUED.has(arg.split('=', 1)[0]!) && arg.includes('=')) kept.push(arg);
+  }
+  return kept;
+}
+
+/**
+ * `argv` as a printed command may repeat it: without `--api-key` and its key, which would be shown
+ * in full, but with the mode that key chose (`--live` for a live key), and with a database URL's
+ * password as ***.
+ */
+export function shownArgs(argv: readonly string[] = process.argv.slice(2)): string[] {
+  const kept: string[] = [];
+  let key: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const name = arg.split('=', 1)[0]!;
-    if (SWITCHES.has(arg)) kept.push(arg);
+    if (arg === '--api-key') key = argv[++i];
+    else if (name === '--api-key') key = arg.slice('--api-key='.length);
     else if (VALUED.has(arg) && i + 1 < argv.length) kept.push(arg, noPassword(argv[++i]!));
-    else if (VALUED.has(name) && arg.includes('=')) kept.push(noPassword(arg));
+    else kept.push(VALUED.has(name) ? noPassword(arg) : arg);
   }
+  const mode = key === undefined ? undefined : keyShape(key)?.mode;
+  if (mode !== undefined && !kept.includes('--live') && !kept.includes('--test')) kept.push(`--${mode}`);
   return kept;
 }
 

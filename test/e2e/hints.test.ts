@@ -139,6 +139,29 @@ describe('hints and empty lists say what the user was doing', () => {
   });
 });
 
+describe('a printed command never repeats --api-key', () => {
+  test('the next page and a wait: without the key, with the mode it chose (--live for a live key)', async () => {
+    const home = await liveHome();
+    for (let i = 0; i < 2; i++) await ok(['buy', '--kg', '1', '--live', '--yes'], { home });
+    const { live } = await sandboxKeys(home);
+    for (const given of [['--api-key', live], [`--api-key=${live}`]]) {
+      const page = await carbonTty(['list', ...given, '--limit', '1'], { home });
+      expect(leakedKeys(page.output, [live])).toEqual([]);
+      const hint = /More offsets: (.*?)(?: {2}|\n)\(or --all\)/.exec(plain(page.output))?.[1];
+      expect(hint).toMatch(/^carbon list --limit 1 --live --starting-after off_\w+$/);
+      // Run as printed, it goes on in live mode.
+      expect((await json<{ data: Array<{ livemode: boolean }> }>([...hint!.split(' ').slice(1), '--json'], { home })).data).toEqual([
+        expect.objectContaining({ livemode: true }),
+      ]);
+    }
+    // A wait that ends before a live offset is placed: its follow-up command is in live mode too.
+    const waited = await carbonTty(['buy', '--kg', '1', '--yes', '--api-key', live, '--wait', '--timeout', '1'], { home });
+    expect(waited.exitCode).toBe(8);
+    expect(leakedKeys(waited.output, [live])).toEqual([]);
+    expect(plain(waited.output)).toContain('`carbon sandbox clock advance 1m --live` places it at once.');
+  });
+});
+
 describe('hints that know the mode', () => {
   test('show and open of an offset of the other mode: 404, and the command that shows it', async () => {
     const home = await liveHome();

@@ -3,7 +3,7 @@ import type { CarbonClient } from '../../../client/client.js';
 import { PageGuard } from '../../../client/paging.js';
 import type { Context } from '../../context.js';
 import { usage } from '../../errors.js';
-import { engineFlags, followUp, shellWord } from '../../follow-up.js';
+import { engineFlags, followUp, shellWord, shownArgs } from '../../follow-up.js';
 import { clockForSpan, isOneOf, parseWhen, quietWith, wholeNumberOption } from '../../options.js';
 import { topUpHint } from '../../purchase/top-up.js';
 import { displayWidth, terminalWidth } from '../../render/fit.js';
@@ -256,10 +256,11 @@ async function streamAll(
  * The command for the next page: this one as it was typed (its --live, --profile, --reference,
  * --limit …), with the cursor moved on. Run as printed, it does what the user was doing.
  */
-function nextPageCommand(after: string, argv: readonly string[] = process.argv.slice(2)): string {
+function nextPageCommand(after: string): string {
+  const args = shownArgs();
   const kept: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
     if (arg === '--starting-after') i++;
     else if (!arg.startsWith('--starting-after=')) kept.push(arg);
   }
