@@ -2,7 +2,7 @@ import type { Mode } from '../api/types.js';
 import type { StoreTarget } from '../engine/ledger.js';
 import { JOURNAL_DEFAULTS, type JournalSettings, journalSettingsFrom } from '../service/journal-settings.js';
 import { keyShape } from '../service/keys.js';
-import { type ConfigData, DEFAULT_PROFILE, type Profile, profileFlag, profileNamed, readConfig } from './config-store.js';
+import { type ConfigData, DEFAULT_PROFILE, type Profile, profileFlag, profileNamed, readConfig, secretProblem } from './config-store.js';
 import { usage } from './errors.js';
 import { wholeNumberOption } from './options.js';
 import { type CarbonPaths, resolvePaths } from './paths.js';
@@ -169,6 +169,9 @@ function chooseMode(opts: GlobalOptions, env: NodeJS.ProcessEnv, profile: Profil
       `The API key from ${opts.apiKey !== undefined ? '--api-key' : 'CARBON_API_KEY'} is not a test or live key (expected PREFIX_test_… or PREFIX_live_…).`,
     );
   }
+  const problem = explicitKey === undefined ? undefined : secretProblem(keyShape(explicitKey)!);
+  if (problem !== undefined)
+    throw usage(`The API key from ${opts.apiKey !== undefined ? '--api-key' : 'CARBON_API_KEY'} ${problem}; nothing was sent.`);
   if (flagMode !== null && explicitKeyMode !== null && flagMode !== explicitKeyMode && !modeFilters) {
     throw usage(
       `--${flagMode} was given, but the API key from ${opts.apiKey !== undefined ? '--api-key' : 'CARBON_API_KEY'} is a ${explicitKeyMode} key.`,
@@ -201,9 +204,10 @@ function refuseKeyOfOtherMode(key: string, mode: Mode, profileName: string, flag
       `Set it again: \`carbon config set${flag} ${mode}-key -\`.`,
     );
   }
-  if (keyMode === null) {
+  const problem = keyMode === null ? 'is not a test or live key (expected PREFIX_test_… or PREFIX_live_…)' : secretProblem(keyShape(key)!);
+  if (problem !== undefined) {
     throw usage(
-      `The ${mode}-key of profile ${profileName} is not a test or live key (expected PREFIX_test_… or PREFIX_live_…): nothing was sent.`,
+      `The ${mode}-key of profile ${profileName} ${problem}; nothing was sent.`,
       `Set it again: \`carbon config set${flag} ${mode}-key -\`.`,
     );
   }

@@ -453,7 +453,14 @@ describe('keys in use', () => {
       expect([r.exitCode, r.stdout, r.stderr]).toEqual([
         2,
         '',
-        'error: The test-key of profile default is not a test or live key (expected PREFIX_test_… or PREFIX_live_…): nothing was sent. Set it again: `carbon config set test-key -`.\n',
+        'error: The test-key of profile default is not a test or live key (expected PREFIX_test_… or PREFIX_live_…); nothing was sent. Set it again: `carbon config set test-key -`.\n',
+      ]);
+      // Shaped as a key but too short: not sent either.
+      writeFileSync(join(home, 'config.json'), JSON.stringify({ profiles: { default: { test_key: 'ck_test_short', base_url: base } } }));
+      const short = await carbon(['balance'], { home });
+      expect([short.exitCode, short.stderr]).toEqual([
+        2,
+        'error: The test-key of profile default is too short: 5 letters or digits after ck_test_, where a key has at least 12; nothing was sent. Set it again: `carbon config set test-key -`.\n',
       ]);
       // A key pasted with its line's end: named as such.
       writeFileSync(

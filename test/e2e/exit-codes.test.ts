@@ -388,14 +388,26 @@ describe('a key that is no key (a CI secret mangled or unset to a placeholder)',
     const home = newHome();
     const server = await serve(home);
     try {
-      for (const [args, env, source] of [
-        [['balance'], { CARBON_API_KEY: '***' }, 'CARBON_API_KEY'],
-        [['buy', '--kg', '5', '--json', '--api-key', 'garbage'], {}, '--api-key'],
+      for (const [args, env, said] of [
+        [['balance'], { CARBON_API_KEY: '***' }, 'The API key from CARBON_API_KEY is not a test or live key'],
+        [['buy', '--kg', '5', '--json', '--api-key', 'garbage'], {}, 'The API key from --api-key is not a test or live key'],
+        // Shaped as a key, but not one: too short, or with a space or a letter no key has.
+        [
+          ['balance'],
+          { CARBON_API_KEY: 'ck_live_SHORT' },
+          'The API key from CARBON_API_KEY is too short: 5 letters or digits after ck_live_, where a key has at least 12; nothing was sent.',
+        ],
+        [
+          ['buy', '--kg', '5', '--api-key', 'ck_test_ABCDEFGHIJKLMNOP QRS'],
+          {},
+          'The API key from --api-key may hold only letters and digits after ck_test_, and this one holds a space or line break; nothing was sent.',
+        ],
+        [['balance', '--api-key', 'ck_test_naïveabcdefghijk'], {}, 'may hold only letters and digits after ck_test_'],
       ] as const) {
         const r = await carbon([...args], { home, env: { CARBON_BASE_URL: server.url, ...env } });
         expect([r.exitCode, r.stdout]).toEqual([2, '']);
         expect(r.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('warning:'))).toHaveLength(1);
-        expect(r.stderr).toContain(`The API key from ${source} is not a test or live key`);
+        expect(r.stderr).toContain(said);
       }
       // The server never saw them: the mode a key is sent in is read from its prefix.
       expect((await ok(['logs', '--json'], { home })).stdout).toBe('');
