@@ -218,6 +218,17 @@ describe("a 404 or 405 without the API's error envelope (another server at the b
           ]);
           const json = await carbon(['show', 'off_1', '--json'], { home, env });
           expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'connection_error' });
+          // `carbon api` too, whatever the body it prints.
+          const api = await carbon(['api', 'GET', '/balance'], { home, env });
+          expect([api.exitCode, api.stderr]).toEqual([
+            1,
+            `error: The server answered GET /balance with ${status} without the API's error envelope; is the base URL right?\n`,
+          ]);
+          const posted = await carbon(['api', 'POST', '/offsets', '-d', '{"kg":5}'], { home, env });
+          expect([posted.exitCode, posted.stderr]).toEqual([
+            1,
+            `error: The server answered POST /offsets with ${status} without the API's error envelope; is the base URL right? Nothing was bought.\n`,
+          ]);
         }
       }
       // Another status without the envelope (a proxy's 403) is not read as a wrong base URL.

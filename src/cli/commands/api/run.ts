@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { API_PREFIX, type ApiRequest, type ApiResponse } from '../../../api/types.js';
-import { CarbonConnectionError } from '../../../client/errors.js';
+import { CarbonConnectionError, otherServer } from '../../../client/errors.js';
 import { LedgerError } from '../../../engine/ledger.js';
 import { randomUUID } from '../../../platform/random.js';
 import type { Context } from '../../context.js';
@@ -63,15 +63,27 @@ export async function run(
   const { response, earlierMaybeSent } = answer;
   // An answer that is not JSON (a proxy's error page) leaves stdout empty: `null` is no answer the server gave.
   if (response.body !== undefined) ctx.out.stdout.write(`${JSON.stringify(response.body, null, ctx.out.interactive ? 2 : undefined)}\n`);
-  if (response.status >= 400) {
-    const code = (response.body as { error?: { code?: string } } | undefined)?.error?.code ?? 'http_error';
-    const said = `${verb} ${relative} answered ${response.status} ${code}.`;
-    // A 5xx may have come after the purchase committed; a retried refusal, after an earlier attempt that did.
-    const refusedAfter = retriedRefusal(response.status, code, earlierMaybeSent);
-    if (purchase && (response.status >= 500 || refusedAfter))
-      throw unknownPurchase(said, exitCodeForStatus(response.status), code, headers['idempotency-key']!, refusedAfter);
-    throw new CliError(said, exitCodeForStatus(response.status), code);
+  if (response.status >= 400)
+    throw answerError(verb, relative, response, earlierMaybeSent, purchase ? headers['idempotency-key']! : undefined);
+}
+
+/** What an answer of 400 or more ends the command with; `idempotencyKey` for a purchase. */
+function answerError(verb: string, relative: string, response: ApiResponse, earlierMaybeSent: boolean, idempotencyKey?: string): CliError {
+  const envelope = (response.body as { error?: { code?: string } } | undefined)?.error?.code;
+  // Another server's "no such path" or "not this method" (a wrong base URL): exit 1, as every command says it.
+  if (envelope === undefined && (response.status === 404 || response.status === 405)) {
+    const other = otherServer(response.status, verb, relative, earlierMaybeSent);
+    if (idempotencyKey === undefined) return new CliError(other.message, EXIT.failure, 'connection_error');
+    if (other.refused) return new CliError(`${other.message} Nothing was bought.`, EXIT.failure, 'connection_error');
+    return unknownPurchase(other.message, EXIT.failure, 'connection_error', idempotencyKey, true);
   }
+  const code = envelope ?? 'http_error';
+  const said = `${verb} ${relative} answered ${response.status} ${code}.`;
+  // A 5xx may have come after the purchase committed; a retried refusal, after an earlier attempt that did.
+  const refusedAfter = retriedRefusal(response.status, code, earlierMaybeSent);
+  if (idempotencyKey !== undefined && (response.status >= 500 || refusedAfter))
+    return unknownPurchase(said, exitCodeForStatus(response.status), code, idempotencyKey, refusedAfter);
+  return new CliError(said, exitCodeForStatus(response.status), code);
 }
 
 /** A live POST /offsets is a purchase with the live key: sent only when someone said so, as `carbon buy`'s is (live-consent.ts). */
