@@ -85,7 +85,8 @@ export class Intake {
   };
 
   private receive(req: IncomingMessage, res: ServerResponse): void {
-    if (!this.writer.received(req.socket, res)) return;
+    const before = this.writer.received(req.socket, res);
+    if (before === false) return;
     const answered = res as LoggedResponse;
     answered.started = performance.now();
     const method = req.method ?? 'GET';
@@ -99,7 +100,7 @@ export class Intake {
     // A request with neither Content-Length nor Transfer-Encoding has no body (RFC 9112 §6.3):
     // it joins this turn's batch at once, without a Promise or waiting for its end.
     if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
-      this.enqueue(incoming(req, res, method, path, query, ''));
+      this.enqueueAfter(before, incoming(req, res, method, path, query, ''));
       return;
     }
     readBody(req, this.bodyLimit)
@@ -113,7 +114,7 @@ export class Intake {
           this.refuse(res, { method, path, query }, errorReply('invalid_json', 'Invalid request body: it is not valid UTF-8.'));
           return;
         }
-        this.enqueue(incoming(req, res, method, path, query, body));
+        this.enqueueAfter(before, incoming(req, res, method, path, query, body));
       })
       .catch((err: unknown) => this.fail(res, err));
   }
@@ -138,6 +139,16 @@ export class Intake {
    */
   private enqueue(request: Incoming): void {
     if (this.batch.push(request) === 1) setImmediate(this.drain);
+  }
+
+  /**
+   * Requests pipelined on one connection act one after another, in the order they came: one joins
+   * a batch once the request before it has been answered, so it sees what that one did (a balance
+   * read after a purchase sent before it), as it would had the client waited for each answer.
+   */
+  private enqueueAfter(before: ServerResponse | undefined, request: Incoming): void {
+    if (before === undefined || before.writableEnded) this.enqueue(request);
+    else before.once('close', () => this.enqueue(request));
   }
 
   private readonly drain = (): void => {

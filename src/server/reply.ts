@@ -56,12 +56,14 @@ export class ReplyWriter {
   /**
    * Notes `res` as its connection's newest request (intake.ts); false when an answer on that
    * connection said `Connection: close` (the server closing): it ends after that answer, so a
-   * request read behind it could never be answered, and is not acted on.
+   * request read behind it could never be answered, and is not acted on. Otherwise the request
+   * before it on the connection, if that one is not answered yet (pipelined): it waits for it.
    */
-  received(socket: object, res: ServerResponse): boolean {
+  received(socket: object, res: ServerResponse): ServerResponse | undefined | false {
     if (this.ended.has(socket)) return false;
+    const before = this.newest.get(socket);
     this.newest.set(socket, res);
-    return true;
+    return before === undefined || before.writableEnded ? undefined : before;
   }
 
   write(res: ServerResponse, reply: Reply): void {

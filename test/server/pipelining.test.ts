@@ -64,6 +64,18 @@ describe('pipelined requests before bytes the server refuses', () => {
     expect(made.sort()).toEqual([a!.id, b!.id].sort());
   });
 
+  it('answers each request after the one before it: a read sent after a purchase sees the purchase', async () => {
+    const get = (path: string, close = false) =>
+      `GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n${close ? 'Connection: close\r\n' : ''}\r\n`;
+    const raw = `${get('/api/v1/balance')}${post('pipe-read', 25)}${get('/api/v1/balance')}${get('/api/v1/offsets?limit=1', true)}`;
+    const answers = responses((await rawExchange(server.port, raw, limit(5_000))).raw);
+    expect(answers.map((a) => a.status)).toEqual([200, 201, 200, 200]);
+    const [first, bought, then, newest] = answers.map((a) => JSON.parse(a.body));
+    // Before: the balance and the list were read alongside the purchase, and showed the sandbox before it.
+    expect(then.available_cents).toBe(first.available_cents - bought.amount_cents);
+    expect(newest.data[0].id).toBe(bought.id);
+  });
+
   it('answers a request with `Connection: close` and ignores what follows it', async () => {
     const get = 'GET /healthz HTTP/1.1\r\nHost: x\r\n';
     const r = await rawExchange(server.port, `${get}Connection: close\r\n\r\n${get}\r\n`, limit(5_000));
