@@ -92,12 +92,18 @@ describe('bash', () => {
     writeFileSync(join(home, 'config.json'), JSON.stringify({ profiles }), { mode: 0o600 });
     const env = { CARBON_HOME: home };
     // Bash puts COMPREPLY into the line as it is: each must be the word the shell reads back as the name.
-    expect(await complete(['--profile', ''], SCRIPT.bash, env)).toEqual(['my\\ prod', 'a\\$\\(touch\\ pwned\\)b', "it\\'s"]);
+    // `default` first: always there to use (`carbon config use default`), in the file or not.
+    expect(await complete(['--profile', ''], SCRIPT.bash, env)).toEqual(['default', 'my\\ prod', 'a\\$\\(touch\\ pwned\\)b', "it\\'s"]);
     expect(await complete(['--profile', 'my'], SCRIPT.bash, env)).toEqual(['my\\ prod']);
     // What was typed already escaped still matches.
     expect(await complete(['--profile', 'my\\ p'], SCRIPT.bash, env)).toEqual(['my\\ prod']);
     expect(await complete(['--profile', '=', 'a'], SCRIPT.bash, env)).toEqual(['a\\$\\(touch\\ pwned\\)b']);
-    expect(await complete(['show', '--profile', ''], SCRIPT.bash, env)).toEqual(['my\\ prod', 'a\\$\\(touch\\ pwned\\)b', "it\\'s"]);
+    expect(await complete(['show', '--profile', ''], SCRIPT.bash, env)).toEqual([
+      'default',
+      'my\\ prod',
+      'a\\$\\(touch\\ pwned\\)b',
+      "it\\'s",
+    ]);
   });
 
   it('offers the offset ids for show after a purchase, newest first', async () => {

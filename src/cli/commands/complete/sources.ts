@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Offset } from '../../../api/types.js';
 import type { CompletionSource } from '../../command.js';
+import type { Profile } from '../../config-store.js';
 import type { GlobalOptions } from '../../settings.js';
 
 /** Where the values `carbon __complete` offers come from, when a declaration names a source. */
@@ -127,20 +128,27 @@ export function realSources(env: NodeJS.ProcessEnv = process.env): Sources {
             .map((k) => ({ value: k.id, description: `${k.masked} · ${k.permission}${k.default ? ` · default ${k.default}` : ''}` })),
         { localOnly: true },
       ),
-    async profiles() {
-      const [{ readConfig }, { resolvePaths }] = await Promise.all([import('../../config-store.js'), import('../../paths.js')]);
-      const config = readConfig(resolvePaths(env).configDir, { tighten: false });
-      return Object.entries(config.profiles ?? {}).map(([name, p]) => ({
-        value: name,
-        // Never a key: only where the profile points and in which mode.
-        description: [name === config.current_profile ? 'current' : '', p.mode ?? 'test', p.base_url ?? 'local model']
-          .filter(Boolean)
-          .join(' · '),
-      }));
-    },
+    profiles: () => profileCandidates(env),
     async configKeys() {
       const { CONFIG_KEYS } = await import('../../config-store.js');
       return Object.keys(CONFIG_KEYS).map((value) => ({ value }));
     },
   };
+}
+
+/** The profiles to offer: `default` (always there to use, written to the file or not), then the file's. */
+async function profileCandidates(env: NodeJS.ProcessEnv): Promise<Candidate[]> {
+  const [{ DEFAULT_PROFILE, readConfig }, { resolvePaths }] = await Promise.all([
+    import('../../config-store.js'),
+    import('../../paths.js'),
+  ]);
+  const config = readConfig(resolvePaths(env).configDir, { tighten: false });
+  const profiles: Record<string, Profile> = { [DEFAULT_PROFILE]: {}, ...config.profiles };
+  return Object.entries(profiles).map(([name, p]) => ({
+    value: name,
+    // Never a key: only where the profile points and in which mode.
+    description: [name === config.current_profile ? 'current' : '', p.mode ?? 'test', p.base_url ?? 'local model']
+      .filter(Boolean)
+      .join(' · '),
+  }));
 }
