@@ -13,12 +13,14 @@ export const completion: CommandSpec = {
   args: [{ name: '[shell]', description: 'bash, zsh or fish (default with --install: the one $SHELL names)', values: SHELLS }],
   flags: [{ flags: '--install', description: 'write the script where that shell looks for it, and say where' }],
   examples: [
+    'carbon completion --install                     # for the shell $SHELL names',
+    'mkdir -p ~/.local/share/bash-completion/completions',
     'carbon completion bash > ~/.local/share/bash-completion/completions/carbon',
     // biome-ignore lint/suspicious/noTemplateCurlyInString: zsh's own ${fpath[1]}, for the shell to expand
     'carbon completion zsh > "${fpath[1]}/_carbon"   # before compinit',
+    'mkdir -p ~/.config/fish/completions',
     'carbon completion fish > ~/.config/fish/completions/carbon.fish',
     'source <(carbon completion bash)                # or zsh, for this shell only',
-    'carbon completion --install                     # for the shell $SHELL names',
   ],
   epilogue: `Completes commands, options, option values (--format, --profile names, ...), for
 \`carbon show\` the newest offset ids, and file names where a file goes (buy --from-csv, watch
