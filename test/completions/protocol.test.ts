@@ -62,7 +62,10 @@ describe('carbon __complete', () => {
     expect(values(profiles.stdout)).toEqual(['default', 'staging']);
     // With no config file at all, `default` is still there to use (`carbon config use default`).
     const empty = join(fx.sandbox.home, 'no-config');
-    for (const words of [['config', 'use', ''], ['--profile', '']])
+    for (const words of [
+      ['config', 'use', ''],
+      ['--profile', ''],
+    ])
       expect(values((await carbon(fx.sandbox, ['__complete', '--', ...words], { CARBON_HOME: empty })).stdout)).toEqual(['default']);
     // Where a profile points, never its keys.
     expect(profiles.stdout).toMatch(/^staging\tlive · https:\/\/api\.example\.com\/api\/v1$/m);

@@ -285,6 +285,44 @@ describe('in a pipe', () => {
     expect((await ok(['balance', '--json'], { home })).stdout).toContain('"available_cents": 40000');
   });
 
+  test('a batch another process spends under (402 at a row): its line says the balance as it is now, and the top-up the rows left need', {
+    timeout: limit(60_000),
+  }, async () => {
+    const home = newHome();
+    const server = await serve(home);
+    try {
+      // Each purchase waits 300 ms in the server: time for another one to come between two rows.
+      await ok(['sandbox', 'faults', 'set', '--latency', '300ms', '--route', 'POST /offsets'], { home });
+      const { test: key } = await sandboxKeys(home);
+      const api = (path: string, init: RequestInit = {}) =>
+        fetch(`${server.url}${path}`, {
+          ...init,
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...init.headers },
+        });
+      const balance = async () => ((await (await api('/balance')).json()) as { available_cents: number }).available_cents;
+      const client = newHome();
+      const env = { CARBON_BASE_URL: server.url, CARBON_API_KEY: key };
+      // $100 a row, eight rows: $800 of the $1,000 balance, so the check before buying passes.
+      const csv = file(client, 'f.csv', `kg,reference\n${Array.from({ length: 8 }, (_, i) => `2500,row-${i + 1}`).join('\n')}\n`);
+      const batch = carbon(['buy', '--from-csv', csv], { home: client, env });
+      // Once the batch has bought its first row, another purchase spends $750 of what is left.
+      while ((await balance()) === 100_000) await new Promise((resolve) => setTimeout(resolve, 10));
+      const spent = await api('/offsets', { method: 'POST', headers: { 'idempotency-key': 'elsewhere' }, body: '{"amount_cents":75000}' });
+      expect(spent.status).toBe(201);
+      const r = await batch;
+      expect(r.exitCode).toBe(10);
+      const bought = results(r.stdout).filter((x) => x.status === 'processing').length;
+      const left = (8 - bought) * 10_000;
+      const now = await balance();
+      expect(now).toBeLessThan(10_000);
+      const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
+      // Before: the balance at the check less what this run charged ($700 or so), which covers the rows left.
+      expect(r.stderr).toContain(`(the rows left cost ${dollars(left)}; the balance is ${dollars(now)}), then run the same command again`);
+    } finally {
+      await server.stop();
+    }
+  });
+
   test('a row is bought once, however the file is saved again: line endings, BOM, quoting, blank lines, order, rows around it', async () => {
     const home = newHome();
     await ok(['sandbox', 'topup', '1000'], { home });

@@ -89,7 +89,22 @@ export async function buyRows(
     bar.stop();
   }
   if (stop?.ledgerFailed) ctx.ledgerFailed = true;
-  report(ctx, { count, interrupted, stop }, { rows: table.length, batchId, money: options.money }, printer);
+  const money = stop?.balanceShort ? await balanceNow(client, options.money, count) : options.money;
+  report(ctx, { count, interrupted, stop }, { rows: table.length, batchId, money }, printer);
+}
+
+/**
+ * The check's money with the balance as it is now, for how a batch stopped by 402 resumes: another
+ * process (a second batch, a purchase elsewhere) spent from it meanwhile, so the check's balance
+ * less what this run charged is more than there is. Kept as it was when the balance cannot be read.
+ */
+async function balanceNow(client: CarbonClient, money: BatchMoney, count: Count): Promise<BatchMoney> {
+  try {
+    const balance = await client.balance();
+    return balance.livemode === money.livemode ? { ...money, availableCents: balance.available_cents + count.charged } : money;
+  } catch {
+    return money;
+  }
 }
 
 /** Why the batch stopped when its results could not go on: their reader went away, or a write failed (a full disk). */
@@ -146,7 +161,8 @@ async function buyOne(
     // before a later one's purchase is a gap, under which a sorted rerun would buy a row again.
     if (stopsBatch(err) || keys.shared) {
       const keyRefused = err instanceof CarbonApiError && (err.status === 401 || err.status === 403);
-      return { text: `the batch stopped at row ${row.row}: ${code}`, keyRefused, ledgerFailed: err instanceof LedgerError };
+      const balanceShort = err instanceof CarbonApiError && err.status === 402;
+      return { text: `the batch stopped at row ${row.row}: ${code}`, keyRefused, ledgerFailed: err instanceof LedgerError, balanceShort };
     }
   }
   return null;

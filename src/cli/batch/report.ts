@@ -35,6 +35,8 @@ export interface Stop {
   keyRefused?: boolean;
   /** The ledger failed the row (the local engine's: unreachable, stalled, its answer lost). */
   ledgerFailed?: boolean;
+  /** The balance did not cover the row (402): something else spent from it while the batch ran. */
+  balanceShort?: boolean;
 }
 
 /** What the check found: the whole file's quoted cost, the balance then, its mode; and whether this run has --partial. */
