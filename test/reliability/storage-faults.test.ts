@@ -103,6 +103,23 @@ describe('a damaged ledger', () => {
     expect(sha(ledgerPath(home))).toBe(before);
   });
 
+  test('some pages damaged: a batch that meets one stops saying so, and what to do first', async () => {
+    const home = tempHome();
+    await provision(home);
+    for (let i = 0; i < 2; i++) expect((await runCli(home, ['buy', '--kg', '5'])).code).toBe(0);
+    // Pages 3 to 6 zeroed (the offsets' and their charges'): the balance and the keys still read.
+    const bytes = readFileSync(ledgerPath(home));
+    bytes.fill(0, 3 * 4096, 7 * 4096);
+    writeFileSync(ledgerPath(home), bytes);
+    writeFileSync(join(home, 'rows.csv'), 'reference,kg\nr1,1\n');
+    const r = await runCli(home, ['buy', '--from-csv', join(home, 'rows.csv')]);
+    expect(r.code).toBe(10);
+    // Before: "(the batch stopped at row 1: storage_error). Run the same command again", which meets it again.
+    expect(errorLine(r.stderr)).toMatch(
+      /stopped at row 1: The ledger \S+ is damaged \(database disk image is malformed\)\)\. Move it aside/,
+    );
+  });
+
   test('written by a newer carbon: every command says to upgrade, and leaves the file alone', async () => {
     const home = tempHome();
     await provision(home);

@@ -162,7 +162,10 @@ async function buyOne(
     if (stopsBatch(err) || keys.shared) {
       const keyRefused = err instanceof CarbonApiError && (err.status === 401 || err.status === 403);
       const balanceShort = err instanceof CarbonApiError && err.status === 402;
-      return { text: `the batch stopped at row ${row.row}: ${code}`, keyRefused, ledgerFailed: err instanceof LedgerError, balanceShort };
+      // The ledger's own words (damaged, locked, a full disk) and what to do first, as a single purchase says them.
+      if (err instanceof LedgerError)
+        return { text: `the batch stopped at row ${row.row}: ${err.message.replace(/\.$/, '')}`, ledgerFailed: true, first: err.hint };
+      return { text: `the batch stopped at row ${row.row}: ${code}`, keyRefused, balanceShort };
     }
   }
   return null;

@@ -37,6 +37,8 @@ export interface Stop {
   ledgerFailed?: boolean;
   /** The balance did not cover the row (402): something else spent from it while the batch ran. */
   balanceShort?: boolean;
+  /** What to do before the batch is run again (the ledger's hint: free some space, move a damaged file aside). */
+  first?: string;
 }
 
 /** What the check found: the whole file's quoted cost, the balance then, its mode; and whether this run has --partial. */
@@ -103,6 +105,7 @@ export function report(ctx: Context, outcome: Outcome, batch: Batch, printer: Re
     .join(', ');
   const resume = count.failed + count.skipped > 0 || interrupted !== null;
   const again = [
+    stop?.first ?? '',
     resume ? howToResume(ctx, outcome, batch) : '',
     count.changed > 0 ? 'Add --rebuy-changed to buy the changed rows as they are now (the earlier purchases stay).' : '',
   ]
