@@ -118,9 +118,13 @@ export function failureReply(err: unknown, log: (line: string) => void, page = f
   if (err instanceof LedgerError) {
     log(`error ${id}: ${err.message} ${err.hint}`);
     // Storage trouble (locked, full, unreachable) is a state of the service, not of the request.
-    const message = 'The service cannot reach its ledger right now. Try again shortly.';
-    const headers = { 'request-id': id, 'retry-after': '1' };
-    if (page) return { status: 503, headers, body: unavailablePage(message, id), type: 'text/html; charset=utf-8' };
+    // Only what passes (a lock, a restart) is worth trying again shortly: damage, a full disk or a
+    // read-only file waits for a person, whom the log tells what to do.
+    const message = err.transient
+      ? 'The service cannot reach its ledger right now. Try again shortly.'
+      : "The service cannot use its ledger until its operator acts on what the server's log says.";
+    const headers: Record<string, string> = err.transient ? { 'request-id': id, 'retry-after': '1' } : { 'request-id': id };
+    if (page) return { status: 503, headers, body: unavailablePage(message, id, err.transient), type: 'text/html; charset=utf-8' };
     return errorReply('service_unavailable', message, headers);
   }
   log(`error ${id}: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);

@@ -120,6 +120,29 @@ describe('a damaged ledger', () => {
     );
   });
 
+  test('some pages damaged under carbon serve: 503 without Retry-After (trying again will not mend it), and the log says what to do', async () => {
+    const home = tempHome();
+    const key = (await provision(home)).test;
+    for (let i = 0; i < 2; i++) expect((await runCli(home, ['buy', '--kg', '5'])).code).toBe(0);
+    const bytes = readFileSync(ledgerPath(home));
+    bytes.fill(0, 3 * 4096, 7 * 4096);
+    writeFileSync(ledgerPath(home), bytes);
+    const server = await serve(home);
+    try {
+      const res = await http(`${server.url}/offsets`, { key, idem: 'damaged-1', body: '{"kg":3}' });
+      expect([res.status, res.headers['retry-after'], (res.json as { error: { code: string } }).error.code]).toEqual([
+        503,
+        undefined,
+        'service_unavailable',
+      ]);
+      expect((res.json as { error: { message: string } }).error.message).toContain("until its operator acts on what the server's log says");
+    } finally {
+      await server.stop();
+    }
+    // The log (written by the stop at the latest) says what, and what to do.
+    expect(server.stderr()).toMatch(/is damaged \(database disk image is malformed\)\. Move it aside/);
+  });
+
   test('written by a newer carbon: every command says to upgrade, and leaves the file alone', async () => {
     const home = tempHome();
     await provision(home);
