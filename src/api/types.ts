@@ -14,6 +14,8 @@ export interface ApiRequest {
   headers: Record<string, string | undefined>;
   /** Raw body; the empty string when there is none. */
   body: string;
+  /** The query as it came over HTTP (`carbon serve`), before it was read: the journal keeps it as sent. */
+  rawQuery?: string;
 }
 
 /** An HTTP response as the API gives it: the spec's JSON, not yet serialised. */

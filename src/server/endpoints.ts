@@ -7,7 +7,7 @@ import type { Incoming, Served } from './requests.js';
 
 /** The API (and the envelope's 404 or 405 for anything no other entry answers), through the faults. */
 export async function api(r: Incoming, served: Served): Promise<Reply | null> {
-  const request = { method: r.method, path: r.path, query: r.query, headers: r.headers, body: r.body };
+  const request = { method: r.method, path: r.path, query: r.query, rawQuery: r.rawQuery, headers: r.headers, body: r.body };
   return await served.faults.withFaults(await r.faults, request, r.res, served.service);
 }
 

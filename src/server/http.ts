@@ -8,7 +8,7 @@ import { ApiError, type ErrorCode } from '../service/errors.js';
  */
 
 /** Splits a request target into the path (raw, still percent-encoded) and its query. */
-export function parseTarget(target: string): { path: string; query: ApiRequest['query'] } {
+export function parseTarget(target: string): { path: string; query: ApiRequest['query']; rawQuery: string } {
   // An absolute-form target (`GET http://host/api/v1/balance`) is legal HTTP/1.1; keep its path.
   const origin = target.charCodeAt(0) === 47 /* / */ ? null : /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(target);
   const rest = origin ? target.slice(origin[0].length) || '/' : target;
@@ -18,8 +18,8 @@ export function parseTarget(target: string): { path: string; query: ApiRequest['
   const path = q === -1 ? noHash : noHash.slice(0, q);
   // No prototype: a parameter named `__proto__` must stay a parameter (and be refused by name).
   const query: ApiRequest['query'] = Object.create(null) as ApiRequest['query'];
+  const raw = q === -1 ? '' : noHash.slice(q + 1);
   if (q !== -1) {
-    const raw = noHash.slice(q + 1);
     let replaced = false;
     for (const [name, value] of new URLSearchParams(raw)) {
       const prior = query[name];
@@ -28,7 +28,7 @@ export function parseTarget(target: string): { path: string; query: ApiRequest['
     }
     if (replaced) notUtf8(raw, query);
   }
-  return { path, query };
+  return { path, query, rawQuery: raw };
 }
 
 /**

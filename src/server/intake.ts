@@ -90,7 +90,7 @@ export class Intake {
     const answered = res as LoggedResponse;
     answered.started = performance.now();
     const method = req.method ?? 'GET';
-    const { path, query } = parseTarget(req.url ?? '/');
+    const { path, query, rawQuery } = parseTarget(req.url ?? '/');
     answered.method = method;
     answered.path = path;
     this.inFlight++;
@@ -100,21 +100,21 @@ export class Intake {
     // A request with neither Content-Length nor Transfer-Encoding has no body (RFC 9112 §6.3):
     // it joins this turn's batch at once, without a Promise or waiting for its end.
     if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
-      this.enqueueAfter(before, incoming(req, res, method, path, query, ''));
+      this.enqueueAfter(before, incoming(req, res, method, path, query, rawQuery, ''));
       return;
     }
     readBody(req, this.bodyLimit)
       .then((result) => {
         if (result.kind === 'aborted') return;
-        if (result.kind === 'too_large') return this.tooLarge(req, res, { method, path, query });
+        if (result.kind === 'too_large') return this.tooLarge(req, res, { method, path, query, rawQuery });
         let body: string;
         try {
           body = utf8.decode(result.body);
         } catch {
-          this.refuse(res, { method, path, query }, errorReply('invalid_json', 'Invalid request body: it is not valid UTF-8.'));
+          this.refuse(res, { method, path, query, rawQuery }, errorReply('invalid_json', 'Invalid request body: it is not valid UTF-8.'));
           return;
         }
-        this.enqueueAfter(before, incoming(req, res, method, path, query, body));
+        this.enqueueAfter(before, incoming(req, res, method, path, query, rawQuery, body));
       })
       .catch((err: unknown) => this.fail(res, err));
   }

@@ -6,7 +6,7 @@ import { requestHeaders } from './http.js';
 import type { Reply } from './reply.js';
 
 /** Where a refused request was going: its method, path and query. */
-export type Target = Pick<ApiRequest, 'method' | 'path' | 'query'>;
+export type Target = Pick<ApiRequest, 'method' | 'path' | 'query' | 'rawQuery'>;
 
 /**
  * A request `carbon serve` refused before the service saw it (a body too large, not UTF-8, or cut
@@ -22,9 +22,9 @@ export function noteRefusal(
   reply: Reply,
   startedMs?: number,
 ): void {
-  const { method, path, query } = target;
+  const { method, path, query, rawQuery } = target;
   if (service === undefined || !apiPath(path)) return;
-  void noteAnswer(service, { method, path, query, headers: requestHeaders(req), body: '' }, reply, since(service, startedMs));
+  void noteAnswer(service, { method, path, query, rawQuery, headers: requestHeaders(req), body: '' }, reply, since(service, startedMs));
 }
 
 /**

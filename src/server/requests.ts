@@ -45,9 +45,10 @@ export function incoming(
   method: string,
   path: string,
   query: Incoming['query'],
+  rawQuery: string,
   body: string,
 ): Incoming {
-  return { method, path, query, headers: NO_HEADERS, body, req, res, upper: '', params: NO_PARAMS, faults: NO_FAULTS };
+  return { method, path, query, rawQuery, headers: NO_HEADERS, body, req, res, upper: '', params: NO_PARAMS, faults: NO_FAULTS };
 }
 
 /** What the handlers share: the engine, where the server is, and how it is doing. */

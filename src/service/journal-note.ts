@@ -98,7 +98,8 @@ export function note(
     real_ms: realMs,
     method: request.method.toUpperCase(),
     path: journalText(request.path),
-    query: journalText(queryString(request.query)),
+    // As it came over HTTP, when it did ("what did my app send?"); else as the client's parameters make it.
+    query: journalText(request.rawQuery ?? queryString(request.query)),
     status: response.status,
     error_type: error.type ?? null,
     error_code: error.code ?? null,
@@ -113,6 +114,7 @@ export function note(
     offset_id: trace.offsetId,
     instance,
     request_body: journalText(request.body),
-    response_body: responseText(response.body),
+    // A HEAD is answered without its body: none was sent to the caller.
+    response_body: request.method.toUpperCase() === 'HEAD' ? '' : responseText(response.body),
   };
 }

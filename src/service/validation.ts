@@ -30,7 +30,8 @@ function checkReference(value: unknown, param: string): string {
   if (typeof value !== 'string') throw validationError(param, `${param} must be a string.`);
   // Returned exactly as sent, or refused: a lone surrogate would come back altered, and NUL
   // cannot be stored by every store (PostgreSQL text has no NUL), so no store takes it.
-  if (LONE_SURROGATE.test(value)) throw validationError(param, `${param} must be valid Unicode text (it holds an unpaired surrogate).`);
+  if (LONE_SURROGATE.test(value))
+    throw validationError(param, `${param} must be valid Unicode text (it holds an unpaired surrogate, or bytes that are not UTF-8).`);
   if (value.includes('\u0000')) throw validationError(param, `${param} must not contain the NUL character (U+0000).`);
   const n = charLength(value);
   if (n < 1 || n > LIMITS.referenceMax) {

@@ -100,3 +100,21 @@ describe('a body cut off by the request timeout', () => {
     expect(entry!.key_id).toMatch(/^key_/);
   });
 });
+
+describe('what the journal keeps of a request is what was sent and answered', () => {
+  test('the query as it came, escapes and empty parts too (not read and written again); a HEAD without the body it did not get', async () => {
+    const get = async (query: string) => {
+      const r = await fetch(`${served.server.url}/offsets?${query}`, { headers: { authorization: `Bearer ${key}` } });
+      await r.arrayBuffer();
+      return (await entryOf(r.headers.get('request-id')))?.query;
+    };
+    // Before: reference=abc, reference=%25ZZ, reference=x and limit=2.
+    expect(await get('reference=%61bc')).toBe('reference=%61bc');
+    expect(await get('reference=%ZZ')).toBe('reference=%ZZ');
+    expect(await get('reference=x&')).toBe('reference=x&');
+    expect(await get('&limit=2')).toBe('&limit=2');
+    const head = await fetch(`${served.server.url}/balance`, { method: 'HEAD', headers: { authorization: `Bearer ${key}` } });
+    expect(head.status).toBe(200);
+    expect(await entryOf(head.headers.get('request-id'))).toMatchObject({ method: 'HEAD', status: 200, response_body: '' });
+  });
+});

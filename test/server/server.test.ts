@@ -82,8 +82,9 @@ describe('parseTarget', () => {
     expect(parseTarget('/api/v1/offsets?limit=2&limit=3&reference=a%20b&x=')).toEqual({
       path: '/api/v1/offsets',
       query: { limit: ['2', '3'], reference: 'a b', x: '' },
+      rawQuery: 'limit=2&limit=3&reference=a%20b&x=',
     });
-    expect(parseTarget('/api/v1/offsets/off%2Fx')).toEqual({ path: '/api/v1/offsets/off%2Fx', query: {} });
+    expect(parseTarget('/api/v1/offsets/off%2Fx')).toEqual({ path: '/api/v1/offsets/off%2Fx', query: {}, rawQuery: '' });
     expect(parseTarget('http://example.test:80/api/v1/balance?a=1#frag').path).toBe('/api/v1/balance');
     const q = parseTarget('/x?__proto__=1').query;
     expect(Object.keys(q)).toEqual(['__proto__']);

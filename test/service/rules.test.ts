@@ -287,7 +287,7 @@ describe('validation details', () => {
     expect(refused(() => parseListQuery({ starting_after: 'x'.repeat(256) })).extra.param).toBe('starting_after');
     expect(() => rejectQuery({ gone: undefined })).not.toThrow();
     expect(refused(() => parsePurchaseBody('{"kg":1,"reference":"\\ud800"}')).message).toBe(
-      'reference must be valid Unicode text (it holds an unpaired surrogate).',
+      'reference must be valid Unicode text (it holds an unpaired surrogate, or bytes that are not UTF-8).',
     );
     expect(checkIdempotencyKey(undefined, false)).toBeNull();
   });
