@@ -16,6 +16,8 @@ export class LoggedResponse extends ServerResponse {
   path = '';
   /** Set by send(), as getHeader() does not see headers given to writeHead(). */
   requestId: string | undefined = undefined;
+  /** The fault that cut the connection instead of sending the answer (`carbon sandbox faults`). */
+  cutBy: 'drop-before' | 'drop-after' | undefined = undefined;
 }
 
 /** `new Date().toISOString()`. */
@@ -66,7 +68,15 @@ function logPath(path: string): string {
 /** The line for a finished (or cut off) response. */
 export function accessLine(res: LoggedResponse): string {
   const ms = (performance.now() - res.started).toFixed(1);
-  const status = res.writableFinished ? String(res.statusCode) : `${res.headersSent ? res.statusCode : '-'} (aborted)`;
+  // A fault's cut says so: after the service answered (its status, its Request-Id), or before it saw the request.
+  const status =
+    res.cutBy === 'drop-after'
+      ? `${res.statusCode} (cut: drop-after)`
+      : res.cutBy === 'drop-before'
+        ? '- (cut: drop-before)'
+        : res.writableFinished
+          ? String(res.statusCode)
+          : `${res.headersSent ? res.statusCode : '-'} (aborted)`;
   const requestId = res.requestId ?? res.getHeader('request-id');
   return `${isoNow()} ${res.method} ${logPath(res.path)} ${status} ${ms}ms key=${keyLabel(res.req.headers.authorization)}${typeof requestId === 'string' ? ` ${requestId}` : ''}`;
 }

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { ApiRequest, ApiResponse } from '../api/types.js';
 import { type FaultConfig, FaultDice, faultResponse, noteAnswer, sleep } from '../service/faults.js';
 import type { OffsetsService } from '../service/service.js';
+import { LoggedResponse } from './access-log.js';
 
 /**
  * `carbon sandbox faults` in the server: each batch of requests reads the setting once (so every
@@ -41,11 +42,10 @@ export class ServerFaults {
       case null:
         return handle();
       case 'drop-before':
-        cut(res);
+        cut(res, 'drop-before');
         return null;
       case 'drop-after':
-        await handle();
-        cut(res);
+        cut(res, 'drop-after', await handle());
         return null;
       default: {
         const response = faultResponse(fault.kind, config!);
@@ -59,9 +59,17 @@ export class ServerFaults {
 /**
  * Cuts the connection `res` answers on: at once, or, pipelined behind answers not yet sent, once
  * those are (its turn). Node's destroy() of a response still waiting its turn only closes the
- * response, and the connection stayed open, silent, until the client gave up.
+ * response, and the connection stayed open, silent, until the client gave up. The access log says
+ * which fault cut it, and after `drop-after` the answer the service made (its status and Request-Id).
  */
-function cut(res: ServerResponse): void {
+function cut(res: ServerResponse, by: LoggedResponse['cutBy'], answered?: ApiResponse): void {
+  if (res instanceof LoggedResponse) {
+    res.cutBy = by;
+    if (answered !== undefined) {
+      res.statusCode = answered.status;
+      res.requestId = answered.headers['request-id'];
+    }
+  }
   if (res.socket !== null) res.destroy();
   else res.once('socket', (socket) => socket.destroy());
 }

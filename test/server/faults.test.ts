@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, test } from 'vitest';
 import type { RunningServer } from '../../src/server/server.js';
 import { FaultDice } from '../../src/service/faults.js';
+import { NO_FILTER } from '../../src/service/journal-view.js';
 import { serveInProcess } from '../support/in-process-server.js';
 
 /**
@@ -141,5 +142,39 @@ describe('faults through carbon serve', () => {
     expect((await balance(b)).status).toBe(200);
     expect(performance.now() - started).toBeGreaterThanOrEqual(245);
     await a.sandbox.clearFaults();
+  });
+});
+
+describe('the access log of a request a fault cut', () => {
+  const log: string[] = [];
+  const own = serveInProcess('carbon-faults-log-', { log: (line) => log.push(line) });
+
+  test('drop-after: the status the service answered and its Request-Id, said cut (the purchase was made); drop-before: said cut', async () => {
+    const server = own.server;
+    const k = (await server.sandbox.defaultKey('test'))!;
+    const post = (idem: string) =>
+      fetch(`${server.url}/offsets`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${k}`, 'idempotency-key': idem, 'content-type': 'application/json' },
+        body: '{"kg":2}',
+      }).then(
+        () => 'answered',
+        () => 'cut',
+      );
+    await server.sandbox.setFaults({ error_rate: 1, errors: ['drop-after'], route: 'POST /offsets' });
+    expect(await post('cut-after')).toBe('cut');
+    await server.sandbox.setFaults({ error_rate: 1, errors: ['drop-before'], route: 'POST /offsets' });
+    expect(await post('cut-before')).toBe('cut');
+    await server.sandbox.clearFaults();
+    // A line is written once its response is over: wait for both, not for a fixed time.
+    const posts = () => log.filter((l) => l.includes(' POST /api/v1/offsets '));
+    while (posts().length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    const [after, before] = posts();
+    await server.sandbox.journal.flush();
+    const bought = (await server.sandbox.journal.entries({ ...NO_FILTER, limit: 10 })).find((e) => e.idempotency_key === 'cut-after');
+    expect(bought?.status).toBe(201);
+    // Before: both read `- (aborted)`, with no Request-Id, as if the client had gone.
+    expect(after).toMatch(new RegExp(` POST /api/v1/offsets 201 \\(cut: drop-after\\) [\\d.]+ms key=\\S+ ${bought!.id}$`));
+    expect(before).toMatch(/ POST \/api\/v1\/offsets - \(cut: drop-before\) [\d.]+ms key=\S+$/);
   });
 });
