@@ -172,6 +172,24 @@ describe('carbon __complete', () => {
     }
   });
 
+  it('offers nothing, and ends, when the API takes the connection and never answers', { timeout: limit(30_000) }, async () => {
+    const { createServer } = await import('node:net');
+    const sockets: import('node:net').Socket[] = [];
+    const silent = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = silent.address() as import('node:net').AddressInfo;
+      const env = { CARBON_BASE_URL: `http://127.0.0.1:${port}/api/v1`, CARBON_API_KEY: 'ck_test_0123456789abcdef' };
+      const r = await carbon(fx.sandbox, ['__complete', '--', 'show', ''], env);
+      expect(r).toEqual({ stdout: '', stderr: '', exitCode: 0 });
+      // It was asked (the request reached the server): the lookup gave up on it, not on a refused connection.
+      expect(sockets.length).toBeGreaterThan(0);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
   it('prints nothing and exits 0 on a broken config file, and creates no local model', async () => {
     const sandbox = makeSandbox();
     try {

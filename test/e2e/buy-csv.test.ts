@@ -152,6 +152,17 @@ describe('in a pipe', () => {
     expect(JSON.parse(json.stderr).error.code).toBe('csv_invalid');
   });
 
+  test('a file of many bad rows names the first 20, then counts the rest', async () => {
+    const home = newHome();
+    const csv = file(home, 'zeros.csv', `kg,reference\n${Array.from({ length: 25 }, (_, i) => `0,r${i + 1}`).join('\n')}\n`);
+    const r = await carbon(['buy', '--from-csv', csv], { home });
+    expect([r.exitCode, r.stdout]).toEqual([2, '']);
+    const named = r.stderr.split('\n').filter((l) => /^ {2}row \d+ \(line \d+\):/.test(l));
+    expect(named.map((l) => /row (\d+)/.exec(l)![1])).toEqual(Array.from({ length: 20 }, (_, i) => String(i + 1)));
+    expect(r.stderr).toContain('  … and 5 more');
+    expect(await offsetIds(home)).toEqual([]);
+  });
+
   test.each([
     ['no purchase column', 'name,reference\nx,y\n', /names no kg, amount or amount_cents column\. Nothing was bought\./],
     ['two kg columns', 'kg,KG\n1,2\n', /two kg columns: "kg" and "KG"; keep one\. Nothing was bought\./],

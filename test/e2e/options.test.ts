@@ -42,6 +42,7 @@ describe('a flag that says what is bought or what it may cost, given twice', () 
       { args: ['buy', '--kg', '5', '--max-cents', '100', '--max-cents', '100000'], flag: '--max-cents' },
       { args: ['buy', '--kg', '5', '--idempotency-key', 'a', '--idempotency-key', 'b'], flag: '--idempotency-key' },
       { args: ['buy', '--from-csv', csv, '--batch-id', 'a', '--batch-id=b'], flag: '--batch-id' },
+      { args: ['buy', '--from-csv', csv, '--from-csv', join(home, 'other.csv')], flag: '--from-csv' },
       { args: ['api', 'POST', '/offsets', '-d', '{"kg": 5}', '--data', '{"kg": 6}'], flag: '--data' },
     ];
     for (const { args, flag } of cases) {

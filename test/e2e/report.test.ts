@@ -83,6 +83,29 @@ describe('carbon report', () => {
     expect(span.total.kg).toBe(300);
   });
 
+  test("a reference a spreadsheet would run as a formula is written with a leading ' in the report's CSV, and in a batch's results", async () => {
+    const home = newHome();
+    const rows = join(home, 'formulas.csv');
+    writeFileSync(rows, 'kg,reference\n5,=1+1\n6,@SUM(A1)\n7,-2+3\n');
+    const results = await ok(['buy', '--from-csv', rows], { home });
+    expect(
+      results.stdout
+        .split('\r\n')
+        .slice(1, 4)
+        .map((line) => line.split(',')[5]),
+    ).toEqual(["'=1+1", "'@SUM(A1)", "'-2+3"]);
+    const report = await ok(['report', '--by', 'reference', '--format', 'csv'], { home });
+    expect(
+      report.stdout
+        .split('\r\n')
+        .slice(1, 4)
+        .map((line) => line.split(',')[0]),
+    ).toEqual(["'-2+3", "'@SUM(A1)", "'=1+1"]);
+    // --json keeps each as it was sent.
+    const asJson = await json<{ rows: Array<{ group: string }> }>(['report', '--by', 'reference'], { home });
+    expect(asJson.rows.map((r) => r.group)).toEqual(['-2+3', '@SUM(A1)', '=1+1']);
+  });
+
   test('--since today and --until yesterday are days of the model clock (moved 40 days on), printed as dates', async () => {
     const { home, last: today } = await ledger();
     const recent = await json<{ since: string; total: { kg: number } }>(['report', '--since', 'today'], { home });

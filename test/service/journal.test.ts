@@ -164,7 +164,7 @@ describe.each(storeMatrix())('the request journal on the $label store', ({ kind:
   });
 
   test('never holds a key: its id and mode only, and keys pasted into a body, a path, a query or an Idempotency-Key masked', async () => {
-    const { open } = await ledger(store);
+    const { open, dir } = await ledger(store);
     const a = await open('host-a:1');
     const { test: key, live } = a.keys;
     await a.call('POST', '/offsets', { body: JSON.stringify({ kg: 1, reference: `oops ${live}` }), idem: `idem-${key}` });
@@ -181,6 +181,16 @@ describe.each(storeMatrix())('the request journal on the $label store', ({ kind:
     expect(text).toContain(`ck_live_…${live.slice(-4)}`);
     expect(entries[0]).toMatchObject({ status: 401, key_id: null, livemode: true });
     expect(entries[1]!.path).toBe(`/api/v1/offsets/ck_test_…${key.slice(-4)}`);
+    // Masked before it is written, not as it is read: the journal's rows as the ledger holds them have none of them
+    // (the offset's own reference and its Idempotency-Key's record keep what was sent: docs/security.md).
+    if (store === 'sqlite') {
+      await a.engine.close();
+      const db = new DatabaseSync(join(dir, 'ledger.db'), { readOnly: true });
+      const rows = JSON.stringify(db.prepare('SELECT * FROM journal').all());
+      db.close();
+      expect(rows).toContain(`ck_live_…${live.slice(-4)}`);
+      for (const secret of [key, live, stranger]) expect(rows).not.toContain(secret.slice(8));
+    }
   });
 
   test('bounds each body, saying how much was left out', async () => {
