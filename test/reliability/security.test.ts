@@ -259,6 +259,27 @@ describe.each(STORES)('page sessions and one-time links (%s, two instances on on
     expect(await balance()).toBe(before + 25_000);
   });
 
+  test("another site's form, sent without the session's cookie (SameSite=Strict keeps it), is said to be cross-site, not a session that ended", async () => {
+    const balance = async () => (await p.a.sandbox.status()).balances.test;
+    const before = await balance();
+    const post = (headers: Record<string, string>) =>
+      fetch(`${p.a.origin}/actions/topup`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body: 'csrf=x&back=test&mode=test&amount=250',
+      }).then(async (res) => [res.status, await res.text()] as const);
+    const [status, text] = await post({ origin: 'http://evil.example' });
+    // Before: 401 "You are signed out: the session of that page ended", to a user still signed in.
+    expect([status, text.includes('That form did not come from this page (a cross-site request?). Nothing changed.')]).toEqual([403, true]);
+    // From this page's own origin, or naming none, without a session: the session ended.
+    for (const headers of [{ origin: p.a.origin }, {}] as Record<string, string>[]) {
+      const [own, said] = await post(headers);
+      expect([own, said.includes('You are signed out: the session of that page ended. Nothing changed.')]).toEqual([401, true]);
+    }
+    expect(await balance()).toBe(before);
+  });
+
   test('?done= names only its own notices: constructor, __proto__, toString and hasOwnProperty are unknown, not a 500', async () => {
     const cookie = await signIn(p.a);
     for (const done of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {

@@ -75,6 +75,9 @@ export async function signedIn(r: Incoming, served: Served): Promise<Reply> {
   if (session === null) {
     // Just signed out (the redirect after POST /logout): said so, with how to sign in again.
     if (r.path === '/' && r.query.signed_out !== undefined) return html(401, loginPage('You signed out.', true));
+    // A form another site named itself on (its post comes without the session's SameSite cookie): said as such, not as a session that ended.
+    const from = r.headers.origin ?? r.headers.referer;
+    if (r.upper === 'POST' && from !== undefined && !sameSite(r.headers, served.pageOrigin)) return crossSite();
     // A form from a page whose session ended (signed out in another tab, a reset, 12 hours): said so, and that it did nothing.
     if (r.upper === 'POST') return html(401, loginPage('You are signed out: the session of that page ended. Nothing changed.', true));
     return html(401, loginPage('This page belongs to the account owner.'));
@@ -119,13 +122,14 @@ async function home(r: Incoming, sandbox: Sandbox, session: Session, now: number
   }
 }
 
+const crossSite = () => html(403, loginPage('That form did not come from this page (a cross-site request?). Nothing changed.'));
+
 /** A form: from this origin with its session's token, then signing out or one action's row. */
 async function post(r: Incoming, served: Served, session: Session, now: number): Promise<Reply> {
   const { sandbox, pageOrigin } = served;
   const params = new URLSearchParams(r.body);
   // A cross-site post has neither this origin nor the session's token.
-  if (!sameSite(r.headers, pageOrigin))
-    return html(403, loginPage('That form did not come from this page (a cross-site request?). Nothing changed.'));
+  if (!sameSite(r.headers, pageOrigin)) return crossSite();
   // Its token or its way back sent twice (the page's own forms never do): which was meant is not known.
   const twice = ['csrf', 'back'].find((field) => params.getAll(field).length > 1);
   if (twice !== undefined)
