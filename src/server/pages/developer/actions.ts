@@ -140,13 +140,16 @@ const requests = (text: string) => (text === 'off' ? null : whole(text, 7));
 
 function topUpCents(amount: string): number {
   const cents = parseDollars(amount);
+  const range = `${dollars(LIMITS.topUpMinCents)} to ${dollars(MAX_TOP_UP_CENTS)}`;
+  // Dollars written right, but more than a number holds exactly: said as too much, not as badly written.
+  if (cents === null && /^\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d{1,2})?$/.test(amount.trim()))
+    throw invalid('amount_cents', `A top-up is from ${range}; ${amount.trim()} is more.`);
   if (cents === null) {
     throw invalid('amount_cents', `The top-up must be dollars with at most two decimals, such as 250 or 250.00, not "${amount}".`);
   }
   // Said in dollars, as the field asks: the model's own message counts cents.
   if (cents < LIMITS.topUpMinCents || cents > MAX_TOP_UP_CENTS) {
     const side = cents < LIMITS.topUpMinCents ? 'less' : 'more';
-    const range = `${dollars(LIMITS.topUpMinCents)} to ${dollars(MAX_TOP_UP_CENTS)}`;
     throw invalid('amount_cents', `A top-up is from ${range}; ${dollars(cents)} is ${side}.`);
   }
   return cents;
