@@ -44,6 +44,7 @@ interface El {
   getBoundingClientRect(): Rect;
   getAttribute(n: string): string | null;
   checkVisibility(): boolean;
+  children: ArrayLike<El>;
 }
 declare const document: {
   documentElement: { clientWidth: number; scrollWidth: number };
@@ -358,11 +359,14 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
     await server.sandbox.setReviewLimit(0);
     await server.sandbox.topUp('live', 100_000);
     await buy(300, 'held', 'live');
+    // A purchase the day after too: the chart, and its "The numbers" table, show from a second day of purchases.
+    await server.sandbox.advanceClock(DAY);
+    await buy(200, 'next-day', 'live');
     await page.goto(`${server.origin}/?mode=live`);
     const headings = (table: string) => page.locator(`table.${table} thead th`).allInnerTexts();
     expect(await headings('keys')).toEqual(['Key ID', 'State', 'Mode', 'Access', 'Secret (masked)', 'Created', 'Action']);
     expect(await headings('offsets')).toEqual(['Offset', 'Status', 'kg', 'Amount', 'Reference', 'Created', 'Action']);
-    expect(await page.locator('table.offsets td.act button').innerText()).toBe('Fail');
+    expect(await page.locator('table.offsets td.act button').allInnerTexts()).toEqual(['Fail', 'Fail']);
     const cells = await page.evaluate(() =>
       [...document.querySelectorAll('table.cards th, table.cards td')].map((c) => ({
         table: c.closest('table')!.className,
@@ -379,6 +383,19 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
     expect(numbers.filter((c) => c.header).length).toBeGreaterThanOrEqual(4);
     // Headings of numbers are aligned as the numbers are: right.
     expect(numbers.map((c) => `${c.table} ${c.header ? 'th' : 'td'} ${c.align}`).filter((c) => !c.endsWith('right'))).toEqual([]);
+    // In every table of the page (the chart's "The numbers" too), a column of right-aligned cells has its heading right-aligned.
+    const misaligned = await page.evaluate(() =>
+      [...document.querySelectorAll('table')].flatMap((t) => {
+        const rows = [...t.querySelectorAll('tbody tr')];
+        return [...t.querySelectorAll('thead th')].flatMap((th, i) => {
+          const column = rows.map((r) => r.children[i]).filter((c) => c !== undefined);
+          const right = column.length > 0 && column.every((c) => getComputedStyle(c).textAlign === 'right');
+          return right && getComputedStyle(th).textAlign !== 'right' ? [`${t.className}: ${th.textContent}`] : [];
+        });
+      }),
+    );
+    expect(await page.locator('table.compact').count()).toBeGreaterThan(0);
+    expect(misaligned).toEqual([]);
     const ids = cells.filter((c) => c.cls === 'id' && !c.header);
     expect(ids.length).toBeGreaterThanOrEqual(4);
     expect(ids.filter((c) => !/mono/i.test(c.font))).toEqual([]);

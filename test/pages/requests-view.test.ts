@@ -15,12 +15,16 @@ import { middayToday, serveInProcess } from '../support/in-process-server.js';
 
 interface Box {
   right: number;
+  left: number;
+  top: number;
+  bottom: number;
 }
 interface El {
   tagName: string;
   id: string;
   classList: Iterable<string>;
   getBoundingClientRect(): Box;
+  querySelector(s: string): El;
 }
 declare const document: {
   documentElement: { clientWidth: number; scrollWidth: number };
@@ -181,6 +185,15 @@ withChromium(describe, 'Requests view tests')('the Requests view at 1280 px and 
       await page.setViewportSize({ width: size.width, height: size.height });
       await page.goto(`${server.origin}/requests`);
       await fitsViewport(`list at ${size.width}`);
+      // The filter's labels as the main page's: above their fields on a phone, beside them on a desktop.
+      const placed = await page.evaluate(() =>
+        [...document.querySelectorAll('form.filters .field')].map((f) => {
+          const label = f.querySelector('label').getBoundingClientRect();
+          const control = f.querySelector('input, select').getBoundingClientRect();
+          return label.bottom <= control.top + 1 ? 'above' : label.right <= control.left + 1 ? 'beside' : 'elsewhere';
+        }),
+      );
+      expect(placed).toEqual(size.name === 'phone' ? ['above', 'above'] : ['beside', 'beside']);
       await expectAxeClean(page, `requests list at ${size.width}`);
       await page.goto(`${server.origin}/requests/${bought.requestId}`);
       await fitsViewport(`request at ${size.width}`);

@@ -85,5 +85,5 @@ export function chartHtml(data: ChartData, mode: Mode): string {
 <ol class="bars">${bars}</ol>
 <ol class="ticks" aria-hidden="true">${ticks.join('')}</ol></div>
 </figure>
-<details><summary>The numbers</summary><table class="compact"><thead><tr><th scope="col">Day</th><th scope="col">kg</th></tr></thead><tbody>${rows}</tbody></table></details>`;
+<details><summary>The numbers</summary><table class="compact"><thead><tr><th scope="col">Day</th><th scope="col" class="num">kg</th></tr></thead><tbody>${rows}</tbody></table></details>`;
 }

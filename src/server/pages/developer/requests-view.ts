@@ -97,8 +97,8 @@ export function requestsPage(d: RequestsData): string {
 <main>${problem}
 <section aria-labelledby="requests"><h2 id="requests">Requests, newest first</h2>
 <form method="get" action="/requests" class="filters" role="search">
-<label for="r-status">Status</label> <select id="r-status" name="status"${wrong('status')}>${options.map(option).join('')}</select>
-<label for="r-path">Path starts with</label> <input id="r-path" name="path"${wrong('path')} placeholder="/api/v1/offsets" value="${escapeHtml(d.filter.path)}">
+<span class="field"><label for="r-status">Status</label> <select id="r-status" name="status"${wrong('status')}>${options.map(option).join('')}</select></span>
+<span class="field"><label for="r-path">Path starts with</label> <input id="r-path" name="path"${wrong('path')} placeholder="/api/v1/offsets" value="${escapeHtml(d.filter.path)}"></span>
 <button type="submit">Filter</button></form>
 ${list}${pages}</section></main>`,
   );
