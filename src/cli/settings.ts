@@ -1,4 +1,4 @@
-import type { Mode } from '../api/types.js';
+import { MODES, type Mode } from '../api/types.js';
 import type { StoreTarget } from '../engine/ledger.js';
 import { JOURNAL_DEFAULTS, type JournalSettings, journalSettingsFrom } from '../service/journal-settings.js';
 import { keyShape } from '../service/keys.js';
@@ -58,6 +58,7 @@ export interface Settings {
 }
 
 const modeOfKey = (key: string): Mode | null => keyShape(key)?.mode ?? null;
+const isMode = (value: string): value is Mode => (MODES as readonly string[]).includes(value);
 
 /**
  * Resolves settings with one precedence for everything: flag > environment > profile > default.
@@ -72,6 +73,13 @@ export function resolveSettings(
   const config = readConfig(paths.configDir, { tighten: options.tightenConfig !== false });
   const { profileName, profile } = chooseProfile(opts, env, config, options);
   const mode = chooseMode(opts, env, profile, options.modeFilters === true);
+  // A mode written by hand that is none: refused where it would be used, as a malformed key is (`carbon config` reads it to fix it).
+  if (options.ledger !== false && !isMode(mode)) {
+    throw usage(
+      `Profile ${profileName} has mode "${mode}", which is neither test nor live; nothing was sent.`,
+      `Set it: \`carbon config set${profileFlag(config, profileName)} mode test\` (or live).`,
+    );
+  }
   const [apiKey, apiKeySource] = chooseKey(opts, env, profile, mode);
   // `carbon config` (ledger: false) reads the file to fix it: a key in the wrong place must not stop it.
   if (apiKeySource === 'profile' && options.ledger !== false)

@@ -509,7 +509,7 @@ describe('files broken by hand', () => {
     ['not an object', '[1, 2, 3]'],
     ['a profile of the wrong type', '{"profiles": {"default": "ck_test_x"}}'],
     ['an unknown field', '{"profiles": {"default": {"tset_key": "ck_test_x"}}}'],
-    ['a bad mode', '{"profiles": {"default": {"mode": "prod"}}}'],
+    ['a key that is not text', '{"profiles": {"default": {"test_key": 12345}}}'],
   ])(
     'config.json %s: one line naming the file and what to do, exit 1, the file untouched',
     async (_name, content) => {
@@ -534,6 +534,26 @@ describe('files broken by hand', () => {
     },
     limit(60_000),
   );
+
+  test('a mode written by hand that is none: the commands that use it refuse it (exit 2), carbon config shows and mends it', async () => {
+    const home = tempHome();
+    await provision(home);
+    const path = join(home, 'config.json');
+    writeFileSync(path, '{"profiles": {"default": {"mode": "prod"}}}', { mode: 0o600 });
+    for (const args of [['balance'], ['buy', '--kg', '1']]) {
+      const r = await runCli(home, args);
+      expect([r.code, r.stdout, errorLine(r.stderr)]).toEqual([
+        2,
+        '',
+        'error: Profile default has mode "prod", which is neither test nor live; nothing was sent. Set it: `carbon config set mode test` (or live).',
+      ]);
+    }
+    // Before: `carbon config` itself refused the file (exit 1), so the fix it names could not be run.
+    expect((await runCli(home, ['config', 'list'])).stdout).toBe('default\tmode\tprod\n');
+    expect((await runCli(home, ['config', 'set', 'mode', 'test'])).code).toBe(0);
+    expect((await runCli(home, ['balance'])).code).toBe(0);
+    expect(readLedger(home).offsets).toEqual([]);
+  });
 
   test('sandbox-keys.json broken: one line naming it and what to do, exit 1, nothing bought', async () => {
     const home = tempHome();
