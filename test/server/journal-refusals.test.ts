@@ -118,3 +118,30 @@ describe('what the journal keeps of a request is what was sent and answered', ()
     expect(await entryOf(head.headers.get('request-id'))).toMatchObject({ method: 'HEAD', status: 200, response_body: '' });
   });
 });
+
+describe('which requests the journal keeps', () => {
+  test("not the journal's own reads, their refusals too (reading it would fill it), nor a page's; a path no one answers, as the API's 404", async () => {
+    const count = async () => {
+      await served.server.sandbox.journal.flush();
+      return (await served.server.sandbox.journal.entries({ ...NO_FILTER, limit: 1000 })).length;
+    };
+    const before = await count();
+    const origin = served.server.origin;
+    const auth = { authorization: `Bearer ${key}` };
+    for (const [path, init, status] of [
+      ['/_sandbox/requests?limit=5', { headers: auth }, 200],
+      ['/_sandbox/requests?stauts=500', { headers: auth }, 422],
+      ['/_sandbox/requests', { method: 'POST', headers: auth }, 405],
+      ['/_sandbox/requests', { headers: { authorization: 'Bearer ck_test_nope' } }, 401],
+      ['/', { headers: { accept: 'text/html' } }, 401],
+    ] as const) {
+      const r = await fetch(`${origin}${path}`, init);
+      await r.arrayBuffer();
+      expect([path, r.status]).toEqual([path, status]);
+    }
+    expect(await count()).toBe(before);
+    const nowhere = await fetch(`${origin}/_sandbox/nope`, { headers: auth });
+    expect(nowhere.status).toBe(404);
+    expect(await entryOf(nowhere.headers.get('request-id'))).toMatchObject({ path: '/_sandbox/nope', status: 404 });
+  });
+});
