@@ -206,7 +206,7 @@ async function sayMissed(ctx: Context, source: Source, read: number, next: Reque
   const count = next.seq - read - 1;
   const what = `${count} ${count === 1 ? 'entry' : 'entries'}${narrowed ? ' (matching the filter or not)' : ''}`;
   ctx.out.warn(
-    `missed ${what}: pruned from the journal before carbon logs read them (it keeps only the newest CARBON_JOURNAL_KEEP entries).`,
+    `missed ${what}: gone from the journal before carbon logs read them (it keeps only the newest CARBON_JOURNAL_KEEP entries; a snapshot loaded replaces them all).`,
   );
 }
 
