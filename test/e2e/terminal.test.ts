@@ -159,13 +159,13 @@ describe('colour', () => {
     // The spinner of a wait, and its last line, too.
     const wait = await carbonTty(['buy', '--kg', '5', '--wait', ...flags], { home, env: { ...TTY, ...env } });
     expect(wait.exitCode).toBe(0);
-    expect(plain(wait.output)).toMatch(/✔ off_\w+ placed/);
+    expect(plain(wait.output)).toMatch(/✓ off_\w+ placed/);
     expect(coloured(wait.output)).toBe(false);
   });
 
   test('a wait on a terminal has its spinner and its last line in colour by default', async () => {
     const wait = await carbonTty(['buy', '--kg', '5', '--wait'], { home, env: TTY });
-    expect(wait.output).toMatch(/\u001b\[32m✔\u001b\[39m off_\w+ placed/);
+    expect(wait.output).toMatch(/\u001b\[32m✓\u001b\[39m off_\w+ placed/);
     // A terminal without unicode (the Linux console) gets ora's fallback, as its frames do.
     const linux = await carbonTty(['buy', '--kg', '5', '--wait'], { home, env: { ...TTY, TERM: 'linux' } });
     expect(plain(linux.output)).toMatch(/√ off_\w+ placed/);

@@ -14,7 +14,7 @@ export const DEFAULT_WAIT_SECONDS = 120;
 const POLL_GRACE_MS = 1_000;
 
 /**
- * The spinner's last line: ✔ placed, or ⚠ refunded, in colour where stderr has it, and ora's own
+ * The spinner's last line: ✓ placed (as every other line that says something was done), or ⚠ refunded, in colour where stderr has it, and ora's own
  * fallbacks (√, ‼) where the terminal has no unicode (the Linux console; older Windows consoles).
  */
 async function lastLine(ctx: Context, settled: Offset): Promise<{ symbol: string; text: string }> {
@@ -24,7 +24,7 @@ async function lastLine(ctx: Context, settled: Offset): Promise<{ symbol: string
       ? Boolean(env.WT_SESSION) || env.TERM_PROGRAM === 'vscode' || env.TERM === 'xterm-256color'
       : env.TERM !== 'linux';
   const paint = await ctx.paint('stderr');
-  const symbol = settled.status === 'placed' ? paint.green(unicode ? '✔' : '√') : paint.yellow(unicode ? '⚠' : '‼');
+  const symbol = settled.status === 'placed' ? paint.green(unicode ? '✓' : '√') : paint.yellow(unicode ? '⚠' : '‼');
   return { symbol, text: `${settled.id} ${settled.status}` };
 }
 
