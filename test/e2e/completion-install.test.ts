@@ -20,6 +20,14 @@ describe('carbon completion --install', () => {
     expect(readFileSync(`${home}/${where}`, 'utf8')).toBe((await ok(['completion', shell], { home })).stdout);
   });
 
+  test("zsh: the file to add fpath to is the one zsh reads, $ZDOTDIR's where it is set", async () => {
+    const home = newHome();
+    const plain = await carbon(['completion', '--install', 'zsh'], { home });
+    expect(plain.stderr).toContain('before `compinit` in ~/.zshrc if it is not there');
+    const dotdir = await carbon(['completion', '--install', 'zsh'], { home, env: { ZDOTDIR: `${home}/zsh` } });
+    expect(dotdir.stderr).toContain('before `compinit` in $ZDOTDIR/.zshrc if it is not there');
+  });
+
   test('a path that cannot be written: one line naming it and why, with what to do instead (exit 1)', async () => {
     const { mkdirSync, writeFileSync, readdirSync } = await import('node:fs');
     // ~/.zfunc a file where the directory goes; fish's carbon.fish a directory where the file goes.

@@ -128,7 +128,7 @@ export async function run(shell: string | undefined, flags: { install?: boolean 
   writeScript(chosen, path, completionScript(chosen));
   const after =
     chosen === 'zsh'
-      ? 'Add `fpath=(~/.zfunc $fpath)` before `compinit` in ~/.zshrc if it is not there, then open a new shell.'
+      ? `Add \`fpath=(~/.zfunc $fpath)\` before \`compinit\` in ${process.env.ZDOTDIR ? '$ZDOTDIR/.zshrc' : '~/.zshrc'} if it is not there, then open a new shell.`
       : 'Open a new shell to use it.';
   stderr().write(`Installed the ${chosen} completion script in ${path}. ${after}\n`);
 }
