@@ -181,8 +181,10 @@ function chooseMode(opts: GlobalOptions, env: NodeJS.ProcessEnv, profile: Profil
   if (problem !== undefined)
     throw usage(`The API key from ${opts.apiKey !== undefined ? '--api-key' : 'CARBON_API_KEY'} ${problem}; nothing was sent.`);
   if (flagMode !== null && explicitKeyMode !== null && flagMode !== explicitKeyMode && !modeFilters) {
+    const source = opts.apiKey !== undefined ? '--api-key' : 'CARBON_API_KEY';
     throw usage(
-      `--${flagMode} was given, but the API key from ${opts.apiKey !== undefined ? '--api-key' : 'CARBON_API_KEY'} is a ${explicitKeyMode} key.`,
+      `--${flagMode} was given, but the API key from ${source} is a ${explicitKeyMode} key.`,
+      `Give a ${flagMode} key there, or ${source === '--api-key' ? 'leave out --api-key' : 'unset CARBON_API_KEY'} to use the profile's ${flagMode} key.`,
     );
   }
   return (modeFilters ? explicitKeyMode : null) ?? flagMode ?? explicitKeyMode ?? profile?.mode ?? 'test';

@@ -383,6 +383,24 @@ describe('a refused connection says plainly that nothing was bought', () => {
   });
 });
 
+describe('a mode flag against the key given', () => {
+  test('--live with a test key from CARBON_API_KEY or --api-key: exit 2, nothing sent, and how to mend it', async () => {
+    const home = newHome();
+    const key = `ck_test_${'a'.repeat(32)}`;
+    const fromEnv = await carbon(['balance', '--live'], { home, env: { CARBON_API_KEY: key } });
+    expect([fromEnv.exitCode, fromEnv.stdout, fromEnv.stderr]).toEqual([
+      2,
+      '',
+      "error: --live was given, but the API key from CARBON_API_KEY is a test key. Give a live key there, or unset CARBON_API_KEY to use the profile's live key.\n",
+    ]);
+    const fromFlag = await carbon(['balance', '--test', '--api-key', key.replace('test', 'live')], { home });
+    expect(fromFlag.exitCode).toBe(2);
+    expect(fromFlag.stderr).toContain(
+      "error: --test was given, but the API key from --api-key is a live key. Give a test key there, or leave out --api-key to use the profile's test key.\n",
+    );
+  });
+});
+
 describe('a key that is no key (a CI secret mangled or unset to a placeholder)', () => {
   test('is a malformed setting, as a bad CARBON_TIMEOUT is: exit 2, one line naming where it came from, nothing sent', async () => {
     const home = newHome();
