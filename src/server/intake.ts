@@ -147,8 +147,9 @@ export class Intake {
    * read after a purchase sent before it), as it would had the client waited for each answer.
    */
   private enqueueAfter(before: ServerResponse | undefined, request: Incoming): void {
-    if (before === undefined || before.writableEnded) this.enqueue(request);
-    else before.once('close', () => this.enqueue(request));
+    if (before === undefined || before.writableFinished) this.enqueue(request);
+    // The connection gone meanwhile (the client left, a fault cut it): no answer can reach anyone, so it is not acted on.
+    else before.once('close', () => void (request.res.destroyed || request.req.socket.destroyed || this.enqueue(request)));
   }
 
   private readonly drain = (): void => {

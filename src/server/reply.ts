@@ -63,7 +63,8 @@ export class ReplyWriter {
     if (this.ended.has(socket)) return false;
     const before = this.newest.get(socket);
     this.newest.set(socket, res);
-    return before === undefined || before.writableEnded ? undefined : before;
+    // Finished, not only ended: an answer refused at once may still wait its turn behind one being made.
+    return before === undefined || before.writableFinished ? undefined : before;
   }
 
   write(res: ServerResponse, reply: Reply): void {

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../../src/server/server.js';
+import { NO_FILTER } from '../../src/service/journal-view.js';
 import { serveInProcess } from '../support/in-process-server.js';
 import { limit } from '../support/load.js';
 import { rawExchange } from '../support/raw-http.js';
@@ -74,6 +75,68 @@ describe('pipelined requests before bytes the server refuses', () => {
     // Before: the balance and the list were read alongside the purchase, and showed the sandbox before it.
     expect(then.available_cents).toBe(first.available_cents - bought.amount_cents);
     expect(newest.data[0].id).toBe(bought.id);
+  });
+
+  it('a request refused at once between them (not UTF-8) does not let the next act before the one still being answered', async () => {
+    await server.sandbox.setFaults({ error_rate: 0, latency_ms: { min: 300, max: 300 }, route: 'POST /offsets' });
+    try {
+      const bad = Buffer.from([0xff, 0xfe]);
+      const first = Buffer.concat([
+        Buffer.from(post('pipe-slow', 10)),
+        Buffer.from(`POST /api/v1/quotes HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Length: 2\r\n\r\n`),
+        bad,
+      ]);
+      const read = `GET /api/v1/balance HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`;
+      // The read comes once the refusal is made (it waits its turn behind the purchase's answer), while the purchase waits its 300 ms.
+      const exchange = await rawExchange(
+        server.port,
+        async (socket) => {
+          socket.write(first);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          socket.write(read);
+        },
+        limit(5_000),
+      );
+      const answers = responses(exchange.raw);
+      expect(answers.map((a) => a.status)).toEqual([201, 400, 200]);
+      const bought = JSON.parse(answers[0]!.body) as { amount_cents: number };
+      const after = (await (await fetch(`${server.url}/balance`, { headers: { authorization: `Bearer ${key}` } })).json()) as {
+        available_cents: number;
+      };
+      // Before: the balance was read while the purchase waited, and showed the sandbox without it.
+      expect(JSON.parse(answers[2]!.body).available_cents).toBe(after.available_cents);
+      expect(bought.amount_cents).toBeGreaterThan(0);
+    } finally {
+      await server.sandbox.clearFaults();
+    }
+  });
+
+  it('a request behind one whose connection went away is not acted on: a purchase is not made for a client that left', async () => {
+    await server.sandbox.setFaults({ error_rate: 0, latency_ms: { min: 300, max: 300 }, route: 'GET /offsets' });
+    try {
+      const before = new Set(await offsetIds());
+      const raw = `GET /api/v1/offsets?reference=left-behind HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n\r\n${post('pipe-left', 4)}`;
+      // The client writes both and leaves before the first is answered.
+      await rawExchange(
+        server.port,
+        async (socket) => {
+          socket.write(raw);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          socket.destroy();
+        },
+        limit(2_000),
+      );
+      // The first is answered by the service all the same (its entry in the journal): by then the purchase behind it would have been made.
+      const answered = async () => {
+        await server.sandbox.journal.flush();
+        return (await server.sandbox.journal.entries({ ...NO_FILTER, limit: 100 })).some((e) => e.query === 'reference=left-behind');
+      };
+      while (!(await answered())) await new Promise((resolve) => setTimeout(resolve, 20));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect((await offsetIds()).filter((id) => !before.has(id))).toEqual([]);
+    } finally {
+      await server.sandbox.clearFaults();
+    }
   });
 
   it('answers a request with `Connection: close` and ignores what follows it', async () => {
