@@ -193,12 +193,8 @@ function keyProblem(value: string, mode: Mode): string | undefined {
   return secretProblem(shape);
 }
 
-/**
- * What is wrong with what follows a key's PREFIX_MODE_, or undefined: at least 12 letters or
- * digits. A key from CARBON_API_KEY, --api-key or a profile is held to it too (settings.ts), so
- * that no malformed key is sent.
- */
-export function secretProblem({ prefix, mode, rest }: { prefix: string; mode: Mode; rest: string }): string | undefined {
+/** What is wrong with what follows a key's PREFIX_MODE_, or undefined: at least 12 letters or digits. */
+function secretProblem({ prefix, mode, rest }: { prefix: string; mode: Mode; rest: string }): string | undefined {
   const start = `${prefix}_${mode}_`;
   if (/[^A-Za-z0-9]/.test(rest)) {
     return `may hold only letters and digits after ${start}, and this one holds ${/\s/.test(rest) ? 'a space or line break' : 'other characters'}`;

@@ -455,12 +455,12 @@ describe('keys in use', () => {
         '',
         'error: The test-key of profile default is not a test or live key (expected PREFIX_test_… or PREFIX_live_…); nothing was sent. Set it again: `carbon config set test-key -`.\n',
       ]);
-      // Shaped as a key but too short: not sent either.
-      writeFileSync(join(home, 'config.json'), JSON.stringify({ profiles: { default: { test_key: 'ck_test_short', base_url: base } } }));
-      const short = await carbon(['balance'], { home });
-      expect([short.exitCode, short.stderr]).toEqual([
+      // Shaped as a key, with what no bearer token holds (a space): not sent either.
+      writeFileSync(join(home, 'config.json'), JSON.stringify({ profiles: { default: { test_key: 'ck_test_abc def', base_url: base } } }));
+      const spaced = await carbon(['balance'], { home });
+      expect([spaced.exitCode, spaced.stderr]).toEqual([
         2,
-        'error: The test-key of profile default is too short: 5 letters or digits after ck_test_, where a key has at least 12; nothing was sent. Set it again: `carbon config set test-key -`.\n',
+        'error: The API key from the test-key of profile default holds a character no bearer token has (a space, or a letter outside ASCII); nothing was sent.\n',
       ]);
       // A key pasted with its line's end: named as such.
       writeFileSync(

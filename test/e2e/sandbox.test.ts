@@ -218,6 +218,12 @@ describe('reset', () => {
     const withOld = await carbon(['balance'], { home, env: { CARBON_API_KEY: oldKeys.test } });
     expect(withOld.exitCode).toBe(0);
     expect(withOld.stderr).toMatch(/^warning: CARBON_API_KEY is not a key of the local sandbox: using the sandbox's own test key/);
+    // Nor does one the sandbox never made, whatever follows its ck_test_ (a dash, few letters): it is never sent anywhere.
+    for (const foreign of ['ck_test_abc-defghijklmnopqrstu', 'ck_test_short']) {
+      const r = await carbon(['balance'], { home, env: { CARBON_API_KEY: foreign } });
+      expect([foreign, r.exitCode]).toEqual([foreign, 0]);
+      expect(r.stderr).toMatch(/^warning: CARBON_API_KEY is not a key of the local sandbox/);
+    }
   });
 });
 
