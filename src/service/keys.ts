@@ -117,7 +117,7 @@ const SECRET_RUN_ALL = new RegExp(`[A-Za-z0-9]{${SECRET_LENGTH},}`, 'g');
 const SIGNING_SECRET_ALL = /whsec_[A-Za-z0-9_-]{8,}/gi;
 const HEX = /^(?:[0-9a-f]+|[0-9A-F]+)$/;
 /** A key's mode and what a spelling put after it (`_test_`, `-TEST-`, `test%00`): a run here is a key's secret. */
-const AFTER_MODE = /(?:test|live)[^A-Za-z0-9]{1,3}$/i;
+const AFTER_MODE = /(?:^|[^A-Za-z])(?:test|live)[^A-Za-z0-9]{1,3}$/i;
 /** A URL's user and password, up to the last `@` before its host (a password may hold an `@`). */
 const URL_PASSWORD_ALL = /([a-z][a-z0-9+.-]{0,31}:\/\/([^\s/:@]*)):([^\s/]*)@/gi;
 /** `***` for the password, but not for a host's port and query (`example.com:8080?to=ops@example.com`: a dot in the host, digits then ? or #). */

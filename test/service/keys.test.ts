@@ -123,6 +123,10 @@ test('redactSecrets masks the other secrets too: a signing secret (base62, or an
     'http://example.com:8080?notify=ops@example.com',
     '0377db6849b176f67f2856af20707fca8664a3fb',
     '0310A9C65D90453BA0C3FEC0754A4A7C',
+    // A word that ends in a mode's letters is no mode: the hex after it stays.
+    'img-latest-3f2a9c0d4e5b6a7980f1e2d3c4b5a6978877665544',
+    'deploy latest:0377db6849b176f67f2856af20707fca8664a3fb',
+    'alive_0310A9C65D90453BA0C3FEC0754A4A7C',
   ])
     expect(redactSecrets(text)).toBe(text);
   // runs: false (an Idempotency-Key a caller chose, carbon's batch keys): a long run is kept, a key still masked.
