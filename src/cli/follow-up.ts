@@ -1,4 +1,4 @@
-import { keyShape } from '../service/keys.js';
+import { keyShape, maskUrlPasswords } from '../service/keys.js';
 
 /**
  * Commands printed for the user to run next (follow a wait, the next page): the command as it
@@ -14,9 +14,6 @@ const VALUED = new Set(['--profile', '--base-url', '--database', '--database-sch
 
 /** A word as a POSIX shell reads it back: bare when safe, single-quoted otherwise. */
 export const shellWord = (word: string): string => (/^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);
-
-/** A URL's password replaced by *** (a follow-up command is printed, and may be logged). */
-const noPassword = (value: string): string => value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/:@]*):[^@/]*@/i, '$1:***@');
 
 /** The flags of `argv` that choose the engine, profile or mode, in the order they were typed. */
 export function engineFlags(argv: readonly string[] = process.argv.slice(2)): string[] {
@@ -44,8 +41,8 @@ export function shownArgs(argv: readonly string[] = process.argv.slice(2)): stri
     const name = arg.split('=', 1)[0]!;
     if (arg === '--api-key') key = argv[++i];
     else if (name === '--api-key') key = arg.slice('--api-key='.length);
-    else if (VALUED.has(arg) && i + 1 < argv.length) kept.push(arg, noPassword(argv[++i]!));
-    else kept.push(VALUED.has(name) ? noPassword(arg) : arg);
+    else if (VALUED.has(arg) && i + 1 < argv.length) kept.push(arg, maskUrlPasswords(argv[++i]!));
+    else kept.push(VALUED.has(name) ? maskUrlPasswords(arg) : arg);
   }
   const mode = key === undefined ? undefined : keyShape(key)?.mode;
   if (mode !== undefined && !kept.includes('--live') && !kept.includes('--test')) kept.push(`--${mode}`);

@@ -104,6 +104,9 @@ export function redactSecrets(text: string, options: { runs?: boolean } = {}): s
   return out === plain ? given : out;
 }
 const hasPassword = (text: string) => text.includes('@') && text.includes('://');
+
+/** `text` with every URL's password as `***` (a password may hold an `@`), and nothing else changed. */
+export const maskUrlPasswords = (text: string): string => (hasPassword(text) ? text.replace(URL_PASSWORD_ALL, maskPassword) : text);
 /**
  * The prefix is bounded: with `[a-z]+`, a parameter named by a million letters took the engine
  * a million steps from each of its million starting points (a request that never ended).

@@ -978,7 +978,7 @@ describe('the local ledger failing under a batch', () => {
       ]);
       // The ledger's own words and what to do first, as a single purchase says them, then how to resume.
       expect(cut.stderr).toMatch(
-        /^error: Batch incomplete: 0 of 3 rows bought .*the batch stopped at row 1: The ledger \S+ledger\.db is locked by another process\)\. Wait for the other carbon process to finish and try again\. Run the same command again to resume/m,
+        /^error: Batch incomplete: 0 of 3 rows bought .*the batch stopped at row 1: the ledger \S+ledger\.db is locked by another process\)\. Wait for the other carbon process to finish and try again\. Run the same command again to resume/m,
       );
     } finally {
       holder.kill('SIGKILL');

@@ -116,7 +116,7 @@ describe('a damaged ledger', () => {
     expect(r.code).toBe(10);
     // Before: "(the batch stopped at row 1: storage_error). Run the same command again", which meets it again.
     expect(errorLine(r.stderr)).toMatch(
-      /stopped at row 1: The ledger \S+ is damaged \(database disk image is malformed\)\)\. Move it aside/,
+      /stopped at row 1: the ledger \S+ is damaged \(database disk image is malformed\)\)\. Move it aside/,
     );
   });
 

@@ -159,16 +159,25 @@ async function buyOne(
     printer.add(result(row, used, { status: 'failed', error_code: code, error_message: err.message }));
     // Rows that share a reference are matched among their keys in order (keysOf): one left unused
     // before a later one's purchase is a gap, under which a sorted rerun would buy a row again.
-    if (stopsBatch(err) || keys.shared) {
-      const keyRefused = err instanceof CarbonApiError && (err.status === 401 || err.status === 403);
-      const balanceShort = err instanceof CarbonApiError && err.status === 402;
-      // The ledger's own words (damaged, locked, a full disk) and what to do first, as a single purchase says them.
-      if (err instanceof LedgerError)
-        return { text: `the batch stopped at row ${row.row}: ${err.message.replace(/\.$/, '')}`, ledgerFailed: true, first: err.hint };
-      return { text: `the batch stopped at row ${row.row}: ${code}`, keyRefused, balanceShort };
-    }
+    if (stopsBatch(err) || keys.shared) return stopAt(row.row, err, code);
   }
   return null;
+}
+
+/** What a row's failure that stops the batch says, and what it tells the line on how to resume. */
+function stopAt(row: number, err: CarbonApiError | CarbonConnectionError | LedgerError, code: string): Stop {
+  // The ledger's own words (damaged, locked, a full disk) and what to do first, as a single purchase says them.
+  if (err instanceof LedgerError) {
+    const said = err.message.replace(/\.$/, '');
+    return {
+      text: `the batch stopped at row ${row}: ${said.charAt(0).toLowerCase()}${said.slice(1)}`,
+      ledgerFailed: true,
+      first: err.hint,
+    };
+  }
+  const keyRefused = err instanceof CarbonApiError && (err.status === 401 || err.status === 403);
+  const balanceShort = err instanceof CarbonApiError && err.status === 402;
+  return { text: `the batch stopped at row ${row}: ${code}`, keyRefused, balanceShort };
 }
 
 const asked = (p: PurchaseParams) => (p.kg !== undefined ? kg(p.kg) : dollars(p.amount_cents ?? 0));
