@@ -54,13 +54,14 @@ export function pgError(err: unknown, label: string): Error {
   const credentials = credentialsError(code, message, label);
   if (credentials !== undefined) return credentials;
   if (code === '3D000') return new LedgerError(`The database in ${label} does not exist.`, label, 'Create it (createdb), or fix the URL.');
-  // EAI_AGAIN is the resolver's "try again" (it did not answer), which passes; ENOTFOUND is no such host.
+  // Passing, as far as a client can tell: EAI_AGAIN is the resolver's "try again", and ENOTFOUND
+  // also what a database container restarting gives (its name gone from the network's DNS meanwhile).
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
     return new LedgerError(
       `The database host of ${label} cannot be found (${code}).`,
       label,
-      'Check the host name in the database URL.',
-      code === 'EAI_AGAIN',
+      'Check the host name in the database URL; requests can be retried.',
+      true,
     );
   if (code === '55P03') return new LedgerError(`The ledger at ${label} is locked by another writer.`, label, 'Try again shortly.', true);
   // A standby, or a failover's old primary: reads go on, writes wait for a primary.
