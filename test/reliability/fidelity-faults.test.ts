@@ -62,6 +62,27 @@ describe('the ledger deleted or replaced under a running server', () => {
   }
 });
 
+describe("the ledger's write-ahead log or its index deleted under a running server", () => {
+  for (const suffix of ['-wal', '-shm'] as const) {
+    test(`${suffix} deleted: writes are refused with 503 and one clear log line; /healthz says 503`, async () => {
+      const { server, log, key, dir } = await serving();
+      try {
+        expect((await buy(server, key, 'before')).status).toBe(201);
+        rmSync(join(dir, `${LEDGER_FILE}${suffix}`));
+        // Before: answered 201, into a log (or an index) no other process would see, and lost to the next checkpoint.
+        const res = await buy(server, key, 'after');
+        expect(res.status).toBe(503);
+        expect(
+          log.filter((l) => l.includes(`The ledger's ${suffix} file`) && l.includes('was deleted while this process had it open')),
+        ).toHaveLength(1);
+        expect((await fetch(`${server.origin}/healthz`)).status).toBe(503);
+      } finally {
+        await server.close();
+      }
+    });
+  }
+});
+
 describe('keys where they do not belong are never shown in full', () => {
   test('a key pasted into a path: the 404 and the access log show it masked', async () => {
     const { server, log, key } = await serving();

@@ -3,10 +3,15 @@ import { LedgerError } from '../ledger-error.js';
 
 /**
  * The ledger file a connection opened, held by a descriptor: once that file has no name left (it
- * was deleted, or another file was renamed over it), its link count is 0.
+ * was deleted, or another file was renamed over it), its link count is 0. So are its write-ahead
+ * log (`-wal`) and its index (`-shm`), held from the first write on: deleted under a process that
+ * has them open, that process and the next would each write a log of their own, and one's
+ * purchases be lost to the other's checkpoint (SQLite's "How To Corrupt", 2.4).
  */
 export class LedgerIdentity {
   private readonly fd: number;
+  /** The -wal and -shm descriptors, once both files were there to open. */
+  private sidecars: { fd: number; suffix: string }[] | null = null;
 
   constructor(private readonly path: string) {
     this.fd = openSync(path, 'r');
@@ -15,19 +20,42 @@ export class LedgerIdentity {
   /**
    * Writing to a ledger file that was deleted or replaced under this process would write into an
    * unlinked file, lost when the process ends: refused instead (503 from the server), with a
-   * LedgerError that says what happened. One fstat a write (half a stat of the path).
+   * LedgerError that says what happened. One fstat a write (half a stat of the path), and one for
+   * each of the log and its index.
    */
   check(): void {
-    if (fstatSync(this.fd).nlink > 0) return;
-    const what = existsSync(this.path) ? 'replaced' : 'deleted';
-    throw new LedgerError(
-      `The ledger ${this.path} was ${what} while this process had it open; nothing more is written to the old one.`,
-      this.path,
-      'Restart carbon serve (or the command) to open the ledger that is there now.',
-    );
+    if (fstatSync(this.fd).nlink === 0) {
+      const what = existsSync(this.path) ? 'replaced' : 'deleted';
+      throw new LedgerError(
+        `The ledger ${this.path} was ${what} while this process had it open; nothing more is written to the old one.`,
+        this.path,
+        'Restart carbon serve (or the command) to open the ledger that is there now.',
+      );
+    }
+    this.sidecars ??= this.openSidecars();
+    for (const { fd, suffix } of this.sidecars ?? []) {
+      if (fstatSync(fd).nlink > 0) continue;
+      throw new LedgerError(
+        `The ledger's ${suffix} file (${this.path}${suffix}) was deleted while this process had it open; nothing more is written, as another process would not see it.`,
+        this.path,
+        "Restart carbon serve (or the command); never delete a ledger's -wal or -shm file while carbon has it open.",
+      );
+    }
   }
 
+  /** Both files' descriptors, or null (tried again at the next write) while either is not there yet. */
+  private openSidecars(): { fd: number; suffix: string }[] | null {
+    if (!existsSync(`${this.path}-wal`) || !existsSync(`${this.path}-shm`)) return null;
+    try {
+      return ['-wal', '-shm'].map((suffix) => ({ fd: openSync(`${this.path}${suffix}`, 'r'), suffix }));
+    } catch {
+      return null;
+    }
+  }
+
+  /** After the connection's own close (a descriptor closed before it would drop SQLite's locks on that file). */
   close(): void {
     closeSync(this.fd);
+    for (const { fd } of this.sidecars ?? []) closeSync(fd);
   }
 }
