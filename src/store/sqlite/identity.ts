@@ -13,8 +13,13 @@ export class LedgerIdentity {
   /** The -wal and -shm descriptors, once both files were there to open. */
   private sidecars: { fd: number; suffix: string }[] | null = null;
 
+  /** The file's device and inode, as the process's other connections to it name it too (turns.ts). */
+  readonly file: string;
+
   constructor(private readonly path: string) {
     this.fd = openSync(path, 'r');
+    const { dev, ino } = fstatSync(this.fd);
+    this.file = `${dev}:${ino}`;
   }
 
   /**

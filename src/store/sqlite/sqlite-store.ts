@@ -37,6 +37,7 @@ import { digest, SqliteReads } from './sqlite-reads.js';
 import { exportLedger } from './sqlite-snapshot.js';
 import { SqliteTx } from './sqlite-tx.js';
 import { lazyStatements } from './statements.js';
+import { leaveTurn, ownTurn, type Turn, takeTurn } from './turns.js';
 
 /**
  * The embedded store: one SQLite file in the data directory (WAL), shared by every carbon process
@@ -46,8 +47,8 @@ import { lazyStatements } from './statements.js';
  */
 
 export class SqliteStore extends SqliteReads implements LedgerStore {
-  /** The transaction running now in this process (one connection runs one at a time), and its end. */
-  private running: Promise<unknown> | null = null;
+  /** The transaction running now on this file in this process (any of its connections: turns.ts), and its end. */
+  private readonly turn: Turn;
   private readonly windows = new Map<string, RateWindow>();
   /** The journal's emptied mark the windows were counted under: a reset or a load (any process's) moves it. */
   private windowsSince: string | undefined;
@@ -67,6 +68,7 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
   ) {
     super({ db, s: lazyStatements(db), dir, browseStatements: new Map() });
     this.identity = dir === null || label === ':memory:' ? null : new LedgerIdentity(label);
+    this.turn = this.identity === null ? ownTurn() : takeTurn(this.identity.file);
     this.checkpoints = new WalCheckpoints(db, label);
   }
 
@@ -89,7 +91,7 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
 
   /** A read after this process's own transaction (if one runs), its failure said in the ledger's terms. */
   protected override async run<T>(read: () => T): Promise<T> {
-    if (this.running) await this.running.catch(() => {});
+    if (this.turn.running) await this.turn.running.catch(() => {});
     try {
       return read();
     } catch (err) {
@@ -120,16 +122,16 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
    * for work that can be left to the next writer.
    */
   async transaction<T>(fn: (tx: LedgerTx) => Promise<T>, options: { wait?: boolean } = {}): Promise<T> {
-    while (this.running) {
+    while (this.turn.running) {
       if (options.wait === false) throw this.locked();
-      await this.running.catch(() => {});
+      await this.turn.running.catch(() => {});
     }
     const run = this.runTransaction(fn, options.wait !== false);
-    this.running = run;
+    this.turn.running = run;
     try {
       return await run;
     } finally {
-      if (this.running === run) this.running = null;
+      if (this.turn.running === run) this.turn.running = null;
     }
   }
 
@@ -207,9 +209,9 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
   /** The journal's batch (sqlite-journal.ts) in this connection's turn; it writes nothing the read cache keeps. */
   async appendJournal(records: NewJournalRecord[], retention: JournalRetention, options: { waitMs?: number } = {}): Promise<void> {
     if (records.length === 0) return;
-    while (this.running) {
+    while (this.turn.running) {
       if (options.waitMs === 0) throw this.locked();
-      await this.running.catch(() => {});
+      await this.turn.running.catch(() => {});
     }
     try {
       this.identity?.check();
@@ -233,14 +235,14 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
 
   /** A read transaction on this connection: this process's other work on it waits until the export is closed. */
   async exportLedger(metaNames: readonly string[]): Promise<LedgerExport> {
-    while (this.running) await this.running.catch(() => {});
+    while (this.turn.running) await this.turn.running.catch(() => {});
     let release!: () => void;
     const held = new Promise<void>((resolve) => {
       release = resolve;
     });
-    this.running = held;
+    this.turn.running = held;
     const done = () => {
-      if (this.running === held) this.running = null;
+      if (this.turn.running === held) this.turn.running = null;
       release();
     };
     try {
@@ -280,10 +282,11 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
    * be, for the next command to append to (docs/reliability.md, "What a command leaves").
    */
   async close(options: CloseOptions = {}): Promise<void> {
-    if (this.running) await this.running.catch(() => {});
+    if (this.turn.running) await this.turn.running.catch(() => {});
     if (options.exiting === true && this.leftToExit()) return;
     await this.checkpoints.stop();
     this.db.close();
+    if (this.identity !== null) leaveTurn(this.identity.file);
     this.identity?.close();
   }
 
