@@ -21,6 +21,7 @@ export { DEFAULT_RETRY, type RetryPolicy } from './client/retry.js';
 export { LocalTransport, type Transport } from './client/transport.js';
 export { openLocal } from './engine/local.js';
 export { type Engine, type EngineOptions, type LedgerDescription, openEngine } from './engine/open.js';
+export { ApiError } from './service/errors.js';
 export { type DefaultKey, Sandbox, type SandboxKey, type SandboxOptions, type SandboxStatus } from './service/sandbox.js';
 export { OffsetsService, type ServiceOptions } from './service/service.js';
 export { LedgerError } from './store/ledger-error.js';

@@ -152,7 +152,7 @@ export class Sandbox {
 
   /** Adds to a mode's balance; the smallest top-up is 250 US dollars, as on the developer page. */
   async topUp(mode: Mode, cents: number): Promise<number> {
-    bounds.checkTopUp(cents);
+    bounds.checkTopUp(cents, mode);
     return this.write(async (tx, now) => {
       bounds.checkBalanceAfter(await tx.balance(mode), cents);
       return tx.moveBalance(mode, cents, 'topup', null, now);

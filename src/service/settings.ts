@@ -40,7 +40,10 @@ export const MAX_RATE = LIMITS.rateMax;
  */
 export const LATEST_MODEL_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999) - TIMING.livePlacementMs;
 
-export function checkTopUp(cents: number): number {
+export function checkTopUp(cents: number, mode: string = 'test'): number {
+  // A library caller's `'Live'` or `'nope'`: refused, not read as the test balance.
+  if (mode !== 'test' && mode !== 'live')
+    throw validationError('mode', `A top-up is to the test or the live balance, not ${JSON.stringify(mode)}.`);
   if (!Number.isSafeInteger(cents) || cents < LIMITS.topUpMinCents || cents > MAX_TOP_UP_CENTS) {
     throw validationError(
       'amount_cents',
