@@ -1,4 +1,5 @@
 import { LedgerError } from '../ledger-error.js';
+import { closedLedger } from './identity.js';
 
 /** SQLite's primary result codes, by number (sqlite3.h), as node:sqlite reports them in `errcode`. */
 const PRIMARY = (
@@ -34,6 +35,8 @@ export function sqliteError(err: unknown, path: string): Error {
       'Move it aside to start a new ledger, or restore it from a backup.',
     );
   }
+  // node:sqlite's words for a connection already closed: said as a closed ledger.
+  if (/^(?:database is not open|statement has been finalized)/.test(message)) return closedLedger(path);
   if (code === 'CARBON_SCHEMA_NEWER') {
     return new LedgerError(
       `The ledger ${path} was written by a newer carbon (${message}).`,

@@ -1,5 +1,6 @@
 import { closeSync, existsSync, fstatSync, openSync } from 'node:fs';
 import { LedgerError } from '../ledger-error.js';
+import { leaveTurn, type Turn, takeTurn } from './turns.js';
 
 /**
  * The ledger file a connection opened, held by a descriptor: once that file has no name left (it
@@ -13,13 +14,17 @@ export class LedgerIdentity {
   /** The -wal and -shm descriptors, once both files were there to open. */
   private sidecars: { fd: number; suffix: string }[] | null = null;
 
-  /** The file's device and inode, as the process's other connections to it name it too (turns.ts). */
-  readonly file: string;
+  /** The file's device and inode, as the process's other connections to it name it too. */
+  private readonly file: string;
+  /** Whose turn it is on this file in this process (turns.ts). */
+  readonly turn: Turn;
+  private closed = false;
 
   constructor(private readonly path: string) {
     this.fd = openSync(path, 'r');
     const { dev, ino } = fstatSync(this.fd);
     this.file = `${dev}:${ino}`;
+    this.turn = takeTurn(this.file);
   }
 
   /**
@@ -29,6 +34,7 @@ export class LedgerIdentity {
    * each of the log and its index.
    */
   check(): void {
+    if (this.closed) throw closedLedger(this.path);
     if (fstatSync(this.fd).nlink === 0) {
       const what = existsSync(this.path) ? 'replaced' : 'deleted';
       throw new LedgerError(
@@ -60,7 +66,14 @@ export class LedgerIdentity {
 
   /** After the connection's own close (a descriptor closed before it would drop SQLite's locks on that file). */
   close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    leaveTurn(this.file);
     closeSync(this.fd);
     for (const { fd } of this.sidecars ?? []) closeSync(fd);
   }
 }
+
+/** A ledger this process closed, used again (the library's sandbox after its client's close). */
+export const closedLedger = (path: string): LedgerError =>
+  new LedgerError(`The ledger ${path} was closed in this process.`, path, 'Open it again (openLocal, openEngine) to go on.');

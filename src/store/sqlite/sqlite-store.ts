@@ -37,7 +37,7 @@ import { digest, SqliteReads } from './sqlite-reads.js';
 import { exportLedger } from './sqlite-snapshot.js';
 import { SqliteTx } from './sqlite-tx.js';
 import { lazyStatements } from './statements.js';
-import { leaveTurn, ownTurn, type Turn, takeTurn } from './turns.js';
+import { ownTurn, type Turn } from './turns.js';
 
 /**
  * The embedded store: one SQLite file in the data directory (WAL), shared by every carbon process
@@ -49,6 +49,7 @@ import { leaveTurn, ownTurn, type Turn, takeTurn } from './turns.js';
 export class SqliteStore extends SqliteReads implements LedgerStore {
   /** The transaction running now on this file in this process (any of its connections: turns.ts), and its end. */
   private readonly turn: Turn;
+  private closed = false;
   private readonly windows = new Map<string, RateWindow>();
   /** The journal's emptied mark the windows were counted under: a reset or a load (any process's) moves it. */
   private windowsSince: string | undefined;
@@ -68,7 +69,7 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
   ) {
     super({ db, s: lazyStatements(db), dir, browseStatements: new Map() });
     this.identity = dir === null || label === ':memory:' ? null : new LedgerIdentity(label);
-    this.turn = this.identity === null ? ownTurn() : takeTurn(this.identity.file);
+    this.turn = this.identity?.turn ?? ownTurn();
     this.checkpoints = new WalCheckpoints(db, label);
   }
 
@@ -284,9 +285,10 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
   async close(options: CloseOptions = {}): Promise<void> {
     if (this.turn.running) await this.turn.running.catch(() => {});
     if (options.exiting === true && this.leftToExit()) return;
+    if (this.closed) return;
+    this.closed = true;
     await this.checkpoints.stop();
     this.db.close();
-    if (this.identity !== null) leaveTurn(this.identity.file);
     this.identity?.close();
   }
 
