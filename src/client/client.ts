@@ -19,6 +19,7 @@ import {
   CarbonConfigError,
   CarbonConnectionError,
   CarbonError,
+  givenKey,
   otherServer,
   UNEXPECTED,
 } from './errors.js';
@@ -110,7 +111,7 @@ export class CarbonClient {
 
   /** Buys offsets (a fresh `idempotencyKey` unless given; retries reuse it). `maxAmountCents`: a ceiling a carbon sandbox checks. */
   async buy(params: PurchaseParams, options: { idempotencyKey?: string; maxAmountCents?: number } = {}): Promise<Purchase> {
-    const idempotencyKey = options.idempotencyKey ?? randomUUID();
+    const idempotencyKey = givenKey(options.idempotencyKey) ?? randomUUID();
     const headers: Record<string, string> = { 'idempotency-key': idempotencyKey };
     if (options.maxAmountCents !== undefined) headers['carbon-max-amount-cents'] = String(options.maxAmountCents);
     let exchanged: { response: ApiResponse<Offset>; earlierMaybeSent: boolean };
@@ -251,8 +252,7 @@ export class CarbonClient {
     const error = apiErrorOf(response);
     if (error.code === UNEXPECTED && (error.status === 404 || error.status === 405))
       throw otherServer(error.status, method, path, earlierMaybeSent);
-    // A 4xx is the service saying it did nothing (a 429 or a 409 before the request was
-    // handled); a 5xx may have come after the purchase committed.
+    // A 4xx is the service saying it did nothing (a 429, a 409); a 5xx may have come after the purchase committed.
     error.earlierMaybeSent = earlierMaybeSent || response.status >= 500;
     throw error;
   }

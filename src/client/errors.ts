@@ -131,3 +131,19 @@ export function otherServer(status: number, method: string, path: string, earlie
     !earlierMaybeSent,
   );
 }
+
+/** A value a caller gave, as a message shows it: text quoted (so "3" is not read as the number 3), anything else as it prints. */
+export function shownValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value !== null && typeof value === 'object') return Array.isArray(value) ? 'an array' : 'an object';
+  return String(value);
+}
+
+/**
+ * An Idempotency-Key a caller gave, or undefined: a JavaScript caller's object or number would go
+ * out as "[object Object]" or digits, and one key serve two purchases; refused before anything is sent.
+ */
+export function givenKey(value: unknown): string | undefined {
+  if (value === undefined || (typeof value === 'string' && value !== '')) return value;
+  throw new CarbonConfigError(`idempotencyKey must be a non-empty string, not ${shownValue(value)}; nothing was sent.`);
+}

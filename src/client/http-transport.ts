@@ -1,5 +1,5 @@
 import { API_PREFIX, type ApiRequest, type ApiResponse } from '../api/types.js';
-import { CarbonAnswerError, CarbonConfigError, CarbonConnectionError } from './errors.js';
+import { CarbonAnswerError, CarbonConfigError, CarbonConnectionError, shownValue } from './errors.js';
 import type { Transport } from './transport.js';
 
 export interface HttpTransportOptions {
@@ -63,6 +63,12 @@ export class HttpTransport implements Transport {
     }
     this.baseUrl = url.href.replace(/\/+$/, '');
     this.timeoutMs = options.timeoutMs ?? 30_000;
+    // A deadline a timer takes (AbortSignal.timeout refuses NaN, Infinity and huge values with ERR_OUT_OF_RANGE,
+    // which read as a network failure that may have bought): refused here instead, before any request.
+    if (!Number.isInteger(this.timeoutMs) || this.timeoutMs < 1 || this.timeoutMs > MAX_TIMEOUT_MS)
+      throw new CarbonConfigError(
+        `timeoutMs must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, not ${shownValue(options.timeoutMs)}.`,
+      );
     this.fetchImpl = options.fetch;
   }
 
@@ -115,6 +121,9 @@ export class HttpTransport implements Transport {
     return { status, headers: responseHeaders, body };
   }
 }
+
+/** The longest deadline a request may have (a timer's limit: about 24.8 days). */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 /** Why a request got no answer, as people can act on it (`timeoutMs`: the deadline it had). */
 export function failureReason(err: unknown, timeoutMs: number): string {

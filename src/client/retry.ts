@@ -1,5 +1,5 @@
 import type { ApiResponse } from '../api/types.js';
-import { apiErrorOf, CarbonConfigError } from './errors.js';
+import { apiErrorOf, CarbonConfigError, shownValue } from './errors.js';
 /**
  * When and how long to wait before trying a request again: stripe-node's rules. Network
  * failures, 409s other than a reused key, 429 and 5xx are retried; everything else is an
@@ -14,12 +14,12 @@ export interface RetryPolicy {
   maxRetryAfterSeconds: number;
 }
 
-export const DEFAULT_RETRY: RetryPolicy = {
+export const DEFAULT_RETRY: Readonly<RetryPolicy> = Object.freeze({
   maxRetries: 2,
   baseDelayMs: 500,
   maxDelayMs: 8_000,
   maxRetryAfterSeconds: 60,
-};
+});
 
 /**
  * The policy a client was given, over the defaults: a field left undefined keeps its default (an
@@ -33,7 +33,7 @@ export function retryPolicy(given: Partial<RetryPolicy> | null = {}): RetryPolic
     if (value === undefined) continue;
     if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (name === 'maxRetries' && !Number.isInteger(value)))
       throw new CarbonConfigError(
-        `retry.${name} must be a ${name === 'maxRetries' ? 'whole number' : 'number'} of 0 or more, not ${String(value)}.`,
+        `retry.${name} must be a ${name === 'maxRetries' ? 'whole number' : 'number'} of 0 or more, not ${shownValue(value)}.`,
       );
     policy[name] = value;
   }

@@ -16,6 +16,30 @@ export interface RequestHandler {
 }
 
 /** The local engine: calls the service model in this process. Same requests, same answers. */
+/**
+ * A request as HTTP would carry it: every query value and header text (a JavaScript caller's
+ * `starting_after: 123` is "123" over HTTP, and was a number the model did not expect here), so the
+ * local engine answers what a server would.
+ */
+function asSent(request: ApiRequest): ApiRequest {
+  const text = (v: unknown) => (typeof v === 'string' ? v : String(v));
+  let query = request.query;
+  for (const name in query) {
+    const v = query[name];
+    if (v === undefined || typeof v === 'string') continue;
+    if (query === request.query) query = { ...query };
+    query[name] = Array.isArray(v) ? v.map(text) : text(v);
+  }
+  let headers = request.headers;
+  for (const name in headers) {
+    const v = headers[name];
+    if (v === undefined || typeof v === 'string') continue;
+    if (headers === request.headers) headers = { ...headers };
+    headers[name] = text(v);
+  }
+  return query === request.query && headers === request.headers ? request : { ...request, query, headers };
+}
+
 export class LocalTransport implements Transport {
   private closed = false;
   private closing: Promise<void> | undefined;
@@ -28,7 +52,7 @@ export class LocalTransport implements Transport {
   request(request: ApiRequest): Promise<ApiResponse> {
     // Its ledger is closed: said as the client's misuse, not as SQLite's "statement has been finalized".
     if (this.closed) return Promise.reject(new CarbonConfigError('This client was closed: open another to go on.'));
-    return this.handler.handle(request);
+    return this.handler.handle(asSent(request));
   }
 
   /** Once: a second close (or two at once) waits for the first. */
