@@ -300,4 +300,38 @@ run('carbon serve while PostgreSQL does not answer', () => {
     },
     limit(60_000),
   );
+
+  test(
+    'a local carbon logs --follow rides out a database that stops answering: one warning, then on from where it was once it answers',
+    async () => {
+      const schema: TestSchema = freshSchema('follow');
+      cleanup.push(() => schema.drop());
+      const proxy = await freezingProxy(new URL(schema.url));
+      cleanup.push(() => proxy.close());
+      const home = newHome();
+      await ok(['sandbox', 'status'], { home, env: { CARBON_DATABASE_URL: schema.url } });
+      const follower = spawnCarbon(home, ['logs', '--follow'], { CARBON_DATABASE_URL: proxy.url, ...SHORT });
+      cleanup.push(async () => follower.kill('SIGKILL'));
+      let out = '';
+      let err = '';
+      follower.stdout!.setEncoding('utf8').on('data', (d: string) => void (out += d));
+      follower.stderr!.setEncoding('utf8').on('data', (d: string) => void (err += d));
+      const until = async (what: string, done: () => boolean) => {
+        for (const end = performance.now() + limit(30_000); !done(); await new Promise((r) => setTimeout(r, 20)))
+          if (performance.now() > end || follower.exitCode !== null) throw new Error(`no ${what}; stderr: ${err}`);
+      };
+      await until('start', () => err.includes('Following the requests'));
+      proxy.freeze();
+      // Before: exit 1 on the first read that failed, the follower gone with the database's moment.
+      await until('warning', () => err.includes('Trying again every 2 s.'));
+      proxy.thaw();
+      await ok(['buy', '--kg', '3', '--reference', 'after-the-stall'], { home, env: { CARBON_DATABASE_URL: schema.url } });
+      await until('entry', () => /\bPOST\b.*\/api\/v1\/offsets/.test(out));
+      expect(err).toContain('Reached again: following on.');
+      follower.kill('SIGTERM');
+      expect((await follower).exitCode).toBe(130);
+      expect(err).not.toContain(new URL(TEST_DATABASE_URL!).password || '\u0000');
+    },
+    limit(90_000),
+  );
 });

@@ -1,4 +1,5 @@
 import { MAX_REQUESTS_PAGE, type RequestEntry } from '../../../api/journal.js';
+import { LedgerError } from '../../../engine/ledger.js';
 import { NO_FILTER, type RequestFilter, statusRange } from '../../../service/journal-view.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
@@ -148,9 +149,10 @@ async function readStep(
   return through;
 }
 
-/** A failure a later read may not meet: no answer, or a 5xx (exit 1: source.ts). */
-const passing = (err: unknown): err is CliError =>
-  err instanceof CliError && (err.code === 'connection_error' || err.exitCode === EXIT.failure);
+/** A failure a later read may not meet: no answer, or a 5xx (exit 1: source.ts); on the local engine, its ledger out of reach for now (a database restarting). */
+const passing = (err: unknown): err is Error =>
+  (err instanceof CliError && (err.code === 'connection_error' || err.exitCode === EXIT.failure)) ||
+  (err instanceof LedgerError && err.transient);
 
 /** Waits `ms`, or until `signal` aborts. */
 const pause = (ms: number, signal: AbortSignal) =>
