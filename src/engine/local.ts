@@ -17,6 +17,8 @@ export async function openLocal(
   // As an empty key is (client.ts): an unset variable would make the ledger in the working directory.
   if (typeof dataDir !== 'string' || dataDir.trim() === '')
     throw new CarbonConfigError('No data directory (an unset variable?): give openLocal the directory of the local ledger.');
+  if (options.key !== undefined && !['test', 'live', 'read_only'].includes(options.key))
+    throw new CarbonConfigError(`key is test, live or read_only (the sandbox's own key to use), not ${JSON.stringify(options.key)}.`);
   const engine = await openEngine(dataDir, options.publicBaseUrl === undefined ? {} : { publicBaseUrl: options.publicBaseUrl });
   const { sandbox } = engine;
   const apiKey = options.apiKey ?? (await sandbox.defaultKey(options.key ?? 'test'));

@@ -38,6 +38,11 @@ test('the local engine answers a number where text goes as HTTP would carry it (
   }
 });
 
+test("openLocal's key names one of the sandbox's own keys, or is refused before the ledger is opened", async () => {
+  const dir = dirs.make();
+  await expect(openLocal(dir, { key: 'bogus' as 'test' })).rejects.toThrow('key is test, live or read_only');
+});
+
 test("HttpTransport's timeoutMs is a whole number of milliseconds a timer takes, or refused at once", () => {
   for (const timeoutMs of [Number.NaN, -1, 0, 1.5, Number.POSITIVE_INFINITY, 2 ** 32, '5' as unknown as number])
     expect(() => new HttpTransport({ baseUrl: 'http://127.0.0.1:1/api/v1', timeoutMs })).toThrow(CarbonConfigError);
