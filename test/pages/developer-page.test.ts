@@ -141,7 +141,7 @@ run('the developer page, in Chromium', { shuffle: false }, () => {
     const row = page.locator('tr', { hasText: id });
     await row.locator('summary').click();
     await row.locator('form[action="/actions/key-revoke"] button').click();
-    expect(await page.textContent('.notice.ok')).toContain('revoked');
+    expect(await page.textContent('.notice.ok')).toBe(`Key ${id} is revoked: the API now refuses it with 401.`);
     expect((await api('GET', '/balance', secret)).status).toBe(401);
 
     await page.selectOption('#key-access', 'read_only');
@@ -159,9 +159,9 @@ run('the developer page, in Chromium', { shuffle: false }, () => {
     const b = (await api('POST', '/offsets', keys.live, { kg: 600 })).body.id as string;
     await page.goto(`${server.origin}/?mode=live`);
     await page.locator('tr', { hasText: a }).locator('form[action="/actions/approve"] button').click();
-    expect(await page.textContent('.notice.ok')).toContain('Approved');
+    expect(await page.textContent('.notice.ok')).toBe(`Approved ${a}: it is placed.`);
     await page.locator('tr', { hasText: b }).locator('form[action="/actions/reject"] button').click();
-    expect(await page.textContent('.notice.ok')).toContain('Rejected');
+    expect(await page.textContent('.notice.ok')).toBe(`Rejected ${b}: it is refunded.`);
     expect((await api('GET', `/offsets/${a}`, keys.live)).body.status).toBe('placed');
     expect((await api('GET', `/offsets/${b}`, keys.live)).body.status).toBe('refunded');
     await page.goto(`${server.origin}/offsets/${a}`);
@@ -175,7 +175,7 @@ run('the developer page, in Chromium', { shuffle: false }, () => {
       ids.push((await api('POST', '/offsets', keys.test, { kg: 1 + i, reference: i % 2 === 0 ? 'even' : 'odd' })).body.id as string);
     await page.goto(`${server.origin}/`);
     await page.locator('tr', { hasText: ids[24]! }).locator('form[action="/actions/fail"] button').click();
-    expect(await page.textContent('.notice.ok')).toContain('refunded');
+    expect(await page.textContent('.notice.ok')).toBe(`The order of ${ids[24]} could not be placed: it is refunded.`);
     expect((await api('GET', `/offsets/${ids[24]}`, keys.test)).body.status).toBe('refunded');
 
     await page.fill('#c-clock', '1m');

@@ -31,6 +31,12 @@ export interface Action {
   notice?(result: unknown, form: Form): string;
 }
 
+/** An action on one record by its id: its notice names it (`%s`); `?done=` (no id) says it of its kind. */
+function onId(section: Section, method: 'revokeKey' | 'approve' | 'reject' | 'fail', said: string, kind = 'the offset'): Action {
+  const done = said.replace(/(?:Key )?%s/, kind);
+  return { section, run: (s, f) => s[method](f.field('id')), done, notice: (_, f) => said.replace('%s', f.field('id')) };
+}
+
 const invalid = (param: string, text: string) => new ApiError('validation_error', text, { param });
 /** A posted form. A field sent twice (`amount=250&amount=999999`: the page's own forms never do) is refused, as a filter given twice is. */
 export function formOf(params: URLSearchParams): Form {
@@ -70,10 +76,7 @@ export const ACTIONS = new Map<string, Action>([
         `Topped up ${formMode(f)} mode with ${dollars(topUpCents(f.field('amount')))}: the ${formMode(f)} balance is now ${dollars(balance as number)}.`,
     },
   ],
-  [
-    'key-revoke',
-    { section: 'keys', run: (s, f) => s.revokeKey(f.field('id')), done: 'The key is revoked: the API now refuses it with 401.' },
-  ],
+  ['key-revoke', onId('keys', 'revokeKey', 'Key %s is revoked: the API now refuses it with 401.', 'The key')],
   ['status', { section: 'controls', run: (s, f) => s.setStatus(standing(f.field('status'))), done: 'The account standing is set.' }],
   ['rate', { section: 'controls', run: (s, f) => s.setRate(whole(f.field('rate'), 8)), done: 'The rate is set.' }],
   [
@@ -81,9 +84,9 @@ export const ACTIONS = new Map<string, Action>([
     { section: 'controls', run: (s, f) => s.setReviewLimit(reviewCents(f.field('amount'))), done: 'The review limit is set.' },
   ],
   ['rate-limit', { section: 'controls', run: (s, f) => s.setRateLimit(requests(f.field('requests'))), done: 'The rate limit is set.' }],
-  ['approve', { section: 'review', run: (s, f) => s.approve(f.field('id')), done: 'Approved: the offset is placed.' }],
-  ['reject', { section: 'review', run: (s, f) => s.reject(f.field('id')), done: 'Rejected: the offset is refunded.' }],
-  ['fail', { section: 'offsets', run: (s, f) => s.fail(f.field('id')), done: 'The order could not be placed: the offset is refunded.' }],
+  ['approve', onId('review', 'approve', 'Approved %s: it is placed.')],
+  ['reject', onId('review', 'reject', 'Rejected %s: it is refunded.')],
+  ['fail', onId('offsets', 'fail', 'The order of %s could not be placed: it is refunded.')],
   ['clock', { section: 'controls', run: (s, f) => s.advanceClock(duration(f.field('duration'))), done: 'The model clock moved forward.' }],
   [
     'reset',
