@@ -1,3 +1,6 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
 import { openLocal } from '../../src/engine/local.js';
 import { tempDirs } from '../support/temp.js';
@@ -26,6 +29,33 @@ test('purchases through two clients on one directory, all at once: every one mad
     expect((await b.client.balance()).available_cents).toBe(before - spent);
   } finally {
     await a.client.close();
+    await b.client.close();
+  }
+}, 30_000);
+
+/**
+ * One of the two closed, then another process opens and closes the ledger: the one still open goes
+ * on. Before, the close dropped the process's locks on the file (POSIX locks are the process's, and
+ * closing any descriptor drops them), so the other process, taking itself for the last, deleted the
+ * log under the one still open, and every write of that one was refused.
+ */
+test('one of two clients closed, another process in and out: the other client goes on buying, its log where it was', async () => {
+  const dir = dirs.make();
+  const a = await openLocal(dir);
+  const b = await openLocal(dir);
+  try {
+    await a.client.buy({ kg: 1 });
+    await b.client.buy({ kg: 1 });
+    await a.client.close();
+    // Another process opens the ledger, reads and closes: the last close of all deletes the log, and only that.
+    execFileSync(process.execPath, [
+      '-e',
+      "const db = new (require('node:sqlite').DatabaseSync)(process.argv[1]); db.prepare('SELECT 1').get(); db.close();",
+      join(dir, 'ledger.db'),
+    ]);
+    expect(existsSync(join(dir, 'ledger.db-wal'))).toBe(true);
+    expect((await b.client.buy({ kg: 2 })).offset.kg).toBe(2);
+  } finally {
     await b.client.close();
   }
 }, 30_000);

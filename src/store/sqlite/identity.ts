@@ -1,30 +1,26 @@
-import { closeSync, existsSync, fstatSync, openSync } from 'node:fs';
+import { existsSync, fstatSync } from 'node:fs';
 import { LedgerError } from '../ledger-error.js';
-import { leaveTurn, type Turn, takeTurn } from './turns.js';
+import { type HeldFile, holdFile, openSidecars, releaseFile, type Turn } from './turns.js';
 
 /**
  * The ledger file a connection opened, held by a descriptor: once that file has no name left (it
  * was deleted, or another file was renamed over it), its link count is 0. So are its write-ahead
  * log (`-wal`) and its index (`-shm`), held from the first write on: deleted under a process that
  * has them open, that process and the next would each write a log of their own, and one's
- * purchases be lost to the other's checkpoint (SQLite's "How To Corrupt", 2.4).
+ * purchases be lost to the other's checkpoint (SQLite's "How To Corrupt", 2.4). The descriptors are
+ * the process's, shared by its connections to the file (turns.ts).
  */
 export class LedgerIdentity {
-  private readonly fd: number;
-  /** The -wal and -shm descriptors, once both files were there to open. */
-  private sidecars: { fd: number; suffix: string }[] | null = null;
-
-  /** The file's device and inode, as the process's other connections to it name it too. */
-  private readonly file: string;
-  /** Whose turn it is on this file in this process (turns.ts). */
-  readonly turn: Turn;
+  private readonly held: { key: string; file: HeldFile };
   private closed = false;
 
   constructor(private readonly path: string) {
-    this.fd = openSync(path, 'r');
-    const { dev, ino } = fstatSync(this.fd);
-    this.file = `${dev}:${ino}`;
-    this.turn = takeTurn(this.file);
+    this.held = holdFile(path);
+  }
+
+  /** Whose turn it is on this file in this process (turns.ts). */
+  get turn(): Turn {
+    return this.held.file;
   }
 
   /**
@@ -35,7 +31,8 @@ export class LedgerIdentity {
    */
   check(): void {
     if (this.closed) throw closedLedger(this.path);
-    if (fstatSync(this.fd).nlink === 0) {
+    const { file } = this.held;
+    if (fstatSync(file.fd).nlink === 0) {
       const what = existsSync(this.path) ? 'replaced' : 'deleted';
       throw new LedgerError(
         `The ledger ${this.path} was ${what} while this process had it open; nothing more is written to the old one.`,
@@ -43,8 +40,8 @@ export class LedgerIdentity {
         'Restart carbon serve (or the command) to open the ledger that is there now.',
       );
     }
-    this.sidecars ??= this.openSidecars();
-    for (const { fd, suffix } of this.sidecars ?? []) {
+    file.sidecars ??= openSidecars(this.path);
+    for (const { fd, suffix } of file.sidecars ?? []) {
       if (fstatSync(fd).nlink > 0) continue;
       throw new LedgerError(
         `The ledger's ${suffix} file (${this.path}${suffix}) was deleted while this process had it open; nothing more is written, as another process would not see it.`,
@@ -54,23 +51,11 @@ export class LedgerIdentity {
     }
   }
 
-  /** Both files' descriptors, or null (tried again at the next write) while either is not there yet. */
-  private openSidecars(): { fd: number; suffix: string }[] | null {
-    if (!existsSync(`${this.path}-wal`) || !existsSync(`${this.path}-shm`)) return null;
-    try {
-      return ['-wal', '-shm'].map((suffix) => ({ fd: openSync(`${this.path}${suffix}`, 'r'), suffix }));
-    } catch {
-      return null;
-    }
-  }
-
   /** After the connection's own close (a descriptor closed before it would drop SQLite's locks on that file). */
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    leaveTurn(this.file);
-    closeSync(this.fd);
-    for (const { fd } of this.sidecars ?? []) closeSync(fd);
+    releaseFile(this.held.key);
   }
 }
 

@@ -111,7 +111,9 @@ export function openLedgerFile(dir: string): { db: Db; path: string; walExisted:
   try {
     const { DatabaseSync } = sqlite(path);
     makeDirs(dir, 0o700);
-    closeSync(openSync(path, 'a', 0o600));
+    // Made 0600 when it is not there; an existing file is not opened here (closing a descriptor of a
+    // file drops every lock the process holds on it: the library opened twice, turns.ts).
+    if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600));
     // Modes apply only to what is created: take back what a copy or a restore may have widened
     // (the keys file holds the plain keys the sandbox handed out).
     for (const [p, mode] of [
