@@ -144,6 +144,7 @@ export function shownValue(value: unknown): string {
  * out as "[object Object]" or digits, and one key serve two purchases; refused before anything is sent.
  */
 export function givenKey(value: unknown): string | undefined {
-  if (value === undefined || (typeof value === 'string' && value !== '')) return value;
-  throw new CarbonConfigError(`idempotencyKey must be a non-empty string, not ${shownValue(value)}; nothing was sent.`);
+  // Text of any length is the API's to judge (its 400 names the header), as the CLI's --idempotency-key is.
+  if (value === undefined || typeof value === 'string') return value;
+  throw new CarbonConfigError(`idempotencyKey must be a string, not ${shownValue(value)}; nothing was sent.`);
 }

@@ -110,3 +110,14 @@ describe('a bad value from the environment names its variable', () => {
     expect([flag.exitCode, flag.stderr]).toEqual([2, 'error: --timeout must be a whole number from 1 to 86400, not "0".\n']);
   });
 });
+
+describe('an empty --idempotency-key', () => {
+  test("is the API's to judge, as any other: its 400 names the header (exit 2), nothing bought", async () => {
+    const home = newHome();
+    const r = await carbon(['buy', '--kg', '1', '--idempotency-key', ''], { home });
+    expect([r.exitCode, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toContain('Idempotency-Key');
+    expect(r.stderr).not.toContain('idempotencyKey');
+    expect((await json<{ data: unknown[] }>(['list'], { home })).data).toEqual([]);
+  });
+});

@@ -168,12 +168,9 @@ async function buyOne(
 function stopAt(row: number, err: CarbonApiError | CarbonConnectionError | LedgerError, code: string): Stop {
   // The ledger's own words (damaged, locked, a full disk) and what to do first, as a single purchase says them.
   if (err instanceof LedgerError) {
-    const said = err.message.replace(/\.$/, '');
-    return {
-      text: `the batch stopped at row ${row}: ${said.charAt(0).toLowerCase()}${said.slice(1)}`,
-      ledgerFailed: true,
-      first: err.hint,
-    };
+    // Quoted inside the line: its "The ledger …" in lower case ("PostgreSQL at …" kept as it is).
+    const said = err.message.replace(/\.$/, '').replace(/^The /, 'the ');
+    return { text: `the batch stopped at row ${row}: ${said}`, ledgerFailed: true, first: err.hint };
   }
   const keyRefused = err instanceof CarbonApiError && (err.status === 401 || err.status === 403);
   const balanceShort = err instanceof CarbonApiError && err.status === 402;
