@@ -197,7 +197,9 @@ describe('carbon sandbox faults', () => {
       // The faults happened: refusals, and answers lost after the purchase committed (the retry's
       // replay is the command's own purchase, so a row is not reported as replayed for it).
       for (const status of [429, 500, 503]) expect(server.stderr()).toMatch(new RegExp(`POST /api/v1/offsets ${status} `));
-      expect(server.stderr()).toMatch(/POST \/api\/v1\/offsets - \(aborted\)/);
+      // The connections a fault cut say so in the access log, after the purchase with its status and Request-Id.
+      expect(server.stderr()).toMatch(/POST \/api\/v1\/offsets - \(cut: drop-before\)/);
+      expect(server.stderr()).toMatch(/POST \/api\/v1\/offsets 201 \(cut: drop-after\) [\d.]+ms key=\S+ req_\w+/);
       await server.stop();
     },
     limit(240_000),
