@@ -1,5 +1,5 @@
 import { beforeAll, expect, test } from 'vitest';
-import { serveInProcess } from '../support/in-process-server.js';
+import { serveInProcess, sessionCookie } from '../support/in-process-server.js';
 
 /**
  * The headers docs/security.md promises: every answer says `X-Content-Type-Options: nosniff` and
@@ -14,9 +14,7 @@ let key: string;
 beforeAll(async () => {
   const server = served.server;
   key = (await server.sandbox.defaultKey('test'))!;
-  const token = await server.sandbox.pages.newLoginToken(Date.now());
-  const res = await fetch(`${server.origin}/login?token=${token}`, { redirect: 'manual' });
-  cookie = /carbon_session=[^;]+/.exec(res.headers.get('set-cookie') ?? '')![0];
+  cookie = await sessionCookie(server);
 });
 
 async function headersOf(path: string, init: { method?: string; signedIn?: boolean; api?: boolean; html?: boolean } = {}) {

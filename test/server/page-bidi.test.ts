@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { reportHtml } from '../../src/cli/render/report-html.js';
 import { weight } from '../../src/cli/render/weight.js';
 import { escapeText } from '../../src/server/pages/html.js';
-import { serveInProcess } from '../support/in-process-server.js';
+import { serveInProcess, sessionCookie } from '../support/in-process-server.js';
 
 /**
  * Text a caller wrote is shown on the pages as it was typed: a bidirectional control in it (a
@@ -28,9 +28,7 @@ beforeAll(async () => {
   id = ((await r.json()) as { id: string }).id;
   request = r.headers.get('request-id')!;
   await server.sandbox.journal.flush();
-  const token = await server.sandbox.pages.newLoginToken(Date.now());
-  const res = await fetch(`${server.origin}/login?token=${token}`, { redirect: 'manual' });
-  cookie = /carbon_session=[^;]+/.exec(res.headers.get('set-cookie') ?? '')![0];
+  cookie = await sessionCookie(server);
 });
 
 const html = async (path: string) => {

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, test } from 'vitest';
-import { serveInProcess } from '../support/in-process-server.js';
+import { serveInProcess, sessionCookie } from '../support/in-process-server.js';
 
 /**
  * The developer page's offsets filter, as the served HTML says it: a date field that holds no
@@ -23,9 +23,7 @@ beforeAll(async () => {
     });
     expect(r.status).toBe(201);
   }
-  const token = await server.sandbox.pages.newLoginToken(Date.now());
-  const res = await fetch(`${server.origin}/login?token=${token}`, { redirect: 'manual' });
-  cookie = /carbon_session=[^;]+/.exec(res.headers.get('set-cookie') ?? '')![0];
+  cookie = await sessionCookie(server);
 });
 
 async function page(query: string): Promise<{ status: number; offsets: string; html: string }> {

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, test } from 'vitest';
-import { serveInProcess } from '../support/in-process-server.js';
+import { serveInProcess, sessionCookie } from '../support/in-process-server.js';
 
 /**
  * The developer page's header, page by page as served to a signed-in browser: the same links
@@ -24,9 +24,7 @@ beforeAll(async () => {
   offset = ((await made.json()) as { id: string }).id;
   request = made.headers.get('request-id')!;
   await server.sandbox.journal.flush();
-  const token = await server.sandbox.pages.newLoginToken(Date.now());
-  const res = await fetch(`${server.origin}/login?token=${token}`, { redirect: 'manual' });
-  cookie = /carbon_session=[^;]+/.exec(res.headers.get('set-cookie') ?? '')![0];
+  cookie = await sessionCookie(server);
 });
 
 const headerOf = (html: string) => /<header>[\s\S]*?<\/header>/.exec(html)?.[0] ?? '';

@@ -43,3 +43,10 @@ export function serveInProcess(prefix: string, options: Partial<ServeOptions> & 
 export function middayToday(): number {
   return Math.floor(Date.now() / 86_400_000) * 86_400_000 + 12 * 3_600_000;
 }
+
+/** Signs in to `server`'s developer page as the owner (a fresh login link followed): its session cookie, `carbon_session=…`. */
+export async function sessionCookie(server: RunningServer): Promise<string> {
+  const token = await server.sandbox.pages.newLoginToken(Date.now());
+  const res = await fetch(`${server.origin}/login?token=${token}`, { redirect: 'manual' });
+  return /carbon_session=[^;]+/.exec(res.headers.get('set-cookie') ?? '')![0];
+}
