@@ -8,7 +8,7 @@ import { EXIT } from './exit-codes.js';
 import { shellWord } from './follow-up.js';
 import { tighten } from './private-file.js';
 
-const isMode = (value: string): value is Mode => (MODES as readonly string[]).includes(value);
+export const isMode = (value: string): value is Mode => (MODES as readonly string[]).includes(value);
 
 /** One profile: the keys and the endpoint a team or an environment uses. */
 export interface Profile {
@@ -189,12 +189,8 @@ export function checkConfigValue(key: ConfigKey, value: string): string {
 function keyProblem(value: string, mode: Mode): string | undefined {
   const shape = keyShape(value);
   if (shape === null) return `must be a ${mode} key: your service prefix, _${mode}_, then at least 12 letters or digits`;
-  if (shape.mode !== mode) return `must be a ${mode} key, and this is a ${shape.mode} key (set it as ${shape.mode}-key)`;
-  return secretProblem(shape);
-}
-
-/** What is wrong with what follows a key's PREFIX_MODE_, or undefined: at least 12 letters or digits. */
-function secretProblem({ prefix, mode, rest }: { prefix: string; mode: Mode; rest: string }): string | undefined {
+  const { prefix, mode: keyMode, rest } = shape;
+  if (keyMode !== mode) return `must be a ${mode} key, and this is a ${keyMode} key (set it as ${keyMode}-key)`;
   const start = `${prefix}_${mode}_`;
   if (/[^A-Za-z0-9]/.test(rest)) {
     return `may hold only letters and digits after ${start}, and this one holds ${/\s/.test(rest) ? 'a space or line break' : 'other characters'}`;

@@ -1,8 +1,8 @@
-import { MODES, type Mode } from '../api/types.js';
+import type { Mode } from '../api/types.js';
 import type { StoreTarget } from '../engine/ledger.js';
 import { JOURNAL_DEFAULTS, type JournalSettings, journalSettingsFrom } from '../service/journal-settings.js';
 import { keyShape } from '../service/keys.js';
-import { type ConfigData, DEFAULT_PROFILE, type Profile, profileFlag, profileNamed, readConfig } from './config-store.js';
+import { type ConfigData, DEFAULT_PROFILE, isMode, type Profile, profileFlag, profileNamed, readConfig } from './config-store.js';
 import { usage } from './errors.js';
 import { wholeNumberOption } from './options.js';
 import { type CarbonPaths, resolvePaths } from './paths.js';
@@ -58,7 +58,6 @@ export interface Settings {
 }
 
 const modeOfKey = (key: string): Mode | null => keyShape(key)?.mode ?? null;
-const isMode = (value: string): value is Mode => (MODES as readonly string[]).includes(value);
 
 /**
  * Resolves settings with one precedence for everything: flag > environment > profile > default.

@@ -22,22 +22,21 @@ export interface RequestHandler {
  * local engine answers what a server would.
  */
 function asSent(request: ApiRequest): ApiRequest {
-  const text = (v: unknown) => (typeof v === 'string' ? v : String(v));
-  let query = request.query;
-  for (const name in query) {
-    const v = query[name];
-    if (v === undefined || typeof v === 'string') continue;
-    if (query === request.query) query = { ...query };
-    query[name] = Array.isArray(v) ? v.map(text) : text(v);
-  }
-  let headers = request.headers;
-  for (const name in headers) {
-    const v = headers[name];
-    if (v === undefined || typeof v === 'string') continue;
-    if (headers === request.headers) headers = { ...headers };
-    headers[name] = text(v);
-  }
+  const query = asText(request.query);
+  const headers = asText(request.headers);
   return query === request.query && headers === request.headers ? request : { ...request, query, headers };
+}
+
+/** `record` with each value that is not text (nor absent) as HTTP would write it; `record` itself when all are. */
+function asText<T extends Record<string, unknown>>(record: T): T {
+  let out = record;
+  for (const name in record) {
+    const v = record[name];
+    if (v === undefined || typeof v === 'string') continue;
+    if (out === record) out = { ...record };
+    (out as Record<string, unknown>)[name] = Array.isArray(v) ? v.map(String) : String(v);
+  }
+  return out;
 }
 
 export class LocalTransport implements Transport {
