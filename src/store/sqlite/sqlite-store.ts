@@ -117,15 +117,11 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
     return this.run(() => this.cache.meta(name, () => this.c.s.meta.get(name)));
   }
 
-  /**
-   * One transaction at a time on this connection: a second waits for the first. `wait: false`
-   * gives up at once (LedgerError, transient) when another process or transaction holds the lock,
-   * for work that can be left to the next writer.
-   */
+  /** One at a time (a journal batch waiting goes first); `wait: false` gives up at once (LedgerError, transient) on a lock held. */
   async transaction<T>(fn: (tx: LedgerTx) => Promise<T>, options: { wait?: boolean } = {}): Promise<T> {
-    while (this.turn.running) {
+    while (this.turn.running || this.journalNext) {
       if (options.wait === false) throw this.locked();
-      await this.turn.running.catch(() => {});
+      await (this.turn.running ?? this.journalNext)!.catch(() => {});
     }
     const run = this.runTransaction(fn, options.wait !== false);
     this.turn.running = run;
@@ -156,8 +152,7 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
     } catch (err) {
       throw sqliteError(err, this.label);
     }
-    // Reads outside this transaction wait for it (see `running`), so they never see what it has
-    // not committed.
+    // Reads outside this transaction wait for it (see `turn`), so they never see what it has not committed.
     const tx = new SqliteTx(this.c, () => this.readVaultNow());
     try {
       const result = await fn(tx);
@@ -210,10 +205,12 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
   /** The journal's batch (sqlite-journal.ts) in this connection's turn; it writes nothing the read cache keeps. */
   async appendJournal(records: NewJournalRecord[], retention: JournalRetention, options: { waitMs?: number } = {}): Promise<void> {
     if (records.length === 0) return;
-    while (this.turn.running) {
-      if (options.waitMs === 0) throw this.locked();
-      await this.turn.running.catch(() => {});
-    }
+    // This process's own transaction ends in a moment: waited for, whatever `waitMs` (that bounds
+    // another process's lock), and transactions that come meanwhile wait behind the batch. Else a
+    // burst of purchases left the journal no turn, and its entries, past MAX_WAITING, were dropped.
+    let next: (() => void) | undefined;
+    if (this.turn.running) this.journalNext = new Promise<void>((resolve) => (next = resolve));
+    while (this.turn.running) await this.turn.running.catch(() => {});
     try {
       this.identity?.check();
       // Synchronous from BEGIN to COMMIT: nothing else of this connection runs meanwhile.
@@ -222,13 +219,17 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
         retention,
         Math.min(options.waitMs ?? Number.POSITIVE_INFINITY, busyTimeoutMs()),
       );
-      // A commit as any other: a server that only answers reads still hands its checkpoints to
-      // the worker, not to the journal's commits on the thread that answers.
+      // A commit as any other: a server answering only reads hands its checkpoints to the worker too.
       this.committed();
     } catch (err) {
       throw sqliteError(err, this.label);
+    } finally {
+      if (next !== undefined) this.journalNext = null;
+      next?.();
     }
   }
+  /** A journal batch waiting for this connection's turn, which transactions that come meanwhile wait behind. */
+  private journalNext: Promise<void> | null = null;
 
   journal(query: JournalQuery): Promise<JournalRecord[]> {
     return this.run(() => (this.journalStatements ??= new SqliteJournal(this.db, this.label, this.madeWal)).read(query));
