@@ -38,6 +38,9 @@ export class ServerFaults {
     const trace = service.journal.trace();
     const handle = () => service.handle(request, trace);
     if (fault.latencyMs > 0) await sleep(fault.latencyMs);
+    // A client that left while the latency held its request (its timeout, a cut) never learns of an answer: nothing is done for it.
+    const { socket } = res.req;
+    if (res.destroyed || socket.destroyed || socket.writableEnded || socket.readableEnded) return null;
     switch (fault.kind) {
       case null:
         return handle();

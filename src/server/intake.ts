@@ -119,10 +119,7 @@ export class Intake {
       .catch((err: unknown) => this.fail(res, err));
   }
 
-  /**
-   * Stop keeping bytes; answer, close the connection, and drain briefly so the client can read
-   * the 413 rather than a reset (a reset can overtake an answer still in flight).
-   */
+  /** Stop keeping bytes; answer, close, and drain briefly so the client reads the 413, not a reset (which can overtake it). */
   private tooLarge(req: IncomingMessage, res: ServerResponse, target: Target): void {
     res.setHeader('Connection', 'close');
     this.refuse(res, target, errorReply('body_too_large', `The request body is larger than ${this.bodyLimit} bytes.`));
@@ -149,7 +146,7 @@ export class Intake {
   private enqueueAfter(before: ServerResponse | undefined, request: Incoming): void {
     if (before === undefined || before.writableFinished) this.enqueue(request);
     // The connection gone meanwhile (the client left, a fault cut it): no answer can reach anyone, so it is not acted on.
-    else before.once('close', () => void (request.res.destroyed || request.req.socket.destroyed || this.enqueue(request)));
+    else before.once('close', () => void (gone(request) || this.enqueue(request)));
   }
 
   private readonly drain = (): void => {
@@ -159,6 +156,7 @@ export class Intake {
     const config = this.faults.load();
     config.catch(() => {}); // Each request that needs it reports a failure itself.
     for (const request of pending) {
+      if (gone(request)) continue; // its client left while it waited its turn: no answer could reach it
       request.faults = config;
       this.answer(request).catch((err: unknown) => this.fail(request.res, err, request));
     }
@@ -195,3 +193,7 @@ export class Intake {
     if (request !== undefined) noteFailure(this.served?.service, request, reply, (res as LoggedResponse).started);
   }
 }
+
+/** No answer can reach its client: the connection ended, or is ending (a client's FIN: node:http ends its side). */
+const gone = ({ res, req: { socket } }: Incoming): boolean =>
+  res.destroyed || socket.destroyed || socket.writableEnded || socket.readableEnded;

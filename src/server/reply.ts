@@ -74,7 +74,8 @@ export class ReplyWriter {
     // Closing: the last answer of the connection says so. One before it (requests pipelined) may not:
     // Node ends the connection after an answer saying close, and the answers queued behind it were lost.
     const socket = res.req.socket;
-    const last = this.closing && this.newest.get(socket) === res;
+    // After a request asking to Upgrade, node:http reads nothing more of the connection: said, so no client waits on it.
+    const last = (this.closing && this.newest.get(socket) === res) || res.req.headers.upgrade !== undefined;
     const list: string[] = [];
     for (const name in headers) {
       const lower = name.toLowerCase();
