@@ -1,5 +1,5 @@
 import type { Offset, PurchaseParams } from '../../api/types.js';
-import type { CarbonClient } from '../../client/client.js';
+import type { CarbonClient, Purchase } from '../../client/client.js';
 import { CarbonApiError } from '../../client/errors.js';
 import { keysOf, mayBeShared } from './key.js';
 import type { BatchRow } from './rows.js';
@@ -65,7 +65,7 @@ export async function matchRow(
   return { purchase, changed };
 }
 
-export type Matched = Awaited<ReturnType<CarbonClient['buy']>> & { key: string };
+export type Matched = Purchase & { key: string };
 
 /** Notes a row of a shared reference matched to a key: its body claimed, and its offset when bought now. */
 export function noteMatched(keys: RowKeys, params: PurchaseParams, purchase: { offset: Offset; replayed: boolean }): void {
@@ -89,15 +89,22 @@ async function firstFree(
 ): Promise<Matched | null> {
   for (const key of candidates) {
     if (keys.taken.has(key)) continue;
-    try {
-      const purchase = await client.buy(params, { idempotencyKey: key, maxAmountCents: cap });
-      if (key !== keys.own || keys.shared) keys.taken.add(key);
-      return { ...purchase, key };
-    } catch (err) {
-      if (!(err instanceof CarbonApiError && err.code === 'idempotency_key_reused')) throw err;
-    }
+    const purchase = await underKey(client, params, key, cap);
+    if (purchase === null) continue;
+    if (key !== keys.own || keys.shared) keys.taken.add(key);
+    return { ...purchase, key };
   }
   return null;
+}
+
+/** `body` bought (or replayed) under `key`; null when the key bought another body (409), which it then keeps. */
+async function underKey(client: CarbonClient, body: PurchaseParams, key: string, cap?: number): Promise<Purchase | null> {
+  try {
+    return await client.buy(body, { idempotencyKey: key, maxAmountCents: cap });
+  } catch (err) {
+    if (err instanceof CarbonApiError && err.code === 'idempotency_key_reused') return null;
+    throw err;
+  }
 }
 
 /**
@@ -121,12 +128,8 @@ export async function boughtAs(
       { amount_cents: candidate.amount_cents, reference },
     ]) {
       if (++tries > 20) return null;
-      try {
-        const { offset, replayed } = await client.buy(body, { idempotencyKey: key });
-        if (replayed) return { offset, body };
-      } catch (err) {
-        if (!(err instanceof CarbonApiError && err.code === 'idempotency_key_reused')) throw err;
-      }
+      const tried = await underKey(client, body, key);
+      if (tried?.replayed) return { offset: tried.offset, body };
     }
   }
   return null;
