@@ -13,6 +13,8 @@ import { type HeldFile, holdFile, openSidecars, releaseFile, type Turn } from '.
 export class LedgerIdentity {
   private readonly held: { key: string; file: HeldFile };
   private closed = false;
+  /** The writes this connection has checked. */
+  private writes = 0;
 
   constructor(private readonly path: string) {
     this.held = holdFile(path);
@@ -40,6 +42,9 @@ export class LedgerIdentity {
         'Restart carbon serve (or the command) to open the ledger that is there now.',
       );
     }
+    // Watched from a connection's second write on: a command that writes once (a `balance`, its
+    // journal entry, moments after it opened the files) opens nothing more for it on its way out.
+    if (this.writes++ === 0) return;
     file.sidecars ??= openSidecars(this.path);
     for (const { fd, suffix } of file.sidecars ?? []) {
       if (fstatSync(fd).nlink > 0) continue;
