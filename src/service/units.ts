@@ -50,9 +50,12 @@ export function ratePerKg(millicents: number): string {
   return `$${grouped(whole)}.${frac}/kg`;
 }
 
+/** Dollars as written: `250`, `$1,000.50`; parseDollars says null for such a text only when it is too large to count exactly. */
+export const DOLLARS = /^\$?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{1,2}))?$/;
+
 /** "250", "250.5", "$1,000.00" → cents; null for anything else (more than two decimals, a sign, words). */
 export function parseDollars(text: string): number | null {
-  const m = /^\$?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{1,2}))?$/.exec(text.trim());
+  const m = DOLLARS.exec(text.trim());
   if (!m) return null;
   const whole = Number(m[1]!.replace(/,/g, ''));
   const cents = Number((m[2] ?? '').padEnd(2, '0'));

@@ -3,7 +3,7 @@ import { ApiError } from '../../../service/errors.js';
 import { parseLatency, parseShare } from '../../../service/faults.js';
 import type { Sandbox } from '../../../service/sandbox.js';
 import { type FaultInput, MAX_TOP_UP_CENTS } from '../../../service/settings.js';
-import { dollars, parseDollars, parseDuration } from '../../../service/units.js';
+import { DOLLARS, dollars, parseDollars, parseDuration } from '../../../service/units.js';
 import { keptView } from './dashboard-data.js';
 import type { Notice, Section } from './flash.js';
 
@@ -145,8 +145,7 @@ function topUpCents(amount: string): number {
   const cents = parseDollars(amount);
   const range = `${dollars(LIMITS.topUpMinCents)} to ${dollars(MAX_TOP_UP_CENTS)}`;
   // Dollars written right, but more than a number holds exactly: said as too much, not as badly written.
-  if (cents === null && /^\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d{1,2})?$/.test(amount.trim()))
-    throw invalid('amount_cents', `A top-up is from ${range}; ${amount.trim()} is more.`);
+  if (cents === null && DOLLARS.test(amount.trim())) throw invalid('amount_cents', `A top-up is from ${range}; ${amount.trim()} is more.`);
   if (cents === null) {
     throw invalid('amount_cents', `The top-up must be dollars with at most two decimals, such as 250 or 250.00, not "${amount}".`);
   }
