@@ -18,6 +18,9 @@ export class LoggedResponse extends ServerResponse {
   requestId: string | undefined = undefined;
   /** The fault that cut the connection instead of sending the answer (`carbon sandbox faults`). */
   cutBy: 'drop-before' | 'drop-after' | undefined = undefined;
+  /** Being acted on (intake.ts): a client that closes meanwhile gets its line once the answer is made. */
+  acting = false;
+  closedWhileActing = false;
 }
 
 /** `new Date().toISOString()`. */
@@ -76,7 +79,8 @@ export function accessLine(res: LoggedResponse): string {
         ? '- (cut: drop-before)'
         : res.writableFinished
           ? String(res.statusCode)
-          : `${res.headersSent ? res.statusCode : '-'} (aborted)`;
+          : // The client gone before its answer was sent: the answer made all the same (a purchase, say) is named by its status and Request-Id.
+            `${res.headersSent || res.requestId !== undefined ? res.statusCode : '-'} (aborted)`;
   const requestId = res.requestId ?? res.getHeader('request-id');
   return `${isoNow()} ${res.method} ${logPath(res.path)} ${status} ${ms}ms key=${keyLabel(res.req.headers.authorization)}${typeof requestId === 'string' ? ` ${requestId}` : ''}`;
 }

@@ -1,9 +1,10 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { FaultConfig } from '../service/faults.js';
-import { accessLine, type LoggedResponse } from './access-log.js';
+import type { LoggedResponse } from './access-log.js';
 import { ClientErrors } from './client-errors.js';
 import { headerProblem, parseTarget, readBody, requestHeaders } from './http.js';
+import { InFlight } from './in-flight.js';
 import { noteFailure, noteRefusal, type Target } from './refusals.js';
 import { errorReply, failureReply, type Reply, type ReplyWriter } from './reply.js';
 import { answersPage, type Incoming, incoming, match, type Served } from './requests.js';
@@ -17,12 +18,10 @@ import { answersPage, type Incoming, incoming, match, type Served } from './requ
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 export class Intake {
   /** Requests being received or answered right now. */
-  inFlight = 0;
+  readonly open: InFlight;
   /** What the handlers share; null before the server is ready and once its ledger is closed. */
   served: Served | null = null;
   private batch: Incoming[] = [];
-  private readonly idle: (() => void)[] = [];
-  private readonly onClose: (this: ServerResponse) => void;
   private readonly clientErrors = new ClientErrors(
     (res, target, reply) => this.refuse(res, target, reply),
     (line) => this.log(line),
@@ -37,15 +36,8 @@ export class Intake {
     private readonly log: (line: string) => void,
     private readonly bodyLimit: number,
   ) {
-    const intake = this;
-    // The access log's line for a request, once its response is over (sent, or cut off). While
-    // closing, a connection whose request just ended is idle now: let it go.
-    this.onClose = function (this: ServerResponse) {
-      intake.inFlight--;
-      intake.log(accessLine(this as LoggedResponse));
-      if (intake.writer.closing) server.closeIdleConnections();
-      if (intake.inFlight === 0) for (const resolve of intake.idle.splice(0)) resolve();
-    };
+    // While closing, a connection whose request just ended is idle now: let it go.
+    this.open = new InFlight(log, () => writer.closing && server.closeIdleConnections());
     server.on('request', this.handle);
     server.on('checkContinue', this.checkContinue);
     // Any other `Expect` value: Node would answer a bare 417 outside the envelope. The expectation
@@ -53,19 +45,6 @@ export class Intake {
     server.on('checkExpectation', this.handle);
     server.on('clientError', this.clientErrors.handle);
     server.on('connect', this.clientErrors.connect);
-  }
-
-  /**
-   * Resolves once no response is open (each has had its access-log line), or after `capMs`. A
-   * response cut off at the end of the grace says so after the server's own close: the line of it
-   * must still come before the ledger closes and the CLI exits.
-   */
-  drained(capMs: number): Promise<void> {
-    if (this.inFlight === 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.idle.push(resolve);
-      setTimeout(resolve, capMs).unref();
-    });
   }
 
   /** node:http's `request` (and `checkExpectation`): nothing thrown here may escape. */
@@ -93,8 +72,7 @@ export class Intake {
     const { path, query, rawQuery } = parseTarget(req.url ?? '/');
     answered.method = method;
     answered.path = path;
-    this.inFlight++;
-    res.on('close', this.onClose);
+    this.open.received(res);
     this.clientErrors.received(req, res);
 
     // A request with neither Content-Length nor Transfer-Encoding has no body (RFC 9112 §6.3):
@@ -158,11 +136,18 @@ export class Intake {
     for (const request of pending) {
       if (gone(request)) continue; // its client left while it waited its turn: no answer could reach it
       request.faults = config;
-      this.answer(request).catch((err: unknown) => this.fail(request.res, err, request));
+      void this.answer(request);
     }
   };
 
-  private async answer(request: Incoming): Promise<void> {
+  /** Acts on a request and answers it; one whose client leaves meanwhile is over once its answer is made. */
+  private answer(request: Incoming): Promise<void> {
+    return this.open.acting(request.res as LoggedResponse, () =>
+      this.act(request).catch((err: unknown) => this.fail(request.res, err, request)),
+    );
+  }
+
+  private async act(request: Incoming): Promise<void> {
     const served = this.served;
     const { res } = request;
     if (served === null) {

@@ -115,7 +115,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     sandbox,
     store: engine.store,
     developerPageUrl: `${pageOrigin}/login?token=${loginToken}`,
-    inFlight: () => intake.inFlight,
+    inFlight: () => intake.open.count,
     close,
     terminate,
   };
@@ -136,16 +136,16 @@ function closer({ server, intake, writer, engine, log, graceMs }: Parts): Pick<R
   const close = (): Promise<void> => {
     closed ??= new Promise<void>((resolve) => {
       writer.closing = true;
-      log(intake.inFlight > 0 ? `shutting down: finishing ${intake.inFlight} request(s) in flight` : 'shutting down');
+      log(intake.open.count > 0 ? `shutting down: finishing ${intake.open.count} request(s) in flight` : 'shutting down');
       const force = setTimeout(() => {
-        log(`shutdown: cutting off ${intake.inFlight} request(s) still in flight after ${graceMs} ms`);
+        log(`shutdown: cutting off ${intake.open.count} request(s) still in flight after ${graceMs} ms`);
         server.closeAllConnections();
       }, graceMs);
       force.unref();
       server.close(() => {
         clearTimeout(force);
         intake.served = null;
-        intake
+        intake.open
           .drained(1_000)
           .then(() => engine.close())
           .then(

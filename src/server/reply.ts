@@ -68,8 +68,17 @@ export class ReplyWriter {
   }
 
   write(res: ServerResponse, reply: Reply): void {
-    if (res.headersSent || res.destroyed) return;
+    if (res.headersSent) return;
     const { headers, type } = reply;
+    const id = headers['request-id'];
+    if (res.destroyed) {
+      // Its client has gone: the access log still names what was answered.
+      if (res instanceof LoggedResponse && res.requestId === undefined) {
+        res.statusCode = reply.status;
+        res.requestId = id;
+      }
+      return;
+    }
     const body = type === undefined ? JSON.stringify(reply.body) : (reply.body as string | Buffer);
     // Closing: the last answer of the connection says so. One before it (requests pipelined) may not:
     // Node ends the connection after an answer saying close, and the answers queued behind it were lost.
@@ -88,7 +97,6 @@ export class ReplyWriter {
       list.push('Connection', 'close');
       this.ended.add(socket);
     }
-    const id = headers['request-id'];
     if (id !== undefined && res instanceof LoggedResponse) res.requestId = id;
     res.writeHead(reply.status, list);
     res.end(body);
