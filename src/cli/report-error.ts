@@ -106,9 +106,12 @@ const TYPE_OF_EXIT: Partial<Record<number, ErrorType>> = {
 function cliReport(err: CliError): Reported {
   const type = Object.hasOwn(ERROR_CODES, err.code) ? ERROR_CODES[err.code as ErrorCode].type : (TYPE_OF_EXIT[err.exitCode] ?? 'api_error');
   // The message may repeat what was typed (a path, a URL): keys in it are masked, and so in its
-  // fields (an Idempotency-Key to retry with that is a key), as in the line.
+  // fields, as in the line. The Idempotency-Key to retry with is the caller's own label, masked only
+  // where it holds a key: a long run of letters and digits in it is shown, or the retry would buy again.
   const message = redactSecrets(err.message);
-  const fields = Object.fromEntries(Object.entries(err.fields).map(([k, v]) => [k, typeof v === 'string' ? redactSecrets(v) : v]));
+  const fields = Object.fromEntries(
+    Object.entries(err.fields).map(([k, v]) => [k, typeof v === 'string' ? redactSecrets(v, { runs: k !== 'idempotency_key' }) : v]),
+  );
   return {
     exitCode: err.exitCode,
     envelope: { error: { ...envelope(type, err.code, message).error, ...fields } },
@@ -173,10 +176,11 @@ export function reportError(
   const debug = io.env.CARBON_DEBUG === '1';
   const r = classify(err, debug, scene);
   // Hints too may repeat what was typed (a profile's name in the command they offer): the whole
-  // line is masked, but for the Idempotency-Key to retry with (carbon's UUID, or the caller's own: a
-  // git SHA), shown whole unless it is masked itself (a key, or a run of 32 letters and digits).
+  // line is masked, but for the Idempotency-Key to retry with (carbon's UUID, or the caller's own),
+  // shown whole unless it holds a key (as in the envelope).
   const retryKey = err instanceof CliError ? err.fields.idempotency_key : undefined;
-  const keep = typeof retryKey === 'string' && retryKey.length > 3 && redactSecrets(retryKey) === retryKey ? retryKey : undefined;
+  const keep =
+    typeof retryKey === 'string' && retryKey.length > 3 && redactSecrets(retryKey, { runs: false }) === retryKey ? retryKey : undefined;
   r.line =
     keep === undefined
       ? redactSecrets(r.line)

@@ -73,9 +73,6 @@ function queryString(query: ApiRequest['query']): string {
   return search.toString();
 }
 
-/** `carbon buy --from-csv`'s keys (src/cli/batch/key.ts): `csv:<batch id>:<digest>`, and `:<digest>` after a row bought again. */
-const BATCH_KEY = /^csv:[A-Za-z0-9._-]{1,64}:[A-Za-z0-9_-]{32}(?::[A-Za-z0-9_-]{12})?$/;
-
 interface ErrorBody {
   error?: { type?: string; code?: string; param?: string; message?: string };
 }
@@ -109,7 +106,8 @@ export function note(
     key_id: trace.keyId,
     mode: trace.mode,
     // carbon's own batch keys whole (their digest is a long run of letters), to match the rows they bought; any other masked.
-    idempotency_key: idempotencyKey === undefined ? null : journalText(idempotencyKey, undefined, !BATCH_KEY.test(idempotencyKey)),
+    // The caller's own label, as it was sent (a key in it masked): not its runs of letters and digits, which are its usual alphabet.
+    idempotency_key: idempotencyKey === undefined ? null : journalText(idempotencyKey, undefined, false),
     replayed: trace.replayed,
     offset_id: trace.offsetId,
     instance,

@@ -91,6 +91,26 @@ describe('carbon sandbox faults', () => {
     expect((await json<Status>(['sandbox', 'status'], { home })).impact.test.offsets).toBe(1);
   });
 
+  test("an answer lost after the purchase names the caller's own key whole, however long its run of letters: retried with it, one purchase", async () => {
+    const home = newHome();
+    // A key of the caller's own, 39 letters and digits: before, shown `…try1`, and retried with that, a second purchase.
+    const mine = 'AcmeCorpQuarterlyOffsetPurchaseQ4Retry1';
+    await ok(['sandbox', 'faults', 'set', '--error-rate', '1', '--errors', 'drop-after', '--route', 'POST /offsets'], { home });
+    const lost = await carbon(['buy', '--kg', '2', '--idempotency-key', mine, '--max-retries', '0', '--json'], { home });
+    expect(lost.exitCode).toBe(1);
+    const given = (JSON.parse(lost.stderr) as { error: { idempotency_key: string } }).error.idempotency_key;
+    expect(given).toBe(mine);
+    const line = await carbon(['buy', '--kg', '2', '--idempotency-key', mine, '--max-retries', '0'], { home });
+    expect(line.stderr).toContain(`--idempotency-key ${mine}`);
+    await ok(['sandbox', 'faults', 'off'], { home });
+    const again = await carbon(['buy', '--kg', '2', '--idempotency-key', given, '--json'], { home });
+    expect(again.stderr).toContain('Already bought');
+    expect((await json<Status>(['sandbox', 'status'], { home })).impact.test.offsets).toBe(1);
+    // The journal shows the key as it was sent.
+    const sent = (await ok(['logs', '--method', 'POST', '--json'], { home })).stdout.trim().split('\n');
+    expect(new Set(sent.map((l) => (JSON.parse(l) as { idempotency_key: string }).idempotency_key))).toEqual(new Set([mine]));
+  });
+
   test('a 429 says the service did nothing: refused every time, nothing was bought; a replay after one is still said', async () => {
     const home = newHome();
     await ok(['buy', '--kg', '5', '--idempotency-key', 'ci-7'], { home });
