@@ -88,9 +88,12 @@ export class HttpTransport implements Transport {
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'carbon-cli' };
     for (const [name, value] of Object.entries(request.headers)) {
       if (value === undefined) continue;
-      // A header cannot carry control characters (other than tab): say so, before anything is sent.
+      // A header cannot carry control characters (other than tab), nor white space at either end (HTTP strips it: an
+      // Idempotency-Key ` k1` would arrive as `k1`, another key): say so, before anything is sent, as the local engine refuses it.
       if (/[\x00-\x08\x0a-\x1f\x7f]/.test(value))
         throw new CarbonConfigError(`The ${name} header cannot be sent: it holds a control character.`);
+      if (/^\s|\s$/.test(value))
+        throw new CarbonConfigError(`The ${name} header cannot be sent: it has white space at either end, which HTTP strips.`);
       // HTTP carries bytes: text beyond ASCII (an Idempotency-Key may be any text) goes as UTF-8.
       headers[name] = /[^\x00-\x7f]/.test(value) ? Buffer.from(value, 'utf8').toString('latin1') : value;
     }

@@ -47,6 +47,15 @@ describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('fidelity: $kind, $
         /cannot be sent: it holds a control character/,
       );
     }
+    // White space at either end: HTTP strips it, so sent it would buy under another key (` k1` as `k1`).
+    for (const key of [' k1', 'k1 ', 'k1\t']) {
+      if (kind === 'http') {
+        await expect(e.client(e.keys().test).buy({ kg: 1 }, { idempotencyKey: key })).rejects.toThrow(/white space at either end/);
+      } else {
+        const r = await buy({ kg: 1 }, key);
+        expect([r.status, errorOf(r).code]).toEqual([400, 'idempotency_key_invalid']);
+      }
+    }
     expect((await e.raw<{ data: unknown[] }>({ method: 'GET', path: '/offsets' })).body.data).toEqual([]);
   });
 
