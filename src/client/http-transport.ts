@@ -115,7 +115,8 @@ export class HttpTransport implements Transport {
     } catch {
       body = undefined;
     }
-    if (body === undefined && status < 400) {
+    // A HEAD is answered without a body, as it should be.
+    if (body === undefined && status < 400 && !(request.method.toUpperCase() === 'HEAD' && text === '')) {
       throw new CarbonAnswerError(
         `${new URL(this.baseUrl).origin} answered ${status} with a body that is not JSON; is the base URL right?`,
         status,

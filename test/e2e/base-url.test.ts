@@ -240,3 +240,31 @@ describe("a 404 or 405 without the API's error envelope (another server at the b
     }
   });
 });
+
+describe('carbon api HEAD', () => {
+  test('prints nothing and exits by the status, on the local engine and through a carbon serve alike', async () => {
+    const home = newHome();
+    const keys = await sandboxKeys(home);
+    const { serve } = await import('../support/cli.js');
+    const server = await serve(home);
+    try {
+      const local = await carbon(['api', 'HEAD', '/balance'], { home });
+      // Before: the served answer (200, no body, as a HEAD's is) was "a body that is not JSON; is the base URL right?", exit 1.
+      const served = await carbon(['api', 'HEAD', '/balance'], { home, env: { CARBON_BASE_URL: server.url, CARBON_API_KEY: keys.test } });
+      expect([local.exitCode, local.stdout, local.stderr]).toEqual([0, '', '']);
+      expect([served.exitCode, served.stdout, served.stderr]).toEqual([0, '', '']);
+      const missing = await carbon(['api', 'HEAD', '/offsets/off_000000000000000000000000'], {
+        home,
+        env: { CARBON_BASE_URL: server.url, CARBON_API_KEY: keys.test },
+      });
+      expect([missing.exitCode, missing.stdout]).toEqual([5, '']);
+      const options = await carbon(['api', 'OPTIONS', '/balance'], { home });
+      expect([options.exitCode, options.stderr]).toEqual([
+        2,
+        'error: The method is GET, POST or HEAD (the API\'s), or PUT, PATCH or DELETE (which it answers 405), not "OPTIONS".\n',
+      ]);
+    } finally {
+      await server.stop();
+    }
+  });
+});

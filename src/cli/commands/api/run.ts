@@ -24,7 +24,8 @@ export async function run(
   flags: { data?: string; idempotencyKey?: string; yes?: boolean },
 ): Promise<void> {
   const verb = method.toUpperCase();
-  if (!/^(GET|POST|HEAD|PUT|PATCH|DELETE)$/.test(verb)) throw usage(`The method is GET or POST (the API's two), not "${method}".`);
+  if (!/^(GET|POST|HEAD|PUT|PATCH|DELETE)$/.test(verb))
+    throw usage(`The method is GET, POST or HEAD (the API's), or PUT, PATCH or DELETE (which it answers 405), not "${method}".`);
   const url = new URL(path.startsWith('/') ? path : `/${path}`, 'http://x');
   const relative = url.pathname.startsWith(`${API_PREFIX}/`) ? url.pathname.slice(API_PREFIX.length) : url.pathname;
   let body: string | undefined;
@@ -62,7 +63,9 @@ export async function run(
   }
   const { response, earlierMaybeSent } = answer;
   // An answer that is not JSON (a proxy's error page) leaves stdout empty: `null` is no answer the server gave.
-  if (response.body !== undefined) ctx.out.stdout.write(`${JSON.stringify(response.body, null, ctx.out.interactive ? 2 : undefined)}\n`);
+  // A HEAD's answer has no body (the local engine's GET answer is not one): only its status, as the exit code.
+  if (response.body !== undefined && verb !== 'HEAD')
+    ctx.out.stdout.write(`${JSON.stringify(response.body, null, ctx.out.interactive ? 2 : undefined)}\n`);
   if (response.status >= 400)
     throw answerError(verb, relative, response, earlierMaybeSent, purchase ? headers['idempotency-key']! : undefined);
 }
@@ -71,7 +74,8 @@ export async function run(
 function answerError(verb: string, relative: string, response: ApiResponse, earlierMaybeSent: boolean, idempotencyKey?: string): CliError {
   const envelope = (response.body as { error?: { code?: string } } | undefined)?.error?.code;
   // Another server's "no such path" or "not this method" (a wrong base URL): exit 1, as every command says it.
-  if (envelope === undefined && (response.status === 404 || response.status === 405)) {
+  // A HEAD's answer has no body to carry the envelope: its status is all there is.
+  if (envelope === undefined && verb !== 'HEAD' && (response.status === 404 || response.status === 405)) {
     const other = otherServer(response.status, verb, relative, earlierMaybeSent);
     if (idempotencyKey === undefined) return new CliError(other.message, EXIT.failure, 'connection_error');
     if (other.refused) return new CliError(`${other.message} Nothing was bought.`, EXIT.failure, 'connection_error');
