@@ -110,7 +110,10 @@ function cliReport(err: CliError): Reported {
   // where it holds a key: a long run of letters and digits in it is shown, or the retry would buy again.
   const message = redactSecrets(err.message);
   const fields = Object.fromEntries(
-    Object.entries(err.fields).map(([k, v]) => [k, typeof v === 'string' ? redactSecrets(v, { runs: k !== 'idempotency_key' }) : v]),
+    Object.entries(err.fields).map(([k, v]) => [
+      k,
+      typeof v === 'string' ? redactSecrets(v, k === 'idempotency_key' ? { runs: 'after-mode' } : {}) : v,
+    ]),
   );
   return {
     exitCode: err.exitCode,
@@ -180,7 +183,9 @@ export function reportError(
   // shown whole unless it holds a key (as in the envelope).
   const retryKey = err instanceof CliError ? err.fields.idempotency_key : undefined;
   const keep =
-    typeof retryKey === 'string' && retryKey.length > 3 && redactSecrets(retryKey, { runs: false }) === retryKey ? retryKey : undefined;
+    typeof retryKey === 'string' && retryKey.length > 3 && redactSecrets(retryKey, { runs: 'after-mode' }) === retryKey
+      ? retryKey
+      : undefined;
   r.line =
     keep === undefined
       ? redactSecrets(r.line)

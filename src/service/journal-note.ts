@@ -27,7 +27,7 @@ export interface Trace {
 export type Note = Omit<NewJournalRecord, 'model_ms'> & { model_ms: number | null };
 
 /** Text as the journal keeps it: API keys masked (as every echo of a caller's input is), bounded. */
-function journalText(text: string, more?: string, runs = true): string {
+function journalText(text: string, more?: string, runs?: 'after-mode'): string {
   const shown = redactSecrets(text, { runs });
   if (shown.length <= JOURNAL_BODY_LIMIT && more === undefined) return shown;
   return `${shown.slice(0, JOURNAL_BODY_LIMIT)}…[${more ?? `${shown.length - JOURNAL_BODY_LIMIT} more characters`}]`;
@@ -107,7 +107,7 @@ export function note(
     mode: trace.mode,
     // carbon's own batch keys whole (their digest is a long run of letters), to match the rows they bought; any other masked.
     // The caller's own label, as it was sent (a key in it masked): not its runs of letters and digits, which are its usual alphabet.
-    idempotency_key: idempotencyKey === undefined ? null : journalText(idempotencyKey, undefined, false),
+    idempotency_key: idempotencyKey === undefined ? null : journalText(idempotencyKey, undefined, 'after-mode'),
     replayed: trace.replayed,
     offset_id: trace.offsetId,
     instance,

@@ -77,18 +77,19 @@ export function keyShape(key: string): { prefix: string; mode: Mode; rest: strin
  * key (its prefix and mode are public). So besides the key-shaped text, any run of 32 or more
  * letters and digits (the secret's alphabet and length: a developer page's login token is one too)
  * is masked to its last four characters, unless it is hex (a git SHA, a digest, a UUID without its
- * dashes: no secret's alphabet) and no mode comes right before it, or with `runs: false` (carbon's own batch keys in the journal,
- * whose digest is such a run). A webhook signing secret (`whsec_…`, one made by an older
+ * dashes: no secret's alphabet) and no mode comes right before it. With `runs: 'after-mode'` (an
+ * Idempotency-Key: the caller's own label, shown so that it can be sent again), only a run that a
+ * mode comes right before is masked. A webhook signing secret (`whsec_…`, one made by an older
  * carbon in base64url) shows its last four, and a URL's password (`postgres://user:…@host`) is
  * `***` (not a port and a query: `host:8080?to=ops@example.com`).
  */
-export function redactSecrets(text: string, options: { runs?: boolean } = {}): string {
+export function redactSecrets(text: string, options: { runs?: 'after-mode' } = {}): string {
   // A URL's password first as it came (a `/` in it is `%2F`, which decoded would end it), then again decoded.
   const given = hasPassword(text) ? text.replace(URL_PASSWORD_ALL, maskPassword) : text;
   const plain = given.includes('%') ? percentDecoded(given) : given;
   // Most text names no mode, no signing secret and no URL's password, and holds no long run: one linear scan each, before any regular expression.
   const named = plain.includes('_test_') || plain.includes('_live_');
-  const long = options.runs !== false && hasSecretRun(plain);
+  const long = hasSecretRun(plain);
   const signing = /whsec_/i.test(plain);
   const password = plain !== given && hasPassword(plain);
   if (!named && !long && !signing && !password) return given;
@@ -98,7 +99,9 @@ export function redactSecrets(text: string, options: { runs?: boolean } = {}): s
   // unless a mode comes right before it (`ck-test-<32 hex>`: a key, however unlikely its secret).
   if (long)
     out = out.replace(SECRET_RUN_ALL, (run: string, at: number, whole: string) =>
-      HEX.test(run) && !AFTER_MODE.test(whole.slice(Math.max(0, at - 8), at)) ? run : `…${run.slice(-4)}`,
+      (HEX.test(run) || options.runs === 'after-mode') && !AFTER_MODE.test(whole.slice(Math.max(0, at - 8), at))
+        ? run
+        : `…${run.slice(-4)}`,
     );
   if (password) out = out.replace(URL_PASSWORD_ALL, maskPassword);
   return out === plain ? given : out;

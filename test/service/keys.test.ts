@@ -129,12 +129,14 @@ test('redactSecrets masks the other secrets too: a signing secret (base62, or an
     'alive_0310A9C65D90453BA0C3FEC0754A4A7C',
   ])
     expect(redactSecrets(text)).toBe(text);
-  // runs: false (an Idempotency-Key a caller chose, carbon's batch keys): a long run is kept, a key still masked.
+  // runs: 'after-mode' (an Idempotency-Key a caller chose, carbon's batch keys): a long run is kept, a key in any spelling still masked.
   const batchKey = 'csv:default:AbCdEfGhIjKlMnOpQrStUvWxYz012345';
-  expect(redactSecrets(batchKey, { runs: false })).toBe(batchKey);
+  expect(redactSecrets(batchKey, { runs: 'after-mode' })).toBe(batchKey);
   expect(redactSecrets(batchKey)).toBe('csv:default:…2345');
   const key = newApiKey('test');
-  expect(redactSecrets(key, { runs: false })).toBe(`ck_test_…${key.slice(-4)}`);
+  const secret = key.slice('ck_test_'.length);
+  for (const spelling of [key, `CK_TEST_${secret}`, `ck-test-${secret}`])
+    expect(redactSecrets(spelling, { runs: 'after-mode' })).toBe(`${spelling.slice(0, 8)}…${key.slice(-4)}`);
 });
 
 test('redactSecrets masks key-shaped text, plain or percent-encoded (once or twice), and leaves other text as it was', () => {
