@@ -63,7 +63,8 @@ export class ApiError extends Error {
     if (param !== extra.param) this.extra = { ...extra, param };
     this.status = ERROR_CODES[code].status;
     this.type = ERROR_CODES[code].type;
-    this.headers = headers;
+    // A 401 names the scheme it wants (RFC 9110 §11.6.1; RFC 6750's Bearer).
+    this.headers = this.status === 401 ? { 'www-authenticate': 'Bearer realm="carbon"', ...headers } : headers;
   }
 
   toBody(): ApiErrorBody {
@@ -84,7 +85,11 @@ export function validationError(param: string, message: string): ApiError {
   return new ApiError('validation_error', message, { param });
 }
 
-/** A method the path does not have: 405 with the methods it does have in `Allow` (the API's, and the server's own JSON paths). */
+/**
+ * A method the path does not have: 405 with the methods it does have in `Allow` (the API's, and the
+ * server's own JSON paths), HEAD among them wherever GET is (it is answered there, RFC 9110 §9.3.2).
+ */
 export function methodNotAllowed(method: string, path: string, allow: string): ApiError {
-  return new ApiError('method_not_allowed', `${method.toUpperCase()} is not allowed on ${path}; use ${allow}.`, {}, { allow });
+  const header = allow.replace(/\bGET\b/, 'GET, HEAD');
+  return new ApiError('method_not_allowed', `${method.toUpperCase()} is not allowed on ${path}; use ${allow}.`, {}, { allow: header });
 }

@@ -70,6 +70,8 @@ describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('contract: $label',
     it.each(operations)('$method $path without a key is 401', async (op) => {
       const r = await e.raw({ ...op, key: null, headers: op.idem ? { 'idempotency-key': 'k1' } : {} });
       expectError(r, 401, 'api_key_missing', 'authentication_error');
+      // The scheme it wants, as a 401 must say (RFC 9110 §11.6.1).
+      expect(r.headers['www-authenticate']).toBe('Bearer realm="carbon"');
     });
 
     it('a key that is not a bearer key, or not one of ours, is 401', async () => {
@@ -96,6 +98,7 @@ describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('contract: $label',
       await e.sandbox.revokeKey(created.id);
       const r = await e.raw({ method: 'GET', path: '/balance', key: created.secret });
       expectError(r, 401, 'api_key_revoked', 'authentication_error');
+      expect(r.headers['www-authenticate']).toBe('Bearer realm="carbon"');
     });
 
     it('a read-only key reads and quotes but cannot buy: 403 insufficient_permissions', async () => {
@@ -265,11 +268,12 @@ describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('contract: $label',
 
     it('a method a route does not have is 405 with Allow', async () => {
       const cases: [string, string, string][] = [
-        ['DELETE', '/offsets', 'GET, POST'],
+        // HEAD is answered wherever GET is, so Allow names it there (RFC 9110 §10.2.1).
+        ['DELETE', '/offsets', 'GET, HEAD, POST'],
         ['GET', '/quotes', 'POST'],
-        ['POST', '/balance', 'GET'],
-        ['PUT', '/impact', 'GET'],
-        ['DELETE', '/offsets/off_x', 'GET'],
+        ['POST', '/balance', 'GET, HEAD'],
+        ['PUT', '/impact', 'GET, HEAD'],
+        ['DELETE', '/offsets/off_x', 'GET, HEAD'],
       ];
       for (const [method, path, allow] of cases) {
         const r = await e.raw({ method, path });

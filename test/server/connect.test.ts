@@ -27,7 +27,7 @@ describe('CONNECT', () => {
       limit(5_000),
     );
     expect(r.status).toBe(405);
-    expect(r.headers.allow).toBe('GET');
+    expect(r.headers.allow).toBe('GET, HEAD');
     expect(r.headers.connection).toBe('close');
     expect(JSON.parse(r.body).error.code).toBe('method_not_allowed');
     expect(r.closedByServer).toBe(true);

@@ -116,7 +116,7 @@ describe('/_sandbox/requests: a method it does not have', () => {
     const apiBody = (await api.json()) as { error: Record<string, unknown> };
     expect([api.status, api.headers.get('allow'), apiBody.error.type, apiBody.error.code]).toEqual([
       405,
-      'GET',
+      'GET, HEAD',
       'invalid_request_error',
       'method_not_allowed',
     ]);

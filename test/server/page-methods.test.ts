@@ -37,7 +37,7 @@ async function refused(method: string, path: string, signedIn: boolean, allow: '
   expect([signedIn, res.status, res.headers.get('allow'), res.headers.get('content-type')]).toEqual([
     signedIn,
     405,
-    allow,
+    allow === 'GET' ? 'GET, HEAD' : allow,
     'text/html; charset=utf-8',
   ]);
   return asked;
@@ -120,7 +120,7 @@ describe("the server's other GET-only paths: a method they do not have", () => {
   )("%s %s is the API's 405 with Allow: GET", async (method, path) => {
     const res = await fetch(`${served.server.origin}${path}`, { method, headers: { accept: 'application/json' } });
     const body = (await res.json()) as { error: { type: string; code: string; message: string } };
-    expect([res.status, res.headers.get('allow'), res.headers.get('content-type')]).toEqual([405, 'GET', 'application/json']);
+    expect([res.status, res.headers.get('allow'), res.headers.get('content-type')]).toEqual([405, 'GET, HEAD', 'application/json']);
     expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'method_not_allowed' });
     expect(body.error.message).toBe(`${method} is not allowed on ${path}; use GET.`);
     expect(res.headers.get('request-id')).toMatch(/^req_/);

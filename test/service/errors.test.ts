@@ -190,13 +190,14 @@ describe('routes and methods', () => {
   });
 
   test.each([
-    ['DELETE', '/offsets', 'GET, POST'],
-    ['PUT', '/offsets', 'GET, POST'],
+    // HEAD is answered wherever GET is: Allow names it (RFC 9110 §10.2.1).
+    ['DELETE', '/offsets', 'GET, HEAD, POST'],
+    ['PUT', '/offsets', 'GET, HEAD, POST'],
     ['GET', '/quotes', 'POST'],
-    ['POST', '/balance', 'GET'],
-    ['PATCH', '/impact', 'GET'],
-    ['POST', '/offsets/off_x', 'GET'],
-    ['DELETE', '/offsets/off_x', 'GET'],
+    ['POST', '/balance', 'GET, HEAD'],
+    ['PATCH', '/impact', 'GET, HEAD'],
+    ['POST', '/offsets/off_x', 'GET, HEAD'],
+    ['DELETE', '/offsets/off_x', 'GET, HEAD'],
   ])('%s %s → 405 method_not_allowed with Allow: %s', async (method, path, allow) => {
     const res = await w.call(method, path, { key: null });
     expectError(res, 405, 'method_not_allowed');

@@ -40,7 +40,7 @@ const redirect = (to: string, headers: Record<string, string> = {}): Reply => ({
 /** GET /login?token=…: the one-time link exchanged for a session cookie. */
 export async function login(r: Incoming, served: Served): Promise<Reply> {
   const token = typeof r.query.token === 'string' ? r.query.token : '';
-  if (r.upper !== 'GET' && r.upper !== 'HEAD') return html(405, loginPage('The login link is opened with GET.'), { allow: 'GET' });
+  if (r.upper !== 'GET' && r.upper !== 'HEAD') return html(405, loginPage('The login link is opened with GET.'), { allow: 'GET, HEAD' });
   const pages = served.sandbox.pages;
   const now = Date.now();
   // HEAD (a link preview, a checker) changes nothing: the token is looked at, not used up.
