@@ -132,7 +132,12 @@ describe('in a pipe', () => {
 
   test('a batch with bad rows is refused whole: every fault named, nothing bought, exit 2', async () => {
     const home = newHome();
-    const csv = file(home, 'bad.csv', 'kg,amount,reference\n500,,ok\n1.5,,half\n,,none\n0,,zero\n5,2.00,both\n,1.234,mills\n');
+    // The last row's `1,200` is unquoted: three cells under two columns, read as 1 kg before.
+    const csv = file(
+      home,
+      'bad.csv',
+      'kg,amount,reference\n500,,ok\n1.5,,half\n,,none\n0,,zero\n5,2.00,both\n,1.234,mills\n1,200,,split\n',
+    );
     const r = await carbon(['buy', '--from-csv', csv], { home });
     expect(r.exitCode).toBe(2);
     expect(r.stdout).toBe('');
@@ -142,10 +147,11 @@ describe('in a pipe', () => {
       'row 4 (line 5): kg must be a whole number from 1 to 1,000,000',
       'row 5 (line 6): give one of kg, amount and amount_cents',
       'row 6 (line 7): amount must be dollars such as 12.50, not "1.234" (at most two decimals',
+      'row 7 (line 8): 4 cells where the header names 3 columns (past them: "split"): a number with an unquoted comma?',
     ]) {
       expect(r.stderr).toContain(fault);
     }
-    expect(r.stderr).toMatch(/^error: 5 of 6 rows cannot be bought .*nothing was bought\.$/m);
+    expect(r.stderr).toMatch(/^error: 6 of 7 rows cannot be bought .*nothing was bought\.$/m);
     expect(await offsetIds(home)).toEqual([]);
     const json = await carbon(['buy', '--from-csv', csv, '--json'], { home });
     expect(json.exitCode).toBe(2);

@@ -34,8 +34,12 @@ export interface BatchRow {
   params: PurchaseParams;
 }
 
-/** Which column holds which field; unknown columns are ignored, and named so. */
-export type Columns = Map<Field, number>;
+/** Which column holds which field (unknown columns are ignored, and named so), and how many columns the header names. */
+export class Columns extends Map<Field, number> {
+  constructor(readonly width: number) {
+    super();
+  }
+}
 
 function fieldOf(header: string): Field | undefined {
   const name = normalize(header);
@@ -52,7 +56,7 @@ function fieldOf(header: string): Field | undefined {
 
 /** Which column holds which field; unknown columns are ignored, and named so. */
 export function mapHeaders(headers: readonly string[]): { columns: Columns; ignored: string[] } {
-  const columns: Columns = new Map();
+  const columns = new Columns(headers.length);
   const ignored: string[] = [];
   headers.forEach((header, i) => {
     const field = fieldOf(header);
@@ -155,6 +159,13 @@ export function readRow(cells: readonly string[], columns: Columns, style: Numbe
     const i = columns.get(f);
     return i === undefined ? '' : (cells[i] ?? '').trim();
   };
+  // A cell past the header's columns: most often a number split by an unquoted comma (`1,200` as 1
+  // and 200), which read would buy the wrong quantity. Empty ones (a spreadsheet's trailing commas) are nothing.
+  const extra = cells.slice(columns.width).filter((c) => c.trim() !== '');
+  if (extra.length > 0) {
+    const shown = extra.slice(0, 3).map((c) => JSON.stringify(c.trim()));
+    return `${cells.length} cells where the header names ${columns.width} columns (past them: ${shown.join(', ')}${extra.length > 3 ? ', …' : ''}): a number with an unquoted comma? Quote it ("1,200") or write it without one`;
+  }
   const given = (['kg', 'amount', 'amount_cents'] as const).filter((f) => cell(f) !== '');
   if (given.length === 0) return 'no kg, amount or amount_cents';
   if (given.length > 1) return `give one of kg, amount and amount_cents, not ${given.join(' and ')}`;
