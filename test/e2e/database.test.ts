@@ -389,24 +389,33 @@ run('a purchase whose COMMIT reached PostgreSQL but whose answer was lost', () =
    * A proxy to the test database that passes everything on, until a connection that wrote an
    * offset sends its COMMIT: from then on, nothing the server answers on it comes back.
    */
-  async function losingCommitAnswers(wrote = 'INSERT INTO offsets'): Promise<{ port: number; close(): void; lost: () => number }> {
+  async function losingCommitAnswers(
+    wrote = 'INSERT INTO offsets',
+    /** The COMMIT's answer comes back, and from then on nothing else does, on any connection. */
+    afterCommit = false,
+  ): Promise<{ port: number; close(): void; lost: () => number }> {
     const target = new URL(TEST_DATABASE_URL!);
     let lost = 0;
+    let committed = false;
     const proxy = createServer((client) => {
       const server = connect(Number(target.port || 5432), target.hostname);
       let wroteOffset = false;
       let swallow = false;
+      let commitSent = false;
       client.on('data', (d: Buffer) => {
         const text = d.toString('latin1');
         if (text.includes(wrote)) wroteOffset = true;
         server.write(d);
-        if (wroteOffset && !swallow && text.includes('COMMIT')) {
-          swallow = true;
+        if (wroteOffset && !swallow && !commitSent && text.includes('COMMIT')) {
+          if (afterCommit) commitSent = true;
+          else swallow = true;
           lost++;
         }
       });
       server.on('data', (d: Buffer) => {
-        if (!swallow) client.write(d);
+        if (committed || swallow) return;
+        client.write(d);
+        if (commitSent) committed = true;
       });
       for (const [a, b] of [
         [client, server],
@@ -424,13 +433,13 @@ run('a purchase whose COMMIT reached PostgreSQL but whose answer was lost', () =
    * A home on a fresh schema, made directly (`direct`), and the same database through
    * losingCommitAnswers(wrote) (`env`, statements giving up after 0.5 s).
    */
-  async function losingLedger(prefix: string, wrote?: string) {
+  async function losingLedger(prefix: string, wrote?: string, afterCommit = false) {
     const schema = freshSchema(prefix);
     schemas.push(schema);
     const direct = { CARBON_DATABASE_URL: schema.url };
     const home = newHome();
     await ok(['balance'], { home, env: direct });
-    const proxy = await losingCommitAnswers(wrote);
+    const proxy = await losingCommitAnswers(wrote, afterCommit);
     const through = new URL(schema.url);
     through.host = `127.0.0.1:${proxy.port}`;
     return { home, direct, proxy, env: { CARBON_DATABASE_URL: through.toString(), CARBON_PG_STATEMENT_TIMEOUT_MS: '500' } };
@@ -480,6 +489,24 @@ run('a purchase whose COMMIT reached PostgreSQL but whose answer was lost', () =
         );
         expect(r.stderr).not.toContain('can be retried');
         // The COMMIT was carried out: topped up once.
+        expect((await json<{ available_cents: number }>(['balance'], { home, env: direct })).available_cents).toBe(100_000 + 25_000);
+      } finally {
+        proxy.close();
+      }
+    },
+    limit(60_000),
+  );
+
+  test(
+    'sandbox topup whose COMMIT was answered says it was made, whatever fails after it',
+    async () => {
+      // Every answer after the COMMIT's is lost: before, the rate read after the top-up failed, and
+      // the line said the ledger "cannot be reached right now … can be retried" of a top-up made.
+      const { home, direct, proxy, env } = await losingLedger('upmade', 'INSERT INTO entries', true);
+      try {
+        const r = await carbon(['sandbox', 'topup', '250', '--json'], { home, env });
+        expect(proxy.lost()).toBe(1);
+        expect([r.exitCode, JSON.parse(r.stdout).available_cents]).toEqual([0, 100_000 + 25_000]);
         expect((await json<{ available_cents: number }>(['balance'], { home, env: direct })).available_cents).toBe(100_000 + 25_000);
       } finally {
         proxy.close();

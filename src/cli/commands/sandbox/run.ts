@@ -37,6 +37,9 @@ export async function topup(ctx: Context, amount: string | undefined, flags: { c
   else cents = dollarsOption(amount!, 'The top-up');
   const sandbox = await open(ctx, 'topup', () => checkTopUp(cents));
   const mode: Mode = ctx.settings.mode;
+  // Read before the top-up: once it is committed, nothing may fail the command (a failure read
+  // after it was said as a top-up not made, that "can be retried").
+  const { rate } = await account(sandbox);
   const available = await sandbox.topUp(mode, cents).catch((err: unknown) => {
     if (!(err instanceof LedgerError)) throw err;
     ctx.ledgerFailed = true;
@@ -57,7 +60,7 @@ export async function topup(ctx: Context, amount: string | undefined, flags: { c
     livemode: mode === 'live',
     available_cents: available,
     currency: 'usd',
-    rate_millicents_per_kg: (await account(sandbox)).rate,
+    rate_millicents_per_kg: rate,
   };
   await note(ctx, (p) => `${p.green('✓')} Topped up ${dollars(cents)} (${mode === 'live' ? p.red('live') : p.cyan('test')} balance).`);
   await print(ctx, balance);
