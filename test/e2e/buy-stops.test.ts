@@ -53,10 +53,15 @@ describe('Ctrl-C or SIGTERM while a purchase waits for its answer', () => {
     ['SIGTERM', ' (SIGTERM)'],
   ])('%s: exit 130, one plain line that it may have been bought, and the key to retry with', async (signal, named) => {
     const url = await silentUrl();
-    for (const format of [[], ['--json']]) {
+    // `carbon api POST /offsets` too (before, it ended in silence, the key it made lost).
+    const commands = [
+      ['buy', '--kg', '10'],
+      ['api', 'POST', '/offsets', '-d', '{"kg":10}'],
+    ];
+    for (const [command, format] of commands.flatMap((c) => [[], ['--json']].map((f) => [c, f] as const))) {
       const sent = keys.length;
       // The purchase is on the wire (the server holds it): only then is the signal sent.
-      const r = await stoppedWhen(['buy', '--kg', '10', '--base-url', url, ...format], () => keys.length > sent, signal);
+      const r = await stoppedWhen([...command, '--base-url', url, ...format], () => keys.length > sent, signal);
       const { stderr } = r;
       const key = keys.at(-1)!;
       expect([r.exitCode, r.stdout]).toEqual([130, '']);

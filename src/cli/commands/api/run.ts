@@ -8,6 +8,7 @@ import { CliError, usage } from '../../errors.js';
 import { EXIT, exitCodeForStatus } from '../../exit-codes.js';
 import { liveNeedsYes } from '../../purchase/live-consent.js';
 import { ledgerFailedPurchase, retriedRefusal, unknownPurchase } from '../../purchase/unknown-outcome.js';
+import { bySigterm, untilStopped } from '../../stop-signals.js';
 
 /**
  * `carbon api METHOD PATH`: one raw request through the configured engine and key, like `gh api`
@@ -51,11 +52,19 @@ export async function run(
   const client = await ctx.client();
   let answer: { response: ApiResponse; earlierMaybeSent: boolean };
   try {
-    answer = await client.raw(verb, relative, {
-      ...(body === undefined ? {} : { body }),
-      query: queryOf(url.searchParams),
-      headers,
-    });
+    const sent = client.raw(verb, relative, { ...(body === undefined ? {} : { body }), query: queryOf(url.searchParams), headers });
+    // Ctrl-C or SIGTERM (a CI job's timeout) before a purchase's answer: it may have been made, so
+    // the stop says so and names the key to retry with (exit 130), as `carbon buy` does.
+    answer = !purchase
+      ? await sent
+      : await untilStopped(sent, (signal) =>
+          unknownPurchase(
+            `Stopped${bySigterm(signal)} before the purchase was answered.`,
+            EXIT.interrupted,
+            'interrupted',
+            headers['idempotency-key']!,
+          ),
+        );
   } catch (err) {
     if (purchase && err instanceof LedgerError) throw ledgerFailedPurchase(ctx, err, headers['idempotency-key']!);
     if (!purchase || !(err instanceof CarbonConnectionError) || err.neverSent) throw err;
