@@ -104,6 +104,9 @@ describe('a purchase whose stdout fails (a full disk under > offset.json)', () =
     ['carbon buy --kg 5', /^✓ Bought 5 kg for \$0\.20 \(test mode, sandbox: not a real purchase\)\.\nerror: /],
     ['carbon buy --kg 5 -q', /^error: /],
     ['carbon buy --kg 5 --json', /^\{"error":/],
+    // Before, `carbon api` named neither the offset nor the key.
+    ['carbon api POST /offsets -d \'{"kg":5}\'', /^error: /],
+    ['carbon api POST /offsets -d \'{"kg":5}\' --json', /^\{"error":/],
   ])('%s > /dev/full: exit 1, and the line names the offset bought and how to show it', async (command, start) => {
     const home = newHome();
     const r = await pipeline(`${command} > /dev/full`, { home });

@@ -1,7 +1,25 @@
+import type { Offset } from '../../api/types.js';
 import type { LedgerError } from '../../engine/ledger.js';
 import type { Context } from '../context.js';
 import { CliError } from '../errors.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
+import { followUp } from '../follow-up.js';
+import { dollars, kg } from '../render/format.js';
+import { sayIfStdoutLost } from '../stdio.js';
+
+/**
+ * A purchase made: a stdout that fails now (a full disk under `> offset.json`) must not read as
+ * nothing done, or a script buys again. The line names the offset and how to show it (`carbon buy`,
+ * `carbon api POST /offsets`).
+ */
+export function sayBoughtIfStdoutLost(offset: Pick<Offset, 'id' | 'kg' | 'amount_cents'>): void {
+  sayIfStdoutLost(
+    `${offset.id} was bought (${kg(offset.kg)} for ${dollars(offset.amount_cents)}): \`${followUp(['show', offset.id])}\` shows it.`,
+    {
+      offset_id: offset.id,
+    },
+  );
+}
 
 /**
  * A purchase whose outcome is unknown (no answer, a 5xx, or a refusal after an attempt that may

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { API_PREFIX, type ApiRequest, type ApiResponse } from '../../../api/types.js';
+import { API_PREFIX, type ApiRequest, type ApiResponse, type Offset } from '../../../api/types.js';
 import { CarbonConnectionError, otherServer } from '../../../client/errors.js';
 import { LedgerError } from '../../../engine/ledger.js';
 import { randomUUID } from '../../../platform/random.js';
@@ -7,7 +7,7 @@ import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT, exitCodeForStatus } from '../../exit-codes.js';
 import { liveNeedsYes } from '../../purchase/live-consent.js';
-import { ledgerFailedPurchase, retriedRefusal, unknownPurchase } from '../../purchase/unknown-outcome.js';
+import { ledgerFailedPurchase, retriedRefusal, sayBoughtIfStdoutLost, unknownPurchase } from '../../purchase/unknown-outcome.js';
 import { bySigterm, untilStopped } from '../../stop-signals.js';
 
 /**
@@ -29,21 +29,7 @@ export async function run(
     throw usage(`The method is GET, POST or HEAD (the API's), or PUT, PATCH or DELETE (which it answers 405), not "${method}".`);
   const url = new URL(path.startsWith('/') ? path : `/${path}`, 'http://x');
   const relative = url.pathname.startsWith(`${API_PREFIX}/`) ? url.pathname.slice(API_PREFIX.length) : url.pathname;
-  let body: string | undefined;
-  // A GET has no body (the server would not read one): its parameters go in the path's query.
-  if (flags.data !== undefined && (verb === 'GET' || verb === 'HEAD'))
-    throw usage(
-      `A ${verb} sends no body, so --data has nowhere to go; nothing was sent.`,
-      "Put the parameters in the path's query, as in '/offsets?limit=2'.",
-    );
-  if (flags.data !== undefined) {
-    body = flags.data.startsWith('@') ? readData(flags.data.slice(1)) : flags.data;
-    try {
-      JSON.parse(body);
-    } catch {
-      throw usage('--data must be JSON (or @FILE holding JSON); the API reads JSON bodies.');
-    }
-  }
+  const body = bodyOf(verb, flags.data);
   const headers: Record<string, string> = {};
   // `/offsets/` too: a service that routes it as /offsets would buy with it.
   const purchase = verb === 'POST' && relative.replace(/\/+$/, '') === '/offsets';
@@ -71,12 +57,31 @@ export async function run(
     throw unknownPurchase(err.message, EXIT.failure, 'connection_error', headers['idempotency-key']!);
   }
   const { response, earlierMaybeSent } = answer;
+  const bought = response.body as Partial<Offset> | undefined;
+  if (purchase && response.status < 300 && typeof bought?.id === 'string') sayBoughtIfStdoutLost(bought as Offset);
   // An answer that is not JSON (a proxy's error page) leaves stdout empty: `null` is no answer the server gave.
   // A HEAD's answer has no body (the local engine's GET answer is not one): only its status, as the exit code.
   if (response.body !== undefined && verb !== 'HEAD')
     ctx.out.stdout.write(`${JSON.stringify(response.body, null, ctx.out.interactive ? 2 : undefined)}\n`);
   if (response.status >= 400)
     throw answerError(verb, relative, response, earlierMaybeSent, purchase ? headers['idempotency-key']! : undefined);
+}
+
+/** The body --data gives (JSON, or @FILE holding JSON); none for a GET or a HEAD, which the server would not read. */
+function bodyOf(verb: string, data: string | undefined): string | undefined {
+  if (data === undefined) return undefined;
+  if (verb === 'GET' || verb === 'HEAD')
+    throw usage(
+      `A ${verb} sends no body, so --data has nowhere to go; nothing was sent.`,
+      "Put the parameters in the path's query, as in '/offsets?limit=2'.",
+    );
+  const body = data.startsWith('@') ? readData(data.slice(1)) : data;
+  try {
+    JSON.parse(body);
+  } catch {
+    throw usage('--data must be JSON (or @FILE holding JSON); the API reads JSON bodies.');
+  }
+  return body;
 }
 
 /** What an answer of 400 or more ends the command with; `idempotencyKey` for a purchase. */

@@ -6,15 +6,13 @@ import { randomUUID } from '../../../platform/random.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT, exitCodeForStatus } from '../../exit-codes.js';
-import { followUp } from '../../follow-up.js';
 import { printOffset } from '../../offsets/wait.js';
 import { type PurchaseFlags, purchaseParams, quietWith, wholeNumberOption } from '../../options.js';
 import { liveBalance, liveNeedsYes } from '../../purchase/live-consent.js';
 import { topUpHint } from '../../purchase/top-up.js';
-import { ledgerFailedPurchase, retriedRefusal, unknownPurchase } from '../../purchase/unknown-outcome.js';
+import { ledgerFailedPurchase, retriedRefusal, sayBoughtIfStdoutLost, unknownPurchase } from '../../purchase/unknown-outcome.js';
 import { dollars, kg } from '../../render/format.js';
 import { SANDBOX_PURCHASE } from '../../render/sandbox-note.js';
-import { sayIfStdoutLost } from '../../stdio.js';
 import { bySigterm, untilStopped } from '../../stop-signals.js';
 
 /** What a purchase above the review limit does, said wherever it is shown. */
@@ -200,13 +198,7 @@ export async function run(
         : `${paint.green('✓')} Bought ${what} (${offset.livemode ? paint.red('live') : paint.cyan('test')} mode${ctx.fromSandbox ? `, ${SANDBOX_PURCHASE}` : ''}).${purchase.requiresReview ? ` ${REVIEW_NOTE}.` : ''}`,
     );
   }
-  // Bought: a stdout that fails now (a full disk) must not read as nothing done, or a script buys again.
-  sayIfStdoutLost(
-    `${offset.id} was bought (${kg(offset.kg)} for ${dollars(offset.amount_cents)}): \`${followUp(['show', offset.id])}\` shows it.`,
-    {
-      offset_id: offset.id,
-    },
-  );
+  sayBoughtIfStdoutLost(offset);
   await printOffset(ctx, await ctx.client(), offset, Boolean(flags.wait), Boolean(flags.quiet), purchase.requiresReview);
   // A service that does not check Carbon-Max-Amount-Cents (carbon's sandbox does) may have charged
   // more, its rate risen after the quote: bought, and printed, but not a success.
