@@ -2,7 +2,7 @@ import { chmodSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MODES, type Mode } from '../api/types.js';
 import { makeDirs } from '../platform/dirs.js';
-import { keyShape } from '../service/keys.js';
+import { keyShape, redactSecrets } from '../service/keys.js';
 import { CliError, usage } from './errors.js';
 import { EXIT } from './exit-codes.js';
 import { shellWord } from './follow-up.js';
@@ -75,6 +75,11 @@ export function checkProfileName(name: string): void {
       `${JSON.stringify(name)} cannot name a profile: use letters, digits, '.', '-' and '_', starting with a letter or digit (at most 64).`,
     );
   }
+  // A name is printed whole wherever the profile is named: one that holds a key (pasted in the wrong place) would show it.
+  if (redactSecrets(name) !== name)
+    throw usage(
+      `${JSON.stringify(redactSecrets(name))} cannot name a profile: it has the shape of a key, and a profile's name is shown in full.`,
+    );
 }
 
 /**

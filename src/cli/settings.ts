@@ -145,15 +145,14 @@ function chooseProfile(
 ): { profileName: string; profile: Profile | undefined } {
   const profileName = opts.profile ?? (env.CARBON_PROFILE || undefined) ?? config.current_profile ?? DEFAULT_PROFILE;
   const profile = profileNamed(config, profileName);
-  if (
-    profile === undefined &&
-    !options.allowMissingProfile &&
-    (opts.profile !== undefined || env.CARBON_PROFILE) &&
-    profileName !== DEFAULT_PROFILE
-  ) {
+  if (profile === undefined && !options.allowMissingProfile && profileName !== DEFAULT_PROFILE) {
+    // The current profile of a hand-edited file (or one deleted by hand) too: the command would run on another engine, unsaid.
+    const chosen = opts.profile !== undefined || env.CARBON_PROFILE ? '' : ' (the current profile, in config.json)';
     throw usage(
-      `No profile named "${profileName}".`,
-      'List profiles with `carbon config list`; create one with `carbon config set --profile NAME ...`.',
+      `No profile named "${profileName}"${chosen}.`,
+      chosen === ''
+        ? 'List profiles with `carbon config list`; create one with `carbon config set --profile NAME ...`.'
+        : 'Choose one with `carbon config use NAME` (`carbon config list` shows them), or create it with `carbon config set --profile NAME ...`.',
     );
   }
   return { profileName, profile };

@@ -180,17 +180,47 @@ describe('set, get, unset, list, use', () => {
     expect(JSON.parse(readFileSync(join(home, 'config.json'), 'utf8'))).toEqual({ profiles: { staging: { mode: 'live' } } });
   });
 
-  test('a key typed where a profile name goes is masked in the error and in its hint', async () => {
+  test('a key typed where a profile name goes is refused, masked, and no profile is named by it', async () => {
     const home = newHome();
     for (const key of [FAKE_TEST, 'A1b2C3d4'.repeat(4)]) {
-      const r = await carbon(['config', 'use', key], { home });
-      expect(r.exitCode).toBe(2);
-      expect(r.stderr).toContain('No profile named');
-      // The hint names the command that would make the profile: with the name masked, as the message has it.
-      expect(r.stderr).toContain('carbon config set --profile');
-      expect(r.stderr).not.toContain(key);
-      expect(r.stderr).toContain(key.slice(-4));
+      // Before, `config set --profile KEY` made the profile, and every line that named it showed the key whole.
+      for (const args of [
+        ['config', 'use', key],
+        ['config', 'set', '--profile', key, 'base-url', 'https://api.example.com/api/v1'],
+      ]) {
+        const r = await carbon(args, { home });
+        expect([r.exitCode, r.stdout]).toEqual([2, '']);
+        expect(r.stderr).toContain('cannot name a profile: it has the shape of a key');
+        expect(r.stderr).not.toContain(key);
+        expect(r.stderr).toContain(key.slice(-4));
+      }
     }
+    expect((await json<{ profiles: object }>(['config', 'list'], { home })).profiles).toEqual({});
+    // A hand-edited file that names a profile by a key, or leaves one in a mode: shown masked.
+    writeFileSync(join(home, 'config.json'), JSON.stringify({ profiles: { [FAKE_TEST]: { mode: FAKE_LIVE } } }));
+    for (const args of [
+      ['config', 'list'],
+      ['config', 'list', '--json'],
+    ]) {
+      const r = await ok(args, { home });
+      expect(r.stdout).not.toContain(FAKE_TEST);
+      expect(r.stdout).not.toContain(FAKE_LIVE);
+    }
+  });
+
+  test('a current profile that config.json names but does not hold is refused where it is used, not run on another engine', async () => {
+    const home = newHome();
+    await ok(['config', 'set', '--profile', 'staging', 'mode', 'live'], { home });
+    writeFileSync(join(home, 'config.json'), JSON.stringify({ profiles: { staging: { mode: 'live' } }, current_profile: 'stageing' }));
+    // Before, it bought on a new local sandbox in test mode, unsaid.
+    const r = await carbon(['buy', '--kg', '5'], { home });
+    expect([r.exitCode, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toBe(
+      'error: No profile named "stageing" (the current profile, in config.json). Choose one with `carbon config use NAME` (`carbon config list` shows them), or create it with `carbon config set --profile NAME ...`.\n',
+    );
+    // carbon config itself still works, so that it can mend it.
+    await ok(['config', 'use', 'staging'], { home });
+    expect((await carbon(['balance', '--test'], { home })).exitCode).toBe(0);
   });
 
   test('bad keys and values are refused before they are stored', async () => {

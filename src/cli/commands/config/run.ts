@@ -61,6 +61,8 @@ function maskedProfile(profile: Profile): Profile {
   if (out.live_key !== undefined) out.live_key = maskKey(out.live_key);
   if (out.webhook_secret !== undefined) out.webhook_secret = maskSecret(out.webhook_secret);
   if (out.base_url !== undefined) out.base_url = redactSecrets(out.base_url);
+  // A hand-edited mode is any text (settings.ts refuses it where it is used): a key left there is masked too.
+  if (out.mode !== undefined) out.mode = redactSecrets(out.mode) as Profile['mode'];
   return out;
 }
 
@@ -182,11 +184,12 @@ interface ConfigListing {
 
 function listing(ctx: Context): ConfigListing {
   const { config } = ctx.settings;
-  const profiles = Object.fromEntries(Object.entries(config.profiles ?? {}).map(([name, p]) => [name, maskedProfile(p)]));
+  // Names too: a hand-edited file may name a profile by a key.
+  const profiles = Object.fromEntries(Object.entries(config.profiles ?? {}).map(([name, p]) => [redactSecrets(name), maskedProfile(p)]));
   return {
     config_file: join(ctx.settings.paths.configDir, CONFIG_FILE),
-    current_profile: currentProfile(config),
-    selected_profile: ctx.settings.profileName,
+    current_profile: redactSecrets(currentProfile(config)),
+    selected_profile: redactSecrets(ctx.settings.profileName),
     profiles,
   };
 }
