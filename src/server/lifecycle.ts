@@ -88,8 +88,6 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const port = typeof address === 'object' && address !== null ? address.port : options.port;
   const origin = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
   const pageOrigin = options.publicUrl ?? origin;
-  // For `carbon sandbox login` on any machine that reaches the ledger.
-  await engine.sandbox.pages.recordUrl(pageOrigin).catch(failStart(engine, server));
   // Certificate URLs on the address the server is reached at, known only once it listens.
   const sandbox = engine.sandbox.withPublicBaseUrl(pageOrigin);
   const service = sandbox.service();
@@ -104,6 +102,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     healthy: boundedHealth(engine.healthy),
     storeKind: engine.store.kind,
   };
+  // For `carbon sandbox login` on any machine that reaches the ledger. Written once requests are
+  // served: a write that waits for the ledger (another instance's lock) left every request meanwhile,
+  // /livez too, answered 503 "shutting down".
+  await engine.sandbox.pages.recordUrl(pageOrigin).catch(failStart(engine, server));
   const graceMs = options.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs;
   const { close, terminate } = closer({ server, intake, writer, engine, log, graceMs });
   return {
