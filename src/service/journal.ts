@@ -76,6 +76,12 @@ export class Journal {
   private pendingChars = 0;
   /** Notes whose batch the ledger did not take (locked, or not answering): written first, with the next batch. */
   private ready: Note[] = [];
+  /**
+   * The first `count` of `ready` were a batch whose transaction may have committed all the same (a
+   * COMMIT whose answer was lost: PostgreSQL): in the ledger whole or not at all, so its first
+   * entry's Request-Id says which, asked before it is written again (else each entry twice).
+   */
+  private unsure: { requestId: string; count: number } | null = null;
   private timer: NodeJS.Timeout | null = null;
   private writing: Promise<void> | null = null;
   /** Entries dropped because the ledger refused their batch, since the journal was made. */
@@ -155,6 +161,11 @@ export class Journal {
     const records = this.ready.concat(batch);
     this.ready = [];
     try {
+      if (this.unsure !== null) {
+        const { requestId, count } = this.unsure;
+        if ((await this.store.journal(journalQuery({ ...NO_FILTER, requestId, limit: 1 }))).length > 0) records.splice(0, count);
+        this.unsure = null;
+      }
       // Requests answered before the account was read (an unknown path, a refusal) take its clock now.
       const offset = records.some((n) => n.model_ms === null) ? ((await this.store.account())?.clock_offset_ms ?? 0) : 0;
       // The notes are the journal's own: each takes its model time in place (no copy an entry).
@@ -168,9 +179,12 @@ export class Journal {
       // Left for the next batch while the writer may come back to it; a write that waited its
       // turn (flush, close) and still met a held lock gives up, so a close never loops on it.
       if (!mustWait && err instanceof LedgerError && err.transient && this.pending.length + records.length <= MAX_WAITING) {
+        if (!err.unwritten && this.unsure === null && records.length > 0)
+          this.unsure = { requestId: records[0]!.request_id, count: records.length };
         this.ready = records.concat(this.ready);
         return;
       }
+      this.unsure = null;
       this.drop(records);
     }
   }

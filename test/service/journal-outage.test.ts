@@ -145,7 +145,7 @@ describe("a command's end, with another process holding the lock", () => {
         // Until the clock the journal reads has moved that far (a timer may fire a little early).
         const until = monotonicUs() + Math.min(waitMs, 60_000) * 1000;
         while (monotonicUs() < until) await new Promise((resolve) => setTimeout(resolve, Math.ceil((until - monotonicUs()) / 1000)));
-        throw new LedgerError('the ledger is locked by another process', 'ledger.db', 'try again', true);
+        throw new LedgerError('the ledger is locked by another process', 'ledger.db', 'try again', true, true);
       },
       healthy: async () => true,
     } as unknown as LedgerStore;

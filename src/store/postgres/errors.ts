@@ -63,7 +63,9 @@ export function pgError(err: unknown, label: string): Error {
       'Check the host name in the database URL; requests can be retried.',
       true,
     );
-  if (code === '55P03') return new LedgerError(`The ledger at ${label} is locked by another writer.`, label, 'Try again shortly.', true);
+  // The statement gave up on the lock, so its transaction wrote nothing.
+  if (code === '55P03')
+    return new LedgerError(`The ledger at ${label} is locked by another writer.`, label, 'Try again shortly.', true, true);
   // A standby, or a failover's old primary: reads go on, writes wait for a primary.
   if (code === '25006')
     return new LedgerError(

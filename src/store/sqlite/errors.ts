@@ -50,6 +50,7 @@ export function sqliteError(err: unknown, path: string): Error {
       path,
       'Wait for the other carbon process to finish and try again.',
       true,
+      true, // a transaction that met the lock wrote nothing
     );
   }
   // A recursive mkdir that could not create a parent (read-only file system) says ENOENT.

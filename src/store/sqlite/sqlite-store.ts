@@ -134,7 +134,7 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
 
   private locked(): LedgerError {
     const fix = 'Wait for the other carbon process to finish and try again.';
-    return new LedgerError(`The ledger ${this.label} is locked by another process.`, this.label, fix, true);
+    return new LedgerError(`The ledger ${this.label} is locked by another process.`, this.label, fix, true, true);
   }
 
   private async runTransaction<T>(fn: (tx: LedgerTx) => Promise<T>, wait: boolean): Promise<T> {
