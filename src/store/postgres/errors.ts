@@ -46,6 +46,10 @@ export function connectionLost(err: unknown): boolean {
   return err instanceof Error && DRIVER_MESSAGES.test(err.message);
 }
 
+/** A statement that gave up waiting for a lock: transient, and its transaction wrote nothing. */
+const lockRefused = (label: string) =>
+  new LedgerError(`The ledger at ${label} is locked by another writer.`, label, 'Try again shortly.', true, true);
+
 /** What the driver and the server say, as a LedgerError a person can act on (never the password). */
 export function pgError(err: unknown, label: string): Error {
   if (err instanceof LedgerError) return err;
@@ -63,9 +67,7 @@ export function pgError(err: unknown, label: string): Error {
       'Check the host name in the database URL; requests can be retried.',
       true,
     );
-  // The statement gave up on the lock, so its transaction wrote nothing.
-  if (code === '55P03')
-    return new LedgerError(`The ledger at ${label} is locked by another writer.`, label, 'Try again shortly.', true, true);
+  if (code === '55P03') return lockRefused(label);
   // A standby, or a failover's old primary: reads go on, writes wait for a primary.
   if (code === '25006')
     return new LedgerError(

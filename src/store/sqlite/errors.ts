@@ -22,6 +22,16 @@ export function sqliteCode(err: unknown): string {
 }
 
 /** Translates what SQLite and the file system say into a LedgerError a person can act on. */
+/** Another process holds the write lock: transient, and the transaction that met it wrote nothing. */
+export const lockedLedger = (path: string): LedgerError =>
+  new LedgerError(
+    `The ledger ${path} is locked by another process.`,
+    path,
+    'Wait for the other carbon process to finish and try again.',
+    true,
+    true,
+  );
+
 export function sqliteError(err: unknown, path: string): Error {
   if (err instanceof LedgerError) return err;
   const code = sqliteCode(err);
@@ -44,15 +54,7 @@ export function sqliteError(err: unknown, path: string): Error {
       'Upgrade carbon, or point CARBON_HOME at another data directory.',
     );
   }
-  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
-    return new LedgerError(
-      `The ledger ${path} is locked by another process.`,
-      path,
-      'Wait for the other carbon process to finish and try again.',
-      true,
-      true, // a transaction that met the lock wrote nothing
-    );
-  }
+  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') return lockedLedger(path);
   // A recursive mkdir that could not create a parent (read-only file system) says ENOENT.
   if (['SQLITE_READONLY', 'EACCES', 'EPERM', 'EROFS', 'SQLITE_CANTOPEN', 'ENOENT', 'ENOTDIR', 'EEXIST'].includes(code)) {
     return new LedgerError(

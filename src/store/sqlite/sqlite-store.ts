@@ -1,6 +1,5 @@
 import type { Mode } from '../../api/types.js';
 import { JOURNAL_EMPTIED_META } from '../journal-types.js';
-import { LedgerError } from '../ledger-error.js';
 import type {
   AccountRecord,
   CloseOptions,
@@ -18,7 +17,7 @@ import { type RateWindow, takeFromWindow } from '../rate-window.js';
 import { livemodeOf } from '../tables.js';
 import { WalCheckpoints } from './checkpointer.js';
 import { type Db, inTransaction } from './driver.js';
-import { sqliteCode, sqliteError } from './errors.js';
+import { lockedLedger, sqliteCode, sqliteError } from './errors.js';
 import { readVault, writeVault } from './files.js';
 import { LedgerIdentity } from './identity.js';
 import { SqliteReadCache } from './sqlite-cache.js';
@@ -120,7 +119,7 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
   /** One at a time (a journal batch waiting goes first); `wait: false` gives up at once (LedgerError, transient) on a lock held. */
   async transaction<T>(fn: (tx: LedgerTx) => Promise<T>, options: { wait?: boolean } = {}): Promise<T> {
     while (this.turn.running || this.journalNext) {
-      if (options.wait === false) throw this.locked();
+      if (options.wait === false) throw lockedLedger(this.label);
       await (this.turn.running ?? this.journalNext)!.catch(() => {});
     }
     const run = this.runTransaction(fn, options.wait !== false);
@@ -130,11 +129,6 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
     } finally {
       if (this.turn.running === run) this.turn.running = null;
     }
-  }
-
-  private locked(): LedgerError {
-    const fix = 'Wait for the other carbon process to finish and try again.';
-    return new LedgerError(`The ledger ${this.label} is locked by another process.`, this.label, fix, true, true);
   }
 
   private async runTransaction<T>(fn: (tx: LedgerTx) => Promise<T>, wait: boolean): Promise<T> {
