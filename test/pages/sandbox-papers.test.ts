@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Offset } from '../../src/api/types.js';
 import { type Launched, launch, outsideLandmarks, withChromium } from '../support/chromium.js';
 import { carbon, homes, json, ok } from '../support/cli.js';
-import { serveInProcess } from '../support/in-process-server.js';
+import { serveInProcess, sessionCookie } from '../support/in-process-server.js';
 
 /**
  * Everything the local model issues says it is a sandbox, on screen and on paper, in words a
@@ -169,6 +169,28 @@ withChromium(describe, 'Sandbox papers browser tests')('the sandbox says so on i
     expect(await mark.getAttribute('aria-hidden')).toBe('true');
     expect(await mark.evaluate((el) => getComputedStyle(el).position)).toBe('fixed');
     await page.context().close();
+  });
+
+  test('the developer page printed on many pages says SANDBOX on every one, as the certificate and the report do', async () => {
+    const { server } = served;
+    const key = (await server.sandbox.defaultKey('test'))!;
+    for (let i = 0; i < 40; i++) {
+      const headers = { authorization: `Bearer ${key}`, 'idempotency-key': `papers-print-${i}` };
+      expect((await fetch(`${server.url}/offsets`, { method: 'POST', headers, body: '{"kg": 1}' })).status).toBe(201);
+    }
+    const context = await chromium.browser.newContext({ viewport: { width: 1000, height: 800 } });
+    const [name, value] = (await sessionCookie(server)).split('=') as [string, string];
+    await context.addCookies([{ name, value, url: server.origin }]);
+    const page = await context.newPage();
+    await page.goto(`${server.origin}/?mode=test`);
+    await page.emulateMedia({ media: 'print' });
+    const pages = pagesDrawingIn(await page.pdf({ format: 'A4', printBackground: true }), '.5412 .4275 0');
+    expect(pages.length, 'pages').toBeGreaterThan(2);
+    // Before, the band alone said it, on the first page.
+    expect(pages).toEqual(pages.map(() => true));
+    await page.emulateMedia({ media: 'screen' });
+    expect(await page.locator('.watermark').isVisible()).toBe(false);
+    await context.close();
   });
 
   test('the HTML report: a band that prints; at 390 px no wider than the screen, no month wrapped; --unit t in tonnes', async () => {

@@ -192,7 +192,8 @@ export function reportHtml(r: HtmlReport): string {
     : '';
   const watermark = r.sandbox ? '<div class="watermark" aria-hidden="true">SANDBOX</div>\n' : '';
   return htmlDocument(
-    title,
+    // A tab, and a printed page's header, say whose report it is before anything else.
+    r.sandbox ? `Sandbox: ${title}` : title,
     STYLE + phoneLabels(w),
     `${watermark}<main>
 ${band}<h1>Carbon offsets by ${escapeHtml(r.by)}</h1>

@@ -134,8 +134,11 @@ ${Array.from({ length: 24 }, (_, i) => sparseTicks(i + 7)).join('\n')}
 @media (max-width: 23rem) {
   table.cards td.id, table.cards td.state { grid-column: 1 / -1; text-align: left; }
 }
+.watermark { display: none; }
 @media print {
   .sandbox-band { border: 2px solid #000; }
+  .watermark { display: grid; position: fixed; inset: 0; place-content: center; pointer-events: none; z-index: 1;
+               font: bold 7rem/1 system-ui, sans-serif; letter-spacing: .1em; color: rgba(138, 109, 0, .14); transform: rotate(-30deg); }
 }
 .secret { border-color: var(--accent); }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }

@@ -64,12 +64,12 @@ const HEAD =
   '<script src="/_page/app.js" defer></script>';
 
 /**
- * Said first on every page, on screen and in print, in words a person who never saw carbon reads:
+ * Said first on every page, on screen and in print (the watermark, fixed to the page, on every printed one), in words anyone reads:
  * everything here is the sandbox's (sandbox.ts: SANDBOX_NOTICE). A landmark of its own (an unstyled region), so no content is outside one.
  */
 const SANDBOX_BAND =
   '<div role="region" aria-label="Sandbox"><p class="sandbox-band" role="note"><strong>Sandbox</strong> — for testing only: nothing here is real. ' +
-  'No carbon credits are bought or retired, and no money moves.</p></div>';
+  'No carbon credits are bought or retired, and no money moves.</p><div class="watermark" aria-hidden="true">SANDBOX</div></div>';
 
 /** A page's title: a browser tab says whose page it is before anything else, as the band does (`carbon sandbox: …`). */
 type SandboxTitle = `carbon sandbox${string}`;
