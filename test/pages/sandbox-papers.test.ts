@@ -207,6 +207,8 @@ withChromium(describe, 'Sandbox papers browser tests')('the sandbox says so on i
     for (const by of ['month', 'week', 'quarter', 'reference']) {
       const html = (await ok(['report', '--format', 'html', '--unit', 't', '--by', by], { home })).stdout;
       await page.setContent(html);
+      // The tab (and a printed page's header) says whose report it is first.
+      expect(await page.title(), by).toMatch(/^Sandbox: Carbon offsets by /);
       expect(await page.evaluate('document.documentElement.scrollWidth'), by).toBeLessThanOrEqual(390);
       // The chart's text reads at 10 px or more (a chart scaled down to the screen shrank it to 7).
       const texts = await page.locator('svg text').evaluateAll((ts) => ts.map((t) => t.getBoundingClientRect().height));
