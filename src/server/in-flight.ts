@@ -9,16 +9,22 @@ import { accessLine, type LoggedResponse } from './access-log.js';
 export class InFlight {
   count = 0;
   private readonly idle: (() => void)[] = [];
+  /** Responses whose client left while the service acts on them: their line waits for the answer. */
+  private readonly leftBehind = new Set<LoggedResponse>();
   /** The response's `close` listener, one function for every response. */
   readonly closed: (this: ServerResponse) => void;
 
   /** `over`: after each line (the server, closing, lets a connection that just went idle go). */
-  constructor(log: (line: string) => void, over: () => void) {
+  constructor(
+    private readonly log: (line: string) => void,
+    over: () => void,
+  ) {
     const open = this;
     this.closed = function (this: ServerResponse) {
       const res = this as LoggedResponse;
       if (res.acting) {
         res.closedWhileActing = true;
+        open.leftBehind.add(res);
         return;
       }
       open.count--;
@@ -40,8 +46,27 @@ export class InFlight {
       await act();
     } finally {
       res.acting = false;
-      if (res.closedWhileActing) this.closed.call(res);
+      if (res.closedWhileActing) {
+        this.leftBehind.delete(res);
+        this.closed.call(res);
+      }
     }
+  }
+
+  /**
+   * A shutdown that waited its grace for them: the lines of those whose client left and whose
+   * answer is still being made, said now (before the ledger closes and the log's last line), once.
+   * Returns how many.
+   */
+  cutOff(): number {
+    const left = [...this.leftBehind];
+    this.leftBehind.clear();
+    for (const res of left) {
+      res.closedWhileActing = false;
+      this.count--;
+      this.log(accessLine(res));
+    }
+    return left.length;
   }
 
   /**

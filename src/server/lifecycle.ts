@@ -139,6 +139,7 @@ function closer({ server, intake, writer, engine, log, graceMs }: Parts): Pick<R
     closed ??= new Promise<void>((resolve) => {
       writer.closing = true;
       log(intake.open.count > 0 ? `shutting down: finishing ${intake.open.count} request(s) in flight` : 'shutting down');
+      const ends = performance.now() + graceMs;
       const force = setTimeout(() => {
         log(`shutdown: cutting off ${intake.open.count} request(s) still in flight after ${graceMs} ms`);
         server.closeAllConnections();
@@ -147,9 +148,14 @@ function closer({ server, intake, writer, engine, log, graceMs }: Parts): Pick<R
       server.close(() => {
         clearTimeout(force);
         intake.served = null;
+        // A request whose client has left is still acted on (a purchase being made): waited for within the grace too.
         intake.open
-          .drained(1_000)
-          .then(() => engine.close())
+          .drained(Math.max(1_000, ends - performance.now()))
+          .then(() => {
+            const cut = intake.open.cutOff();
+            if (cut > 0) log(`shutdown: cutting off ${cut} request(s) still in flight after ${graceMs} ms`);
+            return engine.close();
+          })
           .then(
             () => undefined,
             (err: unknown) => log(`error closing the ledger: ${err instanceof Error ? err.message : String(err)}`),
