@@ -79,7 +79,7 @@ export function keyShape(key: string): { prefix: string; mode: Mode; rest: strin
  * is masked to its last four characters, unless it is hex (a git SHA, a digest, a UUID without its
  * dashes: no secret's alphabet) and no mode comes right before it. With `runs: 'after-mode'` (an
  * Idempotency-Key: the caller's own label, shown so that it can be sent again), only a run that a
- * mode comes right before is masked. A webhook signing secret (`whsec_…`, one made by an older
+ * mode comes right before, or a bare secret's shape (exactly 32, or a mode and 32), is masked. A webhook signing secret (`whsec_…`, one made by an older
  * carbon in base64url) shows its last four, and a URL's password (`postgres://user:…@host`) is
  * `***` (not a port and a query: `host:8080?to=ops@example.com`).
  */
@@ -99,7 +99,8 @@ export function redactSecrets(text: string, options: { runs?: 'after-mode' } = {
   // unless a mode comes right before it (`ck-test-<32 hex>`: a key, however unlikely its secret).
   if (long)
     out = out.replace(SECRET_RUN_ALL, (run: string, at: number, whole: string) =>
-      (HEX.test(run) || options.runs === 'after-mode') && !AFTER_MODE.test(whole.slice(Math.max(0, at - 8), at))
+      (HEX.test(run) || (options.runs === 'after-mode' && !bareSecret(run, whole))) &&
+      !AFTER_MODE.test(whole.slice(Math.max(0, at - 13), at))
         ? run
         : `…${run.slice(-4)}`,
     );
@@ -122,8 +123,12 @@ const SECRET_RUN_ALL = new RegExp(`[A-Za-z0-9]{${SECRET_LENGTH},}`, 'g');
 /** A signing secret: base62 now, base64url from an older carbon (`-` and `_` break a run of letters and digits). */
 const SIGNING_SECRET_ALL = /whsec_[A-Za-z0-9_-]{8,}/gi;
 const HEX = /^(?:[0-9a-f]+|[0-9A-F]+)$/;
-/** A key's mode and what a spelling put after it (`_test_`, `-TEST-`, `test%00`): a run here is a key's secret. */
-const AFTER_MODE = /(?:^|[^A-Za-z])(?:test|live)[^A-Za-z0-9]{1,3}$/i;
+/** A key's mode and what a spelling put after it (`_test_`, `-TEST-`, `test%00`, `test____`): a run here is a key's secret. */
+const AFTER_MODE = /(?:^|[^A-Za-z])(?:test|live)[^A-Za-z0-9]{1,8}$/i;
+/** A key's secret alone (the whole text: 32 letters and digits), or run on from its mode (`cktest<secret>`): masked in a caller's label too. */
+const bareSecret = (run: string, whole: string) =>
+  !HEX.test(run) && ((run.length === SECRET_LENGTH && whole.length === SECRET_LENGTH) || MODE_THEN_SECRET.test(run));
+const MODE_THEN_SECRET = /(?:test|live)[A-Za-z0-9]{32}$/i;
 /** A URL's user and password, up to the last `@` before its host (a password may hold an `@`). */
 const URL_PASSWORD_ALL = /([a-z][a-z0-9+.-]{0,31}:\/\/([^\s/:@]*)):([^\s/]*)@/gi;
 /** `***` for the password, but not for a host's port and query (`example.com:8080?to=ops@example.com`: a dot in the host, digits then ? or #). */

@@ -18,10 +18,11 @@ describe("the journal's Idempotency-Key", () => {
       expect(kept(key)).toBe(key);
   });
 
-  test('an API key in any spelling masked; a UUID, a git SHA or a label of any length whole (the caller retries with it)', () => {
+  test('an API key in any spelling, or its bare secret, masked; a UUID, a git SHA or a label of another length whole (the caller retries with it)', () => {
     const key = newApiKey('test');
     const secret = key.slice('ck_test_'.length);
-    for (const spelling of [key, `CK_TEST_${secret}`, `ck-test-${secret}`]) expect(kept(spelling)).not.toContain(secret.slice(0, 28));
+    for (const spelling of [key, `CK_TEST_${secret}`, `ck-test-${secret}`, secret])
+      expect(kept(spelling)).not.toContain(secret.slice(0, 28));
     for (const plain of [
       '4b1e7c9a-2f0d-4e55-9a1c-7d3b2e8f6a10',
       '0377db6849b176f67f2856af20707fca8664a3fb',

@@ -137,6 +137,12 @@ test('redactSecrets masks the other secrets too: a signing secret (base62, or an
   const secret = key.slice('ck_test_'.length);
   for (const spelling of [key, `CK_TEST_${secret}`, `ck-test-${secret}`])
     expect(redactSecrets(spelling, { runs: 'after-mode' })).toBe(`${spelling.slice(0, 8)}…${key.slice(-4)}`);
+  // The bare secret, and its mode run into it or far from it: still a key.
+  for (const spelling of [secret, `cktest${secret}`, `ck_test____${secret}`, `ck_test_%00%00%00${secret}`])
+    expect(redactSecrets(spelling, { runs: 'after-mode' })).not.toContain(secret.slice(0, 28));
+  // A label of a caller's own, longer or shorter than a secret: whole.
+  for (const label of ['AcmeCorpQuarterlyOffsetPurchaseQ4Retry1', 'AcmeCorpQuarterlyOffsetPurchase', `${secret}1`])
+    expect(redactSecrets(label, { runs: 'after-mode' })).toBe(label);
 });
 
 test('redactSecrets masks key-shaped text, plain or percent-encoded (once or twice), and leaves other text as it was', () => {
