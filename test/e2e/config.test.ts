@@ -197,10 +197,15 @@ describe('set, get, unset, list, use', () => {
     }
     expect((await json<{ profiles: object }>(['config', 'list'], { home })).profiles).toEqual({});
     // A hand-edited file that names a profile by a key, or leaves one in a mode: shown masked.
-    writeFileSync(join(home, 'config.json'), JSON.stringify({ profiles: { [FAKE_TEST]: { mode: FAKE_LIVE } } }));
+    writeFileSync(
+      join(home, 'config.json'),
+      JSON.stringify({ profiles: { [FAKE_TEST]: { mode: FAKE_LIVE } }, current_profile: FAKE_TEST }),
+    );
     for (const args of [
       ['config', 'list'],
       ['config', 'list', '--json'],
+      ['config', 'get', 'mode', '--json'],
+      ['__complete', '--', '--profile', ''],
     ]) {
       const r = await ok(args, { home });
       expect(r.stdout).not.toContain(FAKE_TEST);

@@ -138,17 +138,22 @@ export function realSources(env: NodeJS.ProcessEnv = process.env): Sources {
 
 /** The profiles to offer: `default` (always there to use, written to the file or not), then the file's. */
 async function profileCandidates(env: NodeJS.ProcessEnv): Promise<Candidate[]> {
-  const [{ DEFAULT_PROFILE, readConfig }, { resolvePaths }] = await Promise.all([
+  const [{ DEFAULT_PROFILE, readConfig }, { resolvePaths }, { redactSecrets }] = await Promise.all([
     import('../../config-store.js'),
     import('../../paths.js'),
+    import('../../../service/keys.js'),
   ]);
   const config = readConfig(resolvePaths(env).configDir, { tighten: false });
   const profiles: Record<string, Profile> = { [DEFAULT_PROFILE]: {}, ...config.profiles };
-  return Object.entries(profiles).map(([name, p]) => ({
-    value: name,
-    // Never a key: only where the profile points and in which mode.
-    description: [name === config.current_profile ? 'current' : '', p.mode ?? 'test', p.base_url ?? 'local model']
-      .filter(Boolean)
-      .join(' · '),
-  }));
+  // A hand-edited file's profile named by a key is not offered: typed in, its name would show the key.
+  return Object.entries(profiles)
+    .filter(([name]) => redactSecrets(name) === name)
+    .map(([name, p]) => ({
+      value: name,
+      // Never a key: only where the profile points and in which mode (masked, should a hand-edited file hold one there).
+      description: [name === config.current_profile ? 'current' : '', p.mode ?? 'test', p.base_url ?? 'local model']
+        .filter(Boolean)
+        .map((part) => redactSecrets(part))
+        .join(' · '),
+    }));
 }

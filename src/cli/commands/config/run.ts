@@ -137,7 +137,7 @@ export async function get(ctx: Context, name: string, flags: { reveal?: boolean 
     );
   }
   const printed = flags.reveal ? value : shown(key, value);
-  if (ctx.out.json) return ctx.out.jsonDocument({ profile: ctx.settings.profileName, key, value: printed });
+  if (ctx.out.json) return ctx.out.jsonDocument({ profile: redactSecrets(ctx.settings.profileName), key, value: printed });
   ctx.out.data(printed);
 }
 
