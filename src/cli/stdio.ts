@@ -45,19 +45,19 @@ export function stdoutFailure(): NodeJS.ErrnoException | undefined {
 }
 
 /** What the command did that its stdout was to say, for the line of a stdout that fails (see afterLostOutput). */
-let doneNote: { line: string; fields: Record<string, string> } | undefined;
+let doneNote: { line: string; fields: Record<string, string | number> } | undefined;
 
 /**
  * Says `line` (and puts `fields` in the --json envelope) if stdout fails: a command that did something
  * that cannot be undone (`carbon buy`: an offset bought) names it, so a full disk under
  * `> offset.json` is not a bare failure a script would retry, buying again.
  */
-export function sayIfStdoutLost(line: string, fields: Record<string, string>): void {
+export function sayIfStdoutLost(line: string, fields: Record<string, string | number>): void {
   doneNote = { line, fields };
 }
 
 /** The note sayIfStdoutLost left, if any. */
-export const afterLostOutput = (): { line: string; fields: Record<string, string> } | undefined => doneNote;
+export const afterLostOutput = (): { line: string; fields: Record<string, string | number> } | undefined => doneNote;
 
 /**
  * Calls `gone` when stdout's reader goes away, instead of exiting quietly with 0, or when a write

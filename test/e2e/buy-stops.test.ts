@@ -122,6 +122,22 @@ describe('a purchase whose stdout fails (a full disk under > offset.json)', () =
   });
 });
 
+describe('a top-up whose stdout fails (a full disk under > balance.json)', () => {
+  test('carbon sandbox topup 250 --json > /dev/full: exit 1, and the line says the top-up was made and the balance now', async () => {
+    const home = newHome();
+    const r = await pipeline('carbon sandbox topup 250 --json > /dev/full', { home });
+    expect(r.exitCode).toBe(1);
+    // Before: only "Could not write to stdout": a script would top up again.
+    expect(JSON.parse(r.stderr).error).toMatchObject({
+      code: 'output_error',
+      message:
+        'Could not write to stdout (ENOSPC): what was printed there is incomplete. The top-up of $250.00 was made: the test balance is $1,250.00.',
+      available_cents: 125_000,
+    });
+    expect((await json<{ available_cents: number }>(['balance'], { home })).available_cents).toBe(125_000);
+  });
+});
+
 describe('a batch whose results cannot be written (stdout on a full disk)', () => {
   test('stops buying, as when its reader goes away: the rest skipped, exit 10, the line names the batch; nothing bought unseen', async () => {
     const home = newHome();

@@ -9,6 +9,7 @@ import { dollarsOption, isOneOf, wholeNumberOption } from '../../options.js';
 import { print } from '../../print.js';
 import { dollars, grouped } from '../../render/format.js';
 import { accountCard, accountPlain, clockCard, clockPlain, statusCard, statusPlain } from '../../render/sandbox.js';
+import { sayIfStdoutLost } from '../../stdio.js';
 import { ACCOUNT, account, CLOCK, change, clock, durationArg, note, open } from './shared.js';
 
 /**
@@ -62,6 +63,10 @@ export async function topup(ctx: Context, amount: string | undefined, flags: { c
     currency: 'usd',
     rate_millicents_per_kg: rate,
   };
+  // Made: a stdout that fails now (a full disk) must not read as nothing done, or a script tops up again.
+  sayIfStdoutLost(`The top-up of ${dollars(cents)} was made: the ${mode} balance is ${dollars(available)}.`, {
+    available_cents: available,
+  });
   await note(ctx, (p) => `${p.green('✓')} Topped up ${dollars(cents)} (${mode === 'live' ? p.red('live') : p.cyan('test')} balance).`);
   await print(ctx, balance);
 }
