@@ -101,7 +101,7 @@ describe('a row with more cells than the header names', () => {
   test('is refused, naming the cells past the columns (an unquoted comma split a number); empty ones are nothing', () => {
     // `1,200` unquoted is the cells 1 and 200: read as 1 kg before.
     expect(readRow(['flight-LHR-JFK', '1', '200'], mapHeaders(['reference', 'kg']).columns, 'point')).toBe(
-      '3 cells where the header names 2 columns (past them: "200"): a number with an unquoted comma? Quote it ("1,200") or write it without one',
+      '3 cells where the header names 2 columns (past them: "200"): an unquoted comma splits a cell in two (1,200 is 1 and 200), so quote such a cell ("1,200"), or name the column in the header',
     );
     expect(readRow(['hotel', '$1', '250.00'], mapHeaders(['reference', 'amount']).columns, 'point')).toContain('past them: "250.00"');
     // A spreadsheet's trailing commas: empty cells, the row as it is.

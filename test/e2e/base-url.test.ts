@@ -258,6 +258,13 @@ describe('carbon api HEAD', () => {
         env: { CARBON_BASE_URL: server.url, CARBON_API_KEY: keys.test },
       });
       expect([missing.exitCode, missing.stdout]).toEqual([5, '']);
+      // The local engine's answer to a HEAD is said as the served one is: its status alone.
+      const locally = await carbon(['api', 'HEAD', '/offsets/off_000000000000000000000000', '--json'], { home });
+      const served404 = await carbon(['api', 'HEAD', '/offsets/off_000000000000000000000000', '--json'], {
+        home,
+        env: { CARBON_BASE_URL: server.url, CARBON_API_KEY: keys.test },
+      });
+      expect([locally.exitCode, JSON.parse(locally.stderr).error.code]).toEqual([5, JSON.parse(served404.stderr).error.code]);
       const options = await carbon(['api', 'OPTIONS', '/balance'], { home });
       expect([options.exitCode, options.stderr]).toEqual([
         2,

@@ -147,7 +147,7 @@ describe('in a pipe', () => {
       'row 4 (line 5): kg must be a whole number from 1 to 1,000,000',
       'row 5 (line 6): give one of kg, amount and amount_cents',
       'row 6 (line 7): amount must be dollars such as 12.50, not "1.234" (at most two decimals',
-      'row 7 (line 8): 4 cells where the header names 3 columns (past them: "split"): a number with an unquoted comma?',
+      'row 7 (line 8): 4 cells where the header names 3 columns (past them: "split"): an unquoted comma splits a cell in two',
     ]) {
       expect(r.stderr).toContain(fault);
     }

@@ -164,7 +164,7 @@ export function readRow(cells: readonly string[], columns: Columns, style: Numbe
   const extra = cells.slice(columns.width).filter((c) => c.trim() !== '');
   if (extra.length > 0) {
     const shown = extra.slice(0, 3).map((c) => JSON.stringify(c.trim()));
-    return `${cells.length} cells where the header names ${columns.width} columns (past them: ${shown.join(', ')}${extra.length > 3 ? ', …' : ''}): a number with an unquoted comma? Quote it ("1,200") or write it without one`;
+    return `${cells.length} cells where the header names ${columns.width} columns (past them: ${shown.join(', ')}${extra.length > 3 ? ', …' : ''}): an unquoted comma splits a cell in two (1,200 is 1 and 200), so quote such a cell ("1,200"), or name the column in the header`;
   }
   const given = (['kg', 'amount', 'amount_cents'] as const).filter((f) => cell(f) !== '');
   if (given.length === 0) return 'no kg, amount or amount_cents';

@@ -56,13 +56,13 @@ export async function run(
     if (!purchase || !(err instanceof CarbonConnectionError) || err.neverSent) throw err;
     throw unknownPurchase(err.message, EXIT.failure, 'connection_error', headers['idempotency-key']!);
   }
-  const { response, earlierMaybeSent } = answer;
+  const { earlierMaybeSent } = answer;
+  // A HEAD's answer has no body: the local engine's (the GET's) is dropped, so both engines say the same.
+  const response = verb === 'HEAD' ? { ...answer.response, body: undefined } : answer.response;
   const bought = response.body as Partial<Offset> | undefined;
   if (purchase && response.status < 300 && typeof bought?.id === 'string') sayBoughtIfStdoutLost(bought as Offset);
   // An answer that is not JSON (a proxy's error page) leaves stdout empty: `null` is no answer the server gave.
-  // A HEAD's answer has no body (the local engine's GET answer is not one): only its status, as the exit code.
-  if (response.body !== undefined && verb !== 'HEAD')
-    ctx.out.stdout.write(`${JSON.stringify(response.body, null, ctx.out.interactive ? 2 : undefined)}\n`);
+  if (response.body !== undefined) ctx.out.stdout.write(`${JSON.stringify(response.body, null, ctx.out.interactive ? 2 : undefined)}\n`);
   if (response.status >= 400)
     throw answerError(verb, relative, response, earlierMaybeSent, purchase ? headers['idempotency-key']! : undefined);
 }
