@@ -108,12 +108,14 @@ export function checkFaults(input: FaultInput): FaultConfig {
   const rate = input.error_rate ?? 0;
   if (typeof rate !== 'number' || !Number.isFinite(rate) || rate < 0 || rate > 1)
     throw validationError('error_rate', 'The error rate is a share from 0 to 1, such as 0.3.');
-  const errors = [...new Set(input.errors ?? FAULT_KINDS)];
+  // None chosen is none to draw: fine for latency alone (the page's form with every box unticked), not with an error rate.
+  const chosen = input.errors === undefined || (input.errors.length === 0 && rate === 0) ? FAULT_KINDS : input.errors;
+  const errors = [...new Set(chosen)];
   const unknown = errors.find((e) => !(FAULT_KINDS as readonly string[]).includes(e));
   if (unknown !== undefined || errors.length === 0)
     throw validationError(
       'errors',
-      `The faults are one or more of ${FAULT_KINDS.join(', ')}${unknown === undefined ? '' : `, not "${unknown}"`}.`,
+      `The faults are one or more of ${FAULT_KINDS.join(', ')}${unknown === undefined ? '' : `, not "${unknown}"`}${errors.length === 0 ? ', for the error rate to draw from' : ''}.`,
     );
   const latency = input.latency_ms ?? null;
   if (latency !== null) {

@@ -51,6 +51,15 @@ describe('checkFaults', () => {
     expect(checkFaults({ error_rate: 1, route: 'GET /offsets/{id}' }).route).toBe('GET /offsets/{id}');
   });
 
+  test('latency alone, with no fault kind ticked (the page form), is taken: no error rate draws from the kinds', () => {
+    // Before: "The faults are one or more of …", and faults stayed off.
+    expect(checkFaults({ errors: [], latency_ms: { min: 100, max: 100 } })).toMatchObject({
+      error_rate: 0,
+      latency_ms: { min: 100, max: 100 },
+    });
+    expect(refused(() => checkFaults({ error_rate: 0.3, errors: [] })).message).toContain('for the error rate to draw from');
+  });
+
   test.each([
     [{}, 'error_rate'],
     [{ error_rate: 0 }, 'error_rate'],
