@@ -280,6 +280,22 @@ describe.each(STORES)('page sessions and one-time links (%s, two instances on on
     expect(await balance()).toBe(before);
   });
 
+  test("a signed-in owner's form from another address than the page's says so, naming the page's address, with the page's header (sign out works)", async () => {
+    const before = (await p.a.sandbox.status()).balances.test;
+    const cookie = await signIn(p.a);
+    const res = await fetch(`${p.a.origin}/actions/topup`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'http://127.0.0.2:1', cookie },
+      body: 'csrf=x&back=test&mode=test&amount=250',
+    });
+    const text = await res.text();
+    // Before: the signed-out sign-in page, with no way back and no word of the address.
+    expect([res.status, text.includes(`That form came from another address than this page&#39;s, ${p.a.origin}`)]).toEqual([403, true]);
+    expect(text).toContain('action="/logout"');
+    expect((await p.a.sandbox.status()).balances.test).toBe(before);
+  });
+
   test('?done= names only its own notices: constructor, __proto__, toString and hasOwnProperty are unknown, not a 500', async () => {
     const cookie = await signIn(p.a);
     for (const done of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {

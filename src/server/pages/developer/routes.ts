@@ -123,13 +123,15 @@ async function home(r: Incoming, sandbox: Sandbox, session: Session, now: number
 }
 
 const crossSite = () => html(403, loginPage('That form did not come from this page (a cross-site request?). Nothing changed.'));
+const otherAddress = (origin: string) =>
+  `That form came from another address than this page's, ${origin} (carbon serve's --public-url). Nothing changed: open the page there and retry.`;
 
 /** A form: from this origin with its session's token, then signing out or one action's row. */
 async function post(r: Incoming, served: Served, session: Session, now: number): Promise<Reply> {
   const { sandbox, pageOrigin } = served;
   const params = new URLSearchParams(r.body);
-  // A cross-site post has neither this origin nor the session's token.
-  if (!sameSite(r.headers, pageOrigin)) return crossSite();
+  // Signed in, so from this site (the cookie is SameSite), but not this origin: a page opened at another address than its own.
+  if (!sameSite(r.headers, pageOrigin)) return html(403, missingPage(otherAddress(pageOrigin), session.csrf, 'Nothing changed'));
   // Its token or its way back sent twice (the page's own forms never do): which was meant is not known.
   const twice = ['csrf', 'back'].find((field) => params.getAll(field).length > 1);
   if (twice !== undefined)
