@@ -147,9 +147,12 @@ describe('a database URL that cannot be used: one line, exit code, no password, 
 
   test('a schema name that is no schema name, from --database-schema or CARBON_DATABASE_SCHEMA: exit 2, as any malformed setting', async () => {
     const url = 'postgres://carbon:hunter2@127.0.0.1:1/carbon';
-    for (const [args, env] of [
-      [['--database-schema', 'Bad!'], {}],
-      [[], { CARBON_DATABASE_SCHEMA: 'Bad!' }],
+    for (const [args, env, said] of [
+      [['--database-schema', 'Bad!'], {}, 'the schema name \\"Bad!\\" must be lowercase letters'],
+      [[], { CARBON_DATABASE_SCHEMA: 'Bad!' }, 'the schema name \\"Bad!\\" must be lowercase letters'],
+      // PostgreSQL's own: before, exit 1, as a URL not usable ("unacceptable schema name"), or an unexpected error.
+      [['--database-schema', 'pg_catalog'], {}, 'the schema name \\"pg_catalog\\" is PostgreSQL\'s own'],
+      [['--database-schema', 'information_schema'], {}, 'the schema name \\"information_schema\\" is PostgreSQL\'s own'],
     ] as const) {
       const r = await carbon(['balance', '--json', '--database', url, ...args], { home: newHome(), env });
       expect([r.exitCode, r.stdout, JSON.parse(r.stderr.split('\n').filter((l) => l.startsWith('{'))[0]!).error.code]).toEqual([
@@ -157,7 +160,7 @@ describe('a database URL that cannot be used: one line, exit code, no password, 
         '',
         'usage_error',
       ]);
-      expect(r.stderr).toContain('the schema name \\"Bad!\\" must be lowercase letters');
+      expect(r.stderr).toContain(said);
     }
   });
 
@@ -218,6 +221,38 @@ run('one ledger on PostgreSQL, for the CLI and for carbon serve', () => {
     },
     limit(60_000),
   );
+
+  test("a schema carbon did not make (another program's tables): one line naming it, exit 1, nothing changed", async () => {
+    const cases = [
+      ['notours', 'CREATE TABLE account (id int)', 'relation "account" already exists'],
+      [
+        'flyway',
+        "CREATE TABLE schema_version (version text); INSERT INTO schema_version VALUES ('2024.1')",
+        'its schema_version says "2024.1"',
+      ],
+    ] as const;
+    for (const [prefix, tables, why] of cases) {
+      const schema = freshSchema(prefix);
+      schemas.push(schema);
+      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await client.connect();
+      try {
+        await client.query(`CREATE SCHEMA "${schema.schema}"; SET search_path TO "${schema.schema}"; ${tables}`);
+        // Before: "Unexpected error: relation …", or "Upgrade carbon" for another program's version.
+        const r = await carbon(['balance'], { home: newHome(), env: { CARBON_DATABASE_URL: schema.url } });
+        expect([r.exitCode, r.stdout]).toEqual([1, '']);
+        expect(r.stderr).toContain(`The database schema "${schema.schema}" is not one carbon made (`);
+        expect(r.stderr).toContain(why);
+        expect(r.stderr).toContain('Give carbon a schema of its own');
+        const left = await client.query('SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1', [
+          schema.schema,
+        ]);
+        expect(left.rows.map((t) => t.table_name)).toEqual([tables.includes('account') ? 'account' : 'schema_version']);
+      } finally {
+        await client.end();
+      }
+    }
+  });
 
   test('a pool of one connection (CARBON_PG_POOL=1) serves a command', async () => {
     const schema = freshSchema('pool');

@@ -66,6 +66,14 @@ const MIGRATIONS = [V1, V2, V3, V4];
  * table's persistence is no part of its shape, so the schema's version does not move: a carbon
  * that made the table logged reads and writes it the same.
  */
+/** A schema that holds tables carbon did not make, or not as carbon made them: refused, nothing changed (the migration rolls back). */
+const notCarbons = (schema: string, label: string, why: string) =>
+  new LedgerError(
+    `The database schema "${schema}" is not one carbon made (${why}); nothing was changed.`,
+    label,
+    'Give carbon a schema of its own (?schema=… or --database-schema), or an empty one.',
+  );
+
 export async function migrate(pool: pg.Pool, schema: string, label: string): Promise<void> {
   const client = await pool.connect();
   try {
@@ -87,11 +95,19 @@ export async function migrate(pool: pg.Pool, schema: string, label: string): Pro
       )
     ).rows[0];
     const from = row?.version ?? 0;
+    // Another program's table of that name (a text version, `2024.1`): the schema is not carbon's.
+    if (!Number.isSafeInteger(from) || from < 0) throw notCarbons(schema, label, `its schema_version says ${JSON.stringify(String(from))}`);
     if (from > MIGRATIONS.length) {
       const problem = `The database schema "${schema}" is version ${from}; this carbon knows up to ${MIGRATIONS.length}.`;
       throw new LedgerError(problem, label, 'Upgrade carbon, or use another schema (?schema=…).');
     }
-    for (let v = from; v < MIGRATIONS.length; v++) await client.query(MIGRATIONS[v]!());
+    for (let v = from; v < MIGRATIONS.length; v++) {
+      await client.query(MIGRATIONS[v]!()).catch((err: unknown) => {
+        // A table carbon makes there already, or one it made missing: tables carbon did not make, or changed by hand.
+        const code = (err as { code?: string }).code;
+        throw code === '42P07' || code === '42P01' || code === '42701' ? notCarbons(schema, label, (err as Error).message) : err;
+      });
+    }
     // Made by a migration just now, or logged by an earlier carbon: no round trip when neither.
     if (from < MIGRATIONS.length || row?.journal === 'p') await client.query('ALTER TABLE journal SET UNLOGGED');
     if (row === undefined) await client.query('INSERT INTO schema_version VALUES ($1)', [MIGRATIONS.length]);

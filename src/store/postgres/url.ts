@@ -54,6 +54,8 @@ function urlAndSchema(url: string, schema: string | undefined): { parsed: URL; c
   const chosen = schema ?? fromUrl ?? DEFAULT_SCHEMA;
   if (!SCHEMA_NAME.test(chosen))
     throw new Error(`the schema name "${chosen}" must be lowercase letters, digits and _ (at most 63), starting with a letter or _`);
+  if (chosen.startsWith('pg_') || chosen === 'information_schema')
+    throw new Error(`the schema name "${chosen}" is PostgreSQL's own (pg_… and information_schema are reserved); choose another`);
   return { parsed, chosen };
 }
 
