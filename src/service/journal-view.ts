@@ -96,6 +96,14 @@ export const FILTER_PARAMS: readonly string[] = [
   'after',
 ];
 
+/** `since`: real time in epoch milliseconds (`carbon logs --since 2h` sends it so), said as such when it is not. */
+function sinceMs(v: string | null): number | null {
+  if (v === null) return null;
+  if (!/^\d{1,16}$/.test(v) || Number(v) > Number.MAX_SAFE_INTEGER)
+    throw validationError('since', `since is a time in milliseconds since 1970 (${Date.UTC(2026, 0, 31)} is 2026-01-31), not "${v}".`);
+  return Number(v);
+}
+
 /** A filter from query parameters (or a form); what is not a filter's value is a validation error. */
 export function filterFromParams(get: (name: string) => string | undefined): RequestFilter {
   const text = (name: string) => {
@@ -124,7 +132,7 @@ export function filterFromParams(get: (name: string) => string | undefined): Req
     method: text('method'),
     path,
     code: text('code'),
-    since: whole('since', Number.MAX_SAFE_INTEGER),
+    since: sinceMs(text('since')),
     requestId: text('request_id'),
     mode: livemode === null ? null : livemode === 'true' ? 'live' : 'test',
     // As the API's own limit: 0 is refused, not read as 1.

@@ -194,6 +194,22 @@ describe('GET /_sandbox/requests: unknown query parameters', () => {
   });
 });
 
+describe('GET /_sandbox/requests: since', () => {
+  test('is epoch milliseconds, and a refusal says so, with an example (before: "a whole number up to 9007199254740991")', async () => {
+    const headers = { authorization: `Bearer ${key}` };
+    for (const since of ['1h', '2026-12-01']) {
+      const r = await fetch(`${served.server.origin}/_sandbox/requests?since=${since}`, { headers });
+      const body = (await r.json()) as { error: { param: string; message: string } };
+      expect([r.status, body.error.param, body.error.message]).toEqual([
+        422,
+        'since',
+        `since is a time in milliseconds since 1970 (1769817600000 is 2026-01-31), not "${since}".`,
+      ]);
+    }
+    expect((await fetch(`${served.server.origin}/_sandbox/requests?since=${Date.now() - 3_600_000}`, { headers })).status).toBe(200);
+  });
+});
+
 describe('GET /_sandbox/requests: path', () => {
   test('a prefix without its leading / is 422 naming path, as carbon logs --path refuses it, not a filter that matches nothing', async () => {
     const headers = { authorization: `Bearer ${key}` };
