@@ -59,6 +59,25 @@ describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('fidelity: $kind, $
     expect((await e.raw<{ data: unknown[] }>({ method: 'GET', path: '/offsets' })).body.data).toEqual([]);
   });
 
+  it('a body is read as JSON whatever its Content-Type says, a leading BOM skipped (docs/service-model.md)', async () => {
+    // The BOM is bytes: over HTTP only (the in-process engine is handed text, and JSON has no BOM).
+    for (const [body, type] of [
+      ['{"kg":2}', 'text/plain'],
+      ['{"kg":2}', 'application/x-www-form-urlencoded'],
+      ...(kind === 'http' ? [['\uFEFF{"kg":2}', 'application/json']] : []),
+    ]) {
+      const r = await e.raw<{ kg: number }>({ method: 'POST', path: '/quotes', body, headers: { 'content-type': type! } });
+      expect([type, r.status, r.body.kg]).toEqual([type, 200, 2]);
+    }
+    const form = await e.raw({
+      method: 'POST',
+      path: '/quotes',
+      body: 'kg=2',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect([form.status, errorOf(form).code]).toEqual([400, 'invalid_json']);
+  });
+
   it('a reference is returned exactly as sent, or refused naming it: an unpaired surrogate is 422', async () => {
     const exact = '😀 Zürich → 東京 \u202e \u0007 "quoted" \\ back';
     const ok = await buy({ kg: 1, reference: exact }, 'ref-ok');
