@@ -56,7 +56,13 @@ export async function requests(r: Incoming, served: Served): Promise<Reply> {
       // answered at once, so the follower starts again from there.
       if (data.length === 0 && (await served.sandbox.journal.newestSeq()) < filter.after) break;
     }
-    return json(200, { object: 'list', data, has_more: await more(served, filter, data) });
+    // newest_seq: where a follower starts (`after=`), an emptied journal's too (service/journal.ts).
+    return json(200, {
+      object: 'list',
+      data,
+      has_more: await more(served, filter, data),
+      newest_seq: await served.sandbox.journal.newestSeq(),
+    });
   } catch (err) {
     return refused(err);
   }

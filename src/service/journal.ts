@@ -3,7 +3,7 @@ import type { ApiRequest, ApiResponse } from '../api/types.js';
 import { monotonicUs } from '../platform/host.js';
 import { isoTime } from '../platform/iso-time.js';
 import { LedgerError } from '../store/ledger-error.js';
-import type { LedgerStore, NewJournalRecord } from '../store/port.js';
+import { JOURNAL_SEQ_META, type LedgerStore, type NewJournalRecord } from '../store/port.js';
 import { type Note, note, type Trace } from './journal-note.js';
 import type { JournalSettings } from './journal-settings.js';
 import { journalQuery, NO_FILTER, type RequestFilter, requestEntry } from './journal-view.js';
@@ -245,9 +245,14 @@ export class Journal {
     return (await this.store.journal(query)).map(requestEntry);
   }
 
-  /** The newest entry's seq (0 when there is none): below a follower's last seen, the journal started again. */
+  /**
+   * The highest seq handed out (0: none yet): the newest entry's, or, on a journal emptied since (a
+   * reset, a snapshot loaded without one), the highest before it, which seqs go on past. A follower
+   * starts there; below one it had read, the journal started again (a journal emptied by an older carbon).
+   */
   async newestSeq(): Promise<number> {
-    return (await this.entries({ ...NO_FILTER, limit: 1 }))[0]?.seq ?? 0;
+    const [newest, kept] = await Promise.all([this.entries({ ...NO_FILTER, limit: 1 }), this.store.meta(JOURNAL_SEQ_META)]);
+    return Math.max(newest[0]?.seq ?? 0, Number(kept ?? 0));
   }
 
   /** The entry of one Request-Id, or undefined. */

@@ -10,6 +10,13 @@ import type { Mode } from '../api/types.js';
 export const JOURNAL_EMPTIED_META = 'journal.emptied_ms';
 
 /**
+ * The named value (meta) each store sets, in the transaction that empties the journal (a reset, a
+ * snapshot loaded), to the highest seq handed out until then: seqs go on past it, and a follower
+ * starting on an emptied journal starts from it (the journal's newest seq, service/journal.ts).
+ */
+export const JOURNAL_SEQ_META = 'journal_seq';
+
+/**
  * One request the model answered, as the journal keeps it: what was asked and what was answered,
  * the bodies bounded and every secret in them masked (the service's journal.ts makes it so).
  */

@@ -172,7 +172,7 @@ export interface NewPurchase {
 
 /** The request journal's records, written apart (journal-types.ts) so this file reads whole. */
 export type { JournalQuery, JournalRecord, JournalRetention, NewJournalRecord } from './journal-types.js';
-export { JOURNAL_EMPTIED_META } from './journal-types.js';
+export { JOURNAL_EMPTIED_META, JOURNAL_SEQ_META } from './journal-types.js';
 
 /** A key's SHA-256 as a map key. */
 export function hashId(hash: Uint8Array): string {

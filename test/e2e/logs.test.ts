@@ -477,8 +477,8 @@ describe('carbon logs --follow', () => {
    * write lock: written in one batch when it is let go, pruned to the newest two in the same
    * transaction, so no follower, however quick, can read the first four.
    */
-  const burst = async (home: string, paths: string[]) => {
-    const server = await serve(home, ['--show-keys'], { CARBON_JOURNAL_KEEP: '2' });
+  const burst = async (home: string, paths: string[], running?: Awaited<ReturnType<typeof serve>>) => {
+    const server = running ?? (await serve(home, ['--show-keys'], { CARBON_JOURNAL_KEEP: '2' }));
     const other = new DatabaseSync(ledgerPath(home));
     other.exec('BEGIN IMMEDIATE');
     const ids: string[] = [];
@@ -515,6 +515,33 @@ describe('carbon logs --follow', () => {
     expect(missedLines(tail.err())).toHaveLength(1);
     await stopsOn(tail);
     await server.stop();
+  });
+
+  test('started on an emptied journal (a reset), locally or through carbon serve: entries pruned before it read them are said too', async () => {
+    const home = newHome();
+    for (let i = 0; i < 3; i++) await ok(['balance'], { home });
+    await ok(['sandbox', 'reset', '--yes'], { home });
+    // Before: it started from 0 on an empty journal, and took whatever came first for the start, in silence.
+    const local = follow(home, []);
+    await local.ready();
+    const { server, ids } = await burst(home, Array(6).fill('/balance'));
+    await local.seen(ids.slice(4));
+    expect(missedLines(local.err())).toEqual([
+      'warning: missed 4 entries: gone from the journal before carbon logs read them (it keeps only the newest CARBON_JOURNAL_KEEP entries; a snapshot loaded replaces them all).',
+    ]);
+    await stopsOn(local);
+    // Through carbon serve (GET /_sandbox/requests says newest_seq), after another reset.
+    await ok(['sandbox', 'reset', '--yes'], { home });
+    await server.stop();
+    const again = await serve(home, ['--show-keys'], { CARBON_JOURNAL_KEEP: '2' });
+    const remote = follow(newHome(), [], { CARBON_BASE_URL: again.url, CARBON_API_KEY: again.ready.test_key! });
+    await remote.ready();
+    const second = await burst(home, Array(6).fill('/balance'), again);
+    await remote.seen(second.ids.slice(4));
+    expect(missedLines(remote.err())).toHaveLength(1);
+    expect(missedLines(remote.err())[0]).toMatch(/^warning: missed \d+ entries: /);
+    await stopsOn(remote);
+    await again.stop();
   });
 
   test('with a filter: the entries it skipped are not missed; those pruned unread are, matching or not', async () => {

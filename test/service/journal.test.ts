@@ -348,6 +348,8 @@ describe.each(storeMatrix())('the request journal on the $label store', ({ kind:
 
     await a.engine.sandbox.reset();
     expect(await a.entries()).toEqual([]);
+    // Where a follower starting now starts: the highest handed out, not 0 (the emptied journal's newest).
+    expect(await a.engine.sandbox.journal.newestSeq()).toBe(before);
     // Fewer after it than before: an emptied table would number them 1 and 2, below what a follower saw.
     for (let i = 0; i < 2; i++) await a.call('GET', '/impact');
     const afterReset = await a.entries();
@@ -362,6 +364,7 @@ describe.each(storeMatrix())('the request journal on the $label store', ({ kind:
       ),
     );
     expect(await a.entries()).toEqual([]);
+    expect(await a.engine.sandbox.journal.newestSeq()).toBe(before + 2);
     await a.call('GET', '/balance');
     expect(await newest()).toBe(before + 3);
     // And again across a second reset, with the highest kept once more.

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { JOURNAL_INSERT_COLUMNS, journalPrune, journalRecord, journalRow, journalSelect, prunes } from '../journal-sql.js';
-import { JOURNAL_EMPTIED_META } from '../journal-types.js';
+import { JOURNAL_EMPTIED_META, JOURNAL_SEQ_META } from '../journal-types.js';
 import { type JournalQuery, type JournalRecord, type JournalRetention, type NewJournalRecord, SNAPSHOT_TABLES } from '../port.js';
 import { holdable, type Queryable } from './pg-reads.js';
 
@@ -70,6 +70,14 @@ function lockStatement(lockWaitMs: number | undefined): string {
   if (lockWaitMs <= 0) return ` ${lock} NOWAIT`;
   return ` SET LOCAL lock_timeout = ${Math.ceil(lockWaitMs)}; ${lock}`;
 }
+
+/**
+ * Keeps the highest seq handed out (JOURNAL_SEQ_META: the journal's sequence, never emptied) in the
+ * transaction that empties the journal, after its lock: a follower starting on the emptied journal starts there.
+ */
+export const KEEP_JOURNAL_SEQ =
+  `INSERT INTO meta (name, value) SELECT '${JOURNAL_SEQ_META}', n::text FROM (SELECT pg_sequence_last_value(pg_get_serial_sequence('journal', 'seq')::regclass) AS n) s ` +
+  'WHERE n IS NOT NULL ON CONFLICT (name) DO UPDATE SET value = excluded.value; ';
 
 export async function readJournal(q: Queryable, query: JournalQuery): Promise<JournalRecord[]> {
   const { text, values } = journalSelect(query, (n) => `$${n}`);

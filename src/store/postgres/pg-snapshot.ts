@@ -5,6 +5,7 @@ import type * as port from '../port.js';
 import { SNAPSHOT_TABLES } from '../port.js';
 import { snapshotSelect } from '../snapshot-tables.js';
 import { pgError } from './errors.js';
+import { KEEP_JOURNAL_SEQ } from './pg-journal.js';
 import { keyOrder, type Queryable } from './pg-reads.js';
 
 /**
@@ -96,7 +97,7 @@ export async function importLedger(q: Queryable, batches: port.LedgerImport, met
   // The snapshot's journal numbered on past every seq handed out (journal-sql.ts, LOADED_AFTER).
   // The journal's writes of every connection wait for this load to commit (they take no other
   // lock), so none takes a seq among the loaded ones.
-  await q.query('LOCK TABLE journal IN SHARE ROW EXCLUSIVE MODE');
+  await q.query(`LOCK TABLE journal IN SHARE ROW EXCLUSIVE MODE; ${KEEP_JOURNAL_SEQ}`);
   const next = await q.query<{ seq: string }>(`SELECT nextval(pg_get_serial_sequence('journal', 'seq')) AS seq`);
   const seqs = loadedSeqs(Number(next.rows[0]!.seq) - 1);
   await q.query(

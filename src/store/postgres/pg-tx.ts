@@ -3,6 +3,7 @@ import { DAY_MS } from '../periods.js';
 import type * as port from '../port.js';
 import { hashId } from '../port.js';
 import { livemodeOf } from '../tables.js';
+import { KEEP_JOURNAL_SEQ } from './pg-journal.js';
 import { holdable, PgReads } from './pg-reads.js';
 import { importLedger, retireTexts } from './pg-snapshot.js';
 
@@ -264,6 +265,7 @@ export class PgTx extends PgReads implements port.LedgerTx {
     this.touchedKeys = true;
     await this.q.query(
       'LOCK TABLE journal IN SHARE ROW EXCLUSIVE MODE; ' +
+        KEEP_JOURNAL_SEQ +
         'DELETE FROM idempotency; DELETE FROM entries; DELETE FROM offsets; DELETE FROM impact; DELETE FROM impact_daily; DELETE FROM balances; ' +
         'UPDATE key_vault SET default_for = NULL; DELETE FROM key_vault WHERE secret IS NULL; DELETE FROM api_keys; DELETE FROM rate_windows; DELETE FROM journal; DELETE FROM account',
     );

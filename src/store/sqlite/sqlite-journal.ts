@@ -1,6 +1,6 @@
 import { monotonicUs } from '../../platform/host.js';
 import { JOURNAL_INSERT_COLUMNS, journalPrune, journalRecord, journalSelect, prunes, pushRow } from '../journal-sql.js';
-import { JOURNAL_EMPTIED_META } from '../journal-types.js';
+import { JOURNAL_EMPTIED_META, JOURNAL_SEQ_META } from '../journal-types.js';
 import type { JournalQuery, JournalRecord, JournalRetention, NewJournalRecord } from '../port.js';
 import { type Db, inTransaction, pragma, type Query, query } from './driver.js';
 import { busyTimeoutMs, type MadeWal, SELF_CHECKPOINT_PAGES, walAsMade } from './sqlite-open.js';
@@ -14,13 +14,13 @@ const EMPTIED = 'SELECT CAST(value AS INTEGER) AS n FROM meta WHERE name = ?';
 const CHUNK = 64;
 
 /**
- * The named value (meta) that holds the highest seq the journal had when it was last emptied (a
- * reset, a snapshot loaded). SQLite numbers a row one past the table's highest, so an emptied
- * table would start again at 1; a batch's first row takes its seq past this instead, and the
- * rest follow it: a seq is never handed out twice, and a follower (`carbon logs --follow`) that
- * saw seq n reads every entry written after a reset as "after n".
+ * The highest seq the journal had when it was last emptied (a reset, a snapshot loaded: journal-types.ts).
+ * SQLite numbers a row one past the table's highest, so an emptied table would start again at 1; a
+ * batch's first row takes its seq past this instead, and the rest follow it: a seq is never handed
+ * out twice, and a follower (`carbon logs --follow`) that saw seq n reads every entry written after
+ * a reset as "after n".
  */
-const JOURNAL_SEQ = 'journal_seq';
+const JOURNAL_SEQ = JOURNAL_SEQ_META;
 
 /** Keeps the journal's highest seq before it is emptied (in the emptying transaction); returns the highest ever handed out (0: none). */
 export function keepJournalSeq(db: Db): number {

@@ -92,7 +92,7 @@ export async function show(ctx: Context, id: string): Promise<void> {
  */
 async function follow(ctx: Context, source: Source, filter: RequestFilter, backlog: number): Promise<void> {
   // How far it has read the journal (with a filter, past the last entry printed).
-  let read = await newestSeq(source);
+  let read = await source.newestSeq();
   const earlier = backlog > 0 && read > 0 ? await source.entries({ ...filter, before: read + 1, limit: backlog }, 0) : [];
   const stop = new AbortController();
   // Which signal stopped it, for the last line: a service manager's SIGTERM is not the user's Ctrl-C.
@@ -144,7 +144,7 @@ async function readStep(
   await sayMissed(ctx, source, read, head, filtered(filter));
   // Seqs never start again (docs/reliability.md, section 9); a journal emptied by an older carbon
   // numbers from 1 again: what it holds now came after, so all of it is printed.
-  if (head === undefined) return (await newestSeq(source)) < read ? 0 : read;
+  if (head === undefined) return (await source.newestSeq()) < read ? 0 : read;
   if (batch.length > 0) write(ctx, batch, draw);
   return through;
 }
@@ -173,8 +173,6 @@ const KEY_GONE_HINT =
 
 type Source = Awaited<ReturnType<typeof journalSource>>;
 
-const newestSeq = async (source: Source) => (await source.entries({ ...NO_FILTER, limit: 1 }, 0))[0]?.seq ?? 0;
-
 /**
  * The entries past `read` that match, waiting up to 20 s for any; with `head`, the first entry
  * the journal holds past `read` (none: nothing new came), and how far this read the journal.
@@ -188,7 +186,7 @@ async function readOn(source: Source, filter: RequestFilter, read: number, signa
   }
   const head = (await source.entries({ ...NO_FILTER, after: read, limit: 1 }, 20, signal))[0];
   if (head === undefined) return { head, batch: [], through: read };
-  const top = await newestSeq(source);
+  const top = await source.newestSeq();
   const batch = await source.entries({ ...filter, after: read, before: top + 1, limit: MAX_REQUESTS_PAGE }, 0);
   return { head, batch, through: batch.length === MAX_REQUESTS_PAGE ? batch.at(-1)!.seq : Math.max(read, top) };
 }
@@ -202,8 +200,8 @@ async function readOn(source: Source, filter: RequestFilter, read: number, signa
  * journal and numbers on past every seq handed out, so a follower misses nothing across it.
  */
 async function sayMissed(ctx: Context, source: Source, read: number, next: RequestEntry | undefined, narrowed: boolean): Promise<void> {
-  // At 0 it has read nothing yet, or started again: the first seq of an emptied journal is past those it had.
-  if (next === undefined || read === 0 || next.seq <= read + 1) return;
+  // `read` is where it started (the highest seq handed out then, an emptied journal's too), or what it read since.
+  if (next === undefined || next.seq <= read + 1) return;
   if ((await source.entries({ ...NO_FILTER, before: next.seq, limit: 1 }, 0)).length > 0) return;
   const count = next.seq - read - 1;
   const what = `${count} ${count === 1 ? 'entry' : 'entries'}${narrowed ? ' (matching the filter or not)' : ''}`;

@@ -15,6 +15,8 @@ export interface JournalSource {
   where: string;
   /** With `filter.after`: the entries after it, oldest first, waiting up to `waitS` for one. */
   entries(filter: RequestFilter, waitS: number, signal?: AbortSignal): Promise<RequestEntry[]>;
+  /** The highest seq handed out, where a follower starts (service/journal.ts: newestSeq). */
+  newestSeq(): Promise<number>;
   entry(requestId: string): Promise<RequestEntry | undefined>;
 }
 
@@ -37,6 +39,7 @@ export async function journalSource(ctx: Context): Promise<JournalSource> {
         return data;
       },
       entry: (id) => sandbox.journal.entry(id),
+      newestSeq: () => sandbox.journal.newestSeq(),
     };
   }
   return servedSource(ctx);
@@ -79,13 +82,18 @@ function servedSource(ctx: Context): JournalSource {
     }
     return answer(res, origin, path);
   };
+  const list = async (query: string, signal?: AbortSignal) => {
+    const answered = (await get(`/_sandbox/requests?${query}`, signal)) as { object?: string; data?: RequestEntry[]; newest_seq?: number };
+    if (answered.object !== 'list' || !Array.isArray(answered.data)) throw notASandbox(origin);
+    return answered as { data: RequestEntry[]; newest_seq?: number };
+  };
   return {
     where: origin,
-    entries: async (filter, waitS, signal) => {
-      const params = filterToQuery(filter, waitS);
-      const list = (await get(`/_sandbox/requests?${params}`, signal)) as { object?: string; data?: RequestEntry[] };
-      if (list.object !== 'list' || !Array.isArray(list.data)) throw notASandbox(origin);
-      return list.data;
+    entries: async (filter, waitS, signal) => (await list(filterToQuery(filter, waitS), signal)).data,
+    // An older carbon serve says no newest_seq: its newest entry's, then.
+    newestSeq: async () => {
+      const answered = await list('limit=1');
+      return answered.newest_seq ?? answered.data[0]?.seq ?? 0;
     },
     entry: async (id) => (await get(`/_sandbox/requests/${encodeURIComponent(id)}`)) as RequestEntry | undefined,
   };
