@@ -67,3 +67,12 @@ describe('keys in what is reported', () => {
     expect(retry.text).toBe(`error: No answer. Retry safely with --idempotency-key ${uuid}.\n`);
   });
 });
+
+describe('a purchase whose outcome is unknown', () => {
+  test("keeps a server's words apart from its own when they end without a full stop", async () => {
+    const { unknownPurchase } = await import('../../src/cli/purchase/unknown-outcome.js');
+    // Before: "down The purchase may or may not have been made."
+    expect(unknownPurchase('down', 1, 'api_error', 'k-1').message).toBe('down. The purchase may or may not have been made.');
+    expect(unknownPurchase('Stopped.', 130, 'interrupted', 'k-1').message).toBe('Stopped. The purchase may or may not have been made.');
+  });
+});

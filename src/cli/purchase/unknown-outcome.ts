@@ -27,8 +27,10 @@ export function sayBoughtIfStdoutLost(offset: Pick<Offset, 'id' | 'kg' | 'amount
  * --json envelope (`carbon buy`, `carbon api POST /offsets`).
  */
 export function unknownPurchase(said: string, exitCode: ExitCode, code: string, idempotencyKey: string, earlierAttempt = false): CliError {
+  // A server's own words may end without a full stop ("down"): the sentences are kept apart.
+  const first = /[.!?…]$/.test(said.trimEnd()) ? said.trimEnd() : `${said.trimEnd()}.`;
   return new CliError(
-    `${said} The purchase may or may not have been made${earlierAttempt ? ' (an earlier attempt may have gone through)' : ''}.`,
+    `${first} The purchase may or may not have been made${earlierAttempt ? ' (an earlier attempt may have gone through)' : ''}.`,
     exitCode,
     code,
     `Retry safely with --idempotency-key ${idempotencyKey}: a key that bought once returns that purchase and never buys again.`,
