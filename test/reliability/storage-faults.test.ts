@@ -565,4 +565,15 @@ describe('files broken by hand', () => {
     expect(readFileSync(path, 'utf8')).toBe('{"defaults": {"test": ');
     expect(readLedger(home).offsets).toEqual([]);
   });
+
+  test('sandbox-keys.json edited into JSON that is no keys file (a key that is no text): said as such, not "No API key … give CarbonClient an apiKey"', async () => {
+    const home = tempHome();
+    await provision(home);
+    const path = join(dataDir(home), 'sandbox-keys.json');
+    const vault = JSON.parse(readFileSync(path, 'utf8')) as { defaults: { test: string }; secrets: Record<string, unknown> };
+    vault.secrets[vault.defaults.test] = 42;
+    writeFileSync(path, JSON.stringify(vault), { mode: 0o600 });
+    await expectStorageError(home, ['buy', '--kg', '1'], path, /cannot be read.*Fix or delete it/);
+    expect(readLedger(home).offsets).toEqual([]);
+  });
 });

@@ -17,7 +17,10 @@ export function readVault(dir: string): KeyVault {
   const path = join(dir, KEYS_FILE);
   try {
     const parsed = JSON.parse(readFileSync(path, 'utf8')) as Partial<KeyVault>;
-    return { defaults: parsed.defaults ?? {}, secrets: parsed.secrets ?? {} };
+    const vault = { defaults: parsed.defaults ?? {}, secrets: parsed.secrets ?? {} };
+    // Hand-edited (a key that is no text, a list for the map): said as a file that cannot be read, not met later as a missing key.
+    if (!textMap(vault.defaults) || !textMap(vault.secrets)) throw new Error('not a keys file');
+    return vault;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { defaults: {}, secrets: {} };
     throw new LedgerError(
@@ -27,6 +30,9 @@ export function readVault(dir: string): KeyVault {
     );
   }
 }
+
+const textMap = (value: unknown): boolean =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string');
 
 /** Written whole to a temporary file and renamed into place, so a reader never sees half of it. */
 export function writeVault(dir: string, vault: KeyVault): void {
