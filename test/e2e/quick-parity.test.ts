@@ -124,7 +124,8 @@ const ROWS: Row[] = [
   { args: ['balance'], quick: true, setup: config({}, 0o644) },
   { args: ['balance', '--profile', 'nope'], quick: false, setup: config({}, 0o644) },
   { args: ['impact', '--json'], quick: true, setup: config({ current_profile: 'ci', profiles: { ci: { mode: 'live' } } }) },
-  { args: ['balance'], quick: true, setup: config({ current_profile: 'gone' }) },
+  // A current profile the file does not hold is refused (exit 2), as a --profile of none is: the whole CLI says it.
+  { args: ['balance'], quick: false, setup: config({ current_profile: 'gone' }) },
   { args: ['balance', '--json'], quick: false, setup: config({ profiles: { default: { test_key: OTHER_LIVE_KEY } } }) },
   { args: ['balance', '--profile', 'ci', '--live'], quick: true, setup: config({ profiles: { ci: { live_key: OTHER_LIVE_KEY } } }) },
   { args: ['balance', '--profile', 'remote', '--json'], quick: false, setup: config({ profiles: { remote: { base_url: nowhere } } }) },
