@@ -39,17 +39,12 @@ export class InFlight {
     res.on('close', this.closed);
   }
 
-  /** Runs `act` (the service answering `res`), with the response over only once it is done. */
-  async acting(res: LoggedResponse, act: () => Promise<void>): Promise<void> {
-    res.acting = true;
-    try {
-      await act();
-    } finally {
-      res.acting = false;
-      if (res.closedWhileActing) {
-        this.leftBehind.delete(res);
-        this.closed.call(res);
-      }
+  /** The service has answered `res` (set `acting` before it began): one whose client left meanwhile is over now. */
+  acted(res: LoggedResponse): void {
+    res.acting = false;
+    if (res.closedWhileActing) {
+      this.leftBehind.delete(res);
+      this.closed.call(res);
     }
   }
 

@@ -141,10 +141,16 @@ export class Intake {
   };
 
   /** Acts on a request and answers it; one whose client leaves meanwhile is over once its answer is made. */
-  private answer(request: Incoming): Promise<void> {
-    return this.open.acting(request.res as LoggedResponse, () =>
-      this.act(request).catch((err: unknown) => this.fail(request.res, err, request)),
-    );
+  private async answer(request: Incoming): Promise<void> {
+    const res = request.res as LoggedResponse;
+    res.acting = true;
+    try {
+      await this.act(request);
+    } catch (err) {
+      this.fail(res, err, request);
+    } finally {
+      this.open.acted(res);
+    }
   }
 
   private async act(request: Incoming): Promise<void> {
