@@ -316,8 +316,8 @@ run('carbon serve while PostgreSQL does not answer', () => {
       let err = '';
       follower.stdout!.setEncoding('utf8').on('data', (d: string) => void (out += d));
       follower.stderr!.setEncoding('utf8').on('data', (d: string) => void (err += d));
-      const until = async (what: string, done: () => boolean) => {
-        for (const end = performance.now() + limit(30_000); !done(); await new Promise((r) => setTimeout(r, 20)))
+      const until = async (what: string, done: () => boolean, ms = 30_000) => {
+        for (const end = performance.now() + limit(ms); !done(); await new Promise((r) => setTimeout(r, 20)))
           if (performance.now() > end || follower.exitCode !== null) throw new Error(`no ${what}; stderr: ${err}`);
       };
       await until('start', () => err.includes('Following the requests'));
@@ -325,9 +325,13 @@ run('carbon serve while PostgreSQL does not answer', () => {
       // Before: exit 1 on the first read that failed, the follower gone with the database's moment.
       await until('warning', () => err.includes('Trying again every 2 s.'));
       proxy.thaw();
+      // Said once the ledger answers (a try every 2 s), before any entry comes; before, only once
+      // a read ended: at the next entry, or when its 20 s wait for one ran out.
+      await until('"Reached again"', () => err.includes('Reached again: following on.'), 12_000);
+      expect(out).toBe('');
       await ok(['buy', '--kg', '3', '--reference', 'after-the-stall'], { home, env: { CARBON_DATABASE_URL: schema.url } });
       await until('entry', () => /\bPOST\b.*\/api\/v1\/offsets/.test(out));
-      expect(err).toContain('Reached again: following on.');
+      expect(err.match(/Trying again/g)).toHaveLength(1);
       follower.kill('SIGTERM');
       expect((await follower).exitCode).toBe(130);
       expect(err).not.toContain(new URL(TEST_DATABASE_URL!).password || '\u0000');

@@ -109,6 +109,11 @@ async function follow(ctx: Context, source: Source, filter: RequestFilter, backl
   try {
     while (!stop.signal.aborted) {
       try {
+        // Back after a failure: said as soon as the source answers (not once an entry comes, which
+        // may be many seconds on), and before any entry printed after it.
+        if (down) await source.newestSeq();
+        if (down) ctx.out.info('Reached again: following on.');
+        down = false;
         read = await readStep(ctx, source, filter, read, stop.signal, draw);
       } catch (err) {
         // A server restarting (or its ledger stalled): said once, and asked again, as `watch` does.
@@ -116,10 +121,7 @@ async function follow(ctx: Context, source: Source, filter: RequestFilter, backl
         if (!down) ctx.out.warn(`${err.message} Trying again every 2 s.`);
         down = true;
         await pause(2_000, stop.signal);
-        continue;
       }
-      if (down) ctx.out.info('Reached again: following on.');
-      down = false;
     }
   } catch (err) {
     // A served sandbox stops taking the key it was followed with: revoked, or replaced by a reset.
