@@ -56,7 +56,9 @@ run('carbon serve while PostgreSQL does not answer', () => {
         for (const p of probes) {
           expect(p).toMatchObject({ status: 503, body: { status: 'unavailable', store: 'postgres' }, retryAfter: '1' });
           // Before: 4.5 to 5 s, the statement and connect deadlines, so the probe timed out instead.
-          expect(p.took, 'the 503 came within a second').toBeLessThan(limit(1000));
+          // The server answers at 800 ms; a machine whose cores are all taken (CI beside the suite's
+          // other worker) adds its lag, seen up to 1.44 s: the bound tells the two apart, not the lag.
+          expect(p.took, 'the 503 came well before the deadlines').toBeLessThan(limit(2_000));
         }
       } finally {
         proxy.thaw();
@@ -64,7 +66,7 @@ run('carbon serve while PostgreSQL does not answer', () => {
       // The check under way when the database went on answers: the next probe says 200 at once.
       const back = await probe(server);
       expect(back).toMatchObject({ status: 200, body: { status: 'ok', store: 'postgres' } });
-      expect(back.took).toBeLessThan(limit(1000));
+      expect(back.took).toBeLessThan(limit(2_000));
       expect(server.child.exitCode).toBeNull();
       expect(server.stderr()).not.toMatch(/ 500 /);
     },
