@@ -411,6 +411,9 @@ describe('in a pipe', () => {
     const home = newHome();
     const first = await ok(['buy', '--from-csv', file(home, 'a.csv', 'kg,reference\n500,flight-1\n800,flight-2\n')], { home });
     const [was] = results(first.stdout);
+    // Placed before the next run (3 s of the model's clock): a replay answers the offset as it is
+    // now, so without this it would depend on how much real time passed between the two runs.
+    await ok(['sandbox', 'clock', 'advance', '1m'], { home });
     const edited = file(home, 'b.csv', 'kg,reference\n600,flight-1\n800,flight-2\n');
     const changed = await carbon(['buy', '--from-csv', edited], { home });
     expect(changed.exitCode).toBe(10);
@@ -423,7 +426,7 @@ describe('in a pipe', () => {
       error_code: 'row_changed',
       error_message: `it was bought before as 500 kg for $20.00 (${was!.offset_id}); the row now asks 600 kg: nothing was bought now (--rebuy-changed buys it as it is now)`,
     });
-    expect(same).toMatchObject({ status: 'processing', replayed: 'true' });
+    expect(same).toMatchObject({ status: 'placed', replayed: 'true' });
     expect(changed.stderr).toMatch(
       /^error: Batch incomplete: 1 of 2 rows bought .*1 changed since bought, not bought again\. Add --rebuy-changed/m,
     );
@@ -441,6 +444,8 @@ describe('in a pipe', () => {
     const home = newHome();
     // A team's flights under its name, then the file sorted by kg.
     await ok(['buy', '--from-csv', file(home, 'a.csv', 'kg,reference\n1200,ops\n800,ops\n300,ops\n50,dev\n')], { home });
+    // Placed (3 s of the model's clock): the replays below answer each offset as it is now.
+    await ok(['sandbox', 'clock', 'advance', '1m'], { home });
     const sorted = file(home, 'b.csv', 'kg,reference\n50,dev\n300,ops\n800,ops\n1200,ops\n');
     const again = await carbon(['buy', '--from-csv', sorted], { home });
     expect([again.exitCode, again.stderr]).toEqual([
@@ -448,10 +453,10 @@ describe('in a pipe', () => {
       '✓ 4 of 4 rows bought (2,350 kg for $94.00; 4 by an earlier run, not charged again).\n',
     ]);
     expect(results(again.stdout).map((r) => `${r.reference}:${r.kg}:${r.status}:${r.replayed}`)).toEqual([
-      'dev:50:processing:true',
-      'ops:300:processing:true',
-      'ops:800:processing:true',
-      'ops:1200:processing:true',
+      'dev:50:placed:true',
+      'ops:300:placed:true',
+      'ops:800:placed:true',
+      'ops:1200:placed:true',
     ]);
     // The row of a reference cut off by an earlier run is bought once, wherever sorting put it.
     await ok(['buy', '--from-csv', file(home, 'c.csv', 'kg,reference\n5,qa\n'), '--batch-id', 'cut'], { home });
@@ -465,10 +470,10 @@ describe('in a pipe', () => {
     });
     expect(edited.exitCode).toBe(10);
     expect(results(edited.stdout).map((r) => `${r.reference}:${r.status}:${r.replayed}`)).toEqual([
-      'ops:processing:true',
+      'ops:placed:true',
       'ops:changed:false',
-      'ops:processing:true',
-      'dev:processing:true',
+      'ops:placed:true',
+      'dev:placed:true',
     ]);
     expect(await offsetIds(home)).toHaveLength(6);
   });

@@ -655,10 +655,10 @@ describe('--forward-to', () => {
   });
 
   test('SIGTERM while a delivery is retried: exit 130, one plain line with what was not delivered', async () => {
-    const home = newHome();
+    const home = await liveHome();
     const down = await app(1000);
-    await buy(home, ['--kg', '5']);
-    const w = watch(home, ['--since', '1h', '--forward-to', down.url]);
+    await buy(home, ['--kg', '5', ...LIVE]);
+    const w = watch(home, ['--since', '1h', '--live', '--forward-to', down.url]);
     await w.until(1);
     while (down.attempts() < 2) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(await w.stop('SIGTERM')).toBe(130);
@@ -694,12 +694,12 @@ describe('--forward-to', () => {
   // A developer's handler paused at a breakpoint: Ctrl-C (or a container's SIGTERM, SIGKILL 10 s
   // later) stopped the run only once the app answered or the attempt's 10 s were out.
   test('Ctrl-C or SIGTERM while the app holds a delivery: the attempt is given up at once, exit 130, the cursor sends it next run', async () => {
-    const home = newHome();
+    const home = await liveHome();
     const cursor = join(home, 'cursor.json');
     const stuck = await stuckApp();
-    const id = await buy(home, ['--kg', '5']);
+    const id = await buy(home, ['--kg', '5', ...LIVE]);
     for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-      const w = watch(home, ['--since', '1h', '--cursor', cursor, '--forward-to', stuck.url]);
+      const w = watch(home, ['--since', '1h', '--live', '--cursor', cursor, '--forward-to', stuck.url]);
       await w.until(1);
       const before = stuck.requests();
       while (stuck.requests() === before) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -712,7 +712,7 @@ describe('--forward-to', () => {
     expect(stuck.taken).toEqual([]);
     expect(existsSync(cursor)).toBe(false);
     const up = await app(0);
-    const again = watch(home, ['--since', '1h', '--cursor', cursor, '--forward-to', up.url]);
+    const again = watch(home, ['--since', '1h', '--live', '--cursor', cursor, '--forward-to', up.url]);
     await again.until(1);
     await written(cursor);
     expect(await again.stop()).toBe(130);
@@ -806,15 +806,18 @@ describe('--forward-to', () => {
   });
 
   test("the query's values (a key, a receiver's token) are sent, and shown as *** in every line that names the URL", async () => {
-    const home = newHome();
+    const home = await liveHome();
     const { test: key } = await sandboxKeys(home);
     const down = await app(1000);
-    await buy(home, ['--kg', '5']);
+    await buy(home, ['--kg', '5', ...LIVE]);
     const token = 'SuperSecret123';
     const url = `${down.url}?key=${key}&token=${token}`;
-    const r = await carbon(['watch', '--since', '1h', '--until-settled', '--interval', '20ms', '--timeout', '1', '--forward-to', url], {
-      home,
-    });
+    const r = await carbon(
+      ['watch', '--since', '1h', '--live', '--until-settled', '--interval', '20ms', '--timeout', '1', '--forward-to', url],
+      {
+        home,
+      },
+    );
     expect(r.exitCode).toBe(12);
     expect(r.stderr).toMatch(
       /^warning: offset\.created evt_\S+ for off_\w+ was not delivered to \S+\/webhooks\?key=\*\*\*&token=\*\*\* \(HTTP 500\)/m,
