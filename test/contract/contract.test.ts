@@ -380,9 +380,15 @@ describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('contract: $label',
 
   describe('idempotency', () => {
     it('the same key and body replays the first purchase with Idempotent-Replayed: true', async () => {
+      // Held for review (live, above the limit), the offset cannot change between the two requests
+      // however long they take, so the replay is the first answer field for field (a replay shows
+      // the offset as it is now: a test one would be placed 3 s on).
+      await e.sandbox.setReviewLimit(0);
+      await e.sandbox.topUp('live', 25_000);
       const first = await e.raw<Offset>({
         method: 'POST',
         path: '/offsets',
+        key: key().live,
         body: { kg: 10, reference: 'r1' },
         headers: { 'idempotency-key': 'same' },
       });
@@ -392,15 +398,16 @@ describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('contract: $label',
       const again = await e.raw<Offset>({
         method: 'POST',
         path: '/offsets',
+        key: key().live,
         body: '{ "reference": "r1", "kg": 10 }',
         headers: { 'idempotency-key': 'same' },
       });
       expect(again.status).toBe(201);
       expect(again.headers['idempotent-replayed']).toBe('true');
       expect(again.body).toEqual(first.body);
-      expect((await test().balance()).available_cents).toBe(100_000 - 40);
-      expect((await test().list()).data.map((o) => o.id)).toEqual([first.body.id]);
-      expect((await test().impact()).offsets).toBe(1);
+      expect((await live().balance()).available_cents).toBe(25_000 - 40);
+      expect((await live().list()).data.map((o) => o.id)).toEqual([first.body.id]);
+      expect((await live().impact()).offsets).toBe(1);
     });
 
     it('the client reports the replay', async () => {
@@ -534,10 +541,14 @@ describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('contract: $label',
 
   describe('single reads', () => {
     it('GET /offsets/{id} returns the offset as created', async () => {
-      const { offset } = await test().buy({ kg: 42, reference: 'order-9' });
+      // Held for review (live, above the limit), it stays as created however long the two requests
+      // take: a test offset would be placed 3 s on, and the read would show that.
+      await e.sandbox.setReviewLimit(0);
+      await e.sandbox.topUp('live', 25_000);
+      const { offset } = await live().buy({ kg: 42, reference: 'order-9' });
       expect(offset).toMatchObject({
         object: 'offset',
-        livemode: false,
+        livemode: true,
         status: 'processing',
         kg: 42,
         amount_cents: 168,
@@ -550,7 +561,7 @@ describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('contract: $label',
       });
       expect(offset.id).toMatch(/^off_[A-Za-z0-9]+$/);
       expect(offset.created).toMatch(TIMESTAMP);
-      expect(await test().get(offset.id)).toEqual(offset);
+      expect(await live().get(offset.id)).toEqual(offset);
     });
 
     it('an unknown id is 404 resource_missing with param id', async () => {
@@ -599,8 +610,11 @@ describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('contract: $label',
         currency: 'usd',
         rate_millicents_per_kg: 4000,
       });
-      expect(await test().impact()).toEqual({ object: 'impact', livemode: false, placed_kg: 0, processing_kg: 5, offsets: 1 });
-      expect(await live().impact()).toEqual({ object: 'impact', livemode: true, placed_kg: 0, processing_kg: 100, offsets: 1 });
+      // Past both placements first (3 s for test, 60 s for live): the totals then say placed
+      // however much real time the steps above took.
+      await e.sandbox.advanceClock(60_000);
+      expect(await test().impact()).toEqual({ object: 'impact', livemode: false, placed_kg: 5, processing_kg: 0, offsets: 1 });
+      expect(await live().impact()).toEqual({ object: 'impact', livemode: true, placed_kg: 100, processing_kg: 0, offsets: 1 });
     });
   });
 
@@ -659,28 +673,39 @@ describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('contract: $label',
 
   describe('refunds (the order could not be placed)', () => {
     it('processing → refunded: the charge goes back and the offset leaves the totals', async () => {
-      const { offset } = await test().buy({ kg: 250 });
-      const kept = (await test().buy({ kg: 1 })).offset;
-      expect((await test().balance()).available_cents).toBe(100_000 - 1_004);
+      // The failed one waits for review (live, above the $5 limit), so it is still processing when
+      // fail comes however slow the steps before it (a test offset is placed 3 s on, and fail
+      // refuses a placed one); the kept one ($0.04) is placed on the clock.
+      await e.sandbox.setReviewLimit(500);
+      await e.sandbox.topUp('live', 25_000);
+      const { offset } = await live().buy({ kg: 250 });
+      const kept = (await live().buy({ kg: 1 })).offset;
+      expect((await live().balance()).available_cents).toBe(25_000 - 1_004);
       await e.sandbox.fail(offset.id);
-      const refunded = await test().get(offset.id);
+      const refunded = await live().get(offset.id);
       expect([refunded.status, refunded.placed, refunded.certificate_url]).toEqual(['refunded', null, null]);
-      expect((await test().balance()).available_cents).toBe(100_000 - 4);
-      expect(await test().impact()).toMatchObject({ processing_kg: 1, placed_kg: 0, offsets: 1 });
+      expect((await live().balance()).available_cents).toBe(25_000 - 4);
+      // Past the kept one's placement (60 s), so the totals read one state whatever the real time.
+      await e.sandbox.advanceClock(60_000);
+      expect(await live().impact()).toMatchObject({ processing_kg: 0, placed_kg: 1, offsets: 1 });
       // A refunded offset stays listed and stays refunded as time passes.
       await e.sandbox.advanceClock(10_000);
-      expect((await test().list()).data.map((o) => [o.id, o.status])).toEqual([
+      expect((await live().list()).data.map((o) => [o.id, o.status])).toEqual([
         [kept.id, 'placed'],
         [offset.id, 'refunded'],
       ]);
     });
 
     it('a refunded purchase still replays as refunded, and does not charge again', async () => {
-      const a = await test().buy({ kg: 250 }, { idempotencyKey: 'refund-replay' });
+      // Held for review (live, above the limit), it is still processing when fail comes, however
+      // slow the purchase was (a test offset is placed 3 s on, and fail refuses a placed one).
+      await e.sandbox.setReviewLimit(0);
+      await e.sandbox.topUp('live', 25_000);
+      const a = await live().buy({ kg: 250 }, { idempotencyKey: 'refund-replay' });
       await e.sandbox.fail(a.offset.id);
-      const b = await test().buy({ kg: 250 }, { idempotencyKey: 'refund-replay' });
+      const b = await live().buy({ kg: 250 }, { idempotencyKey: 'refund-replay' });
       expect([b.replayed, b.offset.status]).toEqual([true, 'refunded']);
-      expect((await test().balance()).available_cents).toBe(100_000);
+      expect((await live().balance()).available_cents).toBe(25_000);
     });
   });
 

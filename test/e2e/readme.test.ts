@@ -196,10 +196,12 @@ describe("the README's shell examples", () => {
 
   test('the sandbox, every control, with ids from a model set up for it', { timeout: limit(60_000) }, async () => {
     const home = newHome();
-    await ok(['sandbox', 'topup', '2000', '--live'], { home });
+    await ok(['sandbox', 'topup', '3000', '--live'], { home });
     await ok(['sandbox', 'review-limit', '1000'], { home });
     const inReview = (await json<{ id: string }>(['buy', '--amount', '1500', '--live', '--yes'], { home })).id;
-    const toFail = (await json<{ id: string }>(['buy', '--kg', '10', '--live', '--yes'], { home })).id;
+    // Above the review limit too, so it is still processing when the example fails it, however long
+    // the commands before take (a live offset under the limit is placed 60 s on, and fail refuses it then).
+    const toFail = (await json<{ id: string }>(['buy', '--amount', '1500', '--live', '--yes'], { home })).id;
     const key = (await json<{ id: string }>(['sandbox', 'keys', 'create'], { home })).id;
     const code = block('carbon sandbox status')
       .code.replace('review approve off_…', `review approve ${inReview}`)
