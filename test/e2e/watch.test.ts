@@ -68,7 +68,8 @@ const buy = async (home: string, args: string[], env?: Record<string, string>) =
 /**
  * Where a test needs an offset to stay processing across several commands, it is a live one: a
  * test offset places itself 3 s after its purchase, which a busy machine can let pass between two
- * commands; a live one waits a minute of model time, which only `sandbox clock advance` brings.
+ * commands; a live one waits a minute of model time, which `sandbox clock advance` brings, and
+ * real time only after a minute, far beyond the seconds a test here takes.
  */
 const LIVE = ['--live', '--yes'];
 async function liveHome(): Promise<string> {
