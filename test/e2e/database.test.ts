@@ -402,8 +402,8 @@ run('one ledger on PostgreSQL, for the CLI and for carbon serve', () => {
         const db = new pg.Client({ connectionString: TEST_DATABASE_URL });
         await db.connect();
         // The server writes the journal of the requests above meanwhile: its transaction and the DROP
-        // can each hold a lock the other waits for, and PostgreSQL ends one (40P01, seen in CI). The
-        // server tries its own again; so does the DROP, as a person would.
+        // can each hold a lock the other waits for, and PostgreSQL ends one (40P01, seen in CI): the
+        // DROP is run again, as a person would.
         try {
           for (let attempt = 1; ; attempt++) {
             try {
