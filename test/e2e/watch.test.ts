@@ -815,9 +815,7 @@ describe('--forward-to', () => {
     const url = `${down.url}?key=${key}&token=${token}`;
     const r = await carbon(
       ['watch', '--since', '1h', '--live', '--until-settled', '--interval', '20ms', '--timeout', '1', '--forward-to', url],
-      {
-        home,
-      },
+      { home },
     );
     expect(r.exitCode).toBe(12);
     expect(r.stderr).toMatch(
