@@ -1,8 +1,10 @@
 import { rmSync } from 'node:fs';
 import type { Command } from 'commander';
+import fc from 'fast-check';
 import { afterAll, describe, expect, test } from 'vitest';
 import { localSettings, OWN_FLAGS, QUICK_COMMANDS, quickArgs } from '../../src/cli/quick.js';
 import { buildProgram } from '../../src/cli/registry.js';
+import { arbitraryArgs } from '../support/quick-args.js';
 import { tempDir } from '../support/temp.js';
 
 // The quick start (src/cli/quick.ts) reads `carbon balance`, `carbon impact`, `carbon list`,
@@ -58,6 +60,28 @@ describe('the quick start reads its arguments as commander does', () => {
     expect({ ...quick?.globals, ...quick?.flags }).toEqual(commander.globals);
     expect(quick?.flags).toEqual(commander.flags);
     expect(quick?.positionals).toEqual(commander.positionals);
+  });
+});
+
+describe('seeded argument lists (test/support/quick-args.ts)', () => {
+  test('what the quick start takes, commander reads alike: the command, its flags, the global flags and the arguments', async () => {
+    let taken = 0;
+    await fc.assert(
+      fc.asyncProperty(arbitraryArgs, async (drawn) => {
+        const argv = drawn.map((a) => (a === '<id>' ? 'off_123' : a));
+        const quick = quickArgs(argv);
+        if (quick === undefined) return;
+        taken++;
+        const commander = await commanderReads(argv);
+        expect(quick.spec.name).toBe(argv[0]);
+        expect({ ...quick.globals, ...quick.flags }).toEqual(commander.globals);
+        expect(quick.flags).toEqual(commander.flags);
+        expect(quick.positionals).toEqual(commander.positionals);
+      }),
+      { numRuns: 2000 },
+    );
+    // Not only declines: the quick start took a share of the lists itself.
+    expect(taken).toBeGreaterThanOrEqual(200);
   });
 });
 
