@@ -34,6 +34,10 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
+          // In-process files share their worker's module registry: each file loading src/ afresh was
+          // half of this project's time. A file that counts what a module does at load (a vi.mock)
+          // calls vi.resetModules() first; a file that changes the environment or the timers sets them back.
+          isolate: false,
           exclude: [...configDefaults.exclude, ...SPAWNING],
           env: { CARBON_CONTRACT_ENGINES: 'local' },
         },

@@ -17,6 +17,8 @@ vi.mock('../../src/cli/flags.js', async (importOriginal) => {
 });
 
 test("loading the declarations reads no flag table; building one command reads the root's and its own", async () => {
+  // The unit files share a module registry (vitest.config.ts): an earlier file may have loaded them without the counting flags.js.
+  vi.resetModules();
   const { COMMANDS } = await import('../../src/cli/commands/index.js');
   expect(COMMANDS.length).toBeGreaterThan(10);
   expect(read).toEqual([]);
