@@ -23,6 +23,15 @@ async function commanderReads(argv: string[]): Promise<{ globals: unknown; posit
   return seen!;
 }
 
+/** The quick start's reading of `argv` is commander's: the command, its flags, the global flags and the arguments. */
+async function expectReadAlike(argv: string[], quick: ReturnType<typeof quickArgs>): Promise<void> {
+  const commander = await commanderReads(argv);
+  expect(quick?.spec.name).toBe(argv[0]);
+  expect({ ...quick?.globals, ...quick?.flags }).toEqual(commander.globals);
+  expect(quick?.flags).toEqual(commander.flags);
+  expect(quick?.positionals).toEqual(commander.positionals);
+}
+
 describe('the quick start reads its arguments as commander does', () => {
   test.each([
     [['balance']],
@@ -54,12 +63,7 @@ describe('the quick start reads its arguments as commander does', () => {
     [['list', '--format=csv', '-q', '--page-size', '5', '--until', 'today', '--reference', 'flight']],
     [['list', '--starting-after', 'off_123', '--format', 'table', '--live']],
   ])('%j', async (argv) => {
-    const quick = quickArgs(argv);
-    const commander = await commanderReads(argv);
-    expect(quick?.spec.name).toBe(argv[0]);
-    expect({ ...quick?.globals, ...quick?.flags }).toEqual(commander.globals);
-    expect(quick?.flags).toEqual(commander.flags);
-    expect(quick?.positionals).toEqual(commander.positionals);
+    await expectReadAlike(argv, quickArgs(argv));
   });
 });
 
@@ -72,11 +76,7 @@ describe('seeded argument lists (test/support/quick-args.ts)', () => {
         const quick = quickArgs(argv);
         if (quick === undefined) return;
         taken++;
-        const commander = await commanderReads(argv);
-        expect(quick.spec.name).toBe(argv[0]);
-        expect({ ...quick.globals, ...quick.flags }).toEqual(commander.globals);
-        expect(quick.flags).toEqual(commander.flags);
-        expect(quick.positionals).toEqual(commander.positionals);
+        await expectReadAlike(argv, quick);
       }),
       { numRuns: 2000 },
     );

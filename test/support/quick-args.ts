@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { QUICK_COMMANDS } from '../../src/cli/quick.js';
 
 /**
- * Argument lists the table does not hold, drawn from CARBON_TEST_SEED: each quick command with any
+ * Argument lists the tables do not hold, drawn from CARBON_TEST_SEED: each quick command with any
  * of its own flags (the ones quick.ts takes and the ones it leaves), the global ones, in any order
  * and spelling (`--kg 5`, `--kg=5`, a value missing), with values its choices allow and values
  * they do not. `--wait` (it waits on the model's clock) and `--from-csv` (the bin's own rule, in
