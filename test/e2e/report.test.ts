@@ -382,13 +382,15 @@ describe('carbon open ID: the certificate', () => {
   test('local engine: rendered from the model into the data directory, its address printed without a display', async () => {
     const home = newHome();
     await ok(['sandbox', 'topup', '250', '--live'], { home });
+    // Held for review, so it is processing however long the commands take (unheld, real time places it after a minute).
+    await ok(['sandbox', 'review-limit', '0'], { home });
     const bought = await json<{ id: string }>(['buy', '--kg', '300', '--live', '--yes', '--reference', 'private-label'], { home });
     const early = await carbon(['open', bought.id, '--live'], { home });
     expect([early.exitCode, early.stderr.trim()]).toEqual([
       5,
       `error: ${bought.id} has no certificate: it is processing; only placed offsets have one.`,
     ]);
-    await ok(['sandbox', 'clock', 'advance', '2m'], { home });
+    await ok(['sandbox', 'review', 'approve', bought.id], { home });
     const r = await ok(['open', bought.id, '--live'], { home, env: { DISPLAY: undefined, WAYLAND_DISPLAY: undefined } });
     const url = r.stdout.trim();
     expect(url).toMatch(new RegExp(`^file://${home}/data/certificates/cert_[0-9a-f]{24}\\.html$`));

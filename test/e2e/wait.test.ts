@@ -123,7 +123,9 @@ describe('a signal during --wait, in a pipe', () => {
     ['SIGINT', 'Stopped waiting:'],
   ] as const)('%s stops buy --wait and show --wait: the offset on stdout, one plain line, exit 130', async (signal, said) => {
     const home = await liveHome();
-    // A live purchase places after 60 s of model time: the wait is still on when the signal comes.
+    // Held for review (a limit of $0): the wait is still on when the signal comes, and the offset
+    // processing for the second wait, however long the commands take (unheld, a minute places it).
+    await ok(['sandbox', 'review-limit', '0'], { home });
     const bought = await signalWhenWaiting(['buy', '--kg', '10', '--live', '--yes', '--wait'], home, signal);
     expect(bought.exitCode).toBe(130);
     // The offset itself is on stdout (a script needs its id), as a pipe prints it: `id<TAB>off_…`.
