@@ -349,7 +349,8 @@ describe('Ctrl-C, on a real terminal', () => {
   test('during buy --wait: stops at once, prints the offset (its id to follow), exit 130', async () => {
     const home = newHome3();
     await ok(['sandbox', 'topup', '250', '--live'], { home });
-    // A live purchase places after 60 s of model time: the wait is still on when Ctrl-C comes.
+    // Held for review (a limit of $0): the wait is still on when Ctrl-C comes, however long that takes.
+    await ok(['sandbox', 'review-limit', '0'], { home });
     const r = await interrupt(['buy', '--kg', '10', '--live', '--yes', '--wait'], home, /Waiting for off_/);
     expect(r.exitCode).toBe(130);
     // The command to follow it keeps --live: without it, it would look in test mode and find nothing.
@@ -358,7 +359,7 @@ describe('Ctrl-C, on a real terminal', () => {
     expect(plain(r.output)).not.toContain('error:');
     const id = /Stopped waiting: (off_\w+)/.exec(r.output)![1];
     // The offset itself is printed (as a card on a terminal), not only named in the message.
-    expect(plain(r.output)).toMatch(new RegExp(`id\\s+${id}\\nstatus\\s+processing\\n`));
+    expect(plain(r.output)).toMatch(new RegExp(`id\\s+${id}\\nstatus\\s+processing · waiting for review`));
     expect((await json<{ data: unknown[] }>(['list', '--live'], { home })).data).toHaveLength(1);
   });
 
