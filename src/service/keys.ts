@@ -69,8 +69,9 @@ export function keyShape(key: string): { prefix: string; mode: Mode; rest: strin
  * `text` with anything shaped like a secret masked: for what echoes a caller's input back (an
  * offset id in a 404, a path in the access log, an error's `param`, a value typed where another
  * was expected), where a secret pasted in the wrong place would otherwise be shown in full.
- * Percent-encoding is decoded first (a path may carry `ck%5Ftest%5F…`): text that holds a secret
- * once decoded comes back decoded, the secret masked.
+ * Percent-encoding is decoded first (a path may carry `ck%5Ftest%5F…`), and JSON's `\u00XX` escapes
+ * of a key's characters (a body may carry `ck_live_ab\u0063…`): text that holds a secret once
+ * decoded comes back decoded, the secret masked.
  *
  * Every spelling of an API key goes: `ck_test_<secret>`, and whatever is put between or around its
  * parts (`ck_%00test_…`, `ck-test-…`, `CK_TEST_…`), and the bare secret, since the secret is the
@@ -86,7 +87,7 @@ export function keyShape(key: string): { prefix: string; mode: Mode; rest: strin
 export function redactSecrets(text: string, options: { runs?: 'after-mode' } = {}): string {
   // A URL's password first as it came (a `/` in it is `%2F`, which decoded would end it), then again decoded.
   const given = hasPassword(text) ? text.replace(URL_PASSWORD_ALL, maskPassword) : text;
-  const plain = given.includes('%') ? percentDecoded(given) : given;
+  const plain = given.includes('%') || given.includes('\\u') ? decoded(given) : given;
   // Most text names no mode, no signing secret and no URL's password, and holds no long run: one linear scan each, before any regular expression.
   const named = plain.includes('_test_') || plain.includes('_live_');
   const long = hasSecretRun(plain);
@@ -148,11 +149,20 @@ function hasSecretRun(text: string): boolean {
   return false;
 }
 
-/** ASCII escapes decoded (a key is ASCII), repeatedly, so `%255F` is seen too; never throws. */
-function percentDecoded(text: string): string {
+/**
+ * ASCII escapes decoded (a key is ASCII), repeatedly, so `%255F` is seen too; never throws. JSON's
+ * `\u0033` too, for a key's own alphabet only (letters, digits, `_`, `-`), so that a JSON body
+ * stays JSON: a body that spells a key's characters so holds the key all the same.
+ */
+function decoded(text: string): string {
   let out = text;
   for (let i = 0; i < 4; i++) {
-    const next = out.replace(/%([0-7][0-9a-f])/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+    const next = out
+      .replace(/%([0-7][0-9a-f])/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)))
+      .replace(/\\u00([0-7][0-9a-fA-F])/g, (sent: string, hex: string) => {
+        const c = String.fromCharCode(Number.parseInt(hex, 16));
+        return /[\w-]/.test(c) ? c : sent;
+      });
     if (next === out) break;
     out = next;
   }

@@ -31,3 +31,14 @@ describe("the journal's Idempotency-Key", () => {
       expect(kept(plain)).toBe(plain);
   });
 });
+
+describe("the journal's bodies", () => {
+  test('a key in a JSON body is masked however its characters are spelled (\\u00XX), and the body kept is JSON', () => {
+    const key = newApiKey('live');
+    const body = `{"kg":1,"reference":"${key.slice(0, 13)}\\u00${key.charCodeAt(13).toString(16)}${key.slice(14)}"}`;
+    const request: ApiRequest = { method: 'POST', path: '/api/v1/quotes', query: {}, headers: {}, body };
+    const entry = note('req_x', request, response, trace, 0, 0, 'vm:1');
+    expect(entry.request_body).not.toContain(key.slice(14, 26));
+    expect(JSON.parse(entry.request_body!)).toEqual({ kg: 1, reference: `ck_live_…${key.slice(-4)}` });
+  });
+});

@@ -145,6 +145,21 @@ test('redactSecrets masks the other secrets too: a signing secret (base62, or an
     expect(redactSecrets(label, { runs: 'after-mode' })).toBe(label);
 });
 
+test('redactSecrets masks a key in a JSON body that spells any of its characters as \\u00XX; the body stays JSON, other escapes as sent', () => {
+  const key = newApiKey('live');
+  const spell = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  for (let at = 0; at < key.length; at++) {
+    const spelled = `${key.slice(0, at)}${spell(key[at]!)}${key.slice(at + 1)}`;
+    const body = `{"kg":1,"reference":"${spelled}","note":"a \\u0022quote\\u0022 and \\u00e9"}`;
+    const shown = redactSecrets(body);
+    // Not the secret, nor any 12 of its characters in a row (what a partial mask would leave).
+    for (let i = 8; i + 12 <= key.length; i++) expect(shown, `escaped at ${at}`).not.toContain(key.slice(i, i + 12));
+    expect(JSON.parse(shown)).toEqual({ kg: 1, reference: `ck_live_…${key.slice(-4)}`, note: 'a "quote" and é' });
+  }
+  // No key: the escapes as they came.
+  for (const text of ['{"reference":"flight\\u002dLHR"}', '\\u0041\\u0042', '{"a":"\\u0022"}']) expect(redactSecrets(text)).toBe(text);
+});
+
 test('redactSecrets masks key-shaped text, plain or percent-encoded (once or twice), and leaves other text as it was', () => {
   const key = newApiKey('live');
   const masked = `ck_live_…${key.slice(-4)}`;
