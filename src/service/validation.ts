@@ -26,12 +26,16 @@ function charLength(s: string): number {
 /** An unpaired UTF-16 surrogate: JSON's `"\ud800"` makes one, but no text can hold it. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-function checkReference(value: unknown, param: string): string {
-  if (typeof value !== 'string') throw validationError(param, `${param} must be a string.`);
-  // Returned exactly as sent, or refused: a lone surrogate would come back altered, and NUL
-  // cannot be stored by every store (PostgreSQL text has no NUL), so no store takes it.
+/** Refused naming `param`: a lone surrogate (or bytes that are not UTF-8, which the server marks so) would come back altered. */
+function mustBeUnicode(value: string, param: string): void {
   if (LONE_SURROGATE.test(value))
     throw validationError(param, `${param} must be valid Unicode text (it holds an unpaired surrogate, or bytes that are not UTF-8).`);
+}
+
+function checkReference(value: unknown, param: string): string {
+  if (typeof value !== 'string') throw validationError(param, `${param} must be a string.`);
+  // Returned exactly as sent, or refused: NUL cannot be stored by every store (PostgreSQL text has no NUL), so no store takes it.
+  mustBeUnicode(value, param);
   if (value.includes('\u0000')) throw validationError(param, `${param} must not contain the NUL character (U+0000).`);
   const n = charLength(value);
   if (n < 1 || n > LIMITS.referenceMax) {
@@ -107,6 +111,7 @@ export function parseListQuery(query: Record<string, string | string[] | undefin
   if (startingAfter !== undefined && (startingAfter.length === 0 || startingAfter.length > 255)) {
     throw validationError('starting_after', 'starting_after must be an offset ID.');
   }
+  if (startingAfter !== undefined) mustBeUnicode(startingAfter, 'starting_after');
   return {
     limit,
     starting_after: startingAfter ?? null,

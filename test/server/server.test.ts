@@ -267,6 +267,10 @@ describe('carbon serve: HTTP robustness', () => {
       expect(await list('reference=%FF')).toEqual([422, 'validation_error', 'reference']);
       expect(await list('reference=%ED%A0%80')).toEqual([422, 'validation_error', 'reference']);
       expect(await list('limit=2&reference=a%C3')).toEqual([422, 'validation_error', 'reference']);
+      // The cursor too: not a 404 naming a character nobody sent (the lone surrogate that marks such bytes).
+      for (const cursor of ['abc%FFdef', '%80', '%C3%28']) {
+        expect(await list(`starting_after=${cursor}`)).toEqual([422, 'validation_error', 'starting_after']);
+      }
       // The character itself, sent as UTF-8, and a `%` that starts no escape, are what was sent.
       expect(await list('reference=%EF%BF%BD')).toEqual([200]);
       expect(await list('reference=100%25')).toEqual([200]);
