@@ -38,8 +38,13 @@ describe('set, get, unset, list, use', () => {
     expect(unset.exitCode).toBe(5);
     expect(unset.stdout).toBe('');
     expect(unset.stderr).toBe('error: base-url is not set in profile default. Set it with `carbon config set base-url VALUE`.\n');
+    // A key's hint reads it from stdin, as `config set` advises (typed as an argument it stays in shell history).
+    expect((await carbon(['config', 'get', 'live-key'], { home })).stderr).toBe(
+      'error: live-key is not set in profile default. Set it with `carbon config set live-key -` (it asks for the key, or reads it from stdin).\n',
+    );
     // Of a profile that is not the current one (--profile, CARBON_PROFILE), the command names it:
     // without --profile it would set the value in the current profile, not the one asked about.
+    await ok(['config', 'set', '--profile', 'staging', 'base-url', 'https://staging.example.com/api/v1'], { home });
     for (const env of [{}, { CARBON_PROFILE: 'staging' }]) {
       const other = await carbon(['config', 'get', 'mode', ...('CARBON_PROFILE' in env ? [] : ['--profile', 'staging'])], { home, env });
       expect([other.exitCode, other.stderr]).toEqual([
@@ -404,15 +409,29 @@ describe('files', () => {
 
   test('unsetting what is not set writes nothing: no config file is made, a kept one is left as it was', async () => {
     const home = newHome();
-    const r = await ok(['config', 'unset', '--profile', 'nope', 'mode'], { home });
-    expect(r.stderr).toBe('mode was not set in profile nope; nothing to remove.\n');
+    const r = await ok(['config', 'unset', 'mode'], { home });
+    expect(r.stderr).toBe('mode was not set in profile default; nothing to remove.\n');
     expect(readdirSync(home)).toEqual([]);
     // A file as a person wrote it (their spacing, no trailing newline) is not rewritten.
     const text = '{"profiles":{"default":{"mode":"test"}}}';
     writeFileSync(join(home, 'config.json'), text);
     await ok(['config', 'unset', 'base-url'], { home });
-    await ok(['config', 'unset', '--profile', 'nope', 'mode'], { home });
     expect(readFileSync(join(home, 'config.json'), 'utf8')).toBe(text);
+  });
+
+  test('get and unset of a profile that does not exist: refused as every command refuses it (exit 2), not read as a key not set', async () => {
+    const home = newHome();
+    await ok(['config', 'set', '--profile', 'ci', 'mode', 'live'], { home });
+    const before = readFileSync(join(home, 'config.json'), 'utf8');
+    const said = 'error: No profile named "cl". List profiles with `carbon config list`; create one with `carbon config set --profile NAME ...`.\n';
+    for (const args of [
+      ['config', 'get', 'mode', '--profile', 'cl'],
+      ['config', 'unset', 'mode', '--profile', 'cl'],
+    ])
+      expect(await carbon(args, { home })).toEqual({ stdout: '', stderr: said, exitCode: 2 });
+    expect(await carbon(['config', 'get', 'mode'], { home, env: { CARBON_PROFILE: 'cl' } })).toEqual({ stdout: '', stderr: said, exitCode: 2 });
+    expect(readFileSync(join(home, 'config.json'), 'utf8')).toBe(before);
+    expect((await ok(['config', 'get', 'mode', '--profile', 'ci'], { home })).stdout).toBe('live\n');
   });
 
   test('a hand-broken config is reported, not thrown', async () => {

@@ -122,8 +122,23 @@ export async function set(ctx: Context, name: string, rawValue: string): Promise
   ctx.out.info(`Set ${key} of ${profileLabel(ctx)} to ${shown(key, value)}.`);
 }
 
+/**
+ * `config get` and `config unset` read a profile that exists (or the default): a misspelt
+ * `--profile` is said as every other command says it, not read as a key that is not set.
+ */
+function mustExist(ctx: Context): void {
+  const profileName = ctx.settings.profileName;
+  if (profileName === DEFAULT_PROFILE || profileNamed(ctx.settings.config, profileName) !== undefined) return;
+  checkProfileName(profileName);
+  throw usage(
+    `No profile named "${profileName}".`,
+    'List profiles with `carbon config list`; create one with `carbon config set --profile NAME ...`.',
+  );
+}
+
 export async function get(ctx: Context, name: string, flags: { reveal?: boolean }): Promise<void> {
   const key = readKey(name);
+  mustExist(ctx);
   const value = profileNamed(ctx.settings.config, ctx.settings.profileName)?.[field(key)];
   if (value === undefined) {
     // Exit 5, "not found", so a script can test for it: `carbon config get base-url || …`.
@@ -133,7 +148,7 @@ export async function get(ctx: Context, name: string, flags: { reveal?: boolean 
       'config_key_unset',
       key === WEBHOOK_SECRET
         ? '`carbon watch --forward-to URL` makes one.'
-        : `Set it with \`carbon config set${profileFlag(ctx.settings.config, ctx.settings.profileName)} ${key} VALUE\`.`,
+        : `Set it with \`carbon config set${profileFlag(ctx.settings.config, ctx.settings.profileName)} ${key} ${isSecret(key) ? '-' : 'VALUE'}\`${isSecret(key) ? ' (it asks for the key, or reads it from stdin)' : ''}.`,
     );
   }
   const printed = flags.reveal ? value : shown(key, value);
@@ -143,6 +158,7 @@ export async function get(ctx: Context, name: string, flags: { reveal?: boolean 
 
 export async function unset(ctx: Context, name: string): Promise<void> {
   const key = readKey(name);
+  mustExist(ctx);
   const profileName = ctx.settings.profileName;
   let had = false;
   await writeConfig(ctx.settings.paths.configDir, (data) => {
