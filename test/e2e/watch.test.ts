@@ -298,7 +298,19 @@ describe('in a pipe', () => {
       home: other,
     });
     expect(late.exitCode).toBe(8);
-    expect(late.stderr).toContain(`1 offset is still processing after 1 s (${live})`);
+    // The way on names the cursor only where there is one (without, a run starts from --since again).
+    expect(late.stderr).toBe(`error: 1 offset is still processing after 1 s (${live}). Run it again to go on waiting.\n`);
+    const cursor = join(other, 'watch.cursor');
+    const again = await carbon(
+      ['watch', '--live', '--until-settled', '--since', '1h', '--interval', '20ms', '--timeout', '1', '--cursor', cursor],
+      {
+        home: other,
+      },
+    );
+    expect([again.exitCode, again.stderr]).toEqual([
+      8,
+      `error: 1 offset is still processing after 1 s (${live}). Run it again with --cursor ${cursor} to go on waiting.\n`,
+    ]);
     expect(JSON.parse(late.stdout)).toMatchObject({ type: 'offset.created', data: { object: { id: live } } });
   });
 

@@ -110,7 +110,7 @@ function stopped(
       fields,
     );
   }
-  if (undelivered === 0) return stillProcessing(ctx, ended.state);
+  if (undelivered === 0) return stillProcessing(ctx, ended.state, flags.cursor);
   const seconds = ctx.settings.timeoutSeconds ?? DEFAULT_WAIT_SECONDS;
   return new CliError(
     `Stopped at --timeout (${seconds} s) after ${done}${lost}.`,
@@ -245,7 +245,7 @@ async function follow(ctx: Context, flags: WatchFlags, watch: Watch, initial: Wa
     if (flags.cursor !== undefined) writeCursor(flags.cursor, state);
     if (flags.untilSettled && Object.keys(state.pending).length === 0) return settled(ctx, counts);
     if (stop.stopped) return end('signal', 0);
-    if (Date.now() >= deadline) throw stillProcessing(ctx, state);
+    if (Date.now() >= deadline) throw stillProcessing(ctx, state, flags.cursor);
     await stop.sleep(Math.min(watch.intervalMs, Math.max(0, deadline - Date.now())));
     if (stop.stopped) return end('signal', 0);
   }
@@ -266,13 +266,14 @@ function settled(ctx: Context, counts: { placed: number; refunded: number }): En
 }
 
 /** --until-settled's deadline passed: which offsets are still processing. */
-function stillProcessing(ctx: Context, state: WatchState): CliError {
+function stillProcessing(ctx: Context, state: WatchState, cursor: string | undefined): CliError {
   const ids = Object.keys(state.pending);
   const pending = ids.length;
   const seconds = ctx.settings.timeoutSeconds ?? DEFAULT_WAIT_SECONDS;
   const which = `${ids.slice(0, 3).join(', ')}${pending > 3 ? ', …' : ''}`;
   const message = `${pending} offset${pending === 1 ? ' is' : 's are'} still processing after ${seconds} s (${which}).`;
-  return new CliError(message, EXIT.waitTimeout, 'wait_timeout', 'Run it again (with the same --cursor) to go on waiting.');
+  const again = cursor === undefined ? 'Run it again to go on waiting.' : `Run it again with --cursor ${cursor} to go on waiting.`;
+  return new CliError(message, EXIT.waitTimeout, 'wait_timeout', again);
 }
 
 /** A failure a later poll may not meet: no answer (a server restarting), or a 5xx (its ledger stalled); not an answer of another service's. */
