@@ -45,13 +45,21 @@ interface El {
   getAttribute(n: string): string | null;
   checkVisibility(): boolean;
   children: ArrayLike<El>;
+  childNodes: Iterable<El>;
+  nodeType: number;
 }
 declare const document: {
   documentElement: { clientWidth: number; scrollWidth: number };
   querySelector(s: string): El | null;
   querySelectorAll(s: string): Iterable<El>;
   activeElement: El | null;
-  createRange(): { selectNodeContents(n: El): void; getBoundingClientRect(): Rect };
+  createRange(): {
+    selectNodeContents(n: El): void;
+    getBoundingClientRect(): Rect;
+    setStart(n: El, at: number): void;
+    setEnd(n: El, at: number): void;
+    getClientRects(): Iterable<Rect>;
+  };
 };
 declare function getComputedStyle(el: El): { textAlign: string; fontFamily: string; fontSize: string; overflowX: string; display: string };
 
@@ -330,6 +338,64 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
     await page.goto(`${server.origin}/`);
     expect(await page.locator('main').innerText()).not.toContain('read_only');
     expect(await page.locator('main').innerText()).toContain('(default read-only)');
+  });
+
+  test("on a phone: a refused value of any length wraps in its notice; a date or a fault's name is never broken at its hyphen; a new key's secret in monospace", async () => {
+    const { server, page, buy } = await fresh(360, 780);
+    await buy(500, 'first');
+    await server.sandbox.advanceClock(3 * DAY);
+    await buy(40, 'later');
+    await server.sandbox.setFaults({ error_rate: 0.5, errors: ['drop-before'] });
+    // What was typed, repeated in the refusal, as long as a person may paste it.
+    for (const [input, button] of [
+      ['#topup-amount', 'form[action="/actions/topup"] button'],
+      ['#c-review', 'form[action="/actions/review-limit"] button'],
+    ] as const) {
+      await page.goto(`${server.origin}/`);
+      await page.fill(input, '9'.repeat(60));
+      await page.click(button);
+      expect(await page.locator('.notice.error').innerText()).toContain('999999999');
+      await fitsViewport(page, `${input} refused`);
+    }
+    // Each date of the chart's title and the faults' line, and the fault's name, on one line at every width from 300 to 420 px.
+    await page.goto(`${server.origin}/`);
+    const broken: string[] = [];
+    for (let width = 300; width <= 420; width += 5) {
+      await page.setViewportSize({ width, height: 780 });
+      const seen = await page.evaluate(() => {
+        const out: string[] = [];
+        for (const el of document.querySelectorAll('.chart figcaption, #faults-now')) {
+          const text = el.textContent ?? '';
+          for (const m of text.matchAll(/\d{4}-\d\d-\d\d|drop-before/g)) {
+            const range = document.createRange();
+            // The match's own characters, whatever the markup around them: as many boxes as lines.
+            const walk = (n: El, at: number): [El, number] | null => {
+              for (const child of n.childNodes) {
+                const length = (child.textContent ?? '').length;
+                if (at <= length) return child.nodeType === 3 ? [child, at] : walk(child, at);
+                at -= length;
+              }
+              return null;
+            };
+            const [startNode, startAt] = walk(el, m.index)!;
+            const [endNode, endAt] = walk(el, m.index + m[0].length)!;
+            range.setStart(startNode, startAt);
+            range.setEnd(endNode, endAt);
+            const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+            if (lines.size > 1) out.push(m[0]);
+          }
+        }
+        return out;
+      });
+      broken.push(...seen.map((w) => `${w} at ${width} px`));
+    }
+    expect(await page.locator('.chart figcaption').count()).toBe(1);
+    expect(await page.locator('#faults-now').innerText()).toContain('drop-before');
+    expect(broken).toEqual([]);
+    // The secret shown this once: in a face where I and l, O and 0 differ, for a person copying it by hand.
+    await page.setViewportSize({ width: 360, height: 780 });
+    await page.click('form[action="/actions/key-create"] button');
+    expect(await page.locator('#new-secret').evaluate((el) => getComputedStyle(el as unknown as El).fontFamily)).toMatch(/mono/i);
   });
 
   test('the live view creates live keys by default; the test view test keys', async () => {

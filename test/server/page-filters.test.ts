@@ -85,6 +85,38 @@ describe('the developer page: a date filter that is no date', () => {
   });
 });
 
+describe('the developer page: Until before From', () => {
+  test('said next to the form (422), both days kept in their date fields; no list, not "none match"', async () => {
+    const p = await page('since=2026-03-10&until=2026-03-01');
+    expect(p.status).toBe(422);
+    expect(alerts(p.offsets)).toEqual([expect.stringContaining('Until: 2026-03-01 is before From (2026-03-10); no day is in both.</p>')]);
+    expect(alerts(p.offsets)[0]).not.toContain('YYYY-MM-DD');
+    for (const [name, value] of [
+      ['since', '2026-03-10'],
+      ['until', '2026-03-01'],
+    ])
+      expect(input(p.offsets, name)).toMatch(new RegExp(`type="date".*value="${value}"`));
+    expect(input(p.offsets, 'until')).toContain('aria-invalid="true"');
+    expect(rows(p.offsets)).toBe(0);
+    expect(p.offsets).not.toContain('match these filters');
+    // One day, From and Until the same: that day.
+    expect(rows((await page('since=2026-03-10&until=2026-03-10')).offsets)).toBe(3);
+  });
+});
+
+describe('the developer page: refreshing keeps the filter, and the filter keeps the refresh', () => {
+  const href = (html: string, text: string) =>
+    new RegExp(`<a href="([^"]*)">${text}</a>`).exec(html)?.[1]?.replaceAll('&#38;', '&') ?? `no link "${text}"`;
+  test('the links to refresh and to stop carry the filter; the form of the filter carries the refresh', async () => {
+    const filtered = await page('status=processing&reference=ops');
+    expect(href(filtered.html, 'Refresh every 10 s')).toBe('/?mode=test&status=processing&reference=ops&refresh=10');
+    expect(filtered.offsets).not.toContain('name="refresh"');
+    const refreshing = await page('status=processing&reference=ops&refresh=10');
+    expect(href(refreshing.html, 'Stop refreshing')).toBe('/?mode=test&status=processing&reference=ops');
+    expect(refreshing.offsets).toContain('<input type="hidden" name="refresh" value="10">');
+  });
+});
+
 describe('the developer page: a status filter that is no status', () => {
   test('each status, and any, filters as before: the list, no alert', async () => {
     for (const [query, expected] of [

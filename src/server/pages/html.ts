@@ -5,6 +5,11 @@ export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
+/** Escaped, with its dates and hyphenated words (2026-12-05, drop-before) kept on one line: a narrow screen broke them at a hyphen. */
+export function escapeWhole(value: string): string {
+  return escapeHtml(value).replace(/\b(?:\d{4}-\d\d-\d\d|[a-z0-9]+(?:-[a-z0-9]+)+)\b/gi, (w) => `<span class="nw">${w}</span>`);
+}
+
 /**
  * HTML for text a caller wrote (a reference, a body, a path), shown as it was typed: its
  * bidirectional controls (an override, an embedding, an isolate, a mark) are shown as `[U+202E]`,

@@ -49,7 +49,8 @@ code { font-family: ui-monospace, 'DejaVu Sans Mono', Menlo, Consolas, monospace
 .mode.test, .status.placed, .standing.active { color: var(--accent); }
 .status.processing { color: #6b4e00; }
 .muted { color: var(--muted); }
-.notice { padding: 0.5rem 0.75rem; border-radius: 4px; }
+.notice { padding: 0.5rem 0.75rem; border-radius: 4px; overflow-wrap: anywhere; }
+.nw { white-space: nowrap; }
 .notice.ok { background: #e3f1e8; }
 .notice.error { background: #f8e1de; color: var(--bad); }
 /* Opened at an action's notice (#notice), the heading above it shows too; focused as the page opens, it is outlined. */
@@ -141,6 +142,8 @@ ${Array.from({ length: 24 }, (_, i) => sparseTicks(i + 7)).join('\n')}
                font: bold 7rem/1 system-ui, sans-serif; letter-spacing: .1em; color: rgba(138, 109, 0, .14); transform: rotate(-30deg); }
 }
 .secret { border-color: var(--accent); }
+/* The one showing of a key's secret: a face where I and l, O and 0 differ, for a person copying it by hand. */
+#new-secret, .secret h3 { font-family: ui-monospace, 'DejaVu Sans Mono', Menlo, Consolas, monospace; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 a { color: #0b5a8a; }
 ${REQUESTS_CSS}`;

@@ -1,7 +1,7 @@
 import type { Mode } from '../../../api/types.js';
 import { isoTime } from '../../../platform/iso-time.js';
 import { grouped, shortDay } from '../../../service/units.js';
-import { escapeHtml } from '../html.js';
+import { escapeHtml, escapeWhole } from '../html.js';
 
 /**
  * The developer page's chart of kg bought per day: from the first purchase (at most 30 days
@@ -41,13 +41,13 @@ function niceMax(max: number): number {
 export function chartHtml(data: ChartData, mode: Mode): string {
   const bought = data.days.filter((d) => d.kg > 0);
   if (bought.length === 0 && data.earlier) {
-    return `<p class="muted">No purchases in ${mode} mode in the last ${MAX_DAYS} days (model time, to ${escapeHtml(data.today)}): the offsets below have the earlier ones.</p>`;
+    return `<p class="muted">No purchases in ${mode} mode in the last ${MAX_DAYS} days (model time, to ${escapeWhole(data.today)}): the offsets below have the earlier ones.</p>`;
   }
   if (bought.length === 0) return `<p class="muted">No purchases yet in ${mode} mode: the chart of kg per day starts with the first.</p>`;
   const todayMs = Date.parse(`${data.today}T00:00:00Z`);
   const firstMs = data.earlier ? todayMs - (MAX_DAYS - 1) * DAY : Date.parse(`${bought[0]!.period}T00:00:00Z`);
   if (!data.earlier && bought.length === 1 && bought[0]!.period === data.today) {
-    return `<p class="first-day"><strong>${escapeHtml(kg(bought[0]!.kg))}</strong> bought today (${escapeHtml(data.today)}), the first day of purchases in ${mode} mode. From tomorrow (model time) a chart shows kg per day.</p>`;
+    return `<p class="first-day"><strong>${escapeHtml(kg(bought[0]!.kg))}</strong> bought today (${escapeWhole(data.today)}), the first day of purchases in ${mode} mode. From tomorrow (model time) a chart shows kg per day.</p>`;
   }
   const span = Math.min(MAX_DAYS, Math.max(MIN_DAYS, Math.round((todayMs - firstMs) / DAY) + 1));
   const byDay = new Map(data.days.map((d) => [d.period, d.kg]));
@@ -80,7 +80,7 @@ export function chartHtml(data: ChartData, mode: Mode): string {
   }
   const rows = bought.map((d) => `<tr><td>${escapeHtml(d.period)}</td><td class="num">${escapeHtml(kg(d.kg))}</td></tr>`).join('');
   return `<figure class="chart days${span}" aria-labelledby="chart-title">
-<figcaption id="chart-title">${escapeHtml(title)}</figcaption>
+<figcaption id="chart-title">${escapeWhole(title)}</figcaption>
 <div class="plot"><ol class="scale" aria-hidden="true"><li>${escapeHtml(kg(top))}</li><li>${escapeHtml(kg(top / 2))}</li><li>0</li></ol>
 <ol class="bars">${bars}</ol>
 <ol class="ticks" aria-hidden="true">${ticks.join('')}</ol></div>

@@ -33,7 +33,7 @@ export function keptView(text: string | null): string {
 }
 
 /** A day as the date fields send it (YYYY-MM-DD, UTC): its first millisecond, or null for no such day (2026-02-30 too). */
-function day(text: string): number | null {
+export function day(text: string): number | null {
   const ms = /^\d{4}-\d{2}-\d{2}$/.test(text) ? Date.parse(`${text}T00:00:00Z`) : Number.NaN;
   return !Number.isNaN(ms) && isoTime(ms).slice(0, 10) === text ? ms : null;
 }
@@ -53,8 +53,11 @@ export async function data(sandbox: Sandbox, session: Session, mode: Mode, query
   const since = sent.since === '' ? null : day(sent.since);
   const until = sent.until === '' ? null : day(sent.until);
   // A status that is none, a date field that holds no date: said, and the offsets wait for it, not listed as if it were not there.
+  // Until before From holds no day: said by Until (offsets-section.ts says which), as a date that is none is.
   const invalid = (['status', 'since', 'until'] as const).filter(
-    (name) => sent[name] !== '' && (name === 'status' ? status === null : day(sent[name]) === null),
+    (name) =>
+      sent[name] !== '' &&
+      (name === 'status' ? status === null : day(sent[name]) === null || (name === 'until' && since !== null && until! < since)),
   );
   const now = await sandbox.now();
   const [standing, keys, offsets, review, everyDay] = await Promise.all([

@@ -2,6 +2,7 @@ import type { Mode, Offset } from '../../../api/types.js';
 import { dollars, duration, grouped, ratePerKg } from '../../../service/units.js';
 import { escapeHtml } from '../html.js';
 import { chartHtml } from './chart.js';
+import { viewOf } from './dashboard-data.js';
 import { noticeAt } from './flash.js';
 import { offsetsSection } from './offsets-section.js';
 import { type Column, cardTable, hiddenId, keyColumns, offsetLink } from './tables.js';
@@ -15,8 +16,9 @@ import { action, confirmed, csrfField, type DashboardData, date, faultControls, 
 /** The dashboard: the account, its impact, its offsets, the review queue, the keys and the sandbox's controls. */
 export function dashboard(d: DashboardData): string {
   const other: Mode = d.mode === 'live' ? 'test' : 'live';
-  const refresh =
-    d.refresh > 0 ? `<a href="/?mode=${d.mode}">Stop refreshing</a>` : `<a href="/?mode=${d.mode}&amp;refresh=10">Refresh every 10 s</a>`;
+  // The offsets' filter and page stay as they are, refreshing or not (and the filter's form keeps the refresh: offsets-section.ts).
+  const here = (refresh: string) => escapeHtml(`/?${[`mode=${d.mode}`, viewOf(d.filter), refresh].filter(Boolean).join('&')}`);
+  const refresh = d.refresh > 0 ? `<a href="${here('')}">Stop refreshing</a>` : `<a href="${here('refresh=10')}">Refresh every 10 s</a>`;
   return layout(
     `carbon sandbox (${d.mode})`,
     `<header>

@@ -1,6 +1,7 @@
 import { OFFSET_STATUSES } from '../../../api/types.js';
 import { redactSecrets } from '../../../service/keys.js';
 import { escapeHtml, escapeText } from '../html.js';
+import { day } from './dashboard-data.js';
 import { noticeAt } from './flash.js';
 import { cardTable, offsetColumns } from './tables.js';
 import { type DashboardData, field } from './views.js';
@@ -37,14 +38,16 @@ function problemNotice(f: Filter): string {
       return [`${LABELS[name]}: given ${repeated.values.length} times, ${listed(repeated.values)}; a filter takes one value.`];
     if (!(f.invalid as readonly string[]).includes(name)) return [];
     const value = f[name as 'status' | 'since' | 'until'].slice(0, 40);
-    return name === 'status'
-      ? [
-          `${LABELS[name]}: "${value}" is not a status: choose ${OFFSET_STATUSES.slice(0, -1).join(', ')} or ${OFFSET_STATUSES.at(-1)} (or any).`,
-        ]
-      : [`${LABELS[name]}: "${value}" is not a date.`];
+    if (name === 'status')
+      return [
+        `${LABELS[name]}: "${value}" is not a status: choose ${OFFSET_STATUSES.slice(0, -1).join(', ')} or ${OFFSET_STATUSES.at(-1)} (or any).`,
+      ];
+    // A day, but before From's: the range holds none.
+    if (day(value) !== null) return [`${LABELS.until}: ${value} is before ${LABELS.since} (${f.since}); no day is in both.`];
+    return [`${LABELS[name]}: "${value}" is not a date.`];
   });
   if (said.length === 0) return '';
-  const hint = f.invalid.some((name) => name !== 'status') ? ' Give a day as YYYY-MM-DD, such as 2026-01-31.' : '';
+  const hint = f.invalid.some((name) => name !== 'status' && day(f[name]) === null) ? ' Give a day as YYYY-MM-DD, such as 2026-01-31.' : '';
   return `<p class="notice error" role="alert" id="f-problem">${said.map((text) => escapeText(redactSecrets(text))).join(' ')}${hint}</p>`;
 }
 
@@ -58,7 +61,8 @@ export function offsetsSection(d: DashboardData): string {
       ...(f.until ? { until: f.until } : {}),
     };
     // At the offsets (#offsets): on a phone they are screens down, and the page would open at its top.
-    return `/?${new URLSearchParams({ mode: d.mode, ...filters, ...extra }).toString()}#offsets`;
+    const refresh: Record<string, string> = d.refresh > 0 ? { refresh: String(d.refresh) } : {};
+    return `/?${new URLSearchParams({ mode: d.mode, ...filters, ...refresh, ...extra }).toString()}#offsets`;
   };
   const last = d.offsets.data.at(-1);
   const older =
@@ -81,11 +85,11 @@ export function offsetsSection(d: DashboardData): string {
   // A status that is none cannot: a select shows only what it offers, so no status is chosen; the notice names it.
   // A field given twice starts empty: which value was meant is not known; the notice names them.
   const dateInput = (name: 'since' | 'until') =>
-    f.invalid.includes(name)
+    f.invalid.includes(name) && day(f[name]) === null
       ? `<input id="f-${name}" name="${name}" type="text" placeholder="YYYY-MM-DD"${wrong(name)} value="${escapeHtml(f[name])}">`
       : `<input id="f-${name}" name="${name}" type="date"${wrong(name)} value="${escapeHtml(f[name])}">`;
   return `<section aria-labelledby="offsets"><h2 id="offsets">Offsets (${d.mode}), newest first</h2>
-${noticeAt(d, 'offsets')}${problemNotice(f)}<form method="get" action="/#offsets" class="filters"><input type="hidden" name="mode" value="${d.mode}">
+${noticeAt(d, 'offsets')}${problemNotice(f)}<form method="get" action="/#offsets" class="filters"><input type="hidden" name="mode" value="${d.mode}">${d.refresh > 0 ? `<input type="hidden" name="refresh" value="${d.refresh}">` : ''}
 ${field('f-status', LABELS.status, `<select id="f-status" name="status"${wrong('status')}>${statuses}</select>`)}
 ${field('f-reference', LABELS.reference, `<input id="f-reference" name="reference"${wrong('reference')} value="${escapeHtml(f.reference)}">`)}
 ${field('f-since', LABELS.since, dateInput('since'))}

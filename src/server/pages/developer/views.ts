@@ -3,7 +3,7 @@ import { describeFaults, FAULT_KINDS } from '../../../service/faults.js';
 import { ROUTES } from '../../../service/routes.js';
 import type { SandboxKey, SandboxStatus } from '../../../service/sandbox.js';
 import { dollars, grouped, ratePerKg } from '../../../service/units.js';
-import { escapeHtml, escapeText, htmlDocument } from '../html.js';
+import { escapeHtml, escapeText, escapeWhole, htmlDocument } from '../html.js';
 import type { ChartData } from './chart.js';
 import { type Notice, noticeAt } from './flash.js';
 
@@ -166,7 +166,7 @@ export function faultControls(d: DashboardData): string {
   ].join('');
   const latency = f?.latency_ms == null ? '' : `${f.latency_ms.min}ms-${f.latency_ms.max}ms`;
   return `<h3 id="faults">Faults</h3>
-${noticeAt(d, 'faults')}<p id="faults-now">${f === null ? 'Off: every request is answered as usual.' : `On: ${escapeHtml(describeFaults(f))}.`}</p>
+${noticeAt(d, 'faults')}<p id="faults-now">${f === null ? 'Off: every request is answered as usual.' : `On: ${escapeWhole(describeFaults(f))}.`}</p>
 ${action(
   'faults',
   d,
