@@ -81,6 +81,12 @@ describe('in a pipe', () => {
     const r = await carbon(['buy', '--from-csv', '-', '--json'], { home, input: 'amount_usd,REF\n12.50,a\n$0.29,b\n"1,000.10",c\n' });
     expect(r.exitCode).toBe(0);
     expect(r.stderr).toBe('');
+    // A column carbon does not read is said with --json too: a misspelt header would buy without its reference, unsaid.
+    const misspelt = await carbon(['buy', '--from-csv', '-', '--json', '--dry-run'], { home, input: 'kg,refrence\n5,a\n' });
+    expect([misspelt.exitCode, misspelt.stderr]).toEqual([
+      0,
+      'warning: ignoring column "refrence" (carbon reads kg, amount, amount_cents and reference).\n',
+    ]);
     const lines = r.stdout
       .trim()
       .split('\n')

@@ -258,8 +258,9 @@ async function quoteRow(quotes: QuoteCache, params: PurchaseParams, table: RowTa
   }
 }
 
+/** With --json too: a misspelt header (`refrence`) would otherwise buy every row without its reference, unsaid. */
 function warnIgnored(ctx: Context, ignored: string[]): void {
-  if (ignored.length > 0 && !ctx.out.json)
+  if (ignored.length > 0)
     ctx.out.warn(
       `ignoring column${ignored.length > 1 ? 's' : ''} ${ignored.map((h) => JSON.stringify(h)).join(', ')} ` +
         '(carbon reads kg, amount, amount_cents and reference).',
