@@ -184,7 +184,8 @@ export function parseLatency(text: string): { min: number; max: number } | null 
 
 /** `0.3`, `1`, `.25` → the share; null for anything else (`30%`, `1e-1`, `2`). */
 export function parseShare(text: string): number | null {
-  return /^(0(\.\d+)?|1(\.0+)?|\.\d+)$/.test(text.trim()) ? Number(text) : null;
+  // Digits before the point, as every number carbon reads has them (`0.5`, not `.5`: README, Numbers).
+  return /^(0(\.\d+)?|1(\.0+)?)$/.test(text.trim()) ? Number(text) : null;
 }
 
 /** One line for people: `30% of requests: 429, 500, 503, drop-before, drop-after; latency 50ms-400ms; POST /offsets; seed 7`. */

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { type FaultConfig, FaultDice, faultResponse } from '../../src/service/faults.js';
+import { type FaultConfig, FaultDice, faultResponse, parseShare } from '../../src/service/faults.js';
 import { checkFaults } from '../../src/service/settings.js';
 import { SEED } from '../support/seed.js';
 import { openSandbox, refused } from '../support/world.js';
@@ -191,4 +191,9 @@ describe('the setting in the store', () => {
       await b.close();
     }
   });
+});
+
+test('a share is read as every number carbon reads: digits before the point, spaces around ignored', () => {
+  expect(['0', '0.3', ' 0.5 ', '1', '1.00'].map(parseShare)).toEqual([0, 0.3, 0.5, 1, 1]);
+  for (const text of ['.5', '-0.1', '1.5', '1e-1', '0,5', '', '50%']) expect(parseShare(text), text).toBeNull();
 });
