@@ -178,7 +178,16 @@ describe('in a pipe', () => {
   test.each([
     ['no purchase column', 'name,reference\nx,y\n', /names no kg, amount or amount_cents column\. Nothing was bought\./],
     ['two kg columns', 'kg,KG\n1,2\n', /two kg columns: "kg" and "KG"; keep one\. Nothing was bought\./],
-    ['an unclosed quote', 'kg,reference\n5,"open\n', /cannot be read: Quote Not Closed/],
+    [
+      'an unclosed quote',
+      'kg,reference\n5,"open\n',
+      /^error: The CSV cannot be read: a quote is still open at the end of the file \(line 2\): a cell that starts with " must end with "\. Nothing was bought\.\n$/,
+    ],
+    [
+      'a quoted cell that goes on',
+      'kg,reference\n5,"ab"c\n',
+      /^error: The CSV cannot be read: on line 2, a quoted cell goes on after its closing quote \("c"\); write a quote inside a quoted cell twice \(""\)\. Nothing was bought\.\n$/,
+    ],
     ['only a header', 'kg\n', /a header and no rows/],
   ])('%s: exit 2, nothing bought', async (_what, text, message) => {
     const home = newHome();

@@ -124,6 +124,12 @@ describe('in a pipe', () => {
     );
     // No poll was made: the journal holds no request.
     expect((await ok(['logs', '--json'], { home })).stdout).toBe('');
+    // A directory where the file should be: said in words, not as an errno code.
+    expect(await carbon(['watch', '--cursor', home], { home })).toEqual({
+      exitCode: 2,
+      stdout: '',
+      stderr: `error: Cannot read the cursor ${home}: it is a directory. Give --cursor a file (it is made on the first run).\n`,
+    });
   });
 
   test('--cursor resumes: changes made while stopped come out once, nothing twice', async () => {

@@ -250,8 +250,16 @@ function unparsable(err: unknown, after: number): Error {
       `The CSV cannot be read: the row after line ${after} runs on past ${MAX_RECORD / 1024} KiB (an unclosed quote?). Nothing was bought.`,
     );
   }
-  // csv-parse names the line: "Invalid Closing Quote: … at line 4".
-  return refuse(`The CSV cannot be read: ${e.message}. Nothing was bought.`);
+  // csv-parse names the line ("… at line 4"); its two quote errors said in carbon's words, any other in its own.
+  const line = /at line (\d+)/.exec(e.message)?.[1];
+  const closed = /got "(.*?)" at line/.exec(e.message)?.[1];
+  const why =
+    e.code === 'CSV_QUOTE_NOT_CLOSED' && line !== undefined
+      ? `a quote is still open at the end of the file (line ${line}): a cell that starts with " must end with "`
+      : e.code === 'CSV_INVALID_CLOSING_QUOTE' && line !== undefined && closed !== undefined
+        ? `on line ${line}, a quoted cell goes on after its closing quote (${JSON.stringify(closed)}); write a quote inside a quoted cell twice ("")`
+        : e.message;
+  return refuse(`The CSV cannot be read: ${why}. Nothing was bought.`);
 }
 
 /**
