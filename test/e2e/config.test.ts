@@ -423,13 +423,18 @@ describe('files', () => {
     const home = newHome();
     await ok(['config', 'set', '--profile', 'ci', 'mode', 'live'], { home });
     const before = readFileSync(join(home, 'config.json'), 'utf8');
-    const said = 'error: No profile named "cl". List profiles with `carbon config list`; create one with `carbon config set --profile NAME ...`.\n';
+    const said =
+      'error: No profile named "cl". List profiles with `carbon config list`; create one with `carbon config set --profile NAME ...`.\n';
     for (const args of [
       ['config', 'get', 'mode', '--profile', 'cl'],
       ['config', 'unset', 'mode', '--profile', 'cl'],
     ])
       expect(await carbon(args, { home })).toEqual({ stdout: '', stderr: said, exitCode: 2 });
-    expect(await carbon(['config', 'get', 'mode'], { home, env: { CARBON_PROFILE: 'cl' } })).toEqual({ stdout: '', stderr: said, exitCode: 2 });
+    expect(await carbon(['config', 'get', 'mode'], { home, env: { CARBON_PROFILE: 'cl' } })).toEqual({
+      stdout: '',
+      stderr: said,
+      exitCode: 2,
+    });
     expect(readFileSync(join(home, 'config.json'), 'utf8')).toBe(before);
     expect((await ok(['config', 'get', 'mode', '--profile', 'ci'], { home })).stdout).toBe('live\n');
   });

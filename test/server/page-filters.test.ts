@@ -94,7 +94,7 @@ describe('the developer page: Until before From', () => {
     for (const [name, value] of [
       ['since', '2026-03-10'],
       ['until', '2026-03-01'],
-    ])
+    ] as const)
       expect(input(p.offsets, name)).toMatch(new RegExp(`type="date".*value="${value}"`));
     expect(input(p.offsets, 'until')).toContain('aria-invalid="true"');
     expect(rows(p.offsets)).toBe(0);

@@ -268,11 +268,9 @@ function settled(ctx: Context, counts: { placed: number; refunded: number }): En
 /** --until-settled's deadline passed: which offsets are still processing. */
 function stillProcessing(ctx: Context, state: WatchState, cursor: string | undefined): CliError {
   const ids = Object.keys(state.pending);
-  const pending = ids.length;
   const seconds = ctx.settings.timeoutSeconds ?? DEFAULT_WAIT_SECONDS;
-  const which = `${ids.slice(0, 3).join(', ')}${pending > 3 ? ', …' : ''}`;
-  const message = `${pending} offset${pending === 1 ? ' is' : 's are'} still processing after ${seconds} s (${which}).`;
-  const again = cursor === undefined ? 'Run it again to go on waiting.' : `Run it again with --cursor ${cursor} to go on waiting.`;
+  const message = `${ids.length} offset${ids.length === 1 ? ' is' : 's are'} still processing after ${seconds} s (${ids.slice(0, 3).join(', ')}${ids.length > 3 ? ', …' : ''}).`;
+  const again = `Run it again${cursor === undefined ? '' : ` with --cursor ${cursor}`} to go on waiting.`;
   return new CliError(message, EXIT.waitTimeout, 'wait_timeout', again);
 }
 
