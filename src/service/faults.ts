@@ -182,9 +182,8 @@ export function parseLatency(text: string): { min: number; max: number } | null 
   return extra !== undefined || min === null || max === null || min > max ? null : { min, max };
 }
 
-/** `0.3`, `1`, `.25` → the share; null for anything else (`30%`, `1e-1`, `2`). */
+/** `0.3`, `1`, `0.25` → the share; null for anything else (`30%`, `1e-1`, `2`, `.25`). */
 export function parseShare(text: string): number | null {
-  // Digits before the point, as every number carbon reads has them (`0.5`, not `.5`: README, Numbers).
   return /^(0(\.\d+)?|1(\.0+)?)$/.test(text.trim()) ? Number(text) : null;
 }
 

@@ -7,7 +7,7 @@ export function escapeHtml(value: string): string {
 
 /** Escaped, with its dates and hyphenated words (2026-12-05, drop-before) kept on one line: a narrow screen broke them at a hyphen. */
 export function escapeWhole(value: string): string {
-  return escapeHtml(value).replace(/\b(?:\d{4}-\d\d-\d\d|[a-z0-9]+(?:-[a-z0-9]+)+)\b/gi, (w) => `<span class="nw">${w}</span>`);
+  return escapeHtml(value).replace(/\b[a-z0-9]+(?:-[a-z0-9]+)+\b/gi, (w) => `<span class="nw">${w}</span>`);
 }
 
 /**
