@@ -5,7 +5,7 @@ import { validationError } from './errors.js';
 import { FAULT_KINDS, type FaultConfig, type FaultKind } from './faults.js';
 import { TIMING } from './lifecycle.js';
 import { ROUTES } from './routes.js';
-import { dollars } from './units.js';
+import { dollars, grouped } from './units.js';
 
 /**
  * What a fresh account starts with, and the bounds of every setting the developer page (and
@@ -61,7 +61,7 @@ export function checkBalanceAfter(balance: number, cents: number): void {
 
 export function checkRate(rate: number): number {
   if (!Number.isSafeInteger(rate) || rate < 1 || rate > MAX_RATE) {
-    throw validationError('rate_millicents_per_kg', `The rate is a whole number of millicents per kg from 1 to ${MAX_RATE}.`);
+    throw validationError('rate_millicents_per_kg', `The rate is a whole number of millicents per kg from 1 to ${grouped(MAX_RATE)}.`);
   }
   return rate;
 }
@@ -77,7 +77,7 @@ export function checkRateLimit(requests: number | null, windowMs: number): void 
     throw validationError('requests', 'The rate limit is a whole number of requests, 0 or more, or off.');
   }
   if (!Number.isSafeInteger(windowMs) || windowMs < 1 || windowMs > 86_400_000) {
-    throw validationError('window', 'The window is a whole number of milliseconds from 1 to 86400000 (a day).');
+    throw validationError('window', 'The window is a whole number of milliseconds from 1 to 86,400,000 (a day).');
   }
 }
 

@@ -101,11 +101,11 @@ const SANDBOX_REFUSED: Array<[string[], string]> = [
   [['sandbox', 'topup', '--cents', '1', '--live'], TOP_UP],
   [
     ['sandbox', 'rate', '0'],
-    'error: The rate is a whole number of millicents per kg from 1 to 10000000. (param: rate_millicents_per_kg)\n',
+    'error: The rate is a whole number of millicents per kg from 1 to 10,000,000. (param: rate_millicents_per_kg)\n',
   ],
   [
     ['sandbox', 'rate-limit', '5', '--window', '2d'],
-    'error: The window is a whole number of milliseconds from 1 to 86400000 (a day). (param: window)\n',
+    'error: The window is a whole number of milliseconds from 1 to 86,400,000 (a day). (param: window)\n',
   ],
   [
     ['sandbox', 'faults', 'set', '--error-rate', '0.5', '--errors', 'nope'],
