@@ -58,9 +58,15 @@ function watch(home: string, args: string[], env: Record<string, string> = {}) {
 }
 
 /** Resolves once `file` exists: the watcher wrote its cursor, so its first poll is done (the test's limit bounds it). */
+/** Until `file` holds a poll's state, not only where a first run started (its --since: written before its first poll). */
 async function written(file: string): Promise<void> {
-  while (!existsSync(file)) await new Promise((resolve) => setTimeout(resolve, 20));
+  while (!existsSync(file) || startOnly(file)) await new Promise((resolve) => setTimeout(resolve, 20));
 }
+/** Whether the cursor holds only where a first run started: none of its first poll was kept. */
+const startOnly = (file: string) => {
+  const state = JSON.parse(readFileSync(file, 'utf8')) as { newest: unknown; pending: object; start?: string };
+  return state.newest === null && Object.keys(state.pending).length === 0 && typeof state.start === 'string';
+};
 
 const buy = async (home: string, args: string[], env?: Record<string, string>) =>
   (await json<{ id: string }>(['buy', ...args], { home, ...(env ? { env } : {}) })).id;
@@ -129,6 +135,13 @@ describe('in a pipe', () => {
       exitCode: 2,
       stdout: '',
       stderr: `error: Cannot read the cursor ${home}: it is a directory. Give --cursor a file (it is made on the first run).\n`,
+    });
+    const plain = join(home, 'plain');
+    writeFileSync(plain, 'x');
+    expect(await carbon(['watch', '--cursor', join(plain, 'cursor.json')], { home })).toEqual({
+      exitCode: 2,
+      stdout: '',
+      stderr: `error: Cannot read the cursor ${join(plain, 'cursor.json')}: ${plain} is a file, not a directory. Give --cursor a file (it is made on the first run).\n`,
     });
   });
 
@@ -554,7 +567,7 @@ describe('--forward-to', () => {
     expect(await w.stop()).toBe(130);
     // Stopped before the poll's events were all delivered: nothing of it was kept, and the one
     // plain line says so.
-    expect(existsSync(cursor)).toBe(false);
+    expect(startOnly(cursor)).toBe(true);
     expect(w.stderr()).toContain(
       `Stopped watching (Ctrl-C) after 1 event (0 delivered); 1 event not delivered to ${down.url}: the next run with --cursor ${cursor} sends it.\n`,
     );
@@ -611,7 +624,7 @@ describe('--forward-to', () => {
         `error: Stopped watching: stdout's reader went away after 2 events (2 delivered); 2 events not delivered to ${url} (found, not printed yet): the next run with --cursor ${cursor} sends them.\n`,
     ]);
     expect(received).toHaveLength(2);
-    expect(existsSync(cursor)).toBe(false);
+    expect(startOnly(cursor)).toBe(true);
 
     const again = watch(home, ['--until-settled', '--since', '1h', '--cursor', cursor, '--forward-to', url]);
     expect(await again.done()).toBe(0);
@@ -655,10 +668,12 @@ describe('--forward-to', () => {
       `error: Stopped at --timeout (1 s) after 1 event (0 delivered); 2 events not delivered to ${down.url} (1 of them found, not printed yet): the next run with --cursor ${cursor} sends them.\n`,
     );
     expect(first.stderr).not.toMatch(/settled/);
-    expect(existsSync(cursor)).toBe(false);
+    // The first poll was not all delivered: the cursor holds where that run started (its --since), nothing past it.
+    expect(startOnly(cursor)).toBe(true);
 
+    // As the line says: the next run with the cursor (no --since this time) sends them.
     const up = await app(0);
-    const again = watch(home, ['--until-settled', '--since', '1h', '--cursor', cursor, '--forward-to', up.url]);
+    const again = watch(home, ['--until-settled', '--cursor', cursor, '--forward-to', up.url]);
     expect(await again.done()).toBe(0);
     expect(up.received.map((r) => JSON.parse(r.body) as Event).map((e) => `${e.type} ${e.data.object.id}`)).toEqual([
       `offset.created ${id}`,
@@ -731,7 +746,7 @@ describe('--forward-to', () => {
       expect(w.stderr()).not.toMatch(/warning|error/);
     }
     expect(stuck.taken).toEqual([]);
-    expect(existsSync(cursor)).toBe(false);
+    expect(startOnly(cursor)).toBe(true);
     const up = await app(0);
     const again = watch(home, ['--since', '1h', '--live', '--cursor', cursor, '--forward-to', up.url]);
     await again.until(1);

@@ -23,7 +23,14 @@ export function readCursor(file: string, mode: 'test' | 'live', reference: strin
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' ? 'permission denied' : (code ?? (err as Error).message);
+    const why =
+      code === 'EISDIR'
+        ? 'it is a directory'
+        : code === 'ENOTDIR'
+          ? `${dirname(file)} is a file, not a directory`
+          : code === 'EACCES'
+            ? 'permission denied'
+            : (code ?? (err as Error).message);
     throw usage(`Cannot read the cursor ${file}: ${why}.`, 'Give --cursor a file (it is made on the first run).');
   }
   let state: WatchState;
@@ -58,4 +65,24 @@ export function writeCursor(file: string, state: WatchState): void {
       'Give --cursor a file in a directory you can write.',
     );
   }
+}
+
+/**
+ * Where a run starts: the cursor's state, or a fresh one whose first poll is a baseline (from
+ * `since`, replayed). A fresh run with --since and --cursor writes that start before its first
+ * poll, so a run stopped in it (its events not all delivered, or killed) leaves a cursor from which
+ * the next run replays them, with or without --since, not one that passes them by. A cursor that
+ * holds a start begins this run there (or at --since, if earlier).
+ */
+export function beginCursor(
+  file: string | undefined,
+  resumed: WatchState | null,
+  since: number | null,
+  fresh: WatchState,
+): { initial: WatchState; resumed: boolean; since: number | null } {
+  if (resumed !== null && resumed.start === undefined) return { initial: resumed, resumed: true, since };
+  const start = resumed?.start === undefined ? null : Date.parse(resumed.start);
+  const from = start === null ? since : Math.min(start, since ?? start);
+  if (file !== undefined && from !== null) writeCursor(file, { ...fresh, start: new Date(from).toISOString() });
+  return { initial: fresh, resumed: false, since: from };
 }

@@ -28,6 +28,8 @@ export interface WatchState {
   newest: { created: string; ids: string[] } | null;
   /** Offsets seen processing, by id: their `created`. */
   pending: Record<string, string>;
+  /** Only in a cursor written before a first run's first poll: its --since, where the next run starts again if that poll was not all delivered. */
+  start?: string;
 }
 
 export function freshState(mode: 'test' | 'live', reference: string | null): WatchState {

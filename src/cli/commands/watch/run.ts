@@ -8,7 +8,7 @@ import { DEFAULT_WAIT_SECONDS } from '../../offsets/wait.js';
 import { clockFor, parseWhen } from '../../options.js';
 import { parseDuration } from '../../render/format.js';
 import { stopName } from '../../stop-signals.js';
-import { readCursor, writeCursor } from '../../watch/cursor.js';
+import { beginCursor, readCursor, writeCursor } from '../../watch/cursor.js';
 import { type EventType, eventIds, freshState, poll, type WatchEvent, type WatchState } from '../../watch/follow.js';
 import { signingSecret } from '../../watch/secret.js';
 import { notPrinted, Stop } from '../../watch/stop.js';
@@ -59,8 +59,9 @@ export async function run(ctx: Context, flags: WatchFlags): Promise<void> {
   stop.listen();
   let ended: Ended;
   try {
-    const watch = { client, stop, forwarder, intervalMs, reference, since, resumed: resumed !== null };
-    ended = await follow(ctx, flags, watch, resumed ?? freshState(mode, reference));
+    const begin = beginCursor(flags.cursor, resumed, since, freshState(mode, reference));
+    const watch = { client, stop, forwarder, intervalMs, reference, since: begin.since, resumed: begin.resumed };
+    ended = await follow(ctx, flags, watch, begin.initial);
   } finally {
     stop.release();
   }
