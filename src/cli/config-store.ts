@@ -137,7 +137,10 @@ function brokenConfig(path: string, reason: string): CliError {
 /** A shape check for hand-edited files; returns what is wrong, or null. */
 function checkConfig(data: unknown): string | null {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) return 'it is not a JSON object';
-  const { current_profile, profiles } = data as Record<string, unknown>;
+  const { current_profile, profiles, ...unknown } = data as Record<string, unknown>;
+  // A misspelt `curent_profile` would otherwise run every command on the default profile, unsaid.
+  const [stray] = Object.keys(unknown);
+  if (stray !== undefined) return `it has an unknown field "${stray}" (carbon reads current_profile and profiles)`;
   if (current_profile !== undefined && typeof current_profile !== 'string') return '"current_profile" is not a string';
   if (profiles === undefined) return null;
   if (profiles === null || typeof profiles !== 'object' || Array.isArray(profiles)) return '"profiles" is not an object';

@@ -439,6 +439,18 @@ describe('files', () => {
     expect((await ok(['config', 'get', 'mode', '--profile', 'ci'], { home })).stdout).toBe('live\n');
   });
 
+  test('a misspelt top-level field is refused as an unknown field in a profile is: no command runs on the default profile unsaid', async () => {
+    const home = newHome();
+    writeFileSync(join(home, 'config.json'), JSON.stringify({ curent_profile: 'prod', profiles: { prod: { mode: 'live' } } }));
+    for (const args of [['balance'], ['config', 'list']]) {
+      const r = await carbon(args, { home });
+      expect([r.exitCode, r.stdout], args.join(' ')).toEqual([1, '']);
+      expect(r.stderr).toBe(
+        `error: The config file ${join(home, 'config.json')} cannot be used: it has an unknown field "curent_profile" (carbon reads current_profile and profiles). Fix it by hand, or move it aside and set your keys again with \`carbon config set\`.\n`,
+      );
+    }
+  });
+
   test('a hand-broken config is reported, not thrown', async () => {
     const home = newHome();
     writeFileSync(join(home, 'config.json'), JSON.stringify({ profiles: { default: { test_key: 5 } } }));
