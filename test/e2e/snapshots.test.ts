@@ -418,6 +418,29 @@ describe('an empty FILE', () => {
     }
     expect(readdirSync(join(home, 'cwd'))).toEqual([]);
   });
+
+  test('a FILE under a plain file, or where nothing can be made, is said in one line (exit 2), not an errno code', async () => {
+    const home = newHome();
+    await ok(['buy', '--kg', '5'], { home });
+    const plain = join(home, 'plain');
+    writeFileSync(plain, 'x');
+    for (const [verb, said] of [
+      ['save', `error: ${plain} is a file, not a directory; nothing was done.\n`],
+      ['load', `error: ${plain} is a file, not a directory; nothing was done.\n`],
+    ] as const)
+      expect(await carbon(['sandbox', 'snapshot', verb, join(plain, 'x.ndjson')], { home })).toEqual({
+        exitCode: 2,
+        stdout: '',
+        stderr: said,
+      });
+    // /proc is a directory, but no file can be made in it: not "no such directory".
+    expect(await carbon(['sandbox', 'snapshot', 'save', '/proc/x.ndjson'], { home })).toEqual({
+      exitCode: 2,
+      stdout: '',
+      stderr: 'error: /proc/x.ndjson cannot be made in /proc; nothing was saved.\n',
+    });
+    expect(readFileSync(plain, 'utf8')).toBe('x');
+  });
 });
 
 describe('a home with no sandbox yet', () => {

@@ -91,7 +91,8 @@ export async function snapshotSave(ctx: Context, file: string, flags: { withJour
     if (target.mode !== undefined) fchmodSync(fd, target.mode);
   } catch (err) {
     // The file is to be made: what is missing is the directory it goes in.
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw noDirectory();
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      throw existsSync(dirname(resolve(file))) ? usage(`${file} cannot be made in ${dirname(file)}; nothing was saved.`) : noDirectory();
     throw fileError(err, file);
   }
   const stream = createWriteStream(tmp, { fd });
@@ -212,6 +213,7 @@ function fileError(err: unknown, file: string): unknown {
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'ENOENT') return usage(`No such file: ${file}.`);
   if (code === 'EISDIR') return usage(`${file} is a directory.`);
+  if (code === 'ENOTDIR') return usage(`${dirname(file)} is a file, not a directory; nothing was done.`);
   if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS' || code === 'ENOSPC')
     return new CliError(`${file} cannot be ${code === 'ENOSPC' ? 'written: the disk is full' : 'used: permission denied'}.`, EXIT.failure);
   return err;
