@@ -167,7 +167,7 @@ describe.runIf(postgresAvailable())('PostgreSQL that takes no writes (a standby,
       } finally {
         await readOnly.end();
       }
-      const writable = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 1 });
+      const writable = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 1, options: `-c search_path=${schema.schema}` });
       try {
         expect(await answers(writable)).toBe(true);
         // A session that began read-only (a database's default, set then reset) stays so: the check
@@ -182,6 +182,71 @@ describe.runIf(postgresAvailable())('PostgreSQL that takes no writes (a standby,
       }
     } finally {
       await schema.drop();
+    }
+  });
+});
+
+describe.runIf(postgresAvailable())('PostgreSQL: the schema changed under a running carbon', () => {
+  const pool = (engine: Awaited<ReturnType<typeof openEngine>>) => (engine.sandbox as unknown as { ledger: { pool: pg.Pool } }).ledger.pool;
+
+  test('its tables dropped, or its rights on them taken: a LedgerError a person mends (503, no Retry-After), and the health check fails', async () => {
+    for (const change of ['DROP SCHEMA "$S" CASCADE', 'REVOKE INSERT, UPDATE ON ALL TABLES IN SCHEMA "$S" FROM CURRENT_USER']) {
+      const schema = freshSchema('changed');
+      try {
+        const engine = await openEngine({ kind: 'postgres', url: schema.url });
+        try {
+          expect(await answers(pool(engine))).toBe(true);
+          await sql(change.replace('$S', schema.schema));
+          const refused = await engine.sandbox.topUp('test', 25_000).catch((err: unknown) => err);
+          expect(refused, change).toBeInstanceOf(LedgerError);
+          expect(refused).toMatchObject({
+            transient: false,
+            message: change.startsWith('DROP')
+              ? expect.stringMatching(/tables in .* are gone \(42P01/)
+              : expect.stringMatching(/refused carbon's user \(42501/),
+          });
+          expect(await answers(pool(engine)), change).toBe(false);
+        } finally {
+          await engine.close();
+        }
+      } finally {
+        await schema.drop();
+      }
+    }
+  });
+
+  test("another program's schema_version, with no column carbon reads: refused as not carbon's, nothing changed", async () => {
+    const schema = freshSchema('other');
+    try {
+      await sql(`CREATE SCHEMA "${schema.schema}"`);
+      await sql(`CREATE TABLE "${schema.schema}".schema_version (v text)`);
+      await sql(`INSERT INTO "${schema.schema}".schema_version VALUES ('hello')`);
+      await expect(openEngine({ kind: 'postgres', url: schema.url })).rejects.toThrow(
+        /schema "other_[0-9a-f]+" is not one carbon made \(column "version" does not exist\); nothing was changed/,
+      );
+      expect(await sql(`SELECT v FROM "${schema.schema}".schema_version`)).toEqual([{ v: 'hello' }]);
+    } finally {
+      await schema.drop();
+    }
+  });
+
+  test('a Unix socket whose file is gone (its server stopped): cannot be reached right now, a transient LedgerError (503), not a 500', async () => {
+    const url = new URL(TEST_DATABASE_URL!);
+    const gone = new pg.Pool({
+      user: url.username,
+      password: url.password,
+      database: url.pathname.slice(1),
+      host: join(dirs.make(), 'no-socket'),
+    });
+    try {
+      const err = await gone.query('SELECT 1').catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'ENOENT' });
+      expect(pgError(err, 'the test database')).toMatchObject({
+        transient: true,
+        message: expect.stringMatching(/cannot be reached right now \(ENOENT\)/),
+      });
+    } finally {
+      await gone.end();
     }
   });
 });

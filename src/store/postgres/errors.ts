@@ -43,6 +43,8 @@ const BUSY_CODES = new Set(['53000', '53200', '53300', '53400', '40001', '40P01'
 export function connectionLost(err: unknown): boolean {
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string' && (SOCKET_CODES.has(code) || SERVER_CONNECTION_CODES.has(code) || code.startsWith('08'))) return true;
+  // A Unix socket's file is gone while its server is stopped (?host=/run/postgresql): refused, as a port would be.
+  if (code === 'ENOENT' && (err as { syscall?: unknown }).syscall === 'connect') return true;
   return err instanceof Error && DRIVER_MESSAGES.test(err.message);
 }
 
@@ -101,6 +103,8 @@ export function pgError(err: unknown, label: string): Error {
     );
   if (code === '53100')
     return new LedgerError(`The disk of the PostgreSQL server at ${label} is full.`, label, 'Free some space; nothing was written.');
+  const changed = changedUnder(code, message, label);
+  if (changed !== undefined) return changed;
   if (/^not a URL|schema name|^ssl/.test(message))
     return new LedgerError(
       `The database URL is not usable: ${message}.`,
@@ -110,6 +114,26 @@ export function pgError(err: unknown, label: string): Error {
         : 'Use postgres://user:password@host:5432/db (optionally ?schema=name).',
     );
   return err instanceof Error ? err : new Error(message);
+}
+
+/**
+ * The schema changed under a running carbon: its tables or its schema dropped (42P01, 3F000), or
+ * the user's rights on them taken away (42501). Not passing: a person mends it (503 with no Retry-After).
+ */
+function changedUnder(code: string, message: string, label: string): LedgerError | undefined {
+  if (code === '42P01' || code === '3F000')
+    return new LedgerError(
+      `The ledger's tables in ${label} are gone (${code}: ${message}).`,
+      label,
+      'Its schema was dropped or changed by hand: restore it (carbon sandbox snapshot load), or restart carbon to make a fresh one.',
+    );
+  if (code === '42501')
+    return new LedgerError(
+      `PostgreSQL at ${label} refused carbon's user (42501: ${message}).`,
+      label,
+      "Grant the user the rights on the schema's tables again (docs/deploy.md says which).",
+    );
+  return undefined;
 }
 
 /** The server refused the user or password, or asked for a password none was given for. */

@@ -50,7 +50,14 @@ export async function answers(pool: pg.Pool): Promise<boolean> {
   let client: pg.PoolClient | undefined;
   try {
     client = await pool.connect();
-    const { rows } = await client.query<{ writable: boolean }>("SELECT current_setting('transaction_read_only') = 'off' AS writable");
+    // Writable, and the ledger's tables there for carbon's user to write (a schema dropped, or rights taken, under a running carbon: not ok).
+    const { rows } = await client.query<{ writable: boolean; ledger: boolean | null }>(
+      "SELECT current_setting('transaction_read_only') = 'off' AS writable, has_table_privilege(to_regclass('offsets'), 'INSERT') AND has_table_privilege(to_regclass('offsets'), 'UPDATE') AS ledger",
+    );
+    if (rows[0]?.ledger !== true) {
+      client.release();
+      return false;
+    }
     const writable = rows[0]?.writable === true;
     // A session keeps the read-only default it began with (ALTER DATABASE … SET default_transaction_read_only):
     // one that says no is ended, so the next check asks a new one, not it again once writes are back.

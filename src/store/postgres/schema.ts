@@ -90,9 +90,14 @@ export async function migrate(pool: pg.Pool, schema: string, label: string): Pro
     }
     // The journal's persistence in the same round trip ('p' logged, 'u' unlogged; null before V3).
     const row = (
-      await client.query<{ version: number; journal: string | null }>(
-        "SELECT version, (SELECT relpersistence FROM pg_class WHERE oid = to_regclass('journal')) AS journal FROM schema_version",
-      )
+      await client
+        .query<{ version: number; journal: string | null }>(
+          "SELECT version, (SELECT relpersistence FROM pg_class WHERE oid = to_regclass('journal')) AS journal FROM schema_version",
+        )
+        // Another program's schema_version, with no column `version` (42703): the schema is not carbon's.
+        .catch((err: unknown) => {
+          throw (err as { code?: string }).code === '42703' ? notCarbons(schema, label, (err as Error).message) : err;
+        })
     ).rows[0];
     const from = row?.version ?? 0;
     // Another program's table of that name (a text version, `2024.1`): the schema is not carbon's.
