@@ -57,8 +57,8 @@ export function pgError(err: unknown, label: string): Error {
   if (err instanceof LedgerError) return err;
   const code = (err as { code?: string }).code ?? '';
   const message = err instanceof Error ? err.message : String(err);
-  const credentials = credentialsError(code, message, label);
-  if (credentials !== undefined) return credentials;
+  const refused = credentialsError(code, message, label) ?? changedUnder(code, message, label);
+  if (refused !== undefined) return refused;
   if (code === '3D000') return new LedgerError(`The database in ${label} does not exist.`, label, 'Create it (createdb), or fix the URL.');
   // Passing, as far as a client can tell: EAI_AGAIN is the resolver's "try again", and ENOTFOUND
   // also what a database container restarting gives (its name gone from the network's DNS meanwhile).
@@ -103,8 +103,6 @@ export function pgError(err: unknown, label: string): Error {
     );
   if (code === '53100')
     return new LedgerError(`The disk of the PostgreSQL server at ${label} is full.`, label, 'Free some space; nothing was written.');
-  const changed = changedUnder(code, message, label);
-  if (changed !== undefined) return changed;
   if (/^not a URL|schema name|^ssl/.test(message))
     return new LedgerError(
       `The database URL is not usable: ${message}.`,
