@@ -58,7 +58,7 @@ export const EXIT_CODES_HELP = `Exit codes:
     2  usage: bad options or arguments, a malformed setting (a key that is no test or live key), a live purchase with nobody to confirm and no --yes, 400, 422 validation_error / amount_too_small, a snapshot refused (the ledger untouched)
     3  402 insufficient_balance
     4  401, 403: authentication, permissions, inactive account; no key at all
-    5  404 resource_missing
+    5  404 resource_missing; carbon open of an offset with no certificate
     6  409 idempotency_key_reused
     7  429 rate_limited after retries
     8  --wait timed out with the offset still processing
