@@ -22,15 +22,13 @@ export function readCursor(file: string, mode: 'test' | 'live', reference: strin
     text = readFileSync(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    const code = (err as NodeJS.ErrnoException).code;
-    const why =
-      code === 'EISDIR'
-        ? 'it is a directory'
-        : code === 'ENOTDIR'
-          ? `${dirname(file)} is a file, not a directory`
-          : code === 'EACCES'
-            ? 'permission denied'
-            : (code ?? (err as Error).message);
+    const code = (err as NodeJS.ErrnoException).code ?? '';
+    const said: Record<string, string> = {
+      EISDIR: 'it is a directory',
+      ENOTDIR: `${dirname(file)} is a file, not a directory`,
+      EACCES: 'permission denied',
+    };
+    const why = said[code] ?? (code || (err as Error).message);
     throw usage(`Cannot read the cursor ${file}: ${why}.`, 'Give --cursor a file (it is made on the first run).');
   }
   let state: WatchState;
