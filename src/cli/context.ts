@@ -143,11 +143,17 @@ export class Context {
     return this.settings.engine === 'local' || this.openClient?.fromSandbox === true;
   }
 
-  /** The local engine on this machine's ledger (the data directory, or --database), opened on first use. */
+  /**
+   * The local engine on this machine's ledger (the data directory, or --database), opened on first
+   * use. On PostgreSQL a command keeps one connection, whatever CARBON_PG_POOL says (carbon serve's
+   * pool): its reads, its transactions and its journal entries take turns on it, and each further
+   * connection would cost a handshake and a password exchange of its own.
+   */
   private async engine(): Promise<Engine> {
     if (this.openedEngine) return this.openedEngine;
     const { openEngine } = await import('../engine/open.js');
-    this.openedEngine = await openEngine(this.settings.store, { journal: this.settings.journal });
+    const { store } = this.settings;
+    this.openedEngine = await openEngine(store.kind === 'postgres' ? { ...store, pool: 1 } : store, { journal: this.settings.journal });
     return this.openedEngine;
   }
 

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, test } from 'vitest';
 import { carbon, homes, json, ok, serve } from '../support/cli.js';
 import { freshSchema, postgresAvailable, TEST_DATABASE_URL, type TestSchema } from '../support/database.js';
+import { freezingProxy } from '../support/freezing-proxy.js';
 import { limit } from '../support/load.js';
 
 /** `--database` / CARBON_DATABASE_URL through the built binary: the shared ledger, and every way it can be wrong. */
@@ -254,13 +255,44 @@ run('one ledger on PostgreSQL, for the CLI and for carbon serve', () => {
     }
   });
 
-  test('a pool of one connection (CARBON_PG_POOL=1) serves a command', async () => {
-    const schema = freshSchema('pool');
-    schemas.push(schema);
-    const env = { CARBON_DATABASE_URL: schema.url, CARBON_PG_POOL: '1' };
-    await ok(['buy', '--kg', '5'], { home: newHome(), env });
-    expect(await json(['balance'], { home: newHome(), env })).toMatchObject({ available_cents: 100_000 - 20 });
-  });
+  test(
+    "a command opens one connection to the database, whatever CARBON_PG_POOL says (that is carbon serve's pool): the first, which makes the schema, too",
+    async () => {
+      const schema = freshSchema('pool');
+      schemas.push(schema);
+      const proxy = await freezingProxy(new URL(schema.url));
+      try {
+        const home = newHome();
+        const csv = join(home, 'batch.csv');
+        writeFileSync(csv, 'reference,kg\nrow-1,2\nrow-2,3\n');
+        const runs: Array<[string[], Record<string, string>]> = [
+          [['buy', '--kg', '5', '--json'], {}],
+          [['balance', '--json'], { CARBON_PG_POOL: '10' }],
+          [['list', '--all', '--json'], {}],
+          [['impact', '--json'], {}],
+          [['buy', '--from-csv', csv, '--json'], { CARBON_PG_POOL: '4' }],
+          [['sandbox', 'status', '--json'], {}],
+          [['sandbox', 'topup', '250'], {}],
+          [['logs', '--json'], {}],
+          [['report', '--format', 'csv'], {}],
+          [['sandbox', 'snapshot', 'save', join(home, 'snap.ndjson')], {}],
+        ];
+        const opened: Array<[string, number]> = [];
+        for (const [args, env] of runs) {
+          const before = proxy.accepted();
+          await ok(args, { home, env: { CARBON_DATABASE_URL: proxy.url, ...env } });
+          opened.push([args.slice(0, 2).join(' '), proxy.accepted() - before]);
+        }
+        expect(opened).toEqual(opened.map(([command]) => [command, 1]));
+        expect(await json(['balance'], { home: newHome(), env: { CARBON_DATABASE_URL: schema.url } })).toMatchObject({
+          available_cents: 100_000 - 20 - 20 + 25_000,
+        });
+      } finally {
+        await proxy.close();
+      }
+    },
+    limit(60_000),
+  );
 
   test(
     'a purchase on one machine is seen by another and by a server; sandbox commands act on the shared sandbox',

@@ -6,13 +6,18 @@ import { createServer, type Server, Socket } from 'node:net';
  * connection or to open one, is delivered then, not lost. On `port` if given: a proxy closed (the
  * database gone) comes back where the server looks for it.
  */
-export async function freezingProxy(target: URL, port = 0): Promise<{ url: string; freeze(): void; thaw(): void; close(): Promise<void> }> {
+export async function freezingProxy(
+  target: URL,
+  port = 0,
+): Promise<{ url: string; freeze(): void; thaw(): void; close(): Promise<void>; accepted(): number }> {
   let frozen = false;
+  let accepted = 0;
   const held: Array<() => void> = [];
   const sockets = new Set<Socket>();
   /** The sockets joined to their other end: only these are paused and resumed (a socket resumed with no reader drops what it reads). */
   const piped = new Set<Socket>();
   const server: Server = createServer((inbound) => {
+    accepted++;
     sockets.add(inbound);
     inbound.on('error', () => {});
     inbound.on('close', () => {
@@ -58,6 +63,8 @@ export async function freezingProxy(target: URL, port = 0): Promise<{ url: strin
       for (const s of piped) s.resume();
       for (const join of held.splice(0)) join();
     },
+    /** The connections opened through the proxy so far. */
+    accepted: () => accepted,
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

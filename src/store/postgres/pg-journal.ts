@@ -16,8 +16,11 @@ const JOURNAL_TYPES = (() => {
 })();
 
 /**
- * The batch on `writer` (the journal's own connection); the prune, when the batch crosses its mark,
- * two statements after it. With `lockWaitMs`, the journal's lock is waited for that long at most
+ * The batch on `writer` (the journal's own connection, or a command's one); the prune, when the
+ * batch crosses its mark, two statements after it. The batch's COMMIT does not wait for its WAL to
+ * reach the disk (`synchronous_commit = off`; the purchases' commits still do): a PostgreSQL crash
+ * may lose the journal's last moments (at most three times `wal_writer_delay`, 600 ms by default),
+ * never a purchase. With `lockWaitMs`, the journal's lock is waited for that long at most
  * (0: not at all).
  *
  * The batch takes its seqs under the journal's lock (the one a reset and a load take), held to its
@@ -45,7 +48,7 @@ export async function appendJournal(
   let broken = false;
   let seqs: { first: number | null; last: number };
   try {
-    await client.query(`BEGIN;${lockStatement(lockWaitMs)}`);
+    await client.query(`BEGIN; SET LOCAL synchronous_commit = off;${lockStatement(lockWaitMs)}`);
     seqs = (await client.query<{ first: number | null; last: number }>(insert, columns)).rows[0]!;
     await client.query('COMMIT');
   } catch (err) {

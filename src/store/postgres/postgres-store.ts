@@ -66,18 +66,16 @@ export class PostgresStore extends PgReads implements LedgerStore {
     this.kept = new PgReadCache(pool as unknown as Queryable);
     pool.on('connect', this.adopt);
     pool.on('remove', (client) => this.clients.delete(client));
-    const journal = { ...config, options: `${config.options} -c synchronous_commit=off` };
-    this.journalWriter = new OwnConnection(journal, this.adopt, this.clients);
+    // A pool of one (a command's) writes the journal on its one connection.
+    this.journalWriter = config.max === 1 ? undefined : new OwnConnection(config, this.adopt, this.clients);
     this.checker = new OwnConnection(healthConfig(config), this.adopt, this.clients);
   }
 
   /**
-   * The journal's writes go through one connection of their own with `synchronous_commit = off`:
-   * a batch's COMMIT does not wait for its WAL to reach the disk (the purchases' commits still do).
-   * A PostgreSQL crash may lose the journal's last moments (at most three times
-   * `wal_writer_delay`, 600 ms by default); never a purchase.
+   * The journal's writes go through one connection of their own (but in a pool of one), so that a
+   * batch never waits for one of the requests' connections, nor holds one.
    */
-  private readonly journalWriter: OwnConnection;
+  private readonly journalWriter: OwnConnection | undefined;
   /** The health check's own connection (own-connection.ts): it never waits for one the requests hold. */
   private readonly checker: OwnConnection;
   /** The pools' open connections (close() cuts those a stopped server never lets go of). */
@@ -259,7 +257,7 @@ export class PostgresStore extends PgReads implements LedgerStore {
    * the wait for the journal's lock (a reset's, a load's, another instance's batch); 0, not at all.
    */
   async appendJournal(records: NewJournalRecord[], retention: JournalRetention, options: { waitMs?: number } = {}): Promise<void> {
-    await this.run(() => appendJournal(this.journalWriter.pool, records, retention, options.waitMs));
+    await this.run(() => appendJournal(this.journalWriter?.pool ?? this.pool, records, retention, options.waitMs));
   }
 
   journal(query: JournalQuery): Promise<JournalRecord[]> {
@@ -289,6 +287,6 @@ export class PostgresStore extends PgReads implements LedgerStore {
   private closed: Promise<void> | undefined;
 
   private end(): Promise<void> {
-    return endPools([this.pool, this.journalWriter.ifMade, this.checker.ifMade], this.clients);
+    return endPools([this.pool, this.journalWriter?.ifMade, this.checker.ifMade], this.clients);
   }
 }
