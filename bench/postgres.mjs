@@ -1,6 +1,7 @@
 // PostgreSQL serving figures (BENCHMARKS.md): GET /balance and POST /offsets through 1, 2 and 4
 // `carbon serve` instances on one PostgreSQL, beside one instance on SQLite and beside PostgreSQL's
-// own yardstick, pgbench's TPC-B-like run at scale 1 with the same client count, in one run.
+// own yardstick, pgbench's TPC-B-like run at scale 1 with the same client count, in one run; then
+// a command's time from start to exit on PostgreSQL against the same on SQLite.
 //
 //   CARBON_BENCH_DATABASE_URL=postgres://… node bench/postgres.mjs     [SECS=5 CONN=20]
 //
@@ -147,6 +148,42 @@ async function configuration(label, instances, database) {
   return { get, post };
 }
 
+/**
+ * A command from start to exit on each store, interleaved: `balance --json` and `buy --kg 1 --json`,
+ * each in a warm home on SQLite and on a PostgreSQL schema made beforehand, `rounds` times; the
+ * median wall time of each and PostgreSQL's ratio to SQLite. What PostgreSQL adds to a command is
+ * its connection (TCP, the password exchange) and its round trips.
+ */
+function commands(url, rounds = 15) {
+  const run = (args, env) => {
+    const start = performance.now();
+    const r = spawnSync(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, ...env }, stdio: 'ignore' });
+    if (r.status !== 0) throw new Error(`carbon ${args.join(' ')} exited ${r.status}`);
+    return performance.now() - start;
+  };
+  const homes = {
+    sqlite: { CARBON_HOME: mkdtempSync(join(TMP, 'cmd-')) },
+    postgres: { CARBON_HOME: mkdtempSync(join(TMP, 'cmd-')), CARBON_DATABASE_URL: url },
+  };
+  const times = {};
+  for (const r of [-1, ...Array(rounds).keys()])
+    for (const args of [
+      ['balance', '--json'],
+      ['buy', '--kg', '1', '--json'],
+    ])
+      for (const [store, env] of Object.entries(homes)) {
+        const ms = run(args, env);
+        if (r >= 0) (times[`${args[0]} ${store}`] ??= []).push(ms);
+      }
+  const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  for (const command of ['balance', 'buy']) {
+    const [sqlite, postgres] = [median(times[`${command} sqlite`]), median(times[`${command} postgres`])];
+    console.log(
+      `\`carbon ${command} --json\`, ${rounds} rounds: SQLite ${sqlite.toFixed(0)} ms, PostgreSQL ${postgres.toFixed(0)} ms (${(postgres / sqlite).toFixed(2)}×)`,
+    );
+  }
+}
+
 function schemaUrl() {
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   schemas.push(schema);
@@ -179,6 +216,7 @@ try {
       `${kind === 'get' ? 'GET /balance' : 'POST /offsets'} scaling, 1 → 2 → 4 instances: 1 → ${(figures[2][kind].rps / figures[1][kind].rps).toFixed(2)} → ${(figures[4][kind].rps / figures[1][kind].rps).toFixed(2)}×`,
     );
   }
+  commands(schemaUrl());
   // For `npm run bench`, which puts these figures in its table.
   if (process.env.BENCH_JSON)
     writeFileSync(process.env.BENCH_JSON, JSON.stringify({ sqlite, postgres: figures, pgbench: reference, seconds, connections }));
