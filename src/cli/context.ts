@@ -153,7 +153,9 @@ export class Context {
     if (this.openedEngine) return this.openedEngine;
     const { openEngine } = await import('../engine/open.js');
     const { store } = this.settings;
-    this.openedEngine = await openEngine(store.kind === 'postgres' ? { ...store, pool: 1 } : store, { journal: this.settings.journal });
+    this.openedEngine = await openEngine(store.kind === 'postgres' ? { ...store, single: true } : store, {
+      journal: this.settings.journal,
+    });
     return this.openedEngine;
   }
 

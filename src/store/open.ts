@@ -7,14 +7,21 @@ import type { LedgerStore } from './port.js';
  */
 export type StoreTarget =
   | { kind: 'sqlite'; dir: string }
-  /** `pool`: the connections this process keeps open at most (default 10; the CLI's CARBON_PG_POOL). */
-  | { kind: 'postgres'; url: string; schema?: string; pool?: number };
+  /**
+   * `pool`: the connections a server keeps open at most (default 10; the CLI's CARBON_PG_POOL).
+   * `single`: a command's: one connection for everything (postgres/own-connection.ts, oneConnection).
+   */
+  | { kind: 'postgres'; url: string; schema?: string; pool?: number; single?: boolean };
 
 export async function openStore(target: StoreTarget): Promise<LedgerStore> {
   if (target.kind === 'postgres') {
     const { PostgresStore } = await import('./postgres/postgres-store.js');
-    const { url, schema, pool } = target;
-    return PostgresStore.open(url, { ...(schema === undefined ? {} : { schema }), ...(pool === undefined ? {} : { pool }) });
+    const { url, schema, pool, single } = target;
+    return PostgresStore.open(url, {
+      ...(schema === undefined ? {} : { schema }),
+      ...(pool === undefined ? {} : { pool }),
+      ...(single === undefined ? {} : { single }),
+    });
   }
   const { SqliteStore } = await import('./sqlite/sqlite-store.js');
   return SqliteStore.open(target.dir);

@@ -113,12 +113,12 @@ describe.skipIf(!postgresAvailable())('the deadlines, on PostgreSQL', () => {
     Object.assign(process.env, saved);
   });
 
-  /** A store on a fresh schema with these deadlines (read when it opens), reached directly or through `via`. */
-  const open = async (env: Record<string, string>, via?: (url: string) => Promise<string>) => {
+  /** A store on a fresh schema with these deadlines (read when it opens), reached directly or through `via`; `single`: a command's. */
+  const open = async (env: Record<string, string>, via?: (url: string) => Promise<string>, single = false) => {
     Object.assign(process.env, env);
     const schema = freshSchema('deadline');
     cleanup.push(() => schema.drop());
-    const store = await PostgresStore.open(via === undefined ? schema.url : await via(schema.url));
+    const store = await PostgresStore.open(via === undefined ? schema.url : await via(schema.url), { single });
     cleanup.push(() => store.close());
     return { store, schema };
   };
@@ -148,6 +148,41 @@ describe.skipIf(!postgresAvailable())('the deadlines, on PostgreSQL', () => {
     expect(hint).toMatch(/lock .*pg_locks/);
     await holder.query('ROLLBACK');
     expect(await store.transaction((tx) => tx.keys())).toEqual([]);
+  });
+
+  test("a command's one connection: a read waiting its turn behind another stuck on a lock waits for it past the connect deadline", async () => {
+    const connectMs = 100;
+    const { store, schema } = await open(
+      { CARBON_PG_CONNECT_TIMEOUT_MS: String(connectMs), CARBON_PG_STATEMENT_TIMEOUT_MS: String(limit(20_000)) },
+      undefined,
+      true,
+    );
+    const holder = await side(schema);
+    await holder.query('BEGIN; LOCK TABLE key_vault IN ACCESS EXCLUSIVE MODE');
+    // Read side by side, as `carbon sandbox keys` reads: the first waits for the lock, the second for the connection.
+    const both = Promise.all([store.vault(), store.keys()]).catch((err: unknown) => err);
+    const waiting = async () =>
+      (await holder.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%key_vault%'"))
+        .rows[0].n;
+    while ((await waiting()) === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    // Before, the second read gave up when the connect deadline passed: "cannot be reached right now (timeout exceeded …)".
+    await new Promise((resolve) => setTimeout(resolve, 5 * connectMs));
+    await holder.query('COMMIT');
+    const answered = await both;
+    expect(answered, String(answered)).not.toBeInstanceOf(Error);
+    expect((answered as [unknown, unknown])[1]).toEqual(await store.keys());
+  });
+
+  test("a command's one connection, to a server that does not answer, is given up at the connect deadline", async () => {
+    const frozen = async (url: string) => {
+      const proxy = await freezingProxy(new URL(url));
+      cleanup.push(() => proxy.close());
+      proxy.freeze();
+      return proxy.url;
+    };
+    const refused = await open({ CARBON_PG_CONNECT_TIMEOUT_MS: String(limit(300)) }, frozen, true).catch((err: unknown) => err);
+    expectTransient(refused);
+    expect((refused as Error).message).toMatch(/cannot be reached right now \(timeout expired\)/);
   });
 
   test('a transaction left idle past its deadline is ended by the server, and the writer lock it held is released', async () => {

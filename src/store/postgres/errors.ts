@@ -176,7 +176,7 @@ function serverBusy(code: string, message: string, label: string): LedgerError |
     return new LedgerError(
       `PostgreSQL at ${label} has no connection free (53300: ${message}).`,
       label,
-      "Each instance opens up to CARBON_PG_POOL connections (10 unless set): lower it, or raise the server's max_connections (or the role's CONNECTION LIMIT); requests can be retried.",
+      "Each carbon serve opens up to CARBON_PG_POOL connections (10 unless set) and two more, each other command one: lower CARBON_PG_POOL, or raise the server's max_connections (or the role's CONNECTION LIMIT); requests can be retried.",
       true,
     );
   return undefined;

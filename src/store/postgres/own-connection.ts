@@ -1,4 +1,5 @@
 import pg from 'pg';
+import type { Deadlines } from './deadlines.js';
 
 /**
  * A connection of its own beside the ledger's pool, made on first use (a pool of one, so it is made
@@ -30,6 +31,27 @@ export class OwnConnection {
   get ifMade(): pg.Pool | undefined {
     return this.made;
   }
+}
+
+/**
+ * A command's pool (PostgresStore.open's `single`): one connection, on which its reads, its
+ * transactions and its journal's batch take turns. A query waits its turn for as long as the one
+ * before it takes, which the statement deadline bounds, and not the connect deadline, which the
+ * pool would apply to the wait too (a read queued behind another stuck on a lock was told that the
+ * server "cannot be reached"); opening the connection keeps the connect deadline, as the client's own.
+ */
+export function oneConnection(d: Deadlines): pg.PoolConfig {
+  const connectionTimeoutMillis = d.connectMs;
+  return {
+    max: 1,
+    connectionTimeoutMillis: 0,
+    Client: class extends pg.Client {
+      // pg-pool constructs it with the pool's settings (its types say no argument).
+      constructor(config?: pg.ClientConfig) {
+        super({ ...config, connectionTimeoutMillis });
+      }
+    },
+  };
 }
 
 /**

@@ -14,7 +14,7 @@ import type {
 import { livemodeOf } from '../tables.js';
 import { deadlines, endPools, poolDeadlines } from './deadlines.js';
 import { connectionLost, pgError } from './errors.js';
-import { answers, healthConfig, OwnConnection } from './own-connection.js';
+import { answers, healthConfig, OwnConnection, oneConnection } from './own-connection.js';
 import { MAX_KEPT, PgReadCache } from './pg-cache.js';
 import { appendJournal, readJournal } from './pg-journal.js';
 import { PgReads, type Queryable } from './pg-reads.js';
@@ -61,23 +61,24 @@ export class PostgresStore extends PgReads implements LedgerStore {
     readonly label: string,
     /** The pool's settings, for the journal's and the health check's own connections. */
     config: pg.PoolConfig,
+    /** A command's store: its one connection serves the journal and the health check too. */
+    single: boolean,
   ) {
     super(pool as unknown as Queryable);
     this.kept = new PgReadCache(pool as unknown as Queryable);
     pool.on('connect', this.adopt);
     pool.on('remove', (client) => this.clients.delete(client));
-    // A pool of one (a command's) writes the journal on its one connection.
-    this.journalWriter = config.max === 1 ? undefined : new OwnConnection(config, this.adopt, this.clients);
-    this.checker = new OwnConnection(healthConfig(config), this.adopt, this.clients);
+    this.journalWriter = single ? undefined : new OwnConnection(config, this.adopt, this.clients);
+    this.checker = single ? undefined : new OwnConnection(healthConfig(config), this.adopt, this.clients);
   }
 
   /**
-   * The journal's writes go through one connection of their own (but in a pool of one), so that a
-   * batch never waits for one of the requests' connections, nor holds one.
+   * The journal's writes go through one connection of their own (a server's), so that a batch
+   * never waits for one of the requests' connections, nor holds one.
    */
   private readonly journalWriter: OwnConnection | undefined;
-  /** The health check's own connection (own-connection.ts): it never waits for one the requests hold. */
-  private readonly checker: OwnConnection;
+  /** The health check's own connection (own-connection.ts, a server's): it never waits for one the requests hold. */
+  private readonly checker: OwnConnection | undefined;
   /** The pools' open connections (close() cuts those a stopped server never lets go of). */
   private readonly clients = new Set<pg.PoolClient>();
   /**
@@ -94,8 +95,11 @@ export class PostgresStore extends PgReads implements LedgerStore {
   /** The account, the balances, the keys and the named values, kept between requests (pg-cache.ts). */
   private readonly kept: PgReadCache;
 
-  /** Connects, checks the server answers, and brings the schema up to date; sslmode=prefer or allow as psql's (ssl.ts). */
-  static async open(url: string, options: { schema?: string; pool?: number } = {}): Promise<PostgresStore> {
+  /**
+   * Connects, checks the server answers, and brings the schema up to date; sslmode=prefer or allow as
+   * psql's (ssl.ts). `single`: a command's store, on one connection (own-connection.ts, oneConnection).
+   */
+  static async open(url: string, options: { schema?: string; pool?: number; single?: boolean } = {}): Promise<PostgresStore> {
     const label = maskUrl(url);
     let parsed: ReturnType<typeof parseDatabaseUrl>;
     try {
@@ -108,6 +112,7 @@ export class PostgresStore extends PgReads implements LedgerStore {
       max: options.pool ?? 10,
       idleTimeoutMillis: 10_000,
       ...poolDeadlines(deadlines()),
+      ...(options.single === true ? oneConnection(deadlines()) : {}),
       // Every connection works in the sandbox's own schema.
       options: `-c search_path=${parsed.schema}`,
       types,
@@ -117,16 +122,19 @@ export class PostgresStore extends PgReads implements LedgerStore {
     const failed = (err: unknown): never => {
       throw pgError(err, label);
     };
-    return await PostgresStore.migrated(config, parsed.schema, label).catch((err: unknown) =>
-      otherwise?.when(err) ? PostgresStore.migrated({ ...config, ssl: otherwise.ssl }, parsed.schema, label).catch(failed) : failed(err),
+    const single = options.single === true;
+    return await PostgresStore.migrated(config, parsed.schema, label, single).catch((err: unknown) =>
+      otherwise?.when(err)
+        ? PostgresStore.migrated({ ...config, ssl: otherwise.ssl }, parsed.schema, label, single).catch(failed)
+        : failed(err),
     );
   }
 
-  private static async migrated(config: pg.PoolConfig, schema: string, label: string): Promise<PostgresStore> {
+  private static async migrated(config: pg.PoolConfig, schema: string, label: string, single: boolean): Promise<PostgresStore> {
     const pool = new pg.Pool(config);
     // An idle connection that breaks (the server restarted) is dropped by the pool; not fatal.
     pool.on('error', () => {});
-    const store = new PostgresStore(pool, label, config);
+    const store = new PostgresStore(pool, label, config, single);
     await migrate(pool, schema, label).catch(async (err: unknown) => {
       await pool.end().catch(() => {});
       throw err;
@@ -273,7 +281,7 @@ export class PostgresStore extends PgReads implements LedgerStore {
   }
 
   healthy(): Promise<boolean> {
-    return answers(this.checker.pool);
+    return answers(this.checker?.pool ?? this.pool);
   }
 
   /**
@@ -287,6 +295,6 @@ export class PostgresStore extends PgReads implements LedgerStore {
   private closed: Promise<void> | undefined;
 
   private end(): Promise<void> {
-    return endPools([this.pool, this.journalWriter?.ifMade, this.checker.ifMade], this.clients);
+    return endPools([this.pool, this.journalWriter?.ifMade, this.checker?.ifMade], this.clients);
   }
 }
