@@ -181,7 +181,7 @@ function chooseMode(opts: GlobalOptions, env: NodeJS.ProcessEnv, profile: Profil
   }
   if (explicitKey !== undefined && explicitKeyMode === null) {
     throw usage(
-      `The API key from ${opts.apiKey !== undefined ? '--api-key' : 'CARBON_API_KEY'} is not a test or live key (expected PREFIX_test_… or PREFIX_live_…).`,
+      `The API key from ${opts.apiKey !== undefined ? '--api-key' : 'CARBON_API_KEY'} is not a test or live key (expected a prefix, then _test_… or _live_…, as in the sandbox's ck_test_…).`,
     );
   }
   if (flagMode !== null && explicitKeyMode !== null && flagMode !== explicitKeyMode && !modeFilters) {
@@ -220,7 +220,7 @@ function refuseKeyOfOtherMode(key: string, mode: Mode, profileName: string, flag
   }
   if (keyMode === null) {
     throw usage(
-      `The ${mode}-key of profile ${profileName} is not a test or live key (expected PREFIX_test_… or PREFIX_live_…); nothing was sent.`,
+      `The ${mode}-key of profile ${profileName} is not a test or live key (expected a prefix, then _test_… or _live_…, as in the sandbox's ck_test_…); nothing was sent.`,
       `Set it again: \`carbon config set${flag} ${mode}-key -\`.`,
     );
   }

@@ -233,6 +233,31 @@ describe('in a pipe', () => {
     expect(await offsetIds(home)).toEqual([]);
   });
 
+  test('a batch stopped while it is checked (no server there, a key refused) says that nothing was bought, with its exit code', async () => {
+    const home = newHome();
+    const csv = file(home, 'f.csv', 'reference,kg\na,1\nb,2\n');
+    const unreached = await carbon(['buy', '--from-csv', csv], {
+      home,
+      env: { CARBON_BASE_URL: 'http://127.0.0.1:1/api/v1', CARBON_API_KEY: 'ck_test_abcdefabcdef12' },
+    });
+    expect([unreached.exitCode, unreached.stdout]).toEqual([1, '']);
+    expect(unreached.stderr).toMatch(
+      /^error: Could not reach http:\/\/127\.0\.0\.1:1: .* The batch was being checked: nothing was bought\.\n$/,
+    );
+    const server = await serve(home);
+    try {
+      const refused = await carbon(['buy', '--from-csv', csv], {
+        home,
+        env: { CARBON_BASE_URL: server.url, CARBON_API_KEY: 'ck_test_abcdefabcdef12' },
+      });
+      expect([refused.exitCode, refused.stdout]).toEqual([4, '']);
+      expect(refused.stderr).toMatch(/^error: .*API key.* The batch was being checked: nothing was bought\.\n$/);
+    } finally {
+      await server.stop();
+    }
+    expect(await offsetIds(home)).toEqual([]);
+  });
+
   test('--max-cents bounds the batch total; --dry-run prints the totals and whether the balance covers them', async () => {
     const home = newHome();
     const csv = file(home, 'f.csv', 'kg\n500\n500\n');

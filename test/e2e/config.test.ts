@@ -524,7 +524,7 @@ describe('keys in use', () => {
       expect([r.exitCode, r.stdout, r.stderr]).toEqual([
         2,
         '',
-        'error: The test-key of profile default is not a test or live key (expected PREFIX_test_… or PREFIX_live_…); nothing was sent. Set it again: `carbon config set test-key -`.\n',
+        "error: The test-key of profile default is not a test or live key (expected a prefix, then _test_… or _live_…, as in the sandbox's ck_test_…); nothing was sent. Set it again: `carbon config set test-key -`.\n",
       ]);
       // Shaped as a key, with what no bearer token holds (a space): not sent either.
       writeFileSync(join(home, 'config.json'), JSON.stringify({ profiles: { default: { test_key: 'ck_test_abc def', base_url: base } } }));

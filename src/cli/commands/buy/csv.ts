@@ -1,5 +1,5 @@
 import type { PurchaseParams } from '../../../api/types.js';
-import { CarbonApiError } from '../../../client/errors.js';
+import { CarbonApiError, CarbonConnectionError } from '../../../client/errors.js';
 import { redactSecrets } from '../../../service/keys.js';
 import { buyRows } from '../../batch/buy.js';
 import { type BatchTotal, dryRun } from '../../batch/dry-run.js';
@@ -16,6 +16,7 @@ import { wholeNumberOption } from '../../options.js';
 import { liveBalance } from '../../purchase/live-consent.js';
 import { topUpHint } from '../../purchase/top-up.js';
 import { dollars, kg } from '../../render/format.js';
+import { hinted } from '../../report-error.js';
 import { onStopSignal } from '../../stop-signals.js';
 import { keepYoungGenerationSmall } from '../../young-generation.js';
 import type { BuyFlags } from './run.js';
@@ -253,10 +254,14 @@ async function quoteRow(quotes: QuoteCache, params: PurchaseParams, table: RowTa
     total.livemode = q.livemode;
     return null;
   } catch (err) {
-    if (!(err instanceof CarbonApiError && (err.status === 400 || err.status === 422))) throw err;
-    return `${err.message}${err.param === undefined ? '' : ` (param: ${err.param})`}`;
+    if (err instanceof CarbonApiError && (err.status === 400 || err.status === 422))
+      return `${err.message}${err.param === undefined ? '' : ` (param: ${err.param})`}`;
+    // Anything else stops the batch before its first purchase, which its line says (as a single buy's does).
+    if (err instanceof CarbonConnectionError) throw new CliError(`${err.message} ${CHECKING}`, EXIT.failure, 'connection_error');
+    throw err instanceof CarbonApiError ? hinted(err, CHECKING) : err;
   }
 }
+const CHECKING = 'The batch was being checked: nothing was bought.';
 
 /** With --json too: a misspelt header (`refrence`) would otherwise buy every row without its reference, unsaid. */
 function warnIgnored(ctx: Context, ignored: string[]): void {
