@@ -4,7 +4,7 @@ import { redactSecrets } from './keys.js';
 
 /**
  * An answered request as the request journal keeps it (journal.ts writes it): its bodies and query
- * serialised, API keys masked, each bounded to JOURNAL_BODY_LIMIT, so no answer's objects are held
+ * serialised, API keys and what is named as a secret masked, each bounded to JOURNAL_BODY_LIMIT, so no answer's objects are held
  * while it waits to be written.
  */
 
@@ -25,6 +25,41 @@ export interface Trace {
 
 /** An entry as it waits to be written: its model time is null until the account's clock is read. */
 export type Note = Omit<NewJournalRecord, 'model_ms'> & { model_ms: number | null };
+
+/**
+ * A value kept under one of these names is a secret, whatever its form: a short password or token
+ * has no key's shape to be known by. Matched against the name lowercased with all but its letters
+ * and digits taken out (`client_secret`, `X-Api-Key`, `accessToken`), as Sentry's and Stripe's
+ * scrubbing names them. The API takes none of them (an unknown parameter or field is refused), but
+ * the journal keeps what the app sent.
+ */
+const SECRET_NAME =
+  /password|passwd|passphrase|pwd|secret|token|apikey|accesskey|privatekey|authorization|credential|signature|sessionid|cookie|^auth$|^key$|^sig$|^pass$/;
+const secretName = (name: string) => SECRET_NAME.test(name.toLowerCase().replace(/[^a-z0-9]/g, ''));
+/** The name of a JSON object's string member, and its value (bounded: a name is short). */
+const JSON_MEMBER = /"((?:[^"\\]|\\.){1,64})"(\s*:\s*)"(?:[^"\\]|\\.)*"/g;
+
+/** A query, or a form's body: each `name=value` whose name is a secret's kept as `name=***`, the rest as it came. */
+function maskSecretParams(text: string): string {
+  if (!text.includes('=')) return text;
+  return text
+    .split('&')
+    .map((part) => {
+      const eq = part.indexOf('=');
+      if (eq === -1) return part;
+      const [name = ''] = new URLSearchParams(part.slice(0, eq)).keys();
+      return secretName(name) ? `${part.slice(0, eq)}=***` : part;
+    })
+    .join('&');
+}
+
+/** A body: a JSON text's string members named as secrets kept as "***"; a form's as a query's. */
+function maskSecretFields(body: string): string {
+  const first = body.trimStart().replace(/^\uFEFF/, '')[0];
+  if (first === '{' || first === '[')
+    return body.replace(JSON_MEMBER, (member, name: string, colon: string) => (secretName(name) ? `"${name}"${colon}"***"` : member));
+  return /^[^\s{}[\]"]*=[^\s]*$/.test(body) ? maskSecretParams(body) : body;
+}
 
 /** Text as the journal keeps it: API keys masked (as every echo of a caller's input is), bounded. */
 function journalText(text: string, more?: string, runs?: 'after-mode'): string {
@@ -96,7 +131,7 @@ export function note(
     method: request.method.toUpperCase(),
     path: journalText(request.path),
     // As it came over HTTP, when it did ("what did my app send?"); else as the client's parameters make it.
-    query: journalText(request.rawQuery ?? queryString(request.query)),
+    query: journalText(maskSecretParams(request.rawQuery ?? queryString(request.query))),
     status: response.status,
     error_type: error.type ?? null,
     error_code: error.code ?? null,
@@ -111,7 +146,7 @@ export function note(
     replayed: trace.replayed,
     offset_id: trace.offsetId,
     instance,
-    request_body: journalText(request.body),
+    request_body: journalText(maskSecretFields(request.body)),
     // A HEAD is answered without its body: none was sent to the caller.
     response_body: request.method.toUpperCase() === 'HEAD' ? '' : responseText(response.body),
   };

@@ -253,3 +253,22 @@ describe('GET /_sandbox/requests: a parameter given twice, and wait', () => {
     expect((await page('after=0&wait=1000&limit=1')).data).toHaveLength(1);
   });
 });
+
+describe('GET /_sandbox/requests/{request_id}: a secret the app sent under its name', () => {
+  test('a query parameter or JSON member named as a password or a token is kept masked, as carbon logs and a snapshot then show it', async () => {
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const sent = await fetch(`${served.server.url}/offsets?password=hunter2&access_token=SUPERSECRET2`, {
+      method: 'POST',
+      headers: { ...headers, 'idempotency-key': 'secret-named-1' },
+      body: '{"kg":1,"client_secret":"abc123"}',
+    });
+    expect(sent.status).toBe(422);
+    const id = sent.headers.get('request-id')!;
+    const r = await fetch(`${served.server.origin}/_sandbox/requests/${id}`, { headers });
+    expect(r.status).toBe(200);
+    const text = await r.text();
+    for (const secret of ['hunter2', 'SUPERSECRET2', 'abc123']) expect(text).not.toContain(secret);
+    const entry = JSON.parse(text) as { query: string; request_body: string };
+    expect([entry.query, JSON.parse(entry.request_body)]).toEqual(['password=***&access_token=***', { kg: 1, client_secret: '***' }]);
+  });
+});

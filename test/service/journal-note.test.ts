@@ -42,3 +42,32 @@ describe("the journal's bodies", () => {
     expect(JSON.parse(entry.request_body!)).toEqual({ kg: 1, reference: `ck_live_…${key.slice(-4)}` });
   });
 });
+
+describe('what the journal keeps of a value named as a secret', () => {
+  const entry = (query: string, body = '', method = 'GET') =>
+    note('req_x', { method, path: '/api/v1/balance', query: {}, rawQuery: query, headers: {}, body }, response, trace, 0, 0, 'vm:1');
+
+  test('a query parameter named as a password, a token or a secret keeps its name, its value masked: the rest as it came', () => {
+    const kept = entry('limit=5&password=hunter2&client_secret=abc123&access_token=SUPERSECRET2&X-Api-Key=k1&auth=x&reference=pass%20word');
+    expect(kept.query).toBe('limit=5&password=***&client_secret=***&access_token=***&X-Api-Key=***&auth=***&reference=pass%20word');
+    // Names spelt with escapes are read as the server reads them.
+    expect(entry('pass%77ord=hunter2&tok%65n=t').query).toBe('pass%77ord=***&tok%65n=***');
+    // A value with no name, or a name with no value, and names that only look alike, are kept.
+    for (const plain of ['hunter2', 'password', 'passenger=3&author=me&keyword=x&monkey=y', '']) expect(entry(plain).query).toBe(plain);
+  });
+
+  test("a JSON body's string member so named keeps its name, its value masked, and the body stays JSON; a form's as a query", () => {
+    const json = '{"kg":1,"reference":"password","password":"hunter2","nested":{"apiKey":"k\\"1","n":[{"sessionId":"s"}]},"token":5}';
+    const kept = entry('', json, 'POST').request_body!;
+    expect(JSON.parse(kept)).toEqual({
+      kg: 1,
+      reference: 'password',
+      password: '***',
+      nested: { apiKey: '***', n: [{ sessionId: '***' }] },
+      token: 5,
+    });
+    expect(entry('', 'kg=1&password=hunter2', 'POST').request_body).toBe('kg=1&password=***');
+    // Text that is neither is kept as it came.
+    expect(entry('', 'password: hunter2', 'POST').request_body).toBe('password: hunter2');
+  });
+});
