@@ -227,6 +227,11 @@ describe('against carbon serve', () => {
     const body = plain((await carbonTty(['logs', 'show', sent[0]!.headers.get('request-id')!], { home, env: { ...TTY, ...env } })).output);
     // Shown, as --json writes them, so the developer sees what was sent.
     expect(body).toContain('abc\\u001b]0;PWNED\\u0007\\u001b[31mRED\\u001b[0m\\rXYZ');
+    // In a pipe too, on the body's one line (before: each control character a space, what was sent lost).
+    const piped = (await ok(['logs', 'show', sent[0]!.headers.get('request-id')!], { home, env })).stdout;
+    expect(piped.split('\n').filter((line) => line.startsWith('request_body\t'))).toEqual([
+      'request_body\tabc\\u001b]0;PWNED\\u0007\\u001b[31mRED\\u001b[0m\\rXYZ',
+    ]);
     await server.stop();
   });
 

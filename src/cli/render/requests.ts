@@ -138,7 +138,11 @@ function shown(text: string): string {
     );
 }
 
-/** `carbon logs show` in a pipe: field TAB value, then each body on lines of its own after a blank line. */
+/**
+ * `carbon logs show` in a pipe: field TAB value, a line each. A caller's bodies are written with
+ * their line ends, tabs and other control characters as --json writes them (`\n`, `\t`, `\u001b`):
+ * each keeps to its line, and what was sent can still be told (a space could have been any of them).
+ */
 export function requestPlain(e: RequestEntry): string {
   const fields: Array<[string, string | number | boolean | null]> = [
     ['id', e.id],
@@ -162,5 +166,11 @@ export function requestPlain(e: RequestEntry): string {
     ['request_body', e.request_body],
     ['response_body', e.response_body],
   ];
-  return `${fields.map(([k, v]) => `${k}\t${v === null ? '' : oneLine(String(v))}`).join('\n')}\n`;
+  return `${fields.map(([k, v]) => `${k}\t${v === null ? '' : k.endsWith('_body') ? escaped(String(v)) : oneLine(String(v))}`).join('\n')}\n`;
 }
+
+/** Every control character as JSON writes it in a string (DEL and C1, which JSON leaves, as `\u007f`): a body on one line. */
+const escaped = (text: string): string =>
+  text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) =>
+    c < ' ' ? JSON.stringify(c).slice(1, -1) : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
