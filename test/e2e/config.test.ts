@@ -236,7 +236,10 @@ describe('set, get, unset, list, use', () => {
   test('bad keys and values are refused before they are stored', async () => {
     const home = newHome();
     for (const [args, message] of [
-      [['config', 'set', 'colour', 'red'], 'Unknown config key "colour"'],
+      [['config', 'set', 'colour', 'red'], 'Unknown config key "colour"; the keys are'],
+      // Another spelling of a key, or a key named otherwise: the key it meant.
+      [['config', 'set', 'base_url', 'http://x'], 'Unknown config key "base_url" (did you mean base-url?)'],
+      [['config', 'set', 'api-key', FAKE_LIVE], 'Unknown config key "api-key" (did you mean test-key or live-key?)'],
       [['config', 'set', 'mode', 'sideways'], 'mode must be test or live'],
       [['config', 'set', 'test-key', FAKE_LIVE], 'test-key must be a test key, and this is a live key (set it as live-key).'],
       [

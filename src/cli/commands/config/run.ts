@@ -34,9 +34,25 @@ function configKey(name: string): ConfigKey {
     throw usage(
       'webhook-secret is made by `carbon watch --forward-to`, not set by hand; `carbon config unset webhook-secret` has the next run make a new one.',
     );
-  if (!isConfigKey(name))
-    throw usage(`Unknown config key "${name}"; the keys are ${KEY_NAMES.join(', ')}, and webhook-secret to get or unset.`);
+  if (!isConfigKey(name)) {
+    const meant = meantKey(name);
+    throw usage(
+      `Unknown config key "${name}"${meant === undefined ? '' : ` (did you mean ${meant}?)`}; the keys are ${KEY_NAMES.join(', ')}, and webhook-secret to get or unset.`,
+    );
+  }
   return name;
+}
+
+/** The key a mistyped name most likely meant: another spelling of one (`base_url`, `testKey`), or any key (`api-key`) or URL named. */
+function meantKey(name: string): string | undefined {
+  const spelt = name
+    .replace(/([a-z])([A-Z])/g, '$1-$2')
+    .toLowerCase()
+    .replace(/[_\s]+/g, '-');
+  if (isConfigKey(spelt)) return spelt;
+  if (/key|token|secret/.test(spelt)) return 'test-key or live-key';
+  if (/url|host|endpoint/.test(spelt)) return 'base-url';
+  return undefined;
 }
 
 /**
