@@ -467,6 +467,11 @@ describe('report on a terminal', () => {
     const narrow = plain((await carbonTty(['report'], { home, env: TTY, columns: 50 })).output);
     expect(narrow).not.toContain('processing kg');
     expect(narrow).toMatch(/^total +1 +100 kg/m);
+    // The sandbox's note under it is broken at spaces to the width, not by the terminal mid-word.
+    const note = narrow.slice(narrow.indexOf('Sandbox: not real purchases.')).trimEnd().split('\n');
+    expect(note.length).toBeGreaterThan(2);
+    for (const line of note) expect(line.length, line).toBeLessThanOrEqual(50);
+    expect(note.join(' ')).toContain('No carbon credits were bought or retired, and no money was paid');
   });
 
   test('a count of offsets past 1,000 is grouped in the table and in Markdown, as on the HTML page; CSV and plain keep it bare', async () => {

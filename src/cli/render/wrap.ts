@@ -68,6 +68,15 @@ export function wrapWords(text: string, width: number, first = '', rest = first)
 }
 
 /**
+ * A note under a table or a card, for a person: on a terminal (`width` known: render/fit.ts,
+ * terminalWidth) broken at spaces to fit it, where the terminal would break it mid-word; elsewhere
+ * one line, as a log keeps it.
+ */
+export function fitNote(text: string, width: number | undefined): string {
+  return width === undefined ? text : wrapWords(text, width).join('\n');
+}
+
+/**
  * Help text (notes, epilogues, lists) in `width` cells. Lines that start at the margin run on into
  * one paragraph, reflowed; an indented line is an item of its own, wrapped under its description
  * (`  --flag  text`, `  0  success`) or two cells in; a line starting `$ ` (an example) is a command.

@@ -9,6 +9,7 @@ import { markdownCell } from '../../render/markdown.js';
 import { csvField, type Paint } from '../../render/resources.js';
 import { SANDBOX_CSV_COLUMN, SANDBOX_DETAIL, SANDBOX_HEADLINE, SANDBOX_PURCHASE } from '../../render/sandbox-note.js';
 import { type Weight, weight } from '../../render/weight.js';
+import { fitNote } from '../../render/wrap.js';
 import { NO_REFERENCE, REPORT_FORMATS, REPORT_GROUPS, type ReportGroup, WEIGHT_UNITS } from './index.js';
 import { periodOf, periodsInUtc, periodsOf } from './periods.js';
 
@@ -220,7 +221,7 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
   const spanText = `${span.since ? `; from ${span.since}` : ''}${span.until ? `; until ${span.until}` : ''}`;
   const utc = periodsInUtc(by);
   ctx.out.info(paint.dim(`${mode} mode; placed and processing offsets, refunded ones left out${utc ? `; ${utc}` : ''}${spanText}.`));
-  if (sandbox) ctx.out.info(`${paint.yellow(SANDBOX_HEADLINE)} ${SANDBOX_DETAIL}`);
+  if (sandbox) ctx.out.info(fitNote(`${paint.yellow(SANDBOX_HEADLINE)} ${SANDBOX_DETAIL}`, terminalWidth(ctx.out.stderr, ctx.env)));
 }
 
 const money = (r: ReportRow) => dollars(r.amount_cents);

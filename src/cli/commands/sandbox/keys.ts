@@ -3,6 +3,7 @@ import type { Context } from '../../context.js';
 import { print } from '../../print.js';
 import { terminalWidth } from '../../render/fit.js';
 import { keyCard, keyPlain, keyRow, keyTable, type ShownKey } from '../../render/sandbox.js';
+import { fitNote } from '../../render/wrap.js';
 import { note, open } from './shared.js';
 
 /** `carbon sandbox keys`: list them (masked unless --reveal), create one, revoke one. */
@@ -29,7 +30,8 @@ export async function keysList(ctx: Context, flags: { reveal?: boolean }): Promi
   }
   const paint = await ctx.paint();
   ctx.out.data(keyTable(keys, paint, terminalWidth(ctx.out.stdout, ctx.env)));
-  if (!flags.reveal) ctx.out.info(paint.dim('Keys are masked; add --reveal to print them in full.'));
+  if (!flags.reveal)
+    ctx.out.info(fitNote(paint.dim('Keys are masked; add --reveal to print them in full.'), terminalWidth(ctx.out.stderr, ctx.env)));
 }
 
 export async function keysCreate(ctx: Context, flags: { readOnly?: boolean }): Promise<void> {
