@@ -4,8 +4,8 @@ import { redactSecrets } from './keys.js';
 
 /**
  * An answered request as the request journal keeps it (journal.ts writes it): its bodies and query
- * serialised, API keys and what is named as a secret masked, each bounded to JOURNAL_BODY_LIMIT, so no answer's objects are held
- * while it waits to be written.
+ * serialised, API keys and what is named as a secret masked, each bounded to JOURNAL_BODY_LIMIT, so
+ * no answer's objects are held while it waits to be written.
  */
 
 /** Each body, and the query, is kept up to this many characters. */
