@@ -17,11 +17,7 @@ export async function openStore(target: StoreTarget): Promise<LedgerStore> {
   if (target.kind === 'postgres') {
     const { PostgresStore } = await import('./postgres/postgres-store.js');
     const { url, schema, pool, single } = target;
-    return PostgresStore.open(url, {
-      ...(schema === undefined ? {} : { schema }),
-      ...(pool === undefined ? {} : { pool }),
-      ...(single === undefined ? {} : { single }),
-    });
+    return PostgresStore.open(url, { schema, pool, single });
   }
   const { SqliteStore } = await import('./sqlite/sqlite-store.js');
   return SqliteStore.open(target.dir);
