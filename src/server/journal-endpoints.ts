@@ -1,6 +1,6 @@
 import type { RequestEntry } from '../api/journal.js';
 import { parseBearer } from '../service/access.js';
-import { ApiError, methodNotAllowed, validationError } from '../service/errors.js';
+import { ApiError, methodNotAllowed, unknownParameter, validationError } from '../service/errors.js';
 import { FILTER_PARAMS, filterFromParams, type RequestFilter } from '../service/journal-view.js';
 import { requestId } from '../service/keys.js';
 import type { Reply } from './reply.js';
@@ -35,7 +35,7 @@ export async function requests(r: Incoming, served: Served): Promise<Reply> {
     // As the API's GET /offsets: a parameter it does not read (a misspelt filter), or one given
     // twice, is refused, not ignored.
     for (const [name, value] of Object.entries(r.query)) {
-      if (value !== undefined && !KNOWN.has(name)) throw validationError(name, `Received unknown parameter: ${name}.`);
+      if (value !== undefined && !KNOWN.has(name)) throw unknownParameter(name);
       if (Array.isArray(value)) throw validationError(name, `${name} may be given only once.`);
     }
     // Each one given once, as checked above.

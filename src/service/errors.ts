@@ -85,6 +85,27 @@ export function validationError(param: string, message: string): ApiError {
   return new ApiError('validation_error', message, { param });
 }
 
+/** The most characters of a client's own text (an id, a parameter's name) an error repeats. */
+const ECHO_MAX = 80;
+
+/**
+ * A client's own text as an error repeats it: a key in it masked first, then cut to ECHO_MAX
+ * characters with "…" (an id of 8,000 characters is not sent back whole, in the answer or the log).
+ */
+export function echoed(text: string): string {
+  const masked = redactSecrets(text);
+  if (masked.length <= ECHO_MAX) return masked;
+  // Not between the two halves of a surrogate pair.
+  const end = /[\uD800-\uDBFF]/.test(masked[ECHO_MAX - 1]!) ? ECHO_MAX - 1 : ECHO_MAX;
+  return `${masked.slice(0, end)}…`;
+}
+
+/** A query parameter or body field the endpoint does not take (422): its name, as echoed, or that it had none (`?=x`). */
+export function unknownParameter(name: string): ApiError {
+  if (name === '') return validationError('', 'Received a parameter with no name.');
+  return validationError(echoed(name), `Received unknown parameter: ${echoed(name)}.`);
+}
+
 /**
  * A method the path does not have: 405 with the methods it does have in `Allow` (the API's, and the
  * server's own JSON paths), HEAD among them wherever GET is (it is answered there, RFC 9110 §9.3.2).

@@ -1,8 +1,7 @@
 import type { Mode } from '../api/types.js';
 import { LedgerError } from '../store/ledger-error.js';
 import type { AccountRecord, ImpactTotals, LedgerStore, OffsetRecord } from '../store/port.js';
-import { ApiError, validationError } from './errors.js';
-import { redactSecrets } from './keys.js';
+import { ApiError, echoed, validationError } from './errors.js';
 
 /**
  * The offset lifecycle (spec part 3) over the model clock. Placement is a matter of time: a
@@ -47,14 +46,14 @@ export function effectiveImpact(stored: ImpactTotals, due: { kg: number }): Impa
 
 /** Refund and approval act on processing offsets only. */
 export function mustBeProcessing(offset: OffsetRecord | undefined, id: string): OffsetRecord {
-  if (offset === undefined) throw new ApiError('resource_missing', `No such offset: '${redactSecrets(id)}'.`, { param: 'id' });
+  if (offset === undefined) throw new ApiError('resource_missing', `No such offset: '${echoed(id)}'.`, { param: 'id' });
   if (offset.status !== 'processing') throw validationError('id', `Offset ${id} is ${offset.status}, not processing.`);
   return offset;
 }
 
 /** Approval and rejection act on offsets waiting for review only. */
 export function mustAwaitReview(offset: OffsetRecord | undefined, id: string): OffsetRecord {
-  if (offset === undefined) throw new ApiError('resource_missing', `No such offset: '${redactSecrets(id)}'.`, { param: 'id' });
+  if (offset === undefined) throw new ApiError('resource_missing', `No such offset: '${echoed(id)}'.`, { param: 'id' });
   if (offset.review !== 'pending') throw validationError('id', `Offset ${id} is not waiting for review.`);
   return offset;
 }

@@ -2,10 +2,10 @@ import type { ApiRequest, ApiResponse, Balance, Impact, Mode, Offset, OffsetList
 import { isoTime } from '../platform/iso-time.js';
 import type { AccountRecord, KeyRecord, LedgerStore, OffsetRecord } from '../store/port.js';
 import { checkPermission, checkStanding, parseBearer, rateLimited } from './access.js';
-import { ApiError, errorResponse } from './errors.js';
+import { ApiError, echoed, errorResponse } from './errors.js';
 import { Journal } from './journal.js';
 import type { Trace } from './journal-note.js';
-import { redactSecrets, requestId } from './keys.js';
+import { requestId } from './keys.js';
 import { effective, effectiveImpact, isDue, modelTime, mustHaveAccount, settleDue } from './lifecycle.js';
 import { listPage } from './listing.js';
 import { price } from './pricing.js';
@@ -214,8 +214,7 @@ const HANDLERS: Record<Operation, Handler> = {
   async getOffset(service, _req, { mode, now, trace }, segment) {
     const id = decodePathSegment(segment ?? '');
     const row = id === null ? undefined : await ownOffset(service, mode, id);
-    if (row === undefined)
-      throw new ApiError('resource_missing', `No such offset: '${redactSecrets(id ?? segment ?? '')}'.`, { param: 'id' });
+    if (row === undefined) throw new ApiError('resource_missing', `No such offset: '${echoed(id ?? segment ?? '')}'.`, { param: 'id' });
     trace.offsetId = row.id;
     if (isDue(row, now)) await service.settleDue(now);
     return ok<Offset>(service.toOffset(row, now));

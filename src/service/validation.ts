@@ -1,5 +1,5 @@
 import { LIMITS, type PurchaseParams } from '../api/types.js';
-import { ApiError, validationError } from './errors.js';
+import { ApiError, unknownParameter, validationError } from './errors.js';
 import { parseJsonBody } from './json.js';
 import { grouped } from './units.js';
 
@@ -65,7 +65,7 @@ export function parsePurchaseBody(raw: string): PurchaseRequest {
   }
   const fields = body as Record<string, unknown>;
   for (const name of Object.keys(fields)) {
-    if (!PURCHASE_FIELDS.has(name)) throw validationError(name, `Received unknown parameter: ${name}.`);
+    if (!PURCHASE_FIELDS.has(name)) throw unknownParameter(name);
   }
   return validatePurchase(fields as PurchaseParams & Record<string, unknown>);
 }
@@ -98,7 +98,7 @@ export function parseListQuery(query: Record<string, string | string[] | undefin
   const single: Record<string, string> = {};
   for (const [name, value] of Object.entries(query)) {
     if (value === undefined) continue;
-    if (!LIST_PARAMS.has(name)) throw validationError(name, `Received unknown parameter: ${name}.`);
+    if (!LIST_PARAMS.has(name)) throw unknownParameter(name);
     if (Array.isArray(value)) throw validationError(name, `${name} may be given only once.`);
     single[name] = value;
   }
@@ -126,7 +126,7 @@ export function parseListQuery(query: Record<string, string | string[] | undefin
  */
 export function rejectQuery(query: Record<string, string | string[] | undefined>): void {
   for (const [name, value] of Object.entries(query)) {
-    if (value !== undefined) throw validationError(name, `Received unknown parameter: ${name}.`);
+    if (value !== undefined) throw unknownParameter(name);
   }
 }
 

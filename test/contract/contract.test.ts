@@ -227,6 +227,23 @@ describe.each(ENGINES.filter((e) => forThisProject(e.kind)))('contract: $label',
       expect(expectError(r, 422, 'validation_error', 'invalid_request_error').param).toBe(param);
     });
 
+    it('a parameter with no name is said to be one; an unknown name or a missing id is repeated up to 80 characters, then "…"', async () => {
+      const nameless = expectError(await e.raw({ method: 'GET', path: '/offsets', query: { '': 'x' } }), 422, 'validation_error');
+      expect([nameless.param, nameless.message]).toEqual(['', 'Received a parameter with no name.']);
+      const name = 'colour-'.repeat(70);
+      const long = expectError(await e.raw({ method: 'GET', path: '/offsets', query: { [name]: '1' } }), 422, 'validation_error');
+      expect([long.param, long.message]).toEqual([`${name.slice(0, 80)}…`, `Received unknown parameter: ${name.slice(0, 80)}….`]);
+      const field = expectError(await e.raw({ method: 'POST', path: '/quotes', body: { kg: 1, [name]: 1 } }), 422, 'validation_error');
+      expect(field.message).toBe(`Received unknown parameter: ${name.slice(0, 80)}….`);
+      const id = `off_${'a'.repeat(3000)}`;
+      const missing = expectError(await e.raw({ method: 'GET', path: `/offsets/${id}` }), 404, 'resource_missing');
+      expect(missing.message).toBe(`No such offset: '${id.slice(0, 80)}…'.`);
+      // A key in what is repeated is masked before it is cut (to its last four), wherever the cut falls.
+      const secret = `ck_test_${'K'.repeat(32)}`;
+      const keyed = expectError(await e.raw({ method: 'GET', path: `/offsets/${'x-'.repeat(30)}${secret}` }), 404, 'resource_missing');
+      expect(keyed.message).toBe(`No such offset: '${'x-'.repeat(30)}ck_test_…KKKK'.`);
+    });
+
     it.each(['/balance', '/impact'])('GET %s lists no 422: an unknown query parameter is ignored', async (path) => {
       const r = await e.raw({ method: 'GET', path, query: { expand: 'all' } });
       expect(r.status).toBe(200);
