@@ -43,6 +43,16 @@ describe('GET /_sandbox/requests: has_more', () => {
     const oldest = seqs.at(-1)!;
     expect((await balances(`after=${oldest}&limit=3`)).has_more).toBe(true);
     expect((await balances(`after=${oldest}&limit=4`)).has_more).toBe(false);
+    // Both: the entries between them, oldest first, and more is only those still between.
+    const between = await balances(`after=${seqs[4]}&before=${seqs[0]}&limit=2`);
+    expect([between.data.map((e) => e.seq), between.has_more]).toEqual([[seqs[3], seqs[2]], true]);
+    expect(await balances(`after=${seqs[4]}&before=${seqs[0]}`)).toMatchObject({
+      data: seqs
+        .slice(1, 4)
+        .reverse()
+        .map((seq) => ({ seq })),
+      has_more: false,
+    });
   });
 });
 
