@@ -56,6 +56,16 @@ describe('GET /_sandbox/requests: has_more', () => {
   });
 });
 
+describe('GET /_sandbox/requests: wait', () => {
+  test('waits only with after: without it, a filter that matches nothing is answered at once, not after the 25 s', async () => {
+    const r = await fetch(`${served.server.origin}/_sandbox/requests?wait=25&path=/nowhere`, {
+      headers: { authorization: `Bearer ${key}` },
+      signal: AbortSignal.timeout(20_000),
+    });
+    expect(await r.json()).toMatchObject({ data: [], has_more: false });
+  });
+});
+
 describe("GET /_sandbox/requests: its 401s are the API's", () => {
   test('no Authorization header is api_key_missing; a malformed or unknown key api_key_invalid', async () => {
     const codes: [string, number, string][] = [];
