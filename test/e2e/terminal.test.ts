@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { beforeAll, describe, expect, test } from 'vitest';
@@ -169,6 +169,24 @@ describe('colour', () => {
     // A terminal without unicode (the Linux console) gets ora's fallback, as its frames do.
     const linux = await carbonTty(['buy', '--kg', '5', '--wait'], { home, env: { ...TTY, TERM: 'linux' } });
     expect(plain(linux.output)).toMatch(/√ off_\w+ placed/);
+  });
+
+  test('stdout on a terminal and stderr to a file (2>log): the table is in colour, the notes in the file are not', async () => {
+    const log = join(home, 'notes.log');
+    await ok(['buy', '--kg', '2'], { home });
+    await ok(['buy', '--kg', '3'], { home });
+    for (const args of [['list', '--limit', '1'], ['list', '--all'], ['report'], ['sandbox', 'keys']]) {
+      writeFileSync(log, '');
+      const r = await carbonTty(args, { home, env: TTY, columns: 60, stderrTo: log });
+      const notes = readFileSync(log, 'utf8');
+      expect([args.join(' '), r.exitCode, coloured(r.output), coloured(notes)], notes).toEqual([args.join(' '), 0, true, false]);
+      expect(notes.length, args.join(' ')).toBeGreaterThan(0);
+    }
+    // On the terminal, the report's lines under its table are broken at spaces to its width.
+    const narrow = await carbonTty(['report', '--since', '2020-01-01'], { home, env: TTY, columns: 40 });
+    const lines = plain(narrow.output).trimEnd().split('\n');
+    expect(lines.join('\n')).toMatch(/refunded ones left out/);
+    for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(40);
   });
 
   test('the error line is red on a terminal by default', async () => {

@@ -77,10 +77,12 @@ export async function carbonTty(
   args: string[],
   options: RunOptions & {
     /** The terminal's width; 0 leaves the pty unsized, as `script` makes it without a terminal. */ columns?: number;
+    /** A file stderr is redirected to (`2>FILE`), stdin and stdout staying the terminal. */ stderrTo?: string;
   },
 ): Promise<{ output: string; exitCode: number }> {
   const columns = options.columns ?? 120;
-  const binary = [process.execPath, BIN(), ...args].map(sh).join(' ');
+  const binary =
+    [process.execPath, BIN(), ...args].map(sh).join(' ') + (options.stderrTo === undefined ? '' : ` 2>${sh(options.stderrTo)}`);
   const command = columns === 0 ? binary : `stty cols ${columns} rows 40; exec ${binary}`;
   const r = await execa('script', ['-qec', command, '/dev/null'], {
     env: baseEnv(options.home, { TERM: 'xterm-256color', ...options.env }),

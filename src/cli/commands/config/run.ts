@@ -258,7 +258,7 @@ export async function list(ctx: Context): Promise<void> {
       for (const [k, v] of set) lines.push(`  ${paint.dim(k.padEnd(width))}  ${v}`);
     }
     ctx.out.data(lines.join('\n'));
-    ctx.out.info(paint.dim(listed.config_file));
+    ctx.out.info((await ctx.paint('stderr')).dim(listed.config_file));
   }
   for (const name of ['CARBON_API_KEY', 'CARBON_BASE_URL'] as const) {
     if (ctx.env[name]) ctx.out.info(`note: ${name} is set in this environment and overrides the profile.`);

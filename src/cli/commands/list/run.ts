@@ -154,7 +154,9 @@ async function printPage(
   const paint = await ctx.paint();
   if (page.data.length === 0) return ctx.out.info(await noOffsets(ctx, client, flags, params));
   ctx.out.data(offsetTable(page.data, paint, terminalWidth(ctx.out.stdout, ctx.env)));
-  if (ctx.fromSandbox) ctx.out.info(sandboxTableNote(page.data[0]!.livemode, paint));
+  // What goes to stderr is coloured by stderr's own terminal (a `2>log` keeps no escape codes).
+  const notePaint = await ctx.paint('stderr');
+  if (ctx.fromSandbox) ctx.out.info(sandboxTableNote(page.data[0]!.livemode, notePaint));
   const last = page.data.at(-1);
   if (page.has_more && last) {
     // Fitted to the terminal without splitting the id: the command continues with ` \` when long.
@@ -162,7 +164,7 @@ async function printPage(
     const lines = wrapCommand(nextPageCommand(last.id), width, 'More offsets: ', '  ');
     const end = lines.pop()!;
     lines.push(...(displayWidth(`${end}  (or --all)`) <= width ? [`${end}  (or --all)`] : [end, '(or --all)']));
-    ctx.out.info(lines.map((l) => paint.dim(l)).join('\n'));
+    ctx.out.info(lines.map((l) => notePaint.dim(l)).join('\n'));
   }
 }
 
@@ -249,7 +251,7 @@ async function streamAll(
   } else if (header) await ctx.out.stream(head());
   // A table with no offset says so, as a page's does, rather than drawing a header over nothing.
   else if (format === 'table' && livemode === undefined) ctx.out.info(await none());
-  if (paint !== undefined && livemode !== undefined && ctx.fromSandbox) ctx.out.info(sandboxTableNote(livemode, paint));
+  if (paint !== undefined && livemode !== undefined && ctx.fromSandbox) ctx.out.info(sandboxTableNote(livemode, await ctx.paint('stderr')));
 }
 
 /**

@@ -220,8 +220,13 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
   printTable(ctx, paint, by, w, list, total);
   const spanText = `${span.since ? `; from ${span.since}` : ''}${span.until ? `; until ${span.until}` : ''}`;
   const utc = periodsInUtc(by);
-  ctx.out.info(paint.dim(`${mode} mode; placed and processing offsets, refunded ones left out${utc ? `; ${utc}` : ''}${spanText}.`));
-  if (sandbox) ctx.out.info(fitNote(`${paint.yellow(SANDBOX_HEADLINE)} ${SANDBOX_DETAIL}`, terminalWidth(ctx.out.stderr, ctx.env)));
+  // stderr's lines: coloured by stderr's own terminal, broken at spaces to its width.
+  const note = await ctx.paint('stderr');
+  const width = terminalWidth(ctx.out.stderr, ctx.env);
+  ctx.out.info(
+    fitNote(note.dim(`${mode} mode; placed and processing offsets, refunded ones left out${utc ? `; ${utc}` : ''}${spanText}.`), width),
+  );
+  if (sandbox) ctx.out.info(fitNote(`${note.yellow(SANDBOX_HEADLINE)} ${SANDBOX_DETAIL}`, width));
 }
 
 const money = (r: ReportRow) => dollars(r.amount_cents);

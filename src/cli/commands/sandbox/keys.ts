@@ -31,7 +31,12 @@ export async function keysList(ctx: Context, flags: { reveal?: boolean }): Promi
   const paint = await ctx.paint();
   ctx.out.data(keyTable(keys, paint, terminalWidth(ctx.out.stdout, ctx.env)));
   if (!flags.reveal)
-    ctx.out.info(fitNote(paint.dim('Keys are masked; add --reveal to print them in full.'), terminalWidth(ctx.out.stderr, ctx.env)));
+    ctx.out.info(
+      fitNote(
+        (await ctx.paint('stderr')).dim('Keys are masked; add --reveal to print them in full.'),
+        terminalWidth(ctx.out.stderr, ctx.env),
+      ),
+    );
 }
 
 export async function keysCreate(ctx: Context, flags: { readOnly?: boolean }): Promise<void> {
