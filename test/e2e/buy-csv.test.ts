@@ -164,6 +164,17 @@ describe('in a pipe', () => {
     expect(JSON.parse(json.stderr).error.code).toBe('csv_invalid');
   });
 
+  test("a bad cell's control characters are spaces on its row's line, as on the error line: an escape sequence drives no terminal", async () => {
+    const home = newHome();
+    const csv = file(home, 'esc.csv', 'reference,kg\nr1,5\u001b]0;pwned\u0007\u001b[31m\nr2,6\u0000\n');
+    const r = await carbon(['buy', '--from-csv', csv, '--dry-run'], { home });
+    expect([r.exitCode, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toContain('  row 1 (line 2): kg must be a whole number such as 500 or 1,000, not "5 ]0;pwned [31m"');
+    expect(r.stderr).toContain('  row 2 (line 3): kg must be a whole number such as 500 or 1,000, not "6 "');
+    expect(r.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
+    expect(await offsetIds(home)).toEqual([]);
+  });
+
   test('a file of many bad rows names the first 20, then counts the rest', async () => {
     const home = newHome();
     const csv = file(home, 'zeros.csv', `kg,reference\n${Array.from({ length: 25 }, (_, i) => `0,r${i + 1}`).join('\n')}\n`);

@@ -15,7 +15,7 @@ import { EXIT } from '../../exit-codes.js';
 import { wholeNumberOption } from '../../options.js';
 import { liveBalance } from '../../purchase/live-consent.js';
 import { topUpHint } from '../../purchase/top-up.js';
-import { dollars, kg } from '../../render/format.js';
+import { dollars, kg, oneLine } from '../../render/format.js';
 import { hinted } from '../../report-error.js';
 import { onStopSignal } from '../../stop-signals.js';
 import { keepYoungGenerationSmall } from '../../young-generation.js';
@@ -276,7 +276,9 @@ function warnIgnored(ctx: Context, ignored: string[]): void {
 function refuseBatch(ctx: Context, faults: string[], count: number, rowCount: number): void {
   if (count === 0) return;
   // A row's line quotes its cell: a key pasted into a kg column is masked, as the error line masks it.
-  if (!ctx.out.json) for (const line of faults) ctx.out.info(`  ${redactSecrets(line)}`);
+  // And on one line, its control characters as spaces (render/format.ts): a cell's escape sequence
+  // never reaches the terminal, as the error line below does not let it.
+  if (!ctx.out.json) for (const line of faults) ctx.out.info(`  ${oneLine(redactSecrets(line))}`);
   if (!ctx.out.json && count > faults.length) ctx.out.info(`  … and ${count - faults.length} more`);
   const first = `(first: ${faults[0]}); nothing was bought.`;
   throw new CliError(`${count} of ${rowCount} rows cannot be bought ${first}`, EXIT.usage, 'csv_invalid');
