@@ -3,6 +3,7 @@ import type { Mode } from '../api/types.js';
 import { isoTime } from '../platform/iso-time.js';
 import type { JournalQuery, JournalRecord } from '../store/port.js';
 import { validationError } from './errors.js';
+import { mustBeText } from './validation.js';
 
 /**
  * The journal as people and programs ask for it: a filter (from `carbon logs`'s flags, the page's
@@ -108,7 +109,7 @@ function sinceMs(v: string | null): number | null {
 export function filterFromParams(get: (name: string) => string | undefined): RequestFilter {
   const text = (name: string) => {
     const v = get(name);
-    return v === undefined || v === '' ? null : v;
+    return v === undefined || v === '' ? null : mustBeText(v, name);
   };
   const whole = (name: string, max: number, min = 0): number | null => {
     const v = text(name);

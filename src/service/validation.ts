@@ -32,6 +32,13 @@ function mustBeUnicode(value: string, param: string): void {
     throw validationError(param, `${param} must be valid Unicode text (it holds an unpaired surrogate, or bytes that are not UTF-8).`);
 }
 
+/** Text a store is asked about (a filter's value): valid Unicode without NUL, which PostgreSQL's text cannot hold. */
+export function mustBeText(value: string, param: string): string {
+  mustBeUnicode(value, param);
+  if (value.includes('\u0000')) throw validationError(param, `${param} must not contain the NUL character (U+0000).`);
+  return value;
+}
+
 function checkReference(value: unknown, param: string): string {
   if (typeof value !== 'string') throw validationError(param, `${param} must be a string.`);
   // Returned exactly as sent, or refused: NUL cannot be stored by every store (PostgreSQL text has no NUL), so no store takes it.

@@ -56,6 +56,26 @@ describe('GET /_sandbox/requests: has_more', () => {
   });
 });
 
+describe('GET /_sandbox/requests: text that is no text', () => {
+  test('bytes that are not UTF-8, or NUL, in a filter are 422 naming it, as on GET /offsets: never echoed as a lone surrogate', async () => {
+    for (const [query, param, says] of [
+      ['status=%FF', 'status', 'valid Unicode text'],
+      ['since=%ED%A0%80', 'since', 'valid Unicode text'],
+      ['method=%FF', 'method', 'valid Unicode text'],
+      ['request_id=%FF', 'request_id', 'valid Unicode text'],
+      ['code=%00', 'code', 'NUL character'],
+      ['path=/%00', 'path', 'NUL character'],
+    ]) {
+      const r = await fetch(`${served.server.origin}/_sandbox/requests?${query}`, { headers: { authorization: `Bearer ${key}` } });
+      const text = await r.text();
+      const body = JSON.parse(text) as { error: { code: string; param: string; message: string } };
+      expect([query, r.status, body.error.code, body.error.param]).toEqual([query, 422, 'validation_error', param]);
+      expect(body.error.message, query).toContain(says);
+      expect(text, query).not.toMatch(/\\ud[89a-f]/i);
+    }
+  });
+});
+
 describe('GET /_sandbox/requests: wait', () => {
   test('waits only with after: without it, a filter that matches nothing is answered at once, not after the 25 s', async () => {
     const r = await fetch(`${served.server.origin}/_sandbox/requests?wait=25&path=/nowhere`, {
