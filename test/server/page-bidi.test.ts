@@ -107,5 +107,9 @@ describe('bidirectional controls in what a caller wrote', () => {
     const page = await html(`/?mode=test&reference=${encodeURIComponent(SPOOF)}`);
     expect(page).toMatch(/<input id="f-reference" name="reference"[^>]* value="\u202Eabc-gnp\.exe">/);
     expect(page).toContain('[U+202E]abc-gnp.exe');
+    // But a NUL, which no HTML may hold: there as U+FFFD, what a browser would read it as.
+    const nul = await html('/?mode=test&reference=a%00b');
+    expect(nul).toMatch(/<input id="f-reference" name="reference"[^>]* value="a&#65533;b">/);
+    expect(nul).not.toContain('\u0000');
   });
 });

@@ -1,8 +1,11 @@
 /** What every page carbon serves shares: escaping, and the document around a page's body. */
 
-/** HTML for text and attribute values (double-quoted attributes). */
+/**
+ * HTML for text and attribute values (double-quoted attributes). A NUL, which no HTML may hold (a
+ * browser reads it as U+FFFD, a parser as an error), is written as that U+FFFD.
+ */
 export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return value.replace(/[&<>"'\u0000]/g, (c) => `&#${c === '\u0000' ? 65533 : c.charCodeAt(0)};`);
 }
 
 /** Escaped, with its dates and hyphenated words (2026-12-05, drop-before) kept on one line: a narrow screen broke them at a hyphen. */
