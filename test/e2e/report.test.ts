@@ -77,10 +77,21 @@ describe('carbon report', () => {
     expect(md.stdout).toContain('| **total** | 3 | 350 | 300 | 50 | \\$14.00 |');
     const csv = await ok(['report', '--by', 'reference', '--format', 'csv'], { home });
     // The local engine's report says, on every row, that the purchases were the sandbox's.
-    expect(csv.stdout.split('\r\n')[0]).toBe('reference,offsets,kg,placed_kg,processing_kg,amount_cents,environment');
-    expect(csv.stdout).toContain('dev-x,1,200,200,0,800,sandbox: not a real purchase\r\n');
+    expect(csv.stdout.split('\r\n')[0]).toBe('reference,offsets,kg,placed_kg,processing_kg,amount_cents,livemode,environment');
+    expect(csv.stdout).toContain('dev-x,1,200,200,0,800,true,sandbox: not a real purchase\r\n');
     const span = await json<{ total: { kg: number } }>(['report', '--since', first, '--until', first], { home });
     expect(span.total.kg).toBe(300);
+    // Read apart from its command, a report says what it counts: JSON its separator, Markdown its mode and span.
+    expect(await json(['report', '--by', 'reference', '--prefix-sep', '-'], { home })).toMatchObject({ by: 'reference', prefix_sep: '-' });
+    expect(await json(['report', '--by', 'reference'], { home })).toMatchObject({ prefix_sep: null });
+    // The HTML page's headline keeps what is still processing apart from what is placed.
+    expect((await ok(['report', '--format', 'html'], { home })).stdout).toContain(
+      '<caption>350 kg bought for $14.00 in 3 purchases: 300 kg placed, 50 kg processing</caption>',
+    );
+    const spanMd = await ok(['report', '--since', first, '--until', first, '--format', 'md', '--live'], { home });
+    expect(spanMd.stdout).toContain(
+      `\n\n*live mode; placed and processing offsets, refunded ones left out; months in UTC; from ${first}; until ${first}.*\n`,
+    );
   });
 
   test("a reference a spreadsheet would run as a formula is written with a leading ' in the report's CSV, and in a batch's results", async () => {
@@ -271,7 +282,7 @@ describe('carbon report', () => {
     expect(r.total).toMatchObject({ kg: 107, offsets: 2 });
     const gap = gaps[0]!;
     const csv = (await ok(['report', '--format', 'csv'], { home })).stdout.split('\r\n');
-    expect(csv).toContain(`${gap},0,0,0,0,0,sandbox: not a real purchase`);
+    expect(csv).toContain(`${gap},0,0,0,0,0,false,sandbox: not a real purchase`);
     expect(csv).toHaveLength(months.length + 2);
     expect((await ok(['report', '--format', 'md'], { home })).stdout).toContain(`| ${gap} | 0 | 0 | 0 | 0 | \\$0.00 |`);
     expect((await ok(['report'], { home })).stdout).toContain(`${gap}\t0\t0\t0\t0\t0\n`);
@@ -498,7 +509,7 @@ describe('carbon report on the remote engine', () => {
     await ok(['buy', '--kg', '5'], { home, env });
     expect(await json(['report'], { home, env })).toMatchObject({ sandbox: true });
     const csv = (await ok(['report', '--format', 'csv'], { home, env })).stdout.split('\r\n');
-    expect(csv[0]).toBe('month,offsets,kg,placed_kg,processing_kg,amount_cents,environment');
+    expect(csv[0]).toBe('month,offsets,kg,placed_kg,processing_kg,amount_cents,livemode,environment');
     expect(csv[1]).toMatch(/,sandbox: not a real purchase$/);
     expect((await ok(['report', '--format', 'md'], { home, env })).stdout).toMatch(/Sandbox: not real purchases\./);
     // The watermark every printed page of a sandbox report carries (test/pages/sandbox-papers.test.ts).
@@ -510,7 +521,7 @@ describe('carbon report on the remote engine', () => {
     const elsewhere = { ...env, CARBON_BASE_URL: other.url };
     expect(await json(['report'], { home, env: elsewhere })).toMatchObject({ sandbox: false });
     expect((await ok(['report', '--format', 'csv'], { home, env: elsewhere })).stdout.split('\r\n')[0]).toBe(
-      'month,offsets,kg,placed_kg,processing_kg,amount_cents',
+      'month,offsets,kg,placed_kg,processing_kg,amount_cents,livemode',
     );
     expect((await ok(['report', '--format', 'md'], { home, env: elsewhere })).stdout).not.toMatch(/sandbox/i);
     expect((await ok(['report', '--format', 'html'], { home, env: elsewhere })).stdout).not.toMatch(/class="(sandbox|watermark)"/);

@@ -275,7 +275,8 @@ describe('report formats: the sandbox, the unit, Markdown that stays a table', (
     const md = (await ok(['report', '--format', 'md', '--by', 'reference'], { home })).stdout;
     expect(md).toMatch(/^\| budget \\\$5k-\\\$10k \| 1 \| 7 \| [07] \| [07] \| \\\$0\.28 \|$/m);
     expect(md).toContain('| **total** | 1 | 7 |');
-    expect(md).toMatch(/\| \\\$0\.28 \|\n$/);
+    // The total's row last in the table, then the line that says what was counted, for which mode.
+    expect(md).toMatch(/\| \\\$0\.28 \|\n\n\*test mode; placed and processing offsets, refunded ones left out\.\*\n$/);
     // Not one $ left bare, anywhere in the document.
     expect(md).not.toMatch(/(^|[^\\])\$/m);
   });
@@ -284,8 +285,8 @@ describe('report formats: the sandbox, the unit, Markdown that stays a table', (
     const home = newHome();
     await ok(['buy', '--kg', '1234', '--yes'], { home });
     const csv = (await ok(['report', '--format', 'csv', '--unit', 't'], { home })).stdout.split('\r\n');
-    expect(csv[0]).toBe('month,offsets,t,placed_t,processing_t,amount_cents,environment');
-    expect(csv[1]).toMatch(/^\d{4}-\d\d,1,1\.234,[01]\.\d{3},[01]\.\d{3},4936,sandbox: not a real purchase$/);
+    expect(csv[0]).toBe('month,offsets,t,placed_t,processing_t,amount_cents,livemode,environment');
+    expect(csv[1]).toMatch(/^\d{4}-\d\d,1,1\.234,[01]\.\d{3},[01]\.\d{3},4936,false,sandbox: not a real purchase$/);
     const doc = await json<{ unit: string; sandbox: boolean; total: Record<string, number> }>(['report', '--unit', 't'], { home });
     expect(doc).toMatchObject({ unit: 't', sandbox: true, total: { t: 1.234, amount_cents: 4936 } });
     expect(doc.total).not.toHaveProperty('kg');
@@ -306,7 +307,7 @@ describe('report formats: the sandbox, the unit, Markdown that stays a table', (
       const key = (await served.server.sandbox.defaultKey('test'))!;
       const env = { CARBON_BASE_URL: served.server.url, CARBON_API_KEY: key };
       const csv = (await ok(['report', '--format', 'csv'], { home, env })).stdout;
-      expect(csv.split('\r\n')[0]).toBe('month,offsets,kg,placed_kg,processing_kg,amount_cents,environment');
+      expect(csv.split('\r\n')[0]).toBe('month,offsets,kg,placed_kg,processing_kg,amount_cents,livemode,environment');
       expect((await ok(['report', '--format', 'md'], { home, env })).stdout).toMatch(/sandbox/i);
       expect((await ok(['report', '--format', 'html'], { home, env })).stdout).toContain('class="sandbox"');
       expect(await json(['report'], { home, env })).toMatchObject({ sandbox: true });

@@ -200,7 +200,7 @@ ${band}<h1>Carbon offsets by ${escapeHtml(r.by)}</h1>
 <p class="meta"><span>Span: ${escapeHtml(span)}</span><span class="mode-${r.mode}">${r.mode === 'live' ? 'Live mode' : 'Test mode (simulated purchases)'}</span><span>Made <time datetime="${escapeHtml(r.made)}">${escapeHtml(made)}</time></span></p>
 ${figure}
 <table>
-<caption>${w.text(r.total.kg)} ${w.unit} offset for ${dollars(r.total.amount_cents)} in ${grouped(r.total.offsets)} purchase${r.total.offsets === 1 ? '' : 's'}</caption>
+<caption>${w.text(r.total.kg)} ${w.unit} bought for ${dollars(r.total.amount_cents)} in ${grouped(r.total.offsets)} purchase${r.total.offsets === 1 ? '' : 's'}: ${w.text(r.total.placed_kg)} ${w.unit} placed, ${w.text(r.total.processing_kg)} ${w.unit} processing</caption>
 <thead><tr><th scope="col">${escapeHtml(r.by)}</th><th scope="col" class="n">offsets</th><th scope="col" class="n">${w.heading()}</th><th scope="col" class="n">${w.heading('placed')}</th><th scope="col" class="n">${w.heading('processing')}</th><th scope="col" class="n">amount</th></tr></thead>
 <tbody>
 ${body}

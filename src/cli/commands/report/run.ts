@@ -170,6 +170,10 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
   const mode = ctx.settings.mode;
   // The local engine, or a carbon serve (its answers say so): the purchases were the sandbox's.
   const sandbox = ctx.fromSandbox;
+  // What the rows count, under the table and the Markdown: a report read apart from its command says its mode and span.
+  const utc = periodsInUtc(by);
+  const spanText = `${span.since ? `; from ${span.since}` : ''}${span.until ? `; until ${span.until}` : ''}`;
+  const counted = `${mode} mode; placed and processing offsets, refunded ones left out${utc ? `; ${utc}` : ''}${spanText}.`;
 
   if (format === 'json') {
     const weights = (r: ReportRow) => jsonRow(r, w);
@@ -179,6 +183,7 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
       sandbox,
       unit: w.unit,
       by,
+      ...(by === 'reference' ? { prefix_sep: flags.prefixSep ?? null } : {}),
       ...span,
       rows: list.map(weights),
       total: weights(total),
@@ -194,9 +199,16 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
   const header = [by, 'offsets', w.field(), w.field('placed'), w.field('processing'), 'amount_cents'];
   const cells = (r: ReportRow) => [r.group ?? '', r.offsets, w.plain(r.kg), w.plain(r.placed_kg), w.plain(r.processing_kg), r.amount_cents];
   if (format === 'csv') {
-    const note = (line: Array<string | number>) => (sandbox ? [...line, line === header ? SANDBOX_CSV_COLUMN : SANDBOX_PURCHASE] : line);
+    // Each row says its mode (as list's CSV does), and the sandbox's each say what they are.
+    const row = (line: Array<string | number>, head: boolean) => [
+      ...line,
+      head ? 'livemode' : String(mode === 'live'),
+      ...(sandbox ? [head ? SANDBOX_CSV_COLUMN : SANDBOX_PURCHASE] : []),
+    ];
     const terminal = ctx.out.interactive;
-    const lines = [note(header), ...list.map((r) => note(cells(r)))].map((l) => `${l.map((f) => csvField(f, terminal)).join(',')}\r\n`);
+    const lines = [row(header, true), ...list.map((r) => row(cells(r), false))].map(
+      (l) => `${l.map((f) => csvField(f, terminal)).join(',')}\r\n`,
+    );
     ctx.out.stdout.write(lines.join(''));
     return;
   }
@@ -214,25 +226,21 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
       );
     return;
   }
-  if (format === 'md') return void ctx.out.stdout.write(markdown(by, w, list, total, sandbox));
+  if (format === 'md') return void ctx.out.stdout.write(markdown(by, w, list, total, sandbox, counted));
   if (list.length === 0) return ctx.out.info(`No ${mode} purchases${q.since !== null || q.until !== null ? ' in that span' : ' yet'}.`);
   const paint = await ctx.paint();
   printTable(ctx, paint, by, w, list, total);
-  const spanText = `${span.since ? `; from ${span.since}` : ''}${span.until ? `; until ${span.until}` : ''}`;
-  const utc = periodsInUtc(by);
   // stderr's lines: coloured by stderr's own terminal, broken at spaces to its width.
   const note = await ctx.paint('stderr');
   const width = terminalWidth(ctx.out.stderr, ctx.env);
-  ctx.out.info(
-    fitNote(note.dim(`${mode} mode; placed and processing offsets, refunded ones left out${utc ? `; ${utc}` : ''}${spanText}.`), width),
-  );
+  ctx.out.info(fitNote(note.dim(counted), width));
   if (sandbox) ctx.out.info(fitNote(`${note.yellow(SANDBOX_HEADLINE)} ${SANDBOX_DETAIL}`, width));
 }
 
 const money = (r: ReportRow) => dollars(r.amount_cents);
 
 /** A GitHub-flavoured Markdown table; every group is escaped (markdown.ts), so no reference can add markup or split a row. */
-function markdown(by: ReportGroup, w: Weight, list: readonly ReportRow[], total: ReportRow, sandbox: boolean): string {
+function markdown(by: ReportGroup, w: Weight, list: readonly ReportRow[], total: ReportRow, sandbox: boolean, counted: string): string {
   const cell = (r: ReportRow) =>
     r === total ? '**total**' : r.group === null ? `*${markdownCell(NO_REFERENCE)}*` : markdownCell(r.group) || ' ';
   const md = [
@@ -243,6 +251,8 @@ function markdown(by: ReportGroup, w: Weight, list: readonly ReportRow[], total:
       (r) =>
         `| ${cell(r)} | ${grouped(r.offsets)} | ${w.text(r.kg)} | ${w.text(r.placed_kg)} | ${w.text(r.processing_kg)} | ${markdownCell(money(r))} |`,
     ),
+    '',
+    `*${markdownCell(counted)}*`,
   ];
   return `${md.join('\n')}\n`;
 }
