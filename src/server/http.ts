@@ -173,3 +173,10 @@ export function rawErrorResponse(code: ErrorCode, message: string, requestId: st
       `Request-Id: ${requestId}\r\n${EVERY_ANSWER_LINES}Connection: close\r\n\r\n${json}`,
   };
 }
+
+/** Why a body sent compressed (`Content-Encoding: gzip`, `br`) is not read: said so, rather than "not valid UTF-8". */
+export function compressedBody(req: IncomingMessage): string | undefined {
+  const coding = req.headers['content-encoding']?.trim() ?? '';
+  if (coding === '' || coding.toLowerCase() === 'identity') return undefined;
+  return `Invalid request body: it is sent with Content-Encoding: ${coding.slice(0, 40)}, which this API does not take; send it uncompressed.`;
+}

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { FaultConfig } from '../service/faults.js';
 import type { LoggedResponse } from './access-log.js';
 import { ClientErrors } from './client-errors.js';
-import { headerProblem, parseTarget, readBody, requestHeaders } from './http.js';
+import { compressedBody, headerProblem, parseTarget, readBody, requestHeaders } from './http.js';
 import { InFlight } from './in-flight.js';
 import { noteFailure, noteRefusal, type Target } from './refusals.js';
 import { errorReply, failureReply, type Reply, type ReplyWriter } from './reply.js';
@@ -85,6 +85,8 @@ export class Intake {
       .then((result) => {
         if (result.kind === 'aborted') return;
         if (result.kind === 'too_large') return this.tooLarge(req, res, { method, path, query, rawQuery });
+        const compressed = compressedBody(req);
+        if (compressed !== undefined) return this.refuse(res, { method, path, query, rawQuery }, errorReply('invalid_json', compressed));
         let body: string;
         try {
           body = utf8.decode(result.body);

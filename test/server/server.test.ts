@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Offset } from '../../src/api/types.js';
 import { parseTarget, type RunningServer, type ServeOptions, startServer } from '../../src/server/server.js';
@@ -207,6 +208,26 @@ describe('carbon serve: HTTP robustness', () => {
       const r = await rawExchange(h.port, payload);
       expect(r.status).toBe(400);
       expect(envelopeOf(r).code).toBe('invalid_json');
+    });
+  });
+
+  describe('a compressed body', () => {
+    it.each(['gzip', 'br'])('sent with Content-Encoding: %s is 400 invalid_json saying so, and nothing is bought', async (coding) => {
+      const body = gzipSync('{"kg":1}');
+      const payload = Buffer.concat([
+        Buffer.from(
+          `POST /api/v1/offsets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${h.keys.test}\r\nIdempotency-Key: gz-${coding}\r\nContent-Type: application/json\r\nContent-Encoding: ${coding}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
+        ),
+        body,
+      ]);
+      const before = (await call(h, 'GET', '/api/v1/balance')).json.available_cents;
+      const r = await rawExchange(h.port, payload);
+      expect([r.status, envelopeOf(r).code, envelopeOf(r).message]).toEqual([
+        400,
+        'invalid_json',
+        `Invalid request body: it is sent with Content-Encoding: ${coding}, which this API does not take; send it uncompressed.`,
+      ]);
+      expect((await call(h, 'GET', '/api/v1/balance')).json.available_cents).toBe(before);
     });
   });
 
