@@ -45,7 +45,8 @@ export function numberOption(value: string, flag: string): number {
 export function wholeNumberOption(value: string, name: string, bounds: { min?: number; max?: number } = {}): number {
   const n = readNumber(value);
   const min = bounds.min ?? 0;
-  const range = bounds.max === undefined ? (min === 0 ? '' : ` of at least ${grouped(min)}`) : ` from ${min} to ${bounds.max}`;
+  // A bound is always said: "-1" is a whole number, one below the least this takes.
+  const range = bounds.max === undefined ? (min === 0 ? ' of 0 or more' : ` of at least ${grouped(min)}`) : ` from ${min} to ${bounds.max}`;
   if (!(Number.isSafeInteger(n) && n >= min && n <= (bounds.max ?? Number.MAX_SAFE_INTEGER))) {
     const why = n > Number.MAX_SAFE_INTEGER && bounds.max === undefined ? TOO_LARGE : whyNotANumber(value);
     throw usage(`${name} must be a whole number${range}, not "${value}"${why}.`);

@@ -33,7 +33,11 @@ describe('accepted the same way everywhere', () => {
     expect(dollarsOption('12.50', '--amount')).toBe(1250);
     expect(dollarsOption('$1,000.05', '--amount')).toBe(100_005);
     expect(message(() => wholeNumberOption('12.50', '--max-cents (cents)'))).toBe(
-      '--max-cents (cents) must be a whole number, not "12.50".',
+      '--max-cents (cents) must be a whole number of 0 or more, not "12.50".',
+    );
+    // A negative is a whole number: what it misses is the bound, which is said.
+    expect(message(() => wholeNumberOption('-1', '--max-cents (cents)'))).toBe(
+      '--max-cents (cents) must be a whole number of 0 or more, not "-1".',
     );
     expect(message(() => dollarsOption('12.505', '--amount'))).toBe(
       '--amount must be dollars such as 250, 1,000 or 12.50, not "12.505" (at most two decimals: whole cents).',
