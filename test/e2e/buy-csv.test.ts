@@ -77,7 +77,8 @@ describe('in a pipe', () => {
 
   test('amounts in dollars become exact cents; --json gives NDJSON rows and the batch totals; stdin works', async () => {
     const home = newHome();
-    await ok(['sandbox', 'topup', '1000'], { home });
+    // Enough for the batch twice: a run again is checked against the balance whole (README, "Buying from a spreadsheet").
+    await ok(['sandbox', 'topup', '2000'], { home });
     const r = await carbon(['buy', '--from-csv', '-', '--json'], { home, input: 'amount_usd,REF\n12.50,a\n$0.29,b\n"1,000.10",c\n' });
     expect(r.exitCode).toBe(0);
     expect(r.stderr).toBe('');
@@ -97,6 +98,10 @@ describe('in a pipe', () => {
       ['batch_row', 3, 100008, 'c'],
     ]);
     expect(lines[3]).toMatchObject({ object: 'batch', rows: 3, bought: 3, replayed: 0, failed: 0, skipped: 0 });
+    expect([lines[3].amount_cents, lines[3].charged_cents]).toEqual([101284, 101284]);
+    // Run again: every row replayed, what they cost still counted, nothing charged by this run.
+    const again = await carbon(['buy', '--from-csv', '-', '--json'], { home, input: 'amount_usd,REF\n12.50,a\n$0.29,b\n"1,000.10",c\n' });
+    expect(JSON.parse(again.stdout.trim().split('\n').at(-1)!)).toMatchObject({ replayed: 3, amount_cents: 101284, charged_cents: 0 });
   });
 
   test("the sandbox's results say so on every row, in a last column (environment), as list's CSV: local, through carbon serve; --json and a service that does not say it is a sandbox get none", async () => {

@@ -91,8 +91,10 @@ export function report(ctx: Context, outcome: Outcome, batch: Batch, printer: Re
     failed: count.failed,
     skipped: count.skipped,
     changed: count.changed,
+    // Of every row bought, by this run or an earlier one (as the line says); charged_cents: this run's alone.
     kg: count.kg,
     amount_cents: count.cents,
+    charged_cents: count.charged,
   });
   const earlier = count.replayed > 0 ? `; ${count.replayed} by an earlier run, not charged again` : '';
   const done = `${count.bought + count.replayed} of ${rowCount} rows bought (${kg(count.kg)} for ${dollars(count.cents)}${earlier})`;
