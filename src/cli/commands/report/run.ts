@@ -196,36 +196,8 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
     ctx.out.stdout.write(reportHtml({ by, rows: list, total, mode, sandbox, weight: w, ...span, made }));
     return;
   }
-  const header = [by, 'offsets', w.field(), w.field('placed'), w.field('processing'), 'amount_cents'];
-  const cells = (r: ReportRow) => [r.group ?? '', r.offsets, w.plain(r.kg), w.plain(r.placed_kg), w.plain(r.processing_kg), r.amount_cents];
-  if (format === 'csv') {
-    // Each row says its mode (as list's CSV does), and the sandbox's each say what they are.
-    const row = (line: Array<string | number>, head: boolean) => [
-      ...line,
-      head ? 'livemode' : String(mode === 'live'),
-      ...(sandbox ? [head ? SANDBOX_CSV_COLUMN : SANDBOX_PURCHASE] : []),
-    ];
-    const terminal = ctx.out.interactive;
-    const lines = [row(header, true), ...list.map((r) => row(cells(r), false))].map(
-      (l) => `${l.map((f) => csvField(f, terminal)).join(',')}\r\n`,
-    );
-    ctx.out.stdout.write(lines.join(''));
-    return;
-  }
-  if (format === 'plain') {
-    if (list.length > 0)
-      ctx.out.stdout.write(
-        list
-          .map(
-            (r) =>
-              `${cells(r)
-                .map((c) => oneLine(String(c)))
-                .join('\t')}\n`,
-          )
-          .join(''),
-      );
-    return;
-  }
+  if (format === 'csv' || format === 'plain')
+    return void ctx.out.stdout.write(delimited(format, q, list, mode === 'live', sandbox, ctx.out.interactive));
   if (format === 'md') return void ctx.out.stdout.write(markdown(by, w, list, total, sandbox, counted));
   if (list.length === 0) return ctx.out.info(`No ${mode} purchases${q.since !== null || q.until !== null ? ' in that span' : ' yet'}.`);
   const paint = await ctx.paint();
@@ -238,6 +210,33 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
 }
 
 const money = (r: ReportRow) => dollars(r.amount_cents);
+
+/** CSV, each row saying its mode (as list's CSV does) and the sandbox's each what they are; or plain tab-separated rows. */
+function delimited(
+  format: 'csv' | 'plain',
+  { by, weight: w }: Query,
+  list: readonly ReportRow[],
+  live: boolean,
+  sandbox: boolean,
+  terminal: boolean,
+): string {
+  const cells = (r: ReportRow) => [r.group ?? '', r.offsets, w.plain(r.kg), w.plain(r.placed_kg), w.plain(r.processing_kg), r.amount_cents];
+  if (format === 'plain')
+    return list
+      .map(
+        (r) =>
+          `${cells(r)
+            .map((c) => oneLine(String(c)))
+            .join('\t')}\n`,
+      )
+      .join('');
+  const header = [by, 'offsets', w.field(), w.field('placed'), w.field('processing'), 'amount_cents', 'livemode'];
+  const lines = [
+    [...header, ...(sandbox ? [SANDBOX_CSV_COLUMN] : [])],
+    ...list.map((r) => [...cells(r), String(live), ...(sandbox ? [SANDBOX_PURCHASE] : [])]),
+  ];
+  return lines.map((l) => `${l.map((f) => csvField(f, terminal)).join(',')}\r\n`).join('');
+}
 
 /** A GitHub-flavoured Markdown table; every group is escaped (markdown.ts), so no reference can add markup or split a row. */
 function markdown(by: ReportGroup, w: Weight, list: readonly ReportRow[], total: ReportRow, sandbox: boolean, counted: string): string {
