@@ -164,7 +164,9 @@ export function parseWhen(text: string, flag: string, now = Date.now(), end = fa
         ? Number.NaN
         : Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
   if (Number.isNaN(ms) || (back === undefined && isoTime(ms).slice(0, 10) !== text)) {
-    throw usage(`${flag} must be a day such as 2026-01-31, today or yesterday, or an age such as 7d, 12h or 30m, not "${text}".`);
+    // An age written well but longer than any span: said so, not as if it were no age.
+    const long = /^\d{7,}[mhdw]$/.test(text) ? ' (an age has at most 6 digits: 999999d)' : '';
+    throw usage(`${flag} must be a day such as 2026-01-31, today or yesterday, or an age such as 7d, 12h or 30m, not "${text}"${long}.`);
   }
   return end ? ms + 86_400_000 : ms;
 }

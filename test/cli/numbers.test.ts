@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { dollarsOption, numberOption, wholeNumberOption, whyNotANumber } from '../../src/cli/options.js';
+import { durationArg } from '../../src/cli/commands/sandbox/shared.js';
+import { dollarsOption, numberOption, parseWhen, wholeNumberOption, whyNotANumber } from '../../src/cli/options.js';
 
 /**
  * One grammar for every number typed into carbon: digits, thousands grouped by commas or not at
@@ -88,5 +89,23 @@ describe('refused the same way everywhere, saying why', () => {
       '--port must be a whole number from 0 to 65535, not "65,536".',
     );
     expect(wholeNumberOption('65,535', '--port', { max: 65_535 })).toBe(65_535);
+  });
+});
+
+describe('an age or a duration written well but too long is called that, not malformed', () => {
+  test('--since 9999999d: an age has at most 6 digits; 999999d is read', () => {
+    expect(message(() => parseWhen('9999999d', '--since', 0))).toBe(
+      '--since must be a day such as 2026-01-31, today or yesterday, or an age such as 7d, 12h or 30m, not "9999999d" (an age has at most 6 digits: 999999d).',
+    );
+    expect(parseWhen('999999d', '--since', 0)).toBe(-999_999 * 86_400_000);
+    expect(message(() => parseWhen('7x', '--since', 0))).toMatch(/not "7x"\.$/);
+  });
+
+  test('sandbox clock advance 99999999999d: too large, not "above zero"; 0s is still above zero', () => {
+    expect(message(() => durationArg('99999999999d', 'The duration', true))).toBe(
+      'The duration must be a duration such as 90s, 15m, 2h, 1d or 1h30m, not "99999999999d" (too large: more than carbon counts exactly).',
+    );
+    expect(message(() => durationArg('0s', 'The duration', true))).toMatch(/must be a duration above zero \(the clock only moves forward/);
+    expect(durationArg('1h30m', 'The duration', true)).toBe(5_400_000);
   });
 });

@@ -29,7 +29,9 @@ export function durationArg(value: string, what: string, forward = false): numbe
   const ms = parseDuration(value);
   // The model's clock goes back only with a reset or a snapshot loaded.
   const only = forward ? ' above zero (the clock only moves forward: `carbon sandbox reset` or a snapshot loaded takes it back)' : '';
-  if (ms === null) throw usage(`${what} must be a duration${only} such as 90s, 15m, 2h, 1d or 1h30m, not "${value}".`);
+  // Written well and not zero, but past what carbon counts exactly: said so, not "above zero".
+  const long = /^(\d+(ms|s|m|h|d))+$/.test(value.trim()) && /[1-9]/.test(value) ? ' (too large: more than carbon counts exactly)' : '';
+  if (ms === null) throw usage(`${what} must be a duration${long ? '' : only} such as 90s, 15m, 2h, 1d or 1h30m, not "${value}"${long}.`);
   return ms;
 }
 
