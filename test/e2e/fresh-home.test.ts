@@ -43,6 +43,10 @@ const REFUSED: Array<[string[], number, string]> = [
   [['quote', '--amount-cents', '0'], 2, CENTS],
   [['list', '--reference', ''], 2, REFERENCE],
   [['list', '--starting-after', ''], 2, 'error: starting_after must be an offset ID. (param: starting_after)\n'],
+  // An empty id names no offset in any ledger: the model's 404, and no sandbox made to look in.
+  [['show', ''], 5, "error: No such offset: ''. (param: id)\n"],
+  [['sandbox', 'fail', ''], 5, "error: No such offset: ''. (param: id)\n"],
+  [['sandbox', 'review', 'approve', ''], 5, "error: No such offset: ''. (param: id)\n"],
 ];
 
 describe('a home with no sandbox yet: a malformed request creates none', () => {

@@ -31,6 +31,8 @@ export async function inEitherMode<T>(ctx: Context, id: string, words: string[],
 }
 
 async function localMode(ctx: Context, id: string): Promise<Mode | undefined> {
+  // No ledger yet: no offset in either mode, and none is made to look (`carbon show ''` on a fresh home).
+  if (await ctx.ledgerMissing()) return undefined;
   const offset = await (await ctx.sandbox()).offset(id);
   return offset === undefined ? undefined : offset.livemode ? 'live' : 'test';
 }

@@ -1,3 +1,4 @@
+import { CarbonApiError } from '../../../client/errors.js';
 import type { Sandbox } from '../../../service/sandbox.js';
 import type { Context } from '../../context.js';
 import { usage } from '../../errors.js';
@@ -23,6 +24,19 @@ export async function open(ctx: Context, what: string, check?: () => unknown): P
 export async function note(ctx: Context, text: (paint: Paint) => string): Promise<void> {
   if (ctx.out.json) return;
   ctx.out.info(text(await ctx.paint('stderr')));
+}
+
+/** For `open`'s check: an id no offset has (''), answered with the model's 404 before a sandbox is made to look in. */
+export function offsetNamed(id: string): () => void {
+  return () => {
+    if (id === '')
+      throw new CarbonApiError(404, {
+        type: 'invalid_request_error',
+        code: 'resource_missing',
+        message: "No such offset: ''.",
+        param: 'id',
+      });
+  };
 }
 
 export function durationArg(value: string, what: string, forward = false): number {
