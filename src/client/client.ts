@@ -15,11 +15,11 @@ import { maskKey } from '../service/keys.js';
 import {
   apiErrorOf,
   CarbonAnswerError,
-  CarbonApiError,
   CarbonConfigError,
   CarbonConnectionError,
   CarbonError,
   givenKey,
+  missingOffset,
   otherServer,
   UNEXPECTED,
 } from './errors.js';
@@ -165,14 +165,7 @@ export class CarbonClient {
     // '', '.' and '..' are no path segment: a URL resolves `/offsets/..` to `/api/v1/` and
     // `/offsets/.` to `/offsets/`, which a server may answer 200 (an empty $ID in a script). No
     // offset has such an id, so the answer is the API's 404 for an unknown id, without asking.
-    if (id === '' || id === '.' || id === '..') {
-      throw new CarbonApiError(404, {
-        type: 'invalid_request_error',
-        code: 'resource_missing',
-        message: `No such offset: '${id}'.`,
-        param: 'id',
-      });
-    }
+    if (id === '' || id === '.' || id === '..') throw missingOffset(id);
     return (await this.send<Offset>('GET', `/offsets/${encodeURIComponent(id)}`, {}, 'offset')).body;
   }
 

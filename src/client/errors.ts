@@ -52,6 +52,16 @@ export class CarbonApiError extends CarbonError {
   }
 }
 
+/** The API's 404 for an offset id, made without asking: for an id no offset can have ('', '.', '..'). */
+export function missingOffset(id: string): CarbonApiError {
+  return new CarbonApiError(404, {
+    type: 'invalid_request_error',
+    code: 'resource_missing',
+    message: `No such offset: '${id}'.`,
+    param: 'id',
+  });
+}
+
 /** The request never got an answer: refused, reset, timed out, or the server is unreachable. */
 export class CarbonConnectionError extends CarbonError {
   override name = 'CarbonConnectionError';

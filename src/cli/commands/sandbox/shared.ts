@@ -1,4 +1,4 @@
-import { CarbonApiError } from '../../../client/errors.js';
+import { missingOffset } from '../../../client/errors.js';
 import type { Sandbox } from '../../../service/sandbox.js';
 import type { Context } from '../../context.js';
 import { usage } from '../../errors.js';
@@ -29,13 +29,7 @@ export async function note(ctx: Context, text: (paint: Paint) => string): Promis
 /** For `open`'s check: an id no offset has (''), answered with the model's 404 before a sandbox is made to look in. */
 export function offsetNamed(id: string): () => void {
   return () => {
-    if (id === '')
-      throw new CarbonApiError(404, {
-        type: 'invalid_request_error',
-        code: 'resource_missing',
-        message: "No such offset: ''.",
-        param: 'id',
-      });
+    if (id === '') throw missingOffset(id);
   };
 }
 
