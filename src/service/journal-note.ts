@@ -36,8 +36,20 @@ export type Note = Omit<NewJournalRecord, 'model_ms'> & { model_ms: number | nul
 const SECRET_NAME =
   /password|passwd|passphrase|pwd|secret|token|apikey|accesskey|privatekey|authorization|credential|signature|sessionid|cookie|^auth$|^key$|^sig$|^pass$/;
 const secretName = (name: string) => SECRET_NAME.test(name.toLowerCase().replace(/[^a-z0-9]/g, ''));
-/** The name of a JSON object's string member, and its value (bounded: a name is short). */
-const JSON_MEMBER = /"((?:[^"\\]|\\.){1,64})"(\s*:\s*)"(?:[^"\\]|\\.)*"/g;
+/**
+ * The name of a JSON object's member, and its value if a string, a number or a boolean. The name is
+ * bounded: a short name, each of its characters perhaps written as a six-character `\uXXXX`.
+ */
+const JSON_MEMBER = /"((?:[^"\\]|\\.){1,400})"(\s*:\s*)(?:"(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*|true|false)/g;
+
+/** A JSON member's name as the app's parser reads it: `"pass\u0077ord"` is `password`. */
+function memberName(written: string): string {
+  try {
+    return JSON.parse(`"${written}"`) as string;
+  } catch {
+    return written;
+  }
+}
 
 /** A query, or a form's body: each `name=value` whose name is a secret's kept as `name=***`, the rest as it came. */
 function maskSecretParams(text: string): string {
@@ -53,11 +65,13 @@ function maskSecretParams(text: string): string {
     .join('&');
 }
 
-/** A body: a JSON text's string members named as secrets kept as "***"; a form's as a query's. */
+/** A body: a JSON text's scalar members named as secrets kept as "***"; a form's as a query's. */
 function maskSecretFields(body: string): string {
   const first = body.trimStart().replace(/^\uFEFF/, '')[0];
   if (first === '{' || first === '[')
-    return body.replace(JSON_MEMBER, (member, name: string, colon: string) => (secretName(name) ? `"${name}"${colon}"***"` : member));
+    return body.replace(JSON_MEMBER, (member, name: string, colon: string) =>
+      secretName(memberName(name)) ? `"${name}"${colon}"***"` : member,
+    );
   return /^[^\s{}[\]"]*=[^\s]*$/.test(body) ? maskSecretParams(body) : body;
 }
 

@@ -56,7 +56,7 @@ describe('what the journal keeps of a value named as a secret', () => {
     for (const plain of ['hunter2', 'password', 'passenger=3&author=me&keyword=x&monkey=y', '']) expect(entry(plain).query).toBe(plain);
   });
 
-  test("a JSON body's string member so named keeps its name, its value masked, and the body stays JSON; a form's as a query", () => {
+  test("a JSON body's member so named keeps its name, its value masked, and the body stays JSON; a form's as a query", () => {
     const json = '{"kg":1,"reference":"password","password":"hunter2","nested":{"apiKey":"k\\"1","n":[{"sessionId":"s"}]},"token":5}';
     const kept = entry('', json, 'POST').request_body!;
     expect(JSON.parse(kept)).toEqual({
@@ -64,7 +64,17 @@ describe('what the journal keeps of a value named as a secret', () => {
       reference: 'password',
       password: '***',
       nested: { apiKey: '***', n: [{ sessionId: '***' }] },
-      token: 5,
+      token: '***',
+    });
+    // A name is read as the app's JSON parser reads it, its characters however escaped; a number or a boolean is masked as a string is.
+    const escaped =
+      '{"pass\\u0077ord":"hunter2","\\u0063\\u006c\\u0069\\u0065\\u006e\\u0074\\u005f\\u0073\\u0065\\u0063\\u0072\\u0065\\u0074":"s3","pin":1234,"pwd":true,"secret":null}';
+    expect(JSON.parse(entry('', escaped, 'POST').request_body!)).toEqual({
+      password: '***',
+      client_secret: '***',
+      pin: 1234,
+      pwd: '***',
+      secret: null,
     });
     expect(entry('', 'kg=1&password=hunter2', 'POST').request_body).toBe('kg=1&password=***');
     // Text that is neither is kept as it came.
