@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { colorOn } from '../../src/cli/output.js';
+import { resolvePaths } from '../../src/cli/paths.js';
 import { type GlobalOptions, resolveConfigSettings, resolveSettings } from '../../src/cli/settings.js';
 
 /** Settings precedence (flag > environment > profile > default) and the colour rule, as tables. */
@@ -145,6 +146,18 @@ describe('resolveSettings', () => {
     }
     // …and none stops `carbon config`, which is there to look at and fix the configuration.
     expect(resolveConfigSettings({}, { CARBON_HOME: home, ...ledger })).toMatchObject({ profileName: 'default', engine: 'local' });
+  });
+});
+
+describe('resolvePaths', () => {
+  test('CARBON_HOME holds config and data; set to the empty string it is unset, as every carbon variable is', () => {
+    expect(resolvePaths({ CARBON_HOME: '/ci/carbon', HOME: '/home/u' }, 'linux')).toEqual({
+      configDir: '/ci/carbon',
+      dataDir: '/ci/carbon/data',
+    });
+    const perUser = { configDir: '/home/u/.config/carbon', dataDir: '/home/u/.local/share/carbon' };
+    expect(resolvePaths({ CARBON_HOME: '', HOME: '/home/u' }, 'linux')).toEqual(perUser);
+    expect(resolvePaths({ HOME: '/home/u', XDG_CONFIG_HOME: '', XDG_DATA_HOME: '' }, 'linux')).toEqual(perUser);
   });
 });
 
