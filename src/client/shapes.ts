@@ -16,11 +16,35 @@ export function expectShape<T>(response: ApiResponse<T>, kind: Shape, method: st
   const ok =
     object === kind &&
     (kind !== 'list' || (Array.isArray(body!.data) && body!.data.every((o) => (o as { object?: unknown } | null)?.object === 'offset')));
-  if (ok) return response;
   const what = `${method} ${path.startsWith('/offsets/') ? '/offsets/{id}' : path}`;
+  if (ok) return wholeNumbers(response, kind, what);
   const seen = typeof object === 'string' ? `an object ${JSON.stringify(object.slice(0, 40))}` : 'a body with no "object"';
   const rows = object === kind ? ' whose data are not all offsets' : '';
   throw new CarbonAnswerError(
     `The API answered ${what} with ${response.status} and ${seen}${rows}, where the API answers ${kind === 'offset' || kind === 'impact' ? 'an' : 'a'} ${kind}; is the base URL right?`,
   );
+}
+
+/** The fields the spec makes integers, of each object carbon shows a figure of: cents and kg. */
+const WHOLE: Record<Exclude<Shape, 'list'>, readonly string[]> = {
+  offset: ['kg', 'amount_cents', 'rate_millicents_per_kg'],
+  quote: ['kg', 'amount_cents', 'rate_millicents_per_kg', 'available_cents'],
+  balance: ['available_cents'],
+  impact: ['placed_kg', 'processing_kg', 'offsets'],
+};
+
+/** An answer of the right object whose money or kg is not a whole number (`0.15`, `"12"`, missing) is refused, not shown as a figure. */
+function wholeNumbers<T>(response: ApiResponse<T>, kind: Shape, what: string): ApiResponse<T> {
+  const objects =
+    kind === 'list'
+      ? ((response.body as { data: unknown[] }).data as Record<string, unknown>[])
+      : [response.body as Record<string, unknown>];
+  const fields = WHOLE[kind === 'list' ? 'offset' : kind];
+  for (const o of objects)
+    for (const field of fields)
+      if (!Number.isSafeInteger(o[field]))
+        throw new CarbonAnswerError(
+          `The API answered ${what} with ${response.status} and ${kind === 'list' ? 'an offset' : `${kind === 'offset' || kind === 'impact' ? 'an' : 'a'} ${kind}`} whose ${field} is ${JSON.stringify(o[field] ?? null).slice(0, 40)}, where the API answers a whole number; is the base URL right?`,
+        );
+  return response;
 }

@@ -92,7 +92,11 @@ describe('CarbonClient as a library', () => {
       apiKey: KEY,
       transport: {
         async request(): Promise<ApiResponse> {
-          return { status: 200, headers: {}, body: { object: 'offset', id: 'off_1', status: 'placed' } };
+          return {
+            status: 200,
+            headers: {},
+            body: { object: 'offset', id: 'off_1', status: 'placed', kg: 1, amount_cents: 4, rate_millicents_per_kg: 4000 },
+          };
         },
       },
     });

@@ -152,6 +152,20 @@ describe('an answer that is not the object the API answers there', () => {
       // The balance it answers is read as one, and shown (the test sees what it should).
       body = '{"object":"balance","livemode":false,"available_cents":5,"currency":"usd","rate_millicents_per_kg":4000}';
       expect((await carbon(['balance', '--json'], { home, env })).exitCode).toBe(0);
+      // A balance whose cents are not a whole number is not shown as a figure ($0.1.5).
+      for (const [cents, shown] of [
+        ['0.15', '0.15'],
+        ['"12"', '"12"'],
+        ['null', 'null'],
+      ]) {
+        body = `{"object":"balance","livemode":false,"available_cents":${cents},"currency":"usd"}`;
+        const r = await carbon(['balance'], { home, env });
+        expect([r.exitCode, r.stdout, r.stderr]).toEqual([
+          1,
+          '',
+          `error: The API answered GET /balance with 200 and a balance whose available_cents is ${shown}, where the API answers a whole number; is the base URL right?\n`,
+        ]);
+      }
       // A list whose rows are not offsets.
       body = '{"object":"list","data":[{"id":"off_1"}],"has_more":false}';
       for (const args of [['list'], ['list', '--all'], ['report']]) {
