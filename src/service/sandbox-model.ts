@@ -175,12 +175,22 @@ export async function refund(tx: LedgerTx, id: string, now: number, review: 'rej
 }
 
 /** Everything deleted, every developer page session ended, faults off, and a fresh account. */
-export async function startOver(tx: LedgerTx, now: number): Promise<void> {
+export async function startOver(tx: LedgerTx, clock: () => number): Promise<void> {
+  const now = clock();
   await tx.clear();
-  // Entries answered before now and still waiting in an instance's memory are the old sandbox's: never written.
-  await tx.putMeta(JOURNAL_EMPTIED_META, String(now));
   // Starting over turns faults off too: a fresh sandbox answers every request.
   await tx.putMeta(FAULTS_META, null);
   await endPageAccess(tx);
   await provision(tx, now);
+  await markJournalEmptied(tx, clock);
+}
+
+/**
+ * The last write of a reset or a load: entries answered before now and still waiting in an
+ * instance's memory are the old sandbox's, never written (port.ts, JOURNAL_EMPTIED_META). Read
+ * from the clock as the transaction ends, not as it began: a request another instance answered
+ * while it ran (a large ledger's delete, a snapshot's rows) read the old sandbox, and is its.
+ */
+export async function markJournalEmptied(tx: LedgerTx, clock: () => number): Promise<void> {
+  await tx.putMeta(JOURNAL_EMPTIED_META, String(clock()));
 }

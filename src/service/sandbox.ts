@@ -245,7 +245,7 @@ export class Sandbox {
   /** Deletes every offset, balance and key, ends every developer page session, and provisions a fresh account. */
   async reset(): Promise<void> {
     await this.journal.flush();
-    await this.ledger.transaction((tx) => model.startOver(tx, this.clock()));
+    await this.ledger.transaction((tx) => model.startOver(tx, this.clock));
   }
 
   async status(): Promise<SandboxStatus> {

@@ -1,11 +1,11 @@
 import { isoTime } from '../platform/iso-time.js';
 import { LedgerRowError } from '../store/ledger-error.js';
 import type { DefaultKey, LedgerStore, LedgerTx, SnapshotRow, SnapshotTable } from '../store/port.js';
-import { JOURNAL_EMPTIED_META, SNAPSHOT_TABLES } from '../store/port.js';
+import { SNAPSHOT_TABLES } from '../store/port.js';
 import { FAULTS_META, markedAgain, parseFaults } from './faults.js';
 import { mustHaveAccount } from './lifecycle.js';
 import { endPageAccess } from './page-access.js';
-import { fitsRole } from './sandbox-model.js';
+import { fitsRole, markJournalEmptied } from './sandbox-model.js';
 import { checkFaults, checkRate, checkRateLimit, checkReviewLimit } from './settings.js';
 import {
   type OpenedSnapshot,
@@ -189,8 +189,6 @@ export class Snapshots {
     }
     try {
       await tx.importLedger(rows(), SNAPSHOT_META);
-      // Entries answered before the load and still waiting in an instance's memory are the old ledger's: never written.
-      await tx.putMeta(JOURNAL_EMPTIED_META, String(now));
     } catch (err) {
       if (err instanceof LedgerRowError) throw new SnapshotError('snapshot_damaged', `a row breaks the ledger's rules (${err.message})`);
       throw err;
@@ -203,6 +201,7 @@ export class Snapshots {
     // The fault setting loaded is set anew: every instance starts its seeded sequence again.
     const faults = await tx.meta(FAULTS_META);
     if (faults !== undefined) await tx.putMeta(FAULTS_META, markedAgain(faults));
+    await markJournalEmptied(tx, this.clock);
   }
 }
 

@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -528,6 +529,40 @@ describe.runIf(postgresAvailable())('on PostgreSQL, the journal while a reset ru
     const after = await b.entries({ after: seen });
     expect(after.map((e) => e.path)).toEqual(['/api/v1/balance']);
     expect(after[0]!.seq).toBeGreaterThan(seen + 1);
+  });
+
+  test("a request another instance answers from the old sandbox while the reset's transaction runs is not written after it", async () => {
+    const { open, database } = await ledger('postgres', { flushMs: 3_600_000 });
+    const a = await open('host-a:1');
+    const b = await open('host-b:2');
+    const db = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await db.connect();
+    cleanup.push(() => db.end());
+    const schema = new URL(database!).searchParams.get('schema');
+    // The reset held after its delete, before its commit (a trigger on a lock the test holds), as a
+    // large ledger's delete holds it: meanwhile B answers from what it still reads, the old sandbox.
+    const lock = randomInt(1, 2 ** 31 - 1);
+    await db.query(`CREATE FUNCTION "${schema}".held() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN PERFORM pg_advisory_xact_lock_shared(${lock}); RETURN NEW; END $$`);
+    await db.query(`CREATE TRIGGER held BEFORE INSERT ON "${schema}".account FOR EACH ROW EXECUTE FUNCTION "${schema}".held()`);
+    await db.query('SELECT pg_advisory_lock($1)', [lock]);
+    a.clock.now += 1;
+    const reset = a.engine.sandbox.reset();
+    const waiting = async () =>
+      Number(
+        (await db.query(`SELECT count(*) AS n FROM pg_locks WHERE NOT granted AND locktype = 'advisory' AND objid = ${lock}`)).rows[0].n,
+      );
+    while ((await waiting()) === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    a.clock.now += 1;
+    expect((await b.call('GET', '/balance', { query: { during: 'reset' } })).status).toBe(200);
+    a.clock.now += 1;
+    await db.query('SELECT pg_advisory_unlock($1)', [lock]);
+    await reset;
+    a.clock.now += 1;
+    await b.call('GET', '/balance', { key: (await a.engine.sandbox.defaultKey('test'))!, query: { after: 'reset' } });
+    await b.engine.sandbox.journal.flush();
+    // Before: the reset marked the journal emptied as of its start, and B's request, answered from the old sandbox after that, stayed.
+    expect((await a.entries({ limit: 100 })).map((e) => e.query)).toEqual(['after=reset']);
   });
 });
 
