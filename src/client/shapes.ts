@@ -25,10 +25,10 @@ export function expectShape<T>(response: ApiResponse<T>, kind: Shape, method: st
   );
 }
 
-/** The fields the spec makes integers, of each object carbon shows a figure of: cents and kg. */
+/** The spec's integer fields of cents and kg, in each object carbon shows a figure of. */
 const WHOLE: Record<Exclude<Shape, 'list'>, readonly string[]> = {
-  offset: ['kg', 'amount_cents', 'rate_millicents_per_kg'],
-  quote: ['kg', 'amount_cents', 'rate_millicents_per_kg', 'available_cents'],
+  offset: ['kg', 'amount_cents'],
+  quote: ['kg', 'amount_cents', 'available_cents'],
   balance: ['available_cents'],
   impact: ['placed_kg', 'processing_kg', 'offsets'],
 };
