@@ -511,7 +511,7 @@ describe('carbon logs --follow', () => {
     const { server, ids } = await burst(home, Array(6).fill('/balance'));
     await tail.seen(ids.slice(4));
     expect(missedLines(tail.err())).toEqual([
-      'warning: missed 4 entries: gone from the journal before carbon logs read them (it keeps only the newest CARBON_JOURNAL_KEEP entries; a snapshot loaded replaces them all).',
+      'warning: missed 4 entries: gone from the journal before carbon logs read them (it keeps only the newest CARBON_JOURNAL_KEEP entries; a reset or a loaded snapshot empties it).',
     ]);
     const res = await fetch(`${server.url}/impact`, { headers: { authorization: `Bearer ${server.ready.test_key}` } });
     const next = res.headers.get('request-id')!;
@@ -532,7 +532,7 @@ describe('carbon logs --follow', () => {
     const { server, ids } = await burst(home, Array(6).fill('/balance'));
     await local.seen(ids.slice(4));
     expect(missedLines(local.err())).toEqual([
-      'warning: missed 4 entries: gone from the journal before carbon logs read them (it keeps only the newest CARBON_JOURNAL_KEEP entries; a snapshot loaded replaces them all).',
+      'warning: missed 4 entries: gone from the journal before carbon logs read them (it keeps only the newest CARBON_JOURNAL_KEEP entries; a reset or a loaded snapshot empties it).',
     ]);
     await stopsOn(local);
     // Through carbon serve (GET /_sandbox/requests says newest_seq), after another reset.
@@ -559,7 +559,7 @@ describe('carbon logs --follow', () => {
     const { server, ids } = await burst(home, ['/impact', '/impact', '/impact', '/impact', '/impact', '/balance']);
     await tail.seen([ids[5]!]);
     expect(missedLines(tail.err())).toEqual([
-      'warning: missed 4 entries (matching the filter or not): gone from the journal before carbon logs read them (it keeps only the newest CARBON_JOURNAL_KEEP entries; a snapshot loaded replaces them all).',
+      'warning: missed 4 entries (matching the filter or not): gone from the journal before carbon logs read them (it keeps only the newest CARBON_JOURNAL_KEEP entries; a reset or a loaded snapshot empties it).',
     ]);
     await server.stop();
     // Read, not printed, not missed: the impacts the filter skips (kept: the default keep) say nothing.

@@ -199,7 +199,8 @@ async function readOn(source: Source, filter: RequestFilter, read: number, signa
  * holds past `read`), when it holds none below `next`. The journal prunes its oldest, so an entry
  * still held below `next` means the seqs between were never entries (a batch PostgreSQL did not
  * commit took them) or are a loaded snapshot's past, skipped on purpose; a reset empties the
- * journal and numbers on past every seq handed out, so a follower misses nothing across it.
+ * journal and numbers on past every seq handed out, so a follower misses nothing across it but
+ * the entries written before it that it had not yet read (said, as pruned ones are).
  */
 async function sayMissed(ctx: Context, source: Source, read: number, next: RequestEntry | undefined, narrowed: boolean): Promise<void> {
   // `read` is where it started (the highest seq handed out then, an emptied journal's too), or what it read since.
@@ -208,7 +209,7 @@ async function sayMissed(ctx: Context, source: Source, read: number, next: Reque
   const count = next.seq - read - 1;
   const what = `${count} ${count === 1 ? 'entry' : 'entries'}${narrowed ? ' (matching the filter or not)' : ''}`;
   ctx.out.warn(
-    `missed ${what}: gone from the journal before carbon logs read them (it keeps only the newest CARBON_JOURNAL_KEEP entries; a snapshot loaded replaces them all).`,
+    `missed ${what}: gone from the journal before carbon logs read them (it keeps only the newest CARBON_JOURNAL_KEEP entries; a reset or a loaded snapshot empties it).`,
   );
 }
 
