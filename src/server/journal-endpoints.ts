@@ -32,11 +32,12 @@ const KNOWN = new Set([...FILTER_PARAMS, 'wait']);
 export async function requests(r: Incoming, served: Served): Promise<Reply> {
   try {
     await signedWithKey(r, served);
-    // As the API's GET /offsets: a parameter it does not read (a misspelt filter), or one given
-    // twice, is refused, not ignored.
+    // As the API's GET /offsets: a parameter it does not read (a misspelt filter), one given twice,
+    // or one given no value (`?limit=`: a script's unset variable) is refused, not ignored.
     for (const [name, value] of Object.entries(r.query)) {
       if (value !== undefined && !KNOWN.has(name)) throw unknownParameter(name);
       if (Array.isArray(value)) throw validationError(name, `${name} may be given only once.`);
+      if (value === '') throw validationError(name, `${name} has no value: give it one, or leave it out.`);
     }
     // Each one given once, as checked above.
     const get = (name: string) => r.query[name] as string | undefined;

@@ -140,11 +140,13 @@ describe('on the local model', () => {
       ['--since', 'last-week'],
       ['--path', 'offsets'],
       ['--method', 'G/ET'],
+      ['--code', ''],
+      ['--request-id', ''],
     ]) {
       const r = await carbon(['logs', ...args], { home });
       expect(r.exitCode, args.join(' ')).toBe(2);
       expect(r.stdout).toBe('');
-      expect(r.stderr).toMatch(/^error: --[a-z]+ [^\n]+\n$/);
+      expect(r.stderr).toMatch(/^error: --[a-z-]+ [^\n]+\n$/);
     }
     const r = await carbon(['logs', 'show', 'req_nothere'], { home });
     expect(r.exitCode).toBe(5);

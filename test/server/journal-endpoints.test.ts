@@ -282,6 +282,27 @@ describe('GET /_sandbox/requests: a parameter given twice, and wait', () => {
     ]);
   });
 
+  test("a parameter given no value (a script's unset variable) is 422 naming it, as the API's limit= is, not read as left out", async () => {
+    const headers = { authorization: `Bearer ${key}` };
+    const api = await fetch(`${served.server.url}/offsets?limit=`, { headers });
+    expect([api.status, ((await api.json()) as { error: { param: string } }).error.param]).toEqual([422, 'limit']);
+    for (const name of ['limit', 'status', 'path', 'before', 'after', 'request_id', 'livemode']) {
+      const r = await fetch(`${served.server.origin}/_sandbox/requests?${name}=`, { headers });
+      expect([name, r.status, await r.json()]).toEqual([
+        name,
+        422,
+        {
+          error: {
+            type: 'invalid_request_error',
+            code: 'validation_error',
+            param: name,
+            message: `${name} has no value: give it one, or leave it out.`,
+          },
+        },
+      ]);
+    }
+  });
+
   test('wait that is not a whole number of seconds is 422 naming it; a large one waits at most 25 s', async () => {
     const headers = { authorization: `Bearer ${key}` };
     for (const wait of ['abc', '-1', '1.5', '']) {

@@ -32,6 +32,9 @@ function filterOf(ctx: Context, flags: LogsFlags): RequestFilter {
   }
   if (flags.method !== undefined && !/^[A-Za-z]{1,16}$/.test(flags.method)) throw usage(`--method must be a method such as GET or POST.`);
   if (flags.path !== undefined && !flags.path.startsWith('/')) throw usage(`--path is the start of a path, such as /api/v1/offsets.`);
+  // An empty value (a script's unset variable) matches no entry: said, as the server says it.
+  if (flags.code === '') throw usage('--code needs an error code, such as rate_limited.');
+  if (flags.requestId === '') throw usage('--request-id needs a Request-Id, such as req_8dFj2kQ9xLm3Pz.');
   return {
     ...NO_FILTER,
     status: flags.status ?? null,
