@@ -1,6 +1,7 @@
-import type { Mode } from '../api/types.js';
-import type { AccountRecord, KeyRecord } from '../store/port.js';
+import type { ApiRequest, Mode } from '../api/types.js';
+import type { AccountRecord, KeyRecord, LedgerStore } from '../store/port.js';
 import { ApiError } from './errors.js';
+import type { Trace } from './journal-note.js';
 import { keyMode } from './keys.js';
 
 /**
@@ -54,4 +55,20 @@ export function rateLimited(wait: number): ApiError {
     {},
     { 'retry-after': String(wait) },
   );
+}
+
+/**
+ * The caller of a request answered before its key was read (a path the API does not have, a
+ * method it does not take, a fault's answer), noted for the journal: the mode its key names and,
+ * with `askLedger`, the key's id. Never throws: the ledger not answering leaves the id out.
+ */
+export async function traceCaller(store: LedgerStore, request: ApiRequest, trace: Trace, askLedger = true): Promise<void> {
+  try {
+    const token = request.headers.authorization === undefined ? undefined : bearerToken(request.headers.authorization);
+    trace.mode = token === undefined ? null : keyMode(token);
+    const key = !askLedger || token === undefined || trace.mode === null ? undefined : await store.keyBySecret(token);
+    trace.keyId = key?.id ?? null;
+  } catch {
+    // The ledger did not answer: the entry is noted without the key.
+  }
 }

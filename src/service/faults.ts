@@ -1,6 +1,6 @@
 import { API_PREFIX, type ApiRequest, type ApiResponse, type Mode } from '../api/types.js';
 import { randomBase62 } from '../platform/random.js';
-import { bearerToken } from './access.js';
+import { bearerToken, traceCaller } from './access.js';
 import { ApiError, type ErrorCode } from './errors.js';
 import type { Trace } from './journal-note.js';
 import { keyMode, requestId } from './keys.js';
@@ -162,14 +162,7 @@ export async function noteAnswer(
   trace: Trace,
   askLedger = true,
 ): Promise<void> {
-  try {
-    const token = request.headers.authorization === undefined ? undefined : bearerToken(request.headers.authorization);
-    trace.mode = token === undefined ? null : keyMode(token);
-    const key = !askLedger || token === undefined || trace.mode === null ? undefined : await service.store.keyBySecret(token);
-    trace.keyId = key?.id ?? null;
-  } catch {
-    // The ledger did not answer: the entry is noted without the key.
-  }
+  await traceCaller(service.store, request, trace, askLedger);
   service.journal.record(response.headers['request-id'] ?? requestId(), request, response, trace);
 }
 

@@ -1,7 +1,7 @@
 import type { ApiRequest, ApiResponse, Balance, Impact, Mode, Offset, OffsetList, Quote } from '../api/types.js';
 import { isoTime } from '../platform/iso-time.js';
 import type { AccountRecord, KeyRecord, LedgerStore, OffsetRecord } from '../store/port.js';
-import { checkPermission, checkStanding, parseBearer, rateLimited } from './access.js';
+import { checkPermission, checkStanding, parseBearer, rateLimited, traceCaller } from './access.js';
 import { ApiError, echoed, errorResponse } from './errors.js';
 import { Journal } from './journal.js';
 import type { Trace } from './journal-note.js';
@@ -97,6 +97,8 @@ export class OffsetsService {
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       response = errorResponse(err, id);
+      // Refused before the key was read (404, 405): the journal still says whose request it was.
+      if (trace.mode === null && this.journal.settings.enabled) await traceCaller(this.store, request, trace);
     }
     this.journal.record(id, request, response, trace);
     return response;

@@ -225,6 +225,22 @@ describe.each(storeMatrix())('the request journal on the $label store', ({ kind:
     expect(body).not.toContain(`"reference":"page-${left - 1}"`);
   });
 
+  test('a path the API does not have (404) and a method a path does not take (405) keep whose key sent them, as a 401 keeps its mode', async () => {
+    const { open } = await ledger(store);
+    const a = await open('host-a:1');
+    const liveId = (await a.engine.sandbox.keys()).find((k) => k.mode === 'live')!.id;
+    await a.call('GET', '/nowhere', { key: a.keys.live });
+    await a.call('DELETE', '/balance', { key: a.keys.live });
+    await a.call('GET', '/nowhere', { key: null });
+    const kept = (await a.entries()).map((e) => [e.status, e.key_id, e.livemode]);
+    // Before: both of the live key's were kept with no key and no mode, and a --live filter missed them.
+    expect(kept).toEqual([
+      [404, null, null],
+      [405, liveId, true],
+      [404, liveId, true],
+    ]);
+  });
+
   test('filters by status class or code, method, path prefix, error code, mode, Request-Id and real time', async () => {
     const { open } = await ledger(store);
     const a = await open('host-a:1');
