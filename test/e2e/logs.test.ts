@@ -183,6 +183,19 @@ describe('on the local model', () => {
     expect(ndjson((await ok(['logs', '--json'], { home })).stdout)).toHaveLength(1);
     expect(await json(['balance'], { home, env: { CARBON_JOURNAL: 'off' } })).toMatchObject({ available_cents: 100_000 });
   });
+
+  test("CARBON_JOURNAL=off is said where an empty journal would puzzle: carbon logs on a terminal, and carbon serve's banner", async () => {
+    const home = newHome();
+    await ok(['balance'], { home, env: { CARBON_JOURNAL: 'off' } });
+    const shown = await carbonTty(['logs'], { home, env: { ...TTY, CARBON_JOURNAL: 'off' } });
+    expect([shown.exitCode, plain(shown.output).trim()]).toEqual([
+      0,
+      `No requests in the journal of ${ledgerPath(home)} yet (CARBON_JOURNAL=off: what carbon answers here is not recorded).`,
+    ]);
+    const server = await serve(home, [], { CARBON_JOURNAL: 'off' });
+    expect(server.stderr()).toContain('journal        off (CARBON_JOURNAL=off): carbon logs shows none of what this instance answers');
+    await server.stop();
+  });
 });
 
 describe('against carbon serve', () => {

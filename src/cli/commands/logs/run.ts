@@ -64,7 +64,12 @@ export async function list(ctx: Context, flags: LogsFlags): Promise<void> {
     return;
   }
   if (entries.length === 0) {
-    ctx.out.info(`No requests in the journal of ${source.where}${filtered(filter) ? ' match' : ' yet'}.`);
+    // With the journal off here, nothing this machine's commands answer is recorded: said, or the empty journal puzzles.
+    const off =
+      ctx.settings.engine === 'local' && !ctx.settings.journal.enabled
+        ? ' (CARBON_JOURNAL=off: what carbon answers here is not recorded)'
+        : '';
+    ctx.out.info(`No requests in the journal of ${source.where}${filtered(filter) ? ' match' : ' yet'}${off}.`);
     return;
   }
   ctx.out.data(requestTable(entries, await ctx.paint(), terminalWidth(ctx.out.stdout, ctx.env)));

@@ -226,7 +226,11 @@ async function banner(ctx: Context, flags: ServeFlags, server: RunningServer, re
   const tryIt = width === undefined ? [`  Try: ${example}`] : wrapCommand(example, width, '  Try: ', '    ');
   lines.push(
     fitted(`  data           ${server.store.label}`),
-    fitted(`  instance       ${ready.instance} (its name in carbon logs)`),
+    fitted(
+      server.sandbox.journal.settings.enabled
+        ? `  instance       ${ready.instance} (its name in carbon logs)`
+        : `  journal        off (CARBON_JOURNAL=off): carbon logs shows none of what this instance answers`,
+    ),
     '',
     ...tryIt,
     paint.dim('  Ctrl-C stops it.'),
