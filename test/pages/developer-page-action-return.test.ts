@@ -124,6 +124,7 @@ withChromium(describe, 'Developer page action return tests')('each action of the
     await page.goto(`${server.origin}/?mode=test&status=processing&reference=kept#offsets`);
     const references = () => page.locator('table.offsets td.wide').allInnerTexts();
     expect(await references()).toEqual(['kept-c', 'kept-b', 'kept-a']);
+    await page.locator('table.offsets summary').first().click();
     await page.locator('form[action="/actions/fail"] button').first().click();
     await expectReturned(page, 'offsets', 'ok', 'refunded');
     const address = new URL(page.url());
@@ -155,6 +156,7 @@ withChromium(describe, 'Developer page action return tests')('each action of the
     );
 
     await open();
+    await page.locator('table.offsets summary').first().click();
     await page.locator('form[action="/actions/fail"] button').first().click();
     await expectReturned(page, 'offsets', 'ok', 'refunded');
 

@@ -432,7 +432,7 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
     const headings = (table: string) => page.locator(`table.${table} thead th`).allInnerTexts();
     expect(await headings('keys')).toEqual(['Key ID', 'State', 'Mode', 'Access', 'Secret (masked)', 'Created', 'Action']);
     expect(await headings('offsets')).toEqual(['Offset', 'Status', 'kg', 'Amount', 'Reference', 'Created', 'Action']);
-    expect(await page.locator('table.offsets td.act button').allInnerTexts()).toEqual(['Fail', 'Fail']);
+    expect(await page.locator('table.offsets td.act summary').allInnerTexts()).toEqual(['Fail…', 'Fail…']);
     const cells = await page.evaluate(() =>
       [...document.querySelectorAll('table.cards th, table.cards td')].map((c) => ({
         table: c.closest('table')!.className,

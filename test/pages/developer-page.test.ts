@@ -160,7 +160,12 @@ run('the developer page, in Chromium', { shuffle: false }, () => {
     await page.goto(`${server.origin}/?mode=live`);
     await page.locator('tr', { hasText: a }).locator('form[action="/actions/approve"] button').click();
     expect(await page.textContent('.notice.ok')).toBe(`Approved ${a}: it is placed.`);
-    await page.locator('tr', { hasText: b }).locator('form[action="/actions/reject"] button').click();
+    // Rejecting refunds, so it is asked first: the button shows once "Reject…" is opened.
+    const queued = page.locator('table.review tr', { hasText: b });
+    expect(await queued.locator('form[action="/actions/reject"] button').isVisible()).toBe(false);
+    expect(await queued.locator('td.wide').innerText()).toBe('—');
+    await queued.locator('summary', { hasText: 'Reject…' }).click();
+    await queued.locator('form[action="/actions/reject"] button').click();
     expect(await page.textContent('.notice.ok')).toBe(`Rejected ${b}: it is refunded.`);
     expect((await api('GET', `/offsets/${a}`, keys.live)).body.status).toBe('placed');
     expect((await api('GET', `/offsets/${b}`, keys.live)).body.status).toBe('refunded');
@@ -174,6 +179,7 @@ run('the developer page, in Chromium', { shuffle: false }, () => {
     for (let i = 0; i < 25; i++)
       ids.push((await api('POST', '/offsets', keys.test, { kg: 1 + i, reference: i % 2 === 0 ? 'even' : 'odd' })).body.id as string);
     await page.goto(`${server.origin}/`);
+    await page.locator('tr', { hasText: ids[24]! }).locator('summary', { hasText: 'Fail…' }).click();
     await page.locator('tr', { hasText: ids[24]! }).locator('form[action="/actions/fail"] button').click();
     expect(await page.textContent('.notice.ok')).toBe(`The order of ${ids[24]} could not be placed: it is refunded.`);
     expect((await api('GET', `/offsets/${ids[24]}`, keys.test)).body.status).toBe('refunded');

@@ -5,7 +5,7 @@ import { chartHtml } from './chart.js';
 import { viewOf } from './dashboard-data.js';
 import { noticeAt } from './flash.js';
 import { offsetsSection } from './offsets-section.js';
-import { type Column, cardTable, hiddenId, keyColumns, offsetLink } from './tables.js';
+import { type Column, cardTable, hiddenId, keyColumns, offsetLink, referenceColumn } from './tables.js';
 import { action, confirmed, csrfField, type DashboardData, date, faultControls, field, fieldValue, kg, layout } from './views.js';
 
 /**
@@ -87,11 +87,13 @@ ${chartHtml(d.chart, d.mode)}
 function reviewTable(d: DashboardData): string {
   if (d.review.length === 0) return '<p class="muted">Nothing waits for review.</p>';
   const decide = (o: Offset) =>
-    `${action('approve', d, hiddenId(o.id), 'Approve', 'inline')} ${action('reject', d, hiddenId(o.id), 'Reject', 'inline danger')}`;
+    // Rejecting refunds the purchase, which cannot be undone: asked first. Approving places it, as the review would.
+    `${action('approve', d, hiddenId(o.id), 'Approve', 'inline')} ${confirmed('reject', d, hiddenId(o.id), 'Reject…', `Reject ${o.id}`)}`;
   const columns: Array<Column<Offset>> = [
     { heading: 'Offset', cls: 'id', cell: offsetLink },
     { heading: 'kg', cls: 'num', cell: (o) => escapeHtml(kg(o.kg)) },
     { heading: 'Amount', cls: 'num', cell: (o) => escapeHtml(dollars(o.amount_cents)) },
+    referenceColumn,
     { heading: 'Created', cls: 'when', cell: (o) => escapeHtml(date(o.created)) },
     { heading: 'Decision', cls: 'act', cell: decide },
   ];

@@ -3,7 +3,7 @@ import type { SandboxKey } from '../../../service/sandbox.js';
 import { dollars } from '../../../service/units.js';
 import { escapeHtml, escapeText } from '../html.js';
 import { viewOf } from './dashboard-data.js';
-import { action, confirmed, type DashboardData, date, idText, kg } from './views.js';
+import { confirmed, type DashboardData, date, idText, kg } from './views.js';
 
 /**
  * A table of records (offsets, the review queue, keys): a table on a wide screen; on a phone each
@@ -28,6 +28,12 @@ export function cardTable<T>(name: string, columns: ReadonlyArray<Column<T>>, ro
 export const hiddenId = (id: string) => `<input type="hidden" name="id" value="${escapeHtml(id)}">`;
 export const offsetLink = (o: Offset) => `<a href="/offsets/${encodeURIComponent(o.id)}">${idText(o.id)}</a>`;
 const status = (s: string) => `<span class="status ${escapeHtml(s)}">${escapeHtml(s)}</span>`;
+/** An offset's reference, as the caller typed it (— for none). */
+export const referenceColumn: Column<Offset> = {
+  heading: 'Reference',
+  cls: 'wide',
+  cell: (o) => (o.reference === null ? '<span class="muted">—</span>' : escapeText(o.reference)),
+};
 
 export function offsetColumns(d: DashboardData): Array<Column<Offset>> {
   // The list the form is on (its filter and page), for the redirect after it to return to.
@@ -38,12 +44,13 @@ export function offsetColumns(d: DashboardData): Array<Column<Offset>> {
     { heading: 'Status', cls: 'state', cell: (o) => status(o.status) },
     { heading: 'kg', cls: 'num', cell: (o) => escapeHtml(kg(o.kg)) },
     { heading: 'Amount', cls: 'num', cell: (o) => escapeHtml(dollars(o.amount_cents)) },
-    { heading: 'Reference', cls: 'wide', cell: (o) => (o.reference === null ? '<span class="muted">—</span>' : escapeText(o.reference)) },
+    referenceColumn,
     { heading: 'Created', cls: 'when', cell: (o) => escapeHtml(date(o.created)) },
     {
       heading: 'Action',
       cls: 'act',
-      cell: (o) => (o.status === 'processing' ? action('fail', d, hiddenId(o.id) + view, 'Fail', 'inline') : ''),
+      // Failing refunds the purchase, which cannot be undone: asked first, as revoking a key is.
+      cell: (o) => (o.status === 'processing' ? confirmed('fail', d, hiddenId(o.id) + view, 'Fail…', `Fail ${o.id}`) : ''),
     },
   ];
 }
