@@ -53,6 +53,13 @@ export function checkTopUp(cents: number, mode: string = 'test'): number {
   return cents;
 }
 
+/** A top-up given in dollars (the page's field, `carbon sandbox topup 250`) out of range, said in dollars (null: in range); checkTopUp's message counts cents. */
+export function topUpOutOfRange(cents: number): string | null {
+  if (cents >= LIMITS.topUpMinCents && cents <= MAX_TOP_UP_CENTS) return null;
+  const side = cents < LIMITS.topUpMinCents ? 'less' : 'more';
+  return `A top-up is from ${dollars(LIMITS.topUpMinCents)} to ${dollars(MAX_TOP_UP_CENTS)}; ${dollars(cents)} is ${side}.`;
+}
+
 /** A balance after a top-up stays a safe integer with room for any later refund. */
 export function checkBalanceAfter(balance: number, cents: number): void {
   if (balance + cents > Number.MAX_SAFE_INTEGER / 2)

@@ -101,7 +101,9 @@ const TOP_UP =
 
 /** The sandbox's settings, refused by the model's own bounds (service/settings.ts) before the ledger is opened. */
 const SANDBOX_REFUSED: Array<[string[], string]> = [
-  [['sandbox', 'topup', '1'], TOP_UP],
+  // Given in dollars, said in dollars; given in cents, in cents.
+  [['sandbox', 'topup', '249.99'], 'error: A top-up is from $250.00 to $1,000,000,000.00; $249.99 is less.\n'],
+  [['sandbox', 'topup', '1000000000.01', '--live'], 'error: A top-up is from $250.00 to $1,000,000,000.00; $1,000,000,000.01 is more.\n'],
   [['sandbox', 'topup', '--cents', '1', '--live'], TOP_UP],
   [
     ['sandbox', 'rate', '0'],

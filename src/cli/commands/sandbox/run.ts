@@ -1,6 +1,6 @@
 import { ACCOUNT_STANDINGS, type Balance, type Mode, type Offset } from '../../../api/types.js';
 import { LedgerError } from '../../../engine/ledger.js';
-import { checkRate, checkRateLimit, checkTopUp } from '../../../service/settings.js';
+import { checkRate, checkRateLimit, checkTopUp, topUpOutOfRange } from '../../../service/settings.js';
 import { duration } from '../../../service/units.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
@@ -33,10 +33,13 @@ export async function topup(ctx: Context, amount: string | undefined, flags: { c
   if ((amount === undefined) === (flags.cents === undefined)) {
     throw usage('Give the amount in dollars (`carbon sandbox topup 250`) or in cents (`--cents 25000`), one of the two.');
   }
-  let cents: number;
-  if (flags.cents !== undefined) cents = wholeNumberOption(flags.cents, '--cents');
-  else cents = dollarsOption(amount!, 'The top-up');
-  const sandbox = await open(ctx, 'topup', () => checkTopUp(cents));
+  const cents = flags.cents !== undefined ? wholeNumberOption(flags.cents, '--cents') : dollarsOption(amount!, 'The top-up');
+  const sandbox = await open(ctx, 'topup', () => {
+    // Given in dollars, said in dollars (the model's message counts cents).
+    const outOfRange = amount === undefined ? null : topUpOutOfRange(cents);
+    if (outOfRange !== null) throw usage(outOfRange);
+    checkTopUp(cents);
+  });
   const mode: Mode = ctx.settings.mode;
   // Read before the top-up: once it is committed, nothing may fail the command (a failure read
   // after it was said as a top-up not made, that "can be retried").

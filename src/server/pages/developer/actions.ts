@@ -2,7 +2,7 @@ import { LIMITS, type Mode } from '../../../api/types.js';
 import { ApiError } from '../../../service/errors.js';
 import { parseLatency, parseShare } from '../../../service/faults.js';
 import type { Sandbox } from '../../../service/sandbox.js';
-import { type FaultInput, MAX_TOP_UP_CENTS } from '../../../service/settings.js';
+import { type FaultInput, MAX_TOP_UP_CENTS, topUpOutOfRange } from '../../../service/settings.js';
 import { DOLLARS, dollars, parseDollars, parseDuration } from '../../../service/units.js';
 import { keptView } from './dashboard-data.js';
 import type { Notice, Section } from './flash.js';
@@ -150,10 +150,8 @@ function topUpCents(amount: string): number {
     throw invalid('amount_cents', `The top-up must be dollars with at most two decimals, such as 250 or 250.00, not "${amount}".`);
   }
   // Said in dollars, as the field asks: the model's own message counts cents.
-  if (cents < LIMITS.topUpMinCents || cents > MAX_TOP_UP_CENTS) {
-    const side = cents < LIMITS.topUpMinCents ? 'less' : 'more';
-    throw invalid('amount_cents', `A top-up is from ${range}; ${dollars(cents)} is ${side}.`);
-  }
+  const outOfRange = topUpOutOfRange(cents);
+  if (outOfRange !== null) throw invalid('amount_cents', outOfRange);
   return cents;
 }
 
