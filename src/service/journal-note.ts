@@ -1,6 +1,7 @@
 import type { ApiRequest, ApiResponse, Mode } from '../api/types.js';
 import type { NewJournalRecord } from '../store/port.js';
 import { redactSecrets } from './keys.js';
+import { maskSecretFields, maskSecretParams } from './secret-fields.js';
 
 /**
  * An answered request as the request journal keeps it (journal.ts writes it): its bodies and query
@@ -25,55 +26,6 @@ export interface Trace {
 
 /** An entry as it waits to be written: its model time is null until the account's clock is read. */
 export type Note = Omit<NewJournalRecord, 'model_ms'> & { model_ms: number | null };
-
-/**
- * A value kept under one of these names is a secret, whatever its form: a short password or token
- * has no key's shape to be known by. Matched against the name lowercased with all but its letters
- * and digits taken out (`client_secret`, `X-Api-Key`, `accessToken`), as Sentry's and Stripe's
- * scrubbing names them. The API takes none of them (an unknown parameter or field is refused), but
- * the journal keeps what the app sent.
- */
-const SECRET_NAME =
-  /password|passwd|passphrase|pwd|secret|token|apikey|accesskey|privatekey|authorization|credential|signature|sessionid|cookie|^auth$|^key$|^sig$|^pass$/;
-const secretName = (name: string) => SECRET_NAME.test(name.toLowerCase().replace(/[^a-z0-9]/g, ''));
-/**
- * The name of a JSON object's member, and its value if a string, a number or a boolean. The name is
- * bounded: a short name, each of its characters perhaps written as a six-character `\uXXXX`.
- */
-const JSON_MEMBER = /"((?:[^"\\]|\\.){1,400})"(\s*:\s*)(?:"(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*|true|false)/g;
-
-/** A JSON member's name as the app's parser reads it: `"pass\u0077ord"` is `password`. */
-function memberName(written: string): string {
-  try {
-    return JSON.parse(`"${written}"`) as string;
-  } catch {
-    return written;
-  }
-}
-
-/** A query, or a form's body: each `name=value` whose name is a secret's kept as `name=***`, the rest as it came. */
-function maskSecretParams(text: string): string {
-  if (!text.includes('=')) return text;
-  return text
-    .split('&')
-    .map((part) => {
-      const eq = part.indexOf('=');
-      if (eq === -1) return part;
-      const [name = ''] = new URLSearchParams(part.slice(0, eq)).keys();
-      return secretName(name) ? `${part.slice(0, eq)}=***` : part;
-    })
-    .join('&');
-}
-
-/** A body: a JSON text's scalar members named as secrets kept as "***"; a form's as a query's. */
-function maskSecretFields(body: string): string {
-  const first = body.trimStart().replace(/^\uFEFF/, '')[0];
-  if (first === '{' || first === '[')
-    return body.replace(JSON_MEMBER, (member, name: string, colon: string) =>
-      secretName(memberName(name)) ? `"${name}"${colon}"***"` : member,
-    );
-  return /^[^\s{}[\]"]*=[^\s]*$/.test(body) ? maskSecretParams(body) : body;
-}
 
 /** Text as the journal keeps it: API keys masked (as every echo of a caller's input is), bounded. */
 function journalText(text: string, more?: string, runs?: 'after-mode'): string {

@@ -77,6 +77,22 @@ describe('what the journal keeps of a value named as a secret', () => {
       secret: null,
     });
     expect(entry('', 'kg=1&password=hunter2', 'POST').request_body).toBe('kg=1&password=***');
+    // A value of any form under such a name, an object or an array too, is masked whole; strings with quotes and backslashes in them are read as JSON reads them.
+    const whole =
+      '{"kg":5,"tokens":["tok_a",{"b":"]"}],"client_secret":{"value":"shh","n":[1,{"x":"}"}]},"note":"a \\"password\\": \\\\","api_key" : [ "plain" ] ,"z":2}';
+    expect(JSON.parse(entry('', whole, 'POST').request_body!)).toEqual({
+      kg: 5,
+      tokens: '***',
+      client_secret: '***',
+      note: 'a "password": \\',
+      api_key: '***',
+      z: 2,
+    });
+    // A JSON text cut short is masked to its end.
+    expect(entry('', '{"kg":1,"password":{"a":"hun', 'POST').request_body).toBe('{"kg":1,"password":"***"');
+    // A form with a line end after it (curl --data-binary @file), or a space in a value, is still a form.
+    expect(entry('', 'kg=5&password=hunter2\r\n', 'POST').request_body).toBe('kg=5&password=***');
+    expect(entry('', 'kg=5&password=hunter2&note=a b', 'POST').request_body).toBe('kg=5&password=***&note=a b');
     // Text that is neither is kept as it came.
     expect(entry('', 'password: hunter2', 'POST').request_body).toBe('password: hunter2');
   });
