@@ -216,6 +216,16 @@ describe('set, get, unset, list, use', () => {
       expect(r.stdout).not.toContain(FAKE_TEST);
       expect(r.stdout).not.toContain(FAKE_LIVE);
     }
+    // The notes that name the profile it changed or chose mask it too (before: config set, unset and use printed it whole).
+    for (const args of [
+      ['config', 'set', '--profile', FAKE_TEST, 'mode', 'live'],
+      ['config', 'unset', 'mode', '--profile', FAKE_TEST],
+      ['config', 'use', FAKE_TEST],
+    ]) {
+      const r = await ok(args, { home });
+      expect([args[1], r.stdout + r.stderr]).not.toEqual([args[1], expect.stringContaining(FAKE_TEST)]);
+      expect(r.stderr).toContain(FAKE_TEST.slice(-4));
+    }
   });
 
   test('a current profile that config.json names but does not hold is refused where it is used, not run on another engine', async () => {

@@ -23,8 +23,11 @@ export async function signingSecret(ctx: Context, show: boolean): Promise<string
   if (secret !== made) return secret;
   const { followUp } = await import('../follow-up.js');
   const again = `\`${followUp(['watch', '--print-secret'])}\``;
+  // The secret is shown here on purpose; a profile's name with a key's shape is not.
+  const shownName = (await import('../../service/keys.js')).redactSecrets(name);
   if (show && ctx.out.stderrInteractive)
-    ctx.out.info(`Your signing secret is ${secret} (kept in profile ${name}; shown this once: ${again} prints it again).`);
-  else if (show) ctx.out.info(`A signing secret ${maskSecret(secret)} was made and kept in profile ${name}; ${again} writes it to stdout.`);
+    ctx.out.info(`Your signing secret is ${secret} (kept in profile ${shownName}; shown this once: ${again} prints it again).`);
+  else if (show)
+    ctx.out.info(`A signing secret ${maskSecret(secret)} was made and kept in profile ${shownName}; ${again} writes it to stdout.`);
   return secret;
 }

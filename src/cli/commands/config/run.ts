@@ -86,8 +86,9 @@ function currentProfile(config: ConfigData): string {
   return config.current_profile ?? DEFAULT_PROFILE;
 }
 
+/** A profile's name as a note says it: a hand-edited file's name with a key's shape masked (errors and warnings are masked as they are printed; notes are not). */
 function profileLabel(ctx: Context): string {
-  return ctx.settings.profileName === DEFAULT_PROFILE ? 'profile default' : `profile ${ctx.settings.profileName}`;
+  return ctx.settings.profileName === DEFAULT_PROFILE ? 'profile default' : `profile ${redactSecrets(ctx.settings.profileName)}`;
 }
 
 /**
@@ -200,7 +201,7 @@ export async function use(ctx: Context, profileName: string): Promise<void> {
     );
   }
   await writeConfig(ctx.settings.paths.configDir, (data) => ({ ...data, current_profile: profileName }));
-  ctx.out.info(`Now using profile ${profileName}.`);
+  ctx.out.info(`Now using profile ${redactSecrets(profileName)}.`);
   if (ctx.env.CARBON_PROFILE)
     ctx.out.warn(`CARBON_PROFILE=${ctx.env.CARBON_PROFILE} is set in this environment and still wins over the current profile.`);
 }
