@@ -89,7 +89,12 @@ export function resolveSettings(
   if (baseUrl !== null && apiKey !== undefined && !BEARER_TOKEN.test(keyShape(apiKey)?.rest ?? '')) {
     const from =
       apiKeySource === 'profile' ? `the ${mode}-key of profile ${profileName}` : apiKeySource === 'flag' ? '--api-key' : 'CARBON_API_KEY';
-    throw usage(`The API key from ${from} holds a character no bearer token has (a space, or a letter outside ASCII); nothing was sent.`);
+    const rest = keyShape(apiKey)?.rest;
+    throw usage(
+      rest === ''
+        ? `The API key from ${from} has nothing after ${apiKey}: its secret, the letters and digits that follow, is missing; nothing was sent.`
+        : `The API key from ${from} holds a character no bearer token has (a space, or a letter outside ASCII); nothing was sent.`,
+    );
   }
   return {
     paths,

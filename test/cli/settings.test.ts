@@ -99,6 +99,12 @@ describe('resolveSettings', () => {
       /^The API key from CARBON_API_KEY has white space at an end, or a control character/,
     ],
     ['a key with a space', { apiKey: ` ${TEST_B}` }, {}, /^The API key from --api-key has white space at an end/],
+    [
+      'a key with nothing after its mode, to a remote API',
+      { baseUrl: 'http://127.0.0.1:1/api/v1' },
+      { CARBON_API_KEY: 'ck_test_' },
+      /^The API key from CARBON_API_KEY has nothing after ck_test_: its secret, the letters and digits that follow, is missing/,
+    ],
     ['an unknown profile, named', { profile: 'nope' }, {}, /No profile named "nope"/],
     ['--max-retries out of range', { maxRetries: '11' }, {}, /--max-retries must be a whole number from 0 to 10/],
     // A bad value is named where it was typed: the variable, or the flag that wins over it.
