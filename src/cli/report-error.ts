@@ -31,15 +31,17 @@ interface Reported {
 export interface ErrorScene {
   mode: 'test' | 'live';
   engine: 'local' | 'remote';
+  /** Where the key sent came from (settings.ts keyFrom): the one to check. */
+  keyFrom?: string | undefined;
 }
 
 /** What to do about an API error, when there is something to say. */
-function apiHint(err: CarbonApiError): string {
+function apiHint(err: CarbonApiError, scene: ErrorScene | undefined): string {
   switch (err.code) {
     case 'api_key_missing':
     case 'api_key_invalid':
     case 'api_key_revoked':
-      return ' Check CARBON_API_KEY or `carbon config list`.';
+      return scene?.keyFrom === undefined ? ' Check CARBON_API_KEY or `carbon config list`.' : ` Check the key from ${scene.keyFrom}.`;
     default:
       return '';
   }
@@ -65,7 +67,7 @@ function apiReport(err: CarbonApiError, scene: ErrorScene | undefined): Reported
   const line =
     err.code === 'insufficient_balance'
       ? shortBalanceLine(err, scene)
-      : `${err.message}${param}${apiHint(err)}${hint === undefined ? '' : ` ${hint}`}`;
+      : `${err.message}${param}${apiHint(err, scene)}${hint === undefined ? '' : ` ${hint}`}`;
   return { exitCode: exitCodeForStatus(err.status), envelope: masked(err.toJSON()), line };
 }
 

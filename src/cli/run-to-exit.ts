@@ -3,6 +3,7 @@ import type { Context } from './context.js';
 import { CliError } from './errors.js';
 import { EXIT } from './exit-codes.js';
 import { reportError } from './report-error.js';
+import { keyFrom } from './settings.js';
 import { afterLostOutput, createdStreams, onReaderGone, stderr, stdoutFailure } from './stdio.js';
 
 /** Told the Context of the command that runs, so the run can release its engine whatever happened. */
@@ -49,7 +50,7 @@ export async function runToExit(
   } catch (err) {
     if (running !== undefined && err instanceof LedgerError) running.ledgerFailed = true;
     const settings = running?.settings;
-    const scene = settings === undefined ? undefined : { mode: settings.mode, engine: settings.engine };
+    const scene = settings === undefined ? undefined : { mode: settings.mode, engine: settings.engine, keyFrom: keyFrom(settings) };
     code =
       known?.(err, io) ??
       reportError(err !== undefined && err === stdoutFailure() ? lostOutput(err as NodeJS.ErrnoException) : err, io, scene);

@@ -29,6 +29,16 @@ export interface GlobalOptions {
 type Engine = 'local' | 'remote';
 type KeySource = 'flag' | 'env' | 'profile' | 'sandbox';
 
+/** Where the key a command sends came from, as a message names it (undefined: the local sandbox's own). */
+export function keyFrom(s: Pick<Settings, 'apiKeySource' | 'mode' | 'profileName'>): string | undefined {
+  if (s.apiKeySource === 'sandbox') return undefined;
+  return s.apiKeySource === 'profile'
+    ? `the ${s.mode}-key of profile ${s.profileName}`
+    : s.apiKeySource === 'flag'
+      ? '--api-key'
+      : 'CARBON_API_KEY';
+}
+
 /** Everything a command needs to know about where and how to talk to the API. */
 export interface Settings {
   paths: CarbonPaths;
@@ -87,8 +97,7 @@ export function resolveSettings(
   // A key to send (to a remote API) that no Authorization header can carry as a bearer token: said
   // now, not as the server's 401. The local engine uses its own keys in its place (README).
   if (baseUrl !== null && apiKey !== undefined && !BEARER_TOKEN.test(keyShape(apiKey)?.rest ?? '')) {
-    const from =
-      apiKeySource === 'profile' ? `the ${mode}-key of profile ${profileName}` : apiKeySource === 'flag' ? '--api-key' : 'CARBON_API_KEY';
+    const from = keyFrom({ apiKeySource, mode, profileName });
     const rest = keyShape(apiKey)?.rest;
     throw usage(
       rest === ''

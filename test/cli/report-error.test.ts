@@ -32,6 +32,34 @@ describe('an unexpected error', () => {
   });
 });
 
+describe('a key refused (401)', () => {
+  test('the hint names where the key sent came from: the flag, the variable or the profile', () => {
+    const err = () =>
+      new CarbonApiError(401, { type: 'authentication_error', code: 'api_key_invalid', message: 'Invalid API key provided.' });
+    const said = (keyFrom: string | undefined) => {
+      let text = '';
+      const stderr = new Writable({
+        write(chunk, _encoding, done) {
+          text += String(chunk);
+          done();
+        },
+      });
+      const code = reportError(err(), { json: false, env: {}, stderr, color: false }, { mode: 'test', engine: 'remote', keyFrom });
+      return [code, text];
+    };
+    expect(said('--api-key')).toEqual([4, 'error: Invalid API key provided. Check the key from --api-key.\n']);
+    expect(said('the test-key of profile staging')).toEqual([
+      4,
+      'error: Invalid API key provided. Check the key from the test-key of profile staging.\n',
+    ]);
+    // Not known (settings not resolved): both places a key comes from.
+    expect(reported(err(), {})).toEqual({
+      code: 4,
+      text: 'error: Invalid API key provided. Check CARBON_API_KEY or `carbon config list`.\n',
+    });
+  });
+});
+
 describe('keys in what is reported', () => {
   const KEY = `ck_test_${'Q7r8S9t0'.repeat(4)}`;
 
