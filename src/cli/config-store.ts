@@ -107,7 +107,8 @@ export function readConfig(configDir: string, { tighten: tightenIt = true } = {}
   }
   let data: unknown;
   try {
-    data = JSON.parse(text);
+    // A byte-order mark (Notepad saves one) is no part of the JSON: read past, as a CSV's is.
+    data = JSON.parse(withoutBom(text));
   } catch (err) {
     throw brokenConfig(path, `it is not valid JSON (${jsonProblem(err as Error)})`);
   }
@@ -121,9 +122,16 @@ export function readConfig(configDir: string, { tighten: tightenIt = true } = {}
   return data as ConfigData;
 }
 
-/** JSON.parse's complaint without the text V8 quotes around it (a short config.json whole, its keys too). */
-const jsonProblem = ({ message }: Error) =>
-  message.startsWith("Unexpected token '") ? `unexpected '${message.charAt(18)}'` : message.replace(/, ".*" is not valid JSON$/s, '');
+const withoutBom = (text: string) => (text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+
+/** JSON.parse's complaint without the text V8 quotes around it (a short config.json whole, its keys too); a character not seen (U+200B) by its code. */
+function jsonProblem({ message }: Error): string {
+  if (!message.startsWith("Unexpected token '")) return message.replace(/, ".*" is not valid JSON$/s, '');
+  const c = message.charAt(18);
+  return /[\p{L}\p{N}\p{P}\p{S}]/u.test(c)
+    ? `unexpected '${c}'`
+    : `unexpected U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
+}
 
 function brokenConfig(path: string, reason: string): CliError {
   return new CliError(
@@ -276,6 +284,8 @@ function storeConfig(Conf: typeof import('conf').default, configDir: string, nex
     projectName: 'carbon',
     configFileMode: 0o600,
     serialize: (value) => `${JSON.stringify(value, null, 2)}\n`,
+    // Read as readConfig reads it: a byte-order mark is read past (and not written back).
+    deserialize: (text) => JSON.parse(withoutBom(text)),
     schema: {
       current_profile: { type: 'string' },
       profiles: { type: 'object', additionalProperties: profileSchema },

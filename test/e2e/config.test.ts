@@ -479,6 +479,8 @@ describe('files', () => {
     for (const [text, said] of [
       [`{"profiles":{"default":{"live_key":${key}}}}`, "it is not valid JSON (unexpected 'c')"],
       [`{"profiles":{"default":{"live_key":"${key}",}}}`, 'it is not valid JSON (Expected double-quoted property name in JSON at position'],
+      // A character nobody sees (a zero-width space pasted in) is named by its code, not quoted.
+      ['\u200b{"profiles":{}}', 'it is not valid JSON (unexpected U+200B)'],
     ] as const) {
       writeFileSync(join(home, 'config.json'), text);
       const r = await carbon(['config', 'list'], { home });
@@ -487,6 +489,12 @@ describe('files', () => {
       // Not the key, nor any eight characters of it.
       expect(r.stderr).not.toContain(key.slice(8, 16));
     }
+    // A byte-order mark, as Notepad saves one, is read past: the file is used.
+    writeFileSync(join(home, 'config.json'), `\ufeff{"profiles":{"default":{"mode":"live"}}}`, { mode: 0o600 });
+    expect((await json<{ profiles: object }>(['config', 'list'], { home })).profiles).toEqual({ default: { mode: 'live' } });
+    await ok(['config', 'set', 'mode', 'test'], { home });
+    expect(readFileSync(join(home, 'config.json'), 'utf8')).toMatch(/^\{\n {2}"profiles"/);
+    expect((await json<{ profiles: object }>(['config', 'list'], { home })).profiles).toEqual({ default: { mode: 'test' } });
   });
 });
 
