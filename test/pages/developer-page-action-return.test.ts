@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { RunningServer } from '../../src/server/server.js';
 import { expectAxeClean, type Launched, launch, withChromium } from '../support/chromium.js';
 import { middayToday, serveInProcess } from '../support/in-process-server.js';
+import { limit } from '../support/load.js';
 
 /**
  * A form of the developer page is sent from where the person scrolled to; the redirect after it
@@ -231,6 +232,19 @@ withChromium(describe, 'Developer page action return tests')('each action of the
     await page.fill('#c-rate', '1234');
     await page.click('form[action="/actions/rate"] button');
     await expectReturned(page, 'controls', 'ok', 'The rate is set.');
+    await context.close();
+  });
+
+  test('without JavaScript, ?refresh=N still reloads the page every N s (the browser does it)', async () => {
+    const context = await chromium.browser.newContext({ viewport: { width: 390, height: 844 }, javaScriptEnabled: false });
+    const page = await context.newPage();
+    await page.goto(`${server.origin}/login?token=${await server.sandbox.pages.newLoginToken(Date.now())}`);
+    let loads = 0;
+    page.on('load', () => loads++);
+    await page.goto(`${server.origin}/?mode=test&refresh=1`);
+    // Before: no reload without JavaScript, though the header said "Stop refreshing".
+    await expect.poll(() => loads, { timeout: limit(15_000) }).toBeGreaterThanOrEqual(2);
+    expect(page.url()).toBe(`${server.origin}/?mode=test&refresh=1`);
     await context.close();
   });
 });

@@ -74,8 +74,10 @@ const SANDBOX_BAND =
 /** A page's title: a browser tab says whose page it is before anything else, as the band does (`carbon sandbox: …`). */
 type SandboxTitle = `carbon sandbox${string}`;
 
+/** `refresh`: seconds between reloads (0: none), by app.js (which waits while a field is in use), or without JavaScript by the browser. */
 export function layout(title: SandboxTitle, body: string, refresh = 0): string {
-  return htmlDocument(title, HEAD, `${SANDBOX_BAND}\n${body}`, refresh > 0 ? ` data-refresh="${refresh}"` : '');
+  const head = refresh > 0 ? `${HEAD}\n<noscript><meta http-equiv="refresh" content="${refresh}"></noscript>` : HEAD;
+  return htmlDocument(title, head, `${SANDBOX_BAND}\n${body}`, refresh > 0 ? ` data-refresh="${refresh}"` : '');
 }
 
 /**
