@@ -180,11 +180,16 @@ export function parseShare(text: string): number | null {
   return /^(0(\.\d+)?|1(\.0+)?)$/.test(text.trim()) ? Number(text) : null;
 }
 
+/** `50ms-400ms`, or `200ms` for a latency always that long (as it was written: `--latency 200ms`). */
+export function latencyText({ min, max }: { min: number; max: number }): string {
+  return min === max ? `${min}ms` : `${min}ms-${max}ms`;
+}
+
 /** One line for people: `30% of requests: 429, 500, 503, drop-before, drop-after; latency 50ms-400ms; POST /offsets; seed 7`. */
 export function describeFaults(f: FaultConfig): string {
   const parts: string[] = [];
   if (f.error_rate > 0) parts.push(`${+(f.error_rate * 100).toFixed(2)}% of requests: ${f.errors.join(', ')}`);
-  if (f.latency_ms !== null) parts.push(`latency ${f.latency_ms.min}ms-${f.latency_ms.max}ms`);
+  if (f.latency_ms !== null) parts.push(`latency ${latencyText(f.latency_ms)}`);
   parts.push(`${f.route ?? 'every route'}${f.mode === null ? '' : `, ${f.mode} keys only`}`);
   parts.push(f.seed === null ? 'no seed' : `seed ${f.seed}`);
   return parts.join('; ');

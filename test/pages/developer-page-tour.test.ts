@@ -322,7 +322,14 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
   test("an action's notice shows once: not in the address, so a reload does not say it again (the reset's too)", async () => {
     await signIn('/?mode=live');
     for (const [form, fill, notice] of [
-      ['clock', async () => page.fill('#c-clock', '1m'), 'The model clock moved forward.'],
+      // Said with the value set (before: "The review limit is set." alone).
+      [
+        'review-limit',
+        async () => page.fill('#c-review', '5000'),
+        'The review limit is $5,000.00: a live purchase above it waits for review.',
+      ],
+      // Said by how much, and to when (before: "The model clock moved forward." alone).
+      ['clock', async () => page.fill('#c-clock', '1m'), 'The model clock moved forward 1m: it is now 20'],
       ['reset', async () => page.locator('summary', { hasText: 'Reset the sandbox' }).click(), 'The sandbox starts over'],
     ] as const) {
       await fill();

@@ -171,6 +171,28 @@ run('the developer page, in Chromium', { shuffle: false }, () => {
     expect((await api('GET', `/offsets/${b}`, keys.live)).body.status).toBe('refunded');
     await page.goto(`${server.origin}/offsets/${a}`);
     expect(await page.getAttribute('a[href*="/certificates/"]', 'href')).toMatch(/\/certificates\/cert_[0-9a-f]{24}$/);
+    expect(await page.locator('.decisions').count()).toBe(0);
+    await axe();
+  });
+
+  test("an offset's page says it waits for review and offers the decision; one still processing otherwise can be failed there", async () => {
+    await server.sandbox.setReviewLimit(100);
+    await server.sandbox.topUp('live', 100_000);
+    const held = (await api('POST', '/offsets', keys.live, { kg: 700 })).body.id as string;
+    await page.goto(`${server.origin}/offsets/${held}`);
+    // Before: "processing" only, nothing to do but go back to the queue.
+    expect(await page.locator('.facts dd').first().innerText()).toBe('processing — waits for review (above the review limit)');
+    expect(await page.locator('.decisions summary').innerText()).toBe('Reject…');
+    await page.click('.decisions form[action="/actions/approve"] button');
+    expect(await page.textContent('.notice.ok')).toBe(`Approved ${held}: it is placed.`);
+    expect((await api('GET', `/offsets/${held}`, keys.live)).body.status).toBe('placed');
+    // Live, under the review limit: not held. (Test mode's offsets are the next test's to count.)
+    const processing = (await api('POST', '/offsets', keys.live, { kg: 3 })).body.id as string;
+    await page.goto(`${server.origin}/offsets/${processing}`);
+    expect(await page.locator('.facts dd').first().innerText()).toBe('processing');
+    await page.click('.decisions summary');
+    await page.click('.decisions form[action="/actions/fail"] button');
+    expect(await page.textContent('.notice.ok')).toBe(`The order of ${processing} could not be placed: it is refunded.`);
     await axe();
   });
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { type FaultConfig, FaultDice, faultResponse, parseShare } from '../../src/service/faults.js';
+import { describeFaults, type FaultConfig, FaultDice, faultResponse, parseShare } from '../../src/service/faults.js';
 import { checkFaults } from '../../src/service/settings.js';
 import { SEED } from '../support/seed.js';
 import { openSandbox, refused } from '../support/world.js';
@@ -86,6 +86,15 @@ describe('checkFaults', () => {
     const err = refused(() => checkFaults(input));
     expect(err.code).toBe('validation_error');
     expect(err.extra.param).toBe(param);
+  });
+});
+
+describe('describeFaults', () => {
+  test('a latency always that long is said as one duration, as it was written (--latency 5s), a range as a range', () => {
+    const f = { error_rate: 0, errors: [], route: null, mode: null, seed: null, retry_after_seconds: 1 } as unknown as FaultConfig;
+    // Before: "latency 5000ms-5000ms".
+    expect(describeFaults({ ...f, latency_ms: { min: 5000, max: 5000 } })).toBe('latency 5000ms; every route; no seed');
+    expect(describeFaults({ ...f, latency_ms: { min: 50, max: 400 } })).toBe('latency 50ms-400ms; every route; no seed');
   });
 });
 

@@ -6,12 +6,14 @@ import type { Session } from '../../../service/page-access.js';
 import type { Sandbox } from '../../../service/sandbox.js';
 import type { Reply } from '../../reply.js';
 import type { Incoming, Served } from '../../requests.js';
-import { ACTIONS, formMode, formOf, keyAccess, queryNotice, returnTo, sectionOf } from './actions.js';
+import { ACTIONS, queryNotice, returnTo, sectionOf } from './actions.js';
 import { dashboard } from './dashboard.js';
 import { data } from './dashboard-data.js';
 import { putFlash, takeFlash } from './flash.js';
+import { formMode, formOf, keyAccess } from './form-fields.js';
+import { offsetPage } from './offset-page.js';
 import { cookie, SESSION_COOKIE, sameSite, sessionCookie } from './session.js';
-import { loginPage, missingPage, offsetPage, type Typed } from './views.js';
+import { loginPage, missingPage, type Typed } from './views.js';
 
 /**
  * The developer page's handlers, as the request table (src/server/requests.ts) names them: `/`
@@ -99,7 +101,7 @@ async function offset(sandbox: Sandbox, segment: string, session: Session): Prom
   }
   const found = await sandbox.offset(id);
   if (found === undefined) return html(404, missingPage(`There is no offset ${redactSecrets(id)}.`, session.csrf));
-  return html(200, offsetPage(found, session.csrf));
+  return html(200, offsetPage(found, session.csrf, await sandbox.awaitsReview(found.id)));
 }
 
 /** The dashboard, with the notice of the action just done or the key just created. */

@@ -1,16 +1,16 @@
 import type { Mode, Offset } from '../../../api/types.js';
-import { describeFaults, FAULT_KINDS } from '../../../service/faults.js';
+import { describeFaults, FAULT_KINDS, latencyText } from '../../../service/faults.js';
 import { ROUTES } from '../../../service/routes.js';
 import type { SandboxKey, SandboxStatus } from '../../../service/sandbox.js';
-import { dollars, grouped, ratePerKg } from '../../../service/units.js';
+import { grouped } from '../../../service/units.js';
 import { escapeHtml, escapeText, escapeWhole, htmlDocument } from '../html.js';
 import type { ChartData } from './chart.js';
 import { type Notice, noticeAt } from './flash.js';
 
 /**
  * The developer page's HTML: plain server-rendered documents, every form a POST that works
- * without JavaScript (app.js only adds a copy button and a refresh). Every value is escaped.
- * The dashboard itself is in dashboard.ts.
+ * without JavaScript (app.js adds a copy button, and keeps a refresh off a field in use). Every
+ * value is escaped. The dashboard is in dashboard.ts, an offset's page in offset-page.ts.
  */
 
 export interface DashboardData {
@@ -74,7 +74,7 @@ const SANDBOX_BAND =
 /** A page's title: a browser tab says whose page it is before anything else, as the band does (`carbon sandbox: …`). */
 type SandboxTitle = `carbon sandbox${string}`;
 
-/** `refresh`: seconds between reloads (0: none), by app.js (which waits while a field is in use), or without JavaScript by the browser. */
+/** `refresh`: seconds between reloads (0: none): by app.js, which waits while a field is in use; without JavaScript, by the browser. */
 export function layout(title: SandboxTitle, body: string, refresh = 0): string {
   const head = refresh > 0 ? `${HEAD}\n<noscript><meta http-equiv="refresh" content="${refresh}"></noscript>` : HEAD;
   return htmlDocument(title, head, `${SANDBOX_BAND}\n${body}`, refresh > 0 ? ` data-refresh="${refresh}"` : '');
@@ -133,14 +133,14 @@ export function csrfField(csrf: string): string {
 }
 
 /** A POST form to /actions/NAME, with the CSRF token and the mode to come back to. */
-export function action(name: string, d: DashboardData, fields: string, button: string, cls = ''): string {
+export function action(name: string, d: Pick<DashboardData, 'csrf' | 'mode'>, fields: string, button: string, cls = ''): string {
   const back = `<input type="hidden" name="back" value="${d.mode}">`;
   const submit = `<button type="submit">${button}</button>`;
   return `<form method="post" action="/actions/${name}" class="${cls}">${csrfField(d.csrf)}${back}${fields}${submit}</form>`;
 }
 
 /** An action that asks first: the form shows only after "…" is opened (no JavaScript needed). */
-export function confirmed(name: string, d: DashboardData, fields: string, ask: string, button: string): string {
+export function confirmed(name: string, d: Pick<DashboardData, 'csrf' | 'mode'>, fields: string, ask: string, button: string): string {
   return `<details class="confirm"><summary>${escapeHtml(ask)}</summary>${action(name, d, fields, button, 'danger')}</details>`;
 }
 
@@ -166,7 +166,7 @@ export function faultControls(d: DashboardData): string {
     option('test', 'test keys', mode === 'test'),
     option('live', 'live keys', mode === 'live'),
   ].join('');
-  const latency = f?.latency_ms == null ? '' : `${f.latency_ms.min}ms-${f.latency_ms.max}ms`;
+  const latency = f?.latency_ms == null ? '' : latencyText(f.latency_ms);
   return `<h3 id="faults">Faults</h3>
 ${noticeAt(d, 'faults')}<p id="faults-now">${f === null ? 'Off: every request is answered as usual.' : `On: ${escapeWhole(describeFaults(f))}.`}</p>
 ${action(
@@ -184,19 +184,4 @@ ${field('f-retry', 'Retry-After (s)', `<input id="f-retry" name="retry_after" in
   'Inject faults',
 )}
 ${f === null ? '' : action('faults-off', d, '', 'Stop faults')}`;
-}
-
-export function offsetPage(o: Offset, csrf: string): string {
-  const row = (k: string, v: string) => `<dt>${escapeHtml(k)}</dt><dd>${v}</dd>`;
-  return layout(
-    `carbon sandbox: offset ${o.id}`,
-    `${pageHeader(`Offset ${idText(o.id)}`, csrf, `/?mode=${o.livemode ? 'live' : 'test'}`)}
-<main><dl class="facts">
-${row('Status', `<span class="status ${escapeHtml(o.status)}">${escapeHtml(o.status)}</span>`)}${row('Mode', o.livemode ? 'live' : 'test')}${row('kg', escapeHtml(kg(o.kg)))}
-${row('Amount', escapeHtml(dollars(o.amount_cents)))}${row('Rate', escapeHtml(ratePerKg(o.rate_millicents_per_kg)))}
-${row('Requested', escapeHtml(o.requested.kg !== null ? kg(o.requested.kg) : dollars(o.requested.amount_cents ?? 0)))}${row('Reference', o.reference === null ? '—' : escapeText(o.reference))}
-${row('Created', escapeHtml(date(o.created)))}${row('Placed', escapeHtml(date(o.placed)))}
-${row('Certificate', o.certificate_url === null ? '<span class="muted">none (only placed live offsets have one)</span>' : `<a href="${escapeHtml(o.certificate_url)}">${escapeHtml(o.certificate_url)}</a>`)}
-</dl></main>`,
-  );
 }
