@@ -284,6 +284,9 @@ describe('in a pipe', () => {
     const dry = await carbon(['buy', '--from-csv', csv, '--dry-run'], { home });
     expect(results(dry.stdout).map((r) => r.status)).toEqual(['quoted', 'quoted']);
     expect(dry.stderr).toContain('Dry run: 2 rows, 1,000 kg for $40.00, from the test balance ($1,000.00), which covers it');
+    // A count of rows is grouped as the kg and dollars beside it are (before: "1200 rows, 1,200 kg").
+    const many = await carbon(['buy', '--from-csv', file(home, 'many.csv', `kg\n${'1\n'.repeat(1200)}`), '--dry-run'], { home });
+    expect(many.stderr).toContain('Dry run: 1,200 rows, 1,200 kg for $48.00');
     const big = file(home, 'big.csv', 'kg\n20000\n10000\n');
     const short = await carbon(['buy', '--from-csv', big, '--dry-run', '--json'], { home });
     expect(short.exitCode).toBe(3);

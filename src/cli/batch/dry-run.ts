@@ -2,7 +2,7 @@ import type { Context } from '../context.js';
 import { CliError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { topUpHint } from '../purchase/top-up.js';
-import { dollars } from '../render/format.js';
+import { dollars, grouped } from '../render/format.js';
 import { onReaderGone } from '../stdio.js';
 import { rowKey } from './key.js';
 import { type ResultPrinter, result } from './results.js';
@@ -86,9 +86,9 @@ function partialVerdict(table: RowTable, total: BatchTotal, balance: string): Cl
   let cents = 0;
   while (fit < table.length && cents + table.quote(fit).cents <= total.available) cents += table.quote(fit++).cents;
   const skipped = table.length - fit - 1;
-  const rest = `row ${fit + 1} would fail (insufficient_balance)${skipped > 0 ? ` and ${skipped} would be skipped` : ''}`;
+  const rest = `row ${fit + 1} would fail (insufficient_balance)${skipped > 0 ? ` and ${grouped(skipped)} would be skipped` : ''}`;
   return new CliError(
-    `Dry run: with --partial, ${balance} covers the first ${fit} of ${table.length} rows (${dollars(cents)}); ${rest}. Nothing was bought.`,
+    `Dry run: with --partial, ${balance} covers the first ${grouped(fit)} of ${grouped(table.length)} rows (${dollars(cents)}); ${rest}. Nothing was bought.`,
     EXIT.batchIncomplete,
     'batch_incomplete',
     'Rows an earlier run of this batch bought are not charged again, so a batch being resumed may fit more rows than this says.',

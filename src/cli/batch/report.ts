@@ -2,7 +2,7 @@ import type { Context } from '../context.js';
 import { CliError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { topUpHint } from '../purchase/top-up.js';
-import { dollars, kg } from '../render/format.js';
+import { dollars, grouped, kg } from '../render/format.js';
 import { bySigterm } from '../stop-signals.js';
 import type { ResultPrinter } from './results.js';
 
@@ -96,12 +96,12 @@ export function report(ctx: Context, outcome: Outcome, batch: Batch, printer: Re
     amount_cents: count.cents,
     charged_cents: count.charged,
   });
-  const earlier = count.replayed > 0 ? `; ${count.replayed} by an earlier run, not charged again` : '';
-  const done = `${count.bought + count.replayed} of ${rowCount} rows bought (${kg(count.kg)} for ${dollars(count.cents)}${earlier})`;
+  const earlier = count.replayed > 0 ? `; ${grouped(count.replayed)} by an earlier run, not charged again` : '';
+  const done = `${grouped(count.bought + count.replayed)} of ${grouped(rowCount)} rows bought (${kg(count.kg)} for ${dollars(count.cents)}${earlier})`;
   const rest = [
-    count.changed > 0 ? `${count.changed} changed since bought, not bought again` : '',
-    count.failed > 0 ? `${count.failed} failed` : '',
-    count.skipped > 0 ? `${count.skipped} skipped` : '',
+    count.changed > 0 ? `${grouped(count.changed)} changed since bought, not bought again` : '',
+    count.failed > 0 ? `${grouped(count.failed)} failed` : '',
+    count.skipped > 0 ? `${grouped(count.skipped)} skipped` : '',
   ]
     .filter(Boolean)
     .join(', ');

@@ -15,7 +15,7 @@ import { EXIT } from '../../exit-codes.js';
 import { wholeNumberOption } from '../../options.js';
 import { liveBalance } from '../../purchase/live-consent.js';
 import { topUpHint } from '../../purchase/top-up.js';
-import { dollars, kg, oneLine } from '../../render/format.js';
+import { dollars, grouped, kg, oneLine } from '../../render/format.js';
 import { hinted } from '../../report-error.js';
 import { onStopSignal } from '../../stop-signals.js';
 import { keepYoungGenerationSmall } from '../../young-generation.js';
@@ -77,7 +77,7 @@ export async function run(ctx: Context, flags: CsvFlags): Promise<void> {
   try {
     const { table, total, columns } = await checkBatch(ctx, flags, input);
     const rows = rowsAgain(input, columns);
-    const what = `${table.length} row${table.length === 1 ? '' : 's'}, ${kg(total.kg)} for ${dollars(total.cents)}`;
+    const what = `${grouped(table.length)} row${table.length === 1 ? '' : 's'}, ${kg(total.kg)} for ${dollars(total.cents)}`;
     if (maxCents !== undefined && total.cents > maxCents) {
       throw new CliError(
         `The batch (${what}) would cost ${total.cents} cents, more than --max-cents ${maxCents}; nothing was bought.`,
@@ -219,7 +219,7 @@ function checkingStop(input: BatchInput, read: () => number): { check(): void; r
   const release = onStopSignal((signal) => {
     const rows = read();
     halted = new CliError(
-      `Interrupted while checking the batch (${signal === 'SIGTERM' ? 'SIGTERM, ' : ''}${rows} row${rows === 1 ? '' : 's'} read): nothing was bought.`,
+      `Interrupted while checking the batch (${signal === 'SIGTERM' ? 'SIGTERM, ' : ''}${grouped(rows)} row${rows === 1 ? '' : 's'} read): nothing was bought.`,
       EXIT.interrupted,
       'interrupted',
     );
@@ -281,5 +281,5 @@ function refuseBatch(ctx: Context, faults: string[], count: number, rowCount: nu
   if (!ctx.out.json) for (const line of faults) ctx.out.info(`  ${oneLine(redactSecrets(line))}`);
   if (!ctx.out.json && count > faults.length) ctx.out.info(`  … and ${count - faults.length} more`);
   const first = `(first: ${faults[0]}); nothing was bought.`;
-  throw new CliError(`${count} of ${rowCount} rows cannot be bought ${first}`, EXIT.usage, 'csv_invalid');
+  throw new CliError(`${grouped(count)} of ${grouped(rowCount)} rows cannot be bought ${first}`, EXIT.usage, 'csv_invalid');
 }
