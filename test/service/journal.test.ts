@@ -512,19 +512,25 @@ describe.each(storeMatrix())('on the $label store, the journal and another proce
 });
 
 describe.runIf(postgresAvailable())('on PostgreSQL, the journal while a reset runs', () => {
-  test("another instance's batch under way when the reset starts is emptied with the rest; what comes after numbers on", async () => {
+  /** Two instances on one fresh schema, their batches an hour off, and a connection of the test's own to it. */
+  async function twoInstances() {
     const { open, database } = await ledger('postgres', { flushMs: 3_600_000 });
     const a = await open('host-a:1');
     const b = await open('host-b:2');
     const db = new pg.Client({ connectionString: TEST_DATABASE_URL });
     await db.connect();
     cleanup.push(() => db.end());
+    return { a, b, db, schema: new URL(database!).searchParams.get('schema')! };
+  }
+
+  test("another instance's batch under way when the reset starts is emptied with the rest; what comes after numbers on", async () => {
+    const { a, b, db, schema } = await twoInstances();
     const journalLocks = async () =>
       Number((await db.query("SELECT count(*) AS n FROM pg_locks WHERE relation = to_regclass('journal') AND NOT granted")).rows[0].n);
     const waiters = async (n: number) => {
       while ((await journalLocks()) < n) await new Promise((resolve) => setTimeout(resolve, 10));
     };
-    await db.query(`SET search_path = "${new URL(database!).searchParams.get('schema')}"`);
+    await db.query(`SET search_path = "${schema}"`);
     await b.call('GET', '/balance');
     const seen = (await b.entries({ limit: 1 }))[0]!.seq;
     // B's next batch held on its way in (a lock the test holds), as a batch still being written is.
@@ -548,13 +554,7 @@ describe.runIf(postgresAvailable())('on PostgreSQL, the journal while a reset ru
   });
 
   test("a request another instance answers from the old sandbox while the reset's transaction runs is not written after it", async () => {
-    const { open, database } = await ledger('postgres', { flushMs: 3_600_000 });
-    const a = await open('host-a:1');
-    const b = await open('host-b:2');
-    const db = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await db.connect();
-    cleanup.push(() => db.end());
-    const schema = new URL(database!).searchParams.get('schema');
+    const { a, b, db, schema } = await twoInstances();
     // The reset held after its delete, before its commit (a trigger on a lock the test holds), as a
     // large ledger's delete holds it: meanwhile B answers from what it still reads, the old sandbox.
     const lock = randomInt(1, 2 ** 31 - 1);
