@@ -6,7 +6,7 @@ import { ClientErrors } from './client-errors.js';
 import { compressedBody, headerProblem, parseTarget, readBody, requestHeaders } from './http.js';
 import { InFlight } from './in-flight.js';
 import { noteFailure, noteRefusal, type Target } from './refusals.js';
-import { errorReply, failureReply, type Reply, type ReplyWriter } from './reply.js';
+import { errorReply, failureReply, type Reply, type ReplyWriter, refusalAsPage, wantsPage } from './reply.js';
 import { answersPage, type Incoming, incoming, match, type Served } from './requests.js';
 
 /**
@@ -175,7 +175,8 @@ export class Intake {
 
   /** Answers a request refused before the service saw it, and keeps it in the journal (refusals.ts). */
   private refuse(res: ServerResponse, target: Target, reply: Reply): void {
-    this.writer.write(res, reply);
+    // A browser's form (a developer page's field pasted over the body limit) gets a page, not the API's JSON.
+    this.writer.write(res, wantsPage({ path: target.path, headers: requestHeaders(res.req) }) ? refusalAsPage(reply) : reply);
     noteRefusal(this.served?.service, res.req, target, reply, (res as LoggedResponse).started);
   }
 

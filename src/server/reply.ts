@@ -5,7 +5,7 @@ import type { ErrorCode } from '../service/errors.js';
 import { requestId } from '../service/keys.js';
 import { LoggedResponse } from './access-log.js';
 import { EVERY_ANSWER, envelope } from './http.js';
-import { unavailablePage } from './pages/unavailable.js';
+import { refusedPage, unavailablePage } from './pages/unavailable.js';
 
 /**
  * What every handler of the request table returns, and the one writer that turns it into bytes.
@@ -139,4 +139,11 @@ export function failureReply(err: unknown, log: (line: string) => void, page = f
   }
   log(`error ${id}: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
   return errorReply('internal_error', 'The server failed to answer this request. It has been logged.', { 'request-id': id });
+}
+
+/** A refusal made before the request was read (intake.ts: a body over the limit, not UTF-8), as a page for a browser that asked for one. */
+export function refusalAsPage(reply: Reply): Reply {
+  const id = reply.headers['request-id'] ?? requestId();
+  const message = (reply.body as { error: { message: string } }).error.message;
+  return { ...reply, body: refusedPage(message, id, reply.status === 413), type: 'text/html; charset=utf-8' };
 }

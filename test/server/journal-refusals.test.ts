@@ -26,6 +26,25 @@ async function entryOf(requestId: string | null | undefined): Promise<RequestEnt
   return (await served.server.sandbox.journal.entries({ ...NO_FILTER, limit: 1000 })).find((e) => e.id === requestId);
 }
 
+describe("a browser's form refused before it is read", () => {
+  test("is answered with a page that says so, the same status, not the API's JSON; the API's paths keep their JSON", async () => {
+    const html = { accept: 'text/html,application/xhtml+xml', 'content-type': 'application/x-www-form-urlencoded' };
+    const page = await fetch(`${served.server.origin}/actions/topup`, {
+      method: 'POST',
+      headers: html,
+      body: `amount=${'9'.repeat(2000)}`,
+    });
+    expect([page.status, page.headers.get('content-type')]).toEqual([413, 'text/html; charset=utf-8']);
+    const text = await page.text();
+    // Before: {"error":{…"body_too_large"…}} in place of a page.
+    expect(text).toContain('<h1>Not sent</h1>');
+    expect(text).toContain('Go back, and send the form again with less typed in its fields');
+    expect(text).toContain(page.headers.get('request-id')!);
+    const api = await fetch(`${served.server.url}/offsets`, { method: 'POST', headers: html, body: 'x'.repeat(2000) });
+    expect([api.status, ((await api.json()) as { error: { code: string } }).error.code]).toEqual([413, 'body_too_large']);
+  });
+});
+
 describe('requests refused before the service are in the journal', () => {
   test('a body over the limit: 413 body_too_large, with the key that sent it, its body not kept', async () => {
     const r = await fetch(`${served.server.url}/offsets`, {

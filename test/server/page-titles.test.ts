@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { unavailablePage } from '../../src/server/pages/unavailable.js';
+import { refusedPage, unavailablePage } from '../../src/server/pages/unavailable.js';
 import { serveInProcess } from '../support/in-process-server.js';
 
 /**
@@ -53,6 +53,7 @@ describe("the developer page's titles", () => {
       titles[path] = page.title;
     }
     titles.unavailable = titleOf(unavailablePage('The service cannot reach its ledger right now.', 'req_x'));
+    titles.refused = titleOf(refusedPage('The request body is larger than 65536 bytes.', 'req_x', true));
 
     const unmarked = Object.entries(titles).filter(([, title]) => !title?.startsWith('carbon sandbox'));
     expect(unmarked, JSON.stringify(titles)).toEqual([]);
