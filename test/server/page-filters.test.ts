@@ -272,3 +272,30 @@ describe('the Requests view: a status filter its select does not offer', () => {
     for (const status of statuses) expect(status).toMatch(given === '404' ? /^404$/ : /^4\d\d$/);
   });
 });
+
+describe('the developer page: an address whose mode or filter is no such thing', () => {
+  const get = async (query: string) => {
+    const res = await fetch(`${served.server.origin}/?${query}`, { headers: { accept: 'text/html', cookie } });
+    const html = await res.text();
+    const notice = /<p id="notice" class="notice error"[^>]*>([^<]*)<\/p>/
+      .exec(html)?.[1]
+      ?.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n)));
+    return [res.status, notice];
+  };
+  test('a mode other than test or live, or two, is said (422) over test mode, not shown as test mode in silence', async () => {
+    // Before: 200, test mode, nothing said.
+    expect(await get('mode=LIVE')).toEqual([422, 'The mode is test or live, given once, not "LIVE": test mode is shown.']);
+    expect(await get('mode=live&mode=test')).toEqual([
+      422,
+      'The mode is test or live, given once, not ["live","test"]: test mode is shown.',
+    ]);
+    expect(await get('mode=live')).toEqual([200, undefined]);
+  });
+  test('a filter whose text is no text (%FF, %00) is refused as /requests refuses it, not put in the field as �', async () => {
+    expect(await get('mode=test&reference=%FF')).toEqual([
+      422,
+      'reference must be valid Unicode text (it holds an unpaired surrogate, or bytes that are not UTF-8).',
+    ]);
+    expect(await get('mode=test&reference=a%00')).toEqual([422, 'reference must not contain the NUL character (U+0000).']);
+  });
+});
