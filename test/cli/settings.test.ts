@@ -82,6 +82,8 @@ describe('resolveSettings', () => {
     ],
     ['CARBON_MAX_RETRIES, --max-retries beats it', { maxRetries: '0' }, { CARBON_MAX_RETRIES: '5' }, { maxRetries: 0 }],
     ['an empty CARBON_PROFILE is unset', {}, { CARBON_PROFILE: '' }, { profileName: 'default' }],
+    // PostgreSQL's own settings are not looked at without its URL (a shell may export them for another job).
+    ['CARBON_DATABASE_SCHEMA without a PostgreSQL URL is not read', {}, { CARBON_DATABASE_SCHEMA: 'a;drop' }, { engine: 'local' }],
   ];
   test.each(cases)('%s', (_name, opts, env, expected) => {
     expect(resolveSettings(opts, { CARBON_HOME: home, ...env })).toMatchObject(expected);
@@ -118,6 +120,13 @@ describe('resolveSettings', () => {
     ['--timeout bad, CARBON_TIMEOUT good', { timeout: '0' }, { CARBON_TIMEOUT: '5' }, /^--timeout must be a whole number from 1 to 86400/],
     ['CARBON_PG_POOL not a number', {}, { CARBON_DATABASE_URL: 'postgres://db/x', CARBON_PG_POOL: 'many' }, /^CARBON_PG_POOL must be/],
     ['CARBON_JOURNAL_KEEP not a number', {}, { CARBON_JOURNAL_KEEP: 'lots' }, /^CARBON_JOURNAL_KEEP must be/],
+    [
+      'CARBON_DATABASE_SCHEMA malformed, with a PostgreSQL URL',
+      {},
+      { CARBON_DATABASE_URL: 'postgres://db/x', CARBON_DATABASE_SCHEMA: 'a;drop' },
+      /^The database schema is not usable: the schema name "a;drop"/,
+    ],
+    ['--database-schema without --database', { databaseSchema: 'ledger' }, {}, /^--database-schema goes with --database/],
     ['a --base-url that is no URL', { baseUrl: 'not-a-url' }, {}, /The base URL from --base-url is not a URL/],
     ['a CARBON_BASE_URL that is no http(s) URL', {}, { CARBON_BASE_URL: 'ftp://x/api/v1' }, /from CARBON_BASE_URL must use https:\/\//],
   ])('refused: %s', (_name, opts, env, message) => {
