@@ -50,7 +50,7 @@ describe('buy --from-csv in bounded memory', () => {
       // The test balance ($1,000) does not cover 150 million kg: exit 3, after every row's quote.
       expect(r.exitCode).toBe(3);
       expect(lines(r.stdout)).toBe(ROWS + 1);
-      expect(r.stderr).toContain(`does not cover the batch (${ROWS} rows`);
+      expect(r.stderr).toContain(`does not cover the batch (${ROWS.toLocaleString('en-US')} rows`);
       expect(r.peakKb).toBeGreaterThan(0);
       expect(r.peakKb).toBeLessThan(BOUND_KB);
     },
@@ -66,8 +66,8 @@ describe('buy --from-csv in bounded memory', () => {
       const r = await measured(home, ['buy', '--from-csv', csv, '--partial']);
       expect(r.exitCode).toBe(10);
       expect(lines(r.stdout)).toBe(ROWS + 1);
-      expect(r.stderr).toMatch(/^error: Batch incomplete: \d+ of 300000 rows bought .*1 failed, \d+ skipped/m);
-      const bought = Number(/Batch incomplete: (\d+) of/.exec(r.stderr)![1]);
+      expect(r.stderr).toMatch(/^error: Batch incomplete: [\d,]+ of 300,000 rows bought .*1 failed, [\d,]+ skipped/m);
+      const bought = Number(/Batch incomplete: ([\d,]+) of/.exec(r.stderr)![1]!.replaceAll(',', ''));
       expect(bought).toBeGreaterThan(0);
       expect((await ok(['impact', '--json'], { home })).stdout).toContain(`"offsets": ${bought}`);
       expect(r.peakKb).toBeLessThan(BOUND_KB);

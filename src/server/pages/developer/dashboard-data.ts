@@ -3,7 +3,6 @@ import { isoTime } from '../../../platform/iso-time.js';
 import { validationError } from '../../../service/errors.js';
 import type { Session } from '../../../service/page-access.js';
 import type { Sandbox } from '../../../service/sandbox.js';
-import { mustBeText } from '../../../service/validation.js';
 import type { DashboardData } from './views.js';
 
 /** What the dashboard shows, read in one go: the account, keys, a page of offsets by the filter, the review queue, the chart. */
@@ -48,8 +47,6 @@ export async function data(sandbox: Sandbox, session: Session, mode: Mode, query
   // A mode that is none (an edited address: ?mode=LIVE), or two: said, not shown as test mode in silence.
   if (query.mode !== undefined && query.mode !== 'test' && query.mode !== 'live')
     throw validationError('mode', `The mode is test or live, given once, not ${JSON.stringify(query.mode)}: test mode is shown.`);
-  // Text that is no text (%FF, %00): refused, as /requests and the API's GET /offsets refuse it.
-  for (const name of FILTERS) if (f[name] !== '') mustBeText(f[name], name);
   // Given twice (an edited address, two forms' fields): which one was meant is not known, so it is said, as the journal's API refuses it.
   const repeated = FILTERS.flatMap((name) => {
     const values = query[name];
