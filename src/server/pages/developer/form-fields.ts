@@ -1,5 +1,5 @@
 import { LIMITS, type Mode } from '../../../api/types.js';
-import { ApiError } from '../../../service/errors.js';
+import { validationError as invalid } from '../../../service/errors.js';
 import { parseLatency, parseShare } from '../../../service/faults.js';
 import { type FaultInput, MAX_TOP_UP_CENTS, topUpOutOfRange } from '../../../service/settings.js';
 import { DOLLARS, dollars, parseDollars, parseDuration } from '../../../service/units.js';
@@ -17,7 +17,6 @@ export interface Form {
   all(name: string): string[];
 }
 
-const invalid = (param: string, text: string) => new ApiError('validation_error', text, { param });
 /** A posted form. A field sent twice (`amount=250&amount=999999`: the page's own forms never do) is refused, as a filter given twice is. */
 export function formOf(params: URLSearchParams): Form {
   return {

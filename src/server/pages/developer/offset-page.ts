@@ -2,7 +2,7 @@ import type { Offset } from '../../../api/types.js';
 import { dollars, ratePerKg } from '../../../service/units.js';
 import { escapeHtml, escapeText } from '../html.js';
 import { hiddenId } from './tables.js';
-import { action, confirmed, date, idText, kg, layout, pageHeader } from './views.js';
+import { action, confirmed, type DashboardData, date, idText, kg, layout, pageHeader } from './views.js';
 
 /**
  * One offset's page (`/offsets/{id}`): what the API answers of it, and what can be done to it
@@ -27,7 +27,7 @@ ${row('Certificate', o.certificate_url === null ? '<span class="muted">none (onl
 }
 
 /** What can be done to it: Approve or Reject one waiting for review, Fail one otherwise processing. */
-function decisions(o: Offset, d: { csrf: string; mode: 'test' | 'live' }, awaitsReview: boolean): string {
+function decisions(o: Offset, d: Pick<DashboardData, 'csrf' | 'mode'>, awaitsReview: boolean): string {
   if (o.status !== 'processing') return '';
   const id = hiddenId(o.id);
   const acts = awaitsReview
