@@ -20,6 +20,8 @@ export interface Trace {
   mode: Mode | null;
   /** Model time, once the account is read. */
   now: number | null;
+  /** The journal's emptied mark the answer read the ledger under (journal-types.ts, writtenSince); null before it reads any. */
+  emptied: number | null;
   offsetId: string | null;
   replayed: boolean;
 }
@@ -112,6 +114,7 @@ export function note(
     replayed: trace.replayed,
     offset_id: trace.offsetId,
     instance,
+    emptied_read: trace.emptied,
     request_body: journalText(maskSecretFields(request.body)),
     // A HEAD is answered without its body: none was sent to the caller.
     response_body: request.method.toUpperCase() === 'HEAD' ? '' : responseText(response.body),

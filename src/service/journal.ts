@@ -102,7 +102,7 @@ export class Journal {
 
   /** A trace for a request starting now. */
   trace(): Trace {
-    return { started: monotonicUs(), keyId: null, mode: null, now: null, offsetId: null, replayed: false };
+    return { started: monotonicUs(), keyId: null, mode: null, now: null, emptied: null, offsetId: null, replayed: false };
   }
 
   /** Notes an answered request; it is written with the next batch. */

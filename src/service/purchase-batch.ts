@@ -2,6 +2,7 @@ import type { Mode } from '../api/types.js';
 import {
   type AccountRecord,
   hashId,
+  JOURNAL_EMPTIED_META,
   type LedgerStore,
   type LedgerTx,
   type NewPurchase,
@@ -42,6 +43,8 @@ export interface PurchaseOutcome {
   replayed: boolean;
   /** Model time of the batch's transaction. */
   now: number;
+  /** The journal's emptied mark the batch's transaction read (journal-types.ts, writtenSince). */
+  emptied: number;
 }
 
 /** The most purchases one transaction takes; more wait for the next. */
@@ -104,6 +107,7 @@ async function writeBatch(
 ): Promise<Array<PurchaseOutcome | ApiError>> {
   const outcomes: Array<PurchaseOutcome | ApiError> = new Array(jobs.length);
   let now: number | undefined;
+  let emptied = 0;
   for (const mode of ['test', 'live'] as const) {
     const slots = jobs.flatMap((job, i) => (job.mode === mode ? [i] : []));
     if (slots.length === 0) continue;
@@ -117,15 +121,16 @@ async function writeBatch(
     if (now === undefined) {
       // Taken inside the transaction, after the write lock: `created` follows the list's order.
       now = modelNow(account);
+      emptied = Number((await tx.meta(JOURNAL_EMPTIED_META)) ?? 0);
       // Recording due placements first keeps the due set small; it does not change the facts.
       await tx.placeDue(now);
     }
     const { writes, written, replays } = decideAll(mode, mine, slots, facts, account, now, outcomes);
     const rows = await tx.insertOffsets(writes);
     const byId = new Map(rows.map((row) => [row.id, row]));
-    for (const [k, offset] of rows.entries()) outcomes[written[k]!] = { offset, replayed: false, now: now! };
+    for (const [k, offset] of rows.entries()) outcomes[written[k]!] = { offset, replayed: false, now: now!, emptied };
     for (const [slot, id] of replays) {
-      outcomes[slot] = { offset: replayed(byId.get(id) ?? (await tx.offset(id)), id), replayed: true, now };
+      outcomes[slot] = { offset: replayed(byId.get(id) ?? (await tx.offset(id)), id), replayed: true, now, emptied };
     }
   }
   return outcomes;

@@ -189,8 +189,11 @@ export async function startOver(tx: LedgerTx, clock: () => number): Promise<void
  * The last write of a reset or a load: entries answered before now and still waiting in an
  * instance's memory are the old sandbox's, never written (port.ts, JOURNAL_EMPTIED_META). Read
  * from the clock as the transaction ends, not as it began: a request another instance answered
- * while it ran (a large ledger's delete, a snapshot's rows) read the old sandbox, and is its.
+ * while it ran (a large ledger's delete, a snapshot's rows) read the old sandbox, and is its. Each
+ * mark differs from the one before (one past it, two in one millisecond): an answer is written when
+ * the mark it read is the mark now (journal-types.ts, writtenSince).
  */
 export async function markJournalEmptied(tx: LedgerTx, clock: () => number): Promise<void> {
-  await tx.putMeta(JOURNAL_EMPTIED_META, String(clock()));
+  const before = Number((await tx.meta(JOURNAL_EMPTIED_META)) ?? 0);
+  await tx.putMeta(JOURNAL_EMPTIED_META, String(Math.max(clock(), before + 1)));
 }

@@ -1,6 +1,6 @@
 import type { ApiRequest, ApiResponse, Balance, Impact, Mode, Offset, OffsetList, Quote } from '../api/types.js';
 import { isoTime } from '../platform/iso-time.js';
-import type { AccountRecord, KeyRecord, LedgerStore, OffsetRecord } from '../store/port.js';
+import { type AccountRecord, JOURNAL_EMPTIED_META, type KeyRecord, type LedgerStore, type OffsetRecord } from '../store/port.js';
 import { checkPermission, checkStanding, parseBearer, rateLimited, traceCaller } from './access.js';
 import { ApiError, echoed, errorResponse } from './errors.js';
 import { Journal } from './journal.js';
@@ -119,12 +119,16 @@ export class OffsetsService {
     // The key is looked up every time (a revocation is seen at once): the store keeps what it
     // read, and hashes a key only the first time it sees it. The key, the account and (for the
     // operations that answer it) the mode's balance are asked for together: a store that checks
-    // its cache once a turn (PostgreSQL: one round trip) checks it once for all three.
-    const [key, stored, available] = await Promise.all([
+    // its cache once a turn (PostgreSQL: one round trip) checks it once for all of them. With them,
+    // the journal's emptied mark: the entry of an answer read from the sandbox before a reset is
+    // not written after it (journal-types.ts, writtenSince).
+    const [key, stored, available, emptied] = await Promise.all([
       this.store.keyBySecret(secret),
       this.store.account(),
       withBalance ? this.store.balance(mode) : null,
+      this.store.meta(JOURNAL_EMPTIED_META),
     ]);
+    trace.emptied = Number(emptied ?? 0);
     if (key === undefined) throw new ApiError('api_key_invalid', 'Invalid API key provided.');
     trace.keyId = key.id;
     const account = mustHaveAccount(stored, this.store.label);
@@ -173,8 +177,8 @@ const HANDLERS: Record<Operation, Handler> = {
   async createOffset(service, req, caller) {
     const idempotencyKey = checkIdempotencyKey(req.headers['idempotency-key'], true);
     const maxAmount = checkMaxAmount(req.headers['carbon-max-amount-cents']);
-    const { offset, replayed: again, now } = await service.purchase(caller.mode, req.body, idempotencyKey, caller.hash, maxAmount);
-    Object.assign(caller.trace, { offsetId: offset.id, replayed: again, now });
+    const { offset, replayed: again, now, emptied } = await service.purchase(caller.mode, req.body, idempotencyKey, caller.hash, maxAmount);
+    Object.assign(caller.trace, { offsetId: offset.id, replayed: again, now, emptied });
     const headers: Record<string, string> = jsonHeaders();
     if (again) headers['idempotent-replayed'] = 'true';
     return { status: 201, headers, body: service.toOffset(offset, now) satisfies Offset };

@@ -50,7 +50,24 @@ export interface JournalRecord {
   response_body: string;
 }
 
-export type NewJournalRecord = Omit<JournalRecord, 'seq'>;
+export type NewJournalRecord = Omit<JournalRecord, 'seq'> & {
+  /**
+   * The journal's emptied mark (JOURNAL_EMPTIED_META, 0 before any) as the answer read the ledger,
+   * or null (or absent) where it read nothing of it: not stored, only compared (writtenSince).
+   */
+  emptied_read?: number | null;
+};
+
+/**
+ * Whether an entry is written to the journal last emptied at `emptied` (0: never): one that read the
+ * ledger, when it read it under that very mark (a request answered from the sandbox before a reset
+ * or a load, in the same millisecond as its mark or after it, is not); one that read nothing of it,
+ * when it was answered at the mark or after.
+ */
+export function writtenSince(record: NewJournalRecord, emptied: number): boolean {
+  const read = record.emptied_read;
+  return read === undefined || read === null ? record.real_ms >= emptied : read === emptied;
+}
 
 /** Which entries of the journal to read: each filter is left out when null. */
 export interface JournalQuery {

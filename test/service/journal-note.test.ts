@@ -5,7 +5,7 @@ import { newApiKey } from '../../src/service/keys.js';
 
 /** An answered request as the journal keeps it: what it shows of the Idempotency-Key sent. */
 
-const trace = { started: 0, keyId: null, mode: null, now: null, offsetId: null, replayed: false };
+const trace = { started: 0, keyId: null, mode: null, now: null, emptied: null, offsetId: null, replayed: false };
 const response: ApiResponse = { status: 201, headers: {}, body: {} };
 const kept = (key: string) => {
   const request: ApiRequest = { method: 'POST', path: '/api/v1/offsets', query: {}, headers: { 'idempotency-key': key }, body: '{"kg":1}' };

@@ -421,6 +421,34 @@ describe.each(storeMatrix())('the request journal on the $label store', ({ kind:
     }
   });
 
+  test('an answer read from the sandbox before a reset or a load, in the same millisecond, is not written after it; one read after it is', async () => {
+    const { open } = await ledger(store, { flushMs: 3_600_000 });
+    const a = await open('host-a:1');
+    const b = await open('host-b:2');
+    const chunks: string[] = [];
+    await (await a.engine.sandbox.snapshots()).save(async (chunk) => void chunks.push(chunk), { carbon: 'test' });
+    const load = async () =>
+      (await a.engine.sandbox.snapshots()).load(() =>
+        linesOf(
+          (async function* () {
+            yield* chunks;
+          })(),
+        ),
+      );
+    // The clock never moves: each request is answered in the millisecond its reset or load marks.
+    for (const [what, empty] of [
+      ['a reset', () => a.engine.sandbox.reset()],
+      ['a load', load],
+    ] as const) {
+      await b.call('GET', '/balance', { query: { before: what } });
+      await empty();
+      // After the load, the snapshot's own keys again: the same key id before and after, told apart by when it was read.
+      await b.call('GET', '/balance', { key: (await a.engine.sandbox.defaultKey('test'))!, query: { after: what } });
+      await b.engine.sandbox.journal.flush();
+      expect([what, (await a.entries({ limit: 100 })).map((e) => e.query)]).toEqual([what, [`after=${what.replace(' ', '+')}`]]);
+    }
+  });
+
   test("a follower that saw seq n before a snapshot's load reads none of the loaded entries, only the requests after it", async () => {
     const a = await (await ledger(store)).open('host-a:1');
     const b = await (await ledger(store)).open('host-b:1');

@@ -38,11 +38,15 @@ export async function appendJournal(
   if (records.length === 0) return;
   const rows = records.map(journalRow);
   const columns = JOURNAL_INSERT_COLUMNS.map((_, i) => rows.map((r) => r[i]));
-  const arrays = JOURNAL_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ');
-  // Those answered before the journal was last emptied (a reset, a load) are not written (port.ts).
-  const insert = `WITH i AS (INSERT INTO journal (${JOURNAL_INSERT_COLUMNS.join(', ')})
-      SELECT * FROM unnest(${arrays}) AS u(${JOURNAL_INSERT_COLUMNS.join(', ')})
-      WHERE u.real_ms >= coalesce((SELECT value::bigint FROM meta WHERE name = '${JOURNAL_EMPTIED_META}'), 0) RETURNING seq)
+  columns.push(records.map((r) => r.emptied_read ?? null));
+  const arrays = [...JOURNAL_TYPES, 'bigint'].map((t, i) => `$${i + 1}::${t}[]`).join(', ');
+  const names = JOURNAL_INSERT_COLUMNS.join(', ');
+  // Those answered from the sandbox before the journal was last emptied (a reset, a load) are not
+  // written: journal-types.ts, writtenSince, which this WHERE is.
+  const insert = `WITH e AS (SELECT coalesce((SELECT value::bigint FROM meta WHERE name = '${JOURNAL_EMPTIED_META}'), 0) AS ms),
+    i AS (INSERT INTO journal (${names})
+      SELECT ${names} FROM unnest(${arrays}) AS u(${names}, emptied_read), e
+      WHERE CASE WHEN u.emptied_read IS NULL THEN u.real_ms >= e.ms ELSE u.emptied_read = e.ms END RETURNING seq)
     SELECT min(seq) AS first, max(seq) AS last FROM i`;
   const client = await writer.connect();
   let broken = false;

@@ -1,6 +1,6 @@
 import { monotonicUs } from '../../platform/host.js';
 import { JOURNAL_INSERT_COLUMNS, journalPrune, journalRecord, journalSelect, prunes, pushRow } from '../journal-sql.js';
-import { JOURNAL_EMPTIED_META, JOURNAL_SEQ_META } from '../journal-types.js';
+import { JOURNAL_EMPTIED_META, JOURNAL_SEQ_META, writtenSince } from '../journal-types.js';
 import type { JournalQuery, JournalRecord, JournalRetention, NewJournalRecord } from '../port.js';
 import { type Db, inTransaction, pragma, type Query, query } from './driver.js';
 import { busyTimeoutMs, type MadeWal, SELF_CHECKPOINT_PAGES, walAsMade } from './sqlite-open.js';
@@ -131,7 +131,7 @@ export class SqliteJournal {
     try {
       // Those answered before the journal was last emptied (a reset, a load) are not written (port.ts).
       const emptied = Number((this.statement(EMPTIED).get(JOURNAL_EMPTIED_META) as { n: number | bigint } | undefined)?.n ?? 0);
-      const kept = emptied === 0 ? records : records.filter((r) => r.real_ms >= emptied);
+      const kept = records.filter((r) => writtenSince(r, emptied));
       if (kept.length === 0) {
         this.run('COMMIT');
         return;
