@@ -4,7 +4,7 @@ import { execa } from 'execa';
 import { beforeAll, describe, expect, test } from 'vitest';
 import type { CommandSpec } from '../../src/cli/command.js';
 import { COMMANDS } from '../../src/cli/commands/index.js';
-import { BIN, baseEnv, homes, plain, serve, sh } from '../support/cli.js';
+import { BIN, baseEnv, homes, pipeline, plain, sandboxKeys, serve, sh } from '../support/cli.js';
 import { limit } from '../support/load.js';
 
 /**
@@ -88,16 +88,23 @@ describe('help fits the terminal', () => {
       // Pasted, the command runs: the continuations joined give the one line a log gets.
       const tryIt = banner.slice(banner.indexOf('Try: ') + 5, banner.indexOf('\n  Ctrl-C'));
       expect(tryIt.replace(/ \\\n {4}/g, ' ')).toMatch(
-        /^CARBON_BASE_URL=http:\/\/127\.0\.0\.1:\d+\/api\/v1 CARBON_API_KEY=\$\(carbon sandbox keys --reveal --json \| jq -r '\.\[\] \| select\(\.default=="test"\) \| \.secret'\) carbon buy --kg 500$/,
+        /^CARBON_API_KEY=\$\(carbon sandbox keys --reveal --json \| jq -r '\.\[\] \| select\(\.default=="test"\) \| \.secret'\) CARBON_BASE_URL=http:\/\/127\.0\.0\.1:\d+\/api\/v1 carbon buy --kg 500$/,
       );
       if (columns === 80) expect(tryIt).toContain(' \\\n    ');
     },
   );
 
-  test('the serve banner in a log: every line whole', async () => {
-    const server = await serve(newHome(), [], { COLUMNS: '40' });
+  test('the serve banner in a log: every line whole; its command to try, pasted into a shell, buys', async () => {
+    const home = newHome();
+    const server = await serve(home, [], { COLUMNS: '40' });
     try {
-      expect(plain(server.stderr())).toMatch(/ {2}Try: CARBON_BASE_URL=\S+ CARBON_API_KEY=.* carbon buy --kg 500\n/);
+      const tryIt = /^ {2}Try: (CARBON_API_KEY=.* CARBON_BASE_URL=\S+ carbon buy --kg 500)$/m.exec(plain(server.stderr()));
+      expect(tryIt).not.toBeNull();
+      const pasted = await pipeline(tryIt![1]!, { home });
+      expect(pasted.exitCode, pasted.stderr).toBe(0);
+      // Bought through the server: $20 of the test balance's $1,000.
+      const balance = await fetch(`${server.url}/balance`, { headers: { authorization: `Bearer ${(await sandboxKeys(home)).test}` } });
+      expect(await balance.json()).toMatchObject({ available_cents: 98_000 });
     } finally {
       await server.stop();
     }

@@ -45,7 +45,7 @@ describe('carbon serve', () => {
     expect(banner).toContain('(a new link: `carbon sandbox login --print`)');
     expect(server.stdout() + banner).not.toMatch(/token=[A-Za-z0-9_-]{5}/);
     expect(banner).toMatch(
-      new RegExp(`Try: CARBON_BASE_URL=${server.url.replace(/[./]/g, '\\$&')} CARBON_API_KEY=\\S.* carbon buy --kg 500`),
+      new RegExp(`Try: CARBON_API_KEY=\\S.* CARBON_BASE_URL=${server.url.replace(/[./]/g, '\\$&')} carbon buy --kg 500`),
     );
 
     const remote = { home, env: { CARBON_BASE_URL: server.url, CARBON_API_KEY: keys.test } };
@@ -112,7 +112,7 @@ describe('carbon serve', () => {
     const server = await serve(home, ['--show-keys']);
     const keys = await sandboxKeys(home);
     expect(server.ready).toMatchObject({ test_key: keys.test, read_only_key: keys.readOnly, live_key: keys.live });
-    expect(server.stderr()).toContain(`CARBON_API_KEY=${keys.test} carbon buy --kg 500`);
+    expect(server.stderr()).toContain(`CARBON_API_KEY=${keys.test} CARBON_BASE_URL=${server.url} carbon buy --kg 500`);
     const link = server.ready.developer_page_url;
     expect(link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/login\?token=[A-Za-z0-9_-]{32}$/);
     expect(server.stderr()).toContain(`developer page ${link}\n`);

@@ -202,7 +202,9 @@ async function banner(ctx: Context, flags: ServeFlags, server: RunningServer, re
     (width === undefined ? [line] : fitLine(line, width)).map((l) => style(l)).join('\n');
   const reveal = '$(carbon sandbox keys --reveal --json | jq -r \'.[] | select(.default=="test") | .secret\')';
   const key = testKey === null ? '<test key>' : flags.showKeys ? testKey : reveal;
-  const example = `CARBON_BASE_URL=${server.url} CARBON_API_KEY=${key} carbon buy --kg 500`;
+  // The key first: a shell puts an assignment before a command into the environment of the ones
+  // after it, `$(carbon sandbox keys …)` too, which with CARBON_BASE_URL set would ask the server.
+  const example = `CARBON_API_KEY=${key} CARBON_BASE_URL=${server.url} carbon buy --kg 500`;
   // The login link in full to a person (stderr a terminal) or with --show-keys; a log keeps it masked.
   const person = ctx.out.stderrInteractive;
   const lines = [
