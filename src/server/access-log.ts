@@ -50,11 +50,12 @@ function maskedLabel(authorization: string): string {
   if (authorization.trim() === '') return '-';
   const token = bearerToken(authorization);
   // In ASCII, as the path is: a header's other bytes come as Latin-1 (`Ã©` for an é sent as UTF-8).
+  // A label of carbon's own keeps its spaces (`[13-character key]`), as `[not a bearer key]` does.
   return token === undefined
     ? '[not a bearer key]'
     : maskKey(token)
         .replace('…', '...')
-        .replace(/[^\x21-\x7e]/g, '?');
+        .replace(/[^\x20-\x7e]/g, '?');
 }
 
 const PRINTABLE_PATH = /^[\x21-\x7e]{0,200}$/;

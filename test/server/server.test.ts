@@ -500,6 +500,10 @@ describe('carbon serve: the access log', () => {
     await sleep(50);
     expect(h.log.at(-1)).toMatch(/ GET \/api\/v1\/balance 401 [\d.]+ms key=[\x21-\x7e]+ req_\w+$/);
     expect(h.log.at(-1)).toContain('??');
+    // A key too short to show any of: the length, in the words every other output uses.
+    expect((await call(h, 'GET', '/api/v1/balance', { key: 'ck_test_short' })).status).toBe(401);
+    await sleep(50);
+    expect(h.log.at(-1)).toMatch(/ GET \/api\/v1\/balance 401 [\d.]+ms key=\[13-character key\] req_\w+$/);
     await shutdown(h);
   });
 
