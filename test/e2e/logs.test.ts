@@ -152,7 +152,7 @@ describe('on the local model', () => {
     expect(r.exitCode).toBe(5);
     expect(r.stderr).toContain('No request "req_nothere"');
     // A Request-Id of bytes carbon serve could not read as HTTP is in its log, never in the journal: said.
-    expect(r.stderr).toContain('its 400 malformed_request or 431: those are in its log');
+    expect(r.stderr).toContain('not what carbon serve could not read as HTTP (its 400 malformed_request or 431, which are in its own log)');
   });
 
   test('a journal bound that is no whole number: one line, exit 2, nothing bought or recorded', async () => {

@@ -107,6 +107,8 @@ describe('cards and tables', () => {
     const keys = plain((await carbonTty(['sandbox', 'keys'], { home, env: TTY })).output);
     expect(keys).toMatch(/^ID\s+KEY\s+MODE\s+ACCESS/m);
     expect(keys).toMatch(/ck_test_…\w{4}\s+test\s+read-only/);
+    // One spelling a table: the read-only key's DEFAULT as its ACCESS (--json's read_only is the API's).
+    expect(keys).toMatch(/ck_test_…\w{4}\s+test\s+read-only\s+read-only\s/);
     expect(keys).toContain('Keys are masked; add --reveal');
     await ok(['config', 'set', 'mode', 'test'], { home });
     const config = plain((await carbonTty(['config', 'list'], { home, env: TTY })).output);

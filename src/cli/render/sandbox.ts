@@ -171,7 +171,7 @@ function keyCells(k: ShownKey, paint: Paint): string[] {
     k.revoked === null ? (k.secret ?? k.masked) : paint.dim(k.secret ?? k.masked),
     modeText(k.mode === 'live', paint),
     k.permission === 'read_only' ? 'read-only' : 'purchase',
-    k.default ?? paint.dim('—'),
+    k.default === null ? paint.dim('—') : k.default.replace('_', '-'),
     when(k.created),
     k.revoked === null ? paint.dim('—') : paint.red(when(k.revoked)),
   ];

@@ -86,7 +86,7 @@ export async function show(ctx: Context, id: string): Promise<void> {
       `No request ${JSON.stringify(id.slice(0, 60))} in the journal of ${source.where}.`,
       EXIT.notFound,
       'resource_missing',
-      'The journal keeps the newest entries only (carbon logs --help), and none of bytes carbon serve could not read as HTTP (its 400 malformed_request or 431: those are in its log); list the entries with `carbon logs`.',
+      'The journal keeps the newest entries only (carbon logs --help), and not what carbon serve could not read as HTTP (its 400 malformed_request or 431, which are in its own log); list the entries with `carbon logs`.',
     );
   }
   if (ctx.out.json) return ctx.out.jsonDocument(entry);
