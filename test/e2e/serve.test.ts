@@ -191,6 +191,15 @@ describe('carbon serve', () => {
         "error: --public-url must not have a query (?) or a fragment (#): the login link's and certificates' paths follow it.\n",
       ]);
     }
+    // A path: the login link and every certificate_url would be under it, and carbon serve answers at the root.
+    for (const url of ['https://sandbox.example.com/base', 'https://x/a/b/']) {
+      const r = await carbon(['serve', '--port', '0', '--public-url', url], { home });
+      expect([url, r.exitCode, r.stdout]).toEqual([url, 2, '']);
+      expect(r.stderr).toMatch(
+        /^error: --public-url must be an origin such as https:\/\/sandbox\.example\.com, without a path \(\/.+\): carbon serve answers at the root\.\n$/,
+      );
+    }
+    expect((await carbon(['serve', '--port', '0', '--public-url', 'https://x/a'], { home })).stderr).toContain('without a path (/a)');
     expect((await server.stop()).exitCode).toBe(0);
   });
 });

@@ -52,6 +52,11 @@ export function publicUrl(value: string | undefined, flag = '--public-url'): str
     throw usage(`${flag} must not carry a user name or password: it is printed, and in every certificate_url.`);
   if (url.search !== '' || url.hash !== '' || /[?#]/.test(value))
     throw usage(`${flag} must not have a query (?) or a fragment (#): the login link's and certificates' paths follow it.`);
+  // carbon serve answers at the root: a link under another path (behind a proxy that strips it) would lead nowhere here.
+  if (url.pathname.replace(/\/+$/, '') !== '')
+    throw usage(
+      `${flag} must be an origin such as https://sandbox.example.com, without a path (${url.pathname}): carbon serve answers at the root.`,
+    );
   return value.replace(/\/+$/, '');
 }
 
