@@ -165,6 +165,35 @@ describe('a database URL that cannot be used: one line, exit code, no password, 
     }
   });
 
+  test('a URL parameter neither carbon nor PostgreSQL reads, one given twice, or a schema the URL and the flag disagree on: exit 2, no connection', async () => {
+    // Each would have used a schema not meant (the default `carbon`, the first, the flag's): another team's sandbox.
+    const url = 'postgres://carbon:hunter2@127.0.0.1:1/carbon';
+    for (const [query, args, env, said] of [
+      ['?shema=team_a', [], {}, 'the parameter \\"shema\\" is not one carbon or PostgreSQL reads (a schema is ?schema=NAME)'],
+      ['?schema=team_a&colour=blue', [], {}, 'the parameter \\"colour\\" is not one carbon or PostgreSQL reads'],
+      ['?schema=a&schema=b', [], {}, 'the parameter \\"schema\\" is given more than once'],
+      [
+        '?schema=team_a',
+        ['--database-schema', 'other'],
+        {},
+        '\\"other\\" (--database-schema or CARBON_DATABASE_SCHEMA) and \\"team_a\\" in the URL',
+      ],
+      ['?schema=team_a', [], { CARBON_DATABASE_SCHEMA: 'other' }, 'and \\"team_a\\" in the URL; give one'],
+    ] as const) {
+      const r = await carbon(['balance', '--json', '--database', `${url}${query}`, ...args], { home: newHome(), env });
+      expect([query, r.exitCode, r.stdout, r.stderr.trim().split('\n').length]).toEqual([query, 2, '', 1]);
+      expect(r.stderr).toContain(said);
+      expect(r.stderr).not.toMatch(/ECONNREFUSED|hunter2/);
+    }
+    // The same schema twice, and libpq's own parameters, are taken (and the connection then tried: refused here, exit 1).
+    for (const [query, args] of [
+      ['?schema=team_a', ['--database-schema', 'team_a']],
+      ['?application_name=ci&connect_timeout=5&sslmode=disable', []],
+    ] as const) {
+      expect((await carbon(['balance', '--database', `${url}${query}`, ...args], { home: newHome() })).exitCode, query).toBe(1);
+    }
+  });
+
   test('--database-schema without a database is a usage error', async () => {
     const r = await carbon(['balance', '--database-schema', 'x'], { home: newHome() });
     expect([r.exitCode, r.stderr.trim()]).toEqual([2, 'error: --database-schema goes with --database (or CARBON_DATABASE_URL).']);

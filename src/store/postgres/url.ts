@@ -9,6 +9,38 @@ const DEFAULT_SCHEMA = 'carbon';
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /**
+ * The parameters a URL may carry: carbon's (`schema`, ssl.ts's) and libpq's, as psql takes them
+ * (some the driver does not act on, as psql would not on carbon's). Any other is a typo carbon
+ * would otherwise pass over (`?shema=team_a` landing on the default schema, another team's
+ * sandbox): refused, as psql refuses it.
+ */
+const PARAMETERS = new Set(
+  (
+    'schema uselibpqcompat ssl database host hostaddr port dbname user password passfile require_auth channel_binding ' +
+    'connect_timeout client_encoding options application_name fallback_application_name keepalives keepalives_idle ' +
+    'keepalives_interval keepalives_count tcp_user_timeout replication gssencmode sslmode requiressl sslnegotiation ' +
+    'sslcompression sslcert sslkey sslkeylogfile sslpassword sslcertmode sslrootcert sslcrl sslcrldir sslsni requirepeer ' +
+    'ssl_min_protocol_version ssl_max_protocol_version min_protocol_version max_protocol_version krbsrvname gsslib ' +
+    'gssdelegation service target_session_attrs load_balance_hosts statement_timeout query_timeout lock_timeout ' +
+    'idle_in_transaction_session_timeout'
+  ).split(' '),
+);
+
+/** Why the URL's parameters name no one setting: one neither carbon nor PostgreSQL reads, or one given twice. */
+function parameterProblem(params: URLSearchParams): string | undefined {
+  for (const name of new Set(params.keys())) {
+    // A name is shown only where it is a word (a pasted secret is not).
+    const what = /^[A-Za-z_]{1,40}$/.test(name) ? `the parameter "${name}"` : 'one of its parameters';
+    if (!PARAMETERS.has(name)) {
+      const hint = /sch|hem/i.test(name) ? ' (a schema is ?schema=NAME)' : '';
+      return `${what} is not one carbon or PostgreSQL reads${hint}`;
+    }
+    if (params.getAll(name).length > 1) return `${what} is given more than once; give it once`;
+  }
+  return undefined;
+}
+
+/**
  * The URL as psql (libpq) reads it: the user and password run to the last `@` before the first
  * `/`, so a `#` or `?` in them is theirs. A URL reader would end the host there instead, taking
  * `carbon:2024` of `carbon:2024#pw@db` for a host and port and the password for a fragment (then
@@ -49,8 +81,14 @@ function urlAndSchema(url: string, schema: string | undefined): { parsed: URL; c
   }
   if (cutShort(parsed, parsed.pathname))
     throw new Error(`not a URL: ${maskUrl(url)} (a "/" in the user name or password must be written %2F)`);
+  const mistyped = parameterProblem(parsed.searchParams);
+  if (mistyped !== undefined) throw new Error(mistyped);
   const fromUrl = parsed.searchParams.get('schema');
   parsed.searchParams.delete('schema');
+  if (schema !== undefined && fromUrl !== null && schema !== fromUrl)
+    throw new Error(
+      `the schema is ${JSON.stringify(schema.slice(0, 63))} (--database-schema or CARBON_DATABASE_SCHEMA) and ${JSON.stringify(fromUrl.slice(0, 63))} in the URL; give one`,
+    );
   const chosen = schema ?? fromUrl ?? DEFAULT_SCHEMA;
   if (!SCHEMA_NAME.test(chosen))
     throw new Error(`the schema name "${chosen}" must be lowercase letters, digits and _ (at most 63), starting with a letter or _`);
