@@ -118,7 +118,7 @@ const localOnly = {
  * a --database URL is given; src/store/open.ts imports the PostgreSQL store lazily). cli-table3
  * is bundled apart too, but reached through src/cli/render/cli-table3.ts (`tableLoader` below).
  */
-const VENDOR = ['ora', 'conf', 'pg', 'csv-parse'];
+const VENDOR = ['ora', 'conf', 'pg', 'pgpass', 'csv-parse'];
 
 const BUILTINS = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 
@@ -307,7 +307,7 @@ try {
       ...common,
       entryPoints: { index: 'src/index.ts' },
       outdir,
-      external: ['pg'],
+      external: ['pg', 'pgpass'],
       // The PostgreSQL store (and pg with it) in a chunk of its own, loaded when a URL is given:
       // `import 'carbon-offsets-cli'` on SQLite reads none of pg, as the CLI does not.
       splitting: true,

@@ -227,6 +227,27 @@ run('one ledger on PostgreSQL, for the CLI and for carbon serve', () => {
     }
   });
 
+  test("the password from the password file: nothing on stderr but what carbon says; a wrong one there is named as the file's", async () => {
+    const home = newHome();
+    const url = new URL(TEST_DATABASE_URL!);
+    const password = decodeURIComponent(url.password);
+    url.password = '';
+    const passfile = join(home, 'pgpass');
+    // host:port:database:user:password, as libpq reads it; `*` for any.
+    writeFileSync(passfile, `*:*:*:${decodeURIComponent(url.username)}:${password.replace(/[\\:]/g, '\\$&')}\n`, { mode: 0o600 });
+    const env = { CARBON_DATABASE_URL: url.toString(), PGPASSFILE: passfile };
+    // Before: node-postgres's DeprecationWarning ("pgpass support is deprecated"), two lines, at every command.
+    const read = await carbon(['balance', '--json'], { home, env });
+    expect([read.exitCode, read.stderr]).toEqual([0, '']);
+    writeFileSync(passfile, `*:*:*:${decodeURIComponent(url.username)}:not-the-password\n`, { mode: 0o600 });
+    const wrong = await carbon(['balance'], { home, env });
+    expect([wrong.exitCode, wrong.stdout]).toEqual([1, '']);
+    expect(wrong.stderr.trim().split('\n'), wrong.stderr).toHaveLength(1);
+    expect(wrong.stderr).toContain('refused the credentials (28P01)');
+    expect(wrong.stderr).toContain('PGPASSWORD or the password file (PGPASSFILE, or ~/.pgpass)');
+    expect(wrong.stderr).not.toContain('not-the-password');
+  });
+
   test(
     '6 runners buying at once on a new schema: it is made and provisioned once, and every purchase is in it',
     async () => {

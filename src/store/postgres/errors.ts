@@ -140,7 +140,10 @@ function credentialsError(code: string, message: string, label: string): LedgerE
     return new LedgerError(
       `PostgreSQL at ${label} refused the credentials (${code}).`,
       label,
-      'Check the user and password in the database URL.',
+      // The URL as shown masks a password it holds (url.ts, maskUrl); without one, it came from elsewhere.
+      label.includes(':***@')
+        ? 'Check the user and password in the database URL.'
+        : 'Check the user in the database URL, and its password in PGPASSWORD or the password file (PGPASSFILE, or ~/.pgpass).',
     );
   // Not in the URL, nor in PGPASSFILE or ~/.pgpass for this host: node-postgres fails in its own words.
   if (/^SASL: .*password must be a string|^The server requested password-based authentication, but no password was provided/.test(message))

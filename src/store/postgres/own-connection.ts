@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Deadlines } from './deadlines.js';
+import { PasswordFileClient } from './password-file.js';
 
 /**
  * A connection of its own beside the ledger's pool, made on first use (a pool of one, so it is made
@@ -45,7 +46,7 @@ export function oneConnection(d: Deadlines): pg.PoolConfig {
   return {
     max: 1,
     connectionTimeoutMillis: 0,
-    Client: class extends pg.Client {
+    Client: class extends PasswordFileClient {
       // pg-pool constructs it with the pool's settings (its types say no argument).
       constructor(config?: pg.ClientConfig) {
         super({ ...config, connectionTimeoutMillis });

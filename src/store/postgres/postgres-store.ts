@@ -15,6 +15,7 @@ import { livemodeOf } from '../tables.js';
 import { deadlines, endPools, poolDeadlines } from './deadlines.js';
 import { connectionLost, pgError } from './errors.js';
 import { answers, healthConfig, OwnConnection, oneConnection } from './own-connection.js';
+import { PasswordFileClient } from './password-file.js';
 import { MAX_KEPT, PgReadCache } from './pg-cache.js';
 import { appendJournal, readJournal } from './pg-journal.js';
 import { PgReads, type Queryable } from './pg-reads.js';
@@ -111,6 +112,8 @@ export class PostgresStore extends PgReads implements LedgerStore {
       connectionString: parsed.connectionString,
       max: options.pool ?? 10,
       idleTimeoutMillis: 10_000,
+      // A password from the password file where the URL has none (password-file.ts); a command's one connection's too.
+      Client: PasswordFileClient,
       ...poolDeadlines(deadlines()),
       ...(options.single === true ? oneConnection(deadlines()) : {}),
       // Every connection works in the sandbox's own schema.

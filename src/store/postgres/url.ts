@@ -10,28 +10,27 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /**
  * The parameters a URL may carry: carbon's (`schema`, ssl.ts's) and libpq's, as psql takes them
- * (some the driver does not act on, as psql would not on carbon's). Any other is a typo carbon
+ * (some the driver does not act on, as psql would not on carbon's; the driver's own deadlines are
+ * carbon's, CARBON_PG_…_TIMEOUT_MS, and not taken here). Any other is a typo carbon
  * would otherwise pass over (`?shema=team_a` landing on the default schema, another team's
  * sandbox): refused, as psql refuses it.
  */
-const PARAMETERS = new Set(
-  (
-    'schema uselibpqcompat ssl database host hostaddr port dbname user password passfile require_auth channel_binding ' +
-    'connect_timeout client_encoding options application_name fallback_application_name keepalives keepalives_idle ' +
-    'keepalives_interval keepalives_count tcp_user_timeout replication gssencmode sslmode requiressl sslnegotiation ' +
-    'sslcompression sslcert sslkey sslkeylogfile sslpassword sslcertmode sslrootcert sslcrl sslcrldir sslsni requirepeer ' +
-    'ssl_min_protocol_version ssl_max_protocol_version min_protocol_version max_protocol_version krbsrvname gsslib ' +
-    'gssdelegation service target_session_attrs load_balance_hosts statement_timeout query_timeout lock_timeout ' +
-    'idle_in_transaction_session_timeout'
-  ).split(' '),
-);
+const PARAMETERS =
+  'schema uselibpqcompat ssl database host hostaddr port dbname user password passfile require_auth channel_binding ' +
+  'connect_timeout client_encoding options application_name fallback_application_name keepalives keepalives_idle ' +
+  'keepalives_interval keepalives_count tcp_user_timeout replication gssencmode sslmode requiressl sslnegotiation ' +
+  'sslcompression sslcert sslkey sslkeylogfile sslpassword sslcertmode sslrootcert sslcrl sslcrldir sslsni requirepeer ' +
+  'ssl_min_protocol_version ssl_max_protocol_version min_protocol_version max_protocol_version krbsrvname gsslib ' +
+  'gssdelegation service target_session_attrs load_balance_hosts';
 
 /** Why the URL's parameters name no one setting: one neither carbon nor PostgreSQL reads, or one given twice. */
 function parameterProblem(params: URLSearchParams): string | undefined {
+  // Made when a URL is read (not at every start: the SQLite commands read this file too).
+  const known = new Set(PARAMETERS.split(' '));
   for (const name of new Set(params.keys())) {
     // A name is shown only where it is a word (a pasted secret is not).
     const what = /^[A-Za-z_]{1,40}$/.test(name) ? `the parameter "${name}"` : 'one of its parameters';
-    if (!PARAMETERS.has(name)) {
+    if (!known.has(name)) {
       const hint = /sch|hem/i.test(name) ? ' (a schema is ?schema=NAME)' : '';
       return `${what} is not one carbon or PostgreSQL reads${hint}`;
     }

@@ -1,0 +1,19 @@
+import pg from 'pg';
+import pgpass from 'pgpass';
+
+/**
+ * node-postgres's client, which reads a password that neither the URL nor PGPASSWORD gives from the
+ * password file, as libpq does (PGPASSFILE, or ~/.pgpass; docs/security.md), with the pgpass module.
+ * node-postgres 8 reads the file itself too, but then prints a DeprecationWarning on stderr at
+ * every connection (its 9 will not read it at all); a password function is its way instead.
+ */
+export class PasswordFileClient extends pg.Client {
+  // pg-pool constructs it with the pool's settings (its types say no argument).
+  constructor(config?: pg.ClientConfig) {
+    super(config);
+    // The URL's password, or PGPASSWORD's, as node-postgres took it; none: null.
+    const self = this as unknown as { password: string | null | ((params: unknown) => Promise<string | undefined>) };
+    if (self.password === null || self.password === undefined)
+      self.password = (params) => new Promise((resolve) => pgpass(params as Record<string, unknown>, resolve));
+  }
+}
