@@ -8,6 +8,15 @@ export interface RateWindow {
   count: number;
 }
 
+/**
+ * What a key's window is kept under: the key and the setting it counts for. A new setting
+ * (`carbon sandbox rate-limit`) counts afresh: requests made under "1,000 a second" never count
+ * against "3 an hour" (docs/service-model.md, "Rate limiting").
+ */
+export function windowName(keyId: string, limit: number, windowMs: number): string {
+  return `${keyId} ${limit}/${windowMs}`;
+}
+
 export function takeFromWindow(
   w: RateWindow | undefined,
   now: number,

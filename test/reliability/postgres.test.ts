@@ -140,6 +140,11 @@ run('several carbon serve instances on one PostgreSQL', () => {
         for (let i = 0; i < 8; i++) statuses.push((await get(i % 2 === 0 ? a : b, '/impact', key)).status);
         // Four requests a minute for the key, counted across both instances: not four each.
         expect(statuses).toEqual([200, 200, 200, 200, 429, 429, 429, 429]);
+        // A new setting counts afresh on every instance: the requests above are not counted against it.
+        await sandbox.setRateLimit(3, 60_000);
+        const again = [];
+        for (let i = 0; i < 4; i++) again.push((await get(i % 2 === 0 ? a : b, '/impact', key)).status);
+        expect(again).toEqual([200, 200, 200, 429]);
         await sandbox.setRateLimit(null);
       } finally {
         await sandbox.close();

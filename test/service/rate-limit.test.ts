@@ -89,6 +89,18 @@ describe('rate limiting', () => {
     expectError(await balance(), 403, 'api_access_inactive');
   });
 
+  test('a new setting counts afresh: requests made under the one before never count against it', async () => {
+    await w.sandbox.setRateLimit(1000, 1000);
+    for (let i = 0; i < 5; i++) expect((await balance()).status).toBe(200);
+    // That window closed under its own setting; then a tighter limit over a longer window.
+    w.clock.now += 3000;
+    await w.sandbox.setRateLimit(3, 3_600_000);
+    for (let i = 0; i < 3; i++) expect((await balance()).status).toBe(200);
+    const res = await balance();
+    // Before: the five of "1,000 a second" counted against "3 an hour", and the first request was refused for 3,597 s.
+    expect([res.status, res.headers['retry-after']]).toEqual([429, '3600']);
+  });
+
   test('the limit is read from the ledger on every request, so a running service picks up changes', async () => {
     expect((await balance()).status).toBe(200);
     await w.sandbox.setRateLimit(1, 60_000);

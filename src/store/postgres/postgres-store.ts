@@ -11,6 +11,7 @@ import type {
   LedgerTx,
   NewJournalRecord,
 } from '../port.js';
+import { windowName } from '../rate-window.js';
 import { livemodeOf } from '../tables.js';
 import { deadlines, endPools, poolDeadlines } from './deadlines.js';
 import { connectionLost, pgError } from './errors.js';
@@ -254,7 +255,7 @@ export class PostgresStore extends PgReads implements LedgerStore {
              start_ms = CASE WHEN $2 >= w.start_ms + $4 OR $2 < w.start_ms THEN $2 ELSE w.start_ms END,
              count = CASE WHEN $2 >= w.start_ms + $4 OR $2 < w.start_ms THEN 1 WHEN w.count > $3 THEN w.count ELSE w.count + 1 END
            RETURNING start_ms, count`,
-            [keyId, now, limit, windowMs],
+            [windowName(keyId, limit, windowMs), now, limit, windowMs],
           )
         ).rows[0]!,
     );

@@ -13,7 +13,7 @@ import type {
   LedgerTx,
   NewJournalRecord,
 } from '../port.js';
-import { type RateWindow, takeFromWindow } from '../rate-window.js';
+import { type RateWindow, takeFromWindow, windowName } from '../rate-window.js';
 import { livemodeOf } from '../tables.js';
 import { WalCheckpoints } from './checkpointer.js';
 import { type Db, inTransaction } from './driver.js';
@@ -257,8 +257,9 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
       this.windows.clear();
       this.windowsSince = since;
     }
-    const { window, wait } = takeFromWindow(this.windows.get(keyId), now, limit, windowMs);
-    this.windows.set(keyId, window);
+    const name = windowName(keyId, limit, windowMs);
+    const { window, wait } = takeFromWindow(this.windows.get(name), now, limit, windowMs);
+    this.windows.set(name, window);
     return wait;
   }
 
