@@ -37,6 +37,17 @@ function journalText(text: string, more?: string, runs?: 'after-mode'): string {
 }
 
 /**
+ * A journal entry's texts that come from elsewhere (a snapshot's file, which a hand can edit)
+ * masked as note() masks what it records, by column name: a loaded journal shows no key or
+ * password that its file held. Not bounded again: bounding is note()'s, and already done.
+ */
+export function maskedAgain(name: string, text: string): string {
+  if (name === 'query') return redactSecrets(maskSecretParams(text));
+  if (name === 'request_body') return redactSecrets(maskSecretFields(text));
+  return redactSecrets(text, { runs: name === 'idempotency_key' ? 'after-mode' : undefined });
+}
+
+/**
  * An answer's body as the journal keeps it. A page of a list is serialised an item at a time, and
  * only until the kept length is passed: a `list --all` of a million offsets answers ten thousand
  * pages, and serialising each whole to keep its first 8 KiB cost it half its rate. The items kept

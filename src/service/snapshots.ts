@@ -3,6 +3,7 @@ import { LedgerRowError } from '../store/ledger-error.js';
 import type { DefaultKey, LedgerStore, LedgerTx, SnapshotRow, SnapshotTable } from '../store/port.js';
 import { SNAPSHOT_TABLES } from '../store/port.js';
 import { FAULTS_META, markedAgain, parseFaults } from './faults.js';
+import { maskedAgain } from './journal-note.js';
 import { mustHaveAccount } from './lifecycle.js';
 import { endPageAccess } from './page-access.js';
 import { fitsRole, markJournalEmptied } from './sandbox-model.js';
@@ -28,6 +29,12 @@ import {
 const SNAPSHOT_META = [FAULTS_META] as const;
 const CLOCK_OFFSET = Object.keys(SNAPSHOT_TABLES[0].columns).indexOf('clock_offset_ms');
 const ACCOUNT = Object.fromEntries(Object.keys(SNAPSHOT_TABLES[0].columns).map((name, i) => [name, i]));
+/** The journal's columns of text a caller sent or was answered, by position: masked again as they are loaded. */
+const JOURNAL_TEXTS = Object.entries(SNAPSHOT_TABLES.find((t) => t.name === 'journal')!.columns).flatMap(([name, kind], i) =>
+  kind.startsWith('text') && !['request_id', 'method', 'error_type', 'error_code', 'key_id', 'offset_id', 'instance'].includes(name)
+    ? [[name, i] as const]
+    : [],
+);
 const KEY_COLUMNS = Object.keys(SNAPSHOT_TABLES.find((t) => t.name === 'api_keys')!.columns);
 const ROLES: readonly string[] = ['test', 'live', 'read_only'] satisfies DefaultKey[];
 
@@ -86,6 +93,10 @@ async function* checked(batches: OpenedSnapshot['batches']): OpenedSnapshot['bat
     if (batch.table === 'meta')
       for (const row of batch.rows)
         if (row[0] === FAULTS_META) checkSetting('the fault setting', () => checkFaults(parseFaults(row[1] as string)!));
+    // The journal as the file has it, a key or a password written into it by hand masked all the same.
+    if (batch.table === 'journal')
+      for (const row of batch.rows)
+        for (const [name, i] of JOURNAL_TEXTS) if (typeof row[i] === 'string') row[i] = maskedAgain(name, row[i] as string);
     yield batch;
   }
 }

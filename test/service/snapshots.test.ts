@@ -189,6 +189,34 @@ describe.each(STORES)('on %s', (_name, open) => {
     }
   });
 
+  test('journal rows given a key or a password by hand, under a right checksum: loaded masked, as the journal records them', async () => {
+    const { sandbox } = await open();
+    try {
+      const live = (await sandbox.defaultKey('live'))!;
+      await sandbox.service().handle({ method: 'GET', path: '/api/v1/balance', query: {}, headers: {}, body: '' });
+      await sandbox.journal.flush();
+      const lines = (await save(sandbox, true)).trimEnd().split('\n').slice(0, -1);
+      const at = lines.findIndex((l) => l.startsWith('["journal",'));
+      const row = JSON.parse(lines[at]!) as unknown[];
+      // ["journal", seq, request_id, model_ms, real_ms, method, path, query, …, idempotency_key (16), …, request_body (20), response_body (21)]
+      Object.assign(row, {
+        6: `/api/v1/offsets/${live}`,
+        7: `api_key=${live}&password=hunter2`,
+        16: `retry-${live}`,
+        20: `{"kg":10,"password":"hunter2","note":"${live}"}`,
+        21: `{"echo":"${live}"}`,
+      });
+      await load(sandbox, resealed([...lines.slice(0, at), JSON.stringify(row), ...lines.slice(at + 1)]));
+      const [entry] = await sandbox.journal.entries({ ...NO_FILTER, limit: 10 });
+      const shown = JSON.stringify(entry);
+      expect(shown).not.toContain(live.slice(8));
+      expect(shown).not.toContain('hunter2');
+      expect(entry!.query).toContain('password=');
+    } finally {
+      await sandbox.close();
+    }
+  });
+
   test('rows that break the ledger (an offset twice) under a right checksum: refused, nothing changed', async () => {
     const { sandbox } = await open();
     try {
