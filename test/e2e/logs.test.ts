@@ -424,6 +424,17 @@ describe('carbon logs --follow', () => {
     await server.stop();
   });
 
+  test('--limit 0 with --follow: none of the entries before it, only those after (as tail -n 0 -f)', async () => {
+    const home = newHome();
+    await ok(['balance'], { home });
+    const tail = follow(home, ['--limit', '0']);
+    await tail.ready();
+    const quoted = /(req_[A-Za-z0-9]{14})/.exec((await ok(['quote', '--kg', '2', '--verbose'], { home })).stderr)![1]!;
+    await tail.seen([quoted]);
+    expect(tail.out().trimEnd().split('\n')).toEqual([expect.stringContaining(quoted)]);
+    await stopsOn(tail);
+  });
+
   test('across a sandbox reset: every request after it is printed (the entries after it number on past those seen)', async () => {
     const home = newHome();
     // Three before, two after: the two number on from the third, however late the follower looks.

@@ -35,7 +35,7 @@ With a base URL, carbon logs reads the journal of that carbon serve; the live AP
       --code <code>           an error's code (idempotency_key_reused)
       --since <when>          answered since: a day (2026-01-31) or an age (30m, 2h, 7d), in real time
       --request-id <id>       the entry of this Request-Id
-      --limit <n>             how many (default 50; 1 to 1000); with --follow, the newest n first
+      --limit <n>             how many (default 50; 1 to 1000); with --follow, the newest n first (default 0)
       -f, --follow            print new requests as they come, from now (or after --limit's), until Ctrl-C or SIGTERM
     `,
           // Completion offers the classes and the methods; a single code (404) is typed.

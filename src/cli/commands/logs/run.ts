@@ -44,7 +44,8 @@ function filterOf(ctx: Context, flags: LogsFlags): RequestFilter {
     since: flags.since === undefined ? null : parseWhen(flags.since, '--since'),
     requestId: flags.requestId ?? null,
     mode: ctx.settings.modeFlag ?? null,
-    limit: flags.limit === undefined ? 50 : wholeNumberOption(flags.limit, '--limit', { min: 1, max: 1000 }),
+    // With --follow, 0 is what it starts from anyway (as `tail -n 0 -f`): taken.
+    limit: flags.limit === undefined ? 50 : wholeNumberOption(flags.limit, '--limit', { min: flags.follow ? 0 : 1, max: 1000 }),
   };
 }
 
