@@ -1,6 +1,6 @@
 import pg from 'pg';
+import { PasswordFileClient } from './client.js';
 import type { Deadlines } from './deadlines.js';
-import { PasswordFileClient } from './password-file.js';
 
 /**
  * A connection of its own beside the ledger's pool, made on first use (a pool of one, so it is made

@@ -13,10 +13,10 @@ import type {
 } from '../port.js';
 import { windowName } from '../rate-window.js';
 import { livemodeOf } from '../tables.js';
+import { CLIENT } from './client.js';
 import { deadlines, endPools, poolDeadlines } from './deadlines.js';
 import { connectionLost, pgError } from './errors.js';
 import { answers, healthConfig, OwnConnection, oneConnection } from './own-connection.js';
-import { PasswordFileClient } from './password-file.js';
 import { MAX_KEPT, PgReadCache } from './pg-cache.js';
 import { appendJournal, readJournal } from './pg-journal.js';
 import { PgReads, type Queryable } from './pg-reads.js';
@@ -37,14 +37,6 @@ import { maskUrl, parseDatabaseUrl } from './url.js';
  * - a transaction that fails with a serialization failure or a deadlock runs again from the start.
  * docs/reliability.md has the reasoning.
  */
-
-/** int8 (bigint) and numeric as JavaScript numbers: every amount in the model is a safe integer. */
-const types = {
-  getTypeParser(oid: number, format?: string) {
-    if (oid === 20 || oid === 1700) return (value: string) => Number(value);
-    return pg.types.getTypeParser(oid, format as 'text');
-  },
-};
 
 const RETRIES = 10;
 
@@ -113,13 +105,12 @@ export class PostgresStore extends PgReads implements LedgerStore {
       connectionString: parsed.connectionString,
       max: options.pool ?? 10,
       idleTimeoutMillis: 10_000,
-      // A password from the password file where the URL has none (password-file.ts); a command's one connection's too.
-      Client: PasswordFileClient,
+      // The password file read where the URL has no password (client.ts); a command's one connection's client extends it.
+      ...CLIENT,
       ...poolDeadlines(deadlines()),
       ...(options.single === true ? oneConnection(deadlines()) : {}),
       // Every connection works in the sandbox's own schema.
       options: `-c search_path=${parsed.schema}`,
-      types,
       ...parsed.ssl?.options,
     };
     const otherwise = parsed.ssl?.otherwise;

@@ -17,3 +17,15 @@ export class PasswordFileClient extends pg.Client {
       self.password = (params) => new Promise((resolve) => pgpass(params as Record<string, unknown>, resolve));
   }
 }
+
+/** node-postgres's client as every pool of carbon's makes it: the password file read (above), int8 and numeric as numbers. */
+export const CLIENT = {
+  Client: PasswordFileClient,
+  // Every amount in the model is a safe integer.
+  types: {
+    getTypeParser(oid: number, format?: string) {
+      if (oid === 20 || oid === 1700) return (value: string) => Number(value);
+      return pg.types.getTypeParser(oid, format as 'text');
+    },
+  },
+};
