@@ -29,22 +29,24 @@ export interface Trace {
 /** An entry as it waits to be written: its model time is null until the account's clock is read. */
 export type Note = Omit<NewJournalRecord, 'model_ms'> & { model_ms: number | null };
 
-/** Text as the journal keeps it: API keys masked (as every echo of a caller's input is), bounded. */
-function journalText(text: string, more?: string, runs?: 'after-mode'): string {
-  const shown = redactSecrets(text, { runs });
-  if (shown.length <= JOURNAL_BODY_LIMIT && more === undefined) return shown;
-  return `${shown.slice(0, JOURNAL_BODY_LIMIT)}…[${more ?? `${shown.length - JOURNAL_BODY_LIMIT} more characters`}]`;
-}
-
 /**
- * A journal entry's texts that come from elsewhere (a snapshot's file, which a hand can edit)
- * masked as note() masks what it records, by column name: a loaded journal shows no key or
- * password that its file held. Not bounded again: bounding is note()'s, and already done.
+ * A journal column's text with every secret in it masked, by the column's name: API keys (as every
+ * echo of a caller's input is), and in a query or a request body the values of secret-named
+ * parameters and fields. What note() records, and what a snapshot's load masks again (its file can
+ * be edited by hand), not bounded there: bounding is note()'s, and already done.
  */
-export function maskedAgain(name: string, text: string): string {
+export function maskedColumn(name: string, text: string): string {
   if (name === 'query') return redactSecrets(maskSecretParams(text));
   if (name === 'request_body') return redactSecrets(maskSecretFields(text));
+  // carbon's own batch keys whole (their digest is a long run of letters), to match the rows they bought; any other masked.
   return redactSecrets(text, { runs: name === 'idempotency_key' ? 'after-mode' : undefined });
+}
+
+/** A column's text as the journal keeps it: masked, and bounded (saying how much was left out). */
+function journalText(name: string, text: string, more?: string): string {
+  const shown = maskedColumn(name, text);
+  if (shown.length <= JOURNAL_BODY_LIMIT && more === undefined) return shown;
+  return `${shown.slice(0, JOURNAL_BODY_LIMIT)}…[${more ?? `${shown.length - JOURNAL_BODY_LIMIT} more characters`}]`;
 }
 
 /**
@@ -55,7 +57,7 @@ export function maskedAgain(name: string, text: string): string {
  */
 function responseText(body: unknown): string {
   const data = (body as { data?: unknown } | null)?.data;
-  if (!Array.isArray(data)) return journalText(JSON.stringify(body) ?? '');
+  if (!Array.isArray(data)) return journalText('response_body', JSON.stringify(body) ?? '');
   const items: string[] = [];
   let length = 0;
   while (items.length < data.length && length <= JOURNAL_BODY_LIMIT) {
@@ -66,7 +68,7 @@ function responseText(body: unknown): string {
   }
   const text = JSON.stringify({ ...(body as object), data: DATA_HOLE }).replace(DATA_HOLE_JSON, () => `[${items.join(',')}]`);
   const more = data.length - items.length;
-  return more === 0 ? journalText(text) : journalText(text, `${more} more of ${data.length} items`);
+  return journalText('response_body', text, more === 0 ? undefined : `${more} more of ${data.length} items`);
 }
 
 /** Stands for `data` while the rest of a list's body is serialised: no body holds this string. */
@@ -108,25 +110,24 @@ export function note(
     model_ms: trace.now,
     real_ms: realMs,
     method: request.method.toUpperCase(),
-    path: journalText(request.path),
+    path: journalText('path', request.path),
     // As it came over HTTP, when it did ("what did my app send?"); else as the client's parameters make it.
-    query: journalText(maskSecretParams(request.rawQuery ?? queryString(request.query))),
+    query: journalText('query', request.rawQuery ?? queryString(request.query)),
     status: response.status,
     error_type: error.type ?? null,
     error_code: error.code ?? null,
-    error_param: error.param === undefined ? null : journalText(error.param),
-    error_message: error.message === undefined ? null : journalText(error.message),
+    error_param: error.param === undefined ? null : journalText('error_param', error.param),
+    error_message: error.message === undefined ? null : journalText('error_message', error.message),
     duration_us: durationUs,
     key_id: trace.keyId,
     mode: trace.mode,
-    // carbon's own batch keys whole (their digest is a long run of letters), to match the rows they bought; any other masked.
     // The caller's own label, as it was sent (a key in it masked): not its runs of letters and digits, which are its usual alphabet.
-    idempotency_key: idempotencyKey === undefined ? null : journalText(idempotencyKey, undefined, 'after-mode'),
+    idempotency_key: idempotencyKey === undefined ? null : journalText('idempotency_key', idempotencyKey),
     replayed: trace.replayed,
     offset_id: trace.offsetId,
     instance,
     emptied_read: trace.emptied,
-    request_body: journalText(maskSecretFields(request.body)),
+    request_body: journalText('request_body', request.body),
     // A HEAD is answered without its body: none was sent to the caller.
     response_body: request.method.toUpperCase() === 'HEAD' ? '' : responseText(response.body),
   };

@@ -3,7 +3,7 @@ import { LedgerRowError } from '../store/ledger-error.js';
 import type { DefaultKey, LedgerStore, LedgerTx, SnapshotRow, SnapshotTable } from '../store/port.js';
 import { SNAPSHOT_TABLES } from '../store/port.js';
 import { FAULTS_META, markedAgain, parseFaults } from './faults.js';
-import { maskedAgain } from './journal-note.js';
+import { maskedColumn } from './journal-note.js';
 import { mustHaveAccount } from './lifecycle.js';
 import { endPageAccess } from './page-access.js';
 import { fitsRole, markJournalEmptied } from './sandbox-model.js';
@@ -29,11 +29,10 @@ import {
 const SNAPSHOT_META = [FAULTS_META] as const;
 const CLOCK_OFFSET = Object.keys(SNAPSHOT_TABLES[0].columns).indexOf('clock_offset_ms');
 const ACCOUNT = Object.fromEntries(Object.keys(SNAPSHOT_TABLES[0].columns).map((name, i) => [name, i]));
-/** The journal's columns of text a caller sent or was answered, by position: masked again as they are loaded. */
-const JOURNAL_TEXTS = Object.entries(SNAPSHOT_TABLES.find((t) => t.name === 'journal')!.columns).flatMap(([name, kind], i) =>
-  kind.startsWith('text') && !['request_id', 'method', 'error_type', 'error_code', 'key_id', 'offset_id', 'instance'].includes(name)
-    ? [[name, i] as const]
-    : [],
+/** The journal's columns of text a caller sent or was answered, with their positions: masked again as they are loaded. */
+const JOURNAL_COLUMNS = Object.keys(SNAPSHOT_TABLES.find((t) => t.name === 'journal')!.columns);
+const JOURNAL_TEXTS = ['path', 'query', 'error_param', 'error_message', 'idempotency_key', 'request_body', 'response_body'].map(
+  (name) => [name, JOURNAL_COLUMNS.indexOf(name)] as const,
 );
 const KEY_COLUMNS = Object.keys(SNAPSHOT_TABLES.find((t) => t.name === 'api_keys')!.columns);
 const ROLES: readonly string[] = ['test', 'live', 'read_only'] satisfies DefaultKey[];
@@ -96,7 +95,7 @@ async function* checked(batches: OpenedSnapshot['batches']): OpenedSnapshot['bat
     // The journal as the file has it, a key or a password written into it by hand masked all the same.
     if (batch.table === 'journal')
       for (const row of batch.rows)
-        for (const [name, i] of JOURNAL_TEXTS) if (typeof row[i] === 'string') row[i] = maskedAgain(name, row[i] as string);
+        for (const [name, i] of JOURNAL_TEXTS) if (typeof row[i] === 'string') row[i] = maskedColumn(name, row[i] as string);
     yield batch;
   }
 }

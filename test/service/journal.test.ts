@@ -119,6 +119,24 @@ async function holdJournalLock(store: StoreKind, database: string | undefined, d
   };
 }
 
+/** The two ways `a` empties the journal, a reset and a load of a snapshot saved now (its keys the same), with what each is called. */
+async function emptiers(a: Opened): Promise<Array<readonly [string, () => Promise<unknown>]>> {
+  const chunks: string[] = [];
+  await (await a.engine.sandbox.snapshots()).save(async (chunk) => void chunks.push(chunk), { carbon: 'test' });
+  const load = async () =>
+    (await a.engine.sandbox.snapshots()).load(() =>
+      linesOf(
+        (async function* () {
+          yield* chunks;
+        })(),
+      ),
+    );
+  return [
+    ['a reset', () => a.engine.sandbox.reset()],
+    ['a load', load],
+  ];
+}
+
 describe.each(storeMatrix())('the request journal on the $label store', ({ kind: store }) => {
   test('holds each answered request with its answer: ids, times, key, idempotency, offset, bodies; newest first', async () => {
     const { open } = await ledger(store);
@@ -394,20 +412,7 @@ describe.each(storeMatrix())('the request journal on the $label store', ({ kind:
     const { open } = await ledger(store, { flushMs: 3_600_000 });
     const a = await open('host-a:1');
     const b = await open('host-b:2');
-    const chunks: string[] = [];
-    await (await a.engine.sandbox.snapshots()).save(async (chunk) => void chunks.push(chunk), { carbon: 'test' });
-    const load = async () =>
-      (await a.engine.sandbox.snapshots()).load(() =>
-        linesOf(
-          (async function* () {
-            yield* chunks;
-          })(),
-        ),
-      );
-    for (const [what, empty] of [
-      ['a reset', () => a.engine.sandbox.reset()],
-      ['a load', load],
-    ] as const) {
+    for (const [what, empty] of await emptiers(a)) {
       // B answers two requests and keeps their entries (its batch is an hour off), as a busy
       // instance has its last 50 ms of entries on their way when another resets.
       await b.call('GET', '/balance', { query: { before: what } });
@@ -425,21 +430,8 @@ describe.each(storeMatrix())('the request journal on the $label store', ({ kind:
     const { open } = await ledger(store, { flushMs: 3_600_000 });
     const a = await open('host-a:1');
     const b = await open('host-b:2');
-    const chunks: string[] = [];
-    await (await a.engine.sandbox.snapshots()).save(async (chunk) => void chunks.push(chunk), { carbon: 'test' });
-    const load = async () =>
-      (await a.engine.sandbox.snapshots()).load(() =>
-        linesOf(
-          (async function* () {
-            yield* chunks;
-          })(),
-        ),
-      );
     // The clock never moves: each request is answered in the millisecond its reset or load marks.
-    for (const [what, empty] of [
-      ['a reset', () => a.engine.sandbox.reset()],
-      ['a load', load],
-    ] as const) {
+    for (const [what, empty] of await emptiers(a)) {
       await b.call('GET', '/balance', { query: { before: what } });
       await empty();
       // After the load, the snapshot's own keys again: the same key id before and after, told apart by when it was read.
