@@ -160,11 +160,20 @@ describe.skipIf(!postgresAvailable())('the deadlines, on PostgreSQL', () => {
     const holder = await side(schema);
     await holder.query('BEGIN; LOCK TABLE key_vault IN ACCESS EXCLUSIVE MODE');
     // Read side by side, as `carbon sandbox keys` reads: the first waits for the lock, the second for the connection.
-    const both = Promise.all([store.vault(), store.keys()]).catch((err: unknown) => err);
+    let settled = false;
+    const both = Promise.all([store.vault(), store.keys()])
+      .catch((err: unknown) => err)
+      .finally(() => {
+        settled = true;
+      });
+    // Watched from a session of its own: within the holder's transaction, pg_stat_activity would
+    // answer from the snapshot its first read took, before the read came to wait.
+    const watcher = await side(schema);
     const waiting = async () =>
-      (await holder.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%key_vault%'"))
+      (await watcher.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%key_vault%'"))
         .rows[0].n;
-    while ((await waiting()) === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    // (Until a read waits on the lock, or both are answered already: a read that fails shows its error below.)
+    while (!settled && (await waiting()) === 0) await new Promise((resolve) => setTimeout(resolve, 10));
     // Before, the second read gave up when the connect deadline passed: "cannot be reached right now (timeout exceeded …)".
     await new Promise((resolve) => setTimeout(resolve, 5 * connectMs));
     await holder.query('COMMIT');
