@@ -72,14 +72,22 @@ describe('a home with no sandbox yet: a malformed request creates none', () => {
     expect(dataFiles(home)).toEqual([]);
   });
 
-  test("carbon api: the model's 422 and 404 answers printed, nothing created", async () => {
+  test("carbon api: the model's 422 and 404 answers printed, nothing created; with --json, stderr the API's envelope whole", async () => {
     const home = newHome();
     const bad = await carbon(['api', 'POST', '/offsets', '-d', '{"kg":0}'], { home });
     expect([bad.exitCode, bad.stderr]).toEqual([2, 'error: POST /offsets answered 422 validation_error.\n']);
     expect(JSON.parse(bad.stdout)).toMatchObject({ error: { code: 'validation_error', param: 'kg' } });
+    // With --json, stderr carries the API's envelope whole (its message, its param), as every command's does.
+    const said = await carbon(['api', 'POST', '/offsets', '-d', '{"kg":0}', '--json'], { home });
+    expect([said.exitCode, JSON.parse(said.stderr)]).toEqual([2, JSON.parse(said.stdout)]);
+    expect(JSON.parse(said.stderr)).toMatchObject({ error: { type: 'invalid_request_error', code: 'validation_error', param: 'kg' } });
     const nowhere = await carbon(['api', 'GET', '/nope'], { home });
     expect([nowhere.exitCode, nowhere.stderr]).toEqual([5, 'error: GET /nope answered 404 route_missing.\n']);
     expect(dataFiles(home)).toEqual([]);
+    // A well-formed purchase the balance cannot pay: the 402's balance_cents and required_cents too.
+    const short = await carbon(['api', 'POST', '/offsets', '-d', '{"kg":900000}', '--json'], { home });
+    expect([short.exitCode, JSON.parse(short.stderr)]).toEqual([3, JSON.parse(short.stdout)]);
+    expect(JSON.parse(short.stderr).error).toMatchObject({ code: 'insufficient_balance', balance_cents: 100000, required_cents: 3600000 });
   });
 
   test('a well-formed request creates the sandbox as before, and the same refusal is then journaled', async () => {

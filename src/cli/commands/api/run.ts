@@ -101,7 +101,21 @@ function answerError(verb: string, relative: string, response: ApiResponse, earl
   const refusedAfter = retriedRefusal(response.status, code, earlierMaybeSent);
   if (idempotencyKey !== undefined && (response.status >= 500 || refusedAfter))
     return unknownPurchase(said, exitCodeForStatus(response.status), code, idempotencyKey, refusedAfter);
-  return new CliError(said, exitCodeForStatus(response.status), code);
+  return new CliError(said, exitCodeForStatus(response.status), code, undefined, apiFields(response.body));
+}
+
+/**
+ * The API's own words for --json: its envelope's message and every field it gives beside the code
+ * (`param`, `balance_cents` and `required_cents`…), so stderr carries the envelope the API
+ * answered, as each other command's does. The line a person reads stays the summary above.
+ */
+function apiFields(body: unknown): Record<string, string | number> {
+  const error = (body as { error?: Record<string, unknown> } | undefined)?.error;
+  const fields: Record<string, string | number> = {};
+  if (typeof error !== 'object' || error === null) return fields;
+  for (const [name, value] of Object.entries(error))
+    if (name !== 'type' && name !== 'code' && (typeof value === 'string' || typeof value === 'number')) fields[name] = value;
+  return fields;
 }
 
 /** A live POST /offsets is a purchase with the live key: sent only when someone said so, as `carbon buy`'s is (live-consent.ts). */
