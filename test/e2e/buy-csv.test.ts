@@ -73,6 +73,15 @@ describe('in a pipe', () => {
     expect(again.stderr).toContain('3 of 3 rows bought (1,750 kg for $70.00; 3 by an earlier run, not charged again)');
     expect(await offsetIds(home)).toHaveLength(3);
     expect((await ok(['balance', '--json'], { home })).stdout).toContain('"available_cents": 93000');
+
+    // -q: the offsets' ids alone, one a line (for xargs), as `buy -q` prints its one; the summary stays on stderr.
+    const quiet = await carbon(['buy', '--from-csv', csv, '-q'], { home });
+    expect([quiet.exitCode, quiet.stdout]).toEqual([0, rows.map((r) => `${r.offset_id}\n`).join('')]);
+    expect(quiet.stderr).toContain('3 of 3 rows bought');
+    const withJson = await carbon(['buy', '--from-csv', csv, '--quiet', '--json'], { home });
+    expect([withJson.exitCode, withJson.stdout]).toEqual([2, '']);
+    expect(JSON.parse(withJson.stderr).error.message).toBe('--quiet prints only the offset ids: leave out --json.');
+    expect(await offsetIds(home)).toHaveLength(3);
   });
 
   test('amounts in dollars become exact cents; --json gives NDJSON rows and the batch totals; stdin works', async () => {

@@ -61,12 +61,19 @@ export class ResultPrinter {
   /** Written to a terminal: a field's control characters are spaces (csvField). */
   private readonly terminal: boolean;
 
-  /** Made once the batch is quoted: by then the answers have said whether the service is a sandbox. */
-  constructor(private readonly ctx: Context) {
+  /**
+   * Made once the batch is quoted: by then the answers have said whether the service is a sandbox.
+   * `quiet` (--quiet): the ids of the offsets the rows bought (or had bought before), one a line, as
+   * `carbon buy -q` prints its one, for xargs and loops; no header, and no line for a row not bought.
+   */
+  constructor(
+    private readonly ctx: Context,
+    private readonly quiet = false,
+  ) {
     this.terminal = ctx.out.interactive;
     this.hold = ctx.out.stderrInteractive && this.terminal;
     this.sandbox = ctx.fromSandbox;
-    if (!ctx.out.json) this.write(csvLine(COLUMNS, this.sandbox, true));
+    if (!ctx.out.json && !quiet) this.write(csvLine(COLUMNS, this.sandbox, true));
   }
 
   /** Rows not yet written, when they are written a block at a time (a dry run's quotes). */
@@ -91,6 +98,10 @@ export class ResultPrinter {
   }
 
   add(r: RowResult): void {
+    if (this.quiet) {
+      if (r.offset_id !== null) this.write(`${r.offset_id}\n`);
+      return;
+    }
     this.write(
       this.ctx.out.json
         ? `${JSON.stringify({ object: 'batch_row', ...Object.fromEntries(COLUMNS.map((c) => [c, r[c]])) })}\n`

@@ -12,7 +12,7 @@ import { RowTable } from '../../batch/table.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT } from '../../exit-codes.js';
-import { wholeNumberOption } from '../../options.js';
+import { quietWith, wholeNumberOption } from '../../options.js';
 import { liveBalance } from '../../purchase/live-consent.js';
 import { topUpHint } from '../../purchase/top-up.js';
 import { dollars, grouped, kg, oneLine } from '../../render/format.js';
@@ -43,9 +43,7 @@ const DEFAULT_BATCH = 'default';
 const SHOWN_FAULTS = 20;
 /** Refuses the flags that belong to one purchase: the file says what to buy. */
 function checkFlags(flags: CsvFlags): void {
-  const single = (['kg', 'amount', 'amountCents', 'reference', 'idempotencyKey', 'wait', 'quiet'] as const).filter(
-    (f) => flags[f] !== undefined,
-  );
+  const single = (['kg', 'amount', 'amountCents', 'reference', 'idempotencyKey', 'wait'] as const).filter((f) => flags[f] !== undefined);
   if (single.length > 0) {
     const name = (f: string) => `--${f.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
     throw usage(
@@ -60,6 +58,7 @@ function checkFlags(flags: CsvFlags): void {
 
 export async function run(ctx: Context, flags: CsvFlags): Promise<void> {
   checkFlags(flags);
+  if (flags.quiet && ctx.out.json) throw quietWith('--json');
   const maxCents = flags.maxCents === undefined ? undefined : wholeNumberOption(flags.maxCents, '--max-cents (cents)');
   // Live mode asks once for the whole batch; where nobody can answer, it needs --yes (a batch is too
   // much money to spend on a warning, unlike one `carbon buy`).
@@ -86,9 +85,16 @@ export async function run(ctx: Context, flags: CsvFlags): Promise<void> {
       );
     }
     if (flags.dryRun)
-      return await dryRun(ctx, new ResultPrinter(ctx), { batchId, rows, table, total, what, partial: Boolean(flags.partial) });
+      return await dryRun(ctx, new ResultPrinter(ctx, Boolean(flags.quiet)), {
+        batchId,
+        rows,
+        table,
+        total,
+        what,
+        partial: Boolean(flags.partial),
+      });
     if (total.cents > total.available && !flags.partial) throw shortBalance(ctx, total, what);
-    const printer = new ResultPrinter(ctx);
+    const printer = new ResultPrinter(ctx, Boolean(flags.quiet));
     if (live) {
       const { confirmOrStop } = await import('../../prompt.js');
       await confirmOrStop(
