@@ -1,4 +1,5 @@
 import type { Offset } from '../../../api/types.js';
+import { redactSecrets } from '../../../service/keys.js';
 import type { SandboxKey } from '../../../service/sandbox.js';
 import { dollars } from '../../../service/units.js';
 import { escapeHtml, escapeText } from '../html.js';
@@ -28,11 +29,11 @@ export function cardTable<T>(name: string, columns: ReadonlyArray<Column<T>>, ro
 export const hiddenId = (id: string) => `<input type="hidden" name="id" value="${escapeHtml(id)}">`;
 export const offsetLink = (o: Offset) => `<a href="/offsets/${encodeURIComponent(o.id)}">${idText(o.id)}</a>`;
 const status = (s: string) => `<span class="status ${escapeHtml(s)}">${escapeHtml(s)}</span>`;
-/** An offset's reference, as the caller typed it (— for none). */
+/** An offset's reference, as the caller typed it but for an API key in it, masked as the journal masks it (— for none). */
 export const referenceColumn: Column<Offset> = {
   heading: 'Reference',
   cls: 'wide',
-  cell: (o) => (o.reference === null ? '<span class="muted">—</span>' : escapeText(o.reference)),
+  cell: (o) => (o.reference === null ? '<span class="muted">—</span>' : escapeText(redactSecrets(o.reference))),
 };
 
 export function offsetColumns(d: DashboardData): Array<Column<Offset>> {
