@@ -483,6 +483,8 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
       await buy(2500, 'held-for-review', 'live');
       await server.sandbox.advanceClock(DAY);
       await buy(700, 'ops-flight-2');
+      // A revoked key: its state carries the date it was revoked.
+      await server.sandbox.revokeKey((await server.sandbox.createKey('test', 'purchase')).id);
       for (const path of ['/?mode=test', '/?mode=live']) {
         await page.goto(`${server.origin}${path}`);
         await fitsViewport(page, `${name} ${path}`);
@@ -504,6 +506,7 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
           const nums = [...tr.querySelectorAll('td.num')].map((c) => c.getBoundingClientRect());
           return {
             table: tr.closest('table')!.className,
+            revoked: (tr.querySelector('td.state')?.textContent ?? '').includes('revoked'),
             id: box('id'),
             state: box('state'),
             nums: nums.map((r) => r.width > 0 && r.left >= 0 && r.right <= document.documentElement.clientWidth),
@@ -518,7 +521,10 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
         expect(r.state, r.table).not.toBeNull();
         expect(r.id!.right, r.table).toBeLessThanOrEqual(viewport);
         expect(r.state!.right, r.table).toBeLessThanOrEqual(viewport);
-        if (width > 368) {
+        if (r.revoked && width <= 992) {
+          // A card whose state holds a date (a revoked key's): the state under the id, which it never runs into.
+          expect(r.id!.bottom, `${r.table}: the revoked state under the id`).toBeLessThanOrEqual(r.state!.top + 0.5);
+        } else if (width > 368) {
           // One line: the id and its state side by side.
           expect(r.id!.top < r.state!.bottom && r.state!.top < r.id!.bottom, `${r.table}: the id and its state on one line`).toBe(true);
           expect(r.id!.right, `${r.table}: the id runs into the state`).toBeLessThanOrEqual(r.state!.left);
@@ -530,6 +536,9 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
         expect(r.nums.every(Boolean), r.table).toBe(true);
       }
       expect(records.filter((r) => r.table.includes('offsets')).every((r) => r.nums.length === 2)).toBe(true);
+      expect(records.filter((r) => r.revoked)).toHaveLength(1);
+      // On a desktop, every key a row one line high (33 px; two lines are 56), the revoked one too: its date does not wrap it.
+      if (width >= 1200) expect(records.filter((r) => r.table.includes('keys') && r.height > 45)).toEqual([]);
 
       // Each label above its input on a phone, beside it (on one line) on a desktop: the filters, the top-up, the keys, the faults.
       const placed = await labels(page);

@@ -36,6 +36,11 @@ table { border-collapse: collapse; width: 100%; margin: 0.5rem 0; }
 th, td { text-align: left; padding: 0.3rem 0.5rem; border-bottom: 1px solid var(--rule); vertical-align: top; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.when { white-space: nowrap; }
+details.confirm > summary { white-space: nowrap; }
+/* At a desktop's width a state keeps its date on its line (a revoked key's row one line high, as the others). */
+@media (min-width: 75rem) {
+  td.state { white-space: nowrap; }
+}
 td.wide { overflow-wrap: anywhere; }
 code { font-family: ui-monospace, 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size: 0.9em; }
 .sandbox-band { margin: 0; padding: 0.45rem 1.5rem; background: #fff3c4; color: #4a3700; border-bottom: 2px solid #b58900; font-size: 0.95rem; print-color-adjust: exact; -webkit-print-color-adjust: exact; }
@@ -120,6 +125,8 @@ ${Array.from({ length: 24 }, (_, i) => sparseTicks(i + 7)).join('\n')}
   table.cards td.wide::before, table.cards td.when::before, table.cards td.plain::before { content: attr(data-label) ": "; }
   table.cards td.act { grid-column: 1 / -1; }
   table.cards td.act:empty { display: none; }
+  /* A state with a date (a revoked key's) is too wide to share the id's line: it goes under it. */
+  table.cards td.state:has(.nw) { grid-column: 1 / -1; text-align: left; }
   .scroll { overflow-x: visible; }
 }
 @media (max-width: 40rem), (pointer: coarse) {

@@ -59,14 +59,15 @@ export function offsetColumns(d: DashboardData): Array<Column<Offset>> {
 export function keyColumns(d: DashboardData): Array<Column<SandboxKey>> {
   const state = (k: SandboxKey) => {
     const which = k.default === null ? '' : ` <span class="muted">(default ${escapeHtml(k.default.replace('_', '-'))})</span>`;
-    return `${k.revoked === null ? status('active') : `${status('revoked')} ${escapeHtml(date(k.revoked))}`}${which}`;
+    // The date on one line (a desktop row stays one line high; a card puts such a state under the id: assets.ts).
+    return `${k.revoked === null ? status('active') : `${status('revoked')} <span class="nw">${escapeHtml(date(k.revoked))}</span>`}${which}`;
   };
   const revoke = (k: SandboxKey) => (k.revoked === null ? confirmed('key-revoke', d, hiddenId(k.id), 'Revoke…', `Revoke ${k.id}`) : '');
   return [
     { heading: 'Key ID', cls: 'id', cell: (k) => idText(k.id) },
     { heading: 'State', cls: 'state', cell: state },
     { heading: 'Mode', cls: 'plain', cell: (k) => escapeHtml(k.mode) },
-    { heading: 'Access', cls: 'plain', cell: (k) => (k.permission === 'read_only' ? 'read-only' : 'purchase') },
+    { heading: 'Access', cls: 'plain', cell: (k) => (k.permission === 'read_only' ? '<span class="nw">read-only</span>' : 'purchase') },
     { heading: 'Secret (masked)', cls: 'wide', cell: (k) => `<code class="masked">${escapeHtml(k.masked)}</code>` },
     { heading: 'Created', cls: 'when', cell: (k) => escapeHtml(date(k.created)) },
     { heading: 'Action', cls: 'act', cell: revoke },
