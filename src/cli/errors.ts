@@ -4,6 +4,9 @@ import { EXIT, type ExitCode } from './exit-codes.js';
  * An error the CLI reports itself (bad flags, missing configuration): one line on stderr and
  * its exit code. API errors keep their own class; reportError() maps both.
  */
+/** A field of the `--json` error envelope: a value, or a list of records (a batch's refused rows). */
+export type EnvelopeField = string | number | ReadonlyArray<Readonly<Record<string, string | number>>>;
+
 export class CliError extends Error {
   constructor(
     message: string,
@@ -12,8 +15,8 @@ export class CliError extends Error {
     readonly code = exitCode === EXIT.usage ? 'usage_error' : 'cli_error',
     /** A second line: what to do about it. */
     readonly hint?: string,
-    /** Extra fields of the `--json` error envelope, for a script to act on (e.g. `idempotency_key`). */
-    readonly fields: Record<string, string | number> = {},
+    /** Extra fields of the `--json` error envelope, for a script to act on (e.g. `idempotency_key`, a batch's refused `rows`). */
+    readonly fields: Record<string, EnvelopeField> = {},
   ) {
     super(message);
   }

@@ -114,7 +114,13 @@ function cliReport(err: CliError): Reported {
   const fields = Object.fromEntries(
     Object.entries(err.fields).map(([k, v]) => [
       k,
-      typeof v === 'string' ? redactSecrets(v, k === 'idempotency_key' ? { runs: 'after-mode' } : {}) : v,
+      typeof v === 'string'
+        ? redactSecrets(v, k === 'idempotency_key' ? { runs: 'after-mode' } : {})
+        : typeof v === 'number'
+          ? v
+          : v.map((record) =>
+              Object.fromEntries(Object.entries(record).map(([n, x]) => [n, typeof x === 'string' ? redactSecrets(x) : x])),
+            ),
     ]),
   );
   return {

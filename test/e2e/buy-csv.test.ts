@@ -173,9 +173,23 @@ describe('in a pipe', () => {
     }
     expect(r.stderr).toMatch(/^error: 6 of 7 rows cannot be bought .*nothing was bought\.$/m);
     expect(await offsetIds(home)).toEqual([]);
+    // --json: each fault in the envelope's rows (its row, its line, why), and their count.
     const json = await carbon(['buy', '--from-csv', csv, '--json'], { home });
-    expect(json.exitCode).toBe(2);
-    expect(JSON.parse(json.stderr).error.code).toBe('csv_invalid');
+    expect([json.exitCode, json.stdout]).toEqual([2, '']);
+    const { error } = JSON.parse(json.stderr) as {
+      error: { code: string; rows: Array<{ row: number; line: number; message: string }>; rows_refused: number };
+    };
+    expect([error.code, error.rows_refused]).toEqual(['csv_invalid', 6]);
+    expect(error.rows.map((f) => [f.row, f.line])).toEqual([
+      [2, 3],
+      [3, 4],
+      [4, 5],
+      [5, 6],
+      [6, 7],
+      [7, 8],
+    ]);
+    expect(error.rows[5]!.message).toMatch(/^4 cells where the header names 3 columns/);
+    expect(await offsetIds(home)).toEqual([]);
   });
 
   test("a bad cell's control characters are spaces on its row's line, as on the error line: an escape sequence drives no terminal", async () => {
@@ -197,6 +211,10 @@ describe('in a pipe', () => {
     const named = r.stderr.split('\n').filter((l) => /^ {2}row \d+ \(line \d+\):/.test(l));
     expect(named.map((l) => /row (\d+)/.exec(l)![1])).toEqual(Array.from({ length: 20 }, (_, i) => String(i + 1)));
     expect(r.stderr).toContain('  … and 5 more');
+    const json = JSON.parse((await carbon(['buy', '--from-csv', csv, '--json'], { home })).stderr) as {
+      error: { rows: Array<{ row: number }>; rows_refused: number };
+    };
+    expect([json.error.rows.map((f) => f.row), json.error.rows_refused]).toEqual([Array.from({ length: 20 }, (_, i) => i + 1), 25]);
     expect(await offsetIds(home)).toEqual([]);
   });
 

@@ -1,11 +1,11 @@
 import type { PurchaseParams } from '../../../api/types.js';
 import { CarbonApiError, CarbonConnectionError } from '../../../client/errors.js';
-import { redactSecrets } from '../../../service/keys.js';
 import { buyRows } from '../../batch/buy.js';
 import { type BatchTotal, dryRun } from '../../batch/dry-run.js';
 import { type Progress, progress, SILENT } from '../../batch/progress.js';
 import { QuoteCache } from '../../batch/quotes.js';
 import { BatchInput } from '../../batch/read.js';
+import { type RowFault, refuseBatch, SHOWN_FAULTS } from '../../batch/refused.js';
 import { ResultPrinter } from '../../batch/results.js';
 import { type BatchRow, type Columns, mapHeaders, type NumberStyle, readRow } from '../../batch/rows.js';
 import { RowTable } from '../../batch/table.js';
@@ -15,7 +15,7 @@ import { EXIT } from '../../exit-codes.js';
 import { quietWith, wholeNumberOption } from '../../options.js';
 import { liveBalance } from '../../purchase/live-consent.js';
 import { topUpHint } from '../../purchase/top-up.js';
-import { dollars, grouped, kg, oneLine } from '../../render/format.js';
+import { dollars, grouped, kg } from '../../render/format.js';
 import { hinted } from '../../report-error.js';
 import { onStopSignal } from '../../stop-signals.js';
 import { keepYoungGenerationSmall } from '../../young-generation.js';
@@ -39,8 +39,6 @@ export interface CsvFlags extends BuyFlags {
 
 /** The batch a row belongs to when no --batch-id names one. */
 const DEFAULT_BATCH = 'default';
-/** Faults named one by one on stderr; the rest are counted. */
-const SHOWN_FAULTS = 20;
 /** Refuses the flags that belong to one purchase: the file says what to buy. */
 function checkFlags(flags: CsvFlags): void {
   const single = (['kg', 'amount', 'amountCents', 'reference', 'idempotencyKey', 'wait'] as const).filter((f) => flags[f] !== undefined);
@@ -167,12 +165,12 @@ async function checkBatch(
   const total: BatchTotal = { kg: 0, cents: 0, available: 0, livemode: ctx.settings.mode === 'live' };
   const table = new RowTable();
   const quotes = new QuoteCache(client);
-  const faults: string[] = [];
+  const faults: RowFault[] = [];
   let faultCount = 0;
   let rows = 0;
   let columns: Columns | undefined;
-  const fault = (message: string) => {
-    if (faults.length < SHOWN_FAULTS) faults.push(message);
+  const fault = (row: number, line: number, message: string) => {
+    if (faults.length < SHOWN_FAULTS) faults.push({ row, line, message });
     faultCount++;
   };
   const stop = checkingStop(input, () => rows);
@@ -188,12 +186,12 @@ async function checkBatch(
       const row = ++rows;
       const params = readRow(cells, columns, input.style === ',' ? 'point' : 'comma');
       if (typeof params === 'string') {
-        fault(`row ${row} (line ${line}): ${params}`);
+        fault(row, line, params);
         continue;
       }
       bar.update(row, row);
       const refused = await stop.race(quoteRow(quotes, params, table, total));
-      if (refused !== null) fault(`row ${row} (line ${line}): ${refused}`);
+      if (refused !== null) fault(row, line, refused);
     }
     // A signal received in the same turn as the last row's answer is handled before the stop lets
     // go: released first, its handle would be closed with the signal still undelivered, and lost.
@@ -276,16 +274,4 @@ function warnIgnored(ctx: Context, ignored: string[]): void {
       `ignoring column${ignored.length > 1 ? 's' : ''} ${ignored.map((h) => JSON.stringify(h)).join(', ')} ` +
         '(carbon reads kg, amount, amount_cents and reference).',
     );
-}
-
-/** Stops the batch, nothing bought, when any row cannot be bought; names the first 20, in row order. */
-function refuseBatch(ctx: Context, faults: string[], count: number, rowCount: number): void {
-  if (count === 0) return;
-  // A row's line quotes its cell: a key pasted into a kg column is masked, as the error line masks it.
-  // And on one line, its control characters as spaces (render/format.ts): a cell's escape sequence
-  // never reaches the terminal, as the error line below does not let it.
-  if (!ctx.out.json) for (const line of faults) ctx.out.info(`  ${oneLine(redactSecrets(line))}`);
-  if (!ctx.out.json && count > faults.length) ctx.out.info(`  … and ${count - faults.length} more`);
-  const first = `(first: ${faults[0]}); nothing was bought.`;
-  throw new CliError(`${grouped(count)} of ${grouped(rowCount)} rows cannot be bought ${first}`, EXIT.usage, 'csv_invalid');
 }
