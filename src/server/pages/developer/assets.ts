@@ -38,9 +38,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-sp
 td.when { white-space: nowrap; }
 details.confirm > summary { white-space: nowrap; }
 /* At a desktop's width a state keeps its date on its line (a revoked key's row one line high, as the others). */
-@media (min-width: 75rem) {
-  td.state { white-space: nowrap; }
-}
+@media (min-width: 75rem) { td.state { white-space: nowrap; } }
 td.wide { overflow-wrap: anywhere; }
 code { font-family: ui-monospace, 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size: 0.9em; }
 .sandbox-band { margin: 0; padding: 0.45rem 1.5rem; background: #fff3c4; color: #4a3700; border-bottom: 2px solid #b58900; font-size: 0.95rem; print-color-adjust: exact; -webkit-print-color-adjust: exact; }
