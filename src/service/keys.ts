@@ -23,8 +23,16 @@ export function requestId(): string {
   return out;
 }
 
+/**
+ * What every key the sandbox makes says after its mode: `ck_live_sandbox…` is never taken for a key
+ * of the real service, in a config, a secret store or a log (the masked form, `ck_live_…abcd`, is
+ * the same as any key's). The rest is random: 25 base62 characters, 148 bits.
+ */
+export const SANDBOX_KEY_MARK = 'sandbox';
+
+/** A new key of the sandbox's: the spec's shape (prefix, mode, then the secret: 32 letters and digits), marked as the sandbox's. */
 export function newApiKey(mode: Mode): string {
-  return `${KEY_PREFIX}_${mode}_${randomBase62(32)}`;
+  return `${KEY_PREFIX}_${mode}_${SANDBOX_KEY_MARK}${randomBase62(32 - SANDBOX_KEY_MARK.length)}`;
 }
 
 /** The mode a well-formed key names, or null for anything that is not a key of ours. */

@@ -50,7 +50,7 @@ describe('keys', () => {
   test('create prints the key once on stdout; list masks unless --reveal; revoke', async () => {
     const home = newHome();
     const created = await ok(['sandbox', 'keys', 'create', '--live'], { home });
-    expect(created.stdout).toMatch(/^ck_live_[A-Za-z0-9]{32}\n$/);
+    expect(created.stdout).toMatch(/^ck_live_sandbox[A-Za-z0-9]{25}\n$/);
     expect(created.stderr).toMatch(/Created live key key_\S+ with purchase access/);
     const secret = created.stdout.trim();
 

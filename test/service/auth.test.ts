@@ -22,10 +22,11 @@ async function operations(world: World): Promise<{ name: string; run: (key: stri
 }
 
 describe('401: missing, malformed, unknown or revoked key', () => {
-  test('a fresh account has a test key, a live key and a read-only test key in the ck_ format', async () => {
-    expect(w.keys.test).toMatch(/^ck_test_[A-Za-z0-9]{32}$/);
-    expect(w.keys.live).toMatch(/^ck_live_[A-Za-z0-9]{32}$/);
-    expect(w.keys.readOnly).toMatch(/^ck_test_[A-Za-z0-9]{32}$/);
+  test("a fresh account has a test key, a live key and a read-only test key in the ck_ format, each saying it is the sandbox's", async () => {
+    // The spec's shape (the prefix, the mode, 32 letters and digits), the secret starting `sandbox`: no real key's look-alike.
+    expect(w.keys.test).toMatch(/^ck_test_sandbox[A-Za-z0-9]{25}$/);
+    expect(w.keys.live).toMatch(/^ck_live_sandbox[A-Za-z0-9]{25}$/);
+    expect(w.keys.readOnly).toMatch(/^ck_test_sandbox[A-Za-z0-9]{25}$/);
     expect(new Set([w.keys.test, w.keys.live, w.keys.readOnly]).size).toBe(3);
     const keys = await w.sandbox.keys();
     expect(keys.map((k) => [k.mode, k.permission, k.default])).toEqual([
@@ -95,7 +96,7 @@ describe('401: missing, malformed, unknown or revoked key', () => {
 
   test('a revoked key → 401 api_key_revoked on every operation; other keys keep working', async () => {
     const extra = await w.sandbox.createKey('test', 'purchase');
-    expect(extra.secret).toMatch(/^ck_test_[A-Za-z0-9]{32}$/);
+    expect(extra.secret).toMatch(/^ck_test_sandbox[A-Za-z0-9]{25}$/);
     expect((await w.call('GET', '/balance', { key: extra.secret })).status).toBe(200);
     await w.sandbox.revokeKey(extra.id);
     for (const op of await operations(w)) {
