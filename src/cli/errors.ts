@@ -1,12 +1,12 @@
 import { EXIT, type ExitCode } from './exit-codes.js';
 
+/** A field of the `--json` error envelope: a value, or a list of records (a batch's refused rows). */
+export type EnvelopeField = string | number | ReadonlyArray<Readonly<Record<string, string | number>>>;
+
 /**
  * An error the CLI reports itself (bad flags, missing configuration): one line on stderr and
  * its exit code. API errors keep their own class; reportError() maps both.
  */
-/** A field of the `--json` error envelope: a value, or a list of records (a batch's refused rows). */
-export type EnvelopeField = string | number | ReadonlyArray<Readonly<Record<string, string | number>>>;
-
 export class CliError extends Error {
   constructor(
     message: string,

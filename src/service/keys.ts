@@ -28,7 +28,7 @@ export function requestId(): string {
  * of the real service, in a config, a secret store or a log (the masked form, `ck_live_…abcd`, is
  * the same as any key's). The rest is random: 25 base62 characters, 148 bits.
  */
-export const SANDBOX_KEY_MARK = 'sandbox';
+const SANDBOX_KEY_MARK = 'sandbox';
 
 /** A new key of the sandbox's: the spec's shape (prefix, mode, then the secret: 32 letters and digits), marked as the sandbox's. */
 export function newApiKey(mode: Mode): string {

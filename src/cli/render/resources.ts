@@ -52,13 +52,13 @@ export function plainFields(fields: Array<[string, string | number | boolean | n
   return `${fields.map(([k, v]) => `${k}\t${v === null ? '' : oneLine(String(v))}`).join('\n')}\n`;
 }
 
-/** `review`: the purchase's quote said it waits for review (the Offset itself does not say). `sandbox`: the sandbox's offset. */
 /**
  * A reference as a person reads it on a terminal: one line, and an API key pasted into it masked, as
  * the journal and the developer page mask it. Data keeps it as the API returned it (--json, CSV, a pipe).
  */
 const shownReference = (reference: string): string => oneLine(redactSecrets(reference));
 
+/** `review`: the purchase's quote said it waits for review (the Offset itself does not say). `sandbox`: the sandbox's offset. */
 export function offsetCard(o: Offset, paint: Paint, sandbox = false, review = false): string {
   return card(
     [
