@@ -74,6 +74,12 @@ export function keyShape(key: string): { prefix: string; mode: Mode; rest: strin
 }
 
 /**
+ * How a reference shown to a person is masked: a key in it (`ck_live_…`, or a bare secret's shape),
+ * never a long reference of the caller's own (`PO-AnnualOffsetsForBoardTravel2027`), which data shows whole too.
+ */
+export const REFERENCE_RUNS = { runs: 'after-mode' } as const;
+
+/**
  * `text` with anything shaped like a secret masked: for what echoes a caller's input back (an
  * offset id in a 404, a path in the access log, an error's `param`, a value typed where another
  * was expected), where a secret pasted in the wrong place would otherwise be shown in full.

@@ -49,6 +49,24 @@ describe('an API key in a reference', () => {
     expect(page).not.toContain(SECRET);
   });
 
+  test("a long reference of the caller's own (letters and digits, no key's shape) is shown whole, on the page and the terminal", async () => {
+    const own = 'PO-AnnualSustainabilityOffsetsForBoardTravel2027';
+    const offset = anOffset({ reference: own });
+    expect(offsetTable([offset], noPaint, 200)).toContain(own);
+    expect(offsetCard(offset, noPaint)).toContain(own);
+    const key = (await served.server.sandbox.defaultKey('test'))!;
+    const r = await fetch(`${served.server.url}/offsets`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': 'reference-own-1' },
+      body: JSON.stringify({ kg: 2, reference: own }),
+    });
+    const { id: ownId } = (await r.json()) as { id: string };
+    for (const path of ['/?mode=test', `/offsets/${ownId}`]) {
+      const page = await (await fetch(`${served.server.origin}${path}`, { headers: { accept: 'text/html', cookie } })).text();
+      expect(page, path).toContain(own);
+    }
+  });
+
   test("masked in a terminal's list and card, kept in data (a pipe's rows, show's plain fields)", () => {
     const offset = anOffset({ reference: REFERENCE });
     expect(offsetTable([offset], noPaint, 200)).toContain(MASKED);

@@ -1,5 +1,5 @@
 import type { Balance, Impact, Offset, Quote } from '../../api/types.js';
-import { redactSecrets } from '../../service/keys.js';
+import { REFERENCE_RUNS, redactSecrets } from '../../service/keys.js';
 import { type Column, type Layout, layout, lines, table } from './fit.js';
 import { dollars, grouped, kg, oneLine, ratePerKg, when } from './format.js';
 import { SANDBOX_CSV_COLUMN, SANDBOX_MODE, SANDBOX_PURCHASE } from './sandbox-note.js';
@@ -56,7 +56,7 @@ export function plainFields(fields: Array<[string, string | number | boolean | n
  * A reference as a person reads it on a terminal: one line, and an API key pasted into it masked, as
  * the journal and the developer page mask it. Data keeps it as the API returned it (--json, CSV, a pipe).
  */
-const shownReference = (reference: string): string => oneLine(redactSecrets(reference));
+const shownReference = (reference: string): string => oneLine(redactSecrets(reference, REFERENCE_RUNS));
 
 /** `review`: the purchase's quote said it waits for review (the Offset itself does not say). `sandbox`: the sandbox's offset. */
 export function offsetCard(o: Offset, paint: Paint, sandbox = false, review = false): string {
