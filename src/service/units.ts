@@ -63,10 +63,10 @@ export function parseDollars(text: string): number | null {
   return Number.isSafeInteger(total) ? total : null;
 }
 
-/** "90s", "15m", "2h", "1d", "1h30m" → milliseconds; null when unreadable. */
+/** "90s", "15m", "2h", "1d", "1w", "1h30m" → milliseconds; null when unreadable. */
 export function parseDuration(text: string): number | null {
-  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-  const parts = [...text.trim().matchAll(/(\d+)(ms|s|m|h|d)/g)];
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+  const parts = [...text.trim().matchAll(/(\d+)(ms|s|m|h|d|w)/g)];
   if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text.trim()) return null;
   const total = parts.reduce((sum, p) => sum + Number(p[1]) * units[p[2]!]!, 0);
   return Number.isSafeInteger(total) && total > 0 ? total : null;

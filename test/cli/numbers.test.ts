@@ -103,9 +103,15 @@ describe('an age or a duration written well but too long is called that, not mal
 
   test('sandbox clock advance 99999999999d: too large, not "above zero"; 0s is still above zero', () => {
     expect(message(() => durationArg('99999999999d', 'The duration', true))).toBe(
-      'The duration must be a duration such as 90s, 15m, 2h, 1d or 1h30m, not "99999999999d" (too large: more than carbon counts exactly).',
+      'The duration must be a duration such as 90s, 15m, 2h, 1d, 1w or 1h30m, not "99999999999d" (too large: more than carbon counts exactly).',
     );
     expect(message(() => durationArg('0s', 'The duration', true))).toMatch(/must be a duration above zero \(the clock only moves forward/);
+    expect(message(() => durationArg('-1m', 'The duration', true))).toMatch(/must be a duration above zero \(the clock only moves forward/);
     expect(durationArg('1h30m', 'The duration', true)).toBe(5_400_000);
+    // A week as `report --since 7w` reads it; a unit carbon does not read is named as that, not as a clock going back.
+    expect(durationArg('1w', 'The duration', true)).toBe(7 * 86_400_000);
+    expect(message(() => durationArg('1y', 'The duration', true))).toBe(
+      'The duration must be a duration such as 90s, 15m, 2h, 1d, 1w or 1h30m (units: ms, s, m, h, d, w), not "1y".',
+    );
   });
 });

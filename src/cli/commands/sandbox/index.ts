@@ -54,7 +54,7 @@ const clock: CommandSpec = {
       examples: ['carbon sandbox clock', 'carbon sandbox clock --json | jq -r .now'],
     }),
     sub('advance', 'clockAdvance', 'move the clock forward (test offsets place after 3 s, live after 60 s)', {
-      args: [{ name: '<duration>', description: 'such as 90s, 15m, 2h, 1d or 1h30m' }],
+      args: [{ name: '<duration>', description: 'such as 90s, 15m, 2h, 1d, 1w or 1h30m' }],
       examples: ['carbon sandbox clock advance 90s', 'carbon sandbox clock advance 1d --json'],
     }),
   ],

@@ -35,12 +35,15 @@ export function offsetNamed(id: string): () => void {
 
 export function durationArg(value: string, what: string, forward = false): number {
   const ms = parseDuration(value);
-  // The model's clock goes back only with a reset or a snapshot loaded.
-  const only = forward ? ' above zero (the clock only moves forward: `carbon sandbox reset` or a snapshot loaded takes it back)' : '';
+  if (ms !== null) return ms;
+  const wellWritten = /^(\d+(ms|s|m|h|d|w))+$/.test(value.trim());
+  // The model's clock goes back only with a reset or a snapshot loaded: said of a zero or a sign, not of a unit carbon does not read (1y).
+  const backwards = forward && ((wellWritten && !/[1-9]/.test(value)) || /^\s*-/.test(value));
+  const only = backwards ? ' above zero (the clock only moves forward: `carbon sandbox reset` or a snapshot loaded takes it back)' : '';
   // Written well and not zero, but past what carbon counts exactly: said so, not "above zero".
-  const long = /^(\d+(ms|s|m|h|d))+$/.test(value.trim()) && /[1-9]/.test(value) ? ' (too large: more than carbon counts exactly)' : '';
-  if (ms === null) throw usage(`${what} must be a duration${long ? '' : only} such as 90s, 15m, 2h, 1d or 1h30m, not "${value}"${long}.`);
-  return ms;
+  const long = wellWritten && /[1-9]/.test(value) ? ' (too large: more than carbon counts exactly)' : '';
+  const units = long || only ? '' : ' (units: ms, s, m, h, d, w)';
+  throw usage(`${what} must be a duration${only} such as 90s, 15m, 2h, 1d, 1w or 1h30m${units}, not "${value}"${long}.`);
 }
 
 export async function account(sandbox: Sandbox): Promise<SandboxAccount> {
