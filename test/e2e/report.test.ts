@@ -333,6 +333,8 @@ describe('carbon report', () => {
     [['report', '--by', 'day'], /--by|day/],
     [['report', '--since', '2026-13-01'], /--since must be a day/],
     [['report', '--since', '2027-01-02', '--until', '2027-01-01'], /--since must come before --until/],
+    // Without --until the span ends today: a --since after it would make a span that runs backwards.
+    [['report', '--since', '9000-01-01', '--format', 'html'], /^error: --since 9000-01-01 is after today \(\d{4}-\d\d-\d\d\)/],
     [['report', '--prefix-sep', '-'], /goes with --by reference/],
     // Cut at an empty separator, every reference would group under one blank name.
     [['report', '--by', 'reference', '--prefix-sep', ''], /^error: --prefix-sep needs a separator such as - or \/, not an empty one\.\n$/],

@@ -3,15 +3,15 @@ import { isoTime } from '../../../platform/iso-time.js';
 import type { Context } from '../../context.js';
 import { usage } from '../../errors.js';
 import { clockForSpan, isOneOf, parseWhen } from '../../options.js';
-import { type Column, headerLine, layout, line, terminalWidth } from '../../render/fit.js';
-import { dollars, grouped, oneLine } from '../../render/format.js';
-import { markdownCell } from '../../render/markdown.js';
-import { csvField, type Paint } from '../../render/resources.js';
+import { terminalWidth } from '../../render/fit.js';
+import { oneLine } from '../../render/format.js';
+import { csvField } from '../../render/resources.js';
 import { SANDBOX_CSV_COLUMN, SANDBOX_DETAIL, SANDBOX_HEADLINE, SANDBOX_PURCHASE } from '../../render/sandbox-note.js';
 import { type Weight, weight } from '../../render/weight.js';
 import { fitNote } from '../../render/wrap.js';
-import { NO_REFERENCE, REPORT_FORMATS, REPORT_GROUPS, type ReportGroup, WEIGHT_UNITS } from './index.js';
+import { REPORT_FORMATS, REPORT_GROUPS, type ReportGroup, WEIGHT_UNITS } from './index.js';
 import { periodOf, periodsInUtc, periodsOf } from './periods.js';
+import { markdown, printTable } from './render.js';
 
 /**
  * `carbon report`: what a sustainability report needs, for the key's mode: kg and dollars per
@@ -84,6 +84,11 @@ async function query(ctx: Context, flags: ReportFlags): Promise<Query> {
   const since = flags.since === undefined ? null : parseWhen(flags.since, '--since', now);
   const until = flags.until === undefined ? null : parseWhen(flags.until, '--until', now, true);
   if (since !== null && until !== null && since >= until) throw usage('--since must come before --until.');
+  // Without --until the span runs to today: one that starts later would run backwards.
+  if (since !== null && until === null && since > now)
+    throw usage(
+      `--since ${flags.since} is after today (${new Date(now).toISOString().slice(0, 10)}), where the span would end; give --until too for a span to come.`,
+    );
   // A span of more periods than a report makes is refused before a page is read.
   if (by !== 'reference' && since !== null && until !== null) periodsOf(since, until - 1, by);
   const span = { since: spanEnd(flags.since, since, false), until: spanEnd(flags.until, until, true) };
@@ -209,8 +214,6 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
   if (sandbox) ctx.out.info(fitNote(`${note.yellow(SANDBOX_HEADLINE)} ${SANDBOX_DETAIL}`, width));
 }
 
-const money = (r: ReportRow) => dollars(r.amount_cents);
-
 /** CSV, each row saying its mode (as list's CSV does) and the sandbox's each what they are; or plain tab-separated rows. */
 function delimited(
   format: 'csv' | 'plain',
@@ -236,64 +239,4 @@ function delimited(
     ...list.map((r) => [...cells(r), String(live), ...(sandbox ? [SANDBOX_PURCHASE] : [])]),
   ];
   return lines.map((l) => `${l.map((f) => csvField(f, terminal)).join(',')}\r\n`).join('');
-}
-
-/** A GitHub-flavoured Markdown table; every group is escaped (markdown.ts), so no reference can add markup or split a row. */
-function markdown(by: ReportGroup, w: Weight, list: readonly ReportRow[], total: ReportRow, sandbox: boolean, counted: string): string {
-  const cell = (r: ReportRow) =>
-    r === total ? '**total**' : r.group === null ? `*${markdownCell(NO_REFERENCE)}*` : markdownCell(r.group) || ' ';
-  const md = [
-    ...(sandbox ? [`> **${markdownCell(SANDBOX_HEADLINE)}** ${markdownCell(SANDBOX_DETAIL)}`, ''] : []),
-    `| ${markdownCell(by)} | offsets | ${w.heading()} | ${w.heading('placed')} | ${w.heading('processing')} | amount |`,
-    '|---|---:|---:|---:|---:|---:|',
-    ...[...list, total].map(
-      (r) =>
-        `| ${cell(r)} | ${grouped(r.offsets)} | ${w.text(r.kg)} | ${w.text(r.placed_kg)} | ${w.text(r.processing_kg)} | ${markdownCell(money(r))} |`,
-    ),
-    '',
-    `*${markdownCell(counted)}*`,
-  ];
-  return `${md.join('\n')}\n`;
-}
-
-/**
- * A table with a bar of kg per row, scaled to the largest, fitted to the terminal (fit.ts): the
- * bar (30 cells, down to 5) and a long group (a reference, down to 10) narrow, the wider first;
- * then columns go, in this order: the bar, processing kg, placed kg, the offsets, the amount.
- * The group and kg always stay.
- */
-function printTable(ctx: Context, paint: Paint, by: ReportGroup, w: Weight, list: readonly ReportRow[], total: ReportRow): void {
-  const width = terminalWidth(ctx.out.stdout, ctx.env);
-  const columns: Column[] = [
-    { header: by, min: 10 },
-    { header: 'offsets', align: 'right', drop: 4 },
-    { header: w.heading(), align: 'right' },
-    { header: w.heading('placed'), align: 'right', drop: 3 },
-    { header: w.heading('processing'), align: 'right', drop: 2 },
-    { header: 'amount', align: 'right', drop: 5 },
-    { header: '', min: 5, drop: 1 },
-  ];
-  const BAR = columns.length - 1;
-  const max = Math.max(...list.map((r) => r.kg), 1);
-  // A period without purchases has no bar; any other at least one cell.
-  const bar = (r: ReportRow, cells: number) => (r === total || r.kg === 0 ? '' : '█'.repeat(Math.max(1, Math.round((r.kg / max) * cells))));
-  const kgCells = (r: ReportRow) => [r.kg, r.placed_kg, r.processing_kg].map((kg) => `${w.text(kg)} ${w.unit}`);
-  const tableRows = (cells: number) =>
-    [...list, total].map((r) => [oneLine(r.group ?? NO_REFERENCE), grouped(r.offsets), ...kgCells(r), money(r), bar(r, cells)]);
-  const at = layout(columns, tableRows(30), width);
-  // The bars are drawn again to the width their column got, not cut.
-  const barCells = at.widths[at.shown.indexOf(BAR)] ?? 30;
-  const out = [
-    headerLine(columns, at, width, paint.dim),
-    ...tableRows(barCells).map((cells, j) =>
-      line(
-        columns,
-        at,
-        // The offsets without a reference dimmed, apart from a reference that reads "(no reference)".
-        cells.map((c, i) => (i === BAR ? paint.green(c) : i === 0 && list[j]?.group === null ? paint.dim(c) : c)),
-        width,
-      ),
-    ),
-  ];
-  ctx.out.data(out.join('\n'));
 }
