@@ -134,6 +134,10 @@ describe('carbon report', () => {
     expect(tty.output).toMatch(/^total +3 +350 kg +300 kg +50 kg +\$14\.00$/m);
     const plain = await ok(['report', '--by', 'quarter'], { home });
     for (const line of plain.stdout.trim().split('\n')) expect(line.split('\t')).toHaveLength(6);
+    // In colour, a bar's placed kg green and its processing kg yellow, as the statuses are (50 of the 350 kg are processing).
+    const coloured = await carbonTty(['report', '--by', 'quarter'], { home, env: TTY });
+    expect(coloured.output).toMatch(/\u001b\[32m█+\u001b\[39m/);
+    expect(coloured.output).toMatch(/\u001b\[33m█+\u001b\[39m/);
   });
 
   test('the HTML page is made at the model clock\'s time, as its "today" is: a sandbox moved on is not made before its purchases', async () => {

@@ -61,6 +61,12 @@ export function printTable(ctx: Context, paint: Paint, by: ReportGroup, w: Weigh
   const kgCells = (r: ReportRow) => [r.kg, r.placed_kg, r.processing_kg].map((kg) => `${w.text(kg)} ${w.unit}`);
   const tableRows = (cells: number) =>
     [...list, total].map((r) => [oneLine(r.group ?? NO_REFERENCE), grouped(r.offsets), ...kgCells(r), money(r), bar(r, cells)]);
+  // The bar in the status colours: its placed kg green, its processing kg yellow (as the HTML report's bars, and `carbon list`'s statuses).
+  const painted = (bar: string, r: ReportRow | undefined) => {
+    if (r === undefined || bar === '') return bar;
+    const placed = Math.round((bar.length * r.placed_kg) / r.kg);
+    return `${placed > 0 ? paint.green(bar.slice(0, placed)) : ''}${placed < bar.length ? paint.yellow(bar.slice(placed)) : ''}`;
+  };
   const at = layout(columns, tableRows(30), width);
   // The bars are drawn again to the width their column got, not cut.
   const barCells = at.widths[at.shown.indexOf(BAR)] ?? 30;
@@ -71,7 +77,7 @@ export function printTable(ctx: Context, paint: Paint, by: ReportGroup, w: Weigh
         columns,
         at,
         // The offsets without a reference dimmed, apart from a reference that reads "(no reference)".
-        cells.map((c, i) => (i === BAR ? paint.green(c) : i === 0 && list[j]?.group === null ? paint.dim(c) : c)),
+        cells.map((c, i) => (i === BAR ? painted(c, list[j]) : i === 0 && list[j]?.group === null ? paint.dim(c) : c)),
         width,
       ),
     ),
