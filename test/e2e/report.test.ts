@@ -75,6 +75,10 @@ describe('carbon report', () => {
     expect(md.stdout).toContain('| dev | 1 | 200 | 200 | 0 | \\$8.00 |');
     expect(md.stdout).toContain('| ops | 2 | 150 | 100 | 50 | \\$6.00 |');
     expect(md.stdout).toContain('| **total** | 3 | 350 | 300 | 50 | \\$14.00 |');
+    // Read apart from its command, the grouping is said: `ops` is a prefix, not a reference of its own.
+    expect(md.stdout).toContain('references grouped by the part before "-"');
+    const html = (await ok(['report', '--by', 'reference', '--prefix-sep', '-', '--format', 'html'], { home })).stdout;
+    expect(html).toContain('<h1>Carbon offsets by reference, the part before &#34;-&#34;</h1>');
     const csv = await ok(['report', '--by', 'reference', '--format', 'csv'], { home });
     // The local engine's report says, on every row, that the purchases were the sandbox's.
     expect(csv.stdout.split('\r\n')[0]).toBe('reference,offsets,kg,placed_kg,processing_kg,amount_cents,livemode,environment');

@@ -26,6 +26,8 @@ export interface HtmlReport {
   until: string | null;
   /** ISO time the report was made. */
   made: string;
+  /** --prefix-sep: the references grouped by the part before it (the page says so). */
+  prefixSep?: string | undefined;
 }
 
 const PLACED = '#1d6b34';
@@ -171,7 +173,8 @@ export function reportHtml(r: HtmlReport): string {
     r.since === null && r.until === null
       ? 'every purchase'
       : `${r.since === null ? 'the first purchase' : readable(r.since)} to ${r.until === null ? 'today' : readable(r.until)}`;
-  const title = `Carbon offsets by ${r.by}, ${span}`;
+  const by = r.prefixSep === undefined ? r.by : `${r.by}, the part before "${r.prefixSep}"`;
+  const title = `Carbon offsets by ${by}, ${span}`;
   const w = r.weight;
   const cells = (row: ReportRow) =>
     `<td class="n">${grouped(row.offsets)}</td><td class="n">${w.text(row.kg)}</td><td class="n">${w.text(row.placed_kg)}</td><td class="n">${w.text(row.processing_kg)}</td><td class="n">${dollars(row.amount_cents)}</td>`;
@@ -196,7 +199,7 @@ export function reportHtml(r: HtmlReport): string {
     r.sandbox ? `Sandbox: ${title}` : title,
     STYLE + phoneLabels(w),
     `${watermark}<main>
-${band}<h1>Carbon offsets by ${escapeHtml(r.by)}</h1>
+${band}<h1>Carbon offsets by ${escapeHtml(by)}</h1>
 <p class="meta"><span>Span: ${escapeHtml(span)}</span><span class="mode-${r.mode}">${r.mode === 'live' ? 'Live mode' : 'Test mode (simulated purchases)'}</span><span>Made <time datetime="${escapeHtml(r.made)}">${escapeHtml(made)}</time></span></p>
 ${figure}
 <table>

@@ -178,7 +178,8 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
   // What the rows count, under the table and the Markdown: a report read apart from its command says its mode and span.
   const utc = periodsInUtc(by);
   const spanText = `${span.since ? `; from ${span.since}` : ''}${span.until ? `; until ${span.until}` : ''}`;
-  const counted = `${mode} mode; placed and processing offsets, refunded ones left out${utc ? `; ${utc}` : ''}${spanText}.`;
+  const grouping = flags.prefixSep === undefined ? '' : `; references grouped by the part before "${flags.prefixSep}"`;
+  const counted = `${mode} mode; placed and processing offsets, refunded ones left out${utc ? `; ${utc}` : ''}${grouping}${spanText}.`;
 
   if (format === 'json') {
     const weights = (r: ReportRow) => jsonRow(r, w);
@@ -198,7 +199,7 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
     const { reportHtml } = await import('../../render/report-html.js');
     // At the model's time on the local engine, as its "today" is; never before its own purchases (a server's clock moved on).
     const made = isoTime(ctx.settings.engine === 'local' ? await (await ctx.sandbox()).now() : Math.max(Date.now(), newest));
-    ctx.out.stdout.write(reportHtml({ by, rows: list, total, mode, sandbox, weight: w, ...span, made }));
+    ctx.out.stdout.write(reportHtml({ by, rows: list, total, mode, sandbox, weight: w, ...span, made, prefixSep: flags.prefixSep }));
     return;
   }
   if (format === 'csv' || format === 'plain')
