@@ -99,6 +99,13 @@ describe('a purchase above the review limit says it will wait for review', () =>
       '✓ Bought 3,000 kg for $120.00 (live mode, sandbox: not a real purchase). It is above the review limit: it will wait for review before it is placed.',
     );
     expect(text).toMatch(/^status +processing · waiting for review \(above the review limit\)$/m);
+    // carbon show says it too, while it waits (the local model knows it is held), and not once it is approved.
+    const id = /^id +(off_\w+)$/m.exec(text)![1]!;
+    expect(plain((await carbonTty(['show', id, '--live'], { home, env: TTY })).output)).toMatch(
+      /^status +processing · waiting for review \(above the review limit\)$/m,
+    );
+    await ok(['sandbox', 'review', 'approve', id], { home });
+    expect(plain((await carbonTty(['show', id, '--live'], { home, env: TTY })).output)).not.toMatch(/review/);
     const dry = await carbon(['buy', '--kg', '3000', '--live', '--dry-run'], { home });
     expect(dry.stdout).toContain('requires_review\ttrue\n');
     expect(dry.stderr).toContain('it would wait for review');

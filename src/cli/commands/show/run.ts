@@ -7,5 +7,7 @@ export async function run(ctx: Context, id: string, flags: { wait?: boolean; qui
   if (flags.quiet && ctx.out.json) throw quietWith('--json');
   const client = await ctx.client();
   const offset = await inEitherMode(ctx, id, ['show', id, ...(flags.wait ? ['--wait'] : [])], () => client.get(id));
-  await printOffset(ctx, client, offset, Boolean(flags.wait), Boolean(flags.quiet));
+  // The local model knows an offset held for review: its card says so, as the purchase's did (an API's offset does not say).
+  const review = offset.status === 'processing' && ctx.settings.engine === 'local' && (await (await ctx.sandbox()).awaitsReview(offset.id));
+  await printOffset(ctx, client, offset, Boolean(flags.wait), Boolean(flags.quiet), review);
 }
