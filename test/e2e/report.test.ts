@@ -471,6 +471,13 @@ describe('carbon open ID on the remote engine: a certificate_url that is no web 
       expect((await carbon(['open', 'off_abc', '--live'], { home, env })).exitCode).toBe(0);
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(readFileSync(opened, 'utf8')).toBe('https://sandbox.example.com/certificates/cert_1\n');
+      // An opener that fails (xdg-open with no browser to hand it to: exit 4) fails the command, the address on stdout.
+      writeFileSync(join(bin, 'xdg-open'), '#!/bin/sh\nexit 4\n', { mode: 0o755 });
+      const failed = await carbon(['open', 'off_abc', '--live'], { home, env });
+      expect([failed.exitCode, failed.stdout]).toEqual([1, 'https://sandbox.example.com/certificates/cert_1\n']);
+      expect(failed.stderr).toContain(
+        'error: Could not open https://sandbox.example.com/certificates/cert_1: xdg-open exited with 4. Its address is on stdout: open it yourself.\n',
+      );
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }

@@ -45,5 +45,5 @@ export async function run(ctx: Context, id: string, flags: { print?: boolean }):
     ctx.out.data(target);
     return;
   }
-  openInBrowser(ctx, target);
+  await openInBrowser(ctx, target);
 }

@@ -31,5 +31,5 @@ export async function login(ctx: Context, flags: { print?: boolean; url?: string
       await note(ctx, (p) => p.dim('A one-time link: it signs one browser in, for 12 hours, and expires unused after a day.'));
     return;
   }
-  openInBrowser(ctx, link, `${origin}/login (a one-time link)`);
+  await openInBrowser(ctx, link, `${origin}/login (a one-time link)`);
 }
