@@ -38,7 +38,16 @@ describe('top-ups', () => {
     expect(plain.stderr).toBe('✓ Topped up $300.00 (test balance).\n');
     expect((await json<{ available_cents: number }>(['balance', '--live'], { home })).available_cents).toBe(125_050);
 
-    for (const args of [['249.99'], ['12.345'], ['--cents', '100'], [], ['250', '--cents', '25000'], ['ten']]) {
+    // Money given twice with two values is refused, as buy's is: not the last one winning.
+    for (const args of [
+      ['249.99'],
+      ['12.345'],
+      ['--cents', '100'],
+      [],
+      ['250', '--cents', '25000'],
+      ['ten'],
+      ['--cents', '30000', '--cents', '25000'],
+    ]) {
       const r = await carbon(['sandbox', 'topup', ...args], { home });
       expect(r.exitCode, args.join(' ')).toBe(2);
       expect(r.stdout).toBe('');

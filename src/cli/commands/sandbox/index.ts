@@ -1,6 +1,6 @@
 import { ACCOUNT_STANDINGS } from '../../../api/types.js';
 import type { CommandSpec } from '../../command.js';
-import { flagTable } from '../../flags.js';
+import { flagTable, ONCE } from '../../flags.js';
 
 const run = () => import('./run.js');
 type Handlers = Awaited<ReturnType<typeof run>>;
@@ -147,7 +147,7 @@ on a remote API; with a base URL configured, add --local.`,
     }),
     sub('topup', 'topup', 'add to the balance of the mode (--live or --test); the smallest top-up is $250', {
       args: [{ name: '[dollars]', description: 'dollars, such as 250 or 250.00' }],
-      flags: [{ flags: '--cents <n>', description: 'the amount in cents instead' }],
+      flags: [{ flags: '--cents <n>', description: 'the amount in cents instead', ...ONCE }],
       examples: [
         'carbon sandbox topup 250',
         'carbon sandbox topup 1000 --live',
