@@ -70,6 +70,16 @@ describe('a connection-level failure of PostgreSQL', () => {
     expect(said.message).not.toMatch(/reached/);
   });
 
+  test("no schema to use (3F000) is not called gone: dropped, or not the user's to use, and both ways out named", () => {
+    const said = pgError(sqlState('3F000', 'no schema has been selected to create in'), LABEL) as LedgerError;
+    expect(said).toBeInstanceOf(LedgerError);
+    expect([said.transient, said.message]).toEqual([
+      false,
+      `The ledger's schema in ${LABEL} cannot be used (3F000: no schema has been selected to create in).`,
+    ]);
+    expect(said.hint).toMatch(/^It was dropped, or carbon's user has no rights on it: grant them/);
+  });
+
   test('a failure of the statement itself is not one: it stays what it was (a bug is a bug)', () => {
     const err = Object.assign(new Error('syntax error at or near "SELCT"'), { code: '42601', severity: 'ERROR' });
     expect(pgError(err, LABEL)).toBe(err);

@@ -115,11 +115,18 @@ export function pgError(err: unknown, label: string): Error {
 }
 
 /**
- * The schema changed under a running carbon: its tables or its schema dropped (42P01, 3F000), or
- * the user's rights on them taken away (42501). Not passing: a person mends it (503 with no Retry-After).
+ * The schema changed under a running carbon: its tables dropped (42P01), its schema dropped or not
+ * the user's to use (3F000), or the user's rights on them taken away (42501). Not passing: a person mends it (503 with no Retry-After).
  */
 function changedUnder(code: string, message: string, label: string): LedgerError | undefined {
-  if (code === '42P01' || code === '3F000')
+  // No schema to use: dropped, or carbon's user may not use it (a schema of another role's): either way, said so.
+  if (code === '3F000')
+    return new LedgerError(
+      `The ledger's schema in ${label} cannot be used (3F000: ${message}).`,
+      label,
+      "It was dropped, or carbon's user has no rights on it: grant them (docs/deploy.md says which), or restore it (carbon sandbox snapshot load), or restart carbon to make a fresh one.",
+    );
+  if (code === '42P01')
     return new LedgerError(
       `The ledger's tables in ${label} are gone (${code}: ${message}).`,
       label,
