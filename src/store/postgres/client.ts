@@ -1,5 +1,6 @@
 import pg from 'pg';
 import pgpass from 'pgpass';
+import { hostName } from '../../platform/host.js';
 
 /**
  * node-postgres's client, which reads a password that neither the URL nor PGPASSWORD gives from the
@@ -18,9 +19,14 @@ export class PasswordFileClient extends pg.Client {
   }
 }
 
-/** node-postgres's client as every pool of carbon's makes it: the password file read (above), int8 and numeric as numbers. */
+/**
+ * node-postgres's client as every pool of carbon's makes it: the password file read (above), int8
+ * and numeric as numbers, and named in pg_stat_activity as the journal names the instance.
+ */
 export const CLIENT = {
   Client: PasswordFileClient,
+  // `carbon host:pid`, so an operator tells carbon's sessions, and one instance's, from the others'; a URL's ?application_name= wins.
+  fallback_application_name: `carbon ${hostName()}:${process.pid}`,
   // Every amount in the model is a safe integer.
   types: {
     getTypeParser(oid: number, format?: string) {
