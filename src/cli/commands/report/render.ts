@@ -8,7 +8,7 @@ import type { Weight } from '../../render/weight.js';
 import { NO_REFERENCE, type ReportGroup } from './index.js';
 import type { ReportRow } from './run.js';
 
-/** `carbon report`'s rows for a person: a Markdown table, and a terminal's table with a bar of kg a row. */
+// `carbon report`'s rows for a person: a Markdown table, and a terminal's table with a bar of kg a row.
 
 const money = (r: ReportRow) => dollars(r.amount_cents);
 
