@@ -39,6 +39,13 @@ describe('a database URL that cannot be used: one line, exit code, no password, 
       1,
       /carbon:\*\*\*@127\.0\.0\.1:1\/carbon cannot be reached right now \(ECONNREFUSED\)/,
     ],
+    // With an '@' before them too: a URL reader took `x` for the host, and the error named a host that was not it.
+    [
+      'an "@" and a "#" and a "?" in the password',
+      'postgres://carbon:hunter2@x#y?z@127.0.0.1:1/carbon',
+      1,
+      /carbon:\*\*\*@127\.0\.0\.1:1\/carbon cannot be reached right now \(ECONNREFUSED\)/,
+    ],
     // A '/' ends the host for psql too: refused, saying how to write it, the password masked.
     [
       'a "/" in the password',

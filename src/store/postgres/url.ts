@@ -43,11 +43,10 @@ function parameterProblem(params: URLSearchParams): string | undefined {
  * The URL as psql (libpq) reads it: the user and password run to the last `@` before the first
  * `/`, so a `#` or `?` in them is theirs. A URL reader would end the host there instead, taking
  * `carbon:2024` of `carbon:2024#pw@db` for a host and port and the password for a fragment (then
- * shown whole, as no password). So where a URL reader finds no user, they are percent-encoded.
+ * shown whole, as no password), or, with an `@` in the password too (`carbon:pw@x#y@db`), `x` for
+ * the host while the label names `db`. So a `#` or `?` in them is percent-encoded first.
  */
 function read(url: string): URL {
-  const plain = URL.parse(url);
-  if (plain !== null && (plain.username !== '' || plain.password !== '')) return plain;
   const encoded = url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^/]*)@/i, (_, scheme: string, userinfo: string) => {
     return `${scheme}${userinfo.replace(/#/g, '%23').replace(/\?/g, '%3F')}@`;
   });
