@@ -74,10 +74,10 @@ export function keyShape(key: string): { prefix: string; mode: Mode; rest: strin
 }
 
 /**
- * How a reference shown to a person is masked: a key in it (`ck_live_…`, or a bare secret's shape),
+ * A reference as a person is shown it: a key in it masked (`ck_live_…`, or a bare secret's shape),
  * never a long reference of the caller's own (`PO-AnnualOffsetsForBoardTravel2027`), which data shows whole too.
  */
-export const REFERENCE_RUNS = { runs: 'after-mode' } as const;
+export const shownReference = (reference: string): string => redactSecrets(reference, { runs: 'after-mode' });
 
 /**
  * `text` with anything shaped like a secret masked: for what echoes a caller's input back (an

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { reportHtml } from '../../src/cli/render/report-html.js';
 import { weight } from '../../src/cli/render/weight.js';
 import { escapeText } from '../../src/server/pages/html.js';
-import { serveInProcess, sessionCookie } from '../support/in-process-server.js';
+import { buyOver, serveInProcess, sessionCookie } from '../support/in-process-server.js';
 
 /**
  * Text a caller wrote is shown on the pages as it was typed: a bidirectional control in it (a
@@ -18,12 +18,7 @@ let request: string;
 
 beforeAll(async () => {
   const server = served.server;
-  const key = (await server.sandbox.defaultKey('test'))!;
-  const r = await fetch(`${server.url}/offsets`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': 'bidi-1' },
-    body: JSON.stringify({ kg: 11, reference: SPOOF }),
-  });
+  const r = await buyOver(server, { kg: 11, reference: SPOOF }, 'bidi-1');
   expect(r.status).toBe(201);
   id = ((await r.json()) as { id: string }).id;
   request = r.headers.get('request-id')!;

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from 'vitest';
 import { noPaint, offsetCard, offsetPlain, offsetRow, offsetTable } from '../../src/cli/render/resources.js';
-import { serveInProcess, sessionCookie } from '../support/in-process-server.js';
+import { buyOver, serveInProcess, sessionCookie } from '../support/in-process-server.js';
 import { anOffset } from '../support/offsets.js';
 
 /**
@@ -21,12 +21,7 @@ let sent: { reference: string };
 
 beforeAll(async () => {
   const server = served.server;
-  const key = (await server.sandbox.defaultKey('test'))!;
-  const r = await fetch(`${server.url}/offsets`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': 'reference-key-1' },
-    body: JSON.stringify({ kg: 3, reference: REFERENCE }),
-  });
+  const r = await buyOver(server, { kg: 3, reference: REFERENCE }, 'reference-key-1');
   expect(r.status).toBe(201);
   sent = (await r.json()) as { id: string; reference: string };
   id = (sent as unknown as { id: string }).id;
@@ -54,12 +49,7 @@ describe('an API key in a reference', () => {
     const offset = anOffset({ reference: own });
     expect(offsetTable([offset], noPaint, 200)).toContain(own);
     expect(offsetCard(offset, noPaint)).toContain(own);
-    const key = (await served.server.sandbox.defaultKey('test'))!;
-    const r = await fetch(`${served.server.url}/offsets`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': 'reference-own-1' },
-      body: JSON.stringify({ kg: 2, reference: own }),
-    });
+    const r = await buyOver(served.server, { kg: 2, reference: own }, 'reference-own-1');
     const { id: ownId } = (await r.json()) as { id: string };
     for (const path of ['/?mode=test', `/offsets/${ownId}`]) {
       const page = await (await fetch(`${served.server.origin}${path}`, { headers: { accept: 'text/html', cookie } })).text();

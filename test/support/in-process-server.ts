@@ -50,3 +50,13 @@ export async function sessionCookie(server: RunningServer): Promise<string> {
   const res = await fetch(`${server.origin}/login?token=${token}`, { redirect: 'manual' });
   return /carbon_session=[^;]+/.exec(res.headers.get('set-cookie') ?? '')![0];
 }
+
+/** `POST /offsets` of `body` to `server` with the sandbox's default test key, under `idempotencyKey`: its answer. */
+export async function buyOver(server: RunningServer, body: Record<string, unknown>, idempotencyKey: string): Promise<Response> {
+  const key = (await server.sandbox.defaultKey('test'))!;
+  return fetch(`${server.url}/offsets`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+    body: JSON.stringify(body),
+  });
+}

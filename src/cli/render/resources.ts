@@ -1,5 +1,5 @@
 import type { Balance, Impact, Offset, Quote } from '../../api/types.js';
-import { REFERENCE_RUNS, redactSecrets } from '../../service/keys.js';
+import { shownReference } from '../../service/keys.js';
 import { type Column, type Layout, layout, lines, table } from './fit.js';
 import { dollars, grouped, kg, oneLine, ratePerKg, when } from './format.js';
 import { SANDBOX_CSV_COLUMN, SANDBOX_MODE, SANDBOX_PURCHASE } from './sandbox-note.js';
@@ -54,9 +54,9 @@ export function plainFields(fields: Array<[string, string | number | boolean | n
 
 /**
  * A reference as a person reads it on a terminal: one line, and an API key pasted into it masked, as
- * the journal and the developer page mask it. Data keeps it as the API returned it (--json, CSV, a pipe).
+ * the developer page masks it. Data keeps it as the API returned it (--json, CSV, a pipe).
  */
-const shownReference = (reference: string): string => oneLine(redactSecrets(reference, REFERENCE_RUNS));
+const referenceLine = (reference: string): string => oneLine(shownReference(reference));
 
 /** `review`: the purchase's quote said it waits for review (the Offset itself does not say). `sandbox`: the sandbox's offset. */
 export function offsetCard(o: Offset, paint: Paint, sandbox = false, review = false): string {
@@ -72,7 +72,7 @@ export function offsetCard(o: Offset, paint: Paint, sandbox = false, review = fa
       ['amount', dollars(o.amount_cents)],
       ['rate', ratePerKg(o.rate_millicents_per_kg)],
       ['requested', o.requested.kg !== null ? kg(o.requested.kg) : dollars(o.requested.amount_cents ?? 0)],
-      ['reference', o.reference === null ? paint.dim('—') : shownReference(o.reference)],
+      ['reference', o.reference === null ? paint.dim('—') : referenceLine(o.reference)],
       ['created', when(o.created)],
       ['placed', o.placed === null ? paint.dim('—') : when(o.placed)],
       ['certificate', o.certificate_url ?? paint.dim('—')],
@@ -183,7 +183,7 @@ function offsetCells(o: Offset, paint: Paint): string[] {
     statusText(o.status, paint),
     grouped(o.kg),
     dollars(o.amount_cents),
-    o.reference === null ? paint.dim('—') : shownReference(o.reference),
+    o.reference === null ? paint.dim('—') : referenceLine(o.reference),
     when(o.created),
   ];
 }

@@ -1,5 +1,5 @@
 import type { Offset } from '../../../api/types.js';
-import { REFERENCE_RUNS, redactSecrets } from '../../../service/keys.js';
+import { shownReference } from '../../../service/keys.js';
 import { dollars, ratePerKg } from '../../../service/units.js';
 import { escapeHtml, escapeText } from '../html.js';
 import { hiddenId } from './tables.js';
@@ -20,7 +20,7 @@ export function offsetPage(o: Offset, csrf: string, awaitsReview: boolean): stri
 <main><dl class="facts">
 ${row('Status', status)}${row('Mode', mode)}${row('kg', escapeHtml(kg(o.kg)))}
 ${row('Amount', escapeHtml(dollars(o.amount_cents)))}${row('Rate', escapeHtml(ratePerKg(o.rate_millicents_per_kg)))}
-${row('Requested', escapeHtml(o.requested.kg !== null ? kg(o.requested.kg) : dollars(o.requested.amount_cents ?? 0)))}${row('Reference', o.reference === null ? '—' : escapeText(redactSecrets(o.reference, REFERENCE_RUNS)))}
+${row('Requested', escapeHtml(o.requested.kg !== null ? kg(o.requested.kg) : dollars(o.requested.amount_cents ?? 0)))}${row('Reference', o.reference === null ? '—' : escapeText(shownReference(o.reference)))}
 ${row('Created', escapeHtml(date(o.created)))}${row('Placed', escapeHtml(date(o.placed)))}
 ${row('Certificate', o.certificate_url === null ? '<span class="muted">none (only placed live offsets have one)</span>' : `<a href="${escapeHtml(o.certificate_url)}">${escapeHtml(o.certificate_url)}</a>`)}
 </dl>${decisions(o, { csrf, mode }, awaitsReview)}</main>`,

@@ -1,5 +1,5 @@
 import type { Offset } from '../../../api/types.js';
-import { REFERENCE_RUNS, redactSecrets } from '../../../service/keys.js';
+import { shownReference } from '../../../service/keys.js';
 import type { SandboxKey } from '../../../service/sandbox.js';
 import { dollars } from '../../../service/units.js';
 import { escapeHtml, escapeText } from '../html.js';
@@ -33,7 +33,7 @@ const status = (s: string) => `<span class="status ${escapeHtml(s)}">${escapeHtm
 export const referenceColumn: Column<Offset> = {
   heading: 'Reference',
   cls: 'wide',
-  cell: (o) => (o.reference === null ? '<span class="muted">—</span>' : escapeText(redactSecrets(o.reference, REFERENCE_RUNS))),
+  cell: (o) => (o.reference === null ? '<span class="muted">—</span>' : escapeText(shownReference(o.reference))),
 };
 
 export function offsetColumns(d: DashboardData): Array<Column<Offset>> {
