@@ -39,15 +39,16 @@ export class Context {
     const { CarbonClient } = await import('../client/client.js');
     const retry = { maxRetries: s.maxRetries };
     // --verbose (or CARBON_DEBUG=http): one line per request on stderr: the URL as requested (the
-    // in-process model's path after `local`), with any key in its path or query masked as the
-    // server masks it; the key never in it.
+    // in-process model's path after `local`), with any key in its path or query, and the values of
+    // secret-named query parameters (`?access_token=`), masked as the request journal masks them;
+    // the key never in it.
     const where = s.engine === 'remote' ? '' : 'local';
     const verbose = this.verbose || /(^|,)http(,|$)/.test(this.env.CARBON_DEBUG ?? '');
-    const { redactSecrets } = verbose ? await import('../service/keys.js') : { redactSecrets: undefined };
-    const onExchange = redactSecrets
+    const shown = verbose ? await shownUrl() : undefined;
+    const onExchange = shown
       ? (x: Exchange) =>
           this.out.info(
-            `http: ${x.method} ${where}${redactSecrets(x.url)} ${x.status === 0 ? 'no answer' : x.status} ${x.ms.toFixed(1)}ms${x.requestId === undefined ? '' : ` ${x.requestId}`} attempt ${x.attempt}`,
+            `http: ${x.method} ${where}${shown(x.url)} ${x.status === 0 ? 'no answer' : x.status} ${x.ms.toFixed(1)}ms${x.requestId === undefined ? '' : ` ${x.requestId}`} attempt ${x.attempt}`,
           )
       : undefined;
     const { apiKey, transport } =
@@ -188,6 +189,12 @@ export class Context {
     await this.openClient?.close();
     await this.openedEngine?.close(options);
   }
+}
+
+/** A requested URL as --verbose shows it: keys masked, and the values of secret-named query parameters. */
+async function shownUrl(): Promise<(url: string) => string> {
+  const [{ redactSecrets }, { maskSecretQuery }] = await Promise.all([import('../service/keys.js'), import('../service/secret-fields.js')]);
+  return (url) => redactSecrets(maskSecretQuery(url));
 }
 
 /**

@@ -26,6 +26,15 @@ export function maskSecretParams(text: string): string {
     .join('&');
 }
 
+/** A URL with its query's secret-named parameters masked (maskSecretParams), as the journal keeps a query; the rest as it is. */
+export function maskSecretQuery(url: string): string {
+  const q = url.indexOf('?');
+  if (q === -1) return url;
+  const hash = url.indexOf('#', q);
+  const end = hash === -1 ? url.length : hash;
+  return url.slice(0, q + 1) + maskSecretParams(url.slice(q + 1, end)) + url.slice(end);
+}
+
 /**
  * A body: a JSON text's members named as secrets kept with their whole value as "***" (a string, a
  * number, an object, an array: whatever its form but null), the rest exactly as sent; any other text as a

@@ -96,6 +96,16 @@ describe('keys typed into a path or a query are masked, as carbon serve masks th
     }
   });
 
+  test('the values of secret-named query parameters are masked in --verbose, as `carbon logs` masks them', async () => {
+    const home = newHome();
+    const r = await carbon(['api', 'GET', '/balance?access_token=tok123secret&password=hunter2&limit=3', '--verbose'], { home });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/^http: GET local\/api\/v1\/balance\?access_token=\*\*\*&password=\*\*\*&limit=3 200 /m);
+    expect(`${r.stdout}\n${r.stderr}`).not.toMatch(/tok123secret|hunter2/);
+    const logged = await carbon(['logs', '--json', '--limit', '1'], { home });
+    expect(JSON.parse(logged.stdout).query).toBe('access_token=***&password=***&limit=3');
+  });
+
   test('when a server echoes a key unmasked, carbon masks it in the error it prints', async () => {
     // Not carbon serve: a server that repeats the path it was asked for, key and all.
     const server = createServer((req, res) => {
