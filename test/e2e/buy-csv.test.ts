@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
 import { ROOT } from '../support/binary.js';
@@ -13,7 +14,7 @@ import { limit } from '../support/load.js';
 /** Issue 25, item 1: `carbon buy --from-csv FILE`, through the built binary. */
 const newHome = homes();
 
-const file = (home: string, name: string, text: string) => {
+const file = (home: string, name: string, text: string | Uint8Array) => {
   const path = join(home, name);
   writeFileSync(path, text);
   return path;
@@ -230,6 +231,11 @@ describe('in a pipe', () => {
       'a quoted cell that goes on',
       'kg,reference\n5,"ab"c\n',
       /^error: The CSV cannot be read: on line 2, a quoted cell goes on after its closing quote \("c"\); write a quote inside a quoted cell twice \(""\)\. Nothing was bought\.\n$/,
+    ],
+    [
+      'a quote inside an unquoted cell',
+      'kg,reference\n3,=HYPERLINK("http://x")\n',
+      /^error: The CSV cannot be read: on line 2, cell 2 has a quote after its start \("=HYPERLINK\("\); a cell holding a quote is quoted whole, each quote in it written twice \("a ""b"" c"\)\. Nothing was bought\.\n$/,
     ],
     ['only a header', 'kg\n', /a header and no rows/],
   ])('%s: exit 2, nothing bought', async (_what, text, message) => {
@@ -684,6 +690,38 @@ describe('in a pipe', () => {
       expect(r.stderr).toContain('The CSV is UTF-16 text');
       expect(r.stderr).toContain('iconv -f UTF-16 -t UTF-8');
       expect(r.stderr).not.toContain('WINDOWS-1252');
+    }
+    expect(await offsetIds(home)).toEqual([]);
+  });
+
+  test('a file that is not text (a workbook, an archive, a program) is named as what it is, not taken for UTF-16 or Windows-1252', async () => {
+    const home = newHome();
+    const zip = Buffer.concat([
+      Buffer.from('PK\x03\x04\x14\x00\x00\x00\x00\x00', 'latin1'),
+      Buffer.alloc(40),
+      Buffer.from('[Content_Types].xml'),
+    ]);
+    const elf = Buffer.concat([Buffer.from('\x7fELF\x02\x01\x01', 'latin1'), Buffer.alloc(400)]);
+    const binary = Buffer.from(Array.from({ length: 256 }, (_, i) => (i % 5 === 0 ? 0 : 0x80 + (i % 100))));
+    for (const [bytes, said, hint] of [
+      [zip, 'it is a zip archive, as an Excel (.xlsx) or OpenDocument (.ods) workbook is', 'save it as "CSV UTF-8"'],
+      [
+        Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1, 0, 0, 0, 0]),
+        'it is an Excel 97–2003 workbook (.xls)',
+        'save it as "CSV UTF-8"',
+      ],
+      [gzipSync('kg\n5\n'), 'it is gzip-compressed', 'gunzip -c FILE | carbon buy --from-csv -'],
+      [elf, 'it is a program (ELF)', 'Give carbon the CSV file itself.'],
+      [Buffer.concat([Buffer.from('SQLite format 3\0'), Buffer.alloc(100)]), 'it is an SQLite database', 'sqlite3 -csv -header'],
+      [binary, 'it holds binary data (zero bytes)', 'save it as "CSV UTF-8"'],
+    ] as const) {
+      const r = await carbon(['buy', '--from-csv', file(home, 'book.xlsx', bytes)], { home });
+      expect([r.exitCode, r.stdout], said).toEqual([2, '']);
+      expect(r.stderr.trimEnd().split('\n'), said).toEqual([
+        expect.stringContaining(`error: The file is not text: ${said}. Nothing was bought. `),
+      ]);
+      expect(r.stderr, said).toContain(hint);
+      expect(r.stderr, said).not.toMatch(/UTF-16|WINDOWS-1252/);
     }
     expect(await offsetIds(home)).toEqual([]);
   });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { CliError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
+import { CHUNK, decode, csvRefusal as refuse } from './encoding.js';
 
 /**
  * The records of a `--from-csv` file, streamed: the bytes are decoded and parsed a chunk at a
@@ -13,12 +14,6 @@ import { EXIT } from '../exit-codes.js';
 
 /** The longest record carbon reads: a purchase is a few short cells. */
 const MAX_RECORD = 64 * 1024;
-/**
- * The bytes read at a time. Small on purpose: the records of a chunk are alive together, and V8
- * grows its young generation to what survives its collections (64 KiB chunks took the peak of a
- * 300,000-row check from about 110 MB to 180 MB).
- */
-const CHUNK = 4 * 1024;
 
 export interface CsvRecord {
   cells: string[];
@@ -27,8 +22,6 @@ export interface CsvRecord {
 }
 
 export type Delimiter = ',' | ';' | '\t';
-
-const refuse = (message: string, hint?: string) => new CliError(message, EXIT.usage, 'csv_invalid', hint);
 
 /** Why `file` cannot be read, as a sentence (nothing was bought: the file is read before anything is). */
 function unreadable(file: string, err: NodeJS.ErrnoException): CliError {
@@ -134,48 +127,6 @@ export class BatchInput {
   }
 }
 
-/** Throws when the first bytes say UTF-16 (a byte-order mark, or a zero byte beside each ASCII one). */
-function refuseUtf16(head: Uint8Array): void {
-  const bom = (head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff);
-  let zeros = 0;
-  const n = Math.min(head.length, 512);
-  for (let i = 0; i < n; i++) if (head[i] === 0) zeros++;
-  if (!bom && !(n >= 4 && zeros >= n / 4)) return;
-  throw refuse(
-    'The CSV is UTF-16 text (Excel\'s "Unicode Text"); carbon reads UTF-8. Nothing was bought.',
-    'Save it as "CSV UTF-8" (Excel) or convert it: iconv -f UTF-16 -t UTF-8 FILE > FILE-utf8.csv.',
-  );
-}
-
-const notUtf8 = () =>
-  refuse('The CSV is not UTF-8 text; nothing was bought.', 'Save it as "CSV UTF-8" (Excel) or convert it: iconv -f WINDOWS-1252 -t UTF-8.');
-
-/** The text of the byte stream, a chunk at a time: UTF-8 (a BOM is dropped), or refused with how to save it. */
-async function* decode(input: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
-  const decoder = new TextDecoder('utf-8', { fatal: true });
-  let first = true;
-  for await (const chunk of input) {
-    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    if (first && bytes.length > 0) {
-      refuseUtf16(bytes);
-      first = false;
-    }
-    // A pipe's chunks (up to 64 KiB) are parsed CHUNK bytes at a time too.
-    for (let at = 0; at < bytes.length; at += CHUNK) {
-      try {
-        yield decoder.decode(bytes.subarray(at, at + CHUNK), { stream: true });
-      } catch {
-        throw notUtf8();
-      }
-    }
-  }
-  try {
-    yield decoder.decode();
-  } catch {
-    throw notUtf8();
-  }
-}
-
 /**
  * The delimiter, from the header line: a comma, or else semicolons or tabs when the line has
  * none (a spreadsheet saved in a locale whose decimal mark is the comma, or pasted from one).
@@ -250,15 +201,19 @@ function unparsable(err: unknown, after: number): Error {
       `The CSV cannot be read: the row after line ${after} runs on past ${MAX_RECORD / 1024} KiB (an unclosed quote?). Nothing was bought.`,
     );
   }
-  // csv-parse names the line ("… at line 4"); its two quote errors said in carbon's words, any other in its own.
+  // csv-parse names the line ("… at line 4"); its three quote errors said in carbon's words (its
+  // fields count from 0: a person's cells from 1), any other in its own.
   const line = /at line (\d+)/.exec(e.message)?.[1];
   const closed = /got "(.*?)" at line/.exec(e.message)?.[1];
+  const opened = /on field (\d+) at line \d+, value is (".*")$/.exec(e.message);
   const why =
     e.code === 'CSV_QUOTE_NOT_CLOSED' && line !== undefined
       ? `a quote is still open at the end of the file (line ${line}): a cell that starts with " must end with "`
       : e.code === 'CSV_INVALID_CLOSING_QUOTE' && line !== undefined && closed !== undefined
         ? `on line ${line}, a quoted cell goes on after its closing quote (${JSON.stringify(closed)}); write a quote inside a quoted cell twice ("")`
-        : e.message;
+        : e.code === 'INVALID_OPENING_QUOTE' && line !== undefined && opened !== null
+          ? `on line ${line}, cell ${Number(opened[1]) + 1} has a quote after its start (${opened[2]}); a cell holding a quote is quoted whole, each quote in it written twice ("a ""b"" c")`
+          : e.message;
   return refuse(`The CSV cannot be read: ${why}. Nothing was bought.`);
 }
 
