@@ -56,10 +56,13 @@ export interface ArgSpec {
  * or fixing things. 'bare' gets commander's arguments as they are, with no settings at all (the
  * shell completion commands: a broken config never breaks them). 'journal' resolves as 'api' does,
  * but --live and --test filter what is read instead of choosing the key: a key of the other mode
- * is used as it is (`carbon logs`: a sandbox's journal is read with any of its keys). Subcommands
- * inherit it.
+ * is used as it is (`carbon logs`: a sandbox's journal is read with any of its keys). 'ledger'
+ * resolves as 'api' does, and reads the ledger's settings (--database, CARBON_BUSY_TIMEOUT_MS,
+ * CARBON_JOURNAL…) whatever the engine, as the command opens this machine's ledger even where a
+ * base URL names a remote API (`carbon serve`); under the others, a command on the remote engine
+ * never opens it, and they are not read. Subcommands inherit it.
  */
-export type SettingsKind = 'api' | 'config' | 'bare' | 'journal';
+export type SettingsKind = 'api' | 'config' | 'bare' | 'journal' | 'ledger';
 
 export interface CommandSpec {
   name: string;

@@ -32,7 +32,7 @@ export async function invoke(load: () => Promise<Handler>, kind: SettingsKind, g
     given.settings ??
     (kind === 'config'
       ? resolveConfigSettings(globals)
-      : resolveSettings(globals, process.env, kind === 'journal' ? { modeFilters: true } : {}));
+      : resolveSettings(globals, process.env, { modeFilters: kind === 'journal', localLedger: kind === 'ledger' }));
   const ctx = new Context(settings, out, process.env, Boolean(globals.verbose));
   opened?.(ctx);
   if (ctx.settings.apiKeySource === 'flag' || (kind === 'config' && globals.apiKey !== undefined)) {

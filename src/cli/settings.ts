@@ -76,7 +76,7 @@ const modeOfKey = (key: string): Mode | null => keyShape(key)?.mode ?? null;
 export function resolveSettings(
   opts: GlobalOptions,
   env: NodeJS.ProcessEnv = process.env,
-  options: { allowMissingProfile?: boolean; ledger?: boolean; modeFilters?: boolean; tightenConfig?: boolean } = {},
+  options: { allowMissingProfile?: boolean; ledger?: boolean; localLedger?: boolean; modeFilters?: boolean; tightenConfig?: boolean } = {},
 ): Settings {
   const paths = resolvePaths(env);
   const config = readConfig(paths.configDir, { tighten: options.tightenConfig !== false });
@@ -119,9 +119,12 @@ export function resolveSettings(
     maxRetries: wholeSetting(opts.maxRetries, '--max-retries', env, 'CARBON_MAX_RETRIES', { min: 0, max: 10 }) ?? 2,
     timeoutSeconds: wholeSetting(opts.timeout, '--timeout', env, 'CARBON_TIMEOUT', { min: 1, max: 86_400 }),
     allowInsecureHttp: Boolean(opts.allowInsecureHttp) || env.CARBON_ALLOW_INSECURE_HTTP === '1',
-    // `ledger: false` (carbon config, which never opens it): its variables are not read at all.
-    store: options.ledger === false ? { kind: 'sqlite', dir: paths.dataDir } : storeTarget(opts, env, paths.dataDir),
-    journal: options.ledger === false ? JOURNAL_DEFAULTS : journalSettings(env),
+    // Read only where the ledger is opened: not by `carbon config` (ledger: false), nor by a command
+    // on the remote engine unless it opens this machine's ledger whatever the engine (localLedger:
+    // carbon serve). Elsewhere a malformed one stops nothing (README, "Keys, profiles and modes").
+    ...(options.ledger !== false && (baseUrl === null || options.localLedger === true)
+      ? { store: storeTarget(opts, env, paths.dataDir), journal: journalSettings(env) }
+      : { store: { kind: 'sqlite' as const, dir: paths.dataDir }, journal: JOURNAL_DEFAULTS }),
   };
 }
 

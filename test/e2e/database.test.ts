@@ -153,6 +153,35 @@ describe('a database URL that cannot be used: one line, exit code, no password, 
     for (const value of ['0', '250', '']) await ok(['balance'], { home, env: { CARBON_BUSY_TIMEOUT_MS: value } });
   });
 
+  test("a command on the remote engine never opens this machine's ledger: its malformed settings stop only what does (carbon serve)", async () => {
+    const served = newHome();
+    const server = await serve(served);
+    try {
+      const key = (await json<Array<{ default: string | null; secret: string }>>(['sandbox', 'keys', '--reveal'], { home: served })).find(
+        (k) => k.default === 'test',
+      )!.secret;
+      const home = newHome();
+      const remote = { CARBON_BASE_URL: server.url, CARBON_API_KEY: key };
+      for (const broken of [
+        { CARBON_DATABASE_URL: 'postgres://carbon@127.0.0.1:1/carbon?shema=x' },
+        { CARBON_DATABASE_URL: 'mysql://root@127.0.0.1/db' },
+        { CARBON_BUSY_TIMEOUT_MS: 'abc' },
+        { CARBON_JOURNAL_KEEP: 'many' },
+      ]) {
+        const r = await carbon(['balance', '--json'], { home, env: { ...remote, ...broken } });
+        expect([JSON.stringify(broken), r.exitCode, r.stderr]).toEqual([JSON.stringify(broken), 0, '']);
+        expect(JSON.parse(r.stdout)).toMatchObject({ object: 'balance', available_cents: 100000 });
+        // carbon serve opens this machine's ledger whatever the base URL says: stopped, exit 2, before listening.
+        const s = await carbon(['serve', '--port', '0'], { home, env: { ...remote, ...broken } });
+        expect([JSON.stringify(broken), s.exitCode, s.stdout]).toEqual([JSON.stringify(broken), 2, '']);
+        expect(s.stderr).toMatch(/^error: (The database URL|CARBON_BUSY_TIMEOUT_MS|CARBON_JOURNAL_KEEP)/);
+      }
+      expect(existsSync(join(home, 'data'))).toBe(false);
+    } finally {
+      await server.stop();
+    }
+  });
+
   test('a schema name that is no schema name, from --database-schema or CARBON_DATABASE_SCHEMA: exit 2, as any malformed setting', async () => {
     const url = 'postgres://carbon:hunter2@127.0.0.1:1/carbon';
     for (const [args, env, said] of [

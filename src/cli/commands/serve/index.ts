@@ -11,6 +11,7 @@ const READY_LINE =
 
 export const serve: CommandSpec = {
   name: 'serve',
+  settings: 'ledger',
   description: 'serve the local model as the HTTP API (a stateful sandbox on a port), with its developer page',
   get flags() {
     return flagTable(
