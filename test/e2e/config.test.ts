@@ -238,8 +238,14 @@ describe('set, get, unset, list, use', () => {
     expect(r.stderr).toBe(
       'error: No profile named "stageing" (the current profile, in config.json). Choose one with `carbon config use NAME` (`carbon config list` shows them), or create it with `carbon config set --profile NAME ...`.\n',
     );
-    // carbon config itself still works, so that it can mend it.
+    // carbon config itself still works, so that it can mend it, and `config list` says what is wrong.
+    const listed = await ok(['config', 'list'], { home });
+    expect(listed.stdout).toBe('staging\tmode\tlive\n');
+    expect(listed.stderr).toBe(
+      `warning: profile "stageing" is selected, but ${join(home, 'config.json')} does not hold it: every command but \`carbon config\` stops on it (exit 2). Choose one with \`carbon config use NAME\`, or create it with \`carbon config set --profile NAME ...\`.\n`,
+    );
     await ok(['config', 'use', 'staging'], { home });
+    expect((await ok(['config', 'list'], { home })).stderr).toBe('');
     expect((await carbon(['balance', '--test'], { home })).exitCode).toBe(0);
   });
 

@@ -261,6 +261,13 @@ export async function list(ctx: Context): Promise<void> {
     ctx.out.data(lines.join('\n'));
     ctx.out.info((await ctx.paint('stderr')).dim(listed.config_file));
   }
+  // A profile named (the current one in config.json, CARBON_PROFILE, --profile) that the file does not
+  // hold stops every other command: said here, where it is looked at to be fixed.
+  if (ctx.settings.profileName !== DEFAULT_PROFILE && profileNamed(ctx.settings.config, ctx.settings.profileName) === undefined) {
+    ctx.out.warn(
+      `profile "${listed.selected_profile}" is selected, but ${listed.config_file} does not hold it: every command but \`carbon config\` stops on it (exit 2). Choose one with \`carbon config use NAME\`, or create it with \`carbon config set --profile NAME ...\`.`,
+    );
+  }
   for (const name of ['CARBON_API_KEY', 'CARBON_BASE_URL'] as const) {
     if (ctx.env[name]) ctx.out.info(`note: ${name} is set in this environment and overrides the profile.`);
   }
