@@ -469,6 +469,24 @@ withChromium(describe, 'Developer page size tests')('the developer page at 1280 
     expect(ids.filter((c) => c.size < 13.5)).toEqual([]);
   });
 
+  test.each([1024, 1280, 390])(
+    "at %i px, a revoked default key's state and an open Fail… confirmation stay inside their tables' boxes",
+    async (width) => {
+      const { server, page, buy } = await fresh(width, 900);
+      await server.sandbox.setReviewLimit(0);
+      await server.sandbox.topUp('live', 100_000);
+      await buy(600, 'ops-1', 'live');
+      // Its state: `revoked <date and time>` and `(default read-only)`, which ran the table 29 px past its box at 1024 px, 118 at 1280.
+      await server.sandbox.revokeKey((await server.sandbox.keys()).find((k) => k.default === 'read_only')!.id);
+      await page.goto(`${server.origin}/?mode=live`);
+      await fitsViewport(page, `${width} px, a revoked default key`);
+      // The confirmation's button names the whole offset id: it ran 20 px past the offsets' box.
+      await page.locator('table.offsets details.confirm > summary').first().click();
+      await expect.poll(() => page.locator('table.offsets details.confirm button').first().isVisible()).toBe(true);
+      await fitsViewport(page, `${width} px, Fail… open`);
+    },
+  );
+
   test.each(SIZES)(
     'at $width px ($name): nothing wider than the viewport, offsets and keys readable, labels placed, axe-core clean, no 404',
     async ({ name, width, height }) => {

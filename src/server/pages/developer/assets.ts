@@ -36,9 +36,9 @@ table { border-collapse: collapse; width: 100%; margin: 0.5rem 0; }
 th, td { text-align: left; padding: 0.3rem 0.5rem; border-bottom: 1px solid var(--rule); vertical-align: top; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.when { white-space: nowrap; }
-details.confirm > summary { white-space: nowrap; }
-/* At a desktop's width a state keeps its date on its line (a revoked key's row one line high, as the others). */
-@media (min-width: 75rem) { td.state { white-space: nowrap; } }
+details.confirm > summary { white-space: nowrap; } details.confirm button { overflow-wrap: anywhere; } /* its "Fail off_…" breaks in its column */
+/* A state keeps its date on its line on a wide desktop only (a revoked key's row one line high); a default's label after a date goes under it: tables fit. */
+@media (min-width: 75rem) { td.state { white-space: nowrap; } } td.state .nw { white-space: inherit; } td.state:has(.nw) .muted { display: block; }
 td.wide { overflow-wrap: anywhere; }
 code { font-family: ui-monospace, 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size: 0.9em; }
 .sandbox-band { margin: 0; padding: 0.45rem 1.5rem; background: #fff3c4; color: #4a3700; border-bottom: 2px solid #b58900; font-size: 0.95rem; print-color-adjust: exact; -webkit-print-color-adjust: exact; }
