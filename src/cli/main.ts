@@ -19,7 +19,14 @@ function commanderError(err: unknown, io: ErrorIO): number | undefined {
   if (['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(err.code)) return EXIT.ok;
   // One line, or the envelope; commander puts its suggestion on a line of its own (`\n(Did you mean logs?)`).
   const message = err.message.replace(/^error: /, '').replace(/\s*\n\s*/g, ' ');
-  const hint = err.code === 'commander.unknownCommand' ? unknownCommandHint(err) : '(add --help for usage)';
+  // `-5m`, `-1.5`: a value that starts with - and a digit, read as a flag: the way to give it as a value, which then gets its own answer.
+  const dashed = err.code === 'commander.unknownOption' ? /'(-\d[^']*)'/.exec(err.message)?.[1] : undefined;
+  const hint =
+    err.code === 'commander.unknownCommand'
+      ? unknownCommandHint(err)
+      : dashed !== undefined
+        ? `(a value that starts with - is read as a flag: put -- before it, as in \`-- ${dashed}\`, or add --help for usage)`
+        : '(add --help for usage)';
   return reportError(usage(message, hint), io);
 }
 

@@ -201,6 +201,14 @@ describe('lifecycle: review, fail, clock', () => {
     expect((await carbon(['sandbox', 'clock', 'advance', '0s'], { home })).stderr).toMatch(
       /above zero \(the clock only moves forward: `carbon sandbox reset` or a snapshot loaded takes it back\)/,
     );
+    // `-5m` reads as a flag: the way to give it as a value is said, and given so, the clock's own answer comes.
+    expect((await carbon(['sandbox', 'clock', 'advance', '-5m'], { home })).stderr).toBe(
+      "error: unknown option '-5m' (a value that starts with - is read as a flag: put -- before it, as in `-- -5m`, or add --help for usage)\n",
+    );
+    expect((await carbon(['sandbox', 'clock', 'advance', '--', '-5m'], { home })).stderr).toMatch(
+      /above zero \(the clock only moves forward/,
+    );
+    expect((await carbon(['list', '--bogus'], { home })).stderr).toBe("error: unknown option '--bogus' (add --help for usage)\n");
   });
 });
 
