@@ -337,6 +337,23 @@ describe('carbon report', () => {
     );
   });
 
+  test("without --until the span ends on the model's today: a sandbox whose clock was moved on reports from a day after the real one", async () => {
+    const home = newHome();
+    await ok(['sandbox', 'clock', 'advance', '60d'], { home });
+    await ok(['buy', '--kg', '7'], { home });
+    const modelToday = (await json<{ now: string }>(['sandbox', 'clock'], { home })).now.slice(0, 10);
+    const dayBefore = new Date(Date.parse(modelToday) - 86_400_000).toISOString().slice(0, 10);
+    // A day 59 days after the real today, whatever that is: it was refused as "after today (<the real one>)".
+    const report = await json<{ rows: Array<{ kg: number }>; total: { kg: number } }>(['report', '--since', dayBefore, '--by', 'week'], {
+      home,
+    });
+    expect(report.total.kg).toBe(7);
+    const after = new Date(Date.parse(modelToday) + 86_400_000).toISOString().slice(0, 10);
+    const refused = await carbon(['report', '--since', after], { home });
+    expect([refused.exitCode, refused.stdout]).toEqual([2, '']);
+    expect(refused.stderr).toContain(`error: --since ${after} is after today (${modelToday}), where the span would end`);
+  });
+
   test.each([
     [['report', '--by', 'day'], /--by|day/],
     [['report', '--since', '2026-13-01'], /--since must be a day/],

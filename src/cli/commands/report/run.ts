@@ -79,8 +79,9 @@ async function query(ctx: Context, flags: ReportFlags): Promise<Query> {
   if (ctx.out.json && format !== 'json') throw usage(`--json and --format ${format} disagree; give one.`);
   const unit = flags.unit ?? 'kg';
   if (!isOneOf(WEIGHT_UNITS, unit)) throw usage(`--unit is one of ${WEIGHT_UNITS.join(', ')} (kg, or tonnes), not "${unit}".`);
-  // Ages, today and yesterday count back from the model's clock in the sandbox, as in `carbon list`.
-  const now = await clockForSpan(ctx, flags.since, flags.until);
+  // Ages, today and yesterday count back from the model's clock in the sandbox, as in `carbon list`;
+  // so does a span's end when --until is not given: today, the model's (a sandbox's clock moved on).
+  const now = await clockForSpan(ctx, flags.since, flags.until ?? (flags.since === undefined ? undefined : 'today'));
   const since = flags.since === undefined ? null : parseWhen(flags.since, '--since', now);
   const until = flags.until === undefined ? null : parseWhen(flags.until, '--until', now, true);
   if (since !== null && until !== null && since >= until) throw usage('--since must come before --until.');
