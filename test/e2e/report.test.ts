@@ -216,6 +216,27 @@ describe('carbon report', () => {
     for (const reference of [globes, flags]) expect(html).toContain(`<th scope="row" class="reference">${reference}</th>`);
   });
 
+  test('by reference: a key pasted into a reference is masked where a person reads the report (a terminal, Markdown, HTML), kept in its data (JSON, CSV, a pipe)', async () => {
+    const home = newHome();
+    const secret = 't6OScJLbnvMIkK278EbeBoJorBHRPRJE';
+    await ok(['buy', '--kg', '3', '--reference', `ci-ck_live_${secret}`], { home });
+    const tty = await carbonTty(['report', '--by', 'reference'], { home, env: { FORCE_COLOR: '0' } });
+    expect(tty.exitCode).toBe(0);
+    expect(tty.output).toContain('ci-ck_live_…PRJE');
+    for (const [format, masked] of [
+      ['md', 'ci-ck\\_live\\_…PRJE'],
+      ['html', 'ci-ck_live_…PRJE'],
+    ] as const) {
+      const r = await ok(['report', '--by', 'reference', '--format', format], { home });
+      expect(r.stdout, format).toContain(masked);
+      expect(r.stdout, format).not.toContain(secret.slice(0, 20));
+    }
+    expect(tty.output).not.toContain(secret.slice(0, 20));
+    for (const format of ['json', 'csv', 'plain']) {
+      expect((await ok(['report', '--by', 'reference', '--format', format], { home })).stdout, format).toContain(`ci-ck_live_${secret}`);
+    }
+  });
+
   test("by reference: groups of the same kg are in the order of their characters' code points, whatever the machine's language", async () => {
     const home = newHome();
     for (const reference of ['zebra', 'äpple', 'Zebra', 'apple', 'ıtem', 'item'])

@@ -1,5 +1,6 @@
 import type { Offset } from '../../../api/types.js';
 import { isoTime } from '../../../platform/iso-time.js';
+import { shownReference } from '../../../service/keys.js';
 import type { Context } from '../../context.js';
 import { usage } from '../../errors.js';
 import { clockForSpan, isOneOf, parseWhen } from '../../options.js';
@@ -196,19 +197,22 @@ export async function run(ctx: Context, flags: ReportFlags): Promise<void> {
       total: weights(total),
     });
   }
+  // What a person reads (the HTML page, the Markdown, the terminal's table) masks a key pasted into a reference, as
+  // `carbon list` does; the data (JSON, CSV, a pipe's lines) keeps each reference as it was sent.
+  const read = by === 'reference' ? list.map((r) => (r.group === null ? r : { ...r, group: shownReference(r.group) })) : list;
   if (format === 'html') {
     const { reportHtml } = await import('../../render/report-html.js');
     // At the model's time on the local engine, as its "today" is; never before its own purchases (a server's clock moved on).
     const made = isoTime(ctx.settings.engine === 'local' ? await (await ctx.sandbox()).now() : Math.max(Date.now(), newest));
-    ctx.out.stdout.write(reportHtml({ by, rows: list, total, mode, sandbox, weight: w, ...span, made, prefixSep: flags.prefixSep }));
+    ctx.out.stdout.write(reportHtml({ by, rows: read, total, mode, sandbox, weight: w, ...span, made, prefixSep: flags.prefixSep }));
     return;
   }
   if (format === 'csv' || format === 'plain')
     return void ctx.out.stdout.write(delimited(format, q, list, mode === 'live', sandbox, ctx.out.interactive));
-  if (format === 'md') return void ctx.out.stdout.write(markdown(by, w, list, total, sandbox, counted));
+  if (format === 'md') return void ctx.out.stdout.write(markdown(by, w, read, total, sandbox, counted));
   if (list.length === 0) return ctx.out.info(`No ${mode} purchases${q.since !== null || q.until !== null ? ' in that span' : ' yet'}.`);
   const paint = await ctx.paint();
-  printTable(ctx, paint, by, w, list, total);
+  printTable(ctx, paint, by, w, read, total);
   // stderr's lines: coloured by stderr's own terminal, broken at spaces to its width.
   const note = await ctx.paint('stderr');
   const width = terminalWidth(ctx.out.stderr, ctx.env);
