@@ -124,7 +124,7 @@ function changedUnder(code: string, message: string, label: string): LedgerError
     return new LedgerError(
       `The ledger's schema in ${label} cannot be used (3F000: ${message}).`,
       label,
-      "It was dropped, or carbon's user has no rights on it: grant them (docs/deploy.md says which), or restore it (carbon sandbox snapshot load), or restart carbon to make a fresh one.",
+      `It was dropped, or carbon's user has no rights on it: grant them (docs/deploy.md, "The rights carbon's user needs"), or restore it (carbon sandbox snapshot load), or restart carbon to make a fresh one.`,
     );
   if (code === '42P01')
     return new LedgerError(
@@ -136,7 +136,7 @@ function changedUnder(code: string, message: string, label: string): LedgerError
     return new LedgerError(
       `PostgreSQL at ${label} refused carbon's user (42501: ${message}).`,
       label,
-      "Grant the user the rights on the schema's tables again (docs/deploy.md says which).",
+      `Grant the user the rights on the schema's tables again (docs/deploy.md, "The rights carbon's user needs").`,
     );
   return undefined;
 }

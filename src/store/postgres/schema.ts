@@ -89,8 +89,11 @@ export async function migrate(pool: pg.Pool, schema: string, label: string): Pro
     // and such a database can still answer reads.
     const made = (await client.query<{ made: boolean }>("SELECT to_regclass('schema_version') IS NOT NULL AS made")).rows[0]?.made;
     if (made !== true) {
-      await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-      await client.query('CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)');
+      await client
+        .query(`CREATE SCHEMA IF NOT EXISTS "${schema}"; CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)`)
+        .catch((err: unknown) => {
+          throw (err as { code?: string }).code === '42501' ? mayNotMake(schema, label, (err as Error).message) : err;
+        });
     }
     const row = (
       await client
@@ -141,4 +144,13 @@ async function upToDate(client: pg.PoolClient): Promise<boolean> {
     if (String((err as { code?: unknown }).code).startsWith('42')) return false;
     throw err;
   }
+}
+
+/** carbon's user may not make the ledger's schema, or its tables in it (42501 on the first start): said as that, with both ways on. */
+function mayNotMake(schema: string, label: string, message: string): LedgerError {
+  return new LedgerError(
+    `carbon's user may not make the ledger's schema "${schema}" or its tables in ${label} (42501: ${message}).`,
+    label,
+    `Make the schema for it (CREATE SCHEMA "${schema}" AUTHORIZATION <carbon's user>), or grant it CREATE on the database (docs/deploy.md, "The rights carbon's user needs").`,
+  );
 }
