@@ -91,6 +91,8 @@ export class Journal {
   /** The next check, after a drop, of whether the ledger answers again (unref'd: it keeps no process alive). */
   private probing: NodeJS.Timeout | null = null;
   private closed = false;
+  /** The model clock's offset last read (clockOffset). */
+  private offsetRead = 0;
   /** At a command's end, when waiting for another writer's lock stops (monotonicUs); until then, a write waits the store's busy timeout. */
   private lockWaitEnds: number | undefined;
 
@@ -167,7 +169,7 @@ export class Journal {
         this.unsure = null;
       }
       // Requests answered before the account was read (an unknown path, a refusal) take its clock now.
-      const offset = records.some((n) => n.model_ms === null) ? ((await this.store.account())?.clock_offset_ms ?? 0) : 0;
+      const offset = records.some((n) => n.model_ms === null) ? await this.clockOffset(records) : 0;
       // The notes are the journal's own: each takes its model time in place (no copy an entry).
       for (const n of records) n.model_ms ??= n.real_ms + offset;
       const { keep, maxAgeMs } = this.settings;
@@ -187,6 +189,23 @@ export class Journal {
       this.unsure = null;
       this.drop(records);
     }
+  }
+
+  /**
+   * The model clock's offset, read from the account. A ledger that refuses that read for good (a
+   * right on its tables taken away: 42501) leaves the offset an entry of the batch was answered
+   * under, else the one last read, so the requests it refused are still written, and `carbon logs`
+   * shows them; a read that failed in passing (a stall) keeps the batch waiting, as a write that did.
+   */
+  private async clockOffset(records: Note[]): Promise<number> {
+    try {
+      this.offsetRead = (await this.store.account())?.clock_offset_ms ?? 0;
+    } catch (err) {
+      if (!(err instanceof LedgerError) || err.transient) throw err;
+      const timed = records.find((n) => n.model_ms !== null);
+      if (timed !== undefined) this.offsetRead = timed.model_ms! - timed.real_ms;
+    }
+    return this.offsetRead;
   }
 
   /** How long a write waits for another writer's lock: not at all, the store's busy timeout, or (at a command's end) what is left of EXITING_WAIT_MS. */

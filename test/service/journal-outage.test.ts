@@ -167,3 +167,34 @@ describe("a command's end, with another process holding the lock", () => {
     expect(waits.reduce((sum, w) => sum + w, 0)).toBeLessThanOrEqual(250);
   });
 });
+
+describe("a ledger that refuses the account's read for good (a right on its tables taken away)", () => {
+  test('the requests it refused are still written, at the clock an entry of the batch was answered under, and nothing is dropped', async () => {
+    const written: Array<{ request_id: string; model_ms: number; real_ms: number }> = [];
+    const store = {
+      label: 'postgres://ledger',
+      // 42501 on the balances the account's read brings back: not passing, a person mends it.
+      account: async () => {
+        throw new LedgerError("refused carbon's user (42501: permission denied for table balances)", 'postgres://ledger', 'grant', false);
+      },
+      appendJournal: async (records: typeof written) => {
+        written.push(...records);
+      },
+      healthy: async () => true,
+    } as unknown as LedgerStore;
+    const lines: string[] = [];
+    const journal = new Journal(store, { ...JOURNAL_DEFAULTS, instance: 'test:1', flushMs: 50, log: (l) => lines.push(l) }, () => T0);
+    const request = { method: 'GET', path: '/api/v1/balance', query: {}, headers: {}, body: '' };
+    const refused = { status: 503, headers: {}, body: { error: { code: 'service_unavailable' } } };
+    // One answered after the account was read, its model time an hour on (the sandbox's clock moved); one refused before.
+    journal.record('req_timed', request, { status: 200, headers: {}, body: {} }, { ...journal.trace(), now: T0 + 3_600_000 });
+    journal.record('req_refused', request, refused, journal.trace());
+    await journal.flush();
+    expect([journal.dropped, lines]).toEqual([0, []]);
+    expect(written.map((n) => [n.request_id, n.model_ms - n.real_ms])).toEqual([
+      ['req_timed', 3_600_000],
+      ['req_refused', 3_600_000],
+    ]);
+    await journal.close();
+  });
+});
