@@ -70,6 +70,27 @@ describe('a connection-level failure of PostgreSQL', () => {
     expect(said.message).not.toMatch(/reached/);
   });
 
+  test.runIf(postgresAvailable())(
+    "waiting for the pool's connections, every one busy, is transient, and says so, not that the server cannot be reached",
+    async () => {
+      // node-postgres's own error: its one connection held, the next waits the connect deadline.
+      const pool = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 1, connectionTimeoutMillis: 100 });
+      const held = await pool.connect();
+      try {
+        const said = pgError(await pool.connect().catch((err: unknown) => err), LABEL);
+        expectTransient(said);
+        expect(said.message).toBe(
+          `Every connection of this instance's to PostgreSQL at ${LABEL} stayed busy for 5000 ms (CARBON_PG_CONNECT_TIMEOUT_MS).`,
+        );
+        expect((said as LedgerError).hint).toMatch(/^Their statements wait: another session may hold a lock on the tables/);
+        expect((said as LedgerError).hint).toContain('CARBON_PG_POOL');
+      } finally {
+        held.release();
+        await pool.end();
+      }
+    },
+  );
+
   test("no schema to use (3F000) is not called gone: dropped, or not the user's to use, and both ways out named", () => {
     const said = pgError(sqlState('3F000', 'no schema has been selected to create in'), LABEL) as LedgerError;
     expect(said).toBeInstanceOf(LedgerError);

@@ -182,6 +182,15 @@ function serverBusy(code: string, message: string, label: string): LedgerError |
       'Another session cancelled it (pg_cancel_backend), or the server is shutting down; requests can be retried.',
       true,
     );
+  // node-postgres's pool: every connection of this instance's stayed busy for the connect deadline (a new connection
+  // that takes too long to open says "Connection terminated due to connection timeout"): the server answers, its sessions wait.
+  if (message.startsWith('timeout exceeded when trying to connect'))
+    return new LedgerError(
+      `Every connection of this instance's to PostgreSQL at ${label} stayed busy for ${deadlines().connectMs} ms (CARBON_PG_CONNECT_TIMEOUT_MS).`,
+      label,
+      'Their statements wait: another session may hold a lock on the tables (pg_locks and pg_stat_activity show which), or the load is more than CARBON_PG_POOL connections (10 unless set) can take; requests can be retried.',
+      true,
+    );
   if (code === '53300')
     return new LedgerError(
       `PostgreSQL at ${label} has no connection free (53300: ${message}).`,
