@@ -184,8 +184,10 @@ describe('a long stream', () => {
       env: { NODE_OPTIONS: `--require ${preload}`, YOUNG_FILE: size },
     });
     expect([r.exitCode, r.stderr]).toEqual([0, '']);
-    const late = process.versions.node.startsWith('22.') ? 2 : 1;
-    expect(Number(readFileSync(size, 'utf8'))).toBeLessThanOrEqual(late * 2 * 2 ** 20);
+    // Start-up leaves it at 1 to 4 MB, by what the V8 code cache holds (none yet in this run's copy
+    // of the binary, or one an earlier command wrote): 2 or 4 MB here on Node 22, 24 and 26. Left
+    // to grow, these 20,000 offsets take it to 8 MB on each (a million, to 16–32).
+    expect(Number(readFileSync(size, 'utf8'))).toBeLessThanOrEqual(4 * 2 ** 20);
   });
 });
 
