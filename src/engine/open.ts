@@ -1,6 +1,7 @@
 import { type JournalSettings, journalSettingsFrom } from '../service/journal-settings.js';
 import { Sandbox } from '../service/sandbox.js';
 import type { OffsetsService } from '../service/service.js';
+import type { Health } from '../store/health.js';
 import { openStore, type StoreTarget } from '../store/open.js';
 import type { CloseOptions } from '../store/port.js';
 
@@ -11,7 +12,7 @@ import type { CloseOptions } from '../store/port.js';
  * where the ledger is, while the port itself names no implementation.
  */
 
-export type { StoreTarget };
+export type { Health, StoreTarget };
 
 export interface EngineOptions {
   /** Wall-clock milliseconds (the model adds the account's clock offset); Date.now by default. */
@@ -37,8 +38,8 @@ export interface Engine {
   readonly sandbox: Sandbox;
   /** Where the ledger is, taken from the target. */
   readonly store: LedgerDescription;
-  /** True while the ledger can serve (the health check). */
-  healthy(): Promise<boolean>;
+  /** Whether the ledger can serve, and if not, why (the health check). */
+  health(): Promise<Health>;
   /** Closes the ledger; the service and the sandbox are not to be used after. */
   close(options?: CloseOptions): Promise<void>;
 }
@@ -56,7 +57,7 @@ export async function openEngine(target: StoreTarget | string, options: EngineOp
     service: sandbox.service(),
     sandbox,
     store: { kind: where.kind, label: where.kind === 'sqlite' ? where.dir : ledger.label },
-    healthy: () => ledger.healthy(),
+    health: () => ledger.health(),
     close: (options) => sandbox.close(options),
   };
 }

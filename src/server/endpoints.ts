@@ -1,3 +1,4 @@
+import type { Health } from '../engine/open.js';
 import { requestId } from '../service/keys.js';
 import { certificateNotFoundPage, certificatePage } from './pages/certificate.js';
 import type { Reply } from './reply.js';
@@ -51,17 +52,17 @@ const HEALTH_WAIT_MS = 800;
  * them, not one a probe; the check ends at the database's deadlines at the latest, and the next
  * probe starts another.
  */
-export function boundedHealth(healthy: () => Promise<boolean>, waitMs = HEALTH_WAIT_MS): () => Promise<boolean> {
-  let running: Promise<boolean> | null = null;
+export function boundedHealth(health: () => Promise<Health>, waitMs = HEALTH_WAIT_MS): () => Promise<Health> {
+  let running: Promise<Health> | null = null;
   return async () => {
-    running ??= healthy()
-      .catch(() => false)
+    running ??= health()
+      .catch((): Health => NO_ANSWER)
       .finally(() => {
         running = null;
       });
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), waitMs);
+    const late = new Promise<Health>((resolve) => {
+      timer = setTimeout(() => resolve(NO_ANSWER), waitMs);
     });
     try {
       return await Promise.race([running, late]);
@@ -82,12 +83,22 @@ export function live(_: Incoming, served: Served): Reply {
   return { status: 200, headers: { 'request-id': requestId() }, body: { status, store: served.storeKind } };
 }
 
-/** GET /readyz and /healthz: 200 while the ledger answers, else 503 within HEALTH_WAIT_MS (readiness probes, load balancers). */
+const NO_ANSWER: Health = { ok: false, reason: 'no_answer', passing: true };
+
+/**
+ * GET /readyz and /healthz: 200 while the ledger answers, else 503 within HEALTH_WAIT_MS (readiness
+ * probes, load balancers), saying why in a word (never the ledger's address: anyone may ask), with
+ * Retry-After where it passes by itself (draining, no answer, a standby), and without it where a
+ * person mends it (the ledger's tables gone, or its rights taken), as the API's requests answer then.
+ */
 export async function health(_: Incoming, served: Served): Promise<Reply> {
-  const ok = !served.writer.closing && (await served.healthy());
-  return {
-    status: ok ? 200 : 503,
-    headers: { 'request-id': requestId(), ...(ok ? {} : { 'retry-after': '1' }) },
-    body: { status: ok ? 'ok' : served.writer.closing ? 'draining' : 'unavailable', store: served.storeKind },
-  };
+  const { storeKind: store } = served;
+  if (served.writer.closing) return unready({ status: 'draining', store }, true);
+  const h = await served.health();
+  if (h.ok) return { status: 200, headers: { 'request-id': requestId() }, body: { status: 'ok', store } };
+  return unready({ status: 'unavailable', store, reason: h.reason }, h.passing);
+}
+
+function unready(body: object, passing: boolean): Reply {
+  return { status: 503, headers: { 'request-id': requestId(), ...(passing ? { 'retry-after': '1' } : {}) }, body };
 }

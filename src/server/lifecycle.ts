@@ -99,7 +99,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     writer,
     pageOrigin,
     apiUrl: url,
-    healthy: boundedHealth(engine.healthy),
+    health: boundedHealth(engine.health),
     storeKind: engine.store.kind,
   };
   // For `carbon sandbox login` on any machine that reaches the ledger. Written once requests are

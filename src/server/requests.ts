@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiRequest } from '../api/types.js';
 import { API_PREFIX } from '../api/types.js';
+import type { Health } from '../engine/open.js';
 import type { FaultConfig } from '../service/faults.js';
 import { requestId } from '../service/keys.js';
 import { ROUTES } from '../service/routes.js';
@@ -61,8 +62,8 @@ export interface Served {
   pageOrigin: string;
   /** The API's base address, for the index. */
   apiUrl: string;
-  /** Whether the ledger answers (for /healthz and /readyz), and which store it is. */
-  healthy(): Promise<boolean>;
+  /** Whether the ledger answers, or why not (for /healthz and /readyz), and which store it is. */
+  health(): Promise<Health>;
   storeKind: string;
 }
 

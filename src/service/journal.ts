@@ -192,10 +192,8 @@ export class Journal {
   }
 
   /**
-   * The model clock's offset, read from the account. A ledger that refuses that read for good (a
-   * right on its tables taken away: 42501) leaves the offset an entry of the batch was answered
-   * under, else the one last read, so the requests it refused are still written, and `carbon logs`
-   * shows them; a read that failed in passing (a stall) keeps the batch waiting, as a write that did.
+   * The model clock's offset, from the account; where that read is refused for good (a right taken: 42501), an entry's of the
+   * batch, else the last read, so the refused requests are still written. One failed in passing (a stall) keeps the batch waiting.
    */
   private async clockOffset(records: Note[]): Promise<number> {
     try {
@@ -237,7 +235,13 @@ export class Journal {
    */
   private readonly probe = async (): Promise<void> => {
     const writes = () => this.writing !== null || this.timer !== null;
-    const answers = this.closed || this.lost.count === 0 || writes() ? null : await this.store.healthy().catch(() => false);
+    const answers =
+      this.closed || this.lost.count === 0 || writes()
+        ? null
+        : await this.store.health().then(
+            (h) => h.ok,
+            () => false,
+          );
     this.probing = null;
     if (answers === true && !writes()) this.sayLost();
     else if (answers === false) this.probeLater();

@@ -1,4 +1,5 @@
 import type { Mode, OffsetStatus } from '../api/types.js';
+import type { Health } from './health.js';
 import type { JournalQuery, JournalRecord, JournalRetention, NewJournalRecord } from './journal-types.js';
 import type { SnapshotTable } from './snapshot-tables.js';
 
@@ -12,10 +13,9 @@ import type { SnapshotTable } from './snapshot-tables.js';
  * Two rules every implementation keeps:
  * - `transaction(fn)` runs `fn` with every read and write it makes as one atomic unit that no
  *   other writer, in this process or another, interleaves with: concurrent transactions end as
- *   some serial order of them would have, on every store (docs/reliability.md says how each keeps
- *   it). It may run `fn` again from the
- *   start (a serialization failure, a lost connection before commit), so `fn` must do nothing
- *   outside `tx` that cannot be repeated. What `fn` throws rolls everything back and is rethrown.
+ *   some serial order of them would have, on every store (docs/reliability.md says how each keeps it).
+ *   It may run `fn` again from the start (a serialization failure, a lost connection before commit),
+ *   so `fn` must do nothing outside `tx` that cannot be repeated. What `fn` throws rolls everything back and is rethrown.
  * - Reads outside a transaction see committed state only, and never wait for a writer.
  */
 
@@ -254,7 +254,7 @@ export type LedgerImport = AsyncIterable<{ table: SnapshotTable; rows: SnapshotR
 
 /**
  * A store: the reads, transactions, and what serving needs of it. It does not say which kind of
- * store it is; what differs between stores is asked as a capability (`healthy`), and where the
+ * store it is; what differs between stores is asked as a capability (`health`), and where the
  * ledger is, for people, is `label`.
  */
 export interface LedgerStore extends LedgerReads {
@@ -286,8 +286,8 @@ export interface LedgerStore extends LedgerReads {
    * never holds the writer lock: writers go on while it is read.
    */
   exportLedger(metaNames: readonly string[]): Promise<LedgerExport>;
-  /** True while the store can serve (the health check). */
-  healthy(): Promise<boolean>;
+  /** Whether the store can serve, and if not, why (the health check). */
+  health(): Promise<Health>;
   close(options?: CloseOptions): Promise<void>;
 }
 

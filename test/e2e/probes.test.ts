@@ -16,10 +16,10 @@ import { limit } from '../support/load.js';
 
 const newHome = homes();
 
-async function probe(origin: string, path: string): Promise<{ status: number; body: unknown; ms: number }> {
+async function probe(origin: string, path: string): Promise<{ status: number; body: unknown; ms: number; retryAfter: string | null }> {
   const started = performance.now();
   const res = await fetch(`${origin}${path}`);
-  return { status: res.status, body: await res.json(), ms: performance.now() - started };
+  return { status: res.status, body: await res.json(), ms: performance.now() - started, retryAfter: res.headers.get('retry-after') };
 }
 
 describe('the probes on SQLite', () => {
@@ -94,6 +94,47 @@ run('the probes on PostgreSQL', () => {
   );
 
   test(
+    "the ledger's rights taken from carbon's user: /readyz and /healthz 503 saying so, without Retry-After (a person mends it), as the API's requests answer; 200 once they are given back",
+    async () => {
+      const schema = freshSchema('probe');
+      schemas.push(schema);
+      const server = await serve(newHome(), ['--database', schema.url, '--show-keys']);
+      const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await admin.connect();
+      try {
+        expect((await probe(server.origin, '/healthz')).status).toBe(200);
+        await admin.query(`REVOKE INSERT, UPDATE ON ALL TABLES IN SCHEMA "${schema.schema}" FROM CURRENT_USER`);
+        for (const path of ['/readyz', '/healthz']) {
+          const r = await probe(server.origin, path);
+          // Before: { status: 'unavailable', store } with Retry-After: 1, as a stall.
+          expect([path, r.status, r.body, r.retryAfter]).toEqual([
+            path,
+            503,
+            { status: 'unavailable', store: 'postgres', reason: 'ledger_unusable' },
+            null,
+          ]);
+        }
+        const bought = await fetch(`${server.url}/offsets`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${server.ready.test_key}`,
+            'content-type': 'application/json',
+            'idempotency-key': 'probe-rights-1',
+          },
+          body: '{"kg": 1}',
+        });
+        expect([bought.status, bought.headers.get('retry-after')]).toEqual([503, null]);
+        await admin.query(`GRANT INSERT, UPDATE ON ALL TABLES IN SCHEMA "${schema.schema}" TO CURRENT_USER`);
+        expect((await probe(server.origin, '/healthz')).status).toBe(200);
+      } finally {
+        await admin.end();
+        expect((await server.stop('SIGTERM')).exitCode).toBe(0);
+      }
+    },
+    limit(30_000),
+  );
+
+  test(
     'the database gone (its connections cut, new ones refused): /readyz and /healthz 503 within a second, /livez 200; 200 again once it is back',
     async () => {
       const schema = freshSchema('probe');
@@ -107,7 +148,13 @@ run('the probes on PostgreSQL', () => {
         await proxy.close();
         for (const path of ['/readyz', '/healthz']) {
           const r = await probe(server.origin, path);
-          expect([path, r.status, r.body]).toEqual([path, 503, { status: 'unavailable', store: 'postgres' }]);
+          // It passes by itself: said so, and to ask again in a second.
+          expect([path, r.status, r.body, r.retryAfter]).toEqual([
+            path,
+            503,
+            { status: 'unavailable', store: 'postgres', reason: 'no_answer' },
+            '1',
+          ]);
           expect(r.ms).toBeLessThan(limit(1000));
         }
         expect((await probe(server.origin, '/livez')).status).toBe(200);

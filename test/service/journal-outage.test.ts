@@ -27,9 +27,9 @@ function ledger() {
       if (state.down) throw unavailable();
       state.written += records.length;
     },
-    healthy: async () => {
+    health: async () => {
       state.checks++;
-      return !state.down;
+      return { ok: !state.down };
     },
   };
   return { state, store: store as unknown as LedgerStore };
@@ -114,7 +114,7 @@ describe('entries the ledger did not take, said once it answers again', () => {
           } else
             setTimeout(() => reject(new LedgerError('the database did not answer in time', 'postgres://ledger', 'try again', true)), 4_000);
         }),
-      healthy: async () => !state.stalled,
+      health: async () => ({ ok: !state.stalled }),
     } as unknown as LedgerStore;
     const { journal, lines, answer } = opened(store);
     // The first hundred start a write, which hangs; ten thousand more are answered meanwhile: 2,000 wait.
@@ -147,7 +147,7 @@ describe("a command's end, with another process holding the lock", () => {
         while (monotonicUs() < until) await new Promise((resolve) => setTimeout(resolve, Math.ceil((until - monotonicUs()) / 1000)));
         throw new LedgerError('the ledger is locked by another process', 'ledger.db', 'try again', true, true);
       },
-      healthy: async () => true,
+      health: async () => ({ ok: true }),
     } as unknown as LedgerStore;
     const journal = new Journal(store, { ...JOURNAL_DEFAULTS, instance: 'test:1', flushMs: 3_600_000 }, () => T0);
     // 1,800 answers: a backlog goes a thousand a batch, so three batches are tried, two of them at the end.
@@ -180,7 +180,7 @@ describe("a ledger that refuses the account's read for good (a right on its tabl
       appendJournal: async (records: typeof written) => {
         written.push(...records);
       },
-      healthy: async () => true,
+      health: async () => ({ ok: true }),
     } as unknown as LedgerStore;
     const lines: string[] = [];
     const journal = new Journal(store, { ...JOURNAL_DEFAULTS, instance: 'test:1', flushMs: 50, log: (l) => lines.push(l) }, () => T0);

@@ -264,7 +264,7 @@ describe.skipIf(!postgresAvailable())('the deadlines, on PostgreSQL', () => {
       via,
     );
     // Warm: a few pooled connections, idle.
-    await Promise.all([store.keys(), store.transaction((tx) => tx.keys()), store.healthy()]);
+    await Promise.all([store.keys(), store.transaction((tx) => tx.keys()), store.health()]);
 
     proxy.freeze();
     // Idle pooled connections, and new ones (accepted, never answered): each meets a deadline.
@@ -275,11 +275,11 @@ describe.skipIf(!postgresAvailable())('the deadlines, on PostgreSQL', () => {
       store.keys().catch((err: unknown) => err),
     ]);
     for (const err of failures) expectTransient(err);
-    expect(await store.healthy()).toBe(false);
+    expect(await store.health()).toEqual({ ok: false, reason: 'no_answer', passing: true });
 
     proxy.thaw();
     // The connections that met a deadline were thrown away; the pool makes new ones.
-    expect(await store.healthy()).toBe(true);
+    expect(await store.health()).toEqual({ ok: true });
     expect(await store.transaction((tx) => tx.keys())).toEqual([]);
 
     proxy.freeze();

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { openEngine } from '../../src/engine/open.js';
 import { LedgerError } from '../../src/store/ledger-error.js';
 import { pgError } from '../../src/store/postgres/errors.js';
-import { answers } from '../../src/store/postgres/own-connection.js';
+import { health } from '../../src/store/postgres/own-connection.js';
 import { migrate as pgMigrate } from '../../src/store/postgres/schema.js';
 import { migrate } from '../../src/store/sqlite/schema.js';
 import { freshSchema, postgresAvailable, TEST_DATABASE_URL } from '../support/database.js';
@@ -159,7 +159,7 @@ describe.runIf(postgresAvailable())('PostgreSQL that takes no writes (a standby,
       try {
         await pgMigrate(readOnly, schema.schema, 'the test database');
         expect((await readOnly.query('SELECT version FROM schema_version')).rows).toEqual([{ version: 4 }]);
-        expect(await answers(readOnly)).toBe(false);
+        expect(await health(readOnly)).toEqual({ ok: false, reason: 'read_only', passing: true });
         const refused = await readOnly.query('UPDATE account SET rate = rate').catch((err: unknown) => pgError(err, 'the test database'));
         expect(refused).toBeInstanceOf(LedgerError);
         // Refused before anything was written: a purchase there was not made (buy says so, not "may have been").
@@ -169,14 +169,14 @@ describe.runIf(postgresAvailable())('PostgreSQL that takes no writes (a standby,
       }
       const writable = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 1, options: `-c search_path=${schema.schema}` });
       try {
-        expect(await answers(writable)).toBe(true);
+        expect(await health(writable)).toEqual({ ok: true });
         // A session that began read-only (a database's default, set then reset) stays so: the check
         // ends it and asks a new one, and says the database takes writes again.
         const session = await writable.connect();
         await session.query('SET default_transaction_read_only = on');
         session.release();
-        expect(await answers(writable)).toBe(false);
-        expect(await answers(writable)).toBe(true);
+        expect(await health(writable)).toEqual({ ok: false, reason: 'read_only', passing: true });
+        expect(await health(writable)).toEqual({ ok: true });
       } finally {
         await writable.end();
       }
@@ -223,7 +223,7 @@ describe.runIf(postgresAvailable())('PostgreSQL: the schema changed under a runn
       try {
         const engine = await openEngine({ kind: 'postgres', url: schema.url });
         try {
-          expect(await answers(pool(engine))).toBe(true);
+          expect(await health(pool(engine))).toEqual({ ok: true });
           await sql(change.replace('$S', schema.schema));
           const refused = await engine.sandbox.topUp('test', 25_000).catch((err: unknown) => err);
           expect(refused, change).toBeInstanceOf(LedgerError);
@@ -233,7 +233,8 @@ describe.runIf(postgresAvailable())('PostgreSQL: the schema changed under a runn
               ? expect.stringMatching(/tables in .* are gone \(42P01/)
               : expect.stringMatching(/refused carbon's user \(42501/),
           });
-          expect(await answers(pool(engine)), change).toBe(false);
+          // A person mends it: said so, so /healthz answers without Retry-After, as the requests do.
+          expect(await health(pool(engine)), change).toEqual({ ok: false, reason: 'ledger_unusable', passing: false });
         } finally {
           await engine.close();
         }

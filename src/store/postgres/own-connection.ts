@@ -1,4 +1,5 @@
 import pg from 'pg';
+import type { Health } from '../health.js';
 import { PasswordFileClient } from './client.js';
 import type { Deadlines } from './deadlines.js';
 
@@ -67,9 +68,11 @@ export const healthConfig = (config: pg.PoolConfig): pg.PoolConfig => ({ ...conf
  * answers, and a readiness check that waited for one would take a busy instance (every instance of
  * a busy ledger at once) out of its balancer. A database that is down, refuses connections or does
  * not answer still fails it (or keeps it waiting, which the server bounds: endpoints.ts); so does
- * one that takes no writes (a standby, default_transaction_read_only), where every purchase fails.
+ * one that takes no writes (a standby, default_transaction_read_only), where every purchase fails,
+ * and one whose ledger carbon's user cannot write (its tables gone, or its rights taken), which a
+ * person mends.
  */
-export async function answers(pool: pg.Pool): Promise<boolean> {
+export async function health(pool: pg.Pool): Promise<Health> {
   let client: pg.PoolClient | undefined;
   try {
     client = await pool.connect();
@@ -79,15 +82,15 @@ export async function answers(pool: pg.Pool): Promise<boolean> {
     );
     if (rows[0]?.ledger !== true) {
       client.release();
-      return false;
+      return { ok: false, reason: 'ledger_unusable', passing: false };
     }
     const writable = rows[0]?.writable === true;
     // A session keeps the read-only default it began with (ALTER DATABASE … SET default_transaction_read_only):
     // one that says no is ended, so the next check asks a new one, not it again once writes are back.
     client.release(!writable);
-    return writable;
+    return writable ? { ok: true } : { ok: false, reason: 'read_only', passing: true };
   } catch {
     client?.release(true);
-    return false;
+    return { ok: false, reason: 'no_answer', passing: true };
   }
 }

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Mode } from '../../api/types.js';
+import type { Health } from '../health.js';
 import type {
   AccountRecord,
   JournalQuery,
@@ -16,7 +17,7 @@ import { livemodeOf } from '../tables.js';
 import { CLIENT } from './client.js';
 import { deadlines, endPools, poolDeadlines } from './deadlines.js';
 import { connectionLost, pgError } from './errors.js';
-import { answers, healthConfig, OwnConnection, oneConnection } from './own-connection.js';
+import { health, healthConfig, OwnConnection, oneConnection } from './own-connection.js';
 import { MAX_KEPT, PgReadCache } from './pg-cache.js';
 import { appendJournal, readJournal } from './pg-journal.js';
 import { PgReads, type Queryable } from './pg-reads.js';
@@ -275,8 +276,8 @@ export class PostgresStore extends PgReads implements LedgerStore {
     }
   }
 
-  healthy(): Promise<boolean> {
-    return answers(this.checker?.pool ?? this.pool);
+  health(): Promise<Health> {
+    return health(this.checker?.pool ?? this.pool);
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { Mode } from '../../api/types.js';
+import type { Health } from '../health.js';
 import { JOURNAL_EMPTIED_META } from '../journal-types.js';
 import type {
   AccountRecord,
@@ -263,13 +264,15 @@ export class SqliteStore extends SqliteReads implements LedgerStore {
     return wait;
   }
 
-  async healthy(): Promise<boolean> {
+  /** The ledger read, and its file the one this connection opened: a busy file passes; a replaced, removed or broken one a person mends. */
+  async health(): Promise<Health> {
     try {
       this.c.s.dataVersion.get();
       this.identity?.check();
-      return true;
-    } catch {
-      return false;
+      return { ok: true };
+    } catch (err) {
+      const busy = sqliteCode(err) === 'SQLITE_BUSY';
+      return { ok: false, reason: busy ? 'no_answer' : 'ledger_unusable', passing: busy };
     }
   }
 
