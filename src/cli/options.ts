@@ -135,15 +135,17 @@ const whenKind = (text: string): 'age' | 'named' | 'date' =>
   AGE.test(text) ? 'age' : Object.hasOwn(NAMED_DAYS, text.toLowerCase()) ? 'named' : 'date';
 
 /**
- * clockFor() for a span, refusing first, with nothing opened, a span that ends before it starts
- * whatever the clock says: two ages (--since 7d --until 30d), two named days, two dates. Only an
- * age or a named day against a date hangs on the model's clock; the command judges those again.
+ * clockFor() for a span, refusing first, with nothing opened, a text that is no day or age, and a
+ * span that ends before it starts whatever the clock says: two ages (--since 7d --until 30d), two
+ * named days, two dates. Only an age or a named day against a date hangs on the model's clock; the
+ * command judges those again.
  */
 export async function clockForSpan(ctx: Context, since: string | undefined, until: string | undefined): Promise<number> {
-  if (since !== undefined && until !== undefined && whenKind(since) === whenKind(until)) {
-    const now = Date.now();
-    if (parseWhen(since, '--since', now) >= parseWhen(until, '--until', now, true)) throw usage('--since must come before --until.');
-  }
+  const now = Date.now();
+  const from = since === undefined ? undefined : parseWhen(since, '--since', now);
+  const to = until === undefined ? undefined : parseWhen(until, '--until', now, true);
+  if (from !== undefined && to !== undefined && whenKind(since!) === whenKind(until!) && from >= to)
+    throw usage('--since must come before --until.');
   return clockFor(ctx, [since, until]);
 }
 

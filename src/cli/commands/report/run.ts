@@ -82,8 +82,6 @@ async function query(ctx: Context, flags: ReportFlags): Promise<Query> {
   if (!isOneOf(WEIGHT_UNITS, unit)) throw usage(`--unit is one of ${WEIGHT_UNITS.join(', ')} (kg, or tonnes), not "${unit}".`);
   // Ages, today and yesterday count back from the model's clock in the sandbox, as in `carbon list`;
   // so does a span's end when --until is not given: today, the model's (a sandbox's clock moved on).
-  // A --since that is no day or age is refused first, with nothing opened.
-  if (flags.since !== undefined && flags.until === undefined) parseWhen(flags.since, '--since');
   const now = await clockForSpan(ctx, flags.since, flags.until ?? (flags.since === undefined ? undefined : 'today'));
   const since = flags.since === undefined ? null : parseWhen(flags.since, '--since', now);
   const until = flags.until === undefined ? null : parseWhen(flags.until, '--until', now, true);
