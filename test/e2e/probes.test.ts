@@ -38,6 +38,17 @@ describe('the probes on SQLite', () => {
   });
 });
 
+/** /readyz and /healthz, each a 503 on PostgreSQL saying `reason`, with `retryAfter` (null: none); their probes. */
+async function unready(origin: string, reason: string, retryAfter: string | null): Promise<Array<{ ms: number }>> {
+  const probes = [];
+  for (const path of ['/readyz', '/healthz']) {
+    const r = await probe(origin, path);
+    expect([path, r.status, r.body, r.retryAfter]).toEqual([path, 503, { status: 'unavailable', store: 'postgres', reason }, retryAfter]);
+    probes.push(r);
+  }
+  return probes;
+}
+
 const run = postgresAvailable() ? describe : describe.skip;
 
 run('the probes on PostgreSQL', () => {
@@ -104,16 +115,8 @@ run('the probes on PostgreSQL', () => {
       try {
         expect((await probe(server.origin, '/healthz')).status).toBe(200);
         await admin.query(`REVOKE INSERT, UPDATE ON ALL TABLES IN SCHEMA "${schema.schema}" FROM CURRENT_USER`);
-        for (const path of ['/readyz', '/healthz']) {
-          const r = await probe(server.origin, path);
-          // Before: { status: 'unavailable', store } with Retry-After: 1, as a stall.
-          expect([path, r.status, r.body, r.retryAfter]).toEqual([
-            path,
-            503,
-            { status: 'unavailable', store: 'postgres', reason: 'ledger_unusable' },
-            null,
-          ]);
-        }
+        // Before: { status: 'unavailable', store } with Retry-After: 1, as a stall.
+        await unready(server.origin, 'ledger_unusable', null);
         const bought = await fetch(`${server.url}/offsets`, {
           method: 'POST',
           headers: {
@@ -146,17 +149,8 @@ run('the probes on PostgreSQL', () => {
         // The check's own connection is made, and then cut: the process hears it, and lives on.
         expect((await probe(server.origin, '/readyz')).status).toBe(200);
         await proxy.close();
-        for (const path of ['/readyz', '/healthz']) {
-          const r = await probe(server.origin, path);
-          // It passes by itself: said so, and to ask again in a second.
-          expect([path, r.status, r.body, r.retryAfter]).toEqual([
-            path,
-            503,
-            { status: 'unavailable', store: 'postgres', reason: 'no_answer' },
-            '1',
-          ]);
-          expect(r.ms).toBeLessThan(limit(1000));
-        }
+        // It passes by itself: said so, and to ask again in a second.
+        for (const r of await unready(server.origin, 'no_answer', '1')) expect(r.ms).toBeLessThan(limit(1000));
         expect((await probe(server.origin, '/livez')).status).toBe(200);
         proxy = await freezingProxy(new URL(schema.url), Number(port));
         expect((await probe(server.origin, '/readyz')).status).toBe(200);
