@@ -62,7 +62,7 @@ describe('in a pipe', () => {
     expect(rows.every((r) => /^off_/.test(r.offset_id!))).toBe(true);
     // A pipe gets no progress bar: the ignored column's warning and the summary, nothing else.
     expect(first.stderr).toBe(
-      'warning: ignoring column "notes" (carbon reads kg, amount, amount_cents and reference).\n✓ 3 of 3 rows bought (1,750 kg for $70.00).\n',
+      'warning: ignoring column "notes" (carbon reads kg, amount, amount_cents and reference).\n✓ 3 of 3 rows bought (1,750 kg for $70.00, test mode, sandbox: not a real purchase).\n',
     );
     expect(await offsetIds(home)).toHaveLength(3);
 
@@ -71,7 +71,7 @@ describe('in a pipe', () => {
     const replayed = results(again.stdout);
     expect(replayed.map((r) => r.offset_id)).toEqual(rows.map((r) => r.offset_id));
     expect(replayed.every((r) => r.replayed === 'true')).toBe(true);
-    expect(again.stderr).toContain('3 of 3 rows bought (1,750 kg for $70.00; 3 by an earlier run, not charged again)');
+    expect(again.stderr).toContain('3 of 3 rows bought (1,750 kg for $70.00, test mode, sandbox: not a real purchase; 3 by an earlier run, not charged again)');
     expect(await offsetIds(home)).toHaveLength(3);
     expect((await ok(['balance', '--json'], { home })).stdout).toContain('"available_cents": 93000');
 
@@ -542,7 +542,7 @@ describe('in a pipe', () => {
     const again = await carbon(['buy', '--from-csv', sorted], { home });
     expect([again.exitCode, again.stderr]).toEqual([
       0,
-      '✓ 4 of 4 rows bought (2,350 kg for $94.00; 4 by an earlier run, not charged again).\n',
+      '✓ 4 of 4 rows bought (2,350 kg for $94.00, test mode, sandbox: not a real purchase; 4 by an earlier run, not charged again).\n',
     ]);
     expect(results(again.stdout).map((r) => `${r.reference}:${r.kg}:${r.status}:${r.replayed}`)).toEqual([
       'dev:50:placed:true',
@@ -1041,7 +1041,8 @@ describe('on a terminal', () => {
     const text = plain(r.output);
     expect(text.match(/Buy 2 rows, 30 kg for \$1\.20 from the sandbox's LIVE balance \(\$250\.00\)\? \[y\/N\]/g)).toHaveLength(1);
     expect(text).toContain('row,status,offset_id');
-    expect(text).toContain('✓ 2 of 2 rows bought (30 kg for $1.20).');
+    // The live batch's line names its mode and the sandbox, as a single purchase's does: a screenshot of it is not read as real money.
+    expect(text).toContain('✓ 2 of 2 rows bought (30 kg for $1.20, live mode, sandbox: not a real purchase).');
     expect((await ok(['list', '--live', '-q'], { home })).stdout.trim().split('\n')).toHaveLength(2);
   });
 
@@ -1078,7 +1079,7 @@ describe('on a terminal', () => {
     // No bar while reading and checking (its frames redraw, and so erase, the line being typed);
     // the buying, once the rows are in, has its own.
     expect(output).not.toContain('Checking before buying');
-    expect(output).toContain('✓ 1 of 1 rows bought (5 kg for $0.20).');
+    expect(output).toContain('✓ 1 of 1 rows bought (5 kg for $0.20, test mode, sandbox: not a real purchase).');
   });
 });
 

@@ -3,6 +3,7 @@ import { CliError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { topUpHint } from '../purchase/top-up.js';
 import { dollars, grouped, kg } from '../render/format.js';
+import { SANDBOX_PURCHASE } from '../render/sandbox-note.js';
 import { bySigterm } from '../stop-signals.js';
 import type { ResultPrinter } from './results.js';
 
@@ -97,7 +98,9 @@ export function report(ctx: Context, outcome: Outcome, batch: Batch, printer: Re
     charged_cents: count.charged,
   });
   const earlier = count.replayed > 0 ? `; ${grouped(count.replayed)} by an earlier run, not charged again` : '';
-  const done = `${grouped(count.bought + count.replayed)} of ${grouped(rowCount)} rows bought (${kg(count.kg)} for ${dollars(count.cents)}${earlier})`;
+  // The mode, and the sandbox's, as a single purchase's ✓ line says them: a screenshot of a live batch is read as real money.
+  const mode = `${batch.money.livemode ? 'live' : 'test'} mode${ctx.fromSandbox ? `, ${SANDBOX_PURCHASE}` : ''}`;
+  const done = `${grouped(count.bought + count.replayed)} of ${grouped(rowCount)} rows bought (${kg(count.kg)} for ${dollars(count.cents)}, ${mode}${earlier})`;
   const rest = [
     count.changed > 0 ? `${grouped(count.changed)} changed since bought, not bought again` : '',
     count.failed > 0 ? `${grouped(count.failed)} failed` : '',
