@@ -101,6 +101,8 @@ export function quickArgs(
       Object.assign(globals, set);
       continue;
     }
+    // An empty one too is the CLI's to refuse (registry.ts: an empty id).
+    if (arg.trim() === '') return undefined;
     if (!arg.startsWith('-') && positionals.length < wanted) {
       positionals.push(arg);
       continue;

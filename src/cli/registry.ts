@@ -137,8 +137,15 @@ function option(flag: FlagSpec): Option {
 function argument(arg: ArgSpec): Argument {
   const made = new Argument(arg.name, arg.description);
   if (arg.choices !== undefined) made.choices(arg.choices);
+  // An id is never empty: `carbon show "$ID"` with $ID unset is the script's mistake, refused as
+  // such (exit 2), not looked up (a 404, exit 5, as if the offset might yet exist).
+  if (/^<([a-z]+-)?id>$/.test(arg.name)) made.argParser((value: string) => (value.trim() === '' ? emptyId(arg) : value));
   if (arg.values !== undefined) (made as Completable).completionValues = arg.values;
   return made;
+}
+
+function emptyId(arg: ArgSpec): never {
+  throw usage(`The ${arg.name} given is empty: give ${arg.description}; nothing was done.`);
 }
 
 /**

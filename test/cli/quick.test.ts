@@ -46,7 +46,6 @@ describe('the quick start reads its arguments as commander does', () => {
     [['show', 'off_123', '--live', '--json']],
     [['show', '--profile', 'ci', 'off_123', '--no-color']],
     [['show', '--profile=ci', 'constructor']],
-    [['show', '']],
     [['buy', '--kg', '500']],
     [['buy', '--kg=500', '--json']],
     [['buy', '--amount', '12.50', '--reference', 'flight LHR-JFK', '-q']],
@@ -111,6 +110,9 @@ describe('anything else is left to the whole CLI', () => {
     [['show', '--', 'off_123']],
     [['show', '-x']],
     [['show', 'off_123', '--help']],
+    // An empty id is commander's to refuse (registry.ts), as a usage error.
+    [['show', '']],
+    [['show', ' ', '--json']],
     // buy's flags that are the CLI's (a purchase that waits, a batch), and quote's flags on buy alone.
     [['buy', '--kg', '5', '--wait']],
     [['buy', '--from-csv', 'flights.csv']],

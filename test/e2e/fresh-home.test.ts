@@ -24,6 +24,7 @@ function dataFiles(home: string): string[] {
 const KG = 'error: kg must be a whole number from 1 to 1,000,000. (param: kg)\n';
 const CENTS = 'error: amount_cents must be a whole number from 1 to 5,000,000. (param: amount_cents)\n';
 const REFERENCE = 'error: reference must be 1 to 200 characters long. (param: reference)\n';
+const EMPTY_ID = 'error: The <id> given is empty: give the offset id (off_…); nothing was done.\n';
 
 const REFUSED: Array<[string[], number, string]> = [
   [['buy', '--kg', '-5'], 2, KG],
@@ -43,10 +44,14 @@ const REFUSED: Array<[string[], number, string]> = [
   [['quote', '--amount-cents', '0'], 2, CENTS],
   [['list', '--reference', ''], 2, REFERENCE],
   [['list', '--starting-after', ''], 2, 'error: starting_after must be an offset ID. (param: starting_after)\n'],
-  // An empty id names no offset in any ledger: the model's 404, and no sandbox made to look in.
-  [['show', ''], 5, "error: No such offset: ''. (param: id)\n"],
-  [['sandbox', 'fail', ''], 5, "error: No such offset: ''. (param: id)\n"],
-  [['sandbox', 'review', 'approve', ''], 5, "error: No such offset: ''. (param: id)\n"],
+  // An empty id (`carbon show "$ID"` with $ID unset) is the script's mistake: a usage error, not a 404 (exit 5), whatever the command.
+  [['show', ''], 2, EMPTY_ID],
+  [['show', ' '], 2, EMPTY_ID],
+  [['sandbox', 'fail', ''], 2, EMPTY_ID],
+  [['sandbox', 'review', 'approve', ''], 2, EMPTY_ID],
+  [['open', ''], 2, 'error: The <id> given is empty: give a placed live offset (off_…); nothing was done.\n'],
+  [['sandbox', 'keys', 'revoke', ''], 2, "error: The <id> given is empty: give the key's id (key_…), from `carbon sandbox keys`; nothing was done.\n"],
+  [['logs', 'show', ''], 2, 'error: The <request-id> given is empty: give the Request-Id (req_…), from carbon logs or a response; nothing was done.\n'],
 ];
 
 describe('a home with no sandbox yet: a malformed request creates none', () => {
