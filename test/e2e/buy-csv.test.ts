@@ -71,7 +71,9 @@ describe('in a pipe', () => {
     const replayed = results(again.stdout);
     expect(replayed.map((r) => r.offset_id)).toEqual(rows.map((r) => r.offset_id));
     expect(replayed.every((r) => r.replayed === 'true')).toBe(true);
-    expect(again.stderr).toContain('3 of 3 rows bought (1,750 kg for $70.00, test mode, sandbox: not a real purchase; 3 by an earlier run, not charged again)');
+    expect(again.stderr).toContain(
+      '3 of 3 rows bought (1,750 kg for $70.00, test mode, sandbox: not a real purchase; 3 by an earlier run, not charged again)',
+    );
     expect(await offsetIds(home)).toHaveLength(3);
     expect((await ok(['balance', '--json'], { home })).stdout).toContain('"available_cents": 93000');
 

@@ -50,8 +50,16 @@ const REFUSED: Array<[string[], number, string]> = [
   [['sandbox', 'fail', ''], 2, EMPTY_ID],
   [['sandbox', 'review', 'approve', ''], 2, EMPTY_ID],
   [['open', ''], 2, 'error: The <id> given is empty: give a placed live offset (off_…); nothing was done.\n'],
-  [['sandbox', 'keys', 'revoke', ''], 2, "error: The <id> given is empty: give the key's id (key_…), from `carbon sandbox keys`; nothing was done.\n"],
-  [['logs', 'show', ''], 2, 'error: The <request-id> given is empty: give the Request-Id (req_…), from carbon logs or a response; nothing was done.\n'],
+  [
+    ['sandbox', 'keys', 'revoke', ''],
+    2,
+    "error: The <id> given is empty: give the key's id (key_…), from `carbon sandbox keys`; nothing was done.\n",
+  ],
+  [
+    ['logs', 'show', ''],
+    2,
+    'error: The <request-id> given is empty: give the Request-Id (req_…), from carbon logs or a response; nothing was done.\n',
+  ],
 ];
 
 describe('a home with no sandbox yet: a malformed request creates none', () => {
