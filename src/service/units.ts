@@ -72,6 +72,23 @@ export function parseDuration(text: string): number | null {
   return Number.isSafeInteger(total) && total > 0 ? total : null;
 }
 
+/**
+ * Why `value` is no duration, in one sentence naming `what` (the CLI's `carbon sandbox clock
+ * advance` and `rate-limit --window`, the developer page's clock form): a zero or a sign said as
+ * such where the clock only moves `forward`, a well-written one past what carbon counts exactly
+ * said as too large, anything else with the units carbon reads.
+ */
+export function durationRefusal(value: string, what: string, forward = false): string {
+  const wellWritten = /^(\d+(ms|s|m|h|d|w))+$/.test(value.trim());
+  // The model's clock goes back only with a reset or a snapshot loaded: said of a zero or a sign, not of a unit carbon does not read (1y).
+  const backwards = forward && ((wellWritten && !/[1-9]/.test(value)) || /^\s*-/.test(value));
+  const only = backwards ? ' above zero (the clock only moves forward: `carbon sandbox reset` or a snapshot loaded takes it back)' : '';
+  // Written well and not zero, but past what carbon counts exactly: said so, not "above zero".
+  const long = wellWritten && /[1-9]/.test(value) ? ' (too large: more than carbon counts exactly)' : '';
+  const units = long || only ? '' : ' (units: ms, s, m, h, d, w)';
+  return `${what} must be a duration${only} such as 90s, 15m, 2h, 1d, 1w or 1h30m${units}, not "${value}"${long}.`;
+}
+
 /** 90000 → "1m30s"; 0 → "0s". For people (the CLI, the developer page); the JSON keeps milliseconds. */
 export function duration(ms: number): string {
   if (ms === 0) return '0s';

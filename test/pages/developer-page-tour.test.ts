@@ -168,6 +168,13 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
     await page.fill('#c-clock', 'soon');
     await page.click('form[action="/actions/clock"] button');
     expect(await page.inputValue('#c-clock')).toBe('soon');
+    expect(await page.textContent('.notice.error')).toBe(
+      'The duration must be a duration such as 90s, 15m, 2h, 1d, 1w or 1h30m (units: ms, s, m, h, d, w), not "soon".',
+    );
+    // A zero is said as the CLI says it, not as badly written (before: "is like 90s, 15m, 2h or 1d").
+    await page.fill('#c-clock', '0s');
+    await page.click('form[action="/actions/clock"] button');
+    expect(await page.textContent('.notice.error')).toContain('must be a duration above zero (the clock only moves forward');
     expect(await page.inputValue('#f-rate')).toBe('');
     await page.fill('#c-rate', '-5');
     await page.click('form[action="/actions/rate"] button');

@@ -117,7 +117,7 @@ run('the developer page, in Chromium', { shuffle: false }, () => {
     // More dollars than a number holds exactly: said as too much, not as badly written.
     await page.fill('#topup-amount', '99999999999999');
     await page.click('form[action="/actions/topup"] button');
-    expect(await page.textContent('.notice.error')).toBe('A top-up is from $250.00 to $1,000,000,000.00; 99999999999999 is more.');
+    expect(await page.textContent('.notice.error')).toBe('A top-up is from $250.00 to $1,000,000,000.00; $99,999,999,999,999.00 is more.');
     expect((await api('GET', '/balance', keys.live)).body.available_cents).toBe(0);
     await page.fill('#topup-amount', '250');
     await page.click('form[action="/actions/topup"] button');

@@ -2,7 +2,7 @@
 
 import { grouped } from '../../service/units.js';
 
-export { dollars, grouped, parseDollars, parseDuration, ratePerKg } from '../../service/units.js';
+export { dollars, durationRefusal, grouped, parseDollars, parseDuration, ratePerKg } from '../../service/units.js';
 
 export function kg(n: number): string {
   return `${grouped(n)} kg`;

@@ -1,9 +1,8 @@
-import { missingOffset } from '../../../client/errors.js';
 import type { Sandbox } from '../../../service/sandbox.js';
 import type { Context } from '../../context.js';
 import { usage } from '../../errors.js';
 import { print } from '../../print.js';
-import { parseDuration } from '../../render/format.js';
+import { durationRefusal, parseDuration } from '../../render/format.js';
 import type { Paint } from '../../render/resources.js';
 import { accountCard, accountPlain, clockCard, clockPlain, type SandboxAccount, type SandboxClock } from '../../render/sandbox.js';
 
@@ -26,24 +25,10 @@ export async function note(ctx: Context, text: (paint: Paint) => string): Promis
   ctx.out.info(text(await ctx.paint('stderr')));
 }
 
-/** For `open`'s check: an id no offset has (''), answered with the model's 404 before a sandbox is made to look in. */
-export function offsetNamed(id: string): () => void {
-  return () => {
-    if (id === '') throw missingOffset(id);
-  };
-}
-
 export function durationArg(value: string, what: string, forward = false): number {
   const ms = parseDuration(value);
   if (ms !== null) return ms;
-  const wellWritten = /^(\d+(ms|s|m|h|d|w))+$/.test(value.trim());
-  // The model's clock goes back only with a reset or a snapshot loaded: said of a zero or a sign, not of a unit carbon does not read (1y).
-  const backwards = forward && ((wellWritten && !/[1-9]/.test(value)) || /^\s*-/.test(value));
-  const only = backwards ? ' above zero (the clock only moves forward: `carbon sandbox reset` or a snapshot loaded takes it back)' : '';
-  // Written well and not zero, but past what carbon counts exactly: said so, not "above zero".
-  const long = wellWritten && /[1-9]/.test(value) ? ' (too large: more than carbon counts exactly)' : '';
-  const units = long || only ? '' : ' (units: ms, s, m, h, d, w)';
-  throw usage(`${what} must be a duration${only} such as 90s, 15m, 2h, 1d, 1w or 1h30m${units}, not "${value}"${long}.`);
+  throw usage(durationRefusal(value, what, forward));
 }
 
 export async function account(sandbox: Sandbox): Promise<SandboxAccount> {

@@ -2,7 +2,7 @@ import { LIMITS, type Mode } from '../../../api/types.js';
 import { validationError as invalid } from '../../../service/errors.js';
 import { parseLatency, parseShare } from '../../../service/faults.js';
 import { type FaultInput, MAX_TOP_UP_CENTS, topUpOutOfRange } from '../../../service/settings.js';
-import { DOLLARS, dollars, parseDollars, parseDuration } from '../../../service/units.js';
+import { DOLLARS, dollars, durationRefusal, parseDollars, parseDuration } from '../../../service/units.js';
 
 /**
  * The developer page's posted forms (actions.ts) and what their fields are read as: each checked
@@ -52,7 +52,8 @@ export function topUpCents(amount: string): number {
   const cents = parseDollars(amount);
   const range = `${dollars(LIMITS.topUpMinCents)} to ${dollars(MAX_TOP_UP_CENTS)}`;
   // Dollars written right, but more than a number holds exactly: said as too much, not as badly written.
-  if (cents === null && DOLLARS.test(amount.trim())) throw invalid('amount_cents', `A top-up is from ${range}; ${amount.trim()} is more.`);
+  const written = DOLLARS.exec(amount.trim());
+  if (cents === null && written !== null) throw invalid('amount_cents', `A top-up is from ${range}; ${asDollars(written)} is more.`);
   if (cents === null) {
     throw invalid('amount_cents', `The top-up must be dollars with at most two decimals, such as 250 or 250.00, not "${amount}".`);
   }
@@ -61,6 +62,10 @@ export function topUpCents(amount: string): number {
   if (outOfRange !== null) throw invalid('amount_cents', outOfRange);
   return cents;
 }
+
+/** Dollars as written (DOLLARS' match), too many for cents to count exactly, as `dollars()` writes an amount: `$99,999,999,999,999.00`. */
+const asDollars = ([, whole, decimals]: RegExpExecArray) =>
+  `$${whole!.replace(/,/g, '').replace(/\B(?=(\d{3})+$)/g, ',')}.${(decimals ?? '').padEnd(2, '0')}`;
 
 export function standing(status: string): 'active' | 'suspended' | 'unapproved' {
   if (status !== 'active' && status !== 'suspended' && status !== 'unapproved') {
@@ -77,7 +82,8 @@ export function reviewCents(amount: string): number {
 
 export function duration(text: string): number {
   const ms = parseDuration(text);
-  if (ms === null) throw invalid('duration', `The duration is like 90s, 15m, 2h or 1d, not "${text}".`);
+  // The CLI's reasons, word for word: a zero is said as one, not as badly written.
+  if (ms === null) throw invalid('duration', durationRefusal(text, 'The duration', true));
   return ms;
 }
 
