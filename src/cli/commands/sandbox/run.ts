@@ -10,7 +10,7 @@ import { print } from '../../print.js';
 import { dollars, grouped } from '../../render/format.js';
 import { accountCard, accountPlain, clockCard, clockPlain, statusCard, statusPlain } from '../../render/sandbox.js';
 import { sayIfStdoutLost } from '../../stdio.js';
-import { ACCOUNT, account, CLOCK, change, clock, durationArg, note, offsetNamed, open } from './shared.js';
+import { ACCOUNT, account, CLOCK, change, clock, durationArg, note, open } from './shared.js';
 
 /**
  * `carbon sandbox …`: what the real service does on its developer page or behind the scenes
@@ -136,7 +136,7 @@ async function rateLimitNote(ctx: Context, requests: number, windowMs: number): 
 
 export async function review(ctx: Context, decision: string, id: string): Promise<void> {
   if (decision !== 'approve' && decision !== 'reject') throw usage(`The decision is approve or reject, not "${decision}".`);
-  const sandbox = await open(ctx, 'review', offsetNamed(id));
+  const sandbox = await open(ctx, 'review');
   const offset: Offset = decision === 'approve' ? await sandbox.approve(id) : await sandbox.reject(id);
   await note(ctx, (p) =>
     decision === 'approve' ? `${p.green('✓')} Approved ${id}: placed.` : `${p.yellow('✓')} Rejected ${id}: refunded, the charge returned.`,
@@ -145,7 +145,7 @@ export async function review(ctx: Context, decision: string, id: string): Promis
 }
 
 export async function fail(ctx: Context, id: string): Promise<void> {
-  const sandbox = await open(ctx, 'fail', offsetNamed(id));
+  const sandbox = await open(ctx, 'fail');
   const offset = await sandbox.fail(id);
   await note(ctx, (p) => `${p.yellow('✓')} ${id} could not be placed: refunded, the charge returned.`);
   await print(ctx, offset);
