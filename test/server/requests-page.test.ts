@@ -79,7 +79,7 @@ test('a filter that is none, or given twice, is marked on its field and describe
   expect([fine.status, fine.notice, fine.select.includes('aria-invalid')]).toEqual([200, null, false]);
 });
 
-test("an entry's error code may break after an underscore on a narrow screen, never inside a word", async () => {
+test("an entry's error code may break after an underscore on a narrow screen, never inside a word; its offset's id stays whole", async () => {
   const server = served.server;
   const key = (await server.sandbox.defaultKey('test'))!;
   const buy = (kg: number) =>
@@ -88,7 +88,9 @@ test("an entry's error code may break after an underscore on a narrow screen, ne
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': 'wbr-reused' },
       body: JSON.stringify({ kg }),
     });
-  expect((await buy(1)).status).toBe(201);
+  const bought = await buy(1);
+  expect(bought.status).toBe(201);
+  const offset = ((await bought.json()) as { id: string }).id;
   expect((await buy(2)).status).toBe(409);
   await server.sandbox.journal.flush();
   const token = await server.sandbox.pages.newLoginToken(Date.now());
@@ -96,4 +98,7 @@ test("an entry's error code may break after an underscore on a narrow screen, ne
   const cookie = /carbon_session=[^;]+/.exec(login.headers.get('set-cookie') ?? '')![0];
   const html = await (await fetch(`${server.origin}/requests?status=409`, { headers: { accept: 'text/html', cookie } })).text();
   expect(html).toContain('<span class="code">idempotency_<wbr>key_<wbr>reused</span>');
+  // Before, `off_<wbr>…`: a phone showed `off_` on a line of its own.
+  const all = await (await fetch(`${server.origin}/requests?status=201`, { headers: { accept: 'text/html', cookie } })).text();
+  expect(all).toContain(`<span class="code">${offset}</span>`);
 });

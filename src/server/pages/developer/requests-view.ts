@@ -47,15 +47,16 @@ const STATUS_OPTIONS = [
 const statusClass = (status: number) => `http s${Math.floor(status / 100)}`;
 
 function item(e: RequestEntry): string {
-  const code = e.error?.code ?? (e.replayed ? 'replayed' : (e.offset ?? ''));
+  // A narrow screen breaks an error's code after an underscore (idempotency_key_<wbr>reused), not inside a word; an offset's id stays whole.
+  const error = e.error?.code;
+  const code = error != null ? escapeHtml(error).replaceAll('_', '_<wbr>') : escapeHtml(e.replayed ? 'replayed' : (e.offset ?? ''));
   const target = e.query === '' ? e.path : `${e.path}?${e.query}`;
   return (
     `<li><a href="/requests/${encodeURIComponent(e.id)}"><span class="${statusClass(e.status)}">${e.status}</span>` +
     `<span class="method">${escapeHtml(e.method)}</span><span class="path">${escapeText(target)}</span>` +
     // Its day too: the model's clock moves by days, and a time alone reads as today's.
     `<span class="when"><time datetime="${escapeHtml(e.created)}">${escapeHtml(`${e.created.slice(0, 10)} ${e.created.slice(11, 19)}`)}</time></span>` +
-    // A narrow screen breaks a code after an underscore (idempotency_key_<wbr>reused), not inside a word.
-    `${code === '' ? '' : `<span class="code">${escapeHtml(code).replaceAll('_', '_<wbr>')}</span>`}</a></li>`
+    `${code === '' ? '' : `<span class="code">${code}</span>`}</a></li>`
   );
 }
 
