@@ -1,8 +1,9 @@
 import type { RequestEntry } from '../api/journal.js';
 import { parseBearer } from '../service/access.js';
-import { ApiError, methodNotAllowed, unknownParameter, validationError } from '../service/errors.js';
+import { ApiError, echoed, methodNotAllowed, unknownParameter, validationError } from '../service/errors.js';
 import { FILTER_PARAMS, filterFromParams, type RequestFilter } from '../service/journal-view.js';
 import { requestId } from '../service/keys.js';
+import { decodePathSegment } from '../service/service.js';
 import type { Reply } from './reply.js';
 import type { Incoming, Served } from './requests.js';
 
@@ -72,10 +73,11 @@ export async function requests(r: Incoming, served: Served): Promise<Reply> {
 export async function request(r: Incoming, served: Served): Promise<Reply> {
   try {
     await signedWithKey(r, served);
-    const id = r.params[0]!;
-    const entry = await served.sandbox.journal.entry(id);
+    // Decoded as the API's offset ids are, and echoed as they are: bounded, anything shaped like a secret masked.
+    const id = decodePathSegment(r.params[0]!);
+    const entry = id === null ? undefined : await served.sandbox.journal.entry(id);
     if (entry === undefined)
-      throw new ApiError('resource_missing', `No such request in the journal: '${id.slice(0, 40)}'.`, { param: 'id' });
+      throw new ApiError('resource_missing', `No such request in the journal: '${echoed(id ?? r.params[0]!)}'.`, { param: 'id' });
     return json(200, entry);
   } catch (err) {
     return refused(err);

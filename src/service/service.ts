@@ -264,7 +264,7 @@ export function renderOffset(row: OffsetRecord, publicBaseUrl: string): Offset {
 }
 
 /** A path segment decoded, or null when it is not valid percent-encoding (`%ZZ`). */
-function decodePathSegment(segment: string): string | null {
+export function decodePathSegment(segment: string): string | null {
   try {
     return decodeURIComponent(segment);
   } catch {

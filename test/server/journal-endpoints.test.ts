@@ -333,3 +333,22 @@ describe('GET /_sandbox/requests/{request_id}: a secret the app sent under its n
     expect([entry.query, JSON.parse(entry.request_body)]).toEqual(['password=***&access_token=***', { kg: 1, client_secret: '***' }]);
   });
 });
+
+describe('GET /_sandbox/requests/{request_id}: an id no entry has', () => {
+  test('is 404 naming it decoded, as GET /offsets/{id} names an offset id, with anything shaped like a key masked', async () => {
+    const missing = async (segment: string) => {
+      const r = await fetch(`${served.server.origin}/_sandbox/requests/${segment}`, { headers: { authorization: `Bearer ${key}` } });
+      expect(r.status).toBe(404);
+      return ((await r.json()) as { error: { code: string; message: string } }).error;
+    };
+    // Before: '..%2f', the path's own spelling.
+    expect(await missing('..%2f')).toEqual({
+      type: 'invalid_request_error',
+      code: 'resource_missing',
+      message: "No such request in the journal: '../'.",
+      param: 'id',
+    });
+    expect((await missing('%ZZ')).message).toBe("No such request in the journal: '%ZZ'.");
+    expect((await missing(key)).message).toBe(`No such request in the journal: 'ck_test_…${key.slice(-4)}'.`);
+  });
+});
