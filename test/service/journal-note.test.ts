@@ -41,6 +41,21 @@ describe("the journal's bodies", () => {
     expect(entry.request_body).not.toContain(key.slice(14, 26));
     expect(JSON.parse(entry.request_body!)).toEqual({ kg: 1, reference: `ck_live_…${key.slice(-4)}` });
   });
+
+  test("a run of 32 or more letters and digits, a bare secret's shape, is its last four (README); a hex one, a digest, whole", () => {
+    const body = (reference: string) =>
+      note(
+        'req_x',
+        { method: 'POST', path: '/api/v1/offsets', query: {}, headers: {}, body: JSON.stringify({ kg: 1, reference }) },
+        response,
+        trace,
+        0,
+        0,
+        'vm:1',
+      ).request_body;
+    expect(JSON.parse(body('INV20261203ABCDEFGHIJKLMNOPQRSTUVWX')!)).toEqual({ kg: 1, reference: '…UVWX' });
+    expect(JSON.parse(body('0377db6849b176f67f2856af20707fca8664a3fb')!).reference).toBe('0377db6849b176f67f2856af20707fca8664a3fb');
+  });
 });
 
 describe('what the journal keeps of a value named as a secret', () => {
