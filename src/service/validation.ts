@@ -26,9 +26,12 @@ function charLength(s: string): number {
 /** An unpaired UTF-16 surrogate: JSON's `"\ud800"` makes one, but no text can hold it. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+/** Whether `value` is text: no lone surrogate (bytes that are not UTF-8 in an address are read as one: server/http.ts). */
+export const isUnicodeText = (value: string): boolean => !LONE_SURROGATE.test(value);
+
 /** Refused naming `param`: a lone surrogate (or bytes that are not UTF-8, which the server marks so) would come back altered. */
 function mustBeUnicode(value: string, param: string): void {
-  if (LONE_SURROGATE.test(value))
+  if (!isUnicodeText(value))
     throw validationError(param, `${param} must be valid Unicode text (it holds an unpaired surrogate, or bytes that are not UTF-8).`);
 }
 

@@ -164,6 +164,24 @@ describe('the developer page: a status filter that is no status', () => {
   });
 });
 
+describe('the developer page: a reference whose bytes are not UTF-8', () => {
+  test('is said by the form (422), its field emptied and marked, as the API refuses it: not read as U+FFFD and matched against nothing', async () => {
+    for (const bytes of ['%FF', 'ops%C3', '%ED%A0%80']) {
+      const p = await page(`reference=${bytes}&status=processing`);
+      expect([bytes, p.status]).toEqual([bytes, 422]);
+      expect(alerts(p.offsets).map((said) => said.replace(/<[^>]+>/g, ''))).toEqual([
+        'Reference starts with: the address sent bytes that are not UTF-8 text; type it again.',
+      ]);
+      expect(input(p.offsets, 'reference')).toContain('aria-invalid="true"');
+      expect(input(p.offsets, 'reference')).toContain('value=""');
+      expect(p.offsets).not.toContain('\uFFFD');
+      expect([rows(p.offsets), p.offsets.includes('not listed')]).toEqual([0, true]);
+    }
+    // A reference that holds U+FFFD itself is text: it filters.
+    expect((await page(`reference=${encodeURIComponent('\uFFFD')}`)).status).toBe(200);
+  });
+});
+
 describe('the developer page: a filter given twice in the address', () => {
   test.each([
     ['status=placed&status=refunded', 'status', 'Status: given 2 times, "placed" and "refunded"; a filter takes one value.'],

@@ -3,6 +3,7 @@ import { isoTime } from '../../../platform/iso-time.js';
 import { validationError } from '../../../service/errors.js';
 import type { Session } from '../../../service/page-access.js';
 import type { Sandbox } from '../../../service/sandbox.js';
+import { isUnicodeText } from '../../../service/validation.js';
 import type { DashboardData } from './views.js';
 
 /** What the dashboard shows, read in one go: the account, keys, a page of offsets by the filter, the review queue, the chart. */
@@ -58,11 +59,15 @@ export async function data(sandbox: Sandbox, session: Session, mode: Mode, query
   const until = sent.until === '' ? null : day(sent.until);
   // A status that is none, a date field that holds no date: said, and the offsets wait for it, not listed as if it were not there.
   // Until before From holds no day: said by Until (offsets-section.ts says which), as a date that is none is.
-  const invalid = (['status', 'since', 'until'] as const).filter(
-    (name) =>
-      sent[name] !== '' &&
-      (name === 'status' ? status === null : day(sent[name]) === null || (name === 'until' && since !== null && until! < since)),
-  );
+  // A reference whose bytes are not UTF-8 (`%FF`: parseTarget leaves a lone surrogate) is refused as the API refuses it, not read as U+FFFD.
+  const invalid = [
+    ...(isUnicodeText(f.reference) ? [] : (['reference'] as const)),
+    ...(['status', 'since', 'until'] as const).filter(
+      (name) =>
+        sent[name] !== '' &&
+        (name === 'status' ? status === null : day(sent[name]) === null || (name === 'until' && since !== null && until! < since)),
+    ),
+  ];
   const now = await sandbox.now();
   const [standing, keys, offsets, review, everyDay] = await Promise.all([
     sandbox.status(),

@@ -1,5 +1,6 @@
 import { OFFSET_STATUSES } from '../../../api/types.js';
 import { redactSecrets } from '../../../service/keys.js';
+import { isUnicodeText } from '../../../service/validation.js';
 import { escapeHtml, escapeText } from '../html.js';
 import { day } from './dashboard-data.js';
 import { noticeAt } from './flash.js';
@@ -37,6 +38,7 @@ function problemNotice(f: Filter): string {
     if (repeated !== undefined)
       return [`${LABELS[name]}: given ${repeated.values.length} times, ${listed(repeated.values)}; a filter takes one value.`];
     if (!(f.invalid as readonly string[]).includes(name)) return [];
+    if (name === 'reference') return [`${LABELS.reference}: the address sent bytes that are not UTF-8 text; type it again.`];
     const value = f[name as 'status' | 'since' | 'until'].slice(0, 40);
     if (name === 'status')
       return [
@@ -47,7 +49,9 @@ function problemNotice(f: Filter): string {
     return [`${LABELS[name]}: "${value}" is not a date.`];
   });
   if (said.length === 0) return '';
-  const hint = f.invalid.some((name) => name !== 'status' && day(f[name]) === null) ? ' Give a day as YYYY-MM-DD, such as 2026-01-31.' : '';
+  const hint = f.invalid.some((name) => (name === 'since' || name === 'until') && day(f[name]) === null)
+    ? ' Give a day as YYYY-MM-DD, such as 2026-01-31.'
+    : '';
   return `<p class="notice error" role="alert" id="f-problem">${said.map((text) => escapeText(redactSecrets(text))).join(' ')}${hint}</p>`;
 }
 
@@ -91,7 +95,7 @@ export function offsetsSection(d: DashboardData): string {
   return `<section aria-labelledby="offsets"><h2 id="offsets">Offsets (${d.mode}), newest first</h2>
 ${noticeAt(d, 'offsets')}${problemNotice(f)}<form method="get" action="/#offsets" class="filters"><input type="hidden" name="mode" value="${d.mode}">${d.refresh > 0 ? `<input type="hidden" name="refresh" value="${d.refresh}">` : ''}
 ${field('f-status', LABELS.status, `<select id="f-status" name="status"${wrong('status')}>${statuses}</select>`)}
-${field('f-reference', LABELS.reference, `<input id="f-reference" name="reference"${wrong('reference')} value="${escapeHtml(f.reference)}">`)}
+${field('f-reference', LABELS.reference, `<input id="f-reference" name="reference"${wrong('reference')} value="${escapeHtml(isUnicodeText(f.reference) ? f.reference : '')}">`)}
 ${field('f-since', LABELS.since, dateInput('since'))}
 ${field('f-until', LABELS.until, dateInput('until'))}
 <button type="submit">Filter</button></form>

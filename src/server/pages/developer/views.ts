@@ -21,7 +21,7 @@ export interface DashboardData {
   review: Offset[];
   chart: ChartData;
   /**
-   * The offsets' filter as sent; `invalid` names the fields that hold no status or no date, `repeated` the
+   * The offsets' filter as sent; `invalid` names the fields that hold no status or no date, or bytes that are not UTF-8, `repeated` the
    * parameters given more than once, with their values (then no offsets are read, and a repeated one reads as
    * empty); `after`, the page's cursor (a later page than the first).
    */
@@ -30,7 +30,7 @@ export interface DashboardData {
     reference: string;
     since: string;
     until: string;
-    invalid: ReadonlyArray<'status' | 'since' | 'until'>;
+    invalid: ReadonlyArray<'status' | 'reference' | 'since' | 'until'>;
     repeated: ReadonlyArray<{ name: 'status' | 'reference' | 'since' | 'until' | 'after'; values: readonly string[] }>;
     after: string;
   };
