@@ -67,6 +67,13 @@ const failStart =
     throw err;
   };
 
+/**
+ * The host of the server's own links when it listens on every address (0.0.0.0, ::): this machine's
+ * loopback, which reaches it: 0.0.0.0 is no address to connect to (Windows refuses it, and from
+ * another machine it is that machine). Others reach it at an address only the operator knows (`--public-url`).
+ */
+export const linksHost = (host: string): string => (host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host);
+
 /** Starts serving the sandbox. Resolves once listening; rejects if the port or the ledger cannot be had. */
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const log = safeLog(options.log);
@@ -86,7 +93,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
 
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : options.port;
-  const origin = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
+  const host = linksHost(options.host);
+  const origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const pageOrigin = options.publicUrl ?? origin;
   // Certificate URLs on the address the server is reached at, known only once it listens.
   const sandbox = engine.sandbox.withPublicBaseUrl(pageOrigin);

@@ -43,7 +43,7 @@ export interface ServeOptions {
 export interface RunningServer {
   /** The API's base address: http://host:port/api/v1. */
   url: string;
-  /** http://host:port */
+  /** http://host:port; for every address (0.0.0.0, ::), this machine's loopback (linksHost). */
   origin: string;
   host: string;
   port: number;
@@ -63,5 +63,5 @@ export interface RunningServer {
 }
 
 export { parseTarget } from './http.js';
-export { startServer } from './lifecycle.js';
+export { linksHost, startServer } from './lifecycle.js';
 export { closeOnSignals } from './signals.js';

@@ -280,6 +280,9 @@ describe('carbon serve listens on loopback unless told otherwise', () => {
       // The warning goes to stderr, which may arrive a moment after the JSON line on stdout (the test's limit bounds the wait).
       while (!server.output().includes('warning:')) await sleep(50);
       expect(server.output()).toMatch(/warning: serving on 0\.0\.0\.0, not a loopback address/);
+      // Its links name this machine's loopback, an address to connect to (0.0.0.0 is none), and the warning how to name another.
+      expect(server.ready.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/v1$/);
+      expect(server.output()).toContain('give --public-url with the address others reach it at');
     } finally {
       await server.stop();
     }

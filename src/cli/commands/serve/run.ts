@@ -67,7 +67,7 @@ export function publicUrl(value: string | undefined, flag = '--public-url'): str
 export async function run(ctx: Context, flags: ServeFlags): Promise<void> {
   const host = flags.host ?? DEFAULT_HOST;
   const options = { host, port: port(flags.port), publicUrl: publicUrl(flags.publicUrl) };
-  const { startServer, closeOnSignals } = await import('../../../server/server.js');
+  const { startServer, closeOnSignals, linksHost } = await import('../../../server/server.js');
   const { log, flush } = requestLog((text) => ctx.out.info(text));
   let server: RunningServer;
   try {
@@ -109,7 +109,14 @@ export async function run(ctx: Context, flags: ServeFlags): Promise<void> {
 
   flush();
   ctx.out.info(await banner(ctx, flags, server, ready, full.test));
-  if (!isLoopback(host)) ctx.out.warn(`serving on ${host}, not a loopback address: anyone who can reach it can use the sandbox's keys.`);
+  if (!isLoopback(host)) {
+    // Every address: its links name this machine's loopback (lifecycle.ts), which others cannot open.
+    const links =
+      linksHost(host) !== host && flags.publicUrl === undefined
+        ? ` Its links use ${server.origin}, this machine's own address: give --public-url with the address others reach it at, for the links they open.`
+        : '';
+    ctx.out.warn(`serving on ${host}, not a loopback address: anyone who can reach it can use the sandbox's keys.${links}`);
+  }
   // The one line of data: what a script needs to drive the server.
   ctx.out.stdout.write(`${JSON.stringify(ready)}\n`);
 
