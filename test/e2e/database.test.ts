@@ -215,6 +215,8 @@ describe('a database URL that cannot be used: one line, exit code, no password, 
         '\\"other\\" (--database-schema or CARBON_DATABASE_SCHEMA) and \\"team_a\\" in the URL',
       ],
       ['?schema=team_a', [], { CARBON_DATABASE_SCHEMA: 'other' }, 'and \\"team_a\\" in the URL; give one'],
+      // The schema is carbon's to set: the URL's options setting another search_path would have moved the ledger there.
+      ['?options=-c%20search_path%3Dteam_y', [], {}, "the URL's options set search_path, which carbon sets to the ledger's schema"],
     ] as const) {
       const r = await carbon(['balance', '--json', '--database', `${url}${query}`, ...args], { home: newHome(), env });
       expect([query, r.exitCode, r.stdout, r.stderr.trim().split('\n').length]).toEqual([query, 2, '', 1]);
@@ -308,6 +310,24 @@ run('one ledger on PostgreSQL, for the CLI and for carbon serve', () => {
     },
     limit(60_000),
   );
+
+  test("the URL's own options reach every connection, and the schema stays carbon's: the one ?schema= names", async () => {
+    const schema = freshSchema('opts');
+    schemas.push(schema);
+    const withOptions = (options: string) => ({ CARBON_DATABASE_URL: `${schema.url}&options=${encodeURIComponent(options)}` });
+    // Before: the URL's options replaced carbon's search_path, and the sandbox was made and topped up in `public`.
+    const topup = await carbon(['sandbox', 'topup', '300'], { home: newHome(), env: withOptions('-c statement_timeout=30000') });
+    expect([topup.exitCode, topup.stderr]).toEqual([0, '✓ Topped up $300.00 (test balance).\n']);
+    const env = { CARBON_DATABASE_URL: schema.url };
+    expect((await json<{ available_cents: number }>(['balance'], { home: newHome(), env })).available_cents).toBe(130_000);
+    // Applied: a session made read-only by them takes no write.
+    const readOnly = await carbon(['sandbox', 'topup', '300'], {
+      home: newHome(),
+      env: withOptions('-c default_transaction_read_only=on'),
+    });
+    expect([readOnly.exitCode, readOnly.stderr]).toEqual([1, expect.stringContaining('takes no writes (25006')]);
+    expect((await json<{ available_cents: number }>(['balance'], { home: newHome(), env })).available_cents).toBe(130_000);
+  });
 
   test("a schema carbon did not make (another program's tables): one line naming it, exit 1, nothing changed", async () => {
     const cases = [

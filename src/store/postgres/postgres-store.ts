@@ -110,8 +110,8 @@ export class PostgresStore extends PgReads implements LedgerStore {
       ...CLIENT,
       ...poolDeadlines(deadlines()),
       ...(options.single === true ? oneConnection(deadlines()) : {}),
-      // Every connection works in the sandbox's own schema.
-      options: `-c search_path=${parsed.schema}`,
+      // Every connection works in the sandbox's own schema (after the URL's own options: url.ts).
+      options: parsed.options,
       ...parsed.ssl?.options,
     };
     const otherwise = parsed.ssl?.otherwise;

@@ -61,10 +61,21 @@ function read(url: string): URL {
 const cutShort = (u: URL, after: string): boolean => u.username === '' && u.password === '' && after.includes('@');
 const beyondHost = (u: URL): string => `${u.pathname}${u.search}${u.hash}`;
 
-export function parseDatabaseUrl(url: string, schema?: string): { connectionString: string; schema: string; ssl?: SslChoice } {
+/**
+ * The URL for the driver, the schema, the SSL choice, and the server options every connection starts
+ * with: the URL's own `options` (`-c statement_timeout=30000`), then the ledger's schema as the
+ * search_path. Taken out of the URL: the driver let the URL's `options` replace carbon's, and the
+ * schema with it (a sandbox made in `public`, or another team's schema).
+ */
+export function parseDatabaseUrl(
+  url: string,
+  schema?: string,
+): { connectionString: string; schema: string; options: string; ssl?: SslChoice } {
   const { parsed, chosen } = urlAndSchema(url, schema);
   const ssl = takeSsl(parsed.searchParams);
-  return { connectionString: parsed.toString(), schema: chosen, ...(ssl !== undefined ? { ssl } : {}) };
+  const options = [...parsed.searchParams.getAll('options'), `-c search_path=${chosen}`].join(' ');
+  parsed.searchParams.delete('options');
+  return { connectionString: parsed.toString(), schema: chosen, options, ...(ssl !== undefined ? { ssl } : {}) };
 }
 
 /** The URL read (its `schema` parameter taken out) and the schema chosen; throws what makes them no ledger's. */
@@ -88,6 +99,9 @@ function urlAndSchema(url: string, schema: string | undefined): { parsed: URL; c
       `the schema is ${JSON.stringify(schema.slice(0, 63))} (--database-schema or CARBON_DATABASE_SCHEMA) and ${JSON.stringify(fromUrl.slice(0, 63))} in the URL; give one`,
     );
   const chosen = schema ?? fromUrl ?? DEFAULT_SCHEMA;
+  // The schema is carbon's to set (parseDatabaseUrl): a search_path of the URL's own names another, or none of carbon's.
+  if (parsed.searchParams.getAll('options').some((o) => /search_path/i.test(o)))
+    throw new Error(`the URL's options set search_path, which carbon sets to the ledger's schema ("${chosen}"); name the schema with ?schema=NAME instead`);
   if (!SCHEMA_NAME.test(chosen))
     throw new Error(`the schema name "${chosen}" must be lowercase letters, digits and _ (at most 63), starting with a letter or _`);
   if (chosen.startsWith('pg_') || chosen === 'information_schema')
