@@ -86,6 +86,8 @@ describe('an SSL setting carbon cannot use: one line, before any connection, no 
     ],
     ['sslmode=verify-ca', {}, 2, /sslmode "verify-ca" needs sslrootcert=<file>/],
     ['sslmode=require&sslnegotiation=sideways', {}, 2, /sslnegotiation "sideways" is not postgres or direct/],
+    // Without an sslmode too (before: the driver's "Unexpected error", exit 1).
+    ['sslnegotiation=sideways', {}, 2, /: sslnegotiation "sideways" is not postgres or direct\./],
     ['', { PGSSLMODE: 'bogus' }, 2, /: PGSSLMODE "bogus" is not one of disable, /],
     ['sslmode=require&sslrootcert=/nonexistent/root.crt', {}, 1, /sslrootcert \/nonexistent\/root\.crt cannot be read \(ENOENT\)/],
   ];

@@ -69,13 +69,14 @@ function sslParams(params: URLSearchParams, env: NodeJS.ProcessEnv): Record<stri
  */
 export function sslProblem(params: URLSearchParams, env: NodeJS.ProcessEnv = process.env): string | undefined {
   const found = sslParams(params, env);
-  const mode = found.sslmode;
-  if (mode === undefined) return undefined;
   const named = (p: { value: string; from: string }) => `${p.from} "${p.value}"`;
-  if (!(MODES as readonly string[]).includes(mode.value)) return `${named(mode)} is not one of ${MODES.join(', ')}`;
+  // Said with or without an sslmode: the driver refused it later, as an unexpected error (exit 1).
   const negotiation = found.sslnegotiation;
   if (negotiation !== undefined && negotiation.value !== 'postgres' && negotiation.value !== 'direct')
     return `${named(negotiation)} is not postgres or direct`;
+  const mode = found.sslmode;
+  if (mode === undefined) return undefined;
+  if (!(MODES as readonly string[]).includes(mode.value)) return `${named(mode)} is not one of ${MODES.join(', ')}`;
   if (negotiation?.value === 'direct' && ['disable', 'allow', 'prefer'].includes(mode.value))
     return `${named(mode)} may not be used with sslnegotiation=direct (use require, verify-ca or verify-full)`;
   if (mode.value === 'verify-ca' && (found.sslrootcert === undefined || found.sslrootcert.value === 'system'))
