@@ -186,32 +186,39 @@ describe.runIf(postgresAvailable())('PostgreSQL that takes no writes (a standby,
   });
 });
 
-describe('PostgreSQL: a user who may not make the schema (42501 at the first start)', () => {
-  test('is told so, with both ways on, not to grant rights on tables that do not exist yet; nothing is left in a transaction', async () => {
-    const said: string[] = [];
-    // A pool whose one client answers as PostgreSQL does a user without CREATE on the database.
-    const client = {
-      query: async (text: string) => {
-        said.push(text.split(' ')[0]!);
-        if (text.includes('FROM schema_version'))
-          throw Object.assign(new Error('relation "schema_version" does not exist'), { code: '42P01' });
-        if (text.startsWith('SELECT to_regclass')) return { rows: [{ made: false }] };
-        if (text.startsWith('CREATE SCHEMA')) throw Object.assign(new Error('permission denied for database carbon'), { code: '42501' });
-        return { rows: [] };
-      },
-      release: () => said.push('release'),
-    };
-    const pool = { connect: async () => client } as unknown as pg.Pool;
-    const err = (await pgMigrate(pool, 'team_a', 'postgres://carbon:***@db/carbon').catch((e: unknown) => e)) as LedgerError;
-    expect(err).toBeInstanceOf(LedgerError);
-    expect(err.message).toBe(
-      'carbon\'s user may not make the ledger\'s schema "team_a" or its tables in postgres://carbon:***@db/carbon (42501: permission denied for database carbon).',
-    );
-    expect(err.hint).toBe(
-      'Make the schema for it (CREATE SCHEMA "team_a" AUTHORIZATION <carbon\'s user>), or grant it CREATE on the database (docs/deploy.md, "The rights carbon\'s user needs").',
-    );
-    expect(said.slice(-2)).toEqual(['ROLLBACK', 'release']);
-  });
+describe('PostgreSQL: a user who may not make the schema, or its tables (at the first start)', () => {
+  // 42501: no CREATE on the database; 3F000: the schema made by another role, with no rights for carbon's user (search_path then names none).
+  test.each([
+    ['42501', 'permission denied for database carbon'],
+    ['3F000', 'no schema has been selected to create in'],
+  ])(
+    '%s is told so, with the ways on, not to grant rights on tables that do not exist yet (nor that the schema was dropped); nothing is left in a transaction',
+    async (code, message) => {
+      const said: string[] = [];
+      // A pool whose one client answers as PostgreSQL does such a user.
+      const client = {
+        query: async (text: string) => {
+          said.push(text.split(' ')[0]!);
+          if (text.includes('FROM schema_version'))
+            throw Object.assign(new Error('relation "schema_version" does not exist'), { code: '42P01' });
+          if (text.startsWith('SELECT to_regclass')) return { rows: [{ made: false }] };
+          if (text.startsWith('CREATE SCHEMA')) throw Object.assign(new Error(message), { code });
+          return { rows: [] };
+        },
+        release: () => said.push('release'),
+      };
+      const pool = { connect: async () => client } as unknown as pg.Pool;
+      const err = (await pgMigrate(pool, 'team_a', 'postgres://carbon:***@db/carbon').catch((e: unknown) => e)) as LedgerError;
+      expect(err).toBeInstanceOf(LedgerError);
+      expect(err.message).toBe(
+        `carbon's user may not make the ledger's schema "team_a" or its tables in postgres://carbon:***@db/carbon (${code}: ${message}).`,
+      );
+      expect(err.hint).toBe(
+        'Make the schema for it (CREATE SCHEMA "team_a" AUTHORIZATION <carbon\'s user>), or, made already, give it to carbon\'s user (ALTER SCHEMA "team_a" OWNER TO <carbon\'s user>), or grant it CREATE on the database (docs/deploy.md, "The rights carbon\'s user needs").',
+      );
+      expect(said.slice(-2)).toEqual(['ROLLBACK', 'release']);
+    },
+  );
 });
 
 describe.runIf(postgresAvailable())('PostgreSQL: the schema changed under a running carbon', () => {

@@ -92,7 +92,9 @@ export async function migrate(pool: pg.Pool, schema: string, label: string): Pro
       await client
         .query(`CREATE SCHEMA IF NOT EXISTS "${schema}"; CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)`)
         .catch((err: unknown) => {
-          throw (err as { code?: string }).code === '42501' ? mayNotMake(schema, label, (err as Error).message) : err;
+          const code = (err as { code?: string }).code;
+          // 3F000: the schema is there, made by another role, and carbon's user has no USAGE on it (search_path then names none).
+          throw code === '42501' || code === '3F000' ? mayNotMake(schema, label, `${code}: ${(err as Error).message}`) : err;
         });
     }
     const row = (
@@ -146,11 +148,14 @@ async function upToDate(client: pg.PoolClient): Promise<boolean> {
   }
 }
 
-/** carbon's user may not make the ledger's schema, or its tables in it (42501 on the first start): said as that, with both ways on. */
-function mayNotMake(schema: string, label: string, message: string): LedgerError {
+/**
+ * carbon's user may not make the ledger's schema, or its tables in it (on the first start: 42501, or
+ * 3F000 where another role made the schema and gave it no rights there): said as that, with the ways on.
+ */
+function mayNotMake(schema: string, label: string, why: string): LedgerError {
   return new LedgerError(
-    `carbon's user may not make the ledger's schema "${schema}" or its tables in ${label} (42501: ${message}).`,
+    `carbon's user may not make the ledger's schema "${schema}" or its tables in ${label} (${why}).`,
     label,
-    `Make the schema for it (CREATE SCHEMA "${schema}" AUTHORIZATION <carbon's user>), or grant it CREATE on the database (docs/deploy.md, "The rights carbon's user needs").`,
+    `Make the schema for it (CREATE SCHEMA "${schema}" AUTHORIZATION <carbon's user>), or, made already, give it to carbon's user (ALTER SCHEMA "${schema}" OWNER TO <carbon's user>), or grant it CREATE on the database (docs/deploy.md, "The rights carbon's user needs").`,
   );
 }
