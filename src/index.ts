@@ -17,7 +17,7 @@ export {
 } from './client/errors.js';
 export { HttpTransport, type HttpTransportOptions } from './client/http-transport.js';
 export { CarbonPagingError } from './client/paging.js';
-export { DEFAULT_RETRY, type RetryPolicy } from './client/retry.js';
+export { DEFAULT_RETRY, type RetryOptions, type RetryPolicy } from './client/retry.js';
 export { LocalTransport, type Transport } from './client/transport.js';
 export { openLocal } from './engine/local.js';
 export { type Engine, type EngineOptions, type LedgerDescription, openEngine } from './engine/open.js';

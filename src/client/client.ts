@@ -24,7 +24,7 @@ import {
   UNEXPECTED,
 } from './errors.js';
 import { PageGuard } from './paging.js';
-import { type RetryPolicy, responseOutcome, retryDelay, retryPolicy } from './retry.js';
+import { type RetryOptions, type RetryPolicy, responseOutcome, retryDelay, retryPolicy } from './retry.js';
 import { expectShape, type Shape } from './shapes.js';
 import type { Transport } from './transport.js';
 import { type WaitOptions, waitUntilSettled } from './wait.js';
@@ -34,7 +34,7 @@ export type { WaitOptions } from './wait.js';
 export interface ClientOptions {
   apiKey: string;
   transport: Transport;
-  retry?: Partial<RetryPolicy>;
+  retry?: RetryOptions | undefined;
   /** Replaced in tests to skip real waiting. */
   sleep?: (ms: number) => Promise<void>;
   /** Called once per attempt of a request, after its answer (or its failure): for --verbose. */

@@ -14,6 +14,9 @@ export interface RetryPolicy {
   maxRetryAfterSeconds: number;
 }
 
+/** What a caller gives (ClientOptions.retry): any field, one left out or `undefined` keeping its default. */
+export type RetryOptions = { [K in keyof RetryPolicy]?: RetryPolicy[K] | undefined };
+
 export const DEFAULT_RETRY: Readonly<RetryPolicy> = Object.freeze({
   maxRetries: 2,
   baseDelayMs: 500,
@@ -26,7 +29,7 @@ export const DEFAULT_RETRY: Readonly<RetryPolicy> = Object.freeze({
  * unset variable passed on), and one that is no number of zero or more is refused, as NaN or
  * Infinity retries would go on for ever.
  */
-export function retryPolicy(given: Partial<RetryPolicy> | null = {}): RetryPolicy {
+export function retryPolicy(given: RetryOptions | null = {}): RetryPolicy {
   const policy = { ...DEFAULT_RETRY };
   for (const name of Object.keys(DEFAULT_RETRY) as (keyof RetryPolicy)[]) {
     const value = given?.[name];

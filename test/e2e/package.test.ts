@@ -128,6 +128,17 @@ describe('npm pack', () => {
     const snippet = /## As a library\n\n```js\n([\s\S]*?)```/.exec(readme)![1]!;
     writeFileSync(join(app, 'package.json'), '{"type":"module"}');
     writeFileSync(join(app, 'readme.ts'), snippet);
+    // "a field left `undefined` keeps its default", under the strictest optional types too (before: TS2375 there).
+    writeFileSync(
+      join(app, 'options.ts'),
+      `import { CarbonClient, HttpTransport } from 'carbon-offsets-cli';
+export const client = new CarbonClient({
+  apiKey: 'ck_test_x',
+  transport: new HttpTransport({ baseUrl: 'https://api.example.com/api/v1' }),
+  retry: { maxRetries: undefined, baseDelayMs: 100 },
+});
+`,
+    );
     writeFileSync(
       join(app, 'tsconfig.json'),
       JSON.stringify({
@@ -137,9 +148,10 @@ describe('npm pack', () => {
           moduleResolution: 'nodenext',
           target: 'es2023',
           noEmit: true,
+          exactOptionalPropertyTypes: true,
           types: ['node'],
         },
-        files: ['readme.ts'],
+        files: ['readme.ts', 'options.ts'],
       }),
     );
     const tsc = await execa(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', app], { reject: false, all: true });
