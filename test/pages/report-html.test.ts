@@ -119,6 +119,9 @@ run('carbon report --format html, in Chromium', () => {
     expect(report.rows.filter((r) => r.offsets > 0)).toHaveLength(3);
     const foot = await page.$$eval('tfoot th, tfoot td', (cells) => cells.map((c) => c.textContent));
     expect(foot).toEqual(['Total', '5', '33,000', expect.any(String), expect.any(String), '$1,320.00']);
+    // One row, shaded alike: its heading cell is not a column heading's grey (it was, cut off from its row).
+    const shades = await page.$$eval('tfoot th, tfoot td', (cells) => cells.map((c) => getComputedStyle(c).backgroundColor));
+    expect(new Set(shades)).toEqual(new Set(['rgba(0, 0, 0, 0)']));
     expect(report.total).toMatchObject({ kg: 33_000, amount_cents: 132_000, offsets: 5 });
     const meta = await page.textContent('.meta');
     expect(meta).toContain('Span: every purchase');

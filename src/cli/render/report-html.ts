@@ -55,7 +55,7 @@ table { border-collapse: collapse; width: 100%; }
 caption { text-align: left; font-weight: 600; padding-bottom: .5rem; }
 th, td { padding: .35rem .6rem; border-bottom: 1px solid #d0d0d0; }
 th { text-align: left; background: #f2f2f2; }
-tbody th { background: none; }
+tbody th, tfoot th { background: none; }
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 tfoot th, tfoot td { font-weight: 700; border-top: 2px solid #1a1a1a; border-bottom: none; }
 .note { color: #444; margin-top: 1rem; font-size: .9rem; }
