@@ -56,6 +56,13 @@ describe('carbon __complete', () => {
     expect(r.stdout).toMatch(/^buy\tbuy offsets, charged to the balance$/m);
   });
 
+  it('describes --timeout by all it bounds: watch --until-settled too, not only requests and --wait', async () => {
+    const r = await carbon(fx.sandbox, ['__complete', '--', 'watch', '--']);
+    expect(r.stdout).toMatch(
+      /^--timeout\tper request timeout, and how long --wait \(or watch --until-settled\) waits \(env CARBON_TIMEOUT\)$/m,
+    );
+  });
+
   it('offers --format values and profiles from the config file', async () => {
     expect(values((await carbon(fx.sandbox, ['__complete', '--', 'list', '--format', ''])).stdout)).toEqual(FORMATS);
     const profiles = await carbon(fx.sandbox, ['__complete', '--', '--profile', '']);

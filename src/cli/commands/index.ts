@@ -55,7 +55,7 @@ export const ROOT: RootSpec = {
     --base-url <url>           the API's base URL, ending in /api/v1 (env CARBON_BASE_URL)
     --api-key <key>            API key (prefer env CARBON_API_KEY: flags show up in ps)
     --max-retries <n>          retries of failed requests (env CARBON_MAX_RETRIES, default 2)
-    --timeout <seconds>        per request timeout, and how long --wait waits (env CARBON_TIMEOUT)
+    --timeout <seconds>        per request timeout, and how long --wait (or watch --until-settled) waits (env CARBON_TIMEOUT)
     --allow-insecure-http      allow sending the key over http:// to a non-loopback host
     --database <url>           the local model's ledger in PostgreSQL: postgres://… (env CARBON_DATABASE_URL;
                                  default SQLite in CARBON_HOME)
