@@ -101,7 +101,9 @@ function urlAndSchema(url: string, schema: string | undefined): { parsed: URL; c
   const chosen = schema ?? fromUrl ?? DEFAULT_SCHEMA;
   // The schema is carbon's to set (parseDatabaseUrl): a search_path of the URL's own names another, or none of carbon's.
   if (parsed.searchParams.getAll('options').some((o) => /search_path/i.test(o)))
-    throw new Error(`the URL's options set search_path, which carbon sets to the ledger's schema ("${chosen}"); name the schema with ?schema=NAME instead`);
+    throw new Error(
+      `the URL's options set search_path, which carbon sets to the ledger's schema ("${chosen}"); name the schema with ?schema=NAME instead`,
+    );
   if (!SCHEMA_NAME.test(chosen))
     throw new Error(`the schema name "${chosen}" must be lowercase letters, digits and _ (at most 63), starting with a letter or _`);
   if (chosen.startsWith('pg_') || chosen === 'information_schema')
