@@ -14,6 +14,9 @@ import { limit } from '../support/load.js';
  * CARBON_SCREENSHOTS=1 writes docs/report.png (the README links it).
  */
 
+// In the page (evaluated there): the tests' TypeScript has no DOM.
+declare function getComputedStyle(el: unknown): { backgroundColor: string };
+
 const run = withChromium(describe, 'Report page browser tests');
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const newHome = homes();
