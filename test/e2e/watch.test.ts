@@ -402,6 +402,27 @@ describe('in a pipe', () => {
     }
   });
 
+  test("--until-settled's --timeout bounds a poll a server takes and never answers: exit 1 a second past it, saying so", async () => {
+    const stuck = createServer(() => {});
+    await new Promise<void>((resolve) => stuck.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(stuck.address() as AddressInfo).port}/api/v1`;
+    try {
+      // Before: each of the poll's three attempts waited the 2 s, then the backoff: "Could not reach …" after about 7.5 s.
+      const r = await carbon(['watch', '--until-settled', '--timeout', '2'], {
+        home: newHome(),
+        env: { CARBON_BASE_URL: base, CARBON_API_KEY: `ck_test_${'a'.repeat(32)}` },
+      });
+      expect([r.exitCode, r.stdout, r.stderr]).toEqual([
+        1,
+        '',
+        `error: No answer from ${base} by --timeout (2 s): the poll under way was given up.\n`,
+      ]);
+    } finally {
+      stuck.closeAllConnections();
+      await new Promise((resolve) => stuck.close(resolve));
+    }
+  });
+
   test('stops with exit 1 naming the cursor when the server repeats a page', async () => {
     const stub = await repeatingServer('ignore');
     try {

@@ -11,7 +11,7 @@ import { bySigterm, onStopSignal } from '../stop-signals.js';
 
 export const DEFAULT_WAIT_SECONDS = 120;
 /** How long past --timeout a poll under way may take to answer before the wait ends without it. */
-const POLL_GRACE_MS = 1_000;
+export const POLL_GRACE_MS = 1_000;
 
 /**
  * The spinner's last line: ✓ placed (as every other line that says something was done), or ⚠ refunded, in colour where stderr has it, and ora's own

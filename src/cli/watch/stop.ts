@@ -42,22 +42,31 @@ export class Stop {
 
   /**
    * `work`'s result, or undefined if Ctrl-C or SIGTERM comes first: a poll waiting on a server that
-   * does not answer (its attempts and retries a minute and more) is left, not waited for.
+   * does not answer (its attempts and retries a minute and more) is left, not waited for. So is one
+   * still unanswered at `until.at` (--until-settled's deadline), failing with `until.late()`.
    */
-  orInterrupted<T>(work: Promise<T>): Promise<T | undefined> {
+  orInterrupted<T>(work: Promise<T>, until?: { at: number; late: () => Error }): Promise<T | undefined> {
     const signal = this.interrupt.signal;
     return new Promise<T | undefined>((resolve, reject) => {
-      const onAbort = () => resolve(undefined);
+      const timer = until === undefined ? undefined : setTimeout(() => reject(until.late()), Math.max(0, until.at - Date.now()));
+      const done = () => {
+        signal.removeEventListener('abort', onAbort);
+        clearTimeout(timer);
+      };
+      const onAbort = () => {
+        done();
+        resolve(undefined);
+      };
       if (signal.aborted) onAbort();
       signal.addEventListener('abort', onAbort, { once: true });
       // Settling after the signal changes nothing (a promise settles once), and a late failure is not left unhandled.
       work.then(
         (value) => {
-          signal.removeEventListener('abort', onAbort);
+          done();
           resolve(value);
         },
         (err: unknown) => {
-          signal.removeEventListener('abort', onAbort);
+          done();
           reject(err);
         },
       );

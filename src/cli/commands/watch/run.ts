@@ -4,7 +4,7 @@ import { isoTime } from '../../../platform/iso-time.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT } from '../../exit-codes.js';
-import { DEFAULT_WAIT_SECONDS } from '../../offsets/wait.js';
+import { DEFAULT_WAIT_SECONDS, POLL_GRACE_MS } from '../../offsets/wait.js';
 import { clockFor, parseWhen } from '../../options.js';
 import { parseDuration } from '../../render/format.js';
 import { stopName } from '../../stop-signals.js';
@@ -214,7 +214,7 @@ async function follow(ctx: Context, flags: WatchFlags, watch: Watch, initial: Wa
     // Ctrl-C or SIGTERM during the poll ends the run at once, the cursor as it was.
     let found: WatchEvent[] | undefined;
     try {
-      found = await pollOnce(next, first && !watch.resumed);
+      found = await pollOnce(next, first && !watch.resumed, deadline);
     } catch (err) {
       // A server restarting (or its ledger stalled) after the client's own retries: said once, and
       // tried again at the interval, as `stripe listen` reconnects; --until-settled's deadline bounds it.
@@ -282,7 +282,12 @@ const passing = (err: unknown): boolean =>
 /** One poll of the list into `next`: Ctrl-C or SIGTERM during it ends the run at once, the cursor as it was. */
 function poller(ctx: Context, watch: Watch, eventId: Awaited<ReturnType<typeof eventIds>>) {
   const { client, stop, reference } = watch;
-  return (next: WatchState, baseline: boolean) =>
+  // A poll still unanswered a second past --until-settled's deadline (a server that takes the connection and never answers) is given up: exit 1.
+  const late = () =>
+    new CarbonConnectionError(
+      `No answer from ${ctx.settings.baseUrl ?? 'the ledger'} by --timeout (${ctx.settings.timeoutSeconds ?? DEFAULT_WAIT_SECONDS} s): the poll under way was given up.`,
+    );
+  return (next: WatchState, baseline: boolean, deadline: number) =>
     stop.orInterrupted(
       poll(next, client.listAll(reference === null ? {} : { reference }), {
         baseline,
@@ -296,5 +301,6 @@ function poller(ctx: Context, watch: Watch, eventId: Awaited<ReturnType<typeof e
           ),
         warn: (line) => ctx.out.warn(line),
       }),
+      Number.isFinite(deadline) ? { at: deadline + POLL_GRACE_MS, late } : undefined,
     );
 }
