@@ -404,6 +404,28 @@ const stopsOn = async (tail: ReturnType<typeof follow>, signal: 'SIGINT' | 'SIGT
 };
 
 describe('carbon logs --follow', () => {
+  test('stopped before a server that never answers has answered its first read: exit 130, and the last line says which signal', async () => {
+    const asked: unknown[] = [];
+    const stuck = createServer((req) => void asked.push(req));
+    await new Promise<void>((resolve) => stuck.listen(0, '127.0.0.1', resolve));
+    const env = {
+      CARBON_BASE_URL: `http://127.0.0.1:${(stuck.address() as AddressInfo).port}/api/v1`,
+      CARBON_API_KEY: `ck_test_${'a'.repeat(32)}`,
+    };
+    try {
+      // Before: SIGTERM killed it (exit 143, no line), and Ctrl-C exited 130 with no line.
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+        const tail = follow(newHome(), [], env);
+        const before = asked.length;
+        while (asked.length === before) await new Promise((resolve) => setTimeout(resolve, 20));
+        await stopsOn(tail, signal);
+      }
+    } finally {
+      stuck.closeAllConnections();
+      await new Promise((resolve) => stuck.close(resolve));
+    }
+  });
+
   test('on the local ledger: prints what another process (a carbon serve, a command) answers, as it comes, until Ctrl-C', async () => {
     const home = newHome();
     await ok(['balance'], { home }); // provisions the ledger, and is a request already there

@@ -97,41 +97,20 @@ export async function show(ctx: Context, id: string): Promise<void> {
 /**
  * Every entry written from now on, oldest first, until Ctrl-C or SIGTERM (exit 130): the newest seq is read first, then
  * each read waits (on the ledger, or on the served sandbox) for entries after the last one seen. `backlog`: how many
- * of the entries up to that seq are printed first (the newest of them, oldest first).
+ * of the entries up to that seq are printed first (the newest of them, oldest first). The signals are heard from the
+ * first read on: a server that takes the connection and never answers is left at once, with the same last line.
  */
 async function follow(ctx: Context, source: Source, filter: RequestFilter, backlog: number): Promise<void> {
-  // How far it has read the journal (with a filter, past the last entry printed).
-  let read = await source.newestSeq();
-  const earlier = backlog > 0 && read > 0 ? await source.entries({ ...filter, before: read + 1, limit: backlog }, 0) : [];
   const stop = new AbortController();
   // Which signal stopped it, for the last line: a service manager's SIGTERM is not the user's Ctrl-C.
   let heard: NodeJS.Signals | undefined;
-  const onSignal = (signal: NodeJS.Signals) => {
+  const release = onStopSignal((signal) => {
     heard = signal;
     stop.abort();
-  };
-  const release = onStopSignal(onSignal);
-  const draw = ctx.out.json || !ctx.out.interactive ? null : requestStream(await ctx.paint(), terminalWidth(ctx.out.stdout, ctx.env));
-  if (!ctx.out.json) ctx.out.info(`Following the requests of ${source.where} (Ctrl-C to stop)…`);
-  if (earlier.length > 0) write(ctx, earlier.reverse(), draw);
-  let down = false;
+  });
   try {
-    while (!stop.signal.aborted) {
-      try {
-        // Back after a failure: said as soon as the source answers (not once an entry comes, which
-        // may be many seconds on), and before any entry printed after it.
-        if (down) await source.newestSeq();
-        if (down) ctx.out.info('Reached again: following on.');
-        down = false;
-        read = await readStep(ctx, source, filter, read, stop.signal, draw);
-      } catch (err) {
-        // A server restarting (or its ledger stalled): said once, and asked again, as `watch` does.
-        if (!passing(err)) throw err;
-        if (!down) ctx.out.warn(`${err.message} Trying again every 2 s.`);
-        down = true;
-        await pause(2_000, stop.signal);
-      }
-    }
+    const begun = await orStopped(begin(source, filter, backlog), stop.signal);
+    if (begun !== undefined) await followFrom(ctx, source, filter, begun, stop.signal);
   } catch (err) {
     // A served sandbox stops taking the key it was followed with: revoked, or replaced by a reset.
     if (!(err instanceof CliError) || err.exitCode !== EXIT.auth) throw err;
@@ -141,6 +120,53 @@ async function follow(ctx: Context, source: Source, filter: RequestFilter, backl
   }
   throw new CliError(`Stopped following (${stopName(heard)}).`, EXIT.interrupted, 'interrupted');
 }
+
+/** Where following starts: the newest seq (how far it has read the journal), and the backlog's entries up to it. */
+async function begin(source: Source, filter: RequestFilter, backlog: number): Promise<{ read: number; earlier: RequestEntry[] }> {
+  const read = await source.newestSeq();
+  const earlier = backlog > 0 && read > 0 ? await source.entries({ ...filter, before: read + 1, limit: backlog }, 0) : [];
+  return { read, earlier };
+}
+
+/** Prints the backlog, then every entry as it comes, until `signal` aborts. */
+async function followFrom(
+  ctx: Context,
+  source: Source,
+  filter: RequestFilter,
+  begun: { read: number; earlier: RequestEntry[] },
+  signal: AbortSignal,
+): Promise<void> {
+  // How far it has read the journal (with a filter, past the last entry printed).
+  let read = begun.read;
+  const draw = ctx.out.json || !ctx.out.interactive ? null : requestStream(await ctx.paint(), terminalWidth(ctx.out.stdout, ctx.env));
+  if (!ctx.out.json) ctx.out.info(`Following the requests of ${source.where} (Ctrl-C to stop)…`);
+  if (begun.earlier.length > 0) write(ctx, begun.earlier.reverse(), draw);
+  let down = false;
+  while (!signal.aborted) {
+    try {
+      // Back after a failure: said as soon as the source answers (not once an entry comes, which
+      // may be many seconds on), and before any entry printed after it.
+      if (down) await source.newestSeq();
+      if (down) ctx.out.info('Reached again: following on.');
+      down = false;
+      read = await readStep(ctx, source, filter, read, signal, draw);
+    } catch (err) {
+      // A server restarting (or its ledger stalled): said once, and asked again, as `watch` does.
+      if (!passing(err)) throw err;
+      if (!down) ctx.out.warn(`${err.message} Trying again every 2 s.`);
+      down = true;
+      await pause(2_000, signal);
+    }
+  }
+}
+
+/** `work`'s result, or undefined once `signal` aborts first (a late failure is not left unhandled). */
+const orStopped = <T>(work: Promise<T>, signal: AbortSignal): Promise<T | undefined> =>
+  new Promise<T | undefined>((resolve, reject) => {
+    const onAbort = () => resolve(undefined);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 
 /** One read of the entries past `read` (waiting for some), printed; how far the journal is read now. */
 async function readStep(
