@@ -38,23 +38,27 @@ export class Context {
     const s = this.settings;
     const { CarbonClient } = await import('../client/client.js');
     const retry = { maxRetries: s.maxRetries };
-    // --verbose (or CARBON_DEBUG=http): one line per request on stderr: the URL as requested (the
-    // in-process model's path after `local`), with any key in its path or query, and the values of
-    // secret-named query parameters (`?access_token=`), masked as the request journal masks them;
-    // the key never in it.
-    const where = s.engine === 'remote' ? '' : 'local';
-    const verbose = this.verbose || /(^|,)http(,|$)/.test(this.env.CARBON_DEBUG ?? '');
-    const shown = verbose ? await shownUrl() : undefined;
-    const onExchange = shown
-      ? (x: Exchange) =>
-          this.out.info(
-            `http: ${x.method} ${where}${shown(x.url)} ${x.status === 0 ? 'no answer' : x.status} ${x.ms.toFixed(1)}ms${x.requestId === undefined ? '' : ` ${x.requestId}`} attempt ${x.attempt}`,
-          )
-      : undefined;
+    const onExchange = await this.exchangeLog();
     const { apiKey, transport } =
       s.engine === 'remote' ? await this.remote() : await ((await this.ledgerMissing()) ? this.deferred() : this.local());
     this.openClient = new CarbonClient({ apiKey, transport, retry, ...(onExchange ? { onExchange } : {}) });
     return this.openClient;
+  }
+
+  /**
+   * --verbose (or CARBON_DEBUG=http): one line per request on stderr, for the client's requests and
+   * `carbon logs`' own: the URL as requested (the in-process model's path after `local`), with any key
+   * in its path or query, and the values of secret-named query parameters (`?access_token=`), masked
+   * as the request journal masks them; the key never in it. Undefined without either.
+   */
+  async exchangeLog(): Promise<((x: Exchange) => void) | undefined> {
+    if (!this.verbose && !/(^|,)http(,|$)/.test(this.env.CARBON_DEBUG ?? '')) return undefined;
+    const where = this.settings.engine === 'remote' ? '' : 'local';
+    const shown = await shownUrl();
+    return (x) =>
+      this.out.info(
+        `http: ${x.method} ${where}${shown(x.url)} ${x.status === 0 ? 'no answer' : x.status} ${x.ms.toFixed(1)}ms${x.requestId === undefined ? '' : ` ${x.requestId}`} attempt ${x.attempt}`,
+      );
   }
 
   /** The API over HTTP, with the configured key. */

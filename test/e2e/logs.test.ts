@@ -210,6 +210,18 @@ describe('against carbon serve', () => {
     expect(server.stderr()).toContain(`instance       ${server.ready.instance}`);
     const shown = await json<RequestEntry>(['logs', 'show', entries[0]!.id], { home, env });
     expect(shown.response_body).toContain(bought.id);
+    // --verbose (and CARBON_DEBUG=http): a line a request, as for every other command (before: none for these reads).
+    const origin = server.url.replace(/\/api\/v1$/, '');
+    for (const [args, extra] of [
+      [['logs', '--limit', '1', '--verbose'], {}],
+      [['logs', 'show', entries[0]!.id], { CARBON_DEBUG: 'http' }],
+    ] as const) {
+      const said = (await ok([...args], { home, env: { ...env, ...extra } })).stderr.split('\n').filter(Boolean);
+      expect(said.length, args.join(' ')).toBeGreaterThan(0);
+      for (const line of said)
+        expect(line).toMatch(new RegExp(`^http: GET ${origin}/_sandbox/requests\\S* 200 \\d+\\.\\dms req_\\w{14} attempt 1$`));
+      expect(said.join('\n')).not.toContain(key);
+    }
     const unknown = await carbon(['logs', 'show', 'req_nothere'], { home, env });
     expect(unknown.exitCode).toBe(5);
     const refused = await carbon(['logs'], { home, env: { ...env, CARBON_API_KEY: `ck_test_${'x'.repeat(32)}` } });

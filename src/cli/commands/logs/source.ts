@@ -1,4 +1,5 @@
 import type { RequestEntry } from '../../../api/journal.js';
+import type { Exchange } from '../../../client/client.js';
 import { failureReason, isLoopback, type Received, sendHttp } from '../../../client/http-transport.js';
 import { filterParams, type RequestFilter } from '../../../service/journal-view.js';
 import type { Context } from '../../context.js';
@@ -42,10 +43,10 @@ export async function journalSource(ctx: Context): Promise<JournalSource> {
       newestSeq: () => sandbox.journal.newestSeq(),
     };
   }
-  return servedSource(ctx);
+  return servedSource(ctx, await ctx.exchangeLog());
 }
 
-function servedSource(ctx: Context): JournalSource {
+function servedSource(ctx: Context, log: ((x: Exchange) => void) | undefined): JournalSource {
   const s = ctx.settings;
   const base = new URL(s.baseUrl!);
   const origin = `${base.origin}${base.pathname.replace(/\/+$/, '').replace(/\/api\/v1$/, '')}`;
@@ -68,16 +69,23 @@ function servedSource(ctx: Context): JournalSource {
   const key = s.apiKey;
   const get = async (path: string, signal?: AbortSignal): Promise<unknown> => {
     const timeoutMs = (s.timeoutSeconds ?? 30) * 1000;
+    const url = `${origin}${path}`;
+    const started = performance.now();
+    // --verbose: a line a request, as the client's (one attempt: these reads are not retried).
+    const said = (status: number, requestId?: string) =>
+      log?.({ method: 'GET', url, status, ms: performance.now() - started, requestId, attempt: 1 });
     let res: Received;
     try {
-      res = await sendHttp(`${origin}${path}`, {
+      res = await sendHttp(url, {
         method: 'GET',
         headers: { authorization: `Bearer ${key}`, accept: 'application/json', 'user-agent': 'carbon-cli' },
         body: '',
         signal: signal ?? AbortSignal.timeout(timeoutMs),
       });
+      said(res.status, res.headers['request-id']);
     } catch (err) {
       if (signal?.aborted) return { object: 'list', data: [] };
+      said(0);
       throw new CliError(`Could not reach ${origin}: ${failureReason(err, timeoutMs)}.`, EXIT.failure, 'connection_error');
     }
     return answer(res, origin, path);
