@@ -98,7 +98,7 @@ describe('a base URL that is no http(s) URL, or has a query or a fragment', () =
 });
 
 describe('an offset id that is no path segment', () => {
-  test("carbon show '', '.' and '..' ask no URL (they would resolve to /offsets/ or /api/v1/): 404 as on the local model", async () => {
+  test("carbon show '', '.' and '..' ask no URL (they would resolve to /offsets/ or /api/v1/): '' a usage error, the others 404, as on the local model", async () => {
     const home = newHome();
     // A server that answers 200 to anything, as many would to /api/v1/ or /offsets/: what carbon asked is recorded.
     const asked: string[] = [];
@@ -109,17 +109,21 @@ describe('an offset id that is no path segment', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     try {
-      for (const id of ['', '.', '..']) {
-        const env = { CARBON_API_KEY: 'ck_test_abcdefghijklmnop', CARBON_BASE_URL: `http://127.0.0.1:${port}/api/v1` };
+      const env = { CARBON_API_KEY: 'ck_test_abcdefghijklmnop', CARBON_BASE_URL: `http://127.0.0.1:${port}/api/v1` };
+      for (const [id, exitCode, stderr] of [
+        ['', 2, 'error: The <id> given is empty: give the offset id (off_…); nothing was done.\n'],
+        ['.', 5, "error: No such offset: '.'. (param: id)\n"],
+        ['..', 5, "error: No such offset: '..'. (param: id)\n"],
+      ] as const) {
         const remote = await carbon(['show', id], { home, env });
         const local = await carbon(['show', id], { home });
         expect({ id, exitCode: remote.exitCode, stdout: remote.stdout, stderr: remote.stderr }).toEqual({
           id,
-          exitCode: 5,
+          exitCode,
           stdout: '',
-          stderr: `error: No such offset: '${id}'. (param: id)\n`,
+          stderr,
         });
-        expect([local.exitCode, local.stderr]).toEqual([5, remote.stderr]);
+        expect([local.exitCode, local.stderr]).toEqual([exitCode, stderr]);
       }
       expect(asked).toEqual([]);
     } finally {
