@@ -10,6 +10,7 @@ import { parseDuration } from '../../render/format.js';
 import { stopName } from '../../stop-signals.js';
 import { beginCursor, readCursor, writeCursor } from '../../watch/cursor.js';
 import { type EventType, eventIds, freshState, poll, type WatchEvent, type WatchState } from '../../watch/follow.js';
+import { forwardUrl } from '../../watch/forward-url.js';
 import { signingSecret } from '../../watch/secret.js';
 import { notPrinted, Stop } from '../../watch/stop.js';
 
@@ -129,25 +130,7 @@ function checkFlags(flags: WatchFlags): { intervalMs: number; forwardUrl: URL | 
     throw usage(`--interval must be a duration from 10ms to 1h, such as 2s or 500ms, not "${flags.interval}".`);
   if (flags.status !== undefined && !(flags.status in STATUS_EVENT))
     throw usage(`--status is one of processing, placed, refunded, not "${flags.status}".`);
-  let forwardUrl: URL | undefined;
-  if (flags.forwardTo !== undefined) {
-    try {
-      forwardUrl = new URL(flags.forwardTo);
-    } catch {
-      forwardUrl = undefined;
-    }
-    // What was typed is echoed only when it cannot hold a user name or password (nothing before an @).
-    const typed = flags.forwardTo.includes('@') ? `what was given (${flags.forwardTo.length} characters)` : `"${flags.forwardTo}"`;
-    if (forwardUrl === undefined || !/^https?:$/.test(forwardUrl.protocol))
-      throw usage(`--forward-to must be an http(s) URL such as http://localhost:3000/webhooks, not ${typed}.`);
-    // fetch refuses such a URL, so no event could be delivered; and every warning would print it.
-    if (forwardUrl.username !== '' || forwardUrl.password !== '')
-      throw usage(
-        '--forward-to must not carry a user name or password (user:password@): they would show in every line that names the URL.',
-        'The receiver checks the Carbon-Signature header instead.',
-      );
-  }
-  return { intervalMs, forwardUrl };
+  return { intervalMs, forwardUrl: flags.forwardTo === undefined ? undefined : forwardUrl(flags.forwardTo) };
 }
 
 type Forwarder = import('../../watch/forward.js').Forwarder;
@@ -279,14 +262,18 @@ function stillProcessing(ctx: Context, state: WatchState, cursor: string | undef
 const passing = (err: unknown): boolean =>
   (err instanceof CarbonConnectionError && !(err instanceof CarbonAnswerError)) || (err instanceof CarbonApiError && err.status >= 500);
 
-/** One poll of the list into `next`: Ctrl-C or SIGTERM during it ends the run at once, the cursor as it was. */
+/**
+ * One poll of the list into `next`: Ctrl-C or SIGTERM during it ends the run at once, the cursor as it was; so does
+ * --until-settled's deadline, a second past it, with a poll a server took and never answered (exit 1, said so).
+ */
 function poller(ctx: Context, watch: Watch, eventId: Awaited<ReturnType<typeof eventIds>>) {
   const { client, stop, reference } = watch;
-  // A poll still unanswered a second past --until-settled's deadline (a server that takes the connection and never answers) is given up: exit 1.
+  const { baseUrl, timeoutSeconds = DEFAULT_WAIT_SECONDS } = ctx.settings;
   const late = () =>
     new CarbonConnectionError(
-      `No answer from ${ctx.settings.baseUrl ?? 'the ledger'} by --timeout (${ctx.settings.timeoutSeconds ?? DEFAULT_WAIT_SECONDS} s): the poll under way was given up.`,
+      `No answer from ${baseUrl ?? 'the ledger'} by --timeout (${timeoutSeconds} s): the poll under way was given up.`,
     );
+  const found = (err: unknown) => !(err instanceof CarbonApiError && err.status === 404);
   return (next: WatchState, baseline: boolean, deadline: number) =>
     stop.orInterrupted(
       poll(next, client.listAll(reference === null ? {} : { reference }), {
@@ -294,11 +281,7 @@ function poller(ctx: Context, watch: Watch, eventId: Awaited<ReturnType<typeof e
         since: watch.since,
         now: () => isoTime(Date.now()),
         eventId,
-        exists: (id) =>
-          client.get(id).then(
-            () => true,
-            (err: unknown) => !(err instanceof CarbonApiError && err.status === 404),
-          ),
+        exists: (id) => client.get(id).then(() => true, found),
         warn: (line) => ctx.out.warn(line),
       }),
       Number.isFinite(deadline) ? { at: deadline + POLL_GRACE_MS, late } : undefined,
