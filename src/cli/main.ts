@@ -1,4 +1,5 @@
 import { CommanderError } from 'commander';
+import { refuseNonUtf8Arguments } from './argv-text.js';
 import { usage } from './errors.js';
 import { EXIT } from './exit-codes.js';
 import { unknownCommandHint } from './groups.js';
@@ -10,7 +11,14 @@ import { type ErrorIO, runToExit } from './run-to-exit.js';
 export function main(argv: string[]): Promise<never> {
   // `carbon help X` needs only X in the tree, as `carbon X --help` does.
   const named = argv[0] === 'help' && argv.length > 1 ? argv[1] : argv[0];
-  return runToExit(argv, (opened) => buildProgram(named, opened).parseAsync(argv, { from: 'user' }), commanderError);
+  return runToExit(
+    argv,
+    async (opened) => {
+      refuseNonUtf8Arguments(argv);
+      await buildProgram(named, opened).parseAsync(argv, { from: 'user' });
+    },
+    commanderError,
+  );
 }
 
 /** commander's help and version end the run with 0; its usage errors are reported like every other error. */

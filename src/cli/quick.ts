@@ -87,7 +87,8 @@ export function quickArgs(
   argv: readonly string[],
 ): { spec: CommandSpec; globals: GlobalOptions; positionals: readonly string[]; flags: Record<string, string | true> } | undefined {
   const spec = QUICK_COMMANDS.find((c) => c.name === argv[0]);
-  if (spec === undefined) return undefined;
+  // An argument that may not have been UTF-8 is the CLI's to refuse (argv-text.ts).
+  if (spec === undefined || argv.some((arg) => arg.includes('\uFFFD'))) return undefined;
   // commander's default for a flag declared only as --no-color.
   const globals: GlobalOptions = { color: true };
   const positionals: string[] = [];
