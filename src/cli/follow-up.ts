@@ -15,17 +15,26 @@ const VALUED = new Set(['--profile', '--base-url', '--database', '--database-sch
 /** A word as a POSIX shell reads it back: bare when safe, single-quoted otherwise. */
 export const shellWord = (word: string): string => (/^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);
 
-/** The flags of `argv` that choose the engine, profile or mode, in the order they were typed. */
+/**
+ * The flags of `argv` that choose the engine, profile or mode, in the order they were typed, each
+ * once, as commander reads a repeat: a switch given twice is on (`--live --live` is `--live`), a
+ * flag given two values has the last.
+ */
 export function engineFlags(argv: readonly string[] = process.argv.slice(2)): string[] {
   const args = shownArgs(argv);
-  const kept: string[] = [];
+  const kept = new Map<string, string[]>();
+  const keep = (name: string, words: string[]) => {
+    if (!SWITCHES.has(name)) kept.delete(name);
+    kept.set(name, words);
+  };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
-    if (SWITCHES.has(arg)) kept.push(arg);
-    else if (VALUED.has(arg) && i + 1 < args.length) kept.push(arg, args[++i]!);
-    else if (VALUED.has(arg.split('=', 1)[0]!) && arg.includes('=')) kept.push(arg);
+    const name = arg.split('=', 1)[0]!;
+    if (SWITCHES.has(arg)) keep(arg, [arg]);
+    else if (VALUED.has(arg) && i + 1 < args.length) keep(arg, [arg, args[++i]!]);
+    else if (VALUED.has(name) && arg.includes('=')) keep(name, [arg]);
   }
-  return kept;
+  return [...kept.values()].flat();
 }
 
 /**

@@ -22,3 +22,16 @@ test("a database URL's password is ***, whole, whatever it holds (an @ too), in 
     expect(shown).not.toMatch(/ss@|S3cret/);
   }
 });
+
+test('a flag typed twice is said once, as commander reads it: a switch on, a value the last given', () => {
+  expect(engineFlags(['buy', '--live', '--kg', '5', '--yes', '--live'])).toEqual(['--live']);
+  expect(engineFlags(['list', '--profile', 'a', '--live', '--profile=b', '--database', 'x', '--database', 'y'])).toEqual([
+    '--live',
+    '--profile=b',
+    '--database',
+    'y',
+  ]);
+  expect(followUp(['sandbox', 'topup', '2000'], ['buy', '--kg', '5', '--test', '--local', '--test'])).toBe(
+    'carbon sandbox topup 2000 --test --local',
+  );
+});
