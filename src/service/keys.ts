@@ -35,6 +35,15 @@ export function newApiKey(mode: Mode): string {
   return `${KEY_PREFIX}_${mode}_${SANDBOX_KEY_MARK}${randomBase62(32 - SANDBOX_KEY_MARK.length)}`;
 }
 
+/**
+ * A new offset's id, marked as the sandbox's as its keys are (`off_sandbox…`): an app that keeps
+ * only the id (or the body, whose `livemode` may be true) can still tell a rehearsal from a
+ * purchase. 24 letters and digits after `off_`, as the service's; the 17 random ones are 101 bits.
+ */
+export function newOffsetId(): string {
+  return `off_${SANDBOX_KEY_MARK}${randomBase62(24 - SANDBOX_KEY_MARK.length)}`;
+}
+
 /** The mode a well-formed key names, or null for anything that is not a key of ours. */
 export function keyMode(key: string): Mode | null {
   const m = KEY_PATTERN.exec(key);

@@ -11,7 +11,7 @@ import {
 } from '../store/port.js';
 import { checkPermission, checkStanding } from './access.js';
 import { ApiError } from './errors.js';
-import { newCertificateId, randomBase62 } from './keys.js';
+import { newCertificateId, newOffsetId } from './keys.js';
 import { mustHaveAccount } from './lifecycle.js';
 import { decidePurchase, replayed } from './purchase.js';
 import type { PurchaseRequest } from './validation.js';
@@ -166,7 +166,7 @@ function decideAll(
       const decision = decidePurchase(
         { account, available, prior, newestCreated },
         { mode, request: job.request, idempotencyKey: job.idempotencyKey, now, maxAmount: job.maxAmount },
-        { offset: () => `off_${randomBase62(24)}`, certificate: newCertificateId },
+        { offset: newOffsetId, certificate: newCertificateId },
       );
       if (decision.kind === 'replay') {
         replays.set(slot, decision.offsetId);

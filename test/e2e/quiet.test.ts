@@ -11,7 +11,7 @@ describe('-q, --quiet: ids only, one a line', () => {
     const ids: string[] = [];
     for (const kg of [1, 2, 3]) {
       const r = await ok(['buy', '--kg', String(kg), '-q'], { home });
-      expect(r.stdout).toMatch(/^off_[A-Za-z0-9]{24}\n$/);
+      expect(r.stdout).toMatch(/^off_sandbox[A-Za-z0-9]{17}\n$/);
       expect(r.stderr).toBe('');
       ids.push(r.stdout.trim());
     }

@@ -656,6 +656,8 @@ describe('carbon serve: publicUrl', () => {
       body: '{"kg": 10}',
       headers: { 'idempotency-key': 'pub' },
     });
+    // A live offset of the sandbox's says so in its id, as its keys do (README, "The sandbox").
+    expect(bought.json.id).toMatch(/^off_sandbox[A-Za-z0-9]{17}$/);
     await h.server.sandbox.advanceClock(60_000);
     const r = await call(h, 'GET', `/api/v1/offsets/${bought.json.id as string}`, { key: h.keys.live });
     expect(r.json.certificate_url).toMatch(/^https:\/\/sandbox\.example\.test\/certificates\/cert_[0-9a-f]{24}$/);
