@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -263,6 +263,31 @@ run('one ledger on PostgreSQL, for the CLI and for carbon serve', () => {
         expect(r.stderr.split('\n')).toHaveLength(2);
       } else expect(JSON.parse(r.stderr).error).toEqual({ type: 'api_error', code: 'storage_error', message: said });
     }
+  });
+
+  test('a password file others may read is not read, as libpq does: one line saying so and what to do, exit 1', async () => {
+    const home = newHome();
+    const url = new URL(TEST_DATABASE_URL!);
+    const password = decodeURIComponent(url.password);
+    url.password = '';
+    const passfile = join(home, 'pgpass');
+    // The right password, in a file of mode 0644.
+    writeFileSync(passfile, `*:*:*:${decodeURIComponent(url.username)}:${password.replace(/[\\:]/g, '\\$&')}\n`);
+    chmodSync(passfile, 0o644);
+    const env = { CARBON_DATABASE_URL: url.toString(), PGPASSFILE: passfile };
+    for (const format of [[], ['--json']]) {
+      const r = await carbon(['balance', ...format], { home, env });
+      expect([r.exitCode, r.stdout]).toEqual([1, '']);
+      // Before: the pgpass module's own WARNING line, then "none was found".
+      expect(r.stderr.trim().split('\n'), r.stderr).toHaveLength(1);
+      expect(r.stderr).toContain(
+        `asks for a password, and the password file ${passfile} can be read or written by others (mode 0644), so it is not read.`,
+      );
+      if (format.length === 0) expect(r.stderr).toContain('chmod 600');
+      expect(r.stderr).not.toContain(password);
+    }
+    chmodSync(passfile, 0o600);
+    expect((await carbon(['balance', '--json'], { home, env })).exitCode).toBe(0);
   });
 
   test("the password from the password file: nothing on stderr but what carbon says; a wrong one there is named as the file's", async () => {

@@ -1,6 +1,9 @@
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
 import pgpass from 'pgpass';
 import { hostName } from '../../platform/host.js';
+import { PASSWORD_FILE_REFUSED } from './errors.js';
 
 /**
  * node-postgres's client, which reads a password that neither the URL nor PGPASSWORD gives from the
@@ -15,8 +18,37 @@ export class PasswordFileClient extends pg.Client {
     // The URL's password, or PGPASSWORD's, as node-postgres took it; none: null.
     const self = this as unknown as { password: string | null | ((params: unknown) => Promise<string | undefined>) };
     if (self.password === null || self.password === undefined)
-      self.password = (params) => new Promise((resolve) => pgpass(params as Record<string, unknown>, resolve));
+      self.password = (params) => {
+        const refused = passwordFileRefused();
+        if (refused !== undefined) return Promise.reject(Object.assign(new Error(refused), { code: PASSWORD_FILE_REFUSED }));
+        return new Promise((resolve) => pgpass(params as Record<string, unknown>, resolve));
+      };
   }
+}
+
+/**
+ * Why the password file is there and not read, or undefined: libpq (and the pgpass module) pass
+ * over one that is no plain file or that others may read, and the module said so on stderr in a
+ * line of its own, after which the connection failed as if there were no file. Said instead in the
+ * connection's one error, with what to do. Windows keeps no such modes.
+ */
+export function passwordFileRefused(
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+): string | undefined {
+  if (platform === 'win32' || Object.hasOwn(env, 'PGPASSWORD')) return undefined;
+  const file = env.PGPASSFILE || join(env.HOME || './', '.pgpass');
+  let mode: number;
+  try {
+    const st = statSync(file, { throwIfNoEntry: false });
+    if (st === undefined) return undefined;
+    if (!st.isFile()) return `the password file ${file} is not a plain file, so it is not read`;
+    mode = st.mode & 0o777;
+  } catch {
+    return undefined;
+  }
+  if ((mode & 0o077) === 0) return undefined;
+  return `the password file ${file} can be read or written by others (mode ${mode.toString(8).padStart(4, '0')}), so it is not read`;
 }
 
 /**

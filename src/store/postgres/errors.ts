@@ -1,6 +1,9 @@
 import { LedgerError } from '../ledger-error.js';
 import { deadlines } from './deadlines.js';
 
+/** The code of the error a connection fails with when the password file is there but not read (client.ts). */
+export const PASSWORD_FILE_REFUSED = 'CARBON_PASSWORD_FILE_REFUSED';
+
 /** Node's socket errors: the server's host or the network between. */
 const SOCKET_CODES = new Set([
   'ECONNREFUSED',
@@ -151,6 +154,12 @@ function credentialsError(code: string, message: string, label: string): LedgerE
       label.includes(':***@')
         ? 'Check the user and password in the database URL.'
         : 'Check the user in the database URL, and its password in PGPASSWORD or the password file (PGPASSFILE, or ~/.pgpass).',
+    );
+  if (code === PASSWORD_FILE_REFUSED)
+    return new LedgerError(
+      `PostgreSQL at ${label} asks for a password, and ${message}.`,
+      label,
+      "Make it its owner's alone (chmod 600), as libpq requires, or put the password in the database URL.",
     );
   // Not in the URL, nor in PGPASSFILE or ~/.pgpass for this host: node-postgres fails in its own words.
   if (/^SASL: .*password must be a string|^The server requested password-based authentication, but no password was provided/.test(message))
