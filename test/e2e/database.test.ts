@@ -217,12 +217,20 @@ describe('a database URL that cannot be used: one line, exit code, no password, 
       ['?schema=team_a', [], { CARBON_DATABASE_SCHEMA: 'other' }, 'and \\"team_a\\" in the URL; give one'],
       // The schema is carbon's to set: the URL's options setting another search_path would have moved the ledger there.
       ['?options=-c%20search_path%3Dteam_y', [], {}, "the URL's options set search_path, which carbon sets to the ledger's schema"],
+      // A NUL ends a setting in PostgreSQL's protocol: before, the server's 08P01, said as "cannot be reached right now".
+      ['?application_name=x%00y', [], {}, 'the parameter \\"application_name\\" holds a NUL character (%00)'],
     ] as const) {
       const r = await carbon(['balance', '--json', '--database', `${url}${query}`, ...args], { home: newHome(), env });
       expect([query, r.exitCode, r.stdout, r.stderr.trim().split('\n').length]).toEqual([query, 2, '', 1]);
       expect(r.stderr).toContain(said);
       expect(r.stderr).not.toMatch(/ECONNREFUSED|hunter2/);
     }
+    const nul = await carbon(['balance', '--database', 'postgres://carbon:hun%00ter2@127.0.0.1:1/carbon'], { home: newHome() });
+    expect([nul.exitCode, nul.stderr]).toEqual([
+      2,
+      expect.stringContaining('the user name, password or database name holds a NUL character (%00)'),
+    ]);
+    expect(nul.stderr).not.toMatch(/hun|ter2/);
     // The same schema twice, and libpq's own parameters, are taken (and the connection then tried: refused here, exit 1).
     for (const [query, args] of [
       ['?schema=team_a', ['--database-schema', 'team_a']],
@@ -288,6 +296,22 @@ run('one ledger on PostgreSQL, for the CLI and for carbon serve', () => {
     }
     chmodSync(passfile, 0o600);
     expect((await carbon(['balance', '--json'], { home, env })).exitCode).toBe(0);
+  });
+
+  test('a setting in the URL the server refuses (a bad value, an unknown name in options): said as the setting, not as an unexpected error', async () => {
+    const home = newHome();
+    for (const [option, said] of [
+      ['statement_timeout%3Dbogus', '(22023: invalid value for parameter \\"statement_timeout\\": \\"bogus\\")'],
+      ['no_such_setting%3D1', '(42704: unrecognized configuration parameter \\"no_such_setting\\")'],
+    ] as const) {
+      const url = new URL(TEST_DATABASE_URL!);
+      url.searchParams.set('schema', 'carbon_refused_setting');
+      const r = await carbon(['balance', '--json'], { home, env: { CARBON_DATABASE_URL: `${url.toString()}&options=-c%20${option}` } });
+      expect([r.exitCode, r.stdout, r.stderr.trim().split('\n').length]).toEqual([1, '', 1]);
+      expect(r.stderr).toContain('refused a setting the database URL gives');
+      expect(r.stderr).toContain(said);
+      expect(r.stderr).not.toContain('Unexpected');
+    }
   });
 
   test("the password from the password file: nothing on stderr but what carbon says; a wrong one there is named as the file's", async () => {

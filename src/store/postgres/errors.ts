@@ -73,6 +73,13 @@ export function pgError(err: unknown, label: string): Error {
       true,
     );
   if (code === '55P03') return lockRefused(label);
+  // A setting the URL gives (`?options=-c statement_timeout=bogus`, application_name…) that the server refuses as it opens the session.
+  if ((code === '22023' || code === '42704') && /parameter/.test(message))
+    return new LedgerError(
+      `PostgreSQL at ${label} refused a setting the database URL gives (${code}: ${message}).`,
+      label,
+      "Fix it in the URL's options (-c name=value) or parameters, as psql would take them.",
+    );
   // A standby, or a failover's old primary: reads go on, writes wait for a primary.
   if (code === '25006')
     return new LedgerError(

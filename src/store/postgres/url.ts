@@ -35,6 +35,8 @@ function parameterProblem(params: URLSearchParams): string | undefined {
       return `${what} is not one carbon or PostgreSQL reads${hint}`;
     }
     if (params.getAll(name).length > 1) return `${what} is given more than once; give it once`;
+    // PostgreSQL's protocol ends each setting at a NUL: the server refused it as a broken message (08P01), said as an outage.
+    if (params.get(name)!.includes('\0')) return `${what} holds a NUL character (%00), which PostgreSQL cannot take`;
   }
   return undefined;
 }
@@ -90,6 +92,8 @@ function urlAndSchema(url: string, schema: string | undefined): { parsed: URL; c
   }
   if (cutShort(parsed, parsed.pathname))
     throw new Error(`not a URL: ${maskUrl(url)} (a "/" in the user name or password must be written %2F)`);
+  if ([parsed.username, parsed.password, parsed.pathname].some((part) => part.toLowerCase().includes('%00')))
+    throw new Error('the user name, password or database name holds a NUL character (%00), which PostgreSQL cannot take');
   const mistyped = parameterProblem(parsed.searchParams);
   if (mistyped !== undefined) throw new Error(mistyped);
   const fromUrl = parsed.searchParams.get('schema');
