@@ -360,6 +360,32 @@ run('one ledger on PostgreSQL, for the CLI and for carbon serve', () => {
     limit(60_000),
   );
 
+  test('a purchase whose statement the server cancels at its deadline (a lock held) was not made, and says so: not "may or may not"', async () => {
+    const schema = freshSchema('cancelled');
+    schemas.push(schema);
+    const home = newHome();
+    await ok(['balance'], { home, env: { CARBON_DATABASE_URL: schema.url } });
+    // Another session holds the offsets table against writes (reads go on), past carbon's statement deadline.
+    const holder = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`LOCK TABLE "${schema.schema}".offsets IN SHARE ROW EXCLUSIVE MODE`);
+      const env = { CARBON_DATABASE_URL: schema.url, CARBON_PG_STATEMENT_TIMEOUT_MS: String(limit(1_000)) };
+      for (const format of [[], ['--json']]) {
+        const r = await carbon(['buy', '--kg', '5', '--yes', ...format], { home, env });
+        expect([r.exitCode, r.stdout]).toEqual([1, '']);
+        expect(r.stderr).toContain('did not finish a statement within');
+        expect(r.stderr).toContain('Nothing was bought.');
+        expect(r.stderr).not.toMatch(/may or may not|idempotency/);
+      }
+    } finally {
+      await holder.query('ROLLBACK');
+      await holder.end();
+    }
+    expect((await json<{ data: unknown[] }>(['list'], { home, env: { CARBON_DATABASE_URL: schema.url } })).data).toEqual([]);
+  });
+
   test("the URL's own options reach every connection, and the schema stays carbon's: the one ?schema= names", async () => {
     const schema = freshSchema('opts');
     schemas.push(schema);

@@ -1,5 +1,5 @@
 import type { Offset } from '../../api/types.js';
-import type { LedgerError } from '../../engine/ledger.js';
+import { LedgerError } from '../../engine/ledger.js';
 import type { Context } from '../context.js';
 import { CliError } from '../errors.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
@@ -51,11 +51,12 @@ export function retriedRefusal(status: number, code: string | undefined, earlier
  * What a purchase the ledger failed under is (`carbon buy`, `carbon api POST /offsets`). On
  * PostgreSQL (the connection lost, a statement past its deadline) its COMMIT may have been carried
  * out with the answer lost, and running the command again would buy anew: its outcome is unknown,
- * with the key to retry with. SQLite's file says whether its commit was made: a failed one was not.
+ * with the key to retry with. SQLite's file says whether its commit was made: a failed one was not,
+ * nor was one PostgreSQL refused or cancelled before its COMMIT (err.unwritten): said so.
  */
 export function ledgerFailedPurchase(ctx: Context, err: LedgerError, idempotencyKey: string): Error {
   ctx.ledgerFailed = true;
   if (ctx.settings.store.kind === 'postgres' && !err.unwritten)
     return unknownPurchase(err.message, EXIT.failure, 'storage_error', idempotencyKey);
-  return err;
+  return new LedgerError(`${err.message} Nothing was bought.`, err.path, err.hint, err.transient, err.unwritten);
 }

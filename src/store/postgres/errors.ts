@@ -181,7 +181,9 @@ function credentialsError(code: string, message: string, label: string): LedgerE
 /**
  * The server answered, and is up: a statement ran or waited past its deadline, was cancelled, or
  * every connection it allows is taken. "Cannot be reached" would send the reader to the network.
- * Transient: requests can be retried.
+ * Transient: requests can be retried. A statement the server cancelled (57014) failed its
+ * transaction, whose COMMIT had not been made (an error from COMMIT itself is a rollback): nothing
+ * was written, so a purchase is said not made, not "may or may not" (unknown-outcome.ts).
  */
 function serverBusy(code: string, message: string, label: string): LedgerError | undefined {
   if (code === '57014' && /statement timeout/.test(message))
@@ -190,12 +192,14 @@ function serverBusy(code: string, message: string, label: string): LedgerError |
       label,
       'Another session may hold a lock on its tables (pg_locks and pg_stat_activity show which), or the server is overloaded; requests can be retried.',
       true,
+      true,
     );
   if (code === '57014')
     return new LedgerError(
       `PostgreSQL at ${label} cancelled a statement (${message}).`,
       label,
       'Another session cancelled it (pg_cancel_backend), or the server is shutting down; requests can be retried.',
+      true,
       true,
     );
   // node-postgres's pool: every connection of this instance's stayed busy for the connect deadline (a new connection
