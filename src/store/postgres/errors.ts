@@ -2,7 +2,7 @@ import { LedgerError } from '../ledger-error.js';
 import { deadlines } from './deadlines.js';
 
 /** The code of the error a connection fails with when the password file is there but not read (client.ts). */
-export const PASSWORD_FILE_REFUSED = 'CARBON_PASSWORD_FILE_REFUSED';
+export const PASSWORD_FILE_REFUSED = 'carbon.password_file_refused';
 
 /** Node's socket errors: the server's host or the network between. */
 const SOCKET_CODES = new Set([
@@ -60,7 +60,7 @@ export function pgError(err: unknown, label: string): Error {
   if (err instanceof LedgerError) return err;
   const code = (err as { code?: string }).code ?? '';
   const message = err instanceof Error ? err.message : String(err);
-  const refused = credentialsError(code, message, label) ?? changedUnder(code, message, label);
+  const refused = credentialsError(code, message, label) ?? changedUnder(code, message, label) ?? settingRefused(code, message, label);
   if (refused !== undefined) return refused;
   if (code === '3D000') return new LedgerError(`The database in ${label} does not exist.`, label, 'Create it (createdb), or fix the URL.');
   // Passing, as far as a client can tell: EAI_AGAIN is the resolver's "try again", and ENOTFOUND
@@ -73,13 +73,6 @@ export function pgError(err: unknown, label: string): Error {
       true,
     );
   if (code === '55P03') return lockRefused(label);
-  // A setting the URL gives (`?options=-c statement_timeout=bogus`, application_name…) that the server refuses as it opens the session.
-  if ((code === '22023' || code === '42704') && /parameter/.test(message))
-    return new LedgerError(
-      `PostgreSQL at ${label} refused a setting the database URL gives (${code}: ${message}).`,
-      label,
-      "Fix it in the URL's options (-c name=value) or parameters, as psql would take them.",
-    );
   // A standby, or a failover's old primary: reads go on, writes wait for a primary.
   if (code === '25006')
     return new LedgerError(
@@ -149,6 +142,16 @@ function changedUnder(code: string, message: string, label: string): LedgerError
       `Grant the user the rights on the schema's tables again (docs/deploy.md, "The rights carbon's user needs").`,
     );
   return undefined;
+}
+
+/** A setting the URL gives (`?options=-c statement_timeout=bogus`, an unknown name) that the server refuses as it opens the session. */
+function settingRefused(code: string, message: string, label: string): LedgerError | undefined {
+  if ((code !== '22023' && code !== '42704') || !/parameter/.test(message)) return undefined;
+  return new LedgerError(
+    `PostgreSQL at ${label} refused a setting the database URL gives (${code}: ${message}).`,
+    label,
+    "Fix it in the URL's options (-c name=value) or parameters, as psql would take them.",
+  );
 }
 
 /** The server refused the user or password, or asked for a password none was given for. */
