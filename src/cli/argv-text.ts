@@ -14,7 +14,8 @@ export function refuseNonUtf8Arguments(argv: readonly string[], rawArgs: () => B
   const at = argv.findIndex((arg) => arg.includes('\uFFFD'));
   if (at === -1) return;
   const raw = rawArgs();
-  if (raw?.every((arg) => isUtf8(arg))) return;
+  // The command's own arguments are the last ones (before them: node, its flags, the script).
+  if (raw !== undefined && raw.length >= argv.length && raw.slice(raw.length - argv.length).every((arg) => isUtf8(arg))) return;
   const arg = argv[at]!;
   const flag =
     arg.startsWith('--') && arg.includes('=')

@@ -27,6 +27,10 @@ test('an argument with U+FFFD whose bytes were not UTF-8 is refused, naming its 
 test('U+FFFD typed as UTF-8 passes; where the bytes cannot be read, it is refused; without U+FFFD nothing is read', () => {
   expect(refusal(['buy', '--reference', 'caf\uFFFD'], bytes('node', 'carbon.cjs', 'buy', '--reference', 'caf\uFFFD'))).toBeUndefined();
   expect(refusal(['buy', '--reference', 'caf\uFFFD'], () => undefined)).toMatch(/not UTF-8 text/);
+  // Bytes that are not UTF-8 in the path carbon was run from are not the arguments'.
+  expect(
+    refusal(['buy', '--reference', 'caf\uFFFD'], bytes('node', [0x2f, 0xe9, 0x2f], 'buy', '--reference', 'caf\uFFFD')),
+  ).toBeUndefined();
   expect(
     refusal(['buy', '--reference', 'café'], () => {
       throw new Error('read');
