@@ -1,5 +1,6 @@
 import { LIMITS, type PurchaseParams } from '../api/types.js';
 import { isoTime } from '../platform/iso-time.js';
+import { WHOLE_DIGITS } from '../service/units.js';
 import type { Context } from './context.js';
 import { type CliError, usage } from './errors.js';
 import { dollars, grouped, parseDollars } from './render/format.js';
@@ -10,7 +11,7 @@ import { dollars, grouped, parseDollars } from './render/format.js';
  * quantity has one (`12.50` dollars). Exponents (`1e3`), underscores, spaces, `0x` and misplaced
  * commas are refused everywhere, and the error says which.
  */
-const NUMBER = /^-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?$/;
+const NUMBER = new RegExp(String.raw`^-?${WHOLE_DIGITS}(?:\.\d+)?$`);
 
 /** Why the text is not a number as carbon reads them, as a parenthesis for the error ('' if it is one). */
 export function whyNotANumber(text: string): string {
@@ -36,6 +37,10 @@ function readNumber(value: string): number {
 export function numberOption(value: string, flag: string): number {
   const n = readNumber(value);
   if (Number.isNaN(n)) throw usage(`${flag} must be a number such as 500 or 1,000, not "${value}"${whyNotANumber(value)}.`);
+  // Decimals a double cannot hold (`4.9999999999999999999` is 5 as a number): sent on, they would
+  // be a whole number the API buys, where the API refuses the same text as not whole.
+  if (Number.isInteger(n) && /\.\d*[1-9]/.test(value))
+    throw usage(`${flag} must be a whole number, not "${value}" (more decimals than carbon counts exactly).`);
   return n;
 }
 

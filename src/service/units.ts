@@ -50,8 +50,14 @@ export function ratePerKg(millicents: number): string {
   return `$${grouped(whole)}.${frac}/kg`;
 }
 
+/**
+ * A whole number's digits as carbon reads them everywhere: thousands grouped by commas (the first
+ * group not 0: `0,100` reads as a decimal comma, a tenth, and is refused) or not grouped at all.
+ */
+export const WHOLE_DIGITS = String.raw`(?:[1-9]\d{0,2}(?:,\d{3})+|\d+)`;
+
 /** Dollars as written: `250`, `$1,000.50`; parseDollars says null for such a text only when it is too large to count exactly. */
-export const DOLLARS = /^\$?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{1,2}))?$/;
+export const DOLLARS = new RegExp(String.raw`^\$?(${WHOLE_DIGITS})(?:\.(\d{1,2}))?$`);
 
 /** "250", "250.5", "$1,000.00" → cents; null for anything else (more than two decimals, a sign, words). */
 export function parseDollars(text: string): number | null {

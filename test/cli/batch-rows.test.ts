@@ -41,6 +41,15 @@ describe('numbers of a semicolon- or tab-separated file', () => {
     expect(readRow(['1,200', 'r'], kgColumns, 'point')).toEqual({ kg: 1200, reference: 'r' });
     expect(readRow(['1.200', 'r'], kgColumns, 'point')).toContain('kg must be a whole number');
   });
+
+  test('a first group of 0 groups no thousands: 0,100 is refused in a comma-separated file, 0.100 kg in a semicolon one', () => {
+    expect(readRow(['0,100', 'r'], kgColumns, 'point')).toContain('kg must be a whole number such as 500 or 1,000, not "0,100"');
+    expect(readRow(['0,250', 'r'], dollarColumns, 'point')).toContain('amount must be dollars such as 12.50, not "0,250"');
+    expect(readRow(['0.100', 'r'], kgColumns, 'comma')).toContain('kg must be a whole number such as 500 or 1.000, not "0.100"');
+    expect(readRow(['0,100', 'r'], kgColumns, 'comma')).toContain(
+      'kg must be a whole number such as 500 or 1.000, not "0,100" (no decimals)',
+    );
+  });
 });
 
 describe('headers', () => {

@@ -61,6 +61,15 @@ describe('accepted the same way everywhere', () => {
   });
 });
 
+test('--kg 4.9999999999999999999 is refused as not whole, as the API refuses the same text, not bought as 5 kg', () => {
+  expect(message(() => numberOption('4.9999999999999999999', '--kg'))).toBe(
+    '--kg must be a whole number, not "4.9999999999999999999" (more decimals than carbon counts exactly).',
+  );
+  expect(message(() => numberOption('99.99999999999999999', '--amount-cents'))).toContain('(more decimals than carbon counts exactly)');
+  // Decimals a double holds are passed on for the API to judge; zeros after the point are whole.
+  expect([numberOption('4.5', '--kg'), numberOption('1.000', '--kg')]).toEqual([4.5, 1]);
+});
+
 describe('refused the same way everywhere, saying why', () => {
   test.each([
     ['1e3', 'write the digits out: no exponents'],
@@ -69,6 +78,10 @@ describe('refused the same way everywhere, saying why', () => {
     ['1 000', 'group thousands with commas, or not at all'],
     ['1,00', 'commas group thousands, as in 1,000'],
     ['10,0000', 'commas group thousands, as in 1,000'],
+    // A first group of 0 is a decimal comma (a tenth), not a hundred: refused, never read 1,000 times too large.
+    ['0,100', 'commas group thousands, as in 1,000'],
+    ['00,250', 'commas group thousands, as in 1,000'],
+    ['000,001.5', 'commas group thousands, as in 1,000'],
   ])('%j: %s', (text, why) => {
     expect(whyNotANumber(text)).toBe(` (${why})`);
     for (const fn of [() => numberOption(text, '--kg'), () => wholeNumberOption(text, '--limit'), () => dollarsOption(text, '--amount')]) {

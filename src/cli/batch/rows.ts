@@ -1,5 +1,5 @@
 import type { PurchaseParams } from '../../api/types.js';
-import { parseDollars } from '../../service/units.js';
+import { parseDollars, WHOLE_DIGITS } from '../../service/units.js';
 import { usage } from '../errors.js';
 import { whyNotANumber } from '../options.js';
 
@@ -91,9 +91,10 @@ interface Reading {
   decimals: string;
 }
 
-const POINT = /^(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?$/;
+const WHOLE = new RegExp(`^${WHOLE_DIGITS}$`);
+const POINT = new RegExp(String.raw`^(${WHOLE_DIGITS})(?:\.(\d+))?$`);
 // The same grouping character all through: dots, spaces (also no-break and narrow no-break) or apostrophes.
-const COMMA = /^(\d{1,3}(?:([. \u00a0\u202f'])\d{3}(?:\2\d{3})*)|\d+)(?:,(\d+))?$/;
+const COMMA = /^([1-9]\d{0,2}(?:([. \u00a0\u202f'])\d{3}(?:\2\d{3})*)|\d+)(?:,(\d+))?$/;
 
 function readPoint(text: string): Reading | null {
   const m = POINT.exec(text);
@@ -164,7 +165,7 @@ export function readRow(cells: readonly string[], columns: Columns, style: Numbe
   const extra = cells.slice(columns.width).filter((c) => c.trim() !== '');
   if (extra.length > 0) {
     const shown = extra.slice(0, 3).map((c) => JSON.stringify(c.trim()));
-    return `${cells.length} cells where the header names ${columns.width} columns (past them: ${shown.join(', ')}${extra.length > 3 ? ', …' : ''}): an unquoted comma splits a cell in two (1,200 is 1 and 200), so quote such a cell ("1,200"), or name the column in the header`;
+    return `${cells.length} cells where the header names ${columns.width} column${columns.width === 1 ? '' : 's'} (past them: ${shown.join(', ')}${extra.length > 3 ? ', …' : ''}): an unquoted comma splits a cell in two (1,200 is 1 and 200), so quote such a cell ("1,200"), or name the column in the header`;
   }
   const given = (['kg', 'amount', 'amount_cents'] as const).filter((f) => cell(f) !== '');
   if (given.length === 0) return 'no kg, amount or amount_cents';
@@ -184,8 +185,7 @@ export function readRow(cells: readonly string[], columns: Columns, style: Numbe
     params.amount_cents = cents;
   } else {
     // kg and amount_cents: whole numbers, grouped by commas or not at all (the API judges the range).
-    if (!/^(?:\d{1,3}(?:,\d{3})+|\d+)$/.test(text))
-      return `${field} must be a whole number such as 500 or 1,000, not "${text}"${whyNotANumber(text)}`;
+    if (!WHOLE.test(text)) return `${field} must be a whole number such as 500 or 1,000, not "${text}"${whyNotANumber(text)}`;
     const n = Number(text.replace(/,/g, ''));
     if (!Number.isSafeInteger(n)) return `${field} is too large: "${text}"`;
     if (field === 'kg') params.kg = n;
