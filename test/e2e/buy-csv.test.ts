@@ -2,10 +2,12 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { gzipSync } from 'node:zlib';
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
 import { ROOT } from '../support/binary.js';
+import { ledgerPath } from '../support/children.js';
 import { BIN, baseEnv, carbon, carbonTty, homes, json, ok, parseCsv, pipeline, plain, sandboxKeys, serve } from '../support/cli.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
 import { headerless } from '../support/headerless-proxy.js';
@@ -988,6 +990,33 @@ describe('in a pipe', () => {
     expect(resumed.exitCode).toBe(0);
     expect(JSON.parse(resumed.stdout.trim().split('\n').at(-1)!)).toMatchObject({ rows: 600, replayed: bought, bought: 600 - bought });
     expect(await offsetIds(home)).toHaveLength(600);
+  });
+
+  // A pipe says its reader is gone only when written to: the row whose result met the closed pipe
+  // was bought, and none after it. The ledger's write lock, held here, keeps the first purchase
+  // waiting until the reader has read the header and closed its end.
+  test('a reader gone before the first purchase: that row is bought, no row after it, exit 10', async () => {
+    const home = newHome();
+    await ok(['balance'], { home });
+    const csv = file(home, 'f.csv', `kg\n${'1\n'.repeat(50)}`);
+    const gone = join(home, 'reader-gone');
+    const other = new DatabaseSync(ledgerPath(home));
+    other.exec('BEGIN IMMEDIATE');
+    let cut: Promise<Awaited<ReturnType<typeof pipeline>>>;
+    try {
+      cut = pipeline(`carbon buy --from-csv ${csv} | { read -r header; exec <&-; : > ${gone}; }`, {
+        home,
+        env: { CARBON_BUSY_TIMEOUT_MS: '60000' },
+      });
+      while (!existsSync(gone)) await new Promise((resolve) => setTimeout(resolve, 20));
+    } finally {
+      other.exec('COMMIT');
+      other.close();
+    }
+    const run = await cut;
+    expect(run.exitCode).toBe(10);
+    expect(run.stderr).toMatch(/^error: Batch incomplete: 1 of 50 rows bought .*; 49 skipped \(stdout was closed/);
+    expect(await offsetIds(home)).toHaveLength(1);
   });
 
   test('with --json too: a batch cut off by its reader exits 10, a dry run 3, though the totals line comes last', async () => {
