@@ -7,9 +7,9 @@ import type { CloseOptions } from '../store/port.js';
 
 /**
  * The composition root: the one place the local engine is put together (the ledger's store, the
- * sandbox over it, the service), for a command, `carbon serve` and the tests alike. It is the
- * only module above src/service that imports src/store: it knows the target, so it can say
- * where the ledger is, while the port itself names no implementation.
+ * sandbox over it, the service), for a command, `carbon serve` and the tests alike. With
+ * snapshot-check.ts (a scratch ledger), the only modules above src/service that import src/store:
+ * it knows the target, so it can say where the ledger is, while the port itself names no implementation.
  */
 
 export type { Health, StoreTarget };

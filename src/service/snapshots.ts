@@ -17,6 +17,7 @@ import {
   SnapshotWriter,
   snapshotTables,
 } from './snapshot-format.js';
+import { checkIdempotencyKey } from './validation.js';
 
 /**
  * Snapshots of the sandbox (docs/snapshots.md): the whole model saved to one file, and a file
@@ -71,6 +72,54 @@ function checkRole(row: SnapshotRow, seen: Set<string>): void {
 }
 
 /**
+ * The text columns the API answers with, or matches a request against, in the shapes the model
+ * makes them: an offset's id the API serves as `off_` + letters and digits (the spec's), a
+ * certificate's as `cert_` + 24 hex digits, an Idempotency-Key as the header takes one, and its
+ * request's fingerprint as purchase.ts writes it. Loaded otherwise, the API answered outside its
+ * own contract.
+ */
+const SHAPES: Partial<Record<SnapshotTable, Record<string, (v: string) => boolean>>> = {
+  offsets: { id: (v) => /^off_[A-Za-z0-9]+$/.test(v), certificate_id: (v) => /^cert_[0-9a-f]{24}$/.test(v) },
+  api_keys: { id: (v) => /^key_[A-Za-z0-9]+$/.test(v) },
+  entries: { offset_id: (v) => /^off_[A-Za-z0-9]+$/.test(v) },
+  idempotency: { key: (v) => isIdempotencyKey(v), fingerprint: isFingerprint },
+};
+const SHAPE_COLUMNS = Object.fromEntries(
+  Object.entries(SHAPES).map(([table, checks]) => {
+    const names = Object.keys(SNAPSHOT_TABLES.find((t) => t.name === table)!.columns);
+    return [table, Object.entries(checks).map(([name, ok]) => [name, names.indexOf(name), ok] as const)];
+  }),
+);
+
+function isIdempotencyKey(v: string): boolean {
+  try {
+    return checkIdempotencyKey(v, true) === v;
+  } catch {
+    return false;
+  }
+}
+
+/** `[kg, amount_cents, reference]`, each as a request may give it (purchase.ts, fingerprint). */
+function isFingerprint(v: string): boolean {
+  try {
+    const f: unknown = JSON.parse(v);
+    const whole = (x: unknown) => x === null || Number.isSafeInteger(x);
+    return Array.isArray(f) && f.length === 3 && whole(f[0]) && whole(f[1]) && (f[2] === null || typeof f[2] === 'string');
+  } catch {
+    return false;
+  }
+}
+
+function checkShapes(batch: { table: SnapshotTable; rows: SnapshotRow[] }): void {
+  for (const [name, i, ok] of SHAPE_COLUMNS[batch.table] ?? [])
+    for (const row of batch.rows) {
+      const v = row[i];
+      if (typeof v === 'string' && !ok(v))
+        throw new SnapshotError('snapshot_damaged', `${batch.table}.${name} ${JSON.stringify(v)} is not one the model makes`);
+    }
+}
+
+/**
  * The rows, with the settings a command makes (the account's rate, review limit and rate limit,
  * the fault setting) checked as those commands check them (settings.ts): a file cannot give the
  * model what `carbon sandbox` refuses, which broke every later request (a window of 0 ms, a fault
@@ -79,6 +128,7 @@ function checkRole(row: SnapshotRow, seen: Set<string>): void {
 async function* checked(batches: OpenedSnapshot['batches']): OpenedSnapshot['batches'] {
   const roles = new Set<string>();
   for await (const batch of batches) {
+    checkShapes(batch);
     if (batch.table === 'api_keys') for (const row of batch.rows) checkRole(row, roles);
     if (batch.table === 'account')
       for (const row of batch.rows) {

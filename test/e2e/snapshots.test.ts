@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
@@ -454,15 +455,30 @@ describe('a home with no sandbox yet', () => {
     const whole = readFileSync(valid, 'utf8');
     writeFileSync(join(home, 'cut.ndjson'), whole.slice(0, whole.lastIndexOf('\n', whole.length - 2) + 1));
     writeFileSync(join(home, 'bad.ndjson'), 'garbage\n');
+    // Every line well made and the checksum right, but the offset's amount is not its kg at its rate:
+    // a rule across rows, which only a load (into a scratch ledger here) can check.
+    const rows = whole.trimEnd().split('\n').slice(1, -1);
+    const forged = [whole.split('\n')[0]!, ...rows.map((l) => (l.startsWith('["offsets",') ? l.replace(',5,20,4000,', ',5,19,4000,') : l))];
+    const body = forged.map((l) => `${l}\n`).join('');
+    writeFileSync(
+      join(home, 'forged.ndjson'),
+      `${body}${JSON.stringify({ end: { rows: rows.length, sha256: createHash('sha256').update(body).digest('hex') } })}\n`,
+    );
+    const files = ['bad.ndjson', 'cut.ndjson', 'forged.ndjson', 'valid.ndjson'];
     for (const args of [
       ['load', join(home, 'bad.ndjson')],
       ['load', join(home, 'cut.ndjson')],
+      ['load', join(home, 'forged.ndjson')],
+      ['load', join(home, 'forged.ndjson'), '--dry-run'],
       ['save', join(home, 'no-such-dir', 'x.ndjson')],
     ]) {
       const r = await carbon(['sandbox', 'snapshot', ...args], { home });
       expect([args, r.exitCode, r.stdout]).toEqual([args, 2, '']);
-      expect(readdirSync(home).sort()).toEqual(['bad.ndjson', 'cut.ndjson', 'valid.ndjson']);
+      expect(readdirSync(home).sort()).toEqual(files);
     }
+    expect((await carbon(['sandbox', 'snapshot', 'load', join(home, 'forged.ndjson')], { home })).stderr).toMatch(
+      /the ledger it holds does not add up: offset off_\w+: amount_cents 19 is not 5 kg/,
+    );
     // A whole file still makes the sandbox, loaded (its one offset).
     expect((await ok(['sandbox', 'snapshot', 'load', valid], { home })).stderr).toContain('(1 offset, ');
     expect(readdirSync(home)).toContain('data');

@@ -217,6 +217,21 @@ describe.each(STORES)('on %s', (_name, open) => {
     }
   });
 
+  test('a UTF-8 byte-order mark an editor put before the header is no part of the file: skipped, not summed, the file loads', async () => {
+    const { sandbox } = await open();
+    try {
+      await buy(sandbox, 'test', 'bom-1', { kg: 5 });
+      const text = await save(sandbox);
+      const bytes = async function* () {
+        yield Buffer.from(`\ufeff${text}`, 'utf8');
+      };
+      await expect((await sandbox.snapshots()).load(() => linesOf(bytes()))).resolves.toMatchObject({ counts: { offsets: 1 } });
+      expect(rowsOf(await save(sandbox))).toEqual(rowsOf(text));
+    } finally {
+      await sandbox.close();
+    }
+  });
+
   test('rows that break the ledger (an offset twice) under a right checksum: refused, nothing changed', async () => {
     const { sandbox } = await open();
     try {
@@ -296,6 +311,41 @@ describe.each(STORES)('on %s: settings no command could make', (_name, open) => 
         expect(rowsOf(await save(sandbox))).toEqual(rowsOf(text));
         await sandbox.status();
         await sandbox.faults();
+      }
+    } finally {
+      await sandbox.close();
+    }
+  });
+});
+
+describe.each(STORES)('on %s: ids and keys in shapes the model never makes', (_name, open) => {
+  test('under a right checksum (an offset id without off_, a certificate id, an empty Idempotency-Key, a fingerprint, a key id): refused, by --dry-run too, nothing changed', async () => {
+    const { sandbox } = await open();
+    try {
+      await sandbox.topUp('live', 25_000);
+      const id = await buy(sandbox, 'live', 'shapes-1', { kg: 5 });
+      const text = await save(sandbox);
+      const lines = text.trimEnd().split('\n').slice(0, -1);
+      const table = (name: string) => (l: string) => l.startsWith(`["${name}",`);
+      const files: Array<[string, string[], RegExp]> = [
+        ['an offset id without off_', lines.map((l) => l.replaceAll(id, 'not_an_offset_id')), /offsets.id "not_an_offset_id"/],
+        ['a certificate id not cert_ and hex', edited(lines, table('offsets'), (r) => [...r.slice(0, 15), 'cert_XYZ']), /certificate_id/],
+        ['an empty Idempotency-Key', edited(lines, table('idempotency'), (r) => [r[0], r[1], '', ...r.slice(3)]), /idempotency.key ""/],
+        [
+          'a fingerprint no request makes',
+          edited(lines, table('idempotency'), (r) => [...r.slice(0, 3), 'garbage', ...r.slice(4)]),
+          /fingerprint/,
+        ],
+        ['a key id without key_', edited(lines, table('api_keys'), (r) => [r[0], 'k1', ...r.slice(2)]), /api_keys.id "k1"/],
+      ];
+      for (const [what, changed, why] of files) {
+        const file = resealed(changed);
+        const dry = await inspectSnapshot(linesOf(chunks(file))).catch((e: unknown) => e);
+        expect([what, (dry as SnapshotError).code], String(dry)).toEqual([what, 'snapshot_damaged']);
+        const err = await load(sandbox, file).catch((e: unknown) => e);
+        expect([what, (err as SnapshotError).code], String(err)).toEqual([what, 'snapshot_damaged']);
+        expect((err as Error).message).toMatch(why);
+        expect(rowsOf(await save(sandbox))).toEqual(rowsOf(text));
       }
     } finally {
       await sandbox.close();

@@ -15,9 +15,10 @@ import {
 import { dirname, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import pkg from '../../../../package.json' with { type: 'json' };
+import { checkSnapshot } from '../../../engine/snapshot-check.js';
 import { keysNotKnownHere } from '../../../service/sandbox-model.js';
 import { linesOf, SnapshotError } from '../../../service/snapshot-format.js';
-import { inspectSnapshot, type SnapshotSummary } from '../../../service/snapshots.js';
+import type { SnapshotSummary } from '../../../service/snapshots.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT } from '../../exit-codes.js';
@@ -179,14 +180,14 @@ export async function snapshotLoad(ctx: Context, file: string, flags: { dryRun?:
   const name = file === '-' ? 'stdin' : file;
   try {
     if (flags.dryRun) {
-      const summary = await inspectSnapshot(lines());
+      const summary = await checkSnapshot(lines);
       await note(ctx, () => `${name} is a whole snapshot (${held(summary)}); nothing was loaded (--dry-run).`);
       await print(ctx, summary, snapshotCard, snapshotPlain);
       return;
     }
-    // Into a home with no ledger yet, a file is read through once before the ledger is made: one
-    // it refuses makes no sandbox (bad input changes nothing). stdin cannot be read twice.
-    if (file !== '-' && (await ctx.ledgerMissing())) await inspectSnapshot(lines());
+    // Into a home with no ledger yet, a file is loaded into a scratch ledger before the ledger is
+    // made: one it refuses makes no sandbox (bad input changes nothing). stdin cannot be read twice.
+    if (file !== '-' && (await ctx.ledgerMissing())) await checkSnapshot(lines);
     const sandbox = await open(ctx, 'snapshot load');
     const summary = await (await sandbox.snapshots()).load(lines);
     await note(
