@@ -110,4 +110,20 @@ describe('an SSL setting carbon cannot use: one line, before any connection, no 
     expect(r.stderr).toContain('(a "/" in the user name or password must be written %2F)');
     expect(r.stderr).not.toContain('ter2');
   });
+
+  // An "@" in the password before its "/": the URL reads as a host made of the password's middle,
+  // and the rest of it, with an "@", as the path. Said the same way, with none of the password.
+  test('an "@" and then a "/" in the password: refused before connecting, the password never shown', async () => {
+    const url = 'postgres://carbon:Tr0ub4dor@x/horse-battery-staple@127.0.0.1:1/carbon';
+    for (const [args, env] of [
+      [['balance'], { CARBON_DATABASE_URL: url }],
+      [['balance', '--json'], { CARBON_DATABASE_URL: url }],
+      [['balance', '--database', url], {}],
+    ] as const) {
+      const r = await carbon([...args], { home: newHome(), env });
+      expect([r.exitCode, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toContain('in the user name or password must be written %2F');
+      expect(r.stderr).not.toMatch(/Tr0ub4dor|horse|battery|staple/);
+    }
+  });
 });

@@ -56,11 +56,14 @@ function read(url: string): URL {
 }
 
 /**
- * Whether a `/` in the user or password cut the URL's address short (psql reads it so too):
- * nothing is left for the user, and the rest of the password, with the real host, is in `after`
- * (the path; or the query and fragment too, where the password also held a `?` or `#`).
+ * Whether a `/` in the user or password cut the URL's address short (psql reads it so too): the
+ * rest of the password, with the real host, is in `after` (the path; or the query and fragment too,
+ * where the password also held a `?` or `#`). Nothing is left for the user (`carbon:80/pw@db`), or,
+ * with an `@` in the password before its `/` (`carbon:pw@x/y@db`), a part of the password is the
+ * host and the rest, with an `@`, is in the path.
  */
-const cutShort = (u: URL, after: string): boolean => u.username === '' && u.password === '' && after.includes('@');
+const cutShort = (u: URL, after: string): boolean =>
+  u.pathname.includes('@') || (u.username === '' && u.password === '' && after.includes('@'));
 const beyondHost = (u: URL): string => `${u.pathname}${u.search}${u.hash}`;
 
 /**
@@ -146,9 +149,10 @@ export function maskUrl(url: string): string {
   try {
     const u = read(url);
     if (cutShort(u, beyondHost(u))) {
-      // `postgres://carbon:80/pw@db:5432/x`: the "host" is the user, and all up to the last `@` the password.
+      // `postgres://carbon:80/pw@db:5432/x`: the "host" is the user, and all up to the last `@` the
+      // password; `postgres://carbon:p@w/d@db/x`: the user is the user, the password the same.
       const rest = url.slice(url.lastIndexOf('@') + 1).replace(SECRET_PAIR, '$1***');
-      return `${u.protocol}//${u.hostname}:***@${rest}`;
+      return `${u.protocol}//${u.username || u.hostname}:***@${rest}`;
     }
     if (u.password !== '') u.password = '***';
     for (const name of [...u.searchParams.keys()]) if (SECRET_PARAM.test(name)) u.searchParams.set(name, '***');
