@@ -1,5 +1,8 @@
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, test } from 'vitest';
-import { carbon, homes, json, ok, serve } from '../support/cli.js';
+import { carbon, carbonTty, homes, json, ok, serve } from '../support/cli.js';
 
 /**
  * `carbon sandbox login`: a fresh one-time link to the developer page, made through the ledger,
@@ -46,6 +49,28 @@ describe('carbon sandbox login', () => {
     expect(asJson.developer_page_url).toMatch(/\/login\?token=/);
     await first.stop();
     await second.stop();
+  });
+
+  // The opener's arguments are in every user's `ps`: it gets a file of the user's own (0600) that
+  // leads the browser on to the link, as Jupyter's does, not the link with its token.
+  test('on a terminal with a display: the opener is handed a private file that leads on to the link, never the token', async () => {
+    const home = newHome();
+    const server = await serve(home);
+    const bin = join(home, 'bin');
+    mkdirSync(bin);
+    const opened = join(home, 'opened.txt');
+    writeFileSync(join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s\\n' "$@" >> ${opened}\n`, { mode: 0o755 });
+    const r = await carbonTty(['sandbox', 'login'], { home, env: { PATH: `${bin}:${process.env.PATH}`, DISPLAY: ':0' } });
+    expect(r.exitCode, r.output).toBe(0);
+    expect(r.output).toContain(`Opening ${new URL(server.url).origin}/login (a one-time link)`);
+    expect(r.output).not.toContain('token=');
+    const file = join(home, 'data', 'login.html');
+    expect(readFileSync(opened, 'utf8')).toBe(`${pathToFileURL(file).href}\n`);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const link = /http-equiv="refresh" content="0;url=([^"]+)"/.exec(readFileSync(file, 'utf8'))![1]!;
+    expect(link).toMatch(/\/login\?token=[A-Za-z0-9_-]{32}$/);
+    expect((await signIn(link)).status).toBe(303);
+    await server.stop();
   });
 
   test('--url names the address; without a served address it says how to get one (exit 2)', async () => {

@@ -1,6 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type RunningServer, startServer } from '../../src/server/server.js';
@@ -50,6 +51,22 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
     await chromium?.close();
     await server?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  // `carbon sandbox login` hands the browser a file that leads on to the link (e2e/login.test.ts),
+  // as a chat or an email would: a navigation from another site, after which a browser sends no
+  // SameSite=Strict cookie with a redirect. The page must still open signed in.
+  test('a login link opened from another site (a file, a chat) signs in: the page opens, not the sign-in page', async () => {
+    const out = await chromium.browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const link = `${server.origin}/login?token=${await server.sandbox.pages.newLoginToken(Date.now())}`;
+    const file = join(dir, 'login.html');
+    writeFileSync(file, `<!doctype html><meta http-equiv="refresh" content="0;url=${link}"><a href="${link}">sign in</a>`);
+    const tab = await out.newPage();
+    await tab.goto(pathToFileURL(file).href);
+    await tab.waitForURL(`${server.origin}/`);
+    await tab.waitForLoadState('load');
+    expect(await tab.title()).toBe('carbon sandbox (test)');
+    await out.close();
   });
 
   test('signed out, the page says how to get a login link: carbon sandbox login, not a restart', async () => {

@@ -13,7 +13,7 @@ import { putFlash, takeFlash } from './flash.js';
 import { formMode, formOf, keyAccess } from './form-fields.js';
 import { offsetPage } from './offset-page.js';
 import { cookie, SESSION_COOKIE, sameSite, sessionCookie } from './session.js';
-import { loginPage, missingPage, type Typed } from './views.js';
+import { loginPage, missingPage, signedInPage, type Typed } from './views.js';
 
 /**
  * The developer page's handlers, as the request table (src/server/requests.ts) names them: `/`
@@ -53,7 +53,9 @@ export async function login(r: Incoming, served: Served): Promise<Reply> {
     return html(401, loginPage('That login link is not valid: it was used, it expired, or the sandbox was reset since.'));
   }
   if (r.upper === 'HEAD') return redirect('/');
-  return redirect('/', { 'set-cookie': sessionCookie(served.pageOrigin, await pages.newSession(now)) });
+  const signedIn = { 'set-cookie': sessionCookie(served.pageOrigin, await pages.newSession(now)) };
+  // Opened from another site (a chat, `carbon sandbox login`'s file), a redirect would go without the SameSite=Strict cookie.
+  return r.headers['sec-fetch-site'] === 'cross-site' ? html(200, signedInPage(), signedIn) : redirect('/', signedIn);
 }
 
 /**
@@ -93,12 +95,10 @@ export async function signedIn(r: Incoming, served: Served): Promise<Reply> {
 }
 
 async function offset(sandbox: Sandbox, segment: string, session: Session): Promise<Reply> {
-  let id = '';
+  let id = ''; // names no offset where the segment is not valid percent-encoding
   try {
     id = decodeURIComponent(segment);
-  } catch {
-    // Not valid percent-encoding: names no offset.
-  }
+  } catch {}
   const found = await sandbox.offset(id);
   if (found === undefined) return html(404, missingPage(`There is no offset ${redactSecrets(id)}.`, session.csrf));
   return html(200, offsetPage(found, session.csrf, await sandbox.awaitsReview(found.id)));

@@ -91,6 +91,19 @@ export function field(id: string, label: string, control: string): string {
 /** An id (an offset's, a key's), in the page's monospace font. */
 export const idText = (id: string) => `<code class="id">${escapeHtml(id)}</code>`;
 
+/**
+ * Signed in by a link opened from another site (a chat, an email, `carbon sandbox login`'s file):
+ * a browser sends no SameSite=Strict cookie on the redirect such a navigation follows, so this page
+ * of the site's own goes on to the developer page, and the cookie goes with that.
+ */
+export function signedInPage(): string {
+  return htmlDocument(
+    'carbon sandbox: signed in',
+    `${HEAD}\n<meta http-equiv="refresh" content="0;url=/">`,
+    `${SANDBOX_BAND}\n<main class="narrow">\n<h1>carbon sandbox</h1>\n<p>Signed in. <a href="/">Go on to the developer page</a>.</p>\n</main>`,
+  );
+}
+
 /** The page for a browser without a session; `signedOut`, the one just after signing out (the link it used is spent). */
 export function loginPage(message: string, signedOut = false): string {
   const how = signedOut
