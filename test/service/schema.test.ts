@@ -234,8 +234,10 @@ describe.runIf(postgresAvailable())('PostgreSQL: the schema changed under a runn
           await sql(change.replace('$S', schema.schema));
           const refused = await engine.sandbox.topUp('test', 25_000).catch((err: unknown) => err);
           expect(refused, change).toBeInstanceOf(LedgerError);
+          // The server refused the statement, so its transaction wrote nothing: a purchase says "Nothing was bought."
           expect(refused).toMatchObject({
             transient: false,
+            unwritten: true,
             message: change.startsWith('DROP')
               ? expect.stringMatching(/tables in .* are gone \(42P01/)
               : expect.stringMatching(/refused carbon's user \(42501/),

@@ -120,6 +120,7 @@ export function pgError(err: unknown, label: string): Error {
 /**
  * The schema changed under a running carbon: its tables dropped (42P01), its schema dropped or not
  * the user's to use (3F000), or the user's rights on them taken away (42501). Not passing: a person mends it (503 with no Retry-After).
+ * The server refused a statement, so its transaction wrote nothing: a purchase is said not made.
  */
 function changedUnder(code: string, message: string, label: string): LedgerError | undefined {
   // No schema to use: dropped, or carbon's user may not use it (a schema of another role's): either way, said so.
@@ -128,18 +129,24 @@ function changedUnder(code: string, message: string, label: string): LedgerError
       `The ledger's schema in ${label} cannot be used (3F000: ${message}).`,
       label,
       `It was dropped, or carbon's user has no rights on it: grant them (docs/deploy.md, "The rights carbon's user needs"), or restore it (carbon sandbox snapshot load), or restart carbon to make a fresh one.`,
+      false,
+      true,
     );
   if (code === '42P01')
     return new LedgerError(
       `The ledger's tables in ${label} are gone (${code}: ${message}).`,
       label,
       'Its schema was dropped or changed by hand: restore it (carbon sandbox snapshot load), or restart carbon to make a fresh one.',
+      false,
+      true,
     );
   if (code === '42501')
     return new LedgerError(
       `PostgreSQL at ${label} refused carbon's user (42501: ${message}).`,
       label,
       `Grant the user the rights on the schema's tables again (docs/deploy.md, "The rights carbon's user needs").`,
+      false,
+      true,
     );
   return undefined;
 }
