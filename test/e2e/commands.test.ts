@@ -226,6 +226,12 @@ describe.concurrent('help and version', () => {
     expect(r.stdout).toBe(`${pkg.version}\n`);
   });
 
+  // Text asked for by name, which --json does not change (README, "A tour"), as help asked for by name.
+  test('carbon --version --json is the version, and completion bash --json the script', async () => {
+    expect((await ok(['--version', '--json'], { home: home() })).stdout).toBe(`${pkg.version}\n`);
+    expect((await ok(['completion', 'bash', '--json'], { home: home() })).stdout).toMatch(/^# bash completion for carbon/);
+  });
+
   // bin/carbon.cjs answers --version, and --help into a pipe or a file, without loading the CLI;
   // a stdout that cannot take the text ends as any command's does (exit 1, the same line), not 0.
   // /dev/full is ENOSPC; a file past `ulimit -f` is EFBIG (--help into a terminal-like /dev/full
