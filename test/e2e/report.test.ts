@@ -347,6 +347,12 @@ describe('carbon report', () => {
       '',
       'error: 1943-01 to 2026-05 is 1,001 months; a report has at most 1,000 rows. Give a shorter span with --since and --until, or --by quarter.\n',
     ]);
+    // By week over as many months: too many months too, so the coarser period named is the quarter.
+    const weekly = await carbon(['report', '--since', '1943-01-01', '--until', '2026-05-01', '--by', 'week'], { home });
+    expect([weekly.exitCode, weekly.stderr]).toEqual([
+      2,
+      'error: 1942-W53 to 2026-W18 is 4,349 weeks; a report has at most 1,000 rows. Give a shorter span with --since and --until, or --by quarter.\n',
+    ]);
     await ok(['buy', '--kg', '5'], { home });
     await ok(['sandbox', 'clock', 'advance', '7100d'], { home });
     await ok(['buy', '--kg', '5'], { home });

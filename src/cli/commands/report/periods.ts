@@ -69,9 +69,12 @@ export function periodsOf(first: number, last: number, by: Period): string[] {
   if (last < first) return [];
   const n = count(first, last, by);
   if (n > MAX_PERIODS) {
-    const coarser = by === 'week' ? ', or --by month' : by === 'month' ? ', or --by quarter' : '';
+    // The coarser period named only where it fits the span (1900 to now is too many months too).
+    const coarser = (['month', 'quarter'] as const).find(
+      (c) => (by === 'week' || (by === 'month' && c === 'quarter')) && count(first, last, c) <= MAX_PERIODS,
+    );
     throw usage(
-      `${periodOf(first, by)} to ${periodOf(last, by)} is ${grouped(n)} ${by}s; a report has at most ${grouped(MAX_PERIODS)} rows. Give a shorter span with --since and --until${coarser}.`,
+      `${periodOf(first, by)} to ${periodOf(last, by)} is ${grouped(n)} ${by}s; a report has at most ${grouped(MAX_PERIODS)} rows. Give a shorter span with --since and --until${coarser === undefined ? '' : `, or --by ${coarser}`}.`,
     );
   }
   const out: string[] = [];
