@@ -1,4 +1,4 @@
-import { keyShape, maskUrlPasswords } from '../service/keys.js';
+import { keyShape, maskUrlPasswords, redactSecrets } from '../service/keys.js';
 
 /**
  * Commands printed for the user to run next (follow a wait, the next page): the command as it
@@ -39,8 +39,8 @@ export function engineFlags(argv: readonly string[] = process.argv.slice(2)): st
 
 /**
  * `argv` as a printed command may repeat it: without `--api-key` and its key, which would be shown
- * in full, but with the mode that key chose (`--live` for a live key), and with a database URL's
- * password as ***.
+ * in full, but with the mode that key chose (`--live` for a live key), with a database URL's
+ * password as ***, and a key in any other word masked (that word then to be typed again).
  */
 export function shownArgs(argv: readonly string[] = process.argv.slice(2)): string[] {
   const kept: string[] = [];
@@ -55,7 +55,8 @@ export function shownArgs(argv: readonly string[] = process.argv.slice(2)): stri
   }
   const mode = key === undefined ? undefined : keyShape(key)?.mode;
   if (mode !== undefined && !kept.includes('--live') && !kept.includes('--test')) kept.push(`--${mode}`);
-  return kept;
+  // A key typed into another value (`--reference 'deploy ck_live_…'`) masked as the table masks it.
+  return kept.map((word) => redactSecrets(word));
 }
 
 /** `carbon WORDS…` with this run's engine flags: a command to print for the user to run. */

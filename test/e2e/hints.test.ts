@@ -154,6 +154,12 @@ describe('a printed command never repeats --api-key', () => {
         expect.objectContaining({ livemode: true }),
       ]);
     }
+    // A key typed into a reference: the next-page hint masks it, as the table's row does.
+    await ok(['buy', '--kg', '1', '--live', '--yes', '--reference', `deploy ${live}`], { home });
+    await ok(['buy', '--kg', '1', '--live', '--yes', '--reference', `deploy ${live}`], { home });
+    const referenced = await carbonTty(['list', '--live', '--reference', `deploy ${live}`, '--limit', '1'], { home });
+    expect(leakedKeys(referenced.output, [live])).toEqual([]);
+    expect(plain(referenced.output)).toMatch(/More offsets: carbon list --live --reference 'deploy ck_live_…\w{4}' --limit 1/);
     // A wait that ends before a live offset is placed: its follow-up command is in live mode too.
     const waited = await carbonTty(['buy', '--kg', '1', '--yes', '--api-key', live, '--wait', '--timeout', '1'], { home });
     expect(waited.exitCode).toBe(8);
