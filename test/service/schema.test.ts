@@ -221,6 +221,29 @@ describe('PostgreSQL: a user who may not make the schema, or its tables (at the 
   );
 });
 
+describe.runIf(postgresAvailable())('PostgreSQL: a schema there already, without the rights to make tables in it', () => {
+  // Another role's schema, as carbon's user meets it: no CREATE on it (taken from its owner here, as
+  // the test's user may make no role). CREATE on the database, the other advice, would not help.
+  test("said as the schema being another role's, with the rights to grant on it; nothing made", async () => {
+    const schema = freshSchema('norights');
+    try {
+      await sql(`CREATE SCHEMA "${schema.schema}"`);
+      await sql(`REVOKE CREATE ON SCHEMA "${schema.schema}" FROM CURRENT_USER`);
+      const err = (await openEngine({ kind: 'postgres', url: schema.url }).catch((e: unknown) => e)) as LedgerError;
+      expect(err).toBeInstanceOf(LedgerError);
+      expect(err.message).toMatch(
+        new RegExp(
+          `^The ledger's schema "${schema.schema}" in .* is another role's, and carbon's user may not make its tables there \\(42501: permission denied for schema`,
+        ),
+      );
+      expect(err.hint).toContain(`GRANT USAGE, CREATE ON SCHEMA "${schema.schema}" TO <carbon's user>`);
+      expect(await sql('SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = $1', [schema.schema])).toEqual([{ n: 0 }]);
+    } finally {
+      await schema.drop();
+    }
+  });
+});
+
 describe.runIf(postgresAvailable())('PostgreSQL: the schema changed under a running carbon', () => {
   const pool = (engine: Awaited<ReturnType<typeof openEngine>>) => (engine.sandbox as unknown as { ledger: { pool: pg.Pool } }).ledger.pool;
 

@@ -74,6 +74,10 @@ const notCarbons = (schema: string, label: string, why: string) =>
     'Give carbon a schema of its own (?schema=… or --database-schema), or an empty one.',
   );
 
+/** Whether the ledger is made, and whether its schema ($1) is there with no USAGE or CREATE on it for carbon's user. */
+const STATE = `SELECT to_regclass('schema_version') IS NOT NULL AS made, coalesce((SELECT NOT (has_schema_privilege(oid, 'USAGE')
+  AND has_schema_privilege(oid, 'CREATE')) FROM pg_namespace WHERE nspname = $1), false) AS unusable`;
+
 /** The schema's version and the journal's persistence ('p' logged, 'u' unlogged; null before V3), in one round trip. */
 const VERSION = "SELECT version, (SELECT relpersistence FROM pg_class WHERE oid = to_regclass('journal')) AS journal FROM schema_version";
 
@@ -87,14 +91,16 @@ export async function migrate(pool: pg.Pool, schema: string, label: string): Pro
     // Made already: read, not made again. CREATE … IF NOT EXISTS is refused by a read-only
     // database (a standby, default_transaction_read_only) even where there is nothing to make,
     // and such a database can still answer reads.
-    const made = (await client.query<{ made: boolean }>("SELECT to_regclass('schema_version') IS NOT NULL AS made")).rows[0]?.made;
-    if (made !== true) {
+    // With it, whether the schema is there, another role's, without the rights to make tables in it.
+    const state = (await client.query<{ made: boolean; unusable?: boolean }>(STATE, [schema])).rows[0];
+    if (state?.made !== true) {
       await client
         .query(`CREATE SCHEMA IF NOT EXISTS "${schema}"; CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)`)
         .catch((err: unknown) => {
           const code = (err as { code?: string }).code;
           // 3F000: the schema is there, made by another role, and carbon's user has no USAGE on it (search_path then names none).
-          throw code === '42501' || code === '3F000' ? mayNotMake(schema, label, `${code}: ${(err as Error).message}`) : err;
+          if (code !== '42501' && code !== '3F000') throw err;
+          throw (state?.unusable ? noRightsIn : mayNotMake)(schema, label, `${code}: ${(err as Error).message}`);
         });
     }
     const row = (
@@ -157,5 +163,14 @@ function mayNotMake(schema: string, label: string, why: string): LedgerError {
     `carbon's user may not make the ledger's schema "${schema}" or its tables in ${label} (${why}).`,
     label,
     `Make the schema for it (CREATE SCHEMA "${schema}" AUTHORIZATION <carbon's user>), or, made already, give it to carbon's user (ALTER SCHEMA "${schema}" OWNER TO <carbon's user>), or grant it CREATE on the database (docs/deploy.md, "The rights carbon's user needs").`,
+  );
+}
+
+/** The schema is there, another role's, and carbon's user lacks USAGE or CREATE on it: CREATE on the database would not help. */
+function noRightsIn(schema: string, label: string, why: string): LedgerError {
+  return new LedgerError(
+    `The ledger's schema "${schema}" in ${label} is another role's, and carbon's user may not make its tables there (${why}).`,
+    label,
+    `Give it to carbon's user (ALTER SCHEMA "${schema}" OWNER TO <carbon's user>), or grant them (GRANT USAGE, CREATE ON SCHEMA "${schema}" TO <carbon's user>), or use a schema of its own (?schema=…) (docs/deploy.md, "The rights carbon's user needs").`,
   );
 }
