@@ -121,6 +121,27 @@ describe('set, get, unset, list, use', () => {
     await ok(['config', 'use', 'default'], { home });
   });
 
+  test('delete: a profile and its keys gone; the current one deleted, default is current again; an unknown one is exit 2', async () => {
+    const home = newHome();
+    await ok(['config', 'set', 'test-key', FAKE_TEST], { home });
+    await ok(['config', 'set', '--profile', 'staging', 'live-key', FAKE_LIVE], { home });
+    await ok(['config', 'use', 'staging'], { home });
+    const deleted = await ok(['config', 'delete', 'staging'], { home });
+    expect(deleted.stderr).toBe('Deleted profile staging and its keys; the current profile is default again.\n');
+    const listing = await json<{ current_profile: string; profiles: Record<string, unknown> }>(['config', 'list'], { home });
+    expect(listing).toMatchObject({ current_profile: 'default', profiles: { default: { test_key: maskKey(FAKE_TEST) } } });
+    expect(Object.keys(listing.profiles)).toEqual(['default']);
+    expect(readFileSync(join(home, 'config.json'), 'utf8')).not.toContain(FAKE_LIVE.slice(8));
+    // Commands run on default again, not refused as naming a profile that is gone.
+    expect((await carbon(['balance'], { home })).exitCode).toBe(0);
+    const again = await carbon(['config', 'delete', 'staging'], { home });
+    expect([again.exitCode, again.stdout, again.stderr]).toEqual([
+      2,
+      '',
+      'error: No profile named "staging". List profiles with `carbon config list`.\n',
+    ]);
+  });
+
   test('a base URL holding a key shows it masked in set, get and list, as every key is; get --reveal shows it whole', async () => {
     const home = newHome();
     // In its path (a query is refused: every request's path follows the base URL).

@@ -52,6 +52,13 @@ export const config: CommandSpec = {
       load: () => import('./run.js').then((m) => m.list),
     },
     {
+      name: 'delete',
+      description: 'delete a profile and its keys (the current one: default is current again)',
+      args: [{ name: '<profile>', description: "the profile's name", values: 'profiles' }],
+      examples: ['carbon config delete staging'],
+      load: () => import('./run.js').then((m) => m.remove),
+    },
+    {
       name: 'use',
       description: 'make a profile the current one',
       args: [{ name: '<profile>', description: "the profile's name", values: 'profiles' }],

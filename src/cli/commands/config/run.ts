@@ -206,6 +206,21 @@ export async function use(ctx: Context, profileName: string): Promise<void> {
     ctx.out.warn(`CARBON_PROFILE=${ctx.env.CARBON_PROFILE} is set in this environment and still wins over the current profile.`);
 }
 
+/** `carbon config delete PROFILE`: the profile and its keys gone; the current one again `default` if it was. */
+export async function remove(ctx: Context, profileName: string): Promise<void> {
+  if (profileNamed(ctx.settings.config, profileName) === undefined)
+    throw usage(`No profile named "${redactSecrets(profileName)}".`, 'List profiles with `carbon config list`.');
+  let wasCurrent = false;
+  await writeConfig(ctx.settings.paths.configDir, (data) => {
+    const { [profileName]: _deleted, ...rest } = data.profiles ?? {};
+    wasCurrent = currentProfile(data) === profileName;
+    const { current_profile: _current, ...others } = data;
+    return { ...(wasCurrent ? others : data), profiles: rest };
+  });
+  const again = wasCurrent && profileName !== DEFAULT_PROFILE ? `; the current profile is ${DEFAULT_PROFILE} again` : '';
+  ctx.out.info(`Deleted profile ${redactSecrets(profileName)} and its keys${again}.`);
+}
+
 /** What `config list --json` prints: every profile, keys masked. */
 interface ConfigListing {
   config_file: string;
