@@ -263,6 +263,24 @@ describe.each(STORES)('on %s', (_name, open) => {
   });
 });
 
+/**
+ * Each file (its lines resealed) refused as damaged, by the line reader (`--dry-run`'s checks of a
+ * line) and by the load, with `why` in the load's message; the sandbox saved as `text` still, and answering.
+ */
+async function refusedEach(sandbox: Sandbox, text: string, files: Array<[string, string[], RegExp]>): Promise<void> {
+  for (const [what, changed, why] of files) {
+    const file = resealed(changed);
+    const dry = await inspectSnapshot(linesOf(chunks(file))).catch((e: unknown) => e);
+    expect([what, (dry as SnapshotError).code], String(dry)).toEqual([what, 'snapshot_damaged']);
+    const err = await load(sandbox, file).catch((e: unknown) => e);
+    expect([what, (err as SnapshotError).code], String(err)).toEqual([what, 'snapshot_damaged']);
+    expect((err as Error).message).toMatch(why);
+    expect(rowsOf(await save(sandbox))).toEqual(rowsOf(text));
+    await sandbox.status();
+    await sandbox.faults();
+  }
+}
+
 /** A snapshot's lines (its end line left out) with one line changed by `edit` where `which` says. */
 function edited(lines: string[], which: (line: string) => boolean, edit: (row: unknown[]) => unknown): string[] {
   return lines.map((l, i) => (i > 0 && which(l) ? JSON.stringify(edit(JSON.parse(l) as unknown[])) : l));
@@ -301,17 +319,7 @@ describe.each(STORES)('on %s: settings no command could make', (_name, open) => 
           /clock/,
         ],
       ];
-      for (const [what, changed, why] of files) {
-        const file = resealed(changed);
-        const dry = await inspectSnapshot(linesOf(chunks(file))).catch((e: unknown) => e);
-        expect([what, (dry as SnapshotError).code], String(dry)).toEqual([what, 'snapshot_damaged']);
-        const err = await load(sandbox, file).catch((e: unknown) => e);
-        expect([what, (err as SnapshotError).code], String(err)).toEqual([what, 'snapshot_damaged']);
-        expect((err as Error).message).toMatch(why);
-        expect(rowsOf(await save(sandbox))).toEqual(rowsOf(text));
-        await sandbox.status();
-        await sandbox.faults();
-      }
+      await refusedEach(sandbox, text, files);
     } finally {
       await sandbox.close();
     }
@@ -338,15 +346,7 @@ describe.each(STORES)('on %s: ids and keys in shapes the model never makes', (_n
         ],
         ['a key id without key_', edited(lines, table('api_keys'), (r) => [r[0], 'k1', ...r.slice(2)]), /api_keys.id "k1"/],
       ];
-      for (const [what, changed, why] of files) {
-        const file = resealed(changed);
-        const dry = await inspectSnapshot(linesOf(chunks(file))).catch((e: unknown) => e);
-        expect([what, (dry as SnapshotError).code], String(dry)).toEqual([what, 'snapshot_damaged']);
-        const err = await load(sandbox, file).catch((e: unknown) => e);
-        expect([what, (err as SnapshotError).code], String(err)).toEqual([what, 'snapshot_damaged']);
-        expect((err as Error).message).toMatch(why);
-        expect(rowsOf(await save(sandbox))).toEqual(rowsOf(text));
-      }
+      await refusedEach(sandbox, text, files);
     } finally {
       await sandbox.close();
     }
