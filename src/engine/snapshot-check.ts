@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SnapshotSummary } from '../service/snapshots.js';
+import { LedgerError } from '../store/ledger-error.js';
 import { openStore } from '../store/open.js';
 
 /**
@@ -12,7 +13,18 @@ import { openStore } from '../store/open.js';
  * large as the loaded ledger would be, and is removed before this returns.
  */
 export async function checkSnapshot(lines: () => AsyncIterable<string>): Promise<SnapshotSummary> {
-  const dir = mkdtempSync(join(tmpdir(), 'carbon-snapshot-check-'));
+  let dir: string;
+  try {
+    dir = mkdtempSync(join(tmpdir(), 'carbon-snapshot-check-'));
+  } catch (err) {
+    // Said as the temporary directory's, not as the snapshot file's (which is there).
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    throw new LedgerError(
+      `The temporary directory ${tmpdir()} cannot hold the scratch ledger a snapshot is checked in (${code}); nothing was loaded.`,
+      tmpdir(),
+      'Set TMPDIR to a directory you may write in.',
+    );
+  }
   try {
     const store = await openStore({ kind: 'sqlite', dir });
     try {

@@ -479,6 +479,11 @@ describe('a home with no sandbox yet', () => {
     expect((await carbon(['sandbox', 'snapshot', 'load', join(home, 'forged.ndjson')], { home })).stderr).toMatch(
       /the ledger it holds does not add up: offset off_\w+: amount_cents 19 is not 5 kg/,
     );
+    // Where the scratch ledger cannot be made, that is said (not the file as missing), and nothing is made.
+    const noTmp = await carbon(['sandbox', 'snapshot', 'load', valid], { home, env: { TMPDIR: join(home, 'no-such-tmp') } });
+    expect([noTmp.exitCode, noTmp.stdout]).toEqual([1, '']);
+    expect(noTmp.stderr).toContain('no-such-tmp cannot hold the scratch ledger a snapshot is checked in (ENOENT); nothing was loaded.');
+    expect(readdirSync(home).sort()).toEqual(files);
     // A whole file still makes the sandbox, loaded (its one offset).
     expect((await ok(['sandbox', 'snapshot', 'load', valid], { home })).stderr).toContain('(1 offset, ');
     expect(readdirSync(home)).toContain('data');
