@@ -48,7 +48,8 @@ export function numberOption(value: string, flag: string): number {
  * A whole number carbon judges itself (counts, cents, seconds): with bounds, the message names them.
  */
 export function wholeNumberOption(value: string, name: string, bounds: { min?: number; max?: number } = {}): number {
-  const n = readNumber(value);
+  // No decimals at all: `3.9999999999999999999` is 4 as a number, and `--max-cents` would allow 4.
+  const n = value.includes('.') ? Number.NaN : readNumber(value);
   const min = bounds.min ?? 0;
   // A bound is always said: "-1" is a whole number, one below the least this takes.
   const range = bounds.max === undefined ? (min === 0 ? ' of 0 or more' : ` of at least ${grouped(min)}`) : ` from ${min} to ${bounds.max}`;

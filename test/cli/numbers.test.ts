@@ -70,6 +70,12 @@ test('--kg 4.9999999999999999999 is refused as not whole, as the API refuses the
   expect([numberOption('4.5', '--kg'), numberOption('1.000', '--kg')]).toEqual([4.5, 1]);
 });
 
+test('whole-number options refuse any decimals: 3.9999999999999999999 is no cap of 4 cents, nor 4.0', () => {
+  for (const text of ['3.9999999999999999999', '4.00000000000000001', '4.0'])
+    expect(message(() => wholeNumberOption(text, '--max-cents'))).toBe(`--max-cents must be a whole number of 0 or more, not "${text}".`);
+  expect(message(() => wholeNumberOption('0.9999999999999999999', '--timeout', { min: 1, max: 86_400 }))).toContain('from 1 to 86400');
+});
+
 describe('refused the same way everywhere, saying why', () => {
   test.each([
     ['1e3', 'write the digits out: no exponents'],

@@ -160,6 +160,13 @@ describe('a printed command never repeats --api-key', () => {
     const referenced = await carbonTty(['list', '--live', '--reference', `deploy ${live}`, '--limit', '1'], { home });
     expect(leakedKeys(referenced.output, [live])).toEqual([]);
     expect(plain(referenced.output)).toMatch(/More offsets: carbon list --live --reference 'deploy ck_live_…\w{4}' --limit 1/);
+    // Said back as a filter (nothing matched; watch's first line): masked too.
+    const none = await carbonTty(['list', '--live', '--reference', `deploy ${live}`, '--status', 'refunded'], { home });
+    expect(leakedKeys(none.output, [live])).toEqual([]);
+    expect(plain(none.output)).toMatch(/No live offsets with reference "deploy ck_live_…\w{4}" and with status refunded\./);
+    const watched = await carbonTty(['watch', '--live', '--reference', `deploy ${live}`, '--until-settled', '--timeout', '1'], { home });
+    expect(leakedKeys(watched.output, [live])).toEqual([]);
+    expect(plain(watched.output)).toContain('Watching live offsets with reference "deploy ck_live_…');
     // A wait that ends before a live offset is placed: its follow-up command is in live mode too.
     const waited = await carbonTty(['buy', '--kg', '1', '--yes', '--api-key', live, '--wait', '--timeout', '1'], { home });
     expect(waited.exitCode).toBe(8);

@@ -1,5 +1,6 @@
 /** Pure formatting for people: integer cents and kg in, text out. Never a float in money. */
 
+import { shownReference } from '../../service/keys.js';
 import { grouped } from '../../service/units.js';
 
 export { dollars, durationRefusal, grouped, parseDollars, parseDuration, ratePerKg } from '../../service/units.js';
@@ -21,3 +22,6 @@ export function when(iso: string | null): string {
 export function oneLine(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ');
 }
+
+/** `with reference "…"`, as a filter is said: a key pasted into the reference masked, as the table's row masks it. */
+export const withReference = (reference: string): string => `with reference ${JSON.stringify(shownReference(reference))}`;

@@ -2,6 +2,7 @@ import { accessSync, constants, readFileSync, renameSync, writeFileSync } from '
 import { dirname } from 'node:path';
 import { CliError, usage } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
+import { withReference } from '../render/format.js';
 import type { WatchState } from './follow.js';
 
 /** `carbon watch --cursor FILE`: the state of a run, read at its start and written after each poll whose events are all out. */
@@ -40,7 +41,7 @@ export function readCursor(file: string, mode: 'test' | 'live', reference: strin
   if (state?.version !== 1 || typeof state.pending !== 'object' || state.pending === null)
     throw usage(`The cursor ${file} is not a cursor carbon watch wrote.`, 'Delete it to start afresh.');
   if (state.mode !== mode || state.reference !== reference) {
-    const what = (m: string, r: string | null) => `${m} offsets${r === null ? '' : ` with reference ${JSON.stringify(r)}`}`;
+    const what = (m: string, r: string | null) => `${m} offsets${r === null ? '' : ` ${withReference(r)}`}`;
     throw usage(
       `The cursor ${file} follows ${what(state.mode, state.reference)}, not ${what(mode, reference)}.`,
       'Give the same --live/--test and --reference, or another --cursor file.',

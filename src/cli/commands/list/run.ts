@@ -7,7 +7,7 @@ import { engineFlags, followUp, shellWord, shownArgs } from '../../follow-up.js'
 import { clockForSpan, isOneOf, parseWhen, quietWith, wholeNumberOption } from '../../options.js';
 import { topUpHint } from '../../purchase/top-up.js';
 import { displayWidth, terminalWidth } from '../../render/fit.js';
-import { dollars, kg } from '../../render/format.js';
+import { dollars, kg, withReference } from '../../render/format.js';
 import { csvHeader, csvRow, offsetRow, offsetStream, offsetTable, sandboxTableNote } from '../../render/resources.js';
 import { wrapCommand } from '../../render/wrap.js';
 import { keepYoungGenerationSmall } from '../../young-generation.js';
@@ -180,7 +180,7 @@ const FIRST_KG = 500;
  */
 async function noOffsets(ctx: Context, client: CarbonClient, flags: ListFlags, params: ListParams): Promise<string> {
   const filtered = [
-    params.reference === undefined ? null : `with reference ${JSON.stringify(params.reference)}`,
+    params.reference === undefined ? null : withReference(params.reference),
     params.starting_after === undefined ? null : `older than ${params.starting_after}`,
     flags.status === undefined ? null : `with status ${flags.status}`,
     flags.since === undefined ? null : `since ${flags.since}`,

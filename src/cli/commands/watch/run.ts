@@ -6,7 +6,7 @@ import { CliError, usage } from '../../errors.js';
 import { EXIT } from '../../exit-codes.js';
 import { DEFAULT_WAIT_SECONDS, POLL_GRACE_MS } from '../../offsets/wait.js';
 import { clockFor, parseWhen } from '../../options.js';
-import { parseDuration } from '../../render/format.js';
+import { parseDuration, withReference } from '../../render/format.js';
 import { stopName } from '../../stop-signals.js';
 import { beginCursor, readCursor, writeCursor } from '../../watch/cursor.js';
 import { type EventType, eventIds, freshState, poll, type WatchEvent, type WatchState } from '../../watch/follow.js';
@@ -52,7 +52,7 @@ export async function run(ctx: Context, flags: WatchFlags): Promise<void> {
   const stop = new Stop();
   const forwarder = forwardUrl === undefined ? undefined : await startForwarder(ctx, forwardUrl, { intervalMs, terminal, stop });
   if (terminal) {
-    const which = `${mode} offsets${reference === null ? '' : ` with reference ${JSON.stringify(reference)}`}`;
+    const which = `${mode} offsets${reference === null ? '' : ` ${withReference(reference)}`}`;
     ctx.out.info(`Watching ${which} every ${flags.interval ?? '2s'}${flags.untilSettled ? ' until they settle' : ''} (Ctrl-C to stop)…`);
   }
 
