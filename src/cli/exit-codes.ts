@@ -66,4 +66,4 @@ export const EXIT_CODES_HELP = `Exit codes:
    10  buy --from-csv: some rows were not bought (the results say why); run it again to resume
    11  this Node.js is older than 22.13 (carbon needs 22.13 or later)
    12  watch --forward-to: stopped with events not delivered (at --timeout, or its output's reader gone)
-  130  stopped by Ctrl-C or SIGTERM (at --wait, a purchase awaiting its answer, a confirmation, buy --from-csv, watch or logs --follow), or no at a confirmation: a line says what was done`;
+  130  stopped by Ctrl-C or SIGTERM (at --wait, a purchase awaiting its answer, a confirmation, buy --from-csv, watch, logs --follow or a snapshot's check), or no at a confirmation: a line says what was done`;

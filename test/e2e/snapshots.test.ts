@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { afterAll, describe, expect, test } from 'vitest';
-import { carbon, homes, json, ok, pipeline, serve, sh } from '../support/cli.js';
+import { BIN, baseEnv, carbon, homes, json, ok, pipeline, serve, sh } from '../support/cli.js';
 import { freshSchema, postgresAvailable, type TestSchema } from '../support/database.js';
 import { limit } from '../support/load.js';
 
@@ -487,6 +488,39 @@ describe('a home with no sandbox yet', () => {
     // A whole file still makes the sandbox, loaded (its one offset).
     expect((await ok(['sandbox', 'snapshot', 'load', valid], { home })).stderr).toContain('(1 offset, ');
     expect(readdirSync(home)).toContain('data');
+  });
+});
+
+describe('a check stopped', () => {
+  // The check's scratch ledger is removed in a finally: a signal that killed the process left it in TMPDIR.
+  test('Ctrl-C or SIGTERM while a file is checked (stdin sending no more): exit 130, one line, nothing left in TMPDIR', {
+    timeout: SLOW,
+  }, async () => {
+    const home = newHome();
+    await ok(['buy', '--kg', '5'], { home });
+    const whole = (await ok(['sandbox', 'snapshot', 'save', '-'], { home })).stdout;
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      const tmp = join(home, `tmp-${signal}`);
+      mkdirSync(tmp);
+      const child = execa(process.execPath, [BIN(), 'sandbox', 'snapshot', 'load', '-', '--dry-run'], {
+        env: baseEnv(home, { TMPDIR: tmp }),
+        extendEnv: false,
+        reject: false,
+        stdin: 'pipe',
+      });
+      // The header and the first rows, then nothing more: the check waits, its scratch ledger made.
+      child.stdin!.write(`${whole.split('\n').slice(0, 3).join('\n')}\n`);
+      while (readdirSync(tmp).length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      child.kill(signal);
+      const r = await child;
+      expect([signal, r.exitCode, r.stdout, r.stderr]).toEqual([
+        signal,
+        130,
+        '',
+        `Stopped${signal === 'SIGTERM' ? ' (SIGTERM)' : ''}: stdin was not checked, and nothing was loaded.`,
+      ]);
+      expect(readdirSync(tmp)).toEqual([]);
+    }
   });
 });
 

@@ -25,6 +25,7 @@ import { EXIT } from '../../exit-codes.js';
 import { print } from '../../print.js';
 import { grouped } from '../../render/format.js';
 import { snapshotCard, snapshotPlain, statusCard, statusPlain } from '../../render/sandbox.js';
+import { bySigterm, onStopSignal } from '../../stop-signals.js';
 import { note, open } from './shared.js';
 
 /**
@@ -174,20 +175,51 @@ function statOf(file: string) {
   }
 }
 
+/**
+ * The file checked in a scratch ledger (engine/snapshot-check.ts). Ctrl-C or SIGTERM ends the check
+ * at the next line, so its scratch ledger is removed (killed by the signal, it stayed in TMPDIR):
+ * exit 130, one line.
+ */
+async function checkStoppable(lines: () => AsyncIterable<string>, name: string): Promise<SnapshotSummary> {
+  let release = () => {};
+  // Rejected at the signal, and raced with each line: a check waiting on stdin stops at once too.
+  const stopped = new Promise<never>((_, reject) => {
+    release = onStopSignal((signal) =>
+      reject(new CliError(`Stopped${bySigterm(signal)}: ${name} was not checked, and nothing was loaded.`, EXIT.interrupted, 'cancelled')),
+    );
+  });
+  stopped.catch(() => {});
+  async function* untilStopped(): AsyncGenerator<string> {
+    const it = lines()[Symbol.asyncIterator]();
+    try {
+      for (let next = await Promise.race([it.next(), stopped]); !next.done; next = await Promise.race([it.next(), stopped]))
+        yield next.value;
+    } finally {
+      // Not awaited: a generator's return waits for the line it is reading (stdin that sends none).
+      void it.return?.()?.catch(() => {});
+    }
+  }
+  try {
+    return await checkSnapshot(untilStopped);
+  } finally {
+    release();
+  }
+}
+
 export async function snapshotLoad(ctx: Context, file: string, flags: { dryRun?: boolean }): Promise<void> {
   named(file, 'stdin');
   const lines = source(file);
   const name = file === '-' ? 'stdin' : file;
   try {
     if (flags.dryRun) {
-      const summary = await checkSnapshot(lines);
+      const summary = await checkStoppable(lines, name);
       await note(ctx, () => `${name} is a whole snapshot (${held(summary)}); nothing was loaded (--dry-run).`);
       await print(ctx, summary, snapshotCard, snapshotPlain);
       return;
     }
     // Into a home with no ledger yet, a file is loaded into a scratch ledger before the ledger is
     // made: one it refuses makes no sandbox (bad input changes nothing). stdin cannot be read twice.
-    if (file !== '-' && (await ctx.ledgerMissing())) await checkSnapshot(lines);
+    if (file !== '-' && (await ctx.ledgerMissing())) await checkStoppable(lines, name);
     const sandbox = await open(ctx, 'snapshot load');
     const summary = await (await sandbox.snapshots()).load(lines);
     await note(
