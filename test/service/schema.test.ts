@@ -242,6 +242,23 @@ describe.runIf(postgresAvailable())('PostgreSQL: a schema there already, without
       await schema.drop();
     }
   });
+
+  test("a ledger made there by another role, no USAGE for carbon's user: said as that, with the rights a running carbon needs", async () => {
+    const schema = freshSchema('otherledger');
+    try {
+      await (await openEngine({ kind: 'postgres', url: schema.url })).close();
+      await sql(`REVOKE USAGE ON SCHEMA "${schema.schema}" FROM CURRENT_USER`);
+      const err = (await openEngine({ kind: 'postgres', url: schema.url }).catch((e: unknown) => e)) as LedgerError;
+      expect(err).toBeInstanceOf(LedgerError);
+      expect(err.message).toMatch(
+        new RegExp(`^The ledger in schema "${schema.schema}" of .* is another role's, and carbon's user has no rights on it`),
+      );
+      expect(err.hint).toContain(`SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "${schema.schema}"`);
+    } finally {
+      await sql(`GRANT USAGE ON SCHEMA "${schema.schema}" TO CURRENT_USER`);
+      await schema.drop();
+    }
+  });
 });
 
 describe.runIf(postgresAvailable())('PostgreSQL: the schema changed under a running carbon', () => {

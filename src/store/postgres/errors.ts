@@ -144,7 +144,7 @@ function changedUnder(code: string, message: string, label: string): LedgerError
     return new LedgerError(
       `PostgreSQL at ${label} refused carbon's user (42501: ${message}).`,
       label,
-      `Grant the user the rights on the schema's tables again (docs/deploy.md, "The rights carbon's user needs").`,
+      `Grant the user the rights on the schema's tables (docs/deploy.md, "The rights carbon's user needs").`,
       false,
       true,
     );

@@ -74,9 +74,13 @@ const notCarbons = (schema: string, label: string, why: string) =>
     'Give carbon a schema of its own (?schema=… or --database-schema), or an empty one.',
   );
 
-/** Whether the ledger is made, and whether its schema ($1) is there with no USAGE or CREATE on it for carbon's user. */
+/**
+ * Whether the ledger is made; whether its schema ($1) is there with no USAGE or CREATE on it for
+ * carbon's user; and whether it holds a ledger already (its schema_version, seen in the catalog without rights).
+ */
 const STATE = `SELECT to_regclass('schema_version') IS NOT NULL AS made, coalesce((SELECT NOT (has_schema_privilege(oid, 'USAGE')
-  AND has_schema_privilege(oid, 'CREATE')) FROM pg_namespace WHERE nspname = $1), false) AS unusable`;
+  AND has_schema_privilege(oid, 'CREATE')) FROM pg_namespace WHERE nspname = $1), false) AS unusable,
+  EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = 'schema_version') AS holds`;
 
 /** The schema's version and the journal's persistence ('p' logged, 'u' unlogged; null before V3), in one round trip. */
 const VERSION = "SELECT version, (SELECT relpersistence FROM pg_class WHERE oid = to_regclass('journal')) AS journal FROM schema_version";
@@ -92,7 +96,7 @@ export async function migrate(pool: pg.Pool, schema: string, label: string): Pro
     // database (a standby, default_transaction_read_only) even where there is nothing to make,
     // and such a database can still answer reads.
     // With it, whether the schema is there, another role's, without the rights to make tables in it.
-    const state = (await client.query<{ made: boolean; unusable?: boolean }>(STATE, [schema])).rows[0];
+    const state = (await client.query<{ made: boolean; unusable?: boolean; holds?: boolean }>(STATE, [schema])).rows[0];
     if (state?.made !== true) {
       await client
         .query(`CREATE SCHEMA IF NOT EXISTS "${schema}"; CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)`)
@@ -100,7 +104,8 @@ export async function migrate(pool: pg.Pool, schema: string, label: string): Pro
           const code = (err as { code?: string }).code;
           // 3F000: the schema is there, made by another role, and carbon's user has no USAGE on it (search_path then names none).
           if (code !== '42501' && code !== '3F000') throw err;
-          throw (state?.unusable ? noRightsIn : mayNotMake)(schema, label, `${code}: ${(err as Error).message}`);
+          const why = `${code}: ${(err as Error).message}`;
+          throw state?.holds ? noRightsOnLedger(schema, label, why) : (state?.unusable ? noRightsIn : mayNotMake)(schema, label, why);
         });
     }
     const row = (
@@ -172,5 +177,14 @@ function noRightsIn(schema: string, label: string, why: string): LedgerError {
     `The ledger's schema "${schema}" in ${label} is another role's, and carbon's user may not make its tables there (${why}).`,
     label,
     `Give it to carbon's user (ALTER SCHEMA "${schema}" OWNER TO <carbon's user>), or grant them (GRANT USAGE, CREATE ON SCHEMA "${schema}" TO <carbon's user>), or use a schema of its own (?schema=…) (docs/deploy.md, "The rights carbon's user needs").`,
+  );
+}
+
+/** The schema holds a ledger another role made, and carbon's user has no rights on it: the rights a running carbon needs. */
+function noRightsOnLedger(schema: string, label: string, why: string): LedgerError {
+  return new LedgerError(
+    `The ledger in schema "${schema}" of ${label} is another role's, and carbon's user has no rights on it (${why}).`,
+    label,
+    `Grant them (GRANT USAGE ON SCHEMA "${schema}"; SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "${schema}"; USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA "${schema}"; each TO <carbon's user>), or run carbon as the role that owns it (docs/deploy.md, "The rights carbon's user needs").`,
   );
 }
