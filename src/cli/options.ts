@@ -19,6 +19,7 @@ export function whyNotANumber(text: string): string {
   if (NUMBER.test(t)) return '';
   if (/^-?[\d,.]*\d[eE][+-]?\d+$/.test(t)) return ' (write the digits out: no exponents)';
   if (/^-?\d[\d_ ]*\d(?:\.\d+)?$/.test(t)) return ' (group thousands with commas, or not at all)';
+  if (/^-?0+(?:,\d{3})+(?:\.\d+)?$/.test(t)) return ' (no group of thousands starts with 0: a decimal comma? write 0.1 for a tenth)';
   if (/^-?[\d,]+(?:\.\d+)?$/.test(t)) return ' (commas group thousands, as in 1,000)';
   return '';
 }

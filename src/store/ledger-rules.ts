@@ -47,6 +47,7 @@ const OFFSET = `CASE
   WHEN created_ms < 0 THEN 'created_ms ' || created_ms || ' is before 1970'
   WHEN review NOT IN ('pending', 'approved', 'rejected') THEN 'review ''' || review || ''' is none the model makes (pending, approved, rejected)'
   WHEN review IS NOT NULL AND livemode = 0 THEN 'a test offset is never reviewed (review ' || review || ')'
+  WHEN certificate_id IS NOT NULL AND livemode = 0 THEN 'a test offset has no certificate (' || certificate_id || ')'
   WHEN status = 'processing' AND review = 'pending' AND settle_at_ms IS NOT NULL THEN 'waiting for review, it has a settle time'
   WHEN status = 'processing' AND review IS NULL AND settle_at_ms IS NULL THEN 'processing, it has no settle time'
   WHEN status = 'processing' AND placed_ms IS NOT NULL THEN 'processing, it has a time it was placed'

@@ -85,9 +85,9 @@ describe('refused the same way everywhere, saying why', () => {
     ['1,00', 'commas group thousands, as in 1,000'],
     ['10,0000', 'commas group thousands, as in 1,000'],
     // A first group of 0 is a decimal comma (a tenth), not a hundred: refused, never read 1,000 times too large.
-    ['0,100', 'commas group thousands, as in 1,000'],
-    ['00,250', 'commas group thousands, as in 1,000'],
-    ['000,001.5', 'commas group thousands, as in 1,000'],
+    ['0,100', 'no group of thousands starts with 0: a decimal comma? write 0.1 for a tenth'],
+    ['00,250', 'no group of thousands starts with 0: a decimal comma? write 0.1 for a tenth'],
+    ['000,001.5', 'no group of thousands starts with 0: a decimal comma? write 0.1 for a tenth'],
   ])('%j: %s', (text, why) => {
     expect(whyNotANumber(text)).toBe(` (${why})`);
     for (const fn of [() => numberOption(text, '--kg'), () => wholeNumberOption(text, '--limit'), () => dollarsOption(text, '--amount')]) {

@@ -427,6 +427,11 @@ describe.each(STORES)("on %s: rows that break the ledger's invariants together",
         ['processing with no settle time', offset(ids.processing!, (r) => (r[12] = null)), /processing, it has no settle time/],
         ['a review no code makes', offset(ids.pending!, (r) => (r[13] = 'maybe')), /review 'maybe' is none the model makes/],
         [
+          'a test offset with a certificate',
+          offset(ids.placed!, (r) => (r[15] = 'cert_0123456789abcdef01234567')),
+          /a test offset has no certificate \(cert_0123456789abcdef01234567\)/,
+        ],
+        [
           'placed while waiting for review',
           offset(ids.pending!, (r) => Object.assign(r, { 4: 'placed', 14: 1 })),
           /placed, its review is pending/,
