@@ -1,4 +1,4 @@
-import { keyShape, maskUrlPasswords, redactSecrets } from '../service/keys.js';
+import { keyShape, redactSecrets } from '../service/keys.js';
 
 /**
  * Commands printed for the user to run next (follow a wait, the next page): the command as it
@@ -50,12 +50,12 @@ export function shownArgs(argv: readonly string[] = process.argv.slice(2)): stri
     const name = arg.split('=', 1)[0]!;
     if (arg === '--api-key') key = argv[++i];
     else if (name === '--api-key') key = arg.slice('--api-key='.length);
-    else if (VALUED.has(arg) && i + 1 < argv.length) kept.push(arg, maskUrlPasswords(argv[++i]!));
-    else kept.push(VALUED.has(name) ? maskUrlPasswords(arg) : arg);
+    else if (VALUED.has(arg) && i + 1 < argv.length) kept.push(arg, argv[++i]!);
+    else kept.push(arg);
   }
   const mode = key === undefined ? undefined : keyShape(key)?.mode;
   if (mode !== undefined && !kept.includes('--live') && !kept.includes('--test')) kept.push(`--${mode}`);
-  // A key typed into another value (`--reference 'deploy ck_live_…'`) masked as the table masks it.
+  // A database URL's password, and a key typed into any value (`--reference 'deploy ck_live_…'`), masked as the table masks it.
   return kept.map((word) => redactSecrets(word));
 }
 

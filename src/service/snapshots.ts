@@ -81,8 +81,7 @@ function checkRole(row: SnapshotRow, seen: Set<string>): void {
 const SHAPES: Partial<Record<SnapshotTable, Record<string, (v: string) => boolean>>> = {
   offsets: { id: (v) => /^off_[A-Za-z0-9]+$/.test(v), certificate_id: (v) => /^cert_[0-9a-f]{24}$/.test(v) },
   api_keys: { id: (v) => /^key_[A-Za-z0-9]+$/.test(v) },
-  entries: { offset_id: (v) => /^off_[A-Za-z0-9]+$/.test(v) },
-  idempotency: { key: (v) => isIdempotencyKey(v), fingerprint: isFingerprint },
+  idempotency: { key: isIdempotencyKey, fingerprint: isFingerprint },
 };
 const SHAPE_COLUMNS = Object.fromEntries(
   Object.entries(SHAPES).map(([table, checks]) => {

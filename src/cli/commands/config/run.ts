@@ -212,10 +212,11 @@ export async function remove(ctx: Context, profileName: string): Promise<void> {
     throw usage(`No profile named "${redactSecrets(profileName)}".`, 'List profiles with `carbon config list`.');
   let wasCurrent = false;
   await writeConfig(ctx.settings.paths.configDir, (data) => {
-    const { [profileName]: _deleted, ...rest } = data.profiles ?? {};
+    const { [profileName]: _deleted, ...profiles } = data.profiles ?? {};
+    const next: ConfigData = { ...data, profiles };
     wasCurrent = currentProfile(data) === profileName;
-    const { current_profile: _current, ...others } = data;
-    return { ...(wasCurrent ? others : data), profiles: rest };
+    if (wasCurrent) delete next.current_profile;
+    return next;
   });
   const again = wasCurrent && profileName !== DEFAULT_PROFILE ? `; the current profile is ${DEFAULT_PROFILE} again` : '';
   ctx.out.info(`Deleted profile ${redactSecrets(profileName)} and its keys${again}.`);

@@ -189,7 +189,7 @@ async function checkStoppable(lines: () => AsyncIterable<string>, name: string):
     );
   });
   stopped.catch(() => {});
-  async function* untilStopped(): AsyncGenerator<string> {
+  async function* lineByLine(): AsyncGenerator<string> {
     const it = lines()[Symbol.asyncIterator]();
     try {
       for (let next = await Promise.race([it.next(), stopped]); !next.done; next = await Promise.race([it.next(), stopped]))
@@ -200,7 +200,7 @@ async function checkStoppable(lines: () => AsyncIterable<string>, name: string):
     }
   }
   try {
-    return await checkSnapshot(untilStopped);
+    return await checkSnapshot(lineByLine);
   } finally {
     release();
   }
