@@ -11,7 +11,7 @@
 export type Handler = (...args: never[]) => Promise<void>;
 
 /** Where `carbon __complete` finds the values of an argument or flag that has no fixed choices. */
-export type CompletionSource = 'offsetIds' | 'reviewIds' | 'processingIds' | 'profiles' | 'configKeys' | 'keyIds';
+export type CompletionSource = 'offsetIds' | 'reviewIds' | 'processingIds' | 'profiles' | 'savedProfiles' | 'configKeys' | 'keyIds';
 
 /**
  * A source, a fixed list, a list that depends on the command's earlier arguments, or `'files'`: a

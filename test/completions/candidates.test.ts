@@ -18,6 +18,9 @@ const sources: Sources = {
   async profiles() {
     return [{ value: 'default' }, { value: 'staging', description: 'live · https://api.example.com/api/v1' }];
   },
+  async savedProfiles() {
+    return [{ value: 'staging' }];
+  },
   async configKeys() {
     return ['test-key', 'live-key', 'mode', 'base-url'].map((value) => ({ value }));
   },

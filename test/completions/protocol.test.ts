@@ -74,6 +74,9 @@ describe('carbon __complete', () => {
       ['--profile', ''],
     ])
       expect(values((await carbon(fx.sandbox, ['__complete', '--', ...words], { CARBON_HOME: empty })).stdout)).toEqual(['default']);
+    // `config delete` offers only what the file holds: an unwritten `default` has nothing to delete.
+    expect(values((await carbon(fx.sandbox, ['__complete', '--', 'config', 'delete', ''])).stdout)).toEqual(['default', 'staging']);
+    expect(values((await carbon(fx.sandbox, ['__complete', '--', 'config', 'delete', ''], { CARBON_HOME: empty })).stdout)).toEqual([]);
     // Where a profile points, never its keys.
     expect(profiles.stdout).toMatch(/^staging\tlive · https:\/\/api\.example\.com\/api\/v1$/m);
   });

@@ -23,8 +23,10 @@ export interface Sources extends Record<CompletionSource, (globals: GlobalOption
   reviewIds(globals: GlobalOptions): Promise<Candidate[]>;
   /** The local model's processing offsets, of both modes, newest first. */
   processingIds(globals: GlobalOptions): Promise<Candidate[]>;
-  /** The profiles in the config file. */
+  /** The profiles to use: `default`, then the config file's. */
   profiles(globals: GlobalOptions): Promise<Candidate[]>;
+  /** The profiles the config file holds (`config delete`'s). */
+  savedProfiles(globals: GlobalOptions): Promise<Candidate[]>;
   /** The keys `carbon config set` accepts. */
   configKeys(): Promise<Candidate[]>;
   /** The local model's API key ids (never the keys). */
@@ -128,7 +130,9 @@ export function realSources(env: NodeJS.ProcessEnv = process.env): Sources {
             .map((k) => ({ value: k.id, description: `${k.masked} · ${k.permission}${k.default ? ` · default ${k.default}` : ''}` })),
         { localOnly: true },
       ),
-    profiles: () => profileCandidates(env),
+    profiles: () => profileCandidates(env, true),
+    // Only what the file holds: `default` unwritten has nothing to delete.
+    savedProfiles: () => profileCandidates(env, false),
     async configKeys() {
       const { CONFIG_KEYS } = await import('../../config-store.js');
       return Object.keys(CONFIG_KEYS).map((value) => ({ value }));
@@ -136,15 +140,15 @@ export function realSources(env: NodeJS.ProcessEnv = process.env): Sources {
   };
 }
 
-/** The profiles to offer: `default` (always there to use, written to the file or not), then the file's. */
-async function profileCandidates(env: NodeJS.ProcessEnv): Promise<Candidate[]> {
+/** The profiles to offer: the file's, after `default` (always there to use, written to the file or not) when `withDefault`. */
+async function profileCandidates(env: NodeJS.ProcessEnv, withDefault: boolean): Promise<Candidate[]> {
   const [{ DEFAULT_PROFILE, readConfig }, { resolvePaths }, { redactSecrets }] = await Promise.all([
     import('../../config-store.js'),
     import('../../paths.js'),
     import('../../../service/keys.js'),
   ]);
   const config = readConfig(resolvePaths(env).configDir, { tighten: false });
-  const profiles: Record<string, Profile> = { [DEFAULT_PROFILE]: {}, ...config.profiles };
+  const profiles: Record<string, Profile> = withDefault ? { [DEFAULT_PROFILE]: {}, ...config.profiles } : (config.profiles ?? {});
   // A hand-edited file's profile named by a key is not offered: typed in, its name would show the key.
   return Object.entries(profiles)
     .filter(([name]) => redactSecrets(name) === name)

@@ -54,7 +54,7 @@ export const config: CommandSpec = {
     {
       name: 'delete',
       description: 'delete a profile and its keys (the current one: default is current again)',
-      args: [{ name: '<profile>', description: "the profile's name", values: 'profiles' }],
+      args: [{ name: '<profile>', description: "the profile's name", values: 'savedProfiles' }],
       examples: ['carbon config delete staging'],
       load: () => import('./run.js').then((m) => m.remove),
     },
