@@ -31,12 +31,8 @@ type KeySource = 'flag' | 'env' | 'profile' | 'sandbox';
 
 /** Where the key a command sends came from, as a message names it (undefined: the local sandbox's own). */
 export function keyFrom(s: Pick<Settings, 'apiKeySource' | 'mode' | 'profileName'>): string | undefined {
-  if (s.apiKeySource === 'sandbox') return undefined;
-  return s.apiKeySource === 'profile'
-    ? `the ${s.mode}-key of profile ${s.profileName}`
-    : s.apiKeySource === 'flag'
-      ? '--api-key'
-      : 'CARBON_API_KEY';
+  const from = { sandbox: undefined, profile: `the ${s.mode}-key of profile ${s.profileName}`, flag: '--api-key', env: 'CARBON_API_KEY' };
+  return from[s.apiKeySource];
 }
 
 /** Everything a command needs to know about where and how to talk to the API. */
@@ -91,8 +87,12 @@ export function resolveSettings(
   }
   const [apiKey, apiKeySource] = chooseKey(opts, env, profile, mode);
   // `carbon config` (ledger: false) reads the file to fix it: a key in the wrong place must not stop it.
-  if (apiKeySource === 'profile' && options.ledger !== false)
-    refuseKeyOfOtherMode(apiKey!, mode, profileName, profileFlag(config, profileName));
+  // Where the profile's keys are in play, neither of them may be of the other mode, the one this call does not use either.
+  if ((apiKeySource === 'profile' || apiKeySource === 'sandbox') && options.ledger !== false)
+    for (const slot of [mode, mode === 'live' ? 'test' : 'live'] as const) {
+      const key = profile?.[`${slot}_key`];
+      if (key !== undefined) refuseKeyOfOtherMode(key, slot, slot === mode, profileName, profileFlag(config, profileName));
+    }
   const baseUrl = chooseBaseUrl(opts, env, profile, profileName);
   // A key to send (to a remote API) that no Authorization header can carry as a bearer token: said
   // now, not as the server's 401. The local engine uses its own keys in its place (README).
@@ -226,8 +226,10 @@ function chooseKey(opts: GlobalOptions, env: NodeJS.ProcessEnv, profile: Profile
  * mode than the one chosen: a purchase believed to be a test would spend real money, unasked.
  * `config set` refuses such a key, and one that is no key, so it was written by hand; refused here, naming the fix.
  */
-function refuseKeyOfOtherMode(key: string, mode: Mode, profileName: string, flag: string): void {
+function refuseKeyOfOtherMode(key: string, mode: Mode, inUse: boolean, profileName: string, flag: string): void {
   const keyMode = modeOfKey(key);
+  // The other slot's key is not sent: only its mode is judged (a malformed one stops the commands that use it).
+  if (!inUse && (keyMode === null || keyMode === mode)) return;
   // Nor is one that is no key at all (edited by hand) sent, as CARBON_API_KEY's is not.
   if (PASTED.test(key)) {
     throw usage(
@@ -243,7 +245,7 @@ function refuseKeyOfOtherMode(key: string, mode: Mode, profileName: string, flag
   }
   if (keyMode === mode) return;
   throw usage(
-    `The ${mode}-key of profile ${profileName} is a ${keyMode} key: nothing was sent, as this ${mode}-mode call would have been made in ${keyMode} mode.`,
+    `The ${mode}-key of profile ${profileName} is a ${keyMode} key: nothing was sent, as ${inUse ? 'this' : 'a'} ${mode}-mode call would ${inUse ? 'have been' : 'be'} made in ${keyMode} mode.`,
     `Put each key in its place: \`carbon config set${flag} ${keyMode}-key -\` for this one, and \`carbon config set${flag} ${mode}-key -\` for a ${mode} key.`,
   );
 }

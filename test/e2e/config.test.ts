@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -552,6 +552,25 @@ describe('keys in use', () => {
     }
     // The command that is there to fix it still reads it.
     expect((await ok(['config', 'list'], { home })).stdout).toContain(`default\ttest-key\t${maskKey(FAKE_LIVE)}\n`);
+    // One key misplaced stops the calls of the other mode too, on the local model as on a remote API: not only those that would send it.
+    const other = (mode: string, wrong: string) =>
+      `error: The ${wrong}-key of profile default is a ${mode} key: nothing was sent, as a ${wrong}-mode call would be made in ${mode} mode. Put each key in its place: \`carbon config set ${mode}-key -\` for this one, and \`carbon config set ${wrong}-key -\` for a ${wrong} key.\n`;
+    for (const [profile, args, mode, wrong] of [
+      [{ test_key: FAKE_LIVE }, ['buy', '--kg', '5', '--live', '--yes'], 'live', 'test'],
+      [{ live_key: FAKE_TEST }, ['buy', '--kg', '5'], 'test', 'live'],
+      [{ live_key: FAKE_TEST, base_url: 'http://127.0.0.1:9/api/v1' }, ['balance'], 'test', 'live'],
+    ] as const) {
+      writeFileSync(join(home, 'config.json'), JSON.stringify({ profiles: { default: profile } }), { mode: 0o600 });
+      const r = await carbon([...args], { home });
+      expect({ args, exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr }).toEqual({
+        args,
+        exitCode: 2,
+        stdout: '',
+        stderr: other(mode, wrong),
+      });
+    }
+    // Nothing was bought: the local model's ledger was never made.
+    expect(existsSync(join(home, 'data', 'ledger.db'))).toBe(false);
   });
 
   test('a hand-edited profile key that is no test or live key is refused before anything is sent, as CARBON_API_KEY is', async () => {

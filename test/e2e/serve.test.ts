@@ -163,7 +163,7 @@ describe('carbon serve', () => {
     expect((await server.stop()).exitCode).toBe(0);
   });
 
-  test('a port in use is exit 1 with one line; a bad port is exit 2', async () => {
+  test('a port in use is exit 1 with one line; a bad port, public URL or host is exit 2', async () => {
     const home = newHome();
     const server = await serve(home);
     const port = new URL(server.url).port;
@@ -200,6 +200,16 @@ describe('carbon serve', () => {
       );
     }
     expect((await carbon(['serve', '--port', '0', '--public-url', 'https://x/a'], { home })).stderr).toContain('without a path (/a)');
+    // An empty --host ("$HOST" unset) would listen on every interface, as Node reads ''; a space or brackets name no interface.
+    for (const host of ['', ' ', 'a b', '[::1]']) {
+      const r = await carbon(['serve', '--port', '0', '--host', host], { home });
+      expect([host, r.exitCode, r.stdout, r.stderr]).toEqual([
+        host,
+        2,
+        '',
+        `error: --host must be an address or a host name, such as 127.0.0.1, ::1 or 0.0.0.0 (every interface), not ${JSON.stringify(host)}.\n`,
+      ]);
+    }
     expect((await server.stop()).exitCode).toBe(0);
   });
 });

@@ -130,6 +130,12 @@ describe('in a pipe', () => {
     );
     // No poll was made: the journal holds no request.
     expect((await ok(['logs', '--json'], { home })).stdout).toBe('');
+    // An empty name ("$CURSOR" unset) is no file.
+    expect(await carbon(['watch', '--cursor', '', '--since', '1d', '--until-settled'], { home })).toEqual({
+      exitCode: 2,
+      stdout: '',
+      stderr: 'error: --cursor needs a file (it is made on the first run), and was given an empty name.\n',
+    });
     // A directory where the file should be: said in words, not as an errno code.
     expect(await carbon(['watch', '--cursor', home], { home })).toEqual({
       exitCode: 2,

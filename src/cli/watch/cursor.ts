@@ -8,6 +8,7 @@ import type { WatchState } from './follow.js';
 /** `carbon watch --cursor FILE`: the state of a run, read at its start and written after each poll whose events are all out. */
 
 export function readCursor(file: string, mode: 'test' | 'live', reference: string | null): WatchState | null {
+  if (file === '') throw usage('--cursor needs a file (it is made on the first run), and was given an empty name.');
   // Written beside itself (a temporary file renamed into place): a directory that is missing or
   // cannot be written is refused now, before the first poll, not after it.
   try {

@@ -31,6 +31,19 @@ export interface ServeReady {
   instance: string;
 }
 
+/**
+ * An address or host name to listen on: never empty (`--host "$HOST"` with HOST unset would listen
+ * on every interface, as Node reads ''), nor with a character no address or name has.
+ */
+function hostOption(value: string | undefined): string {
+  if (value === undefined) return DEFAULT_HOST;
+  if (!/^[A-Za-z0-9._:%-]+$/.test(value))
+    throw usage(
+      `--host must be an address or a host name, such as 127.0.0.1, ::1 or 0.0.0.0 (every interface), not ${JSON.stringify(value)}.`,
+    );
+  return value;
+}
+
 function port(value: string | undefined): number {
   if (value === undefined) return DEFAULT_PORT;
   return wholeNumberOption(value, '--port (0 picks a free one)', { max: 65_535 });
@@ -65,7 +78,7 @@ export function publicUrl(value: string | undefined, flag = '--public-url'): str
  * engine. Resolves when SIGINT or SIGTERM has closed the server gracefully; runToExit() then exits 0.
  */
 export async function run(ctx: Context, flags: ServeFlags): Promise<void> {
-  const host = flags.host ?? DEFAULT_HOST;
+  const host = hostOption(flags.host);
   const options = { host, port: port(flags.port), publicUrl: publicUrl(flags.publicUrl) };
   const { startServer, closeOnSignals, linksHost } = await import('../../../server/server.js');
   const { log, flush } = requestLog((text) => ctx.out.info(text));
