@@ -420,6 +420,18 @@ describe('carbon api METHOD PATH', () => {
       const unread = await carbon(['api', 'POST', '/offsets', '-d', `@${file}`], { home });
       expect([unread.exitCode, unread.stdout, unread.stderr]).toEqual([2, '', `error: Cannot read ${file}: ${why}; nothing was sent.\n`]);
     }
+    // An empty file name, or an empty path ("$VAR" unset): nothing to send, nothing sent.
+    expect(await carbon(['api', 'POST', '/quotes', '-d', '@'], { home })).toEqual({
+      exitCode: 2,
+      stdout: '',
+      stderr: 'error: -d @FILE needs a file (or @- for stdin), and was given an empty name; nothing was sent.\n',
+    });
+    for (const path of ['', ' '])
+      expect(await carbon(['api', 'GET', path], { home })).toEqual({
+        exitCode: 2,
+        stdout: '',
+        stderr: 'error: The path is empty: give one such as /balance or /offsets?limit=2; nothing was sent.\n',
+      });
     // A GET's --data is refused, not sent as a body the API would never read.
     const getBody = await carbon(['api', 'GET', '/offsets', '-d', '{"limit": 2}'], { home });
     expect([getBody.exitCode, getBody.stdout, getBody.stderr]).toEqual([

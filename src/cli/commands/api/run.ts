@@ -27,6 +27,8 @@ export async function run(
   const verb = method.toUpperCase();
   if (!/^(GET|POST|HEAD|PUT|PATCH|DELETE)$/.test(verb))
     throw usage(`The method is GET, POST or HEAD (the API's), or PUT, PATCH or DELETE (which it answers 405), not "${method}".`);
+  // An empty path ("$PATH_VAR" unset) is no request to send, as an empty id is none for `carbon show`.
+  if (path.trim() === '') throw usage('The path is empty: give one such as /balance or /offsets?limit=2; nothing was sent.');
   const url = new URL(path.startsWith('/') ? path : `/${path}`, 'http://x');
   const relative = url.pathname.startsWith(`${API_PREFIX}/`) ? url.pathname.slice(API_PREFIX.length) : url.pathname;
   const body = bodyOf(verb, flags.data);
@@ -129,6 +131,7 @@ async function confirmLive(ctx: Context): Promise<void> {
 const UNREADABLE: Record<string, string> = { ENOENT: 'there is no such file', EISDIR: 'it is a directory', EACCES: 'permission denied' };
 
 function readData(file: string): string {
+  if (file === '') throw usage('-d @FILE needs a file (or @- for stdin), and was given an empty name; nothing was sent.');
   try {
     return file === '-' ? readFileSync(0, 'utf8') : readFileSync(file, 'utf8');
   } catch (err) {
