@@ -127,7 +127,7 @@ const SANDBOX_REFUSED: Array<[string[], string]> = [
   [['sandbox', 'topup', '1000000000.01', '--live'], 'error: A top-up is from $250.00 to $1,000,000,000.00; $1,000,000,000.01 is more.\n'],
   [['sandbox', 'topup', '--cents', '1', '--live'], TOP_UP],
   [
-    ['sandbox', 'rate', '0'],
+    ['sandbox', 'rate', '99999999'],
     'error: The rate is a whole number of millicents per kg from 1 to 10,000,000. (param: rate_millicents_per_kg)\n',
   ],
   [

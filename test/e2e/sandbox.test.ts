@@ -108,6 +108,11 @@ describe('account, rate, limits', () => {
     expect(await json(['sandbox', 'rate', '5000'], { home })).toMatchObject({ rate: 5000 });
     expect((await json<{ amount_cents: number }>(['quote', '--kg', '100'], { home })).amount_cents).toBe(500);
     for (const bad of ['0', '1.5', 'cheap']) expect((await carbon(['sandbox', 'rate', bad], { home })).exitCode).toBe(2);
+    // The least said is the least taken: 0 is refused too.
+    for (const bad of ['-1', '0'])
+      expect((await carbon(['sandbox', 'rate', bad], { home })).stderr).toBe(
+        `error: The rate (millicents per kg) must be a whole number of at least 1, not "${bad}".\n`,
+      );
 
     expect(await json(['sandbox', 'review-limit', '10'], { home })).toMatchObject({ review_limit_cents: 1000 });
     expect((await json<{ requires_review: boolean }>(['quote', '--kg', '1000'], { home })).requires_review).toBe(true);
@@ -126,7 +131,7 @@ describe('account, rate, limits', () => {
 });
 
 describe('rate-limit: where the count is kept', () => {
-  test('on the SQLite ledger each local command counts afresh, and `rate-limit N` says so; 0 and off need no note', async () => {
+  test('on the SQLite ledger each local command counts afresh, and `rate-limit N` says so; 0 says it refuses every call, off needs no note', async () => {
     const home = newHome();
     const set = await ok(['sandbox', 'rate-limit', '2', '--window', '1d'], { home });
     // What a script would rehearse: three one-shot calls, a limit of two. Each process counts alone.
@@ -135,7 +140,11 @@ describe('rate-limit: where the count is kept', () => {
       '✓ 2 requests per 1d per key. Each process counts its own: a carbon serve every request it answers, a local ' +
         'command only its own requests (three `carbon balance` in a row are never refused); `rate-limit 0` refuses every one.\n',
     );
-    expect((await ok(['sandbox', 'rate-limit', '0'], { home })).stderr).toBe('');
+    // 0 shuts every call, and says so, as `account suspended` does.
+    expect((await ok(['sandbox', 'rate-limit', '0'], { home })).stderr).toBe(
+      '✓ Rate limit 0: every request now gets 429 rate_limited (exit 7), until `carbon sandbox rate-limit off`.\n',
+    );
+    expect((await carbon(['balance'], { home })).exitCode).toBe(7);
     expect((await ok(['sandbox', 'rate-limit', 'off'], { home })).stderr).toBe('');
     expect((await ok(['sandbox', 'rate-limit', '2', '--json'], { home })).stderr).toBe('');
   });

@@ -231,7 +231,7 @@ withChromium(describe, 'Developer page action return tests')('each action of the
     await page.goto(`${server.origin}/?mode=test`);
     await page.fill('#c-rate', '1234');
     await page.click('form[action="/actions/rate"] button');
-    await expectReturned(page, 'controls', 'ok', 'The rate is set.');
+    await expectReturned(page, 'controls', 'ok', 'The rate is 1,234 millicents per kg: $12.34 a tonne.');
     await context.close();
   });
 

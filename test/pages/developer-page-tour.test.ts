@@ -264,7 +264,7 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
     await second.getByRole('link', { name: '← Developer page' }).click();
     await second.fill('#c-rate', '5000');
     await second.click('form[action="/actions/rate"] button');
-    expect(await second.textContent('.notice.ok')).toContain('rate is set');
+    expect(await second.textContent('.notice.ok')).toContain('The rate is 5,000 millicents per kg: $50.00 a tonne.');
     expect((await server.sandbox.status()).account.rate).toBe(5000);
     await ctx.close();
   });
@@ -276,9 +276,12 @@ withChromium(describe, 'Developer page tour tests')('the developer page, as a ne
     await page.click('form[action="/actions/status"] button');
     expect(await page.textContent('.standing')).toBe('suspended');
     expect(await page.inputValue('#c-status')).toBe('suspended');
+    // The notice says what the standing shuts, as `carbon sandbox account suspended` does.
+    expect(await page.textContent('.notice.ok')).toContain('The account is suspended: every API request now gets 403 api_access_inactive.');
     await page.selectOption('#c-status', 'active');
     await page.click('form[action="/actions/status"] button');
     expect(await page.inputValue('#c-status')).toBe('active');
+    expect(await page.textContent('.notice.ok')).toContain('The account is active.');
   });
 
   test("a new key's Copy button is there only with JavaScript, and copies; without it the secret is still shown", async () => {

@@ -335,13 +335,22 @@ run('the developer page, in Chromium', { shuffle: false }, () => {
     expect(await page.inputValue('#c-limit')).toBe('3');
     await page.fill('#c-limit', '5');
     await page.click('form[action="/actions/rate-limit"] button');
-    expect(await page.textContent('.notice.ok')).toContain('The rate limit is set.');
+    expect(await page.textContent('.notice.ok')).toContain('The rate limit is set: 5 requests per 1m per key.');
     // Before: the page set 5 a second, whatever window the CLI had set.
     const { account } = await server.sandbox.status();
     expect([account.rate_limit_requests, account.rate_limit_window_ms]).toEqual([5, 60_000]);
     await page.fill('#c-limit', 'off');
     await page.click('form[action="/actions/rate-limit"] button');
     expect((await server.sandbox.status()).account.rate_limit_requests).toBeNull();
+    expect(await page.textContent('.notice.ok')).toContain('The rate limit is off.');
+    // 0 shuts every API request: the notice says so.
+    await page.fill('#c-limit', '0');
+    await page.click('form[action="/actions/rate-limit"] button');
+    expect(await page.textContent('.notice.ok')).toContain(
+      'The rate limit is 0: every API request now gets 429 rate_limited, until it is set again.',
+    );
+    await page.fill('#c-limit', 'off');
+    await page.click('form[action="/actions/rate-limit"] button');
   });
 
   test('a change made with the sandbox API shows on the page at once, and the standing and reset work from the page', async () => {

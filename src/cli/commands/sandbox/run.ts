@@ -87,7 +87,8 @@ export async function accountStatus(ctx: Context, value: string): Promise<void> 
 }
 
 export async function rate(ctx: Context, value: string): Promise<void> {
-  const millicents = wholeNumberOption(value, 'The rate (millicents per kg)');
+  // Its least is 1, not 0 (a rate of 0 would give offsets away): what is over the most, the model's check says.
+  const millicents = wholeNumberOption(value, 'The rate (millicents per kg)', { min: 1 });
   await change(
     ctx,
     'rate',
@@ -113,6 +114,13 @@ export async function rateLimit(ctx: Context, value: string, flags: { window?: s
       const set = await sandbox.setRateLimit(requests, windowMs);
       if (set.rate_limit_requests && ctx.settings.store.kind === 'sqlite')
         await rateLimitNote(ctx, set.rate_limit_requests, set.rate_limit_window_ms);
+      // As `account suspended` says what it shuts: a script's every call now fails.
+      if (set.rate_limit_requests === 0)
+        await note(
+          ctx,
+          (p) =>
+            `${p.yellow('✓')} Rate limit 0: every request now gets 429 rate_limited (exit 7), until \`carbon sandbox rate-limit off\`.`,
+        );
     },
     ACCOUNT,
     () => checkRateLimit(requests, windowMs ?? 1000),

@@ -1,6 +1,6 @@
 import type { Mode } from '../../../api/types.js';
 import type { Sandbox } from '../../../service/sandbox.js';
-import { dollars, duration as spokenDuration } from '../../../service/units.js';
+import { dollars, grouped, duration as spokenDuration } from '../../../service/units.js';
 import { keptView } from './dashboard-data.js';
 import type { Notice, Section } from './flash.js';
 import { duration, type Form, faultForm, formMode, requests, reviewCents, standing, topUpCents, whole } from './form-fields.js';
@@ -42,8 +42,29 @@ export const ACTIONS = new Map<string, Action>([
     },
   ],
   ['key-revoke', onId('keys', 'revokeKey', 'Key %s is revoked: the API now refuses it with 401.', 'The key')],
-  ['status', { section: 'controls', run: (s, f) => s.setStatus(standing(f.field('status'))), done: 'The account standing is set.' }],
-  ['rate', { section: 'controls', run: (s, f) => s.setRate(whole(f.field('rate'), 8)), done: 'The rate is set.' }],
+  [
+    'status',
+    {
+      section: 'controls',
+      run: (s, f) => s.setStatus(standing(f.field('status'))),
+      done: 'The account standing is set.',
+      notice: (_, f) =>
+        standing(f.field('status')) === 'active'
+          ? 'The account is active.'
+          : `The account is ${standing(f.field('status'))}: every API request now gets 403 api_access_inactive.`,
+    },
+  ],
+  [
+    'rate',
+    {
+      section: 'controls',
+      run: (s, f) => s.setRate(whole(f.field('rate'), 8)),
+      done: 'The rate is set.',
+      // Millicents a kg are cents a tonne.
+      notice: (_, f) =>
+        `The rate is ${grouped(whole(f.field('rate'), 8))} millicents per kg: ${dollars(whole(f.field('rate'), 8))} a tonne.`,
+    },
+  ],
   [
     'review-limit',
     {
@@ -53,7 +74,15 @@ export const ACTIONS = new Map<string, Action>([
       notice: (_, f) => `The review limit is ${dollars(reviewCents(f.field('amount')))}: a live purchase above it waits for review.`,
     },
   ],
-  ['rate-limit', { section: 'controls', run: (s, f) => s.setRateLimit(requests(f.field('requests'))), done: 'The rate limit is set.' }],
+  [
+    'rate-limit',
+    {
+      section: 'controls',
+      run: (s, f) => s.setRateLimit(requests(f.field('requests'))),
+      done: 'The rate limit is set.',
+      notice: (set) => rateLimitNotice(set as RateLimit),
+    },
+  ],
   ['approve', onId('review', 'approve', 'Approved %s: it is placed.')],
   ['reject', onId('review', 'reject', 'Rejected %s: it is refunded.')],
   ['fail', onId('offsets', 'fail', 'The order of %s could not be placed: it is refunded.')],
@@ -113,4 +142,16 @@ export function queryNotice(done: string, unsure: string): Notice | undefined {
 export function returnTo(mode: Mode, section: Section | undefined, form?: URLSearchParams, also = ''): string {
   const view = section === 'offsets' && form !== undefined ? keptView(form.get('view')) : '';
   return `/?mode=${mode}${view === '' ? '' : `&${view}`}${also}${section === undefined ? '' : '#notice'}`;
+}
+
+/** What `setRateLimit` answers, as far as the notice reads it. */
+interface RateLimit {
+  rate_limit_requests: number | null;
+  rate_limit_window_ms: number;
+}
+
+function rateLimitNotice({ rate_limit_requests: n, rate_limit_window_ms: window }: RateLimit): string {
+  if (n === null) return 'The rate limit is off.';
+  if (n === 0) return 'The rate limit is 0: every API request now gets 429 rate_limited, until it is set again.';
+  return `The rate limit is set: ${grouped(n)} requests per ${spokenDuration(window)} per key.`;
 }
