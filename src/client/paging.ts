@@ -3,7 +3,8 @@ import { CarbonError } from './errors.js';
 
 /**
  * A server that repeats itself: a page whose cursor does not move on, or that brings back an
- * offset an earlier page (or the same page) already gave. Every paging loop stops on it instead
+ * offset an earlier page (or the same page) already gave; or one that says there is more after a
+ * page with no offset to go on from. Every paging loop stops on it instead
  * of looping for ever (issue 25: a mock answering `has_more: true` with the same cursor made
  * `list --all` print the same offset thousands of times).
  */
@@ -42,6 +43,12 @@ export class PageGuard {
 
   /** Call with each page and the cursor it was asked with; throws CarbonPagingError on a repeat. */
   check(page: OffsetList, cursor: string | undefined): void {
+    // More, it says, after no offset at all: the next page is asked after the last one, and there is none.
+    if (page.has_more && page.data.length === 0)
+      throw new CarbonPagingError(
+        `The server answered has_more with no offsets on ${cursor === undefined ? 'the first page' : `the page after cursor ${cursor}`}: there is no cursor to go on from, so paging stopped with the list unfinished.`,
+        cursor ?? null,
+      );
     if (cursor !== undefined) {
       if (this.cursors.has(cursor))
         throw new CarbonPagingError(`The server sent cursor ${cursor} a second time: paging would never end, so it stopped.`, cursor);

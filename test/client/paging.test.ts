@@ -45,6 +45,13 @@ test('beyond the first SEEN_MAX, the memory is the page before: an offset from t
   expect(() => walk([...pages, [...ids(50_000, 99), twoBack[7]!]])).not.toThrow();
 });
 
+test('a page of no offsets that says has_more stops the walk: there is no cursor to go on from', () => {
+  expect(() => new PageGuard().check(page([]), undefined)).toThrow(/has_more with no offsets on the first page/);
+  expect(() => walk([ids(0, 100), []])).toThrow(/has_more with no offsets on the page after cursor off_99/);
+  // The last page, empty and saying no more, is the end.
+  expect(() => new PageGuard().check(page([], false), undefined)).not.toThrow();
+});
+
 test('a walk of distinct offsets passes whole', () => {
   expect(() => walk(Array.from({ length: 300 }, (_, i) => ids(i * 100, 100)))).not.toThrow();
 });

@@ -54,6 +54,16 @@ test('a page that repeats an offset within itself stops list --all at once', asy
   expect(stub.requests).toHaveLength(1);
 });
 
+test('a page of no offsets that says has_more stops every walk with exit 1: the list is unfinished, and there is no cursor to go on from', async () => {
+  stub = await repeatingServer('empty');
+  for (const args of [['list'], ['list', '--all'], ['list', '--limit', '250'], ['report']]) {
+    const r = await carbon(args, { home: newHome(), env: env(stub) });
+    expect([args, r.exitCode, r.stdout, r.stderr.trim().split('\n').length]).toEqual([args, 1, '', 1]);
+    expect(r.stderr).toMatch(/^error: The server answered has_more with no offsets on the first page: there is no cursor to go on from/);
+  }
+  expect(stub.requests).toHaveLength(4);
+});
+
 test('completion offers no ids from a page that repeats itself, and asks once', async () => {
   stub = await repeatingServer('dup');
   const r = await carbon(['__complete', '--', 'show', ''], { home: newHome(), env: env(stub) });

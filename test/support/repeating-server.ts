@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net';
  * do. `GET /api/v1/offsets` answers by `mode`:
  *   - `ignore`: ignores starting_after, so every page is the first one again, with has_more;
  *   - `echo`: the page after a cursor holds the cursor's own offset again, with has_more;
- *   - `dup`: one page whose last offset repeats its first (has_more false).
+ *   - `dup`: one page whose last offset repeats its first (has_more false);
+ *   - `empty`: a page of no offsets that says has_more.
  * Every request is counted, so a test can tell a walk that stopped from one that looped.
  */
 export interface RepeatingServer {
@@ -27,7 +28,7 @@ const offset = (n: number) => ({
   certificate_url: null,
 });
 
-export async function repeatingServer(mode: 'ignore' | 'echo' | 'dup'): Promise<RepeatingServer> {
+export async function repeatingServer(mode: 'ignore' | 'echo' | 'dup' | 'empty'): Promise<RepeatingServer> {
   const requests: string[] = [];
   const server: Server = createServer((req, res) => {
     requests.push(req.url ?? '');
@@ -39,11 +40,13 @@ export async function repeatingServer(mode: 'ignore' | 'echo' | 'dup'): Promise<
     }
     const after = url.searchParams.get('starting_after');
     const data =
-      mode === 'dup'
-        ? [offset(1), offset(2), offset(1)]
-        : mode === 'echo' && after !== null
-          ? [{ ...offset(3), id: after }]
-          : [offset(1), offset(2), offset(3)];
+      mode === 'empty'
+        ? []
+        : mode === 'dup'
+          ? [offset(1), offset(2), offset(1)]
+          : mode === 'echo' && after !== null
+            ? [{ ...offset(3), id: after }]
+            : [offset(1), offset(2), offset(3)];
     res.end(JSON.stringify({ object: 'list', data, has_more: mode !== 'dup' }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
