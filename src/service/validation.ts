@@ -114,14 +114,16 @@ export function parseListQuery(query: Record<string, string | string[] | undefin
   }
   let limit: number = LIMITS.listLimitDefault;
   if (single.limit !== undefined) {
-    const n = /^\d{1,4}$/.test(single.limit) ? Number(single.limit) : NaN;
+    // Digits only, leading zeros and all (`00005` is 5): the number is judged, not its length.
+    const n = /^\d+$/.test(single.limit) ? Number(single.limit) : NaN;
     limit = checkInteger(n, 'limit', LIMITS.listLimitMin, LIMITS.listLimitMax);
   }
   const startingAfter = single.starting_after;
   if (startingAfter !== undefined && (startingAfter.length === 0 || startingAfter.length > 255)) {
     throw validationError('starting_after', 'starting_after must be an offset ID.');
   }
-  if (startingAfter !== undefined) mustBeUnicode(startingAfter, 'starting_after');
+  // A NUL too, as `reference` refuses it: no id holds one, and PostgreSQL's text cannot.
+  if (startingAfter !== undefined) mustBeText(startingAfter, 'starting_after');
   return {
     limit,
     starting_after: startingAfter ?? null,

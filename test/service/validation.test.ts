@@ -277,7 +277,7 @@ describe('422 validation_error: list query', () => {
     },
   );
 
-  test.each(['1', '100', '010', '0100'])('limit=%j is accepted', async (limit) => {
+  test.each(['1', '100', '010', '0100', '00005', `${'0'.repeat(40)}7`])('limit=%j is accepted', async (limit) => {
     expect((await list({ limit })).status).toBe(200);
   });
 
@@ -300,9 +300,13 @@ describe('422 validation_error: list query', () => {
     expect((await list({ reference: 'r'.repeat(200) })).status).toBe(200);
   });
 
-  test('starting_after: empty or over 255 characters → 422; an unknown id → 404 resource_missing param starting_after', async () => {
+  test('starting_after: empty, over 255 characters or with a NUL → 422; an unknown id → 404 resource_missing param starting_after', async () => {
     expectError(await list({ starting_after: '' }), 422, 'validation_error', 'starting_after');
     expectError(await list({ starting_after: 'o'.repeat(256) }), 422, 'validation_error', 'starting_after');
+    // A NUL names no offset, and is refused as `reference` refuses it: 422, not a lookup's 404.
+    expect(expectError(await list({ starting_after: 'off_\u0000' }), 422, 'validation_error', 'starting_after').message).toBe(
+      'starting_after must not contain the NUL character (U+0000).',
+    );
     const err = expectError(await list({ starting_after: 'off_doesnotexist' }), 404, 'resource_missing', 'starting_after');
     expect(err.type).toBe('invalid_request_error');
   });
