@@ -42,14 +42,26 @@ export class CarbonApiError extends CarbonError {
     this.balanceCents = body.balance_cents;
     this.requiredCents = body.required_cents;
     this.requestId = headers['request-id'];
-    const retry = headers['retry-after'];
-    this.retryAfter = retry !== undefined && /^\d+$/.test(retry) ? Number(retry) : undefined;
+    this.retryAfter = retryAfterSeconds(headers['retry-after']);
   }
 
   /** The envelope as the API sent it. */
   toJSON(): ErrorEnvelope {
     return { error: this.body };
   }
+}
+
+/**
+ * `Retry-After` in seconds: the API's whole seconds, or an HTTP date (RFC 9110 §10.2.3, which a
+ * proxy may send) counted from now, a past one as 0. Anything else is none (backoff alone), so a
+ * date decades away ends the retries as `3600` does, rather than being retried on backoff.
+ */
+export function retryAfterSeconds(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined) return undefined;
+  if (/^\d+$/.test(value)) return Number(value);
+  // A date names its day or month: `-5` or `1.5`, which Date.parse would take for years or days, is none.
+  const at = /[A-Za-z]{3}/.test(value) ? Date.parse(value) : Number.NaN;
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }
 
 /** The API's 404 for an offset id, made without asking: for an id no offset can have ('', '.', '..'). */

@@ -2,7 +2,7 @@ import { inspect } from 'node:util';
 import { describe, expect, test } from 'vitest';
 import type { ApiRequest, ApiResponse } from '../../src/api/types.js';
 import { CarbonClient } from '../../src/client/client.js';
-import { CarbonAnswerError, CarbonConfigError, CarbonConnectionError } from '../../src/client/errors.js';
+import { CarbonAnswerError, CarbonConfigError, CarbonConnectionError, retryAfterSeconds } from '../../src/client/errors.js';
 import { openLocal } from '../../src/engine/local.js';
 
 /**
@@ -31,6 +31,35 @@ function failing(fail: () => Error, retry?: ConstructorParameters<typeof CarbonC
 }
 
 describe('CarbonClient as a library', () => {
+  test('Retry-After as an HTTP date is counted from now: decades away ends the retries as 3600 s does; a past one is no wait', async () => {
+    const at = 'Wed, 21 Oct 2015 07:28:00 GMT';
+    expect(retryAfterSeconds(at, Date.parse('2015-10-21T07:27:00.500Z'))).toBe(60);
+    expect(retryAfterSeconds(at, Date.parse('2015-10-22T00:00:00Z'))).toBe(0);
+    // Not a date: Date.parse would read `-5` and `1.5` as years and days.
+    for (const none of ['-5', '1.5', 'abc', '', 'soon']) expect(retryAfterSeconds(none), none).toBeUndefined();
+    for (const [header, requests] of [
+      ['Wed, 21 Oct 2099 07:28:00 GMT', 1],
+      ['3600', 1],
+      [at, 3],
+      ['0', 3],
+    ] as const) {
+      let calls = 0;
+      const client = new CarbonClient({
+        apiKey: KEY,
+        sleep: async () => {},
+        transport: {
+          async request(): Promise<ApiResponse> {
+            calls++;
+            const error = { type: 'rate_limit_error', code: 'rate_limited', message: 'Too many requests.' };
+            return { status: 429, headers: { 'retry-after': header }, body: { error } };
+          },
+        },
+      });
+      await expect(client.balance()).rejects.toMatchObject({ status: 429 });
+      expect([header, calls]).toEqual([header, requests]);
+    }
+  });
+
   test('a retry policy with a field left undefined keeps its default (2 retries); NaN, Infinity, -1 and 1.5 retries are refused', async () => {
     const unset = failing(() => new CarbonConnectionError('the connection was dropped'), { maxRetries: undefined });
     await expect(unset.client.balance()).rejects.toBeInstanceOf(CarbonConnectionError);
