@@ -131,7 +131,7 @@ describe('account, rate, limits', () => {
 });
 
 describe('rate-limit: where the count is kept', () => {
-  test('on the SQLite ledger each local command counts afresh, and `rate-limit N` says so; 0 says it refuses every call, off needs no note', async () => {
+  test('on the SQLite ledger each local command counts afresh, and `rate-limit N` says so; 0 says it refuses every call, off that none is refused', async () => {
     const home = newHome();
     const set = await ok(['sandbox', 'rate-limit', '2', '--window', '1d'], { home });
     // What a script would rehearse: three one-shot calls, a limit of two. Each process counts alone.
@@ -145,7 +145,8 @@ describe('rate-limit: where the count is kept', () => {
       '✓ Rate limit 0: every request now gets 429 rate_limited (exit 7), until `carbon sandbox rate-limit off`.\n',
     );
     expect((await carbon(['balance'], { home })).exitCode).toBe(7);
-    expect((await ok(['sandbox', 'rate-limit', 'off'], { home })).stderr).toBe('');
+    expect((await ok(['sandbox', 'rate-limit', 'off'], { home })).stderr).toBe('✓ Rate limit off: no request is refused for its rate.\n');
+    await ok(['balance'], { home });
     expect((await ok(['sandbox', 'rate-limit', '2', '--json'], { home })).stderr).toBe('');
   });
 });

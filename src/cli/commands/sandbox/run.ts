@@ -121,6 +121,7 @@ export async function rateLimit(ctx: Context, value: string, flags: { window?: s
           (p) =>
             `${p.yellow('✓')} Rate limit 0: every request now gets 429 rate_limited (exit 7), until \`carbon sandbox rate-limit off\`.`,
         );
+      if (set.rate_limit_requests === null) await note(ctx, (p) => `${p.green('✓')} Rate limit off: no request is refused for its rate.`);
     },
     ACCOUNT,
     () => checkRateLimit(requests, windowMs ?? 1000),
