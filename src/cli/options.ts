@@ -21,6 +21,7 @@ export function whyNotANumber(text: string): string {
   if (/^-?\d[\d_ ]*\d(?:\.\d+)?$/.test(t)) return ' (group thousands with commas, or not at all)';
   if (/^-?0+(?:,\d{3})+(?:\.\d+)?$/.test(t)) return ' (no group of thousands starts with 0: a decimal comma? write 0.1 for a tenth)';
   if (/^-?[\d,]+(?:\.\d+)?$/.test(t)) return ' (commas group thousands, as in 1,000)';
+  if (/^-?\.\d+$/.test(t)) return ` (a digit before the point: ${t.replace('.', '0.')})`;
   return '';
 }
 

@@ -88,6 +88,8 @@ describe('refused the same way everywhere, saying why', () => {
     ['0,100', 'no group of thousands starts with 0: a decimal comma? write 0.1 for a tenth'],
     ['00,250', 'no group of thousands starts with 0: a decimal comma? write 0.1 for a tenth'],
     ['000,001.5', 'no group of thousands starts with 0: a decimal comma? write 0.1 for a tenth'],
+    ['.5', 'a digit before the point: 0.5'],
+    ['-.25', 'a digit before the point: -0.25'],
   ])('%j: %s', (text, why) => {
     expect(whyNotANumber(text)).toBe(` (${why})`);
     for (const fn of [() => numberOption(text, '--kg'), () => wholeNumberOption(text, '--limit'), () => dollarsOption(text, '--amount')]) {
