@@ -24,8 +24,16 @@
 // here, before anything is read or written: one line, exit 11 (README, "Exit codes").
 const [major, minor] = process.versions.node.split('.').map(Number);
 if (major < 22 || (major === 22 && minor < 13)) {
+  // In a checkout, `npm ci` put a supported Node in node_modules (the `node` devDependency), which `npx carbon` runs on.
+  let checkout = '';
+  try {
+    const { version } = JSON.parse(require('node:fs').readFileSync(`${__dirname}/../node_modules/node/package.json`, 'utf8'));
+    checkout = ` In this checkout, \`npx carbon\` runs it on the Node ${version} that npm ci installed; or`;
+  } catch {
+    // A package installed on its own: no such Node beside it.
+  }
   process.stderr.write(
-    `carbon: needs Node.js 22.13 or later, and this is Node.js ${process.versions.node}; install Node 24 or 26 (LTS) from nodejs.org or with your version manager (nvm install 24), then run carbon again.\n`,
+    `carbon: needs Node.js 22.13 or later, and this is Node.js ${process.versions.node}.${checkout}${checkout ? ' i' : ' I'}nstall Node 24 or 26 (LTS) from nodejs.org or with your version manager (nvm install 24), then run carbon again.\n`,
   );
   process.exit(11);
 }

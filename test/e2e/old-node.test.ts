@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { accessSync, constants, readdirSync } from 'node:fs';
+import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
+import { ROOT } from '../support/binary.js';
 import { BIN, baseEnv, carbon, homes } from '../support/cli.js';
 
 /**
@@ -59,7 +60,25 @@ describe.runIf(oldNode !== undefined)('on a Node older than 22.13', () => {
     expect(r.exitCode).toBe(11);
     expect(r.stdout).toBe('');
     expect(r.stderr.split('\n')).toEqual([
-      `carbon: needs Node.js 22.13 or later, and this is Node.js ${version}; install Node 24 or 26 (LTS) from nodejs.org or with your version manager (nvm install 24), then run carbon again.`,
+      `carbon: needs Node.js 22.13 or later, and this is Node.js ${version}. Install Node 24 or 26 (LTS) from nodejs.org or with your version manager (nvm install 24), then run carbon again.`,
+    ]);
+    expect(readdirSync(home)).toEqual([]);
+  });
+
+  test("in a checkout, the line names `npx carbon` and the Node `npm ci` put beside it (the copy above has none: a package's line)", async () => {
+    const home = newHome();
+    const r = await execa(oldNode!, [join(ROOT, 'bin', 'carbon.cjs'), 'buy', '--kg', '500'], {
+      env: baseEnv(home),
+      extendEnv: false,
+      reject: false,
+      stdin: 'ignore',
+    });
+    const version = execFileSync(oldNode!, ['--version'], { encoding: 'utf8' }).trim().replace(/^v/, '');
+    const installed = JSON.parse(readFileSync(join(ROOT, 'node_modules', 'node', 'package.json'), 'utf8')).version;
+    expect([r.exitCode, r.stdout, r.stderr]).toEqual([
+      11,
+      '',
+      `carbon: needs Node.js 22.13 or later, and this is Node.js ${version}. In this checkout, \`npx carbon\` runs it on the Node ${installed} that npm ci installed; or install Node 24 or 26 (LTS) from nodejs.org or with your version manager (nvm install 24), then run carbon again.`,
     ]);
     expect(readdirSync(home)).toEqual([]);
   });
