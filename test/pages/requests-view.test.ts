@@ -25,10 +25,12 @@ interface El {
   classList: Iterable<string>;
   getBoundingClientRect(): Box;
   querySelector(s: string): El;
+  textContent: string;
 }
 declare const document: {
   documentElement: { clientWidth: number; scrollWidth: number };
   querySelectorAll(s: string): Iterable<El>;
+  createRange(): { selectNodeContents(el: El): void; getClientRects(): Iterable<Box> };
 };
 
 const SIZES = [
@@ -185,6 +187,26 @@ withChromium(describe, 'Requests view tests')('the Requests view at 1280 px and 
       await page.setViewportSize({ width: size.width, height: size.height });
       await page.goto(`${server.origin}/requests`);
       await fitsViewport(`list at ${size.width}`);
+      // An offset's id in a row stays whole and in view, on a phone too (split, it reads as two and
+      // copies badly): the widest an id can be, 28 letters of W in its place, is one line within the page.
+      const widest = await page.evaluate(() => {
+        const c = [...document.querySelectorAll('.requests .code')].find((el) => el.textContent.startsWith('off_'));
+        if (c === undefined) return null;
+        const was = c.textContent;
+        c.textContent = `off_sandbox${'W'.repeat(17)}`;
+        const range = document.createRange();
+        range.selectNodeContents(c);
+        const rects = [...range.getClientRects()];
+        c.textContent = was;
+        return {
+          lines: new Set(rects.map((r) => Math.round(r.top))).size,
+          right: Math.max(...rects.map((r) => r.right)),
+          width: document.documentElement.clientWidth,
+        };
+      });
+      expect(widest, `an id at ${size.width}`).not.toBeNull();
+      expect(widest!.lines, `lines at ${size.width}`).toBe(1);
+      expect(widest!.right, `right edge at ${size.width}`).toBeLessThanOrEqual(widest!.width);
       // The filter's labels as the main page's: above their fields on a phone, beside them on a desktop.
       const placed = await page.evaluate(() =>
         [...document.querySelectorAll('form.filters .field')].map((f) => {

@@ -29,12 +29,13 @@ export const REQUESTS_CSS = `
 .requests .path { overflow-wrap: anywhere; font-family: ui-monospace, monospace; font-size: 0.9rem; }
 .requests .when, .requests .code { color: var(--muted); font-size: 0.85rem; }
 .requests .code { grid-column: 3 / 5; overflow-wrap: break-word; }
+.requests .code.id { white-space: nowrap; font-family: ui-monospace, monospace; font-size: 0.8rem; }
 .http { font-variant-numeric: tabular-nums; font-weight: 600; }
 .http.s2 { color: var(--accent); } .http.s4 { color: #6b4e00; } .http.s5 { color: var(--bad); }
 form.filters { display: flex; flex-wrap: wrap; gap: 0.4rem 0.8rem; align-items: center; }
 pre.body { white-space: pre-wrap; overflow-wrap: anywhere; background: var(--bg); border: 1px solid var(--rule); border-radius: 4px; padding: 0.5rem; font-size: 0.85rem; max-height: 30rem; overflow-y: auto; }
 .facts dd, .request-whole h2 { overflow-wrap: anywhere; }
-@media (max-width: 40rem) { .requests a { grid-template-columns: 3rem 3.2rem minmax(0, 1fr); } .requests .when { grid-column: 3; } }
+@media (max-width: 40rem) { .requests a { grid-template-columns: 3rem 3.2rem minmax(0, 1fr); } .requests .when { grid-column: 3; } .requests .code { grid-column: 2 / -1; } }
 `;
 
 const STATUS_OPTIONS = [
@@ -50,13 +51,14 @@ function item(e: RequestEntry): string {
   // A narrow screen breaks an error's code after an underscore (idempotency_key_<wbr>reused), not inside a word; an offset's id stays whole.
   const error = e.error?.code;
   const code = error != null ? escapeHtml(error).replaceAll('_', '_<wbr>') : escapeHtml(e.replayed ? 'replayed' : (e.offset ?? ''));
+  const kind = error == null && !e.replayed && e.offset != null ? 'code id' : 'code';
   const target = e.query === '' ? e.path : `${e.path}?${e.query}`;
   return (
     `<li><a href="/requests/${encodeURIComponent(e.id)}"><span class="${statusClass(e.status)}">${e.status}</span>` +
     `<span class="method">${escapeHtml(e.method)}</span><span class="path">${escapeText(target)}</span>` +
     // Its day too: the model's clock moves by days, and a time alone reads as today's.
     `<span class="when"><time datetime="${escapeHtml(e.created)}">${escapeHtml(`${e.created.slice(0, 10)} ${e.created.slice(11, 19)}`)}</time></span>` +
-    `${code === '' ? '' : `<span class="code">${code}</span>`}</a></li>`
+    `${code === '' ? '' : `<span class="${kind}">${code}</span>`}</a></li>`
   );
 }
 
