@@ -100,16 +100,16 @@ describe('on the local model', () => {
     expect(plain(card.output)).toContain('Request body');
     expect(plain(card.output)).toContain('"reference": "ops-1"');
     const table = plain((await carbonTty(['logs'], { home, env: TTY, columns: 140 })).output);
-    expect(table).toMatch(/TIME +STATUS +METHOD +PATH +CODE +MS +REQUEST ID +INSTANCE/);
+    expect(table).toMatch(/TIME +STATUS +METHOD +PATH +RESULT +MS +REQUEST ID +INSTANCE/);
     expect(table).toContain(bought.id);
     // On a common 100-column terminal, the request's own columns stay whole: INSTANCE and TIME
     // are left out before a path or an error code is cut.
     const narrow = plain((await carbonTty(['logs'], { home, env: TTY, columns: 100 })).output);
-    expect(narrow).toMatch(/^STATUS +METHOD +PATH +CODE +MS +REQUEST ID$/m);
+    expect(narrow).toMatch(/^STATUS +METHOD +PATH +RESULT +MS +REQUEST ID$/m);
     expect(narrow).toMatch(/ 404 +GET +\/api\/v1\/offsets\/off_nothere +resource_missing +[\d.]+ +req_/);
     // At 120 too: the purchase's path and its offset whole; TIME and INSTANCE give way instead.
     const wider = plain((await carbonTty(['logs'], { home, env: TTY, columns: 120 })).output);
-    expect(wider).toMatch(/^STATUS +METHOD +PATH +CODE +MS +REQUEST ID$/m);
+    expect(wider).toMatch(/^STATUS +METHOD +PATH +RESULT +MS +REQUEST ID$/m);
     expect(wider).toMatch(new RegExp(` 201 +POST +/api/v1/offsets +${bought.id} +[\\d.]+ +req_`));
     // On a phone's 40 columns the path goes before the request id would be cut: every id whole.
     const phone = plain((await carbonTty(['logs'], { home, env: TTY, columns: 40 })).output);

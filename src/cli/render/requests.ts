@@ -7,9 +7,9 @@ import type { Paint } from './resources.js';
 
 /**
  * Every path begins `/api/v1/`: cut below 20 cells it no longer says which endpoint (nor below 16
- * the code which error), and cut at all it may lose the offset it names. So INSTANCE and TIME go
+ * the result which error), and cut at all it may lose the offset it names. So INSTANCE and TIME go
  * before the path or the code is cut (a terminal of 120 columns shows the request's own columns
- * whole), and on a narrower one the two are cut before MS and CODE go. On a phone's 40 columns,
+ * whole), and on a narrower one the two are cut before MS and RESULT go. On a phone's 40 columns,
  * where even the path at its shortest leaves no room for the request id, the path goes too: the id
  * is what `carbon logs show` is given, and a line cut at the edge would cut it.
  */
@@ -19,7 +19,7 @@ const TABLE: readonly Column[] = [
   { header: 'STATUS', align: 'right', drop: 7 },
   { header: 'METHOD', drop: 6 },
   { header: 'PATH', min: 20, drop: 5, whole: 3 },
-  { header: 'CODE', min: 16, drop: 4, whole: 3 },
+  { header: 'RESULT', min: 16, drop: 4, whole: 3 },
   { header: 'MS', align: 'right', drop: 3 },
   { header: 'REQUEST ID' },
   { header: 'INSTANCE', min: 8, drop: 1 },
