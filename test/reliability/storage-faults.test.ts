@@ -103,6 +103,20 @@ describe('a damaged ledger', () => {
     expect(sha(ledgerPath(home))).toBe(before);
   });
 
+  test('a table carbon made, dropped: every command that meets it says the ledger is damaged, not "Unexpected error", and buys nothing', async () => {
+    const home = tempHome();
+    await provision(home);
+    expect((await runCli(home, ['buy', '--kg', '5'])).code).toBe(0);
+    const db = openSqlite(ledgerPath(home));
+    db.exec('DROP TABLE offsets');
+    db.close();
+    const damaged = /is damaged: it lacks a part carbon made \(no such table: offsets\)\..*Move it aside/;
+    for (const args of [['list'], ['show', 'off_x'], ['impact']]) await expectStorageError(home, args, ledgerPath(home), damaged);
+    const line = await expectStorageError(home, ['buy', '--kg', '1'], ledgerPath(home), damaged);
+    expect(line).toContain('Nothing was bought.');
+    expect(JSON.parse((await runCli(home, ['balance', '--json'])).stdout).available_cents).toBe(99_980);
+  });
+
   test('some pages damaged: a batch that meets one stops saying so, and what to do first', async () => {
     const home = tempHome();
     await provision(home);

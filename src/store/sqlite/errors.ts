@@ -83,5 +83,15 @@ export function sqliteError(err: unknown, path: string): Error {
       'Check that the disk holding it has free space and works, then try again; nothing was written.',
     );
   }
+  // A table or column carbon made is gone (dropped by hand, or another program's file): the statement did not run.
+  if (code === 'SQLITE_ERROR' && /^no such (?:table|column)\b/.test(message)) {
+    return new LedgerError(
+      `The ledger ${path} is damaged: it lacks a part carbon made (${message}).`,
+      path,
+      'Move it aside to start a new ledger, or restore it from a backup.',
+      false,
+      true,
+    );
+  }
   return err instanceof Error ? err : new Error(message);
 }
