@@ -94,14 +94,17 @@ export function readConfig(configDir: string, { tighten: tightenIt = true } = {}
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    // CARBON_HOME names a file (or a path through one): no config file to fix or move aside.
-    if ((err as NodeJS.ErrnoException).code === 'ENOTDIR')
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return {};
+    // CARBON_HOME names a file (or a path through one), or is longer than the system takes: no config file to fix or move aside.
+    if (code === 'ENOTDIR' || code === 'ENAMETOOLONG')
       throw new CliError(
-        `${configDir} is not a directory: carbon keeps its config and its ledger in one.`,
+        code === 'ENOTDIR'
+          ? `${configDir} is not a directory: carbon keeps its config and its ledger in one.`
+          : `The path to carbon's config is longer than this system takes (${path.length} characters).`,
         EXIT.failure,
         'config_error',
-        'Set CARBON_HOME to a directory (carbon makes it if it is missing).',
+        code === 'ENOTDIR' ? 'Set CARBON_HOME to a directory (carbon makes it if it is missing).' : 'Set CARBON_HOME to a shorter path.',
       );
     throw brokenConfig(path, (err as Error).message);
   }
