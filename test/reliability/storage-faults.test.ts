@@ -103,6 +103,14 @@ describe('a damaged ledger', () => {
     expect(sha(ledgerPath(home))).toBe(before);
   });
 
+  test('a directory where the ledger should be: said as such, not as permissions, and left alone', async () => {
+    const home = tempHome();
+    mkdirSync(ledgerPath(home), { recursive: true });
+    for (const args of [['balance'], ['buy', '--kg', '1']])
+      await expectStorageError(home, args, ledgerPath(home), /is a directory, not a file\. Move it aside: carbon makes a new ledger there\.$/);
+    expect(readdirSync(ledgerPath(home))).toEqual([]);
+  });
+
   test('a table carbon made, dropped: every command that meets it says the ledger is damaged, not "Unexpected error", and buys nothing', async () => {
     const home = tempHome();
     await provision(home);

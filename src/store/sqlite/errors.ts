@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { LedgerError } from '../ledger-error.js';
 import { closedLedger } from './identity.js';
 
@@ -55,6 +56,9 @@ export function sqliteError(err: unknown, path: string): Error {
     );
   }
   if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') return lockedLedger(path);
+  // A directory where the file should be: no permission would mend it.
+  if (code === 'SQLITE_CANTOPEN' && isDirectory(path))
+    return new LedgerError(`The ledger ${path} is a directory, not a file.`, path, 'Move it aside: carbon makes a new ledger there.');
   // A recursive mkdir that could not create a parent (read-only file system) says ENOENT.
   if (['SQLITE_READONLY', 'EACCES', 'EPERM', 'EROFS', 'SQLITE_CANTOPEN', 'ENOENT', 'ENOTDIR', 'EEXIST'].includes(code)) {
     return new LedgerError(
@@ -94,4 +98,12 @@ export function sqliteError(err: unknown, path: string): Error {
     );
   }
   return err instanceof Error ? err : new Error(message);
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
