@@ -395,7 +395,9 @@ describe('files', () => {
     const long = join(home, ...Array.from({ length: 20 }, (_, i) => String.fromCharCode(97 + i).repeat(250)));
     const r = await carbon(['balance'], { home, env: { CARBON_HOME: long } });
     expect([r.exitCode, r.stdout]).toEqual([1, '']);
-    expect(r.stderr).toMatch(/^error: The path to carbon's config is longer than this system takes \(\d+ characters\)\. Set CARBON_HOME to a shorter path\.\n$/);
+    expect(r.stderr).toMatch(
+      /^error: The path to carbon's config is longer than this system takes \(\d+ characters\)\. Set CARBON_HOME to a shorter path\.\n$/,
+    );
   });
 
   test('the config file is 0600 in a 0700 directory created for it', async () => {

@@ -107,7 +107,12 @@ describe('a damaged ledger', () => {
     const home = tempHome();
     mkdirSync(ledgerPath(home), { recursive: true });
     for (const args of [['balance'], ['buy', '--kg', '1']])
-      await expectStorageError(home, args, ledgerPath(home), /is a directory, not a file\. Move it aside: carbon makes a new ledger there\.$/);
+      await expectStorageError(
+        home,
+        args,
+        ledgerPath(home),
+        /is a directory, not a file\. Move it aside: carbon makes a new ledger there\.$/,
+      );
     expect(readdirSync(ledgerPath(home))).toEqual([]);
   });
 
