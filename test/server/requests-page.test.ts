@@ -100,5 +100,5 @@ test("an entry's error code may break after an underscore on a narrow screen, ne
   expect(html).toContain('<span class="code">idempotency_<wbr>key_<wbr>reused</span>');
   // Before, `off_<wbr>…`: a phone showed `off_` on a line of its own.
   const all = await (await fetch(`${server.origin}/requests?status=201`, { headers: { accept: 'text/html', cookie } })).text();
-  expect(all).toContain(`<span class="code">${offset}</span>`);
+  expect(all).toContain(`<span class="code id">${offset}</span>`);
 });

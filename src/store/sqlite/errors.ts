@@ -56,9 +56,8 @@ export function sqliteError(err: unknown, path: string): Error {
     );
   }
   if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') return lockedLedger(path);
-  // A directory where the file should be: no permission would mend it.
-  if (code === 'SQLITE_CANTOPEN' && isDirectory(path))
-    return new LedgerError(`The ledger ${path} is a directory, not a file.`, path, 'Move it aside: carbon makes a new ledger there.');
+  const unlike = notALedger(code, message, path);
+  if (unlike !== undefined) return unlike;
   // A recursive mkdir that could not create a parent (read-only file system) says ENOENT.
   if (['SQLITE_READONLY', 'EACCES', 'EPERM', 'EROFS', 'SQLITE_CANTOPEN', 'ENOENT', 'ENOTDIR', 'EEXIST'].includes(code)) {
     return new LedgerError(
@@ -87,8 +86,16 @@ export function sqliteError(err: unknown, path: string): Error {
       'Check that the disk holding it has free space and works, then try again; nothing was written.',
     );
   }
-  // A table or column carbon made is gone (dropped by hand, or another program's file): the statement did not run.
-  if (code === 'SQLITE_ERROR' && /^no such (?:table|column)\b/.test(message)) {
+  return err instanceof Error ? err : new Error(message);
+}
+
+/** A path that is no ledger carbon made: a directory where the file should be, or a file that lacks a table or column of carbon's. */
+function notALedger(code: string, message: string, path: string): LedgerError | undefined {
+  // No permission would mend a directory.
+  if (code === 'SQLITE_CANTOPEN' && isDirectory(path))
+    return new LedgerError(`The ledger ${path} is a directory, not a file.`, path, 'Move it aside: carbon makes a new ledger there.');
+  // Dropped by hand, or another program's file: the statement did not run, so nothing was written.
+  if (code === 'SQLITE_ERROR' && /^no such (?:table|column)\b/.test(message))
     return new LedgerError(
       `The ledger ${path} is damaged: it lacks a part carbon made (${message}).`,
       path,
@@ -96,8 +103,7 @@ export function sqliteError(err: unknown, path: string): Error {
       false,
       true,
     );
-  }
-  return err instanceof Error ? err : new Error(message);
+  return undefined;
 }
 
 function isDirectory(path: string): boolean {
