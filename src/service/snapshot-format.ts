@@ -108,6 +108,9 @@ function readHeader(line: string | undefined): { header: SnapshotHeader; tables:
   }
   if (header === null || typeof header !== 'object' || typeof header.carbon_snapshot !== 'number')
     throw new SnapshotError('not_a_snapshot', 'it is not a carbon snapshot (its first line is no snapshot header)');
+  // A format is a whole number from 1 (1.5 or 0 is no format any carbon wrote: not "newer", not "incomplete").
+  if (!Number.isSafeInteger(header.carbon_snapshot) || header.carbon_snapshot < 1)
+    throw damaged('line 1', `its format, carbon_snapshot ${header.carbon_snapshot}, is none carbon writes (1, 2, …)`);
   if (header.carbon_snapshot > SNAPSHOT_FORMAT)
     throw new SnapshotError(
       'snapshot_newer',
@@ -115,7 +118,6 @@ function readHeader(line: string | undefined): { header: SnapshotHeader; tables:
     );
   const clock = header.clock;
   if (
-    header.carbon_snapshot < 1 ||
     typeof header.tables !== 'object' ||
     header.tables === null ||
     typeof clock !== 'object' ||

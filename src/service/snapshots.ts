@@ -17,7 +17,7 @@ import {
   SnapshotWriter,
   snapshotTables,
 } from './snapshot-format.js';
-import { checkIdempotencyKey } from './validation.js';
+import { checkIdempotencyKey, isReference } from './validation.js';
 
 /**
  * Snapshots of the sandbox (docs/snapshots.md): the whole model saved to one file, and a file
@@ -74,12 +74,13 @@ function checkRole(row: SnapshotRow, seen: Set<string>): void {
 /**
  * The text columns the API answers with, or matches a request against, in the shapes the model
  * makes them: an offset's id the API serves as `off_` + letters and digits (the spec's), a
- * certificate's as `cert_` + 24 hex digits, an Idempotency-Key as the header takes one, and its
- * request's fingerprint as purchase.ts writes it. Loaded otherwise, the API answered outside its
+ * certificate's as `cert_` + 24 hex digits, a reference as a purchase takes one (1 to 200
+ * characters), an Idempotency-Key as the header takes one, and its request's fingerprint as
+ * purchase.ts writes it. Loaded otherwise, the API answered outside its
  * own contract.
  */
 const SHAPES: Partial<Record<SnapshotTable, Record<string, (v: string) => boolean>>> = {
-  offsets: { id: (v) => /^off_[A-Za-z0-9]+$/.test(v), certificate_id: (v) => /^cert_[0-9a-f]{24}$/.test(v) },
+  offsets: { id: (v) => /^off_[A-Za-z0-9]+$/.test(v), certificate_id: (v) => /^cert_[0-9a-f]{24}$/.test(v), reference: isReference },
   api_keys: { id: (v) => /^key_[A-Za-z0-9]+$/.test(v) },
   idempotency: { key: isIdempotencyKey, fingerprint: isFingerprint },
 };

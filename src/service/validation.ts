@@ -54,6 +54,15 @@ function checkReference(value: unknown, param: string): string {
   return value;
 }
 
+/** Whether `value` is a reference a purchase takes (a snapshot's offsets are checked so: service/snapshots.ts). */
+export function isReference(value: string): boolean {
+  try {
+    return checkReference(value, 'reference') === value;
+  } catch {
+    return false;
+  }
+}
+
 function checkInteger(value: unknown, param: string, min: number, max: number): number {
   if (!isWholeNumber(value) || value < min || value > max) {
     throw validationError(param, `${param} must be a whole number from ${grouped(min)} to ${grouped(max)}.`);

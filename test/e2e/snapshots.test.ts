@@ -301,6 +301,19 @@ describe.each(STORES)('on %s: a file that is refused changes nothing', (_name, l
         /was saved by a newer carbon \(9\.0\.0, snapshot format 2; this carbon reads up to 1\)/,
         'snapshot_newer',
       ],
+      // No carbon writes a format that is not a whole number from 1: not "newer", and said by its field.
+      [
+        'format 1.5',
+        [JSON.stringify({ ...header, carbon_snapshot: 1.5 }), ...otherLines.slice(1)].join('\n'),
+        /line 1: its format, carbon_snapshot 1\.5, is none carbon writes/,
+        'snapshot_damaged',
+      ],
+      [
+        'format 0',
+        [JSON.stringify({ ...header, carbon_snapshot: 0 }), ...otherLines.slice(1)].join('\n'),
+        /line 1: its format, carbon_snapshot 0, is none carbon writes/,
+        'snapshot_damaged',
+      ],
       [
         'a value changed',
         otherLines.map((line, i) => (i === balanceRow ? line.replace(/,\d+\]$/, ',1]') : line)).join('\n'),

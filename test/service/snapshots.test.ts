@@ -327,7 +327,7 @@ describe.each(STORES)('on %s: settings no command could make', (_name, open) => 
 });
 
 describe.each(STORES)('on %s: ids and keys in shapes the model never makes', (_name, open) => {
-  test('under a right checksum (an offset id without off_, a certificate id, an empty Idempotency-Key, a fingerprint, a key id): refused, by --dry-run too, nothing changed', async () => {
+  test('under a right checksum (an offset id without off_, a certificate id, an empty Idempotency-Key, a fingerprint, a key id, a reference too long): refused, by --dry-run too, nothing changed', async () => {
     const { sandbox } = await open();
     try {
       await sandbox.topUp('live', 25_000);
@@ -345,6 +345,12 @@ describe.each(STORES)('on %s: ids and keys in shapes the model never makes', (_n
           /fingerprint/,
         ],
         ['a key id without key_', edited(lines, table('api_keys'), (r) => [r[0], 'k1', ...r.slice(2)]), /api_keys.id "k1"/],
+        // The API refuses a reference over 200 characters, so it never serves one.
+        [
+          'a reference of 201 characters',
+          edited(lines, table('offsets'), (r) => [...r.slice(0, 10), 'x'.repeat(201), ...r.slice(11)]),
+          /offsets.reference "x{201}"/,
+        ],
       ];
       await refusedEach(sandbox, text, files);
     } finally {
