@@ -41,12 +41,17 @@ export const EXIT = {
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
-/** The exit code for an API status. */
-export function exitCodeForStatus(status: number): ExitCode {
+/**
+ * The exit code for an API status and its error code. A 404 is exit 5 only for what the API says
+ * does not exist (`resource_missing`): `route_missing`, an address the API does not serve (a base URL
+ * that does not end in /api/v1, a path mistyped in `carbon api`), is exit 1, as another server's 404
+ * is, so a script reading 5 as "no such offset" is not misled by a wrong setting.
+ */
+export function exitCodeForStatus(status: number, code?: string): ExitCode {
   if (status === 400 || status === 413 || status === 422 || status === 405) return EXIT.usage;
   if (status === 402) return EXIT.insufficientBalance;
   if (status === 401 || status === 403) return EXIT.auth;
-  if (status === 404) return EXIT.notFound;
+  if (status === 404) return code === 'route_missing' ? EXIT.failure : EXIT.notFound;
   if (status === 409) return EXIT.conflict;
   if (status === 429) return EXIT.rateLimited;
   return EXIT.failure;

@@ -68,7 +68,7 @@ function apiReport(err: CarbonApiError, scene: ErrorScene | undefined): Reported
     err.code === 'insufficient_balance'
       ? shortBalanceLine(err, scene)
       : `${err.message}${param}${apiHint(err, scene)}${hint === undefined ? '' : ` ${hint}`}`;
-  return { exitCode: exitCodeForStatus(err.status), envelope: masked(err.toJSON()), line };
+  return { exitCode: exitCodeForStatus(err.status, err.code), envelope: masked(err.toJSON()), line };
 }
 
 /**
@@ -87,7 +87,7 @@ function masked(envelope: ErrorEnvelope): ErrorEnvelope {
 function modelReport(err: ApiError): Reported {
   const body = err.toBody();
   const param = body.param === undefined ? '' : ` (param: ${body.param})`;
-  return { exitCode: exitCodeForStatus(err.status), envelope: { error: body }, line: `${err.message}${param}` };
+  return { exitCode: exitCodeForStatus(err.status, body.code), envelope: { error: body }, line: `${err.message}${param}` };
 }
 
 /**

@@ -29,6 +29,11 @@ describe('exit codes for API statuses', () => {
     expect(exitCodeForStatus(status)).toBe(code);
   });
 
+  test('a 404 is exit 5 only for what does not exist; route_missing (an address the API does not serve: a wrong base URL) is 1', () => {
+    expect(exitCodeForStatus(404, 'resource_missing')).toBe(EXIT.notFound);
+    expect(exitCodeForStatus(404, 'route_missing')).toBe(EXIT.failure);
+  });
+
   test('the codes are the documented, stable numbers', () => {
     expect(EXIT).toEqual({
       ok: 0,

@@ -23,6 +23,13 @@ describe('a base URL without /api/v1', () => {
       expect(wrong.stderr).toContain(
         `warning: the base URL ${origin} does not end in /api/v1, where the API's paths are; did you mean ${origin}/api/v1?`,
       );
+      // The server's 404 route_missing is a wrong setting, exit 1: not 5, which a script reads as "no such offset".
+      expect(wrong.exitCode).toBe(1);
+      const show = await carbon(['show', 'off_x', '--base-url', `${origin}/api/v2`], { home, env });
+      expect([show.exitCode, show.stderr]).toEqual([
+        1,
+        expect.stringMatching(/^warning: .*\nerror: Unrecognized request URL \(GET \/api\/v2\/offsets\/off_x\)/),
+      ]);
       // Another version, or /api alone, is corrected in place rather than appended to.
       for (const path of ['/api/v2', '/api']) {
         const other = await carbon(['balance', '--base-url', `${origin}${path}`], { home, env });

@@ -135,7 +135,7 @@ class WaitBroken extends CliError {
   ) {
     super(
       `${err.message} Stopped waiting: ${offset.id} is ${offset.status}. Follow it with \`${followUp(['show', offset.id, '--wait'])}\`.`,
-      err instanceof CarbonApiError ? exitCodeForStatus(err.status) : EXIT.failure,
+      err instanceof CarbonApiError ? exitCodeForStatus(err.status, err.code) : EXIT.failure,
       err instanceof CarbonApiError ? err.code : 'connection_error',
     );
   }

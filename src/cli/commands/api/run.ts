@@ -102,8 +102,8 @@ function answerError(verb: string, relative: string, response: ApiResponse, earl
   // A 5xx may have come after the purchase committed; a retried refusal, after an earlier attempt that did.
   const refusedAfter = retriedRefusal(response.status, code, earlierMaybeSent);
   if (idempotencyKey !== undefined && (response.status >= 500 || refusedAfter))
-    return unknownPurchase(said, exitCodeForStatus(response.status), code, idempotencyKey, refusedAfter);
-  return new CliError(said, exitCodeForStatus(response.status), code, undefined, apiFields(response.body));
+    return unknownPurchase(said, exitCodeForStatus(response.status, code), code, idempotencyKey, refusedAfter);
+  return new CliError(said, exitCodeForStatus(response.status, code), code, undefined, apiFields(response.body));
 }
 
 /**

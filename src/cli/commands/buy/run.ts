@@ -160,7 +160,7 @@ function failedPurchase(err: CarbonConnectionError | CarbonApiError, idempotency
   if (!unknownOutcome) return err;
   return unknownPurchase(
     err.message,
-    err instanceof CarbonApiError ? exitCodeForStatus(err.status) : EXIT.failure,
+    err instanceof CarbonApiError ? exitCodeForStatus(err.status, err.code) : EXIT.failure,
     err instanceof CarbonApiError ? err.code : 'connection_error',
     idempotencyKey,
     refusedAfter,
