@@ -52,7 +52,9 @@ function read(url: string): URL {
   const encoded = url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^/]*)@/i, (_, scheme: string, userinfo: string) => {
     return `${scheme}${userinfo.replace(/#/g, '%23').replace(/\?/g, '%3F')}@`;
   });
-  return new URL(encoded);
+  // libpq has no fragment: a `#` anywhere is the text's (`?password=2024#Winter` is that password,
+  // which a URL reader cut at the `#`, sending `2024` and showing `#Winter` as a fragment).
+  return new URL(encoded.replace(/#/g, '%23'));
 }
 
 /**
