@@ -155,3 +155,14 @@ function rateLimitNotice({ rate_limit_requests: n, rate_limit_window_ms: window 
   if (n === 0) return 'The rate limit is 0: every API request now gets 429 rate_limited, until it is set again.';
   return `The rate limit is set: ${grouped(n)} requests per ${spokenDuration(window)} per key.`;
 }
+
+/**
+ * Where a form goes when the ledger gives no answer, for its action or for its session: the page,
+ * saying the form may not have been done (a 503 page, reloaded, would post it again); undefined for
+ * a form that is no action's (signing out).
+ */
+export function unsureOf(name: string, form: URLSearchParams): string | undefined {
+  const section = sectionOf(name);
+  if (section === undefined) return undefined;
+  return returnTo(form.get('back') === 'live' ? 'live' : 'test', section, form, `&unsure=${name}`);
+}

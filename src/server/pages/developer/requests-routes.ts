@@ -1,8 +1,9 @@
 import { ApiError, validationError } from '../../../service/errors.js';
 import { filterFromParams } from '../../../service/journal-view.js';
-import { redactSecrets, requestId } from '../../../service/keys.js';
+import { redactSecrets } from '../../../service/keys.js';
 import type { Reply } from '../../reply.js';
 import type { Incoming, Served } from '../../requests.js';
+import { html } from './page-reply.js';
 import { requestPage, requestsPage } from './requests-view.js';
 import { cookie, SESSION_COOKIE } from './session.js';
 import { loginPage, missingPage } from './views.js';
@@ -10,15 +11,6 @@ import { loginPage, missingPage } from './views.js';
 /** The Requests view's two pages, `/requests` and `/requests/{request_id}`: for the signed-in owner, as the rest of the page. */
 
 const PAGE_SIZE = 50;
-const CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
-const html = (status: number, body: string): Reply => ({
-  status,
-  headers: { 'request-id': requestId(), 'content-security-policy': CSP, 'referrer-policy': 'same-origin', 'x-frame-options': 'DENY' },
-  body,
-  type: 'text/html; charset=utf-8',
-});
-
 async function session(r: Incoming, served: Served) {
   return served.sandbox.pages.readSession(cookie(r.headers.cookie, SESSION_COOKIE), Date.now());
 }

@@ -1,17 +1,18 @@
 import type { Mode } from '../../../api/types.js';
 import { LedgerError } from '../../../engine/ledger.js';
 import { ApiError, methodNotAllowed } from '../../../service/errors.js';
-import { redactSecrets, requestId } from '../../../service/keys.js';
+import { redactSecrets } from '../../../service/keys.js';
 import type { Session } from '../../../service/page-access.js';
 import type { Sandbox } from '../../../service/sandbox.js';
 import type { Reply } from '../../reply.js';
 import type { Incoming, Served } from '../../requests.js';
-import { ACTIONS, queryNotice, returnTo, sectionOf } from './actions.js';
+import { ACTIONS, queryNotice, returnTo, sectionOf, unsureOf } from './actions.js';
 import { dashboard } from './dashboard.js';
 import { data } from './dashboard-data.js';
 import { putFlash, takeFlash } from './flash.js';
 import { formMode, formOf, keyAccess } from './form-fields.js';
 import { offsetPage } from './offset-page.js';
+import { html, redirect } from './page-reply.js';
 import { cookie, SESSION_COOKIE, sameSite, sessionCookie } from './session.js';
 import { loginPage, missingPage, signedInPage, type Typed } from './views.js';
 
@@ -21,24 +22,6 @@ import { loginPage, missingPage, signedInPage, type Typed } from './views.js';
  * `/offsets/{id}`, `/actions/{name}` (the rows of actions.ts) and the `/_page/` assets.
  */
 
-/** No inline script or style; forms post only here; nothing may frame the page. */
-const CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; " +
-  "frame-ancestors 'none'; base-uri 'none'";
-const SECURITY = { 'content-security-policy': CSP, 'referrer-policy': 'same-origin', 'x-frame-options': 'DENY' };
-
-const html = (status: number, body: string, headers: Record<string, string> = {}): Reply => ({
-  status,
-  headers: { 'request-id': requestId(), ...SECURITY, ...headers },
-  body,
-  type: 'text/html; charset=utf-8',
-});
-const redirect = (to: string, headers: Record<string, string> = {}): Reply => ({
-  status: 303,
-  headers: { 'request-id': requestId(), ...SECURITY, location: to, ...headers },
-  body: '',
-  type: 'text/plain',
-});
 /** GET /login?token=…: the one-time link exchanged for a session cookie. */
 export async function login(r: Incoming, served: Served): Promise<Reply> {
   const token = typeof r.query.token === 'string' ? r.query.token : '';
@@ -75,7 +58,16 @@ export const wrongPageMethod =
 /** Every other page path: for the signed-in owner only. POST is a form (an action, or signing out); GET (or HEAD) a page. */
 export async function signedIn(r: Incoming, served: Served): Promise<Reply> {
   const now = Date.now();
-  const session = await served.sandbox.pages.readSession(cookie(r.headers.cookie, SESSION_COOKIE), now);
+  const session = await served.sandbox.pages.readSession(cookie(r.headers.cookie, SESSION_COOKIE), now).catch((err: unknown) => {
+    // A form whose session the ledger did not answer for: a redirect still, as when its action gets no answer (post).
+    const unsure =
+      r.upper === 'POST' && err instanceof LedgerError
+        ? unsureOf(r.path.slice('/actions/'.length), new URLSearchParams(r.body))
+        : undefined;
+    if (unsure === undefined) throw err;
+    return unsure;
+  });
+  if (typeof session === 'string') return redirect(session);
   if (session === null) {
     // Just signed out (the redirect after POST /logout): said so, with how to sign in again.
     if (r.path === '/' && r.query.signed_out !== undefined) return html(401, loginPage('You signed out.', true));
@@ -155,8 +147,8 @@ async function post(r: Incoming, served: Served, session: Session, now: number):
     return await act(served, session, name, params, back, now);
   } catch (err) {
     // No answer from the ledger: done or not is unknown. A redirect still (a 503, reloaded, posted again).
-    if (err instanceof LedgerError && sectionOf(name) !== undefined)
-      return redirect(returnTo(back, sectionOf(name), params, `&unsure=${name}`));
+    const unsure = err instanceof LedgerError ? unsureOf(name, params) : undefined;
+    if (unsure !== undefined) return redirect(unsure);
     if (!(err instanceof ApiError)) throw err;
     if (err.code === 'route_missing') {
       return html(404, dashboard({ ...(await data(sandbox, session, back, {})), notice: { kind: 'error', text: err.message } }));
