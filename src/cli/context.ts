@@ -218,7 +218,7 @@ async function noKey(sandbox: Sandbox, mode: 'test' | 'live'): Promise<CliError>
       `Run \`${create}\` for a new one that carbon uses from then on (the ledger's own keys still work), or set CARBON_API_KEY to one of them (\`carbon sandbox keys\` lists them).`,
     );
   return new CliError(
-    `The local sandbox has no ${mode} key.`,
+    `The local sandbox has no ${mode} key that is not revoked.`,
     EXIT.auth,
     'api_key_missing',
     `Create one with \`${create}\`, or start over with \`carbon sandbox reset\`.`,

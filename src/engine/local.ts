@@ -29,7 +29,7 @@ export async function openLocal(
     await engine.close();
     const why = theirs
       ? `'s ${which} keys are not known here (its ledger came from a snapshot or another CARBON_HOME)`
-      : ` has no ${which} key`;
+      : ` has no ${which} key that is not revoked`;
     const create = `carbon sandbox keys create${which === 'test' ? '' : which === 'live' ? ' --live' : ' --read-only'}`;
     throw new CarbonConfigError(
       `The local sandbox in ${dataDir}${why}; run \`${create}\`${theirs ? ', or pass one of its keys as apiKey' : ''}.`,

@@ -93,6 +93,28 @@ describe('keys', () => {
     expect(missing.exitCode).toBe(5);
     expect(JSON.parse(missing.stderr).error).toMatchObject({ code: 'resource_missing', param: 'id' });
   });
+
+  test('revoking the default test key says what local commands use from then on: another test key, or none (exit 4, as the refusal then says)', async () => {
+    const home = newHome();
+    const { all } = await sandboxKeys(home);
+    const first = (all.find((k) => k.default === 'test') as { id: string }).id;
+    const second = await json<{ id: string }>(['sandbox', 'keys', 'create'], { home });
+    const one = await ok(['sandbox', 'keys', 'revoke', first], { home });
+    expect(one.stderr).toContain(`Local commands used it as the sandbox's test key: they use ${second.id} from now on.`);
+    expect((await ok(['balance'], { home })).exitCode).toBe(0);
+    const two = await ok(['sandbox', 'keys', 'revoke', second.id], { home });
+    expect(two.stderr).toContain(
+      "Local commands used it as the sandbox's test key, and no other is left: those that need one stop with exit 4 until `carbon sandbox keys create` makes a new one.",
+    );
+    // A key the commands do not use (the read-only one: for the library's openLocal) says nothing of the sort.
+    const ro = (all.find((k) => k.default === 'read_only') as { id: string }).id;
+    expect((await ok(['sandbox', 'keys', 'revoke', ro], { home })).stderr).toBe(`✓ Revoked ${ro}.\n`);
+    const none = await carbon(['balance'], { home });
+    expect([none.exitCode, none.stderr.split('\n')[0]]).toEqual([
+      4,
+      expect.stringMatching(/^error: The local sandbox has no test key that is not revoked\. Create one with/),
+    ]);
+  });
 });
 
 describe('account, rate, limits', () => {

@@ -56,16 +56,29 @@ export async function keysCreate(ctx: Context, flags: { readOnly?: boolean }): P
 
 export async function keysRevoke(ctx: Context, id: string): Promise<void> {
   const sandbox = await open(ctx, 'keys revoke');
+  const role = await roleUsedAs(sandbox, id);
   await sandbox.revokeKey(id);
   const key = (await sandbox.keys()).find((k) => k.id === id)!;
-  await note(
-    ctx,
-    (p) =>
-      `${p.green('✓')} Revoked ${id}.` +
-      (key.default === null
-        ? ''
-        : ` It was the sandbox's default ${key.default.replace('_', '-')} key: local commands that use it now get 401 (exit 4); ` +
-          '`carbon sandbox keys create` makes a new one.'),
-  );
+  const next = role === undefined ? '' : await nextKeyNote(sandbox, role);
+  await note(ctx, (p) => `${p.green('✓')} Revoked ${id}.${next}`);
   await print(ctx, key as ShownKey, keyCard, keyPlain);
+}
+
+/** The mode local commands use key `id` for, if any (they send a test or a live key, never the read-only one). */
+async function roleUsedAs(sandbox: Sandbox, id: string): Promise<'test' | 'live' | undefined> {
+  for (const role of ['test', 'live'] as const) {
+    const secret = await sandbox.defaultKey(role);
+    if (secret !== undefined && (await sandbox.findKey(secret))?.id === id) return role;
+  }
+  return undefined;
+}
+
+/** What local commands use for `role` now that its key is revoked: another key whose text is kept here, or none. */
+async function nextKeyNote(sandbox: Sandbox, role: 'test' | 'live'): Promise<string> {
+  const next = await sandbox.defaultKey(role);
+  const nextId = next === undefined ? undefined : (await sandbox.findKey(next))?.id;
+  const used = ` Local commands used it as the sandbox's ${role} key`;
+  if (nextId !== undefined) return `${used}: they use ${nextId} from now on.`;
+  const create = `carbon sandbox keys create${role === 'live' ? ' --live' : ''}`;
+  return `${used}, and no other is left: those that need one stop with exit 4 until \`${create}\` makes a new one.`;
 }
