@@ -52,6 +52,22 @@ describe('numbers of a semicolon- or tab-separated file', () => {
   });
 });
 
+describe('dollars out of the range the API takes', () => {
+  test.each([
+    ['$50,000.01', 'point'],
+    ['0.00', 'point'],
+    ['50.000,01', 'comma'],
+  ] as const)('%j (%s) is said in dollars, naming the column the file has, not amount_cents alone', (text, style) => {
+    expect(readRow([text, 'r'], dollarColumns, style)).toBe(
+      `amount must be $0.01 to $50,000.00 (the API's amount_cents, 1 to 5,000,000), not "${text}"`,
+    );
+  });
+  test('the bounds themselves are bought', () => {
+    expect(readRow(['$50,000.00', 'r'], dollarColumns, 'point')).toEqual({ amount_cents: 5_000_000, reference: 'r' });
+    expect(readRow(['0.01', 'r'], dollarColumns, 'point')).toEqual({ amount_cents: 1, reference: 'r' });
+  });
+});
+
 describe('headers', () => {
   test.each(['cost', 'Cost (USD)', 'price', 'Price in USD', 'total', 'Total $', 'amount', 'dollars'])('%j is dollars', (header) => {
     expect(mapHeaders([header]).columns.get('amount')).toBe(0);

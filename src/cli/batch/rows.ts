@@ -1,7 +1,8 @@
-import type { PurchaseParams } from '../../api/types.js';
+import { LIMITS, type PurchaseParams } from '../../api/types.js';
 import { parseDollars, WHOLE_DIGITS } from '../../service/units.js';
 import { usage } from '../errors.js';
 import { whyNotANumber } from '../options.js';
+import { dollars, grouped } from '../render/format.js';
 
 /**
  * The rows of a `carbon buy --from-csv` file: headers matched loosely, every row read into the
@@ -191,6 +192,10 @@ export function readRow(cells: readonly string[], columns: Columns, style: Numbe
     if (field === 'kg') params.kg = n;
     else params.amount_cents = n;
   }
+  // Said in the dollars the file wrote, as --amount's is: the API's refusal names amount_cents, in cents.
+  const cents = params.amount_cents;
+  if (field === 'amount' && cents !== undefined && (cents < LIMITS.amountCentsMin || cents > LIMITS.amountCentsMax))
+    return `amount must be ${dollars(LIMITS.amountCentsMin)} to ${dollars(LIMITS.amountCentsMax)} (the API's amount_cents, 1 to ${grouped(LIMITS.amountCentsMax)}), not "${text}"`;
   const reference = cell('reference');
   if (reference !== '') params.reference = reference;
   return params;
