@@ -13,13 +13,19 @@ import { dollars, grouped, parseDollars } from './render/format.js';
  */
 const NUMBER = new RegExp(String.raw`^-?${WHOLE_DIGITS}(?:\.\d+)?$`);
 
-/** Why the text is not a number as carbon reads them, as a parenthesis for the error ('' if it is one). */
-export function whyNotANumber(text: string): string {
+/**
+ * Why the text is not a number as carbon reads them, as a parenthesis for the error ('' if it is one).
+ * `whole`: for a whole number (kg, cents, a count), where a decimal comma's tenth is no answer either.
+ */
+export function whyNotANumber(text: string, whole = false): string {
   const t = text.trim();
   if (NUMBER.test(t)) return '';
   if (/^-?[\d,.]*\d[eE][+-]?\d+$/.test(t)) return ' (write the digits out: no exponents)';
   if (/^-?\d[\d_ ]*\d(?:\.\d+)?$/.test(t)) return ' (group thousands with commas, or not at all)';
-  if (/^-?0+(?:,\d{3})+(?:\.\d+)?$/.test(t)) return ' (no group of thousands starts with 0: a decimal comma? write 0.1 for a tenth)';
+  if (/^-?0+(?:,\d{3})+(?:\.\d+)?$/.test(t))
+    return whole
+      ? ' (no group of thousands starts with 0)'
+      : ' (no group of thousands starts with 0: a decimal comma? write 0.1 for a tenth)';
   if (/^-?[\d,]+(?:\.\d+)?$/.test(t)) return ' (commas group thousands, as in 1,000)';
   if (/^-?\.\d+$/.test(t)) return ` (a digit before the point: ${t.replace('.', '0.')})`;
   return '';
@@ -38,7 +44,7 @@ function readNumber(value: string): number {
  */
 export function numberOption(value: string, flag: string): number {
   const n = readNumber(value);
-  if (Number.isNaN(n)) throw usage(`${flag} must be a number such as 500 or 1,000, not "${value}"${whyNotANumber(value)}.`);
+  if (Number.isNaN(n)) throw usage(`${flag} must be a number such as 500 or 1,000, not "${value}"${whyNotANumber(value, true)}.`);
   // Decimals a double cannot hold (`4.9999999999999999999` is 5 as a number): sent on, they would
   // be a whole number the API buys, where the API refuses the same text as not whole.
   if (Number.isInteger(n) && /\.\d*[1-9]/.test(value))
@@ -56,7 +62,7 @@ export function wholeNumberOption(value: string, name: string, bounds: { min?: n
   // A bound is always said: "-1" is a whole number, one below the least this takes.
   const range = bounds.max === undefined ? (min === 0 ? ' of 0 or more' : ` of at least ${grouped(min)}`) : ` from ${min} to ${bounds.max}`;
   if (!(Number.isSafeInteger(n) && n >= min && n <= (bounds.max ?? Number.MAX_SAFE_INTEGER))) {
-    const why = n > Number.MAX_SAFE_INTEGER && bounds.max === undefined ? TOO_LARGE : whyNotANumber(value);
+    const why = n > Number.MAX_SAFE_INTEGER && bounds.max === undefined ? TOO_LARGE : whyNotANumber(value, true);
     throw usage(`${name} must be a whole number${range}, not "${value}"${why}.`);
   }
   return n;

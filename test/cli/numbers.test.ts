@@ -92,8 +92,14 @@ describe('refused the same way everywhere, saying why', () => {
     ['-.25', 'a digit before the point: -0.25'],
   ])('%j: %s', (text, why) => {
     expect(whyNotANumber(text)).toBe(` (${why})`);
-    for (const fn of [() => numberOption(text, '--kg'), () => wholeNumberOption(text, '--limit'), () => dollarsOption(text, '--amount')]) {
-      expect(message(fn)).toContain(`not "${text}" (${why}).`);
+    // A whole number (--kg, --limit) is not told to write a tenth: that would be refused too.
+    const whole = why.replace(': a decimal comma? write 0.1 for a tenth', '');
+    for (const [fn, said] of [
+      [() => numberOption(text, '--kg'), whole],
+      [() => wholeNumberOption(text, '--limit'), whole],
+      [() => dollarsOption(text, '--amount'), why],
+    ] as const) {
+      expect(message(fn)).toContain(`not "${text}" (${said}).`);
     }
   });
 

@@ -186,7 +186,7 @@ export function readRow(cells: readonly string[], columns: Columns, style: Numbe
     params.amount_cents = cents;
   } else {
     // kg and amount_cents: whole numbers, grouped by commas or not at all (the API judges the range).
-    if (!WHOLE.test(text)) return `${field} must be a whole number such as 500 or 1,000, not "${text}"${whyNotANumber(text)}`;
+    if (!WHOLE.test(text)) return `${field} must be a whole number such as 500 or 1,000, not "${text}"${whyNotANumber(text, true)}`;
     const n = Number(text.replace(/,/g, ''));
     if (!Number.isSafeInteger(n)) return `${field} is too large: "${text}"`;
     if (field === 'kg') params.kg = n;
