@@ -386,6 +386,31 @@ run('one ledger on PostgreSQL, for the CLI and for carbon serve', () => {
     expect((await json<{ data: unknown[] }>(['list'], { home, env: { CARBON_DATABASE_URL: schema.url } })).data).toEqual([]);
   });
 
+  test('a purchase whose ledger does not open in time (its balances locked against reads) says nothing was bought', async () => {
+    const schema = freshSchema('unopened');
+    schemas.push(schema);
+    const home = newHome();
+    await ok(['balance'], { home, env: { CARBON_DATABASE_URL: schema.url } });
+    const holder = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`LOCK TABLE "${schema.schema}".balances IN ACCESS EXCLUSIVE MODE`);
+      const env = { CARBON_DATABASE_URL: schema.url, CARBON_PG_STATEMENT_TIMEOUT_MS: String(limit(1_000)) };
+      for (const format of [[], ['--json']]) {
+        const r = await carbon(['buy', '--kg', '5', '--yes', ...format], { home, env });
+        expect([r.exitCode, r.stdout]).toEqual([1, '']);
+        expect(r.stderr).toContain('did not finish a statement within');
+        expect(r.stderr).toContain('Nothing was bought.');
+        expect(r.stderr).not.toMatch(/may or may not|idempotency/);
+      }
+    } finally {
+      await holder.query('ROLLBACK');
+      await holder.end();
+    }
+    expect((await json<{ data: unknown[] }>(['list'], { home, env: { CARBON_DATABASE_URL: schema.url } })).data).toEqual([]);
+  });
+
   test("the URL's own options reach every connection, and the schema stays carbon's: the one ?schema= names", async () => {
     const schema = freshSchema('opts');
     schemas.push(schema);

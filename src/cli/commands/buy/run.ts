@@ -44,7 +44,10 @@ async function buy(ctx: Context, flags: BuyFlags): Promise<BuyResult> {
   const nobody = live ? ctx.out.nobodyToAsk : undefined;
   const confirm = live && nobody === undefined;
   if (nobody !== undefined) throw liveNeedsYes(ctx, nobody, 'nothing was bought');
-  const client = await ctx.client();
+  // The ledger failing as it opens (a lock, a stalled database) comes before any purchase: said so.
+  const client = await ctx.client().catch((err: unknown) => {
+    throw err instanceof LedgerError ? new LedgerError(`${err.message} Nothing was bought.`, err.path, err.hint, err.transient, true) : err;
+  });
   const requiresReview = await checkBeforeBuying(ctx, client, params, maxCents, confirm, flags.idempotencyKey !== undefined);
   // Generated here rather than in the client so that a failure can tell the user the key to
   // retry with: the same key can never buy twice.
