@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import type { Offset } from '../../src/api/types.js';
-import { freshState, type PollOptions, poll } from '../../src/cli/watch/follow.js';
+import { eventIds, freshState, type PollOptions, poll } from '../../src/cli/watch/follow.js';
 import { anOffset } from '../support/offsets.js';
 
 /** carbon watch's diff of one poll against what it knew, in-process, on hand-made lists. */
@@ -143,5 +143,17 @@ describe('poll', () => {
     expect(ids(events)).toEqual(['offset.created:n', 'offset.placed:n']);
     expect(state.pending).toEqual({});
     expect(warned).toEqual(['p is no longer in the ledger (a sandbox reset or a snapshot loaded): it is not followed any more.']);
+  });
+});
+
+describe('event ids', () => {
+  test("the same in every run; a sandbox offset's event says it is the sandbox's, another service's keeps evt_ and 24 characters", async () => {
+    const id = await eventIds();
+    const again = await eventIds();
+    expect(id('off_sandboxAbc', 'offset.created')).toBe(again('off_sandboxAbc', 'offset.created'));
+    expect(id('off_sandboxAbc', 'offset.created')).toMatch(/^evt_sandbox[\w-]{17}$/);
+    expect(id('off_sandboxAbc', 'offset.placed')).not.toBe(id('off_sandboxAbc', 'offset.created'));
+    expect(id('off_1234567890abcdefghijklmn', 'offset.created')).toMatch(/^evt_[\w-]{24}$/);
+    expect(id('off_1234567890abcdefghijklmn', 'offset.created').startsWith('evt_sandbox')).toBe(false);
   });
 });

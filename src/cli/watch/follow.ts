@@ -39,11 +39,19 @@ export function freshState(mode: 'test' | 'live', reference: string | null): Wat
 /** An event's id: the same change gets the same id in every run, so a receiver can drop repeats. */
 type EventId = (offsetId: string, type: EventType) => string;
 
-/** The ids `carbon watch` gives: `evt_` and a digest of the offset's id and the type (node:crypto, loaded when first asked). */
+/**
+ * The ids `carbon watch` gives: `evt_` and a digest of the offset's id and the type (node:crypto,
+ * loaded when first asked), 24 characters; an event of a sandbox's offset (`off_sandbox…`) says so as
+ * its offset does, `evt_sandbox` and 17 of them, so a receiver that keeps only the id can tell it.
+ */
 export async function eventIds(): Promise<EventId> {
   const { createHash } = await import('node:crypto');
-  return (offsetId, type) => `evt_${createHash('sha256').update(`${offsetId}:${type}`).digest('base64url').slice(0, 24)}`;
+  return (offsetId, type) => {
+    const digest = createHash('sha256').update(`${offsetId}:${type}`).digest('base64url');
+    return offsetId.startsWith(SANDBOX_OFFSET) ? `evt_sandbox${digest.slice(0, 17)}` : `evt_${digest.slice(0, 24)}`;
+  };
 }
+const SANDBOX_OFFSET = 'off_sandbox';
 
 export interface PollOptions {
   /** The first poll of a run without a cursor: what exists now is the baseline, not news. */
