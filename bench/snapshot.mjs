@@ -109,6 +109,7 @@ async function makeSnapshot(file, n) {
   for (const [day, [dkg, count]] of [...days].sort((a, b) => a[0] - b[0])) await row('impact_daily', 0, day, dkg, count);
   await row('api_keys', 'key_bench000000000000', randomBytes(32).toString('base64'), 0, 'purchase', 'abcd', start - 1, null, null);
   const id = (i) => `off_${String(i).padStart(24, '0')}`;
+  const reference = (i) => (i % 10 === 0 ? `team-${i % 7}` : null);
   for (let i = 0; i < n; i++) {
     const k = 1 + (i % 500);
     await row(
@@ -122,7 +123,7 @@ async function makeSnapshot(file, n) {
       rate,
       k,
       null,
-      i % 10 === 0 ? `team-${i % 7}` : null,
+      reference(i),
       start + i,
       null,
       null,
@@ -133,7 +134,15 @@ async function makeSnapshot(file, n) {
   await row('entries', 1, 0, 'topup', balance + spent, null, start - 1);
   for (let i = 0; i < n; i++) await row('entries', i + 2, 0, 'charge', -charge(i), id(i), start + i);
   for (let i = 0; i < n; i++)
-    await row('idempotency', 0, `bench-${String(i).padStart(8, '0')}`, `[${1 + (i % 500)},null,null]`, id(i), start + i);
+    // The request each offset was bought with, as its key recorded it (purchase.ts, fingerprint).
+    await row(
+      'idempotency',
+      0,
+      `bench-${String(i).padStart(8, '0')}`,
+      JSON.stringify([1 + (i % 500), null, reference(i)]),
+      id(i),
+      start + i,
+    );
   await write('');
   out.write(buffered);
   out.write(`${JSON.stringify({ end: { rows, sha256: hash.digest('hex') } })}\n`);

@@ -447,6 +447,21 @@ describe.each(STORES)("on %s: rows that break the ledger's invariants together",
           edited(lines, row('idempotency', 't-kg'), (r) => [...r.slice(0, 4), 'off_missing', r[5]]),
           /Idempotency-Key t-kg: its offset off_missing is not in the ledger/,
         ],
+        // Each key's request as another purchase made it: the same body would be refused 409, another replayed.
+        ...(
+          [
+            ['t-kg', '[26,null,null]'],
+            ['t-amount', '[null,1002,null]'],
+            ['t-kg', '[null,20,null]'],
+            ['l-pending', '[500,null,"other"]'],
+            ['l-pending', '[500,null,null]'],
+            ['t-kg', '[5,null,"added"]'],
+          ] as const
+        ).map(([key, print]): [string, string[], RegExp] => [
+          `the key ${key} recording ${print}`,
+          edited(lines, row('idempotency', key), (r) => [...r.slice(0, 3), print, ...r.slice(4)]),
+          new RegExp(`Idempotency-Key ${key}: the request it recorded is not the one offset off_\\w+ was bought with`),
+        ]),
         [
           'two keys naming one offset',
           edited(lines, row('idempotency', 't-kg'), (r) => [...r.slice(0, 4), ids.byAmount, r[5]]),

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { LEDGER_RULES } from '../../src/store/ledger-rules.js';
+import { ledgerRules, POSTGRES_JSON_ITEM, SQLITE_JSON_ITEM } from '../../src/store/ledger-rules.js';
 import { openSqlite } from './sqlite.js';
 
 /**
@@ -26,7 +26,7 @@ export interface LedgerRows {
   impact: Array<{ livemode: number; placed_kg: number; processing_kg: number; offsets: number }>;
   daily: Array<{ livemode: number; kg: number; offsets: number }>;
   idempotency: Array<{ livemode: number; key: string; offset_id: string }>;
-  /** Every rule of LEDGER_RULES the ledger breaks (the first row breaking each); empty when it is exact. */
+  /** Every rule of ledgerRules the ledger breaks (the first row breaking each); empty when it is exact. */
   problems: string[];
 }
 
@@ -44,7 +44,7 @@ export function sqliteRows(ledgerFile: string): LedgerRows {
   try {
     db.exec('BEGIN');
     const rows = Object.fromEntries(Object.entries(QUERIES).map(([name, sql]) => [name, db.prepare(sql).all()]));
-    const broken = LEDGER_RULES.map((sql) => (db.prepare(sql).get() as { problem: string } | undefined)?.problem);
+    const broken = ledgerRules(SQLITE_JSON_ITEM).map((sql) => (db.prepare(sql).get() as { problem: string } | undefined)?.problem);
     db.exec('COMMIT');
     return { ...rows, problems: broken.filter((p) => p !== undefined) } as unknown as LedgerRows;
   } finally {
@@ -73,7 +73,8 @@ export async function postgresRows(url: string): Promise<LedgerRows> {
       rows[name] = (await db.query(sql)).rows;
     }
     rows.problems = [];
-    for (const sql of LEDGER_RULES) rows.problems.push(...(await db.query<{ problem: string }>(sql)).rows.map((r) => r.problem));
+    for (const sql of ledgerRules(POSTGRES_JSON_ITEM))
+      rows.problems.push(...(await db.query<{ problem: string }>(sql)).rows.map((r) => r.problem));
     await db.query('COMMIT');
     return rows as unknown as LedgerRows;
   } finally {
