@@ -634,3 +634,33 @@ describe('the rate limit across a load or a reset', () => {
     }
   });
 });
+
+describe('a large file', () => {
+  test('is read a line at a time: a file of 300,000 rows is checked under a 48 MB heap, and refused at its end as damaged', {
+    timeout: SLOW,
+  }, async () => {
+    const home = newHome();
+    await ok(['buy', '--kg', '5'], { home });
+    const lines = (await ok(['sandbox', 'snapshot', 'save', '-'], { home })).stdout.trimEnd().split('\n');
+    const at = lines.findIndex((l) => l.startsWith('["offsets",'));
+    const offset = JSON.parse(lines[at]!) as unknown[];
+    // Offsets of unique ids and seqs after the one saved; the end line left as it was, so the file is
+    // refused only once it has all been read (its row count and SHA-256 differ).
+    const more = Array.from({ length: 300_000 }, (_, i) => {
+      const row = [...offset];
+      row[1] = i + 2;
+      row[2] = `off_sandboxbig${i}`;
+      return JSON.stringify(row);
+    });
+    const file = join(home, 'big.ndjson');
+    writeFileSync(file, `${[...lines.slice(0, at + 1), ...more, ...lines.slice(at + 1)].join('\n')}\n`);
+    // Each line raced with the stop signal once left a reaction on it for good: 300,000 of them
+    // took the heap past 48 MB (V8 then ends the process), where reading a line at a time stays under 30.
+    const r = await carbon(['sandbox', 'snapshot', 'load', file, '--dry-run'], {
+      home,
+      env: { NODE_OPTIONS: '--max-old-space-size=48' },
+    });
+    expect([r.exitCode, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toMatch(/^error: \S*big\.ndjson was not loaded: the checksum: the file is not what was saved \(its SHA-256 differs\)/);
+  });
+});

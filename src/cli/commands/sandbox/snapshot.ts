@@ -181,20 +181,29 @@ function statOf(file: string) {
  * exit 130, one line.
  */
 async function checkStoppable(lines: () => AsyncIterable<string>, name: string): Promise<SnapshotSummary> {
-  let release = () => {};
-  // Rejected at the signal, and raced with each line: a check waiting on stdin stops at once too.
-  const stopped = new Promise<never>((_, reject) => {
-    release = onStopSignal((signal) =>
-      reject(new CliError(`Stopped${bySigterm(signal)}: ${name} was not checked, and nothing was loaded.`, EXIT.interrupted, 'cancelled')),
-    );
+  // The signal rejects the line being read: a check waiting on stdin stops at once too. A promise
+  // of its own for each line, not one raced with every line: each race left a reaction on it, and
+  // a million-offset file held three million of them (880 MB; BENCHMARKS.md, "Snapshots").
+  let stopped: CliError | undefined;
+  let stopLine: ((err: CliError) => void) | undefined;
+  const release = onStopSignal((signal) => {
+    stopped = new CliError(`Stopped${bySigterm(signal)}: ${name} was not checked, and nothing was loaded.`, EXIT.interrupted, 'cancelled');
+    stopLine?.(stopped);
   });
-  stopped.catch(() => {});
   async function* lineByLine(): AsyncGenerator<string> {
     const it = lines()[Symbol.asyncIterator]();
     try {
-      for (let next = await Promise.race([it.next(), stopped]); !next.done; next = await Promise.race([it.next(), stopped]))
+      for (;;) {
+        if (stopped !== undefined) throw stopped;
+        const next = await new Promise<IteratorResult<string>>((resolve, reject) => {
+          stopLine = reject;
+          it.next().then(resolve, reject);
+        });
+        if (next.done) return;
         yield next.value;
+      }
     } finally {
+      stopLine = undefined;
       // Not awaited: a generator's return waits for the line it is reading (stdin that sends none).
       void it.return?.()?.catch(() => {});
     }
