@@ -44,6 +44,10 @@ export function newOffsetId(): string {
   return `off_${SANDBOX_KEY_MARK}${randomBase62(24 - SANDBOX_KEY_MARK.length)}`;
 }
 
+/** Whether `key` is one a carbon sandbox made (`ck_live_sandbox…`): never the real service's. */
+export const isSandboxKey = (key: string): boolean =>
+  key.startsWith(`${KEY_PREFIX}_test_${SANDBOX_KEY_MARK}`) || key.startsWith(`${KEY_PREFIX}_live_${SANDBOX_KEY_MARK}`);
+
 /** The mode a well-formed key names, or null for anything that is not a key of ours. */
 export function keyMode(key: string): Mode | null {
   const m = KEY_PATTERN.exec(key);

@@ -26,6 +26,16 @@ describe('a live purchase cannot happen by accident', () => {
     });
     expect([remote.exitCode, remote.stdout]).toEqual([2, '']);
     expect(remote.stderr).toMatch(/nothing was bought\. Add --yes to buy with real money without being asked\.\n$/);
+    // A carbon sandbox's live key (a served sandbox) is no real money, and the hint says that instead.
+    const served = await carbon(['buy', '--kg', '10', '--base-url', 'http://127.0.0.1:9/api/v1'], {
+      home,
+      env: { CARBON_API_KEY: `ck_live_sandbox${'a1'.repeat(12)}a` },
+      input: 'n\n',
+    });
+    expect([served.exitCode, served.stdout]).toEqual([2, '']);
+    expect(served.stderr).toMatch(
+      /nothing was bought\. Add --yes to buy without being asked \(a carbon sandbox's live key, which asks as the API would; no real money is spent\)\.\n$/,
+    );
     // --yes says so: bought, with no warning.
     const yes = await carbon(['buy', '--kg', '10', '--live', '--yes'], { home, input: 'n\n' });
     expect([yes.exitCode, yes.stderr]).toEqual([0, '✓ Bought 10 kg for $0.40 (live mode, sandbox: not a real purchase).\n']);

@@ -1,3 +1,4 @@
+import { isSandboxKey } from '../../service/keys.js';
 import type { Context } from '../context.js';
 import { type CliError, usage } from '../errors.js';
 
@@ -11,10 +12,12 @@ import { type CliError, usage } from '../errors.js';
 export function liveNeedsYes(ctx: Context, nobody: string, outcome: string): CliError {
   return usage(
     `A live purchase needs --yes when nobody can confirm it (${nobody}); ${outcome}.`,
-    // The local model rehearses the rule (a script that works here works against the API), but spends no money.
+    // The local model rehearses the rule (a script that works here works against the API), but spends no money; so does a served sandbox.
     ctx.settings.engine === 'local'
       ? 'Add --yes to buy without being asked (the local sandbox asks as the API would; no real money is spent here).'
-      : 'Add --yes to buy with real money without being asked.',
+      : isSandboxKey(ctx.settings.apiKey ?? '')
+        ? "Add --yes to buy without being asked (a carbon sandbox's live key, which asks as the API would; no real money is spent)."
+        : 'Add --yes to buy with real money without being asked.',
   );
 }
 
