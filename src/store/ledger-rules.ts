@@ -69,29 +69,27 @@ const ENTRY = `CASE
 END`;
 
 /**
- * The text of item `i` of a JSON array held in `column`, or NULL for a JSON null, as each store
- * reads JSON (the only words of the rules the two do not share).
+ * A text column as a JSON string (`"a\"b"`; NULL as `null`), as each store writes JSON: the only
+ * words of the rules the two do not share. Both escape as JSON.stringify does (`\"`, `\\`, `\n`,
+ * `\u001b`), which wrote the fingerprints.
  */
-export type JsonItem = (column: string, i: number) => string;
-export const SQLITE_JSON_ITEM: JsonItem = (column, i) => `CAST(json_extract(${column}, '$[${i}]') AS TEXT)`;
-export const POSTGRES_JSON_ITEM: JsonItem = (column, i) => `((${column})::jsonb ->> ${i})`;
+export type JsonText = (column: string) => string;
+export const SQLITE_JSON_TEXT: JsonText = (column) => `json_quote(${column})`;
+export const POSTGRES_JSON_TEXT: JsonText = (column) => `coalesce(to_json(${column})::text, 'null')`;
 
 /**
  * Per offset id, the offset and what names it (its entries, its Idempotency-Key) in one aggregate
  * over the three tables, no join: a join planned on tables just loaded (no statistics yet) looked
  * up each row's offset one by one, or every offset's entries. The request an offset was bought
- * with (o_…) and the one its key recorded (k_…) come as text, to be compared.
+ * with and the one its key recorded come as the same JSON text (purchase.ts, fingerprint), to be compared.
  */
-const NAMED = (item: JsonItem) => `SELECT id, seq, livemode, status, amount_cents, 1 AS n, 0 AS charges, 0 AS charged, 0 AS refunds,
-    0 AS refunded, 0 AS keys, NULL AS key, CAST(req_kg AS TEXT) AS o_kg, CAST(req_amount_cents AS TEXT) AS o_cents,
-    reference AS o_reference, NULL AS k_kg, NULL AS k_cents, NULL AS k_reference FROM offsets
+const NAMED = (json: JsonText) => `SELECT id, seq, livemode, status, amount_cents, 1 AS n, 0 AS charges, 0 AS charged, 0 AS refunds,
+    0 AS refunded, 0 AS keys, NULL AS key, NULL AS recorded, '[' || coalesce(CAST(req_kg AS TEXT), 'null') || ','
+    || coalesce(CAST(req_amount_cents AS TEXT), 'null') || ',' || ${json('reference')} || ']' AS bought FROM offsets
   UNION ALL SELECT offset_id, NULL, livemode, NULL, NULL, 0, CASE WHEN kind = 'charge' THEN 1 ELSE 0 END,
     CASE WHEN kind = 'charge' THEN amount_cents ELSE 0 END, CASE WHEN kind = 'refund' THEN 1 ELSE 0 END,
-    CASE WHEN kind = 'refund' THEN amount_cents ELSE 0 END, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM entries
-    WHERE offset_id IS NOT NULL
-  UNION ALL SELECT offset_id, NULL, livemode, NULL, NULL, 0, 0, 0, 0, 0, 1, key, NULL, NULL, NULL,
-    ${item('fingerprint', 0)}, ${item('fingerprint', 1)}, ${item('fingerprint', 2)} FROM idempotency`;
-const SAME = (what: string) => `max(k_${what}) IS NOT DISTINCT FROM max(o_${what})`;
+    CASE WHEN kind = 'refund' THEN amount_cents ELSE 0 END, 0, NULL, NULL, NULL FROM entries WHERE offset_id IS NOT NULL
+  UNION ALL SELECT offset_id, NULL, livemode, NULL, NULL, 0, 0, 0, 0, 0, 1, key, fingerprint, NULL FROM idempotency`;
 const OFFSET_ENTRIES = `CASE
   WHEN sum(n) = 0 AND sum(keys) > 0 THEN 'Idempotency-Key ' || max(key) || ': its offset ' || id || ' is not in the ledger'
   WHEN sum(n) = 0 THEN 'an entry names offset ' || id || ', which is not in the ledger'
@@ -103,7 +101,7 @@ const OFFSET_ENTRIES = `CASE
   WHEN sum(refunded) <> CASE WHEN max(status) = 'refunded' THEN max(amount_cents) ELSE 0 END THEN 'offset ' || id || ': its refund is '
     || sum(refunded) || ' cents, not ' || max(amount_cents)
   WHEN sum(keys) > 1 THEN 'offset ' || id || ' is named by ' || sum(keys) || ' Idempotency-Keys'
-  WHEN sum(keys) = 1 AND NOT (${SAME('kg')} AND ${SAME('cents')} AND ${SAME('reference')}) THEN 'Idempotency-Key ' || max(key)
+  WHEN sum(keys) = 1 AND max(recorded) <> max(bought) THEN 'Idempotency-Key ' || max(key)
     || ': the request it recorded is not the one offset ' || id || ' was bought with'
 END`;
 
@@ -118,8 +116,8 @@ const DAY_PROBLEM = (row: 'd' | 's') =>
   `'the ' || CASE ${row}.livemode WHEN 1 THEN 'live' ELSE 'test' END || ' impact of day ' || ${row}.day || ' (' || coalesce(d.kg, 0)
   || ' kg, ' || coalesce(d.offsets, 0) || ' offsets) is not its offsets'' (' || coalesce(s.kg, 0) || ' kg, ' || coalesce(s.offsets, 0) || ')'`;
 
-/** The rules, in the order they are checked, each one SELECT; `item` is how the store reads JSON. */
-export const ledgerRules = (item: JsonItem): readonly string[] => [
+/** The rules, in the order they are checked, each one SELECT; `json` is how the store writes a JSON string. */
+export const ledgerRules = (json: JsonText): readonly string[] => [
   `SELECT problem FROM (${['balances', 'impact', 'impact_daily', 'idempotency', 'api_keys']
     .map((t) => `SELECT '${t}: ' || ${MODE_PROBLEM('livemode')} AS problem FROM ${t} WHERE ${NOT_A_MODE('livemode')}`)
     .join(' UNION ALL ')}) x LIMIT 1`,
@@ -127,7 +125,7 @@ export const ledgerRules = (item: JsonItem): readonly string[] => [
    WHERE problem IS NOT NULL ORDER BY seq LIMIT 1`,
   `SELECT 'entry ' || seq || ' (' || kind || ' of ' || amount_cents || ' cents): ' || problem AS problem
    FROM (SELECT seq, kind, amount_cents, ${ENTRY} AS problem FROM entries) x WHERE problem IS NOT NULL ORDER BY seq LIMIT 1`,
-  `SELECT problem FROM (SELECT min(seq) AS seq, ${OFFSET_ENTRIES} AS problem FROM (${NAMED(item)}) x GROUP BY id) y
+  `SELECT problem FROM (SELECT min(seq) AS seq, ${OFFSET_ENTRIES} AS problem FROM (${NAMED(json)}) x GROUP BY id) y
    WHERE problem IS NOT NULL ORDER BY seq LIMIT 1`,
   `SELECT CASE WHEN b.livemode IS NULL THEN 'the ' || m.name || ' balance is missing'
      ELSE 'the ' || m.name || ' balance, ' || b.available_cents || ' cents, is not the sum of its entries (' || coalesce(s.total, 0) || ' cents)'
@@ -157,10 +155,10 @@ export const ledgerRules = (item: JsonItem): readonly string[] => [
  * one rule's SELECT and gives its `problem` (undefined when no row).
  */
 export async function ledgerProblem(
-  item: JsonItem,
+  json: JsonText,
   first: (sql: string) => Promise<string | null | undefined> | string | null | undefined,
 ): Promise<string | null> {
-  for (const sql of ledgerRules(item)) {
+  for (const sql of ledgerRules(json)) {
     const problem = await first(sql);
     if (problem !== undefined && problem !== null) return problem;
   }

@@ -395,6 +395,8 @@ async function everyKindOfOffset(sandbox: Sandbox): Promise<Record<string, strin
   await sandbox.fail(ids.failedInReview!);
   await sandbox.advanceClock(61_000);
   ids.processing = await buy(sandbox, 'test', 't-processing', { amount_cents: 50 });
+  // A reference JSON escapes (its key's recorded request is compared as JSON text: ledger-rules.ts).
+  ids.escaped = await buy(sandbox, 'test', 't-escaped', { kg: 3, reference: 'a"b\\c\td\ne\u001bf\u0001 é 🌍 \u2028\u007f/' });
   return ids;
 }
 

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { ledgerRules, POSTGRES_JSON_ITEM, SQLITE_JSON_ITEM } from '../../src/store/ledger-rules.js';
+import { ledgerRules, POSTGRES_JSON_TEXT, SQLITE_JSON_TEXT } from '../../src/store/ledger-rules.js';
 import { openSqlite } from './sqlite.js';
 
 /**
@@ -44,7 +44,7 @@ export function sqliteRows(ledgerFile: string): LedgerRows {
   try {
     db.exec('BEGIN');
     const rows = Object.fromEntries(Object.entries(QUERIES).map(([name, sql]) => [name, db.prepare(sql).all()]));
-    const broken = ledgerRules(SQLITE_JSON_ITEM).map((sql) => (db.prepare(sql).get() as { problem: string } | undefined)?.problem);
+    const broken = ledgerRules(SQLITE_JSON_TEXT).map((sql) => (db.prepare(sql).get() as { problem: string } | undefined)?.problem);
     db.exec('COMMIT');
     return { ...rows, problems: broken.filter((p) => p !== undefined) } as unknown as LedgerRows;
   } finally {
@@ -73,7 +73,7 @@ export async function postgresRows(url: string): Promise<LedgerRows> {
       rows[name] = (await db.query(sql)).rows;
     }
     rows.problems = [];
-    for (const sql of ledgerRules(POSTGRES_JSON_ITEM))
+    for (const sql of ledgerRules(POSTGRES_JSON_TEXT))
       rows.problems.push(...(await db.query<{ problem: string }>(sql)).rows.map((r) => r.problem));
     await db.query('COMMIT');
     return rows as unknown as LedgerRows;

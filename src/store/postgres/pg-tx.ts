@@ -244,8 +244,8 @@ export class PgTx extends PgReads implements port.LedgerTx {
 
   async ledgerProblem(): Promise<string | null> {
     // Loaded on a snapshot's load only: no other command reads the rules.
-    const { ledgerProblem, POSTGRES_JSON_ITEM } = await import('../ledger-rules.js');
-    return ledgerProblem(POSTGRES_JSON_ITEM, async (sql) => (await this.q.query<{ problem: string }>(sql)).rows[0]?.problem);
+    const { ledgerProblem, POSTGRES_JSON_TEXT } = await import('../ledger-rules.js');
+    return ledgerProblem(POSTGRES_JSON_TEXT, async (sql) => (await this.q.query<{ problem: string }>(sql)).rows[0]?.problem);
   }
 
   /**

@@ -177,8 +177,8 @@ export class SqliteTx extends SqliteReads implements port.LedgerTx {
 
   async ledgerProblem(): Promise<string | null> {
     // Loaded on a snapshot's load only: no other command reads the rules.
-    const { ledgerProblem, SQLITE_JSON_ITEM } = await import('../ledger-rules.js');
-    return ledgerProblem(SQLITE_JSON_ITEM, (sql) => (this.db.prepare(sql).get() as { problem: string } | undefined)?.problem);
+    const { ledgerProblem, SQLITE_JSON_TEXT } = await import('../ledger-rules.js');
+    return ledgerProblem(SQLITE_JSON_TEXT, (sql) => (this.db.prepare(sql).get() as { problem: string } | undefined)?.problem);
   }
 
   /** The vault as this transaction sees it; an unreadable key file is started over (as reset always did). */
