@@ -63,8 +63,24 @@ describe('carbon api POST /offsets with the live key: the same rule', () => {
     // A person at a terminal is asked; no stops it as Ctrl-C does.
     const asked = await carbonTty(['api', 'POST', '/offsets', ...body], { home, env: TTY, input: 'n\n' });
     expect(asked.exitCode).toBe(130);
-    expect(plain(asked.output)).toContain('POST /offsets with the LIVE key buys with the live balance. Send it? [y/N]');
+    // Its kg quoted first, so the question shows the cost, as `carbon buy`'s does.
+    expect(plain(asked.output)).toContain(
+      "POST /offsets with the LIVE key buys 5 kg for $0.20 from the sandbox's LIVE balance ($250.00). Send it? [y/N]",
+    );
     expect(plain(asked.output)).toContain('Cancelled; nothing was sent.');
+    // A body it cannot quote (the API will say what is wrong) is asked about without a cost.
+    const unquoted = await carbonTty(['api', 'POST', '/offsets', '-d', '{"kg": "5"}'], { home, env: TTY, input: 'n\n' });
+    expect([unquoted.exitCode, plain(unquoted.output)]).toEqual([
+      130,
+      expect.stringContaining('POST /offsets with the LIVE key buys with the live balance. Send it? [y/N]'),
+    ]);
+    // One the balance does not cover is refused before the question: exit 3, the top-up, nothing sent.
+    const short = await carbonTty(['api', 'POST', '/offsets', '-d', '{"kg": 10000}'], { home, env: TTY, input: 'y\n' });
+    expect(short.exitCode).toBe(3);
+    expect(plain(short.output)).not.toContain('[y/N]');
+    expect(plain(short.output)).toMatch(
+      /^error: The live balance \(\$250\.00\) does not cover this purchase \(\$400\.00\); nothing was sent\. Top it up with `carbon sandbox topup 250 --live`\.$/m,
+    );
     expect((await json<{ data: unknown[] }>(['list'], { home })).data).toEqual([]);
     expect((await json<{ available_cents: number }>(['balance'], { home })).available_cents).toBe(25_000);
     // What spends nothing is not asked about: a quote, and the test key's purchase.

@@ -1,6 +1,10 @@
+import type { Quote } from '../../api/types.js';
 import { isSandboxKey } from '../../service/keys.js';
 import type { Context } from '../context.js';
-import { type CliError, usage } from '../errors.js';
+import { CliError, usage } from '../errors.js';
+import { EXIT } from '../exit-codes.js';
+import { dollars } from '../render/format.js';
+import { topUpHint } from './top-up.js';
 
 /**
  * One rule for real money (README, "A live purchase spends real money only when someone said
@@ -23,3 +27,18 @@ export function liveNeedsYes(ctx: Context, nobody: string, outcome: string): Cli
 
 /** Whose LIVE balance a confirmation names: a sandbox's says so (the local engine, or a server whose answers say it). */
 export const liveBalance = (ctx: Context): string => (ctx.fromSandbox ? "sandbox's LIVE balance" : 'LIVE balance');
+
+/**
+ * A live purchase the quote says the balance does not cover, refused before the question (`buy`,
+ * `api POST /offsets`): the 402's line and the top-up, exit 3; `outcome` says what did not happen.
+ */
+export function liveShortBalance(ctx: Context, quote: Quote, outcome: string): CliError {
+  const { available_cents: balance, amount_cents: required } = quote;
+  return new CliError(
+    `The live balance (${dollars(balance)}) does not cover this purchase (${dollars(required)}); ${outcome}.`,
+    EXIT.insufficientBalance,
+    'insufficient_balance',
+    `${topUpHint('live', ctx.settings.engine, balance, required)}.`,
+    { balance_cents: balance, required_cents: required },
+  );
+}

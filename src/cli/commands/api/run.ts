@@ -1,13 +1,14 @@
 import { readFileSync } from 'node:fs';
-import { API_PREFIX, type ApiRequest, type ApiResponse, type Offset } from '../../../api/types.js';
+import { API_PREFIX, type ApiRequest, type ApiResponse, type Offset, type Quote } from '../../../api/types.js';
 import { CarbonConnectionError, otherServer } from '../../../client/errors.js';
 import { LedgerError } from '../../../engine/ledger.js';
 import { randomUUID } from '../../../platform/random.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT, exitCodeForStatus } from '../../exit-codes.js';
-import { liveNeedsYes } from '../../purchase/live-consent.js';
+import { liveBalance, liveNeedsYes, liveShortBalance } from '../../purchase/live-consent.js';
 import { ledgerFailedPurchase, retriedRefusal, sayBoughtIfStdoutLost, unknownPurchase } from '../../purchase/unknown-outcome.js';
+import { dollars, kg } from '../../render/format.js';
 import { bySigterm, untilStopped } from '../../stop-signals.js';
 
 /**
@@ -35,7 +36,7 @@ export async function run(
   const headers: Record<string, string> = {};
   // `/offsets/` too: a service that routes it as /offsets would buy with it.
   const purchase = verb === 'POST' && relative.replace(/\/+$/, '') === '/offsets';
-  if (purchase && ctx.settings.mode === 'live' && !flags.yes) await confirmLive(ctx);
+  if (purchase && ctx.settings.mode === 'live' && !flags.yes) await confirmLive(ctx, body);
   if (purchase) headers['idempotency-key'] = flags.idempotencyKey ?? randomUUID();
   const client = await ctx.client();
   let answer: { response: ApiResponse; earlierMaybeSent: boolean };
@@ -120,12 +121,40 @@ function apiFields(body: unknown): Record<string, string | number> {
   return fields;
 }
 
-/** A live POST /offsets is a purchase with the live key: sent only when someone said so, as `carbon buy`'s is (live-consent.ts). */
-async function confirmLive(ctx: Context): Promise<void> {
+/**
+ * A live POST /offsets is a purchase with the live key: sent only when someone said so, as `carbon
+ * buy`'s is (live-consent.ts), and asked about as it is: the body's kg or amount quoted first, so the
+ * question shows the cost, and one the balance does not cover is refused before it (exit 3).
+ */
+async function confirmLive(ctx: Context, body: string | undefined): Promise<void> {
   const nobody = ctx.out.nobodyToAsk;
   if (nobody !== undefined) throw liveNeedsYes(ctx, nobody, 'nothing was sent');
+  const quote = await quoteOf(ctx, body);
+  if (quote !== undefined && !quote.sufficient_balance) throw liveShortBalance(ctx, quote, 'nothing was sent');
+  const buys =
+    quote === undefined
+      ? 'buys with the live balance'
+      : `buys ${kg(quote.kg)} for ${dollars(quote.amount_cents)} from the ${liveBalance(ctx)} (${dollars(quote.available_cents)})`;
   const { confirmOrStop } = await import('../../prompt.js');
-  await confirmOrStop(ctx.out, 'POST /offsets with the LIVE key buys with the live balance. Send it?', 'Cancelled; nothing was sent.');
+  await confirmOrStop(ctx.out, `POST /offsets with the LIVE key ${buys}. Send it?`, 'Cancelled; nothing was sent.');
+}
+
+/** The quote of a body asking for kg or amount_cents; none for another (the API's answer to it will say what is wrong), or when the quote fails. */
+async function quoteOf(ctx: Context, body: string | undefined): Promise<Quote | undefined> {
+  let fields: unknown;
+  try {
+    fields = JSON.parse(body ?? '');
+  } catch {
+    return undefined;
+  }
+  const { kg: kilos, amount_cents: cents } = (typeof fields === 'object' && fields !== null ? fields : {}) as Record<string, unknown>;
+  const params = typeof kilos === 'number' ? { kg: kilos } : typeof cents === 'number' ? { amount_cents: cents } : undefined;
+  if (params === undefined) return undefined;
+  try {
+    return await (await ctx.client()).quote(params);
+  } catch {
+    return undefined;
+  }
 }
 
 const UNREADABLE: Record<string, string> = { ENOENT: 'there is no such file', EISDIR: 'it is a directory', EACCES: 'permission denied' };

@@ -1,4 +1,4 @@
-import type { PurchaseParams, Quote } from '../../../api/types.js';
+import type { PurchaseParams } from '../../../api/types.js';
 import type { CarbonClient, Purchase } from '../../../client/client.js';
 import { CarbonAnswerError, CarbonApiError, CarbonConnectionError } from '../../../client/errors.js';
 import { LedgerError } from '../../../engine/ledger.js';
@@ -8,8 +8,7 @@ import { CliError, usage } from '../../errors.js';
 import { EXIT, exitCodeForStatus } from '../../exit-codes.js';
 import { printOffset } from '../../offsets/wait.js';
 import { type PurchaseFlags, purchaseParams, quietWith, wholeNumberOption } from '../../options.js';
-import { liveBalance, liveNeedsYes } from '../../purchase/live-consent.js';
-import { topUpHint } from '../../purchase/top-up.js';
+import { liveBalance, liveNeedsYes, liveShortBalance } from '../../purchase/live-consent.js';
 import { ledgerFailedPurchase, retriedRefusal, sayBoughtIfStdoutLost, unknownPurchase } from '../../purchase/unknown-outcome.js';
 import { dollars, kg } from '../../render/format.js';
 import { SANDBOX_PURCHASE } from '../../render/sandbox-note.js';
@@ -106,7 +105,7 @@ async function checkBeforeBuying(
     throw overMax(quote.amount_cents, maxCents);
   if (confirm) {
     // Nobody is asked to confirm what would fail: as a batch, a purchase the balance does not cover is refused first.
-    if (!quote.sufficient_balance) throw shortBalance(ctx, quote);
+    if (!quote.sufficient_balance) throw liveShortBalance(ctx, quote, 'nothing was bought');
     const { confirmOrStop } = await import('../../prompt.js');
     await confirmOrStop(
       ctx.out,
@@ -115,18 +114,6 @@ async function checkBeforeBuying(
     );
   }
   return requiresReview;
-}
-
-/** A live purchase the quote says the balance does not cover, refused before the question: the 402's line, and nothing bought. */
-function shortBalance(ctx: Context, quote: Quote): CliError {
-  const { available_cents: balance, amount_cents: required } = quote;
-  return new CliError(
-    `The live balance (${dollars(balance)}) does not cover this purchase (${dollars(required)}); nothing was bought.`,
-    EXIT.insufficientBalance,
-    'insufficient_balance',
-    `${topUpHint('live', ctx.settings.engine, balance, required)}.`,
-    { balance_cents: balance, required_cents: required },
-  );
 }
 
 /** A purchase --max-cents refused: at the quote, or (a carbon sandbox) inside the purchase itself. */
