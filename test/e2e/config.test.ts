@@ -268,6 +268,11 @@ describe('set, get, unset, list, use', () => {
     await ok(['config', 'use', 'staging'], { home });
     expect((await ok(['config', 'list'], { home })).stderr).toBe('');
     expect((await carbon(['balance', '--test'], { home })).exitCode).toBe(0);
+    // Named by CARBON_PROFILE, which comes before the current one: `config use` would not mend it, and the warning says what does.
+    const byEnv = await ok(['config', 'list'], { home, env: { CARBON_PROFILE: 'nope' } });
+    expect(byEnv.stderr).toBe(
+      `warning: profile "nope" is selected, but ${join(home, 'config.json')} does not hold it: every command but \`carbon config\` stops on it (exit 2). It is named by --profile or CARBON_PROFILE, which come before \`carbon config use\`: name one the file holds (or unset CARBON_PROFILE), or create it with \`carbon config set --profile NAME ...\`.\n`,
+    );
   });
 
   test('bad keys and values are refused before they are stored', async () => {

@@ -280,8 +280,13 @@ export async function list(ctx: Context): Promise<void> {
   // A profile named (the current one in config.json, CARBON_PROFILE, --profile) that the file does not
   // hold stops every other command: said here, where it is looked at to be fixed.
   if (ctx.settings.profileName !== DEFAULT_PROFILE && profileNamed(ctx.settings.config, ctx.settings.profileName) === undefined) {
+    // Named by --profile or CARBON_PROFILE, which outrank the current one: `config use` would change nothing.
+    const byFile = ctx.settings.config.current_profile === ctx.settings.profileName && !ctx.env.CARBON_PROFILE;
+    const way = byFile
+      ? 'Choose one with `carbon config use NAME`'
+      : 'It is named by --profile or CARBON_PROFILE, which come before `carbon config use`: name one the file holds (or unset CARBON_PROFILE)';
     ctx.out.warn(
-      `profile "${listed.selected_profile}" is selected, but ${listed.config_file} does not hold it: every command but \`carbon config\` stops on it (exit 2). Choose one with \`carbon config use NAME\`, or create it with \`carbon config set --profile NAME ...\`.`,
+      `profile "${listed.selected_profile}" is selected, but ${listed.config_file} does not hold it: every command but \`carbon config\` stops on it (exit 2). ${way}, or create it with \`carbon config set --profile NAME ...\`.`,
     );
   }
   for (const name of ['CARBON_API_KEY', 'CARBON_BASE_URL'] as const) {
