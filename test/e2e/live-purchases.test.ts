@@ -52,7 +52,7 @@ describe('carbon api POST /offsets with the live key: the same rule', () => {
       'error: A live purchase needs --yes when nobody can confirm it (stdin is not a terminal); nothing was sent. Add --yes to buy without being asked (the local sandbox asks as the API would; no real money is spent here).\n',
     );
     // Its path written with the prefix, or a trailing slash, is the same purchase.
-    for (const path of ['/api/v1/offsets', '/offsets/']) {
+    for (const path of ['/api/v1/offsets', '/offsets/', '//offsets', '/api/v1//offsets']) {
       const spelled = await carbon(['api', 'POST', path, ...body, '--live'], { home, input: 'n\n' });
       expect([path, spelled.exitCode, spelled.stdout]).toEqual([path, 2, '']);
     }

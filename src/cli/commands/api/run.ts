@@ -30,12 +30,13 @@ export async function run(
     throw usage(`The method is GET, POST or HEAD (the API's), or PUT, PATCH or DELETE (which it answers 405), not "${method}".`);
   // An empty path ("$PATH_VAR" unset) is no request to send, as an empty id is none for `carbon show`.
   if (path.trim() === '') throw usage('The path is empty: give one such as /balance or /offsets?limit=2; nothing was sent.');
-  const url = new URL(path.startsWith('/') ? path : `/${path}`, 'http://x');
+  // Appended, not resolved against a base: `//offsets` is a path, where a URL reader takes it for a host (and sent `POST /`).
+  const url = new URL(`http://x${path.startsWith('/') ? '' : '/'}${path}`);
   const relative = url.pathname.startsWith(`${API_PREFIX}/`) ? url.pathname.slice(API_PREFIX.length) : url.pathname;
   const body = bodyOf(verb, flags.data);
   const headers: Record<string, string> = {};
-  // `/offsets/` too: a service that routes it as /offsets would buy with it.
-  const purchase = verb === 'POST' && relative.replace(/\/+$/, '') === '/offsets';
+  // `/offsets/` and `//offsets` too: a service that routes them as /offsets would buy with them.
+  const purchase = verb === 'POST' && relative.replace(/\/{2,}/g, '/').replace(/\/+$/, '') === '/offsets';
   if (purchase && ctx.settings.mode === 'live' && !flags.yes) await confirmLive(ctx, body);
   if (purchase) headers['idempotency-key'] = flags.idempotencyKey ?? randomUUID();
   const client = await ctx.client();
