@@ -95,7 +95,8 @@ describe('a home with no sandbox yet: a malformed request creates none', () => {
     expect([said.exitCode, JSON.parse(said.stderr)]).toEqual([2, JSON.parse(said.stdout)]);
     expect(JSON.parse(said.stderr)).toMatchObject({ error: { type: 'invalid_request_error', code: 'validation_error', param: 'kg' } });
     const nowhere = await carbon(['api', 'GET', '/nope'], { home });
-    expect([nowhere.exitCode, nowhere.stderr]).toEqual([5, 'error: GET /nope answered 404 route_missing.\n']);
+    // An address the API does not serve is exit 1, not 5 ("no such offset"): README, "Exit codes".
+    expect([nowhere.exitCode, nowhere.stderr]).toEqual([1, 'error: GET /nope answered 404 route_missing.\n']);
     expect(dataFiles(home)).toEqual([]);
     // A well-formed purchase the balance cannot pay: the 402's balance_cents and required_cents too.
     const short = await carbon(['api', 'POST', '/offsets', '-d', '{"kg":900000}', '--json'], { home });
