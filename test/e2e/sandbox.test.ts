@@ -138,6 +138,11 @@ describe('account, rate, limits', () => {
 
     expect(await json(['sandbox', 'review-limit', '10'], { home })).toMatchObject({ review_limit_cents: 1000 });
     expect((await json<{ requires_review: boolean }>(['quote', '--kg', '1000'], { home })).requires_review).toBe(true);
+    // Each says what it set, as every other change does (and as the page's notices say it); --json keeps stderr empty.
+    expect((await ok(['sandbox', 'rate', '1234'], { home })).stderr).toBe('✓ The rate is 1,234 millicents per kg: $12.34 a tonne.\n');
+    expect((await ok(['sandbox', 'review-limit', '2,500'], { home })).stderr).toBe(
+      '✓ The review limit is $2,500.00: a live purchase above it waits for review.\n',
+    );
 
     expect(await json(['sandbox', 'rate-limit', '5', '--window', '1m'], { home })).toMatchObject({
       rate_limit_requests: 5,
@@ -170,6 +175,8 @@ describe('rate-limit: where the count is kept', () => {
     expect((await ok(['sandbox', 'rate-limit', 'off'], { home })).stderr).toBe('✓ Rate limit off: no request is refused for its rate.\n');
     await ok(['balance'], { home });
     expect((await ok(['sandbox', 'rate-limit', '2', '--json'], { home })).stderr).toBe('');
+    // One request is one.
+    expect((await ok(['sandbox', 'rate-limit', '1'], { home })).stderr).toMatch(/^✓ 1 request per 1d per key\. /);
   });
 });
 

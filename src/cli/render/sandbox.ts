@@ -32,7 +32,7 @@ function accountStatusText(status: SandboxAccount['status'], paint: Paint): stri
 function rateLimitText(a: SandboxAccount): string {
   return a.rate_limit_requests === null
     ? 'off'
-    : `${grouped(a.rate_limit_requests)} requests per ${duration(a.rate_limit_window_ms)} per key`;
+    : `${grouped(a.rate_limit_requests)} request${a.rate_limit_requests === 1 ? '' : 's'} per ${duration(a.rate_limit_window_ms)} per key`;
 }
 
 function accountRows(a: SandboxAccount, paint: Paint): Array<[string, string]> {

@@ -92,7 +92,11 @@ export async function rate(ctx: Context, value: string): Promise<void> {
   await change(
     ctx,
     'rate',
-    (sandbox) => sandbox.setRate(millicents),
+    async (sandbox) => {
+      await sandbox.setRate(millicents);
+      // Said as the page says it (a ✓ line, as every other change's): millicents a kg are cents a tonne.
+      await note(ctx, (p) => `${p.green('✓')} The rate is ${grouped(millicents)} millicents per kg: ${dollars(millicents)} a tonne.`);
+    },
     ACCOUNT,
     () => checkRate(millicents),
   );
@@ -100,7 +104,15 @@ export async function rate(ctx: Context, value: string): Promise<void> {
 
 export async function reviewLimit(ctx: Context, value: string): Promise<void> {
   const cents = dollarsOption(value, 'The review limit');
-  await change(ctx, 'review-limit', (sandbox) => sandbox.setReviewLimit(cents), ACCOUNT);
+  await change(
+    ctx,
+    'review-limit',
+    async (sandbox) => {
+      await sandbox.setReviewLimit(cents);
+      await note(ctx, (p) => `${p.green('✓')} The review limit is ${dollars(cents)}: a live purchase above it waits for review.`);
+    },
+    ACCOUNT,
+  );
 }
 
 export async function rateLimit(ctx: Context, value: string, flags: { window?: string }): Promise<void> {
@@ -137,7 +149,7 @@ async function rateLimitNote(ctx: Context, requests: number, windowMs: number): 
   await note(
     ctx,
     (p) =>
-      `${p.green('✓')} ${grouped(requests)} requests per ${duration(windowMs)} per key. Each process counts its own: a carbon serve ` +
+      `${p.green('✓')} ${grouped(requests)} request${requests === 1 ? '' : 's'} per ${duration(windowMs)} per key. Each process counts its own: a carbon serve ` +
       'every request it answers, a local command only its own requests (three `carbon balance` in a row are never refused); ' +
       '`rate-limit 0` refuses every one.',
   );
