@@ -50,7 +50,8 @@ describe('--verbose (or CARBON_DEBUG=http): a line per HTTP request on stderr', 
           home: newHome(),
           env: { CARBON_API_KEY: key, CARBON_MAX_RETRIES: '0' },
         });
-        expect(r.exitCode, base).toBe(5);
+        // route_missing: an address the API does not serve is exit 1 (README, "Exit codes").
+        expect(r.exitCode, base).toBe(1);
         const path = seen[0]!.split(' ')[1]!;
         expect(r.stderr, base).toMatch(new RegExp(`^http: GET ${origin.replace(/[.]/g, '\\.')}${path.replace(/[.]/g, '\\.')} 404 `, 'm'));
       }
@@ -78,7 +79,7 @@ describe('keys typed into a path or a query are masked, as carbon serve masks th
       for (const env of [{}, remote]) {
         for (const spelling of spellings) {
           for (const [args, code] of [
-            [['api', 'GET', `/nope/${spelling}`, '--verbose'], 5],
+            [['api', 'GET', `/nope/${spelling}`, '--verbose'], 1],
             [['api', 'GET', `/offsets?reference=${spelling}`, '--verbose'], 0],
             [['show', spelling, '--verbose', '--json'], 5],
             [['list', '--reference', spelling, '--verbose'], 0],
@@ -127,7 +128,7 @@ describe('keys typed into a path or a query are masked, as carbon serve masks th
           ['show', spelling, '--json'],
         ]) {
           const r = await carbon(args, { home: newHome(), env });
-          expect(r.exitCode).toBe(5);
+          expect(r.exitCode).toBe(1);
           expect(r.stderr).toContain('No such route: /api/v1/offsets/');
           expect(r.stderr).toContain('…q9Ab');
           expect(r.stderr, args.join(' ')).not.toContain(secret.slice(0, 28));

@@ -106,13 +106,19 @@ describe('a damaged ledger', () => {
   test('a directory where the ledger should be: said as such, not as permissions, and left alone', async () => {
     const home = tempHome();
     mkdirSync(ledgerPath(home), { recursive: true });
-    for (const args of [['balance'], ['buy', '--kg', '1']])
-      await expectStorageError(
-        home,
-        args,
-        ledgerPath(home),
-        /is a directory, not a file\. Move it aside: carbon makes a new ledger there\.$/,
-      );
+    await expectStorageError(
+      home,
+      ['balance'],
+      ledgerPath(home),
+      /is a directory, not a file\. Move it aside: carbon makes a new ledger there\.$/,
+    );
+    // A purchase met it as its ledger opened: it says nothing was bought.
+    await expectStorageError(
+      home,
+      ['buy', '--kg', '1'],
+      ledgerPath(home),
+      /is a directory, not a file\. Nothing was bought\. Move it aside: carbon makes a new ledger there\.$/,
+    );
     expect(readdirSync(ledgerPath(home))).toEqual([]);
   });
 
