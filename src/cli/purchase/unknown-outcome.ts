@@ -58,5 +58,10 @@ export function ledgerFailedPurchase(ctx: Context, err: LedgerError, idempotency
   ctx.ledgerFailed = true;
   if (ctx.settings.store.kind === 'postgres' && !err.unwritten)
     return unknownPurchase(err.message, EXIT.failure, 'storage_error', idempotencyKey);
+  return nothingBought(err);
+}
+
+/** A ledger failure that came before any purchase was sent (as the ledger opened, or a refused commit): said to have bought nothing. */
+export function nothingBought(err: LedgerError): LedgerError {
   return new LedgerError(`${err.message} Nothing was bought.`, err.path, err.hint, err.transient, err.unwritten);
 }

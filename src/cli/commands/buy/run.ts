@@ -9,7 +9,13 @@ import { EXIT, exitCodeForStatus } from '../../exit-codes.js';
 import { printOffset } from '../../offsets/wait.js';
 import { type PurchaseFlags, purchaseParams, quietWith, wholeNumberOption } from '../../options.js';
 import { liveBalance, liveNeedsYes, liveShortBalance } from '../../purchase/live-consent.js';
-import { ledgerFailedPurchase, retriedRefusal, sayBoughtIfStdoutLost, unknownPurchase } from '../../purchase/unknown-outcome.js';
+import {
+  ledgerFailedPurchase,
+  nothingBought,
+  retriedRefusal,
+  sayBoughtIfStdoutLost,
+  unknownPurchase,
+} from '../../purchase/unknown-outcome.js';
 import { dollars, kg } from '../../render/format.js';
 import { SANDBOX_PURCHASE } from '../../render/sandbox-note.js';
 import { bySigterm, untilStopped } from '../../stop-signals.js';
@@ -45,7 +51,7 @@ async function buy(ctx: Context, flags: BuyFlags): Promise<BuyResult> {
   if (nobody !== undefined) throw liveNeedsYes(ctx, nobody, 'nothing was bought');
   // The ledger failing as it opens (a lock, a stalled database) comes before any purchase: said so.
   const client = await ctx.client().catch((err: unknown) => {
-    throw err instanceof LedgerError ? new LedgerError(`${err.message} Nothing was bought.`, err.path, err.hint, err.transient, true) : err;
+    throw err instanceof LedgerError ? nothingBought(err) : err;
   });
   const requiresReview = await checkBeforeBuying(ctx, client, params, maxCents, confirm, flags.idempotencyKey !== undefined);
   // Generated here rather than in the client so that a failure can tell the user the key to
