@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { carbon, homes, json, leakedKeys, ok, type Run, type RunOptions, sandboxKeys, serve } from '../support/cli.js';
@@ -432,6 +433,30 @@ describe('a key that is no key (a CI secret mangled or unset to a placeholder)',
       expect((await ok(['logs', '--json'], { home })).stdout).toBe('');
     } finally {
       await server.stop();
+    }
+  });
+});
+
+describe('exit 8 from a server that takes a read and never answers', () => {
+  test("`show --wait`'s first read is bounded by --timeout too, as its polls are: exit 8, saying how to follow it", async () => {
+    const stuck = createHttpServer(() => {});
+    await new Promise<void>((resolve) => stuck.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(stuck.address() as AddressInfo).port}/api/v1`;
+    const id = `off_sandbox${'a'.repeat(17)}`;
+    try {
+      // Before: the read's three attempts each waited the 2 s, then the backoff: "Could not reach …", exit 1, after about 7.5 s.
+      const r = await carbon(['show', id, '--wait', '--timeout', '2'], {
+        home: newHome(),
+        env: { CARBON_BASE_URL: base, CARBON_API_KEY: `ck_test_${'a'.repeat(32)}` },
+      });
+      expect([r.exitCode, r.stdout, r.stderr]).toEqual([
+        8,
+        '',
+        `error: No answer from ${base} by --timeout (2 s): the read of ${id} was given up. Follow it with \`carbon show ${id} --wait\`.\n`,
+      ]);
+    } finally {
+      stuck.closeAllConnections();
+      await new Promise((resolve) => stuck.close(resolve));
     }
   });
 });

@@ -13,6 +13,29 @@ export const DEFAULT_WAIT_SECONDS = 120;
 /** How long past --timeout a poll under way may take to answer before the wait ends without it. */
 export const POLL_GRACE_MS = 1_000;
 
+/** How long a wait may take: --timeout, or DEFAULT_WAIT_SECONDS. */
+const waitMs = (ctx: Context): number => (ctx.settings.timeoutSeconds ?? DEFAULT_WAIT_SECONDS) * 1000;
+
+/**
+ * `show --wait`'s first read of the offset, as one of the wait's polls: a server that accepts and
+ * never answers (each attempt its own --timeout, retried) does not hold it past --timeout and
+ * POLL_GRACE_MS, and it ends as a wait does at its time (exit 8), with no offset to print.
+ */
+export async function readForWait<T>(ctx: Context, id: string, read: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const { baseUrl } = ctx.settings;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const line = `No answer from ${baseUrl ?? 'the ledger'} by --timeout (${waitMs(ctx) / 1000} s): the read of ${id} was given up.`;
+      reject(new CliError(line, EXIT.waitTimeout, 'wait_timeout', `Follow it with \`${followUp(['show', id, '--wait'])}\`.`));
+    }, waitMs(ctx) + POLL_GRACE_MS);
+  });
+  try {
+    return await Promise.race([read(), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 /**
  * The spinner's last line: ✓ placed (as every other line that says something was done), or ⚠ refunded, in colour where stderr has it, and ora's own
  * fallbacks (√, ‼) where the terminal has no unicode (the Linux console; older Windows consoles).
@@ -53,9 +76,10 @@ async function waitSpinner(
  * Waits until an offset is placed or refunded, with an ora spinner when stderr is a terminal
  * (and nothing at all otherwise). WaitTimeoutError propagates: reportError() turns it into exit 8.
  */
-async function waitForOffset(ctx: Context, client: CarbonClient, offset: Offset, review = false): Promise<Offset> {
+async function waitForOffset(ctx: Context, client: CarbonClient, offset: Offset, review: boolean, startedMs: number): Promise<Offset> {
   if (offset.status !== 'processing') return offset;
-  const timeoutMs = (ctx.settings.timeoutSeconds ?? DEFAULT_WAIT_SECONDS) * 1000;
+  // What is left of --timeout since the wait began (`show --wait`'s first read is part of it).
+  const timeoutMs = Math.max(0, waitMs(ctx) - (performance.now() - startedMs));
   // On a terminal, a live wait on the local model says what it waits for and how to end it now.
   if (ctx.out.stderrInteractive && !ctx.out.json && offset.livemode && ctx.settings.engine === 'local')
     ctx.out.info(await localLiveNote(ctx, offset, review));
@@ -141,6 +165,16 @@ class WaitBroken extends CliError {
   }
 }
 
+interface PrintOptions {
+  wait?: boolean;
+  /** --quiet: the id alone. */
+  quiet?: boolean;
+  /** Held for review (the local model says so). */
+  review?: boolean;
+  /** When the wait began (performance.now()), if before this call: --timeout counts from then. */
+  waitStartedMs?: number;
+}
+
 /**
  * Prints an offset, after waiting for it to settle when asked. On a timeout the offset is still
  * printed (it exists, and a script needs its id) before the error goes on to become exit 8; so it
@@ -150,9 +184,7 @@ export async function printOffset(
   ctx: Context,
   client: CarbonClient,
   offset: Offset,
-  wait: boolean,
-  quiet = false,
-  review = false,
+  { wait = false, quiet = false, review = false, waitStartedMs = performance.now() }: PrintOptions,
 ): Promise<void> {
   // --quiet: the id alone, one line, for xargs and loops.
   const print = quiet
@@ -162,7 +194,7 @@ export async function printOffset(
       : (o: Offset) => printResource(ctx, o);
   let shown = offset;
   try {
-    if (wait) shown = await waitForOffset(ctx, client, offset, review);
+    if (wait) shown = await waitForOffset(ctx, client, offset, review, waitStartedMs);
   } catch (err) {
     if (err instanceof WaitTimeoutError || err instanceof WaitInterrupted || err instanceof WaitBroken) await print(err.offset);
     throw err;

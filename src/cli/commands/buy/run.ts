@@ -195,7 +195,7 @@ export async function run(
     );
   }
   sayBoughtIfStdoutLost(offset);
-  await printOffset(ctx, await ctx.client(), offset, Boolean(flags.wait), Boolean(flags.quiet), purchase.requiresReview);
+  await printOffset(ctx, await ctx.client(), offset, { wait: flags.wait, quiet: flags.quiet, review: purchase.requiresReview });
   // A service that does not check Carbon-Max-Amount-Cents (carbon's sandbox does) may have charged
   // more, its rate risen after the quote: bought, and printed, but not a success.
   if (purchase.maxCents !== undefined && !purchase.replayed && offset.amount_cents > purchase.maxCents) {
