@@ -346,6 +346,30 @@ describe('in a pipe', () => {
     expect(await offsetIds(home)).toEqual([]);
   });
 
+  test("--dry-run with a read-only key gets the purchase's exit code, 10, saying row 1 would be refused and the rest skipped", async () => {
+    const home = newHome();
+    const csv = file(home, 'f.csv', 'kg\n5\n6\n7\n');
+    const env = { CARBON_API_KEY: (await sandboxKeys(home)).readOnly };
+    const bought = await carbon(['buy', '--from-csv', csv], { home, env });
+    expect(results(bought.stdout).map((r) => [r.status, r.error_code])).toEqual([
+      ['failed', 'insufficient_permissions'],
+      ['skipped', 'batch_stopped'],
+      ['skipped', 'batch_stopped'],
+    ]);
+    // Before: exit 0, "which covers it": the dry run did not look at the key, as the single purchase's does.
+    const dry = await carbon(['buy', '--from-csv', csv, '--dry-run'], { home, env });
+    expect([dry.exitCode, bought.exitCode]).toEqual([10, 10]);
+    expect(dry.stderr.trim().split('\n').at(-1)).toBe(
+      'error: Dry run: this key is read-only; row 1 would fail (insufficient_permissions) and 2 would be skipped. Nothing was bought. Run it with a key that may buy.',
+    );
+    const may = await carbon(['buy', '--from-csv', csv, '--dry-run'], { home });
+    expect([may.exitCode, may.stderr.trim().split('\n').at(-1)]).toEqual([
+      0,
+      'Dry run: 3 rows, 18 kg for $0.72, from the test balance ($1,000.00), which covers it (rows bought by an earlier run of this batch would not be charged again); the key may buy. Nothing was bought.',
+    ]);
+    expect(await offsetIds(home)).toEqual([]);
+  });
+
   test('a batch the balance does not cover is refused before anything is bought (exit 3); --partial buys what fits, in order', async () => {
     const home = newHome();
     // $200 a row; the test balance is $1,000.

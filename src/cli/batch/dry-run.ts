@@ -1,6 +1,7 @@
 import type { Context } from '../context.js';
 import { CliError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
+import { keyAccess } from '../purchase/dry-run.js';
 import { topUpHint } from '../purchase/top-up.js';
 import { dollars, grouped } from '../render/format.js';
 import { onReaderGone } from '../stdio.js';
@@ -70,9 +71,12 @@ export async function dryRun(
       { balance_cents: total.available, required_cents: total.cents, shortfall_cents: short },
     );
   }
+  // A read-only key (the local engine knows its keys): the first row would get 403, and the batch stop there (exit 10).
+  const access = await keyAccess(ctx);
+  if (access.readOnly) throw refusedKeyVerdict(table.length);
   if (!ctx.out.json) {
     const earlier = '(rows bought by an earlier run of this batch would not be charged again)';
-    ctx.out.info(`Dry run: ${what}, from ${balance}, which covers it ${earlier}. Nothing was bought.`);
+    ctx.out.info(`Dry run: ${what}, from ${balance}, which covers it ${earlier}; ${access.words}. Nothing was bought.`);
   }
 }
 
@@ -92,5 +96,16 @@ function partialVerdict(table: RowTable, total: BatchTotal, balance: string): Cl
     EXIT.batchIncomplete,
     'batch_incomplete',
     'Rows an earlier run of this batch bought are not charged again, so a batch being resumed may fit more rows than this says.',
+  );
+}
+
+/** A dry run's verdict on a batch whose key is read-only: as the purchase would, its first row refused (403) and the rest skipped, exit 10. */
+function refusedKeyVerdict(rows: number): CliError {
+  const skipped = rows - 1;
+  return new CliError(
+    `Dry run: this key is read-only; row 1 would fail (insufficient_permissions)${skipped > 0 ? ` and ${grouped(skipped)} would be skipped` : ''}. Nothing was bought.`,
+    EXIT.batchIncomplete,
+    'batch_incomplete',
+    'Run it with a key that may buy.',
   );
 }

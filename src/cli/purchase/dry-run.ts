@@ -44,18 +44,13 @@ export async function dryRun(
       { balance_cents: balance, required_cents: required },
     );
   }
-  let permission = "the key's purchase access is not checked on the remote engine (the API checks it only when buying)";
-  if (ctx.settings.engine === 'local') {
-    const sandbox = await ctx.sandbox();
-    const key = ctx.settings.apiKey === undefined ? undefined : await sandbox.findKey(ctx.settings.apiKey);
-    if (key?.permission === 'read_only') {
-      throw new CliError(
-        'Dry run: this key is read-only; the purchase would get 403 insufficient_permissions.',
-        EXIT.auth,
-        'insufficient_permissions',
-      );
-    }
-    permission = 'the key may buy';
+  const access = await keyAccess(ctx);
+  if (access.readOnly) {
+    throw new CliError(
+      'Dry run: this key is read-only; the purchase would get 403 insufficient_permissions.',
+      EXIT.auth,
+      'insufficient_permissions',
+    );
   }
   // Only live offsets wait for review (docs/service-model.md); a test one above the limit is said so, as the quote card says it.
   const review = !quote.requires_review
@@ -64,6 +59,21 @@ export async function dryRun(
       ? '; it would wait for review before the credits are retired'
       : '; it is above the review limit, but test offsets are not held for review';
   ctx.out.info(
-    `Dry run: ${what} would be bought from the ${mode} balance (${dollars(quote.available_cents)})${review}; ${permission}. Nothing was bought.`,
+    `Dry run: ${what} would be bought from the ${mode} balance (${dollars(quote.available_cents)})${review}; ${access.words}. Nothing was bought.`,
   );
+}
+
+/** What a dry run says of the key's purchase access where it cannot ask it. */
+const UNCHECKED = "the key's purchase access is not checked on the remote engine (the API checks it only when buying)";
+
+/**
+ * A dry run's look at the key's purchase access: on the local engine, which knows its keys,
+ * whether it is read-only (a purchase would get 403), and else its words for the verdict; on the
+ * remote engine it is not asked (the API checks it only when buying), and the words say so.
+ */
+export async function keyAccess(ctx: Context): Promise<{ readOnly: boolean; words: string }> {
+  if (ctx.settings.engine !== 'local') return { readOnly: false, words: UNCHECKED };
+  const sandbox = await ctx.sandbox();
+  const key = ctx.settings.apiKey === undefined ? undefined : await sandbox.findKey(ctx.settings.apiKey);
+  return { readOnly: key?.permission === 'read_only', words: 'the key may buy' };
 }
