@@ -5,6 +5,7 @@ import type { LoggedResponse } from './access-log.js';
 import { ClientErrors } from './client-errors.js';
 import { compressedBody, headerProblem, parseTarget, readBody, requestHeaders } from './http.js';
 import { InFlight } from './in-flight.js';
+import { unsureNote } from './pages/developer/actions.js';
 import { noteFailure, noteRefusal, type Target } from './refusals.js';
 import { errorReply, failureReply, type Reply, type ReplyWriter, refusalAsPage, wantsPage } from './reply.js';
 import { answersPage, type Incoming, incoming, match, type Served } from './requests.js';
@@ -182,7 +183,8 @@ export class Intake {
 
   /** Answers anything the service itself could not (reply.ts: `failureReply`), and keeps it in the journal (refusals.ts). */
   private fail(res: ServerResponse, err: unknown, request?: Incoming): void {
-    const reply = failureReply(err, this.log, request !== undefined && answersPage(request));
+    const page = request !== undefined && answersPage(request);
+    const reply = failureReply(err, this.log, page, page ? unsureNote(request.query.unsure) : undefined);
     this.writer.write(res, reply);
     if (request !== undefined) noteFailure(this.served?.service, request, reply, (res as LoggedResponse).started);
   }

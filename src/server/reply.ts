@@ -121,9 +121,10 @@ export function wantsPage(r: { path: string; headers: Record<string, string | un
 /**
  * The answer to a failure the service itself could not answer: a storage failure or a bug. Logged,
  * never shown. `page`: the path answers pages (a certificate, the developer page's paths) or a browser
- * asked for one (requests.ts, answersPage), so the 503 is an HTML page, with the same Retry-After.
+ * asked for one (requests.ts, answersPage), so the 503 is an HTML page, with the same Retry-After, and
+ * `note` first (what is unsure of a form sent before it: developer/actions.ts, unsureNote).
  */
-export function failureReply(err: unknown, log: (line: string) => void, page = false): Reply {
+export function failureReply(err: unknown, log: (line: string) => void, page = false, note?: string): Reply {
   const id = requestId();
   if (err instanceof LedgerError) {
     log(`error ${id}: ${err.message} ${err.hint}`);
@@ -134,7 +135,7 @@ export function failureReply(err: unknown, log: (line: string) => void, page = f
       ? 'The service cannot reach its ledger right now. Try again shortly.'
       : "The service cannot use its ledger until its operator acts on what the server's log says.";
     const headers: Record<string, string> = err.transient ? { 'request-id': id, 'retry-after': '1' } : { 'request-id': id };
-    if (page) return { status: 503, headers, body: unavailablePage(message, id, err.transient), type: 'text/html; charset=utf-8' };
+    if (page) return { status: 503, headers, body: unavailablePage(message, id, err.transient, note), type: 'text/html; charset=utf-8' };
     return errorReply('service_unavailable', message, headers);
   }
   log(`error ${id}: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);

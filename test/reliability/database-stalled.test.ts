@@ -304,6 +304,42 @@ run('carbon serve while PostgreSQL does not answer', () => {
   );
 
   test(
+    "the developer page a form's unsure redirect leads to, while the database still does not answer: its 503 says the form may not have been done",
+    async () => {
+      const { proxy, server } = await stallable(SHORT);
+      const login = await fetch(server.ready.developer_page_url, { redirect: 'manual' });
+      const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+      const page = async (path: string) => {
+        const res = await fetch(`${server.origin}${path}`, {
+          headers: { cookie, accept: 'text/html' },
+          signal: AbortSignal.timeout(limit(30_000)),
+        });
+        return { status: res.status, text: await res.text() };
+      };
+      // Where a top-up the ledger did not answer is sent (test/server/page-form-unanswered.test.ts).
+      const unsure = '/?mode=test&unsure=topup#notice';
+      proxy.freeze();
+      try {
+        const shown = await page(unsure);
+        expect(shown.status).toBe(503);
+        // Before: "Nothing was changed by this request." alone, read as of the top-up just sent.
+        expect(shown.text).toContain(
+          'The ledger did not answer the form you sent: it may not have been done, or, if only its answer was lost, it was. Check this page before doing it again.',
+        );
+        expect(shown.text).toContain('Showing this page changed nothing.');
+        expect(shown.text).not.toContain('Nothing was changed');
+        // A page with no form before it says what it said.
+        expect((await page('/?mode=test')).text).toContain('Nothing was changed by this request.');
+      } finally {
+        proxy.thaw();
+      }
+      const back = await page(unsure);
+      expect([back.status, back.text]).toEqual([200, expect.stringContaining('The ledger did not answer that form in time')]);
+    },
+    limit(60_000),
+  );
+
+  test(
     'a local carbon logs --follow rides out a database that stops answering: one warning, then on from where it was once it answers',
     async () => {
       const schema: TestSchema = freshSchema('follow');

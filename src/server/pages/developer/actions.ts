@@ -118,17 +118,26 @@ export const ACTIONS = new Map<string, Action>([
 /** The section of the form `name`: an action's row, or creating a key (which the routes handle). */
 export const sectionOf = (name: string): Section | undefined => (name === 'key-create' ? 'keys' : ACTIONS.get(name)?.section);
 
+/** What is known of a form the ledger did not answer. */
+const UNSURE = 'it may not have been done, or, if only its answer was lost, it was. Check this page before doing it again.';
+
+/**
+ * What the page that could not be shown (a 503: the ledger still does not answer) says of the
+ * `?unsure=<action>` its address carries, instead of leaving it unsaid: the form sent before it.
+ */
+export function unsureNote(unsure: unknown): string | undefined {
+  return typeof unsure === 'string' && sectionOf(unsure) !== undefined
+    ? `The ledger did not answer the form you sent: ${UNSURE}`
+    : undefined;
+}
+
 /**
  * The notice the page's address asks for: `?done=<action>`, what it did; `?unsure=<action>`, a
  * form the ledger did not answer (routes.ts, post), whose outcome is not known.
  */
 export function queryNotice(done: string, unsure: string): Notice | undefined {
   const section = sectionOf(unsure);
-  if (section !== undefined) {
-    const text =
-      'The ledger did not answer that form in time: it may not have been done, or, if only its answer was lost, it was. Check this page before doing it again.';
-    return { kind: 'error', text, section };
-  }
+  if (section !== undefined) return { kind: 'error', text: `The ledger did not answer that form in time: ${UNSURE}`, section };
   const said = ACTIONS.get(done)?.done;
   return said === undefined ? undefined : { kind: 'ok', text: said };
 }
