@@ -85,6 +85,28 @@ export function unknownCommandHint(err: Error): string | undefined {
   return `(\`${unknownIn.get(err) ?? 'carbon'} help\` lists the commands)`;
 }
 
+/**
+ * A group's other commands, given a flag of its default command (`carbon logs show req_… --follow`):
+ * commander suggests from the group's options too, which name the default's (registry.ts,
+ * helpNamesDefaultFlags), so it said "unknown option '--follow' (Did you mean --follow?)". Said as
+ * whose option it is instead.
+ */
+export function defaultFlagsNamedAsSuch(group: Command, fallback: Command): void {
+  for (const sub of group.commands) {
+    if (sub === fallback) continue;
+    const self = sub as Group;
+    const unknownOption = self.unknownOption.bind(self);
+    self.unknownOption = (flag: string) => {
+      const name = flag.split('=')[0]!;
+      if (!fallback.options.some((o) => o.long === name || o.short === name)) return unknownOption(flag);
+      throw usage(
+        `unknown option '${name}': it is an option of \`${pathOf(fallback)}\`, not of \`${pathOf(sub)}\`.`,
+        '(add --help for usage)',
+      );
+    };
+  }
+}
+
 /** Keeps, with the error commander throws for an unknown command, the group it was none of. */
 export function unknownCommandNamesItsGroup(cmd: Command): void {
   const self = cmd as Group;

@@ -3,7 +3,13 @@ import pkg from '../../package.json' with { type: 'json' };
 import type { ArgSpec, CommandSpec, Completable, FlagSpec, Handler, RootSpec, SettingsKind } from './command.js';
 import { COMMANDS, ROOT } from './commands/index.js';
 import { usage } from './errors.js';
-import { helpNamesACommand, helpWhenBare, unknownCommandNamesItsGroup, unknownWordsAreCommands } from './groups.js';
+import {
+  defaultFlagsNamedAsSuch,
+  helpNamesACommand,
+  helpWhenBare,
+  unknownCommandNamesItsGroup,
+  unknownWordsAreCommands,
+} from './groups.js';
 import { invoke } from './invoke.js';
 import { terminalWidth } from './render/fit.js';
 import { fitHelpText, wrapCommand } from './render/wrap.js';
@@ -88,8 +94,11 @@ function register(parent: Command, spec: CommandSpec, inherited: SettingsKind, o
   if (spec.load !== undefined) cmd.action(settings === 'bare' ? bare(spec.load) : withContext(spec.load, settings, opened));
   each(spec.subcommands, (sub) => register(cmd, sub, settings, opened));
   const fallback = spec.subcommands?.find((sub) => sub.isDefault === true);
-  if (fallback !== undefined) helpNamesDefaultFlags(cmd, cmd.commands.find((c) => c.name() === fallback.name)!);
-  else if (spec.load === undefined) helpWhenBare(cmd);
+  if (fallback !== undefined) {
+    const made = cmd.commands.find((c) => c.name() === fallback.name)!;
+    helpNamesDefaultFlags(cmd, made);
+    defaultFlagsNamedAsSuch(cmd, made);
+  } else if (spec.load === undefined) helpWhenBare(cmd);
   if (spec.subcommands !== undefined) {
     helpNamesACommand(cmd);
     unknownCommandNamesItsGroup(cmd);

@@ -121,3 +121,26 @@ describe('an empty --idempotency-key', () => {
     expect((await json<{ data: unknown[] }>(['list'], { home })).data).toEqual([]);
   });
 });
+
+describe("a flag of a group's default command given to another of its commands", () => {
+  test('says whose flag it is (exit 2, nothing read), not "Did you mean" the flag itself', async () => {
+    const home = newHome();
+    for (const [args, flag, owner, given] of [
+      [['logs', 'show', 'req_x', '--follow'], '--follow', 'carbon logs list', 'carbon logs show'],
+      [['logs', 'show', 'req_x', '--status=4xx'], '--status', 'carbon logs list', 'carbon logs show'],
+      [['sandbox', 'keys', 'create', '--reveal'], '--reveal', 'carbon sandbox keys list', 'carbon sandbox keys create'],
+    ] as const) {
+      const r = await carbon([...args], { home });
+      // Before: "error: unknown option '--follow' (Did you mean --follow?) (add --help for usage)".
+      expect([r.exitCode, r.stdout, r.stderr]).toEqual([
+        2,
+        '',
+        `error: unknown option '${flag}': it is an option of \`${owner}\`, not of \`${given}\`. (add --help for usage)\n`,
+      ]);
+    }
+    // A flag no command of the group has keeps commander's suggestion.
+    expect((await carbon(['logs', 'show', 'req_x', '--jsn'], { home })).stderr).toBe(
+      "error: unknown option '--jsn' (Did you mean --json?) (add --help for usage)\n",
+    );
+  });
+});
