@@ -190,7 +190,7 @@ describe('on the local model', () => {
     const shown = await carbonTty(['logs'], { home, env: { ...TTY, CARBON_JOURNAL: 'off' } });
     expect([shown.exitCode, plain(shown.output).trim()]).toEqual([
       0,
-      `No requests in the journal of ${ledgerPath(home)} yet (CARBON_JOURNAL=off: what carbon answers here is not recorded).`,
+      `No requests in the journal of ${ledgerPath(home)} yet (CARBON_JOURNAL=off is set here: commands run with it record nothing; a carbon serve records what it answers unless it runs with it too).`,
     ]);
     const server = await serve(home, [], { CARBON_JOURNAL: 'off' });
     expect(server.stderr()).toContain('journal        off (CARBON_JOURNAL=off): carbon logs shows none of what this instance answers');

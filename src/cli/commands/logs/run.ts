@@ -68,7 +68,7 @@ export async function list(ctx: Context, flags: LogsFlags): Promise<void> {
     // With the journal off here, nothing this machine's commands answer is recorded: said, or the empty journal puzzles.
     const off =
       ctx.settings.engine === 'local' && !ctx.settings.journal.enabled
-        ? ' (CARBON_JOURNAL=off: what carbon answers here is not recorded)'
+        ? ' (CARBON_JOURNAL=off is set here: commands run with it record nothing; a carbon serve records what it answers unless it runs with it too)'
         : '';
     ctx.out.info(`No requests in the journal of ${source.where}${filtered(filter) ? ' match' : ' yet'}${off}.`);
     return;
