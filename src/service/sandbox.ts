@@ -1,4 +1,4 @@
-import type { Mode, Offset } from '../api/types.js';
+import type { Mode, Offset, PurchaseParams } from '../api/types.js';
 import type { AccountRecord, AccountStatus, DefaultKey, LedgerStore, LedgerTx, OffsetRecord, Permission } from '../store/port.js';
 import { validationError } from './errors.js';
 import { FAULTS_META, type FaultConfig, parseFaults, storedFaults } from './faults.js';
@@ -7,6 +7,7 @@ import { JOURNAL_DEFAULTS, type JournalSettings } from './journal-settings.js';
 import { effective, effectiveImpact, modelTime, mustHaveAccount, settleDue } from './lifecycle.js';
 import { listPage } from './listing.js';
 import { PageAccess } from './page-access.js';
+import { replays } from './replays.js';
 import type { FoundKey, NewKey, OffsetFilter, SandboxKey, SandboxStatus } from './sandbox-model.js';
 import * as model from './sandbox-model.js';
 import { DEFAULT_PUBLIC_BASE_URL, OffsetsService, renderOffset, type ServiceOptions } from './service.js';
@@ -182,10 +183,7 @@ export class Sandbox {
     return this.write((tx) => tx.updateAccount({ rate_limit_requests: requests, ...window }));
   }
 
-  /**
-   * The fault setting as stored (its JSON text), or undefined when off: what a server or the
-   * local engine reads before each request. Cheap: the store keeps it and drops it on a change.
-   */
+  /** The fault setting's stored JSON text (undefined: off), read before each request; the store keeps it until it changes. */
   faultsText(): Promise<string | undefined> {
     return this.ledger.meta(FAULTS_META);
   }
@@ -218,11 +216,7 @@ export class Sandbox {
     return this.refund(id, 'rejected');
   }
 
-  /**
-   * The order could not be placed: processing → refunded, the charge returned. Placements that
-   * are due by the model's clock are recorded first (write() does), so an offset that is already
-   * placed (though nobody has read it since) cannot be failed.
-   */
+  /** The order could not be placed: refunded. Placements due are recorded first (write()): a placed offset cannot be failed. */
   async fail(id: string): Promise<Offset> {
     return this.refund(id, null);
   }
@@ -291,6 +285,11 @@ export class Sandbox {
   async reviewQueue(limit = 50): Promise<Offset[]> {
     const now = await this.now();
     return Promise.all((await this.ledger.reviewQueue(limit)).map((r) => this.toOffset(r, now)));
+  }
+
+  /** Whether each purchase (an Idempotency-Key and what it buys) would be replayed, not charged (replays.ts). */
+  replays(mode: Mode, purchases: Array<{ key: string; params: PurchaseParams }>): Promise<boolean[]> {
+    return replays(this.ledger, mode, purchases);
   }
 
   /** kg bought (placed or processing) per UTC day or month. */

@@ -370,6 +370,42 @@ describe('in a pipe', () => {
     expect(await offsetIds(home)).toEqual([]);
   });
 
+  test('run again after the balance fell, on the local engine: rows an earlier run bought are not counted against the balance (exit 0, nothing charged)', async () => {
+    const home = newHome();
+    // $480 a row, of the $1,000 test balance.
+    const csv = file(home, 'q3.csv', 'reference,kg\nq3-flights,12000\nq3-freight,12000\n');
+    const args = ['buy', '--from-csv', csv, '--batch-id', '2026-q3'];
+    expect((await carbon(args, { home })).exitCode).toBe(0);
+    const balance = async () => (await json<{ available_cents: number }>(['balance'], { home })).available_cents;
+    expect(await balance()).toBe(4000);
+    // Before: exit 3, "$920.00 short", and a top-up of $920 advised for a batch that needs none.
+    const dry = await carbon([...args, '--dry-run'], { home });
+    expect([dry.exitCode, dry.stderr.trim().split('\n').at(-1)]).toEqual([
+      0,
+      'Dry run: 2 rows, 24,000 kg for $960.00, from the test balance ($40.00), which covers it (2 rows bought by an earlier run are not charged again: $0.00 to pay); the key may buy. Nothing was bought.',
+    ]);
+    const again = await carbon(args, { home });
+    expect([again.exitCode, results(again.stdout).map((r) => r.replayed)]).toEqual([0, ['true', 'true']]);
+    expect(await balance()).toBe(4000);
+    // A row added since: only it is to pay, and the shortfall and the top-up are its.
+    const more = file(home, 'q3b.csv', 'reference,kg\nq3-flights,12000\nq3-freight,12000\nq3-rail,12000\n');
+    const short = await carbon(['buy', '--from-csv', more, '--batch-id', '2026-q3', '--json'], { home });
+    expect([short.exitCode, short.stdout]).toEqual([3, '']);
+    expect(JSON.parse(short.stderr).error).toMatchObject({
+      code: 'insufficient_balance',
+      message:
+        'The test balance ($40.00) does not cover the batch (3 rows, 36,000 kg for $1,440.00; 2 rows bought by an earlier run are not charged again: $480.00 to pay): $440.00 short. Nothing was bought.',
+      required_cents: 48000,
+      shortfall_cents: 44000,
+    });
+    expect(await balance()).toBe(4000);
+    // Rows that share a reference may be bought under each other's keys (a sorted file): counted as charged, as before.
+    const shared = newHome();
+    const twice = file(shared, 'twice.csv', 'reference,kg\nteam,12000\nteam,12000\n');
+    expect((await carbon(['buy', '--from-csv', twice], { home: shared })).exitCode).toBe(0);
+    expect((await carbon(['buy', '--from-csv', twice], { home: shared })).exitCode).toBe(3);
+  });
+
   test('a batch the balance does not cover is refused before anything is bought (exit 3); --partial buys what fits, in order', async () => {
     const home = newHome();
     // $200 a row; the test balance is $1,000.

@@ -6,6 +6,7 @@ import { topUpHint } from '../purchase/top-up.js';
 import { dollars, grouped } from '../render/format.js';
 import { onReaderGone } from '../stdio.js';
 import { rowKey } from './key.js';
+import { earlierRows, type Owed } from './owed.js';
 import { type ResultPrinter, result } from './results.js';
 import type { BatchRow } from './rows.js';
 import type { RowTable } from './table.js';
@@ -28,10 +29,20 @@ export interface BatchTotal {
 export async function dryRun(
   ctx: Context,
   printer: ResultPrinter,
-  batch: { batchId: string; rows: AsyncIterable<BatchRow>; table: RowTable; total: BatchTotal; what: string; partial: boolean },
+  batch: {
+    batchId: string;
+    rows: AsyncIterable<BatchRow>;
+    table: RowTable;
+    total: BatchTotal;
+    what: string;
+    partial: boolean;
+    owed?: Owed | undefined;
+  },
 ): Promise<void> {
-  const { batchId, table, total, what, partial } = batch;
-  const covered = total.cents <= total.available;
+  const { batchId, table, total, what, partial, owed } = batch;
+  // What the balance must cover: the whole file, or (where the ledger says which rows an earlier run bought: owed.ts) the rest.
+  const required = owed?.cents ?? total.cents;
+  const covered = required <= total.available;
   printer.coalesce = true;
   // A reader that goes away (`| head`) ends the rows, not the verdict: the exit code still says it.
   let gone = false;
@@ -61,22 +72,22 @@ export async function dryRun(
   const balance = `the ${total.livemode ? 'live' : 'test'} balance (${dollars(total.available)})`;
   if (!covered && partial) throw partialVerdict(table, total, balance);
   if (!covered) {
-    const short = total.cents - total.available;
+    const short = required - total.available;
     // The fields the purchase's refusal carries (commands/buy/csv.ts), so a script rehearses what it will read.
     throw new CliError(
-      `Dry run: ${balance} does not cover the batch (${what}): ${dollars(short)} short; buying would be refused. Nothing was bought.`,
+      `Dry run: ${balance} does not cover the batch (${what}${earlierRows(owed)}): ${dollars(short)} short; buying would be refused. Nothing was bought.`,
       EXIT.insufficientBalance,
       'insufficient_balance',
-      `${topUpHint(total.livemode ? 'live' : 'test', ctx.settings.engine, total.available, total.cents)}, or add --partial to buy the rows that fit, in order.`,
-      { balance_cents: total.available, required_cents: total.cents, shortfall_cents: short },
+      `${topUpHint(total.livemode ? 'live' : 'test', ctx.settings.engine, total.available, required)}, or add --partial to buy the rows that fit, in order.`,
+      { balance_cents: total.available, required_cents: required, shortfall_cents: short },
     );
   }
   // A read-only key (the local engine knows its keys): the first row would get 403, and the batch stop there (exit 10).
   const access = await keyAccess(ctx);
   if (access.readOnly) throw refusedKeyVerdict(table.length);
   if (!ctx.out.json) {
-    const earlier = '(rows bought by an earlier run of this batch would not be charged again)';
-    ctx.out.info(`Dry run: ${what}, from ${balance}, which covers it ${earlier}; ${access.words}. Nothing was bought.`);
+    const earlier = owed?.replayed ? earlierRows(owed).slice(2) : 'rows bought by an earlier run of this batch would not be charged again';
+    ctx.out.info(`Dry run: ${what}, from ${balance}, which covers it (${earlier}); ${access.words}. Nothing was bought.`);
   }
 }
 

@@ -2,6 +2,7 @@ import type { PurchaseParams } from '../../../api/types.js';
 import { CarbonApiError, CarbonConnectionError } from '../../../client/errors.js';
 import { buyRows } from '../../batch/buy.js';
 import { type BatchTotal, dryRun } from '../../batch/dry-run.js';
+import { earlierRows, type Owed, owedOf } from '../../batch/owed.js';
 import { type Progress, progress, SILENT } from '../../batch/progress.js';
 import { QuoteCache } from '../../batch/quotes.js';
 import { BatchInput } from '../../batch/read.js';
@@ -82,6 +83,9 @@ export async function run(ctx: Context, flags: CsvFlags): Promise<void> {
         'max_cents_exceeded',
       );
     }
+    // Short as a whole: on the local engine, the rows an earlier run bought are known, and not charged again (owed.ts).
+    const owed =
+      total.cents > total.available && !flags.partial ? await owedOf(ctx, rowsAgain(input, columns), table, batchId, total) : undefined;
     if (flags.dryRun)
       return await dryRun(ctx, new ResultPrinter(ctx, Boolean(flags.quiet)), {
         batchId,
@@ -90,8 +94,10 @@ export async function run(ctx: Context, flags: CsvFlags): Promise<void> {
         total,
         what,
         partial: Boolean(flags.partial),
+        owed,
       });
-    if (total.cents > total.available && !flags.partial) throw shortBalance(ctx, total, what);
+    if (total.cents > total.available && !flags.partial && (owed?.cents ?? total.cents) > total.available)
+      throw shortBalance(ctx, total, what, owed);
     const printer = new ResultPrinter(ctx, Boolean(flags.quiet));
     if (live) {
       const { confirmOrStop } = await import('../../prompt.js');
@@ -125,17 +131,21 @@ async function* rowsAgain(input: BatchInput, columns: Columns): AsyncGenerator<B
   }
 }
 
-/** The refusal of a batch the balance does not cover: exit 3, the shortfall in dollars and the top-up that covers it. */
-function shortBalance(ctx: Context, total: BatchTotal, what: string): CliError {
-  const short = total.cents - total.available;
+/**
+ * The refusal of a batch the balance does not cover: exit 3, the shortfall in dollars and the top-up that covers it; of the
+ * rows not bought before, where the ledger says which were (`owed`).
+ */
+function shortBalance(ctx: Context, total: BatchTotal, what: string, owed: Owed | undefined): CliError {
+  const required = owed?.cents ?? total.cents;
+  const short = required - total.available;
   const mode = total.livemode ? 'live' : 'test';
-  const topUp = topUpHint(mode, ctx.settings.engine, total.available, total.cents);
+  const topUp = topUpHint(mode, ctx.settings.engine, total.available, required);
   return new CliError(
-    `The ${mode} balance (${dollars(total.available)}) does not cover the batch (${what}): ${dollars(short)} short. Nothing was bought.`,
+    `The ${mode} balance (${dollars(total.available)}) does not cover the batch (${what}${earlierRows(owed)}): ${dollars(short)} short. Nothing was bought.`,
     EXIT.insufficientBalance,
     'insufficient_balance',
     `${topUp}, or add --partial to buy the rows that fit, in order (rows an earlier run of this batch bought are not charged again).`,
-    { balance_cents: total.available, required_cents: total.cents, shortfall_cents: short },
+    { balance_cents: total.available, required_cents: required, shortfall_cents: short },
   );
 }
 
