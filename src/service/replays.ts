@@ -19,13 +19,8 @@ export async function replays(
   const found: boolean[] = [];
   for (let at = 0; at < purchases.length; at += CHUNK) {
     const part = purchases.slice(at, at + CHUNK);
-    const { priors } = await store.transaction((tx) =>
-      tx.purchaseFacts(
-        mode,
-        part.map((p) => p.key),
-        [],
-      ),
-    );
+    const keys = part.map((p) => p.key);
+    const { priors } = await store.transaction((tx) => tx.purchaseFacts(mode, keys, []));
     for (const { key, params } of part)
       found.push(priors.get(key)?.fingerprint === fingerprint({ ...params, reference: params.reference ?? null }));
   }

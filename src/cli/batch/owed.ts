@@ -56,7 +56,7 @@ export async function owedOf(
   return owed;
 }
 
-/** How a batch's words say the rows an earlier run bought: `, of which N bought before are not charged again ($X to pay)`; nothing when none (or unknown). */
+/** How a batch's words say the rows an earlier run bought, after what it buys: `; N rows bought by an earlier run are not charged again: $X to pay`; nothing when none (or unknown). */
 export function earlierRows(owed: Owed | undefined): string {
   if (owed === undefined || owed.replayed === 0) return '';
   const rows = owed.replayed === 1 ? '1 row' : `${grouped(owed.replayed)} rows`;

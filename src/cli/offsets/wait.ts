@@ -36,6 +36,7 @@ export async function readForWait<T>(ctx: Context, id: string, read: () => Promi
     clearTimeout(timer);
   }
 }
+
 /**
  * The spinner's last line: ✓ placed (as every other line that says something was done), or ⚠ refunded, in colour where stderr has it, and ora's own
  * fallbacks (√, ‼) where the terminal has no unicode (the Linux console; older Windows consoles).
