@@ -41,8 +41,7 @@ export async function dryRun(
 ): Promise<void> {
   const { batchId, table, total, what, partial, owed } = batch;
   // What the balance must cover: the whole file, or (where the ledger says which rows an earlier run bought: owed.ts) the rest.
-  const required = owed?.cents ?? total.cents;
-  const covered = required <= total.available;
+  const covered = (owed?.cents ?? total.cents) <= total.available;
   printer.coalesce = true;
   // A reader that goes away (`| head`) ends the rows, not the verdict: the exit code still says it.
   let gone = false;
@@ -71,17 +70,7 @@ export async function dryRun(
   });
   const balance = `the ${total.livemode ? 'live' : 'test'} balance (${dollars(total.available)})`;
   if (!covered && partial) throw partialVerdict(table, total, balance);
-  if (!covered) {
-    const short = required - total.available;
-    // The fields the purchase's refusal carries (commands/buy/csv.ts), so a script rehearses what it will read.
-    throw new CliError(
-      `Dry run: ${balance} does not cover the batch (${what}${earlierRows(owed)}): ${dollars(short)} short; buying would be refused. Nothing was bought.`,
-      EXIT.insufficientBalance,
-      'insufficient_balance',
-      `${topUpHint(total.livemode ? 'live' : 'test', ctx.settings.engine, total.available, required)}, or add --partial to buy the rows that fit, in order.`,
-      { balance_cents: total.available, required_cents: required, shortfall_cents: short },
-    );
-  }
+  if (!covered) throw shortVerdict(ctx, total, what, owed, balance);
   // A read-only key (the local engine knows its keys): the first row would get 403, and the batch stop there (exit 10).
   const access = await keyAccess(ctx);
   if (access.readOnly) throw refusedKeyVerdict(table.length);
@@ -118,5 +107,19 @@ function refusedKeyVerdict(rows: number): CliError {
     EXIT.batchIncomplete,
     'batch_incomplete',
     'Run it with a key that may buy.',
+  );
+}
+
+/** A dry run's verdict on a batch the balance does not cover (what an earlier run bought left out, where known: owed.ts), exit 3. */
+function shortVerdict(ctx: Context, total: BatchTotal, what: string, owed: Owed | undefined, balance: string): CliError {
+  const required = owed?.cents ?? total.cents;
+  const short = required - total.available;
+  // The fields the purchase's refusal carries (commands/buy/csv.ts), so a script rehearses what it will read.
+  return new CliError(
+    `Dry run: ${balance} does not cover the batch (${what}${earlierRows(owed)}): ${dollars(short)} short; buying would be refused. Nothing was bought.`,
+    EXIT.insufficientBalance,
+    'insufficient_balance',
+    `${topUpHint(total.livemode ? 'live' : 'test', ctx.settings.engine, total.available, required)}, or add --partial to buy the rows that fit, in order.`,
+    { balance_cents: total.available, required_cents: required, shortfall_cents: short },
   );
 }
