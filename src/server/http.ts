@@ -86,13 +86,14 @@ export function readBody(req: IncomingMessage, limit: number): Promise<BodyResul
 }
 
 const utf8Strict = new TextDecoder('utf-8', { fatal: true });
+const utf8 = new TextDecoder('utf-8');
 const NOT_ASCII = /[^\x00-\x7f]/;
 
 /**
  * Request headers as the service reads them: Node joins repeats itself; only Set-Cookie comes as
  * a list. Node reads header bytes as latin1; an Idempotency-Key is text sent as UTF-8, so its
  * bytes are read again as UTF-8 (bytes that are not UTF-8 become an unpaired surrogate, which the
- * service refuses with 400: docs/service-model.md).
+ * service refuses with 400: docs/service-model.md; the rest is kept, so the journal shows `caf�`).
  */
 export function requestHeaders(req: IncomingMessage): ApiRequest['headers'] {
   const incoming = req.headers;
@@ -106,14 +107,25 @@ export function requestHeaders(req: IncomingMessage): ApiRequest['headers'] {
     headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   if (recode) {
+    const bytes = Buffer.from(idem!, 'latin1');
     try {
-      headers['idempotency-key'] = utf8Strict.decode(Buffer.from(idem!, 'latin1'));
+      headers['idempotency-key'] = utf8Strict.decode(bytes);
     } catch {
-      headers['idempotency-key'] = '\uD800';
+      headers['idempotency-key'] = textNotUtf8(bytes);
     }
   }
   return headers;
 }
+
+/**
+ * Bytes that are not all UTF-8, read as text with an unpaired surrogate (U+D800) for each part that
+ * is not: one U+FFFD sent as such (its bytes EF BF BD) would be told from them no more, so then it is
+ * that surrogate alone. Stored, a surrogate is written U+FFFD.
+ */
+function textNotUtf8(bytes: Buffer): string {
+  return bytes.includes(REPLACEMENT) ? '\uD800' : utf8.decode(bytes).replaceAll('\uFFFD', '\uD800');
+}
+const REPLACEMENT = Buffer.from('\uFFFD');
 
 /**
  * Why the request's headers cannot be acted on, or undefined: a header that must come once came

@@ -136,6 +136,28 @@ describe('what the journal keeps of a request is what was sent and answered', ()
     expect(head.status).toBe(200);
     expect(await entryOf(head.headers.get('request-id'))).toMatchObject({ method: 'HEAD', status: 200, response_body: '' });
   });
+
+  test('an Idempotency-Key whose bytes are not UTF-8: refused, and kept as sent but for those bytes (caf\uFFFD, not \uFFFD alone)', async () => {
+    const send = (idem: Buffer) =>
+      rawExchange(
+        port,
+        Buffer.concat([
+          Buffer.from(`POST /api/v1/offsets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Length: 8\r\nIdempotency-Key: `),
+          idem,
+          Buffer.from('\r\nConnection: close\r\n\r\n{"kg":1}'),
+        ]),
+      );
+    const latin1 = await send(Buffer.from('caf\xe9-1', 'latin1'));
+    expect(latin1.status).toBe(400);
+    expect(await entryOf(latin1.headers['request-id'])).toMatchObject({
+      status: 400,
+      error: { code: 'idempotency_key_invalid' },
+      idempotency_key: 'caf\uFFFD-1',
+    });
+    // U+FFFD sent as UTF-8 beside a byte that is not: which is which can no longer be told.
+    const both = await send(Buffer.concat([Buffer.from('\uFFFD'), Buffer.from([0xff])]));
+    expect(await entryOf(both.headers['request-id'])).toMatchObject({ status: 400, idempotency_key: '\uFFFD' });
+  });
 });
 
 describe('which requests the journal keeps', () => {
