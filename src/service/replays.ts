@@ -6,23 +6,29 @@ import { fingerprint } from './purchase.js';
 const CHUNK = 1_000;
 
 /**
- * Of purchases with an Idempotency-Key each, whether each would come back replayed, not charged:
- * its key was used before, in `mode`, for the same request (a key used for another gets 409, or,
- * for a batch run with --rebuy-changed, a purchase under a new key). Read as a purchase reads it
- * (docs/service-model.md, Idempotency), a chunk at a time.
+ * What each key of purchases with an Idempotency-Key each was used for before, in `mode`: `same`,
+ * the same request (it comes back replayed, not charged), `other`, another (it gets 409, or, for a
+ * batch run with --rebuy-changed, a purchase under a new key), or `none`. Read as a purchase reads
+ * it (docs/service-model.md, Idempotency), a chunk at a time.
  */
+export type KeyUse = 'same' | 'other' | 'none';
+
 export async function replays(
   store: LedgerStore,
   mode: Mode,
   purchases: Array<{ key: string; params: PurchaseParams }>,
-): Promise<boolean[]> {
-  const found: boolean[] = [];
+): Promise<KeyUse[]> {
+  const found: KeyUse[] = [];
   for (let at = 0; at < purchases.length; at += CHUNK) {
     const part = purchases.slice(at, at + CHUNK);
     const keys = part.map((p) => p.key);
     const { priors } = await store.transaction((tx) => tx.purchaseFacts(mode, keys, []));
-    for (const { key, params } of part)
-      found.push(priors.get(key)?.fingerprint === fingerprint({ ...params, reference: params.reference ?? null }));
+    for (const { key, params } of part) {
+      const prior = priors.get(key)?.fingerprint;
+      found.push(
+        prior === undefined ? 'none' : prior === fingerprint({ ...params, reference: params.reference ?? null }) ? 'same' : 'other',
+      );
+    }
   }
   return found;
 }

@@ -7,7 +7,7 @@ import { JOURNAL_DEFAULTS, type JournalSettings } from './journal-settings.js';
 import { effective, effectiveImpact, modelTime, mustHaveAccount, settleDue } from './lifecycle.js';
 import { listPage } from './listing.js';
 import { PageAccess } from './page-access.js';
-import { replays } from './replays.js';
+import { type KeyUse, replays } from './replays.js';
 import type { FoundKey, NewKey, OffsetFilter, SandboxKey, SandboxStatus } from './sandbox-model.js';
 import * as model from './sandbox-model.js';
 import { DEFAULT_PUBLIC_BASE_URL, OffsetsService, renderOffset, type ServiceOptions } from './service.js';
@@ -287,8 +287,8 @@ export class Sandbox {
     return Promise.all((await this.ledger.reviewQueue(limit)).map((r) => this.toOffset(r, now)));
   }
 
-  /** Whether each purchase (an Idempotency-Key and what it buys) would be replayed, not charged (replays.ts). */
-  replays(mode: Mode, purchases: Array<{ key: string; params: PurchaseParams }>): Promise<boolean[]> {
+  /** What each purchase's Idempotency-Key bought before: the same request (replayed, not charged), another, or nothing (replays.ts). */
+  replays(mode: Mode, purchases: Array<{ key: string; params: PurchaseParams }>): Promise<KeyUse[]> {
     return replays(this.ledger, mode, purchases);
   }
 

@@ -9,7 +9,7 @@ import { onStopSignal, stopName } from '../stop-signals.js';
 import { rebuyKey } from './key.js';
 import { boughtAs, matchRow, noteMatched, type RowKeys, rowKeys, type Seen } from './match.js';
 import { progress } from './progress.js';
-import { type BatchMoney, type Count, report, type Stop } from './report.js';
+import { type BatchMoney, type Count, newCount, report, type Stop } from './report.js';
 import { type ResultPrinter, result } from './results.js';
 import type { BatchRow } from './rows.js';
 import type { RowTable } from './table.js';
@@ -47,7 +47,7 @@ export async function buyRows(
   let interrupted = null as NodeJS.Signals | null;
   const release = onStopSignal((signal) => void (interrupted ??= signal));
   const bar = await progress(ctx.out, 'Buying');
-  const count: Count = { bought: 0, replayed: 0, failed: 0, skipped: 0, changed: 0, kg: 0, cents: 0, charged: 0, leftCents: 0 };
+  const count = newCount();
   let stop: Stop | null = null;
   // The results' reader went away (`| head`): the rest are not bought unseen, and the batch is
   // incomplete (exit 10), not the quiet exit 0 of a listing cut short.
@@ -59,6 +59,7 @@ export async function buyRows(
     for await (const row of rows) {
       i++;
       const keys = rowKeys(table, i, batchId, row.params, taken, seen);
+      if (row.params.reference !== undefined && table.occurrences.countOf(row.params) > 1) count.sharedCents += table.quote(i).cents;
       const key = keys.own;
       // A turn of the event loop per row (on the local engine nothing else gives a signal one), before
       // the stop is looked at: libuv runs a signal's handler after the I/O of its turn (an answer).

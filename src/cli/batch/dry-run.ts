@@ -69,13 +69,16 @@ export async function dryRun(
     dry_run: true,
   });
   const balance = `the ${total.livemode ? 'live' : 'test'} balance (${dollars(total.available)})`;
-  if (!covered && partial) throw partialVerdict(table, total, balance);
+  if (!covered && partial) throw partialVerdict(table, total, balance, owed);
   if (!covered) throw shortVerdict(ctx, total, what, owed, balance);
   // A read-only key (the local engine knows its keys): the first row would get 403, and the batch stop there (exit 10).
   const access = await keyAccess(ctx);
   if (access.readOnly) throw refusedKeyVerdict(table.length);
   if (!ctx.out.json) {
-    const earlier = owed?.replayed ? earlierRows(owed).slice(2) : 'rows bought by an earlier run of this batch would not be charged again';
+    const earlier =
+      owed && owed.replayed + owed.changed > 0
+        ? earlierRows(owed).slice(2)
+        : 'rows bought by an earlier run of this batch would not be charged again';
     ctx.out.info(`Dry run: ${what}, from ${balance}, which covers it (${earlier}); ${access.words}. Nothing was bought.`);
   }
 }
@@ -83,19 +86,23 @@ export async function dryRun(
 /**
  * A dry run's verdict on a batch the balance does not cover, with --partial: the rows would be
  * bought in order until one does not fit (that one failing, the rest skipped), exit 10 as the
- * purchase's. Rows an earlier run bought come back uncharged, which the quotes cannot know.
+ * purchase's. A row an earlier run bought comes back uncharged: where the ledger says which
+ * (`owed`, the local engine), it costs nothing here; elsewhere the quotes cannot know.
  */
-function partialVerdict(table: RowTable, total: BatchTotal, balance: string): CliError {
+function partialVerdict(table: RowTable, total: BatchTotal, balance: string, owed: Owed | undefined): CliError {
+  const cost = (i: number) => (owed?.free[i] === 1 ? 0 : table.quote(i).cents);
   let fit = 0;
   let cents = 0;
-  while (fit < table.length && cents + table.quote(fit).cents <= total.available) cents += table.quote(fit++).cents;
+  while (fit < table.length && cents + cost(fit) <= total.available) cents += cost(fit++);
   const skipped = table.length - fit - 1;
   const rest = `row ${fit + 1} would fail (insufficient_balance)${skipped > 0 ? ` and ${grouped(skipped)} would be skipped` : ''}`;
   return new CliError(
-    `Dry run: with --partial, ${balance} covers the first ${grouped(fit)} of ${grouped(table.length)} rows (${dollars(cents)}); ${rest}. Nothing was bought.`,
+    `Dry run: with --partial, ${balance} covers the first ${grouped(fit)} of ${grouped(table.length)} rows (${dollars(cents)}${earlierRows(owed, false)}); ${rest}. Nothing was bought.`,
     EXIT.batchIncomplete,
     'batch_incomplete',
-    'Rows an earlier run of this batch bought are not charged again, so a batch being resumed may fit more rows than this says.',
+    owed === undefined
+      ? 'Rows an earlier run of this batch bought are not charged again, so a batch being resumed may fit more rows than this says.'
+      : undefined,
   );
 }
 

@@ -1,7 +1,7 @@
 import type { Context } from '../context.js';
 import { CliError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
-import { topUpHint } from '../purchase/top-up.js';
+import { topUpCommand, topUpHint } from '../purchase/top-up.js';
 import { dollars, grouped, kg } from '../render/format.js';
 import { SANDBOX_PURCHASE } from '../render/sandbox-note.js';
 import { bySigterm } from '../stop-signals.js';
@@ -21,7 +21,23 @@ export interface Count {
   charged: number;
   /** What the rows not bought (failed, skipped) were quoted at: what a run that resumes the batch buys. */
   leftCents: number;
+  /** What the rows whose reference other rows share were quoted at: counted in full by a local run again (owed.ts). */
+  sharedCents: number;
 }
+
+/** A batch's counts before its first row. */
+export const newCount = (): Count => ({
+  bought: 0,
+  replayed: 0,
+  failed: 0,
+  skipped: 0,
+  changed: 0,
+  kg: 0,
+  cents: 0,
+  charged: 0,
+  leftCents: 0,
+  sharedCents: 0,
+});
 
 /** Where the buying loop ended: the counts, the signal that cut it short (Ctrl-C, SIGTERM), and what stopped it, if anything did. */
 export interface Outcome {
@@ -57,27 +73,37 @@ interface Batch {
 }
 
 /**
- * How to resume a batch cut short. A run of the same command checks the whole file against the
- * balance before buying: once this run has spent some of it, the rows left may fit what is left
- * while the whole file no longer does, and that run would be refused (exit 3) unless it has
- * --partial; and rows left that cost more than the balance left need a top-up first.
+ * How to resume a batch cut short. A run of the same command checks the file against the balance
+ * before buying: over HTTP the whole file, on the local engine only the rows not bought yet and
+ * those whose reference other rows share (owed.ts). Once this run has spent some of the balance,
+ * the rows left may fit what is left while what that run counts no longer does, and it would be
+ * refused (exit 3) unless it has --partial; and rows left that cost more than the balance left
+ * need a top-up first (on the local engine, at most: that run names the one its rows need).
  */
 function howToResume(ctx: Context, outcome: Outcome, batch: Batch): string {
   const { count, stop } = outcome;
   const { totalCents, availableCents, livemode, partial } = batch.money;
+  const mode = livemode ? 'live' : 'test';
+  const local = ctx.settings.engine === 'local';
   const balance = Math.max(0, availableCents - count.charged);
+  // What the run that resumes checks against the balance, at most.
+  const counted = local ? count.leftCents + count.sharedCents : totalCents;
   const key = stop?.keyRefused ? ' with a key that may buy (CARBON_API_KEY, --profile), or once the account is active,' : '';
-  const withPartial = !partial && totalCents > balance ? ' with --partial' : '';
+  const withPartial = !partial && counted > balance && count.leftCents <= balance ? ' with --partial' : '';
   const run = `run the same command again${withPartial}${key} to resume (batch ${batch.batchId}): rows already bought are never bought twice`;
-  if (count.leftCents > balance) {
-    const topUp = topUpHint(livemode ? 'live' : 'test', ctx.settings.engine, balance, count.leftCents);
-    return `${topUp} (the rows left cost ${dollars(count.leftCents)}; the balance is ${dollars(balance)}), then ${run}.`;
-  }
+  const Run = `${run.charAt(0).toUpperCase()}${run.slice(1)}`;
+  const left = `the rows left cost ${local ? 'at most ' : ''}${dollars(count.leftCents)}; the balance is ${dollars(balance)}`;
+  if (count.leftCents > balance && local)
+    return `${Run} (${left}: where the rows not bought yet need more, that run says so, and names the top-up, at most ${topUpCommand(mode, balance, count.leftCents)}).`;
+  if (count.leftCents > balance) return `${topUpHint(mode, ctx.settings.engine, balance, count.leftCents)} (${left}), then ${run}.`;
+  const what = local
+    ? `what a run counts, the rows whose reference others share in full (${dollars(counted)})`
+    : `the whole file (${dollars(totalCents)})`;
   const why =
     withPartial === ''
       ? ''
-      : `; the balance left (${dollars(balance)}) covers the rows left (${dollars(count.leftCents)}), not the whole file (${dollars(totalCents)}), which a run without --partial refuses`;
-  return `${run.charAt(0).toUpperCase()}${run.slice(1)}${why}.`;
+      : `; the balance left (${dollars(balance)}) covers the rows left (${dollars(count.leftCents)}), not ${what}, which a run without --partial refuses`;
+  return `${Run}${why}.`;
 }
 
 /** The batch's totals printed, then one line on what was bought; an incomplete batch fails, with how to resume it. */

@@ -9,7 +9,12 @@ import { engineFlags, followUp } from '../follow-up.js';
  */
 export function topUpHint(mode: Mode, engine: 'local' | 'remote', balanceCents: number, requiredCents: number): string {
   if (engine === 'remote') return `Top up the ${mode} balance on the developer page`;
+  return `Top it up with ${topUpCommand(mode, balanceCents, requiredCents)}`;
+}
+
+/** The local sandbox's top-up that brings the balance to what is required (at least $250), as a command in backquotes. */
+export function topUpCommand(mode: Mode, balanceCents: number, requiredCents: number): string {
   const amount = String(Math.max(250, Math.ceil((requiredCents - balanceCents) / 100)));
   const live = mode === 'live' && !engineFlags().includes('--live') ? ['--live'] : [];
-  return `Top it up with \`${followUp(['sandbox', 'topup', amount, ...live])}\``;
+  return `\`${followUp(['sandbox', 'topup', amount, ...live])}\``;
 }

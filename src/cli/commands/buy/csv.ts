@@ -83,9 +83,11 @@ export async function run(ctx: Context, flags: CsvFlags): Promise<void> {
         'max_cents_exceeded',
       );
     }
-    // Short as a whole: on the local engine, the rows an earlier run bought are known, and not charged again (owed.ts).
+    // Short as a whole: on the local engine, what an earlier run bought is not charged again (owed.ts); --partial's dry run asks too.
     const owed =
-      total.cents > total.available && !flags.partial ? await owedOf(ctx, rowsAgain(input, columns), table, batchId, total) : undefined;
+      total.cents > total.available && (!flags.partial || flags.dryRun)
+        ? await owedOf(ctx, rowsAgain(input, columns), table, { id: batchId, total, rebuyChanged: Boolean(flags.rebuyChanged) })
+        : undefined;
     if (flags.dryRun)
       return await dryRun(ctx, new ResultPrinter(ctx, Boolean(flags.quiet)), {
         batchId,
