@@ -149,3 +149,27 @@ describe('carbon api: an error answer that is not JSON', () => {
     }
   });
 });
+
+describe('carbon api: an error answer that echoes the key it was sent', () => {
+  test('is printed with the key masked, on stdout and in the --json envelope, as every command masks it', async () => {
+    const key = 'ck_test_sandboxbpYAfhUFQ7s1hrtmefWtM5R17';
+    const echo = createServer((req, res) => {
+      req.resume();
+      const message = `Invalid API key provided: ${req.headers.authorization}`;
+      res
+        .writeHead(401, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { type: 'authentication_error', code: 'api_key_invalid', message } }));
+    });
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(echo.address() as AddressInfo).port}/api/v1`;
+      const r = await carbon(['api', 'GET', '/balance', '--json'], { home, env: { CARBON_BASE_URL: url, CARBON_API_KEY: key } });
+      expect(r.exitCode).toBe(4);
+      expect(`${r.stdout}${r.stderr}`).not.toContain(key.slice(8));
+      expect(JSON.parse(r.stdout).error.message).toBe('Invalid API key provided: Bearer ck_test_…5R17');
+      expect(JSON.parse(r.stderr).error.message).toBe('Invalid API key provided: Bearer ck_test_…5R17');
+    } finally {
+      await new Promise((resolve) => echo.close(resolve));
+    }
+  });
+});

@@ -3,6 +3,7 @@ import { API_PREFIX, type ApiRequest, type ApiResponse, type Offset, type Quote 
 import { CarbonConnectionError, otherServer } from '../../../client/errors.js';
 import { LedgerError } from '../../../engine/ledger.js';
 import { randomUUID } from '../../../platform/random.js';
+import { redactSecrets } from '../../../service/keys.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT, exitCodeForStatus } from '../../exit-codes.js';
@@ -62,13 +63,27 @@ export async function run(
   }
   const { earlierMaybeSent } = answer;
   // A HEAD's answer has no body: the local engine's (the GET's) is dropped, so both engines say the same.
-  const response = verb === 'HEAD' ? { ...answer.response, body: undefined } : answer.response;
+  // An error's words are masked as every command's are: a server may echo the key it was sent.
+  const response =
+    verb === 'HEAD'
+      ? { ...answer.response, body: undefined }
+      : answer.response.status >= 400
+        ? { ...answer.response, body: maskedStrings(answer.response.body) }
+        : answer.response;
   const bought = response.body as Partial<Offset> | undefined;
   if (purchase && response.status < 300 && typeof bought?.id === 'string') sayBoughtIfStdoutLost(bought as Offset);
   // An answer that is not JSON (a proxy's error page) leaves stdout empty: `null` is no answer the server gave.
   if (response.body !== undefined) ctx.out.stdout.write(`${JSON.stringify(response.body, null, ctx.out.interactive ? 2 : undefined)}\n`);
   if (response.status >= 400)
     throw answerError(verb, relative, response, earlierMaybeSent, purchase ? headers['idempotency-key']! : undefined);
+}
+
+/** Every string in a JSON value with the secrets in it masked (redactSecrets). */
+function maskedStrings(value: unknown): unknown {
+  if (typeof value === 'string') return redactSecrets(value);
+  if (Array.isArray(value)) return value.map(maskedStrings);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(Object.entries(value).map(([name, v]) => [name, maskedStrings(v)]));
 }
 
 /** The body --data gives (JSON, or @FILE holding JSON); none for a GET or a HEAD, which the server would not read. */
