@@ -61,7 +61,10 @@ export async function owedOf(
       }
     });
     const again = rebuys.length === 0 ? [] : await sandbox.replays(mode, rebuys);
-    rebuys.forEach((row, k) => (again[k] === 'same' ? replayed(row) : (owed.cents += row.cents)));
+    rebuys.forEach((row, k) => {
+      if (again[k] === 'same') replayed(row);
+      else owed.cents += row.cents;
+    });
     part = [];
   };
   let at = 0;
