@@ -234,21 +234,28 @@ async function streamAll(
   let batch: Offset[] = [];
   // The first offset's mode, once one is written: what a table's sandbox note under it names.
   let livemode: boolean | undefined;
-  for await (const page of pages) {
-    for (const offset of page) {
-      batch.push(offset);
-      if (batch.length === 100) {
-        keepSmall();
-        await ctx.out.stream(head() + text(batch));
-        livemode ??= batch[0]!.livemode;
-        batch = [];
+  const flush = async (): Promise<void> => {
+    const rows = batch;
+    batch = [];
+    if (rows.length === 0) return;
+    keepSmall();
+    await ctx.out.stream(head() + text(rows));
+    livemode ??= rows[0]!.livemode;
+  };
+  try {
+    for await (const page of pages) {
+      for (const offset of page) {
+        batch.push(offset);
+        if (batch.length === 100) await flush();
       }
     }
+  } catch (error) {
+    // A page that fails after others were read: what was read is printed before the error, not dropped.
+    await flush();
+    throw error;
   }
-  if (batch.length > 0) {
-    await ctx.out.stream(head() + text(batch));
-    livemode ??= batch[0]!.livemode;
-  } else if (header) await ctx.out.stream(head());
+  if (batch.length > 0) await flush();
+  else if (header) await ctx.out.stream(head());
   // A table with no offset says so, as a page's does, rather than drawing a header over nothing.
   else if (format === 'table' && livemode === undefined) ctx.out.info(await none());
   if (paint !== undefined && livemode !== undefined && ctx.fromSandbox) ctx.out.info(sandboxTableNote(livemode, await ctx.paint('stderr')));
