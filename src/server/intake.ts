@@ -184,7 +184,8 @@ export class Intake {
   /** Answers anything the service itself could not (reply.ts: `failureReply`), and keeps it in the journal (refusals.ts). */
   private fail(res: ServerResponse, err: unknown, request?: Incoming): void {
     const page = request !== undefined && answersPage(request);
-    const reply = failureReply(err, this.log, page, page ? unsureNote(request.query.unsure) : undefined);
+    // `?unsure=` is said only where a form's redirect leads (the developer page, `/`), not on any page's address.
+    const reply = failureReply(err, this.log, page, page && request.path === '/' ? unsureNote(request.query.unsure) : undefined);
     this.writer.write(res, reply);
     if (request !== undefined) noteFailure(this.served?.service, request, reply, (res as LoggedResponse).started);
   }

@@ -328,8 +328,17 @@ run('carbon serve while PostgreSQL does not answer', () => {
         );
         expect(shown.text).toContain('Showing this page changed nothing.');
         expect(shown.text).not.toContain('Nothing was changed');
-        // A page with no form before it says what it said.
+        // A page with no form before it says what it said; so do pages no form leads to, whatever their address carries.
         expect((await page('/?mode=test')).text).toContain('Nothing was changed by this request.');
+        for (const other of ['/offsets/off_none?unsure=topup', '/certificates/cert_0123456789abcdef01234567?unsure=topup']) {
+          const shownThere = await page(other);
+          expect([other, shownThere.status, shownThere.text]).toEqual([
+            other,
+            503,
+            expect.stringContaining('Nothing was changed by this request.'),
+          ]);
+          expect(shownThere.text).not.toContain('did not answer the form');
+        }
       } finally {
         proxy.thaw();
       }
