@@ -3,7 +3,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { carbon, homes, json, leakedKeys, ok, type Run, type RunOptions, sandboxKeys, serve } from '../support/cli.js';
+import { carbon, homes, json, leakedKeys, ok, type Run, type RunOptions, sandboxKeys, serve, spawnCarbon } from '../support/cli.js';
 import { limit } from '../support/load.js';
 
 /**
@@ -453,6 +453,41 @@ describe('exit 8 from a server that takes a read and never answers', () => {
         8,
         '',
         `error: No answer from ${base} by --timeout (2 s): the read of ${id} was given up. Follow it with \`carbon show ${id} --wait\`.\n`,
+      ]);
+    } finally {
+      stuck.closeAllConnections();
+      await new Promise((resolve) => stuck.close(resolve));
+    }
+  });
+});
+
+describe("Ctrl-C or SIGTERM during `show --wait`'s first read", () => {
+  test.each<[NodeJS.Signals, string]>([
+    ['SIGINT', ''],
+    ['SIGTERM', ' (SIGTERM)'],
+  ])('%s: exit 130, and a line saying how to follow the offset', async (signal, named) => {
+    let reads = 0;
+    const stuck = createHttpServer((req) => {
+      req.resume();
+      reads++;
+    });
+    await new Promise<void>((resolve) => stuck.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(stuck.address() as AddressInfo).port}/api/v1`;
+    const id = `off_sandbox${'b'.repeat(17)}`;
+    try {
+      const child = spawnCarbon(newHome(), ['show', id, '--wait'], { CARBON_BASE_URL: base, CARBON_API_KEY: `ck_test_${'a'.repeat(32)}` });
+      let stdout = '';
+      let stderr = '';
+      child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+      child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      // The read is on the wire (the server holds it): only then is the signal sent.
+      while (reads === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      child.kill(signal);
+      // Before: SIGTERM ended it with Node's own 143 and nothing said.
+      expect([(await child).exitCode, stdout, stderr]).toEqual([
+        130,
+        '',
+        `Stopped waiting${named} before ${id} was read. Follow it with \`carbon show ${id} --wait\`.\n`,
       ]);
     } finally {
       stuck.closeAllConnections();

@@ -7,7 +7,7 @@ import { EXIT, exitCodeForStatus } from '../exit-codes.js';
 import { followUp } from '../follow-up.js';
 import { print as printAs, printResource } from '../print.js';
 import { offsetCard, offsetPlain } from '../render/resources.js';
-import { bySigterm, onStopSignal } from '../stop-signals.js';
+import { bySigterm, onStopSignal, untilStopped } from '../stop-signals.js';
 
 export const DEFAULT_WAIT_SECONDS = 120;
 /** How long past --timeout a poll under way may take to answer before the wait ends without it. */
@@ -16,22 +16,30 @@ export const POLL_GRACE_MS = 1_000;
 /** How long a wait may take: --timeout, or DEFAULT_WAIT_SECONDS. */
 const waitMs = (ctx: Context): number => (ctx.settings.timeoutSeconds ?? DEFAULT_WAIT_SECONDS) * 1000;
 
+/** --timeout as a line that ends a wait names it: its seconds, and whether they are the default (none was given). */
+export const timeoutNamed = (seconds: number | undefined): string =>
+  seconds === undefined ? `--timeout (${DEFAULT_WAIT_SECONDS} s, the default)` : `--timeout (${seconds} s)`;
+
 /**
  * `show --wait`'s first read of the offset, as one of the wait's polls: a server that accepts and
  * never answers (each attempt its own --timeout, retried) does not hold it past --timeout and
- * POLL_GRACE_MS, and it ends as a wait does at its time (exit 8), with no offset to print.
+ * POLL_GRACE_MS, and it ends as a wait does at its time (exit 8), with no offset to print. Ctrl-C
+ * or SIGTERM during it ends it as they end the wait: exit 130, with a line.
  */
 export async function readForWait<T>(ctx: Context, id: string, read: () => Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const { baseUrl } = ctx.settings;
+  const { baseUrl, timeoutSeconds } = ctx.settings;
+  const follow = `Follow it with \`${followUp(['show', id, '--wait'])}\`.`;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      const line = `No answer from ${baseUrl ?? 'the ledger'} by --timeout (${waitMs(ctx) / 1000} s): the read of ${id} was given up.`;
-      reject(new CliError(line, EXIT.waitTimeout, 'wait_timeout', `Follow it with \`${followUp(['show', id, '--wait'])}\`.`));
+      const line = `No answer from ${baseUrl ?? 'the ledger'} by ${timeoutNamed(timeoutSeconds)}: the read of ${id} was given up.`;
+      reject(new CliError(line, EXIT.waitTimeout, 'wait_timeout', follow));
     }, waitMs(ctx) + POLL_GRACE_MS);
   });
+  const stopped = (signal: NodeJS.Signals) =>
+    new CliError(`Stopped waiting${bySigterm(signal)} before ${id} was read. ${follow}`, EXIT.interrupted, 'interrupted');
   try {
-    return await Promise.race([read(), late]);
+    return await untilStopped(Promise.race([read(), late]), stopped);
   } finally {
     clearTimeout(timer);
   }

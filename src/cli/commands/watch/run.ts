@@ -4,7 +4,7 @@ import { isoTime } from '../../../platform/iso-time.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
 import { EXIT } from '../../exit-codes.js';
-import { DEFAULT_WAIT_SECONDS, POLL_GRACE_MS } from '../../offsets/wait.js';
+import { DEFAULT_WAIT_SECONDS, POLL_GRACE_MS, timeoutNamed } from '../../offsets/wait.js';
 import { clockFor, parseWhen } from '../../options.js';
 import { parseDuration, withReference } from '../../render/format.js';
 import { stopName } from '../../stop-signals.js';
@@ -113,9 +113,8 @@ function stopped(
     );
   }
   if (undelivered === 0) return stillProcessing(ctx, ended.state, flags.cursor);
-  const seconds = ctx.settings.timeoutSeconds ?? DEFAULT_WAIT_SECONDS;
   return new CliError(
-    `Stopped at --timeout (${seconds} s) after ${done}${lost}.`,
+    `Stopped at ${timeoutNamed(ctx.settings.timeoutSeconds)} after ${done}${lost}.`,
     EXIT.undelivered,
     'events_undelivered',
     undefined,
@@ -268,10 +267,10 @@ const passing = (err: unknown): boolean =>
  */
 function poller(ctx: Context, watch: Watch, eventId: Awaited<ReturnType<typeof eventIds>>) {
   const { client, stop, reference } = watch;
-  const { baseUrl, timeoutSeconds = DEFAULT_WAIT_SECONDS } = ctx.settings;
+  const { baseUrl, timeoutSeconds } = ctx.settings;
   const late = () =>
     new CarbonConnectionError(
-      `No answer from ${baseUrl ?? 'the ledger'} by --timeout (${timeoutSeconds} s): the poll under way was given up.`,
+      `No answer from ${baseUrl ?? 'the ledger'} by ${timeoutNamed(timeoutSeconds)}: the poll under way was given up.`,
     );
   const found = (err: unknown) => !(err instanceof CarbonApiError && err.status === 404);
   return (next: WatchState, baseline: boolean, deadline: number) =>
