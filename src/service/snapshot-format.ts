@@ -114,7 +114,7 @@ function readHeader(line: string | undefined): { header: SnapshotHeader; tables:
   if (header.carbon_snapshot > SNAPSHOT_FORMAT)
     throw new SnapshotError(
       'snapshot_newer',
-      `it was saved by a newer carbon (${String(header.carbon ?? 'unknown')}, snapshot format ${header.carbon_snapshot}; this carbon reads up to ${SNAPSHOT_FORMAT})`,
+      `it was saved in snapshot format ${header.carbon_snapshot} (by carbon ${String(header.carbon ?? 'unknown')}), newer than this carbon reads (up to ${SNAPSHOT_FORMAT})`,
     );
   const clock = header.clock;
   if (
@@ -175,7 +175,7 @@ export async function openSnapshot(lines: AsyncIterable<string>): Promise<Opened
       }
       if (!Array.isArray(value)) {
         if (batch.length > 0) yield { table: tables[at]!.name, rows: batch };
-        checkEnd(value, `line ${lineNo}`, hash.digest('hex'), seen, header);
+        checkEnd(value, `line ${lineNo}`, hash.digest('hex'), seen, header, first.value.endsWith('\r'));
         if ((await iterator.next()).done !== true) throw damaged(`line ${lineNo + 1}`, 'there is more after the end line');
         return;
       }
@@ -210,10 +210,14 @@ function decodeRow(value: unknown[], kinds: ColumnKind[], where: string): Snapsh
   return row;
 }
 
-function checkEnd(value: unknown, where: string, sha256: string, seen: Map<string, number>, header: SnapshotHeader): void {
+/** Why a file's checksum may differ when its lines end in \r\n: carbon writes \n alone. */
+const CRLF =
+  '; its lines end in CRLF, as Git with core.autocrlf or a Windows editor writes them: restore its LF ends (in Git, mark snapshots -text in .gitattributes)';
+
+function checkEnd(value: unknown, where: string, sha256: string, seen: Map<string, number>, header: SnapshotHeader, crlf: boolean): void {
   const end = (value as { end?: { rows?: unknown; sha256?: unknown } } | null)?.end;
   if (typeof end !== 'object' || end === null) throw damaged(where, 'it is neither a row nor the end line');
-  if (end.sha256 !== sha256) throw damaged('the checksum', 'the file is not what was saved (its SHA-256 differs)');
+  if (end.sha256 !== sha256) throw damaged('the checksum', `the file is not what was saved (its SHA-256 differs)${crlf ? CRLF : ''}`);
   for (const [table, { rows }] of Object.entries(header.tables)) {
     if ((seen.get(table) ?? 0) !== rows) throw damaged(table, `the header says ${rows} rows, the file holds ${seen.get(table) ?? 0}`);
   }

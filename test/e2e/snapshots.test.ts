@@ -298,7 +298,7 @@ describe.each(STORES)('on %s: a file that is refused changes nothing', (_name, l
       [
         'newer',
         [JSON.stringify({ ...header, carbon_snapshot: 2, carbon: '9.0.0' }), ...otherLines.slice(1)].join('\n'),
-        /was saved by a newer carbon \(9\.0\.0, snapshot format 2; this carbon reads up to 1\)/,
+        /was saved in snapshot format 2 \(by carbon 9\.0\.0\), newer than this carbon reads \(up to 1\)/,
         'snapshot_newer',
       ],
       // No carbon writes a format that is not a whole number from 1: not "newer", and said by its field.
@@ -318,6 +318,13 @@ describe.each(STORES)('on %s: a file that is refused changes nothing', (_name, l
         'a value changed',
         otherLines.map((line, i) => (i === balanceRow ? line.replace(/,\d+\]$/, ',1]') : line)).join('\n'),
         /is damaged|its SHA-256 differs/,
+        'snapshot_damaged',
+      ],
+      // A checkout that turned its LF into CRLF (core.autocrlf): the checksum differs, and the line says why.
+      [
+        'CRLF line ends',
+        `${otherLines.join('\r\n')}\r\n`,
+        /its SHA-256 differs\); its lines end in CRLF, .*mark snapshots -text in \.gitattributes\)\. The ledger is unchanged\./,
         'snapshot_damaged',
       ],
       ['cut short', otherLines.slice(0, -2).join('\n'), /ends before its end line/, 'snapshot_damaged'],
