@@ -103,10 +103,10 @@ export class HttpTransport implements Transport {
       const init = { method: request.method, headers, body: request.body, signal: AbortSignal.timeout(this.timeoutMs) };
       received = this.fetchImpl === undefined ? await sendHttp(url, init) : await sendFetch(this.fetchImpl, url, init);
     } catch (err) {
-      const reason = failureReason(err, this.timeoutMs);
       const { code, message } = causeOf(err);
-      const neverSent = (code !== undefined && NOT_SENT.has(code)) || message === 'bad port';
-      throw new CarbonConnectionError(`Could not reach ${new URL(this.baseUrl).origin}: ${reason}.`, err, neverSent);
+      const neverSent =
+        (code !== undefined && (NOT_SENT.has(code) || Object.hasOwn(CERTIFICATE, code) || code === 'EPROTO')) || message === 'bad port';
+      throw new CarbonConnectionError(connectionFailure(new URL(this.baseUrl).origin, err, this.timeoutMs), err, neverSent);
     }
     const { status, headers: responseHeaders, text } = received;
     let body: unknown;
@@ -130,9 +130,19 @@ export class HttpTransport implements Transport {
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 /** Why a request got no answer, as people can act on it (`timeoutMs`: the deadline it had). */
-export function failureReason(err: unknown, timeoutMs: number): string {
+/** Why a request to origin got no answer, as one sentence. */
+export function connectionFailure(origin: string, err: unknown, timeoutMs: number): string {
   const timedOut = [err, (err as { cause?: unknown }).cause].some((e) => e instanceof Error && e.name === 'TimeoutError');
-  return timedOut ? `timed out after ${timeoutMs} ms` : describeCause(err);
+  if (timedOut) return `Could not reach ${origin}: timed out after ${timeoutMs} ms.`;
+  const { code, message } = causeOf(err);
+  // Something answered, but not in HTTP (llhttp's parse errors): another service on that port.
+  if (code?.startsWith('HPE_')) return `${origin} answered in something other than HTTP (${code}); is the base URL right?`;
+  // A TLS hello answered in plain HTTP: OpenSSL's "wrong version number".
+  if (code === 'EPROTO' && /wrong version number/.test(message ?? String((err as Error).message)))
+    return `${origin} did not answer in TLS (${code}); is it http:// rather than https://?`;
+  if (code !== undefined && Object.hasOwn(CERTIFICATE, code))
+    return `Could not reach ${origin}: its TLS certificate (${code}) ${CERTIFICATE[code]}.`;
+  return `Could not reach ${origin}: ${describeCause(err)}.`;
 }
 
 interface Outgoing {
@@ -202,6 +212,19 @@ const CAUSES: Record<string, string> = {
   UND_ERR_CONNECT_TIMEOUT: 'the connection timed out',
   UND_ERR_HEADERS_TIMEOUT: 'no response headers arrived in time',
   UND_ERR_BODY_TIMEOUT: 'the response body stopped arriving',
+};
+
+/** Why the server's TLS certificate was refused (the handshake failed: nothing of the request was sent). */
+const UNTRUSTED = "is not signed by a CA this machine trusts; if your own CA signed it, name that CA's file in NODE_EXTRA_CA_CERTS";
+const CERTIFICATE: Record<string, string> = {
+  DEPTH_ZERO_SELF_SIGNED_CERT: UNTRUSTED,
+  SELF_SIGNED_CERT_IN_CHAIN: UNTRUSTED,
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: UNTRUSTED,
+  UNABLE_TO_GET_ISSUER_CERT: UNTRUSTED,
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: UNTRUSTED,
+  CERT_HAS_EXPIRED: 'has expired',
+  CERT_NOT_YET_VALID: 'is not valid yet',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'is for another host name',
 };
 
 /** The system's or undici's code, on the error itself (node:http) or on its cause (fetch). */

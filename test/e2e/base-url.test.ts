@@ -1,10 +1,12 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createHttpsServer } from 'node:https';
+import { type AddressInfo, createServer as createTcpServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { carbon, homes, json, leakedKeys, sandboxKeys } from '../support/cli.js';
 import { limit } from '../support/load.js';
+import { TLS_CERT, TLS_KEY } from '../support/tls-proxy.js';
 
 /** A base URL that misses /api/v1 is warned about, with the likely fix; one that is no http(s) URL is a usage error. */
 
@@ -297,6 +299,62 @@ describe('carbon api HEAD', () => {
       ]);
     } finally {
       await server.stop();
+    }
+  });
+});
+
+describe('a server that does not answer in the HTTP or TLS asked for', () => {
+  const listening = async (server: Server) => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return (server.address() as AddressInfo).port;
+  };
+
+  test("says what it answered in, or why its certificate was refused, not only a parser's or OpenSSL's code", async () => {
+    const home = newHome();
+    // Another service on the port (an SSH server's greeting), a plain-HTTP server asked in TLS, and
+    // a server whose certificate is its own (self-signed, for db.carbon.invalid).
+    const ssh = createTcpServer((socket) => socket.once('data', () => socket.end('SSH-2.0-OpenSSH_9.2\r\n')));
+    const plain = createServer((_req, res) => res.end('{}'));
+    const tls = createHttpsServer({ key: readFileSync(TLS_KEY), cert: readFileSync(TLS_CERT) }, (_req, res) => res.end('{}'));
+    const [sshPort, plainPort, tlsPort] = [await listening(ssh), await listening(plain), await listening(tls)];
+    const env = { CARBON_API_KEY: 'ck_test_abcdefghijklmnop', CARBON_MAX_RETRIES: '0', CARBON_ALLOW_INSECURE_HTTP: '1' };
+    const run = (url: string, args: string[], extra: Record<string, string> = {}) =>
+      carbon([...args, '--base-url', `${url}/api/v1`], { home, env: { ...env, ...extra } });
+    try {
+      const notHttp = `http://127.0.0.1:${sshPort} answered in something other than HTTP (HPE_INVALID_CONSTANT); is the base URL right?`;
+      const notTls = `https://127.0.0.1:${plainPort} did not answer in TLS (EPROTO); is it http:// rather than https://?`;
+      const untrusted = `Could not reach https://127.0.0.1:${tlsPort}: its TLS certificate (DEPTH_ZERO_SELF_SIGNED_CERT) is not signed by a CA this machine trusts; if your own CA signed it, name that CA's file in NODE_EXTRA_CA_CERTS.`;
+      for (const [url, said] of [
+        [`http://127.0.0.1:${sshPort}`, notHttp],
+        [`https://127.0.0.1:${plainPort}`, notTls],
+        [`https://127.0.0.1:${tlsPort}`, untrusted],
+      ] as const) {
+        const balance = await run(url, ['balance']);
+        expect([balance.exitCode, balance.stdout, balance.stderr]).toEqual([1, '', `error: ${said}\n`]);
+        const json = await run(url, ['balance', '--json']);
+        expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'connection_error', message: said });
+      }
+      // A TLS handshake that failed sent nothing of the purchase; a server that answered in another
+      // protocol was sent it, so the key to retry with is given.
+      const refusedTls = await run(`https://127.0.0.1:${tlsPort}`, ['buy', '--kg', '5']);
+      expect([refusedTls.exitCode, refusedTls.stderr]).toEqual([
+        1,
+        `error: ${untrusted} Nothing was sent, so nothing was bought. Check the base URL and that the server is running, then run the command again.\n`,
+      ]);
+      const sent = await run(`http://127.0.0.1:${sshPort}`, ['buy', '--kg', '5']);
+      expect(sent.exitCode).toBe(1);
+      expect(sent.stderr).toMatch(
+        new RegExp(
+          `^error: ${notHttp.replace(/[.?()]/g, '\\$&')} The purchase may or may not have been made\\. Retry safely with --idempotency-key [0-9a-f-]{36}`,
+        ),
+      );
+      // With the CA trusted, the certificate is read on: it is for another host.
+      const named = await run(`https://127.0.0.1:${tlsPort}`, ['balance'], { NODE_EXTRA_CA_CERTS: TLS_CERT });
+      expect(named.stderr).toBe(
+        `error: Could not reach https://127.0.0.1:${tlsPort}: its TLS certificate (ERR_TLS_CERT_ALTNAME_INVALID) is for another host name.\n`,
+      );
+    } finally {
+      await Promise.all([ssh, plain, tls].map((s) => new Promise((resolve) => s.close(resolve))));
     }
   });
 });

@@ -15,7 +15,7 @@ import { TLSSocket } from 'node:tls';
  */
 const TLS_DIR = join(import.meta.dirname, 'tls');
 export const TLS_CERT = join(TLS_DIR, 'server.crt');
-const TLS_KEY = join(TLS_DIR, 'server.key');
+export const TLS_KEY = join(TLS_DIR, 'server.key');
 
 /** The SSLRequest message: length 8, code 80877103. */
 const SSL_REQUEST = Buffer.from([0, 0, 0, 8, 4, 210, 22, 47]);

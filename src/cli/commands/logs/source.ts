@@ -1,6 +1,6 @@
 import type { RequestEntry } from '../../../api/journal.js';
 import type { Exchange } from '../../../client/client.js';
-import { failureReason, isLoopback, type Received, sendHttp } from '../../../client/http-transport.js';
+import { connectionFailure, isLoopback, type Received, sendHttp } from '../../../client/http-transport.js';
 import { filterParams, type RequestFilter } from '../../../service/journal-view.js';
 import type { Context } from '../../context.js';
 import { CliError } from '../../errors.js';
@@ -86,7 +86,7 @@ function servedSource(ctx: Context, log: ((x: Exchange) => void) | undefined): J
     } catch (err) {
       if (signal?.aborted) return { object: 'list', data: [] };
       said(0);
-      throw new CliError(`Could not reach ${origin}: ${failureReason(err, timeoutMs)}.`, EXIT.failure, 'connection_error');
+      throw new CliError(connectionFailure(origin, err, timeoutMs), EXIT.failure, 'connection_error');
     }
     return answer(res, origin, path);
   };
