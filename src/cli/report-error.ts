@@ -49,11 +49,14 @@ function apiHint(err: CarbonApiError, scene: ErrorScene | undefined): string {
 
 /** 402, in dollars only, with the top-up of the balance that fell short (purchase/top-up.ts). */
 function shortBalanceLine(err: CarbonApiError, scene: ErrorScene | undefined): string {
-  const balance = err.balanceCents ?? 0;
-  const required = err.requiredCents ?? 0;
+  const { balanceCents: balance, requiredCents: required } = err;
   const which = scene === undefined ? 'The balance' : `The ${scene.mode} balance`;
-  const line = `${which} (${dollars(balance)}) does not cover this purchase (${dollars(required)}).`;
-  return `${line} ${scene === undefined ? 'Top it up' : topUpHint(scene.mode, scene.engine, balance, required)}.`;
+  // A server that leaves them out (the spec says the error carries both): no figure is made up.
+  const known = balance !== undefined && required !== undefined;
+  const line = known
+    ? `${which} (${dollars(balance)}) does not cover this purchase (${dollars(required)}).`
+    : `${which} does not cover this purchase (the API's answer did not say the balance or the cost).`;
+  return `${line} ${scene === undefined ? 'Top it up' : topUpHint(scene.mode, scene.engine, balance ?? 0, required ?? 0)}.`;
 }
 
 const envelope = (type: ErrorEnvelope['error']['type'], code: string, message: string): ErrorEnvelope => ({

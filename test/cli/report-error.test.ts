@@ -104,3 +104,36 @@ describe('a purchase whose outcome is unknown', () => {
     expect(unknownPurchase('Stopped.', 130, 'interrupted', 'k-1').message).toBe('Stopped. The purchase may or may not have been made.');
   });
 });
+
+describe('a 402 (insufficient_balance)', () => {
+  test('says the balance and the cost in dollars, and makes up neither when the answer leaves them out', () => {
+    const said = (fields: object) => {
+      let text = '';
+      const stderr = new Writable({
+        write(chunk, _encoding, done) {
+          text += String(chunk);
+          done();
+        },
+      });
+      const err = new CarbonApiError(402, {
+        type: 'invalid_request_error',
+        code: 'insufficient_balance',
+        message: 'Insufficient balance.',
+        ...fields,
+      });
+      const code = reportError(err, { json: false, env: {}, stderr, color: false }, { mode: 'test', engine: 'remote' });
+      return [code, text];
+    };
+    expect(said({ balance_cents: 1250, required_cents: 4000 })).toEqual([
+      3,
+      'error: The test balance ($12.50) does not cover this purchase ($40.00). Top up the test balance on the developer page.\n',
+    ]);
+    for (const fields of [{}, { balance_cents: 1250 }, { required_cents: 4000 }]) {
+      expect([fields, ...said(fields)]).toEqual([
+        fields,
+        3,
+        "error: The test balance does not cover this purchase (the API's answer did not say the balance or the cost). Top up the test balance on the developer page.\n",
+      ]);
+    }
+  });
+});
