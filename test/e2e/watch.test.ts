@@ -430,6 +430,30 @@ describe('in a pipe', () => {
     }
   });
 
+  test("--until-settled's --timeout ends a run whose server answered every poll with a 500 by saying so, not as no answer", async () => {
+    const failing = createServer((req, res) => {
+      req.resume();
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { type: 'api_error', code: 'internal_error', message: 'Something went wrong.' } }));
+    });
+    await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(failing.address() as AddressInfo).port}/api/v1`;
+    try {
+      const r = await carbon(['watch', '--until-settled', '--timeout', '2', '--interval', '20ms'], {
+        home: newHome(),
+        env: { CARBON_BASE_URL: base, CARBON_API_KEY: `ck_test_${'a'.repeat(32)}`, CARBON_MAX_RETRIES: '0' },
+      });
+      expect([r.exitCode, r.stdout, r.stderr]).toEqual([
+        1,
+        '',
+        'warning: Something went wrong. Trying again every 20ms.\n' +
+          `error: The polls of ${base} failed until --timeout (2 s); the last was answered 500: Something went wrong.\n`,
+      ]);
+    } finally {
+      await new Promise((resolve) => failing.close(resolve));
+    }
+  });
+
   test('stops with exit 1 naming the cursor when the server repeats a page', async () => {
     const stub = await repeatingServer('ignore');
     try {

@@ -184,9 +184,10 @@ async function follow(ctx: Context, flags: WatchFlags, watch: Watch, initial: Wa
   const counts = { placed: 0, refunded: 0 };
   let printed = 0;
   const end = (why: 'signal' | 'deadline', undelivered: number): Ended => ({ why, printed, undelivered, state });
-  const pollOnce = poller(ctx, watch, await eventIds());
+  // The last poll's failure, while the server fails (restarting, its ledger stalled).
+  let failure: Error | undefined;
+  const pollOnce = poller(ctx, watch, await eventIds(), () => failure);
   let first = true;
-  let down = false;
   for (;;) {
     // The poll works on a copy, kept only once its events are all out and delivered: a run
     // stopped halfway leaves the cursor where the poll began, and the next run sends them again
@@ -200,15 +201,16 @@ async function follow(ctx: Context, flags: WatchFlags, watch: Watch, initial: Wa
     } catch (err) {
       // A server restarting (or its ledger stalled) after the client's own retries: said once, and
       // tried again at the interval, as `stripe listen` reconnects; --until-settled's deadline bounds it.
-      if (!passing(err) || Date.now() >= deadline) throw err;
-      if (!down) ctx.out.warn(`${(err as Error).message} Trying again every ${flags.interval ?? '2s'}.`);
-      down = true;
+      if (!passing(err)) throw err;
+      if (Date.now() >= deadline) throw err instanceof GivenUp ? err : givenUp(ctx, err as Error);
+      if (failure === undefined) ctx.out.warn(`${(err as Error).message} Trying again every ${flags.interval ?? '2s'}.`);
+      failure = err as Error;
       await stop.sleep(Math.min(watch.intervalMs, Math.max(0, deadline - Date.now())));
       if (stop.stopped) return end('signal', 0);
       continue;
     }
-    if (down) ctx.out.info('Reached again: watching on.');
-    down = false;
+    if (failure !== undefined) ctx.out.info('Reached again: watching on.');
+    failure = undefined;
     first = false;
     if (found === undefined) return end('signal', 0);
     const events = found.filter(keep);
@@ -257,6 +259,21 @@ function stillProcessing(ctx: Context, state: WatchState, cursor: string | undef
   return new CliError(message, EXIT.waitTimeout, 'wait_timeout', again);
 }
 
+/**
+ * --until-settled's deadline passed while the server failed or did not answer. One that answered
+ * every poll with a failure (a 500) did answer: its last failure is said, not "no answer".
+ */
+/** The end of a run whose deadline passed with the server down: thrown on as it is. */
+class GivenUp extends CarbonConnectionError {}
+
+function givenUp(ctx: Context, last: Error | undefined): GivenUp {
+  const server = ctx.settings.baseUrl ?? 'the ledger';
+  const by = timeoutNamed(ctx.settings.timeoutSeconds);
+  if (last === undefined) return new GivenUp(`No answer from ${server} by ${by}: the poll under way was given up.`);
+  const said = last instanceof CarbonApiError ? `was answered ${last.status}` : 'said';
+  return new GivenUp(`The polls of ${server} failed until ${by}; the last ${said}: ${last.message}`);
+}
+
 /** A failure a later poll may not meet: no answer (a server restarting), or a 5xx (its ledger stalled); not an answer of another service's. */
 const passing = (err: unknown): boolean =>
   (err instanceof CarbonConnectionError && !(err instanceof CarbonAnswerError)) || (err instanceof CarbonApiError && err.status >= 500);
@@ -265,13 +282,9 @@ const passing = (err: unknown): boolean =>
  * One poll of the list into `next`: Ctrl-C or SIGTERM during it ends the run at once, the cursor as it was; so does
  * --until-settled's deadline, a second past it, with a poll a server took and never answered (exit 1, said so).
  */
-function poller(ctx: Context, watch: Watch, eventId: Awaited<ReturnType<typeof eventIds>>) {
+function poller(ctx: Context, watch: Watch, eventId: Awaited<ReturnType<typeof eventIds>>, failure: () => Error | undefined) {
   const { client, stop, reference } = watch;
-  const { baseUrl, timeoutSeconds } = ctx.settings;
-  const late = () =>
-    new CarbonConnectionError(
-      `No answer from ${baseUrl ?? 'the ledger'} by ${timeoutNamed(timeoutSeconds)}: the poll under way was given up.`,
-    );
+  const late = () => givenUp(ctx, failure());
   const found = (err: unknown) => !(err instanceof CarbonApiError && err.status === 404);
   return (next: WatchState, baseline: boolean, deadline: number) =>
     stop.orInterrupted(
