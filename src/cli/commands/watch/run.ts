@@ -1,5 +1,5 @@
 import type { CarbonClient } from '../../../client/client.js';
-import { CarbonAnswerError, CarbonApiError, CarbonConnectionError } from '../../../client/errors.js';
+import { CarbonApiError } from '../../../client/errors.js';
 import { isoTime } from '../../../platform/iso-time.js';
 import type { Context } from '../../context.js';
 import { CliError, usage } from '../../errors.js';
@@ -9,6 +9,7 @@ import { clockFor, parseWhen } from '../../options.js';
 import { parseDuration, withReference } from '../../render/format.js';
 import { stopName } from '../../stop-signals.js';
 import { beginCursor, readCursor, writeCursor } from '../../watch/cursor.js';
+import { givenUp, ridden, stillProcessing } from '../../watch/deadline.js';
 import { type EventType, eventIds, freshState, poll, type WatchEvent, type WatchState } from '../../watch/follow.js';
 import { forwardUrl } from '../../watch/forward-url.js';
 import { signingSecret } from '../../watch/secret.js';
@@ -201,10 +202,9 @@ async function follow(ctx: Context, flags: WatchFlags, watch: Watch, initial: Wa
     } catch (err) {
       // A server restarting (or its ledger stalled) after the client's own retries: said once, and
       // tried again at the interval, as `stripe listen` reconnects; --until-settled's deadline bounds it.
-      if (!passing(err)) throw err;
-      if (Date.now() >= deadline) throw err instanceof GivenUp ? err : givenUp(ctx, err as Error);
-      if (failure === undefined) ctx.out.warn(`${(err as Error).message} Trying again every ${flags.interval ?? '2s'}.`);
-      failure = err as Error;
+      const failed = ridden(ctx, err, deadline);
+      if (failure === undefined) ctx.out.warn(`${failed.message} Trying again every ${flags.interval ?? '2s'}.`);
+      failure = failed;
       await stop.sleep(Math.min(watch.intervalMs, Math.max(0, deadline - Date.now())));
       if (stop.stopped) return end('signal', 0);
       continue;
@@ -249,34 +249,6 @@ function settled(ctx: Context, counts: { placed: number; refunded: number }): En
   if (!ctx.out.json) ctx.out.info(`✓ Every offset followed has settled (${what}).`);
   return { why: 'settled' };
 }
-
-/** --until-settled's deadline passed: which offsets are still processing. */
-function stillProcessing(ctx: Context, state: WatchState, cursor: string | undefined): CliError {
-  const ids = Object.keys(state.pending);
-  const seconds = ctx.settings.timeoutSeconds ?? DEFAULT_WAIT_SECONDS;
-  const message = `${ids.length} offset${ids.length === 1 ? ' is' : 's are'} still processing after ${seconds} s (${ids.slice(0, 3).join(', ')}${ids.length > 3 ? ', …' : ''}).`;
-  const again = `Run it again${cursor === undefined ? '' : ` with --cursor ${cursor}`} to go on waiting.`;
-  return new CliError(message, EXIT.waitTimeout, 'wait_timeout', again);
-}
-
-/**
- * --until-settled's deadline passed while the server failed or did not answer. One that answered
- * every poll with a failure (a 500) did answer: its last failure is said, not "no answer".
- */
-/** The end of a run whose deadline passed with the server down: thrown on as it is. */
-class GivenUp extends CarbonConnectionError {}
-
-function givenUp(ctx: Context, last: Error | undefined): GivenUp {
-  const server = ctx.settings.baseUrl ?? 'the ledger';
-  const by = timeoutNamed(ctx.settings.timeoutSeconds);
-  if (last === undefined) return new GivenUp(`No answer from ${server} by ${by}: the poll under way was given up.`);
-  const said = last instanceof CarbonApiError ? `was answered ${last.status}` : 'said';
-  return new GivenUp(`The polls of ${server} failed until ${by}; the last ${said}: ${last.message}`);
-}
-
-/** A failure a later poll may not meet: no answer (a server restarting), or a 5xx (its ledger stalled); not an answer of another service's. */
-const passing = (err: unknown): boolean =>
-  (err instanceof CarbonConnectionError && !(err instanceof CarbonAnswerError)) || (err instanceof CarbonApiError && err.status >= 500);
 
 /**
  * One poll of the list into `next`: Ctrl-C or SIGTERM during it ends the run at once, the cursor as it was; so does
