@@ -365,7 +365,7 @@ describe('in a pipe', () => {
     const may = await carbon(['buy', '--from-csv', csv, '--dry-run'], { home });
     expect([may.exitCode, may.stderr.trim().split('\n').at(-1)]).toEqual([
       0,
-      'Dry run: 3 rows, 18 kg for $0.72, from the test balance ($1,000.00), which covers it (rows bought by an earlier run of this batch would not be charged again); the key may buy. Nothing was bought.',
+      'Dry run: 3 rows, 18 kg for $0.72, from the test balance ($1,000.00), which covers it; the key may buy. Nothing was bought.',
     ]);
     expect(await offsetIds(home)).toEqual([]);
   });
@@ -384,6 +384,23 @@ describe('in a pipe', () => {
       0,
       'Dry run: 2 rows, 24,000 kg for $960.00, from the test balance ($40.00), which covers it (2 rows bought by an earlier run are not charged again: $0.00 to pay); the key may buy. Nothing was bought.',
     ]);
+    // Each row says it would come back replayed, and the totals what would be charged. Before: replayed false, as a new row.
+    expect(results(dry.stdout).map((r) => [r.status, r.replayed])).toEqual([
+      ['quoted', 'true'],
+      ['quoted', 'true'],
+    ]);
+    const dryJson = (await carbon([...args, '--dry-run', '--json'], { home })).stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(dryJson.map((r) => r.replayed)).toEqual([true, true, undefined]);
+    expect(dryJson.at(-1)).toMatchObject({
+      object: 'batch',
+      amount_cents: 96000,
+      charged_cents: 0,
+      sufficient_balance: true,
+      dry_run: true,
+    });
     const again = await carbon(args, { home });
     expect([again.exitCode, results(again.stdout).map((r) => r.replayed)]).toEqual([0, ['true', 'true']]);
     expect(await balance()).toBe(4000);
@@ -424,13 +441,17 @@ describe('in a pipe', () => {
     const rebought = await carbon(['buy', '--from-csv', changed, '--rebuy-changed'], { home });
     expect([rebought.exitCode, results(rebought.stdout).map((r) => r.replayed)]).toEqual([0, Array(10).fill('true')]);
     // Without it, the changed row is not bought (exit 10, `changed`), not a top-up to ask for.
+    // Its dry run says so too, with the purchase's exit code (before: exit 0, and every row `quoted`, replayed false).
     const plain = await carbon(['buy', '--from-csv', changed, '--dry-run'], { home });
     expect([plain.exitCode, plain.stderr]).toEqual([
-      0,
-      expect.stringContaining(
-        '9 rows bought by an earlier run are not charged again, and 1 row changed since is not bought again without --rebuy-changed: $0.00 to pay',
-      ),
+      10,
+      'error: Dry run: 10 rows, 11,000 kg for $440.00, from the test balance ($20.00), which covers it; ' +
+        '9 rows bought by an earlier run are not charged again, and 1 row changed since is not bought again without --rebuy-changed: $0.00 to pay; ' +
+        'the batch would end incomplete. Nothing was bought. Add --rebuy-changed to buy the changed rows as they are now.\n',
     ]);
+    expect(results(plain.stdout).map((r) => [r.status, r.replayed, r.error_code])).toEqual(
+      Array.from({ length: 10 }, (_, i) => (i === 2 ? ['changed', 'false', 'row_changed'] : ['quoted', 'true', ''])),
+    );
     expect((await carbon(['buy', '--from-csv', changed], { home })).exitCode).toBe(10);
     // --partial's dry run counts what the ledger knows too: every row replays. Before: exit 10, "covers the first 0 of 10 rows".
     expect((await carbon(['buy', '--from-csv', csv, '--dry-run', '--partial'], { home })).exitCode).toBe(0);

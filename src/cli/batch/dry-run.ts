@@ -6,7 +6,7 @@ import { topUpHint } from '../purchase/top-up.js';
 import { dollars, grouped } from '../render/format.js';
 import { onReaderGone } from '../stdio.js';
 import { rowKey } from './key.js';
-import { earlierRows, type Owed } from './owed.js';
+import { CHANGED, earlierRows, type Owed, REPLAYED } from './owed.js';
 import { type ResultPrinter, result } from './results.js';
 import type { BatchRow } from './rows.js';
 import type { RowTable } from './table.js';
@@ -42,27 +42,14 @@ export async function dryRun(
   const { batchId, table, total, what, partial, owed } = batch;
   // What the balance must cover: the whole file, or (where the ledger says which rows an earlier run bought: owed.ts) the rest.
   const covered = (owed?.cents ?? total.cents) <= total.available;
-  printer.coalesce = true;
-  // A reader that goes away (`| head`) ends the rows, not the verdict: the exit code still says it.
-  let gone = false;
-  const release = onReaderGone(() => void (gone = true));
-  let i = 0;
-  try {
-    for await (const row of batch.rows) {
-      if (gone) break;
-      const q = table.quote(i);
-      printer.add(result(row, rowKey(batchId, row.params, table.occurrenceOf(i)), { status: 'quoted', kg: q.kg, amount_cents: q.cents }));
-      // Written as it goes: a pipe that is slower than the rows gets them without the whole batch held.
-      if (i++ % 1024 === 1023) await printer.drain();
-    }
-  } finally {
-    release();
-  }
+  await printRows(printer, batch);
   printer.end({
     batch_id: batchId,
     rows: table.length,
     kg: total.kg,
     amount_cents: total.cents,
+    // What the batch would charge: without the rows an earlier run bought, where the ledger says (null over HTTP).
+    charged_cents: owed === undefined ? null : owed.cents,
     available_cents: total.available,
     sufficient_balance: covered,
     livemode: total.livemode,
@@ -74,14 +61,65 @@ export async function dryRun(
   // A read-only key (the local engine knows its keys): the first row would get 403, and the batch stop there (exit 10).
   const access = await keyAccess(ctx);
   if (access.readOnly) throw refusedKeyVerdict(table.length);
+  // Rows changed since an earlier run bought them are not bought: the batch would end incomplete, exit 10.
+  if (owed !== undefined && owed.changed > 0) {
+    throw new CliError(
+      `Dry run: ${what}, from ${balance}, which covers it${earlierRows(owed)}; the batch would end incomplete. Nothing was bought.`,
+      EXIT.batchIncomplete,
+      'batch_incomplete',
+      'Add --rebuy-changed to buy the changed rows as they are now.',
+    );
+  }
   if (!ctx.out.json) {
+    // Over HTTP, which rows an earlier run bought is not known: said as a rule. The ledger says which (owed.ts).
     const earlier =
-      owed && owed.replayed + owed.changed > 0
-        ? earlierRows(owed).slice(2)
-        : 'rows bought by an earlier run of this batch would not be charged again';
-    ctx.out.info(`Dry run: ${what}, from ${balance}, which covers it (${earlier}); ${access.words}. Nothing was bought.`);
+      owed === undefined
+        ? ' (rows bought by an earlier run of this batch would not be charged again)'
+        : owed.replayed > 0
+          ? ` (${earlierRows(owed).slice(2)})`
+          : '';
+    ctx.out.info(`Dry run: ${what}, from ${balance}, which covers it${earlier}; ${access.words}. Nothing was bought.`);
   }
 }
+
+/**
+ * Each row as quoted. Where the ledger says (the local engine: owed.ts), a row an earlier run
+ * bought would come back replayed, and a changed one would not be bought.
+ */
+async function printRows(
+  printer: ResultPrinter,
+  { batchId, rows, table, owed }: { batchId: string; rows: AsyncIterable<BatchRow>; table: RowTable; owed?: Owed | undefined },
+): Promise<void> {
+  printer.coalesce = true;
+  // A reader that goes away (`| head`) ends the rows, not the verdict: the exit code still says it.
+  let gone = false;
+  const release = onReaderGone(() => void (gone = true));
+  let i = 0;
+  try {
+    for await (const row of rows) {
+      if (gone) break;
+      const q = table.quote(i);
+      const key = rowKey(batchId, row.params, table.occurrenceOf(i));
+      const earlier = owed?.free[i];
+      printer.add(
+        earlier === CHANGED
+          ? result(row, key, { status: 'changed', kg: q.kg, amount_cents: q.cents, ...NOT_REBOUGHT })
+          : result(row, key, { status: 'quoted', kg: q.kg, amount_cents: q.cents, replayed: earlier === REPLAYED }),
+      );
+      // Written as it goes: a pipe that is slower than the rows gets them without the whole batch held.
+      if (i++ % 1024 === 1023) await printer.drain();
+    }
+  } finally {
+    release();
+  }
+}
+
+/** A changed row's dry-run result (as buy.ts's changedResult, without the earlier purchase it would look up). */
+const NOT_REBOUGHT = {
+  error_code: 'row_changed',
+  error_message:
+    'it was bought before, as another quantity (see `carbon list --reference`): nothing would be bought now (--rebuy-changed buys it as it is now)',
+};
 
 /**
  * A dry run's verdict on a batch the balance does not cover, with --partial: the rows would be
@@ -90,7 +128,7 @@ export async function dryRun(
  * (`owed`, the local engine), it costs nothing here; elsewhere the quotes cannot know.
  */
 function partialVerdict(table: RowTable, total: BatchTotal, balance: string, owed: Owed | undefined): CliError {
-  const cost = (i: number) => (owed?.free[i] === 1 ? 0 : table.quote(i).cents);
+  const cost = (i: number) => ((owed?.free[i] ?? 0) > 0 ? 0 : table.quote(i).cents);
   let fit = 0;
   let cents = 0;
   while (fit < table.length && cents + cost(fit) <= total.available) cents += cost(fit++);

@@ -6,10 +6,14 @@ import { rebuyKey, rowKey } from './key.js';
 import type { BatchRow } from './rows.js';
 import type { RowTable } from './table.js';
 
+/** A row in `Owed.free`: charged (0), bought by an earlier run (replayed), or changed since (not bought). */
+export const REPLAYED = 1;
+export const CHANGED = 2;
+
 /**
  * What the balance must cover of a batch: the cents of the rows it would charge, how many rows an
  * earlier run bought (replayed) and how many changed since then (not bought again without
- * --rebuy-changed), and which rows are not charged (1), by their place in the file.
+ * --rebuy-changed), and which rows are not charged (REPLAYED, CHANGED), by their place in the file.
  */
 export interface Owed {
   cents: number;
@@ -45,7 +49,7 @@ export async function owedOf(
   const owed: Owed = { cents: 0, replayed: 0, changed: 0, free: new Uint8Array(table.length) };
   const replayed = (row: Looked) => {
     owed.replayed++;
-    owed.free[row.at] = 1;
+    owed.free[row.at] = REPLAYED;
   };
   let part: Looked[] = [];
   const settle = async () => {
@@ -57,7 +61,7 @@ export async function owedOf(
       else if (batch.rebuyChanged) rebuys.push({ ...row, key: rebuyKey(row.key, row.params) });
       else {
         owed.changed++;
-        owed.free[row.at] = 1;
+        owed.free[row.at] = CHANGED;
       }
     });
     const again = rebuys.length === 0 ? [] : await sandbox.replays(mode, rebuys);

@@ -114,7 +114,7 @@ export class ResultPrinter {
     );
   }
 
-  end(totals: Record<string, string | number | boolean>): void {
+  end(totals: Record<string, string | number | boolean | null>): void {
     if (this.ctx.out.json) this.write(`${JSON.stringify({ object: 'batch', ...totals })}\n`);
     this.flush();
   }

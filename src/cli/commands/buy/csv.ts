@@ -83,9 +83,9 @@ export async function run(ctx: Context, flags: CsvFlags): Promise<void> {
         'max_cents_exceeded',
       );
     }
-    // Short as a whole: on the local engine, what an earlier run bought is not charged again (owed.ts); --partial's dry run asks too.
+    // Short as a whole, or a dry run: on the local engine, what an earlier run bought is not charged again (owed.ts).
     const owed =
-      total.cents > total.available && (!flags.partial || flags.dryRun)
+      flags.dryRun || (total.cents > total.available && !flags.partial)
         ? await owedOf(ctx, rowsAgain(input, columns), table, { id: batchId, total, rebuyChanged: Boolean(flags.rebuyChanged) })
         : undefined;
     if (flags.dryRun)
