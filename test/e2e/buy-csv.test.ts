@@ -146,6 +146,10 @@ describe('in a pipe', () => {
       const env = { CARBON_BASE_URL: server.url, CARBON_API_KEY: server.ready.test_key! };
       const served = await ends([], env);
       expect([served.header.at(-1), [...served.last]]).toEqual(['environment', [SANDBOX]]);
+      // Over HTTP a dry run cannot know which rows an earlier run bought (these two were): every row priced, charged_cents null.
+      const remoteDry = (await ok(['buy', '--from-csv', csv, '--dry-run', '--json'], { home, env })).stdout.trim().split('\n');
+      expect(remoteDry.map((l) => JSON.parse(l).replayed)).toEqual([false, false, undefined]);
+      expect(JSON.parse(remoteDry.at(-1)!)).toMatchObject({ object: 'batch', charged_cents: null, dry_run: true });
       const elsewhere = await ends([], { ...env, CARBON_BASE_URL: other.url });
       expect(elsewhere.header.at(-1)).toBe('idempotency_key');
       expect(elsewhere.header).not.toContain('environment');
