@@ -212,7 +212,7 @@ async function noKey(sandbox: Sandbox, mode: 'test' | 'live'): Promise<CliError>
   const { keysNotKnownHere } = await import('../service/sandbox-model.js');
   if (await keysNotKnownHere(sandbox, mode))
     return new CliError(
-      `The local sandbox's ${mode} keys are not known here: its ledger came from a snapshot (which holds no key's text) or another CARBON_HOME, so carbon has no ${mode} key to send.`,
+      `The local sandbox's ${mode} keys are not known here: its ledger came from a snapshot (which holds no key's text) or another CARBON_HOME, or this home's sandbox-keys.json was deleted, so carbon has no ${mode} key to send.`,
       EXIT.auth,
       'api_key_missing',
       `Run \`${create}\` for a new one that carbon uses from then on (the ledger's own keys still work), or set CARBON_API_KEY to one of them (\`carbon sandbox keys\` lists them).`,

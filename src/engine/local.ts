@@ -28,7 +28,7 @@ export async function openLocal(
     const theirs = await keysNotKnownHere(sandbox, which);
     await engine.close();
     const why = theirs
-      ? `'s ${which} keys are not known here (its ledger came from a snapshot or another CARBON_HOME)`
+      ? `'s ${which} keys are not known here (its ledger came from a snapshot or another CARBON_HOME, or its sandbox-keys.json was deleted)`
       : ` has no ${which} key that is not revoked`;
     const create = `carbon sandbox keys create${which === 'test' ? '' : which === 'live' ? ' --live' : ' --read-only'}`;
     throw new CarbonConfigError(

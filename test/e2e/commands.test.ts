@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { beforeAll, describe, expect, test } from 'vitest';
 import pkg from '../../package.json' with { type: 'json' };
 import { carbon, coloured, homes, json, ok, pipeline, sandboxKeys, serve } from '../support/cli.js';
@@ -37,6 +37,21 @@ test('zero configuration: carbon buy --kg 500 exits 0 on the local engine in tes
   // No config file was needed or written; the ledger lives under CARBON_HOME/data.
   expect(() => readFileSync(`${home}/config.json`)).toThrow();
   expect(readFileSync(`${home}/data/sandbox-keys.json`, 'utf8')).toContain('ck_test_');
+});
+
+test("sandbox-keys.json deleted: the ledger's keys are not known here, and the error says that file is one way it happens", async () => {
+  const home = newHome();
+  await ok(['buy', '--kg', '5'], { home });
+  rmSync(`${home}/data/sandbox-keys.json`);
+  const r = await carbon(['balance'], { home });
+  expect([r.exitCode, r.stdout]).toEqual([4, '']);
+  // Before: only a snapshot or another CARBON_HOME were named, neither of which had happened.
+  expect(r.stderr).toMatch(
+    /^error: The local sandbox's test keys are not known here: .* or this home's sandbox-keys.json was deleted, so carbon has no test key to send\. Run `carbon sandbox keys create`/,
+  );
+  // The way on it names works: a new key, used from then on, and the ledger as it was.
+  await ok(['sandbox', 'keys', 'create'], { home });
+  expect((await json<{ available_cents: number }>(['balance'], { home })).available_cents).toBe(99980);
 });
 
 /**
