@@ -104,8 +104,9 @@ export class HttpTransport implements Transport {
       received = this.fetchImpl === undefined ? await sendHttp(url, init) : await sendFetch(this.fetchImpl, url, init);
     } catch (err) {
       const { code, message } = causeOf(err);
+      // A TLS handshake that failed (a certificate refused, a plain-HTTP server) sent nothing of the request either.
       const neverSent =
-        (code !== undefined && (NOT_SENT.has(code) || Object.hasOwn(CERTIFICATE, code) || code === 'EPROTO')) || message === 'bad port';
+        (code !== undefined && (NOT_SENT.has(code) || Object.hasOwn(CERTIFICATE, code))) || plainHttp(err) || message === 'bad port';
       throw new CarbonConnectionError(connectionFailure(new URL(this.baseUrl).origin, err, this.timeoutMs), err, neverSent);
     }
     const { status, headers: responseHeaders, text } = received;
@@ -129,17 +130,14 @@ export class HttpTransport implements Transport {
 /** The longest deadline a request may have (a timer's limit: about 24.8 days). */
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
-/** Why a request got no answer, as people can act on it (`timeoutMs`: the deadline it had). */
-/** Why a request to origin got no answer, as one sentence. */
+/** Why a request to origin got no answer, as one sentence people can act on (`timeoutMs`: the deadline it had). */
 export function connectionFailure(origin: string, err: unknown, timeoutMs: number): string {
   const timedOut = [err, (err as { cause?: unknown }).cause].some((e) => e instanceof Error && e.name === 'TimeoutError');
   if (timedOut) return `Could not reach ${origin}: timed out after ${timeoutMs} ms.`;
-  const { code, message } = causeOf(err);
+  const { code } = causeOf(err);
   // Something answered, but not in HTTP (llhttp's parse errors): another service on that port.
   if (code?.startsWith('HPE_')) return `${origin} answered in something other than HTTP (${code}); is the base URL right?`;
-  // A TLS hello answered in plain HTTP: OpenSSL's "wrong version number".
-  if (code === 'EPROTO' && /wrong version number/.test(message ?? String((err as Error).message)))
-    return `${origin} did not answer in TLS (${code}); is it http:// rather than https://?`;
+  if (plainHttp(err)) return `${origin} did not answer in TLS (${code}); is it http:// rather than https://?`;
   if (code !== undefined && Object.hasOwn(CERTIFICATE, code))
     return `Could not reach ${origin}: its TLS certificate (${code}) ${CERTIFICATE[code]}.`;
   return `Could not reach ${origin}: ${describeCause(err)}.`;
@@ -213,6 +211,12 @@ const CAUSES: Record<string, string> = {
   UND_ERR_HEADERS_TIMEOUT: 'no response headers arrived in time',
   UND_ERR_BODY_TIMEOUT: 'the response body stopped arriving',
 };
+
+/** A TLS hello answered in plain HTTP: OpenSSL's "wrong version number", in the handshake. */
+function plainHttp(err: unknown): boolean {
+  const { code, message } = causeOf(err);
+  return code === 'EPROTO' && /wrong version number/.test(message ?? String((err as Error).message));
+}
 
 /** Why the server's TLS certificate was refused (the handshake failed: nothing of the request was sent). */
 const UNTRUSTED = "is not signed by a CA this machine trusts; if your own CA signed it, name that CA's file in NODE_EXTRA_CA_CERTS";
