@@ -1061,6 +1061,9 @@ describe('in a pipe', () => {
       expect(results(r.stdout).map((row) => `${row.status}:${row.error_code}`)).toEqual([`failed:${code}`, 'skipped:batch_stopped']);
       expect(r.stderr).toContain(`the batch stopped at row 1: ${code}`);
       expect(r.stderr).toMatch(new RegExp(`Run the same command again ${resume}to resume \\(batch `));
+      // Refused every time: nothing can have been bought, and nothing says it may have been.
+      expect(r.stderr).toContain('; 1 failed, 1 skipped');
+      expect(results(r.stdout)[0]!.error_message).not.toContain('may or may not');
     };
     // The same key would be refused again: the way on names another (or the account made active).
     const anotherKey = 'with a key that may buy \\(CARBON_API_KEY, --profile\\), or once the account is active, ';
@@ -1089,6 +1092,13 @@ describe('in a pipe', () => {
         'skipped:batch_stopped',
         'skipped:batch_stopped',
       ]);
+      // The row whose answer was lost says it may have been bought, and so does the line.
+      expect(results(cut.stdout)[1]!.error_message).toMatch(
+        /\. The purchase may or may not have been made: running the batch again replays it/,
+      );
+      expect(cut.stderr).toContain(
+        '; 1 failed (may have been bought all the same), 2 skipped (the batch stopped at row 2: connection_error).',
+      );
       const resumed = await carbon(['buy', '--from-csv', csv], { home, env });
       expect(resumed.exitCode).toBe(0);
       // Rows 1 and 2 were bought by the first run (row 2's answer was lost): replayed, not bought again.
@@ -1099,6 +1109,30 @@ describe('in a pipe', () => {
       await server.stop();
     }
   });
+  test('--json: the totals count the failed rows that may have been bought (maybe_bought), and the ledger shows they were', async () => {
+    const home = newHome();
+    const csv = file(home, 'f.csv', 'kg,reference\n10,a\n20,b\n30,c\n');
+    // Every purchase is made, and its answer dropped (the local engine's faults, as a server's).
+    await ok(['sandbox', 'faults', 'set', '--error-rate', '1', '--errors', 'drop-after', '--route', 'POST /offsets', '--seed', '1'], {
+      home,
+    });
+    const cut = await carbon(['buy', '--from-csv', csv, '--json', '--max-retries', '0'], { home });
+    expect(cut.exitCode).toBe(10);
+    const lines = cut.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(lines[0]).toMatchObject({ status: 'failed', error_code: 'connection_error' });
+    expect(lines[0].error_message).toContain('The purchase may or may not have been made');
+    expect(lines.at(-1)).toMatchObject({ bought: 0, failed: 1, maybe_bought: 1, skipped: 2, charged_cents: 0 });
+    // It was: 10 kg, $0.40, taken from the balance.
+    expect((await json(['balance'], { home })).available_cents).toBe(100_000 - 40);
+    await ok(['sandbox', 'faults', 'off'], { home });
+    const resumed = await carbon(['buy', '--from-csv', csv, '--json'], { home });
+    expect(resumed.exitCode).toBe(0);
+    expect(JSON.parse(resumed.stdout.trim().split('\n').at(-1)!)).toMatchObject({ replayed: 1, bought: 2, failed: 0, maybe_bought: 0 });
+  });
+
   // `| head` ends a listing quietly (exit 0); a batch it cuts off is not a success. Its results
   // (some 200 kB) cannot all go into a pipe whose reader has left, so the cut comes mid-batch.
   test('a reader that goes away (| head -1) stops the batch: the rest skipped, exit 10; running it again finishes it', async () => {

@@ -3,6 +3,7 @@ import type { CarbonClient } from '../../client/client.js';
 import { CarbonApiError, CarbonConnectionError } from '../../client/errors.js';
 import { LedgerError } from '../../engine/ledger.js';
 import type { Context } from '../context.js';
+import { mayHaveBought } from '../purchase/unknown-outcome.js';
 import { dollars, kg } from '../render/format.js';
 import { onReaderGone } from '../stdio.js';
 import { onStopSignal, stopName } from '../stop-signals.js';
@@ -79,7 +80,7 @@ export async function buyRows(
       bar.update(i, table.length, `${kg(count.kg)} · ${dollars(count.cents)}`);
       const failed = count.failed;
       const cap = options.capped ? table.quote(i).cents : undefined;
-      const stopped = await buyOne(client, { ...row, cap }, keys, count, printer, options);
+      const stopped = await buyOne(client, { ...row, cap }, keys, count, printer, options, ctx.settings.store.kind === 'postgres');
       if (count.failed > failed) count.leftCents += table.quote(i).cents;
       stop ??= stopped; // (kept if the reader went away meanwhile)
       if (i % 1024 === 1023) await printer.drain();
@@ -120,6 +121,8 @@ async function buyOne(
   count: Count,
   printer: ResultPrinter,
   options: BuyOptions,
+  /** The ledger is PostgreSQL's, whose failure may hide a commit made (mayHaveBought); SQLite's file says whether one was. */
+  postgres: boolean,
 ): Promise<Stop | null> {
   const key = keys.own;
   let used = key;
@@ -157,13 +160,20 @@ async function buyOne(
     }
     count.failed++;
     const code = err instanceof CarbonApiError ? err.code : err instanceof LedgerError ? 'storage_error' : 'connection_error';
-    printer.add(result(row, used, { status: 'failed', error_code: code, error_message: err.message }));
+    // No answer, or a 5xx: the row may have been bought all the same, as `carbon buy` says of a purchase.
+    const unsure = mayHaveBought(err, postgres);
+    if (unsure) count.maybeBought++;
+    const said = unsure ? `${err.message.replace(/\.?$/, '.')} ${MAYBE_BOUGHT}` : err.message;
+    printer.add(result(row, used, { status: 'failed', error_code: code, error_message: said }));
     // Rows that share a reference are matched among their keys in order (keysOf): one left unused
     // before a later one's purchase is a gap, under which a sorted rerun would buy a row again.
     if (stopsBatch(err) || keys.shared) return stopAt(row.row, err, code);
   }
   return null;
 }
+
+/** A failed row's words when its purchase may have been made (its key is the batch's: running it again finds out). */
+const MAYBE_BOUGHT = 'The purchase may or may not have been made: running the batch again replays it if it was, and buys it once if not.';
 
 /** What a row's failure that stops the batch says, and what it tells the line on how to resume. */
 function stopAt(row: number, err: CarbonApiError | CarbonConnectionError | LedgerError, code: string): Stop {

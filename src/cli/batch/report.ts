@@ -12,6 +12,8 @@ export interface Count {
   bought: number;
   replayed: number;
   failed: number;
+  /** Of the failed rows, those whose purchase may have been made all the same (no answer, a 5xx: mayHaveBought). */
+  maybeBought: number;
   skipped: number;
   /** Rows bought earlier whose quantity has changed since: not bought again without --rebuy-changed. */
   changed: number;
@@ -30,6 +32,7 @@ export const newCount = (): Count => ({
   bought: 0,
   replayed: 0,
   failed: 0,
+  maybeBought: 0,
   skipped: 0,
   changed: 0,
   kg: 0,
@@ -106,6 +109,12 @@ function howToResume(ctx: Context, outcome: Outcome, batch: Batch): string {
   return `${Run}${why}.`;
 }
 
+/** What the line adds to the failed rows: how many may have been bought all the same (their answer lost, or a 5xx). */
+function maybeBought({ failed, maybeBought: n }: Count): string {
+  if (n === 0) return '';
+  return ` (${failed === 1 ? '' : n === failed ? 'each ' : `${grouped(n)} `}may have been bought all the same)`;
+}
+
 /** The batch's totals printed, then one line on what was bought; an incomplete batch fails, with how to resume it. */
 export function report(ctx: Context, outcome: Outcome, batch: Batch, printer: ResultPrinter): void {
   const { count, interrupted, stop } = outcome;
@@ -116,6 +125,7 @@ export function report(ctx: Context, outcome: Outcome, batch: Batch, printer: Re
     bought: count.bought,
     replayed: count.replayed,
     failed: count.failed,
+    maybe_bought: count.maybeBought,
     skipped: count.skipped,
     changed: count.changed,
     // Of every row bought, by this run or an earlier one (as the line says); charged_cents: this run's alone.
@@ -129,7 +139,7 @@ export function report(ctx: Context, outcome: Outcome, batch: Batch, printer: Re
   const done = `${grouped(count.bought + count.replayed)} of ${grouped(rowCount)} rows bought (${kg(count.kg)} for ${dollars(count.cents)}, ${mode}${earlier})`;
   const rest = [
     count.changed > 0 ? `${grouped(count.changed)} changed since bought, not bought again` : '',
-    count.failed > 0 ? `${grouped(count.failed)} failed` : '',
+    count.failed > 0 ? `${grouped(count.failed)} failed${maybeBought(count)}` : '',
     count.skipped > 0 ? `${grouped(count.skipped)} skipped` : '',
   ]
     .filter(Boolean)

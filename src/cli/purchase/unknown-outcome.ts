@@ -1,4 +1,5 @@
 import type { Offset } from '../../api/types.js';
+import { CarbonAnswerError, type CarbonApiError, CarbonConnectionError } from '../../client/errors.js';
 import { LedgerError } from '../../engine/ledger.js';
 import type { Context } from '../context.js';
 import { CliError } from '../errors.js';
@@ -48,6 +49,20 @@ export function retriedRefusal(status: number, code: string | undefined, earlier
 }
 
 /**
+ * Whether a purchase that failed with `err` may have been made all the same: no answer to a request
+ * that may have been sent (not one refused before a byte left, nor another server's "no such
+ * path"), a 5xx, a refusal the client retried after such an attempt (retriedRefusal), or a ledger
+ * failure whose COMMIT PostgreSQL may have carried out with its answer lost (SQLite's file says
+ * whether a commit was made). `carbon buy` then says "may or may not", with the key to retry with;
+ * `buy --from-csv` says it of the row.
+ */
+export function mayHaveBought(err: CarbonApiError | CarbonConnectionError | LedgerError, postgres: boolean): boolean {
+  if (err instanceof LedgerError) return postgres && !err.unwritten;
+  if (err instanceof CarbonConnectionError) return !err.neverSent && !(err instanceof CarbonAnswerError && err.refused);
+  return err.status >= 500 || retriedRefusal(err.status, err.code, err.earlierMaybeSent);
+}
+
+/**
  * What a purchase the ledger failed under is (`carbon buy`, `carbon api POST /offsets`). On
  * PostgreSQL (the connection lost, a statement past its deadline) its COMMIT may have been carried
  * out with the answer lost, and running the command again would buy anew: its outcome is unknown,
@@ -56,7 +71,7 @@ export function retriedRefusal(status: number, code: string | undefined, earlier
  */
 export function ledgerFailedPurchase(ctx: Context, err: LedgerError, idempotencyKey: string): Error {
   ctx.ledgerFailed = true;
-  if (ctx.settings.store.kind === 'postgres' && !err.unwritten)
+  if (mayHaveBought(err, ctx.settings.store.kind === 'postgres'))
     return unknownPurchase(err.message, EXIT.failure, 'storage_error', idempotencyKey);
   return nothingBought(err);
 }

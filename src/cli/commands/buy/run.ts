@@ -11,6 +11,7 @@ import { type PurchaseFlags, purchaseParams, quietWith, wholeNumberOption } from
 import { liveBalance, liveNeedsYes, liveShortBalance } from '../../purchase/live-consent.js';
 import {
   ledgerFailedPurchase,
+  mayHaveBought,
   nothingBought,
   retriedRefusal,
   sayBoughtIfStdoutLost,
@@ -152,8 +153,7 @@ function failedPurchase(err: CarbonConnectionError | CarbonApiError, idempotency
     return new CliError(`${err.message} Nothing was bought.`, EXIT.failure, 'connection_error');
   // A carbon sandbox priced it above --max-cents inside the purchase (the rate rose after the quote).
   if (err instanceof CarbonApiError && err.code === 'amount_above_max') return overMax(err.requiredCents ?? 0, maxCents);
-  const unknownOutcome = err instanceof CarbonConnectionError || err.status >= 500 || refusedAfter;
-  if (!unknownOutcome) return err;
+  if (!mayHaveBought(err, false)) return err;
   return unknownPurchase(
     err.message,
     err instanceof CarbonApiError ? exitCodeForStatus(err.status, err.code) : EXIT.failure,
