@@ -64,6 +64,9 @@ describe('carbon sandbox faults', () => {
     expect(off.stdout).toBe('faults\toff\n');
     expect(off.stderr).toContain('Faults off');
     expect((await json<Status>(['sandbox', 'status'], { home })).faults).toBeNull();
+    // --json: the setting as `sandbox status --json` has it, null when off, and nothing else on stdout.
+    const offJson = await ok(['sandbox', 'faults', 'off', '--json'], { home });
+    expect([offJson.stdout, offJson.stderr]).toEqual(['null\n', '']);
     // With a base URL set, the setting is refused as every sandbox command is: it acts on this machine's ledger.
     const remote = await carbon(['sandbox', 'faults', 'off'], { home, env: { CARBON_BASE_URL: 'http://127.0.0.1:9/api/v1' } });
     expect(remote.exitCode).toBe(2);
