@@ -5,7 +5,7 @@ import { reportError } from '../../src/cli/report-error.js';
 import { CarbonApiError } from '../../src/client/errors.js';
 
 /** What reportError writes on stderr for `err`, with `env`. */
-function reported(err: unknown, env: NodeJS.ProcessEnv): { code: number; text: string } {
+function reported(err: unknown, env: NodeJS.ProcessEnv, json = false): { code: number; text: string } {
   let text = '';
   const stderr = new Writable({
     write(chunk, _encoding, done) {
@@ -13,7 +13,7 @@ function reported(err: unknown, env: NodeJS.ProcessEnv): { code: number; text: s
       done();
     },
   });
-  const code = reportError(err, { json: false, env, stderr, color: false });
+  const code = reportError(err, { json, env, stderr, color: false });
   return { code, text };
 }
 
@@ -97,6 +97,22 @@ describe('keys in what is reported', () => {
 });
 
 describe('a purchase whose outcome is unknown', () => {
+  test('--json: the envelope has the message and the key to retry with, not the hint a person reads (README)', async () => {
+    const { unknownPurchase } = await import('../../src/cli/purchase/unknown-outcome.js');
+    const uuid = '6f1c2a9e-3b7d-4e0a-9c51-2d8f7a6b4e13';
+    const { code, text } = reported(unknownPurchase('No answer.', 1, 'connection_error', uuid), {}, true);
+    expect(code).toBe(1);
+    expect(JSON.parse(text)).toEqual({
+      error: {
+        type: 'api_error',
+        code: 'connection_error',
+        message: 'No answer. The purchase may or may not have been made.',
+        idempotency_key: uuid,
+      },
+    });
+    expect(text).not.toContain('Retry safely');
+  });
+
   test("keeps a server's words apart from its own when they end without a full stop", async () => {
     const { unknownPurchase } = await import('../../src/cli/purchase/unknown-outcome.js');
     // Before: "down The purchase may or may not have been made."
