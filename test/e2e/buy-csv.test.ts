@@ -1097,7 +1097,7 @@ describe('in a pipe', () => {
         /\. The purchase may or may not have been made: running the batch again replays it/,
       );
       expect(cut.stderr).toContain(
-        '; 1 failed (may have been bought all the same), 2 skipped (the batch stopped at row 2: connection_error).',
+        '; 1 failed, 2 skipped (the batch stopped at row 2: connection_error). The failed row may have been bought all the same.',
       );
       const resumed = await carbon(['buy', '--from-csv', csv], { home, env });
       expect(resumed.exitCode).toBe(0);

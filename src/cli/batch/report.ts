@@ -109,10 +109,11 @@ function howToResume(ctx: Context, outcome: Outcome, batch: Batch): string {
   return `${Run}${why}.`;
 }
 
-/** What the line adds to the failed rows: how many may have been bought all the same (their answer lost, or a 5xx). */
+/** The sentence the line ends with when failed rows may have been bought all the same (their answer lost, or a 5xx). */
 function maybeBought({ failed, maybeBought: n }: Count): string {
   if (n === 0) return '';
-  return ` (${failed === 1 ? '' : n === failed ? 'each ' : `${grouped(n)} `}may have been bought all the same)`;
+  const which = failed === 1 ? 'The failed row' : n === failed ? 'Each failed row' : `${grouped(n)} of the failed rows`;
+  return ` ${which} may have been bought all the same.`;
 }
 
 /** The batch's totals printed, then one line on what was bought; an incomplete batch fails, with how to resume it. */
@@ -139,7 +140,7 @@ export function report(ctx: Context, outcome: Outcome, batch: Batch, printer: Re
   const done = `${grouped(count.bought + count.replayed)} of ${grouped(rowCount)} rows bought (${kg(count.kg)} for ${dollars(count.cents)}, ${mode}${earlier})`;
   const rest = [
     count.changed > 0 ? `${grouped(count.changed)} changed since bought, not bought again` : '',
-    count.failed > 0 ? `${grouped(count.failed)} failed${maybeBought(count)}` : '',
+    count.failed > 0 ? `${grouped(count.failed)} failed` : '',
     count.skipped > 0 ? `${grouped(count.skipped)} skipped` : '',
   ]
     .filter(Boolean)
@@ -154,13 +155,19 @@ export function report(ctx: Context, outcome: Outcome, batch: Batch, printer: Re
     .join(' ');
   // The user's own Ctrl-C goes unnamed; a SIGTERM (a CI job, a service manager) is named.
   if (interrupted !== null) {
-    throw new CliError(`Interrupted${bySigterm(interrupted)}: ${done}; ${rest}.`, EXIT.interrupted, 'interrupted', again, {
-      batch_id: batchId,
-    });
+    throw new CliError(
+      `Interrupted${bySigterm(interrupted)}: ${done}; ${rest}.${maybeBought(count)}`,
+      EXIT.interrupted,
+      'interrupted',
+      again,
+      {
+        batch_id: batchId,
+      },
+    );
   }
   if (rest !== '')
     throw new CliError(
-      `Batch incomplete: ${done}; ${rest}${stop === null ? '' : ` (${stop.text})`}.`,
+      `Batch incomplete: ${done}; ${rest}${stop === null ? '' : ` (${stop.text})`}.${maybeBought(count)}`,
       EXIT.batchIncomplete,
       'batch_incomplete',
       again,
