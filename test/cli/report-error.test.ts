@@ -118,6 +118,10 @@ describe('a purchase whose outcome is unknown', () => {
     // Before: "down The purchase may or may not have been made."
     expect(unknownPurchase('down', 1, 'api_error', 'k-1').message).toBe('down. The purchase may or may not have been made.');
     expect(unknownPurchase('Stopped.', 130, 'interrupted', 'k-1').message).toBe('Stopped. The purchase may or may not have been made.');
+    // A question keeps its mark, without a full stop after it (a batch's failed row says it the same way).
+    expect(unknownPurchase('X answered in something other than HTTP; is the base URL right?', 1, 'connection_error', 'k-1').message).toBe(
+      'X answered in something other than HTTP; is the base URL right? The purchase may or may not have been made.',
+    );
   });
 });
 

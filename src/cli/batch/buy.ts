@@ -3,7 +3,7 @@ import type { CarbonClient } from '../../client/client.js';
 import { CarbonApiError, CarbonConnectionError } from '../../client/errors.js';
 import { LedgerError } from '../../engine/ledger.js';
 import type { Context } from '../context.js';
-import { mayHaveBought } from '../purchase/unknown-outcome.js';
+import { mayHaveBought, sentence } from '../purchase/unknown-outcome.js';
 import { dollars, kg } from '../render/format.js';
 import { onReaderGone } from '../stdio.js';
 import { onStopSignal, stopName } from '../stop-signals.js';
@@ -163,7 +163,7 @@ async function buyOne(
     // No answer, or a 5xx: the row may have been bought all the same, as `carbon buy` says of a purchase.
     const unsure = mayHaveBought(err, postgres);
     if (unsure) count.maybeBought++;
-    const said = unsure ? `${err.message.replace(/\.?$/, '.')} ${MAYBE_BOUGHT}` : err.message;
+    const said = unsure ? `${sentence(err.message)} ${MAYBE_BOUGHT}` : err.message;
     printer.add(result(row, used, { status: 'failed', error_code: code, error_message: said }));
     // Rows that share a reference are matched among their keys in order (keysOf): one left unused
     // before a later one's purchase is a gap, under which a sorted rerun would buy a row again.

@@ -28,10 +28,8 @@ export function sayBoughtIfStdoutLost(offset: Pick<Offset, 'id' | 'kg' | 'amount
  * --json envelope (`carbon buy`, `carbon api POST /offsets`).
  */
 export function unknownPurchase(said: string, exitCode: ExitCode, code: string, idempotencyKey: string, earlierAttempt = false): CliError {
-  // A server's own words may end without a full stop ("down"): the sentences are kept apart.
-  const first = /[.!?…]$/.test(said.trimEnd()) ? said.trimEnd() : `${said.trimEnd()}.`;
   return new CliError(
-    `${first} The purchase may or may not have been made${earlierAttempt ? ' (an earlier attempt may have gone through)' : ''}.`,
+    `${sentence(said)} The purchase may or may not have been made${earlierAttempt ? ' (an earlier attempt may have gone through)' : ''}.`,
     exitCode,
     code,
     `Retry safely with --idempotency-key ${idempotencyKey}: a key that bought once returns that purchase and never buys again.`,
@@ -46,6 +44,15 @@ export function unknownPurchase(said: string, exitCode: ExitCode, code: string, 
  */
 export function retriedRefusal(status: number, code: string | undefined, earlierMaybeSent: boolean): boolean {
   return earlierMaybeSent && (status === 429 || (status === 409 && code !== 'idempotency_key_reused'));
+}
+
+/**
+ * `said` as a sentence of its own, for another to follow: a server's own words may end without a
+ * full stop ("down"); a question ("is the base URL right?") keeps its mark.
+ */
+export function sentence(said: string): string {
+  const text = said.trimEnd();
+  return /[.!?…]$/.test(text) ? text : `${text}.`;
 }
 
 /**
