@@ -154,24 +154,17 @@ export function report(ctx: Context, outcome: Outcome, batch: Batch, printer: Re
     .filter(Boolean)
     .join(' ');
   // The user's own Ctrl-C goes unnamed; a SIGTERM (a CI job, a service manager) is named.
-  if (interrupted !== null) {
-    throw new CliError(
-      `Interrupted${bySigterm(interrupted)}: ${done}; ${rest}.${maybeBought(count)}`,
-      EXIT.interrupted,
-      'interrupted',
-      again,
-      {
-        batch_id: batchId,
-      },
-    );
-  }
+  const maybe = maybeBought(count);
+  const data = { batch_id: batchId };
+  if (interrupted !== null)
+    throw new CliError(`Interrupted${bySigterm(interrupted)}: ${done}; ${rest}.${maybe}`, EXIT.interrupted, 'interrupted', again, data);
   if (rest !== '')
     throw new CliError(
-      `Batch incomplete: ${done}; ${rest}${stop === null ? '' : ` (${stop.text})`}.${maybeBought(count)}`,
+      `Batch incomplete: ${done}; ${rest}${stop === null ? '' : ` (${stop.text})`}.${maybe}`,
       EXIT.batchIncomplete,
       'batch_incomplete',
       again,
-      { batch_id: batchId },
+      data,
     );
   if (!ctx.out.json) ctx.out.info(`✓ ${done}.`);
 }
