@@ -1,10 +1,10 @@
 import pg from 'pg';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { LedgerError } from '../../src/store/ledger-error.js';
 import { DEFAULT_DEADLINES, deadlines, poolDeadlines } from '../../src/store/postgres/deadlines.js';
 import { pgError } from '../../src/store/postgres/errors.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
-import { freshSchema, postgresAvailable, TEST_DATABASE_URL, type TestSchema } from '../support/database.js';
+import { cleanedAfterEach, freshSchema, postgresAvailable, TEST_DATABASE_URL, type TestSchema } from '../support/database.js';
 import { freezingProxy } from '../support/freezing-proxy.js';
 import { limit } from '../support/load.js';
 
@@ -136,13 +136,7 @@ describe('the deadlines, from the environment', () => {
 });
 
 describe.skipIf(!postgresAvailable())('the deadlines, on PostgreSQL', () => {
-  const cleanup: Array<() => Promise<unknown>> = [];
-  const saved = { ...process.env };
-  afterEach(async () => {
-    for (const done of cleanup.splice(0).reverse()) await done();
-    for (const name of Object.keys(process.env)) if (name.startsWith('CARBON_PG_')) delete process.env[name];
-    Object.assign(process.env, saved);
-  });
+  const cleanup = cleanedAfterEach();
 
   /** A store on a fresh schema with these deadlines (read when it opens), reached directly or through `via`; `single`: a command's. */
   const open = async (env: Record<string, string>, via?: (url: string) => Promise<string>, single = false) => {

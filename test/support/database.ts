@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { afterEach } from 'vitest';
 
 /**
  * The PostgreSQL the tests use: CARBON_TEST_DATABASE_URL (`.ci/run` starts one and sets it).
@@ -48,4 +49,20 @@ export function freshSchema(prefix = 't'): TestSchema {
       }
     },
   };
+}
+
+/**
+ * What a test of the store in this process undoes after it, newest first (its store closed, its
+ * schema dropped, its sessions ended), and the CARBON_PG_ deadlines it set in the environment,
+ * which a store reads as it opens, put back.
+ */
+export function cleanedAfterEach(): Array<() => Promise<unknown>> {
+  const cleanup: Array<() => Promise<unknown>> = [];
+  const saved = { ...process.env };
+  afterEach(async () => {
+    for (const done of cleanup.splice(0).reverse()) await done();
+    for (const name of Object.keys(process.env)) if (name.startsWith('CARBON_PG_')) delete process.env[name];
+    Object.assign(process.env, saved);
+  });
+  return cleanup;
 }

@@ -33,6 +33,27 @@ export function deadlines(env: NodeJS.ProcessEnv = process.env): Deadlines {
 }
 
 /**
+ * How many statement deadlines a statement over the whole ledger is given: emptying it (a snapshot's
+ * load, `sandbox reset`), and each rule a load checks across every row. Their time grows with the
+ * ledger (a million offsets: 1.9 s to empty, 3.5–5.0 s for the rule over offsets, entries and keys
+ * here; BENCHMARKS.md, "Snapshots"), where every other statement's does not: 40 s by default.
+ */
+export const WHOLE_LEDGER_DEADLINES = 10;
+
+/**
+ * A statement over the whole ledger, as its text runs: the server's statement_timeout raised for it
+ * alone (SET LOCAL, then back to the connection's own), and the client's deadline with it. Statements
+ * without parameters, as one simple query: the results are those of `text`'s own statements.
+ */
+export function wholeLedgerQuery(text: string, d: Deadlines = deadlines()): { text: string; query_timeout: number } {
+  const ms = d.statementMs * WHOLE_LEDGER_DEADLINES;
+  return {
+    text: `SET LOCAL statement_timeout = ${ms}; ${text}; SET LOCAL statement_timeout TO DEFAULT`,
+    query_timeout: ms === 0 ? 0 : ms + CLIENT_GRACE_MS,
+  };
+}
+
+/**
  * The deadlines as node-postgres's pool options. The server-side ones travel in the startup
  * packet, once per connection: no statement pays a round trip for them.
  * - connectionTimeoutMillis bounds both a new connection (a server that accepts TCP and never

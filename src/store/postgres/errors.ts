@@ -1,5 +1,5 @@
 import { LedgerError } from '../ledger-error.js';
-import { deadlines } from './deadlines.js';
+import { deadlines, WHOLE_LEDGER_DEADLINES } from './deadlines.js';
 
 /** The code of the error a connection fails with when the password file is there but not read (client.ts). */
 export const PASSWORD_FILE_REFUSED = 'carbon.password_file_refused';
@@ -82,7 +82,7 @@ export function pgError(err: unknown, label: string): Error {
       true,
       true,
     );
-  const busy = serverBusy(code, message, label);
+  const busy = serverBusy(code, message, label, (err as { wholeLedger?: boolean }).wholeLedger === true);
   if (busy !== undefined) return busy;
   if (connectionLost(err) || BUSY_CODES.has(code)) {
     return new LedgerError(
@@ -195,7 +195,15 @@ function credentialsError(code: string, message: string, label: string): LedgerE
  * transaction, whose COMMIT had not been made (an error from COMMIT itself is a rollback): nothing
  * was written, so a purchase is said not made, not "may or may not" (unknown-outcome.ts).
  */
-function serverBusy(code: string, message: string, label: string): LedgerError | undefined {
+function serverBusy(code: string, message: string, label: string, wholeLedger: boolean): LedgerError | undefined {
+  if (code === '57014' && /statement timeout/.test(message) && wholeLedger)
+    return new LedgerError(
+      `PostgreSQL at ${label} did not finish a statement over the whole ledger within ${deadlines().statementMs * WHOLE_LEDGER_DEADLINES} ms (${WHOLE_LEDGER_DEADLINES} times CARBON_PG_STATEMENT_TIMEOUT_MS).`,
+      label,
+      'A larger ledger, or a slower server, needs more time: raise CARBON_PG_STATEMENT_TIMEOUT_MS for this command (60000 gives such a statement 10 minutes). Or another session holds a lock on its tables (pg_locks and pg_stat_activity show which).',
+      true,
+      true,
+    );
   if (code === '57014' && /statement timeout/.test(message))
     return new LedgerError(
       `PostgreSQL at ${label} did not finish a statement within ${deadlines().statementMs} ms (CARBON_PG_STATEMENT_TIMEOUT_MS).`,

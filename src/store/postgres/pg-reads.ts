@@ -16,6 +16,8 @@ export const keyOrder = (t = ''): string => `${t}created_ms, ${t}permission, ${t
 /** A pool or one connection: what runs a query. */
 export interface Queryable {
   query<R extends object = Record<string, unknown>>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
+  /** Statements with a client deadline of their own (0: the pool's); several statements give a result each. */
+  query(config: { text: string; query_timeout: number }): Promise<unknown>;
 }
 
 const ACCOUNT = 'status, rate, review_limit_cents, clock_offset_ms, rate_limit_requests, rate_limit_window_ms';

@@ -4,6 +4,7 @@ import { LedgerRowError } from '../ledger-error.js';
 import type * as port from '../port.js';
 import { SNAPSHOT_TABLES } from '../port.js';
 import { snapshotSelect } from '../snapshot-tables.js';
+import { wholeLedgerQuery } from './deadlines.js';
 import { pgError } from './errors.js';
 import { KEEP_JOURNAL_SEQ } from './pg-journal.js';
 import { keyOrder, type Queryable } from './pg-reads.js';
@@ -100,7 +101,8 @@ export async function importLedger(q: Queryable, batches: port.LedgerImport, met
   await q.query(`LOCK TABLE journal IN SHARE ROW EXCLUSIVE MODE; ${KEEP_JOURNAL_SEQ}`);
   const next = await q.query<{ seq: string }>(`SELECT nextval(pg_get_serial_sequence('journal', 'seq')) AS seq`);
   const seqs = loadedSeqs(Number(next.rows[0]!.seq) - 1);
-  await q.query(
+  await overWholeLedger(
+    q,
     'DELETE FROM idempotency; DELETE FROM entries; DELETE FROM offsets; DELETE FROM impact; DELETE FROM impact_daily; DELETE FROM balances; ' +
       'DELETE FROM api_keys; DELETE FROM rate_windows; DELETE FROM account; DELETE FROM journal; ' +
       'UPDATE key_vault SET default_for = NULL; DELETE FROM key_vault WHERE secret IS NULL',
@@ -134,6 +136,19 @@ export async function importLedger(q: Queryable, batches: port.LedgerImport, met
   const marks = loadedMarks(seqs, (n) => `$${n}`);
   await q.query(marks.text, marks.values);
   await keepTexts(q, defaults);
+}
+
+/**
+ * Statements over the whole ledger (no parameters), under their own deadline (deadlines.ts,
+ * WHOLE_LEDGER_DEADLINES): the results of each. One that runs past it is said as such (errors.ts).
+ */
+export async function overWholeLedger<R extends object>(q: Queryable, text: string): Promise<Array<{ rows: R[] }>> {
+  try {
+    const results = (await q.query(wholeLedgerQuery(text))) as unknown as Array<{ rows: R[] }>;
+    return results.slice(1, -1);
+  } catch (err) {
+    throw Object.assign(err as Error, { wholeLedger: true });
+  }
 }
 
 async function insert(q: Queryable, table: string, kinds: Array<[string, port.ColumnKind]>, rows: port.SnapshotRow[]) {

@@ -5,7 +5,7 @@ import { hashId } from '../port.js';
 import { livemodeOf } from '../tables.js';
 import { KEEP_JOURNAL_SEQ } from './pg-journal.js';
 import { holdable, PgReads } from './pg-reads.js';
-import { importLedger, retireTexts } from './pg-snapshot.js';
+import { importLedger, overWholeLedger, retireTexts } from './pg-snapshot.js';
 
 /** The writes of one transaction, on one connection. */
 export class PgTx extends PgReads implements port.LedgerTx {
@@ -245,7 +245,8 @@ export class PgTx extends PgReads implements port.LedgerTx {
   async ledgerProblem(): Promise<string | null> {
     // Loaded on a snapshot's load only: no other command reads the rules.
     const { ledgerProblem, POSTGRES_JSON_TEXT } = await import('../ledger-rules.js');
-    return ledgerProblem(POSTGRES_JSON_TEXT, async (sql) => (await this.q.query<{ problem: string }>(sql)).rows[0]?.problem);
+    // Each rule reads every row of its tables: a deadline of its own, as emptying the ledger has (pg-snapshot.ts).
+    return ledgerProblem(POSTGRES_JSON_TEXT, async (sql) => (await overWholeLedger<{ problem: string }>(this.q, sql))[0]?.rows[0]?.problem);
   }
 
   /**
@@ -263,10 +264,11 @@ export class PgTx extends PgReads implements port.LedgerTx {
   async clear(): Promise<void> {
     this.touched = true;
     this.touchedKeys = true;
-    await this.q.query(
-      'LOCK TABLE journal IN SHARE ROW EXCLUSIVE MODE; ' +
-        KEEP_JOURNAL_SEQ +
-        'DELETE FROM idempotency; DELETE FROM entries; DELETE FROM offsets; DELETE FROM impact; DELETE FROM impact_daily; DELETE FROM balances; ' +
+    await this.q.query(`LOCK TABLE journal IN SHARE ROW EXCLUSIVE MODE; ${KEEP_JOURNAL_SEQ}`);
+    // Emptying the whole ledger takes as long as it is large: a deadline of its own, as a snapshot's load has (pg-snapshot.ts).
+    await overWholeLedger(
+      this.q,
+      'DELETE FROM idempotency; DELETE FROM entries; DELETE FROM offsets; DELETE FROM impact; DELETE FROM impact_daily; DELETE FROM balances; ' +
         'UPDATE key_vault SET default_for = NULL; DELETE FROM key_vault WHERE secret IS NULL; DELETE FROM api_keys; DELETE FROM rate_windows; DELETE FROM journal; DELETE FROM account',
     );
     await retireTexts(this.q);
